@@ -1,0 +1,414 @@
+"""All numba code: pure functions over arrays (no objects, no globals but constants, no printing).
+
+Two tiers. The *step* functions advance one configuration by one step and are driven by supplied
+uniforms, so that ``tests`` can compare them bit for bit with :mod:`metastab._reference`. The
+*driver* :func:`advance` runs many independent chains in parallel (``prange`` over chains), each
+with its own xoshiro256** stream whose state lives in a caller-owned array, so a chain's path
+depends only on its seed: not on the thread count, the chunking of chains or of steps.
+
+Arithmetic is written as explicit loops in a fixed order and ``fastmath`` stays off: the reference
+repeats the same operations in the same order, which is what makes bit-for-bit tests possible.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+_JIT = dict(cache=True, nogil=True, error_model="numpy")
+
+# Model kinds (metastab.models maps its classes onto these).
+CHAIN, FLOW, HARDMAX = 0, 1, 2
+# Stopping events (metastab.events maps its specs onto these).
+NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE = 0, 1, 2, 3, 4
+
+_U = np.uint64
+_GOLDEN = _U(0x9E3779B97F4A7C15)
+_TWO_M53 = 1.0 / 9007199254740992.0
+# Frank-Wolfe iterations allowed to certify a point-to-hull distance (see _outside_hull).
+_HULL_MAX_ITER = 1000
+
+
+# --------------------------------------------------------------------------------------------
+# Random numbers: splitmix64 (seeding) and xoshiro256** (streams), Blackman & Vigna (2018).
+# --------------------------------------------------------------------------------------------
+
+
+@njit(inline="always")
+def _rotl(x, k):
+    return (x << _U(k)) | (x >> _U(64 - k))
+
+
+@njit(inline="always")
+def _mix64(z):
+    """The splitmix64 output function (a bijection of uint64)."""
+    z = (z ^ (z >> _U(30))) * _U(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> _U(27))) * _U(0x94D049BB133111EB)
+    return z ^ (z >> _U(31))
+
+
+@njit(**_JIT)
+def seed_streams(key0, key1, first, out):
+    """Fill ``out[k]`` with the xoshiro256** state of chain ``first + k``.
+
+    Chain c starts a splitmix64 sequence at ``key0 ^ mix64(key1 + c)`` and takes four outputs,
+    the seeding recommended for xoshiro; the state depends on (key, c) only (prefix property).
+    """
+    for k in range(out.shape[0]):
+        z = _U(key0) ^ _mix64(_U(key1) + _U(first + k))
+        for w in range(4):
+            z = z + _GOLDEN
+            out[k, w] = _mix64(z)
+
+
+@njit(**_JIT)
+def next_u64(s):
+    """One xoshiro256** output; advances the state ``s`` (uint64[4]) in place."""
+    s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
+    result = _rotl(s1 * _U(5), 7) * _U(9)
+    t = s1 << _U(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    s[0], s[1], s[2], s[3] = s0, s1, s2, s3
+    return result
+
+
+@njit(**_JIT)
+def next_uniform(s):
+    """A uniform on [0, 1) with 53 random bits: (x >> 11) * 2**-53."""
+    return float(next_u64(s) >> _U(11)) * _TWO_M53
+
+
+# --------------------------------------------------------------------------------------------
+# One step (uniform-driven tier)
+# --------------------------------------------------------------------------------------------
+
+
+@njit(**_JIT)
+def _row_scores(x, B, i, bx, s):
+    """s[j] = <B x_i, x_j> for all j; returns max_j s[j]."""
+    n, d = x.shape
+    for k in range(d):
+        acc = 0.0
+        for m in range(d):
+            acc += B[k, m] * x[i, m]
+        bx[k] = acc
+    best = -np.inf
+    for j in range(n):
+        acc = 0.0
+        for k in range(d):
+            acc += bx[k] * x[j, k]
+        s[j] = acc
+        if acc > best:
+            best = acc
+    return best
+
+
+@njit(**_JIT)
+def _move(x, i, target, gamma, P, use_P, out):
+    """out_i = x_i + gamma (target - x_i), or x_i + P (target - x_i) for a step matrix.
+
+    Written as an increment so that target == x_i is an exact no-op (a self-pick moves nothing).
+    """
+    d = x.shape[1]
+    if use_P:
+        for k in range(d):
+            acc = 0.0
+            for m in range(d):
+                acc += P[k, m] * (target[m] - x[i, m])
+            out[i, k] = x[i, k] + acc
+    else:
+        for k in range(d):
+            out[i, k] = x[i, k] + gamma * (target[k] - x[i, k])
+
+
+@njit(**_JIT)
+def _softmax_weights(s, best, beta, w):
+    """w[j] = exp(beta (s[j] - max s)) (max-shifted: no overflow at any beta); returns sum."""
+    total = 0.0
+    for j in range(s.shape[0]):
+        w[j] = math.exp(beta * (s[j] - best))
+        total += w[j]
+    return total
+
+
+@njit(**_JIT)
+def chain_step(x, B, beta, gamma, P, use_P, u, out, bx, s, w):
+    """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
+
+    Token i picks j with probability softmax_j(beta s_ij) by inversion of the cumulative weights
+    with the uniform ``u[i]`` (the first j whose cumulative weight exceeds u[i] * total), tokens
+    independently, and moves to x_i + gamma (x_j - x_i). Zero-weight indices are never picked.
+    """
+    n = x.shape[0]
+    for i in range(n):
+        best = _row_scores(x, B, i, bx, s)
+        total = _softmax_weights(s, best, beta, w)
+        threshold = u[i] * total
+        pick = -1
+        cum = 0.0
+        for j in range(n):
+            cum += w[j]
+            if w[j] > 0.0:
+                pick = j
+                if cum > threshold:
+                    break
+        _move(x, i, x[pick], gamma, P, use_P, out)
+
+
+@njit(**_JIT)
+def flow_step(x, B, beta, gamma, P, use_P, out, bx, s, w, target):
+    """SA_beta, one deterministic softmax layer ([FW] eq. softmax.ODE):
+    x_i <- x_i + gamma (sum_j softmax_j(beta s_ij) x_j - x_i)."""
+    n, d = x.shape
+    for i in range(n):
+        best = _row_scores(x, B, i, bx, s)
+        total = _softmax_weights(s, best, beta, w)
+        for k in range(d):
+            acc = 0.0
+            for j in range(n):
+                acc += w[j] * x[j, k]
+            target[k] = acc / total
+        _move(x, i, target, gamma, P, use_P, out)
+
+
+@njit(**_JIT)
+def _same_point(x, j, k, tol):
+    """Leaders j and k are one point: max-norm distance <= tol * max(|x_j|_inf, |x_k|_inf)."""
+    diff = 0.0
+    size = 0.0
+    for m in range(x.shape[1]):
+        diff = max(diff, abs(x[j, m] - x[k, m]))
+        size = max(size, abs(x[j, m]), abs(x[k, m]))
+    return diff <= tol * size
+
+
+@njit(**_JIT)
+def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, bx, s, target):
+    """SA_inf, one hardmax / Frank-Wolfe step ([FW] eq. hardmax.dynamics.V).
+
+    Leaders L_i = {j : s_ij >= max_k s_ik - tol * max_k |s_ik|} (a relative tie tolerance);
+    the target is the mean of x_j over the indices in L_i (``by_point`` False, [AFZ]) or over the
+    distinct points among them (``by_point`` True, [FW]'s set reading; see _same_point).
+    """
+    n, d = x.shape
+    for i in range(n):
+        best = _row_scores(x, B, i, bx, s)
+        scale = 0.0
+        for j in range(n):
+            scale = max(scale, abs(s[j]))
+        cut = best - tol * scale
+        for k in range(d):
+            target[k] = 0.0
+        count = 0
+        for j in range(n):
+            if s[j] < cut:
+                continue
+            if by_point:
+                seen = False
+                for q in range(j):
+                    if s[q] >= cut and _same_point(x, j, q, tol):
+                        seen = True
+                        break
+                if seen:
+                    continue
+            for k in range(d):
+                target[k] += x[j, k]
+            count += 1
+        for k in range(d):
+            target[k] /= count
+        _move(x, i, target, gamma, P, use_P, out)
+
+
+# --------------------------------------------------------------------------------------------
+# Stopping events, evaluated on a configuration
+# --------------------------------------------------------------------------------------------
+
+
+@njit(**_JIT)
+def _dist2(a, b):
+    acc = 0.0
+    for k in range(a.shape[0]):
+        diff = a[k] - b[k]
+        acc += diff * diff
+    return acc
+
+
+@njit(**_JIT)
+def _outside_hull(p, pts, members, r2, lam, z):
+    """Is dist(p, conv{pts[j] : j in members})^2 > r2?  Decided with a certificate.
+
+    Pairwise Frank-Wolfe on f(z) = |z - p|^2 over the hull. With the Frank-Wolfe gap g at the
+    iterate z, dist^2 >= |z - p|^2 - 2 g, so the answer is certified as soon as
+    |z - p|^2 <= r2 (inside) or |z - p|^2 - 2 g > r2 (outside). Undecided after _HULL_MAX_ITER
+    iterations (the distance within ~g of the radius) it answers |z - p|^2 - g > r2.
+    """
+    m = members.shape[0]
+    d = p.shape[0]
+    near = 0
+    near2 = np.inf
+    for q in range(m):
+        dq = _dist2(pts[members[q]], p)
+        if dq < near2:
+            near2, near = dq, q
+    if near2 <= r2:
+        return False
+    if m == 1:
+        return True
+    for q in range(m):
+        lam[q] = 0.0
+    lam[near] = 1.0
+    for k in range(d):
+        z[k] = pts[members[near], k]
+    f = near2
+    gap = 0.0
+    for _ in range(_HULL_MAX_ITER):
+        # gradient direction g = z - p; Frank-Wolfe vertex minimises <g, y>, away vertex maximises
+        fw, away = 0, -1
+        lo, hi = np.inf, -np.inf
+        gz = 0.0
+        for k in range(d):
+            gz += (z[k] - p[k]) * z[k]
+        for q in range(m):
+            gy = 0.0
+            for k in range(d):
+                gy += (z[k] - p[k]) * pts[members[q], k]
+            if gy < lo:
+                lo, fw = gy, q
+            if lam[q] > 0.0 and gy > hi:
+                hi, away = gy, q
+        gap = gz - lo
+        if f - 2.0 * gap > r2:
+            return True
+        if gap <= 0.0:
+            return f > r2
+        # exact line search along y_fw - y_away, step capped by the away weight
+        dd = 0.0
+        gd = 0.0
+        for k in range(d):
+            dk = pts[members[fw], k] - pts[members[away], k]
+            dd += dk * dk
+            gd += (z[k] - p[k]) * dk
+        if dd == 0.0:
+            return f - gap > r2
+        eta = min(max(-gd / dd, 0.0), lam[away])
+        for k in range(d):
+            z[k] += eta * (pts[members[fw], k] - pts[members[away], k])
+        lam[fw] += eta
+        lam[away] -= eta
+        f = _dist2(z, p)
+        if f <= r2:
+            return False
+    return f - gap > r2
+
+
+@njit(**_JIT)
+def event_hit(code, x, centers, radii, groups, starts, members, scalar, lam, z):
+    """Does the configuration x satisfy the stopping event?
+
+    LEAVE_BALL: some |x_i - centers_i| > radii_i.  REACH: every |x_i - centers_i| <= radii_i.
+    LEAVE_HULL: some dist(x_i, conv{centers_j : groups_j == groups_i}) > radii_i, with the members
+    of group g in members[starts[g]:starts[g + 1]].  COLLAPSE: diameter of x <= scalar.
+    """
+    n = x.shape[0]
+    if code == LEAVE_BALL:
+        for i in range(n):
+            if _dist2(x[i], centers[i]) > radii[i] * radii[i]:
+                return True
+        return False
+    if code == REACH:
+        for i in range(n):
+            if not _dist2(x[i], centers[i]) <= radii[i] * radii[i]:
+                return False
+        return True
+    if code == LEAVE_HULL:
+        for i in range(n):
+            g = groups[i]
+            own = members[starts[g]:starts[g + 1]]
+            if _outside_hull(x[i], centers, own, radii[i] * radii[i], lam, z):
+                return True
+        return False
+    if code == COLLAPSE:
+        lim = scalar * scalar
+        for i in range(n):
+            for j in range(i + 1, n):
+                if not _dist2(x[i], x[j]) <= lim:
+                    return False
+        return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# Driver: many chains in parallel
+# --------------------------------------------------------------------------------------------
+
+
+@njit(inline="always")
+def _row(a, c):
+    """a[c] for per-chain arrays, a[0] for shared ones (leading size 1)."""
+    if a.shape[0] > 1:
+        return a[c]
+    return a[0]
+
+
+@njit(parallel=True, **_JIT)
+def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps,
+            ev_code, centers, radii, groups, starts, members, ev_scalar, steps, done):
+    """Advance every chain c with ``done[c]`` False by up to ``nsteps`` steps, in place.
+
+    ``X`` (C, n, d) holds the current configurations and ``state`` (C, 4) the chains' streams;
+    the step taken from global time t (t0 <= t < t0 + nsteps) uses ``gammas[t - t0]``, or
+    ``gammas[0]`` if it has one entry (constant step).
+    After each step the event is checked; a chain that meets it records ``steps[c]`` (the number
+    of steps taken since time 0) and stops. ``centers`` (Cc, n, d) and ``radii`` (Cr, n) are
+    shared (leading size 1) or per chain. Chains never interact: the result of chain c does not
+    depend on the thread count or on how the steps are split into calls.
+    """
+    C, n, d = X.shape
+    for c in prange(C):
+        if done[c]:
+            continue
+        x = X[c]
+        out = np.empty((n, d))
+        bx = np.empty(d)
+        s = np.empty(n)
+        w = np.empty(n)
+        u = np.empty(n)
+        target = np.empty(d)
+        lam = np.empty(n)
+        zbuf = np.empty(d)
+        cen = _row(centers, c)
+        rad = _row(radii, c)
+        st = state[c]
+        for t in range(t0, t0 + nsteps):
+            gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            if kind == CHAIN:
+                for i in range(n):
+                    u[i] = next_uniform(st)
+                chain_step(x, B, beta, gamma, P, use_P, u, out, bx, s, w)
+            elif kind == FLOW:
+                flow_step(x, B, beta, gamma, P, use_P, out, bx, s, w, target)
+            else:
+                hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, bx, s, target)
+            x[:, :] = out
+            if ev_code != NO_EVENT and event_hit(ev_code, x, cen, rad, groups, starts, members,
+                                                 ev_scalar, lam, zbuf):
+                steps[c] = t + 1
+                done[c] = True
+                break
+
+
+@njit(parallel=True, **_JIT)
+def events_at(X, ev_code, centers, radii, groups, starts, members, ev_scalar, out):
+    """out[c] = whether configuration X[c] already satisfies the event (time 0)."""
+    C, n, d = X.shape
+    for c in prange(C):
+        lam = np.empty(n)
+        zbuf = np.empty(d)
+        cen = _row(centers, c)
+        rad = _row(radii, c)
+        out[c] = event_hit(ev_code, X[c], cen, rad, groups, starts, members, ev_scalar, lam, zbuf)

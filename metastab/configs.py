@@ -1,0 +1,207 @@
+"""Initial configurations: pure functions of (polytope, n, ..., rng) returning an n×d array.
+
+Every function returns a fresh, writable float64 array of shape (n, d); tokens are rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .polytope import Polytope, _check_int, _check_real
+
+__all__ = ["near_vertices", "in_cells", "uniform_in", "clusters"]
+
+
+def _check_polytope(polytope) -> Polytope:
+    if not isinstance(polytope, Polytope):
+        raise ValueError(f"polytope must be a Polytope, got {type(polytope).__name__}")
+    return polytope
+
+
+def _check_n(n, polytope: Polytope) -> int:
+    n = _check_int("n", n, 1)
+    if n < polytope.n_vertices:
+        raise ValueError(f"n must be >= the number of vertices {polytope.n_vertices}, got {n!r}")
+    return n
+
+
+def uniform_in(polytope, n, *, rng=None) -> np.ndarray:
+    """n points i.i.d. uniform on K = conv{v_a}.
+
+    Uniform for the Lebesgue measure of the affine hull of K, so a lower-dimensional K (a segment
+    in R², a triangle in R³) gets its own-dimensional uniform law and a single point is repeated.
+    Exact, without rejection: K is triangulated as a fan from the vertex centroid over its
+    triangulated boundary facets, a simplex is drawn with probability proportional to its
+    volume and a point in it with Dirichlet(1, ..., 1) barycentric weights.
+
+    Parameters
+    ----------
+    polytope : Polytope
+    n : int
+        Number of points, >= 0.
+    rng : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    ndarray, shape (n, d)
+
+    Examples
+    --------
+    >>> from metastab.polytope import regular_polygon
+    >>> P = regular_polygon(5)
+    >>> X = uniform_in(P, 100, rng=0)
+    >>> X.shape, bool(P.contains(X).all())
+    ((100, 2), True)
+    """
+    polytope = _check_polytope(polytope)
+    n = _check_int("n", n, 0)
+    return polytope._sample_uniform(n, np.random.default_rng(rng))
+
+
+def in_cells(polytope, n, *, rng=None) -> np.ndarray:
+    """Tokens 0..κ−1 at the vertices v_0..v_{κ−1}; tokens κ..n−1 i.i.d. uniform on K.
+
+    The other tokens are drawn by :func:`uniform_in` (uniform for the Lebesgue measure of the
+    affine hull of K, which also covers lower-dimensional K). Each lies in the cell C_σ(x) of
+    science.md §2; ties between cells have probability zero.
+
+    Examples
+    --------
+    >>> from metastab.polytope import simplex
+    >>> X = in_cells(simplex(2), 10, rng=1)
+    >>> X.shape, bool(np.array_equal(X[:3], simplex(2).vertices))
+    ((10, 2), True)
+    """
+    polytope = _check_polytope(polytope)
+    n = _check_n(n, polytope)
+    k = polytope.n_vertices
+    X = np.empty((n, polytope.dim))
+    X[:k] = polytope.vertices
+    X[k:] = uniform_in(polytope, n - k, rng=rng)
+    return X
+
+
+def near_vertices(polytope, n, beta, gamma=None, *, max_tries=100_000, rng=None) -> np.ndarray:
+    """The initial condition of Thm 5.2 ([FW] lem. first.phase; science.md §3).
+
+    Tokens 0..κ−1 sit exactly at v_0..v_{κ−1}. Token i >= κ is given the vertex
+    a = (i − κ) mod κ (round robin, so every group is populated as soon as n >= 2κ) and is drawn
+    uniformly in the eroded dominance cone I_a(β^{−1/8}) ⊖ β^{−1/4}, by rejection from the
+    uniform law on K (:func:`uniform_in`). Then ``polytope.assign(x) == a``.
+
+    The theorem's other hypotheses (B = I, equinorm, acute cones, c0 > 0) are not checked
+    here; see :meth:`Polytope.is_equinorm`, :meth:`Polytope.has_acute_cones`.
+
+    Parameters
+    ----------
+    polytope : Polytope
+        Full-dimensional (a lower-dimensional K has empty erosions).
+    n : int
+        Number of tokens, n >= κ.
+    beta : float
+        Inverse temperature β > 0; sets η = β^{−1/8} and δ = β^{−1/4}.
+    gamma : float, optional
+        Step size, accepted for symmetry with the theorem and validated in (0, 1]; it does not
+        change the sampling.
+    max_tries : int
+        Maximal number of proposals per vertex group.
+    rng : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    ndarray, shape (n, d)
+
+    Raises
+    ------
+    ValueError
+        If an eroded cone is empty at this β (then β must be larger), or if max_tries proposals
+        did not give enough accepted points.
+
+    Examples
+    --------
+    >>> from metastab.polytope import simplex
+    >>> S = simplex(2)
+    >>> X = near_vertices(S, 9, beta=1e4, rng=0)
+    >>> S.assign(X).tolist()
+    [0, 1, 2, 0, 1, 2, 0, 1, 2]
+    """
+    polytope = _check_polytope(polytope)
+    n = _check_n(n, polytope)
+    beta = _check_real("beta", beta, positive=True)
+    if gamma is not None:
+        gamma = _check_real("gamma", gamma, positive=True)
+        if gamma > 1:
+            raise ValueError(f"gamma must be in (0, 1], got {gamma!r}")
+    max_tries = _check_int("max_tries", max_tries, 1)
+    gen = np.random.default_rng(rng)
+    k = polytope.n_vertices
+    eta, delta = beta ** (-1 / 8), beta ** (-1 / 4)
+
+    X = np.empty((n, polytope.dim))
+    X[:k] = polytope.vertices
+    for a in range(k):
+        rows = np.arange(k + a, n, k)
+        if len(rows) == 0:
+            continue
+        radius = polytope.dominance_inradius(a, eta)
+        if radius < delta:
+            raise ValueError(
+                f"the eroded dominance cone I_a(beta^(-1/8)) ⊖ beta^(-1/4) is empty for vertex "
+                f"a={a} at beta={beta!r}: the largest ball in I_a(eta={eta:.4g}) has radius "
+                f"{radius:.4g} < delta={delta:.4g}; increase beta"
+            )
+        accepted, tries = [], 0
+        need = len(rows)
+        while need > 0:
+            if tries >= max_tries:
+                raise ValueError(
+                    f"near_vertices: only {len(rows) - need} of {len(rows)} points accepted in "
+                    f"the eroded cone of vertex a={a} at beta={beta!r} after max_tries={max_tries} "
+                    f"proposals; increase beta or max_tries"
+                )
+            # Batches sized to the remaining need, at least 256, capped by the budget.
+            size = min(max_tries - tries, max(256, 4 * need))
+            prop = polytope._sample_uniform(size, gen)
+            tries += size
+            ok = prop[polytope.in_eroded_cone(prop, a, eta, delta)][:need]
+            accepted.append(ok)
+            need -= len(ok)
+        X[rows] = np.concatenate(accepted)
+    return X
+
+
+def clusters(points, multiplicities) -> np.ndarray:
+    """Points repeated with multiplicities, in order: row a appears m_a times.
+
+    The frozen configurations of the exact laws in science.md §3 (κ distinct points with
+    multiplicities m_a).
+
+    Parameters
+    ----------
+    points : array_like, shape (κ, d)
+        Finite.
+    multiplicities : array_like of int, shape (κ,)
+        Each >= 1.
+
+    Returns
+    -------
+    ndarray, shape (Σ m_a, d)
+
+    Examples
+    --------
+    >>> clusters([[0.0, 1.0], [2.0, 3.0]], [2, 1]).tolist()
+    [[0.0, 1.0], [0.0, 1.0], [2.0, 3.0]]
+    """
+    P = np.asarray(points, dtype=np.float64)
+    if P.ndim != 2 or P.shape[0] < 1 or P.shape[1] < 1:
+        raise ValueError(f"points must have shape (κ, d) with κ, d >= 1, got shape {P.shape}")
+    if not np.all(np.isfinite(P)):
+        raise ValueError("points must be finite, got non-finite entries")
+    m = np.asarray(multiplicities)
+    if m.shape != (P.shape[0],):
+        raise ValueError(f"multiplicities must have shape ({P.shape[0]},), got shape {m.shape}")
+    if m.dtype == bool or not np.issubdtype(m.dtype, np.integer):
+        raise ValueError(f"multiplicities must be integers, got {multiplicities!r}")
+    if np.any(m < 1):
+        raise ValueError(f"multiplicities must all be >= 1, got {multiplicities!r}")
+    return np.repeat(P, m, axis=0)

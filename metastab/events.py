@@ -1,0 +1,207 @@
+"""Stopping events as small specs; the kernels evaluate them after every step (and at time 0).
+
+The first-passage time of an event is T = min{t >= 0 : the configuration X^t satisfies it}.
+Each spec compiles, for given initial configurations, into the flat arrays of
+``_kernels.event_hit``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _kernels
+
+__all__ = ["LeaveBall", "LeaveHull", "ReachVertices", "Collapse", "event_from_dict"]
+
+
+class Compiled(NamedTuple):
+    """The kernel form of an event (see ``_kernels.event_hit``)."""
+
+    code: int
+    centers: np.ndarray  # (1 or C, n, d)
+    radii: np.ndarray  # (1 or C, n)
+    groups: np.ndarray  # (n,) int64, group labels 0..G-1
+    starts: np.ndarray  # (G + 1,) int64
+    members: np.ndarray  # (n,) int64, token indices sorted by group
+    scalar: float
+
+
+def _radius(value, name: str = "radius") -> float:
+    try:
+        r = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    if not (math.isfinite(r) and r > 0):
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return r
+
+
+def _frozen(a) -> np.ndarray:
+    a = np.array(a)
+    a.setflags(write=False)
+    return a
+
+
+def _one_group(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return np.zeros(n, np.int64), np.array([0, n], np.int64), np.arange(n, dtype=np.int64)
+
+
+def _radii(r: float, x0: np.ndarray) -> np.ndarray:
+    return np.full((1, x0.shape[1]), r)
+
+
+class _Event:
+    def to_dict(self) -> dict:
+        out = {"kind": self.kind}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            out[name] = value.tolist() if isinstance(value, np.ndarray) else value
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class LeaveBall(_Event):
+    """Some token i is farther than ``radius`` from ``centers[i]`` (default: its position at t=0).
+
+    >>> LeaveBall(0.2).radius
+    0.2
+    """
+
+    radius: float
+    centers: np.ndarray | None = field(default=None, repr=False)
+    kind = "leave-ball"
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", _radius(self.radius))
+        if self.centers is not None:
+            c = np.array(self.centers, dtype=float)
+            if c.ndim != 2 or not np.isfinite(c).all():
+                raise ValueError(f"centers must be a finite n×d array, got shape {c.shape}")
+            object.__setattr__(self, "centers", _frozen(c))
+
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> Compiled:
+        centers = x0 if self.centers is None else self.centers[None]
+        if centers.shape[1:] != x0.shape[1:]:
+            raise ValueError(f"centers must have shape {x0.shape[1:]} (n×d), got {centers.shape[1:]}")
+        return Compiled(_kernels.LEAVE_BALL, np.ascontiguousarray(centers), _radii(self.radius, x0),
+                        *_one_group(x0.shape[1]), 0.0)
+
+
+@dataclass(frozen=True, eq=False)
+class LeaveHull(_Event):
+    """Some token leaves conv{x_j^0 : groups[j] == groups[i]} + B(0, radius): the exit time T2 of
+    [FW] Thm 5.4 (lem. metastab.1). The distance to the group hull is decided exactly, with a
+    Frank-Wolfe duality-gap certificate (``_kernels._outside_hull``).
+
+    >>> LeaveHull(groups=[0, 1, 0, 1], radius=0.5).radius
+    0.5
+    """
+
+    groups: np.ndarray
+    radius: float
+    kind = "leave-hull"
+
+    def __post_init__(self):
+        g = np.asarray(self.groups)
+        if g.ndim != 1 or g.size == 0 or not np.issubdtype(g.dtype, np.integer):
+            raise ValueError(f"groups must be a non-empty 1-D array of integer labels, got {self.groups!r}")
+        object.__setattr__(self, "groups", _frozen(g.astype(np.int64)))
+        object.__setattr__(self, "radius", _radius(self.radius))
+
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> Compiled:
+        n = x0.shape[1]
+        if self.groups.size != n:
+            raise ValueError(f"groups must have one label per token (n={n}), got {self.groups.size}")
+        _, labels = np.unique(self.groups, return_inverse=True)
+        members = np.argsort(labels, kind="stable").astype(np.int64)
+        starts = np.concatenate([[0], np.cumsum(np.bincount(labels))]).astype(np.int64)
+        return Compiled(_kernels.LEAVE_HULL, x0, _radii(self.radius, x0), labels.astype(np.int64),
+                        starts, members, 0.0)
+
+
+@dataclass(frozen=True, eq=False)
+class ReachVertices(_Event):
+    """Every token is within ``radius`` of its assigned vertex, and every vertex token (one that
+    starts on its vertex, up to 1e-12 relative) within ``vertex_radius``: the event of
+    [FW] Thm 5.2 (lem. first.phase). The default assignment is the initial cell
+    σ(x_i^0) = argmax_a <B x_i^0, v_a>, with the model's B.
+
+    >>> ReachVertices([[1.0, 0.0], [-1.0, 0.0]], radius=0.1).vertex_radius
+    0.1
+    """
+
+    vertices: np.ndarray
+    radius: float
+    vertex_radius: float | None = None
+    assignment: np.ndarray | None = None
+    kind = "reach-vertices"
+
+    def __post_init__(self):
+        v = getattr(self.vertices, "vertices", self.vertices)  # a Polytope or an array
+        v = np.array(v, dtype=float)
+        if v.ndim != 2 or v.shape[0] == 0 or not np.isfinite(v).all():
+            raise ValueError(f"vertices must be a finite non-empty κ×d array, got shape {v.shape}")
+        object.__setattr__(self, "vertices", _frozen(v))
+        object.__setattr__(self, "radius", _radius(self.radius))
+        vr = self.radius if self.vertex_radius is None else _radius(self.vertex_radius, "vertex_radius")
+        object.__setattr__(self, "vertex_radius", vr)
+        if self.assignment is not None:
+            a = np.asarray(self.assignment)
+            if a.ndim != 1 or not np.issubdtype(a.dtype, np.integer) or (a < 0).any() \
+                    or (a >= v.shape[0]).any():
+                raise ValueError(f"assignment must be vertex indices in [0, {v.shape[0]}), got "
+                                 f"{self.assignment!r}")
+            object.__setattr__(self, "assignment", _frozen(a.astype(np.int64)))
+
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> Compiled:
+        n, d = x0.shape[1:]
+        if self.vertices.shape[1] != d:
+            raise ValueError(f"vertices must be in R^{d} like the tokens, got shape {self.vertices.shape}")
+        if self.assignment is None:
+            assign = np.argmax(np.einsum("cnk,ak->cna", x0 @ B.T, self.vertices), axis=-1)
+        else:
+            if self.assignment.size != n:
+                raise ValueError(f"assignment must have one entry per token (n={n}), got "
+                                 f"{self.assignment.size}")
+            assign = self.assignment[None]
+        centers = self.vertices[assign]
+        scale = np.maximum(1.0, np.abs(centers).max(axis=-1))
+        on_vertex = np.abs(x0 - centers).max(axis=-1) <= 1e-12 * scale
+        radii = np.where(on_vertex, self.vertex_radius, self.radius)
+        return Compiled(_kernels.REACH, np.ascontiguousarray(centers), radii, *_one_group(n), 0.0)
+
+
+@dataclass(frozen=True, eq=False)
+class Collapse(_Event):
+    """The configuration's diameter max_ij |x_i − x_j| is at most ``diameter`` ([FW] prop. origin).
+
+    >>> Collapse(1e-3).diameter
+    0.001
+    """
+
+    diameter: float
+    kind = "collapse"
+
+    def __post_init__(self):
+        object.__setattr__(self, "diameter", _radius(self.diameter, "diameter"))
+
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> Compiled:
+        n, d = x0.shape[1:]
+        return Compiled(_kernels.COLLAPSE, np.zeros((1, n, d)), np.zeros((1, n)), *_one_group(n),
+                        self.diameter)
+
+
+_KINDS = {cls.kind: cls for cls in (LeaveBall, LeaveHull, ReachVertices, Collapse)}
+
+
+def event_from_dict(data: dict):
+    """Rebuild an event from :meth:`to_dict` output."""
+    data = dict(data)
+    kind = data.pop("kind", None)
+    if kind not in _KINDS:
+        raise ValueError(f"event kind must be one of {sorted(_KINDS)}, got {kind!r}")
+    return _KINDS[kind](**data)

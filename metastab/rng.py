@@ -1,0 +1,76 @@
+"""Seeds: one user-facing ``rng`` in, one independent xoshiro256** stream per chain out.
+
+The root is a :class:`numpy.random.SeedSequence`; it is hashed into a 128-bit key, and chain c's
+stream is a pure function of (key, c) (see ``_kernels.seed_streams``). Hence chain c is the same
+whatever the number of chains, the chunk it runs in, the machine or the thread count, and a sweep
+can be split anywhere. The root entropy is always recorded, even when the user passed ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _kernels
+
+__all__ = ["Seed", "as_seed"]
+
+
+@dataclass(frozen=True)
+class Seed:
+    """The root of a run's randomness: a SeedSequence's entropy and spawn key (its provenance)."""
+
+    entropy: int
+    spawn_key: tuple[int, ...] = ()
+
+    @property
+    def sequence(self) -> np.random.SeedSequence:
+        return np.random.SeedSequence(self.entropy, spawn_key=self.spawn_key)
+
+    def streams(self, chains: int, first: int = 0) -> np.ndarray:
+        """The (chains, 4) uint64 states of chains ``first .. first + chains - 1``."""
+        if chains < 0 or first < 0:
+            raise ValueError(f"chains and first must be >= 0, got chains={chains}, first={first}")
+        key = self.sequence.generate_state(2, np.uint64)
+        out = np.empty((chains, 4), dtype=np.uint64)
+        _kernels.seed_streams(key[0], key[1], np.uint64(first), out)
+        return out
+
+    def to_dict(self) -> dict:
+        # entropy can exceed 64 bits: keep it as a decimal string so JSON and CSV readers agree
+        return {"entropy": str(self.entropy), "spawn_key": list(self.spawn_key)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Seed":
+        return cls(int(data["entropy"]), tuple(int(k) for k in data.get("spawn_key", ())))
+
+
+def as_seed(rng=None) -> Seed:
+    """Coerce ``rng`` (None, int, SeedSequence, Generator or Seed) to a recorded :class:`Seed`.
+
+    None draws fresh entropy from the OS; a Generator is asked for 128 bits (and advanced), so that
+    the run is reproducible from the recorded entropy alone.
+
+    >>> as_seed(42).entropy
+    42
+    """
+    if isinstance(rng, Seed):
+        return rng
+    if rng is None:
+        return Seed(int(np.random.SeedSequence().entropy))
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError(f"rng must be None, an int, a SeedSequence or a Generator, got {rng!r}")
+    if isinstance(rng, (int, np.integer)):
+        if rng < 0:
+            raise ValueError(f"rng must be a non-negative int, got {rng}")
+        return Seed(int(rng))
+    if isinstance(rng, np.random.SeedSequence):
+        if not isinstance(rng.entropy, (int, np.integer)):
+            raise ValueError("rng: a SeedSequence with a sequence of entropy words is not "
+                             "supported; pass an int entropy")
+        return Seed(int(rng.entropy), tuple(int(k) for k in rng.spawn_key))
+    if isinstance(rng, np.random.Generator):
+        words = rng.integers(0, 2**63, size=2, dtype=np.int64)
+        return Seed((int(words[0]) << 63) | int(words[1]))
+    raise TypeError(f"rng must be None, an int, a SeedSequence or a Generator, got {rng!r}")

@@ -1,0 +1,229 @@
+"""The thin typed API: validate, allocate, call the kernels in chunks of steps, wrap the results.
+
+:func:`simulate` runs a fixed number of steps; :func:`first_passage` runs until a stopping event
+(or ``max_steps``, which censors the chain). Both accept one initial configuration shared by all
+chains (n×d) or one per chain (chains×n×d), and a keyword-only ``rng``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from . import _kernels
+from .events import Compiled
+from .models import Hardmax, SoftmaxChain, SoftmaxFlow
+from .results import FirstPassage, Run, provenance
+from .rng import as_seed
+
+__all__ = ["simulate", "first_passage"]
+
+_MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax)
+# A call to the kernel starts this many steps long and doubles while it takes under _CALL_SECONDS,
+# so that progress reports come often without per-call overhead dominating short steps.
+_FIRST_CALL_STEPS = 16
+_CALL_SECONDS = 0.5
+# Largest share of the currently available memory a recorded trajectory may claim.
+_MEMORY_SHARE = 0.5
+
+
+def _positive_int(value, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def _initial(x0, chains) -> tuple[np.ndarray, int]:
+    """x0 as a contiguous (1 or C, n, d) float64 array, and the number of chains."""
+    try:
+        x = np.array(x0, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("x0 must be a numeric n×d or chains×n×d array") from None
+    if x.ndim not in (2, 3) or 0 in x.shape:
+        raise ValueError(f"x0 must be an n×d or chains×n×d array, got shape {x.shape}")
+    bad = ~np.isfinite(x)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"x0 must be finite, got x0{list(where)} = {x[where]!r}")
+    if x.ndim == 2:
+        return x[None], 1 if chains is None else _positive_int(chains, "chains")
+    if chains is not None and _positive_int(chains, "chains") != x.shape[0]:
+        raise ValueError(f"chains={chains} but x0 holds {x.shape[0]} configurations")
+    return x, x.shape[0]
+
+
+def _check_model(model):
+    if not isinstance(model, _MODELS):
+        raise TypeError(f"model must be one of {[m.__name__ for m in _MODELS]}, got {model!r}")
+
+
+class _Progress:
+    """A one-line progress bar on stderr, or a user callback(steps_done, total, chains_done)."""
+
+    def __init__(self, progress, total: int, chains: int):
+        self.callback = progress if callable(progress) else None
+        self.show = progress is True
+        self.total, self.chains = total, chains
+        self.start = time.perf_counter()
+
+    def __call__(self, done_steps: int, done_chains: int):
+        if self.callback is not None:
+            self.callback(done_steps, self.total, done_chains)
+        elif self.show:
+            elapsed = time.perf_counter() - self.start
+            frac = done_steps / self.total
+            eta = elapsed * (1 - frac) / frac if frac > 0 else float("nan")
+            bar = "#" * int(30 * frac)
+            sys.stderr.write(f"\r[{bar:<30}] step {done_steps}/{self.total}  "
+                             f"chains done {done_chains}/{self.chains}  "
+                             f"{elapsed:6.1f}s elapsed, ~{eta:6.1f}s left")
+            if done_steps >= self.total or done_chains >= self.chains:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _drive(model, X, state, total: int, compiled: Compiled | None, progress,
+           on_chunk: Callable | None = None, chunk_limit: int | None = None):
+    """Run the kernel over steps 0..total-1 in growing chunks; returns (steps, done)."""
+    C, n, d = X.shape
+    B = model.key_query(d)
+    beta = float(getattr(model, "beta", np.inf))
+    by_point = getattr(model, "ties", "index") == "point"
+    tol = float(getattr(model, "tol", 0.0))
+    if compiled is None:
+        compiled = Compiled(_kernels.NO_EVENT, np.zeros((1, n, d)), np.zeros((1, n)),
+                            np.zeros(n, np.int64), np.array([0, n], np.int64),
+                            np.arange(n, dtype=np.int64), 0.0)
+    steps = np.full(C, total, dtype=np.int64)
+    done = np.zeros(C, dtype=bool)
+    if compiled.code != _kernels.NO_EVENT:
+        _kernels.events_at(X, compiled.code, *compiled[1:], done)
+        steps[done] = 0
+    report = _Progress(progress, total, C)
+    t, chunk = 0, _FIRST_CALL_STEPS
+    while t < total and not done.all():
+        k = min(chunk, total - t)
+        if chunk_limit is not None:
+            k = min(k, chunk_limit - t % chunk_limit)
+        gammas, P, use_P = model.step_arrays(d, t, k)
+        tic = time.perf_counter()
+        _kernels.advance(model.code, X, B, beta, gammas, P, use_P, by_point, tol, state, t, k,
+                         compiled.code, *compiled[1:], steps, done)
+        if time.perf_counter() - tic < _CALL_SECONDS:
+            chunk *= 2
+        t += k
+        if not np.isfinite(X).all():
+            c = int(np.flatnonzero(~np.isfinite(X).all(axis=(1, 2)))[0])
+            raise FloatingPointError(f"chain {c} has a non-finite state by step {t} (a step matrix "
+                                     f"can make the hull grow without bound)")
+        if on_chunk is not None:
+            on_chunk(t)
+        report(t, int(done.sum()))
+    return steps, done
+
+
+def _start(model, x0, chains, rng, first_chain):
+    _check_model(model)
+    x, C = _initial(x0, chains)
+    if isinstance(first_chain, (bool, np.bool_)) or not isinstance(first_chain, (int, np.integer)) \
+            or first_chain < 0:
+        raise ValueError(f"first_chain must be an integer >= 0, got {first_chain!r}")
+    model.key_query(x.shape[2])  # shape checks before any work
+    seed = as_seed(rng)
+    X = np.ascontiguousarray(np.broadcast_to(x, (C,) + x.shape[1:]))
+    return x, X.copy(), seed, seed.streams(C, int(first_chain))
+
+
+def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, progress=False,
+             first_chain=0) -> Run:
+    """Run ``chains`` independent chains of ``model`` for ``steps`` steps from ``x0``.
+
+    Parameters
+    ----------
+    model : SoftmaxChain, SoftmaxFlow or Hardmax
+    x0 : array, (n, d) shared by all chains or (chains, n, d) one per chain
+    steps : int >= 1
+    chains : int, optional (default 1, or x0.shape[0] for a 3-D x0)
+    rng : None, int, SeedSequence or Generator
+        Root of the per-chain streams (recorded in the result).
+    record_every : int, optional
+        Keep the states at steps 0, k, 2k, ... and the last step. The trajectory takes
+        chains × (steps // k + 2) × n × d × 8 bytes; a request larger than half the available
+        memory is refused with the number.
+    progress : bool or callable(steps_done, total, chains_done)
+    first_chain : int
+        Index of the first chain (chain k's stream depends only on the seed and k).
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> x0 = ms.regular_polygon(5).vertices
+    >>> run = ms.simulate(ms.SoftmaxChain(beta=5.0, gamma=0.5), x0, steps=10, chains=4, rng=1)
+    >>> run.final.shape
+    (4, 5, 2)
+    """
+    steps = _positive_int(steps, "steps")
+    x, X, seed, state = _start(model, x0, chains, rng, first_chain)
+    snapshots, times = None, None
+    if record_every is not None:
+        every = _positive_int(record_every, "record_every")
+        count = steps // every + 1 + (steps % every != 0)
+        need = count * X.nbytes
+        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        if need > _MEMORY_SHARE * avail:
+            raise MemoryError(f"record_every={every}: the trajectory needs {need / 2**30:.2f} GiB, "
+                              f"more than half of the {avail / 2**30:.2f} GiB available")
+        snapshots = np.empty((X.shape[0], count) + X.shape[1:])
+        snapshots[:, 0] = X
+        times = np.empty(count, dtype=np.int64)
+        times[0] = 0
+        filled = [1]
+
+        def on_chunk(t):
+            if t % every == 0 or t == steps:
+                snapshots[:, filled[0]] = X
+                times[filled[0]] = t
+                filled[0] += 1
+    tic = time.perf_counter()
+    _drive(model, X, state, steps, None, progress,
+           on_chunk if snapshots is not None else None,
+           every if snapshots is not None else None)
+    meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
+    return Run(final=X, steps=steps, model=model.to_dict(), seed=seed.to_dict(),
+               trajectory=snapshots, times=times, first_chain=int(first_chain), provenance=meta)
+
+
+def first_passage(model, x0, event, *, max_steps, chains=None, rng=None, progress=False,
+                  first_chain=0) -> FirstPassage:
+    """First step at which each of ``chains`` independent chains meets ``event``.
+
+    The event is checked at time 0 and after every step; a chain that has not met it after
+    ``max_steps`` steps is right-censored (``censored`` True, ``steps`` = max_steps). Trajectories
+    are not stored. Parameters as in :func:`simulate`; ``event`` is a LeaveBall, LeaveHull,
+    ReachVertices or Collapse.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> x0 = ms.regular_polygon(5).vertices
+    >>> fp = ms.first_passage(ms.SoftmaxChain(beta=2.0, gamma=0.5), x0, ms.LeaveBall(0.1),
+    ...                       max_steps=1000, chains=8, rng=3)
+    >>> fp.steps.shape, fp.censored.dtype
+    ((8,), dtype('bool'))
+    """
+    max_steps = _positive_int(max_steps, "max_steps")
+    if not hasattr(event, "compile"):
+        raise TypeError(f"event must be a LeaveBall, LeaveHull, ReachVertices or Collapse, "
+                        f"got {event!r}")
+    x, X, seed, state = _start(model, x0, chains, rng, first_chain)
+    compiled = event.compile(np.ascontiguousarray(x), model.key_query(X.shape[2]))
+    tic = time.perf_counter()
+    steps, done = _drive(model, X, state, max_steps, compiled, progress)
+    meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
+    return FirstPassage(steps=steps, censored=~done, final=X, max_steps=max_steps,
+                        model=model.to_dict(), event=event.to_dict(), seed=seed.to_dict(),
+                        first_chain=int(first_chain), provenance=meta)
