@@ -1,13 +1,7 @@
-"""Polytopes K = conv{v_a}: separation, cells, ownership, cones and their erosions.
+"""Polytopes K = conv{v_a}: cells, ownership, separation, cones and erosions (science.md §2).
 
-Implements the geometry of science.md §2 (B = I unless stated): cells C_a and the assignment
-σ(x) = argmax_a <B x, v_a>, vertex ownership, the separation c0, the diameter, equinorm and
-acute-cone hypotheses, dominance cones I_a(η) and their erosions I_a(η) ⊖ δ, plus constructors
-for the polytopes used in the studies.
-
-Hulls are computed with ``scipy.spatial.ConvexHull`` in the affine hull of the vertices, so the
-line (d = 1 or collinear vertices), a single point and any lower-dimensional K are handled
-explicitly instead of crashing in Qhull.
+Hulls are computed with ``scipy.spatial.ConvexHull`` inside the affine hull of the vertices, so
+d = 1, collinear points, a single point and any lower-dimensional K are handled explicitly.
 """
 
 from __future__ import annotations
@@ -20,15 +14,9 @@ from functools import cached_property
 import numpy as np
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
+from scipy.spatial.distance import pdist
 
-__all__ = [
-    "Polytope",
-    "regular_polygon",
-    "random_polygon",
-    "simplex",
-    "cross_polytope",
-    "gaussian",
-]
+__all__ = ["Polytope", "regular_polygon", "random_polygon", "simplex", "cross_polytope", "gaussian"]
 
 # Singular values below this fraction of the largest are treated as flat directions: SVD roundoff
 # on exactly degenerate data is ~1e-16 relative, real thin polytopes are far above 1e-12.
@@ -163,15 +151,16 @@ class Polytope:
         try:
             V = np.array(self.vertices, dtype=np.float64, copy=True)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"vertices must be a (κ, d) array of reals, got {self.vertices!r}") from exc
+            msg = f"vertices must be a (κ, d) array of reals, got {self.vertices!r}"
+            raise ValueError(msg) from exc
         if V.ndim != 2 or V.shape[0] < 1 or V.shape[1] < 1:
-            raise ValueError(f"vertices must have shape (κ, d) with κ, d >= 1, got shape {V.shape}")
+            raise ValueError(f"vertices must have shape (κ, d), κ, d >= 1, got shape {V.shape}")
         if not np.all(np.isfinite(V)):
             raise ValueError(f"vertices must be finite, got {V.tolist()!r}")
         _, first, counts = np.unique(V, axis=0, return_index=True, return_counts=True)
         if np.any(counts > 1):
-            dup = V[first[counts > 1][0]]
-            raise ValueError(f"vertices must be distinct, got the row {dup.tolist()!r} more than once")
+            dup = V[first[counts > 1][0]].tolist()
+            raise ValueError(f"vertices must be distinct, got the row {dup!r} more than once")
         if not isinstance(self.name, str):
             raise ValueError(f"name must be a str, got {self.name!r}")
         V.setflags(write=False)
@@ -183,7 +172,8 @@ class Polytope:
         return self.name == other.name and np.array_equal(self.vertices, other.vertices)
 
     def __hash__(self):
-        return hash((self.name, self.vertices.shape, self.vertices.tobytes()))
+        # + 0.0 maps -0.0 to 0.0, which __eq__ (np.array_equal) treats as equal.
+        return hash((self.name, self.vertices.shape, (self.vertices + 0.0).tobytes()))
 
     # ----------------------------------------------------------------- basic quantities
 
@@ -222,8 +212,7 @@ class Polytope:
         >>> round(regular_polygon(4).diameter, 12)
         2.0
         """
-        diff = self.vertices[:, None, :] - self.vertices[None, :, :]
-        return float(np.sqrt(np.max(np.sum(diff**2, axis=-1))))
+        return float(pdist(self.vertices).max()) if self.n_vertices > 1 else 0.0
 
     def is_equinorm(self, rtol: float = 1e-9) -> bool:
         """True if all |v_a| agree: max |v_a| − min |v_a| <= rtol · max |v_a|.
@@ -460,28 +449,24 @@ class Polytope:
         eta = _check_real("eta", eta)
         h, d = self._hull, self.dim
         G, r = self._dominance(a, eta, 0.0)
-        g_norm = np.linalg.norm(G, axis=0)
-        # Rows: K facets  A z + r <= −b;  cone  −<v_a − v_b, z> + r |v_a − v_b| <= −η.
-        A_ub = np.vstack([np.column_stack([h.A, np.ones(len(h.b))]), np.column_stack([-G.T, g_norm])])
-        b_ub = np.concatenate([-h.b, -r])
-        kwargs = {}
-        if h.rank < d:
-            kwargs["A_eq"] = np.column_stack([h.normal.T, np.zeros(d - h.rank)])
-            kwargs["b_eq"] = h.normal.T @ h.mean
-        bounds = [(None, None)] * d + [(None, 0.0 if h.rank < d else None)]
-        c = np.zeros(d + 1)
-        c[-1] = -1.0
+        # Variables (z, r). K facets: A z + r <= −b; cone: −<v_a − v_b, z> + r|v_a − v_b| <= −η.
+        k_rows = np.column_stack([h.A, np.ones(len(h.b))])
+        cone_rows = np.column_stack([-G.T, np.linalg.norm(G, axis=0)])
+        rows = np.vstack([k_rows, cone_rows])
+        rhs = np.concatenate([-h.b, -r])
+        flat = h.rank < d  # no ball of positive radius fits: stay in aff K and cap r at 0
         res = linprog(
-            c,
-            A_ub=A_ub if len(b_ub) else None,
-            b_ub=b_ub if len(b_ub) else None,
-            bounds=bounds,
+            np.r_[np.zeros(d), -1.0],
+            A_ub=rows if len(rhs) else None,
+            b_ub=rhs if len(rhs) else None,
+            A_eq=np.column_stack([h.normal.T, np.zeros(d - h.rank)]) if flat else None,
+            b_eq=h.normal.T @ h.mean if flat else None,
+            bounds=[(None, None)] * d + [(None, 0.0 if flat else None)],
             method="highs",
-            **kwargs,
         )
         if res.status != 0:
-            raise RuntimeError(f"inradius linear program failed for a={a}, eta={eta!r}: {res.message}")
-        return float(-res.fun)
+            raise RuntimeError(f"inradius LP failed for a={a}, eta={eta!r}: {res.message}")
+        return float(-res.fun) + 0.0  # + 0.0 turns a -0.0 into 0.0
 
     # ----------------------------------------------------------------- sampling (used by configs)
 
@@ -573,12 +558,8 @@ def random_polygon(
     ----------
     k : int
         Number of points, >= 3.
-    equal_norm : bool
-        Put the points on the unit circle.
     radial_range : (float, float)
         0 < lo <= hi, finite.
-    all_vertices, own_cells : bool
-        Rejection criteria.
     B : array_like (2, 2), optional
         Key-query matrix for ``own_cells`` (default identity).
     max_tries : int
@@ -647,8 +628,8 @@ def simplex(d) -> Polytope:
 def cross_polytope(d) -> Polytope:
     """Cross-polytope conv{±e_i} in R^d, vertices e_1, ..., e_d, −e_1, ..., −e_d.
 
-    Equinorm, every vertex owns its cell, c0 = 1; for d >= 2 the cones have right angles
-    (<e_j − e_i, −e_j − e_i> = 0), so the acute-cone hypothesis fails.
+    Equinorm, every vertex owns its cell, c0 = 1 (2 for d = 1); for d >= 2 the cones have right
+    angles (<e_j − e_i, −e_j − e_i> = 0), so the acute-cone hypothesis fails.
 
     Examples
     --------

@@ -38,7 +38,7 @@ def _scalar_params(model: dict, event: dict) -> dict:
     out = {}
     for prefix, spec in (("", model), ("event_", event)):
         for key, value in spec.items():
-            if isinstance(value, (bool, int, float, str)) or value is None:
+            if isinstance(value, (bool, int, float, str)):
                 out[("model" if key == "kind" and not prefix else prefix + key)] = value
     return out
 
