@@ -25,7 +25,9 @@ NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE = 0, 1, 2, 3, 4
 _U = np.uint64
 _GOLDEN = _U(0x9E3779B97F4A7C15)
 _TWO_M53 = 1.0 / 9007199254740992.0
-# Frank-Wolfe iterations allowed to certify a point-to-hull distance (see _outside_hull).
+# Wolfe's min-norm-point algorithm (see _outside_hull): relative optimality tolerance, and a cap on
+# major cycles that is never reached in exact arithmetic (the method is finite).
+_HULL_EPS = 1e-12
 _HULL_MAX_ITER = 1000
 
 
@@ -157,6 +159,10 @@ def chain_step(x, B, beta, gamma, P, use_P, u, out, bx, s, w):
                 pick = j
                 if cum > threshold:
                     break
+        if pick < 0:  # non-finite scores: no index has a weight; poison the state, never guess
+            for k in range(x.shape[1]):
+                out[i, k] = np.nan
+            continue
         _move(x, i, x[pick], gamma, P, use_P, out)
 
 
@@ -239,75 +245,154 @@ def _dist2(a, b):
 
 
 @njit(**_JIT)
-def _outside_hull(p, pts, members, r2, lam, z):
-    """Is dist(p, conv{pts[j] : j in members})^2 > r2?  Decided with a certificate.
-
-    Pairwise Frank-Wolfe on f(z) = |z - p|^2 over the hull. With the Frank-Wolfe gap g at the
-    iterate z, dist^2 >= |z - p|^2 - 2 g, so the answer is certified as soon as
-    |z - p|^2 <= r2 (inside) or |z - p|^2 - 2 g > r2 (outside). Undecided after _HULL_MAX_ITER
-    iterations (the distance within ~g of the radius) it answers |z - p|^2 - g > r2.
-    """
-    m = members.shape[0]
-    d = p.shape[0]
-    near = 0
-    near2 = np.inf
-    for q in range(m):
-        dq = _dist2(pts[members[q]], p)
-        if dq < near2:
-            near2, near = dq, q
-    if near2 <= r2:
-        return False
-    if m == 1:
-        return True
-    for q in range(m):
-        lam[q] = 0.0
-    lam[near] = 1.0
-    for k in range(d):
-        z[k] = pts[members[near], k]
-    f = near2
-    gap = 0.0
-    for _ in range(_HULL_MAX_ITER):
-        # gradient direction g = z - p; Frank-Wolfe vertex minimises <g, y>, away vertex maximises
-        fw, away = 0, -1
-        lo, hi = np.inf, -np.inf
-        gz = 0.0
-        for k in range(d):
-            gz += (z[k] - p[k]) * z[k]
-        for q in range(m):
-            gy = 0.0
-            for k in range(d):
-                gy += (z[k] - p[k]) * pts[members[q], k]
-            if gy < lo:
-                lo, fw = gy, q
-            if lam[q] > 0.0 and gy > hi:
-                hi, away = gy, q
-        gap = gz - lo
-        if f - 2.0 * gap > r2:
-            return True
-        if gap <= 0.0:
-            return f > r2
-        # exact line search along y_fw - y_away, step capped by the away weight
-        dd = 0.0
-        gd = 0.0
-        for k in range(d):
-            dk = pts[members[fw], k] - pts[members[away], k]
-            dd += dk * dk
-            gd += (z[k] - p[k]) * dk
-        if dd == 0.0:
-            return f - gap > r2
-        eta = min(max(-gd / dd, 0.0), lam[away])
-        for k in range(d):
-            z[k] += eta * (pts[members[fw], k] - pts[members[away], k])
-        lam[fw] += eta
-        lam[away] -= eta
-        f = _dist2(z, p)
-        if f <= r2:
-            return False
-    return f - gap > r2
+def hull_work(n, d):
+    """Scratch buffers of :func:`_outside_hull` for up to n points in R^d (one set per chain)."""
+    return (np.empty((n, d)), np.empty(d + 2, np.int64), np.empty(d + 2), np.empty(d + 2),
+            np.empty((d + 3, d + 3)), np.empty(d + 3), np.empty(d))
 
 
 @njit(**_JIT)
-def event_hit(code, x, centers, radii, groups, starts, members, scalar, lam, z):
+def _affine_min(q, S, k, a, M, rhs):
+    """a[:k] = the affine weights of the min-norm point of aff{q[S[0]], ..., q[S[k-1]]}.
+
+    Solves [G 1; 1' 0] [a; mu] = [0; 1] with G_ij = <q_Si, q_Sj> by Gaussian elimination with
+    partial pivoting (k <= d + 1, so the system is tiny).
+    """
+    d = q.shape[1]
+    K = k + 1
+    for i in range(k):
+        for j in range(k):
+            acc = 0.0
+            for m in range(d):
+                acc += q[S[i], m] * q[S[j], m]
+            M[i, j] = acc
+        M[i, k] = 1.0
+        M[k, i] = 1.0
+        rhs[i] = 0.0
+    M[k, k] = 0.0
+    rhs[k] = 1.0
+    for c in range(K):
+        piv = c
+        for r in range(c + 1, K):
+            if abs(M[r, c]) > abs(M[piv, c]):
+                piv = r
+        if piv != c:
+            for j in range(K):
+                M[c, j], M[piv, j] = M[piv, j], M[c, j]
+            rhs[c], rhs[piv] = rhs[piv], rhs[c]
+        for r in range(c + 1, K):
+            f = M[r, c] / M[c, c]
+            for j in range(c, K):
+                M[r, j] -= f * M[c, j]
+            rhs[r] -= f * rhs[c]
+    for c in range(K - 1, -1, -1):
+        acc = rhs[c]
+        for j in range(c + 1, K):
+            acc -= M[c, j] * rhs[j]
+        rhs[c] = acc / M[c, c]
+    for i in range(k):
+        a[i] = rhs[i]
+
+
+@njit(**_JIT)
+def _outside_hull(p, pts, members, r2, work):
+    """Is dist(p, conv{pts[j] : j in members})^2 > r2?
+
+    Wolfe's (1976) min-norm-point algorithm on q_j = pts[j] - p: a finite active-set method that
+    keeps a corral S of at most d + 1 affinely independent points and the min-norm point x of
+    conv(q_S); it stops when the Wolfe gap |x|^2 - min_j <x, q_j> is below _HULL_EPS * max |q_j|^2
+    (x is then the projection up to rounding) or when S spans R^d (then p is inside). Exact where
+    Frank-Wolfe-type certificates stall on thin hulls. Since |x|^2 >= dist^2, it answers "inside"
+    as soon as |x|^2 <= r2.
+    """
+    q, S, w, a, M, rhs, x = work
+    m = members.shape[0]
+    d = p.shape[0]
+    scale = 0.0
+    best, jbest = np.inf, 0
+    for r in range(m):
+        acc = 0.0
+        for k in range(d):
+            q[r, k] = pts[members[r], k] - p[k]
+            acc += q[r, k] * q[r, k]
+        scale = max(scale, acc)
+        if acc < best:
+            best, jbest = acc, r
+    if best <= r2:
+        return False
+    S[0] = jbest
+    w[0] = 1.0
+    size = 1
+    for k in range(d):
+        x[k] = q[jbest, k]
+    xx = best
+    for _ in range(_HULL_MAX_ITER):
+        j, lo = -1, np.inf
+        for r in range(m):
+            acc = 0.0
+            for k in range(d):
+                acc += x[k] * q[r, k]
+            if acc < lo:
+                lo, j = acc, r
+        if xx - lo <= _HULL_EPS * scale or size == d + 1:
+            break
+        fresh = True
+        for i in range(size):
+            if S[i] == j:
+                fresh = False
+        if not fresh:  # rounding: the best vertex is already in the corral
+            break
+        S[size] = j
+        w[size] = 0.0
+        size += 1
+        while True:  # minor cycles: move towards the affine minimiser, drop points that hit zero
+            _affine_min(q, S, size, a, M, rhs)
+            interior = True
+            for i in range(size):
+                if a[i] <= _HULL_EPS:
+                    interior = False
+            if interior:
+                for i in range(size):
+                    w[i] = a[i]
+                break
+            theta = 1.0
+            for i in range(size):
+                if a[i] <= _HULL_EPS and w[i] - a[i] > 0.0:
+                    theta = min(theta, w[i] / (w[i] - a[i]))
+            kept = 0
+            for i in range(size):
+                wi = theta * a[i] + (1.0 - theta) * w[i]
+                if wi > _HULL_EPS:
+                    S[kept] = S[i]
+                    w[kept] = wi
+                    kept += 1
+            if kept == 0:  # only through rounding
+                kept = 1
+                w[0] = 1.0
+            size = kept
+            tot = 0.0
+            for i in range(size):
+                tot += w[i]
+            for i in range(size):
+                w[i] /= tot
+            if size == 1:
+                break
+        xx = 0.0
+        for k in range(d):
+            acc = 0.0
+            for i in range(size):
+                acc += w[i] * q[S[i], k]
+            x[k] = acc
+            xx += acc * acc
+        if xx <= r2:
+            return False
+    if size == d + 1:
+        return False
+    return xx > r2
+
+
+@njit(**_JIT)
+def event_hit(code, x, centers, radii, groups, starts, members, scalar, work):
     """Does the configuration x satisfy the stopping event?
 
     LEAVE_BALL: some |x_i - centers_i| > radii_i.  REACH: every |x_i - centers_i| <= radii_i.
@@ -329,7 +414,7 @@ def event_hit(code, x, centers, radii, groups, starts, members, scalar, lam, z):
         for i in range(n):
             g = groups[i]
             own = members[starts[g]:starts[g + 1]]
-            if _outside_hull(x[i], centers, own, radii[i] * radii[i], lam, z):
+            if _outside_hull(x[i], centers, own, radii[i] * radii[i], work):
                 return True
         return False
     if code == COLLAPSE:
@@ -379,8 +464,7 @@ def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps
         w = np.empty(n)
         u = np.empty(n)
         target = np.empty(d)
-        lam = np.empty(n)
-        zbuf = np.empty(d)
+        work = hull_work(n, d)
         cen = _row(centers, c)
         rad = _row(radii, c)
         st = state[c]
@@ -396,7 +480,7 @@ def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps
                 hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, bx, s, target)
             x[:, :] = out
             if ev_code != NO_EVENT and event_hit(ev_code, x, cen, rad, groups, starts, members,
-                                                 ev_scalar, lam, zbuf):
+                                                 ev_scalar, work):
                 steps[c] = t + 1
                 done[c] = True
                 break
@@ -407,8 +491,5 @@ def events_at(X, ev_code, centers, radii, groups, starts, members, ev_scalar, ou
     """out[c] = whether configuration X[c] already satisfies the event (time 0)."""
     C, n, d = X.shape
     for c in prange(C):
-        lam = np.empty(n)
-        zbuf = np.empty(d)
-        cen = _row(centers, c)
-        rad = _row(radii, c)
-        out[c] = event_hit(ev_code, X[c], cen, rad, groups, starts, members, ev_scalar, lam, zbuf)
+        out[c] = event_hit(ev_code, X[c], _row(centers, c), _row(radii, c), groups, starts,
+                           members, ev_scalar, hull_work(n, d))

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .polytope import Polytope, _check_int, _check_real
+from ._validate import integer, real
+from .polytope import Polytope
 
 __all__ = ["near_vertices", "in_cells", "uniform_in", "clusters"]
 
@@ -19,7 +20,7 @@ def _check_polytope(polytope) -> Polytope:
 
 
 def _check_n(n, polytope: Polytope) -> int:
-    n = _check_int("n", n, 1)
+    n = integer("n", n, 1)
     if n < polytope.n_vertices:
         raise ValueError(f"n must be >= the number of vertices {polytope.n_vertices}, got {n!r}")
     return n
@@ -54,7 +55,7 @@ def uniform_in(polytope, n, *, rng=None) -> np.ndarray:
     ((100, 2), True)
     """
     polytope = _check_polytope(polytope)
-    n = _check_int("n", n, 0)
+    n = integer("n", n, 0)
     return polytope._sample_uniform(n, np.random.default_rng(rng))
 
 
@@ -127,12 +128,10 @@ def near_vertices(polytope, n, beta, gamma=None, *, max_tries=100_000, rng=None)
     """
     polytope = _check_polytope(polytope)
     n = _check_n(n, polytope)
-    beta = _check_real("beta", beta, positive=True)
+    beta = real("beta", beta, low=0, low_open=True)
     if gamma is not None:
-        gamma = _check_real("gamma", gamma, positive=True)
-        if gamma > 1:
-            raise ValueError(f"gamma must be in (0, 1], got {gamma!r}")
-    max_tries = _check_int("max_tries", max_tries, 1)
+        gamma = real("gamma", gamma, low=0, high=1, low_open=True)
+    max_tries = integer("max_tries", max_tries, 1)
     gen = np.random.default_rng(rng)
     k = polytope.n_vertices
     eta, delta = beta ** (-1 / 8), beta ** (-1 / 4)

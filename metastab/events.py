@@ -7,13 +7,13 @@ Each spec compiles, for given initial configurations, into the flat arrays of
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from . import _kernels
+from ._validate import real
 
 __all__ = ["LeaveBall", "LeaveHull", "ReachVertices", "Collapse", "event_from_dict"]
 
@@ -31,13 +31,7 @@ class Compiled(NamedTuple):
 
 
 def _radius(value, name: str = "radius") -> float:
-    try:
-        r = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if not (math.isfinite(r) and r > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return r
+    return real(name, value, low=0, low_open=True)
 
 
 def _frozen(a) -> np.ndarray:
@@ -94,8 +88,8 @@ class LeaveBall(_Event):
 @dataclass(frozen=True, eq=False)
 class LeaveHull(_Event):
     """Some token leaves conv{x_j^0 : groups[j] == groups[i]} + B(0, radius): the exit time T2 of
-    [FW] Thm 5.4 (lem. metastab.1). The distance to the group hull is decided exactly, with a
-    Frank-Wolfe duality-gap certificate (``_kernels._outside_hull``).
+    [FW] Thm 5.4 (lem. metastab.1). The distance to the group hull is computed with Wolfe's
+    finite min-norm-point algorithm (``_kernels._outside_hull``), exact up to rounding.
 
     >>> LeaveHull(groups=[0, 1, 0, 1], radius=0.5).radius
     0.5

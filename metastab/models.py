@@ -17,50 +17,36 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernels
+from ._validate import matrix, real
 
 __all__ = ["SoftmaxChain", "SoftmaxFlow", "Hardmax", "step_matrix", "model_from_dict"]
 
 TIE_MODES = ("index", "point")
 
 
-def _matrix(value, name: str) -> np.ndarray | None:
+def _frozen_matrix(value, name: str) -> np.ndarray | None:
     if value is None:
         return None
-    a = np.array(value, dtype=float)
-    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] == 0:
-        raise ValueError(f"{name} must be a square d×d matrix, got shape {a.shape}")
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name} must be finite, got {value!r}")
+    a = matrix(name, value)
     a.setflags(write=False)
     return a
 
 
-def _beta(value) -> float:
-    try:
-        beta = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"beta must be a real number >= 0, got {value!r}") from None
-    if not (math.isfinite(beta) and beta >= 0):
-        raise ValueError(f"beta must be finite and >= 0, got {value!r}")
-    return beta
-
-
-def _check_step(g, name: str = "gamma") -> float:
-    if not (math.isfinite(g) and 0 < g <= 1):
-        raise ValueError(f"{name} must lie in (0, 1], got {g!r}")
-    return float(g)
+def _step(value, name: str = "gamma") -> float:
+    return real(name, value, low=0, high=1, low_open=True)
 
 
 def _gamma(value):
     """Validate gamma: scalar in (0, 1], d×d step matrix, 1-D schedule or callable."""
     if callable(value):
         return value
-    if np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0):
-        try:
-            return _check_step(float(value))
-        except TypeError:
-            raise ValueError(f"gamma must be a number, matrix, schedule or callable, got {value!r}") from None
-    a = np.array(value, dtype=float)
+    if isinstance(value, str) or np.ndim(value) == 0:
+        return _step(value)
+    try:
+        a = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"gamma must be a number, schedule, step matrix or callable, "
+                         f"got {value!r}") from None
     if a.ndim == 1:
         if a.size == 0:
             raise ValueError("gamma schedule must not be empty")
@@ -70,7 +56,7 @@ def _gamma(value):
             raise ValueError(f"gamma schedule must lie in (0, 1], got gamma[{t}] = {a[t]!r}")
         a.setflags(write=False)
         return a
-    return _matrix(a, "gamma (step matrix)")
+    return _frozen_matrix(a, "gamma (step matrix)")
 
 
 def step_matrix(V) -> np.ndarray:
@@ -80,7 +66,7 @@ def step_matrix(V) -> np.ndarray:
     array([[0.33333333, 0.        ],
            [0.        , 0.33333333]])
     """
-    V = _matrix(V, "V")
+    V = matrix("V", V)
     eye = np.eye(V.shape[0])
     try:
         return np.linalg.solve(eye + V, V)
@@ -94,7 +80,7 @@ class _Model:
 
     def _validate(self):
         object.__setattr__(self, "gamma", _gamma(self.gamma))
-        object.__setattr__(self, "B", _matrix(self.B, "B"))
+        object.__setattr__(self, "B", _frozen_matrix(self.B, "B"))
 
     @property
     def has_step_matrix(self) -> bool:
@@ -105,27 +91,22 @@ class _Model:
         return callable(self.gamma) or (isinstance(self.gamma, np.ndarray) and self.gamma.ndim == 1)
 
     def key_query(self, d: int) -> np.ndarray:
-        """B as a d×d float64 array (identity when B is None)."""
-        if self.B is None:
-            return np.eye(d)
-        if self.B.shape != (d, d):
-            raise ValueError(f"B must be {d}×{d} for tokens in R^{d}, got shape {self.B.shape}")
-        return np.ascontiguousarray(self.B)
+        """B as a fresh d×d float64 array (identity when B is None)."""
+        return np.eye(d) if self.B is None else matrix("B", self.B, d)
 
     def step_arrays(self, d: int, t0: int, nsteps: int) -> tuple[np.ndarray, np.ndarray, bool]:
-        """(gammas, P, use_P) for steps t0 .. t0 + nsteps - 1, in the kernels' convention."""
+        """(gammas, P, use_P) for steps t0 .. t0 + nsteps - 1, in the kernels' convention
+        (fresh writeable arrays: read-only ones would make numba compile a second version)."""
         if self.has_step_matrix:
-            if self.gamma.shape != (d, d):
-                raise ValueError(f"gamma (step matrix) must be {d}×{d}, got shape {self.gamma.shape}")
-            return np.ones(1), np.ascontiguousarray(self.gamma), True
+            return np.ones(1), matrix("gamma (step matrix)", self.gamma, d), True
         if callable(self.gamma):
-            gammas = np.array([_check_step(float(self.gamma(t)), f"gamma({t})")
+            gammas = np.array([_step(self.gamma(t), f"gamma({t})")
                                for t in range(t0, t0 + nsteps)])
         elif isinstance(self.gamma, np.ndarray):
             if t0 + nsteps > self.gamma.size:
                 raise ValueError(f"gamma schedule has {self.gamma.size} entries, but "
                                  f"{t0 + nsteps} steps were asked for")
-            gammas = np.ascontiguousarray(self.gamma[t0:t0 + nsteps])
+            gammas = np.array(self.gamma[t0:t0 + nsteps])
         else:
             gammas = np.array([self.gamma])
         return gammas, np.eye(d), False
@@ -161,7 +142,7 @@ class SoftmaxChain(_Model):
     code = _kernels.CHAIN
 
     def __post_init__(self):
-        object.__setattr__(self, "beta", _beta(self.beta))
+        object.__setattr__(self, "beta", real("beta", self.beta, low=0))
         self._validate()
 
 
@@ -181,7 +162,7 @@ class SoftmaxFlow(_Model):
     code = _kernels.FLOW
 
     def __post_init__(self):
-        object.__setattr__(self, "beta", _beta(self.beta))
+        object.__setattr__(self, "beta", real("beta", self.beta, low=0))
         self._validate()
 
 
@@ -211,9 +192,7 @@ class Hardmax(_Model):
     def __post_init__(self):
         if self.ties not in TIE_MODES:
             raise ValueError(f"ties must be one of {TIE_MODES}, got {self.ties!r}")
-        if not (isinstance(self.tol, (int, float)) and math.isfinite(self.tol) and 0 <= self.tol < 1):
-            raise ValueError(f"tol must be a number in [0, 1), got {self.tol!r}")
-        object.__setattr__(self, "tol", float(self.tol))
+        object.__setattr__(self, "tol", real("tol", self.tol, low=0, high=1, high_open=True))
         self._validate()
 
 

@@ -7,7 +7,6 @@ d = 1, collinear points, a single point and any lower-dimensional K are handled 
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -16,6 +15,8 @@ from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
 from scipy.spatial.distance import pdist
 
+from ._validate import integer, matrix, real
+
 __all__ = ["Polytope", "regular_polygon", "random_polygon", "simplex", "cross_polytope", "gaussian"]
 
 # Singular values below this fraction of the largest are treated as flat directions: SVD roundoff
@@ -23,40 +24,12 @@ __all__ = ["Polytope", "regular_polygon", "random_polygon", "simplex", "cross_po
 _RANK_RTOL = 1e-12
 
 
-# --------------------------------------------------------------------------- validation helpers
-
-
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_real(name: str, value, *, positive: bool = False, nonnegative: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if positive and v <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
-    if nonnegative and v < 0:
-        raise ValueError(f"{name} must be >= 0, got {value!r}")
-    return v
+# --------------------------------------------------------------------------- arguments
 
 
 def _check_matrix(B, d: int) -> np.ndarray:
     """Key-query matrix B (d×d, any sign, not assumed symmetric); None means the identity."""
-    if B is None:
-        return np.eye(d)
-    arr = np.asarray(B, dtype=np.float64)
-    if arr.shape != (d, d):
-        raise ValueError(f"B must have shape ({d}, {d}), got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"B must be finite, got {B!r}")
-    return arr
+    return np.eye(d) if B is None else matrix("B", B, d)
 
 
 # --------------------------------------------------------------------------- hull geometry
@@ -222,7 +195,7 @@ class Polytope:
         >>> regular_polygon(6, radius=2.0).is_equinorm()
         True
         """
-        rtol = _check_real("rtol", rtol, nonnegative=True)
+        rtol = real("rtol", rtol, low=0)
         norms = np.linalg.norm(self.vertices, axis=1)
         return bool(norms.max() - norms.min() <= rtol * norms.max())
 
@@ -288,7 +261,7 @@ class Polytope:
         return arr
 
     def _vertex_index(self, a) -> int:
-        a = _check_int("a", a, 0)
+        a = integer("a", a, 0)
         if a >= self.n_vertices:
             raise ValueError(f"a must be a vertex index in [0, {self.n_vertices}), got {a!r}")
         return a
@@ -380,7 +353,7 @@ class Polytope:
         >>> P.contains([[0.5, 0.5], [0.5, 0.6], [2.0, 2.0]]).tolist()
         [True, False, False]
         """
-        tol = _check_real("tol", tol, nonnegative=True)
+        tol = real("tol", tol, low=0)
         slack, off = self._facet_slack(self._points(x))
         return np.all(slack <= tol, axis=-1) & (off <= tol)
 
@@ -421,9 +394,9 @@ class Polytope:
         [False, True]
         """
         a = self._vertex_index(a)
-        eta = _check_real("eta", eta)
-        delta = _check_real("delta", delta, nonnegative=True)
-        tol = _check_real("tol", tol, nonnegative=True)
+        eta = real("eta", eta)
+        delta = real("delta", delta, low=0)
+        tol = real("tol", tol, low=0)
         x = self._points(x)
         if delta > 0 and self._hull.rank < self.dim:
             return np.zeros(x.shape[:-1], dtype=bool)
@@ -446,7 +419,7 @@ class Polytope:
         (0.1768, True)
         """
         a = self._vertex_index(a)
-        eta = _check_real("eta", eta)
+        eta = real("eta", eta)
         h, d = self._hull, self.dim
         G, r = self._dominance(a, eta, 0.0)
         # Variables (z, r). K facets: A z + r <= −b; cone: −<v_a − v_b, z> + r|v_a − v_b| <= −η.
@@ -529,9 +502,9 @@ def regular_polygon(k, radius=1.0, phase=0.0) -> Polytope:
     >>> P.name, round(P.c0, 6), round(1 - math.cos(2 * math.pi / 5), 6)
     ('regular-5', 0.690983, 0.690983)
     """
-    k = _check_int("k", k, 3)
-    radius = _check_real("radius", radius, positive=True)
-    phase = _check_real("phase", phase)
+    k = integer("k", k, 3)
+    radius = real("radius", radius, low=0, low_open=True)
+    phase = real("phase", phase)
     theta = 2 * np.pi * np.arange(k) / k + phase
     return Polytope(radius * np.column_stack([np.cos(theta), np.sin(theta)]), name=f"regular-{k}")
 
@@ -572,8 +545,8 @@ def random_polygon(
     >>> P.n_vertices, len(P.hull_vertices()), P.all_own_cells()
     (6, 6, True)
     """
-    k = _check_int("k", k, 3)
-    max_tries = _check_int("max_tries", max_tries, 1)
+    k = integer("k", k, 3)
+    max_tries = integer("max_tries", max_tries, 1)
     B = _check_matrix(B, 2)
     try:
         lo, hi = (float(v) for v in radial_range)
@@ -613,7 +586,7 @@ def simplex(d) -> Polytope:
     >>> S.vertices.shape, round(S.c0, 12), S.has_acute_cones()
     ((4, 3), 1.333333333333, True)
     """
-    d = _check_int("d", d, 1)
+    d = integer("d", d, 1)
     # Helmert rows: (1, ..., 1, −j, 0, ...)/√(j(j+1)), j = 1..d, orthonormal and ⟂ (1, ..., 1).
     H = np.zeros((d, d + 1))
     for j in range(1, d + 1):
@@ -636,7 +609,7 @@ def cross_polytope(d) -> Polytope:
     >>> cross_polytope(3).vertices.shape
     (6, 3)
     """
-    d = _check_int("d", d, 1)
+    d = integer("d", d, 1)
     return Polytope(np.vstack([np.eye(d), -np.eye(d)]), name=f"cross-{d}")
 
 
@@ -653,7 +626,7 @@ def gaussian(k, d, *, rng=None) -> Polytope:
     >>> P.vertices.shape, P.all_own_cells()
     ((5, 200), True)
     """
-    k = _check_int("k", k, 1)
-    d = _check_int("d", d, 1)
+    k = integer("k", k, 1)
+    d = integer("d", d, 1)
     gen = np.random.default_rng(rng)
     return Polytope(gen.standard_normal((k, d)) / math.sqrt(d), name=f"gaussian-{k}x{d}")

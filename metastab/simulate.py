@@ -18,6 +18,7 @@ from . import _kernels
 from .events import Compiled
 from .models import Hardmax, SoftmaxChain, SoftmaxFlow
 from .results import FirstPassage, Run, provenance
+from ._validate import integer
 from .rng import as_seed
 
 __all__ = ["simulate", "first_passage"]
@@ -27,14 +28,10 @@ _MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax)
 # so that progress reports come often without per-call overhead dominating short steps.
 _FIRST_CALL_STEPS = 16
 _CALL_SECONDS = 0.5
+# Largest |score| bound accepted at time 0 (beta * score differences must stay finite).
+_SCORE_LIMIT = 1e307
 # Largest share of the currently available memory a recorded trajectory may claim.
 _MEMORY_SHARE = 0.5
-
-
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
 
 
 def _initial(x0, chains) -> tuple[np.ndarray, int]:
@@ -50,8 +47,8 @@ def _initial(x0, chains) -> tuple[np.ndarray, int]:
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"x0 must be finite, got x0{list(where)} = {x[where]!r}")
     if x.ndim == 2:
-        return x[None], 1 if chains is None else _positive_int(chains, "chains")
-    if chains is not None and _positive_int(chains, "chains") != x.shape[0]:
+        return x[None], 1 if chains is None else integer("chains", chains, 1)
+    if chains is not None and integer("chains", chains, 1) != x.shape[0]:
         raise ValueError(f"chains={chains} but x0 holds {x.shape[0]} configurations")
     return x, x.shape[0]
 
@@ -118,21 +115,31 @@ def _drive(model, X, state, total: int, compiled: Compiled | None, progress,
         t += k
         if not np.isfinite(X).all():
             c = int(np.flatnonzero(~np.isfinite(X).all(axis=(1, 2)))[0])
-            raise FloatingPointError(f"chain {c} has a non-finite state by step {t} (a step matrix "
-                                     f"can make the hull grow without bound)")
+            raise FloatingPointError(f"chain {c} has a non-finite state by step {t}: scores "
+                                     f"overflowed, or a step matrix grew the hull without bound")
         if on_chunk is not None:
             on_chunk(t)
         report(t, int(done.sum()))
     return steps, done
 
 
+def _check_scores(x, B):
+    """Refuse configurations whose scores |<B x_i, x_j>| could overflow: softmax would then see
+    inf - inf and the step would be silently wrong. Every later state stays in the hull of x0
+    (scalar steps), so the bound at time 0 holds throughout."""
+    size = np.abs(x).max()
+    with np.errstate(over="ignore"):
+        bound = float(size * size * np.abs(B).sum(axis=1).max() * x.shape[2])
+    if not bound < _SCORE_LIMIT:
+        raise ValueError(f"x0 and B give scores up to ~{bound:.3g}, beyond the {_SCORE_LIMIT:.0e} "
+                         f"that float64 softmax handles; rescale x0 or B")
+
+
 def _start(model, x0, chains, rng, first_chain):
     _check_model(model)
     x, C = _initial(x0, chains)
-    if isinstance(first_chain, (bool, np.bool_)) or not isinstance(first_chain, (int, np.integer)) \
-            or first_chain < 0:
-        raise ValueError(f"first_chain must be an integer >= 0, got {first_chain!r}")
-    model.key_query(x.shape[2])  # shape checks before any work
+    first_chain = integer("first_chain", first_chain, 0)
+    _check_scores(x, model.key_query(x.shape[2]))
     seed = as_seed(rng)
     X = np.ascontiguousarray(np.broadcast_to(x, (C,) + x.shape[1:]))
     return x, X.copy(), seed, seed.streams(C, int(first_chain))
@@ -166,11 +173,11 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, prog
     >>> run.final.shape
     (4, 5, 2)
     """
-    steps = _positive_int(steps, "steps")
+    steps = integer("steps", steps, 1)
     x, X, seed, state = _start(model, x0, chains, rng, first_chain)
     snapshots, times = None, None
     if record_every is not None:
-        every = _positive_int(record_every, "record_every")
+        every = integer("record_every", record_every, 1)
         count = steps // every + 1 + (steps % every != 0)
         need = count * X.nbytes
         avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -215,7 +222,7 @@ def first_passage(model, x0, event, *, max_steps, chains=None, rng=None, progres
     >>> fp.steps.shape, fp.censored.dtype
     ((8,), dtype('bool'))
     """
-    max_steps = _positive_int(max_steps, "max_steps")
+    max_steps = integer("max_steps", max_steps, 1)
     if not hasattr(event, "compile"):
         raise TypeError(f"event must be a LeaveBall, LeaveHull, ReachVertices or Collapse, "
                         f"got {event!r}")

@@ -134,7 +134,7 @@ def test_near_vertices_bad_arguments():
         near_vertices(PENTAGON, 10, float("inf"))
     with pytest.raises(ValueError, match=r"gamma must be in \(0, 1\], got 1.5"):
         near_vertices(PENTAGON, 10, 1e4, gamma=1.5)
-    with pytest.raises(ValueError, match="gamma must be > 0"):
+    with pytest.raises(ValueError, match=r"gamma must be in \(0, 1\], got 0.0"):
         near_vertices(PENTAGON, 10, 1e4, gamma=0.0)
     with pytest.raises(ValueError, match="polytope must be a Polytope"):
         near_vertices(PENTAGON.vertices, 10, 1e4)

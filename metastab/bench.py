@@ -1,0 +1,99 @@
+"""Throughput of SA_P: metastab's numba kernels beside a plain vectorised NumPy chain.
+
+Workload W1: the regular pentagon on the unit circle plus 15 interior tokens at 0.5·v_a
+(round robin, :func:`metastab.demo.shrunk`), n = 20, d = 2, β = 20, γ = 0.1, B = I, by default
+2048 chains × 500 steps. The figure of merit is token-steps per second,
+chains × steps × n / wall seconds, best of ``repeat`` timed runs, each after an untimed warm-up
+(which compiles or loads the numba cache).
+
+The NumPy baseline (:func:`numpy_chain`) is a reference for this benchmark only: the same law,
+not the same random numbers, so its paths are not bit-identical to metastab's.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numba
+import numpy as np
+
+from .demo import shrunk
+from .models import SoftmaxChain
+from .polytope import regular_polygon
+from .simulate import simulate
+
+__all__ = ["numpy_chain", "workload_w1", "run_bench", "TARGET_RATIO"]
+
+TARGET_RATIO = 4.0
+W1_BETA = 20.0
+W1_GAMMA = 0.1
+
+
+def workload_w1() -> np.ndarray:
+    """The 20×2 initial configuration of W1 (pentagon vertices, then 15 tokens at 0.5·v_a)."""
+    return shrunk(regular_polygon(5), 20, 0.5)
+
+
+def numpy_chain(x0, beta: float, gamma: float, *, steps: int, chains: int, rng=None) -> np.ndarray:
+    """SA_P for B = I in plain vectorised NumPy; returns the (chains, n, d) final states.
+
+    Per step, for all chains at once: scores s_ij = <x_i, x_j> by einsum, weights
+    exp(β (s_ij − max_k s_ik)), their cumulative sums, one uniform u per token and the inverse-CDF
+    draw j = #{k : cumsum_k < u · total}; then the synchronous move x_i ← x_i + γ (x_j − x_i).
+
+    Examples
+    --------
+    >>> numpy_chain(workload_w1(), 20.0, 0.1, steps=3, chains=2, rng=0).shape
+    (2, 20, 2)
+    """
+    gen = np.random.default_rng(rng)
+    X = np.array(np.broadcast_to(np.asarray(x0, dtype=float), (chains,) + np.shape(x0)))
+    n = X.shape[1]
+    S = np.empty((chains, n, n))  # C-contiguous (einsum alone returns a strided array)
+    for _ in range(steps):
+        np.einsum("cik,cjk->cij", X, X, out=S, optimize=True)
+        S -= S.max(axis=2, keepdims=True)
+        S *= beta
+        np.exp(S, out=S)
+        np.cumsum(S, axis=2, out=S)
+        u = gen.random((chains, n))
+        u *= S[:, :, -1]
+        pick = np.minimum(np.count_nonzero(S < u[:, :, None], axis=2), n - 1)
+        target = np.take_along_axis(X, pick[:, :, None], axis=1)
+        X += gamma * (target - X)
+    return X
+
+
+def _best(fn, repeat: int) -> float:
+    best = np.inf
+    for _ in range(repeat):
+        tic = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - tic)
+    return best
+
+
+def run_bench(*, chains: int = 2048, steps: int = 500, repeat: int = 3, seed: int = 0) -> dict:
+    """Token-steps per second of metastab.simulate and of :func:`numpy_chain` on W1.
+
+    Returns a dict: chains, steps, n, repeat, threads, numba_seconds, numpy_seconds,
+    numba_rate, numpy_rate (token-steps/s), ratio and target.
+    """
+    for name, value in (("chains", chains), ("steps", steps), ("repeat", repeat)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    x0 = workload_w1()
+    model = SoftmaxChain(beta=W1_BETA, gamma=W1_GAMMA)
+    simulate(model, x0, steps=2, chains=2, rng=seed)  # warm-up: compile or load the cache
+    numpy_chain(x0, W1_BETA, W1_GAMMA, steps=2, chains=2, rng=seed)
+    numba_s = _best(lambda: simulate(model, x0, steps=steps, chains=chains, rng=seed), repeat)
+    numpy_s = _best(lambda: numpy_chain(x0, W1_BETA, W1_GAMMA, steps=steps, chains=chains,
+                                        rng=seed), repeat)
+    work = chains * steps * x0.shape[0]
+    return {
+        "chains": chains, "steps": steps, "n": x0.shape[0], "repeat": repeat,
+        "threads": numba.get_num_threads(),
+        "numba_seconds": numba_s, "numpy_seconds": numpy_s,
+        "numba_rate": work / numba_s, "numpy_rate": work / numpy_s,
+        "ratio": numpy_s / numba_s, "target": TARGET_RATIO,
+    }

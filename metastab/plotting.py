@@ -1,0 +1,202 @@
+"""Figures of first-passage statistics: survival curves and the Arrhenius plot.
+
+matplotlib and seaborn are imported inside the functions (never by the core), and figures are
+drawn on the Agg canvas without pyplot, so no global backend state is touched. Every function
+returns the :class:`matplotlib.figure.Figure` and, given ``path``, writes it (format by suffix).
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import stats, theory
+
+__all__ = ["arrhenius_figure", "survival_figure"]
+
+
+def _figure(width=6.0, height=4.2):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.add_subplot()
+
+
+def _save(fig, path):
+    if path is not None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=150)
+    return fig
+
+
+def _groups(data, by):
+    """[(label, sample)] from a FirstPassage, a chain frame (grouped by ``by``) or a dict."""
+    if isinstance(data, dict):
+        return list(data.items())
+    if isinstance(data, pd.DataFrame):
+        if by in data:
+            return [(f"{by} = {v:g}", g) for v, g in data.groupby(by, sort=True)]
+        return [("", data)]
+    if hasattr(data, "steps") and hasattr(data, "censored"):
+        beta = getattr(data, "model", {}).get(by)
+        return [(f"{by} = {beta:g}" if beta is not None else "", data)]
+    raise ValueError(f"data must be a FirstPassage, a DataFrame or a dict, got "
+                     f"{type(data).__name__}")
+
+
+def survival_figure(data, path=None, *, by="beta", law="geometric", confidence_level=0.95,
+                    method="log-log", fitted=True):
+    """Kaplan–Meier survival curves per β on log–log axes, with bands and the fitted law.
+
+    Each curve is Ŝ(t) of :func:`metastab.stats.survival` with its pointwise Greenwood band
+    (``method`` "log-log" or "linear"); dashed, the fitted memoryless law exp(−λ̂t) or
+    (1 − p̂)^t of :func:`metastab.stats.escape_rate`. Groups without events stay at 1 and say so.
+
+    Parameters
+    ----------
+    data : FirstPassage, DataFrame or dict
+        A chain table (columns ``by``, steps, censored; one curve per ``by`` value), one
+        FirstPassage, or a dict label -> FirstPassage / frame.
+    path : str or Path, optional
+    by, law, confidence_level, method, fitted : see above.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> T = np.random.default_rng(0).geometric(0.01, 200)
+    >>> frame = pd.DataFrame({"beta": 1.0, "steps": np.minimum(T, 300), "censored": T > 300})
+    >>> fig = survival_figure(frame)
+    >>> fig.axes[0].get_yscale()
+    'log'
+    """
+    import seaborn as sns
+
+    groups = _groups(data, by)
+    with sns.axes_style("ticks"):
+        fig, ax = _figure()
+    colors = sns.color_palette("viridis", max(len(groups), 1))
+    lowest = 1.0
+    for (label, sample), color in zip(groups, colors):
+        with warnings.catch_warnings():       # the legend states events / chains instead
+            warnings.filterwarnings("ignore", "(no events|no escapes|.* chains are censored)",
+                                    stats.DiagnosticWarning)
+            km = stats.survival(sample)
+            rate = stats.escape_rate(sample, law=law) if km.n_events else None
+        note = f"{km.n_events}/{km.chains} escaped"
+        keep = (km.time > 0) & (km.probability > 0)
+        t, S = km.time[keep], km.probability[keep]
+        low, high = (b[keep] for b in km.confidence_interval(confidence_level, method))
+        start = min(t[0], 1.0) if t.size else 1.0
+        ax.step(np.r_[start, t], np.r_[1.0, S], where="post", color=color,
+                label=f"{label}  ({note})".strip())
+        ax.fill_between(t, np.where(np.isnan(low), 0, low), np.where(np.isnan(high), 1, high),
+                        step="post", color=color, alpha=0.2, linewidth=0)
+        if S.size:
+            lowest = min(lowest, S.min())
+        if fitted and rate is not None:
+            grid = np.geomspace(max(start, 1.0), max(km.time.max(), 2.0), 200)
+            ax.plot(grid, rate.survival_function(grid), "--", color=color, linewidth=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(max(lowest / 3, 1e-6), 1.05)
+    ax.set_xlabel("steps t")
+    ax.set_ylabel("P[T > t]")
+    ax.set_title(f"Kaplan–Meier, {confidence_level:.0%} {method} bands; dashed: {law} fit",
+                 fontsize="medium")
+    if any(label for label, _ in groups):
+        ax.legend(fontsize="small", frameon=False)
+    return _save(fig, path)
+
+
+def _fits(frame_or_fits, x, law, confidence_level):
+    if isinstance(frame_or_fits, stats.ScalingFit):
+        return frame_or_fits.per_beta, frame_or_fits
+    if isinstance(frame_or_fits, tuple) and len(frame_or_fits) == 2:
+        return frame_or_fits
+    if isinstance(frame_or_fits, pd.DataFrame):
+        fit = stats.fit_scaling(frame_or_fits, x=x, law=law, confidence_level=confidence_level)
+        return fit.per_beta, fit
+    raise ValueError("frame_or_fits must be a chain DataFrame, a ScalingFit or the (per_beta, "
+                     f"fit) pair of fit_report, got {type(frame_or_fits).__name__}")
+
+
+def arrhenius_figure(frame_or_fits, path=None, bound=None, *, x="beta", law="geometric",
+                     confidence_level=0.95):
+    """Arrhenius plot: mean escape time against β (log axis), the fitted law and the bound.
+
+    Points: E[T] = exposure/events per β with exact intervals (a β without events is drawn as
+    its one-sided lower bound, ▲). Line and band: the maximum-likelihood law
+    log E[T] = a + b·β of :func:`metastab.stats.fit_scaling` with its pointwise Wald band.
+    Dashed black: the Thm 5.4 lower bound of :func:`metastab.theory.exit_time_bound`.
+
+    Parameters
+    ----------
+    frame_or_fits : DataFrame, ScalingFit or (per_beta, ScalingFit)
+        A chain table (fitted here with ``x``, ``law``, ``confidence_level``), a fit, or the
+        pair returned by :func:`metastab.stats.fit_report`.
+    path : str or Path, optional
+    bound : dict or callable, optional
+        Keyword arguments of :func:`metastab.theory.exit_time_bound` (c0, eps, gamma, n, ...),
+        or a function β -> log lower bound on E[T].
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> beta = np.repeat([1.0, 2.0, 3.0], 100)
+    >>> T = np.random.default_rng(0).geometric(np.exp(-1.0 - 1.5 * beta))
+    >>> frame = pd.DataFrame({"beta": beta, "steps": np.minimum(T, 100), "censored": T > 100})
+    >>> fig = arrhenius_figure(frame, bound=dict(c0=1.0, eps=0.2, gamma=0.1, n=4))
+    >>> len(fig.axes[0].get_lines()) >= 2
+    True
+    """
+    import seaborn as sns
+
+    per, fit = _fits(frame_or_fits, x, law, confidence_level)
+    with sns.axes_style("ticks"):
+        fig, ax = _figure()
+    blue, orange = sns.color_palette("colorblind", 2)
+    xs = per[fit.x].to_numpy(np.float64)
+    one = per["one_sided"].to_numpy(bool)
+    mean, lo, hi = (per[c].to_numpy(np.float64) for c in ("mean", "mean_low", "mean_high"))
+    ax.errorbar(xs[~one], mean[~one], yerr=[mean[~one] - lo[~one], hi[~one] - mean[~one]],
+                fmt="o", color=blue, capsize=3, label=f"E[T] ({fit.confidence_level:.0%} CI)")
+    if one.any():
+        ax.plot(xs[one], lo[one], "^", color=blue, label="no escapes: lower bound")
+    grid = np.linspace(xs.min(), xs.max(), 200)
+    if grid[0] == grid[-1]:
+        grid = grid[[0]]
+    band_lo, band_hi = fit.band(grid)
+    b_lo, b_hi = fit.confidence_interval("slope")
+    ax.plot(grid, np.exp(fit.log_mean(grid)), color=orange,
+            label=f"fit: b = {fit.slope:.3g} [{b_lo:.3g}, {b_hi:.3g}]")
+    ax.fill_between(grid, np.exp(band_lo), np.exp(band_hi), color=orange, alpha=0.25,
+                    linewidth=0)
+    if bound is not None:
+        if callable(bound):
+            log_bound, label = np.asarray(bound(grid), dtype=np.float64), "theory bound"
+        elif isinstance(bound, dict):
+            log_bound = theory.exit_time_bound(grid, **bound)
+            slope = theory.metastability_exponent(bound["c0"], bound["eps"], bound["gamma"])
+            label = f"Thm 5.4 bound (slope {slope:.3g})"
+        else:
+            raise ValueError(f"bound must be a dict or a callable, got {type(bound).__name__}")
+        ax.plot(grid, np.exp(log_bound), "--", color="black", label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel("β" if fit.x == "beta" else fit.x)
+    ax.set_ylabel(f"mean escape time E[T] ({fit.law} law)")
+    ax.set_title(f"log E[T] = a + b·{'β' if fit.x == 'beta' else fit.x}: deviance "
+                 f"{fit.deviance:.3g} on {fit.df} df", fontsize="medium")
+    ax.legend(fontsize="small", frameon=False)
+    return _save(fig, path)

@@ -1,0 +1,12 @@
+"""``python -m metastab.sweep CONFIG --out DIR``: the sweep command without the ``metastab`` CLI."""
+
+import sys
+
+from .command import main
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"metastab sweep: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,180 @@
+"""Chunks: a range of chains of one grid point, run as a pure function, stored as one parquet file.
+
+A chunk is (point, first_chain, chains); thanks to the per-chain streams its rows depend only on
+the point's model, x0, event, max_steps and seed, and on the chain indices, so a chunk can run on
+any machine, in any order, any number of times, and always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numba
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..events import event_from_dict
+from ..models import model_from_dict
+from ..rng import Seed
+from ..simulate import first_passage
+from .config import Point
+
+__all__ = ["ChunkTask", "ChunkResult", "run_chunk", "chunk_name", "final_chunks", "schema",
+           "chunk_table", "write_atomic", "file_digest"]
+
+# One chunk at a time per process: each chunk already uses the process's numba threads, and
+# numba's workqueue threading layer must not be entered by two Python threads at once.
+_KERNEL_LOCK = threading.Lock()
+_ARROW_TYPES = {bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.string()}
+_CHAIN_COLUMNS = [("chain", pa.int64()), ("steps", pa.int64()), ("censored", pa.bool_())]
+TEMP_PREFIX = ".tmp-"  # pyarrow's dataset reader skips names starting with "." or "_"
+
+
+def chunk_name(point: int, first_chain: int) -> str:
+    """The parquet file of a chunk; zero padding keeps (point, chain) order in a listing."""
+    return f"p{point:06d}-c{first_chain:010d}.parquet"
+
+
+def final_chunks(escapes: dict[int, int], n_chunks: int, target: int | None) -> int | None:
+    """How many chunks a point keeps, or None while undecided.
+
+    Without a target, all ``n_chunks``. With a target of K escapes, the shortest prefix of
+    chunks 0..m whose escapes add up to K (all of 0..m done), else all ``n_chunks``: a pure
+    function of the chunks' (deterministic) escape counts, so the kept chunks do not depend on
+    the order in which chunks finished, on how many ran ahead, or on interruptions.
+
+    >>> final_chunks({0: 3, 1: 4}, 10, 5), final_chunks({0: 3, 2: 4}, 10, 5)
+    (2, None)
+    """
+    if target is None:
+        return n_chunks if len(escapes) == n_chunks else None
+    total = 0
+    for j in range(n_chunks):
+        if j not in escapes:
+            return None
+        total += escapes[j]
+        if total >= target:
+            return j + 1
+    return n_chunks
+
+
+@dataclass(frozen=True, eq=False)
+class ChunkTask:
+    """Everything a worker needs to run one chunk, as plain data (dicts, ints, one array)."""
+
+    point: int
+    index: int
+    first_chain: int
+    chains: int
+    model: dict
+    event: dict
+    x0: np.ndarray = field(repr=False)
+    max_steps: int
+    seed: dict
+    threads: int | None = None
+
+    @classmethod
+    def of(cls, point: Point, j: int, threads: int | None = None) -> "ChunkTask":
+        first, chains = point.chunk_range(j)
+        return cls(point.index, j, first, chains, point.model.to_dict(), point.event.to_dict(),
+                   point.x0, point.max_steps, point.seed.to_dict(), threads)
+
+    @property
+    def name(self) -> str:
+        return chunk_name(self.point, self.first_chain)
+
+
+@dataclass(frozen=True, eq=False)
+class ChunkResult:
+    """A chunk's per-chain outcome, and where and how fast it ran (provenance)."""
+
+    steps: np.ndarray = field(repr=False)
+    censored: np.ndarray = field(repr=False)
+    wall_seconds: float
+    threads: int
+    host: str
+    pid: int
+
+    @property
+    def escapes(self) -> int:
+        return int((~self.censored).sum())
+
+
+def run_chunk(task: ChunkTask) -> ChunkResult:
+    """Run the chains ``first_chain .. first_chain + chains - 1`` of one point.
+
+    Uses ``task.threads`` numba threads when given (restored afterwards), else the current
+    setting; chunks in one process run one at a time.
+    """
+    model = model_from_dict(task.model)
+    event = event_from_dict(task.event)
+    with _KERNEL_LOCK:
+        before = numba.get_num_threads()
+        if task.threads is not None:
+            numba.set_num_threads(min(task.threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            tic = time.perf_counter()
+            fp = first_passage(model, task.x0, event, max_steps=task.max_steps, chains=task.chains,
+                               rng=Seed.from_dict(task.seed), first_chain=task.first_chain)
+            wall = time.perf_counter() - tic
+            threads = numba.get_num_threads()
+        finally:
+            numba.set_num_threads(before)
+    return ChunkResult(fp.steps, fp.censored, wall, threads, socket.gethostname(), os.getpid())
+
+
+def schema(point: Point) -> pa.Schema:
+    """Arrow schema of a point's rows: point, chain, steps, censored, then its constants."""
+    fields = [pa.field("point", pa.int64()), *(pa.field(n, t) for n, t in _CHAIN_COLUMNS)]
+    fields += [pa.field(name, _ARROW_TYPES[type(value)])
+               for name, value in point.columns.items() if name != "point"]
+    return pa.schema(fields)
+
+
+def chunk_table(point: Point, task: ChunkTask, result: ChunkResult) -> pa.Table:
+    """The rows of a chunk: one per chain, with the point's constant columns."""
+    n = task.chains
+    if result.steps.shape != (n,) or result.censored.shape != (n,):
+        raise ValueError(f"chunk {task.name}: expected {n} chains, got {result.steps.shape}")
+    columns = {"point": np.full(n, point.index, np.int64),
+               "chain": np.arange(task.first_chain, task.first_chain + n, dtype=np.int64),
+               "steps": result.steps.astype(np.int64), "censored": result.censored.astype(bool)}
+    columns.update({k: [v] * n for k, v in point.columns.items() if k != "point"})
+    return pa.table(columns, schema=schema(point))
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(table: pa.Table, path: Path) -> tuple[str, int]:
+    """Write ``table`` to ``path`` through a temporary file and a rename; (sha256, bytes).
+
+    A reader (or a resume after kill -9) sees either no file or the whole file.
+    """
+    tmp = path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{path.name}")
+    pq.write_table(table, tmp)
+    with open(tmp, "rb+") as fh:
+        digest = hashlib.sha256(fh.read()).hexdigest()
+        size = fh.tell()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+    return digest, size
+
+
+def file_digest(path: Path) -> tuple[str, int]:
+    """(sha256, bytes) of a file."""
+    data = path.read_bytes()
+    return hashlib.sha256(data).hexdigest(), len(data)

@@ -1,0 +1,69 @@
+"""``metastab sweep``: run, resume or inspect a sweep from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .driver import run_sweep
+from .store import SweepError, format_status, status
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="metastab sweep",
+        description="Run a parameter sweep declared in a TOML file, in resumable chunks: the same "
+                    "command resumes an interrupted sweep (finished chunks are verified and kept).")
+    parser.add_argument("config", nargs="?", help="the sweep's TOML file")
+    parser.add_argument("--out", metavar="DIR", help="output directory (resumed if it holds "
+                        "this sweep)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDR", help="run the chunks on this "
+                       "dask.distributed scheduler (tcp://HOST:PORT or a scheduler file)")
+    where.add_argument("--cluster", metavar="local:N", help="start a local Dask cluster of N "
+                       "worker processes on 127.0.0.1 for this run")
+    parser.add_argument("--status", metavar="DIR", help="report the progress of the sweep in DIR "
+                        "(running or interrupted) and exit")
+    parser.add_argument("--new", action="store_true", help="if DIR holds a sweep (or other "
+                        "files), start a new directory DIR-1, DIR-2, ... beside it")
+    parser.add_argument("--threads", type=int, metavar="N", help="numba threads per chunk")
+    parser.add_argument("--retries", type=int, default=2, metavar="N",
+                        help="retries of a failing chunk before it is reported (default 2)")
+    parser.add_argument("--progress", action="store_true", help="show a progress line on stderr")
+    return parser
+
+
+def main(argv=None) -> int:
+    """Entry point of ``metastab sweep``; returns the exit status.
+
+    Bad input raises ValueError or FileNotFoundError with a one-line message; chunks that still
+    fail after their retries (or a sweep already running in DIR) print the reason and return 1.
+    """
+    args = _parser().parse_args(argv)
+    if args.status is not None:
+        if args.config is not None or args.out is not None:
+            raise ValueError("--status DIR takes no CONFIG and no --out")
+        print(format_status(status(args.status)))
+        return 0
+    if args.config is None or args.out is None:
+        raise ValueError("give a CONFIG and --out DIR (or --status DIR)")
+    try:
+        summary = run_sweep(args.config, args.out, scheduler=args.scheduler, cluster=args.cluster,
+                            threads=args.threads, retries=args.retries, new=args.new,
+                            progress=args.progress)
+    except ModuleNotFoundError as exc:
+        raise ValueError(str(exc)) from None
+    except SweepError as exc:
+        print(f"metastab sweep: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nmetastab sweep: interrupted; the finished chunks are saved: run the same "
+              "command to resume", file=sys.stderr)
+        return 130
+    print(f"{summary.out}: {summary.points} points, {summary.chains} chains, {summary.escapes} "
+          f"escapes in {summary.chunks} chunks ({summary.chunks_run} run, {summary.chunks_reused} "
+          f"reused) in {summary.wall_seconds:.1f} s on {summary.backend}; rows in "
+          f"{summary.out / 'results'}")
+    return 0

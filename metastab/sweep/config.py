@@ -1,0 +1,467 @@
+"""Sweep configurations: a TOML file (or a dict of the same shape) expanded into grid points.
+
+A sweep has six tables: ``[model]``, ``[polytope]``, ``[initial]`` and ``[event]`` (each with a
+``kind`` and that kind's parameters), ``[grid]`` (every list is an axis) and ``[run]``::
+
+    [model]
+    kind = "softmax-chain"     # also "softmax-flow", "hardmax"
+    gamma = 0.1
+    [grid]                     # every list is an axis of the grid
+    beta = [4.0, 6.0, 8.0]     # a bare name is the model's, or that of the one table taking it;
+                               # else write the table: event.radius = [0.2, 0.3]
+    [polytope]
+    kind = "regular"           # also "simplex", "cross-polytope", "random-polygon", "gaussian",
+    k = 5                      #      "vertices"
+    [initial]
+    kind = "near-vertices"     # also "in-cells", "uniform", "clusters"
+    n = 10
+    [event]
+    kind = "leave-ball"        # also "leave-hull", "reach-vertices", "collapse"
+    radius = 0.3
+    [run]
+    chains = 2000              # per point; with `escapes`, the cap
+    chunk = 250                # chains per task (and per parquet file)
+    max_steps = 100000
+    seed = 1                   # root seed, required
+    escapes = 200              # optional: stop adding chunks once 200 chains escaped
+
+The points are the Cartesian product of the axes in the order written (the last axis varies
+fastest). Point p's chains use the streams of ``Seed(seed, spawn_key=(p,))``; its initial
+configuration is drawn from ``SeedSequence(seed, spawn_key=(p, 0))``, or from
+``SeedSequence(initial.seed)`` when ``[initial]`` sets ``seed`` (then points that share the
+initial parameters share x0). Unknown keys are refused, so a typo never passes silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from .._validate import integer, real
+from ..configs import clusters, in_cells, near_vertices, uniform_in
+from ..events import Collapse, LeaveBall, LeaveHull, ReachVertices
+from ..models import model_from_dict
+from ..polytope import cross_polytope, gaussian, random_polygon, regular_polygon, simplex
+from ..polytope import Polytope
+from ..results import _scalar_params
+from ..rng import Seed
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = ["Sweep", "Point", "FORMAT"]
+
+FORMAT = 1  # version of the normalised config (part of the hash)
+SECTIONS = ("model", "polytope", "initial", "event")
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class _Param:
+    """A parameter's type (float, int, bool, str, floats, ints, groups) and default."""
+
+    type: str
+    default: object = _REQUIRED
+
+
+def _p(type_: str, default=_REQUIRED) -> _Param:
+    return _Param(type_, default)
+
+
+_MODEL_COMMON = {"gamma": _p("floats", 0.1), "B": _p("floats", None)}
+PARAMS = {
+    "model": {
+        "softmax-chain": {"beta": _p("float"), **_MODEL_COMMON},
+        "softmax-flow": {"beta": _p("float"), **_MODEL_COMMON},
+        "hardmax": {**_MODEL_COMMON, "ties": _p("str", "index"), "tol": _p("float", 1e-12)},
+    },
+    "polytope": {
+        "regular": {"k": _p("int"), "radius": _p("float", 1.0), "phase": _p("float", 0.0)},
+        "simplex": {"d": _p("int")},
+        "cross-polytope": {"d": _p("int")},
+        "random-polygon": {"k": _p("int"), "equal_norm": _p("bool", False),
+                           "seed": _p("int", None)},
+        "gaussian": {"k": _p("int"), "d": _p("int"), "seed": _p("int", None)},
+        "vertices": {"vertices": _p("floats")},
+    },
+    "initial": {
+        "near-vertices": {"n": _p("int"), "beta": _p("float", None),
+                          "max_tries": _p("int", 100_000), "seed": _p("int", None)},
+        "in-cells": {"n": _p("int"), "seed": _p("int", None)},
+        "uniform": {"n": _p("int"), "seed": _p("int", None)},
+        "clusters": {"multiplicities": _p("ints")},
+    },
+    "event": {
+        "leave-ball": {"radius": _p("float")},
+        "leave-hull": {"radius": _p("float"), "groups": _p("groups", "cells")},
+        "reach-vertices": {"radius": _p("float"), "vertex_radius": _p("float", None)},
+        "collapse": {"diameter": _p("float")},
+    },
+}
+RUN = {"chains": _p("int"), "chunk": _p("int", 250), "max_steps": _p("int"), "seed": _p("int"),
+       "escapes": _p("int", None)}
+
+
+# --------------------------------------------------------------------------- value checks
+
+
+def _floats(where: str, value):
+    """A number, or a (nested) list of numbers, with every number as a float."""
+    if isinstance(value, list):
+        if not value:
+            raise ValueError(f"{where} must not be an empty list")
+        return [_floats(where, v) for v in value]
+    return real(where, value)
+
+
+def _check(where: str, param: _Param, value):
+    """``value`` normalised to ``param.type`` (ints stay ints, numbers become floats)."""
+    if param.type == "float":
+        return real(where, value)
+    if param.type == "floats":
+        return _floats(where, value)
+    if param.type == "int":
+        return integer(where, value)
+    if param.type == "ints" or (param.type == "groups" and value != "cells"):
+        if not isinstance(value, list) or not value:
+            raise ValueError(f"{where} must be a non-empty list of integers, got {value!r}")
+        return [integer(where, v) for v in value]
+    if param.type == "groups":
+        return value
+    expected = {"bool": bool, "str": str}[param.type]
+    if not isinstance(value, expected):
+        raise ValueError(f"{where} must be a {param.type}, got {value!r}")
+    return value
+
+
+def _table(data: dict, name: str) -> dict:
+    table = data.get(name)
+    if not isinstance(table, dict):
+        raise ValueError(f"the config needs a [{name}] table")
+    return table
+
+
+def _kind(section: str, table: dict) -> str:
+    kinds = PARAMS[section]
+    kind = table.get("kind")
+    if kind not in kinds:
+        raise ValueError(f"[{section}] kind must be one of {sorted(kinds)}, got {kind!r}")
+    return kind
+
+
+def _grid_axes(grid: dict, kinds: dict) -> list[tuple[str, str, list]]:
+    """(section, key, values) per axis, in the order written. A bare key names the model's
+    parameter if the model takes it, else that of the one table whose kind takes it;
+    ``section.key`` (a TOML dotted key) names the table."""
+    axes = []
+    for name, value in grid.items():
+        if isinstance(value, dict):
+            if name not in SECTIONS:
+                raise ValueError(f"[grid] {name}.* must name a table among {SECTIONS}")
+            axes += [(name, key, values) for key, values in value.items()]
+            continue
+        owners = [s for s in SECTIONS if name in PARAMS[s][kinds[s]]]
+        if "model" in owners:  # beta is the model's (near-vertices follows it by default)
+            owners = ["model"]
+        if not owners:
+            raise ValueError(f"[grid] axis {name!r} is not a parameter of "
+                             + ", ".join(f"{s} {kinds[s]!r}" for s in SECTIONS))
+        if len(owners) > 1:
+            raise ValueError(f"[grid] axis {name!r} is ambiguous ({' and '.join(owners)} take it): "
+                             f"write {owners[0]}.{name} or {owners[1]}.{name}")
+        axes.append((owners[0], name, value))
+    out, seen = [], set()
+    for section, key, values in axes:
+        where = f"[grid] {section}.{key}"
+        if key == "kind":
+            raise ValueError(f"{where}: the kind cannot be a grid axis (write one sweep per kind)")
+        if key not in PARAMS[section][kinds[section]]:
+            raise ValueError(f"{where}: {section} {kinds[section]!r} takes "
+                             f"{sorted(PARAMS[section][kinds[section]])}, not {key!r}")
+        if (section, key) in seen:
+            raise ValueError(f"{where} is given twice")
+        seen.add((section, key))
+        if not isinstance(values, list) or not values:
+            raise ValueError(f"{where} must be a non-empty list of values, got {values!r}")
+        param = PARAMS[section][kinds[section]][key]
+        values = [_check(f"{where}[{i}]", param, v) for i, v in enumerate(values)]
+        dumped = [json.dumps(v) for v in values]
+        if len(set(dumped)) != len(dumped):
+            raise ValueError(f"{where} repeats a value: {values!r}")
+        out.append((section, key, values))
+    return out
+
+
+def normalise(data: dict) -> dict:
+    """The canonical form of a config: every table checked, defaults filled in, numbers typed.
+
+    Two configs with equal canonical forms describe the same sweep (same points, seeds and
+    chunks); the hash of this form is what an output directory is bound to.
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"a sweep config must be a table, got {type(data).__name__}")
+    if "format" in data:  # an already normalised config (a manifest's), grid as [name, values]
+        if data["format"] != FORMAT:
+            raise ValueError(f"config format {data['format']!r} is not {FORMAT}")
+        data = {k: v for k, v in data.items() if k != "format"}
+        grid = {}
+        for name, values in data.get("grid", []):
+            section, key = name.split(".", 1)
+            grid.setdefault(section, {})[key] = values
+        data["grid"] = grid
+    unknown = set(data) - {*SECTIONS, "grid", "run"}
+    if unknown:
+        raise ValueError(f"unknown table(s) {sorted(unknown)}; a sweep has "
+                         f"{[*SECTIONS, 'grid', 'run']}")
+    tables = {s: _table(data, s) for s in SECTIONS}
+    kinds = {s: _kind(s, tables[s]) for s in SECTIONS}
+    grid = data.get("grid", {})
+    if not isinstance(grid, dict):
+        raise ValueError("[grid] must be a table of axes")
+    axes = _grid_axes(grid, kinds)
+    on_grid = {(s, k) for s, k, _ in axes}
+    out = {"format": FORMAT}
+    for s in SECTIONS:
+        params = PARAMS[s][kinds[s]]
+        unknown = set(tables[s]) - set(params) - {"kind"}
+        if unknown:
+            raise ValueError(f"[{s}] {kinds[s]!r} takes {sorted(params)}; unknown key(s) "
+                             f"{sorted(unknown)}")
+        section = {"kind": kinds[s]}
+        for key, param in params.items():
+            if (s, key) in on_grid:
+                if key in tables[s]:
+                    raise ValueError(f"{s}.{key} is set both in [{s}] and as a [grid] axis")
+                continue
+            if key in tables[s] and not (tables[s][key] is None and param.default is None):
+                section[key] = _check(f"[{s}] {key}", param, tables[s][key])
+            elif param.default is _REQUIRED:
+                raise ValueError(f"[{s}] {kinds[s]!r} needs {key!r} (in [{s}] or as a [grid] axis)")
+            else:
+                section[key] = param.default
+        out[s] = section
+    out["grid"] = [[f"{s}.{k}", values] for s, k, values in axes]
+    run = _table(data, "run")
+    unknown = set(run) - set(RUN)
+    if unknown:
+        raise ValueError(f"[run] takes {sorted(RUN)}; unknown key(s) {sorted(unknown)}")
+    out["run"] = {}
+    for key, param in RUN.items():
+        if key in run and not (run[key] is None and param.default is None):
+            value = _check(f"[run] {key}", param, run[key])
+            if value < (0 if key == "seed" else 1):
+                raise ValueError(f"[run] {key} must be >= {0 if key == 'seed' else 1}, got {value}")
+            out["run"][key] = value
+        elif param.default is _REQUIRED:
+            raise ValueError(f"[run] needs {key!r}" + (" (a sweep must be reproducible)"
+                                                      if key == "seed" else ""))
+        else:
+            out["run"][key] = param.default
+    return out
+
+
+def config_hash(config: dict) -> str:
+    """SHA-256 of the canonical JSON of a normalised config."""
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------- points
+
+
+@dataclass(frozen=True, eq=False)
+class Point:
+    """One grid point: everything a chunk of its chains needs, built and validated.
+
+    ``seed`` roots the chains' streams (chain k depends only on it and k); ``x0`` is shared by
+    every chain of the point; ``columns`` are the constant columns of its rows.
+    """
+
+    index: int
+    params: dict
+    model: object
+    polytope: Polytope = field(repr=False)
+    x0: np.ndarray = field(repr=False)
+    event: object = field(repr=False)
+    seed: Seed
+    initial_seed: dict | None
+    chains: int
+    chunk: int
+    max_steps: int
+    escapes: int | None
+    columns: dict = field(repr=False)
+
+    @property
+    def n_chunks(self) -> int:
+        """Chunks that cover ``chains`` (with ``escapes``, the most that may be run)."""
+        return -(-self.chains // self.chunk)
+
+    def chunk_range(self, j: int) -> tuple[int, int]:
+        """(first_chain, chains) of chunk j."""
+        first = j * self.chunk
+        return first, min(self.chunk, self.chains - first)
+
+    def to_dict(self) -> dict:
+        """Plain-JSON description (for the manifest and the provenance sidecar)."""
+        return {"point": self.index, "params": self.params, "seed": self.seed.to_dict(),
+                "initial_seed": self.initial_seed, "chains": self.chains,
+                "escapes": self.escapes, "n": int(self.x0.shape[0]), "d": int(self.x0.shape[1])}
+
+
+def _polytope(spec: dict, root: int) -> Polytope:
+    kind = spec["kind"]
+    if kind == "regular":
+        return regular_polygon(spec["k"], spec["radius"], spec["phase"])
+    if kind == "simplex":
+        return simplex(spec["d"])
+    if kind == "cross-polytope":
+        return cross_polytope(spec["d"])
+    seed = root if spec.get("seed") is None else spec["seed"]
+    if kind == "random-polygon":
+        return random_polygon(spec["k"], equal_norm=spec["equal_norm"], rng=seed)
+    if kind == "gaussian":
+        return gaussian(spec["k"], spec["d"], rng=seed)
+    return Polytope(spec["vertices"], name="vertices")
+
+
+def _initial(spec: dict, polytope: Polytope, model, seq: np.random.SeedSequence) -> np.ndarray:
+    kind = spec["kind"]
+    if kind == "clusters":
+        return clusters(polytope.vertices, spec["multiplicities"])
+    if kind == "in-cells":
+        return in_cells(polytope, spec["n"], rng=seq)
+    if kind == "uniform":
+        return uniform_in(polytope, spec["n"], rng=seq)
+    beta = spec["beta"] if spec["beta"] is not None else model.beta
+    if not math.isfinite(beta):
+        raise ValueError("near-vertices needs a finite beta: set [initial] beta for this model")
+    gamma = model.gamma if isinstance(model.gamma, float) else None
+    return near_vertices(polytope, spec["n"], beta, gamma, max_tries=spec["max_tries"], rng=seq)
+
+
+def _event(spec: dict, polytope: Polytope, model, x0: np.ndarray):
+    kind = spec["kind"]
+    if kind == "leave-ball":
+        return LeaveBall(spec["radius"])
+    if kind == "leave-hull":
+        groups = spec["groups"]
+        if groups == "cells":
+            groups = polytope.assign(x0, model.key_query(x0.shape[1]))
+        return LeaveHull(np.asarray(groups, dtype=np.int64), spec["radius"])
+    if kind == "reach-vertices":
+        return ReachVertices(polytope.vertices, spec["radius"], spec["vertex_radius"])
+    return Collapse(spec["diameter"])
+
+
+def _prefixed(prefix: str, spec: dict) -> dict:
+    return {f"{prefix}_{k}": v for k, v in spec.items()
+            if isinstance(v, (bool, int, float, str))}
+
+
+def _build_point(config: dict, index: int, values: tuple) -> Point:
+    run = config["run"]
+    params = {name: value for (name, _), value in zip(config["grid"], values)}
+    specs = {s: dict(config[s]) for s in SECTIONS}
+    for name, value in params.items():
+        section, key = name.split(".", 1)
+        specs[section][key] = value
+    model = model_from_dict({k: v for k, v in specs["model"].items()
+                             if not (k == "B" and v is None)})
+    polytope = _polytope(specs["polytope"], run["seed"])
+    if specs["initial"].get("seed") is not None:
+        seq = np.random.SeedSequence(specs["initial"]["seed"])
+    else:
+        seq = np.random.SeedSequence(run["seed"], spawn_key=(index, 0))
+    x0 = _initial(specs["initial"], polytope, model, seq)
+    x0.setflags(write=False)
+    event = _event(specs["event"], polytope, model, x0)
+    event.compile(x0[None], model.key_query(x0.shape[1]))  # shape checks now, not on a worker
+    columns = {"point": index, **_scalar_params(model.to_dict(), event.to_dict()),
+               "max_steps": run["max_steps"], **_prefixed("polytope", specs["polytope"]),
+               **_prefixed("initial", specs["initial"])}
+    columns["initial_n"] = int(x0.shape[0])
+    uses_seq = specs["initial"]["kind"] != "clusters"
+    initial_seed = ({"entropy": str(seq.entropy), "spawn_key": list(seq.spawn_key)}
+                    if uses_seq else None)
+    return Point(index=index, params=params, model=model, polytope=polytope, x0=x0, event=event,
+                 seed=Seed(run["seed"], (index,)), initial_seed=initial_seed,
+                 chains=run["chains"], chunk=min(run["chunk"], run["chains"]),
+                 max_steps=run["max_steps"], escapes=run["escapes"], columns=columns)
+
+
+@dataclass(frozen=True, eq=False)
+class Sweep:
+    """A parameter grid with a number of chains (or a target number of escapes) per point.
+
+    Build it with :meth:`from_toml` or :meth:`from_dict` (same shape as the TOML file; see the
+    module docstring). Construction validates every point (models, polytopes, initial
+    configurations, events), so a bad value is reported before any work starts.
+
+    Examples
+    --------
+    >>> sweep = Sweep.from_dict({
+    ...     "model": {"kind": "softmax-chain", "gamma": 0.1}, "grid": {"beta": [2.0, 3.0]},
+    ...     "polytope": {"kind": "regular", "k": 3}, "initial": {"kind": "in-cells", "n": 6},
+    ...     "event": {"kind": "leave-ball", "radius": 0.3},
+    ...     "run": {"chains": 100, "chunk": 40, "max_steps": 1000, "seed": 1}})
+    >>> len(sweep.points), sweep.points[1].params, sweep.points[1].n_chunks
+    (2, {'model.beta': 3.0}, 3)
+    """
+
+    config: dict
+    source: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "config", normalise(self.config))
+        self.points  # noqa: B018 - build and validate every point now
+
+    @classmethod
+    def from_dict(cls, data: dict, source: str = "") -> "Sweep":
+        return cls(data, source)
+
+    @classmethod
+    def from_toml(cls, path) -> "Sweep":
+        """Read a sweep from a TOML file (errors name the file)."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no such sweep config: {str(path)!r}")
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path}: not valid TOML: {exc}") from None
+        try:
+            return cls(data, str(path))
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+
+    @cached_property
+    def hash(self) -> str:
+        """SHA-256 of the canonical config: an output directory is bound to it."""
+        return config_hash(self.config)
+
+    @cached_property
+    def points(self) -> tuple[Point, ...]:
+        axes = [values for _, values in self.config["grid"]]
+        points = []
+        for index, values in enumerate(itertools.product(*axes)):
+            try:
+                points.append(_build_point(self.config, index, values))
+            except (ValueError, TypeError) as exc:
+                where = ", ".join(f"{n}={v!r}" for (n, _), v in zip(self.config["grid"], values))
+                raise ValueError(f"point {index} ({where or 'no grid'}): {exc}") from None
+        first = list(points[0].columns)
+        for p in points[1:]:
+            if list(p.columns) != first:
+                raise ValueError(f"point {p.index} has columns {list(p.columns)}, point 0 has "
+                                 f"{first}: every point of a sweep must have the same columns")
+        return tuple(points)

@@ -1,0 +1,414 @@
+"""Run a sweep: plan chunks, hand them to an executor, stream results to disk, resume.
+
+The driver is the only writer of the output directory. For each finished chunk it writes the
+parquet file (temporary file + rename) and then appends a journal record; a resume trusts only
+chunks with both (see :mod:`.store`), so an interruption at any instant loses at most the chunks
+in flight and never duplicates one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numba
+import pandas as pd
+
+from ..results import provenance, sidecar
+from .chunks import ChunkTask, chunk_table, final_chunks, write_atomic
+from .config import Sweep
+from .executors import DaskExecutor, Embedded, parse_cluster
+from .store import (RESULTS, Journal, SweepError, locked, prepare, read_manifest, recover,
+                    write_json)
+
+__all__ = ["run_sweep", "read_sweep", "SweepSummary", "SweepProgress"]
+
+_SHOW_EVERY = 0.25  # seconds between updates of the progress line
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """Where a running sweep stands; passed to a ``progress`` callback after every chunk."""
+
+    points: int
+    points_done: int
+    chunks_done: int
+    chunks_planned: int  # with an escape target: an estimate for the undecided points
+    chains_done: int
+    escapes: int
+    elapsed: float
+    remaining: float  # seconds, estimated from this run's pace (nan before the first chunk)
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """What a call to :func:`run_sweep` did."""
+
+    out: Path
+    points: int
+    chunks: int
+    chains: int
+    escapes: int
+    chunks_run: int  # in this call
+    chunks_reused: int  # found done and intact
+    chunks_discarded: int  # run ahead past an escape target, not kept
+    damaged: tuple[str, ...]  # found damaged on resume, recomputed
+    failed: dict = field(default_factory=dict)  # chunk -> error, after retries
+    wall_seconds: float = 0.0
+    backend: str = "embedded"
+
+    @property
+    def complete(self) -> bool:
+        return not self.failed
+
+
+class _Plan:
+    """Which chunks each point keeps and needs, given those done, in flight and failed.
+
+    Chunks of a point are submitted in increasing order and at most once per run (a failed
+    chunk waits for the next run), so a pointer per point and a cursor over the points make
+    ``next`` cheap.
+    """
+
+    def __init__(self, sweep: Sweep, done: dict):
+        self.points = sweep.points
+        self.escapes = {p.index: {} for p in self.points}  # point -> {j: escapes} of kept chunks
+        self.chains = dict.fromkeys(range(len(self.points)), 0)  # chains in kept chunks
+        self.flying = {p.index: set() for p in self.points}  # point -> chunks in flight
+        self.in_flight = 0
+        self.failed = {}  # (point, j) -> (chunk name, error text)
+        self.decided = {}  # point -> chunks kept, once known (it never changes afterwards)
+        self.pointer = dict.fromkeys(range(len(self.points)), 0)  # lowest chunk not yet submitted
+        self.cursor = 0  # every point before it has all its chunks submitted or is decided
+        for (p, j), record in sorted(done.items()):
+            self.add(p, j, record["escapes"], record["chains"])
+
+    def add(self, p: int, j: int, escapes: int, chains: int) -> None:
+        self.escapes[p][j] = escapes
+        self.chains[p] += chains
+        if p not in self.decided:
+            point = self.points[p]
+            final = final_chunks(self.escapes[p], point.n_chunks, point.escapes)
+            if final is not None:
+                self.decided[p] = final
+
+    def drop(self, p: int, j: int, chains: int) -> None:
+        del self.escapes[p][j]
+        self.chains[p] -= chains
+
+    def final(self, p: int) -> int | None:
+        return self.decided.get(p)
+
+    def wanted(self, p: int, window: int) -> int:
+        """Chunks of point p worth having in flight: all that remain without a target; with one,
+        enough to reach it at the escape rate seen so far (one before any data), at most
+        ``window``. Chunks run ahead this way are discarded if the target is met before them."""
+        point = self.points[p]
+        if point.escapes is None:
+            return point.n_chunks
+        seen = sum(self.escapes[p].values())
+        if seen >= point.escapes:
+            return 0  # only gaps below the target remain, and they are already in flight
+        if self.chains[p] == 0:
+            return 1
+        rate = max(seen, 1) / self.chains[p]
+        return min(window, math.ceil((point.escapes - seen) / (rate * point.chunk)))
+
+    def _unsubmitted(self, p: int) -> int:
+        j, done = self.pointer[p], self.escapes[p]
+        while j in done:
+            j += 1
+        self.pointer[p] = j
+        return j
+
+    def next(self, window: int) -> tuple[int, int] | None:
+        """The next chunk to submit, lowest point first and lowest chunk first; it is then
+        counted as in flight."""
+        for p in range(self.cursor, len(self.points)):
+            j = self._unsubmitted(p)
+            if p in self.decided or j >= self.points[p].n_chunks:
+                if p == self.cursor:
+                    self.cursor += 1
+                continue
+            if len(self.flying[p]) < self.wanted(p, window):
+                self.flying[p].add(j)
+                self.in_flight += 1
+                self.pointer[p] = j + 1
+                return p, j
+        return None
+
+    def landed(self, p: int, j: int) -> None:
+        """Chunk j of point p is no longer in flight (finished, failed or cancelled)."""
+        self.flying[p].remove(j)
+        self.in_flight -= 1
+
+    def planned(self) -> int:
+        """Chunks the sweep will keep: exact for decided and fixed-size points, estimated for
+        points with an escape target."""
+        total = 0
+        for point in self.points:
+            p = point.index
+            if p in self.decided:
+                total += self.decided[p]
+            elif point.escapes is None:
+                total += point.n_chunks
+            else:
+                total += min(point.n_chunks,
+                             len(self.escapes[p]) + max(1, self.wanted(p, point.n_chunks)))
+        return total
+
+
+class _Reporter:
+    """Progress after every finished chunk: a callback, or a line on stderr (throttled)."""
+
+    def __init__(self, progress, plan: _Plan):
+        self.callback = progress if callable(progress) else None
+        self.show = progress is True
+        self.plan = plan
+        self.start = time.perf_counter()
+        self.ran = 0
+        self.shown = -_SHOW_EVERY
+
+    def chunk_done(self) -> None:
+        self.ran += 1
+        self.report()
+
+    def report(self, last: bool = False) -> None:
+        elapsed = time.perf_counter() - self.start
+        if self.callback is None and not (
+                self.show and (last or elapsed - self.shown >= _SHOW_EVERY)):
+            return
+        self.shown = elapsed
+        plan = self.plan
+        done = sum(len(e) for e in plan.escapes.values())
+        planned = plan.planned()
+        state = SweepProgress(
+            points=len(plan.points), points_done=len(plan.decided), chunks_done=done,
+            chunks_planned=planned, chains_done=sum(plan.chains.values()),
+            escapes=sum(sum(e.values()) for e in plan.escapes.values()), elapsed=elapsed,
+            remaining=elapsed / self.ran * (planned - done) if self.ran else math.nan)
+        if self.callback is not None:
+            self.callback(state)
+            return
+        sys.stderr.write(f"\rpoints {state.points_done}/{state.points}  chunks {done}/{planned}  "
+                         f"chains {state.chains_done}  escapes {state.escapes}  "
+                         f"{elapsed:7.1f}s elapsed, ~{state.remaining:7.1f}s left "
+                         + ("\n" if last else ""))
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.show:
+            self.report(last=True)
+
+
+def _check_backend(scheduler, cluster, threads, retries) -> int | None:
+    """Validate the backend options before any file is touched; the local cluster size."""
+    def positive(value, minimum=1):
+        return not isinstance(value, bool) and isinstance(value, int) and value >= minimum
+
+    if scheduler is not None and cluster is not None:
+        raise ValueError("give --scheduler or --cluster, not both")
+    if threads is not None and not positive(threads):
+        raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+    if not positive(retries, 0):
+        raise ValueError(f"retries must be an integer >= 0, got {retries!r}")
+    if scheduler is None and cluster is None and threads is not None \
+            and threads > numba.config.NUMBA_NUM_THREADS:
+        raise ValueError(f"threads={threads} is more than the {numba.config.NUMBA_NUM_THREADS} "
+                         f"numba threads of this machine (NUMBA_NUM_THREADS)")
+    if cluster is None or positive(cluster):
+        return cluster
+    return parse_cluster(cluster)
+
+
+def _executor(scheduler, cluster, threads, retries, key_prefix):
+    if scheduler is None and cluster is None:
+        return Embedded(threads=threads, retries=retries)
+    return DaskExecutor(scheduler=scheduler, cluster=cluster, threads=threads, retries=retries,
+                        key_prefix=key_prefix)
+
+
+def run_sweep(sweep, out, *, scheduler: str | None = None, cluster=None,
+              threads: int | None = None, retries: int = 2, new: bool = False,
+              progress: bool | Callable[[SweepProgress], None] = False) -> SweepSummary:
+    """Run (or resume) ``sweep`` into the directory ``out``.
+
+    Parameters
+    ----------
+    sweep : Sweep, or the path of a TOML config
+    out : path
+        Output directory: ``out/results/`` becomes a parquet dataset with one row per chain
+        (``pandas.read_parquet(out / "results")``), ``out/results.json`` its provenance. A
+        directory holding this sweep is resumed (finished chunks are verified and kept); one
+        holding another config is refused unless ``new`` (see :func:`.store.prepare`).
+    scheduler : str, optional
+        A dask.distributed scheduler address or scheduler file: run the chunks there.
+    cluster : "local:N" or int, optional
+        Start a local Dask cluster of N worker processes on 127.0.0.1 for this run (from a
+        script, call this under ``if __name__ == "__main__":``: the workers are spawned).
+    threads : int, optional
+        numba threads per chunk (embedded: default numba's setting; Dask: see
+        :class:`.executors.DaskExecutor`).
+    retries : int
+        How often a failing chunk is retried before it is reported.
+    progress : bool or callable(SweepProgress)
+        A progress line on stderr, or a callback after every chunk.
+
+    Returns
+    -------
+    SweepSummary
+
+    Raises
+    ------
+    SweepError
+        If chunks still fail after ``retries`` (the others are finished and kept; the error
+        carries the summary), or another process runs the sweep in ``out``.
+
+    Examples
+    --------
+    >>> summary = run_sweep("studies/sweeps/example.toml", "data/sweeps/example")  # doctest: +SKIP
+    """
+    cluster = _check_backend(scheduler, cluster, threads, retries)
+    if not isinstance(sweep, Sweep):
+        sweep = Sweep.from_toml(sweep)
+    tic = time.perf_counter()
+    out = prepare(out, sweep, new)
+    with locked(out):
+        done, damaged = recover(out, sweep)
+        journal = Journal(out)
+        plan = _Plan(sweep, done)
+        discarded = _discard_excess(plan, out, journal, None)
+        reused = sum(len(e) for e in plan.escapes.values())
+        reporter = _Reporter(progress, plan)
+        executor = _executor(scheduler, cluster, threads, retries, f"metastab-{sweep.hash[:16]}")
+        try:
+            discarded += _drive(plan, executor, out, journal, reporter)
+        finally:
+            executor.close()
+            reporter.close()
+        summary = _summary(plan, out, reused, discarded, damaged, time.perf_counter() - tic,
+                           executor.name)
+        if plan.failed:
+            raise SweepError(f"{len(plan.failed)} chunk(s) failed after {retries} retries; the "
+                             f"rest is saved, run again to retry: "
+                             + "; ".join(f"{k}: {v}" for k, v in summary.failed.items()), summary)
+        write_json(sidecar(out / RESULTS), _sidecar(sweep, plan, summary))
+    return summary
+
+
+def _drive(plan: _Plan, executor, out: Path, journal: Journal, reporter: _Reporter) -> int:
+    """Keep the executor fed until every point is decided (or blocked by failures)."""
+    discarded = 0
+    while True:
+        while plan.in_flight < executor.window and (nxt := plan.next(executor.window)):
+            executor.submit(ChunkTask.of(plan.points[nxt[0]], nxt[1]))
+        if plan.in_flight == 0:
+            return discarded
+        task, result, error = executor.next_done()
+        p, j = task.point, task.index
+        plan.landed(p, j)
+        point = plan.points[p]
+        if error is not None:
+            text = "".join(traceback.format_exception_only(type(error), error)).strip()
+            plan.failed[(p, j)] = (task.name, text)
+            journal.append(_record(task, "failed", error=text))
+            continue
+        final = plan.final(p)
+        if final is not None and j >= final:
+            discarded += 1  # ran ahead of an escape target that is now met
+            continue
+        digest, size = write_atomic(chunk_table(point, task, result), out / RESULTS / task.name)
+        journal.append(_record(task, "done", result=result, sha256=digest, size=size))
+        plan.add(p, j, result.escapes, task.chains)
+        if plan.final(p) is not None:
+            discarded += _discard_excess(plan, out, journal, executor, p)
+        reporter.chunk_done()
+
+
+def _discard_excess(plan: _Plan, out: Path, journal: Journal, executor, only: int | None = None
+                    ) -> int:
+    """Drop chunks past a met escape target: cancel those in flight, delete those written."""
+    count = 0
+    for point in plan.points if only is None else [plan.points[only]]:
+        p = point.index
+        final = plan.final(p)
+        if final is None:
+            continue
+        for j in [j for j in plan.flying[p] if j >= final]:
+            executor.cancel(ChunkTask.of(point, j))
+            plan.landed(p, j)
+        for j in [j for j in plan.escapes[p] if j >= final]:
+            task = ChunkTask.of(point, j)
+            journal.append(_record(task, "discarded"))
+            (out / RESULTS / task.name).unlink(missing_ok=True)
+            plan.drop(p, j, task.chains)
+            count += 1
+    return count
+
+
+def _record(task: ChunkTask, status: str, *, result=None, sha256=None, size=None, error=None):
+    record = {"chunk": task.name, "status": status, "point": task.point, "index": task.index,
+              "first_chain": task.first_chain, "chains": task.chains, "time": time.time()}
+    if result is not None:
+        record.update(escapes=result.escapes, sha256=sha256, bytes=size,
+                      wall_seconds=round(result.wall_seconds, 6), threads=result.threads,
+                      host=result.host, pid=result.pid)
+    if error is not None:
+        record["error"] = error
+    return record
+
+
+def _summary(plan: _Plan, out, reused, discarded, damaged, wall, backend) -> SweepSummary:
+    return SweepSummary(
+        out=out, points=len(plan.points), chunks=sum(len(e) for e in plan.escapes.values()),
+        chains=sum(plan.chains.values()),
+        escapes=sum(sum(e.values()) for e in plan.escapes.values()),
+        chunks_run=sum(len(e) for e in plan.escapes.values()) - reused,
+        chunks_reused=reused, chunks_discarded=discarded, damaged=tuple(damaged),
+        failed=dict(plan.failed.values()),
+        wall_seconds=wall, backend=backend)
+
+
+def _sidecar(sweep: Sweep, plan: _Plan, summary: SweepSummary) -> dict:
+    points = []
+    for point in sweep.points:
+        p = point.index
+        points.append({**point.to_dict(), "chunks": len(plan.escapes[p]),
+                       "chains_run": plan.chains[p],
+                       "escapes_observed": sum(plan.escapes[p].values())})
+    return {"kind": "sweep", "config_hash": sweep.hash, "config": sweep.config,
+            "source": sweep.source, "rows": summary.chains, "escapes": summary.escapes,
+            "points": points,
+            "provenance": provenance(backend=summary.backend,
+                                     wall_seconds=round(summary.wall_seconds, 3),
+                                     chunks_run=summary.chunks_run,
+                                     chunks_reused=summary.chunks_reused)}
+
+
+def read_sweep(out, *, partial: bool = False) -> tuple[pd.DataFrame, dict]:
+    """The rows of a sweep (one per chain, sorted by point and chain) and its provenance.
+
+    A sweep that has not finished is refused unless ``partial`` (then the metadata is the
+    manifest's, and points may have fewer chains than planned).
+    """
+    out = Path(out)
+    manifest = read_manifest(out)
+    side = sidecar(out / RESULTS)
+    if side.is_file():
+        meta = json.loads(side.read_text())
+    elif partial:
+        meta = manifest
+    else:
+        raise ValueError(f"the sweep in {out} is not complete: resume it, or read it with "
+                         f"partial=True")
+    files = sorted((out / RESULTS).glob("*.parquet"))
+    if not files:
+        return pd.DataFrame(), meta
+    frame = pd.read_parquet(out / RESULTS)
+    return frame.sort_values(["point", "chain"], ignore_index=True), meta

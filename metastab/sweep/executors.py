@@ -1,0 +1,160 @@
+"""Where chunks run: in this process (embedded, the default) or on a dask.distributed cluster.
+
+Both expose the same small interface to the driver: ``window`` (how many chunks may be in
+flight), ``submit(task)``, ``cancel(task)``, ``next_done() -> (task, result, error)`` and
+``close()``. A chunk that raises is retried ``retries`` times; the last error is returned, never
+swallowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections import deque
+from pathlib import Path
+
+from .chunks import ChunkResult, ChunkTask, run_chunk
+
+__all__ = ["Embedded", "DaskExecutor", "parse_cluster"]
+
+_CONNECT_TIMEOUT = "30s"
+_WINDOW_REFRESH = 5.0  # seconds between looks at the number of Dask worker threads
+
+
+class Embedded:
+    """Chunks run one after another in this process; each uses the kernels' own thread
+    parallelism (``threads`` numba threads, default numba's setting). No scheduler to start."""
+
+    name = "embedded"
+    window = 1
+
+    def __init__(self, threads: int | None = None, retries: int = 2):
+        self.threads, self.retries = threads, retries
+        self.pending: deque[ChunkTask] = deque()
+
+    def submit(self, task: ChunkTask) -> None:
+        self.pending.append(dataclasses.replace(task, threads=self.threads))
+
+    def cancel(self, task: ChunkTask) -> None:
+        self.pending = deque(t for t in self.pending if t.name != task.name)
+
+    def next_done(self) -> tuple[ChunkTask, ChunkResult | None, BaseException | None]:
+        task = self.pending.popleft()
+        for attempt in range(self.retries + 1):
+            try:
+                return task, run_chunk(task), None
+            except Exception as exc:  # reported by the driver with the chunk's name
+                error = exc
+        return task, None, error
+
+    def close(self) -> None:
+        self.pending.clear()
+
+
+def _run_on_worker(task: ChunkTask) -> ChunkResult:
+    """Run a chunk on a Dask worker with as many numba threads as the worker has Dask threads
+    (unless the task says otherwise): chunks in one worker process run one at a time."""
+    if task.threads is None:
+        from distributed import get_worker
+
+        task = dataclasses.replace(task, threads=get_worker().state.nthreads)
+    return run_chunk(task)
+
+
+def parse_cluster(spec: str) -> int:
+    """``local:N`` -> N (the number of local worker processes)."""
+    kind, _, count = str(spec).partition(":")
+    if kind != "local" or not count.isdigit() or int(count) < 1:
+        raise ValueError(f"--cluster must be local:N with N >= 1 workers, got {spec!r}")
+    return int(count)
+
+
+def _import_distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise ModuleNotFoundError("the Dask backend needs dask.distributed: "
+                                  "pip install 'metastab[dask]'") from None
+    return distributed
+
+
+class DaskExecutor:
+    """Chunks as futures on a dask.distributed cluster, gathered with ``as_completed``.
+
+    ``scheduler`` is an address (``tcp://HOST:PORT``) or a scheduler file; ``cluster=N`` starts a
+    local cluster of N single-threaded worker processes bound to 127.0.0.1 with no dashboard,
+    each chunk using ``threads`` numba threads (default: the cores divided among the workers).
+    On an external cluster a chunk uses ``threads`` numba threads, default the worker's number
+    of Dask threads; chunks in one worker process run one at a time, so start workers with
+    ``--nthreads`` = the cores each may use. Every task carries its point's seed and a key
+    naming the sweep and the chunk, and is retried ``retries`` times (a killed worker's tasks
+    are rescheduled by Dask).
+    """
+
+    def __init__(self, *, scheduler: str | None = None, cluster: int | None = None,
+                 threads: int | None = None, retries: int = 2, key_prefix: str = "metastab"):
+        distributed = _import_distributed()
+        self.cluster = None
+        if cluster is not None:
+            self.name = f"dask local:{cluster}"
+            if threads is None:
+                threads = max(1, (os.cpu_count() or 1) // cluster)
+            self.cluster = distributed.LocalCluster(
+                n_workers=cluster, threads_per_worker=1, processes=True, host="127.0.0.1",
+                dashboard_address=None)
+            self.client = distributed.Client(self.cluster)
+        else:
+            self.name = f"dask {scheduler}"
+            try:
+                if Path(scheduler).is_file():
+                    self.client = distributed.Client(scheduler_file=scheduler,
+                                                     timeout=_CONNECT_TIMEOUT)
+                else:
+                    self.client = distributed.Client(scheduler, timeout=_CONNECT_TIMEOUT)
+            except (OSError, TimeoutError) as exc:
+                raise ValueError(f"cannot reach the Dask scheduler at {scheduler!r}: "
+                                 f"{exc}") from None
+        self.threads, self.retries, self.prefix = threads, retries, key_prefix
+        self.futures = {}
+        self.done = distributed.as_completed()
+        self._window, self._window_at = 1, -_WINDOW_REFRESH
+
+    @property
+    def window(self) -> int:
+        """Twice the cluster's worker threads (at least 2), so that no worker waits for work."""
+        now = time.monotonic()
+        if now - self._window_at > _WINDOW_REFRESH:
+            self._window = max(2, 2 * sum(self.client.nthreads().values()))
+            self._window_at = now
+        return self._window
+
+    def key(self, task: ChunkTask) -> str:
+        return f"{self.prefix}-{task.name.removesuffix('.parquet')}"
+
+    def submit(self, task: ChunkTask) -> None:
+        task = dataclasses.replace(task, threads=self.threads)
+        future = self.client.submit(_run_on_worker, task, key=self.key(task), retries=self.retries)
+        self.futures[future.key] = (task, future)
+        self.done.add(future)
+
+    def cancel(self, task: ChunkTask) -> None:
+        entry = self.futures.pop(self.key(task), None)
+        if entry is not None:
+            entry[1].cancel()
+
+    def next_done(self) -> tuple[ChunkTask, ChunkResult | None, BaseException | None]:
+        for future in self.done:
+            entry = self.futures.pop(future.key, None)
+            if entry is None or future.cancelled():
+                continue  # cancelled by the driver
+            try:
+                return entry[0], future.result(), None
+            except Exception as exc:  # the task's own error, or KilledWorker
+                return entry[0], None, exc
+        raise RuntimeError("next_done() called with no chunk in flight")
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()

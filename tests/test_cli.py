@@ -1,0 +1,212 @@
+"""The ``metastab`` command, run in-process: outputs, sidecars, reproducibility, user errors."""
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import metastab
+from metastab.bench import numpy_chain, workload_w1
+from metastab.cli import main
+from metastab.results import read_table
+
+
+def run(capsys, *argv):
+    """main(argv) -> (exit status, stdout, stderr)."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+PASSAGE = ("passage", "--chains", "16", "--max-steps", "400", "--seed", "5")
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_passage_writes_a_tidy_table_and_sidecar(capsys, tmp_path, suffix):
+    path = tmp_path / f"sub/fp{suffix}"
+    code, out, err = run(capsys, *PASSAGE, "--beta", "4", "8", "--out", str(path))
+    assert code == 0 and err == ""
+    frame, meta = read_table(path)
+    assert len(frame) == 2 * 16
+    assert sorted(frame["beta"].unique()) == [4.0, 8.0]
+    assert frame.groupby("beta")["chain"].apply(list).map(lambda c: c == list(range(16))).all()
+    assert {"steps", "censored", "event_radius", "max_steps"} <= set(frame.columns)
+    assert meta["kind"] == "first-passage" and len(meta["runs"]) == 2
+    assert meta["command"].startswith("metastab passage")
+    assert meta["runs"][0]["seed"]["entropy"] == "5"
+    assert meta["polytope"]["name"] == "regular-5"
+    assert np.array(meta["x0"]).shape == (2, 20, 2)  # one initial configuration per beta
+    assert json.loads((tmp_path / f"sub/fp{suffix}.json").read_text()) == meta
+    assert "beta" in out and "mean_T" in out and f"wrote {path}" in out
+
+
+def test_simulate_records_every_k_steps(capsys, tmp_path):
+    path = tmp_path / "run.csv"
+    code, out, _ = run(capsys, "simulate", "--chains", "3", "--steps", "25", "--record-every", "10",
+                       "--seed", "1", "--out", str(path))
+    assert code == 0
+    frame, meta = read_table(path)
+    assert sorted(frame["step"].unique()) == [0, 10, 20, 25]
+    assert len(frame) == 3 * 4 * 20
+    assert meta["kind"] == "run" and meta["runs"][0]["steps"] == 25
+    start = frame[(frame.step == 0) & (frame.chain == 0)][["x0", "x1"]].to_numpy()
+    vertices = metastab.regular_polygon(5).vertices
+    np.testing.assert_allclose(start[:5], vertices)
+    np.testing.assert_allclose(start[5:], 0.5 * vertices[np.arange(15) % 5])
+    assert "states_kept" in out
+
+
+def test_same_seed_same_table_on_any_thread_count(capsys, tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    assert run(capsys, *PASSAGE, "--out", str(a))[0] == 0
+    assert run(capsys, *PASSAGE, "--threads", "1", "--out", str(b))[0] == 0
+    pd.testing.assert_frame_equal(pd.read_csv(a), pd.read_csv(b))
+
+
+def test_missing_seed_prints_the_entropy_that_repeats_the_run(capsys, tmp_path):
+    code, out, _ = run(capsys, "passage", "--chains", "8", "--max-steps", "300",
+                       "--out", str(tmp_path / "a.csv"))
+    assert code == 0
+    entropy = re.search(r"--seed (\d+) repeats it", out).group(1)
+    assert re.search(rf"^seed {entropy}\b", out, re.M)
+    code, _, _ = run(capsys, "passage", "--chains", "8", "--max-steps", "300", "--seed", entropy,
+                     "--out", str(tmp_path / "b.csv"))
+    assert code == 0
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv"))
+
+
+@pytest.mark.parametrize("argv", [
+    ("--model", "hardmax", "--ties", "point", "--event", "reach-vertices",
+     "--event-radius", "0.05"),
+    ("--model", "softmax-flow", "--beta", "2", "--event", "collapse", "--diameter", "0.5"),
+    ("--event", "leave-ball", "--polytope", "simplex:3", "--init", "in-cells", "--n", "9"),
+    ("--init", "near-vertices", "--beta", "1e6", "--event", "reach-vertices",
+     "--event-radius", "0.2", "--vertex-radius", "0.01"),
+    ("--polytope", "random:6:equinorm", "--radius", "2", "--first-chain", "7"),
+    ("--polytope", "gaussian:4:3", "--init-seed", "3"),
+    ("--polytope", "cross:2", "--init", "shrunk:0.3"),
+])
+def test_passage_combinations_run(capsys, argv):
+    code, out, err = run(capsys, *PASSAGE, *argv)
+    assert (code, err) == (0, ""), err
+    assert "censored" in out
+
+
+def test_initial_configuration_from_a_file(capsys, tmp_path):
+    x0 = 0.3 * metastab.regular_polygon(4).vertices
+    np.save(tmp_path / "x0.npy", x0)
+    path = tmp_path / "run.parquet"
+    code, _, err = run(capsys, "simulate", "--polytope", "regular:4", "--init",
+                       f"file:{tmp_path / 'x0.npy'}", "--steps", "1", "--record-every", "1",
+                       "--chains", "2", "--seed", "0", "--out", str(path))
+    assert code == 0, err
+    frame, _ = read_table(path)
+    first = frame[(frame.step == 0) & (frame.chain == 1)][["x0", "x1"]].to_numpy()
+    np.testing.assert_array_equal(first, x0)
+
+
+# --------------------------------------------------------------------------- user errors
+
+
+@pytest.mark.parametrize("argv, words", [
+    (("--beta", "-1"), ["beta", "-1.0"]),
+    (("--gamma", "2"), ["gamma", "2.0"]),
+    (("--chains", "0"), ["chains", "0"]),
+    (("--polytope", "dodecahedron:3"), ["polytope", "'dodecahedron:3'"]),
+    (("--polytope", "regular:x"), ["polytope", "'x'"]),
+    (("--event", "teleport"), ["event", "'teleport'"]),
+    (("--out", "table.txt"), ["out", "'table.txt'"]),
+    (("--init", "file:no/such/file.npy"), ["init", "no/such/file.npy"]),
+    (("--init", "shrunk:3"), ["shrink factor", "3.0"]),
+    (("--init", "sideways"), ["init", "'sideways'"]),
+    (("--event-radius", "-0.5"), ["event-radius", "-0.5"]),
+    (("--event", "collapse"), ["diameter"]),
+    (("--seed", "-4"), ["seed", "-4"]),
+    (("--threads", "0"), ["threads", "0"]),
+    (("--max-steps", "0"), ["max_steps", "0"]),
+    (("--n", "3"), ["n must", "3"]),
+    (("--ties", "point"), ["ties"]),
+])
+def test_bad_input_exits_2_with_one_line(capsys, argv, words):
+    code, out, err = run(capsys, *PASSAGE, *argv)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("metastab: error: "), err
+    assert all(w in lines[0] for w in words), lines[0]
+    assert "Traceback" not in err
+
+
+def test_library_memory_error_is_one_line(capsys):
+    code, _, err = run(capsys, "simulate", "--chains", str(10**12), "--steps", "1")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "allocate" in err
+
+
+@pytest.mark.parametrize("argv", [("passage", "--beta", "abc"), ("simulate", "--steps", "1.5"),
+                                  ("fly",), ()])
+def test_argparse_errors_exit_2(capsys, argv):
+    assert run(capsys, *argv)[0] == 2
+
+
+def test_version(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out.strip() == f"metastab {metastab.__version__}"
+
+
+def test_thread_count_is_restored(capsys):
+    import numba
+
+    before = numba.get_num_threads()
+    assert run(capsys, *PASSAGE, "--threads", "1")[0] == 0
+    assert numba.get_num_threads() == before
+
+
+# --------------------------------------------------------------------------- demo and bench
+
+
+def test_demo_escapes_at_every_beta_and_the_mean_grows(capsys, tmp_path):
+    path = tmp_path / "demo.csv"
+    code, out, err = run(capsys, "demo", "--out", str(path))
+    assert code == 0 and err == ""
+    table, meta = read_table(path)
+    assert table["beta"].tolist() == [7.0, 10.0, 13.0, 16.0]
+    assert (table["escapes"] > 0).all() and (table["chains"] == 300).all()
+    assert np.all(np.diff(table["mean_escape"]) > 0)
+    assert table["mean_escape"].iloc[-1] > 30 * table["mean_escape"].iloc[0]
+    assert meta["seed"]["entropy"] == "20250601"
+    assert "seed 20250601" in out and "mean_escape" in out
+
+
+def test_demo_is_reproducible(capsys):
+    argv = ("demo", "--chains", "20", "--beta", "6", "9", "--max-steps", "500")
+    first = run(capsys, *argv)[1]
+    second = run(capsys, *argv, "--threads", "1")[1]
+    strip = lambda text: [line.rsplit(maxsplit=1)[0] for line in text.splitlines()]  # noqa: E731
+    assert strip(first) == strip(second)  # all but the wall-time column
+
+
+def test_bench_runs_and_prints_a_ratio(capsys):
+    code, out, _ = run(capsys, "bench", "--chains", "8", "--steps", "3", "--repeat", "1",
+                       "--threads", "1")
+    assert code == 0
+    assert "ratio" in out and "token-steps/s" in out and "threads 1" in out
+
+
+def test_bench_rejects_bad_sizes(capsys):
+    code, _, err = run(capsys, "bench", "--repeat", "0")
+    assert code == 2 and "repeat" in err and len(err.strip().splitlines()) == 1
+
+
+def test_numpy_baseline_is_a_convex_step():
+    """The benchmark's NumPy chain moves tokens to convex combinations: they stay in the hull."""
+    X = numpy_chain(workload_w1(), 20.0, 0.1, steps=50, chains=32, rng=0)
+    assert X.shape == (32, 20, 2) and np.isfinite(X).all()
+    assert metastab.regular_polygon(5).contains(X.reshape(-1, 2), tol=1e-9).all()
+    assert not np.allclose(X[0], workload_w1())  # negative control: it did move

@@ -1,0 +1,368 @@
+"""Kernels == the pure-Python reference, bit for bit (np.array_equal on float64 arrays)."""
+
+import numpy as np
+import pytest
+
+import metastab as ms
+from metastab import _kernels as K
+from metastab import _reference as ref
+
+# --------------------------------------------------------------------------------------------
+# helpers: call one kernel step with freshly allocated buffers
+# --------------------------------------------------------------------------------------------
+
+
+def _split_gamma(gamma, d):
+    g = np.asarray(gamma, dtype=float)
+    if g.ndim == 2:
+        return 1.0, np.ascontiguousarray(g), True
+    return float(g), np.eye(d), False
+
+
+def k_chain(x, B, beta, gamma, u):
+    x = np.ascontiguousarray(x, dtype=float)
+    n, d = x.shape
+    g, P, use_P = _split_gamma(gamma, d)
+    out = np.full((n, d), np.nan)
+    K.chain_step(x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P,
+                 np.asarray(u, dtype=float), out, np.empty(d), np.empty(n), np.empty(n))
+    return out
+
+
+def k_flow(x, B, beta, gamma):
+    x = np.ascontiguousarray(x, dtype=float)
+    n, d = x.shape
+    g, P, use_P = _split_gamma(gamma, d)
+    out = np.full((n, d), np.nan)
+    K.flow_step(x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P, out,
+                np.empty(d), np.empty(n), np.empty(n), np.empty(d))
+    return out
+
+
+def k_hardmax(x, B, gamma, ties, tol):
+    x = np.ascontiguousarray(x, dtype=float)
+    n, d = x.shape
+    g, P, use_P = _split_gamma(gamma, d)
+    out = np.full((n, d), np.nan)
+    K.hardmax_step(x, np.ascontiguousarray(B, dtype=float), g, P, use_P, ties == "point",
+                   float(tol), out, np.empty(d), np.empty(n), np.empty(d))
+    return out
+
+
+def uniforms(rng, n):
+    u = rng.random(n)
+    u[0] = 0.0  # the edge of [0, 1)
+    u[-1] = 1.0 - 2.0 ** -53
+    return u
+
+
+def configurations():
+    """(name, x, B) cases: non-symmetric B, coincident tokens, very different score magnitudes."""
+    rng = np.random.default_rng(20240901)
+    out = []
+    for d in (1, 2, 3):
+        x = rng.normal(size=(6, d))
+        B = rng.normal(size=(d, d))  # not symmetric
+        out.append((f"gauss-d{d}", x, B))
+    x = rng.normal(size=(7, 2))
+    x[3] = x[1]
+    x[5] = x[1]
+    x[6] = x[0]
+    out.append(("coincident", x, np.array([[1.0, 0.7], [-0.4, 2.0]])))
+    x = rng.normal(size=(6, 3)) * np.array([1e-8, 1.0, 1e6])[None]
+    x[2] *= 1e5
+    out.append(("magnitudes", x, rng.normal(size=(3, 3))))
+    out.append(("identity", rng.normal(size=(5, 2)), np.eye(2)))
+    return out
+
+
+CONFIGS = configurations()
+STEP_MATRIX = ms.step_matrix(np.array([[0.5, 0.2, 0.0], [0.1, 1.5, 0.3], [0.0, -0.2, 0.7]]))
+
+
+def gammas_for(d):
+    return [0.3, 1.0, STEP_MATRIX[:d, :d].copy()]
+
+
+def _gid(g):
+    return "P" if np.ndim(g) == 2 else f"g{g}"
+
+
+# --------------------------------------------------------------------------------------------
+# steps
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.7, 5.0, 1e6])
+@pytest.mark.parametrize("name,x,B", CONFIGS, ids=[c[0] for c in CONFIGS])
+def test_chain_step_matches_reference(name, x, B, beta):
+    rng = np.random.default_rng(7)
+    for gamma in gammas_for(x.shape[1]):
+        for _ in range(5):
+            u = uniforms(rng, x.shape[0])
+            got = k_chain(x, B, beta, gamma, u)
+            want = ref.chain_step(x, B, beta, gamma, u)
+            assert np.isfinite(got).all()
+            assert np.array_equal(got, want), (name, beta, _gid(gamma))
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.7, 5.0, 1e6])
+@pytest.mark.parametrize("name,x,B", CONFIGS, ids=[c[0] for c in CONFIGS])
+def test_flow_step_matches_reference(name, x, B, beta):
+    for gamma in gammas_for(x.shape[1]):
+        got = k_flow(x, B, beta, gamma)
+        want = ref.flow_step(x, B, beta, gamma)
+        assert np.isfinite(got).all()
+        assert np.array_equal(got, want), (name, beta, _gid(gamma))
+
+
+def tie_configurations():
+    """Configurations with exact ties, near-ties within tol, and coincident leaders."""
+    out = []
+    # square: with B = I, every vertex scores itself highest; the centre token ties all four
+    sq = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0], [0.0, 0.0]])
+    out.append(("square", sq, np.eye(2)))
+    # the origin ties everybody (all scores 0); duplicated leader points
+    dup = np.array([[1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [-1.0, 2.0], [0.0, 0.0], [0.5, 0.5]])
+    out.append(("duplicates", dup, np.eye(2)))
+    # near ties: leaders within 1e-10 relative of each other, and near-coincident points
+    near = np.array([[1.0, 0.0], [1.0 + 1e-11, 1e-11], [0.0, 1.0 - 1e-11], [0.3, 0.2],
+                     [1.0, 1e-13]])
+    out.append(("near", near, np.eye(2)))
+    # negative definite B (Frank-Wolfe), non-symmetric
+    rng = np.random.default_rng(3)
+    out.append(("negdef", rng.normal(size=(6, 2)), -np.array([[2.0, 0.5], [-0.3, 1.0]])))
+    out.append(("nonsym3", rng.normal(size=(7, 3)), rng.normal(size=(3, 3))))
+    return out
+
+
+TIES = tie_configurations()
+
+
+@pytest.mark.parametrize("tol", [0.0, 1e-12, 1e-9, 1e-6])
+@pytest.mark.parametrize("ties", ["index", "point"])
+@pytest.mark.parametrize("name,x,B", TIES, ids=[c[0] for c in TIES])
+def test_hardmax_step_matches_reference(name, x, B, ties, tol):
+    for gamma in gammas_for(x.shape[1]):
+        got = k_hardmax(x, B, gamma, ties, tol)
+        want = ref.hardmax_step(x, B, gamma, ties, tol)
+        assert np.isfinite(got).all()
+        assert np.array_equal(got, want), (name, ties, tol, _gid(gamma))
+
+
+def test_hardmax_tie_modes_differ_where_they_should():
+    """Sanity of the test cases: duplicated leaders are averaged with weight 3 by index and 1 by
+    point, and a near-tie counts only when it is within tol."""
+    x = TIES[1][1]  # duplicates: the origin token (4) ties all, three copies of (1, 1)
+    by_index = ref.hardmax_step(x, np.eye(2), 1.0, "index", 0.0)
+    by_point = ref.hardmax_step(x, np.eye(2), 1.0, "point", 0.0)
+    assert np.allclose(by_index[4], x.mean(axis=0))
+    pts = np.unique(x, axis=0)
+    assert np.allclose(by_point[4], pts.mean(axis=0))
+    near = TIES[2][1]
+    # token 3 = (0.3, 0.2): scores 0.3, 0.3+5e-12, 0.2, ...; tol 1e-9 makes 0 and 1 and 4 tie
+    assert ref.leaders(ref.scores(near, np.eye(2), 3), 0.0) == [1]
+    assert ref.leaders(ref.scores(near, np.eye(2), 3), 1e-9) == [0, 1, 4]
+    assert np.allclose(k_hardmax(near, np.eye(2), 1.0, "index", 1e-9)[3],
+                       (near[0] + near[1] + near[4]) / 3, rtol=0, atol=1e-15)
+
+
+def test_beta_huge_draws_an_argmax_token():
+    """β = 1e6: no NaN, and the pick is the argmax token (or one tied with it)."""
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(8, 2)) * 10
+    x[5] = x[2]  # a tie for every token whose argmax is token 2
+    B = np.array([[1.0, 0.3], [-0.2, 0.8]])
+    for _ in range(20):
+        u = rng.random(8)
+        got = k_chain(x, B, 1e6, 0.5, u)
+        assert np.isfinite(got).all()
+        assert np.array_equal(got, ref.chain_step(x, B, 1e6, 0.5, u))
+        for i in range(8):
+            s = np.array(ref.scores(x, B, i))
+            leaders = np.flatnonzero(s == s.max())
+            assert any(np.array_equal(got[i], x[i] + 0.5 * (x[j] - x[i])) for j in leaders)
+
+
+def test_beta_zero_is_uniform_pick():
+    x = np.arange(10.0).reshape(5, 2)
+    u = (np.arange(5) + 0.5) / 5  # token i picks index i: a self-pick, exact no-op
+    assert np.array_equal(k_chain(x, np.eye(2), 0.0, 0.5, u), x)
+    u = np.full(5, 0.99)  # everybody picks the last token
+    got = k_chain(x, np.eye(2), 0.0, 0.5, u)
+    assert np.array_equal(got, x + 0.5 * (x[-1:] - x))
+
+
+def test_coincident_tokens_add_probabilities():
+    """Two copies of a point double its weight: at β s = 0, token 0 moves to (1, 0) for a
+    fraction 2/3 of a uniform grid of u, and stays (self-pick) for the rest."""
+    x = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+    grid = (np.arange(300) + 0.5) / 300
+    moved = [k_chain(x, np.zeros((2, 2)), 3.0, 1.0, np.array([u, 0.0, 0.0]))[0, 0] == 1.0
+             for u in grid]
+    assert sum(moved) == 200
+
+
+# --------------------------------------------------------------------------------------------
+# random numbers
+# --------------------------------------------------------------------------------------------
+
+KEYS = [(0, 0), (1, 2), (2**64 - 1, 2**64 - 1), (0x0123456789ABCDEF, 0xFEDCBA9876543210),
+        ref.seed_keys(42), ref.seed_keys(2**100 + 7, (3, 1))]
+
+
+@pytest.mark.parametrize("key", KEYS)
+@pytest.mark.parametrize("first", [0, 1, 17, 2**40 + 3])
+def test_seed_streams_match_reference(key, first):
+    out = np.empty((5, 4), dtype=np.uint64)
+    K.seed_streams(np.uint64(key[0]), np.uint64(key[1]), np.uint64(first), out)
+    assert np.array_equal(out, ref.seed_streams(key[0], key[1], first, 5))
+
+
+def test_seed_streams_large_chain_index():
+    """Chain indices beyond 2**53 must not collide (uint64 arithmetic throughout)."""
+    key = ref.seed_keys(5)
+    first = 2**62 + 1
+    out = np.empty((2, 4), dtype=np.uint64)
+    K.seed_streams(np.uint64(key[0]), np.uint64(key[1]), np.uint64(first), out)
+    assert np.array_equal(out, ref.seed_streams(key[0], key[1], first, 2))
+
+
+@pytest.mark.parametrize("key", KEYS[:4])
+def test_xoshiro_outputs_match_reference(key):
+    for chain in (0, 3, 1000):
+        state = np.array(ref.seed_stream(key[0], key[1], chain), dtype=np.uint64)
+        gen = ref.Xoshiro256(state)
+        for _ in range(200):
+            assert int(K.next_u64(state)) == gen.next_u64()
+        assert np.array_equal(state, gen.state())
+        for _ in range(200):
+            u = K.next_uniform(state)
+            assert u == gen.next_uniform()
+            assert 0.0 <= u < 1.0
+
+
+def test_xoshiro_known_vector():
+    """Independent check of the reference generator: the first outputs of xoshiro256** from
+    state (1, 2, 3, 4) (Blackman & Vigna's C code)."""
+    gen = ref.Xoshiro256([1, 2, 3, 4])
+    assert [gen.next_u64() for _ in range(4)] == [11520, 0, 1509978240, 1215971899390074240]
+
+
+def test_seed_matches_rng_seed_streams():
+    for entropy, spawn in [(0, ()), (12345, ()), (2**127 + 99, (2, 5))]:
+        seed = ms.Seed(entropy, spawn)
+        k0, k1 = ref.seed_keys(entropy, spawn)
+        assert np.array_equal(seed.streams(4, 6), ref.seed_streams(k0, k1, 6, 4))
+
+
+# --------------------------------------------------------------------------------------------
+# whole runs through the public API
+# --------------------------------------------------------------------------------------------
+
+
+def _reference_states(seed, chains, first):
+    k0, k1 = ref.seed_keys(seed.entropy, seed.spawn_key)
+    return ref.seed_streams(k0, k1, first, chains)
+
+
+MODELS = [
+    ("chain", ms.SoftmaxChain(beta=3.0, gamma=0.4, B=[[1.0, 0.5], [-0.3, 0.9]]), {}),
+    ("chain-P", ms.SoftmaxChain(beta=2.0, gamma=ms.step_matrix([[0.4, 0.1], [0.0, 0.8]]),
+                                B=[[0.8, -0.2], [0.4, 1.1]]), {}),
+    ("chain-schedule", ms.SoftmaxChain(beta=8.0, gamma=np.linspace(0.9, 0.1, 40)), {}),
+    ("flow", ms.SoftmaxFlow(beta=1.5, gamma=0.3, B=[[1.0, 0.2], [0.6, -0.5]]), {}),
+    ("hardmax-index", ms.Hardmax(gamma=0.3, B=[[1.0, 0.4], [-0.1, 0.7]]), {}),
+    ("hardmax-point", ms.Hardmax(gamma=lambda t: 1.0 / (t + 2), ties="point", tol=1e-9), {}),
+]
+
+
+def _ref_run(model, x0, state, steps, event=None):
+    kind = model.code
+    B = model.key_query(x0.shape[1])
+    return ref.run_chain(kind, x0, B, beta=getattr(model, "beta", 0.0), gamma=model.gamma,
+                         ties=getattr(model, "ties", "index"), tol=getattr(model, "tol", 0.0),
+                         seed_state=state, steps=steps, event=event)
+
+
+@pytest.mark.parametrize("name,model,_", MODELS, ids=[m[0] for m in MODELS])
+def test_simulate_matches_reference_run_chain(name, model, _):
+    x0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.2], [0.3, -0.8], [0.1, 0.1]])
+    steps = 37
+    for first in (0, 5):
+        run = ms.simulate(model, x0, steps=steps, chains=3, rng=2024, first_chain=first)
+        states = _reference_states(ms.as_seed(2024), 3, first)
+        for c in range(3):
+            want, t, hit = _ref_run(model, x0, states[c], steps)
+            assert t == steps and not hit
+            assert np.array_equal(run.final[c], want), (name, first, c)
+
+
+def test_simulate_per_chain_x0_matches_reference():
+    rng = np.random.default_rng(1)
+    x0 = rng.normal(size=(3, 4, 2))
+    model = ms.SoftmaxChain(beta=4.0, gamma=0.5, B=[[0.2, 1.0], [-1.0, 0.4]])
+    run = ms.simulate(model, x0, steps=25, rng=ms.Seed(77, (1,)), first_chain=2)
+    states = _reference_states(ms.Seed(77, (1,)), 3, 2)
+    for c in range(3):
+        want, _, _ = _ref_run(model, x0[c], states[c], 25)
+        assert np.array_equal(run.final[c], want)
+
+
+def _event_cases():
+    x0 = np.array([[1.0, 0.0], [0.9, 0.1], [-1.0, 0.0], [-0.8, -0.1], [0.1, 0.05]])
+    V = np.array([[1.0, 0.0], [-1.0, 0.0]])
+    chain = ms.SoftmaxChain(beta=3.0, gamma=0.3)
+    return [
+        ("leave-ball", chain, x0, ms.LeaveBall(0.25)),
+        ("leave-ball-centers", chain, x0, ms.LeaveBall(0.6, centers=np.zeros((5, 2)) + 0.1)),
+        ("leave-hull", chain, x0, ms.LeaveHull(groups=[0, 0, 1, 1, 0], radius=0.05)),
+        ("reach", ms.SoftmaxChain(beta=6.0, gamma=0.3), x0,
+         ms.ReachVertices(V, radius=0.15, vertex_radius=0.05)),
+        ("collapse", ms.SoftmaxChain(beta=0.5, gamma=0.5), x0, ms.Collapse(0.8)),
+        ("collapse-flow", ms.SoftmaxFlow(beta=1.0, gamma=0.5), x0, ms.Collapse(0.01)),
+        ("reach-hardmax", ms.Hardmax(gamma=0.2), x0, ms.ReachVertices(V, radius=0.01)),
+    ]
+
+
+EVENTS = _event_cases()
+
+
+@pytest.mark.parametrize("name,model,x0,event", EVENTS, ids=[e[0] for e in EVENTS])
+def test_first_passage_matches_reference(name, model, x0, event):
+    chains, max_steps = 6, 300
+    fp = ms.first_passage(model, x0, event, max_steps=max_steps, chains=chains, rng=99,
+                          first_chain=3)
+    states = _reference_states(ms.as_seed(99), chains, 3)
+    pred = ref.event_predicate(event, x0, model.key_query(2))
+    for c in range(chains):
+        want, t, hit = _ref_run(model, x0, states[c], max_steps, pred)
+        assert fp.steps[c] == t, (name, c)
+        assert fp.censored[c] == (not hit)
+        assert np.array_equal(fp.final[c], want)
+    # the cases are meant to exercise events, not censoring only
+    assert fp.events > 0
+
+
+@pytest.mark.parametrize("make_event", [
+    lambda: ms.LeaveHull(groups=[0, 0, 1, 1], radius=0.05),
+    lambda: ms.ReachVertices([[1.0, 0.0], [-1.0, 0.0]], radius=0.2),
+    lambda: ms.LeaveBall(0.2),
+], ids=["leave-hull", "reach", "leave-ball"])
+def test_first_passage_per_chain_x0_matches_reference(make_event):
+    """One initial configuration per chain: the event is compiled per chain (own hulls, own
+    vertex assignment, own ball centres)."""
+    rng = np.random.default_rng(8)
+    x0 = np.array([[1.0, 0.0], [0.8, 0.1], [-1.0, 0.0], [-0.7, -0.2]])
+    x0 = x0[None] + 0.1 * rng.normal(size=(4, 4, 2))
+    model = ms.SoftmaxChain(beta=4.0, gamma=0.3, B=[[1.0, 0.2], [-0.1, 0.9]])
+    event = make_event()
+    fp = ms.first_passage(model, x0, event, max_steps=200, rng=12)
+    states = _reference_states(ms.as_seed(12), 4, 0)
+    B = model.key_query(2)
+    for c in range(4):
+        pred = ref.event_predicate(event, x0[c], B)
+        want, t, hit = _ref_run(model, x0[c], states[c], 200, pred)
+        assert fp.steps[c] == t and fp.censored[c] == (not hit)
+        assert np.array_equal(fp.final[c], want)
+    assert fp.events > 0

@@ -1,0 +1,547 @@
+"""Tests for metastab.stats: censored survival, escape rates, memorylessness, scaling laws.
+
+Statistical tests use fixed seeds and state their tolerances; each has a negative control.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize, special, stats as sps
+
+import metastab as ms
+from metastab import stats
+from metastab.results import FirstPassage
+from metastab.stats import (
+    DiagnosticWarning,
+    escape_rate,
+    exponentiality_test,
+    fit_report,
+    fit_scaling,
+    survival,
+)
+from metastab.theory import frozen_law
+
+REPS = 400          # replications of every coverage study
+LOW, HIGH = 0.92, 0.98   # accepted coverage of a 95% interval over REPS replications (±3 s.e.)
+
+
+def geometric(rng, p, n, budget):
+    """n geometric escape steps on {1, 2, ...}, right-censored at ``budget``."""
+    T = rng.geometric(p, n)
+    return np.minimum(T, budget), T > budget
+
+
+def exponential(rng, lam, n, budget):
+    T = rng.exponential(1 / lam, n)
+    return np.minimum(T, budget), T > budget
+
+
+def covered(truth, intervals):
+    lo, hi = np.asarray(intervals).T
+    return float(np.mean((lo <= truth) & (truth <= hi)))
+
+
+def chain_frame(rng, betas, a, b, chains, budget, law="geometric"):
+    beta = np.repeat(np.asarray(betas, float), chains)
+    rate = np.exp(-a - b * beta)
+    T = rng.geometric(rate) if law == "geometric" else rng.exponential(1 / rate)
+    return pd.DataFrame({"beta": beta, "steps": np.minimum(T, budget), "censored": T > budget,
+                         "max_steps": budget})
+
+
+def naive_km(time, event):
+    """Kaplan–Meier written out the textbook way, one distinct event time at a time."""
+    out = {}
+    S = 1.0
+    for u in sorted(set(time[event])):
+        at_risk = np.sum(time >= u)
+        d = np.sum((time == u) & event)
+        S *= 1 - d / at_risk
+        out[u] = S
+    return out
+
+
+# --------------------------------------------------------------------------- survival
+
+
+def test_survival_matches_textbook_kaplan_meier_and_greenwood():
+    rng = np.random.default_rng(0)
+    t, c = geometric(rng, 0.05, 300, 40)
+    km = survival(t, c)
+    ref = naive_km(t.astype(float), ~c)
+    at_events = {u: s for u, s in zip(km.time, km.probability) if u in ref}
+    assert at_events.keys() == ref.keys()
+    np.testing.assert_allclose(list(at_events.values()), list(ref.values()), rtol=1e-12)
+    # Greenwood: S ± z S sqrt(Σ d/(n(n−d))), clipped to [0, 1] by scipy
+    var = np.cumsum(np.where(km.events > 0, km.events / (km.at_risk * (km.at_risk - km.events)),
+                             0.0))
+    z = sps.norm.ppf(0.975)
+    low, high = km.confidence_interval(0.95, method="linear")
+    np.testing.assert_allclose(low, np.clip(km.probability * (1 - z * np.sqrt(var)), 0, 1),
+                               atol=1e-12)
+    np.testing.assert_allclose(high, np.clip(km.probability * (1 + z * np.sqrt(var)), 0, 1),
+                               atol=1e-12)
+    lo2, hi2 = km.confidence_interval(0.95)          # log-log: inside [0, 1], around S
+    assert np.all((0 <= lo2) & (lo2 <= km.probability) & (km.probability <= hi2) & (hi2 <= 1))
+    assert km.evaluate(0.5) == 1.0
+    assert km.median() == km.time[np.argmax(km.probability <= 0.5)]
+
+
+def test_survival_frame_and_firstpassage_input():
+    rng = np.random.default_rng(1)
+    t, c = geometric(rng, 0.1, 50, 20)
+    fp = FirstPassage(steps=t, censored=c, final=np.zeros((50, 2, 1)), max_steps=20,
+                      model={"kind": "softmax-chain", "beta": 1.0}, event={"kind": "x"}, seed={})
+    a, b, f = survival(t, c), survival(fp), survival(fp.to_frame())
+    np.testing.assert_array_equal(a.probability, b.probability)
+    np.testing.assert_array_equal(a.probability, f.probability)
+    frame = a.to_frame()
+    assert list(frame.columns) == ["time", "survival", "low", "high", "at_risk", "events"]
+    assert frame["events"].sum() == (~c).sum() and frame["at_risk"].iloc[0] == 50
+
+
+def test_survival_keeps_censored_chains_at_risk():
+    # one escape at 5, nine chains censored at 100: Ŝ(5) = 9/10. Dropping the censored chains
+    # would give 0, counting them as events would give 0.9 then 0 at 100.
+    km = survival([5] + [100] * 9, [False] + [True] * 9)
+    assert km.probability.tolist() == [0.9, 0.9]
+    assert km.n_events == 1 and km.chains == 10
+
+
+def test_survival_without_events_warns():
+    with pytest.warns(DiagnosticWarning, match="no events among 3"):
+        km = survival([10, 10, 10], [True, True, True])
+    assert km.probability.tolist() == [1.0]
+    assert km.median() == math.inf
+
+
+# --------------------------------------------------------------------------- escape rate
+
+
+def test_escape_rate_hand_values_and_independent_exact_intervals():
+    fit = escape_rate([3, 1, 7, 10, 10], [False, False, False, True, True])
+    assert (fit.events, fit.exposure, fit.chains, fit.censored) == (3, 31.0, 5, 2)
+    assert fit.rate == 3 / 31 and fit.mean == 31 / 3
+    # geometric "exact" = Clopper–Pearson for 3 successes in 31 trials (scipy's binomtest)
+    ref = sps.binomtest(3, 31).proportion_ci(0.95, method="exact")
+    np.testing.assert_allclose(fit.confidence_interval(), (ref.low, ref.high), rtol=1e-10)
+    # exponential Garwood: Poisson tail equations P[N <= d | λE] = α/2, P[N >= d | λE] = α/2
+    efit = escape_rate([3.0, 1.0, 7.0, 10.0, 10.0], [False, False, False, True, True],
+                       law="exponential")
+    lo, hi = efit.confidence_interval()
+    assert sps.poisson.sf(2, lo * 31) == pytest.approx(0.025, rel=1e-9)
+    assert sps.poisson.cdf(3, hi * 31) == pytest.approx(0.025, rel=1e-9)
+
+
+@pytest.mark.parametrize("law", ["geometric", "exponential"])
+def test_profile_interval_is_the_likelihood_ratio_set(law):
+    d, E = 7, 370.0                 # 7 escapes at step 10, 5 chains censored at 60
+    steps, cens = np.r_[np.full(d, 10), np.full(5, 60)], np.r_[np.zeros(d, bool), np.ones(5, bool)]
+    fit = escape_rate(steps, cens, law=law, method="profile")
+    assert (fit.events, fit.exposure) == (d, E)
+
+    def loglik(r):
+        return d * math.log(r) + ((E - d) * math.log1p(-r) if law == "geometric" else -r * E)
+
+    lo, hi = fit.confidence_interval()
+    drop = sps.chi2.ppf(0.95, 1) / 2
+    assert loglik(fit.rate) - loglik(lo) == pytest.approx(drop, rel=1e-8)
+    assert loglik(fit.rate) - loglik(hi) == pytest.approx(drop, rel=1e-8)
+    if law == "exponential":      # closed form through Lambert W: x e^{−x} = e^{−1−drop/d}
+        arg = -math.exp(-1 - drop / d)
+        ref = [-special.lambertw(arg, k).real * fit.rate for k in (0, -1)]
+        np.testing.assert_allclose((lo, hi), ref, rtol=1e-8)
+
+
+def test_censored_chains_are_neither_dropped_nor_events():
+    steps, cens = np.r_[5, np.full(9, 100)], np.r_[False, np.ones(9, bool)]
+    with pytest.warns(DiagnosticWarning, match="9 of 10 chains are censored"):
+        fit = escape_rate(steps, cens)
+    # dropping the censored chains would give 1/5, counting them as escapes 10/905
+    assert (fit.rate, fit.events, fit.exposure, fit.censored) == (1 / 905, 1, 905.0, 9)
+    frame = pd.DataFrame({"beta": np.repeat([1.0, 2.0], 10), "steps": np.tile(steps, 2),
+                          "censored": np.tile(cens, 2)})
+    frame.loc[10, ["steps", "censored"]] = [3, False]
+    frame.loc[11, ["steps", "censored"]] = [8, False]
+    per = fit_scaling(frame).per_beta
+    assert per["events"].tolist() == [1, 2] and per["censored"].tolist() == [9, 8]
+    assert per["exposure"].tolist() == [905.0, 811.0]
+
+
+@pytest.mark.parametrize("law", ["geometric", "exponential"])
+def test_rate_is_unbiased(law):
+    rng = np.random.default_rng(2)
+    rate, n, budget = 0.01, 400, 150
+    sample = geometric if law == "geometric" else exponential
+    est = [escape_rate(*sample(rng, rate, n, budget), law=law).rate for _ in range(200)]
+    # relative s.e. of one estimate ≈ 1/sqrt(d) with d ≈ 310 escapes: of the mean, ≈ 0.004
+    assert np.mean(est) == pytest.approx(rate, rel=0.015)
+
+
+@pytest.mark.parametrize("law", ["geometric", "exponential"])
+@pytest.mark.parametrize("method", ["exact", "profile"])
+def test_rate_interval_coverage(law, method):
+    rng = np.random.default_rng(3)
+    rate, n, budget = 0.02, 50, 100            # ≈ 13% censored, ≈ 43 escapes
+    sample = geometric if law == "geometric" else exponential
+    fits = [escape_rate(*sample(rng, rate, n, budget), law=law, method=method)
+            for _ in range(REPS)]
+    cov = covered(rate, [f.confidence_interval() for f in fits])
+    print(f"coverage {law} {method}: {cov:.4f}")
+    assert LOW <= cov <= HIGH
+    assert covered(1 / rate, [f.mean_interval() for f in fits]) == cov
+
+
+def test_rate_interval_coverage_under_heavy_censoring_warns():
+    rng = np.random.default_rng(4)
+    rate, n, budget = 0.004, 200, 100           # ≈ 67% censored, ≈ 66 escapes
+    with pytest.warns(DiagnosticWarning, match="censored"):
+        cis = [escape_rate(*geometric(rng, rate, n, budget)).confidence_interval()
+               for _ in range(REPS)]
+    cov = covered(rate, cis)
+    print(f"coverage geometric exact, 67% censored: {cov:.4f}")
+    assert LOW <= cov <= HIGH
+
+
+def test_coverage_check_rejects_a_too_narrow_interval():
+    # negative control: an 80% interval passed off as a 95% one must fail the same check
+    rng = np.random.default_rng(3)
+    cis = [escape_rate(*geometric(rng, 0.02, 50, 100)).confidence_interval(0.80)
+           for _ in range(REPS)]
+    cov = covered(0.02, cis)
+    assert not LOW <= cov <= HIGH and cov < LOW
+
+
+def test_zero_events_report_the_one_sided_bound():
+    with pytest.warns(DiagnosticWarning, match="no escapes among 20 chains"):
+        fit = escape_rate(np.full(20, 50), np.ones(20, bool))
+    assert fit.one_sided and fit.rate == 0.0 and fit.mean == math.inf
+    lo, hi = fit.confidence_interval()
+    assert lo == 0.0 and (1 - hi) ** 1000 == pytest.approx(0.05, rel=1e-9)   # 1 − α^(1/E)
+    assert fit.mean_interval() == (pytest.approx(1 / hi), math.inf)
+    with pytest.warns(DiagnosticWarning, match="no escapes"):
+        efit = escape_rate(np.full(20, 50.0), np.ones(20, bool), law="exponential")
+    assert efit.confidence_interval()[1] == pytest.approx(-math.log(0.05) / 1000)
+
+
+def test_zero_event_bound_covers_at_nominal_rate():
+    # the one-sided bound is exact: P[no event] <= α when the rate is at the bound
+    E = 1000
+    p = -math.expm1(math.log(0.05) / E)
+    assert (1 - p) ** E == pytest.approx(0.05)
+
+
+def test_events_at_time_zero_are_excluded_with_a_warning():
+    with pytest.warns(DiagnosticWarning, match="2 of 6 chains met the event at time 0"):
+        fit = escape_rate([0, 0, 4, 6, 10, 10], [False, False, False, False, True, True])
+    assert (fit.chains, fit.events, fit.exposure) == (4, 2, 30.0)
+    censored_at_zero = escape_rate([0, 4, 6], [True, False, False])     # no warning: no event
+    assert censored_at_zero.chains == 3
+
+
+def test_start_is_subtracted():
+    steps, cens = np.array([12, 30, 50, 50]), np.array([False, False, True, True])
+    start = np.array([10, 5, 20, 0])
+    fit = escape_rate(steps, cens, start=start)
+    ref = escape_rate(steps - start, cens)
+    assert (fit.rate, fit.exposure) == (ref.rate, 107.0)
+
+
+def test_fitted_shift_recovers_a_transient():
+    rng = np.random.default_rng(5)
+    t, c = geometric(rng, 0.02, 500, 400)
+    fit = escape_rate(t + 60, c, shift=True)
+    lo, hi = fit.shift_interval()
+    assert lo <= 60 <= hi == fit.shift
+    assert fit.confidence_interval()[0] <= 0.02 <= fit.confidence_interval()[1]
+    assert fit.mean == pytest.approx(60 + 50, rel=0.1)
+
+
+def test_medians_follow_their_definitions():
+    fit = escape_rate([3, 1, 7, 10, 10], [False, False, False, True, True])
+    t = np.arange(1, 200)
+    assert fit.median == t[np.argmax((1 - fit.rate) ** t <= 0.5)]
+    lo, hi = fit.median_interval()
+    assert lo <= fit.median <= hi
+    efit = escape_rate([3.0, 1.0], [False, False], law="exponential")
+    assert efit.median == pytest.approx(math.log(2) * 2)
+
+
+def test_escape_rate_frame_is_one_row():
+    row = escape_rate([3, 1, 7, 10, 10], [False, False, False, True, True]).to_frame()
+    assert len(row) == 1 and {"rate", "rate_low", "rate_high", "mean", "median",
+                              "one_sided"} <= set(row.columns)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    (dict(steps=[1, 2], censored=None), "censored is required"),
+    (dict(steps=[1, 2], censored=[False]), "censored must have the shape"),
+    (dict(steps=[1, -2], censored=[False, False]), "steps must be finite and >= 0"),
+    (dict(steps=[1.5, 2], censored=[False, False]), "integer steps"),
+    (dict(steps=[1, 2], censored=[False, False], law="weibull"), "law must be one of"),
+    (dict(steps=[1, 2], censored=[False, False], confidence_level=95), "confidence_level"),
+    (dict(steps=[1, 2], censored=[False, False], start=[3, 0]), "start must be finite"),
+    (dict(steps=[1, 2], censored=[False, False], method="wald"), "method must be"),
+    (dict(steps=[1, 2], censored=[2, 0]), "censored must be boolean"),
+])
+def test_escape_rate_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        escape_rate(kwargs.pop("steps"), kwargs.pop("censored"), **kwargs)
+
+
+# --------------------------------------------------------------------------- memorylessness
+
+
+@pytest.mark.parametrize("law", ["geometric", "exponential"])
+def test_sup_distance_is_the_exact_supremum(law):
+    rng = np.random.default_rng(6)
+    sample = geometric if law == "geometric" else exponential
+    t, c = sample(rng, 0.05, 60, 40)
+    t, e = t.astype(float), ~c
+    rate = e.sum() / t.sum()
+    D = stats._sup_distance(t, e, rate, 0.0, law)
+    grid = np.arange(0, t.max() + 1) if law == "geometric" else np.linspace(0, t.max(), 200001)
+    km = survival(t, c).evaluate(grid)
+    fitted = (1 - rate) ** grid if law == "geometric" else np.exp(-rate * grid)
+    brute = np.abs(km - fitted).max()
+    tol = 1e-12 if law == "geometric" else 2e-4      # the continuous grid misses the corners
+    assert brute <= D + 1e-12 and D == pytest.approx(brute, abs=tol)
+
+
+@pytest.mark.parametrize("law", ["geometric", "exponential"])
+def test_exponentiality_accepts_memoryless_samples(law):
+    rng = np.random.default_rng(7)
+    sample = geometric if law == "geometric" else exponential
+    res = exponentiality_test(*sample(rng, 0.01, 300, 200), law=law, n_resamples=499, rng=1)
+    assert res.pvalue > 0.05 and res.null_distribution.shape == (499,)
+
+
+@pytest.mark.parametrize("law", ["geometric", "exponential"])
+def test_exponentiality_rejects_weibull_shape_3(law):
+    rng = np.random.default_rng(8)
+    T = 100 * rng.weibull(3.0, 300)
+    T = np.ceil(T) if law == "geometric" else T
+    res = exponentiality_test(np.minimum(T, 150), T > 150, law=law, n_resamples=499, rng=1)
+    assert res.pvalue < 0.01
+
+
+def test_exponentiality_rejects_a_shift_unless_it_is_fitted():
+    rng = np.random.default_rng(9)
+    t, c = geometric(rng, 0.02, 300, 300)
+    res = exponentiality_test(t + 50, c, n_resamples=499, rng=2)
+    assert res.pvalue < 0.01
+    shifted = exponentiality_test(t + 50, c, shift=True, n_resamples=499, rng=2)
+    assert shifted.pvalue > 0.05 and shifted.shift >= 49
+
+
+def test_exponentiality_test_is_seeded_and_uses_firstpassage_budget():
+    rng = np.random.default_rng(10)
+    t, c = geometric(rng, 0.02, 100, 50)
+    fp = FirstPassage(steps=t, censored=c, final=np.zeros((100, 1, 1)), max_steps=50,
+                      model={}, event={}, seed={})
+    a = exponentiality_test(fp, n_resamples=99, rng=3)
+    b = exponentiality_test(t, c, n_resamples=99, rng=3)
+    assert a.pvalue == b.pvalue and a.statistic == b.statistic
+
+
+def test_exponentiality_needs_known_budgets_and_events():
+    with pytest.raises(ValueError, match="pass max_steps"):
+        exponentiality_test([3, 9, 5], [False, True, True])
+    with pytest.raises(ValueError, match="at least one event"):
+        exponentiality_test([9, 9], [True, True])
+    with pytest.raises(ValueError, match="n_resamples"):
+        exponentiality_test([3, 9], [False, True], n_resamples=0)
+    with pytest.raises(ValueError, match="== steps for a censored chain"):
+        exponentiality_test([3, 9], [False, True], max_steps=10)
+
+
+@pytest.mark.slow
+def test_exponentiality_test_has_its_size():
+    rng = np.random.default_rng(11)
+    pvals = [exponentiality_test(*geometric(rng, 0.02, 100, 80), n_resamples=199,
+                                 rng=k).pvalue for k in range(300)]
+    size = np.mean(np.array(pvals) <= 0.05)
+    print(f"exponentiality test size at 5%: {size:.3f}")
+    assert 0.02 <= size <= 0.09
+
+
+# --------------------------------------------------------------------------- scaling law
+
+
+@pytest.mark.parametrize("law", ["geometric", "exponential"])
+def test_scaling_fit_matches_statsmodels_glm(law):
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(12)
+    frame = chain_frame(rng, [1, 2, 3, 4, 6], 1.0, 1.0, 50, 300, law=law)
+    fit = fit_scaling(frame, law=law)
+    per = fit.per_beta
+    X = sm.add_constant(per["beta"].to_numpy())
+    d, E = per["events"].to_numpy(), per["exposure"].to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # statsmodels' own DomainWarning for a log link
+        if law == "exponential":          # Poisson regression of counts with offset log E
+            ref = sm.GLM(d, X, family=sm.families.Poisson(), offset=np.log(E)).fit(tol=1e-13)
+        else:                             # binomial, log link: d of E trials, p = 1/E[T]
+            ref = sm.GLM(d / E, X, family=sm.families.Binomial(sm.families.links.Log()),
+                         var_weights=E).fit(method="newton", tol=1e-13)
+    np.testing.assert_allclose([fit.intercept, fit.slope], -ref.params, rtol=1e-7)
+    np.testing.assert_allclose(fit.stderr("slope"), ref.bse[1], rtol=1e-5)
+    assert fit.deviance == pytest.approx(ref.deviance, rel=1e-7)
+    assert fit.pearson == pytest.approx(ref.pearson_chi2, rel=1e-7)
+    assert fit.df == ref.df_resid == 3
+
+
+def test_prefactor_fit_matches_statsmodels_and_is_tested():
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(13)
+    beta = np.repeat([1.0, 2.0, 3.0, 4.0, 5.0], 200)
+    rate = np.exp(-0.5 - 1.0 * beta - 2.0 * np.log(beta))
+    T = rng.exponential(1 / rate)
+    frame = pd.DataFrame({"beta": beta, "steps": np.minimum(T, 5000), "censored": T > 5000})
+    fit = fit_scaling(frame, law="exponential", prefactor=True)
+    per = fit.per_beta
+    X = sm.add_constant(np.column_stack([per["beta"], np.log(per["beta"])]))
+    ref = sm.GLM(per["events"], X, family=sm.families.Poisson(),
+                 offset=np.log(per["exposure"])).fit(tol=1e-13)
+    np.testing.assert_allclose(fit.params, -ref.params.to_numpy(), rtol=1e-6)
+    lo, hi = fit.confidence_interval("prefactor")
+    assert lo <= 2.0 <= hi and fit.lrt_pvalue < 1e-3
+    T = rng.exponential(np.exp(0.5 + beta))
+    plain = fit_scaling(frame.assign(steps=np.minimum(T, 5000), censored=T > 5000),
+                        law="exponential", prefactor=True)
+    assert plain.lrt_pvalue > 0.01            # no prefactor in these data
+
+
+def test_zero_event_beta_values_count_in_the_likelihood():
+    rng = np.random.default_rng(14)
+    frame = chain_frame(rng, [1, 2, 3, 9], 0.5, 1.0, 40, 200, law="exponential")
+    fit = fit_scaling(frame, law="exponential")
+    per = fit.per_beta
+    assert per["events"].iloc[-1] == 0 and bool(per["one_sided"].iloc[-1])
+    assert per["mean"].iloc[-1] == math.inf and per["mean_low"].iloc[-1] > 0
+    # the Poisson score equations hold with the zero-event row included (and fail without it)
+    mu = np.exp(-fit.log_mean(per["beta"]))
+    score = np.array([1.0 * np.ones(4), per["beta"]]) @ (per["events"] - per["exposure"] * mu)
+    np.testing.assert_allclose(score, 0, atol=1e-6)
+    without = fit_scaling(frame[frame["beta"] < 9], law="exponential")
+    assert without.slope != pytest.approx(fit.slope, rel=1e-3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("law", ["geometric", "exponential"])
+def test_scaling_fit_coverage_with_zero_event_betas(law):
+    rng = np.random.default_rng(15)
+    a, b = 0.5, 1.0
+    wald, prof, zero = [], [], 0
+    for _ in range(REPS):
+        frame = chain_frame(rng, [1, 2, 3, 4, 6, 8, 9], a, b, 40, 200, law=law)
+        fit = fit_scaling(frame, law=law)
+        zero += bool((fit.per_beta["events"] == 0).any())
+        wald.append(fit.confidence_interval("slope", method="wald"))
+        prof.append(fit.confidence_interval("slope"))
+    cw, cp = covered(b, wald), covered(b, prof)
+    print(f"slope coverage {law}: wald {cw:.4f} profile {cp:.4f}; zero-event sets {zero}")
+    assert zero > REPS / 4              # the zero-event case is really exercised
+    assert LOW <= cw <= HIGH and LOW <= cp <= HIGH
+
+
+def test_scaling_slope_is_unbiased_and_wls_agrees():
+    rng = np.random.default_rng(16)
+    fits = [fit_scaling(chain_frame(rng, [1, 2, 3, 4], 1.0, 0.8, 200, 10_000)) for _ in range(50)]
+    slopes = np.array([f.slope for f in fits])
+    assert slopes.mean() == pytest.approx(0.8, abs=3 * slopes.std() / math.sqrt(50))
+    for f in fits[:5]:                      # no censoring: WLS on log means is close
+        assert f.wls_slope == pytest.approx(f.slope, abs=2 * f.wls_stderr)
+
+
+def test_profile_ends_are_the_likelihood_ratio_set():
+    rng = np.random.default_rng(17)
+    fit = fit_scaling(chain_frame(rng, [1, 2, 3, 5], 0.5, 1.0, 30, 100))
+    lo, hi = fit.confidence_interval("slope")
+    x, d, E = fit._data
+    drop = sps.chi2.ppf(0.95, 1) / 2
+
+    def profile(b):
+        def neg(a):
+            p = np.exp(-a - b * x)
+            return -np.sum(d * np.log(p) + (E - d) * np.log1p(-p)) if (p < 1).all() else 1e300
+        return -optimize.minimize_scalar(neg, bounds=(-20, 20), method="bounded",
+                                         options={"xatol": 1e-12}).fun
+
+    assert fit.loglik - profile(lo) == pytest.approx(drop, rel=1e-5)
+    assert fit.loglik - profile(hi) == pytest.approx(drop, rel=1e-5)
+    frame = fit.to_frame()
+    assert frame["parameter"].tolist() == ["intercept", "slope"]
+    assert frame.loc[1, "profile_low"] == lo
+
+
+def test_scaling_coverage_check_rejects_a_too_narrow_interval():
+    rng = np.random.default_rng(15)
+    cis = [fit_scaling(chain_frame(rng, [1, 2, 3, 4, 6], 0.5, 1.0, 40, 200))
+           .confidence_interval("slope", method="wald", confidence_level=0.75)
+           for _ in range(100)]
+    assert covered(1.0, cis) < LOW
+
+
+def test_overdispersion_is_flagged():
+    rng = np.random.default_rng(18)
+    beta = np.repeat([1.0, 2.0, 3.0, 4.0, 5.0], 200)
+    wiggle = 0.7 * (-1.0) ** beta               # log E[T] not linear in β
+    T = rng.geometric(np.exp(-0.5 - beta - wiggle))
+    frame = pd.DataFrame({"beta": beta, "steps": T, "censored": np.zeros(T.size, bool)})
+    with pytest.warns(DiagnosticWarning, match="does not fit"):
+        fit = fit_scaling(frame)
+    assert fit.deviance / fit.df > 10
+    calm = fit_scaling(frame.assign(steps=rng.geometric(np.exp(-0.5 - beta))))   # control
+    assert calm.deviance / calm.df < 5
+
+
+def test_scaling_refuses_unidentifiable_and_mixed_data():
+    frame = pd.DataFrame({"beta": [1.0, 1.0, 2.0, 2.0], "steps": [3, 5, 50, 50],
+                          "censored": [False, False, True, True]})
+    with pytest.raises(ValueError, match="not identifiable"):
+        fit_scaling(frame)
+    with pytest.raises(ValueError, match="lacks the columns"):
+        fit_scaling(frame.drop(columns="censored"))
+    with pytest.raises(ValueError, match=r"\['gamma'\] vary"):
+        fit_scaling(frame.assign(gamma=[0.1, 0.1, 0.2, 0.2]))
+    boundary = pd.DataFrame({"beta": [0.0, 0.0, 1.0, 1.0, 2.0], "steps": [1, 1, 3, 2, 9],
+                             "censored": False})
+    with pytest.raises(ValueError, match=r"every chain escaped at its first step at beta=\[0.0\]"):
+        fit_scaling(boundary)
+    assert fit_scaling(boundary, law="exponential").slope > 0
+    with pytest.raises(ValueError, match="prefactor=True needs beta > 0"):
+        fit_scaling(frame.assign(beta=[0.0, 0.0, 2.0, 2.0]), prefactor=True)
+
+
+def test_fit_report_table():
+    rng = np.random.default_rng(19)
+    frame = chain_frame(rng, [1, 2, 3, 12], 0.5, 1.0, 60, 200)
+    per, fit = fit_report(frame, n_resamples=99)
+    assert per["beta"].tolist() == [1.0, 2.0, 3.0, 12.0]
+    assert {"median", "median_low", "median_high", "memoryless_p", "note"} <= set(per.columns)
+    assert np.isfinite(per["memoryless_p"].iloc[:3]).all()
+    assert per["note"].iloc[-1].startswith("no events") and np.isnan(per["memoryless_p"].iloc[-1])
+    assert isinstance(fit, stats.ScalingFit)
+    per2, _ = fit_report(frame, memoryless=False)
+    assert per2["memoryless_p"].isna().all()
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+def test_simulated_frozen_chain_matches_the_exact_law():
+    """SA_P from tokens at the vertices of a triangle: exit at the first cross pick (science §3)."""
+    V = ms.regular_polygon(3).vertices
+    beta = 3.0
+    fp = ms.first_passage(ms.SoftmaxChain(beta=beta, gamma=0.5), V, ms.LeaveBall(0.1),
+                          max_steps=60, chains=4000, rng=11)
+    exact = frozen_law(V, [1, 1, 1], beta).p
+    fit = escape_rate(fp)
+    assert abs(fit.rate - exact) < 4 * exact / math.sqrt(fit.events)
+    lo, hi = fit.confidence_interval(0.9999)
+    assert lo <= exact <= hi
+    assert exponentiality_test(fp, n_resamples=199, rng=0).pvalue > 0.01

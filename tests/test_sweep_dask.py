@@ -1,0 +1,136 @@
+"""The Dask backend: a real scheduler and two workers on 127.0.0.1, one killed mid-run; a local
+cluster. Results must equal the embedded run bit for bit."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed", reason="the Dask tests need dask[distributed] "
+                                          "(pip install 'metastab[dask]')")
+
+from metastab.sweep import Sweep, main, read_sweep, run_sweep  # noqa: E402
+
+START_TIMEOUT = 60
+
+
+def config() -> dict:
+    """Two points, eight chunks each, every chunk long enough (~0.1 s) to be caught mid-run."""
+    return {
+        "model": {"kind": "softmax-chain", "gamma": 0.1},
+        "grid": {"beta": [12.0, 14.0]},
+        "polytope": {"kind": "regular", "k": 5},
+        "initial": {"kind": "clusters", "multiplicities": [2, 2, 2, 2, 2]},
+        "event": {"kind": "leave-ball", "radius": 0.3},
+        "run": {"chains": 320, "chunk": 40, "max_steps": 3000, "seed": 11},
+    }
+
+
+def files(out) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(Path(out, "results").iterdir())}
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory):
+    out = tmp_path_factory.mktemp("embedded") / "sweep"
+    run_sweep(Sweep.from_dict(config()), out)
+    return out
+
+
+def _stop(procs):
+    """Terminate the workers, then the scheduler (killed if not gone within 10 s)."""
+    for proc in reversed(procs):
+        if proc.poll() is None:
+            proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_for(condition, what, procs):
+    deadline = time.monotonic() + START_TIMEOUT
+    while not condition():
+        for proc in procs:
+            assert proc.poll() is None, f"a Dask process exited while waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_killed_worker_mid_run_gives_the_embedded_result(embedded, tmp_path):
+    """`dask scheduler` and two `dask worker` processes on 127.0.0.1; worker B is killed with
+    SIGKILL once it has finished a chunk; the sweep completes on A, bit-identical."""
+    scheduler_file = tmp_path / "scheduler.json"
+    dask = [sys.executable, "-m", "dask"]
+    logs = open(tmp_path / "dask.log", "wb")
+    procs = []
+    try:
+        procs.append(subprocess.Popen(
+            dask + ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                    "--scheduler-file", str(scheduler_file)], stdout=logs, stderr=logs))
+        _wait_for(scheduler_file.exists, "the scheduler", procs)
+        address = json.loads(scheduler_file.read_text())["address"]
+        assert address.startswith("tcp://127.0.0.1:")
+        for name in ("A", "B"):
+            procs.append(subprocess.Popen(
+                dask + ["worker", address, "--name", name, "--nthreads", "1", "--no-nanny",
+                        "--no-dashboard", "--host", "127.0.0.1",
+                        "--local-directory", str(tmp_path / name)], stdout=logs, stderr=logs))
+        log = tmp_path / "dask.log"
+        _wait_for(lambda: log.read_text().count("Register worker") >= 2,
+                  "two workers", procs)
+        worker_a, worker_b = procs[1], procs[2]
+        out = tmp_path / "sweep"
+        killed_after = []
+
+        def kill_b_once_it_has_worked(progress):
+            if killed_after:
+                return
+            journal = (out / "journal.jsonl").read_text().splitlines()
+            pids = [json.loads(line)["pid"] for line in journal]
+            if worker_b.pid in pids:
+                worker_b.send_signal(signal.SIGKILL)
+                worker_b.wait(timeout=10)
+                killed_after.append(progress.chunks_done)
+
+        summary = run_sweep(Sweep.from_dict(config()), out, scheduler=address,
+                            progress=kill_b_once_it_has_worked)
+        assert worker_b.returncode == -signal.SIGKILL
+        assert killed_after and killed_after[0] < 12  # B died with at least 4 chunks to go
+        assert summary.chunks == 16 and summary.backend == f"dask {address}"
+        assert files(out) == files(embedded)
+        records = [json.loads(line) for line in (out / "journal.jsonl").read_text().splitlines()]
+        assert {r["pid"] for r in records[killed_after[0]:]} == {worker_a.pid}
+        assert {r["threads"] for r in records} == {1}  # numba threads = the worker's nthreads
+        frame, meta = read_sweep(out)
+        assert len(frame) == 640 and meta["provenance"]["backend"].startswith("dask tcp://")
+    finally:
+        _stop(procs)
+        logs.close()
+
+
+def test_local_cluster_from_the_command(embedded, tmp_path, capsys):
+    out = tmp_path / "sweep"
+    config_file = tmp_path / "sweep.toml"
+    config_file.write_text("".join(
+        f"[{table}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in values.items())
+        for table, values in config().items()))
+    assert main([str(config_file), "--out", str(out), "--cluster", "local:2"]) == 0
+    assert "on dask local:2" in capsys.readouterr().out
+    assert files(out) == files(embedded)
+    pids = {json.loads(line)["pid"] for line in (out / "journal.jsonl").read_text().splitlines()}
+    assert os.getpid() not in pids and len(pids) <= 2
+
+
+def test_an_unreachable_scheduler_is_reported(tmp_path, monkeypatch):
+    from metastab.sweep import executors
+
+    monkeypatch.setattr(executors, "_CONNECT_TIMEOUT", "1s")
+    with pytest.raises(ValueError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'"):
+        run_sweep(Sweep.from_dict(config()), tmp_path / "sweep", scheduler="tcp://127.0.0.1:9")
