@@ -1,4 +1,5 @@
-"""The ``metastab`` command: ``simulate``, ``passage``, ``demo`` and ``bench``.
+"""The ``metastab`` command: ``simulate``, ``passage``, ``demo``, ``bench``, ``fit``, ``sweep`` and
+``study``.
 
 A thin layer over the library: it parses flags, builds the polytope, the initial configuration,
 the model(s) and the event, runs :func:`metastab.simulate` or :func:`metastab.first_passage` once
@@ -343,6 +344,16 @@ def _cmd_bench(args, argv: list[str]) -> int:
     return 0
 
 
+def _cmd_study(args, argv: list[str]) -> int:
+    from .studies import list_studies, run_study
+
+    if args.list or args.name is None:
+        print("\n".join(list_studies()))
+        return 0
+    run_study(args.name, quick=args.quick, out=args.out, config=args.config)
+    return 0
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -438,6 +449,19 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeat", type=int, default=3, help="best of REPEAT (default 3)")
     bench.add_argument("--threads", type=int, metavar="T", help="numba threads (default: all)")
     bench.set_defaults(handler=_cmd_bench)
+
+    study = sub.add_parser("study", help="run a reproduction study (data, figures, report)",
+                           description="Run studies/NAME: compute into data/NAME, draw its "
+                           "figures and write data/NAME/report.md.")
+    study.add_argument("name", nargs="?", metavar="NAME", help="the study (see --list)")
+    study.add_argument("--quick", action="store_true",
+                       help="the reduced run (default output data/NAME/quick)")
+    study.add_argument("--config", metavar="TOML", help="another config (same keys as "
+                       "studies/NAME/config.toml)")
+    study.add_argument("--out", metavar="DIR", help="output folder (default data/NAME)")
+    study.add_argument("--list", action="store_true", help="list the studies and exit")
+    _add_common(study)
+    study.set_defaults(handler=_cmd_study)
     return parser
 
 
