@@ -2,6 +2,7 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -9,6 +10,7 @@ from metastab.cli import main
 from metastab.studies import list_studies, load_config, run_study
 
 STUDIES = list_studies()
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @pytest.mark.parametrize("name", STUDIES)
@@ -29,6 +31,9 @@ def test_quick_study_writes_data_figures_and_a_verdict(name, tmp_path):
 def test_every_study_has_a_quick_config_and_committed_results(name):
     assert "quick" not in load_config(name, quick=True)
     assert load_config(name, quick=True) != load_config(name), "--quick must reduce the run"
+    report = DATA / name / "report.md"
+    assert report.exists(), f"the full run's results are committed: {report} is missing"
+    assert re.search(r"^Verdict: ", report.read_text(), re.MULTILINE)
 
 
 def test_unknown_study_is_one_line_and_exit_2(capsys):
