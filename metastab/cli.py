@@ -344,6 +344,85 @@ def _cmd_bench(args, argv: list[str]) -> int:
     return 0
 
 
+def _read_first_passage(path: Path) -> tuple[pd.DataFrame, dict]:
+    """A first-passage table (CSV/parquet with its sidecar) or a sweep directory."""
+    from .results import read_table
+
+    if path.is_dir():
+        from .sweep import read_sweep
+
+        return read_sweep(path)
+    if not path.exists():
+        raise FileNotFoundError(f"DATA: no such file or directory: {str(path)!r}")
+    return read_table(path)
+
+
+def theorem_bound(meta: dict, frame: pd.DataFrame) -> tuple[dict | None, str]:
+    """Arguments of :func:`metastab.theory.exit_time_bound` for a table written by
+    ``metastab passage`` with a leave-hull event and a scalar gamma, or (None, why not)."""
+    from .polytope import Polytope
+
+    runs = meta.get("runs") or []
+    if not runs or "polytope" not in meta or not meta.get("x0"):
+        return None, "the sidecar lacks the polytope, the runs or x0"
+    model, event = runs[0].get("model", {}), runs[0].get("event", {})
+    if event.get("kind") != "leave-hull":
+        return None, f"the event is {event.get('kind')!r}, not leave-hull (Thm 5.4)"
+    if not isinstance(model.get("gamma"), (int, float)):
+        return None, "gamma is not a scalar"
+    P = Polytope.from_dict(meta["polytope"])
+    n = int(np.shape(meta["x0"][0])[-2])
+    bound = dict(c0=P.c0, eps=float(event["radius"]), gamma=float(model["gamma"]), n=n,
+                 diameter=P.diameter)
+    if bound["eps"] / bound["gamma"] < 2 * P.diameter:
+        return None, (f"eps/gamma = {bound['eps'] / bound['gamma']:.4g} < 2 d(K) = "
+                      f"{2 * P.diameter:.4g}: Thm 5.4 does not apply")
+    return bound, ""
+
+
+def _cmd_fit(args, argv: list[str]) -> int:
+    from .plotting import arrhenius_figure
+    from .scaling import fit_report
+
+    path = Path(args.data)
+    frame, meta = _read_first_passage(path)
+    level = args.confidence_level
+    table, fit = fit_report(frame, law=args.law, confidence_level=level,
+                            prefactor=args.prefactor, n_resamples=args.resamples)
+    print(f"{PROG} fit: {path} ({len(frame)} chains, {fit.law} law, "
+          f"{level:.0%} intervals)")
+    cols = ["beta", "chains", "events", "censored", "mean", "mean_low", "mean_high",
+            "memoryless_p", "note"]
+    print(_table(table[[c for c in cols if c in table.columns]].to_dict("records")))
+    b_lo, b_hi = fit.confidence_interval("slope")
+    a_lo, a_hi = fit.confidence_interval("intercept")
+    print(f"log E[T] = a + b·beta: b = {fit.slope:.4g} [{b_lo:.4g}, {b_hi:.4g}], "
+          f"a = {fit.intercept:.4g} [{a_lo:.4g}, {a_hi:.4g}]; deviance {fit.deviance:.3g} on "
+          f"{fit.df} df")
+    bound, why = theorem_bound(meta, frame)
+    if bound is not None:
+        from .theory import metastability_exponent
+
+        slope = metastability_exponent(bound["c0"], bound["eps"], bound["gamma"])
+        print(f"Thm 5.4 bound: exponent {slope:.4g} (c0 {bound['c0']:.4g}, eps "
+              f"{bound['eps']:.4g}, gamma {bound['gamma']:g}, n {bound['n']})")
+    else:
+        print(f"no theorem bound drawn: {why}")
+    if args.figure != "none":
+        figure = Path(args.figure) if args.figure else (
+            path / "arrhenius.png" if path.is_dir() else path.with_name(path.stem + ".arrhenius.png"))
+        arrhenius_figure((table, fit), figure, bound=bound, confidence_level=level)
+        print(f"wrote {figure}")
+    if args.out:
+        from .results import provenance, write_table
+
+        write_table(table, _out_path(args.out), {"kind": "fit", "command": shlex.join([PROG, *argv]),
+                                                 "data": str(path), "fit": fit.to_frame().to_dict("records"),
+                                                 "provenance": provenance()})
+        print(f"wrote {args.out} and {args.out}.json")
+    return 0
+
+
 def _cmd_study(args, argv: list[str]) -> int:
     from .studies import list_studies, run_study
 
@@ -450,6 +529,26 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--threads", type=int, metavar="T", help="numba threads (default: all)")
     bench.set_defaults(handler=_cmd_bench)
 
+    fit = sub.add_parser("fit", help="escape rates per beta and the exponential law in beta",
+                         description="Read a first-passage table (from `metastab passage --out`) "
+                         "or a sweep directory, print escape rates per beta with intervals and the "
+                         "fitted law log E[T] = a + b beta, and draw the Arrhenius figure.")
+    fit.add_argument("data", metavar="DATA", help="a .csv/.parquet table or a sweep directory")
+    fit.add_argument("--law", choices=("geometric", "exponential"), default="geometric",
+                     help="escape-time law (default geometric: discrete steps)")
+    fit.add_argument("--confidence-level", type=float, default=0.95, help="default 0.95")
+    fit.add_argument("--prefactor", action="store_true",
+                     help="add a c log(beta) term and test it (likelihood ratio)")
+    fit.add_argument("--resamples", type=int, default=499,
+                     help="resamples of the memorylessness test per beta (default 499)")
+    fit.add_argument("--figure", metavar="PNG", help="figure path (default beside DATA: "
+                     "NAME.arrhenius.png, or DIR/arrhenius.png); 'none' for no figure")
+    fit.add_argument("--out", metavar="FILE", help="write the per-beta table (.csv/.parquet)")
+    fit.set_defaults(handler=_cmd_fit, threads=None)
+
+    sub.add_parser("sweep", add_help=False, help="run or resume a parameter sweep "
+                   "(embedded or on Dask); see metastab sweep --help")
+
     study = sub.add_parser("study", help="run a reproduction study (data, figures, report)",
                            description="Run studies/NAME: compute into data/NAME, draw its "
                            "figures and write data/NAME/report.md.")
@@ -478,9 +577,13 @@ def main(argv: list[str] | None = None) -> int:
     import numba
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
     threads = numba.get_num_threads()
     try:
+        if argv[:1] == ["sweep"]:  # its own parser: metastab.sweep.command
+            from .sweep import main as sweep_main
+
+            return sweep_main(argv[1:])
+        args = build_parser().parse_args(argv)
         if args.threads is not None:
             limit = numba.config.NUMBA_NUM_THREADS
             if not 1 <= args.threads <= limit:

@@ -210,3 +210,43 @@ def test_numpy_baseline_is_a_convex_step():
     assert X.shape == (32, 20, 2) and np.isfinite(X).all()
     assert metastab.regular_polygon(5).contains(X.reshape(-1, 2), tol=1e-9).all()
     assert not np.allclose(X[0], workload_w1())  # negative control: it did move
+
+
+# --------------------------------------------------------------------------- fit, sweep, study
+
+
+def test_fit_reads_passage_output_and_draws_the_bound(capsys, tmp_path):
+    data = tmp_path / "fp.parquet"
+    code, _, _ = run(capsys, "passage", "--chains", "60", "--max-steps", "5000", "--seed", "3",
+                     "--beta", "5", "7", "9", "--out", str(data))
+    assert code == 0
+    code, out, err = run(capsys, "fit", str(data), "--resamples", "49", "--out",
+                         str(tmp_path / "per_beta.csv"))
+    assert code == 0 and err == ""
+    assert re.search(r"b = [0-9.]+ \[[0-9.]+, [0-9.]+\]", out)
+    assert "Thm 5.4 bound: exponent" in out
+    assert (tmp_path / "fp.arrhenius.png").stat().st_size > 10_000
+    table, meta = read_table(tmp_path / "per_beta.csv")
+    assert table["beta"].tolist() == [5.0, 7.0, 9.0] and (table["chains"] == 60).all()
+    assert meta["kind"] == "fit" and meta["fit"][1]["parameter"] == "slope"
+
+
+def test_fit_without_leave_hull_says_why_there_is_no_bound(capsys, tmp_path):
+    data = tmp_path / "fp.csv"
+    run(capsys, "passage", "--chains", "30", "--max-steps", "3000", "--seed", "3", "--beta", "4",
+        "6", "--event", "leave-ball", "--out", str(data))
+    code, out, _ = run(capsys, "fit", str(data), "--resamples", "19", "--figure", "none")
+    assert code == 0
+    assert "no theorem bound drawn: the event is 'leave-ball'" in out
+    assert not list(tmp_path.glob("*.png"))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("fit", "missing.csv"), "DATA: no such file"),
+    (("fit", "{tmp}/bad.txt"), "must end in .csv or .parquet"),
+    (("sweep", "--status", "{tmp}/nothing"), "nothing"),
+])
+def test_fit_and_sweep_errors_are_one_line(capsys, tmp_path, argv, message):
+    (tmp_path / "bad.txt").write_text("x")
+    code, out, err = run(capsys, *(a.format(tmp=tmp_path) for a in argv))
+    assert code == 2 and err.count("\n") == 1 and message in err, err

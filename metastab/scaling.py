@@ -1,0 +1,410 @@
+"""The exponential scaling law of escape times across β: one joint censored likelihood.
+
+Per β value k there are d_k escapes in exposure E_k (:mod:`metastab.stats`), and the law is
+log E[T](β) = a + b β (+ c log β), fitted jointly so that β values with few or no escapes still
+count (a Poisson / binomial regression with log-exposure offset), with Fisher and
+profile-likelihood intervals for the exponent b, a likelihood-ratio test of the prefactor term
+and deviance/df for overdispersion. :func:`fit_report` adds the per-β table.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, special, stats
+
+from .stats import (DiagnosticWarning, EscapeRate, _check_law, _check_level, _memoryless,
+                    _rate_interval, _Sample, _sample)
+
+__all__ = ["ScalingFit", "fit_report", "fit_scaling"]
+
+
+# --------------------------------------------------------------------------- scaling law
+#
+# Joint likelihood over all x (= β) values. Per x value k: d_k events in exposure E_k, and
+#     log E[T](x) = a + b x (+ c log x),   rate(x) = exp(−a − b x − c log x),
+# with rate = λ (exponential law: Poisson likelihood d log λ − λE, the Poisson GLM of d_k with
+# offset log E_k) or rate = p (geometric law: the exact d log p + (E − d) log(1 − p), a binomial
+# GLM with log link, so that log E[T] = log(1/p) is exactly linear). Fitted by Newton's method
+# on the centred design (x − x̄, log x − mean log x); intervals are in the uncentred (a, b, c).
+
+_PARAMS = ("intercept", "slope", "prefactor")
+
+
+def _terms(eta, d, E, law):
+    """Per row ℓ, dℓ/dη and −d²ℓ/dη² at η = log rate (−inf where p >= 1 is infeasible)."""
+    with np.errstate(over="ignore"):     # far-out trial points: ℓ = −inf, rejected by the caller
+        mu = np.exp(eta)
+    if law == "exponential":
+        with np.errstate(invalid="ignore"):
+            return d * eta - E * mu, d - E * mu, E * mu
+    f = E - d
+    ok = mu < 1
+    m = np.where(ok, mu, 0.0)
+    ll = np.where(ok, d * eta + special.xlog1py(f, -m), np.where((f == 0) & (mu == 1), 0.0,
+                                                                 -np.inf))
+    q = m / (1 - m)
+    return ll, d - f * q, f * q / (1 - m)
+
+
+def _newton(Z, offset, d, E, law, theta):
+    """Maximise ℓ(θ) with log rate = offset − Zθ; returns (θ, ℓ, information ZᵀHZ)."""
+    def loglik(th):
+        value = _terms(offset - Z @ th, d, E, law)[0].sum()
+        return value if np.isfinite(value) else -np.inf
+
+    theta = np.asarray(theta, dtype=np.float64)
+    current = loglik(theta)
+    if not np.isfinite(current):
+        raise ValueError("infeasible start (a fitted per-step escape probability >= 1)")
+    for _ in range(200):
+        _, g, h = _terms(offset - Z @ theta, d, E, law)
+        info = Z.T @ (h[:, None] * Z)
+        step = np.linalg.lstsq(info, -Z.T @ g, rcond=None)[0]
+        t = 1.0
+        while (new := loglik(theta + t * step)) < current - 1e-12 * abs(current):
+            t /= 2
+            if t < 1e-12:
+                raise ValueError("Newton's method found no ascent direction")
+        theta, current = theta + t * step, new
+        if np.abs(theta).max() > 1e8:
+            break
+        if np.abs(t * step).max() < 1e-10 * (1 + np.abs(theta).max()):
+            _, g, h = _terms(offset - Z @ theta, d, E, law)
+            return theta, current, Z.T @ (h[:, None] * Z)
+    raise ValueError("the scaling fit did not converge: the maximum-likelihood exponent is "
+                     "infinite (events at too few x values, zero events elsewhere)")
+
+
+@dataclass(frozen=True, eq=False)
+class ScalingFit:
+    """Maximum-likelihood fit of log E[T] = a + b·x (+ c·log x) across x = β.
+
+    ``intercept`` a, ``slope`` b (the Arrhenius exponent), ``prefactor`` c (None when not
+    fitted); ``cov`` is the inverse observed Fisher information of (a, b[, c]). ``deviance``
+    on ``df`` degrees of freedom (and ``pearson``) measure overdispersion: deviance/df ≫ 1
+    means the law does not fit and the intervals are too narrow. ``lrt_statistic`` and
+    ``lrt_pvalue`` test c = 0 when the prefactor is fitted. ``wls_slope`` ± ``wls_stderr`` is
+    the cross-check from weighted least squares on log(E_k/d_k) (x values with events only:
+    biased when some have none). ``per_beta`` holds one row per x value.
+    """
+
+    law: str
+    x: str
+    intercept: float
+    slope: float
+    prefactor: float | None
+    cov: np.ndarray = field(repr=False)
+    loglik: float
+    deviance: float
+    df: int
+    pearson: float
+    lrt_statistic: float | None
+    lrt_pvalue: float | None
+    wls_slope: float
+    wls_stderr: float
+    confidence_level: float
+    per_beta: pd.DataFrame = field(repr=False)
+    _data: tuple = field(repr=False)
+
+    @property
+    def params(self) -> np.ndarray:
+        return np.array([self.intercept, self.slope] + ([self.prefactor]
+                                                        if self.prefactor is not None else []))
+
+    def _index(self, param) -> int:
+        names = _PARAMS[:self.params.size]
+        if param not in names:
+            raise ValueError(f"param must be one of {names}, got {param!r}")
+        return names.index(param)
+
+    def stderr(self, param="slope") -> float:
+        """Wald standard error sqrt(I⁻¹_jj)."""
+        j = self._index(param)
+        return float(math.sqrt(self.cov[j, j]))
+
+    def confidence_interval(self, param="slope", *, method="profile", confidence_level=None):
+        """(low, high) for ``param`` in {"intercept", "slope", "prefactor"}.
+
+        ``method="wald"``: estimate ± z·stderr (Fisher information). ``method="profile"``:
+        {θ_j : 2(ℓ̂ − max_{others} ℓ) <= χ²_1(level)}, an end is ±inf if ℓ never drops that far.
+        """
+        j = self._index(param)
+        level = _check_level(self.confidence_level if confidence_level is None
+                             else confidence_level)
+        est, se = self.params[j], self.stderr(param)
+        if method == "wald":
+            z = stats.norm.ppf(0.5 + level / 2)
+            return float(est - z * se), float(est + z * se)
+        if method != "profile":
+            raise ValueError(f"method must be 'profile' or 'wald', got {method!r}")
+        x, d, E = self._data
+        Z = _design(x, self.params.size, center=False)
+        free = [k for k in range(Z.shape[1]) if k != j]
+        target = self.loglik - stats.chi2.ppf(level, 1) / 2
+
+        def gap(v):
+            offset, th = -v * Z[:, j], self.params[free]
+            if j > 0:                   # raise the intercept until every p < 1 (a feasible start)
+                th = th.copy()
+                th[0] += max(float((offset - Z[:, free] @ th).max()), -1.0) + 1.0
+            try:
+                return _newton(Z[:, free], offset, d, E, self.law, th)[1] - target
+            except (ValueError, np.linalg.LinAlgError):
+                return -1e300           # no feasible fit: far outside the interval
+
+        if not gap(est) > 0:
+            raise ValueError(f"the profile likelihood of {param} could not be evaluated at the "
+                             "estimate; use method='wald'")
+        ends = []
+        for sign in (-1.0, 1.0):
+            k = 1.0
+            while gap(est + sign * k * se) > 0 and k < 2.0 ** 30:
+                k *= 2
+            far = est + sign * k * se
+            ends.append(sign * math.inf if gap(far) > 0 else
+                        optimize.brentq(gap, *sorted((est, far)), xtol=1e-10 * (1 + abs(est))))
+        return tuple(ends)
+
+    def log_mean(self, x) -> np.ndarray:
+        """Fitted log E[T] = a + b x (+ c log x)."""
+        return _design(np.asarray(x, np.float64), self.params.size, center=False) @ self.params
+
+    def band(self, x, confidence_level=None):
+        """Pointwise Wald band (low, high) for log E[T] at ``x``: ± z·sqrt(z(x)ᵀ I⁻¹ z(x))."""
+        level = _check_level(self.confidence_level if confidence_level is None
+                             else confidence_level)
+        Z = _design(np.asarray(x, np.float64), self.params.size, center=False)
+        half = stats.norm.ppf(0.5 + level / 2) * np.sqrt(np.einsum("ij,jk,ik->i", Z, self.cov, Z))
+        mid = Z @ self.params
+        return mid - half, mid + half
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per parameter: estimate, stderr, Wald and profile intervals, fit summary."""
+        rows = []
+        for name, est in zip(_PARAMS, self.params):
+            wl, wh = self.confidence_interval(name, method="wald")
+            pl, ph = self.confidence_interval(name, method="profile")
+            rows.append({"parameter": name, "estimate": est, "stderr": self.stderr(name),
+                         "wald_low": wl, "wald_high": wh, "profile_low": pl, "profile_high": ph,
+                         "confidence_level": self.confidence_level, "law": self.law,
+                         "deviance": self.deviance, "df": self.df, "pearson": self.pearson,
+                         "lrt_pvalue": self.lrt_pvalue})
+        return pd.DataFrame(rows)
+
+
+def _design(x, p, center=True):
+    cols = [np.ones_like(x), x] + ([np.log(x)] if p == 3 else [])
+    Z = np.column_stack(cols)
+    if center:
+        Z[:, 1:] -= Z[:, 1:].mean(axis=0)
+    return Z
+
+
+def _start(Z, d, E):
+    """Weighted least squares on log(E/(d + 1/2)): a feasible Newton start."""
+    w = np.sqrt(d + 0.5)
+    theta = np.linalg.lstsq(Z * w[:, None], np.log(E / (d + 0.5)) * w, rcond=None)[0]
+    if (Z @ theta <= 0).any():     # a per-step probability >= 1: start flat instead
+        theta = np.zeros(Z.shape[1])
+        theta[0] = max(math.log(E.sum() / max(d.sum(), 0.5)), 1e-3)
+    return theta
+
+
+def _aggregate(frame, x, law, start):
+    """Per x value: chains, events, censored, exposure (validated, events at 0 excluded)."""
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in (x, "steps", "censored") if c not in frame]
+    if missing:
+        raise ValueError(f"frame lacks the columns {missing} (has {list(frame.columns)})")
+    fixed = {"chain", "steps", "censored", "max_steps", x}
+    if isinstance(start, str):
+        if start not in frame:
+            raise ValueError(f"start={start!r} is not a column of frame")
+        fixed.add(start)
+        start = frame[start].to_numpy()
+    varying = [c for c in frame.columns if c not in fixed and frame[c].nunique(dropna=False) > 1]
+    if varying:
+        raise ValueError(f"the columns {varying} vary within frame: fit one setting at a time "
+                         "(filter the frame) or drop them")
+    xs = frame[x].to_numpy(dtype=np.float64)
+    if not np.isfinite(xs).all():
+        raise ValueError(f"column {x!r} must be finite")
+    s = _sample(frame["steps"].to_numpy(), frame["censored"].to_numpy(), law=law, start=start,
+                max_steps=frame["max_steps"].to_numpy() if "max_steps" in frame else None)
+    g = pd.DataFrame({x: xs[s.kept], "chains": 1, "events": s.event.astype(np.int64),
+                      "censored": (~s.event).astype(np.int64), "exposure": s.time})
+    return g.groupby(x, sort=True).sum().reset_index(), s
+
+
+def fit_scaling(frame, *, x="beta", law="geometric", confidence_level=0.95, prefactor=False,
+                start=None) -> ScalingFit:
+    """Fit the Arrhenius law log E[T] = a + b·β (+ c·log β) to censored escape times.
+
+    One joint likelihood over all β values (see the notes above :func:`_terms`): β values with
+    few or no events still count through their exposure. Newton's method on the centred design.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One row per chain with columns ``x``, steps, censored (as ``FirstPassage.to_frame()``,
+        concatenated over β); other columns must be constant.
+    x : str
+        The covariate column.
+    law : {"geometric", "exponential"}
+        Geometric: exact d log p + (E − d) log(1 − p) with p = 1/E[T]. Exponential: the Poisson
+        regression of event counts with offset log(exposure).
+    confidence_level : float
+    prefactor : bool
+        Also fit c·log β and test c = 0 by the likelihood ratio (β > 0 needed).
+    start : str or array_like, optional
+        A column name or per-chain array subtracted from steps (initial transient).
+
+    Returns
+    -------
+    ScalingFit
+
+    Warns
+    -----
+    DiagnosticWarning
+        When the deviance rejects the law (p < 0.001): the intervals then understate the error.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> beta = np.repeat([1.0, 2.0, 3.0], 200)
+    >>> T = rng.geometric(np.exp(-1.0 - 1.5 * beta))
+    >>> frame = pd.DataFrame({"beta": beta, "steps": np.minimum(T, 100), "censored": T > 100})
+    >>> fit = fit_scaling(frame)
+    >>> round(fit.slope, 1), [round(v, 2) for v in fit.confidence_interval("slope")]
+    (1.4, [1.3, 1.56])
+    """
+    law = _check_law(law)
+    level = _check_level(confidence_level)
+    return _fit_table(_aggregate(frame, x, law, start)[0], x, law, level, prefactor)
+
+
+def _fit_table(table, x, law, level, prefactor) -> ScalingFit:
+    table = table[table["exposure"] > 0].reset_index(drop=True)
+    xs, d, E = (table[c].to_numpy(np.float64) for c in (x, "events", "exposure"))
+    p = 3 if prefactor else 2
+    if prefactor and (xs <= 0).any():
+        raise ValueError(f"prefactor=True needs {x} > 0, got {xs.min()!r}")
+    if law == "geometric" and (d == E).any():
+        raise ValueError(f"every chain escaped at its first step at {x}="
+                         f"{xs[d == E].tolist()}: p̂ = 1 is the boundary of the geometric law "
+                         "(no metastability there); drop these values or use law='exponential'")
+    if (d > 0).sum() < p:
+        raise ValueError(f"the exponent is not identifiable: events at {(d > 0).sum()} {x} "
+                         f"value(s) ({xs[d > 0].tolist()}), need >= {p}")
+    Z = _design(xs, p)
+    theta, ll, info = _newton(Z, np.zeros_like(d), d, E, law, _start(Z, d, E))
+    J = np.eye(p)                      # uncentred a = a_c − b x̄ (− c mean log x)
+    J[0, 1:] = -_design(xs, p, center=False)[:, 1:].mean(axis=0)
+    params = J @ theta
+    cov = J @ np.linalg.inv(info) @ J.T
+    mu = np.exp(-Z @ theta)
+    with np.errstate(all="ignore"):
+        saturated = _terms(np.log(d / E), d, E, law)[0]
+    deviance = float(2 * (np.where(d > 0, saturated, 0.0).sum() - ll))
+    var = E * mu * (1 - mu) if law == "geometric" else E * mu
+    pearson = float(((d - E * mu) ** 2 / var).sum())
+    df = int(len(d) - p)
+    lrt_stat = lrt_p = None
+    if prefactor:
+        Z2 = _design(xs, 2)
+        ll0 = _newton(Z2, np.zeros_like(d), d, E, law, _start(Z2, d, E))[1]
+        lrt_stat = float(max(2 * (ll - ll0), 0.0))
+        lrt_p = float(stats.chi2.sf(lrt_stat, 1))
+    if df > 0 and stats.chi2.sf(deviance, df) < 1e-3:
+        warnings.warn(f"deviance {deviance:.4g} on {df} df (p = {stats.chi2.sf(deviance, df):.2g}"
+                      f"): log E[T] = a + b·{x}{' + c·log ' + x if prefactor else ''} does not "
+                      "fit (overdispersion or a missing term); the intervals understate the error",
+                      DiagnosticWarning, stacklevel=3)
+    pos = d > 0                        # cross-check: WLS on log mean, weights d
+    wls_slope = wls_se = math.nan
+    if pos.sum() > p:
+        Zp = _design(xs[pos], p)
+        W = d[pos]
+        A = np.linalg.inv(Zp.T @ (W[:, None] * Zp))
+        wls_slope = float((A @ Zp.T @ (W * np.log(E[pos] / d[pos])))[1])
+        wls_se = float(math.sqrt(A[1, 1]))
+    per = table.copy()
+    ci = [_rate_interval(int(dk), Ek, law, level, "exact") for dk, Ek in zip(d, E)]
+    per["rate"] = d / E
+    per["rate_low"], per["rate_high"] = [c[0] for c in ci], [c[1] for c in ci]
+    with np.errstate(divide="ignore"):
+        per["mean"] = E / d
+        per["mean_low"] = 1 / per["rate_high"]
+        per["mean_high"] = 1 / per["rate_low"]
+    per["one_sided"] = d == 0
+    return ScalingFit(law=law, x=x, intercept=float(params[0]), slope=float(params[1]),
+                      prefactor=float(params[2]) if prefactor else None, cov=cov,
+                      loglik=float(ll), deviance=deviance, df=df, pearson=pearson,
+                      lrt_statistic=lrt_stat, lrt_pvalue=lrt_p, wls_slope=wls_slope,
+                      wls_stderr=wls_se, confidence_level=level, per_beta=per, _data=(xs, d, E))
+
+
+def fit_report(frame, *, x="beta", law="geometric", confidence_level=0.95, prefactor=False,
+               start=None, memoryless=True, n_resamples=499, rng=0):
+    """Everything the ``metastab fit`` command prints: a per-β table and the scaling fit.
+
+    Parameters
+    ----------
+    frame, x, law, confidence_level, prefactor, start : see :func:`fit_scaling`.
+    memoryless : bool
+        Add the :func:`exponentiality_test` p-value per β (``n_resamples``, seeded by ``rng``).
+
+    Returns
+    -------
+    per_beta : DataFrame
+        Per x value: chains, events, censored, exposure, rate, mean, median with exact
+        intervals, one_sided (no events: upper bound only), memoryless_p and a note.
+    fit : ScalingFit
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> beta = np.repeat([1.0, 2.0, 3.0], 100)
+    >>> T = rng.geometric(np.exp(-1.0 - 1.5 * beta))
+    >>> frame = pd.DataFrame({"beta": beta, "steps": np.minimum(T, 100), "censored": T > 100,
+    ...                       "max_steps": 100})
+    >>> table, fit = fit_report(frame, n_resamples=99)
+    >>> table.columns[:5].tolist()
+    ['beta', 'chains', 'events', 'censored', 'exposure']
+    """
+    law = _check_law(law)
+    level = _check_level(confidence_level)
+    table, s = _aggregate(frame, x, law, start)
+    fit = _fit_table(table, x, law, level, prefactor)
+    per = fit.per_beta.copy()
+    gen = np.random.default_rng(rng)
+    xs = frame[x].to_numpy(np.float64)[s.kept]
+    medians, notes, pvals = [], [], []
+    for row in per.to_dict("records"):
+        d, E = int(row["events"]), float(row["exposure"])
+        res = EscapeRate(law=law, rate=d / E, events=d, exposure=E, chains=int(row["chains"]),
+                         censored=int(row["censored"]), confidence_level=level)
+        medians.append((res.median, *res.median_interval()))
+        note = ("no events: the rate is a one-sided upper bound" if d == 0 else
+                "most chains censored" if row["censored"] > row["chains"] / 2 else "")
+        p = math.nan
+        if memoryless and d > 0:
+            keep = xs == row[x]
+            sub = _Sample(s.time[keep], s.event[keep],
+                          None if s.budget is None else s.budget[keep], keep[keep])
+            try:
+                p = _memoryless(sub, law, False, int(n_resamples), gen).pvalue
+            except ValueError as exc:          # budgets unknown: say so in the table
+                note = "; ".join(filter(None, [note, str(exc)]))
+        pvals.append(p)
+        notes.append(note)
+    per["median"], per["median_low"], per["median_high"] = np.array(medians, dtype=float).T
+    per["memoryless_p"] = pvals
+    per["note"] = notes
+    return per, fit
