@@ -13,6 +13,7 @@ import argparse
 import math
 import shlex
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -578,6 +579,19 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else list(argv)
     threads = numba.get_num_threads()
+    with warnings.catch_warnings():
+        warnings.showwarning = _warn
+        return _run(argv, threads)
+
+
+def _warn(message, category, filename, lineno, file=None, line=None):
+    """Warnings as one line on stderr, like errors (no source line)."""
+    sys.stderr.write(f"{PROG}: warning: {_one_line(message)}\n")
+
+
+def _run(argv: list[str], threads: int) -> int:
+    import numba
+
     try:
         if argv[:1] == ["sweep"]:  # its own parser: metastab.sweep.command
             from .sweep import main as sweep_main

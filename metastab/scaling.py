@@ -229,6 +229,8 @@ def _aggregate(frame, x, law, start):
         fixed.add(start)
         start = frame[start].to_numpy()
     varying = [c for c in frame.columns if c not in fixed and frame[c].nunique(dropna=False) > 1]
+    if "point" in varying and frame.groupby(x)["point"].nunique().max() == 1:
+        varying.remove("point")  # a sweep's grid-point index: one per x value, not a parameter
     if varying:
         raise ValueError(f"the columns {varying} vary within frame: fit one setting at a time "
                          "(filter the frame) or drop them")

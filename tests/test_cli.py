@@ -250,3 +250,39 @@ def test_fit_and_sweep_errors_are_one_line(capsys, tmp_path, argv, message):
     (tmp_path / "bad.txt").write_text("x")
     code, out, err = run(capsys, *(a.format(tmp=tmp_path) for a in argv))
     assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+SMALL_SWEEP = """
+[model]
+kind = "softmax-chain"
+gamma = 0.2
+[grid]
+beta = [2.0, 3.0, 4.0]
+[polytope]
+kind = "regular"
+k = 3
+[initial]
+kind = "clusters"
+multiplicities = [2, 2, 2]
+[event]
+kind = "leave-ball"
+radius = 0.3
+[run]
+chains = 40
+chunk = 20
+max_steps = 10000
+seed = 4
+"""
+
+
+def test_sweep_then_fit_on_the_directory(capsys, tmp_path):
+    config = tmp_path / "small.toml"
+    config.write_text(SMALL_SWEEP)
+    code, out, err = run(capsys, "sweep", str(config), "--out", str(tmp_path / "sw"))
+    assert code == 0, err
+    assert "3 points, 120 chains" in out
+    code, out, err = run(capsys, "fit", str(tmp_path / "sw"), "--resamples", "19")
+    assert code == 0, err
+    assert re.search(r"b = [0-9.]+ \[", out) and (tmp_path / "sw" / "arrhenius.png").exists()
+    code, out, _ = run(capsys, "sweep", "--status", str(tmp_path / "sw"))
+    assert code == 0 and "complete" in out
