@@ -1,7 +1,7 @@
 """Throughput of SA_P: metastab's numba kernels beside a plain vectorised NumPy chain.
 
 Workload W1: the regular pentagon on the unit circle plus 15 interior tokens at 0.5·v_a
-(round robin, :func:`metastab.demo.shrunk`), n = 20, d = 2, β = 20, γ = 0.1, B = I, by default
+(round robin, :func:`metastab.configs.shrunk`), n = 20, d = 2, β = 20, γ = 0.1, B = I, by default
 2048 chains × 500 steps. The figure of merit is token-steps per second,
 chains × steps × n / wall seconds, best of ``repeat`` timed runs, each after an untimed warm-up
 (which compiles or loads the numba cache).
@@ -17,7 +17,7 @@ import time
 import numba
 import numpy as np
 
-from .demo import shrunk
+from .configs import shrunk
 from .models import SoftmaxChain
 from .polytope import regular_polygon
 from .simulate import simulate

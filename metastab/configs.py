@@ -10,7 +10,7 @@ import numpy as np
 from ._validate import integer, real
 from .polytope import Polytope
 
-__all__ = ["near_vertices", "in_cells", "uniform_in", "clusters"]
+__all__ = ["near_vertices", "in_cells", "uniform_in", "clusters", "shrunk"]
 
 
 def _check_polytope(polytope) -> Polytope:
@@ -204,3 +204,26 @@ def clusters(points, multiplicities) -> np.ndarray:
     if np.any(m < 1):
         raise ValueError(f"multiplicities must all be >= 1, got {multiplicities!r}")
     return np.repeat(P, m, axis=0)
+
+
+def shrunk(polytope, n, factor) -> np.ndarray:
+    """Tokens 0..κ−1 at the vertices v_a, token i >= κ at factor·v_a with a = (i − κ) mod κ.
+
+    The default initial configuration of the command line (``--init shrunk:F``) and of
+    ``metastab demo``: every group {a, κ + a, 2κ + a, ...} lies on the segment from factor·v_a
+    to v_a, in the cell of v_a when 0 < factor <= 1 and v_a owns its cell.
+
+    Examples
+    --------
+    >>> from metastab.polytope import regular_polygon
+    >>> shrunk(regular_polygon(4), 6, 0.5)[4:].round(12).tolist()
+    [[0.5, 0.0], [0.0, 0.5]]
+    """
+    polytope = _check_polytope(polytope)
+    n = _check_n(n, polytope)
+    factor = real("shrink factor", factor, low=0, high=1)
+    k = polytope.n_vertices
+    X = np.empty((n, polytope.dim))
+    X[:k] = polytope.vertices
+    X[k:] = factor * polytope.vertices[np.arange(n - k) % k]
+    return X

@@ -22,13 +22,14 @@ import time
 import numpy as np
 import pandas as pd
 
+from .configs import shrunk
 from .events import LeaveHull
 from .models import SoftmaxChain
-from .polytope import Polytope, regular_polygon
+from .polytope import regular_polygon
 from .results import FirstPassage
 from .simulate import first_passage
 
-__all__ = ["shrunk", "escape_summary", "escape_demo", "DEMO_BETAS", "DEMO_SEED"]
+__all__ = ["escape_summary", "escape_demo", "DEMO_BETAS", "DEMO_SEED"]
 
 DEMO_BETAS = (7.0, 10.0, 13.0, 16.0)
 DEMO_CHAINS = 300
@@ -37,32 +38,6 @@ DEMO_SEED = 20250601
 DEMO_N = 20
 DEMO_GAMMA = 0.1
 DEMO_FACTOR = 0.5
-
-
-def shrunk(polytope: Polytope, n: int, factor: float) -> np.ndarray:
-    """Tokens 0..κ−1 at the vertices v_a, token i >= κ at factor·v_a with a = (i − κ) mod κ.
-
-    The default initial configuration of the command line (``--init shrunk:F``): every group
-    {a, κ + a, 2κ + a, ...} lies on the segment from factor·v_a to v_a, in the cell of v_a when
-    0 < factor <= 1 and v_a owns its cell.
-
-    Examples
-    --------
-    >>> shrunk(regular_polygon(4), 6, 0.5)[4:].round(12).tolist()
-    [[0.5, 0.0], [0.0, 0.5]]
-    """
-    if not isinstance(polytope, Polytope):
-        raise ValueError(f"polytope must be a Polytope, got {type(polytope).__name__}")
-    k = polytope.n_vertices
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < k:
-        raise ValueError(f"n must be an integer >= the number of vertices {k}, got {n!r}")
-    factor = float(factor)
-    if not (math.isfinite(factor) and 0 <= factor <= 1):
-        raise ValueError(f"shrink factor must lie in [0, 1], got {factor!r}")
-    X = np.empty((int(n), polytope.dim))
-    X[:k] = polytope.vertices
-    X[k:] = factor * polytope.vertices[np.arange(int(n) - k) % k]
-    return X
 
 
 def escape_summary(fp: FirstPassage) -> dict:
