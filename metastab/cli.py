@@ -102,7 +102,7 @@ def initial_configuration(spec: str, polytope, n: int | None, beta: float | None
                           rng) -> np.ndarray:
     """The initial configuration named by ``spec`` (see INIT_SPECS)."""
     from . import configs
-    from .demo import shrunk
+    from .configs import shrunk
 
     kind, _, arg = spec.partition(":")
     if kind == "file" and arg:
