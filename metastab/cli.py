@@ -315,11 +315,14 @@ def _cmd_demo(args, argv: list[str]) -> int:
           f"{seed.entropy} (same numbers on any thread count)")
     print(_table(table.to_dict("records")))
     print("mean_escape = total observed steps / escapes (censored MLE of a geometric mean)")
-    ok = table["escapes"] > 0
-    if ok.sum() >= 2:
-        slope = np.polyfit(table["beta"][ok], np.log(table["mean_escape"][ok]), 1)[0]
-        print(f"log(mean_escape) grows by {slope:.3f} per unit of beta "
-              f"(x{math.exp(slope):.2f} per unit), least squares over the betas above")
+    if "slope" in a:
+        print(f"joint censored fit log E[T] = a + b·beta: b = {a['slope']:.3f} "
+              f"[{a['slope_low']:.3f}, {a['slope_high']:.3f}] ({a['confidence_level']:.0%}); "
+              f"the Thm 5.4 lower bound grows with exponent {a['bound_exponent']:.3f}")
+        if a["fit_pvalue"] < 0.01:
+            print(f"  (deviance {a['deviance']:.3g} on {a['df']} df, p = {a['fit_pvalue']:.2g}: "
+                  f"a pure exponential does not fit these betas, so the interval understates "
+                  f"the error; `metastab fit --prefactor` adds a c·log(beta) term)")
     if out is not None:
         meta = {"kind": "demo", "command": shlex.join([PROG, *argv]), **a,
                 "seed": seed.to_dict(), "provenance": provenance()}

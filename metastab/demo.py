@@ -18,16 +18,21 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from .configs import shrunk
 from .events import LeaveHull
 from .models import SoftmaxChain
 from .polytope import regular_polygon
 from .results import FirstPassage
+from .scaling import fit_scaling
+from .stats import DiagnosticWarning
 from .simulate import first_passage
+from .theory import metastability_exponent
 
 __all__ = ["escape_summary", "escape_demo", "DEMO_BETAS", "DEMO_SEED"]
 
@@ -76,7 +81,9 @@ def escape_demo(betas=DEMO_BETAS, *, chains: int = DEMO_CHAINS, max_steps: int =
     Returns
     -------
     DataFrame with columns beta, chains, escapes, censored, median_escape, mean_escape, wall_s;
-    ``attrs`` holds the setup (polytope, n, gamma, epsilon, max_steps, seed).
+    ``attrs`` holds the setup (polytope, n, gamma, epsilon, max_steps, seed), the exponent b of
+    the joint censored fit log E[T] = a + b·β with its interval (slope, slope_low, slope_high;
+    absent with fewer than two β values with escapes) and the Thm 5.4 exponent (bound_exponent).
 
     Examples
     --------
@@ -89,14 +96,26 @@ def escape_demo(betas=DEMO_BETAS, *, chains: int = DEMO_CHAINS, max_steps: int =
     epsilon = 2 * DEMO_GAMMA * polytope.diameter
     event = LeaveHull(groups=polytope.assign(x0), radius=epsilon)
     models = [SoftmaxChain(beta=b, gamma=DEMO_GAMMA) for b in betas]  # validate before running
-    rows = []
+    rows, frames = [], []
     for model in models:
         tic = time.perf_counter()
         fp = first_passage(model, x0, event, max_steps=max_steps, chains=chains, rng=seed,
                            progress=progress)
         rows.append({"beta": model.beta, **escape_summary(fp),
                      "wall_s": time.perf_counter() - tic})
+        frames.append(fp.to_frame())
     table = pd.DataFrame(rows)
     table.attrs.update(polytope=polytope.name, n=DEMO_N, init=f"shrunk:{DEMO_FACTOR}",
-                       gamma=DEMO_GAMMA, epsilon=epsilon, max_steps=max_steps, seed=seed)
+                       gamma=DEMO_GAMMA, epsilon=epsilon, max_steps=max_steps, seed=seed,
+                       bound_exponent=metastability_exponent(polytope.c0, epsilon, DEMO_GAMMA))
+    chains_frame = pd.concat(frames, ignore_index=True)
+    if (table["escapes"] > 0).sum() >= 2:  # the exponent is identifiable
+        with warnings.catch_warnings():  # a poor fit is reported through deviance and df
+            warnings.simplefilter("ignore", DiagnosticWarning)
+            fit = fit_scaling(chains_frame)
+        low, high = fit.confidence_interval("slope")
+        table.attrs.update(slope=fit.slope, slope_low=low, slope_high=high,
+                           confidence_level=fit.confidence_level, deviance=fit.deviance,
+                           df=fit.df, fit_pvalue=float(stats.chi2.sf(fit.deviance, fit.df))
+                           if fit.df else math.nan)
     return table
