@@ -15,23 +15,35 @@ import pandas as pd
 
 from . import stats, theory
 
-__all__ = ["arrhenius_figure", "survival_figure"]
+__all__ = ["arrhenius_figure", "canvas", "save", "survival_figure"]
 
 
-def _figure(width=6.0, height=4.2):
+def canvas(rows: int = 1, cols: int = 1, *, width: float = 6.0, height: float = 4.2):
+    """A constrained-layout figure on the Agg canvas (no pyplot state) and its rows×cols axes
+    (a single Axes for 1×1, else a 2-D array) -- the canvas of every figure of the package and
+    of the studies.
+
+    >>> fig, axes = canvas(1, 2)
+    >>> axes.shape
+    (1, 2)
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
-    return fig, fig.add_subplot()
+    if rows == cols == 1:
+        return fig, fig.add_subplot()
+    return fig, fig.subplots(rows, cols, squeeze=False)
 
 
-def _save(fig, path):
+def save(fig, path, *, dpi: int = 150):
+    """Write ``fig`` to ``path`` (format by suffix, parent folders created) unless ``path`` is
+    None; returns the figure."""
     if path is not None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=150)
+        fig.savefig(path, dpi=dpi)
     return fig
 
 
@@ -82,7 +94,7 @@ def survival_figure(data, path=None, *, by="beta", law="geometric", confidence_l
 
     groups = _groups(data, by)
     with sns.axes_style("ticks"):
-        fig, ax = _figure()
+        fig, ax = canvas()
     colors = sns.color_palette("viridis", max(len(groups), 1))
     lowest = 1.0
     for (label, sample), color in zip(groups, colors):
@@ -114,7 +126,7 @@ def survival_figure(data, path=None, *, by="beta", law="geometric", confidence_l
                  fontsize="medium")
     if any(label for label, _ in groups):
         ax.legend(fontsize="small", frameon=False)
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def _fits(frame_or_fits, x, law, confidence_level):
@@ -165,7 +177,7 @@ def arrhenius_figure(frame_or_fits, path=None, bound=None, *, x="beta", law="geo
 
     per, fit = _fits(frame_or_fits, x, law, confidence_level)
     with sns.axes_style("ticks"):
-        fig, ax = _figure()
+        fig, ax = canvas()
     blue, orange = sns.color_palette("colorblind", 2)
     xs = per[fit.x].to_numpy(np.float64)
     one = per["one_sided"].to_numpy(bool)
@@ -199,4 +211,4 @@ def arrhenius_figure(frame_or_fits, path=None, bound=None, *, x="beta", law="geo
     ax.set_title(f"log E[T] = a + b·{'β' if fit.x == 'beta' else fit.x}: deviance "
                  f"{fit.deviance:.3g} on {fit.df} df", fontsize="medium")
     ax.legend(fontsize="small", frameon=False)
-    return _save(fig, path)
+    return save(fig, path)
