@@ -522,8 +522,9 @@ def random_polygon(
 ) -> Polytope:
     """Random polygon, the sampler of [FW]'s figure scripts, with rejection of unwanted draws.
 
-    Draw k angles uniformly in [0, 2π) and sort them; radii are 1 if ``equal_norm`` else uniform
-    in ``radial_range`` (then ignored when ``equal_norm``). Redraw until every point is an
+    Draw k angles uniformly in [0, 2π), then k radii, 1 if ``equal_norm`` else uniform in
+    ``radial_range`` (then ignored when ``equal_norm``), and order the points by angle: seed for
+    seed the polygons of the scripts. Redraw until every point is an
     extreme point of the hull (``all_vertices``) and every vertex owns its cell for ``B``
     (``own_cells``, science.md §2).
 
@@ -556,8 +557,10 @@ def random_polygon(
         raise ValueError(f"radial_range must satisfy 0 < lo <= hi (finite), got {radial_range!r}")
     gen = np.random.default_rng(rng)
     for _ in range(max_tries):
-        theta = np.sort(gen.uniform(0.0, 2 * np.pi, size=k))
+        theta = gen.uniform(0.0, 2 * np.pi, size=k)
         r = np.ones(k) if equal_norm else gen.uniform(lo, hi, size=k)
+        order = np.argsort(theta)  # sort the (angle, radius) pairs together, as the scripts do
+        theta, r = theta[order], r[order]
         V = r[:, None] * np.column_stack([np.cos(theta), np.sin(theta)])
         if len(np.unique(V, axis=0)) < k:  # probability zero, but Polytope would reject it
             continue
