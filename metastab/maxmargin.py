@@ -1,0 +1,494 @@
+"""Max-margin token selection: one attention layer trained by gradient descent, and its SVMs.
+
+Models (maxmargin.md §1; [MM] = Tarzanagh, Li, Zhang, Oymak, arXiv 2306.13596; [SVM] =
+Tarzanagh, Li, Thrampoulidis, Oymak, arXiv 2308.16898):
+
+- prompt attention ([MM]):  f(X) = <X v, softmax(X W p)>, trainable p (and optionally v);
+- self/cross attention ([SVM]): f(X_i) = vᵀ X_iᵀ softmax(X_i W z_i), trainable W, or W = K Qᵀ
+  with trainable (K, Q); self-attention takes z_i = a token of X_i, cross-attention any z_i.
+
+Empirical risk L = (1/n) Σ_i l(Y_i f(X_i)) with the logistic loss l(u) = log(1 + e^{−u}) or
+the linear loss l(u) = −u. Gradient descent is plain (x ← x − η ∇L) or normalised
+(x ← x − η ∇L / ||∇L||, per factor for (K, Q)), in float64, with the cancellation-free form of
+the softmax derivative (maxmargin.md §7.1): with r = argmax_t a_t and Δ_t = g_t − g_r,
+f = g_r + Σ_t s_t Δ_t and ∂f/∂a_t = s_t (Δ_t − Σ_τ s_τ Δ_τ), which keeps the selected token's
+contribution when 1 − s_r is below machine precision. Normalised GD stops (the iterate stays
+put) once the gradient is exactly zero, i.e. has underflowed (§7.2).
+
+Token scores γ_it = Y_i vᵀ x_it, globally optimal tokens argmax_t γ_it, and locally optimal
+selections (§1.2: every support token of ATT-SVM(α) scores strictly less than α_i) complete the
+picture; the SVM solvers live in :mod:`metastab.maxmargin_svm` and are re-exported here. As
+||p|| grows along the max-margin direction the softmax becomes the hardmax on the selected
+tokens: ||p|| plays the inverse temperature β (§6, :func:`hardmax_gap_bound`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import expit
+
+from . import _validate
+from .maxmargin_svm import (Certificate, JointSVM, SVMResult, _alpha, _labels, _tokens, att_svm,
+                            att_svm_w, constraint_rows, joint_svm, solve_ldp)
+
+__all__ = [
+    "Certificate", "JointSVM", "LocalOptimality", "SVMResult", "att_svm", "att_svm_w",
+    "attention", "constraint_rows", "correlation", "grad_p", "grad_w", "hardmax_gap_bound",
+    "joint_svm", "local_optimality", "optimal_tokens", "predict", "risk", "self_attention",
+    "solve_ldp", "token_scores", "train_joint", "train_kq", "train_p", "train_w",
+]
+
+LOSSES = ("logistic", "linear")
+
+
+# --------------------------------------------------------------------------------------------
+# validation
+
+
+def _vector(name: str, value, d: int) -> np.ndarray:
+    try:
+        a = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric vector of length {d}, got {value!r}") from None
+    if a.shape != (d,):
+        raise ValueError(f"{name} must be a vector of length d = {d}, got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return a
+
+
+def _queries(Z, n: int, d: int) -> np.ndarray:
+    try:
+        a = np.array(Z, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"Z must be a numeric (n, d) array of queries, got {Z!r}") from None
+    if a.ndim == 1 and n == 1:
+        a = a[None]
+    if a.shape != (n, d) or not np.isfinite(a).all():
+        raise ValueError(f"Z must be a finite array of shape ({n}, {d}), got shape {a.shape}")
+    return a
+
+
+def _loss(loss) -> str:
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    return loss
+
+
+def _schedule(steps, lr, normalized):
+    steps = _validate.integer("steps", steps, 0)
+    lr = _validate.real("lr", lr, low=0.0, low_open=True)
+    if not isinstance(normalized, (bool, np.bool_)):
+        raise ValueError(f"normalized must be True or False, got {normalized!r}")
+    return steps, lr, bool(normalized)
+
+
+def _problem(X, Y, v):
+    X3, _ = _tokens(X)
+    n, T, d = X3.shape
+    return X3, _labels(Y, n), _vector("v", v, d)
+
+
+# --------------------------------------------------------------------------------------------
+# forward pass and gradients (arrays with any leading batch axes)
+
+
+def _softmax(a):
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _head(a, g):
+    """Softmax s, output f = Σ s_t g_t and ∂f/∂a_t, cancellation-free (maxmargin.md §7.1)."""
+    s = _softmax(a)
+    r = np.argmax(a, axis=-1)[..., None]
+    delta = g - np.take_along_axis(g, r, axis=-1)
+    excess = np.sum(s * delta, axis=-1, keepdims=True)
+    f = np.take_along_axis(g, r, axis=-1)[..., 0] + excess[..., 0]
+    return s, f, s * (delta - excess)
+
+
+def _dloss(u, loss):
+    return -expit(-u) if loss == "logistic" else -np.ones_like(u)
+
+
+def _lossvalue(u, loss):
+    return np.logaddexp(0.0, -u) if loss == "logistic" else -u
+
+
+def _weights(f, Y, loss):
+    """(1/n) l'(Y_i f_i) Y_i per sample: the chain-rule weight of ∂f_i."""
+    return _dloss(Y * f, loss) * Y / f.shape[-1]
+
+
+# --------------------------------------------------------------------------------------------
+# prompt attention ([MM])
+
+
+def attention(X, W, p):
+    """Softmax attention of the prompt model, s_i = softmax(X_i W p) (maxmargin.md §1.1).
+
+    Returns
+    -------
+    ndarray, shape (n, T) (or (T,) for one T×d input)
+
+    Examples
+    --------
+    >>> attention([[1.0, 0.0], [0.0, 0.0]], np.eye(2), [1e6, 0.0]).tolist()
+    [1.0, 0.0]
+    """
+    X3, single = _tokens(X)
+    d = X3.shape[2]
+    s = _softmax(X3 @ (_validate.matrix("W", W, d) @ _vector("p", p, d)))
+    return s[0] if single else s
+
+
+def predict(X, v, W, p):
+    """Outputs f(X_i) = <X_i v, softmax(X_i W p)> of the prompt model (maxmargin.md §1.1)."""
+    X3, single = _tokens(X)
+    d = X3.shape[2]
+    a = X3 @ (_validate.matrix("W", W, d) @ _vector("p", p, d))
+    f = _head(a, X3 @ _vector("v", v, d))[1]
+    return f[0] if single else f
+
+
+def risk(X, Y, v, W, p, *, loss="logistic"):
+    """Empirical risk L(p) = (1/n) Σ_i l(Y_i f(X_i)) of the prompt model (maxmargin.md §1.1)."""
+    X3, Yv, vv = _problem(X, Y, v)
+    d = X3.shape[2]
+    a = X3 @ (_validate.matrix("W", W, d) @ _vector("p", p, d))
+    return float(np.mean(_lossvalue(Yv * _head(a, X3 @ vv)[1], _loss(loss))))
+
+
+def _grad_pv(X3, Y, v, W, p, loss):
+    a = X3 @ (W @ p)
+    s, f, c = _head(a, X3 @ v)
+    w = _weights(f, Y, loss)
+    gp = W.T @ np.einsum("i,it,itd->d", w, c, X3)
+    gv = np.einsum("i,it,itd->d", w, s, X3)
+    return gp, gv
+
+
+def grad_p(X, Y, v, W, p, *, loss="logistic"):
+    """∇_p L = (1/n) Σ_i l'(Y_i f_i) Y_i Σ_t (∂f_i/∂a_it) Wᵀ x_it (maxmargin.md §7.1).
+
+    Examples
+    --------
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]
+    >>> g = grad_p(X, [1], [0, 0, 1], np.diag([1.0, 1, 0]), [0, 1, 0])
+    >>> g.shape
+    (3,)
+    """
+    X3, Yv, vv = _problem(X, Y, v)
+    d = X3.shape[2]
+    return _grad_pv(X3, Yv, vv, _validate.matrix("W", W, d), _vector("p", p, d), _loss(loss))[0]
+
+
+def _step(x, g, lr, normalized):
+    if not normalized:
+        return x - lr * g
+    norm = float(np.linalg.norm(g))
+    return x if norm == 0.0 else x - lr * g / norm
+
+
+def train_p(X, Y, v, W, p0, *, steps, lr=0.1, normalized=True, loss="logistic"):
+    """Gradient descent on the prompt p with v and W fixed ([MM]; maxmargin.md §1.1, §7).
+
+    p_{k+1} = p_k − η ∇L(p_k) / ||∇L(p_k)|| (``normalized``) or p_k − η ∇L(p_k), in float64 with
+    the cancellation-free gradient; a normalised step with an exactly zero (underflowed) gradient
+    leaves p unchanged.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+    Y : array_like, shape (n,), entries ±1
+    v : array_like, shape (d,)
+    W : array_like, shape (d, d)
+    p0 : array_like, shape (d,)
+    steps : int
+    lr : float
+        Step size η.
+    normalized : bool
+    loss : {"logistic", "linear"}
+
+    Returns
+    -------
+    ndarray, shape (steps + 1, d)
+        The iterates p_0, ..., p_steps.
+
+    Examples
+    --------
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]
+    >>> path = train_p(X, [1], [0, 0, 1], np.diag([1.0, 1, 0]), [0, 1, 0], steps=1000)
+    >>> pmm = att_svm(X, 0, np.diag([1.0, 1, 0])).p
+    >>> bool(correlation(path[-1], pmm) > 0.999)
+    True
+    """
+    X3, Yv, vv = _problem(X, Y, v)
+    d = X3.shape[2]
+    Wm = _validate.matrix("W", W, d)
+    p = _vector("p0", p0, d)
+    steps, lr, normalized = _schedule(steps, lr, normalized)
+    loss = _loss(loss)
+    path = np.empty((steps + 1, d))
+    path[0] = p
+    for k in range(steps):
+        p = _step(p, _grad_pv(X3, Yv, vv, Wm, p, loss)[0], lr, normalized)
+        path[k + 1] = p
+    return path
+
+
+def train_joint(X, Y, v0, W, p0, *, steps, lr=0.1, normalized=True, loss="logistic"):
+    """Joint gradient descent on (p, v) ([MM] joint training; maxmargin.md §2.3, §4.3).
+
+    Both are updated from the same iterate; with ``normalized`` each of p and v takes a step of
+    length η along its own normalised gradient, as in the official code.
+
+    Returns
+    -------
+    p_path, v_path : ndarray, shape (steps + 1, d) each
+    """
+    X3, Yv, v = _problem(X, Y, v0)
+    d = X3.shape[2]
+    Wm = _validate.matrix("W", W, d)
+    p = _vector("p0", p0, d)
+    steps, lr, normalized = _schedule(steps, lr, normalized)
+    loss = _loss(loss)
+    ps, vs = np.empty((steps + 1, d)), np.empty((steps + 1, d))
+    ps[0], vs[0] = p, v
+    for k in range(steps):
+        gp, gv = _grad_pv(X3, Yv, v, Wm, p, loss)
+        p, v = _step(p, gp, lr, normalized), _step(v, gv, lr, normalized)
+        ps[k + 1], vs[k + 1] = p, v
+    return ps, vs
+
+
+# --------------------------------------------------------------------------------------------
+# self/cross attention ([SVM]); the first axis of X may index independent problems
+
+
+def self_attention(X, W, Z):
+    """Softmax attention s_i = softmax(X_i W z_i) of the W-parametrised layer (§1.3).
+
+    Returns
+    -------
+    ndarray, shape (n, T)
+    """
+    X3, _ = _tokens(X)
+    n, _, d = X3.shape
+    return _softmax(np.einsum("itd,de,ie->it", X3, _validate.matrix("W", W, d),
+                              _queries(Z, n, d)))
+
+
+def _grad_w_batch(X, g, Y, Z, W, loss):
+    """∇_W L for problems stacked on the leading axes: (1/n) Σ_i l' Y_i (X_iᵀ c_i) z_iᵀ.
+
+    ``g`` holds the token values vᵀx_it (shape (..., n, T)); logits a_it = x_itᵀ W z_i.
+    """
+    q = Z @ np.swapaxes(W, -1, -2)  # rows (W z_i)ᵀ
+    a = (X @ q[..., None])[..., 0]
+    _, f, c = _head(a, g)
+    u = np.swapaxes(X, -1, -2) @ (c * _weights(f, Y, loss)[..., None])[..., None]  # (..., n, d, 1)
+    return np.swapaxes(u[..., 0], -1, -2) @ Z
+
+
+def grad_w(X, Y, v, Z, W, *, loss="logistic"):
+    """∇_W L of the W-parametrised attention (maxmargin.md §7.1)."""
+    X3, Yv, vv = _problem(X, Y, v)
+    n, _, d = X3.shape
+    return _grad_w_batch(X3, X3 @ vv, Yv, _queries(Z, n, d), _validate.matrix("W", W, d),
+                         _loss(loss))
+
+
+def _batch(X, Y, v, Z):
+    """Stack of R problems: X (R, n, T, d), Y (R, n), v (R, d), Z (R, n, d)."""
+    Xa = np.array(X, dtype=np.float64)
+    batched = Xa.ndim == 4
+    if Xa.ndim == 3:
+        Xa, Ya, va, Za = Xa[None], np.asarray(Y, float)[None], np.asarray(v, float)[None], \
+            np.asarray(Z, float)[None]
+    elif Xa.ndim == 4:
+        Ya, va, Za = (np.asarray(Y, float), np.asarray(v, float), np.asarray(Z, float))
+    else:
+        raise ValueError(f"X must have shape (n, T, d) or (R, n, T, d), got shape {Xa.shape}")
+    R, n, T, d = Xa.shape
+    if Ya.shape != (R, n) or va.shape != (R, d) or Za.shape != (R, n, d):
+        raise ValueError(f"for X of shape {Xa.shape}, Y, v and Z must have shapes {(R, n)}, "
+                         f"{(R, d)} and {(R, n, d)}, got {Ya.shape}, {va.shape} and {Za.shape}")
+    for r in range(R):  # the same checks as for one problem
+        _problem(Xa[r], Ya[r], va[r])
+        _queries(Za[r], n, d)
+    return Xa, Ya, va, Za, batched
+
+
+def _nstep(x, g, lr, normalized):
+    if not normalized:
+        return x - lr * g
+    norm = np.linalg.norm(g, axis=(-2, -1), keepdims=True)
+    return x - lr * np.divide(g, norm, out=np.zeros_like(g), where=norm > 0)
+
+
+def _matrices(name, M, R, d):
+    a = np.array(M, dtype=np.float64)
+    if a.ndim == 2:
+        a = np.broadcast_to(a, (R, d, d)).copy()
+    if a.shape != (R, d, d) or not np.isfinite(a).all():
+        raise ValueError(f"{name} must be finite with shape ({d}, {d}) or ({R}, {d}, {d}), "
+                         f"got shape {np.shape(M)}")
+    return a
+
+
+def train_w(X, Y, v, Z, W0, *, steps, lr=0.1, normalized=True, loss="logistic", reg=0.0):
+    """Gradient descent on W of f(X_i) = vᵀ X_iᵀ softmax(X_i W z_i) ([SVM]; §1.3, §4.5).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d), or (R, n, T, d) for R independent problems trained in
+        lockstep (each normalised separately); Y, v, Z, W0 then carry the same leading axis.
+    Y : array_like, shape (n,) or (R, n)
+    v : array_like, shape (d,) or (R, d)
+    Z : array_like, shape (n, d) or (R, n, d)
+        Queries z_i.
+    W0 : array_like, shape (d, d) or (R, d, d)
+    reg : float
+        Ridge weight λ ≥ 0: descends L + (λ/2)||W||²_F (the "vanishing regularization" of
+        [SVM]; a tiny λ such as machine epsilon keeps the gradient from underflowing to zero).
+
+    Returns
+    -------
+    ndarray, shape (steps + 1, d, d) or (steps + 1, R, d, d)
+    """
+    Xa, Ya, va, Za, batched = _batch(X, Y, v, Z)
+    R, _, _, d = Xa.shape
+    W = _matrices("W0", W0, R, d)
+    steps, lr, normalized = _schedule(steps, lr, normalized)
+    loss = _loss(loss)
+    reg = _validate.real("reg", reg, low=0.0)
+    g = (Xa @ va[:, None, :, None])[..., 0]
+    path = np.empty((steps + 1, R, d, d))
+    path[0] = W
+    for k in range(steps):
+        W = _nstep(W, _grad_w_batch(Xa, g, Ya, Za, W, loss) + reg * W, lr, normalized)
+        path[k + 1] = W
+    return path if batched else path[:, 0]
+
+
+def train_kq(X, Y, v, Z, K0, Q0, *, steps, lr=0.1, normalized=True, loss="logistic",
+             reg=0.0):
+    """Gradient descent on the factors of W = K Qᵀ ([SVM] (K, Q) parametrisation; §1.3, §7.1).
+
+    ∇_K L = G Q and ∇_Q L = Gᵀ K with G = ∇_W L; with ``normalized`` each factor takes a step of
+    length η along its own normalised gradient. Shapes as in :func:`train_w`; ``reg`` = λ adds
+    (λ/2)(||K||²_F + ||Q||²_F) to the risk (the vanishing regularisation under which [SVM] states
+    the nuclear-norm bias; with λ = 0 the logits grow quadratically and the gradient underflows
+    to zero within a few hundred normalised steps, freezing the direction).
+
+    Returns
+    -------
+    ndarray, shape (steps + 1, d, d) or (steps + 1, R, d, d)
+        The products W_k = K_k Q_kᵀ.
+    """
+    Xa, Ya, va, Za, batched = _batch(X, Y, v, Z)
+    R, _, _, d = Xa.shape
+    K, Q = _matrices("K0", K0, R, d), _matrices("Q0", Q0, R, d)
+    steps, lr, normalized = _schedule(steps, lr, normalized)
+    loss = _loss(loss)
+    reg = _validate.real("reg", reg, low=0.0)
+    g = (Xa @ va[:, None, :, None])[..., 0]
+    path = np.empty((steps + 1, R, d, d))
+    path[0] = K @ np.swapaxes(Q, -1, -2)
+    for k in range(steps):
+        G = _grad_w_batch(Xa, g, Ya, Za, path[k], loss)
+        K, Q = (_nstep(K, G @ Q + reg * K, lr, normalized),
+                _nstep(Q, np.swapaxes(G, -1, -2) @ K + reg * Q, lr, normalized))
+        path[k + 1] = K @ np.swapaxes(Q, -1, -2)
+    return path if batched else path[:, 0]
+
+
+# --------------------------------------------------------------------------------------------
+# token scores, optimality, directions
+
+
+def token_scores(X, Y, v):
+    """Token scores γ_it = Y_i vᵀ x_it (maxmargin.md §1.1), shape (n, T)."""
+    X3, Yv, vv = _problem(X, Y, v)
+    return Yv[:, None] * (X3 @ vv)
+
+
+def optimal_tokens(X, Y, v):
+    """Globally optimal tokens opt_i = argmax_t γ_it (first index on ties), shape (n,)."""
+    return np.argmax(token_scores(X, Y, v), axis=1)
+
+
+@dataclass(frozen=True, eq=False)
+class LocalOptimality:
+    """Verdict of the local-optimality test of a selection α (maxmargin.md §1.2).
+
+    ``locally_optimal``: ATT-SVM(α) is feasible and every support token t of every input scores
+    strictly less than α_i (γ_it < γ_{i,α_i} − ``tol``). ``globally_optimal``: α_i maximises γ_i
+    for every i. ``violations`` lists the (i, t) support tokens that break the strict inequality.
+    """
+
+    locally_optimal: bool
+    globally_optimal: bool
+    svm: SVMResult
+    violations: tuple = field(repr=False)
+
+    @property
+    def kind(self) -> str:
+        """"global", "local" (locally but not globally), "not locally optimal" or "infeasible"."""
+        if not self.svm.feasible:
+            return "infeasible"
+        if self.globally_optimal and self.locally_optimal:
+            return "global"
+        return "local" if self.locally_optimal else "not locally optimal"
+
+
+def local_optimality(X, Y, v, alpha, W=None, *, Z=None, tol=1e-12):
+    """Test whether α is a locally optimal selection (maxmargin.md §1.2).
+
+    Solves ATT-SVM(α) (the p problem with key-query ``W``, or, given queries ``Z``, the
+    Frobenius W problem), reads its support tokens T_i (active constraints) and checks
+    γ_{i,α_i} > γ_it + ``tol`` for every t ∈ T_i.
+
+    Examples
+    --------
+    >>> X = [[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]
+    >>> local_optimality(X, 1, [0, 0, 1], 1, np.diag([1.0, 1, 0])).kind
+    'not locally optimal'
+    """
+    X3, Yv, vv = _problem(X, Y, v)
+    n, T, d = X3.shape
+    a = _alpha(alpha, n, T)
+    tol = _validate.real("tol", tol, low=0.0)
+    svm = att_svm(X3, a, W) if Z is None else att_svm_w(X3, a, _queries(Z, n, d))
+    gamma = Yv[:, None] * (X3 @ vv)
+    bad = tuple((i, int(t)) for i in range(n) for t in svm.support[i]
+                if not gamma[i, a[i]] > gamma[i, t] + tol)
+    best = gamma.max(axis=1)
+    is_global = bool(np.all(gamma[np.arange(n), a] >= best - tol))
+    return LocalOptimality(bool(svm.feasible and not bad), is_global, svm, bad)
+
+
+def correlation(a, b) -> float:
+    """corr(a, b) = <a, b> / (||a|| ||b||) (Frobenius for matrices; maxmargin.md §1.3)."""
+    a = np.asarray(a, dtype=np.float64).ravel()
+    b = np.asarray(b, dtype=np.float64).ravel()
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    if na == 0.0 or nb == 0.0:
+        raise ValueError("correlation of a zero vector is undefined")
+    return float(a @ b / (na * nb))
+
+
+def hardmax_gap_bound(T, svm_norm, R):
+    """Upper bound on 1 − s_{i,α_i} along the ray p = R p^mm/||p^mm|| (maxmargin.md §6).
+
+    Every margin of the unit direction is at least 1/||p^mm||, hence
+    1 − s_{i,α_i} ≤ (T − 1) exp(−R / ||p^mm||): the softmax tends to the hardmax on α as the
+    scale R (the inverse temperature β) grows.
+    """
+    T = _validate.integer("T", T, 2)
+    svm_norm = _validate.real("svm_norm", svm_norm, low=0.0, low_open=True)
+    return np.minimum(1.0, (T - 1) * np.exp(-np.asarray(R, dtype=np.float64) / svm_norm))
