@@ -81,7 +81,8 @@ class LeaveBall(_Event):
         centers = x0 if self.centers is None else self.centers[None]
         if centers.shape[1:] != x0.shape[1:]:
             raise ValueError(f"centers must have shape {x0.shape[1:]} (n×d), got {centers.shape[1:]}")
-        return Compiled(_kernels.LEAVE_BALL, np.ascontiguousarray(centers), _radii(self.radius, x0),
+        # a writeable copy: a read-only array would make numba compile another `advance`
+        return Compiled(_kernels.LEAVE_BALL, np.array(centers, order="C"), _radii(self.radius, x0),
                         *_one_group(x0.shape[1]), 0.0)
 
 
