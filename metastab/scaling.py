@@ -366,7 +366,9 @@ def fit_report(frame, *, x="beta", law="geometric", confidence_level=0.95, prefa
     -------
     per_beta : DataFrame
         Per x value: chains, events, censored, exposure, rate, mean, median with exact
-        intervals, one_sided (no events: upper bound only), memoryless_p and a note.
+        intervals -- mean and median of the fitted law, not sample statistics (the Kaplan-Meier
+        median is :func:`metastab.stats.survival`'s) --, one_sided (no events: upper bound
+        only), memoryless_p and a note.
     fit : ScalingFit
 
     Examples
