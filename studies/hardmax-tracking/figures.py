@@ -1,0 +1,228 @@
+"""Figures and report of the hardmax-tracking study, reading only the study's outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from metastab.plotting import survival_figure
+from metastab.results import read_table
+
+MODELS = {"SA_P": ("SA_P (Markov chain)", "C0"), "SA_beta": ("SA_β (softmax layer)", "C3")}
+
+
+def _canvas(rows: int, cols: int, width: float = 10.0, height: float = 7.0):
+    """A constrained-layout figure on the Agg canvas (no pyplot state) and its axes grid."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(rows, cols, squeeze=False)
+
+
+def _load(out: Path):
+    distance, meta = read_table(out / "distance.parquet")
+    times, _ = read_table(out / "tracking_times.csv")
+    summary, _ = read_table(out / "summary.csv")
+    fits, _ = read_table(out / "fits.csv")
+    return distance, times, summary, fits, meta
+
+
+def distance_figure(distance, summary, meta, path):
+    """max_i |x_i^t − h_i^t| against t (log–log), one panel per β, ε and 1/p dashed."""
+    betas = sorted(distance["beta"].unique())
+    cols = min(2, len(betas))
+    fig, axes = _canvas((len(betas) + cols - 1) // cols, cols)
+    eps = float(meta["config"]["eps"])
+    for ax, beta in zip(axes.ravel(), betas):
+        for name, (label, color) in MODELS.items():
+            g = distance[(distance["model"] == name) & (distance["beta"] == beta)
+                         & (distance["step"] > 0)]
+            if name == "SA_P":
+                ax.fill_between(g["step"], g["q10"].clip(lower=1e-12),
+                                g["q90"].clip(lower=1e-12), color=color, alpha=0.2,
+                                label=f"{label}, 10–90% of {int(g['chains'].iloc[0])} chains")
+            ax.plot(g["step"], g["median"].clip(lower=1e-12), color=color,
+                    label=f"{label}" + (", median" if name == "SA_P" else ""))
+        ax.axhline(eps, color="k", ls=":", lw=1, label=f"ε = {eps:g}")
+        row = summary[(summary["model"] == "SA_P") & np.isclose(summary["beta"], beta)]
+        if len(row):
+            ax.axvline(row["frozen_mean"].iloc[0], color="k", ls="--", lw=1,
+                       label="t0 + 1/p (frozen law)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylim(1e-4, 3)
+        ax.set_xlabel("step t")
+        ax.set_ylabel("max_i |x_i^t − h_i^t|")
+        ax.set_title(f"β = {beta:g}", fontsize="medium")
+    for ax in axes.ravel()[len(betas):]:
+        ax.set_visible(False)
+    fig.legend(*axes.ravel()[0].get_legend_handles_labels(), loc="outside lower center",
+               ncols=3, fontsize="small", frameon=False)
+    fig.suptitle("Distance to the hardmax path from the same start")
+    fig.savefig(path, dpi=110)
+
+
+def tracking_figure(summary, fits, meta, path):
+    """Arrhenius plot: tracking time T_ε against β, log y; frozen law and fits dashed."""
+    fig, axes = _canvas(1, 2, height=4.6)
+    ax = axes[0, 0]
+    chain = summary[summary["model"] == "SA_P"]
+    flow = summary[summary["model"] == "SA_beta"]
+    ax.plot(chain["beta"], chain["median"], "o", color="C0", label="SA_P, median T_ε")
+    if "mean" in chain:
+        ok = chain.dropna(subset=["mean"])
+        ax.errorbar(ok["beta"], ok["mean"], yerr=[ok["mean"] - ok["mean_low"],
+                                                  ok["mean_high"] - ok["mean"]],
+                    fmt="s", mfc="none", color="C0", capsize=3, label="SA_P, mean T_ε (95% CI)")
+    ax.plot(flow["beta"], flow["median"], "^", color="C3", label="SA_β, T_ε")
+    grid = np.linspace(summary["beta"].min(), summary["beta"].max(), 100)
+    ax.plot(chain["beta"], chain["frozen_mean"], "k--", label="t0 + 1/p, frozen law (theory)")
+    for _, f in fits.iterrows():
+        if f["what"].startswith("SA_P"):
+            ax.plot(grid, chain["t0"].iloc[0] + np.exp(f["intercept"] + f["slope"] * grid), ":",
+                    color="C0", label=f"SA_P fit, slope {f['slope']:.3f}")
+        elif f["what"].startswith("SA_beta, least"):
+            ax.plot(grid, np.exp(f["intercept"] + f["slope"] * grid), ":", color="C3",
+                    label=f"SA_β fit, slope {f['slope']:.3f}")
+    regime = summary.loc[summary["regime"], "beta"]
+    if len(regime):
+        ax.axvspan(summary["beta"].min() - 1, regime.min(), color="0.9", zorder=0,
+                   label="plateau + ε ≥ jump (transient regime)")
+    ax.set_yscale("log")
+    ax.set_xlim(summary["beta"].min() - 1, summary["beta"].max() + 1)
+    ax.set_xlabel("β")
+    ax.set_ylabel("tracking time T_ε (steps)")
+    ax.set_title(f"T_ε, ε = {meta['config']['eps']:g}", fontsize="medium")
+    ax.legend(fontsize="x-small", frameon=False, loc="upper left")
+    ax = axes[0, 1]
+    for name, (label, color) in MODELS.items():
+        g = summary[summary["model"] == name]
+        ax.plot(g["beta"], g["plateau"], "o-" if name == "SA_P" else "^-", color=color,
+                label=f"{label}" + (", median" if name == "SA_P" else ""))
+    f = fits[fits["what"].str.startswith("SA_beta plateau")]
+    if len(f):
+        f = f.iloc[0]
+        b = np.geomspace(f["beta_min"], f["beta_max"], 50)
+        ax.plot(b, np.exp(f["intercept"]) * b ** f["slope"], "k--",
+                label=f"fit ∝ β^{f['slope']:.2f}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("β")
+    ax.set_ylabel("max_i |x_i − h_i| at t0 (plateau)")
+    ax.set_title("offset of the finite-β clusters from the vertices", fontsize="medium")
+    ax.legend(fontsize="x-small", frameon=False)
+    fig.savefig(path, dpi=110)
+
+
+def figures(out: Path) -> None:
+    """Draw every figure of the hardmax-tracking study into ``out``."""
+    out = Path(out)
+    distance, times, summary, fits, meta = _load(out)
+    distance_figure(distance, summary, meta, out / "distance_over_time.png")
+    tracking_figure(summary, fits, meta, out / "tracking_time.png")
+    chain = times[(times["model"] == "SA_P") & (times["stage"] == 2)]
+    chain = chain.merge(summary.loc[summary["regime"] & (summary["model"] == "SA_P"), ["beta"]])
+    if len(chain):
+        frame = chain.assign(steps=chain["steps"] - chain["t0"])[["beta", "steps", "censored"]]
+        fig = survival_figure(frame, out / "survival.png")
+        fig.axes[0].set_xlabel("steps after t0 (T_ε − t0)")
+        fig.savefig(out / "survival.png", dpi=110)
+
+
+def _fit(fits: pd.DataFrame, prefix: str):
+    f = fits[fits["what"].str.startswith(prefix)]
+    return None if f.empty else f.iloc[0]
+
+
+def report(out: Path) -> str:
+    """Markdown report: measured exponents beside c0 and the frozen law, and the verdict."""
+    out = Path(out)
+    distance, times, summary, fits, meta = _load(out)
+    cfg = meta["config"]
+    c0, t0 = float(meta["c0"]), int(meta["t0"])
+    chain, flow = _fit(fits, "SA_P"), _fit(fits, "SA_beta, least")
+    frozen, plateau = _fit(fits, "frozen"), _fit(fits, "SA_beta plateau")
+    lines = ["# Finite β follows hardmax for exponentially long", "",
+             f"One start on the {meta['polytope']['name']} polygon: {cfg['tokens']} tokens, the "
+             f"vertex tokens on the vertices and the others uniform in K with a score gap ≥ "
+             f"{cfg['cone_margin']:g} to every other vertex; γ = {cfg['gamma']:g}. The distance "
+             "is max_i |x_i^t − h_i^t| to the hardmax path h from the same start. T_ε = first t "
+             f"with distance > ε = {cfg['eps']:g}; recorded exactly until t0 = {t0} (hardmax "
+             f"within {cfg['settle']:g}·ε of the vertices), then by first passage out of the "
+             f"ε-balls at the vertices. c0 = {c0:.4f}; one cross-vertex pick moves a token by "
+             f"γ·min|v_a − v_b| = {meta['gamma_min_edge']:.4f}.", "",
+             "## Headline numbers", ""]
+    if plateau is not None:
+        lines.append(
+            f"- **Finite β does not follow hardmax exactly, but up to an offset that vanishes "
+            f"as β grows**: after the transient the distance sits on a plateau (the finite-β "
+            f"clusters form next to, not on, the vertices): plateau ∝ β^{plateau['slope']:.2f} "
+            f"for SA_β over β = "
+            f"{plateau['beta_min']:g}–{plateau['beta_max']:g} "
+            f"(e.g. {_plateau_at(summary, 'SA_beta')}).")
+    if chain is not None:
+        lines.append(
+            f"- **Exponentially long (SA_P)**: log E[T_ε − t0] = a + bβ with b = "
+            f"{chain['slope']:.3f} (95% CI {chain['low']:.3f}–{chain['high']:.3f}) over β = "
+            f"{chain['beta_min']:g}–{chain['beta_max']:g}; the frozen law gives "
+            f"{frozen['slope']:.3f} over the same β and c0 = {c0:.4f}: ratio measured/c0 = "
+            f"{chain['slope'] / c0:.3f}. The measured mean is {_ratio_range(summary)} of the "
+            "frozen law's t0 + 1/p, which assumes clusters exactly on the vertices; the clusters "
+            "sit at the plateau offset instead. Chains that leave during the transient "
+            "(t ≤ t0, column 'left in transient') are not part of this fit.")
+    if flow is not None:
+        lines.append(
+            f"- **Exponentially long (SA_β)**: slope of log T_ε against β = {flow['slope']:.3f} "
+            f"over β = {flow['beta_min']:g}–{flow['beta_max']:g} (ratio to c0 "
+            f"{flow['slope'] / c0:.3f}); the deterministic layer leaves through the slow drift "
+            "of whole clusters, not through single picks.")
+    lines += ["", "| model | β | plateau at t0 | left in transient | censored | median T_ε | "
+              "mean T_ε (95% CI) | t0 + 1/p (frozen law) | mean / frozen |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for _, r in summary.iterrows():
+        mean = r.get("mean", np.nan)
+        ci = (f"{mean:.4g} ({r['mean_low']:.4g}–{r['mean_high']:.4g})"
+              if np.isfinite(mean) else "–")
+        ratio = f"{mean / r['frozen_mean']:.3f}" if np.isfinite(mean) else "–"
+        lines.append(f"| {r['model']} | {r['beta']:g} | {r['plateau']:.3g} | "
+                     f"{r['stage1']}/{r['chains']} | {r['censored']} | {r['median']:.4g} | {ci} | "
+                     f"{r['frozen_mean']:.4g} | {ratio} |")
+    lines += ["", "Figures: `distance_over_time.png` (distance against t per β, log–log), "
+              "`tracking_time.png` (T_ε against β with the frozen law dashed; plateau against "
+              "β), `survival.png` (SA_P survival of T_ε − t0 per β, geometric fits dashed).", "",
+              _verdict(chain, flow, plateau, c0)]
+    return "\n".join(lines)
+
+
+def _ratio_range(summary) -> str:
+    g = summary[(summary["model"] == "SA_P") & summary["regime"]].dropna(subset=["mean"])
+    r = (g["mean"] / g["frozen_mean"]).to_numpy()
+    return f"{r.min():.2f}–{r.max():.2f}×" if r.size else "–"
+
+
+def _plateau_at(summary, model) -> str:
+    g = summary[summary["model"] == model]
+    pick = g.iloc[[0, len(g) // 2, len(g) - 1]]
+    return ", ".join(f"{r['plateau']:.3g} at β = {r['beta']:g}" for _, r in pick.iterrows())
+
+
+def _verdict(chain, flow, plateau, c0) -> str:
+    """Holds (with the O(1/β) correction) if T_ε grows exponentially for both dynamics."""
+    if chain is None or flow is None:
+        return "Verdict: fails — too few β in the metastable regime to measure an exponent."
+    grows = chain["low"] > 0 and flow["slope"] > 0
+    if not grows:
+        return (f"Verdict: fails — the tracking time does not grow exponentially (SA_P slope "
+                f"{chain['slope']:.3f}, CI low {chain['low']:.3f}; SA_β {flow['slope']:.3f}).")
+    offset = plateau is not None and plateau["slope"] < -0.5
+    text = (f"finite β tracks hardmax for a time exponential in β, with exponent "
+            f"{chain['slope']:.3f} (SA_P) and {flow['slope']:.3f} (SA_β) against c0 = {c0:.4f}")
+    if offset:
+        return ("Verdict: holds with a correction — " + text + "; but only up to an offset "
+                f"∝ β^{plateau['slope']:.2f} (the clusters form beside the vertices), so the "
+                "tracking holds for tolerances above that offset, not pathwise exactly.")
+    return "Verdict: holds — " + text + "."

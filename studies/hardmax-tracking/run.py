@@ -1,0 +1,271 @@
+"""Finite β follows hardmax for exponentially long: SA_P and SA_β against SA_∞ ([FW]).
+
+From one start X^0 (vertex tokens on the vertices of K, the other tokens uniform in K away from
+the cell boundaries (:func:`start`), so every token lies in one cell and the hardmax path h^t runs straight into the vertices, [FW] thm.
+exp.fast.polytope), the finite-β paths x^t of SA_P (Markov chain) and SA_β (deterministic
+softmax layer) are compared with h^t through the distance max_i |x_i^t − h_i^t|:
+
+- over time, recorded every ``record_every`` steps for a few β;
+- against β, through the tracking time T_ε = first t with max_i |x_i^t − h_i^t| > ε.
+
+T_ε is measured exactly in two stages. Stage 1 records every step until t0, when the hardmax
+path is within ``settle``·ε of its limit (the vertices): t0 = ⌈log(settle·ε/r)/log(1 − γ)⌉ with
+r = max_i |x_i^0 − v_σ(i)|. Stage 2 continues each chain that still tracks with
+:func:`metastab.first_passage` and the event LeaveBall(ε, centers = v_σ(i)); there the distance
+to h^t differs from the distance to the vertices by at most settle·ε.
+
+Theory for SA_P: once the tokens sit at the vertices with multiplicities m_a the chain is frozen
+until the first cross-vertex pick, a geometric time of mean 1/p (:func:`metastab.theory.frozen_law`),
+and one such pick moves a token by γ|v_a − v_b| > ε when ε < γ min_{a≠b} |v_a − v_b|. So
+T_ε − t0 ≈ Geometric(p), with log(1/p) ≈ β c0 + const: exponentially long in β.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import metastab as ms
+from metastab import stats, theory
+from metastab.results import provenance, write_table
+
+
+def build_polytope(spec: dict) -> ms.Polytope:
+    """A regular k-gon, or a random polygon (``seed``) whose vertices own their cells."""
+    if spec["kind"] == "regular":
+        return ms.regular_polygon(int(spec["k"]))
+    if spec["kind"] == "random":
+        return ms.random_polygon(int(spec["k"]), rng=int(spec["seed"]))
+    raise ValueError(f"polytope kind must be 'regular' or 'random', got {spec['kind']!r}")
+
+
+def start(P: ms.Polytope, n: int, margin: float, rng) -> np.ndarray:
+    """Vertex tokens on the vertices, the other n − κ tokens uniform on K conditioned on
+    lying in the dominance cone I_σ(x)(margin) of their cell (score gap >= margin to every
+    other vertex), drawn by rejection from :func:`metastab.in_cells`.
+
+    The margin keeps tokens off the cell boundaries, where any finite β splits a token between
+    two vertices at once and the comparison with hardmax says nothing about metastability.
+    """
+    k = P.n_vertices
+    gen = np.random.default_rng(rng)
+    picked = []
+    while len(picked) < n - k:
+        pool = ms.in_cells(P, k + 64 * (n - k), rng=gen)[k:]
+        cell = P.assign(pool)
+        keep = np.zeros(len(pool), dtype=bool)
+        for a in range(k):
+            keep[cell == a] = P.in_dominance_cone(pool[cell == a], a, margin)
+        picked.extend(pool[keep][:n - k - len(picked)])
+    return np.vstack([P.vertices, np.array(picked).reshape(-1, P.dim)])
+
+
+def sup_distance(paths: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """max_i |x_i − h_i| for paths (chains × records × n × d) against one path (records × n × d)."""
+    return np.linalg.norm(paths - reference[None], axis=-1).max(axis=-1)
+
+
+def settle_steps(P, x0, gamma, eps, settle) -> int:
+    """t0: steps after which the hardmax path (1 − γ)^t r is within settle·ε of the vertices."""
+    r = float(np.linalg.norm(x0 - P.vertices[P.assign(x0)], axis=1).max())
+    if r == 0:
+        return 0
+    return max(0, math.ceil(math.log(settle * eps / r) / math.log1p(-gamma)))
+
+
+def models(beta: float, gamma: float) -> dict:
+    return {"SA_P": ms.SoftmaxChain(beta=beta, gamma=gamma),
+            "SA_beta": ms.SoftmaxFlow(beta=beta, gamma=gamma)}
+
+
+def recorded(model, x0, steps, every, fine, chains, rng):
+    """Snapshots at every step up to ``fine`` and every ``every`` steps after: two runs from
+    the same seed, whose paths agree step for step (chain k's stream depends only on the seed
+    and k), so the early transient is seen in full without recording the whole run."""
+    head = ms.simulate(model, x0, steps=fine, chains=chains, record_every=1, rng=rng)
+    tail = ms.simulate(model, x0, steps=steps, chains=chains, record_every=every, rng=rng)
+    later = tail.times > fine
+    return (np.concatenate([head.times, tail.times[later]]),
+            np.concatenate([head.trajectory, tail.trajectory[:, later]], axis=1))
+
+
+def over_time(P, x0, gamma, cfg, seed) -> pd.DataFrame:
+    """Distance to the hardmax path, per β and model, at every step up to ``fine`` and every
+    ``record_every`` steps after."""
+    steps, every, fine = int(cfg["steps"]), int(cfg["record_every"]), int(cfg["fine"])
+    _, hard = recorded(ms.Hardmax(gamma=gamma), x0, steps, every, fine, 1, 0)
+    frames = []
+    for ib, beta in enumerate(cfg["betas"]):
+        for name, model in models(float(beta), gamma).items():
+            chains = int(cfg["chains"]) if name == "SA_P" else 1
+            seq = np.random.SeedSequence(seed, spawn_key=(0, ib))
+            times, paths = recorded(model, x0, steps, every, fine, chains, seq)
+            dist = sup_distance(paths, hard[0])
+            q = np.quantile(dist, [0.1, 0.5, 0.9], axis=0)
+            frames.append(pd.DataFrame({"model": name, "beta": float(beta), "step": times,
+                                        "q10": q[0], "median": q[1], "q90": q[2],
+                                        "chains": chains}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def tracking_times(P, x0, model, chains, max_steps, eps, t0, seed_key, seed) -> pd.DataFrame:
+    """T_ε per chain in two stages (see the module docstring); columns steps, censored, stage."""
+    sigma = P.assign(x0)
+    hard = ms.simulate(ms.Hardmax(gamma=model.gamma), x0, steps=max(t0, 1), record_every=1)
+    first = ms.simulate(model, x0, steps=max(t0, 1), chains=chains, record_every=1,
+                        rng=np.random.SeedSequence(seed, spawn_key=seed_key + (1,)))
+    dist = sup_distance(first.trajectory, hard.trajectory[0])[:, :t0 + 1]
+    left = (dist > eps).any(axis=1)
+    steps = np.where(left, (dist > eps).argmax(axis=1), 0).astype(np.int64)
+    censored = np.zeros(chains, dtype=bool)
+    alive = np.flatnonzero(~left)
+    if alive.size:
+        event = ms.LeaveBall(eps, centers=P.vertices[sigma])
+        fp = ms.first_passage(model, first.final[alive], event, max_steps=max_steps,
+                              rng=np.random.SeedSequence(seed, spawn_key=seed_key + (2,)))
+        steps[alive] = t0 + fp.steps
+        censored[alive] = fp.censored
+    return pd.DataFrame({"chain": np.arange(chains), "steps": steps, "censored": censored,
+                         "stage": np.where(left, 1, 2), "t0": t0, "max_steps": t0 + max_steps,
+                         "dist_t0": dist[:, t0]})
+
+
+def against_beta(P, x0, gamma, cfg, eps, t0, seed) -> pd.DataFrame:
+    """Tracking times of SA_P (many chains) and SA_β (one path) on their β grids."""
+    frames = []
+    for name, betas, chains, max_steps in (
+            ("SA_P", cfg["chain_betas"], int(cfg["chains"]), int(cfg["chain_max_steps"])),
+            ("SA_beta", cfg["flow_betas"], 1, int(cfg["flow_max_steps"]))):
+        for ib, beta in enumerate(betas):
+            model = models(float(beta), gamma)[name]
+            f = tracking_times(P, x0, model, chains, max_steps, eps, t0,
+                               (1, int(name == "SA_P"), ib), seed)
+            f.insert(0, "beta", float(beta))
+            f.insert(0, "model", name)
+            frames.append(f)
+    return pd.concat(frames, ignore_index=True)
+
+
+def summarise(times: pd.DataFrame, P, x0, jump: float, eps: float):
+    """Per model and β: the plateau distance at t0, tracking-time statistics beside the
+    frozen-law prediction; and the exponent fits (SA_P: censored joint fit of stage-2 times;
+    SA_β: least squares on log T), over the metastable regime.
+
+    The regime: β where the median plateau distance plus ε is below the smallest jump
+    γ min_{a≠b} |v_a − v_b| of a cross-vertex pick, so the first such pick ends the tracking
+    and the frozen law predicts T_ε − t0 exactly.
+    """
+    mult = np.bincount(P.assign(x0), minlength=P.n_vertices)
+    rows = []
+    for (name, beta), g in times.groupby(["model", "beta"], sort=True):
+        law = theory.frozen_law(P.vertices, mult, beta)
+        t0 = int(g["t0"].iloc[0])
+        row = {"model": name, "beta": beta, "chains": len(g), "t0": t0,
+               "stage1": int((g["stage"] == 1).sum()), "censored": int(g["censored"].sum()),
+               "plateau": float(g["dist_t0"].median()),
+               "regime": bool(g["dist_t0"].median() + eps < jump),
+               "frozen_mean": t0 + law.mean, "log_frozen_mean": math.log(t0 + law.mean)}
+        if name == "SA_P":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", stats.DiagnosticWarning)
+                km = stats.survival(g["steps"], g["censored"])
+                stage2 = g[g["stage"] == 2]
+                rate = stats.escape_rate(stage2["steps"] - t0, stage2["censored"]) \
+                    if (~stage2["censored"]).any() else None
+            row["median"] = km.median()
+            if rate is not None:
+                lo, hi = rate.mean_interval()
+                row.update(mean=t0 + rate.mean, mean_low=t0 + lo, mean_high=t0 + hi)
+        else:
+            row["median"] = np.nan if g["censored"].iloc[0] else float(g["steps"].iloc[0])
+        rows.append(row)
+    summary = pd.DataFrame(rows)
+    regime = summary.loc[summary["regime"], ["model", "beta"]]
+    inside = times.merge(regime, on=["model", "beta"])
+    fits = [_chain_fit(inside[(inside["model"] == "SA_P") & (inside["stage"] == 2)]),
+            _flow_fit(summary[(summary["model"] == "SA_beta") & summary["regime"]]),
+            _frozen_fit(summary[(summary["model"] == "SA_P") & summary["regime"]]),
+            _plateau_fit(summary[summary["model"] == "SA_beta"])]
+    return summary, pd.DataFrame([f for f in fits if f is not None])
+
+
+def _chain_fit(stage2: pd.DataFrame) -> dict | None:
+    """Arrhenius fit log E[T_ε − t0] = a + b β over the SA_P chains that reached stage 2."""
+    frame = stage2.assign(steps=stage2["steps"] - stage2["t0"])
+    frame = frame[["beta", "steps", "censored"]]
+    if frame["beta"].nunique() < 2 or (~frame["censored"]).sum() == 0:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.DiagnosticWarning)
+        fit = stats.fit_scaling(frame)
+        lo, hi = fit.confidence_interval("slope")
+    return {"what": "SA_P, censored joint fit", "slope": fit.slope, "low": lo, "high": hi,
+            "intercept": fit.intercept, "beta_min": frame["beta"].min(),
+            "beta_max": frame["beta"].max()}
+
+
+def _flow_fit(flow: pd.DataFrame) -> dict | None:
+    """Least-squares slope of log T_ε against β for SA_β over the metastable regime."""
+    ok = flow.dropna(subset=["median"])
+    if len(ok) < 2:
+        return None
+    slope, intercept = np.polyfit(ok["beta"], np.log(ok["median"]), 1)
+    return {"what": "SA_beta, least squares on log T", "slope": slope,
+            "low": np.nan, "high": np.nan, "intercept": intercept,
+            "beta_min": ok["beta"].min(), "beta_max": ok["beta"].max()}
+
+
+def _plateau_fit(flow: pd.DataFrame) -> dict | None:
+    """Power law of the SA_β plateau distance at t0: log D = a + b log β (b ≈ −1 means O(1/β))."""
+    ok = flow[(flow["plateau"] > 0) & (flow["beta"] > 0)]
+    if len(ok) < 2:
+        return None
+    ok = ok[ok["regime"]] if ok["regime"].sum() >= 2 else ok
+    slope, intercept = np.polyfit(np.log(ok["beta"]), np.log(ok["plateau"]), 1)
+    return {"what": "SA_beta plateau distance, log-log slope", "slope": slope, "low": np.nan,
+            "high": np.nan, "intercept": intercept, "beta_min": ok["beta"].min(),
+            "beta_max": ok["beta"].max()}
+
+
+def _frozen_fit(chain: pd.DataFrame) -> dict | None:
+    """Slope of log(1/p) of the frozen law over the same β: the exponent the theory predicts."""
+    if len(chain) < 2:
+        return None
+    slope, intercept = np.polyfit(chain["beta"], np.log(chain["frozen_mean"] - chain["t0"]), 1)
+    return {"what": "frozen law log(1/p)", "slope": slope, "low": np.nan, "high": np.nan,
+            "intercept": intercept, "beta_min": chain["beta"].min(),
+            "beta_max": chain["beta"].max()}
+
+
+def run(config: dict, out: Path) -> None:
+    """Compute the distance-over-time table, the tracking times and their summaries."""
+    out = Path(out)
+    seed, gamma, eps = int(config["seed"]), float(config["gamma"]), float(config["eps"])
+    P = build_polytope(config["polytope"])
+    x0 = start(P, int(config["tokens"]), float(config["cone_margin"]),
+               np.random.SeedSequence(seed, spawn_key=(9,)))
+    t0 = settle_steps(P, x0, gamma, eps, float(config["settle"]))
+    edge = float(np.min([np.linalg.norm(P.vertices[a] - P.vertices[b])
+                         for a in range(P.n_vertices) for b in range(a)]))
+    meta = {"study": "hardmax-tracking", "config": config, "provenance": provenance(),
+            "polytope": P.to_dict(), "x0": x0.tolist(), "c0": P.c0, "t0": t0,
+            "one_pick_exceeds_eps": gamma * edge > eps, "gamma_min_edge": gamma * edge,
+            "seeds": "SeedSequence(seed, spawn_key=...) per part, model and beta",
+            "statement": "[FW]: finite beta follows hardmax (SA_inf) for exponentially long"}
+    write_table(over_time(P, x0, gamma, config["over_time"], seed), out / "distance.parquet",
+                dict(meta, table="quantiles over chains of max_i |x_i^t - h_i^t| (SA_P; one "
+                     "path for SA_beta), h = hardmax path from the same start"))
+    times = against_beta(P, x0, gamma, config["against_beta"], eps, t0, seed)
+    write_table(times, out / "tracking_times.csv",
+                dict(meta, table="tracking time T_eps per chain (stage 1: left during the "
+                     "recorded transient; stage 2: first_passage LeaveBall(eps) at the vertices)"))
+    summary, fits = summarise(times, P, x0, gamma * edge, eps)
+    write_table(summary, out / "summary.csv",
+                dict(meta, table="per model and beta: tracking-time median (Kaplan-Meier), mean "
+                     "with 95% interval (SA_P stage 2, geometric law), frozen-law prediction"))
+    write_table(fits, out / "fits.csv",
+                dict(meta, table="exponent of T_eps in beta: measured and frozen-law"))
