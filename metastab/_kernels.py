@@ -10,15 +10,15 @@ Arithmetic is written as explicit loops in a fixed order and ``fastmath`` stays 
 repeats the same operations in the same order, which is what makes bit-for-bit tests possible.
 """
 
-import math
-
 import numpy as np
 from numba import njit, prange
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
 # Model kinds (metastab.models maps its classes onto these).
-CHAIN, FLOW, HARDMAX = 0, 1, 2
+CHAIN, FLOW, HARDMAX, LOCALMAX = 0, 1, 2, 3
+# Localmax neighbour rules (metastab.models.NEIGHBOUR_RULES maps names onto these).
+ADDITIVE, RELATIVE = 0, 1
 # Stopping events (metastab.events maps its specs onto these).
 NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE = 0, 1, 2, 3, 4
 
@@ -128,52 +128,172 @@ def _move(x, i, target, gamma, P, use_P, out):
             out[i, k] = x[i, k] + gamma * (target[k] - x[i, k])
 
 
+# exp(z) for z <= 0 as a short, vectorisable polynomial (libm's exp is an opaque call that stops
+# LLVM from vectorising the weight loop). Cody-Waite reduction z = k ln2 + r, |r| <= ln2 / 2, the
+# degree-13 Taylor polynomial of e^r (truncation < 2^-57), and 2^k built from the exponent bits;
+# max error ~1 ulp against a correctly rounded exp. Results below ~2^-1022 (z < -708.4) are flushed
+# to 0: such a weight is 1e-292 times below what a 53-bit uniform can select.
+_LOG2E = 1.4426950408889634
+_SHIFT = 6755399441055744.0  # 1.5 * 2**52: adding it rounds z * log2(e) to an integer k
+_SHIFT_BITS = np.int64(4843621399236968448)  # the bit pattern of _SHIFT
+_LN2_HI = 0.6931471803691238  # ln 2 split in two: k * _LN2_HI is exact for |k| < 2**20
+_LN2_LO = 1.9082149292705877e-10
+_Z_MIN = -745.0  # below the smallest subnormal's log; keeps k small
+_INV_FACT = (1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0,
+             1.0 / 40320.0, 1.0 / 362880.0, 1.0 / 3628800.0, 1.0 / 39916800.0,
+             1.0 / 479001600.0, 1.0 / 6227020800.0)
+
+
+@njit(inline="always")
+def _exp_mantissa(z, t, j):
+    """e^r of z = k ln2 + r; stores z log2(e) + _SHIFT (which holds k in its low bits) in t[j]."""
+    if z < _Z_MIN:
+        z = _Z_MIN
+    shifted = z * _LOG2E + _SHIFT
+    k = shifted - _SHIFT
+    r = (z - k * _LN2_HI) - k * _LN2_LO
+    p = _INV_FACT[13]
+    p = p * r + _INV_FACT[12]
+    p = p * r + _INV_FACT[11]
+    p = p * r + _INV_FACT[10]
+    p = p * r + _INV_FACT[9]
+    p = p * r + _INV_FACT[8]
+    p = p * r + _INV_FACT[7]
+    p = p * r + _INV_FACT[6]
+    p = p * r + _INV_FACT[5]
+    p = p * r + _INV_FACT[4]
+    p = p * r + _INV_FACT[3]
+    p = p * r + _INV_FACT[2]
+    p = p * r + _INV_FACT[1]
+    p = p * r + _INV_FACT[0]
+    t[j] = shifted
+    return p
+
+
+@njit(inline="always")
+def _exp_scale(w, t, tb, m):
+    """w[j] *= 2^k_j for j < m, k_j read from the bits of t[j] (tb is t viewed as int64)."""
+    for j in range(m):
+        k = tb[j] - _SHIFT_BITS
+        tb[j] = (k + 1023) << 52 if k >= -1022 else 0
+    for j in range(m):
+        w[j] *= t[j]
+
+
 @njit(**_JIT)
-def _softmax_weights(s, best, beta, w):
+def exp_nonpositive(z, out, t):
+    """out[j] = exp(z[j]) for z[j] <= 0 with the kernels' own exp (see _exp_mantissa)."""
+    m = z.shape[0]
+    for j in range(m):
+        out[j] = _exp_mantissa(z[j], t, j)
+    _exp_scale(out, t, t.view(np.int64), m)
+
+
+@njit(**_JIT)
+def _softmax_weights(s, best, beta, w, t, tb):
     """w[j] = exp(beta (s[j] - max s)) (max-shifted: no overflow at any beta); returns sum."""
+    n = s.shape[0]
+    for j in range(n):
+        w[j] = _exp_mantissa(beta * (s[j] - best), t, j)
+    _exp_scale(w, t, tb, n)
     total = 0.0
-    for j in range(s.shape[0]):
-        w[j] = math.exp(beta * (s[j] - best))
+    for j in range(n):
         total += w[j]
     return total
 
 
+_ROWS = 32  # tokens whose weights chain_step computes together (bounds the work buffers)
+
+
 @njit(**_JIT)
-def chain_step(x, B, beta, gamma, P, use_P, u, out, bx, s, w):
+def chain_work(n, d):
+    """Scratch buffers of :func:`chain_step` for n tokens in R^d."""
+    rows = min(n, _ROWS)
+    t = np.empty(rows * n)
+    return (np.empty((d, n)), np.empty(rows * n), t, t.view(np.int64), np.empty(rows),
+            np.empty(rows), np.empty(rows), np.empty(rows, np.int64))
+
+
+@njit(**_JIT)
+def chain_step(x, B, beta, gamma, P, use_P, u, out, work):
     """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
 
     Token i picks j with probability softmax_j(beta s_ij) by inversion of the cumulative weights
-    with the uniform ``u[i]`` (the first j whose cumulative weight exceeds u[i] * total), tokens
-    independently, and moves to x_i + gamma (x_j - x_i). Zero-weight indices are never picked.
+    with the uniform ``u[i]`` -- the first j whose cumulative weight exceeds u[i] * total, or, if
+    rounding leaves none, the last j at which the cumulative weight grew -- tokens independently,
+    and moves to x_i + gamma (x_j - x_i). Zero-weight indices are never picked.
+
+    The work runs over blocks of tokens i held side by side (W[j * rows + r] for token i0 + r), so
+    that every loop runs across tokens and vectorises, while each token's sums are accumulated
+    in increasing j and k exactly as in the reference. Cumulative weights never decrease, so the
+    first j whose cumulative weight exceeds the threshold is the count of those that do not.
     """
-    n = x.shape[0]
-    for i in range(n):
-        best = _row_scores(x, B, i, bx, s)
-        total = _softmax_weights(s, best, beta, w)
-        threshold = u[i] * total
-        pick = -1
-        cum = 0.0
+    n, d = x.shape
+    bxt, W, t, tb, best, total, thr, cnt = work
+    rows = total.shape[0]
+    for i0 in range(0, n, rows):
+        r1 = min(rows, n - i0)
+        for r in range(r1):
+            for k in range(d):
+                acc = 0.0
+                for m in range(d):
+                    acc += B[k, m] * x[i0 + r, m]
+                bxt[k, r] = acc
+            best[r] = -np.inf
+        for j in range(n):  # scores s_ij = sum_k (B x_i)_k x_jk, k ascending
+            base = j * r1
+            for r in range(r1):
+                W[base + r] = 0.0
+            for k in range(d):
+                xjk = x[j, k]
+                for r in range(r1):
+                    W[base + r] += bxt[k, r] * xjk
+            for r in range(r1):
+                best[r] = max(best[r], W[base + r])
         for j in range(n):
-            cum += w[j]
-            if w[j] > 0.0:
-                pick = j
-                if cum > threshold:
-                    break
-        if pick < 0:  # non-finite scores: no index has a weight; poison the state, never guess
-            for k in range(x.shape[1]):
-                out[i, k] = np.nan
-            continue
-        _move(x, i, x[pick], gamma, P, use_P, out)
+            base = j * r1
+            for r in range(r1):
+                W[base + r] = beta * (W[base + r] - best[r])
+        m = r1 * n
+        for q in range(m):
+            W[q] = _exp_mantissa(W[q], t, q)
+        _exp_scale(W, t, tb, m)
+        for r in range(r1):
+            total[r] = 0.0
+            cnt[r] = 0
+        for j in range(n):  # cumulative weights, in place
+            base = j * r1
+            for r in range(r1):
+                total[r] += W[base + r]
+                W[base + r] = total[r]
+        for r in range(r1):
+            thr[r] = u[i0 + r] * total[r]
+        for j in range(n):
+            base = j * r1
+            for r in range(r1):
+                cnt[r] += W[base + r] <= thr[r]
+        for r in range(r1):
+            i = i0 + r
+            pick = cnt[r]
+            if pick == n:  # rounding: u * total reached total
+                pick = n - 1
+                while pick > 0 and W[pick * r1 + r] == W[(pick - 1) * r1 + r]:
+                    pick -= 1
+            if not total[r] >= 1.0:  # NaN weights (a finite max-shifted total is >= 1)
+                for k in range(d):
+                    out[i, k] = np.nan
+                continue
+            _move(x, i, x[pick], gamma, P, use_P, out)
 
 
 @njit(**_JIT)
-def flow_step(x, B, beta, gamma, P, use_P, out, bx, s, w, target):
+def flow_step(x, B, beta, gamma, P, use_P, out, bx, s, w, target, t, tb):
     """SA_beta, one deterministic softmax layer ([FW] eq. softmax.ODE):
     x_i <- x_i + gamma (sum_j softmax_j(beta s_ij) x_j - x_i)."""
     n, d = x.shape
     for i in range(n):
         best = _row_scores(x, B, i, bx, s)
-        total = _softmax_weights(s, best, beta, w)
+        total = _softmax_weights(s, best, beta, w, t, tb)
         for k in range(d):
             acc = 0.0
             for j in range(n):
@@ -222,6 +342,46 @@ def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, bx, s, target):
                         break
                 if seen:
                     continue
+            for k in range(d):
+                target[k] += x[j, k]
+            count += 1
+        for k in range(d):
+            target[k] /= count
+        _move(x, i, target, gamma, P, use_P, out)
+
+
+@njit(**_JIT)
+def neighbour_cut(rule, best, r):
+    """The localmax score threshold of one token: j is a neighbour of i iff s_ij >= cut.
+
+    ADDITIVE: cut = max_k s_ik - r; RELATIVE: cut = max_k s_ik - r |max_k s_ik|. A new rule is one
+    more branch here (and in ``_reference.neighbour_cut``) and one more name in
+    ``metastab.models.NEIGHBOUR_RULES``.
+    """
+    if rule == RELATIVE:
+        return best - r * abs(best)
+    return best - r
+
+
+@njit(**_JIT)
+def localmax_step(x, B, gamma, P, use_P, r, rule, out, bx, s, target):
+    """Localmax, one step (science.md §1, this package's reading of [LM]).
+
+    Neighbour set N_i = {j : s_ij >= cut_i} with cut_i from :func:`neighbour_cut` (additive:
+    max_k s_ik - r); x_i <- x_i + gamma (mean_{j in N_i} x_j - x_i), the mean over indices.
+    With r = 0 the arithmetic is that of :func:`hardmax_step` with tol = 0 and index ties, so
+    the two agree bit for bit.
+    """
+    n, d = x.shape
+    for i in range(n):
+        best = _row_scores(x, B, i, bx, s)
+        cut = neighbour_cut(rule, best, r)
+        for k in range(d):
+            target[k] = 0.0
+        count = 0
+        for j in range(n):
+            if s[j] < cut:
+                continue
             for k in range(d):
                 target[k] += x[j, k]
             count += 1
@@ -442,12 +602,14 @@ def _row(a, c):
 
 @njit(parallel=True, **_JIT)
 def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps,
-            ev_code, centers, radii, groups, starts, members, ev_scalar, steps, done):
+            ev_code, centers, radii, groups, starts, members, ev_scalar, steps, done,
+            margins, rule):
     """Advance every chain c with ``done[c]`` False by up to ``nsteps`` steps, in place.
 
     ``X`` (C, n, d) holds the current configurations and ``state`` (C, 4) the chains' streams;
     the step taken from global time t (t0 <= t < t0 + nsteps) uses ``gammas[t - t0]``, or
-    ``gammas[0]`` if it has one entry (constant step).
+    ``gammas[0]`` if it has one entry (constant step); the localmax margin r_t is taken from
+    ``margins`` in the same way (shared by all chains), with neighbour rule ``rule``.
     After each step the event is checked; a chain that meets it records ``steps[c]`` (the number
     of steps taken since time 0) and stops. ``centers`` (Cc, n, d) and ``radii`` (Cr, n) are
     shared (leading size 1) or per chain. Chains never interact: the result of chain c does not
@@ -465,6 +627,9 @@ def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps
         u = np.empty(n)
         target = np.empty(d)
         work = hull_work(n, d)
+        cw = chain_work(n, d)
+        tf = np.empty(n)
+        tfb = tf.view(np.int64)
         cen = _row(centers, c)
         rad = _row(radii, c)
         st = state[c]
@@ -473,9 +638,12 @@ def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps
             if kind == CHAIN:
                 for i in range(n):
                     u[i] = next_uniform(st)
-                chain_step(x, B, beta, gamma, P, use_P, u, out, bx, s, w)
+                chain_step(x, B, beta, gamma, P, use_P, u, out, cw)
             elif kind == FLOW:
-                flow_step(x, B, beta, gamma, P, use_P, out, bx, s, w, target)
+                flow_step(x, B, beta, gamma, P, use_P, out, bx, s, w, target, tf, tfb)
+            elif kind == LOCALMAX:
+                r = margins[t - t0 if margins.shape[0] > 1 else 0]
+                localmax_step(x, B, gamma, P, use_P, r, rule, out, bx, s, target)
             else:
                 hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, bx, s, target)
             x[:, :] = out
@@ -493,3 +661,31 @@ def events_at(X, ev_code, centers, radii, groups, starts, members, ev_scalar, ou
     for c in prange(C):
         out[c] = event_hit(ev_code, X[c], _row(centers, c), _row(radii, c), groups, starts,
                            members, ev_scalar, hull_work(n, d))
+
+
+@njit(parallel=True, **_JIT)
+def neighbour_sets(kind, X, B, margin, rule, tol, out):
+    """out[c, i, j] = whether j is in the neighbour (leader) set of token i in configuration X[c].
+
+    LOCALMAX: N_i = {j : s_ij >= cut} with :func:`neighbour_cut` (rule, margin r). HARDMAX:
+    L_i = {j : s_ij >= max_k s_ik - tol max_k |s_ik|}, every index within the tolerance (the
+    ``ties`` mode only changes how leaders are averaged). The scores and thresholds are computed
+    with the same operations as :func:`localmax_step` and :func:`hardmax_step`, so these are
+    exactly the sets that a step from X[c] uses.
+    """
+    C, n, d = X.shape
+    for c in prange(C):
+        x = X[c]
+        bx = np.empty(d)
+        s = np.empty(n)
+        for i in range(n):
+            best = _row_scores(x, B, i, bx, s)
+            if kind == LOCALMAX:
+                cut = neighbour_cut(rule, best, margin)
+            else:
+                scale = 0.0
+                for j in range(n):
+                    scale = max(scale, abs(s[j]))
+                cut = best - tol * scale
+            for j in range(n):
+                out[c, i, j] = not s[j] < cut

@@ -1,7 +1,8 @@
 """Slow, obviously correct versions of every kernel in :mod:`metastab._kernels`, for tests only.
 
-Everything here is plain Python: integers mod 2**64 for the random numbers, Python floats and
-``math.exp`` for the arithmetic, one scalar operation at a time. Sums are written as explicit
+Everything here is plain Python: integers mod 2**64 for the random numbers, Python floats for the
+arithmetic (exp included: :func:`exp_nonpositive` is the kernels' own polynomial exp), one scalar
+operation at a time. Sums are written as explicit
 left-to-right loops ``acc = 0.0; acc += a * b`` in the same order as the kernels, never
 ``np.dot`` / BLAS / vectorised ``np.exp`` (whose summation order, FMA contraction and SIMD exp
 differ in the last bits), so that the kernels can be compared with this module BIT FOR BIT.
@@ -29,7 +30,7 @@ GOLDEN = 0x9E3779B97F4A7C15
 TWO_M53 = 2.0 ** -53
 
 # Kernel kind codes, repeated here so that this module does not import the kernels.
-CHAIN, FLOW, HARDMAX = 0, 1, 2
+CHAIN, FLOW, HARDMAX, LOCALMAX = 0, 1, 2, 3
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,13 +138,37 @@ def scores(x, B, i: int) -> list[float]:
     return s
 
 
+LOG2E = 1.4426950408889634
+SHIFT = 6755399441055744.0  # 1.5 * 2**52
+LN2_HI = 0.6931471803691238
+LN2_LO = 1.9082149292705877e-10
+INV_FACT = [1.0 / math.factorial(k) for k in range(14)]
+
+
+def exp_nonpositive(z: float) -> float:
+    """The kernels' exp(z) for z <= 0: z = k ln2 + r with k = round(z log2 e) (by adding 1.5·2^52),
+    r = (z − k ln2_hi) − k ln2_lo, e^r by the degree-13 Taylor polynomial in Horner form, times
+    2^k; 0 when k < −1022 (results below the normal range are flushed). Same operations, same
+    order as ``_kernels._exp_mantissa`` / ``_exp_scale``; within ~1 ulp of ``math.exp``."""
+    z = max(z, -745.0) if z == z else z
+    shifted = z * LOG2E + SHIFT
+    k = shifted - SHIFT
+    r = (z - k * LN2_HI) - k * LN2_LO
+    p = INV_FACT[13]
+    for c in reversed(INV_FACT[:13]):
+        p = p * r + c
+    if k != k:
+        return math.nan
+    return 0.0 if k < -1022 else p * 2.0 ** int(k)
+
+
 def softmax_weights(s: list[float], beta: float) -> tuple[list[float], float]:
     """Unnormalised softmax_j(β s_j): w_j = exp(β (s_j − max s)) (max-shifted), and Σ_j w_j."""
     best = -math.inf
     for v in s:
         if v > best:
             best = v
-    w = [math.exp(beta * (v - best)) for v in s]
+    w = [exp_nonpositive(beta * (v - best)) for v in s]
     total = 0.0
     for v in w:
         total += v
@@ -168,19 +193,20 @@ def move(xi: list[float], target: list[float], gamma: float, P=None) -> list[flo
 def pick(w: list[float], total: float, u: float) -> int:
     """Inversion sampling of index j with probability w_j / total from the uniform u in [0, 1).
 
-    The first j with w_j > 0 whose cumulative weight exceeds u * total (the last positive one if
-    rounding leaves none): indices with zero weight are never picked.
+    The first j whose cumulative weight exceeds u * total; if rounding leaves none, the last j at
+    which the cumulative weight grew. Indices with zero weight are never picked.
     """
     threshold = u * total
     cum = 0.0
-    chosen = -1
+    last = -1
     for j, wj in enumerate(w):
+        before = cum
         cum += wj
-        if wj > 0.0:
-            chosen = j
-            if cum > threshold:
-                break
-    return chosen
+        if cum > threshold:
+            return j
+        if cum > before:
+            last = j
+    return last
 
 
 def chain_step(x, B, beta: float, gamma, u) -> np.ndarray:
@@ -195,6 +221,9 @@ def chain_step(x, B, beta: float, gamma, u) -> np.ndarray:
     new = []
     for i in range(len(xs)):
         w, total = softmax_weights(scores(xs, B, i), beta)
+        if not total >= 1.0:  # non-finite scores: the kernel poisons the token, never guesses
+            new.append([math.nan] * len(xs[i]))
+            continue
         j = pick(w, total, float(u[i]))
         new.append(move(xs[i], xs[j], None if P is not None else float(gamma), P))
     return np.array(new, dtype=float)
@@ -267,6 +296,44 @@ def hardmax_step(x, B, gamma, ties: str = "index", tol: float = 0.0) -> np.ndarr
             for k in range(d):
                 target[k] += xs[j][k]
         target = [t / len(lead) for t in target]
+        new.append(move(xs[i], target, None if P is not None else float(gamma), P))
+    return np.array(new, dtype=float)
+
+
+def neighbour_cut(best: float, r: float, rule: str) -> float:
+    """The localmax threshold: max_k s_ik − r ("additive") or max_k s_ik − r |max_k s_ik|
+    ("relative"); j is a neighbour of i iff s_ij >= cut (science.md §1)."""
+    if rule == "additive":
+        return best - r
+    if rule == "relative":
+        return best - r * abs(best)
+    raise ValueError(f"rule must be 'additive' or 'relative', got {rule!r}")
+
+
+def neighbours(s: list[float], r: float, rule: str = "additive") -> list[int]:
+    """N_i = {j : s_ij >= cut} (:func:`neighbour_cut`), written as "not s_j < cut"."""
+    best = -math.inf
+    for v in s:
+        if v > best:
+            best = v
+    cut = neighbour_cut(best, float(r), rule)
+    return [j for j, v in enumerate(s) if not v < cut]
+
+
+def localmax_step(x, B, gamma, r: float, rule: str = "additive") -> np.ndarray:
+    """Localmax, one step (science.md §1; this package's reading of [LM]'s abstract):
+    x_i ← x_i + γ (mean_{j in N_i} x_j − x_i), uniform weights over the neighbour indices."""
+    xs = _rows(x)
+    P = _step_matrix(gamma)
+    d = len(xs[0])
+    new = []
+    for i in range(len(xs)):
+        near = neighbours(scores(xs, B, i), r, rule)
+        target = [0.0] * d
+        for j in near:
+            for k in range(d):
+                target[k] += xs[j][k]
+        target = [t / len(near) for t in target]
         new.append(move(xs[i], target, None if P is not None else float(gamma), P))
     return np.array(new, dtype=float)
 
@@ -427,12 +494,14 @@ def gamma_at(gamma, t: int):
 
 
 def run_chain(kind: int, x0, B, *, beta: float = 0.0, gamma=0.1, ties: str = "index",
-              tol: float = 0.0, seed_state=None, steps: int, event=None):
+              tol: float = 0.0, seed_state=None, steps: int, event=None, r=0.0,
+              neighbours: str = "additive"):
     """Drive one chain for up to ``steps`` steps with the reference RNG.
 
     At each step of a CHAIN model n uniforms are drawn in token order from the xoshiro256** stream
     started at ``seed_state``, then the step is taken. ``event`` (x -> bool) is checked at time 0
-    and after each step; the chain stops at the first step t where it holds.
+    and after each step; the chain stops at the first step t where it holds. A LOCALMAX chain uses
+    the margin ``r`` (a scalar, a schedule r[t] or a callable r(t)) and the rule ``neighbours``.
 
     Returns (x, t, hit): the final configuration, the number of steps taken (``steps`` if the
     event never held: censored) and whether the event held.
@@ -450,6 +519,8 @@ def run_chain(kind: int, x0, B, *, beta: float = 0.0, gamma=0.1, ties: str = "in
             x = flow_step(x, B, beta, g)
         elif kind == HARDMAX:
             x = hardmax_step(x, B, g, ties, tol)
+        elif kind == LOCALMAX:
+            x = localmax_step(x, B, g, gamma_at(r, t), neighbours)
         else:
             raise ValueError(f"unknown kind {kind!r}")
         if event is not None and event(x):

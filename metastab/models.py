@@ -19,9 +19,12 @@ import numpy as np
 from . import _kernels
 from ._validate import matrix, real
 
-__all__ = ["SoftmaxChain", "SoftmaxFlow", "Hardmax", "step_matrix", "model_from_dict"]
+__all__ = ["SoftmaxChain", "SoftmaxFlow", "Hardmax", "Localmax", "NEIGHBOUR_RULES", "step_matrix",
+           "model_from_dict"]
 
 TIE_MODES = ("index", "point")
+# Localmax neighbour rules: name -> kernel code (see _kernels.neighbour_cut).
+NEIGHBOUR_RULES = {"additive": _kernels.ADDITIVE, "relative": _kernels.RELATIVE}
 
 
 def _frozen_matrix(value, name: str) -> np.ndarray | None:
@@ -111,6 +114,11 @@ class _Model:
             gammas = np.array([self.gamma])
         return gammas, np.eye(d), False
 
+    def margin_arrays(self, t0: int, nsteps: int) -> np.ndarray:
+        """Localmax margins r_t for steps t0 .. t0 + nsteps - 1 in the kernels' convention (one
+        entry for a constant); models without a margin return one unused zero."""
+        return np.zeros(1)
+
     def to_dict(self) -> dict:
         out = {"kind": self.kind}
         for name in self.__dataclass_fields__:
@@ -196,7 +204,106 @@ class Hardmax(_Model):
         self._validate()
 
 
-_KINDS = {cls.kind: cls for cls in (SoftmaxChain, SoftmaxFlow, Hardmax)}
+def _margin(value):
+    """Validate the localmax margin r: a number >= 0, a 1-D schedule of them, or a callable."""
+    if callable(value):
+        return value
+    if isinstance(value, str) or np.ndim(value) == 0:
+        return real("r", value, low=0)
+    try:
+        a = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"r must be a number >= 0, a 1-D schedule or a callable, "
+                         f"got {value!r}") from None
+    if a.ndim != 1:
+        raise ValueError(f"r must be a number >= 0, a 1-D schedule or a callable, "
+                         f"got an array of shape {a.shape}")
+    if a.size == 0:
+        raise ValueError("r schedule must not be empty")
+    bad = ~(np.isfinite(a) & (a >= 0))
+    if bad.any():
+        t = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"r schedule must be finite and >= 0, got r[{t}] = {float(a[t])!r}")
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Localmax(_Model):
+    """Localmax dynamics: uniform attention over a relaxed argmax (science.md §1, [LM]).
+
+    This is this package's reading of the published abstract of [LM] (Cimetière, Chiri,
+    Gharesifard, arXiv:2509.15958: uniform weights over a neighbour set, a step parameter, and an
+    alignment-sensitivity parameter r ≥ 0 that relaxes the argmax, r → 0 giving hardmax, r possibly
+    varying in time), not a verified transcription of the paper's equations. Neighbour sets, with
+    s_ij = <B x_i, x_j>:
+
+    - ``neighbours="additive"``: N_i^t = {j : s_ij ≥ max_k s_ik − r_t};
+    - ``neighbours="relative"``: N_i^t = {j : s_ij ≥ max_k s_ik − r_t |max_k s_ik|};
+
+    and the step x_i ← x_i + γ (mean_{j in N_i^t} x_j − x_i), the mean over indices (uniform
+    weights; coincident tokens count once each). Token i is a *leader* at step t when i ∈ N_i^t.
+    With r = 0 both rules are hardmax with index-averaged ties and no tolerance: the same
+    arithmetic as ``Hardmax(gamma, B, ties="index", tol=0)``, equal bit for bit. As r → ∞ every
+    token is everyone's neighbour and the step is uniform averaging, x_i ← x_i + γ (x̄ − x_i).
+
+    Parameters
+    ----------
+    gamma : float in (0, 1], d×d step matrix, 1-D schedule or callable t -> γ_t
+        The step, as for every model (see the module docstring).
+    r : float >= 0, 1-D array or callable t -> r_t
+        The margin: a constant, r_t = r[t] for t = 0, 1, ... (at least as many entries as steps),
+        or r_t = r(t), checked (finite, >= 0) when the step is taken.
+    B : d×d array, optional
+        Key-query matrix (identity by default; never assumed symmetric).
+    neighbours : {"additive", "relative"}
+        The neighbour rule (a name of ``NEIGHBOUR_RULES``).
+
+    Examples
+    --------
+    >>> m = Localmax(gamma=1/3, r=0.1)
+    >>> m.kind, m.neighbours
+    ('localmax', 'additive')
+    >>> Localmax(gamma=1/3, r=lambda t: 0.5 ** t).margin_arrays(0, 3)
+    array([1.  , 0.5 , 0.25])
+    """
+
+    gamma: float | np.ndarray | Callable
+    r: float | np.ndarray | Callable
+    B: np.ndarray | None = field(default=None, repr=False)
+    neighbours: str = "additive"
+    kind = "localmax"
+    code = _kernels.LOCALMAX
+
+    def __post_init__(self):
+        if self.neighbours not in NEIGHBOUR_RULES:
+            raise ValueError(f"neighbours must be one of {tuple(NEIGHBOUR_RULES)}, "
+                             f"got {self.neighbours!r}")
+        object.__setattr__(self, "r", _margin(self.r))
+        self._validate()
+
+    @property
+    def rule(self) -> int:
+        """The kernel code of the neighbour rule."""
+        return NEIGHBOUR_RULES[self.neighbours]
+
+    @property
+    def has_margin_schedule(self) -> bool:
+        return callable(self.r) or isinstance(self.r, np.ndarray)
+
+    def margin_arrays(self, t0: int, nsteps: int) -> np.ndarray:
+        """r_t for steps t0 .. t0 + nsteps - 1 (one entry for a constant r), a fresh array."""
+        if callable(self.r):
+            return np.array([real(f"r({t})", self.r(t), low=0) for t in range(t0, t0 + nsteps)])
+        if isinstance(self.r, np.ndarray):
+            if t0 + nsteps > self.r.size:
+                raise ValueError(f"r schedule has {self.r.size} entries, but {t0 + nsteps} "
+                                 f"steps were asked for")
+            return np.array(self.r[t0:t0 + nsteps])
+        return np.array([self.r])
+
+
+_KINDS = {cls.kind: cls for cls in (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax)}
 
 
 def model_from_dict(data: dict):
@@ -205,6 +312,15 @@ def model_from_dict(data: dict):
     kind = data.pop("kind", None)
     if kind not in _KINDS:
         raise ValueError(f"kind must be one of {sorted(_KINDS)}, got {kind!r}")
-    if isinstance(data.get("gamma"), str):
-        raise ValueError(f"gamma {data['gamma']!r} was a callable and cannot be rebuilt")
-    return _KINDS[kind](**data)
+    for name in ("gamma", "r"):
+        if isinstance(data.get(name), str):
+            raise ValueError(f"{name} {data[name]!r} was a callable and cannot be rebuilt")
+    cls = _KINDS[kind]
+    fields = list(cls.__dataclass_fields__)
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ValueError(f"kind {kind!r} takes the parameters {fields}, got unknown {unknown}")
+    try:
+        return cls(**data)
+    except TypeError as exc:  # a required parameter is missing
+        raise ValueError(f"kind {kind!r} takes the parameters {fields}: {exc}") from None

@@ -69,6 +69,8 @@ def write_table(frame: pd.DataFrame, path, meta: dict) -> Path:
 def read_table(path) -> tuple[pd.DataFrame, dict]:
     """Read a table written by :func:`write_table` and its sidecar (empty dict if absent)."""
     path = Path(path)
+    if path.suffix not in (".csv", ".parquet"):
+        raise ValueError(f"a table must end in .csv or .parquet, got {str(path)!r}")
     if not path.exists():
         raise FileNotFoundError(f"no such file: {str(path)!r}")
     frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
@@ -133,7 +135,9 @@ class Run:
     """States of many chains after ``steps`` steps, and, when recorded, a thinned trajectory.
 
     ``trajectory[c, r]`` is chain c's configuration at step ``times[r]`` (times 0, k, 2k, ... for
-    ``record_every=k``, the last step always included).
+    ``record_every=k``, the last step always included). With ``record_neighbours=True`` (Hardmax,
+    Localmax), ``neighbours[c, r, i, j]`` says whether j is in token i's neighbour set N_i (the
+    leader set L_i for Hardmax) used by the step from ``times[r]``.
     """
 
     final: np.ndarray = field(repr=False)
@@ -144,10 +148,19 @@ class Run:
     times: np.ndarray | None = field(default=None, repr=False)
     first_chain: int = 0
     provenance: dict = field(default_factory=dict, repr=False)
+    neighbours: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def chains(self) -> int:
         return self.final.shape[0]
+
+    @property
+    def leaders(self) -> np.ndarray | None:
+        """(chains, snapshots, n) bool: token i attends to itself (i in N_i) at ``times[r]``;
+        None unless the neighbour sets were recorded."""
+        if self.neighbours is None:
+            return None
+        return np.diagonal(self.neighbours, axis1=2, axis2=3)
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy long table: chain, step, token and one column per coordinate (x0, x1, ...).

@@ -19,9 +19,10 @@ __all__ = ["Seed", "as_seed"]
 
 @dataclass(frozen=True)
 class Seed:
-    """The root of a run's randomness: a SeedSequence's entropy and spawn key (its provenance)."""
+    """The root of a run's randomness: a SeedSequence's entropy (an int, or a tuple of ints as in
+    ``SeedSequence([1, 2])``) and spawn key (its provenance)."""
 
-    entropy: int
+    entropy: int | tuple[int, ...]
     spawn_key: tuple[int, ...] = ()
 
     @property
@@ -38,12 +39,16 @@ class Seed:
         return out
 
     def to_dict(self) -> dict:
-        # entropy can exceed 64 bits: keep it as a decimal string so JSON and CSV readers agree
-        return {"entropy": str(self.entropy), "spawn_key": list(self.spawn_key)}
+        # entropy can exceed 64 bits: keep it as decimal strings so JSON and CSV readers agree
+        entropy = [str(w) for w in self.entropy] if isinstance(self.entropy, tuple) \
+            else str(self.entropy)
+        return {"entropy": entropy, "spawn_key": list(self.spawn_key)}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Seed":
-        return cls(int(data["entropy"]), tuple(int(k) for k in data.get("spawn_key", ())))
+        entropy = data["entropy"]
+        entropy = tuple(int(w) for w in entropy) if isinstance(entropy, list) else int(entropy)
+        return cls(entropy, tuple(int(k) for k in data.get("spawn_key", ())))
 
 
 def as_seed(rng=None) -> Seed:
@@ -66,10 +71,10 @@ def as_seed(rng=None) -> Seed:
             raise ValueError(f"rng must be a non-negative int, got {rng}")
         return Seed(int(rng))
     if isinstance(rng, np.random.SeedSequence):
-        if not isinstance(rng.entropy, (int, np.integer)):
-            raise ValueError("rng: a SeedSequence with a sequence of entropy words is not "
-                             "supported; pass an int entropy")
-        return Seed(int(rng.entropy), tuple(int(k) for k in rng.spawn_key))
+        entropy = rng.entropy
+        entropy = int(entropy) if isinstance(entropy, (int, np.integer)) \
+            else tuple(int(w) for w in entropy)
+        return Seed(entropy, tuple(int(k) for k in rng.spawn_key))
     if isinstance(rng, np.random.Generator):
         words = rng.integers(0, 2**63, size=2, dtype=np.int64)
         return Seed((int(words[0]) << 63) | int(words[1]))

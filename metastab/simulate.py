@@ -16,14 +16,14 @@ import numpy as np
 
 from . import _kernels
 from .events import Compiled
-from .models import Hardmax, SoftmaxChain, SoftmaxFlow
+from .models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 from .results import FirstPassage, Run, provenance
 from ._validate import integer
 from .rng import as_seed
 
 __all__ = ["simulate", "first_passage"]
 
-_MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax)
+_MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax)
 # A call to the kernel starts this many steps long and doubles while it takes under _CALL_SECONDS,
 # so that progress reports come often without per-call overhead dominating short steps.
 _FIRST_CALL_STEPS = 16
@@ -91,6 +91,7 @@ def _drive(model, X, state, total: int, compiled: Compiled | None, progress,
     beta = float(getattr(model, "beta", np.inf))
     by_point = getattr(model, "ties", "index") == "point"
     tol = float(getattr(model, "tol", 0.0))
+    rule = int(getattr(model, "rule", 0))
     if compiled is None:
         compiled = Compiled(_kernels.NO_EVENT, np.zeros((1, n, d)), np.zeros((1, n)),
                             np.zeros(n, np.int64), np.array([0, n], np.int64),
@@ -107,9 +108,10 @@ def _drive(model, X, state, total: int, compiled: Compiled | None, progress,
         if chunk_limit is not None:
             k = min(k, chunk_limit - t % chunk_limit)
         gammas, P, use_P = model.step_arrays(d, t, k)
+        margins = model.margin_arrays(t, k)
         tic = time.perf_counter()
         _kernels.advance(model.code, X, B, beta, gammas, P, use_P, by_point, tol, state, t, k,
-                         compiled.code, *compiled[1:], steps, done)
+                         compiled.code, *compiled[1:], steps, done, margins, rule)
         if time.perf_counter() - tic < _CALL_SECONDS:
             chunk *= 2
         t += k
@@ -145,13 +147,21 @@ def _start(model, x0, chains, rng, first_chain):
     return x, X.copy(), seed, seed.streams(C, int(first_chain))
 
 
+def _neighbour_sets(model, X, t: int, out: np.ndarray) -> None:
+    """out[c, i, j] = whether j is in token i's neighbour (leader) set in X[c] at step t: the set
+    that the step from t uses (Hardmax: every index within the tie tolerance, whatever ``ties``)."""
+    margin = float(model.margin_arrays(t, 1)[0])
+    _kernels.neighbour_sets(model.code, X, model.key_query(X.shape[2]), margin,
+                            int(getattr(model, "rule", 0)), float(getattr(model, "tol", 0.0)), out)
+
+
 def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, progress=False,
-             first_chain=0) -> Run:
+             first_chain=0, record_neighbours=False) -> Run:
     """Run ``chains`` independent chains of ``model`` for ``steps`` steps from ``x0``.
 
     Parameters
     ----------
-    model : SoftmaxChain, SoftmaxFlow or Hardmax
+    model : SoftmaxChain, SoftmaxFlow, Hardmax or Localmax
     x0 : array, (n, d) shared by all chains or (chains, n, d) one per chain
     steps : int >= 1
     chains : int, optional (default 1, or x0.shape[0] for a 3-D x0)
@@ -164,6 +174,12 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, prog
     progress : bool or callable(steps_done, total, chains_done)
     first_chain : int
         Index of the first chain (chain k's stream depends only on the seed and k).
+    record_neighbours : bool
+        Hardmax and Localmax only, with ``record_every``: also keep, at each recorded step t, the
+        neighbour sets that the step from t uses, as ``Run.neighbours[c, r, i, j]`` (j in N_i at
+        step ``times[r]``; Hardmax: the leader set L_i) and ``Run.leaders`` (i in N_i). The
+        sets at the last step use r_steps, so an r schedule then needs steps + 1 entries. Adds
+        chains × snapshots × n × n bytes to the memory check.
 
     Examples
     --------
@@ -172,14 +188,32 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, prog
     >>> run = ms.simulate(ms.SoftmaxChain(beta=5.0, gamma=0.5), x0, steps=10, chains=4, rng=1)
     >>> run.final.shape
     (4, 5, 2)
+    >>> hm = ms.simulate(ms.Localmax(gamma=1/3, r=0.0), x0, steps=4, record_every=2,
+    ...                  record_neighbours=True)
+    >>> hm.neighbours.shape, bool(hm.leaders.all())   # every vertex leads itself
+    ((1, 3, 5, 5), True)
     """
     steps = integer("steps", steps, 1)
+    if record_neighbours is not False and record_neighbours is not True:
+        raise ValueError(f"record_neighbours must be True or False, got {record_neighbours!r}")
+    if record_neighbours:
+        if not isinstance(model, (Hardmax, Localmax)):
+            raise ValueError(f"record_neighbours needs a Hardmax or Localmax model, "
+                             f"got {type(model).__name__}")
+        if record_every is None:
+            raise ValueError("record_neighbours needs record_every (the steps to record at)")
+        if isinstance(model, Localmax) and isinstance(model.r, np.ndarray) \
+                and model.r.size < steps + 1:
+            raise ValueError(f"record_neighbours: the neighbour sets at the last step t = {steps} "
+                             f"use r_{steps}, but the r schedule has {model.r.size} entries "
+                             f"(give steps + 1)")
     x, X, seed, state = _start(model, x0, chains, rng, first_chain)
-    snapshots, times = None, None
+    snapshots, times, neighbours = None, None, None
     if record_every is not None:
         every = integer("record_every", record_every, 1)
         count = steps // every + 1 + (steps % every != 0)
-        need = count * X.nbytes
+        C, n = X.shape[0], X.shape[1]
+        need = count * (X.nbytes + (C * n * n if record_neighbours else 0))
         avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         if need > _MEMORY_SHARE * avail:
             raise MemoryError(f"record_every={every}: the trajectory needs {need / 2**30:.2f} GiB, "
@@ -189,11 +223,19 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, prog
         times = np.empty(count, dtype=np.int64)
         times[0] = 0
         filled = [1]
+        if record_neighbours:
+            sets = np.empty((C, n, n), dtype=bool)
+            neighbours = np.empty((C, count, n, n), dtype=bool)
+            _neighbour_sets(model, X, 0, sets)
+            neighbours[:, 0] = sets
 
         def on_chunk(t):
             if t % every == 0 or t == steps:
                 snapshots[:, filled[0]] = X
                 times[filled[0]] = t
+                if neighbours is not None:
+                    _neighbour_sets(model, X, t, sets)
+                    neighbours[:, filled[0]] = sets
                 filled[0] += 1
     tic = time.perf_counter()
     _drive(model, X, state, steps, None, progress,
@@ -201,17 +243,26 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, prog
            every if snapshots is not None else None)
     meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
     return Run(final=X, steps=steps, model=model.to_dict(), seed=seed.to_dict(),
-               trajectory=snapshots, times=times, first_chain=int(first_chain), provenance=meta)
+               trajectory=snapshots, times=times, first_chain=int(first_chain), provenance=meta,
+               neighbours=neighbours)
 
 
 def first_passage(model, x0, event, *, max_steps, chains=None, rng=None, progress=False,
-                  first_chain=0) -> FirstPassage:
+                  first_chain=0, mode="exact", merge_tol=None) -> FirstPassage:
     """First step at which each of ``chains`` independent chains meets ``event``.
 
     The event is checked at time 0 and after every step; a chain that has not met it after
     ``max_steps`` steps is right-censored (``censored`` True, ``steps`` = max_steps). Trajectories
     are not stored. Parameters as in :func:`simulate`; ``event`` is a LeaveBall, LeaveHull,
     ReachVertices or Collapse.
+
+    ``mode="exact"`` (default) takes every step. ``mode="accelerated"`` (SoftmaxChain with a
+    constant step only) skips the steps in which no token leaves its group, drawing their number
+    from the exact geometric law, merges groups closer than ``merge_tol`` (relative, default
+    1e-10), samples probabilities below 2^-53 as they are and counts steps in float64 (``max_steps``
+    may be a float such as 1e100): see :mod:`metastab.accelerate`. In exact mode a
+    :class:`~metastab.accelerate.ResolutionWarning` says when the initial configurations, or the
+    final ones of censored chains, can only move with probabilities below 2^-53.
 
     Examples
     --------
@@ -222,14 +273,26 @@ def first_passage(model, x0, event, *, max_steps, chains=None, rng=None, progres
     >>> fp.steps.shape, fp.censored.dtype
     ((8,), dtype('bool'))
     """
+    from . import accelerate
+
+    if mode == "accelerated":
+        return accelerate.first_passage_accelerated(
+            model, x0, event, max_steps=max_steps, chains=chains, rng=rng, progress=progress,
+            first_chain=first_chain, merge_tol=merge_tol)
+    if mode != "exact":
+        raise ValueError(f"mode must be one of {accelerate.MODES}, got {mode!r}")
+    if merge_tol is not None:
+        raise ValueError(f"merge_tol applies to mode='accelerated' only, got merge_tol={merge_tol!r}")
     max_steps = integer("max_steps", max_steps, 1)
     if not hasattr(event, "compile"):
         raise TypeError(f"event must be a LeaveBall, LeaveHull, ReachVertices or Collapse, "
                         f"got {event!r}")
     x, X, seed, state = _start(model, x0, chains, rng, first_chain)
     compiled = event.compile(np.ascontiguousarray(x), model.key_query(X.shape[2]))
+    accelerate.check_resolution(model, x, what="initial configurations")
     tic = time.perf_counter()
     steps, done = _drive(model, X, state, max_steps, compiled, progress)
+    accelerate.check_resolution(model, X[~done], what="censored chains (final states)")
     meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
     return FirstPassage(steps=steps, censored=~done, final=X, max_steps=max_steps,
                         model=model.to_dict(), event=event.to_dict(), seed=seed.to_dict(),

@@ -276,7 +276,9 @@ def _rate_interval(d, E, law, level, method):
     top = np.nextafter(1.0, 0.0)
     if rate >= top or gap(top) >= 0:
         return low, 1.0
-    return low, optimize.brentq(gap, rate, top)
+    # in log space: brentq's absolute tolerance (2e-12) would swallow rates below ~1e-10
+    return low, math.exp(optimize.brentq(lambda y: gap(math.exp(y)), math.log(rate),
+                                         math.log(top)))
 
 
 @dataclass(frozen=True, eq=False)

@@ -98,7 +98,7 @@ def test_callable_schedule_cannot_be_rebuilt():
 
 def test_model_from_dict_unknown_kind():
     with pytest.raises(ValueError, match="kind"):
-        model_from_dict({"kind": "localmax", "gamma": 0.1})
+        model_from_dict({"kind": "nonlocalmax", "gamma": 0.1})
     with pytest.raises(ValueError, match="kind"):
         model_from_dict({"gamma": 0.1})
 

@@ -1,5 +1,7 @@
 """Kernels == the pure-Python reference, bit for bit (np.array_equal on float64 arrays)."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -25,7 +27,7 @@ def k_chain(x, B, beta, gamma, u):
     g, P, use_P = _split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
     K.chain_step(x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P,
-                 np.asarray(u, dtype=float), out, np.empty(d), np.empty(n), np.empty(n))
+                 np.asarray(u, dtype=float), out, K.chain_work(n, d))
     return out
 
 
@@ -34,8 +36,9 @@ def k_flow(x, B, beta, gamma):
     n, d = x.shape
     g, P, use_P = _split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
+    t = np.empty(n)
     K.flow_step(x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P, out,
-                np.empty(d), np.empty(n), np.empty(n), np.empty(d))
+                np.empty(d), np.empty(n), np.empty(n), np.empty(d), t, t.view(np.int64))
     return out
 
 
@@ -366,3 +369,29 @@ def test_first_passage_per_chain_x0_matches_reference(make_event):
         assert fp.steps[c] == t and fp.censored[c] == (not hit)
         assert np.array_equal(fp.final[c], want)
     assert fp.events > 0
+
+
+# --------------------------------------------------------------------------------------------
+# The kernels' exp: bit-equal to the reference, within 2 ulp of math.exp, flushed below 2^-1022
+# --------------------------------------------------------------------------------------------
+
+
+def test_kernel_exp_matches_reference_and_libm():
+    gen = np.random.default_rng(7)
+    z = np.concatenate([-gen.random(20_000) * 745.5, -gen.random(20_000) * 3.0,
+                        -np.logspace(-300, 2.87, 2_000),
+                        [0.0, -0.0, -5e-324, -708.39, -708.4, -744.4, -745.2, -800.0]])
+    got = np.empty_like(z)
+    K.exp_nonpositive(z, got, np.empty_like(z))
+    want = np.array([ref.exp_nonpositive(float(v)) for v in z])
+    assert np.array_equal(got, want)
+    libm = np.array([math.exp(v) for v in z])
+    normal = libm >= 2.0 ** -1022
+    ulps = np.abs(got[normal] - libm[normal]) / np.spacing(libm[normal])
+    assert ulps.max() <= 2.0, ulps.max()
+    # well below the normal range the weight is flushed to zero, and never above it
+    assert (got[libm < 2.0 ** -1023] == 0.0).all() and (got[normal] > 0.0).all()
+    # negative control: a 12-term polynomial is visibly worse than 2 ulp somewhere
+    r = np.linspace(-0.35, 0.35, 1001)
+    short = sum(r ** k / math.factorial(k) for k in range(12))
+    assert (np.abs(short - np.exp(r)) / np.spacing(np.exp(r))).max() > 2.0

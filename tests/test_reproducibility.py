@@ -175,3 +175,11 @@ def test_results_record_seed_and_provenance(tmp_path):
 def test_bad_rng(bad):
     with pytest.raises((TypeError, ValueError), match="rng"):
         _run(rng=bad)
+
+
+def test_seed_sequence_with_a_list_of_entropy_words():
+    seq = np.random.SeedSequence([1, 2])
+    a = _run(rng=seq)
+    assert a.seed == {"entropy": ["1", "2"], "spawn_key": []}
+    assert np.array_equal(_run(rng=ms.Seed.from_dict(a.seed)).final, a.final)
+    assert not np.array_equal(_run(rng=np.random.SeedSequence([1, 3])).final, a.final)
