@@ -181,9 +181,7 @@ def report(out: Path) -> str:
     same = dict(zip(sampler["equal_norm"], sampler["same_vertex_set"]))
     lines += [f"`metastab.random_polygon(k, own_cells=False, rng=seed)` returns the scripts' "
               f"vertex set for equal norms: {same.get(True)}; for varying norms: "
-              f"{same.get(False)}. It sorts the angles before pairing them with the radii, so "
-              "with varying norms the same seed gives another polygon (the law is the same up "
-              "to that pairing; parity here uses the scripts' sampler).", ""]
+              f"{same.get(False)}.", ""]
     rel = lambda a, b: abs(a - b) / b  # noqa: E731
     lines += ["## Dominance cone and erosion", "",
               f"Equinorm {int(dom['k'])}-gon (seed of the script), vertex {int(dom['target'])}, "
