@@ -153,19 +153,8 @@ def _exp_mantissa(z, t, j):
     k = shifted - _SHIFT
     r = (z - k * _LN2_HI) - k * _LN2_LO
     p = _INV_FACT[13]
-    p = p * r + _INV_FACT[12]
-    p = p * r + _INV_FACT[11]
-    p = p * r + _INV_FACT[10]
-    p = p * r + _INV_FACT[9]
-    p = p * r + _INV_FACT[8]
-    p = p * r + _INV_FACT[7]
-    p = p * r + _INV_FACT[6]
-    p = p * r + _INV_FACT[5]
-    p = p * r + _INV_FACT[4]
-    p = p * r + _INV_FACT[3]
-    p = p * r + _INV_FACT[2]
-    p = p * r + _INV_FACT[1]
-    p = p * r + _INV_FACT[0]
+    for q in range(12, -1, -1):  # Horner; LLVM unrolls this fixed-length loop
+        p = p * r + _INV_FACT[q]
     t[j] = shifted
     return p
 

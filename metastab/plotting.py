@@ -18,23 +18,22 @@ from . import stats, theory
 __all__ = ["arrhenius_figure", "canvas", "save", "survival_figure"]
 
 
-def canvas(rows: int = 1, cols: int = 1, *, width: float = 6.0, height: float = 4.2):
-    """A constrained-layout figure on the Agg canvas (no pyplot state) and its rows×cols axes
-    (a single Axes for 1×1, else a 2-D array) -- the canvas of every figure of the package and
-    of the studies.
+def canvas(rows: int = 1, cols: int = 1, *, width: float = 6.0, height: float = 4.2,
+           squeeze: bool = True, **subplots):
+    """A constrained-layout figure on the Agg canvas (no pyplot state, nothing to close) and
+    its rows×cols axes, as ``Figure.subplots`` returns them (``squeeze``, ``sharex``, ...) --
+    the canvas of every figure of the package and of the studies.
 
     >>> fig, axes = canvas(1, 2)
     >>> axes.shape
-    (1, 2)
+    (2,)
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
-    if rows == cols == 1:
-        return fig, fig.add_subplot()
-    return fig, fig.subplots(rows, cols, squeeze=False)
+    return fig, fig.subplots(rows, cols, squeeze=squeeze, **subplots)
 
 
 def save(fig, path, *, dpi: int = 150):

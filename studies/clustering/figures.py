@@ -7,17 +7,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from metastab.plotting import canvas
 from metastab.results import read_table
 
 
 def _canvas(rows: int, cols: int, width: float = 10.0, height: float = 7.0):
-    """A constrained-layout figure on the Agg canvas (no pyplot state) and its axes grid."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig, fig.subplots(rows, cols, squeeze=False)
+    """A figure and its rows×cols axes grid."""
+    return canvas(rows, cols, width=width, height=height, squeeze=False)
 
 
 def _load(out: Path):

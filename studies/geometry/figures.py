@@ -7,20 +7,16 @@ from pathlib import Path
 
 import numpy as np
 
+from metastab.plotting import canvas
 from metastab.results import read_table
 
 FONT = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "legend.fontsize": 9}
 
 
 def _figure(ncols=1, width=6.0, height=5.0):
-    """A constrained-layout Agg figure (no pyplot state) and its axes."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, ncols, squeeze=False)[0]
-    return fig, axes
+    """A figure and its row of axes."""
+    fig, axes = canvas(1, ncols, width=width, height=height, squeeze=False)
+    return fig, axes[0]
 
 
 def _outline(ax, V, owns=None):

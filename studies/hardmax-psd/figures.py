@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from metastab.plotting import canvas
 from metastab.results import read_table
 
 FONT = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "legend.fontsize": 9}
@@ -16,13 +17,9 @@ EPS_FLOOR = 1e-17
 
 
 def _figure(ncols=1, width=6.0, height=4.5):
-    """A constrained-layout Agg figure (no pyplot state) and its axes."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig, fig.subplots(1, ncols, squeeze=False)[0]
+    """A figure and its row of axes."""
+    fig, axes = canvas(1, ncols, width=width, height=height, squeeze=False)
+    return fig, axes[0]
 
 
 def _palette(n):

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from metastab.plotting import canvas
 from metastab.results import read_table
 
 FIGURE2 = ["emerging", "triangle", "square", "non-leader"]
@@ -52,12 +53,8 @@ def _draw(ax, frame: pd.DataFrame, step: int, color: str):
 
 
 def _panel_grid(paths, rows, configs, steps, name, out, row_titles, colors, dpi=PANEL_DPI):
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(len(rows), len(steps), figsize=(1.9 * len(steps), 1.9 * len(rows)),
+    fig, axes = canvas(len(rows), len(steps), width=1.9 * len(steps), height=1.9 * len(rows),
                              squeeze=False)
     for a, ((config, label), title) in enumerate(zip(zip(configs, rows), row_titles)):
         frame = paths[(paths["config"] == config) & (paths["label"] == label)]
@@ -76,17 +73,11 @@ def _panel_grid(paths, rows, configs, steps, name, out, row_titles, colors, dpi=
                 ax.set_title(f"step {step}", fontsize=9)
             if b == 0:
                 ax.set_ylabel(title, fontsize=8)
-    fig.tight_layout()
     fig.savefig(out / name, dpi=dpi)
-    plt.close(fig)
 
 
 def figures(out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """Draw the panels and time series of the localmax study from the tables in ``out``."""
     out = Path(out)
     summary, series, paths, cfg = _load(out)
     steps = [int(s) for s in cfg["panel_steps"]]
@@ -102,20 +93,22 @@ def figures(out: Path) -> None:
         _panel_grid(paths, labels, [config] * len(labels), steps, f"panels_{config}.png", out,
                     labels, colors)
 
+    from matplotlib import colormaps
+
     styles = {"hardmax": dict(color="k", lw=1.6)}
-    shades = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, len(cfg["r_values"])))
+    shades = colormaps["viridis"](np.linspace(0.0, 0.85, len(cfg["r_values"])))
     for r, c in zip(cfg["r_values"], shades):
         styles[f"localmax r={r:g}"] = dict(color=c, lw=1.1)
     for r in cfg["r_relative"]:
         styles[f"localmax relative r={r:g}"] = dict(color="C3", lw=1.0, ls="--")
     styles["localmax r large"] = dict(color="C2", lw=1.0, ls=":")
-    betas = plt.get_cmap("autumn")(np.linspace(0.0, 0.7, len(cfg["betas"])))
+    betas = colormaps["autumn"](np.linspace(0.0, 0.7, len(cfg["betas"])))
     for b, c in zip(cfg["betas"], betas):
         styles[f"softmax β={b:g}"] = dict(color=c, lw=0.9, ls="-.")
     gamma = float(cfg["gamma"])
 
     # (a) hull area and hull vertices
-    fig, axes = plt.subplots(2, 4, figsize=(15, 6.5), sharex=True)
+    fig, axes = canvas(2, 4, width=15, height=6.5, sharex=True)
     for j, config in enumerate(FIGURE2):
         for label, style in styles.items():
             s = series[(series["config"] == config) & (series["label"] == label)]
@@ -131,12 +124,10 @@ def figures(out: Path) -> None:
     axes[1, 0].set_ylabel("area(t) − area(∞)  (floored at 1e-16)")
     axes[0, 0].legend(fontsize=7)
     fig.suptitle("(a) the hull shrinks monotonically and converges to a polytope")
-    fig.tight_layout()
     fig.savefig(out / "hull.png", dpi=DPI)
-    plt.close(fig)
 
     # (b) distance to the limit
-    fig, axes = plt.subplots(1, 4, figsize=(15, 4), sharey=True)
+    fig, axes = canvas(1, 4, width=15, height=4, sharey=True)
     for j, config in enumerate(FIGURE2):
         ax = axes[j]
         for label, style in styles.items():
@@ -154,12 +145,10 @@ def figures(out: Path) -> None:
     axes[0].set_ylabel("|x_i^t − x_i^∞|: max (thick), min (thin)")
     axes[0].legend(fontsize=7)
     fig.suptitle("(b) distances to the limit (over the tokens that move) stay positive and decay")
-    fig.tight_layout()
     fig.savefig(out / "limit_distance.png", dpi=DPI)
-    plt.close(fig)
 
     # (c) recovery of hardmax as r_t → 0, and uniform averaging for r large
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
+    fig, axes = canvas(1, 2, width=13, height=4.8)
     van = summary[summary["family"] == "vanishing"].copy()
     van["kind"] = van["label"].str.replace(r"r_t=[0-9.e-]+", "r_t=r0", regex=True)
     floor = 1e-17
@@ -196,12 +185,10 @@ def figures(out: Path) -> None:
     axes[1].set_title("r large is uniform averaging (grey: random polygons)")
     axes[1].legend(fontsize=7)
     fig.suptitle("(c) from hardmax (r = 0) to uniform averaging (r → ∞)")
-    fig.tight_layout()
     fig.savefig(out / "recovery.png", dpi=DPI)
-    plt.close(fig)
 
     # (d) quiescent tokens
-    fig, axes = plt.subplots(2, 4, figsize=(15, 6.5), sharex=True)
+    fig, axes = canvas(2, 4, width=15, height=6.5, sharex=True)
     for j, config in enumerate(FIGURE2):
         for label, style in styles.items():
             if label.startswith("softmax") or label == "localmax r large":
@@ -218,9 +205,7 @@ def figures(out: Path) -> None:
     axes[1, 0].set_ylabel("tokens whose N_i changed at t")
     axes[0, 0].legend(fontsize=7)
     fig.suptitle("(d) quiescent tokens: neighbour sets stop changing after finitely many steps")
-    fig.tight_layout()
     fig.savefig(out / "quiescent.png", dpi=DPI)
-    plt.close(fig)
 
 
 # --------------------------------------------------------------------------- report

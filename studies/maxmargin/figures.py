@@ -8,16 +8,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from metastab.plotting import canvas
 from metastab.results import read_table
 
 
 def _figure(ncols, width=4.2, height=3.6):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width * ncols, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig, fig.subplots(1, ncols, squeeze=False)[0]
+    """A figure and its row of axes."""
+    fig, axes = canvas(1, ncols, width=width * ncols, height=height, squeeze=False)
+    return fig, axes[0]
 
 
 def _direction(ax, vec, color, label, length=25.0, style="--"):

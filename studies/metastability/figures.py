@@ -13,19 +13,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab import plotting, stats, theory
+from metastab import plotting
+from metastab.plotting import canvas, stats, theory
 from metastab.results import read_table
 
 LABELS = {"hull": "T2 (leave group hull + B(0, ε))", "ball": "leave B(v_σ(i), ε)"}
 
 
 def _figure(ncols=1, width=6.4, height=4.4):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig, fig.subplots(1, ncols, squeeze=False)[0]
+    """A figure and its row of axes."""
+    fig, axes = canvas(1, ncols, width=width, height=height, squeeze=False)
+    return fig, axes[0]
 
 
 def _colors(count):
