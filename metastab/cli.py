@@ -27,7 +27,7 @@ PROG = "metastab"
 POLYTOPE_SPECS = "regular:K, random:K, random:K:equinorm, simplex:D, cross:D, gaussian:K:D"
 INIT_SPECS = "near-vertices, in-cells, shrunk:F, file:PATH"
 EVENTS = ("leave-hull", "leave-ball", "reach-vertices", "collapse")
-MODELS = ("softmax-chain", "softmax-flow", "hardmax")
+MODELS = ("softmax-chain", "softmax-flow", "hardmax", "localmax")
 DEFAULT_BETA = 10.0
 DEFAULT_INIT = "shrunk:0.5"
 # Initial configurations up to this many numbers are copied into the sidecar.
@@ -158,18 +158,25 @@ def make_event(args, polytope, x0: np.ndarray):
 
 
 def _models(args) -> list:
-    """One model per requested β (a single Hardmax, which has no β)."""
-    from .models import Hardmax, SoftmaxChain, SoftmaxFlow
+    """One model per requested β (one per --r for localmax, a single Hardmax: no β)."""
+    from .models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 
     if args.model not in MODELS:
         raise UsageError(f"model must be one of {', '.join(MODELS)}, got {args.model!r}")
-    if args.model == "hardmax":
-        if args.beta is not None and (len(args.beta) > 1 or not args.init == "near-vertices"):
-            raise UsageError(f"beta: --model hardmax has no temperature; --beta is only the cone "
-                             f"size of --init near-vertices (one value), got {args.beta}")
-        return [Hardmax(gamma=args.gamma, ties=args.ties or "index")]
-    if args.ties is not None:
+    if args.ties is not None and args.model != "hardmax":
         raise UsageError(f"ties: --ties applies to --model hardmax only, got --ties {args.ties}")
+    if (args.r is not None or args.neighbours is not None) and args.model != "localmax":
+        raise UsageError("r: --r and --neighbours apply to --model localmax only")
+    if args.model in ("hardmax", "localmax"):
+        if args.beta is not None and (len(args.beta) > 1 or not args.init == "near-vertices"):
+            raise UsageError(f"beta: --model {args.model} has no temperature; --beta is only the "
+                             f"cone size of --init near-vertices (one value), got {args.beta}")
+        if args.model == "hardmax":
+            return [Hardmax(gamma=args.gamma, ties=args.ties or "index")]
+        if args.r is None:
+            raise UsageError("r: --model localmax needs --r R [R ...] (neighbour margins)")
+        return [Localmax(gamma=args.gamma, r=r, neighbours=args.neighbours or "additive")
+                for r in args.r]
     cls = SoftmaxChain if args.model == "softmax-chain" else SoftmaxFlow
     return [cls(beta=b, gamma=args.gamma) for b in (args.beta or [DEFAULT_BETA])]
 
@@ -238,7 +245,7 @@ def _cmd_dynamics(args, argv: list[str]) -> int:
     models = _models(args)
     starts = []
     for model in models:
-        beta = getattr(model, "beta", None)
+        beta = getattr(model, "beta", math.inf)
         if not math.isfinite(beta):
             beta = args.beta[0] if args.beta else None
         starts.append(initial_configuration(args.init, polytope, args.n, beta, args.gamma,
@@ -262,6 +269,8 @@ def _cmd_dynamics(args, argv: list[str]) -> int:
                    "median_diameter": float(np.median(_diameters(res.final)))}
         if math.isfinite(getattr(model, "beta", math.inf)):
             row = {"beta": model.beta, **row}
+        elif isinstance(getattr(model, "r", None), float):
+            row = {"r": model.r, **row}
         rows.append({**row, "wall_s": res.provenance["wall_seconds"]})
         frames.append(res.to_frame())
         results.append(res)
@@ -478,6 +487,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--gamma", type=float, default=0.1, help="step size in (0, 1] (default 0.1)")
     g.add_argument("--ties", choices=("index", "point"),
                    help="hardmax tie mode (default index)")
+    g.add_argument("--r", type=float, nargs="+", metavar="R",
+                   help="localmax neighbour margin(s) r >= 0; several values run one after another")
+    g.add_argument("--neighbours", choices=("additive", "relative"),
+                   help="localmax neighbour rule (default additive)")
     g = dyn.add_argument_group("run")
     g.add_argument("--chains", type=int, default=100, help="independent chains (default 100)")
     g.add_argument("--first-chain", type=int, default=0,

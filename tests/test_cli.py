@@ -286,3 +286,41 @@ def test_sweep_then_fit_on_the_directory(capsys, tmp_path):
     assert re.search(r"b = [0-9.]+ \[", out) and (tmp_path / "sw" / "arrhenius.png").exists()
     code, out, _ = run(capsys, "sweep", "--status", str(tmp_path / "sw"))
     assert code == 0 and "complete" in out
+
+
+def test_localmax_from_the_command_line(capsys, tmp_path):
+    path = tmp_path / "lm.csv"
+    code, out, err = run(capsys, "simulate", "--model", "localmax", "--r", "0", "0.5", "--gamma",
+                         "0.3", "--steps", "60", "--chains", "2", "--seed", "1", "--out", str(path))
+    assert code == 0 and err == ""
+    frame, meta = read_table(path)
+    assert sorted(frame["r"].unique()) == [0.0, 0.5] and meta["runs"][0]["model"]["kind"] == "localmax"
+    # r = 0 is hardmax: the same final states
+    code, _, _ = run(capsys, "simulate", "--model", "hardmax", "--gamma", "0.3", "--steps", "60",
+                     "--chains", "2", "--seed", "1", "--out", str(tmp_path / "hm.csv"))
+    hm, _ = read_table(tmp_path / "hm.csv")
+    lm0 = frame[frame["r"] == 0.0]
+    assert np.allclose(lm0[["x0", "x1"]].to_numpy(), hm[["x0", "x1"]].to_numpy(), atol=1e-9)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("simulate", "--model", "localmax"), "needs --r"),
+    (("simulate", "--r", "0.1"), "--model localmax only"),
+    (("simulate", "--model", "localmax", "--r", "-1"), "r must be >= 0, got -1.0"),
+])
+def test_localmax_flag_errors(capsys, argv, message):
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and message in err, err
+
+
+def test_sweep_over_localmax_margins(capsys, tmp_path):
+    config = tmp_path / "lm.toml"
+    config.write_text(SMALL_SWEEP.replace('kind = "softmax-chain"\ngamma = 0.2',
+                                          'kind = "localmax"\ngamma = 0.3')
+                      .replace("beta = [2.0, 3.0, 4.0]", "r = [0.0, 0.05]")
+                      .replace('kind = "leave-ball"\nradius = 0.3',
+                               'kind = "collapse"\ndiameter = 1e-3'))
+    code, out, err = run(capsys, "sweep", str(config), "--out", str(tmp_path / "sw"))
+    assert code == 0, err
+    frame = pd.read_parquet(tmp_path / "sw" / "results")
+    assert sorted(frame["r"].unique()) == [0.0, 0.05] and len(frame) == 80

@@ -84,6 +84,7 @@ PARAMS = {
         "softmax-chain": {"beta": _p("float"), **_MODEL_COMMON},
         "softmax-flow": {"beta": _p("float"), **_MODEL_COMMON},
         "hardmax": {**_MODEL_COMMON, "ties": _p("str", "index"), "tol": _p("float", 1e-12)},
+        "localmax": {**_MODEL_COMMON, "r": _p("floats"), "neighbours": _p("str", "additive")},
     },
     "polytope": {
         "regular": {"k": _p("int"), "radius": _p("float", 1.0), "phase": _p("float", 0.0)},
