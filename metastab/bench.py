@@ -12,6 +12,7 @@ not the same random numbers, so its paths are not bit-identical to metastab's.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numba
@@ -20,9 +21,9 @@ import numpy as np
 from .configs import shrunk
 from .models import SoftmaxChain
 from .polytope import regular_polygon
-from .simulate import simulate
+from .simulate import first_passage, simulate
 
-__all__ = ["numpy_chain", "workload_w1", "run_bench", "TARGET_RATIO"]
+__all__ = ["numpy_chain", "workload_w1", "run_bench", "escape_bench", "TARGET_RATIO"]
 
 TARGET_RATIO = 4.0
 W1_BETA = 20.0
@@ -97,3 +98,53 @@ def run_bench(*, chains: int = 2048, steps: int = 500, repeat: int = 3, seed: in
         "numba_rate": work / numba_s, "numpy_rate": work / numpy_s,
         "ratio": numpy_s / numba_s, "target": TARGET_RATIO,
     }
+
+
+def escape_bench(betas=(8.0, 10.0, 12.0), *, chains: int = 60, exact_factor: float = 10.0,
+                 seed: int = 0) -> list[dict]:
+    """Seconds per observed escape of ``first_passage`` in exact and in accelerated mode.
+
+    Workload: the [FW] Thm 5.4 exit from the clustered state on the regular triangle (unit
+    circle, B = I): the vertices, then six tokens at 0.8·v_a (:func:`metastab.configs.shrunk`,
+    two per vertex, coincident), γ = 0.1, event :class:`~metastab.LeaveHull` with the groups of
+    the vertices and ε = 2γ d(K). For each β the accelerated mode runs ``chains`` chains to their
+    escape; the exact mode runs ``chains`` chains with the budget ``exact_factor`` times the
+    accelerated mean (a few are censored: seconds are divided by the escapes observed). Each
+    mode is warmed up (compiled or loaded from the cache) before it is timed. Not a timed test.
+
+    Returns
+    -------
+    list of dict, one per β: beta, mean_steps (accelerated), exact_escapes,
+    exact_s_per_escape, accelerated_s_per_escape, ratio (exact / accelerated), threads.
+
+    Examples
+    --------
+    >>> for row in escape_bench((8.0, 12.0)):         # doctest: +SKIP
+    ...     print(row["beta"], f"{row['ratio']:.0f}x")
+    """
+    from .events import LeaveHull
+
+    x0 = shrunk(regular_polygon(3), 9, 0.8)
+    K = regular_polygon(3)
+    gamma = 0.1
+    event = LeaveHull(groups=np.tile(np.arange(3), 3), radius=2 * gamma * K.diameter)
+    rows = []
+    for beta in betas:
+        model = SoftmaxChain(beta=float(beta), gamma=gamma)
+        for mode in ("exact", "accelerated"):   # warm-up
+            first_passage(model, x0, event, max_steps=10, chains=2, rng=seed, mode=mode)
+        tic = time.perf_counter()
+        fast = first_passage(model, x0, event, max_steps=1e300, chains=chains, rng=seed,
+                             mode="accelerated")
+        fast_s = time.perf_counter() - tic
+        mean = float(fast.steps.mean())
+        tic = time.perf_counter()
+        exact = first_passage(model, x0, event, max_steps=max(1, int(exact_factor * mean)),
+                              chains=chains, rng=seed)
+        exact_s = time.perf_counter() - tic
+        per_exact = exact_s / exact.events if exact.events else math.inf
+        per_fast = fast_s / fast.events
+        rows.append({"beta": float(beta), "mean_steps": mean, "exact_escapes": exact.events,
+                     "exact_s_per_escape": per_exact, "accelerated_s_per_escape": per_fast,
+                     "ratio": per_exact / per_fast, "threads": numba.get_num_threads()})
+    return rows

@@ -86,13 +86,15 @@ class FirstPassage:
     ``steps[c]`` is the first step t >= 0 at which chain c met the event, or ``max_steps`` with
     ``censored[c]`` True when it had not by then (right-censored: never an event time).
     ``final[c]`` is chain c's configuration when it stopped. Chains are numbered from
-    ``first_chain``; chain k's path depends only on the seed and k.
+    ``first_chain``; chain k's path depends only on the seed and k. ``steps`` is int64, or
+    float64 from ``first_passage(..., mode="accelerated")`` (``max_steps`` may then be a float;
+    ``provenance["mode"]`` says which).
     """
 
     steps: np.ndarray = field(repr=False)
     censored: np.ndarray = field(repr=False)
     final: np.ndarray = field(repr=False)
-    max_steps: int
+    max_steps: int | float
     model: dict
     event: dict
     seed: dict

@@ -282,7 +282,8 @@ def first_passage(model, x0, event, *, max_steps, chains=None, rng=None, progres
     if mode != "exact":
         raise ValueError(f"mode must be one of {accelerate.MODES}, got {mode!r}")
     if merge_tol is not None:
-        raise ValueError(f"merge_tol applies to mode='accelerated' only, got merge_tol={merge_tol!r}")
+        raise ValueError(f"merge_tol applies to mode='accelerated' only, "
+                         f"got merge_tol={merge_tol!r}")
     max_steps = integer("max_steps", max_steps, 1)
     if not hasattr(event, "compile"):
         raise TypeError(f"event must be a LeaveBall, LeaveHull, ReachVertices or Collapse, "

@@ -543,6 +543,23 @@ def exponentiality_test(steps, censored=None, *, law="geometric", start=None, sh
     return _memoryless(s, law, shift, int(n_resamples), np.random.default_rng(rng))
 
 
+# Below this per-step rate numpy's geometric sampler would approach its int64 ceiling
+# (it saturates at 2^63 - 1 for p ~ 1e-79, the rates of mode="accelerated" at large β).
+_TINY_RATE = 1e-12
+
+
+def _draw_law(gen, law, rate, size):
+    """``size`` draws of the fitted law: Geometric(rate) on {1, 2, ...} or Exp(rate).
+
+    For tiny geometric rates by inversion in float64, T = 1 + ⌊E / −log(1 − p)⌋ with E ~ Exp(1)
+    (the same law, P[T > k] = (1 − p)^k, without the int64 ceiling)."""
+    if law == "exponential":
+        return gen.exponential(1.0 / rate, size)
+    if rate > _TINY_RATE:
+        return gen.geometric(rate, size)
+    return 1.0 + np.floor(gen.exponential(1.0, size) / -math.log1p(-rate))
+
+
 def _memoryless(s: _Sample, law, shift, n_resamples, gen) -> ExponentialityTest:
     if s.budget is None:
         raise ValueError("censoring times vary and the budgets of the escaped chains are "
@@ -554,8 +571,7 @@ def _memoryless(s: _Sample, law, shift, n_resamples, gen) -> ExponentialityTest:
     D = _sup_distance(s.time, s.event, rate, sh, law)
     null = np.zeros(n_resamples)
     for b in range(n_resamples):
-        T = (gen.geometric(rate, s.time.size) if law == "geometric"
-             else gen.exponential(1.0 / rate, s.time.size)) + sh
+        T = _draw_law(gen, law, rate, s.time.size) + sh
         ev = T <= s.budget
         if ev.any():
             t = np.where(ev, T, s.budget)
