@@ -46,9 +46,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import NO_EVENT, event_hit, hull_work, next_u64
-
-_JIT = dict(cache=True, nogil=True, error_model="numpy")
+# numba's on-disk cache keys a function on its own file only: after editing these imports in
+# _kernels.py, clear metastab/__pycache__ (or touch this file) so that this module recompiles.
+from ._kernels import _JIT, NO_EVENT, _row, event_hit, hull_work, next_u64
 
 _U = np.uint64
 _TOP = _U(1) << _U(63)
@@ -336,14 +336,6 @@ def jump(x, B, beta, gamma, P, use_P, tol, s, remaining, work):
         for k in range(d):
             x[i, k] = out[i, k]
     return wait
-
-
-@njit(inline="always")
-def _row(a, c):
-    """a[c] for per-chain arrays, a[0] for shared ones (leading size 1)."""
-    if a.shape[0] > 1:
-        return a[c]
-    return a[0]
 
 
 @njit(parallel=True, **_JIT)
