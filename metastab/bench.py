@@ -23,9 +23,12 @@ from .models import SoftmaxChain
 from .polytope import regular_polygon
 from .simulate import first_passage, simulate
 
-__all__ = ["numpy_chain", "workload_w1", "run_bench", "escape_bench", "TARGET_RATIO"]
+__all__ = ["numpy_chain", "workload_w1", "run_bench", "escape_bench", "TARGET_RATIO",
+           "ESCAPE_BETAS", "ESCAPE_CHAINS"]
 
 TARGET_RATIO = 4.0
+ESCAPE_BETAS = (8.0, 10.0, 12.0)
+ESCAPE_CHAINS = 60
 W1_BETA = 20.0
 W1_GAMMA = 0.1
 
@@ -100,8 +103,8 @@ def run_bench(*, chains: int = 2048, steps: int = 500, repeat: int = 3, seed: in
     }
 
 
-def escape_bench(betas=(8.0, 10.0, 12.0), *, chains: int = 60, exact_factor: float = 10.0,
-                 seed: int = 0) -> list[dict]:
+def escape_bench(betas=ESCAPE_BETAS, *, chains: int = ESCAPE_CHAINS,
+                 exact_factor: float = 10.0, seed: int = 0) -> list[dict]:
     """Seconds per observed escape of ``first_passage`` in exact and in accelerated mode.
 
     Workload: the [FW] Thm 5.4 exit from the clustered state on the regular triangle (unit

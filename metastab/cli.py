@@ -207,10 +207,32 @@ def _table(rows: list[dict]) -> str:
     formats = {"wall_s": "{:.2f}".format, "beta": "{:g}".format}
     for col in frame.columns:
         if col.startswith(("median_", "mean_")) and col != "median_diameter":
-            formats[col] = "{:.1f}".format
+            formats[col] = _steps_format
         elif col not in formats and frame[col].dtype.kind == "f":
             formats[col] = "{:.6g}".format
     return frame.to_string(index=False, formatters=formats, na_rep="nan")
+
+
+def _steps_format(value) -> str:
+    """A step count: one decimal up to 1e7, four significant digits beyond (accelerated runs
+    reach 1e40 steps)."""
+    return f"{value:.1f}" if not abs(value) >= 1e7 else f"{value:.4g}"
+
+
+def _max_steps(text: str) -> int | float:
+    """``--max-steps``: an integer, or an integral float such as 1e30 (``--mode accelerated``
+    counts steps in float64; the exact mode refuses a float)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if math.isfinite(value) and value == math.floor(value) and value < 2**63:
+        return int(value)
+    return value
 
 
 def _diameters(final: np.ndarray) -> np.ndarray:
@@ -229,6 +251,14 @@ def _cmd_dynamics(args, argv: list[str]) -> int:
     from .simulate import first_passage, simulate
 
     passage = args.command == "passage"
+    mode = getattr(args, "mode", "exact")
+    merge_tol = getattr(args, "merge_tol", None)
+    if merge_tol is not None and mode != "accelerated":
+        raise UsageError(f"merge-tol: --merge-tol applies to --mode accelerated only, "
+                         f"got --merge-tol {merge_tol:g}")
+    if passage and mode == "exact" and not isinstance(args.max_steps, int):
+        raise UsageError(f"max-steps: --mode exact needs an integer below 2^63, got "
+                         f"{args.max_steps:g} (--mode accelerated takes any integral value)")
     out = _out_path(args.out)
     seed = _seed(args.seed, "seed")
     init_seed = _seed(args.init_seed, "init-seed") if args.init_seed is not None else None
@@ -257,7 +287,8 @@ def _cmd_dynamics(args, argv: list[str]) -> int:
     for model, x0, event in zip(models, starts, events):
         if passage:
             res = first_passage(model, x0, event, max_steps=args.max_steps, chains=args.chains,
-                                rng=seed, progress=progress, first_chain=args.first_chain)
+                                rng=seed, progress=progress, first_chain=args.first_chain,
+                                mode=mode, merge_tol=merge_tol)
             names = {"escapes": "events", "median_escape": "median_T", "mean_escape": "mean_T"}
             row = {names.get(k, k): v for k, v in escape_summary(res).items()}
         else:
@@ -282,7 +313,10 @@ def _cmd_dynamics(args, argv: list[str]) -> int:
         what += f", event {events[0].kind}" + "".join(
             f" {k} {getattr(events[0], k):.6g}" for k in ("radius", "vertex_radius", "diameter")
             if isinstance(getattr(events[0], k, None), float))
-        what += f", max steps {args.max_steps}"
+        budget = args.max_steps
+        what += f", max steps {budget if isinstance(budget, int) else f'{budget:g}'}"
+        if mode == "accelerated":
+            what += f", mode accelerated (merge tol {results[0].provenance['merge_tol']:g})"
     print(f"{PROG} {args.command}: {what}")
     hint = "" if args.seed is not None else f"  (no --seed given: --seed {seed.entropy} repeats it)"
     print(f"seed {seed.entropy}{hint}")
@@ -299,6 +333,9 @@ def _cmd_dynamics(args, argv: list[str]) -> int:
             "init_seed": {"entropy": str(base.entropy), "spawn_key": list(base.spawn_key)},
             "runs": [r.metadata() for r in results],
         }
+        if passage:  # each run's provenance also records mode and merge_tol when accelerated
+            meta["mode"] = mode
+            meta["merge_tol"] = results[0].provenance.get("merge_tol")
         if sum(x.size for x in starts) <= _MAX_SIDECAR_NUMBERS:  # one per run, as run
             meta["x0"] = [x.tolist() for x in starts]
         write_table(pd.concat(frames, ignore_index=True), out, meta)
@@ -343,7 +380,12 @@ def _cmd_demo(args, argv: list[str]) -> int:
 def _cmd_bench(args, argv: list[str]) -> int:
     from .bench import run_bench
 
-    r = run_bench(chains=args.chains, steps=args.steps, repeat=args.repeat)
+    if args.escape:
+        return _escape_bench(args)
+    if args.beta is not None:
+        raise UsageError("beta: --beta applies to bench --escape only")
+    r = run_bench(chains=2048 if args.chains is None else args.chains, steps=args.steps,
+                  repeat=args.repeat)
     print(f"{PROG} bench: SA_P on workload W1 (regular pentagon on the unit circle + 15 interior "
           f"tokens, n={r['n']}, d=2, beta=20, gamma=0.1)")
     print(f"{r['chains']} chains x {r['steps']} steps, best of {r['repeat']}, "
@@ -354,6 +396,35 @@ def _cmd_bench(args, argv: list[str]) -> int:
           f"  ({r['numpy_seconds']:.3f} s)")
     verdict = "met" if r["ratio"] >= r["target"] else "NOT met"
     print(f"ratio {r['ratio']:.2f}x  (target >= {r['target']:g}x: {verdict})")
+    return 0
+
+
+def _escape_bench(args) -> int:
+    """``metastab bench --escape``: seconds per escape, exact against accelerated stepping."""
+    from .bench import ESCAPE_BETAS, ESCAPE_CHAINS, escape_bench
+
+    chains = ESCAPE_CHAINS if args.chains is None else args.chains
+    if chains < 1:
+        raise UsageError(f"chains must be an integer >= 1, got {chains}")
+    if not (math.isfinite(args.exact_factor) and args.exact_factor > 0):
+        raise UsageError(f"exact-factor must be finite and > 0, got {args.exact_factor!r}")
+    betas = ESCAPE_BETAS if args.beta is None else args.beta
+    for beta in betas:
+        if not (math.isfinite(beta) and beta >= 0):
+            raise UsageError(f"beta must be finite and >= 0, got {beta!r}")
+    rows = escape_bench(betas, chains=chains, exact_factor=args.exact_factor)
+    print(f"{PROG} bench --escape: T2 of Thm 5.4 from the clustered triangle (vertices + 6 tokens "
+          f"at 0.8·v_a, n=9, gamma=0.1, eps = 2·gamma·diam(K)), {chains} chains per beta and "
+          f"mode, numba threads {rows[0]['threads'] if rows else '?'}")
+    print(f"accelerated: every chain to its escape; exact: budget {args.exact_factor:g} x the "
+          f"accelerated mean (seconds divided by the escapes observed)")
+    table = pd.DataFrame(rows)[["beta", "mean_steps", "exact_escapes", "exact_s_per_escape",
+                                "accelerated_s_per_escape", "ratio"]]
+    print(table.to_string(index=False, formatters={
+        "beta": "{:g}".format, "mean_steps": "{:.3g}".format,
+        "exact_s_per_escape": "{:.3g}".format, "accelerated_s_per_escape": "{:.3g}".format,
+        "ratio": lambda v: f"{v:.3g}x"}))
+    print("ratio = exact / accelerated seconds per escape (inf: no exact escape in the budget)")
     return 0
 
 
@@ -520,7 +591,17 @@ def build_parser() -> argparse.ArgumentParser:
     pas.add_argument("--vertex-radius", type=float,
                      help="reach-vertices radius for the vertex tokens (default --event-radius)")
     pas.add_argument("--diameter", type=float, help="collapse: target diameter")
-    pas.add_argument("--max-steps", type=int, default=10_000, help="censoring time (default 10000)")
+    pas.add_argument("--max-steps", type=_max_steps, default=10_000,
+                     help="censoring time (default 10000); with --mode accelerated any integral "
+                     "value such as 1e30")
+    pas.add_argument("--mode", choices=("exact", "accelerated"), default="exact",
+                     help="exact: take every step (default); accelerated: softmax-chain only, draw "
+                     "the number of steps in which no token leaves its group from its exact "
+                     "geometric law (escape times of 1e12 steps and more, float64 step counts)")
+    pas.add_argument("--merge-tol", type=float, metavar="TOL",
+                     help="--mode accelerated: tokens closer than TOL (relative to the largest "
+                     "coordinate of x0) to a group's point are merged onto it (default 1e-10; "
+                     "0: exact coincidences only)")
     pas.set_defaults(handler=_cmd_dynamics)
 
     demo = sub.add_parser("demo", help="escape times grow exponentially in beta (a few seconds)",
@@ -537,12 +618,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(demo)
     demo.set_defaults(handler=_cmd_demo)
 
-    bench = sub.add_parser("bench", help="token-steps/s of SA_P: numba vs NumPy",
+    bench = sub.add_parser("bench", help="token-steps/s of SA_P: numba vs NumPy (--escape: "
+                           "seconds per escape, exact vs accelerated)",
                            description="Throughput of SA_P on workload W1, numba kernels beside "
-                           "a vectorised NumPy chain; target ratio >= 4.")
-    bench.add_argument("--chains", type=int, default=2048, help="default 2048")
+                           "a vectorised NumPy chain; target ratio >= 4. With --escape: seconds "
+                           "per observed escape of first_passage in exact and in accelerated "
+                           "mode, and their ratio, at a few betas.")
+    bench.add_argument("--chains", type=int, default=None,
+                       help="default 2048 (--escape: 60 per beta and mode)")
     bench.add_argument("--steps", type=int, default=500, help="default 500")
     bench.add_argument("--repeat", type=int, default=3, help="best of REPEAT (default 3)")
+    bench.add_argument("--escape", action="store_true",
+                       help="seconds per escape, exact against accelerated mode "
+                       "(metastab.bench.escape_bench) instead of the throughput")
+    bench.add_argument("--beta", type=float, nargs="+", metavar="BETA",
+                       help="--escape: the betas (default 8 10 12)")
+    bench.add_argument("--exact-factor", type=float, default=10.0,
+                       help="--escape: exact-mode budget in units of the accelerated mean "
+                       "(default 10)")
     bench.add_argument("--threads", type=int, metavar="T", help="numba threads (default: all)")
     bench.set_defaults(handler=_cmd_bench)
 

@@ -250,6 +250,9 @@ def _loglik(rate, d, E, law):
     return special.xlogy(d, rate) + special.xlog1py(E - d, -rate)
 
 
+_POISSON_TRIALS = 1e12
+
+
 def _rate_interval(d, E, law, level, method):
     """(low, high) for the rate from d events in exposure E; one-sided (0, U) when d = 0."""
     alpha = 1.0 - level
@@ -257,7 +260,10 @@ def _rate_interval(d, E, law, level, method):
         return 0.0, (-math.log(alpha) / E if law == "exponential"
                      else -math.expm1(math.log(alpha) / E))
     if method == "exact":
-        if law == "exponential":   # Garwood: Poisson count d in exposure E
+        # Garwood (Poisson count d in exposure E) for the exponential law, and for the geometric
+        # law beyond _POISSON_TRIALS trials, where Clopper–Pearson equals it to ~10/E relative
+        # and scipy's beta quantiles with a second parameter near 1e18 are unreliable.
+        if law == "exponential" or E > _POISSON_TRIALS:
             return (stats.chi2.ppf(alpha / 2, 2 * d) / (2 * E),
                     stats.chi2.ppf(1 - alpha / 2, 2 * d + 2) / (2 * E))
         return (stats.beta.ppf(alpha / 2, d, E - d + 1),     # Clopper–Pearson: d of E trials

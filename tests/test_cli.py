@@ -2,6 +2,7 @@
 
 import json
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -98,6 +99,44 @@ def test_passage_combinations_run(capsys, argv):
     code, out, err = run(capsys, *PASSAGE, *argv)
     assert (code, err) == (0, ""), err
     assert "censored" in out
+
+
+TRIANGLE = ("passage", "--polytope", "regular:3", "--n", "9", "--init", "shrunk:0.8",
+            "--beta", "40", "--chains", "6", "--seed", "2")
+
+
+def test_accelerated_passage_escapes_where_exact_stepping_is_censored(capsys, tmp_path):
+    """At beta = 40 a cross-group pick from the merged triangle clusters has probability
+    ~1e-24: exact stepping sees no escape (and says why); the accelerated mode sees them all."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", metastab.ResolutionWarning)
+        code, out, err = run(capsys, *TRIANGLE, "--max-steps", "3000")
+    assert code == 0
+    assert re.search(r"^\s*40\s+6\s+0\s+6\s", out, re.M), out    # chains, events, censored
+    assert "warning" in err and "mode='accelerated'" in err
+    path = tmp_path / "fast.parquet"
+    code, out, err = run(capsys, *TRIANGLE, "--max-steps", "1e30", "--mode", "accelerated",
+                         "--merge-tol", "1e-9", "--out", str(path))
+    assert (code, err) == (0, ""), err
+    assert re.search(r"^\s*40\s+6\s+6\s+0\s", out, re.M), out
+    assert "mode accelerated (merge tol 1e-09)" in out
+    frame, meta = read_table(path)
+    assert not frame["censored"].any() and (frame["steps"] > 1e12).all()
+    assert meta["mode"] == "accelerated" and meta["merge_tol"] == 1e-9
+    assert meta["runs"][0]["provenance"]["mode"] == "accelerated"
+    assert meta["runs"][0]["provenance"]["jumps"] > 0
+
+
+@pytest.mark.parametrize("argv, words", [
+    (("--merge-tol", "1e-8"), ["merge-tol", "accelerated"]),
+    (("--max-steps", "1e30"), ["max-steps", "integer"]),
+    (("--mode", "accelerated", "--model", "softmax-flow"), ["SoftmaxChain"]),
+    (("--mode", "accelerated", "--merge-tol", "2"), ["merge_tol", "2"]),
+])
+def test_mode_flag_errors_are_one_line(capsys, argv, words):
+    code, _, err = run(capsys, *PASSAGE, *argv)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert all(w in err for w in words), err
 
 
 def test_initial_configuration_from_a_file(capsys, tmp_path):
@@ -202,6 +241,29 @@ def test_bench_runs_and_prints_a_ratio(capsys):
 def test_bench_rejects_bad_sizes(capsys):
     code, _, err = run(capsys, "bench", "--repeat", "0")
     assert code == 2 and "repeat" in err and len(err.strip().splitlines()) == 1
+
+
+def test_bench_escape_prints_seconds_per_escape_in_both_modes(capsys):
+    code, out, err = run(capsys, "bench", "--escape", "--beta", "5", "7", "--chains", "3",
+                         "--threads", "1")
+    assert (code, err) == (0, ""), err
+    lines = out.splitlines()
+    header = next(k for k, line in enumerate(lines) if line.split()[:1] == ["beta"])
+    assert {"exact_s_per_escape", "accelerated_s_per_escape", "ratio"} <= set(
+        lines[header].split())
+    rows = [line.split() for line in lines[header + 1:header + 3]]
+    assert [r[0] for r in rows] == ["5", "7"] and all(r[-1].endswith("x") for r in rows)
+    assert "threads 1" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--escape", "--chains", "0"), "chains"),
+    (("--escape", "--exact-factor", "0"), "exact-factor"),
+    (("--beta", "8"), "--escape"),
+])
+def test_bench_escape_flag_errors(capsys, argv, message):
+    code, _, err = run(capsys, "bench", *argv)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
 def test_numpy_baseline_is_a_convex_step():

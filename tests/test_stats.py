@@ -545,3 +545,16 @@ def test_simulated_frozen_chain_matches_the_exact_law():
     lo, hi = fit.confidence_interval(0.9999)
     assert lo <= exact <= hi
     assert exponentiality_test(fp, n_resamples=199, rng=0).pvalue > 0.01
+
+
+def test_exact_interval_at_astronomical_exposure():
+    """Exposures of 1e18-1e19 steps (accelerated runs): the geometric exact interval contains
+    the estimate and matches the Poisson (Garwood) limit; it is not scipy's broken beta quantile
+    (which returned a degenerate interval below the estimate at 4.6e18 total steps)."""
+    for steps in (4.576867e16, 1e13, 3e10):
+        res = escape_rate(np.full(100, steps), np.zeros(100, bool))
+        low, high = res.confidence_interval()
+        assert low < res.rate < high
+        E = 100 * steps
+        garwood = (sps.chi2.ppf(0.025, 200) / (2 * E), sps.chi2.ppf(0.975, 202) / (2 * E))
+        assert np.allclose((low, high), garwood, rtol=1e-6)

@@ -9,12 +9,26 @@ numbers (chain k draws the same uniforms in both runs, so T_ball <= T2 path by p
   (:class:`metastab.LeaveHull`), the exit time of Thm 5.4;
 - ``ball``: the first step at which some token leaves B(v_σ(i), ε) (:class:`metastab.LeaveBall`).
 
-The β ladder climbs from ``beta_start`` while it is affordable: the step budget of each β is
-extrapolated from the previous ones (log E[T2] linear in β between the last two), a β runs
-``min_chains`` to ``max_chains`` chains within ``max_chain_steps`` expected chain-steps, and the
-ladder stops before the wall of the 53-bit uniform (:func:`uniform_wall`), where the kernel can no
-longer draw a cross-group pick with its true probability. Everything is a pure function of the
-configuration and its seeds, so the tables are reproducible bit for bit; only wall times vary.
+Two engines run the same chain:
+
+- ``direct``: ``first_passage(..., mode="exact")`` takes every step. Its β ladder climbs from
+  ``beta_start`` while it is affordable: the step budget of each β is extrapolated from the
+  previous ones (log E[T2] linear in β between the last two), a β runs ``min_chains`` to
+  ``max_chains`` chains within ``max_chain_steps`` expected chain-steps, and the ladder stops
+  before the wall of the 53-bit uniform (:func:`uniform_wall`), where the kernel can no longer
+  draw a cross-group pick with its true probability.
+- ``accelerated``: ``first_passage(..., mode="accelerated", merge_tol=merge_tol)`` draws the
+  waiting time of every frozen stretch from its exact geometric law (:mod:`metastab.accelerate`),
+  so its cost grows with the number of events, not of steps. It runs ``accelerated_chains``
+  chains at every β of ``accelerated_beta_start`` … ``accelerated_beta_stop`` (step
+  ``accelerated_beta_step``) with the budget ``accelerated_max_steps`` (float64 step counts), and
+  stops early when one β takes more than ``max_beta_seconds``. Its streams come from
+  ``accelerated_seed``, so its samples are independent of the direct ones where both exist, and
+  the two are compared there (:func:`crosscheck`). :func:`merge_tol_effect` reruns one β at
+  several ``merge_tols``.
+
+Everything is a pure function of the configuration and its seeds, so the tables are reproducible
+bit for bit; only wall times vary.
 """
 
 from __future__ import annotations
@@ -27,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy import optimize
+from scipy.stats import CensoredData, chi2, logrank
 from scipy.special import logsumexp
 
 import metastab as ms
@@ -34,6 +49,7 @@ from metastab import stats, theory
 from metastab.results import provenance, write_table
 
 EVENTS = ("hull", "ball")
+ENGINES = ("direct", "accelerated")
 # Probabilities below 2**-53 are not representable as the gap between two 53-bit uniforms.
 UNIFORM_RESOLUTION = 2.0 ** -53
 
@@ -163,26 +179,35 @@ def predicted_mean(history: list[tuple[float, float]], beta: float, c0: float) -
     return m1 * math.exp(slope * (beta - b1))
 
 
-def run_point(model, x0, event, *, chains: int, max_steps: int, seed: int):
-    """One first-passage run: the per-chain frame and its cost (wall seconds, steps simulated)."""
+def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options):
+    """One first-passage run: the per-chain frame and its cost (wall seconds, steps simulated).
+
+    ``options`` go to :func:`metastab.first_passage` (``mode``, ``merge_tol``). Step counts are
+    float64 (the accelerated engine's are; the direct engine's are integers below 2^53).
+    ``jumps`` is the number of events the accelerated engine drew (0 for direct stepping).
+    """
     tic = time.perf_counter()
-    fp = ms.first_passage(model, x0, event, max_steps=max_steps, chains=chains, rng=seed)
+    fp = ms.first_passage(model, x0, event, max_steps=max_steps, chains=chains, rng=seed,
+                          **options)
     wall = time.perf_counter() - tic
     frame = fp.to_frame()[["chain", "steps", "censored", "max_steps", "beta"]]
-    return frame, {"wall_s": wall, "steps_simulated": int(fp.steps.sum()),
-                   "token_steps": int(fp.steps.sum()) * x0.shape[0]}
+    frame = frame.astype({"steps": np.float64, "max_steps": np.float64})
+    simulated = float(np.sum(fp.steps, dtype=np.float64))
+    return frame, {"wall_s": wall, "steps_simulated": simulated,
+                   "token_steps": simulated * x0.shape[0],
+                   "jumps": int(fp.provenance.get("jumps", 0))}
 
 
 def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Run the β ladder of the study (module docstring).
+    """Run the direct-stepping β ladder of the study (module docstring).
 
     Returns
     -------
     chains : DataFrame
-        One row per chain, event and β: chain, steps, censored, max_steps, beta, event.
+        One row per chain, event and β: chain, steps, censored, max_steps, beta, event, engine.
     costs : DataFrame
-        Per (event, β): chains, max_steps, predicted_mean, escapes, wall_s, steps_simulated
-        (chain-steps), token_steps.
+        Per (engine, event, β): chains, max_steps, predicted_mean, escapes, wall_s,
+        steps_simulated (chain-steps), token_steps, jumps.
     stop : dict
         Why and at which β the ladder stopped.
     """
@@ -210,9 +235,10 @@ def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFr
         for name in EVENTS:
             frame, cost = run_point(model, x0, state["events"][name], chains=chains,
                                     max_steps=max_steps, seed=int(config["seed"]))
-            frames.append(frame.assign(event=name))
+            frames.append(frame.assign(event=name, engine="direct"))
             escapes = int((~frame["censored"]).sum())
-            costs.append({"event": name, "beta": beta, "chains": chains, "max_steps": max_steps,
+            costs.append({"engine": "direct", "event": name, "beta": beta, "chains": chains,
+                          "max_steps": max_steps,
                           "predicted_mean": mean, "escapes": escapes, **cost})
             log(f"  beta={beta:g} {name}: {escapes}/{chains} escaped, max_steps={max_steps}, "
                 f"{cost['wall_s']:.1f} s")
@@ -224,6 +250,101 @@ def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFr
         history.append((beta, float(hull["steps"].sum()) / escaped))
         beta += float(config["beta_step"])
     return pd.concat(frames, ignore_index=True), pd.DataFrame(costs), stop
+
+
+def accelerated_betas(config: dict) -> np.ndarray:
+    """The β grid of the accelerated engine: start, start + step, ... <= stop."""
+    start, stop = float(config["accelerated_beta_start"]), float(config["accelerated_beta_stop"])
+    step = float(config["accelerated_beta_step"])
+    count = int(math.floor((stop - start) / step + 1e-9)) + 1
+    return start + step * np.arange(count)
+
+
+def climb_accelerated(config: dict, state: dict, log=print):
+    """Run the accelerated engine at every β of :func:`accelerated_betas` (module docstring).
+
+    Every chain runs to its escape or to ``accelerated_max_steps``; the grid stops early (and
+    says so) when one β, both events together, took more than ``max_beta_seconds``.
+
+    Returns
+    -------
+    chains, costs, stop : as :func:`climb`, with ``engine`` = "accelerated".
+    """
+    facts = state["facts"]
+    x0, gamma = state["x0"], facts["gamma"]
+    chains = int(config["accelerated_chains"])
+    budget = float(config["accelerated_max_steps"])
+    options = {"mode": "accelerated", "merge_tol": float(config["merge_tol"])}
+    seed = int(config["accelerated_seed"])
+    frames, costs = [], []
+    stop = {"reason": "accelerated_beta_stop reached", "beta": None}
+    for beta in accelerated_betas(config):
+        model = ms.SoftmaxChain(beta=float(beta), gamma=gamma)
+        seconds = 0.0
+        for name in EVENTS:
+            frame, cost = run_point(model, x0, state["events"][name], chains=chains,
+                                    max_steps=budget, seed=seed, **options)
+            frames.append(frame.assign(event=name, engine="accelerated"))
+            escapes = int((~frame["censored"]).sum())
+            seconds += cost["wall_s"]
+            costs.append({"engine": "accelerated", "event": name, "beta": float(beta),
+                          "chains": chains, "max_steps": budget, "predicted_mean": math.nan,
+                          "escapes": escapes, **cost})
+            log(f"  beta={beta:g} {name} (accelerated): {escapes}/{chains} escaped, "
+                f"mean {frame['steps'].sum() / max(escapes, 1):.3g} steps, "
+                f"{cost['wall_s']:.2f} s")
+        if seconds > float(config["max_beta_seconds"]):
+            stop = {"reason": "time per beta", "beta": float(beta), "seconds": seconds}
+            break
+    return pd.concat(frames, ignore_index=True), pd.DataFrame(costs), stop
+
+
+def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
+    """T2 at one β (``merge_tol_beta``) with the accelerated engine at every ``merge_tols``.
+
+    Same chains (seed) at every tolerance. Per tolerance: escapes, mean T2 with its exact 95 %
+    interval, events drawn per escape (jumps), wall seconds, and the log-rank p-value of the
+    T2 sample against the one at the study's ``merge_tol``.
+    """
+    facts = state["facts"]
+    beta = float(config["merge_tol_beta"])
+    model = ms.SoftmaxChain(beta=beta, gamma=facts["gamma"])
+    samples, rows = {}, []
+    tols = sorted({float(t) for t in config["merge_tols"]} | {float(config["merge_tol"])},
+                  reverse=True)
+    for tol in tols:
+        frame, cost = run_point(model, state["x0"], state["events"]["hull"],
+                                chains=int(config["merge_tol_chains"]),
+                                max_steps=float(config["accelerated_max_steps"]),
+                                seed=int(config["accelerated_seed"]) + 1, mode="accelerated",
+                                merge_tol=tol)
+        rate, _ = quiet(stats.escape_rate, frame["steps"].to_numpy(),
+                        frame["censored"].to_numpy())
+        low, high = (rate.confidence_interval() if rate.rate >= POISSON_LIMIT_RATE
+                     else garwood(rate.events, rate.exposure))
+        escapes = int((~frame["censored"]).sum())
+        samples[tol] = frame
+        rows.append({"beta": beta, "merge_tol": tol, "chains": len(frame), "escapes": escapes,
+                     "mean": rate.mean, "mean_low": 1.0 / high, "mean_high": 1.0 / low,
+                     "jumps_per_escape": cost["jumps"] / max(escapes, 1),
+                     "wall_s": cost["wall_s"]})
+        log(f"  merge_tol={tol:g} at beta={beta:g}: mean T2 {rate.mean:.3g}, "
+            f"{cost['wall_s']:.2f} s")
+    ref = samples[float(config["merge_tol"])]
+    for row in rows:
+        row["logrank_p"] = logrank_p(samples[row["merge_tol"]], ref)
+    return pd.DataFrame(rows)
+
+
+def logrank_p(a: pd.DataFrame, b: pd.DataFrame) -> float:
+    """Two-sample log-rank p-value of two censored samples (``scipy.stats.logrank``)."""
+    def data(g):
+        steps, censored = g["steps"].to_numpy(np.float64), g["censored"].to_numpy(bool)
+        return CensoredData(uncensored=steps[~censored], right=steps[censored])
+
+    if a["steps"].equals(b["steps"]) and a["censored"].equals(b["censored"]):
+        return 1.0
+    return float(logrank(data(a), data(b)).pvalue)
 
 
 # --------------------------------------------------------------------------- statistics
@@ -247,79 +368,188 @@ def quiet(func, *args, **kwargs):
 
 
 def per_beta_table(chains: pd.DataFrame, config: dict) -> pd.DataFrame:
-    """Per (event, β): escapes, mean and median with exact intervals, memorylessness.
+    """Per (engine, event, β): escapes, mean and median with exact intervals, memorylessness.
 
     ``memoryless_p`` and ``memoryless_D`` come from :func:`metastab.stats.exponentiality_test`
-    (geometric law, each chain censored at its own budget), seeded per (event, β) from
+    (geometric law, each chain censored at its own budget), seeded per (engine, event, β) from
     ``stats_seed``; ``sample_median`` is the Kaplan–Meier median (no law assumed) and ``cv``
     the coefficient of variation of min(T, max_steps) (a lower bound on that of T where chains
     are censored).
     """
     rows = []
-    for k, name in enumerate(EVENTS):
-        frame = chains[chains["event"] == name].drop(columns="event")
-        (per, _), _ = quiet(stats.fit_report, frame, memoryless=False)
-        per.insert(0, "event", name)
-        tests, medians = {}, {}
-        for j, (beta, g) in enumerate(frame.groupby("beta")):
-            steps, censored = g["steps"].to_numpy(), g["censored"].to_numpy()
-            tests[beta] = quiet(stats.exponentiality_test, steps, censored,
-                                max_steps=g["max_steps"].to_numpy(),
-                                n_resamples=int(config["n_resamples"]),
-                                rng=[int(config["stats_seed"]), k, j])[0]
-            medians[beta] = quiet(stats.survival, steps, censored)[0].median()
-        per["memoryless_p"] = per["beta"].map({b: t.pvalue for b, t in tests.items()})
-        per["memoryless_D"] = per["beta"].map({b: t.statistic for b, t in tests.items()})
-        per["sample_median"] = per["beta"].map(medians)
-        per["cv"] = per["beta"].map(frame.groupby("beta")["steps"].agg(
-            lambda s: float(s.std(ddof=1) / s.mean())))
-        rows.append(per)
+    for e, engine in enumerate(ENGINES):
+        for k, name in enumerate(EVENTS):
+            frame = select(chains, engine, name)
+            if frame.empty:
+                continue
+            (per, _), _ = quiet(stats.fit_report, frame, memoryless=False)
+            per = poisson_limit_intervals(per)
+            per.insert(0, "event", name)
+            per.insert(0, "engine", engine)
+            tests, medians = {}, {}
+            for j, (beta, g) in enumerate(frame.groupby("beta")):
+                steps, censored = g["steps"].to_numpy(), g["censored"].to_numpy()
+                tests[beta] = quiet(stats.exponentiality_test, steps, censored,
+                                    max_steps=g["max_steps"].to_numpy(),
+                                    n_resamples=int(config["n_resamples"]),
+                                    rng=[int(config["stats_seed"]), k, j, e])[0]
+                medians[beta] = quiet(stats.survival, steps, censored)[0].median()
+            per["memoryless_p"] = per["beta"].map({b: t.pvalue for b, t in tests.items()})
+            per["memoryless_D"] = per["beta"].map({b: t.statistic for b, t in tests.items()})
+            per["sample_median"] = per["beta"].map(medians)
+            per["cv"] = per["beta"].map(frame.groupby("beta")["steps"].agg(
+                lambda s: float(s.std(ddof=1) / s.mean())))
+            rows.append(per)
     return pd.concat(rows, ignore_index=True)
 
 
+# Below this escape rate per step the geometric law's exact (Clopper–Pearson) interval and the
+# exponential law's (Garwood) interval differ by less than about this much, relatively.
+POISSON_LIMIT_RATE = 1e-12
+
+
+def garwood(events: int, exposure: float, level: float = 0.95) -> tuple[float, float]:
+    """Garwood's exact interval for a rate: d events in exposure E (chi-square quantiles)."""
+    alpha = 1 - level
+    return (chi2.ppf(alpha / 2, 2 * events) / (2 * exposure),
+            chi2.ppf(1 - alpha / 2, 2 * events + 2) / (2 * exposure))
+
+
+def poisson_limit_intervals(per: pd.DataFrame) -> pd.DataFrame:
+    """Rate, mean and median intervals from Garwood's formula where the rate is below
+    :data:`POISSON_LIMIT_RATE` per step (column ``interval`` says which formula each row uses).
+
+    There the geometric law is the exponential one up to a relative 1e-12, and so are their
+    exact intervals, but the Clopper–Pearson quantiles ``scipy.stats.beta.ppf(q, d, E − d + 1)``
+    are wrong for E between about 3e18 and 6e18 (SciPy 1.17: near 2^62 they return 2^-56
+    whatever d), where the accelerated engine's exposures fall at β ≈ 29; the chi-square
+    quantiles have no such range. Medians: log 2 / rate (⌈log 2 / −log(1 − p)⌉ to 1e-12).
+    """
+    per = per.copy()
+    per["interval"] = "clopper-pearson"
+    tiny = (per["events"] > 0) & (per["rate"] < POISSON_LIMIT_RATE)
+    for idx in per.index[tiny]:
+        low, high = garwood(int(per.at[idx, "events"]), float(per.at[idx, "exposure"]))
+        per.loc[idx, ["rate_low", "rate_high", "mean_low", "mean_high", "median_low",
+                      "median_high", "interval"]] = [
+            low, high, 1 / high, 1 / low, math.log(2) / high, math.log(2) / low,
+            "garwood (rate < 1e-12)"]
+    return per
+
+
+def at_beta(frame: pd.DataFrame, beta: float) -> pd.DataFrame:
+    """The rows of ``frame`` at ``beta``."""
+    return frame[np.isclose(frame["beta"], beta, rtol=0, atol=1e-9)]
+
+
+def select(chains: pd.DataFrame, engine: str, event: str) -> pd.DataFrame:
+    """The chains of one engine and one event, without those two columns."""
+    keep = (chains["engine"] == engine) & (chains["event"] == event)
+    return chains[keep].drop(columns=["engine", "event"])
+
+
+def fit_ranges(chains: pd.DataFrame, config: dict) -> list[tuple[str, str, float, float]]:
+    """(label, engine, β_min, β_max) of the Arrhenius fits: the direct range from
+    ``fit_from_beta``, the accelerated engine on the same β, on every β from ``fit_from_beta``
+    (the extended range) and on its tail from ``tail_from_beta``."""
+    lo = float(config["fit_from_beta"])
+    direct = chains.loc[chains["engine"] == "direct", "beta"]
+    fast = chains.loc[chains["engine"] == "accelerated", "beta"]
+    out = []
+    if not direct.empty:
+        out.append(("direct", "direct", lo, float(direct.max())))
+        if not fast.empty:
+            out.append(("accelerated, direct range", "accelerated", lo, float(direct.max())))
+    if not fast.empty:
+        out.append(("accelerated, extended", "accelerated", lo, float(fast.max())))
+        tail = float(config["tail_from_beta"])
+        if (fast >= tail - 1e-9).any() and fast.max() > tail:
+            out.append(("accelerated, tail", "accelerated", tail, float(fast.max())))
+    return out
+
+
 def exponent_fits(chains: pd.DataFrame, facts: dict, config: dict) -> pd.DataFrame:
-    """Joint censored Arrhenius fits log E[T] = a + bβ per event (β >= fit_from_beta), with the
-    profile interval of b, a nonparametric bootstrap interval (chains resampled within β: the
-    geometric likelihood's interval assumes Var T = E[T]², which the data need not meet), the
-    fit over every β with a c·log β prefactor, and the theorem's exponent beside them."""
+    """Joint censored Arrhenius fits log E[T] = a + bβ per fit range (:func:`fit_ranges`) and
+    event, with the profile interval of b, a nonparametric bootstrap interval (chains resampled
+    within β: the geometric likelihood's interval assumes Var T = E[T]², which the data need not
+    meet), the fit on the same β with a c·log β prefactor (and its own profile interval of b),
+    and the theorem's exponent beside them."""
     gen = np.random.default_rng(int(config["stats_seed"]))
     rows = []
+    for label, engine, lo, hi in fit_ranges(chains, config):
+        for name in EVENTS:
+            frame = select(chains, engine, name)
+            used = frame[(frame["beta"] >= lo - 1e-9) & (frame["beta"] <= hi + 1e-9)]
+            if used["beta"].nunique() < 2:
+                continue
+            fit, notes = quiet(stats.fit_scaling, used)
+            low, high = fit.confidence_interval("slope")
+            boot = []
+            groups = [g for _, g in used.groupby("beta")]
+            for _ in range(int(config["n_bootstrap"])):
+                sample = pd.concat([g.iloc[gen.integers(0, len(g), len(g))] for g in groups])
+                boot.append(quiet(stats.fit_scaling, sample)[0].slope)
+            wide = None
+            if used["beta"].nunique() >= 3:         # a c·log β term needs three β values
+                wide, wide_notes = quiet(stats.fit_scaling, used, prefactor=True)
+                w_low, w_high = wide.confidence_interval("slope")
+            else:
+                wide_notes, w_low, w_high = [], math.nan, math.nan
+            rows.append({
+                "range": label, "engine": engine, "event": name,
+                "beta_min": float(used["beta"].min()), "beta_max": float(used["beta"].max()),
+                "betas": int(used["beta"].nunique()), "chains": len(used),
+                "b": fit.slope, "b_low": low, "b_high": high,
+                "b_boot_low": float(np.quantile(boot, 0.025)),
+                "b_boot_high": float(np.quantile(boot, 0.975)),
+                "a": fit.intercept, "deviance": fit.deviance, "df": fit.df,
+                "b_with_prefactor": wide.slope if wide else math.nan,
+                "b_with_prefactor_low": w_low, "b_with_prefactor_high": w_high,
+                "c_prefactor": wide.prefactor if wide else math.nan,
+                "prefactor_lrt_p": wide.lrt_pvalue if wide else math.nan,
+                "deviance_with_prefactor": wide.deviance if wide else math.nan,
+                "theorem_exponent": facts["theorem_exponent"], "c0": facts["c0"],
+                "ratio_b_to_theorem": fit.slope / facts["theorem_exponent"],
+                "warnings": " | ".join(notes + wide_notes),
+            })
+    return pd.DataFrame(rows)
+
+
+def crosscheck(per: pd.DataFrame, chains: pd.DataFrame) -> pd.DataFrame:
+    """Direct against accelerated stepping at every (event, β) both engines ran.
+
+    Mean escape times with their exact 95 % intervals side by side, their ratio, whether the
+    intervals overlap, and the log-rank p-value of the two samples (independent seeds).
+    """
+    rows = []
+    cols = ["events", "mean", "mean_low", "mean_high"]
     for name in EVENTS:
-        frame = chains[chains["event"] == name].drop(columns="event")
-        used = frame[frame["beta"] >= float(config["fit_from_beta"]) - 1e-9]
-        fit, notes = quiet(stats.fit_scaling, used)
-        low, high = fit.confidence_interval("slope")
-        boot = []
-        groups = [g for _, g in used.groupby("beta")]
-        for _ in range(int(config["n_bootstrap"])):
-            sample = pd.concat([g.iloc[gen.integers(0, len(g), len(g))] for g in groups])
-            boot.append(quiet(stats.fit_scaling, sample)[0].slope)
-        wide, wide_notes = quiet(stats.fit_scaling, frame, prefactor=True)
-        rows.append({
-            "event": name, "beta_min": float(used["beta"].min()),
-            "beta_max": float(used["beta"].max()), "betas": int(used["beta"].nunique()),
-            "b": fit.slope, "b_low": low, "b_high": high,
-            "b_boot_low": float(np.quantile(boot, 0.025)),
-            "b_boot_high": float(np.quantile(boot, 0.975)),
-            "a": fit.intercept, "deviance": fit.deviance, "df": fit.df,
-            "b_with_prefactor": wide.slope, "c_prefactor": wide.prefactor,
-            "prefactor_lrt_p": wide.lrt_pvalue,
-            "theorem_exponent": facts["theorem_exponent"], "c0": facts["c0"],
-            "ratio_b_to_theorem": fit.slope / facts["theorem_exponent"],
-            "warnings": " | ".join(notes + wide_notes),
-        })
+        a = per[(per["engine"] == "direct") & (per["event"] == name)].set_index("beta")
+        b = per[(per["engine"] == "accelerated") & (per["event"] == name)].set_index("beta")
+        for beta in sorted(set(a.index) & set(b.index)):
+            d, f = a.loc[beta, cols], b.loc[beta, cols]
+            rows.append({
+                "event": name, "beta": beta,
+                **{f"direct_{c}": float(d[c]) for c in cols},
+                **{f"accelerated_{c}": float(f[c]) for c in cols},
+                "ratio": float(f["mean"] / d["mean"]),
+                "overlap": bool(f["mean_low"] <= d["mean_high"]
+                                and d["mean_low"] <= f["mean_high"]),
+                "logrank_p": logrank_p(at_beta(select(chains, "direct", name), beta),
+                                       at_beta(select(chains, "accelerated", name), beta)),
+            })
     return pd.DataFrame(rows)
 
 
 def local_slopes(per: pd.DataFrame) -> pd.DataFrame:
-    """Finite-difference exponents Δ log E[T] / Δβ between consecutive β, per event."""
+    """Finite-difference exponents Δ log E[T] / Δβ between consecutive β, per engine, event."""
     rows = []
-    for name, g in per.groupby("event", sort=False):
+    for (engine, name), g in per.groupby(["engine", "event"], sort=False):
         g = g.sort_values("beta")
         b, m = g["beta"].to_numpy(), np.log(g["mean"].to_numpy())
         for k in range(1, len(b)):
-            rows.append({"event": name, "beta_low": b[k - 1], "beta_high": b[k],
-                         "beta_mid": (b[k] + b[k - 1]) / 2,
+            rows.append({"engine": engine, "event": name, "beta_low": b[k - 1],
+                         "beta_high": b[k], "beta_mid": (b[k] + b[k - 1]) / 2,
                          "slope": (m[k] - m[k - 1]) / (b[k] - b[k - 1])})
     return pd.DataFrame(rows)
 
@@ -354,41 +584,71 @@ def merge_points(state: dict, steps: dict, *, chains: int, seed: int) -> pd.Data
 
 
 def bound_check(chains: pd.DataFrame, per: pd.DataFrame, facts: dict) -> pd.DataFrame:
-    """Empirical P[T2 >= t] against the Thm 5.4 bound, per β.
+    """Empirical P[T2 >= t] against the Thm 5.4 bound, per engine and β.
 
-    On every integer t in [2, t_max] (t_max the largest observed time) the bound
+    Over every integer t in [2, t_max] (t_max the largest observed time) the bound
     1 − exp(k log(γt/ε) + k log n − β c0 ε/(2γ)), k = 1 + ε/γ, must lie below the upper 95 %
     Kaplan–Meier band of P[T2 >= t] = P[T2 > t − 1]; ``violation`` is the largest excess (<= 0:
-    the bound holds). Looseness: the measured median and mean over the time the bound guarantees
-    with probability 1/2 and over its lower bound on E[T2] (:func:`metastab.theory.exit_time_bound`).
+    the bound holds), computed as (1 − band) − e^X with the bound = 1 − e^X, so that it stays
+    accurate where the bound rounds to 1; ``one_minus_bound_at_t2`` is e^X at t = 2. The band is
+    constant between t = 2 and the step after each observed time u (t = u + 1) and the bound
+    decreases in t, so the largest excess on every such stretch is at its first t: the check
+    evaluates exactly those t, which keeps it exact at any time scale.
+    ``t_star`` is the last integer t <= t_max at which the bound is positive. Looseness: the
+    measured median and mean over the time the bound guarantees with probability 1/2 and over
+    its lower bound on E[T2] (:func:`metastab.theory.exit_time_bound`).
     """
     kw = dict(c0=facts["c0"], eps=facts["eps"], gamma=facts["gamma"], n=facts["n"],
               diameter=facts["diameter"])
+    k = 1 + facts["eps"] / facts["gamma"]
+
+    def log_miss(t, beta):
+        """X = k log(γt/ε) + k log n − β c0 ε/(2γ): the bound is 1 − e^X."""
+        return (k * np.log(facts["gamma"] * np.asarray(t, dtype=np.float64) / facts["eps"])
+                + k * math.log(facts["n"])
+                - beta * facts["c0"] * facts["eps"] / (2 * facts["gamma"]))
+
+    theory.metastability_bound(2.0, 1.0, **kw)          # checks the theorem's hypotheses
     rows = []
-    hull = chains[chains["event"] == "hull"]
-    for beta, g in hull.groupby("beta"):
-        km, _ = quiet(stats.survival, g["steps"].to_numpy(), g["censored"].to_numpy())
-        t = np.arange(2, int(g["steps"].max()) + 1, dtype=np.float64)
-        bound = theory.metastability_bound(t, beta, **kw)
-        _, high = km.confidence_interval()
-        # upper band as a right-continuous step function of time (1 before the first event)
-        idx = np.searchsorted(km.time, t - 1, side="right") - 1
-        upper = np.where(idx >= 0, high[np.maximum(idx, 0)], 1.0)
-        upper = np.where(np.isnan(upper), 1.0, upper)
-        positive = bound > 0
-        t_star = float(t[positive].max()) if positive.any() else math.nan
-        row = per[(per["event"] == "hull") & (per["beta"] == beta)].iloc[0]
-        log_half = float(theory.exit_time_bound(beta, prob=0.5, **kw))
-        log_mean = float(theory.exit_time_bound(beta, **kw))
-        rows.append({
-            "beta": beta, "bound_at_t2": float(bound[0]) if bound.size else math.nan,
-            "t_star": t_star, "first_escape": int(g.loc[~g["censored"], "steps"].min()),
-            "violation": float((bound - upper).max()) if bound.size else -math.inf,
-            "bound_t_half": math.exp(log_half), "median": float(row["sample_median"]),
-            "median_ratio": float(row["sample_median"]) / math.exp(log_half),
-            "bound_mean": math.exp(log_mean), "mean": float(row["mean"]),
-            "mean_ratio": float(row["mean"]) / math.exp(log_mean),
-        })
+    for engine in ENGINES:
+        hull = select(chains, engine, "hull")
+        for beta, g in hull.groupby("beta"):
+            km, _ = quiet(stats.survival, g["steps"].to_numpy(), g["censored"].to_numpy())
+            t_max = float(g["steps"].max())
+            _, high = km.confidence_interval()
+            high = np.where(np.isnan(high), 1.0, high)
+            # first t of every stretch on which the band is constant: 2, and u + 1
+            after = (km.time + 1 >= 2) & (km.time + 1 <= t_max)
+            t = np.r_[2.0, km.time[after] + 1]
+            first = np.searchsorted(km.time, 1.0, side="right") - 1
+            upper = np.r_[high[first] if first >= 0 else 1.0, high[after]]
+            keep = t <= max(t_max, 2.0)
+            # bound − upper = (1 − upper) − e^X with X the exponent of the bound: both terms
+            # accurate where the bound rounds to 1 (X = −50 at large β)
+            miss = np.exp(log_miss(t[keep], beta))
+            # the bound is positive iff log t < log(ε/(γn)) + β c0 ε/(2γk)
+            log_zero = (math.log(facts["eps"] / (facts["gamma"] * facts["n"]))
+                        + beta * facts["c0"] * facts["eps"] / (2 * facts["gamma"] * k))
+            zero = math.exp(log_zero)
+            last = float(math.ceil(zero) - 1) if zero < 2.0 ** 52 else zero
+            t_star = min(last, math.floor(t_max)) if last >= 2 else math.nan
+            row = per[(per["engine"] == engine) & (per["event"] == "hull")
+                      & (per["beta"] == beta)].iloc[0]
+            log_half = float(theory.exit_time_bound(beta, prob=0.5, **kw))
+            log_mean = float(theory.exit_time_bound(beta, **kw))
+            escaped = g.loc[~g["censored"], "steps"]
+            rows.append({
+                "engine": engine, "beta": beta,
+                "bound_at_t2": float(theory.metastability_bound(2.0, beta, **kw)),
+                "one_minus_bound_at_t2": float(np.exp(log_miss(2.0, beta))),
+                "t_star": t_star,
+                "first_escape": float(escaped.min()) if len(escaped) else math.nan,
+                "violation": float(((1 - upper[keep]) - miss).max()) if miss.size else -math.inf,
+                "bound_t_half": math.exp(log_half), "median": float(row["sample_median"]),
+                "median_ratio": float(row["sample_median"]) / math.exp(log_half),
+                "bound_mean": math.exp(log_mean), "mean": float(row["mean"]),
+                "mean_ratio": float(row["mean"]) / math.exp(log_mean),
+            })
     return pd.DataFrame(rows)
 
 
@@ -403,36 +663,50 @@ def run(config: dict, out: Path) -> None:
     config : dict
         The keys of ``config.toml``.
     out : Path
-        Receives chains.parquet, per_beta.csv, exponent.csv, local_slopes.csv, bound.csv and
-        merge.csv, each with a JSON sidecar (configuration, seeds, setup, provenance).
+        Receives chains.parquet, per_beta.csv, exponent.csv, crosscheck.csv, local_slopes.csv,
+        bound.csv, merge.csv and merge_tol.csv, each with a JSON sidecar (configuration, seeds,
+        setup, provenance).
     """
     state = setup(config)
     tic = time.perf_counter()
-    chains, costs, stop = climb(config, state)
-    analyse(chains, costs, {"stop": stop, "climb_seconds": time.perf_counter() - tic}, state,
-            config, Path(out))
+    direct, direct_costs, stop = climb(config, state)
+    direct_seconds = time.perf_counter() - tic
+    tic = time.perf_counter()
+    fast, fast_costs, fast_stop = climb_accelerated(config, state)
+    fast_seconds = time.perf_counter() - tic
+    tolerance = merge_tol_effect(config, state)
+    chains = pd.concat([direct, fast], ignore_index=True)
+    costs = pd.concat([direct_costs, fast_costs], ignore_index=True)
+    extra = {"stop": stop, "accelerated_stop": fast_stop, "climb_seconds": direct_seconds,
+             "accelerated_seconds": fast_seconds}
+    analyse(chains, costs, extra, state, config, Path(out), tolerance)
 
 
-def analyse(chains, costs, extra: dict, state: dict, config: dict, out: Path) -> None:
-    """Statistics of the ladder's exit times, written as tables with provenance sidecars."""
+def analyse(chains, costs, extra: dict, state: dict, config: dict, out: Path,
+            tolerance: pd.DataFrame) -> None:
+    """Statistics of both engines' exit times, written as tables with provenance sidecars."""
     facts = state["facts"]
     per = per_beta_table(chains, config)
-    per = per.merge(costs.drop(columns=["chains", "escapes"]), on=["event", "beta"])
-    wide = chains.pivot_table(index=["beta", "chain"], columns="event", values="steps")
+    per = per.merge(costs.drop(columns=["chains", "escapes"]), on=["engine", "event", "beta"])
+    wide = chains.pivot_table(index=["engine", "beta", "chain"], columns="event", values="steps")
     order_violations = int((wide["ball"] > wide["hull"]).sum())
     meta = {"study": "metastability", "config": config, "seeds": {
-        "chains": config["seed"], "configuration": config["config_seed"],
-        "statistics": config["stats_seed"]}, "setup": facts, **extra,
-        "ball_after_hull_chains": order_violations, "provenance": provenance()}
+        "chains": config["seed"], "accelerated_chains": config["accelerated_seed"],
+        "merge_tol_chains": int(config["accelerated_seed"]) + 1,
+        "configuration": config["config_seed"], "statistics": config["stats_seed"]},
+        "setup": facts, **extra, "ball_after_hull_chains": order_violations,
+        "provenance": provenance()}
     write_table(chains, out / "chains.parquet", meta)
     write_table(per, out / "per_beta.csv", meta)
     write_table(exponent_fits(chains, facts, config), out / "exponent.csv", meta)
+    write_table(crosscheck(per, chains), out / "crosscheck.csv", meta)
     write_table(local_slopes(per), out / "local_slopes.csv", meta)
     write_table(bound_check(chains, per, facts), out / "bound.csv", meta)
+    write_table(tolerance, out / "merge_tol.csv", meta)
     # look before most chains have left their balls: at half the median exit time at most
-    ball = per[per["event"] == "ball"]
+    ball = per[per["event"] == "ball"].groupby("beta")["sample_median"].min()
     steps = {float(b): max(1, min(int(config["merge_steps"]), int(m // 2)))
-             for b, m in zip(ball["beta"], ball["sample_median"])}
+             for b, m in ball.items()}
     merged = merge_points(state, steps, chains=int(config["merge_chains"]),
                           seed=int(config["seed"]))
     write_table(merged, out / "merge.csv", meta)
