@@ -444,15 +444,16 @@ def _affine_min(q, S, k, a, M, rhs):
 
 
 @njit(**_JIT)
-def _outside_hull(p, pts, members, r2, work):
-    """Is dist(p, conv{pts[j] : j in members})^2 > r2?
+def hull_dist2(p, pts, members, stop, work):
+    """dist(p, conv{pts[j] : j in members})^2, or, as soon as it is known to be <= ``stop``, some
+    value <= ``stop`` (pass stop < 0 for the distance itself).
 
     Wolfe's (1976) min-norm-point algorithm on q_j = pts[j] - p: a finite active-set method that
     keeps a corral S of at most d + 1 affinely independent points and the min-norm point x of
     conv(q_S); it stops when the Wolfe gap |x|^2 - min_j <x, q_j> is below _HULL_EPS * max |q_j|^2
     (x is then the projection up to rounding) or when S spans R^d (then p is inside). Exact where
     Frank-Wolfe-type certificates stall on thin hulls. Since |x|^2 >= dist^2, it answers "inside"
-    as soon as |x|^2 <= r2.
+    as soon as |x|^2 <= stop. The min-norm point x (the projection minus p) is left in work[6].
     """
     q, S, w, a, M, rhs, x = work
     m = members.shape[0]
@@ -467,8 +468,8 @@ def _outside_hull(p, pts, members, r2, work):
         scale = max(scale, acc)
         if acc < best:
             best, jbest = acc, r
-    if best <= r2:
-        return False
+    if best <= stop:
+        return best
     S[0] = jbest
     w[0] = 1.0
     size = 1
@@ -533,11 +534,17 @@ def _outside_hull(p, pts, members, r2, work):
                 acc += w[i] * q[S[i], k]
             x[k] = acc
             xx += acc * acc
-        if xx <= r2:
-            return False
+        if xx <= stop:
+            return xx
     if size == d + 1:
-        return False
-    return xx > r2
+        return 0.0
+    return xx
+
+
+@njit(**_JIT)
+def _outside_hull(p, pts, members, r2, work):
+    """Is dist(p, conv{pts[j] : j in members})^2 > r2?  (see :func:`hull_dist2`)"""
+    return hull_dist2(p, pts, members, r2, work) > r2
 
 
 @njit(**_JIT)

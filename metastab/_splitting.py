@@ -22,8 +22,8 @@ import numpy as np
 from numba import njit, prange
 
 from ._accelerated import jump, jump_work, merge_groups
-from ._kernels import (_JIT, LEAVE_BALL, _dist2, _outside_hull, _row, chain_step, chain_work,
-                       event_hit, hull_work, next_uniform)
+from ._kernels import (_JIT, LEAVE_BALL, _dist2, _row, chain_step, chain_work, event_hit,
+                       hull_dist2, hull_work, next_uniform)
 
 # Why a replica stopped.
 IN_A, IN_B, ABOVE, BUDGET, FULL = 0, 1, 2, 3, 4
@@ -33,10 +33,8 @@ IN_A, IN_B, ABOVE, BUDGET, FULL = 0, 1, 2, 3, 4
 def coordinate(code, x, centers, radii, groups, starts, members, work):
     """ξ(x) = max_i dist(x_i, K_i) / radii[i] (module notes) for LEAVE_BALL or LEAVE_HULL.
 
-    The hull distance is Wolfe's min-norm point of ``_kernels._outside_hull`` asked with a
-    negative threshold, so that it never stops early: it then answers False only when x_i is
-    inside the hull (distance 0), and otherwise leaves the min-norm point x* − x_i (whose norm
-    is the distance) in its last work buffer.
+    The hull distance is :func:`~metastab._kernels.hull_dist2` (Wolfe's min-norm point) asked
+    with a negative threshold, so that it never stops early.
     """
     n = x.shape[0]
     top = 0.0
@@ -46,11 +44,7 @@ def coordinate(code, x, centers, radii, groups, starts, members, work):
         else:
             g = groups[i]
             own = members[starts[g]:starts[g + 1]]
-            d2 = 0.0
-            if _outside_hull(x[i], centers, own, -1.0, work):
-                near = work[6]
-                for k in range(near.shape[0]):
-                    d2 += near[k] * near[k]
+            d2 = hull_dist2(x[i], centers, own, -1.0, work)
         xi = math.sqrt(d2) / radii[i]
         if xi > top:
             top = xi

@@ -270,3 +270,19 @@ def test_leave_ball_per_chain_centers():
     # each token moves γ/2 · separation per step: 0.25 (censored) and 0.75 (exits at step 1)
     assert list(fp.steps) == [5, 1]
     assert list(fp.censored) == [True, False]
+
+
+def test_hull_distance_kernel_matches_exact_distance():
+    """hull_dist2 with a negative stop is the squared distance itself (0 inside the hull)."""
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for d in (2, 3):
+        for _ in range(200):
+            _, pts = _random_hull(rng, d)
+            pts = np.ascontiguousarray(pts, dtype=float)
+            m = pts.shape[0]
+            for p in _query_points(rng, pts):
+                got = K.hull_dist2(np.ascontiguousarray(p, dtype=float), pts,
+                                   np.arange(m, dtype=np.int64), -1.0, K.hull_work(m, d))
+                worst = max(worst, abs(math.sqrt(got) - ref.hull_distance(p, pts)))
+    assert worst < 1e-12, worst
