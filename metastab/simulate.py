@@ -84,8 +84,10 @@ class _Progress:
 
 
 def _drive(model, X, state, total: int, compiled: Compiled | None, progress,
-           on_chunk: Callable | None = None, chunk_limit: int | None = None):
-    """Run the kernel over steps 0..total-1 in growing chunks; returns (steps, done)."""
+           on_chunk: Callable | None = None, stops: np.ndarray | None = None):
+    """Run the kernel over steps 0..total-1 in growing chunks; returns (steps, done).
+
+    Chunks end at every time in ``stops`` (sorted), where ``on_chunk`` can record the state."""
     C, n, d = X.shape
     B = model.key_query(d)
     beta = float(getattr(model, "beta", np.inf))
@@ -105,8 +107,10 @@ def _drive(model, X, state, total: int, compiled: Compiled | None, progress,
     t, chunk = 0, _FIRST_CALL_STEPS
     while t < total and not done.all():
         k = min(chunk, total - t)
-        if chunk_limit is not None:
-            k = min(k, chunk_limit - t % chunk_limit)
+        if stops is not None:
+            following = stops[np.searchsorted(stops, t, side="right"):]
+            if following.size:
+                k = min(k, int(following[0]) - t)
         gammas, P, use_P = model.step_arrays(d, t, k)
         margins = model.margin_arrays(t, k)
         tic = time.perf_counter()
@@ -155,8 +159,42 @@ def _neighbour_sets(model, X, t: int, out: np.ndarray) -> None:
                             int(getattr(model, "rule", 0)), float(getattr(model, "tol", 0.0)), out)
 
 
-def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, progress=False,
-             first_chain=0, record_neighbours=False) -> Run:
+def _record_times(record_every, record_at, steps: int, snapshot_bytes: int):
+    """The steps at which simulate keeps the state (int64, increasing), or None; a request whose
+    snapshots would take more than _MEMORY_SHARE of the available memory is refused first."""
+    if record_every is not None and record_at is not None:
+        raise ValueError("give record_every or record_at, not both")
+    if record_every is not None:
+        every = integer("record_every", record_every, 1)
+        what, count = f"record_every={every}", steps // every + 1 + (steps % every != 0)
+    elif record_at is not None:
+        try:
+            at = np.asarray(record_at)
+        except ValueError:  # ragged
+            at = np.empty(0)
+        if at.ndim != 1 or at.size == 0 or not np.issubdtype(at.dtype, np.integer):
+            raise ValueError(f"record_at must be a non-empty 1-D sequence of integers, "
+                             f"got {record_at!r}")
+        bad = (at < 0) | (at > steps)
+        if bad.any():
+            raise ValueError(f"record_at must lie in [0, steps={steps}], got {int(at[bad][0])}")
+        if (np.diff(at) <= 0).any():
+            raise ValueError("record_at must be strictly increasing")
+        what, count = "record_at", at.size
+    else:
+        return None
+    need = count * snapshot_bytes
+    avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if need > _MEMORY_SHARE * avail:
+        raise MemoryError(f"{what}: the trajectory needs {need / 2**30:.2f} GiB, "
+                          f"more than half of the {avail / 2**30:.2f} GiB available")
+    if record_at is not None:
+        return at.astype(np.int64)
+    return np.union1d(np.arange(0, steps + 1, every, dtype=np.int64), [steps])
+
+
+def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, record_at=None,
+             progress=False, first_chain=0, record_neighbours=False) -> Run:
     """Run ``chains`` independent chains of ``model`` for ``steps`` steps from ``x0``.
 
     Parameters
@@ -171,11 +209,15 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, prog
         Keep the states at steps 0, k, 2k, ... and the last step. The trajectory takes
         chains × (steps // k + 2) × n × d × 8 bytes; a request larger than half the available
         memory is refused with the number.
+    record_at : sequence of int, optional
+        Instead of ``record_every``: keep the states at exactly these steps (distinct, in
+        [0, steps]; e.g. log-spaced), in increasing order.
     progress : bool or callable(steps_done, total, chains_done)
     first_chain : int
         Index of the first chain (chain k's stream depends only on the seed and k).
     record_neighbours : bool
-        Hardmax and Localmax only, with ``record_every``: also keep, at each recorded step t, the
+        Hardmax and Localmax only, with ``record_every`` or ``record_at``: also keep, at each
+        recorded step t, the
         neighbour sets that the step from t uses, as ``Run.neighbours[c, r, i, j]`` (j in N_i at
         step ``times[r]``; Hardmax: the leader set L_i) and ``Run.leaders`` (i in N_i). The
         sets at the last step use r_steps, so an r schedule then needs steps + 1 entries. Adds
@@ -200,8 +242,9 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, prog
         if not isinstance(model, (Hardmax, Localmax)):
             raise ValueError(f"record_neighbours needs a Hardmax or Localmax model, "
                              f"got {type(model).__name__}")
-        if record_every is None:
-            raise ValueError("record_neighbours needs record_every (the steps to record at)")
+        if record_every is None and record_at is None:
+            raise ValueError("record_neighbours needs record_every or record_at (the steps to "
+                             "record at)")
         if isinstance(model, Localmax) and isinstance(model.r, np.ndarray) \
                 and model.r.size < steps + 1:
             raise ValueError(f"record_neighbours: the neighbour sets at the last step t = {steps} "
@@ -209,38 +252,29 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, prog
                              f"(give steps + 1)")
     x, X, seed, state = _start(model, x0, chains, rng, first_chain)
     snapshots, times, neighbours = None, None, None
-    if record_every is not None:
-        every = integer("record_every", record_every, 1)
-        count = steps // every + 1 + (steps % every != 0)
-        C, n = X.shape[0], X.shape[1]
-        need = count * (X.nbytes + (C * n * n if record_neighbours else 0))
-        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        if need > _MEMORY_SHARE * avail:
-            raise MemoryError(f"record_every={every}: the trajectory needs {need / 2**30:.2f} GiB, "
-                              f"more than half of the {avail / 2**30:.2f} GiB available")
+    C, n = X.shape[0], X.shape[1]
+    times = _record_times(record_every, record_at, steps,
+                          X.nbytes + (C * n * n if record_neighbours else 0))
+    if times is not None:
+        count = times.size
         snapshots = np.empty((X.shape[0], count) + X.shape[1:])
-        snapshots[:, 0] = X
-        times = np.empty(count, dtype=np.int64)
-        times[0] = 0
-        filled = [1]
         if record_neighbours:
             sets = np.empty((C, n, n), dtype=bool)
             neighbours = np.empty((C, count, n, n), dtype=bool)
-            _neighbour_sets(model, X, 0, sets)
-            neighbours[:, 0] = sets
+        filled = [0]
 
         def on_chunk(t):
-            if t % every == 0 or t == steps:
+            if filled[0] < count and t == times[filled[0]]:
                 snapshots[:, filled[0]] = X
-                times[filled[0]] = t
                 if neighbours is not None:
                     _neighbour_sets(model, X, t, sets)
                     neighbours[:, filled[0]] = sets
                 filled[0] += 1
+
+        on_chunk(0)
     tic = time.perf_counter()
     _drive(model, X, state, steps, None, progress,
-           on_chunk if snapshots is not None else None,
-           every if snapshots is not None else None)
+           on_chunk if snapshots is not None else None, times)
     meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
     return Run(final=X, steps=steps, model=model.to_dict(), seed=seed.to_dict(),
                trajectory=snapshots, times=times, first_chain=int(first_chain), provenance=meta,

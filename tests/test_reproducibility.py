@@ -183,3 +183,28 @@ def test_seed_sequence_with_a_list_of_entropy_words():
     assert a.seed == {"entropy": ["1", "2"], "spawn_key": []}
     assert np.array_equal(_run(rng=ms.Seed.from_dict(a.seed)).final, a.final)
     assert not np.array_equal(_run(rng=np.random.SeedSequence([1, 3])).final, a.final)
+
+
+def test_record_at_keeps_exactly_those_steps_on_the_same_path():
+    at = [0, 1, 3, 10, 31, 100]
+    a = ms.simulate(ms.SoftmaxChain(beta=3.0, gamma=0.3), X0, steps=100, chains=3, rng=4,
+                    record_at=at)
+    b = ms.simulate(ms.SoftmaxChain(beta=3.0, gamma=0.3), X0, steps=100, chains=3, rng=4,
+                    record_every=1)
+    assert a.times.tolist() == at
+    assert np.array_equal(a.trajectory, b.trajectory[:, at])
+    assert np.array_equal(a.final, b.final)
+    late = ms.simulate(ms.SoftmaxChain(beta=3.0, gamma=0.3), X0, steps=100, chains=3, rng=4,
+                       record_at=[50])
+    assert late.times.tolist() == [50] and np.array_equal(late.trajectory[:, 0], b.trajectory[:, 50])
+
+
+@pytest.mark.parametrize("bad, message", [
+    ([], "non-empty"), ([0.5], "integers"), ([3, 2], "strictly increasing"),
+    ([0, 101], r"\[0, steps=100\], got 101"), ([-1], "got -1"),
+])
+def test_record_at_is_validated(bad, message):
+    with pytest.raises(ValueError, match=message):
+        ms.simulate(ms.Hardmax(gamma=0.5), X0, steps=100, record_at=bad)
+    with pytest.raises(ValueError, match="not both"):
+        ms.simulate(ms.Hardmax(gamma=0.5), X0, steps=100, record_at=[1], record_every=2)
