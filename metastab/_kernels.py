@@ -303,6 +303,32 @@ def _same_point(x, j, k, tol):
 
 
 @njit(**_JIT)
+def _mean_above(x, s, cut, by_point, tol, target):
+    """target = the mean of x_j over {j : s[j] >= cut}: over the indices, or with ``by_point``
+    over the distinct points among them (see _same_point); summed in increasing j."""
+    n, d = x.shape
+    for k in range(d):
+        target[k] = 0.0
+    count = 0
+    for j in range(n):
+        if s[j] < cut:
+            continue
+        if by_point:
+            seen = False
+            for q in range(j):
+                if s[q] >= cut and _same_point(x, j, q, tol):
+                    seen = True
+                    break
+            if seen:
+                continue
+        for k in range(d):
+            target[k] += x[j, k]
+        count += 1
+    for k in range(d):
+        target[k] /= count
+
+
+@njit(**_JIT)
 def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, bx, s, target):
     """SA_inf, one hardmax / Frank-Wolfe step ([FW] eq. hardmax.dynamics.V).
 
@@ -316,26 +342,7 @@ def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, bx, s, target):
         scale = 0.0
         for j in range(n):
             scale = max(scale, abs(s[j]))
-        cut = best - tol * scale
-        for k in range(d):
-            target[k] = 0.0
-        count = 0
-        for j in range(n):
-            if s[j] < cut:
-                continue
-            if by_point:
-                seen = False
-                for q in range(j):
-                    if s[q] >= cut and _same_point(x, j, q, tol):
-                        seen = True
-                        break
-                if seen:
-                    continue
-            for k in range(d):
-                target[k] += x[j, k]
-            count += 1
-        for k in range(d):
-            target[k] /= count
+        _mean_above(x, s, best - tol * scale, by_point, tol, target)
         _move(x, i, target, gamma, P, use_P, out)
 
 
@@ -364,18 +371,7 @@ def localmax_step(x, B, gamma, P, use_P, r, rule, out, bx, s, target):
     n, d = x.shape
     for i in range(n):
         best = _row_scores(x, B, i, bx, s)
-        cut = neighbour_cut(rule, best, r)
-        for k in range(d):
-            target[k] = 0.0
-        count = 0
-        for j in range(n):
-            if s[j] < cut:
-                continue
-            for k in range(d):
-                target[k] += x[j, k]
-            count += 1
-        for k in range(d):
-            target[k] /= count
+        _mean_above(x, s, neighbour_cut(rule, best, r), False, 0.0, target)
         _move(x, i, target, gamma, P, use_P, out)
 
 
