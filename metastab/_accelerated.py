@@ -48,7 +48,7 @@ from numba import njit, prange
 
 # numba's on-disk cache keys a function on its own file only: after editing these imports in
 # _kernels.py, clear metastab/__pycache__ (or touch this file) so that this module recompiles.
-from ._kernels import _JIT, NO_EVENT, _row, event_hit, hull_work, next_u64
+from ._kernels import _JIT, NO_EVENT, _move, _row, event_hit, hull_work, next_u64
 
 _U = np.uint64
 _TOP = _U(1) << _U(63)
@@ -268,21 +268,6 @@ def _destination(s, a, kappa, logw):
 
 
 @njit(**_JIT)
-def _move_to(x, i, u, gamma, P, use_P, out):
-    """out_i = x_i + γ (u − x_i), or x_i + P (u − x_i) (as ``_kernels._move``)."""
-    d = x.shape[1]
-    if use_P:
-        for k in range(d):
-            acc = 0.0
-            for m in range(d):
-                acc += P[k, m] * (u[m] - x[i, m])
-            out[i, k] = x[i, k] + acc
-    else:
-        for k in range(d):
-            out[i, k] = x[i, k] + gamma * (u[k] - x[i, k])
-
-
-@njit(**_JIT)
 def jump_work(n, d):
     """Scratch buffers of :func:`jump` for n tokens in R^d."""
     return (np.empty(n, np.int64), np.empty((n, d)), np.empty(n, np.int64),
@@ -331,7 +316,7 @@ def jump(x, B, beta, gamma, P, use_P, tol, s, remaining, work):
             continue
         b = _destination(s, a, kappa, logw)
         if b >= 0:
-            _move_to(x, i, points[b], gamma, P, use_P, out)
+            _move(x, i, points[b], gamma, P, use_P, out)
     for i in range(n):
         for k in range(d):
             x[i, k] = out[i, k]

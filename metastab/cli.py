@@ -483,6 +483,10 @@ def _cmd_fit(args, argv: list[str]) -> int:
     print(f"log E[T] = a + b·beta: b = {fit.slope:.4g} [{b_lo:.4g}, {b_hi:.4g}], "
           f"a = {fit.intercept:.4g} [{a_lo:.4g}, {a_hi:.4g}]; deviance {fit.deviance:.3g} on "
           f"{fit.df} df")
+    if args.prefactor:
+        c_lo, c_hi = fit.confidence_interval("prefactor")
+        print(f"prefactor c·log(beta): c = {fit.prefactor:.4g} [{c_lo:.4g}, {c_hi:.4g}]; "
+              f"likelihood-ratio test of c = 0: p = {fit.lrt_pvalue:.2g}")
     bound, why = theorem_bound(meta, frame)
     if bound is not None:
         from .theory import metastability_exponent

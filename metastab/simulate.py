@@ -251,7 +251,7 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, reco
                              f"use r_{steps}, but the r schedule has {model.r.size} entries "
                              f"(give steps + 1)")
     x, X, seed, state = _start(model, x0, chains, rng, first_chain)
-    snapshots, times, neighbours = None, None, None
+    snapshots, neighbours = None, None
     C, n = X.shape[0], X.shape[1]
     times = _record_times(record_every, record_at, steps,
                           X.nbytes + (C * n * n if record_neighbours else 0))

@@ -386,3 +386,14 @@ def test_sweep_over_localmax_margins(capsys, tmp_path):
     assert code == 0, err
     frame = pd.read_parquet(tmp_path / "sw" / "results")
     assert sorted(frame["r"].unique()) == [0.0, 0.05] and len(frame) == 80
+
+
+def test_fit_prefactor_reports_c_and_its_test(capsys, tmp_path):
+    data = tmp_path / "fp.csv"
+    run(capsys, "passage", "--chains", "60", "--max-steps", "5000", "--seed", "3", "--beta", "5",
+        "7", "9", "--out", str(data))
+    code, out, _ = run(capsys, "fit", str(data), "--prefactor", "--resamples", "19",
+                       "--figure", "none")
+    assert code == 0
+    assert re.search(r"c = -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]; likelihood-ratio test of c = 0: "
+                     r"p = [0-9.e-]+", out), out

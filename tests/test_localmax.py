@@ -14,37 +14,12 @@ from metastab import _kernels as K
 from metastab import _reference as ref
 from metastab.models import NEIGHBOUR_RULES, model_from_dict
 
+from kernel_calls import k_hardmax, k_localmax
+
 sim = importlib.import_module("metastab.simulate")
 
 RULES = tuple(NEIGHBOUR_RULES)
 STEP_MATRIX = ms.step_matrix(np.array([[0.5, 0.2, 0.0], [0.1, 1.5, 0.3], [0.0, -0.2, 0.7]]))
-
-
-def _split_gamma(gamma, d):
-    g = np.asarray(gamma, dtype=float)
-    if g.ndim == 2:
-        return 1.0, np.ascontiguousarray(g), True
-    return float(g), np.eye(d), False
-
-
-def k_localmax(x, B, gamma, r, rule):
-    x = np.ascontiguousarray(x, dtype=float)
-    n, d = x.shape
-    g, P, use_P = _split_gamma(gamma, d)
-    out = np.full((n, d), np.nan)
-    K.localmax_step(x, np.ascontiguousarray(B, dtype=float), g, P, use_P, float(r),
-                    NEIGHBOUR_RULES[rule], out, np.empty(d), np.empty(n), np.empty(d))
-    return out
-
-
-def k_hardmax(x, B, gamma, tol=0.0):
-    x = np.ascontiguousarray(x, dtype=float)
-    n, d = x.shape
-    g, P, use_P = _split_gamma(gamma, d)
-    out = np.full((n, d), np.nan)
-    K.hardmax_step(x, np.ascontiguousarray(B, dtype=float), g, P, use_P, False, float(tol), out,
-                   np.empty(d), np.empty(n), np.empty(d))
-    return out
 
 
 def configurations():
@@ -96,7 +71,7 @@ def test_localmax_step_matches_reference(name, x, B, r, rule):
 def test_r_zero_step_is_hardmax_bit_for_bit(name, x, B, rule):
     for gamma in gammas_for(x.shape[1]):
         got = k_localmax(x, B, gamma, 0.0, rule)
-        assert np.array_equal(got, k_hardmax(x, B, gamma, 0.0))
+        assert np.array_equal(got, k_hardmax(x, B, gamma, tol=0.0))
         assert np.array_equal(got, ref.hardmax_step(x, B, gamma, "index", 0.0))
 
 

@@ -9,47 +9,11 @@ import metastab as ms
 from metastab import _kernels as K
 from metastab import _reference as ref
 
+from kernel_calls import k_chain, k_flow, k_hardmax
+
 # --------------------------------------------------------------------------------------------
-# helpers: call one kernel step with freshly allocated buffers
+# helpers
 # --------------------------------------------------------------------------------------------
-
-
-def _split_gamma(gamma, d):
-    g = np.asarray(gamma, dtype=float)
-    if g.ndim == 2:
-        return 1.0, np.ascontiguousarray(g), True
-    return float(g), np.eye(d), False
-
-
-def k_chain(x, B, beta, gamma, u):
-    x = np.ascontiguousarray(x, dtype=float)
-    n, d = x.shape
-    g, P, use_P = _split_gamma(gamma, d)
-    out = np.full((n, d), np.nan)
-    K.chain_step(x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P,
-                 np.asarray(u, dtype=float), out, K.chain_work(n, d))
-    return out
-
-
-def k_flow(x, B, beta, gamma):
-    x = np.ascontiguousarray(x, dtype=float)
-    n, d = x.shape
-    g, P, use_P = _split_gamma(gamma, d)
-    out = np.full((n, d), np.nan)
-    t = np.empty(n)
-    K.flow_step(x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P, out,
-                np.empty(d), np.empty(n), np.empty(n), np.empty(d), t, t.view(np.int64))
-    return out
-
-
-def k_hardmax(x, B, gamma, ties, tol):
-    x = np.ascontiguousarray(x, dtype=float)
-    n, d = x.shape
-    g, P, use_P = _split_gamma(gamma, d)
-    out = np.full((n, d), np.nan)
-    K.hardmax_step(x, np.ascontiguousarray(B, dtype=float), g, P, use_P, ties == "point",
-                   float(tol), out, np.empty(d), np.empty(n), np.empty(d))
-    return out
 
 
 def uniforms(rng, n):

@@ -95,6 +95,7 @@ def test_ruin_unbiased():
     p = _ruin(RUNS_BIAS, REPLICAS_TOY, SEED)
     se = p.std(ddof=1) / math.sqrt(p.size)
     z = (p.mean() - P_RUIN) / se
+    print(f"generalized AMS: mean p̂ {p.mean():.4g} vs exact {P_RUIN:.5g}, z = {z:.2f}")
     assert abs(z) < 3.5, f"mean p̂ {p.mean():.5g} vs exact {P_RUIN:.5g}: z = {z:.2f}"
 
 
@@ -105,6 +106,7 @@ def test_ruin_naive_tie_rule_is_biased():
     p = _ruin(RUNS_BIAS // 10, REPLICAS_TOY, SEED, kill_ties=False)
     se = p.std(ddof=1) / math.sqrt(p.size)
     z = (p.mean() - P_RUIN) / se
+    print(f"one kill at ties: mean p̂ {p.mean():.4g} vs exact {P_RUIN:.5g}, z = {z:.2f}")
     assert abs(z) > 10, f"mean p̂ {p.mean():.5g} vs exact {P_RUIN:.5g}: z = {z:.2f}"
 
 
@@ -126,6 +128,7 @@ def test_ruin_interval_coverage(coverage_sample, method):
     low, high = ci[:, 0], ci[:, 1]
     covered = int(((low <= P_RUIN) & (P_RUIN <= high)).sum())
     pv = stats.binomtest(covered, COVERAGE_REPS, 0.95).pvalue
+    print(f"coverage of the 95% interval ({method}): {covered / COVERAGE_REPS:.3f}")
     assert pv > 1e-3, f"{method}: coverage {covered / COVERAGE_REPS:.3f}, binomial p = {pv:.2g}"
 
 

@@ -1,0 +1,54 @@
+"""Call one kernel step with freshly allocated buffers (shared by the bit-for-bit tests)."""
+
+import numpy as np
+
+from metastab import _kernels as K
+from metastab.models import NEIGHBOUR_RULES
+
+
+def split_gamma(gamma, d):
+    g = np.asarray(gamma, dtype=float)
+    if g.ndim == 2:
+        return 1.0, np.ascontiguousarray(g), True
+    return float(g), np.eye(d), False
+
+
+def k_chain(x, B, beta, gamma, u):
+    x = np.ascontiguousarray(x, dtype=float)
+    n, d = x.shape
+    g, P, use_P = split_gamma(gamma, d)
+    out = np.full((n, d), np.nan)
+    K.chain_step(x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P,
+                 np.asarray(u, dtype=float), out, K.chain_work(n, d))
+    return out
+
+
+def k_flow(x, B, beta, gamma):
+    x = np.ascontiguousarray(x, dtype=float)
+    n, d = x.shape
+    g, P, use_P = split_gamma(gamma, d)
+    out = np.full((n, d), np.nan)
+    t = np.empty(n)
+    K.flow_step(x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P, out,
+                np.empty(d), np.empty(n), np.empty(n), np.empty(d), t, t.view(np.int64))
+    return out
+
+
+def k_hardmax(x, B, gamma, ties="index", tol=0.0):
+    x = np.ascontiguousarray(x, dtype=float)
+    n, d = x.shape
+    g, P, use_P = split_gamma(gamma, d)
+    out = np.full((n, d), np.nan)
+    K.hardmax_step(x, np.ascontiguousarray(B, dtype=float), g, P, use_P, ties == "point",
+                   float(tol), out, np.empty(d), np.empty(n), np.empty(d))
+    return out
+
+
+def k_localmax(x, B, gamma, r, rule):
+    x = np.ascontiguousarray(x, dtype=float)
+    n, d = x.shape
+    g, P, use_P = split_gamma(gamma, d)
+    out = np.full((n, d), np.nan)
+    K.localmax_step(x, np.ascontiguousarray(B, dtype=float), g, P, use_P, float(r),
+                    NEIGHBOUR_RULES[rule], out, np.empty(d), np.empty(n), np.empty(d))
+    return out
