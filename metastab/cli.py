@@ -512,12 +512,16 @@ def _cmd_fit(args, argv: list[str]) -> int:
 
 
 def _cmd_study(args, argv: list[str]) -> int:
-    from .studies import list_studies, run_study
+    from .studies import list_studies, run_study, study_about
 
     if args.list or args.name is None:
-        print("\n".join(list_studies()))
+        for name in list_studies():
+            about = study_about(name)
+            times = "/".join(f"{about[k]:.0f} s" if k in about else "?"
+                             for k in ("seconds_quick", "seconds_full"))
+            print(f"{name:<18} {about.get('description', '')} [quick/full: {times}]")
         return 0
-    run_study(args.name, quick=args.quick, out=args.out, config=args.config)
+    run_study(args.name, quick=args.quick, out=args.out, config=args.config, render=args.render)
     return 0
 
 
@@ -673,6 +677,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "studies/NAME/config.toml)")
     study.add_argument("--out", metavar="DIR", help="output folder (default data/NAME)")
     study.add_argument("--list", action="store_true", help="list the studies and exit")
+    study.add_argument("--render", action="store_true", help="do not compute: redo checks, "
+                       "figures and report from the tables already in the output folder")
     _add_common(study)
     study.set_defaults(handler=_cmd_study)
     return parser
