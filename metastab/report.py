@@ -155,16 +155,16 @@ def verdict_line(checks: pd.DataFrame) -> str:
 
 
 def checks_markdown(checks: pd.DataFrame) -> str:
-    """The checks table as markdown: criterion, role, measured [interval], rule, pass."""
-    head = ["| criterion | role | statement | measured | interval | rule | pass | source |",
-            "|---|---|---|---|---|---|---|---|"]
+    """The checks table as markdown, one row per criterion."""
+    head = ["| criterion | role | statement | measured | interval | threshold | rule | pass | "
+            "source |", "|---|---|---|---|---|---|---|---|---|"]
     body = []
     for _, r in checks.iterrows():
         interval = (ci(r["low"], r["high"], 5) if not (pd.isna(r["low"]) and pd.isna(r["high"]))
                     else "–")
         body.append("| " + " | ".join(_cell(str(v)) for v in (
             f"`{r['criterion']}`", r["role"], r["statement"], fmt(r["measured"], 5), interval,
-            r["rule"], str(r["pass"]), r["source"])) + " |")
+            fmt(r["threshold"], 5), r["rule"], str(r["pass"]), r["source"])) + " |")
     return "\n".join(head + body)
 
 

@@ -158,6 +158,9 @@ def report(out: Path) -> str:
               "were re-run seed for seed: their polygon samplers are reproduced in `run.py` and "
               "every set is recomputed with `metastab.Polytope` on the same grids.", ""]
     lines += ["## Cells (random polygons, unit vs raw inner products)", "",
+              "The label agreement below compares `Polytope.assign` with the scripts' argmax rule "
+              "as written: both implement the same rule, so it shows parity with the scripts "
+              "and cannot fail in practice; it carries no weight in the verdict.", "",
               "| panel | k | grid | labels = script labels | K-membership differs from the "
               "script's | vertices owning their cell | empty cells | smallest cell / area K |",
               "|---|---|---|---|---|---|---|---|"]
@@ -204,26 +207,19 @@ def report(out: Path) -> str:
     for _, r in quad.iterrows():
         lines.append(f"| {r['B']} | {r['J_max_grid']:.5f} | {r['J_max_vertices']:.5f} | "
                      f"{r['J_min_vertices']:.5f} | {r['J_min_grid']:.2e} | {r['origin_in_K']} |")
-    lines += ["", "J is convex, so its maximum over K is attained at vertices: the grid maximum "
-              "stays below the vertex value (the gap is the grid's distance to the vertices); with "
-              "vertices on the level set <Bv, v> = 1 every vertex is a maximiser (J = ½), and the "
-              "minimum is at the origin, inside K.", ""]
+    gap = float((quad["J_max_grid"] - quad["J_max_vertices"]).max())
+    lines += ["", "J is convex, so its maximum over K is attained at vertices (structural, not a "
+              f"test): the grid maximum minus the vertex maximum is at most {gap:.2e}; with "
+              "vertices on the level set <Bv, v> = 1 every vertex value is "
+              f"{quad['J_max_vertices'].max():.6f}, and the grid minimum "
+              f"{quad['J_min_grid'].max():.1e} is near the origin, which lies in K: "
+              f"{bool(quad['origin_in_K'].all())}.", ""]
     lines += ["## Voronoi agreement", "",
               f"Fraction of grid points of K where the cell label argmax_a <Bx, v_a> equals the "
               f"B-Voronoi label argmin_a <B(x − v_a), x − v_a>, over {len(eq)} B-equinorm polygons "
               f"({vor['B_matrix'].nunique()} matrices B, k in {sorted(int(k) for k in vor['k'].unique())}): "
               f"min {eq.min():.6f}, mean {eq.mean():.6f} (published: 1, the cells are "
-              f"Vor_B(v_a) ∩ K). Negative control, the same angles with radii uniform in "
+              f"Vor_B(v_a) ∩ K; check `voronoi_equinorm`). Negative control, the same angles with radii uniform in "
               f"[0.4, 1]: min {var.min():.3f}, mean {var.mean():.3f}, max {var.max():.3f}.", ""]
-    cells_ok = bool((parity["label_agreement"] == 1.0).all())
-    ok = (cells_ok and eq.min() == 1.0 and dom["membership_agreement"] == 1.0
-          and (quad["J_max_grid"] <= quad["J_max_vertices"] + 1e-12).all())
     lines += ["Figures: `cells.png`, `dominance.png`, `quadratic.png`, `voronoi.png`.", ""]
-    verdict = ("Verdict: holds — the package reproduces the paper's cells, cones and erosions "
-               "(labels identical to the scripts' on every grid point of K; areas equal to "
-               "grid accuracy), and equinorm cells coincide with B-Voronoi cells on every grid "
-               "point." if ok else
-               "Verdict: fails — see the tables: a geometric statement or the parity with the "
-               "paper's scripts does not hold on the grid.")
-    lines.append(verdict)
     return "\n".join(lines) + "\n"
