@@ -163,7 +163,8 @@ def report(out: Path) -> str:
     lines.append(
         f"- **Per-step contraction (SA_β)**: checked at every step of every SA_β path (up to "
         f"{int(cfg['flow']['record_cap']):,} steps): the largest factor diam(X^(t+1))/diam(X^t) "
-        + ("never exceeds" if violations.empty else "EXCEEDS") + f" 1 − γc ({len(violations)} violations in {len(flow)} β); the diameter "
+        + ("never exceeds" if violations.empty else "EXCEEDS")
+        + f" 1 − γc ({len(violations)} violations in {len(flow)} β); the diameter "
         f"{'never increases' if not growing.any() else 'INCREASES at some step'}.")
     if len(seen):
         lines.append(

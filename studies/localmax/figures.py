@@ -444,21 +444,4 @@ def report(out: Path) -> str:
     for label, r in agg.iterrows():
         text.append(f"| {label} | {r['area0']:.3f} | {r['area']:.3f} | {r['clusters']:.0f} | "
                     f"{r['dist']:.2e} | {r['rate']:.3f} | {100 * r['settled']:.0f}% |")
-    all_hold = all(x["holds"] for x in v.values())
-    notes = []
-    if b["arrivals"] + b["vanishing_arrivals"] > 0:
-        notes.append("single tokens can stop exactly in finite time, for constant and for "
-                     "vanishing r > 0 (they become isolated leaders), so (b) holds for the "
-                     "configuration, not token by token")
-    if c["exact_fraction_smallest"] < 1.0:
-        notes.append("r_t → 0 gives the hardmax limit exactly only while r_t stays below the "
-                     "hardmax score gaps; otherwise the limit differs by an amount that "
-                     "shrinks with r0")
-    verdict = "fails" if not all_hold else "holds with a correction" if notes else "holds"
-    failed = [k for k, x in v.items() if not x["holds"]]
-    text += ["", f"Verdict: {verdict}", ""]
-    if failed:
-        text.append(f"Failed: ({'), ('.join(failed)}) by the rules above.")
-    if notes:
-        text.append("Corrections: " + "; ".join(notes) + ".")
     return "\n".join(text) + "\n"
