@@ -5,7 +5,8 @@ the columns :data:`COLUMNS`:
 
 - ``criterion``: a short unique name;
 - ``role``: ``claim`` (the source's statement as printed), ``correction`` (the statement with one
-  stated change: a hypothesis added, a constant or a compared quantity replaced), ``control`` (a
+  stated change: a hypothesis added, a constant or a compared quantity replaced; its criterion is
+  ``CLAIM/NAME``, naming the claim it corrects), ``control`` (a
   check of the instrument, e.g. a negative control that must be detected) or ``context`` (reported
   beside the claims and never counted: a check that cannot fail in practice, agreement with a
   re-implementation of the same rule, a measured fact the source does not state);
@@ -20,8 +21,8 @@ the columns :data:`COLUMNS`:
 1. ``not tested`` if no ``claim`` row has a pass value, or if any ``control`` row fails (then the
    checks could not have told a true claim from a false one);
 2. ``holds`` if every tested ``claim`` row passes;
-3. ``holds with a correction`` if some ``claim`` row fails, at least one ``correction`` row is
-   tested and every tested ``correction`` row passes;
+3. ``holds with a correction`` if every failing ``claim`` row has at least one tested
+   correction (``CLAIM/...``) and every tested correction of a failing claim passes;
 4. ``fails`` otherwise.
 
 Reports are rendered from the tables only; :func:`verdict_line` writes the report's ``Verdict:``
@@ -62,6 +63,9 @@ def check(criterion: str, role: str, statement: str, *, measured=math.nan, low=m
     """
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+    if (role == "correction") != ("/" in criterion):
+        raise ValueError(f"check {criterion!r}: a correction, and only a correction, is named "
+                         "CLAIM/NAME after the claim it corrects")
     if passed is not None:
         passed = bool(passed)
         if role == "context":
@@ -112,7 +116,7 @@ def verdict(checks: pd.DataFrame) -> str:
     ``not tested`` (the rule is in the module docstring).
 
     >>> rows = [check("law", "claim", "x", passed=True), check("rate", "claim", "y", passed=False),
-    ...         check("rate+", "correction", "y'", passed=True)]
+    ...         check("rate/fixed", "correction", "y'", passed=True)]
     >>> verdict(checks_frame(rows[:1])), verdict(checks_frame(rows))
     ('holds', 'holds with a correction')
     >>> verdict(checks_frame(rows[1:2])), verdict(checks_frame([check("c", "context", "z")]))
@@ -126,9 +130,12 @@ def verdict(checks: pd.DataFrame) -> str:
         return "not tested"
     if claims.all():
         return "holds"
-    if not fixes.empty and fixes.all():
-        return "holds with a correction"
-    return "fails"
+    names = checks["criterion"].astype(str)
+    for claim in names[claims.index[~claims]]:
+        mine = fixes[names[fixes.index].str.startswith(claim + "/")]
+        if mine.empty or not mine.all():
+            return "fails"
+    return "holds with a correction"
 
 
 def verdict_line(checks: pd.DataFrame) -> str:

@@ -71,7 +71,8 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
         limit = 1 / (1 - part["gamma"])
         excess = float((part["C_max_hat"] - limit).max())
         rows.append(check(
-            "M_variant" + label, role or "correction",
+            "universal_C/M_variant" if not role else "M_variant" + label,
+            role or "correction",
             "the same event with M = max_i |x_i^0 − v_σ(i)| in place of m in τ and T1 and "
             "C = 1/(1 − γ)",
             measured=excess, threshold=0.0,

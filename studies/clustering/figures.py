@@ -271,8 +271,8 @@ def report(out: Path) -> str:
               f"admissible β (fitted exponent of β: {m_slope:.3f}; the erosion radius is "
               f"β^(-1/4)) while the farthest stays within {_fmt(far.min())}–{_fmt(far.max())}"
               + (", so sup M/m grows without bound as β → ∞." if m_slope < 0 else "."),
-              "- **Correction** (check `M_variant`: "
-              + {"true": "passes", "false": "FAILS"}.get(checks.loc["M_variant", "pass"], "NA")
+              "- **Correction** (check `universal_C/M_variant`: "
+              + {"true": "passes", "false": "FAILS"}.get(checks.loc["universal_C/M_variant", "pass"], "NA")
               + "): with M = max_i |x_i^0 − v_σ(i)| in place of m in τ and T1, "
               "C = 1/(1 − γ) is compared: the smallest supported C over all admissible runs is "
               + "; ".join(f"{_fmt(g['C_max_hat'].max())} at γ = {gamma:g} (1/(1 − γ) = "

@@ -57,7 +57,7 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
         source=SOURCE))
     rest = float(summary.loc[~halving, "vector_error_resolved"].max())
     rows.append(check(
-        "converges_inf_gamma_positive", "correction",
+        "converges_every_schedule/inf_gamma_positive", "correction",
         "with inf_τ γ^τ > 0 the distance follows Π_{τ<t}(1 − γ^τ) ≤ (1 − inf γ)^t → 0: "
         "convergence at least exponential",
         measured=rest, threshold=ROUNDOFF,

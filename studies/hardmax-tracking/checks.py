@@ -69,7 +69,7 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     if len(pts) >= 3:
         slope, low, high = ls_fit(np.log(pts["beta"]), np.log(pts["plateau"]))
         rows.append(check(
-            "offset_vanishes", "correction",
+            "pathwise/offset_vanishes", "correction",
             "the tracking holds up to an offset D(β) → 0 (the clusters form beside the vertices)",
             measured=slope, low=low, high=high, threshold=0.0,
             rule=f"log-log slope of the SA_β plateau distance on β = {pts['beta'].min():g}…"

@@ -153,8 +153,8 @@ def report(out: Path) -> str:
              f"γ·min|v_a − v_b| = {meta['gamma_min_edge']:.4f}.", "",
              "## Headline numbers", ""]
     checks = read_checks(out / "checks.csv").set_index("criterion")
-    if plateau is not None and "offset_vanishes" in checks.index:
-        off = checks.loc["offset_vanishes"]
+    if plateau is not None and "pathwise/offset_vanishes" in checks.index:
+        off = checks.loc["pathwise/offset_vanishes"]
         exact = checks.loc["pathwise", "pass"] == "true"
         lines.append(
             "- **Finite β follows hardmax "
@@ -164,7 +164,7 @@ def report(out: Path) -> str:
             f"{plateau['beta_min']:g}–{plateau['beta_max']:g} "
             f"(e.g. {_plateau_at(summary, 'SA_beta')}), so the offset "
             + ("vanishes as β grows" if off["pass"] == "true" else
-               "is not shown to vanish as β grows") + " (check `offset_vanishes`).")
+               "is not shown to vanish as β grows") + " (check `pathwise/offset_vanishes`).")
     if chain is not None:
         lines.append(
             f"- **Exponentially long (SA_P)**: log E[T_ε − t0] = a + bβ with b = "

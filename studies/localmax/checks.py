@@ -45,7 +45,7 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
               rule=f"tokens exactly at their limit before the end, over {b['const_runs']} "
                    f"settled constant-r runs and {b['vanishing_runs']} vanishing-r runs, = 0",
               passed=arrivals == 0, source=SOURCE),
-        check("b_configuration_never_stops", "correction",
+        check("b_no_token_stops/configuration", "correction",
               "(b) for r > 0 the configuration does not reach its limit in finite time",
               measured=b["config_arrivals"], high=b["rate_max"], threshold=0.0,
               rule=f"settled runs of {b['runs']} whose whole configuration is at its limit = 0 "
@@ -55,7 +55,7 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
               measured=c["exact_fraction_smallest"], threshold=1.0,
               rule="fraction of the runs with the smallest r0 that end on the hardmax limit "
                    "(to 1e-12) = 1", passed=c["exact_fraction_smallest"] >= 1.0, source=SOURCE),
-        check("c_recovers_below_gaps", "correction",
+        check("c_recovers_hardmax/below_gaps", "correction",
               "(c) r_t → 0 recovers hardmax exactly while r_t stays below the hardmax score "
               "gaps; the distance shrinks with r0; r large is uniform averaging",
               measured=c["median_smallest"], threshold=c["median_largest"],
