@@ -452,26 +452,6 @@ def report(out: Path) -> str:
         "Figures: `e1_paths.png`, `e2_ngd_vs_gd.png`, `e3_joint.png`, `e4_w_vs_kq.png`, "
         "`e5_losses.png`, `e6_rank.png`, `hardmax.png`.", "",
     ]
-    failed_rows = [w for e, w, m, r, ok in rows if not ok]
-    corrected = (len(failed_rows) == 1 and failed_rows[0].endswith("(as stated)") and ok_bound)
-    all_ok = passed == len(rows) and ok_bound
-    if corrected:
-        verdict = ("Verdict: holds with a correction — E1–E5 pass in full; in E6 the rank of the "
-                   "Frobenius SVM for d ≥ n is the number of samples with an active constraint "
-                   "(W^mm = Σ_i u_i z_iᵀ with u_i = 0 for a sample without one), which falls below "
-                   "min(n, d) at d = n in some instances. The (K, Q) nuclear-norm bias is seen "
-                   f"with the vanishing ridge λ = {cfg['e4']['reg_kq']:.2g} of the setup.")
-    elif all_ok:
-        verdict = (f"Verdict: holds — all {len(rows)} criteria of E1–E6 pass; the (K, Q) "
-                   "nuclear-norm bias is seen with the vanishing ridge "
-                   f"λ = {cfg['e4']['reg_kq']:.2g} of the setup "
-                   "(without it the float64 gradient underflows and the direction freezes "
-                   "short of the nuclear SVM).")
-    else:
-        failed = ", ".join(sorted({e for e, *_, ok in rows if not ok}))
-        verdict = f"Verdict: fails — criteria not met in: {failed}" + \
-            (" (quick run: E4 and E6 reduced)" if quick else "") + "."
-    lines += [verdict]
     return "\n".join(lines) + "\n"
 
 
