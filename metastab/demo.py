@@ -10,8 +10,9 @@ escaped after ``max_steps`` steps are right-censored.
 
 The mean escape time is estimated by exposure, Σ_c steps_c / #escapes (total observed steps over
 the number of escapes, censored chains included in the numerator): the maximum-likelihood mean of
-a geometric law under right-censoring, i.e. of a constant escape rate (metastability makes the
-escape nearly memoryless; the demo reports the median beside it).
+a geometric law under right-censoring, i.e. of a constant escape rate, valid without it as the
+sample mean when no chain is censored; the metastability study rejects the geometric law for the
+exit time at nearly every β, so the demo reports the median beside it).
 """
 
 from __future__ import annotations

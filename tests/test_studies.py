@@ -18,7 +18,7 @@ from metastab.studies import _folder, _module, list_studies, load_config, run_st
 STUDIES = list_studies()
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
-NUMBER = re.compile(r"(?<![\w.^−-])[−-]?\d+(?:\.\d+)?(?:e[−-]?\d+)?(?![\w.])")
+NUMBER = re.compile(r"(?<![\w.^−-])[−-]?\d+(?:\.\d+)?(?:e[+−-]?\d+)?(?![\w.])")
 
 
 def _verdict_line(text: str) -> str:
