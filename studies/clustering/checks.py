@@ -66,7 +66,8 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
             rule=f"{names}: smallest growth over γ of the smallest supported C (extreme start) "
                  "from the first to the last admissible β ≤ threshold, the largest spread "
                  "max/min of the corrected constant over the same runs (largest C needed: "
-                 f"{gr['worst'].max():.3g})", passed=None if role else growth <= spread, source=SOURCE))
+                 f"{gr['worst'].max():.3g})", passed=None if role else growth <= spread,
+            source=SOURCE))
         bound_ok = bool((part["P_event_T1_max"] >= part["bound"]).all())
         limit = 1 / (1 - part["gamma"])
         excess = float((part["C_max_hat"] - limit).max())

@@ -272,8 +272,8 @@ def report(out: Path) -> str:
              "factor), against log t over the last half of the log-range for 2/(t+2) (an "
              "exact collapse: γ^0 = 1 moves every token onto its leader, and two points that "
              "lead each other meet exactly at the step with γ = 1/2). With "
-             "constant γ compare the per-step factor with (1 − γ), and for 2/(t+2) the exponent with "
-             "that of Π_τ(1 − γ^τ) ∝ t^−2 (an observation, not a published rate). "
+             "constant γ compare the per-step factor with (1 − γ), and for 2/(t+2) the exponent "
+             "with that of Π_τ(1 − γ^τ) ∝ t^−2 (an observation, not a published rate). "
              + ("The tokens collapse in every draw (check `collapse`)"
                 if checks.loc["collapse", "pass"] == "true" else
                 "The tokens do NOT collapse in every draw (check `collapse`)") +

@@ -144,7 +144,8 @@ def arrhenius(chains, per, setup, fit_from, path):
             label=rf"fit $e^{{a+b\beta}}$, β ≥ {fit_from:g}: b = {fit.slope:.4f}")
     if wide is not None:
         ax.plot(grid, np.exp(wide.log_mean(grid)), "--", color=red, linewidth=1.6, zorder=4,
-                label=rf"fit $A\beta^k e^{{b\beta}}$: b = {wide.slope:.4f}, k = {wide.prefactor:.2f}")
+                label=rf"fit $A\beta^k e^{{b\beta}}$: b = {wide.slope:.4f}, "
+                      f"k = {wide.prefactor:.2f}")
     all_b = np.linspace(float(points["beta"].min()), float(points["beta"].max()), 200)
     ax.plot(all_b, np.exp(theory.exit_time_bound(all_b, **_bound_kwargs(setup))), ":",
             color=grey, linewidth=1.4, zorder=3,
@@ -793,7 +794,7 @@ def report(out: Path) -> str:
         "`chains.parquet` (one row per chain, engine, event and β: steps as float64, censored, "
         "max_steps), `per_beta.csv` (per engine, event and β: escapes, exposure, mean and rate "
         "with exact intervals, memorylessness p, cost), `exponent.csv` (the Arrhenius fits per "
-        "range), `crosscheck.csv` (direct against accelerated), `merge_tol.csv`, "
+        "range), `exponent_start.csv` (b against the start of the fitted range), `crosscheck.csv` (direct against accelerated), `merge_tol.csv`, "
         "`local_slopes.csv`, `merge.csv`, `bound.csv`; each with a `.json` sidecar holding the "
         "configuration, the seeds, the setup (x0, groups, c0, d(K), ε, τ, walls) and the "
         "provenance.",
