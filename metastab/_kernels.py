@@ -729,9 +729,46 @@ def _row(a, c):
 
 
 @njit(parallel=True, **_JIT)
+def _advance_tokens(X, B, beta, gammas, P, use_P, state, t0, nsteps, ev_code, centers, radii,
+                    groups, starts, members, ev_scalar, steps, done, T):
+    """:func:`advance` for SA_P with fewer chains than threads: chains one after the other, each
+    step's blocks of tokens (and of the Gram) split over the threads. A token's arithmetic does
+    not depend on which thread runs its block, so the bits are those of the chain-parallel path."""
+    C, n, d = X.shape
+    G = chain_work(n, d)[-1]
+    nb = (n + _ROWS - 1) // _ROWS
+    out = np.empty((n, d))
+    u = np.empty(n)
+    work = hull_work(n, d)
+    for c in range(C):
+        if done[c]:
+            continue
+        x = X[c]
+        st = state[c]
+        for t in range(t0, t0 + nsteps):
+            gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            for i in range(n):
+                u[i] = next_uniform(st)
+            gram = _use_gram(x, B, G)
+            if gram:
+                ng = G.shape[0]
+                for q in prange(T):
+                    _gram(x, G, np.empty((d, _ROWS)), q * ng // T, (q + 1) * ng // T)
+            for q in prange(T):
+                _chain_blocks(x, B, beta, gamma, P, use_P, u, out, block_work(n, d), G, gram,
+                              q * nb // T, (q + 1) * nb // T)
+            x[:, :] = out
+            if ev_code != NO_EVENT and event_hit(ev_code, x, _row(centers, c), _row(radii, c),
+                                                 groups, starts, members, ev_scalar, work):
+                steps[c] = t + 1
+                done[c] = True
+                break
+
+
+@njit(parallel=True, **_JIT)
 def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps,
             ev_code, centers, radii, groups, starts, members, ev_scalar, steps, done,
-            margins, rule):
+            margins, rule, threads=1):
     """Advance every chain c with ``done[c]`` False by up to ``nsteps`` steps, in place.
 
     ``X`` (C, n, d) holds the current configurations and ``state`` (C, 4) the chains' streams;
@@ -741,9 +778,15 @@ def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps
     After each step the event is checked; a chain that meets it records ``steps[c]`` (the number
     of steps taken since time 0) and stops. ``centers`` (Cc, n, d) and ``radii`` (Cr, n) are
     shared (leading size 1) or per chain. Chains never interact: the result of chain c does not
-    depend on the thread count or on how the steps are split into calls.
+    depend on the thread count or on how the steps are split into calls. With fewer SA_P chains
+    than ``threads`` (pass numba's thread count), the threads share each step's tokens instead
+    (:func:`_advance_tokens`).
     """
     C, n, d = X.shape
+    if kind == CHAIN and C < threads and n > _ROWS:
+        _advance_tokens(X, B, beta, gammas, P, use_P, state, t0, nsteps, ev_code, centers, radii,
+                        groups, starts, members, ev_scalar, steps, done, threads)
+        return
     for c in prange(C):
         if done[c]:
             continue
