@@ -110,7 +110,7 @@ def _row_scores(x, B, i, bx, s):
     return best
 
 
-@njit(**_JIT)
+@njit(inline="always")
 def _move(x, i, target, gamma, P, use_P, out):
     """out_i = x_i + gamma (target - x_i), or x_i + P (target - x_i) for a step matrix.
 
@@ -192,51 +192,162 @@ def _softmax_weights(s, best, beta, w, t, tb):
 
 
 _ROWS = 32  # tokens whose weights chain_step computes together (bounds the work buffers)
+# The symmetric Gram (see _gram) pays from this dimension on (below it the mirroring costs more
+# than the halved score work), up to this many tokens (it holds n^2 scores per chain).
+_GRAM_MIN_D = 8
+_GRAM_MAX_N = 2048
 
 
 @njit(**_JIT)
 def chain_work(n, d):
-    """Scratch buffers of :func:`chain_step` for n tokens in R^d."""
-    rows = min(n, _ROWS)
-    t = np.empty(rows * n)
-    return (np.empty((d, n)), np.empty(rows * n), t, t.view(np.int64), np.empty(rows),
-            np.empty(rows), np.empty(rows), np.empty(rows, np.int64))
+    """Scratch buffers of :func:`chain_step` for n tokens in R^d: those of one block of tokens
+    (:func:`block_work`) and the blocked Gram matrix of :func:`_gram` (empty where
+    :func:`chain_step` never uses it)."""
+    gram = n % _ROWS == 0 and d >= _GRAM_MIN_D and n <= _GRAM_MAX_N
+    g = n // _ROWS if gram else 0
+    return block_work(n, d) + (np.empty((g, n * _ROWS)),)
 
 
 @njit(**_JIT)
-def chain_step(x, B, beta, gamma, P, use_P, u, out, work):
-    """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
+def block_work(n, d):
+    """Scratch buffers of :func:`_chain_blocks` (one set per thread that runs blocks)."""
+    rows = min(n, _ROWS)
+    t = np.empty(rows * n)
+    return (np.empty((d, rows)), np.empty(rows * n), t, t.view(np.int64), np.empty(rows),
+            np.empty(rows), np.empty(rows), np.empty(rows, np.int64))
 
-    Token i picks j with probability softmax_j(beta s_ij) by inversion of the cumulative weights
-    with the uniform ``u[i]`` -- the first j whose cumulative weight exceeds u[i] * total, or, if
-    rounding leaves none, the last j at which the cumulative weight grew -- tokens independently,
-    and moves to x_i + gamma (x_j - x_i). Zero-weight indices are never picked.
 
-    The work runs over blocks of tokens i held side by side (W[j * rows + r] for token i0 + r), so
-    that every loop runs across tokens and vectorises, while each token's sums are accumulated
-    in increasing j and k exactly as in the reference. Cumulative weights never decrease, so the
-    first j whose cumulative weight exceeds the threshold is the count of those that do not.
-    """
+@njit(inline="always")
+def _scores4(bxt, x, j, S, p):
+    """S[p + q _ROWS + r] = sum_k bxt[k, r] x[j + q, k] for q < 4, r < _ROWS, k ascending.
+
+    Four rows of scores per pass over k, two k per step: each load and store of a partial sum
+    serves two multiply-adds, and the constant row offsets let LLVM vectorise across r."""
+    d = x.shape[1]
+    p1 = p + _ROWS
+    p2 = p + 2 * _ROWS
+    p3 = p + 3 * _ROWS
+    for r in range(_ROWS):
+        S[p + r] = 0.0
+        S[p1 + r] = 0.0
+        S[p2 + r] = 0.0
+        S[p3 + r] = 0.0
+    k = 0
+    while k + 2 <= d:
+        a0, b0 = x[j, k], x[j, k + 1]
+        a1, b1 = x[j + 1, k], x[j + 1, k + 1]
+        a2, b2 = x[j + 2, k], x[j + 2, k + 1]
+        a3, b3 = x[j + 3, k], x[j + 3, k + 1]
+        for r in range(_ROWS):
+            y = bxt[k, r]
+            z = bxt[k + 1, r]
+            S[p + r] = (S[p + r] + y * a0) + z * b0
+            S[p1 + r] = (S[p1 + r] + y * a1) + z * b1
+            S[p2 + r] = (S[p2 + r] + y * a2) + z * b2
+            S[p3 + r] = (S[p3 + r] + y * a3) + z * b3
+        k += 2
+    if k < d:
+        a0, a1, a2, a3 = x[j, k], x[j + 1, k], x[j + 2, k], x[j + 3, k]
+        for r in range(_ROWS):
+            y = bxt[k, r]
+            S[p + r] += y * a0
+            S[p1 + r] += y * a1
+            S[p2 + r] += y * a2
+            S[p3 + r] += y * a3
+
+
+@njit(inline="always")
+def _scores_block(bxt, x, j0, S):
+    """S[j _ROWS + r] = sum_k bxt[k, r] x[j, k] for j0 <= j < n (a full block of _ROWS tokens)."""
+    n, d = x.shape
+    j = j0
+    while j + 4 <= n:
+        _scores4(bxt, x, j, S, j * _ROWS)
+        j += 4
+    for j in range(j, n):
+        p = j * _ROWS
+        for r in range(_ROWS):
+            S[p + r] = 0.0
+        for k in range(d):
+            xjk = x[j, k]
+            for r in range(_ROWS):
+                S[p + r] += bxt[k, r] * xjk
+
+
+@njit(**_JIT)
+def _use_gram(x, B, G):
+    """Whether chain_step takes the scores from the symmetric Gram: G allocated (n a multiple of
+    _ROWS), B the identity and x finite. Then (B x_i)_k == x_ik up to the sign of zero, which no
+    score can see (a sum that starts at +0.0 never becomes -0.0), so s_ij = s_ji bit for bit."""
+    if G.shape[0] * _ROWS != x.shape[0]:
+        return False
+    d = B.shape[0]
+    for k in range(d):
+        for m in range(d):
+            if B[k, m] != (1.0 if k == m else 0.0):
+                return False
+    acc = 0.0
+    for v in x.ravel():
+        acc += v * 0.0  # NaN iff some v is not finite
+    return acc == 0.0
+
+
+@njit(**_JIT)
+def _gram(x, G, bxt, b0, b1):
+    """G[b, j _ROWS + r] = <x_i, x_j> (k ascending) for i = b _ROWS + r, the scores of block b in
+    the layout of chain_step's W (for B = I, see _use_gram). Block b computes the pairs with
+    j >= i0 = b _ROWS and mirrors those with j >= i0 + _ROWS into block j // _ROWS: each pair
+    once. Different blocks write disjoint entries, so blocks may run on different threads."""
+    n, d = x.shape
+    for b in range(b0, b1):
+        i0 = b * _ROWS
+        for r in range(_ROWS):
+            for k in range(d):
+                bxt[k, r] = x[i0 + r, k]
+        Gb = G[b]
+        _scores_block(bxt, x, i0, Gb)
+        for j in range(i0 + _ROWS, n):
+            dst = G[j // _ROWS]
+            p = i0 * _ROWS + j % _ROWS
+            for r in range(_ROWS):
+                dst[p + r * _ROWS] = Gb[j * _ROWS + r]
+
+
+@njit(inline="always")
+def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1):
+    """:func:`chain_step` for the tokens i0 <= i < i0 + r1 of blocks b0 <= b < b1 (i0 = b rows,
+    the last block possibly shorter); with ``gram`` the scores are read from G, else computed
+    here. Tokens only read x, so blocks may run on different threads."""
     n, d = x.shape
     bxt, W, t, tb, best, total, thr, cnt = work
     rows = total.shape[0]
-    for i0 in range(0, n, rows):
+    for b in range(b0, b1):
+        i0 = b * rows
         r1 = min(rows, n - i0)
-        for r in range(r1):
-            for k in range(d):
-                acc = 0.0
-                for m in range(d):
-                    acc += B[k, m] * x[i0 + r, m]
-                bxt[k, r] = acc
-            best[r] = -np.inf
-        for j in range(n):  # scores s_ij = sum_k (B x_i)_k x_jk, k ascending
-            base = j * r1
+        if gram:
+            W = G[b]
+        else:
             for r in range(r1):
-                W[base + r] = 0.0
-            for k in range(d):
-                xjk = x[j, k]
-                for r in range(r1):
-                    W[base + r] += bxt[k, r] * xjk
+                for k in range(d):
+                    acc = 0.0
+                    for m in range(d):
+                        acc += B[k, m] * x[i0 + r, m]
+                    bxt[k, r] = acc
+            if r1 == _ROWS:
+                _scores_block(bxt, x, 0, W)
+            else:
+                for j in range(n):  # scores s_ij = sum_k (B x_i)_k x_jk, k ascending
+                    base = j * r1
+                    for r in range(r1):
+                        W[base + r] = 0.0
+                    for k in range(d):
+                        xjk = x[j, k]
+                        for r in range(r1):
+                            W[base + r] += bxt[k, r] * xjk
+        for r in range(r1):
+            best[r] = -np.inf
+        for j in range(n):
+            base = j * r1
             for r in range(r1):
                 best[r] = max(best[r], W[base + r])
         for j in range(n):
@@ -273,6 +384,31 @@ def chain_step(x, B, beta, gamma, P, use_P, u, out, work):
                     out[i, k] = np.nan
                 continue
             _move(x, i, x[pick], gamma, P, use_P, out)
+
+
+@njit(**_JIT)
+def chain_step(x, B, beta, gamma, P, use_P, u, out, work):
+    """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
+
+    Token i picks j with probability softmax_j(beta s_ij) by inversion of the cumulative weights
+    with the uniform ``u[i]`` -- the first j whose cumulative weight exceeds u[i] * total, or, if
+    rounding leaves none, the last j at which the cumulative weight grew -- tokens independently,
+    and moves to x_i + gamma (x_j - x_i). Zero-weight indices are never picked.
+
+    The work runs over blocks of tokens i held side by side (W[j * rows + r] for token i0 + r), so
+    that every loop runs across tokens and vectorises, while each token's sums are accumulated
+    in increasing j and k exactly as in the reference. Cumulative weights never decrease, so the
+    first j whose cumulative weight exceeds the threshold is the count of those that do not.
+    For B = I the scores come from the symmetric Gram, each pair once (see _use_gram, _gram).
+    """
+    n = x.shape[0]
+    work_b, G = work[:-1], work[-1]
+    gram = _use_gram(x, B, G)
+    if gram:
+        _gram(x, G, work_b[0], 0, G.shape[0])
+    rows = work_b[4].shape[0]
+    _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work_b, G, gram, 0,
+                  (n + rows - 1) // rows)
 
 
 @njit(**_JIT)
@@ -593,9 +729,46 @@ def _row(a, c):
 
 
 @njit(parallel=True, **_JIT)
+def _advance_tokens(X, B, beta, gammas, P, use_P, state, t0, nsteps, ev_code, centers, radii,
+                    groups, starts, members, ev_scalar, steps, done, T):
+    """:func:`advance` for SA_P with fewer chains than threads: chains one after the other, each
+    step's blocks of tokens (and of the Gram) split over the threads. A token's arithmetic does
+    not depend on which thread runs its block, so the bits are those of the chain-parallel path."""
+    C, n, d = X.shape
+    G = chain_work(n, d)[-1]
+    nb = (n + _ROWS - 1) // _ROWS
+    out = np.empty((n, d))
+    u = np.empty(n)
+    work = hull_work(n, d)
+    for c in range(C):
+        if done[c]:
+            continue
+        x = X[c]
+        st = state[c]
+        for t in range(t0, t0 + nsteps):
+            gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            for i in range(n):
+                u[i] = next_uniform(st)
+            gram = _use_gram(x, B, G)
+            if gram:
+                ng = G.shape[0]
+                for q in prange(T):
+                    _gram(x, G, np.empty((d, _ROWS)), q * ng // T, (q + 1) * ng // T)
+            for q in prange(T):
+                _chain_blocks(x, B, beta, gamma, P, use_P, u, out, block_work(n, d), G, gram,
+                              q * nb // T, (q + 1) * nb // T)
+            x[:, :] = out
+            if ev_code != NO_EVENT and event_hit(ev_code, x, _row(centers, c), _row(radii, c),
+                                                 groups, starts, members, ev_scalar, work):
+                steps[c] = t + 1
+                done[c] = True
+                break
+
+
+@njit(parallel=True, **_JIT)
 def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps,
             ev_code, centers, radii, groups, starts, members, ev_scalar, steps, done,
-            margins, rule):
+            margins, rule, threads=1):
     """Advance every chain c with ``done[c]`` False by up to ``nsteps`` steps, in place.
 
     ``X`` (C, n, d) holds the current configurations and ``state`` (C, 4) the chains' streams;
@@ -605,9 +778,15 @@ def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps
     After each step the event is checked; a chain that meets it records ``steps[c]`` (the number
     of steps taken since time 0) and stops. ``centers`` (Cc, n, d) and ``radii`` (Cr, n) are
     shared (leading size 1) or per chain. Chains never interact: the result of chain c does not
-    depend on the thread count or on how the steps are split into calls.
+    depend on the thread count or on how the steps are split into calls. With fewer SA_P chains
+    than ``threads`` (pass numba's thread count), the threads share each step's tokens instead
+    (:func:`_advance_tokens`).
     """
     C, n, d = X.shape
+    if kind == CHAIN and C < threads and n > _ROWS:
+        _advance_tokens(X, B, beta, gammas, P, use_P, state, t0, nsteps, ev_code, centers, radii,
+                        groups, starts, members, ev_scalar, steps, done, threads)
+        return
     for c in prange(C):
         if done[c]:
             continue

@@ -23,8 +23,8 @@ from .models import SoftmaxChain
 from .polytope import regular_polygon
 from .simulate import first_passage, simulate
 
-__all__ = ["numpy_chain", "workload_w1", "run_bench", "escape_bench", "TARGET_RATIO",
-           "ESCAPE_BETAS", "ESCAPE_CHAINS"]
+__all__ = ["numpy_chain", "workload_w1", "run_bench", "escape_bench", "sizes_bench", "fma_peak",
+           "TARGET_RATIO", "ESCAPE_BETAS", "ESCAPE_CHAINS", "SIZES"]
 
 TARGET_RATIO = 4.0
 ESCAPE_BETAS = (8.0, 10.0, 12.0)
@@ -151,3 +151,84 @@ def escape_bench(betas=ESCAPE_BETAS, *, chains: int = ESCAPE_CHAINS,
                      "exact_s_per_escape": per_exact, "accelerated_s_per_escape": per_fast,
                      "ratio": per_exact / per_fast, "threads": numba.get_num_threads()})
     return rows
+
+
+# (n, d, chains, steps) of :func:`sizes_bench`: from W1's size to transformer-like n and d.
+SIZES = ((20, 2, 2048, 200), (64, 8, 512, 100), (256, 16, 64, 50), (1024, 64, 8, 20))
+_PEAK_LANES = 512  # independent FMA chains per thread (a multiple of any SIMD width)
+
+
+@numba.njit(fastmath={"contract"}, cache=True)
+def _fma_loop(reps, m, c, acc):
+    """reps x 16 dependent a <- a m + c per lane; lanes are independent and vectorise."""
+    for _ in range(reps):
+        for k in range(acc.shape[0]):
+            a = acc[k]
+            for _ in range(16):
+                a = a * m + c
+            acc[k] = a
+
+
+@numba.njit(parallel=True, cache=True)
+def _fma_threads(reps, m, c, acc):
+    for t in numba.prange(acc.shape[0]):
+        _fma_loop(reps, m, c, acc[t])
+
+
+def fma_peak(seconds: float = 0.3, repeat: int = 5) -> float:
+    """The measured double-precision FMA rate of the numba threads, in flop/s (2 per FMA).
+
+    A numba loop of independent fused multiply-adds per thread (one FMA chain per lane, LLVM's
+    widest vectors), best of ``repeat`` runs of about ``seconds`` each."""
+    acc = np.full((numba.get_num_threads(), _PEAK_LANES), 0.5)
+    _fma_threads(1, 0.999, 1e-3, acc)
+    reps = 16
+    while True:
+        tic = time.perf_counter()
+        _fma_threads(reps, 0.999, 1e-3, acc)
+        if time.perf_counter() - tic > seconds / 4:
+            break
+        reps *= 2
+    flops = 2 * 16 * reps * acc.size
+    return flops / _best(lambda: _fma_threads(reps, 0.999, 1e-3, acc), repeat)
+
+
+def _sphere(n: int, d: int, seed: int) -> np.ndarray:
+    x = np.random.default_rng(seed).normal(size=(n, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def sizes_bench(sizes=SIZES, *, beta: float = 5.0, gamma: float = 0.1, repeat: int = 3,
+                seed: int = 0) -> dict:
+    """Token-steps per second of metastab.simulate and of :func:`numpy_chain` from n = 20 to
+    transformer-like n and d (unit-sphere tokens, B = I), and the machine's FMA peak.
+
+    Both run in the same process, the median of ``repeat`` timed runs each after a warm-up.
+    ``gflops`` counts the 2 n d flops of scores per token-step; ``peak_fraction`` is that rate at
+    the last size over :func:`fma_peak`, measured in the same run.
+
+    Returns
+    -------
+    dict: rows (a list of dicts n, d, chains, steps, numba_rate, numpy_rate, ratio, gflops),
+    peak_flops, peak_fraction, threads, repeat.
+    """
+    rows = []
+    for n, d, chains, steps in sizes:
+        x0 = _sphere(n, d, seed)
+        model = SoftmaxChain(beta=beta, gamma=gamma)
+        simulate(model, x0, steps=2, chains=2, rng=seed)
+        numpy_chain(x0, beta, gamma, steps=2, chains=2, rng=seed)
+        t_numba, t_numpy = [], []
+        for _ in range(repeat):  # interleaved, so that both see the same machine load
+            t_numba.append(_best(lambda: simulate(model, x0, steps=steps, chains=chains,
+                                                  rng=seed), 1))
+            t_numpy.append(_best(lambda: numpy_chain(x0, beta, gamma, steps=steps,
+                                                     chains=chains, rng=seed), 1))
+        work = chains * steps * n
+        a, b = float(np.median(t_numba)), float(np.median(t_numpy))
+        rows.append({"n": n, "d": d, "chains": chains, "steps": steps,
+                     "numba_rate": work / a, "numpy_rate": work / b, "ratio": b / a,
+                     "gflops": work / a * 2 * n * d / 1e9})
+    peak = fma_peak()
+    return {"rows": rows, "peak_flops": peak, "peak_fraction": rows[-1]["gflops"] * 1e9 / peak,
+            "threads": numba.get_num_threads(), "repeat": repeat}

@@ -382,6 +382,8 @@ def _cmd_bench(args, argv: list[str]) -> int:
 
     if args.escape:
         return _escape_bench(args)
+    if args.sizes:
+        return _sizes_bench(args)
     if args.beta is not None:
         raise UsageError("beta: --beta applies to bench --escape only")
     r = run_bench(chains=2048 if args.chains is None else args.chains, steps=args.steps,
@@ -396,6 +398,23 @@ def _cmd_bench(args, argv: list[str]) -> int:
           f"  ({r['numpy_seconds']:.3f} s)")
     verdict = "met" if r["ratio"] >= r["target"] else "NOT met"
     print(f"ratio {r['ratio']:.2f}x  (target >= {r['target']:g}x: {verdict})")
+    return 0
+
+
+def _sizes_bench(args) -> int:
+    """``metastab bench --sizes``: SA_P from n = 20 to transformer-like sizes, and the FMA peak."""
+    from .bench import sizes_bench
+
+    r = sizes_bench(repeat=args.repeat)
+    print(f"{PROG} bench --sizes: SA_P, unit-sphere tokens, B = I, beta=5, gamma=0.1; median of "
+          f"{r['repeat']}, numba threads {r['threads']}")
+    print("| n, d | chains x steps | metastab token-steps/s | NumPy | ratio | GFLOP/s (2nd) |")
+    print("|---|---|---|---|---|---|")
+    for w in r["rows"]:
+        print(f"| {w['n']}, {w['d']} | {w['chains']} x {w['steps']} | {w['numba_rate']:.3g} | "
+              f"{w['numpy_rate']:.3g} | {w['ratio']:.1f} | {w['gflops']:.1f} |")
+    print(f"measured FMA peak {r['peak_flops'] / 1e9:.1f} GFLOP/s; largest size at "
+          f"{100 * r['peak_fraction']:.0f} % of it")
     return 0
 
 
@@ -636,6 +655,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="default 2048 (--escape: 60 per beta and mode)")
     bench.add_argument("--steps", type=int, default=500, help="default 500")
     bench.add_argument("--repeat", type=int, default=3, help="best of REPEAT (default 3)")
+    bench.add_argument("--sizes", action="store_true",
+                       help="table from n=20 to n=1024, d=64 beside NumPy, with the measured FMA "
+                       "peak (metastab.bench.sizes_bench)")
     bench.add_argument("--escape", action="store_true",
                        help="seconds per escape, exact against accelerated mode "
                        "(metastab.bench.escape_bench) instead of the throughput")

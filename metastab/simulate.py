@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 
+import numba
 import numpy as np
 
 from . import _kernels
@@ -115,7 +116,8 @@ def _drive(model, X, state, total: int, compiled: Compiled | None, progress,
         margins = model.margin_arrays(t, k)
         tic = time.perf_counter()
         _kernels.advance(model.code, X, B, beta, gammas, P, use_P, by_point, tol, state, t, k,
-                         compiled.code, *compiled[1:], steps, done, margins, rule)
+                         compiled.code, *compiled[1:], steps, done, margins, rule,
+                         numba.get_num_threads())
         if time.perf_counter() - tic < _CALL_SECONDS:
             chunk *= 2
         t += k
