@@ -7,14 +7,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.plotting import canvas
 from metastab.report import read_checks
 from metastab.results import read_table
-
-
-def _canvas(rows: int, cols: int, width: float = 10.0, height: float = 7.0):
-    """A figure and its rows×cols axes grid."""
-    return canvas(rows, cols, width=width, height=height, squeeze=False)
+from metastab.study_figures import axes_grid, legend_below
 
 
 def _load(out: Path):
@@ -38,7 +33,7 @@ def _shade_empty(ax, threshold: float, lo: float):
 def hitting_time_figure(summary, polys, path):
     """Median hitting time of the near-vertex event against β, with T1 dashed."""
     pairs = _panels(summary)
-    fig, axes = _canvas(2, (len(pairs) + 1) // 2)
+    fig, axes = axes_grid(2, (len(pairs) + 1) // 2)
     for ax, (name, gamma) in zip(axes.T.ravel(), pairs):
         s = summary[(summary["polytope"] == name) & (summary["gamma"] == gamma)]
         _shade_empty(ax, polys.loc[name, "beta_threshold"], s["beta"].min())
@@ -60,7 +55,7 @@ def hitting_time_figure(summary, polys, path):
 def distribution_figure(chains, summary, path):
     """Empirical CDF of the hitting time per β (random starts, admissible β only)."""
     pairs = _panels(summary)
-    fig, axes = _canvas(2, (len(pairs) + 1) // 2)
+    fig, axes = axes_grid(2, (len(pairs) + 1) // 2)
     import matplotlib as mpl
 
     for ax, (name, gamma) in zip(axes.T.ravel(), pairs):
@@ -86,7 +81,7 @@ def distribution_figure(chains, summary, path):
 def probability_figure(summary, polys, C_event, path):
     """P̂[event at T1] against β, with the bound 1 − β^{−1/8} dashed."""
     names = sorted(summary["polytope"].unique())
-    fig, axes = _canvas(1, len(names), height=5.4)
+    fig, axes = axes_grid(1, len(names), height=5.4)
     for ax, name in zip(axes.ravel(), names):
         s = summary[summary["polytope"] == name]
         _shade_empty(ax, polys.loc[name, "beta_threshold"], s["beta"].min())
@@ -102,15 +97,14 @@ def probability_figure(summary, polys, C_event, path):
         ax.set_xlabel("β")
         ax.set_ylabel("P[event at step T1] (random starts)")
         ax.set_title(name, fontsize="medium")
-    fig.legend(*axes.ravel()[0].get_legend_handles_labels(), loc="outside lower center",
-               ncols=3, fontsize="small", frameon=False)
+    legend_below(fig, axes)
     fig.savefig(path, dpi=110)
 
 
 def smallest_C_figure(summary, polys, path):
     """Smallest C the data support against β (log-log), with 1/(1−γ) dashed."""
     names = sorted(summary["polytope"].unique())
-    fig, axes = _canvas(1, len(names), height=5.4)
+    fig, axes = axes_grid(1, len(names), height=5.4)
     for ax, name in zip(axes.ravel(), names):
         s = summary[summary["polytope"] == name]
         _shade_empty(ax, polys.loc[name, "beta_threshold"], s["beta"].min())
@@ -128,15 +122,14 @@ def smallest_C_figure(summary, polys, path):
         ax.set_xlabel("β")
         ax.set_ylabel("smallest C with P̂[event at T1] ≥ 1 − β^(-1/8)")
         ax.set_title(name, fontsize="medium")
-    fig.legend(*axes.ravel()[0].get_legend_handles_labels(), loc="outside lower center",
-               ncols=3, fontsize="small", frameon=False)
+    legend_below(fig, axes)
     fig.savefig(path, dpi=110)
 
 
 def profile_figure(profiles, summary, path):
     """Median D_t / M against t (log y) for a few β, with the hardmax law (1 − γ)^t dashed."""
     pairs = _panels(summary)
-    fig, axes = _canvas(2, (len(pairs) + 1) // 2)
+    fig, axes = axes_grid(2, (len(pairs) + 1) // 2)
     import matplotlib as mpl
 
     for ax, (name, gamma) in zip(axes.T.ravel(), pairs):

@@ -8,15 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.plotting import canvas
 from metastab.results import read_table
+from metastab.study_figures import axes_grid, legend_below
 
 MODELS = {"SA_beta": ("SA_β (softmax layer)", "C3", "^"), "SA_P": ("SA_P (Markov chain)", "C0", "o")}
-
-
-def _canvas(rows: int, cols: int, width: float = 10.0, height: float = 7.0):
-    """A figure and its rows×cols axes grid."""
-    return canvas(rows, cols, width=width, height=height, squeeze=False)
 
 
 def _load(out: Path):
@@ -28,7 +23,7 @@ def _load(out: Path):
 
 def collapse_time_figure(summary, fits, meta, path):
     """Median collapse time against β (log y) with the bound's steps dashed; right: the ratio."""
-    fig, axes = _canvas(1, 2, height=5.2)
+    fig, axes = axes_grid(1, 2, height=5.2)
     ax = axes[0, 0]
     for kind, (label, color, marker) in MODELS.items():
         g = summary[summary["model"] == kind]
@@ -73,7 +68,7 @@ def diameter_figure(curves, summary, meta, path):
     """diam(X^t)/diam₀ against t per β (log–log), with the guaranteed (1 − γc)^t dashed."""
     betas = sorted(curves["beta"].unique())
     cols = min(2, len(betas))
-    fig, axes = _canvas((len(betas) + cols - 1) // cols, cols)
+    fig, axes = axes_grid((len(betas) + cols - 1) // cols, cols)
     d0 = float(meta["diameter0"])
     for ax, beta in zip(axes.ravel(), betas):
         for kind, (label, color, _) in MODELS.items():
@@ -95,10 +90,7 @@ def diameter_figure(curves, summary, meta, path):
         ax.set_xlabel("step t")
         ax.set_ylabel("diam(X^t) / diam(X^0)")
         ax.set_title(f"β = {beta:g}", fontsize="medium")
-    for ax in axes.ravel()[len(betas):]:
-        ax.set_visible(False)
-    fig.legend(*axes.ravel()[0].get_legend_handles_labels(), loc="outside lower center",
-               ncols=3, fontsize="small", frameon=False)
+    legend_below(fig, axes, len(betas))
     fig.savefig(path, dpi=110)
 
 

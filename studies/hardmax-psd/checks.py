@@ -9,26 +9,17 @@ with inf_τ γ^τ > 0 (every schedule but 2^(−τ−1)) the tokens do reach the
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metastab.report import check, checks_frame
+from metastab.report import check, checks_frame, sibling
 from metastab.results import read_table
 
 SOURCE = "[FW] thm. exp.fast.polytope"
 ROUNDOFF = 1e-10        # relative error of a law that holds exactly, after ~1e3 steps
-
-
-def _figures():
-    spec = importlib.util.spec_from_file_location("hardmax_psd_figures",
-                                                  Path(__file__).with_name("figures.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
@@ -36,7 +27,7 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     out = Path(out)
     lines, meta = read_table(out / "lines.csv")
     floor = float(config["lines"]["floor"])
-    summary = _figures()._line_summary(lines, floor)
+    summary = sibling(__file__, "figures")._line_summary(lines, floor)
     ode = read_table(out / "ode.csv")[0]
     gauss = read_table(out / "gaussian.csv")[0]
     worst = float(summary["vector_error"].max())
