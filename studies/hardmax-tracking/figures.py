@@ -165,8 +165,9 @@ def report(out: Path) -> str:
             f"{chain['beta_min']:g}–{chain['beta_max']:g}; the frozen law gives "
             f"{frozen['slope']:.3f} over the same β and c0 = {c0:.4f}: ratio measured/c0 = "
             f"{chain['slope'] / c0:.3f}. The measured mean is {_ratio_range(summary)} of the "
-            "frozen law's t0 + 1/p, which assumes clusters exactly on the vertices; the clusters "
-            "sit at the plateau offset instead. Chains that leave during the transient "
+            "frozen law's t0 + 1/p, which assumes clusters exactly on the vertices (an "
+            "explanation of the gap, not tested here: the clusters sit at the plateau offset "
+            "instead). Chains that leave during the transient "
             "(t ≤ t0, column 'left in transient') are not part of this fit.")
     if flow is not None and "exponential_SA_beta" in checks.index:
         fl = checks.loc["exponential_SA_beta"]
@@ -174,8 +175,8 @@ def report(out: Path) -> str:
             f"- **Exponentially long (SA_β)**: slope of log T_ε against β = {flow['slope']:.3f} "
             f"(95 % t interval [{fl['low']:.3f}, {fl['high']:.3f}]) "
             f"over β = {flow['beta_min']:g}–{flow['beta_max']:g} (ratio to c0 "
-            f"{flow['slope'] / c0:.3f}); the deterministic layer leaves through the slow drift "
-            "of whole clusters, not through single picks.")
+            f"{flow['slope'] / c0:.3f}). A proposed mechanism, not tested here: the deterministic "
+            "layer has no picks, so it leaves through the slow drift of whole clusters.")
     lines += ["", "| model | β | plateau at t0 | left in transient | censored | median T_ε | "
               "mean T_ε (95% CI) | t0 + 1/p (frozen law) | mean / frozen |",
               "|---|---|---|---|---|---|---|---|---|"]
