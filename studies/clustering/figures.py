@@ -223,8 +223,10 @@ def report(out: Path) -> str:
     lines += ["",
               "A mathematical remark: an equinorm polygon with k ≥ 4 vertices always has an angle "
               "≥ 90° (the angles sum to (k − 2)·180°), so an acute equinorm polygon is a "
-              "triangle. Polytopes whose cones are not acute (the table's 'False') are outside "
-              "the theorem's hypotheses: the headline "
+              "triangle. Polytopes whose cones are not acute ("
+              + ", ".join(f"{n}: {p['max_cone_angle_deg']:.0f}° cones" for n, p in polys.iterrows()
+                          if not bool(p["acute_cones"]))
+              + ") are outside the theorem's hypotheses: the headline "
               "numbers and the checks use only the polytopes within them ("
               + ", ".join(sorted(good)) + "); the others are shown apart, below. Below the thresholds the grid's β are run from starts drawn at "
               f"{cfg['margin']:g}× the threshold (rows marked 'no'): no claim of the theorem "
