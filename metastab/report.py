@@ -39,7 +39,7 @@ import pandas as pd
 
 __all__ = ["COLUMNS", "ROLES", "VERDICTS", "check", "checks_frame", "read_checks", "verdict",
            "verdict_line", "checks_markdown", "write_checks", "fmt", "fmt_p", "ci", "md_table",
-           "spread"]
+           "spread", "read_tables", "sibling", "study_meta", "md_cell", "polytope_from_spec"]
 
 COLUMNS = ("criterion", "role", "statement", "measured", "low", "high", "threshold", "rule",
            "pass", "source")
@@ -169,13 +169,13 @@ def checks_markdown(checks: pd.DataFrame) -> str:
     for _, r in checks.iterrows():
         interval = (ci(r["low"], r["high"], 5) if not (pd.isna(r["low"]) and pd.isna(r["high"]))
                     else "–")
-        body.append("| " + " | ".join(_cell(str(v)) for v in (
+        body.append("| " + " | ".join(md_cell(str(v)) for v in (
             f"`{r['criterion']}`", r["role"], r["statement"], fmt(r["measured"], 5), interval,
             fmt(r["threshold"], 5), r["rule"], str(r["pass"]), r["source"])) + " |")
     return "\n".join(head + body)
 
 
-def _cell(text: str) -> str:
+def md_cell(text: str) -> str:
     """Text for a markdown table cell: a literal '|' would end the cell."""
     return text.replace("|", "\\|")
 
@@ -220,7 +220,7 @@ def md_table(frame: pd.DataFrame, columns: dict, digits: int = 3) -> str:
     strings as they are."""
     head = "| " + " | ".join(columns.values()) + " |"
     rule = "|" + "|".join("---" for _ in columns) + "|"
-    body = ["| " + " | ".join(_cell(v) if isinstance(v, str) else fmt(v, digits)
+    body = ["| " + " | ".join(md_cell(v) if isinstance(v, str) else fmt(v, digits)
                               for v in (row[c] for c in columns)) + " |"
             for _, row in frame.iterrows()]
     return "\n".join([head, rule, *body])
@@ -244,3 +244,50 @@ def write_checks(checks: pd.DataFrame, out: Path, meta: dict) -> Path:
     from .results import write_table
 
     return write_table(checks[list(COLUMNS)], Path(out) / "checks.csv", meta)
+
+
+def read_tables(out, *names: str) -> list[pd.DataFrame]:
+    """The tables ``out/NAME`` (as :func:`metastab.results.read_table` reads them), in order,
+    without their provenance."""
+    from .results import read_table
+
+    return [read_table(Path(out) / name)[0] for name in names]
+
+
+def sibling(file, stem: str):
+    """The module ``stem.py`` beside ``file`` (a study's ``figures.py`` from its ``checks.py``),
+    loaded from its path: study folders are not packages."""
+    import importlib.util
+
+    path = Path(file).with_name(f"{stem}.py")
+    spec = importlib.util.spec_from_file_location(f"metastab_study_{path.parent.name}_{stem}",
+                                                  path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def study_meta(study: str, config: dict) -> dict:
+    """The provenance every table of a study carries: its name, config, seed and environment."""
+    from .results import provenance
+
+    return {"study": study, "config": config, "seed": int(config["seed"]),
+            "provenance": provenance()}
+
+
+def polytope_from_spec(spec: dict):
+    """The polytope of a study config's ``[[polytopes]]`` entry: ``kind = "regular"`` (a regular
+    ``k``-gon) or ``"random"`` (:func:`metastab.random_polygon` with ``k`` and ``seed``).
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is neither.
+    """
+    from . import random_polygon, regular_polygon
+
+    if spec["kind"] == "regular":
+        return regular_polygon(int(spec["k"]))
+    if spec["kind"] == "random":
+        return random_polygon(int(spec["k"]), rng=int(spec["seed"]))
+    raise ValueError(f"polytope kind must be 'regular' or 'random', got {spec['kind']!r}")

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from metastab.report import check, checks_frame
-from metastab.results import read_table
+from metastab.report import check, checks_frame, read_tables
 
 SOURCE = "[FW] §2"
 
@@ -23,11 +22,10 @@ SOURCE = "[FW] §2"
 def checks(out: Path, config: dict) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.report`)."""
     out = Path(out)
-    parity = read_table(out / "cells_parity.csv")[0]
-    sampler = read_table(out / "sampler_parity.csv")[0]
-    dom = read_table(out / "dominance.csv")[0].iloc[0]
-    quad = read_table(out / "quadratic.csv")[0]
-    vor = read_table(out / "voronoi.csv")[0]
+    parity, sampler, dom, quad, vor = read_tables(
+        out, "cells_parity.csv", "sampler_parity.csv", "dominance.csv", "quadratic.csv",
+        "voronoi.csv")
+    dom = dom.iloc[0]
     eq = vor[vor["vertices"] == "B-equinorm"]["agreement"]
     var = vor[vor["vertices"] == "varying norms"]["agreement"]
     rows = [check(

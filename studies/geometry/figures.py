@@ -7,16 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from metastab.plotting import canvas
+from metastab.report import md_cell, read_tables
 from metastab.results import read_table
+from metastab.study_figures import axes_row, draw, palette
 
-FONT = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "legend.fontsize": 9}
-
-
-def _figure(ncols=1, width=6.0, height=5.0):
-    """A figure and its row of axes."""
-    fig, axes = canvas(1, ncols, width=width, height=height, squeeze=False)
-    return fig, axes[0]
 
 
 def _outline(ax, V, owns=None):
@@ -49,7 +43,7 @@ def _labels_image(ax, labels, box, k):
 def cells_figure(out: Path):
     maps, _ = read_table(out / "cells_maps.parquet")
     verts, _ = read_table(out / "cells_vertices.csv")
-    fig, axes = _figure(3, 12.0, 4.6)
+    fig, axes = axes_row(3, 12.0, 4.6)
     for ax, (name, g) in zip(axes, verts.groupby("panel", sort=False)):
         box = g[["xmin", "xmax", "ymin", "ymax"]].iloc[0].to_numpy()
         _labels_image(ax, maps[name].to_numpy(), box, len(g))
@@ -65,7 +59,7 @@ def dominance_figure(out: Path):
     labels, meta = read_table(out / "dominance_map.parquet")
     row = read_table(out / "dominance.csv")[0].iloc[0]
     box = np.array(meta["box"])[[0, 2, 1, 3]]
-    fig, (ax,) = _figure(1, 6.0, 6.2)
+    fig, (ax,) = axes_row(1, 6.0, 6.2)
     lab = labels["label"].to_numpy()
     size = int(round(np.sqrt(lab.size)))
     grid = np.ma.masked_less(lab.reshape(size, size).astype(float), 0)
@@ -91,7 +85,7 @@ def dominance_figure(out: Path):
 def quadratic_figure(out: Path):
     field, _ = read_table(out / "quadratic_field.parquet")
     rows, _ = read_table(out / "quadratic.csv")
-    fig, axes = _figure(len(rows), 5.4 * len(rows), 5.4)
+    fig, axes = axes_row(len(rows), 5.4 * len(rows), 5.4)
     for ax, (_, row) in zip(axes, rows.iterrows()):
         i = int(row["panel"])
         J = field[f"J{i}"].to_numpy()
@@ -113,7 +107,7 @@ def voronoi_figure(out: Path):
 
     data, _ = read_table(out / "voronoi.csv")
     data = data.assign(B=data["B_matrix"].astype(str))
-    fig, (ax,) = _figure(1, 7.0, 4.4)
+    fig, (ax,) = axes_row(1, 7.0, 4.4)
     sns.pointplot(data=data, x="k", y="agreement", hue="vertices", ax=ax, errorbar=("pi", 100),
                   dodge=0.3, markers=["o", "s"], linestyles=["-", "--"], capsize=0.15)
     ax.set_xlabel("number of vertices k")
@@ -127,30 +121,16 @@ def voronoi_figure(out: Path):
 
 def figures(out: Path) -> None:
     """Draw cells.png, dominance.png, quadratic.png and voronoi.png from the tables in ``out``."""
-    import matplotlib
-
-    out = Path(out)
-    with matplotlib.rc_context(FONT):  # local font sizes; global rcParams untouched
-        cells_figure(out)
-        dominance_figure(out)
-        quadratic_figure(out)
-        voronoi_figure(out)
-
-
-def _cell(text: str) -> str:
-    """Text for a markdown table cell: a literal '|' would end the cell."""
-    return text.replace("|", "\\|")
+    draw(out, cells_figure, dominance_figure, quadratic_figure, voronoi_figure)
 
 
 def report(out: Path) -> str:
     """Markdown report: measured geometry beside the paper's pictures and statements."""
     out = Path(out)
-    parity = read_table(out / "cells_parity.csv")[0]
-    own = read_table(out / "cells_ownership.csv")[0].iloc[0]
-    sampler = read_table(out / "sampler_parity.csv")[0]
-    dom = read_table(out / "dominance.csv")[0].iloc[0]
-    quad = read_table(out / "quadratic.csv")[0]
-    vor = read_table(out / "voronoi.csv")[0]
+    parity, own, sampler, dom, quad, vor = read_tables(
+        out, "cells_parity.csv", "cells_ownership.csv", "sampler_parity.csv", "dominance.csv",
+        "quadratic.csv", "voronoi.csv")
+    own, dom = own.iloc[0], dom.iloc[0]
     eq = vor[vor["vertices"] == "B-equinorm"]["agreement"]
     var = vor[vor["vertices"] == "varying norms"]["agreement"]
     lines = ["# Geometry: cells, dominance cones, erosions, landscape, Voronoi agreement", ""]
@@ -165,7 +145,7 @@ def report(out: Path) -> str:
               "script's | vertices owning their cell | empty cells | smallest cell / area K |",
               "|---|---|---|---|---|---|---|---|"]
     for _, r in parity.iterrows():
-        lines.append(f"| {_cell(r['panel'])} | {r['k']} | {r['grid']}² | {r['label_agreement']:.6f} | "
+        lines.append(f"| {md_cell(r['panel'])} | {r['k']} | {r['grid']}² | {r['label_agreement']:.6f} | "
                      f"{r['inside_disagreements']} points | "
                      f"{r['vertices_owning']}/{r['k']} | {r['empty_cells']} | "
                      f"{r['smallest_cell_area'] / r['area_K']:.3f} |")

@@ -8,24 +8,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metastab.plotting import canvas
 from metastab.results import read_table
+from metastab.study_figures import axes_row, draw, palette
 
-FONT = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "legend.fontsize": 9}
 # Smallest normalised distance drawn on log axes: float64 roundoff of |x − v| / |x^0 − v|.
 EPS_FLOOR = 1e-17
-
-
-def _figure(ncols=1, width=6.0, height=4.5):
-    """A figure and its row of axes."""
-    fig, axes = canvas(1, ncols, width=width, height=height, squeeze=False)
-    return fig, axes[0]
-
-
-def _palette(n):
-    import seaborn as sns
-
-    return sns.color_palette("colorblind", n)
 
 
 def halving_limit() -> float:
@@ -35,10 +22,10 @@ def halving_limit() -> float:
 
 def rates_figure(out: Path):
     lines, _ = read_table(out / "lines.csv")
-    fig, (left, right) = _figure(2, 12.0, 6.0)
+    fig, (left, right) = axes_row(2, 12.0, 6.0)
     first = lines["polytope"].iloc[0]
     schedules = list(dict.fromkeys(lines["schedule"]))
-    for colour, name in zip(_palette(len(schedules)), schedules):
+    for colour, name in zip(palette(len(schedules)), schedules):
         g = lines[(lines["polytope"] == first) & (lines["schedule"] == name)]
         left.plot(g["step"], g["product"].clip(lower=EPS_FLOOR), "--", color=colour, lw=1.5)
         left.plot(g["step"], g["ratio_max"].clip(lower=EPS_FLOOR), "o", color=colour, ms=3.5,
@@ -56,7 +43,7 @@ def rates_figure(out: Path):
                    r"$\prod_{\tau<t}(1-\gamma^\tau)$ (dashed)")
     left.legend(loc="lower left")
     for (poly, name), g in lines.groupby(["polytope", "schedule"], sort=False):
-        colour = _palette(len(schedules))[schedules.index(name)]
+        colour = palette(len(schedules))[schedules.index(name)]
         marker = {p: m for p, m in zip(dict.fromkeys(lines["polytope"]), "o^s")}[poly]
         right.plot(g["step"], g["vector_error"].clip(lower=EPS_FLOOR), marker=marker, ms=3,
                    lw=0.8, color=colour, label=f"{poly}, {name}")
@@ -73,7 +60,7 @@ def paths_figure(out: Path):
     paths, _ = read_table(out / "paths.csv")
     name = next(s for s in dict.fromkeys(paths["schedule"]) if s.startswith("constant"))
     g = paths[paths["schedule"] == name]
-    fig, (ax,) = _figure(1, 6.0, 6.0)
+    fig, (ax,) = axes_row(1, 6.0, 6.0)
     start = g[g["step"] == 0].sort_values("token")
     end = g[g["step"] == g["step"].max()].sort_values("token")
     fixed = np.isclose(start["x"].to_numpy(), end["x"].to_numpy(), atol=0) & np.isclose(
@@ -82,7 +69,7 @@ def paths_figure(out: Path):
     order = np.argsort(np.arctan2(V[:, 1], V[:, 0]))
     closed = np.vstack([V[order], V[order][:1]])
     ax.plot(closed[:, 0], closed[:, 1], "k-", lw=1)
-    colours = _palette(len(V))
+    colours = palette(len(V))
     for token, path in g.groupby("token"):
         xy = path.sort_values("step")[["x", "y"]].to_numpy()
         colour = colours[int(np.argmin(np.linalg.norm(V - xy[-1], axis=1)))]
@@ -103,12 +90,12 @@ def paths_figure(out: Path):
 def ode_figure(out: Path):
     table, _ = read_table(out / "ode.csv")
     curves, _ = read_table(out / "ode_curves.csv")
-    fig, (left, right) = _figure(2, 12.0, 4.6)
+    fig, (left, right) = axes_row(2, 12.0, 4.6)
     coarse = sorted(curves["dt"].unique())[::-1][:3]
     exact = curves[curves["dt"] == curves["dt"].min()]
     left.plot(exact["t"], exact["x_exact"], "k--", lw=1.5,
               label=r"exact $e^{-t}x^0 + (1-e^{-t})v$")
-    for colour, dt in zip(_palette(len(coarse)), coarse):
+    for colour, dt in zip(palette(len(coarse)), coarse):
         g = curves[curves["dt"] == dt]
         left.plot(g["t"], g["x_euler"], "o", color=colour, ms=3.5,
                   label=f"hardmax steps, γ = Δt = {dt:g}")
@@ -134,8 +121,8 @@ def _wilson(count, total):
 
 def gaussian_figure(out: Path):
     table, _ = read_table(out / "gaussian.csv")
-    fig, (left, right) = _figure(2, 12.0, 4.6)
-    for colour, (k, g) in zip(_palette(table["k"].nunique()), table.groupby("k")):
+    fig, (left, right) = axes_row(2, 12.0, 4.6)
+    for colour, (k, g) in zip(palette(table["k"].nunique()), table.groupby("k")):
         frac = g["vertices_not_owning"] / g["vertices"]
         ci = np.array([_wilson(c, t) for c, t in zip(g["vertices_not_owning"], g["vertices"])])
         seen = frac > 0
@@ -166,14 +153,7 @@ def gaussian_figure(out: Path):
 
 def figures(out: Path) -> None:
     """Draw rates.png, paths.png, ode.png and gaussian.png from the tables in ``out``."""
-    import matplotlib
-
-    out = Path(out)
-    with matplotlib.rc_context(FONT):  # local font sizes; global rcParams untouched
-        rates_figure(out)
-        paths_figure(out)
-        ode_figure(out)
-        gaussian_figure(out)
+    draw(out, rates_figure, paths_figure, ode_figure, gaussian_figure)
 
 
 def _line_summary(lines: pd.DataFrame, floor: float) -> pd.DataFrame:

@@ -7,16 +7,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.plotting import canvas, survival_figure
+from metastab.plotting import survival_figure
 from metastab.report import read_checks
 from metastab.results import read_table
+from metastab.study_figures import axes_grid, legend_below
 
 MODELS = {"SA_P": ("SA_P (Markov chain)", "C0"), "SA_beta": ("SA_β (softmax layer)", "C3")}
-
-
-def _canvas(rows: int, cols: int, width: float = 10.0, height: float = 7.0):
-    """A figure and its rows×cols axes grid."""
-    return canvas(rows, cols, width=width, height=height, squeeze=False)
 
 
 def _load(out: Path):
@@ -31,7 +27,7 @@ def distance_figure(distance, summary, meta, path):
     """max_i |x_i^t − h_i^t| against t (log–log), one panel per β, ε and 1/p dashed."""
     betas = sorted(distance["beta"].unique())
     cols = min(2, len(betas))
-    fig, axes = _canvas((len(betas) + cols - 1) // cols, cols)
+    fig, axes = axes_grid((len(betas) + cols - 1) // cols, cols)
     eps = float(meta["config"]["eps"])
     for ax, beta in zip(axes.ravel(), betas):
         for name, (label, color) in MODELS.items():
@@ -54,17 +50,14 @@ def distance_figure(distance, summary, meta, path):
         ax.set_xlabel("step t")
         ax.set_ylabel("max_i |x_i^t − h_i^t|")
         ax.set_title(f"β = {beta:g}", fontsize="medium")
-    for ax in axes.ravel()[len(betas):]:
-        ax.set_visible(False)
-    fig.legend(*axes.ravel()[0].get_legend_handles_labels(), loc="outside lower center",
-               ncols=3, fontsize="small", frameon=False)
+    legend_below(fig, axes, len(betas))
     fig.suptitle("Distance to the hardmax path from the same start")
     fig.savefig(path, dpi=110)
 
 
 def tracking_figure(summary, fits, meta, path):
     """Arrhenius plot: tracking time T_ε against β, log y; frozen law and fits dashed."""
-    fig, axes = _canvas(1, 2, height=4.6)
+    fig, axes = axes_grid(1, 2, height=4.6)
     ax = axes[0, 0]
     chain = summary[summary["model"] == "SA_P"]
     flow = summary[summary["model"] == "SA_beta"]
@@ -172,8 +165,9 @@ def report(out: Path) -> str:
             f"{chain['beta_min']:g}–{chain['beta_max']:g}; the frozen law gives "
             f"{frozen['slope']:.3f} over the same β and c0 = {c0:.4f}: ratio measured/c0 = "
             f"{chain['slope'] / c0:.3f}. The measured mean is {_ratio_range(summary)} of the "
-            "frozen law's t0 + 1/p, which assumes clusters exactly on the vertices; the clusters "
-            "sit at the plateau offset instead. Chains that leave during the transient "
+            "frozen law's t0 + 1/p, which assumes clusters exactly on the vertices (an "
+            "explanation of the gap, not tested here: the clusters sit at the plateau offset "
+            "instead). Chains that leave during the transient "
             "(t ≤ t0, column 'left in transient') are not part of this fit.")
     if flow is not None and "exponential_SA_beta" in checks.index:
         fl = checks.loc["exponential_SA_beta"]
@@ -181,8 +175,8 @@ def report(out: Path) -> str:
             f"- **Exponentially long (SA_β)**: slope of log T_ε against β = {flow['slope']:.3f} "
             f"(95 % t interval [{fl['low']:.3f}, {fl['high']:.3f}]) "
             f"over β = {flow['beta_min']:g}–{flow['beta_max']:g} (ratio to c0 "
-            f"{flow['slope'] / c0:.3f}); the deterministic layer leaves through the slow drift "
-            "of whole clusters, not through single picks.")
+            f"{flow['slope'] / c0:.3f}). A proposed mechanism, not tested here: the deterministic "
+            "layer has no picks, so it leaves through the slow drift of whole clusters.")
     lines += ["", "| model | β | plateau at t0 | left in transient | censored | median T_ε | "
               "mean T_ε (95% CI) | t0 + 1/p (frozen law) | mean / frozen |",
               "|---|---|---|---|---|---|---|---|---|"]

@@ -9,29 +9,20 @@ while r_t stays below the hardmax score gaps (with r large giving uniform averag
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pandas as pd
 
-from metastab.report import check, checks_frame
+from metastab.report import check, checks_frame, sibling
 from metastab.results import read_table
 
 SOURCE = "[LM] abstract (this package's reading)"
 
 
-def _figures():
-    spec = importlib.util.spec_from_file_location("localmax_figures",
-                                                  Path(__file__).with_name("figures.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def checks(out: Path, config: dict) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.report`)."""
     summary, meta = read_table(Path(out) / "summary.csv")
-    v = _figures().verdicts(summary, meta["config"])
+    v = sibling(__file__, "figures").verdicts(summary, meta["config"])
     a, b, c, d = v["a"], v["b"], v["c"], v["d"]
     arrivals = b["arrivals"] + b["vanishing_arrivals"]
     return checks_frame([

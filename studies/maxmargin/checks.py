@@ -8,30 +8,21 @@ is the claim, and "rank = number of samples with an active constraint" its corre
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pandas as pd
 
-from metastab.report import check, checks_frame
+from metastab.report import check, checks_frame, sibling
 from metastab.results import read_table
 
 SOURCE = "[MM]"
-
-
-def _figures():
-    spec = importlib.util.spec_from_file_location("maxmargin_figures",
-                                                  Path(__file__).with_name("figures.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.report`)."""
     out = Path(out)
     rows, stated = [], None
-    for k, (exp, what, measured, ref, ok) in enumerate(_figures()._checks(out, config)):
+    for k, (exp, what, measured, ref, ok) in enumerate(sibling(__file__, "figures")._checks(out, config)):
         name = f"{exp}_{k + 1}"
         if what.endswith("(as stated)"):
             stated = name

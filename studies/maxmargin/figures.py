@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from metastab.plotting import canvas
+from metastab.report import read_tables
 from metastab.results import read_table
 
 
@@ -211,13 +212,9 @@ def figures(out: Path) -> None:
 
 def _checks(out: Path, cfg: dict) -> list[tuple[str, str, str, str, bool]]:
     """(experiment, criterion, measured, published / threshold, pass) for every criterion."""
-    svm, _ = read_table(out / "svm_values.csv")
-    s1, _ = read_table(out / "e1_summary.csv")
-    l1, _ = read_table(out / "e1_local_optimality.csv")
-    s2, _ = read_table(out / "e2_summary.csv")
-    s3, _ = read_table(out / "e3_summary.csv")
-    r4, _ = read_table(out / "e4_runs.csv")
-    c4, _ = read_table(out / "e4_curves.csv")
+    svm, s1, l1, s2, s3, r4, c4 = read_tables(
+        out, "svm_values.csv", "e1_summary.csv", "e1_local_optimality.csv", "e2_summary.csv",
+        "e3_summary.csv", "e4_runs.csv", "e4_curves.csv")
     rows = []
 
     def add(exp, what, measured, ref, ok):

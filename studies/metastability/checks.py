@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.report import check, checks_frame, fmt
+from metastab.report import check, checks_frame, fmt, read_tables
 from metastab.results import read_table
 
 SOURCE = "[FW] lem. metastab.1, Thm 5.4"
@@ -54,11 +54,8 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.report`)."""
     out = Path(out)
     per, meta = read_table(out / "per_beta.csv")
-    fits, _ = read_table(out / "exponent.csv")
-    starts, _ = read_table(out / "exponent_start.csv")
-    bound, _ = read_table(out / "bound.csv")
-    cross, _ = read_table(out / "crosscheck.csv")
-    tol, _ = read_table(out / "merge_tol.csv")
+    fits, starts, bound, cross, tol = read_tables(
+        out, "exponent.csv", "exponent_start.csv", "bound.csv", "crosscheck.csv", "merge_tol.csv")
     s = meta["setup"]
     b_thm, c0 = float(s["theorem_exponent"]), float(s["c0"])
     p_min = float(config["agreement_p"])

@@ -17,7 +17,7 @@ import pandas as pd
 from metastab.plotting import canvas, stats, theory
 from metastab.report import ci as _ci
 from metastab.report import fmt as _fmt
-from metastab.report import fmt_p, md_table as _table, read_checks
+from metastab.report import fmt_p, md_table as _table, read_checks, read_tables
 from metastab.report import spread as _spread
 from metastab.results import read_table
 
@@ -221,10 +221,8 @@ def figures(out: Path) -> None:
     """
     out = Path(out)
     chains, meta = read_table(out / "chains.parquet")
-    per, _ = read_table(out / "per_beta.csv")
-    slopes, _ = read_table(out / "local_slopes.csv")
-    merge, _ = read_table(out / "merge.csv")
-    fits, _ = read_table(out / "exponent.csv")
+    per, slopes, merge, fits = read_tables(out, "per_beta.csv", "local_slopes.csv", "merge.csv",
+                                           "exponent.csv")
     setup = meta["setup"]
     survival_against_bound(chains, setup, out / "survival_T2.png")
     survival_rescaled(chains, out / "survival_rescaled.png")
@@ -316,13 +314,9 @@ def report(out: Path) -> str:
     """
     out = Path(out)
     per, meta = read_table(out / "per_beta.csv")
-    fits, _ = read_table(out / "exponent.csv")
-    slopes, _ = read_table(out / "local_slopes.csv")
-    bound, _ = read_table(out / "bound.csv")
-    cross, _ = read_table(out / "crosscheck.csv")
-    tol, _ = read_table(out / "merge_tol.csv")
-    merge, _ = read_table(out / "merge.csv")
-    starts, _ = read_table(out / "exponent_start.csv")
+    fits, slopes, bound, cross, tol, merge, starts = read_tables(
+        out, "exponent.csv", "local_slopes.csv", "bound.csv", "crosscheck.csv", "merge_tol.csv",
+        "merge.csv", "exponent_start.csv")
     checks = read_checks(out / "checks.csv")
     s, cfg, stop = meta["setup"], meta["config"], meta["stop"]
     fast_stop = meta.get("accelerated_stop", {})
