@@ -39,7 +39,8 @@ import pandas as pd
 
 __all__ = ["COLUMNS", "ROLES", "VERDICTS", "check", "checks_frame", "read_checks", "verdict",
            "verdict_line", "checks_markdown", "write_checks", "fmt", "fmt_p", "ci", "md_table",
-           "spread", "read_tables", "sibling", "study_meta", "md_cell", "polytope_from_spec"]
+           "spread", "read_tables", "sibling", "study_meta", "md_cell", "polytope_from_spec",
+           "checks_config"]
 
 COLUMNS = ("criterion", "role", "statement", "measured", "low", "high", "threshold", "rule",
            "pass", "source")
@@ -252,6 +253,15 @@ def read_tables(out, *names: str) -> list[pd.DataFrame]:
     from .results import read_table
 
     return [read_table(Path(out) / name)[0] for name in names]
+
+
+def checks_config(out) -> dict:
+    """The configuration recorded with ``out/checks.csv``: the one the checks were computed
+    with, thresholds and wording rules included (the tables' own sidecars keep the configuration
+    of the run, which may predate a threshold's key)."""
+    from .results import read_table
+
+    return read_table(Path(out) / "checks.csv")[1]["config"]
 
 
 def sibling(file, stem: str):

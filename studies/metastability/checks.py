@@ -157,12 +157,14 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
                  f"merge_tol and {len(tol) - 1} others ≥ threshold", passed=p >= p_min,
             source="this study"))
 
-    rejected = int((hull_all["memoryless_p"] <= 0.05).sum())
+    level = float(config["memoryless_level"])
+    rejected = int((hull_all["memoryless_p"] <= level).sum())
     rows.append(check(
         "memoryless", "context", "T2 is geometric (memoryless); the theorem does not claim it",
         measured=rejected, threshold=float(len(hull_all)),
         rule=f"(engine, β) samples of {len(hull_all)} at which the parametric-bootstrap test "
-             f"({int(meta['config']['n_resamples'])} resamples) rejects at 5 %; CV of T2 "
+             f"({int(meta['config']['n_resamples'])} resamples) rejects at p ≤ {level:g} "
+             f"(`memoryless_level`); CV of T2 "
              f"{fmt(float(hull_all['cv'].min()), 3)}–{fmt(float(hull_all['cv'].max()), 3)}",
         source="this study"))
     return checks_frame(rows)
