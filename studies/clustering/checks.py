@@ -71,16 +71,17 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
         bound_ok = bool((part["P_event_T1_max"] >= part["bound"]).all())
         limit = 1 / (1 - part["gamma"])
         excess = float((part["C_max_hat"] - limit).max())
+        tol = float(config["c_roundoff"])
         rows.append(check(
             "universal_C/M_variant" if not role else "M_variant" + label,
             role or "correction",
             "the same event with M = max_i |x_i^0 − v_σ(i)| in place of m in τ and T1 and "
             "C = 1/(1 − γ)",
-            measured=excess, threshold=0.0,
-            rule=f"{names}: largest (smallest supported C − 1/(1 − γ)) ≤ 0 and P̂[event at T1] "
-                 "≥ 1 − β^(-1/8) at every admissible run"
+            measured=excess, threshold=tol,
+            rule=f"{names}: largest (smallest supported C − 1/(1 − γ)) ≤ {tol:g} "
+                 "(`c_roundoff`) and P̂[event at T1] ≥ 1 − β^(-1/8) at every admissible run"
                  + ("" if bound_ok else " (the probability bound is NOT met)"),
-            passed=None if role else (excess <= 1e-9 and bound_ok), source="this study"))
+            passed=None if role else (excess <= tol and bound_ok), source="this study"))
     rows.append(check(
         "initial_condition_exists", "context",
         "the eroded dominance cones I_σ(β^(-1/8)) ⊖ β^(-1/4) are non-empty",

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.report import read_checks
+from metastab.report import checks_config, read_checks
 from metastab.results import read_table
 from metastab.study_figures import axes_grid, legend_below
 
@@ -169,11 +169,6 @@ def figures(out: Path) -> None:
     profile_figure(profiles, summary, out / "contraction.png")
 
 
-# Largest |C/(M/m) − 1| for the report to say "the smallest supported C equals M/m" (a wording
-# rule, not a check: the measured range of C/(M/m) is printed beside it).
-RATIO_TOL = 1e-2
-
-
 def _fmt(x, digits=3) -> str:
     return "∞" if np.isinf(x) else f"{x:.{digits}g}"
 
@@ -249,7 +244,8 @@ def report(out: Path) -> str:
     hit_flat = bool((last["hit_median"] == first["hit_median"]).all())
     T1_grows = bool((last["T1_max"] > first["T1_max"]).any())
     C_grows = float(checks.loc["universal_C", "measured"]) > 1
-    tracks = bool((ratio - 1).abs().max() <= RATIO_TOL)
+    ratio_tol = float(checks_config(out)["ratio_tol"])     # a wording rule of config.toml
+    tracks = bool((ratio - 1).abs().max() <= ratio_tol)
     T1_one = (ok_chains.groupby(['polytope', 'gamma', 'beta', 'draw'])['T1'].first() == 1).mean()
     lines += [f"## Headline numbers ({', '.join(sorted(good))})", "",
               "- **T1** (not tested: by construction β is not in its formula, it depends on the "
@@ -288,7 +284,8 @@ def report(out: Path) -> str:
               f"({worst['polytope']}, γ = {worst['gamma']:g}, β = {worst['beta']:g}). "
               + ("It equals" if tracks else "It does not equal")
               + f" M/m, the largest over the smallest initial distance to the vertex, within "
-              f"{RATIO_TOL:g} (extreme start: C/(M/m) = {ratio.min():.3f}–{ratio.max():.3f})"
+              f"{ratio_tol:g} (`ratio_tol`; extreme start: C/(M/m) = "
+              f"{ratio.min():.3f}–{ratio.max():.3f})"
               + (". Explanation (the hardmax step, not tested here): if each token contracts by "
                  "(1 − γ) per step, at T1 = 1 the farthest token is at (1 − γ)M while Cτ = "
                  "C(1 − γ)m, so the event needs C ≥ M/m" if tracks else "")
