@@ -27,14 +27,16 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     R = float(meta["R"])
     flow = summary[summary["model"] == "SA_beta"].dropna(subset=["worst_factor"])
     excess = float((flow["worst_factor"] / flow["guaranteed_factor"]).max())
-    informative = int((1 - flow["guaranteed_factor"] > 1e-6).sum())
+    tol, margin = float(config["contraction_roundoff"]), float(config["informative_margin"])
+    informative = int((1 - flow["guaranteed_factor"] > margin).sum())
     rows = [check(
         "per_step_contraction", "claim",
         "diam(X^(t+1)) ≤ (1 − γc) diam(X^t) for SA_β, c = e^(−2|β|R²)/n",
-        measured=excess, threshold=1 + 1e-12,
+        measured=excess, threshold=1 + tol,
         rule=f"largest (worst per-step factor)/(1 − γc) over every step of {len(flow)} SA_β "
-             f"paths ≤ threshold; 1 − γc < 1 − 1e-6 (informative) at {informative} of them",
-        passed=excess <= 1 + 1e-12, source=SOURCE)]
+             f"paths ≤ threshold (1 + `contraction_roundoff`); 1 − γc < 1 − {margin:g} "
+             f"(`informative_margin`: informative) at {informative} of them",
+        passed=excess <= 1 + tol, source=SOURCE)]
     seen = summary[np.isfinite(summary["log10_bound_over_median"])]
     if len(seen):
         rows.append(check(

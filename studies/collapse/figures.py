@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from metastab.report import checks_config
 from metastab.results import read_table
 from metastab.study_figures import axes_grid, legend_below
 
@@ -150,8 +151,9 @@ def report(out: Path) -> str:
     summary = summary.assign(gamma=float(cfg["gamma"]))
     R, n = float(meta["R"]), int(meta["n"])
     flow = summary[summary["model"] == "SA_beta"]
-    violations = flow[flow["worst_factor"] > flow["guaranteed_factor"] * (1 + 1e-12)]
-    growing = flow["worst_factor"] > 1 + 1e-12
+    tol = float(checks_config(out)["contraction_roundoff"])
+    violations = flow[flow["worst_factor"] > flow["guaranteed_factor"] * (1 + tol)]
+    growing = flow["worst_factor"] > 1 + tol
     seen = summary[np.isfinite(summary["log10_bound_over_median"])]
     lines = ["# Collapse to one point ([FW] prop. origin)", "",
              f"One start on the {meta['polytope']['name']} polygon: n = {n} tokens (vertex tokens "

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metastab.report import fmt, read_checks
+from metastab.report import checks_config, fmt, read_checks
 from metastab.results import read_table
 from metastab.study_figures import axes_row, draw, palette
 
@@ -215,11 +215,13 @@ def report(out: Path) -> str:
         text.append(f"| {r['k']} | {r['schedule']} | {r['rel_error']:.1e} | "
                     f"{r['last_step_compared']} | {brk} | {rad} |")
     worst_sym = float(sym["rel_error"].max())
+    roundoff = float(checks_config(out)["symmetry_roundoff"])
     broke = sym[sym["break_step"].notna()]
     n_broke = len(broke)
     text += ["", f"While the configuration is symmetric the exact law holds to a relative "
              f"error of at most {worst_sym:.1e}"
-             + (" (roundoff)" if worst_sym < 1e-10 else " (more than roundoff)") +
+             + (" (roundoff" if worst_sym < roundoff else " (more than roundoff")
+             + f": `symmetry_roundoff` = {roundoff:g})" +
              f". The symmetry broke in {n_broke} of {len(sym)} (k, schedule) runs"
              + (f" (at radii {fmt(broke['radius_at_break'].min(), 2)}–"
                 f"{fmt(broke['radius_at_break'].max(), 2)}): there the tokens stop heading for "
