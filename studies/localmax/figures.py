@@ -361,8 +361,8 @@ def report(out: Path) -> str:
              "limit points.", "",
              f"Measured: {a['runs']} runs, {a['grew']} with a growing area; {a['unsettled']} "
              f"not settled within {cfg['horizon']} steps (slow drifts: see below). "
-             f"**(a) {'holds' if a['holds'] else 'fails'}.** The hull vertex count at finite t "
-             "counts every token of a limit vertex's cluster separately (clusters never merge "
+             f"**(a) {'holds' if a['holds'] else 'fails'}.** *Explanation, not tested:* the hull vertex count at "
+             "finite t counts every token of a limit vertex's cluster separately (clusters never merge "
              "in finite time, see (b)), so it exceeds the limit count until the end.", "",
              "## (b) No finite-time convergence for r > 0", "",
              "Rule: in every settled run with r > 0 (constant additive and relative margins, "
@@ -373,8 +373,8 @@ def report(out: Path) -> str:
              f"Measured over {b['runs']} settled runs: the configuration reaches its limit in "
              f"{b['config_arrivals']}; fitted asymptotic rates {b['rate_min']:.3f}–"
              f"{b['rate_max']:.3f} per step, median {b['rate_median']:.3f} "
-             f"({b['fitted']} fits; 1 − γ = {1 - gamma:.3f}: slower where the members of a "
-             "cluster see only part of it; slowest: "
+             f"({b['fitted']} fits; 1 − γ = {1 - gamma:.3f}; explanation, not tested: slower "
+             "where the members of a cluster see only part of it; slowest: "
              f"{b['slowest']}). **(b) {'holds' if b['holds'] else 'fails'} "
              "for the configuration.** Single tokens, however, can stop exactly: a token whose "
              "neighbour set becomes {i} alone (an isolated leader, its score beating every "
@@ -419,7 +419,8 @@ def report(out: Path) -> str:
              "(is quiescent) before the resolution step.", "",
              f"Measured: {d['quiet']} of {d['runs']} runs; the last change happens at step "
              f"{d['median']:.0f} (median), {d['maximum']:.0f} at most. "
-             f"**(d) {'holds' if d['holds'] else 'fails'}.** For r > 0 a follower that comes "
+             f"**(d) {'holds' if d['holds'] else 'fails'}.** *Explanation, not tested:* "
+             "for r > 0 a follower that comes "
              "within r (in score) of its leader adds itself and its cluster to its neighbour "
              "set, so at finite r nearly every token ends as a leader of itself (leaders at "
              "t = 30 in the table), unlike hardmax.", "",
