@@ -9,6 +9,7 @@ import pytest
 import metastab as ms
 
 sim = importlib.import_module("metastab.simulate")
+validate = importlib.import_module("metastab._validate")
 
 X0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.5]])
 CHAIN = ms.SoftmaxChain(beta=1.0, gamma=0.5)
@@ -163,10 +164,11 @@ def test_trajectory_limit_is_a_share_of_available_memory(monkeypatch):
     """A small request is refused when the allowed share is tiny: the check runs on every
     recorded run, not only on absurd ones."""
     ms.simulate(CHAIN, X0, steps=100, record_every=1)
-    monkeypatch.setattr(sim, "_MEMORY_SHARE", 1e-12)
+    need = sim.run_bytes(1, 3, 2)
+    monkeypatch.setattr(validate, "available_memory", lambda: 2 * need + 100)
+    ms.simulate(CHAIN, X0, steps=100)  # the state alone fits
     with pytest.raises(MemoryError, match="record_every=1"):
         ms.simulate(CHAIN, X0, steps=100, record_every=1)
-    ms.simulate(CHAIN, X0, steps=100)  # no trajectory: no limit
 
 
 def test_step_matrix_that_blows_up_is_reported():
