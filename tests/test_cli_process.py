@@ -3,6 +3,7 @@ stderr; fast start, one-line errors, outputs checked first and kept on Ctrl-C.""
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -177,21 +178,22 @@ def test_seed_is_printed_first_and_rows_as_they_finish_and_ctrl_c_keeps_them(tmp
     out = tmp_path / "run.csv"
     proc = subprocess.Popen([str(EXE), "passage", "--beta", "4", "40", "--chains", "8",
                              "--max-steps", "1000000000000", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines = []
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
+    text = ""
     try:
         deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            lines.append(line)
-            if line.split()[:1] == ["4"]:  # the β = 4 row
-                break
-        assert lines[-1].split()[:1] == ["4"], lines
+        while not any(line.split()[:1] == ["4"] for line in text.splitlines()):  # the β = 4 row
+            assert time.monotonic() < deadline, f"no beta = 4 row within 240 s: {text!r}"
+            if select.select([proc.stdout], [], [], 1)[0]:
+                text += os.read(proc.stdout.fileno(), 65536).decode()
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
-        rest, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=60)
+        err = err.decode()
     finally:
         proc.kill()
+    lines = text.splitlines()
     assert lines[1].startswith("seed ") and "repeats it" in lines[1]   # no --seed: printed
     assert proc.returncode == 130, err
     assert "interrupted" in err and str(out) in err and "Traceback" not in err
