@@ -348,11 +348,9 @@ def _cmd_dynamics(args, argv: list[str]) -> int:
     the finished runs are still written to ``--out``, with ``"interrupted": true`` in the sidecar.
     """
     import numpy as np
-    import pandas as pd
 
     from .accelerate import merge_tolerance
     from .demo import escape_summary
-    from .results import write_table
     from .simulate import first_passage, simulate
 
     passage = args.command == "passage"
@@ -655,8 +653,8 @@ def _cmd_fit(args, argv: list[str]) -> int:
         from .results import provenance, write_table
 
         write_table(table, out, {"kind": "fit", "command": shlex.join([PROG, *argv]),
-                                                 "data": str(path), "fit": fit.to_frame().to_dict("records"),
-                                                 "provenance": provenance()})
+                                 "data": str(path), "fit": fit.to_frame().to_dict("records"),
+                                 "provenance": provenance()})
         print(f"wrote {args.out} and {args.out}.json")
     return 0
 
@@ -807,7 +805,8 @@ def build_parser() -> argparse.ArgumentParser:
                          description="First step at which each chain meets --event; chains "
                          "still waiting after --max-steps are right-censored.",
                          epilog=_examples(
-                             "metastab passage --beta 8 12 16 --chains 200 --seed 1 --out escape.csv",
+                             "metastab passage --beta 8 12 16 --chains 200 --seed 1 "
+                             "--out escape.csv",
                              "metastab passage --model hardmax --event reach-vertices "
                              "--event-radius 1e-3 --chains 10 --seed 2",
                              "metastab passage --polytope regular:3 --n 9 --init shrunk:0.8 "

@@ -203,8 +203,8 @@ class Run:
 
     def __repr__(self) -> str:
         kept = "" if self.times is None else f", states_kept={len(self.times)}"
-        return (f"Run(model={_describe(self.model)}, chains={self.chains}, n={self.final.shape[1]}, "
-                f"d={self.final.shape[2]}, steps={self.steps}{kept}, seed={_entropy(self.seed)})")
+        return (f"Run(model={_describe(self.model)}, chains={self.chains}, "
+                f"n={self.final.shape[1]}, d={self.final.shape[2]}, steps={self.steps}{kept}, seed={_entropy(self.seed)})")
 
     @property
     def leaders(self) -> np.ndarray | None:
