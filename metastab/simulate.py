@@ -270,6 +270,8 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, reco
         Instead of ``record_every``: keep the states at exactly these steps (distinct, in
         [0, steps]; e.g. log-spaced), in increasing order.
     progress : bool or callable(steps_done, total, chains_done)
+        True: a tqdm bar on stderr (steps here; chains stopped in :func:`first_passage`), and
+        one line first when the kernels are about to be compiled.
     first_chain : int
         Index of the first chain (chain k's stream depends only on the seed and k).
     record_neighbours : bool
@@ -279,6 +281,12 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, reco
         step ``times[r]``; Hardmax: the leader set L_i) and ``Run.leaders`` (i in N_i). The
         sets at the last step use r_steps, so an r schedule then needs steps + 1 entries. Adds
         chains × snapshots × n × n bytes to the memory check.
+
+    Raises
+    ------
+    MemoryError
+        Before anything is allocated, when the run (state, trajectory, kernel buffers) would
+        take more than half of the available memory (``MemAvailable``); the message gives both.
 
     Examples
     --------
