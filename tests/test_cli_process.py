@@ -276,3 +276,17 @@ def test_bench_escape_prints_rows_as_they_are_measured():
     rows = [line.split()[0] for line in out.splitlines() if line.split()[:1] in (["4"], ["6"])]
     assert rows == ["4", "6"]
     assert "chains stopped" in err
+
+
+def test_outputs_of_the_readme_commands_are_ignored_by_git():
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    paths = ["data/sweeps/example/results/part-0.parquet", "data/metastability/quick/x.csv",
+             "escape.csv", "escape.csv.json", "p.arrhenius.png", "traj.parquet"]
+    res = subprocess.run(["git", "check-ignore", *paths], cwd=root, capture_output=True,
+                         text=True)
+    assert sorted(res.stdout.split()) == sorted(paths), res.stdout
+    kept = subprocess.run(["git", "check-ignore", "-q", "data/metastability/chains.parquet"],
+                          cwd=root)
+    assert kept.returncode == 1                     # committed study data stays tracked
