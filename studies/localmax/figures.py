@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from metastab.plotting import canvas
+from metastab.report import checks_config
 from metastab.results import read_table
 
 FIGURE2 = ["emerging", "triangle", "square", "non-leader"]
@@ -21,7 +22,8 @@ def _load(out: Path):
     summary, meta = read_table(out / "summary.csv")
     series = read_table(out / "series.parquet")[0]
     paths = read_table(out / "paths.parquet")[0]
-    return summary, series, paths, meta["config"]
+    # the configuration recorded with checks.csv: the run's, with the floors declared since
+    return summary, series, paths, meta["config"] | checks_config(out)
 
 
 def _side_by_side_labels(cfg: dict) -> list[str]:
@@ -229,9 +231,10 @@ def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
                                          "vanishing"])]
     const = summary[summary["family"].isin(["localmax", "localmax-relative"])]
     scale = summary["area0"].clip(lower=1.0)
+    tol = float(cfg["roundoff"])
     out = {}
     # (a) nested hulls: the area never grows beyond rounding; settled runs have a limit hull
-    grow = (summary["max_area_increase"] > 1e-12 * scale)[lm.index]
+    grow = (summary["max_area_increase"] > tol * scale)[lm.index]
     out["a"] = dict(holds=not grow.any(), runs=len(lm), grew=int(grow.sum()),
                     unsettled=int((~lm["converged"]).sum()))
     # (b) r > 0: the configuration never reaches its limit in finite time and the largest
@@ -257,7 +260,7 @@ def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
     # shrinks with r0; r large is uniform averaging to rounding
     vv = summary[summary["family"] == "vanishing"]
     below = vv[vv["below_gaps"].astype(bool)]
-    exact = bool((below["dist_to_hardmax"] <= 1e-12).all())
+    exact = bool((below["dist_to_hardmax"] <= tol).all())
     smallest = vv[vv["r"] == vv["r"].min()]
     largest = vv[vv["r"] == vv["r"].max()]
     large = summary[summary["family"] == "localmax-large"]
@@ -270,14 +273,14 @@ def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
     wide_max = float(wide["dist_to_uniform"].max())
     shrink = float(smallest["dist_to_hardmax"].median()) <= float(
         largest["dist_to_hardmax"].median())
-    out["c"] = dict(holds=exact and shrink and uniform <= 1e-12 and wide_max <= 1e-12,
+    out["c"] = dict(holds=exact and shrink and uniform <= tol and wide_max <= tol,
                     below=len(below), wide=len(wide), wide_max=wide_max,
                     narrow=len(narrow),
                     narrow_min=float(narrow["dist_to_uniform"].min()),
                     exact=exact, uniform=uniform, runs=len(vv),
                     median_smallest=float(smallest["dist_to_hardmax"].median()),
                     median_largest=float(largest["dist_to_hardmax"].median()),
-                    exact_fraction_smallest=float((smallest["dist_to_hardmax"] <= 1e-12).mean()))
+                    exact_fraction_smallest=float((smallest["dist_to_hardmax"] <= tol).mean()))
     # (d) every settled localmax run has all tokens quiescent before its resolution step
     q = lm[lm["converged"]]
     quiet = q["quiescent_from"] < q["resolution_step"]
@@ -287,7 +290,7 @@ def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
     return out
 
 
-def _recovery_table(summary: pd.DataFrame) -> str:
+def _recovery_table(summary: pd.DataFrame, tol: float) -> str:
     """Markdown table: schedule kind × r0 -> median distance to the hardmax limit (exact %)."""
     van = summary[summary["family"] == "vanishing"].copy()
     van["kind"] = van["label"].str.replace(r"r_t=[0-9.e-]+", "r_t=r0", regex=True)
@@ -298,7 +301,7 @@ def _recovery_table(summary: pd.DataFrame) -> str:
         cells = []
         for r in r0s:
             d = grp.loc[grp["r"] == r, "dist_to_hardmax"]
-            cells.append(f"{d.median():.1e} ({100 * (d <= 1e-12).mean():.0f}%)")
+            cells.append(f"{d.median():.1e} ({100 * (d <= tol).mean():.0f}%)")
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -317,6 +320,7 @@ def report(out: Path) -> str:
     out = Path(out)
     summary, series, _, cfg = _load(out)
     v = verdicts(summary, cfg)
+    tol, res = float(cfg["roundoff"]), float(cfg["resolution"])
     gamma = float(cfg["gamma"])
     n_poly = summary.loc[~summary["config"].isin(FIGURE2), "config"].nunique()
     text = [
@@ -330,8 +334,8 @@ def report(out: Path) -> str:
         f"{n_poly} random polygons (`random_polygon`, every vertex owns its cell) completed by "
         f"uniform inner tokens. Each run takes {cfg['horizon']} steps; the state at step "
         f"{cfg['horizon']} is the limit x^∞ (a run is *settled* when its last step moved no "
-        "token by more than 1e-12 relative); neighbour sets are read up to the *resolution "
-        "step*, where every token is within 1e-9 (relative) of its limit (beyond it a token "
+        f"token by more than {tol:g} relative); neighbour sets are read up to the *resolution "
+        f"step*, where every token is within {res:g} (relative) of its limit (beyond it a token "
         "and the point it converges to tie in floating point). The simulations run on one "
         "numba thread (many tiny runs; results do not depend on the thread count).", "",
         "Figures: `figure2_hardmax.png` and `figure2_localmax.png` (the [AFZ] layout, steps "
@@ -356,7 +360,7 @@ def report(out: Path) -> str:
     example = f" (e.g. {b['example']})" if b["example"] else ""
     text += ["", "## (a) The hull converges to a polytope", "",
              "Rule: over every localmax run (constant, relative, large and vanishing r), the hull "
-             "area never increases by more than 1e-12 (relative), i.e. the hulls are nested, and "
+             f"area never increases by more than {tol:g} (relative), i.e. the hulls are nested, and "
              "every token converges, so the hull converges to the hull of the finitely many "
              "limit points.", "",
              f"Measured: {a['runs']} runs, {a['grew']} with a growing area; {a['unsettled']} "
@@ -368,8 +372,8 @@ def report(out: Path) -> str:
              "Rule: in every settled run with r > 0 (constant additive and relative margins, "
              "and the vanishing schedules, which are > 0 at every step), the configuration never "
              "reaches its limit at a finite step (no jump of the largest distance to 0 from "
-             "above 1e-9), and the largest distance decays geometrically (rate < 1, fitted where "
-             "it lies between 1e-3 and 1e-9 relative).", "",
+             f"above {res:g}), and the largest distance decays geometrically (rate < 1, fitted "
+             f"where it lies between 1e-3 and {res:g} relative).", "",
              f"Measured over {b['runs']} settled runs: the configuration reaches its limit in "
              f"{b['config_arrivals']}; fitted asymptotic rates {b['rate_min']:.3f}–"
              f"{b['rate_max']:.3f} per step, median {b['rate_median']:.3f} "
@@ -391,13 +395,13 @@ def report(out: Path) -> str:
              "Rule: a vanishing schedule that stays below the hardmax path's score gaps "
              "(r_t < g_t = min_i (max_j s_ij − next lower score) for every t up to the resolution "
              "step) produces exactly the hardmax neighbour sets, hence the hardmax limit (to "
-             "1e-12); over all schedules the median distance to the hardmax limit is smaller at "
+             f"{tol:g}); over all schedules the median distance to the hardmax limit is smaller at "
              "the smallest r0 than at the largest; r = "
              f"{cfg['r_large']:g}, and any r at least the initial score spread, follows "
-             "x̄ + (1 − γ)^t (x^0 − x̄) to 1e-12.", "",
+             f"x̄ + (1 − γ)^t (x^0 − x̄) to {tol:g}.", "",
              "Median distance of the limit to the hardmax limit (fraction exactly equal, to "
-             "1e-12), over all configurations:", "",
-             _recovery_table(summary), "",
+             f"{tol:g}), over all configurations:", "",
+             _recovery_table(summary, tol), "",
              f"Measured: {c['below']} of {c['runs']} schedule runs stay below the gaps, and all "
              f"of them end at the hardmax limit: {'yes' if c['exact'] else 'no'}. Median "
              "distance to the hardmax "
