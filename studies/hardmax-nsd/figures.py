@@ -171,6 +171,11 @@ def report(out: Path) -> str:
     j2_err = float(np.abs(late["J2"] - 1 / 18).max())
     h1 = cx[cx["step"] >= 1]
     h1_ratio = float(((h1["J1"] - h1["J_min_Kt"]) / h1["fw_constant_bound"]).max())
+    # first step from which token 2's h_t is exactly 0 to the end (None if it never settles)
+    h2 = (cx["J2"] - cx["J_min_Kt"]).to_numpy()
+    nonzero = np.flatnonzero(h2 != 0)
+    settle = nonzero[-1] + 1 if len(nonzero) else 0
+    h2_from = int(cx["step"].iloc[settle]) if settle < len(cx) else None
     last = cx.iloc[-1]
     C = 2 * cmeta["L"] * cmeta["D0"] ** 2
     text = ["# Hardmax, negative semidefinite: Frank-Wolfe over a shrinking hull", "",
@@ -192,11 +197,13 @@ def report(out: Path) -> str:
             "printed bound "
             + ("**fails** (check `printed_bound`)." if printed["pass"] == "false" else
                "holds at the last step (check `printed_bound`)."), "",
-            "The bound holds once the minimum is taken over the CURRENT hull K^t: since "
-            "K^{t+1} ⊂ K^t, min_{K^t} J is non-decreasing and the Frank-Wolfe recursion gives "
+            "A mathematical remark (a derivation, measured below): with the minimum over the "
+            "CURRENT hull K^t the bound is provable: since K^{t+1} ⊂ K^t, min_{K^t} J is "
+            "non-decreasing and the Frank-Wolfe recursion gives "
             "h_t = J(x_i^t) − min_{K^t} J ≤ 2 L D_0²/(t + 2), t ≥ 1. In the counterexample "
-            f"h_t = 0 for token 2 from t = 2 and h_t ≤ {h1_ratio:.3f} × 2LD_0²/(t + 2) for "
-            "token 1.", ""]
+            + (f"h_t = 0 for token 2 from t = {h2_from}" if h2_from is not None else
+               f"h_t for token 2 is still {h2[-1]:.2e} at the last step")
+            + f" and h_t ≤ {h1_ratio:.3f} × 2LD_0²/(t + 2) for token 1.", ""]
 
     text += ["## Regular polygons: contraction to the origin at an exact rate", "",
              "A regular k-gon with B = −I stays a scaled copy of itself: |x^t| = "

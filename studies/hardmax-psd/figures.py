@@ -201,9 +201,13 @@ def report(out: Path) -> str:
     resolved = summary["vector_error_resolved"].max()
     limit = halving_limit()
     text += ["", f"With γ^τ = 2^(−τ−1) the tokens stop at {halving['measured'].mean():.6f} of "
-             f"their initial distance (Π_τ(1 − 2^(−τ−1)) = {limit:.6f}): they never reach their "
-             f"vertex. The straight-line identity holds to {straight:.0e} (roundoff, "
-             f"{resolved:.0e} while Π ≥ {floor:g}), but the convergence claim "
+             f"their initial distance (Π_τ(1 − 2^(−τ−1)) = {limit:.6f}): "
+             + ("they never reach their vertex" if halving["measured"].min() > 0 else
+                "some reach their vertex")
+             + f". The straight-line identity holds to {straight:.0e} ("
+             + ("roundoff" if resolved <= checks_config(out)["roundoff"] else
+                "above `roundoff`")
+             + f", {resolved:.0e} while Π ≥ {floor:g}), but the convergence claim "
              "(\"at least exponential\") needs inf_τ γ^τ > 0 (convergence at all needs "
              "Σ_τ γ^τ = ∞). With γ^τ = 1 − e^{−a(τ+1)} the product is e^{−a t(t+1)/2}: "
              "super-exponential, as published (a mathematical remark, given the straight-line "

@@ -273,7 +273,7 @@ def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
     wide_max = float(wide["dist_to_uniform"].max())
     shrink = float(smallest["dist_to_hardmax"].median()) <= float(
         largest["dist_to_hardmax"].median())
-    out["c"] = dict(holds=exact and shrink and uniform <= tol and wide_max <= tol,
+    out["c"] = dict(holds=exact and shrink and uniform <= tol and wide_max <= tol, shrink=shrink,
                     below=len(below), wide=len(wide), wide_max=wide_max,
                     narrow=len(narrow),
                     narrow_min=float(narrow["dist_to_uniform"].min()),
@@ -358,6 +358,7 @@ def report(out: Path) -> str:
                     f"{r['dist_to_hardmax']:.2e} | {'yes' if r['converged'] else 'no'} |")
     a, b, c, d = v["a"], v["b"], v["c"], v["d"]
     example = f" (e.g. {b['example']})" if b["example"] else ""
+    stopped = b["arrivals"] + b["vanishing_arrivals"] > 0
     text += ["", "## (a) The hull converges to a polytope", "",
              "Rule: over every localmax run (constant, relative, large and vanishing r), the hull "
              f"area never increases by more than {tol:g} (relative), i.e. the hulls are nested, and "
@@ -380,16 +381,22 @@ def report(out: Path) -> str:
              f"({b['fitted']} fits; 1 − γ = {1 - gamma:.3f}; explanation, not tested: slower "
              "where the members of a cluster see only part of it; slowest: "
              f"{b['slowest']}). **(b) {'holds' if b['holds'] else 'fails'} "
-             "for the configuration.** Single tokens, however, can stop exactly: a token whose "
-             "neighbour set becomes {i} alone (an isolated leader, its score beating every "
-             "other by more than r_t) never moves again, as hardmax's emerging leader does at "
-             f"step 1. Constant r: {b['arrivals']} such token(s) in "
+             "for the configuration.** Single tokens "
+             + ("stop exactly at their limit before the end" if stopped else
+                "never stop exactly at their limit before the end")
+             + " (explanation, not tested: a token whose neighbour set becomes {i} alone, an "
+             "isolated leader whose score beats every other by more than r_t, never moves "
+             "again, as hardmax's emerging leader does at step 1). Constant r: "
+             f"{b['arrivals']} such token(s) in "
              f"{b['const_runs_with_arrivals']} "
              f"of {b['const_runs']} settled runs"
              f"{example}; "
              f"vanishing r_t: {b['vanishing_arrivals']} token(s) in "
              f"{b['vanishing_runs_with_arrivals']} of {b['vanishing_runs']} settled runs. So "
-             "\"no finite-time convergence\" holds for the configuration, not token by token.",
+             "\"no finite-time convergence\" "
+             + ("fails" if not b["holds"] else
+                "holds for the configuration, not token by token" if stopped else
+                "holds for the configuration and token by token") + ".",
              "",
              "## (c) r_t → 0 recovers hardmax; r large is uniform averaging", "",
              "Rule: a vanishing schedule that stays below the hardmax path's score gaps "
@@ -407,17 +414,21 @@ def report(out: Path) -> str:
              "distance to the hardmax "
              f"limit {c['median_largest']:.2e} at r0 = {max(cfg['r0_values']):g} and "
              f"{c['median_smallest']:.2e} at r0 = {min(cfg['r0_values']):g} "
-             f"({100 * c['exact_fraction_smallest']:.0f}% exact there). Schedules decaying "
-             f"more slowly than the tokens converge (q > 1 − γ, or r0/(1 + t)) eventually exceed "
-             "the shrinking gap between a leader and its followers, merge them and move the "
-             "leader: their limit then differs from hardmax's, by an amount that shrinks with "
-             "r0 (the table; `recovery.png`). Uniform averaging for r large: largest deviation "
+             f"({100 * c['exact_fraction_smallest']:.0f}% exact there): the median distance "
+             + ("shrinks" if c["shrink"] else "does not shrink")
+             + " from the largest r0 to the smallest (the table; `recovery.png`). Explanation, "
+             "not tested: schedules decaying more slowly than the tokens converge (q > 1 − γ, or "
+             "r0/(1 + t)) eventually exceed the shrinking gap between a leader and its "
+             "followers, merge them and move the leader, so their limit differs from "
+             "hardmax's. Uniform averaging for r large: largest deviation "
              f"{c['uniform']:.1e}; over the {c['wide']} constant-r runs with r at least the "
              "initial score spread max_ij s_ij − min_ij s_ij (every token is everyone's "
              f"neighbour from the start), {c['wide_max']:.1e}; below the spread, the "
              f"{c['narrow']} runs deviate from uniform averaging by {c['narrow_min']:.2g} at "
-             f"least. **(c) {'holds' if c['holds'] else 'fails'}** (the exact "
-             "recovery needs r_t below the score gaps; otherwise only as r0 → 0).", "",
+             f"least. **(c) {'holds' if c['holds'] else 'fails'}**"
+             + (" (exactly for the runs below the score gaps; the others approach the hardmax "
+                "limit only as r0 decreases)." if c["exact"] and c["shrink"]
+                and c["exact_fraction_smallest"] < 1 else "."), "",
              "## (d) Quiescent tokens", "",
              "Rule: in every settled localmax run, every token's neighbour set stops changing "
              "(is quiescent) before the resolution step.", "",
