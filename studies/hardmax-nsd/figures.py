@@ -12,13 +12,6 @@ from metastab.report import checks_config, fmt, read_checks
 from metastab.results import read_table
 from metastab.study_figures import axes_row, draw, palette
 
-# Relative departure from the exact symmetric law that counts as "the symmetry broke", and the
-# smallest predicted radius compared (below it float64 roundoff of the positions dominates).
-BREAK = 1e-6
-FLOOR = 1e-9
-# Diameters below this are at roundoff and left out of the rate fits.
-DIAMETER_FLOOR = 1e-12
-
 
 # --------------------------------------------------------------------------- figures
 
@@ -79,13 +72,14 @@ def symmetric_figure(out: Path):
 
 def random_figure(out: Path):
     data, _ = read_table(out / "random_steps.csv")
+    floor = float(checks_config(out)["diameter_floor"])
     fig, (left, right) = axes_row(2, 12.5, 5.0)
     cases = list(dict.fromkeys(data["case"]))
     names = list(dict.fromkeys(data["schedule"]))
     colours = palette(len(cases))
     styles = dict(zip(names, ["-", "--", ":"]))
     for (case, name), g in data.groupby(["case", "schedule"], sort=False):
-        g = g[(g["step"] >= 1) & (g["diameter_median"] > DIAMETER_FLOOR)]
+        g = g[(g["step"] >= 1) & (g["diameter_median"] > floor)]
         left.plot(g["step"], g["diameter_median"], styles[name],
                   color=colours[cases.index(case)], lw=1.5)
     for case, colour in zip(cases, colours):
@@ -96,7 +90,7 @@ def random_figure(out: Path):
     left.set_yscale("log")
     left.set_xlabel("step t")
     left.set_ylabel("diameter of the tokens (median over draws)")
-    left.set_title(f"collapse to one point (curves end at {DIAMETER_FLOOR:g})")
+    left.set_title(f"collapse to one point (curves end at {floor:g})")
     left.legend(fontsize=8)
     fw = data[(data["schedule"] == names[0]) & (data["step"] >= 1)]
     for case, colour in zip(cases, colours):
@@ -127,14 +121,15 @@ def figures(out: Path) -> None:
 # --------------------------------------------------------------------------- report
 
 
-def _symmetric_summary(data: pd.DataFrame) -> pd.DataFrame:
-    """Per k and schedule: worst relative error while the law is resolvable, and the first
-    step at which the measured radius leaves the exact law by more than BREAK."""
+def _symmetric_summary(data: pd.DataFrame, cfg: dict) -> pd.DataFrame:
+    """Per k and schedule: worst relative error while the law is resolvable (predicted radius
+    ≥ ``symmetry_floor``), and the first step at which the measured radius leaves the exact law
+    by more than ``symmetry_break``."""
     rows = []
     for (k, name), g in data.groupby(["k", "schedule"], sort=False):
         rel = np.abs(g["radius_max"] / g["predicted"] - 1)
-        resolvable = g["predicted"] >= FLOOR
-        broken = g[resolvable & (rel > BREAK)]
+        resolvable = g["predicted"] >= cfg["symmetry_floor"]
+        broken = g[resolvable & (rel > cfg["symmetry_break"])]
         first = int(broken["step"].iloc[0]) if len(broken) else None
         held = resolvable & (g["step"] < (first if first is not None else np.inf))
         rows.append({"k": int(k), "schedule": name, "rel_error": rel[held].max(),
@@ -145,10 +140,10 @@ def _symmetric_summary(data: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _rate(g: pd.DataFrame, power: bool):
+def _rate(g: pd.DataFrame, power: bool, floor: float):
     """Slope of log(median diameter) against t (per-step factor e^slope) or against log t (over
-    the last half of the log-range); None when fewer than 3 steps are above roundoff."""
-    g = g[(g["step"] >= 1) & (g["diameter_median"] > DIAMETER_FLOOR)]
+    the last half of the log-range); None when fewer than 3 steps are above ``floor``."""
+    g = g[(g["step"] >= 1) & (g["diameter_median"] > floor)]
     if power:
         g = g[g["step"] >= g["step"].max() ** 0.5]
     if len(g) < 3:
@@ -161,7 +156,8 @@ def report(out: Path) -> str:
     """Markdown report: the counterexample, the symmetric law, the measured collapse rates."""
     out = Path(out)
     cx, cmeta = read_table(out / "counterexample.csv")
-    sym = _symmetric_summary(read_table(out / "symmetric.csv")[0])
+    cfg = checks_config(out)
+    sym = _symmetric_summary(read_table(out / "symmetric.csv")[0], cfg)
     steps, rmeta = read_table(out / "random_steps.csv")
     draws = read_table(out / "random_draws.csv")[0]
     tol = float(rmeta["config"]["random"]["limit_tolerance"])
@@ -175,6 +171,11 @@ def report(out: Path) -> str:
     j2_err = float(np.abs(late["J2"] - 1 / 18).max())
     h1 = cx[cx["step"] >= 1]
     h1_ratio = float(((h1["J1"] - h1["J_min_Kt"]) / h1["fw_constant_bound"]).max())
+    # first step from which token 2's h_t is exactly 0 to the end (None if it never settles)
+    h2 = (cx["J2"] - cx["J_min_Kt"]).to_numpy()
+    nonzero = np.flatnonzero(h2 != 0)
+    settle = nonzero[-1] + 1 if len(nonzero) else 0
+    h2_from = int(cx["step"].iloc[settle]) if settle < len(cx) else None
     last = cx.iloc[-1]
     C = 2 * cmeta["L"] * cmeta["D0"] ** 2
     text = ["# Hardmax, negative semidefinite: Frank-Wolfe over a shrinking hull", "",
@@ -196,11 +197,13 @@ def report(out: Path) -> str:
             "printed bound "
             + ("**fails** (check `printed_bound`)." if printed["pass"] == "false" else
                "holds at the last step (check `printed_bound`)."), "",
-            "The bound holds once the minimum is taken over the CURRENT hull K^t: since "
-            "K^{t+1} ⊂ K^t, min_{K^t} J is non-decreasing and the Frank-Wolfe recursion gives "
+            "A mathematical remark (a derivation, measured below): with the minimum over the "
+            "CURRENT hull K^t the bound is provable: since K^{t+1} ⊂ K^t, min_{K^t} J is "
+            "non-decreasing and the Frank-Wolfe recursion gives "
             "h_t = J(x_i^t) − min_{K^t} J ≤ 2 L D_0²/(t + 2), t ≥ 1. In the counterexample "
-            f"h_t = 0 for token 2 from t = 2 and h_t ≤ {h1_ratio:.3f} × 2LD_0²/(t + 2) for "
-            "token 1.", ""]
+            + (f"h_t = 0 for token 2 from t = {h2_from}" if h2_from is not None else
+               f"h_t for token 2 is still {h2[-1]:.2e} at the last step")
+            + f" and h_t ≤ {h1_ratio:.3f} × 2LD_0²/(t + 2) for token 1.", ""]
 
     text += ["## Regular polygons: contraction to the origin at an exact rate", "",
              "A regular k-gon with B = −I stays a scaled copy of itself: |x^t| = "
@@ -215,14 +218,17 @@ def report(out: Path) -> str:
         text.append(f"| {r['k']} | {r['schedule']} | {r['rel_error']:.1e} | "
                     f"{r['last_step_compared']} | {brk} | {rad} |")
     worst_sym = float(sym["rel_error"].max())
-    roundoff = float(checks_config(out)["symmetry_roundoff"])
+    roundoff = float(cfg["symmetry_roundoff"])
     broke = sym[sym["break_step"].notna()]
     n_broke = len(broke)
     text += ["", f"While the configuration is symmetric the exact law holds to a relative "
              f"error of at most {worst_sym:.1e}"
              + (" (roundoff" if worst_sym < roundoff else " (more than roundoff")
              + f": `symmetry_roundoff` = {roundoff:g})" +
-             f". The symmetry broke in {n_broke} of {len(sym)} (k, schedule) runs"
+             f". The symmetry broke (relative departure above `symmetry_break` = "
+             f"{cfg['symmetry_break']:g}, compared while the predicted radius is ≥ "
+             f"`symmetry_floor` = {cfg['symmetry_floor']:g}) in {n_broke} of {len(sym)} "
+             "(k, schedule) runs"
              + (f" (at radii {fmt(broke['radius_at_break'].min(), 2)}–"
                 f"{fmt(broke['radius_at_break'].max(), 2)}): there the tokens stop heading for "
                 "the origin, so contraction to the origin did not survive roundoff"
@@ -243,9 +249,9 @@ def report(out: Path) -> str:
     for (case, name), g in draws.groupby(["case", "schedule"], sort=False):
         m = steps[(steps["case"] == case) & (steps["schedule"] == name)]
         power = name == fw_name
-        slope = _rate(m, power)
+        slope = _rate(m, power, cfg["diameter_floor"])
         if slope is None:
-            tiny = m[(m["step"] >= 1) & (m["diameter_median"] <= DIAMETER_FLOOR)]
+            tiny = m[(m["step"] >= 1) & (m["diameter_median"] <= cfg["diameter_floor"])]
             rate = f"exact collapse by step {int(tiny['step'].iloc[0])}"
         else:
             rate = f"∝ t^{slope:.2f}" if power else f"× {np.exp(slope):.3f} per step"

@@ -22,13 +22,14 @@ SOURCE = "[LM] abstract (this package's reading)"
 def checks(out: Path, config: dict) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.report`)."""
     summary, meta = read_table(Path(out) / "summary.csv")
-    v = sibling(__file__, "figures").verdicts(summary, meta["config"])
+    v = sibling(__file__, "figures").verdicts(summary, meta["config"] | config)
+    tol = f"{config['roundoff']:g}"
     a, b, c, d = v["a"], v["b"], v["c"], v["d"]
     arrivals = b["arrivals"] + b["vanishing_arrivals"]
     return checks_frame([
         check("a_hull_converges", "claim", "(a) the convex hull converges to a polytope",
               measured=a["grew"], threshold=0.0,
-              rule=f"runs of {a['runs']} whose hull area grows by more than 1e-12 (relative) at "
+              rule=f"runs of {a['runs']} whose hull area grows by more than {tol} (relative) at "
                    "some step = 0", passed=a["holds"], source=SOURCE),
         check("b_no_token_stops", "claim",
               "(b) for r > 0 no token reaches its limit in finite time",
@@ -45,14 +46,14 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
         check("c_recovers_hardmax", "claim", "(c) r_t → 0 recovers the hardmax limit",
               measured=c["exact_fraction_smallest"], threshold=1.0,
               rule="fraction of the runs with the smallest r0 that end on the hardmax limit "
-                   "(to 1e-12) = 1", passed=c["exact_fraction_smallest"] >= 1.0, source=SOURCE),
+                   f"(to {tol}, `roundoff`) = 1", passed=c["exact_fraction_smallest"] >= 1.0, source=SOURCE),
         check("c_recovers_hardmax/below_gaps", "correction",
               "(c) r_t → 0 recovers hardmax exactly while r_t stays below the hardmax score "
               "gaps; the distance shrinks with r0; r large is uniform averaging",
               measured=c["median_smallest"], threshold=c["median_largest"],
-              rule=f"all {c['below']} runs below the gaps end on the hardmax limit (to 1e-12), "
+              rule=f"all {c['below']} runs below the gaps end on the hardmax limit (to {tol}), "
                    "the median distance at the smallest r0 (measured) ≤ that at the largest "
-                   "(threshold), and r ≥ the score spread gives uniform averaging (to 1e-12)",
+                   f"(threshold), and r ≥ the score spread gives uniform averaging (to {tol})",
               passed=c["holds"], source="this study"),
         check("d_quiescent", "claim", "(d) tokens become quiescent",
               measured=d["quiet"], threshold=float(d["runs"]),

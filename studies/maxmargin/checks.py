@@ -22,7 +22,8 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.report`)."""
     out = Path(out)
     rows, stated = [], None
-    for k, (exp, what, measured, ref, ok) in enumerate(sibling(__file__, "figures")._checks(out, config)):
+    for k, (exp, what, measured, ref, ok, value, threshold) in enumerate(
+            sibling(__file__, "figures")._checks(out, config)):
         name = f"{exp}_{k + 1}"
         if what.endswith("(as stated)"):
             stated = name
@@ -30,9 +31,11 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
         if role == "correction":
             name = f"{stated}/active_constraints" if stated else name
             role = role if stated else "context"
-        rows.append(check(name, role, f"{exp}: {what}", threshold=float("nan"),
-                          rule=f"measured {measured}; published / threshold: {ref}",
-                          passed=ok if role != "context" else None,
+        rule = f"published / threshold: {ref}"
+        if not _single_number(measured):
+            rule += f"; measured: {measured}"
+        rows.append(check(name, role, f"{exp}: {what}", measured=value, threshold=threshold,
+                          rule=rule, passed=ok if role != "context" else None,
                           source=f"{SOURCE} {exp}"))
     hard = read_table(out / "hardmax.csv")[0]
     ray, bound = hard[hard.kind == "SVM ray"], hard[hard.kind == "bound"]
@@ -46,3 +49,13 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
              "(`hardmax_roundoff`)",
         passed=excess <= tol, source=SOURCE + " (β → ∞ limit)"))
     return checks_frame(rows)
+
+
+def _single_number(text: str) -> bool:
+    """Whether the report's measured ``text`` is one number (then it is the ``measured`` value,
+    and the rule need not repeat it)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

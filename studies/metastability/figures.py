@@ -489,8 +489,8 @@ def report(out: Path) -> str:
                  f"{main['deviance_with_prefactor']:.3g}). ")
     if tail is not None:
         fits_tail = fits_law(tail)
-        text += (f"On the tail β = {tail['beta_min']:g}…{tail['beta_max']:g}, which direct "
-                 f"stepping cannot reach, b = {tail['b']:.4f} [{tail['b_low']:.4f}, "
+        text += (f"On the tail β = {tail['beta_min']:g}…{tail['beta_max']:g} (accelerated "
+                 f"engine only), b = {tail['b']:.4f} [{tail['b_low']:.4f}, "
                  f"{tail['b_high']:.4f}] (bootstrap [{tail['b_boot_low']:.4f}, "
                  f"{tail['b_boot_high']:.4f}]; deviance {tail['deviance']:.3g} on "
                  f"{int(tail['df'])} df, χ² p = {_fmt(chi2_p(tail), 2)}: the exponential law "
