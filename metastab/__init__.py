@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 # public name -> the submodule that defines it
 _NAMES = {
-    "ResolutionWarning": "accelerate",
+    "DiagnosticWarning": "exceptions", "ResolutionWarning": "accelerate",
     "clusters": "configs", "in_cells": "configs", "near_vertices": "configs",
     "shrunk": "configs", "uniform_in": "configs",
     "Collapse": "events", "LeaveBall": "events", "LeaveHull": "events", "ReachVertices": "events",
@@ -31,9 +31,9 @@ _NAMES = {
 }
 # submodules reachable as attributes (metastab.stats, metastab.plotting, ...)
 _SUBMODULES = (
-    "accelerate", "bench", "cli", "configs", "demo", "events", "maxmargin", "maxmargin_svm",
-    "models", "plotting", "polytope", "results", "rng", "scaling", "simulate", "splitting",
-    "stats", "studies", "sweep", "theory",
+    "accelerate", "bench", "cli", "configs", "demo", "events", "exceptions", "maxmargin",
+    "models", "plotting", "polytope", "results", "rng", "simulate", "splitting", "stats",
+    "studies", "sweep", "theory",
 )
 
 __all__ = sorted(_NAMES, key=str.lower) + ["__version__"]

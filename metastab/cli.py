@@ -350,8 +350,8 @@ def _cmd_dynamics(args, argv: list[str]) -> int:
     import numpy as np
 
     from .accelerate import merge_tolerance
-    from .demo import escape_summary
     from .simulate import first_passage, simulate
+    from .stats import escape_summary
 
     passage = args.command == "passage"
     mode = getattr(args, "mode", "exact")
@@ -629,7 +629,7 @@ def theorem_bound(meta: dict, frame) -> tuple[dict | None, str]:
 
 def _cmd_fit(args, argv: list[str]) -> int:
     from .plotting import arrhenius_figure
-    from .scaling import fit_report
+    from .stats import fit_report
 
     out = _out_path(args.out, args.overwrite)
     path = Path(args.data)
@@ -695,7 +695,8 @@ def _not_fittable(frame, params: int) -> str:
 
 def _per_beta_only(args, argv, path, frame, why: str, out) -> int:
     """``metastab fit`` on a table without a fit: the escape statistics of each beta."""
-    from .stats import DiagnosticWarning, escape_rate, exponentiality_test
+    from .exceptions import DiagnosticWarning
+    from .stats import escape_rate, exponentiality_test
 
     level, rows = args.confidence_level, []
     for beta, group in frame.groupby("beta", sort=True):

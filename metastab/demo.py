@@ -24,7 +24,7 @@ import warnings
 # The library is imported inside the functions: the command line reads the constants below
 # for its --help without loading numba, scipy or pandas.
 
-__all__ = ["escape_summary", "escape_demo", "DEMO_BETAS", "DEMO_SEED"]
+__all__ = ["escape_demo", "DEMO_BETAS", "DEMO_SEED"]
 
 DEMO_BETAS = (7.0, 10.0, 13.0, 16.0)
 DEMO_CHAINS = 300
@@ -33,33 +33,6 @@ DEMO_SEED = 20250601
 DEMO_N = 20
 DEMO_GAMMA = 0.1
 DEMO_FACTOR = 0.5
-
-
-def escape_summary(fp) -> dict:
-    """Chains, escapes, censored, median escape step among escapes, exposure mean.
-
-    ``mean_escape`` = Σ_c steps_c / #escapes (censored MLE of a geometric mean); NaN, never a
-    guess, when no chain escaped.
-
-    Examples
-    --------
-    >>> import metastab as ms
-    >>> fp = ms.first_passage(ms.SoftmaxChain(2.0, 0.5), ms.regular_polygon(5).vertices,
-    ...                       ms.LeaveBall(0.1), max_steps=100, chains=8, rng=0)
-    >>> sorted(escape_summary(fp))
-    ['censored', 'chains', 'escapes', 'mean_escape', 'median_escape']
-    """
-    import numpy as np
-
-    escaped = fp.steps[~fp.censored]
-    escapes = int(escaped.size)
-    return {
-        "chains": fp.chains,
-        "escapes": escapes,
-        "censored": int(fp.censored.sum()),
-        "median_escape": float(np.median(escaped)) if escapes else math.nan,
-        "mean_escape": float(fp.steps.sum()) / escapes if escapes else math.nan,
-    }
 
 
 def escape_demo(betas=DEMO_BETAS, *, chains: int = DEMO_CHAINS, max_steps: int = DEMO_MAX_STEPS,
@@ -93,9 +66,9 @@ def escape_demo(betas=DEMO_BETAS, *, chains: int = DEMO_CHAINS, max_steps: int =
     from .events import LeaveHull
     from .models import SoftmaxChain
     from .polytope import regular_polygon
-    from .scaling import fit_scaling
+    from .exceptions import DiagnosticWarning
     from .simulate import announce_compile, first_passage
-    from .stats import DiagnosticWarning
+    from .stats import escape_summary, fit_scaling
     from .theory import metastability_exponent
 
     polytope = regular_polygon(5)

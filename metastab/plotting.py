@@ -111,7 +111,7 @@ def survival_figure(data, path=None, *, by="beta", law="geometric", confidence_l
         note = f"{km.n_events}/{km.chains} escaped"
         keep = (km.time > 0) & (km.probability > 0)
         t, S = km.time[keep], km.probability[keep]
-        low, high = (b[keep] for b in km.confidence_interval(confidence_level, method))
+        low, high = (b[keep] for b in km.confidence_interval(confidence_level, method=method))
         start = min(t[0], 1.0) if t.size else 1.0
         ax.step(np.r_[start, t], np.r_[1.0, S], where="post", color=color,
                 label=f"{label}  ({note})".strip())

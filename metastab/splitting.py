@@ -94,10 +94,10 @@ from . import _kernels, _splitting
 from ._validate import integer, real
 from .accelerate import MERGE_TOL, MODES, budget, check_resolution, merge_tolerance
 from .events import LeaveBall, LeaveHull
+from .exceptions import DiagnosticWarning
 from .models import SoftmaxChain
 from .results import provenance
 from .rng import as_seed
-from .stats import DiagnosticWarning
 
 __all__ = ["SplittingResult", "EscapeTime", "escape_probability", "mean_escape_time",
            "reaction_coordinate"]

@@ -109,7 +109,7 @@ def summarise(times, x0, gamma, ratio, record_cap) -> pd.DataFrame:
             km = stats.survival(g["steps"], g["censored"])
         q10, q90 = (_km_quantile(km, p) for p in (0.1, 0.9))
         row = {"model": kind, "beta": beta, "chains": len(g), "censored": int(g["censored"].sum()),
-               "max_steps": int(g["max_steps"].iloc[0]), "median": km.median(), "q10": q10,
+               "max_steps": int(g["max_steps"].iloc[0]), "median": km.median, "q10": q10,
                "q90": q90, "log10_bound_steps": rate.log_steps(ratio) / math.log(10),
                "log10_c": rate.log_c / math.log(10), "guaranteed_factor": rate.factor}
         row["log10_bound_over_median"] = row["log10_bound_steps"] - math.log10(row["median"]) \

@@ -168,7 +168,7 @@ def summarise(times: pd.DataFrame, P, x0, jump: float, eps: float):
                 stage2 = g[g["stage"] == 2]
                 rate = stats.escape_rate(stage2["steps"] - t0, stage2["censored"]) \
                     if (~stage2["censored"]).any() else None
-            row["median"] = km.median()
+            row["median"] = km.median
             if rate is not None:
                 lo, hi = rate.mean_interval()
                 row.update(mean=t0 + rate.mean, mean_low=t0 + lo, mean_high=t0 + hi)

@@ -41,17 +41,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy import optimize
-from scipy.stats import CensoredData, chi2, logrank
+from scipy.stats import CensoredData, logrank
 from scipy.special import logsumexp
 
 import metastab as ms
 from metastab import stats, theory
+from metastab.accelerate import UNIFORM_RESOLUTION
 from metastab.results import provenance, write_table
 
 EVENTS = ("hull", "ball")
 ENGINES = ("direct", "accelerated")
-# Probabilities below 2**-53 are not representable as the gap between two 53-bit uniforms.
-UNIFORM_RESOLUTION = 2.0 ** -53
 
 
 # --------------------------------------------------------------------------- setup
@@ -321,7 +320,7 @@ def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
         rate, _ = quiet(stats.escape_rate, frame["steps"].to_numpy(),
                         frame["censored"].to_numpy())
         low, high = (rate.confidence_interval() if rate.rate >= POISSON_LIMIT_RATE
-                     else garwood(rate.events, rate.exposure))
+                     else stats.garwood_interval(rate.events, rate.exposure))
         escapes = int((~frame["censored"]).sum())
         samples[tol] = frame
         rows.append({"beta": beta, "merge_tol": tol, "chains": len(frame), "escapes": escapes,
@@ -393,7 +392,7 @@ def per_beta_table(chains: pd.DataFrame, config: dict) -> pd.DataFrame:
                                     max_steps=g["max_steps"].to_numpy(),
                                     n_resamples=int(config["n_resamples"]),
                                     rng=[int(config["stats_seed"]), k, j, e])[0]
-                medians[beta] = quiet(stats.survival, steps, censored)[0].median()
+                medians[beta] = quiet(stats.survival, steps, censored)[0].median
             per["memoryless_p"] = per["beta"].map({b: t.pvalue for b, t in tests.items()})
             per["memoryless_D"] = per["beta"].map({b: t.statistic for b, t in tests.items()})
             per["sample_median"] = per["beta"].map(medians)
@@ -406,13 +405,6 @@ def per_beta_table(chains: pd.DataFrame, config: dict) -> pd.DataFrame:
 # Below this escape rate per step the geometric law's exact (Clopper–Pearson) interval and the
 # exponential law's (Garwood) interval differ by less than about this much, relatively.
 POISSON_LIMIT_RATE = 1e-12
-
-
-def garwood(events: int, exposure: float, level: float = 0.95) -> tuple[float, float]:
-    """Garwood's exact interval for a rate: d events in exposure E (chi-square quantiles)."""
-    alpha = 1 - level
-    return (chi2.ppf(alpha / 2, 2 * events) / (2 * exposure),
-            chi2.ppf(1 - alpha / 2, 2 * events + 2) / (2 * exposure))
 
 
 def poisson_limit_intervals(per: pd.DataFrame) -> pd.DataFrame:
@@ -429,7 +421,8 @@ def poisson_limit_intervals(per: pd.DataFrame) -> pd.DataFrame:
     per["interval"] = "clopper-pearson"
     tiny = (per["events"] > 0) & (per["rate"] < POISSON_LIMIT_RATE)
     for idx in per.index[tiny]:
-        low, high = garwood(int(per.at[idx, "events"]), float(per.at[idx, "exposure"]))
+        low, high = stats.garwood_interval(int(per.at[idx, "events"]),
+                                           float(per.at[idx, "exposure"]))
         per.loc[idx, ["rate_low", "rate_high", "mean_low", "mean_high", "median_low",
                       "median_high", "interval"]] = [
             low, high, 1 / high, 1 / low, math.log(2) / high, math.log(2) / low,

@@ -1,6 +1,6 @@
 """The exponential scaling law of escape times across β: one joint censored likelihood.
 
-Per β value k there are d_k escapes in exposure E_k (:mod:`metastab.stats`), and the law is
+Per β value k there are d_k escapes in exposure E_k (:mod:`metastab.stats.rates`), and the law is
 log E[T](β) = a + b β (+ c log β), fitted jointly so that β values with few or no escapes still
 count (a Poisson / binomial regression with log-exposure offset), with Fisher and
 profile-likelihood intervals for the exponent b, a likelihood-ratio test of the prefactor term
@@ -12,13 +12,17 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
-from .stats import (DiagnosticWarning, EscapeRate, _check_law, _check_level, _memoryless,
-                    _rate_interval, _Sample, _sample)
+from ..exceptions import DiagnosticWarning
+from .censoring import CensoredSample, censored_sample, check_law
+from .intervals import ConfidenceInterval, check_level
+from .memorylessness import memoryless_test
+from .rates import EscapeRate, rate_interval
 
 __all__ = ["ScalingFit", "fit_report", "fit_scaling"]
 
@@ -113,33 +117,36 @@ class ScalingFit:
 
     @property
     def params(self) -> np.ndarray:
+        """The estimates (a, b[, c])."""
         return np.array([self.intercept, self.slope] + ([self.prefactor]
                                                         if self.prefactor is not None else []))
 
-    def _index(self, param) -> int:
+    def _index(self, param: str) -> int:
         names = _PARAMS[:self.params.size]
         if param not in names:
             raise ValueError(f"param must be one of {names}, got {param!r}")
         return names.index(param)
 
-    def stderr(self, param="slope") -> float:
+    def stderr(self, param: str = "slope") -> float:
         """Wald standard error sqrt(I⁻¹_jj)."""
         j = self._index(param)
         return float(math.sqrt(self.cov[j, j]))
 
-    def confidence_interval(self, param="slope", *, method="profile", confidence_level=None):
-        """(low, high) for ``param`` in {"intercept", "slope", "prefactor"}.
+    def confidence_interval(self, param: str = "slope", confidence_level: float | None = None,
+                            *, method: str = "profile") -> ConfidenceInterval:
+        """(low, high) for ``param`` in {"intercept", "slope", "prefactor"} (``None``: the level
+        of the fit).
 
         ``method="wald"``: estimate ± z·stderr (Fisher information). ``method="profile"``:
         {θ_j : 2(ℓ̂ − max_{others} ℓ) <= χ²_1(level)}, an end is ±inf if ℓ never drops that far.
         """
         j = self._index(param)
-        level = _check_level(self.confidence_level if confidence_level is None
-                             else confidence_level)
+        level = check_level(self.confidence_level if confidence_level is None
+                            else confidence_level)
         est, se = self.params[j], self.stderr(param)
         if method == "wald":
             z = stats.norm.ppf(0.5 + level / 2)
-            return float(est - z * se), float(est + z * se)
+            return ConfidenceInterval(float(est - z * se), float(est + z * se))
         if method != "profile":
             raise ValueError(f"method must be 'profile' or 'wald', got {method!r}")
         x, d, E = self._data
@@ -168,20 +175,20 @@ class ScalingFit:
             far = est + sign * k * se
             ends.append(sign * math.inf if gap(far) > 0 else
                         optimize.brentq(gap, *sorted((est, far)), xtol=1e-10 * (1 + abs(est))))
-        return tuple(ends)
+        return ConfidenceInterval(*ends)
 
-    def log_mean(self, x) -> np.ndarray:
+    def log_mean(self, x: Any) -> np.ndarray:
         """Fitted log E[T] = a + b x (+ c log x)."""
         return _design(np.asarray(x, np.float64), self.params.size, center=False) @ self.params
 
-    def band(self, x, confidence_level=None):
+    def band(self, x: Any, confidence_level: float | None = None) -> ConfidenceInterval:
         """Pointwise Wald band (low, high) for log E[T] at ``x``: ± z·sqrt(z(x)ᵀ I⁻¹ z(x))."""
-        level = _check_level(self.confidence_level if confidence_level is None
-                             else confidence_level)
+        level = check_level(self.confidence_level if confidence_level is None
+                            else confidence_level)
         Z = _design(np.asarray(x, np.float64), self.params.size, center=False)
         half = stats.norm.ppf(0.5 + level / 2) * np.sqrt(np.einsum("ij,jk,ik->i", Z, self.cov, Z))
         mid = Z @ self.params
-        return mid - half, mid + half
+        return ConfidenceInterval(mid - half, mid + half)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per parameter: estimate, stderr, Wald and profile intervals, fit summary."""
@@ -215,7 +222,8 @@ def _start(Z, d, E):
     return theta
 
 
-def _aggregate(frame, x, law, start):
+def _aggregate(frame: pd.DataFrame, x: str, law: str,
+               start: Any) -> tuple[pd.DataFrame, CensoredSample]:
     """Per x value: chains, events, censored, exposure (validated, events at 0 excluded)."""
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
@@ -237,15 +245,17 @@ def _aggregate(frame, x, law, start):
     xs = frame[x].to_numpy(dtype=np.float64)
     if not np.isfinite(xs).all():
         raise ValueError(f"column {x!r} must be finite")
-    s = _sample(frame["steps"].to_numpy(), frame["censored"].to_numpy(), law=law, start=start,
-                max_steps=frame["max_steps"].to_numpy() if "max_steps" in frame else None)
+    s = censored_sample(frame["steps"].to_numpy(), frame["censored"].to_numpy(), law=law,
+                        start=start, max_steps=frame["max_steps"].to_numpy()
+                        if "max_steps" in frame else None)
     g = pd.DataFrame({x: xs[s.kept], "chains": 1, "events": s.event.astype(np.int64),
                       "censored": (~s.event).astype(np.int64), "exposure": s.time})
     return g.groupby(x, sort=True).sum().reset_index(), s
 
 
-def fit_scaling(frame, *, x="beta", law="geometric", confidence_level=0.95, prefactor=False,
-                start=None) -> ScalingFit:
+def fit_scaling(frame: pd.DataFrame, *, x: str = "beta", law: str = "geometric",
+                confidence_level: float = 0.95, prefactor: bool = False,
+                start: str | Any = None) -> ScalingFit:
     """Fit the Arrhenius law log E[T] = a + b·β (+ c·log β) to censored escape times.
 
     One joint likelihood over all β values (see the notes above :func:`_terms`): β values with
@@ -286,8 +296,8 @@ def fit_scaling(frame, *, x="beta", law="geometric", confidence_level=0.95, pref
     >>> round(fit.slope, 1), [round(v, 2) for v in fit.confidence_interval("slope")]
     (1.4, [1.3, 1.56])
     """
-    law = _check_law(law)
-    level = _check_level(confidence_level)
+    law = check_law(law)
+    level = check_level(confidence_level)
     return _fit_table(_aggregate(frame, x, law, start)[0], x, law, level, prefactor)
 
 
@@ -337,7 +347,7 @@ def _fit_table(table, x, law, level, prefactor) -> ScalingFit:
         wls_slope = float((A @ Zp.T @ (W * np.log(E[pos] / d[pos])))[1])
         wls_se = float(math.sqrt(A[1, 1]))
     per = table.copy()
-    ci = [_rate_interval(int(dk), Ek, law, level, "exact") for dk, Ek in zip(d, E)]
+    ci = [rate_interval(int(dk), Ek, law, level, "exact") for dk, Ek in zip(d, E)]
     per["rate"] = d / E
     per["rate_low"], per["rate_high"] = [c[0] for c in ci], [c[1] for c in ci]
     with np.errstate(divide="ignore"):
@@ -352,15 +362,17 @@ def _fit_table(table, x, law, level, prefactor) -> ScalingFit:
                       wls_stderr=wls_se, confidence_level=level, per_beta=per, _data=(xs, d, E))
 
 
-def fit_report(frame, *, x="beta", law="geometric", confidence_level=0.95, prefactor=False,
-               start=None, memoryless=True, n_resamples=499, rng=0):
+def fit_report(frame: pd.DataFrame, *, x: str = "beta", law: str = "geometric",
+               confidence_level: float = 0.95, prefactor: bool = False, start: str | Any = None,
+               memoryless: bool = True, n_resamples: int = 499,
+               rng: Any = 0) -> tuple[pd.DataFrame, ScalingFit]:
     """Everything the ``metastab fit`` command prints: a per-β table and the scaling fit.
 
     Parameters
     ----------
     frame, x, law, confidence_level, prefactor, start : see :func:`fit_scaling`.
     memoryless : bool
-        Add the :func:`exponentiality_test` p-value per β (``n_resamples``, seeded by ``rng``).
+        Add the :func:`~metastab.stats.exponentiality_test` p-value per β (``n_resamples``, seeded by ``rng``).
 
     Returns
     -------
@@ -382,8 +394,8 @@ def fit_report(frame, *, x="beta", law="geometric", confidence_level=0.95, prefa
     >>> table.columns[:5].tolist()
     ['beta', 'chains', 'events', 'censored', 'exposure']
     """
-    law = _check_law(law)
-    level = _check_level(confidence_level)
+    law = check_law(law)
+    level = check_level(confidence_level)
     table, s = _aggregate(frame, x, law, start)
     fit = _fit_table(table, x, law, level, prefactor)
     per = fit.per_beta.copy()
@@ -399,11 +411,9 @@ def fit_report(frame, *, x="beta", law="geometric", confidence_level=0.95, prefa
                 "most chains censored" if row["censored"] > row["chains"] / 2 else "")
         p = math.nan
         if memoryless and d > 0:
-            keep = xs == row[x]
-            sub = _Sample(s.time[keep], s.event[keep],
-                          None if s.budget is None else s.budget[keep], keep[keep])
             try:
-                p = _memoryless(sub, law, False, int(n_resamples), gen).pvalue
+                p = memoryless_test(s.subset(xs == row[x]), law, False, int(n_resamples),
+                                    gen).pvalue
             except ValueError as exc:          # budgets unknown: say so in the table
                 note = "; ".join(filter(None, [note, str(exc)]))
         pvals.append(p)

@@ -1,0 +1,19 @@
+"""The public warnings of metastab, in one module (as :mod:`numpy.exceptions`).
+
+Both are :class:`RuntimeWarning` subclasses and are exported at top level
+(``metastab.DiagnosticWarning``, ``metastab.ResolutionWarning``). This module imports nothing,
+so catching or filtering them loads neither numba nor scipy.
+"""
+
+__all__ = ["DiagnosticWarning", "ResolutionWarning"]
+
+
+class DiagnosticWarning(RuntimeWarning):
+    """A statistic is reported but says less than it seems: no events, most chains censored,
+    chains excluded, a model that does not fit. The message carries the numbers."""
+
+
+class ResolutionWarning(RuntimeWarning):
+    """Direct stepping cannot draw the moves a run needs: their probability is below the 2^-53
+    resolution of the 53-bit uniform, so chains stay where they are and are censored, and a fitted
+    rate or exponent is wrong. The message gives the numbers; use ``mode="accelerated"``."""

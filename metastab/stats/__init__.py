@@ -1,0 +1,35 @@
+"""Censored first-passage statistics: survival, escape rates, memorylessness, scaling laws.
+
+Input is one first-passage time per chain, right-censored at the step budget, as
+:class:`metastab.FirstPassage`, its :meth:`~metastab.FirstPassage.to_frame` or arrays
+(:mod:`~metastab.stats.censoring`). The submodules:
+
+- :mod:`~metastab.stats.survival_curve`: the Kaplan–Meier curve (:func:`survival`);
+- :mod:`~metastab.stats.rates`: the escape rate of the geometric or exponential law
+  (:func:`escape_rate`);
+- :mod:`~metastab.stats.memorylessness`: the bootstrap test of that law
+  (:func:`exponentiality_test`);
+- :mod:`~metastab.stats.scaling`: the joint fit of log E[T] = a + b·β (:func:`fit_scaling`,
+  :func:`fit_report`);
+- :mod:`~metastab.stats.intervals`: :class:`ConfidenceInterval` and Garwood's interval;
+- :mod:`~metastab.stats.summary`: :func:`escape_summary`.
+
+Every result (:class:`Survival`, :class:`EscapeRate`, :class:`ScalingFit`) has its point
+estimates as properties (``median``, ``mean``, ``rate``, ``slope``, ...), a
+``confidence_interval(confidence_level=None, *, method=...)`` returning a
+:class:`ConfidenceInterval` ``(low, high)`` -- ``None`` is the level the result was made with,
+0.95 by default; :class:`ScalingFit` takes the parameter's name first -- and ``to_frame()``.
+Diagnostics are :class:`~metastab.exceptions.DiagnosticWarning`, re-exported here.
+"""
+
+from ..exceptions import DiagnosticWarning
+from .intervals import ConfidenceInterval, garwood_interval
+from .memorylessness import ExponentialityTest, exponentiality_test
+from .rates import EscapeRate, escape_rate
+from .scaling import ScalingFit, fit_report, fit_scaling
+from .summary import escape_summary
+from .survival_curve import Survival, survival
+
+__all__ = ["ConfidenceInterval", "DiagnosticWarning", "EscapeRate", "ExponentialityTest",
+           "ScalingFit", "Survival", "escape_rate", "escape_summary", "exponentiality_test",
+           "fit_report", "fit_scaling", "garwood_interval", "survival"]

@@ -1,0 +1,137 @@
+"""Censored samples of first-passage times: validation, the laws, the product-limit estimate.
+
+Input is one first-passage time per chain, right-censored at the step budget (a censored chain
+carries ``steps == max_steps`` and is never an event), as :class:`metastab.FirstPassage`, its
+:meth:`~metastab.FirstPassage.to_frame`, or arrays. An event at time 0 (the event already held
+when the clock started) is not an escape from the metastable state and has probability 0 under
+both laws of :data:`LAWS`: such chains are excluded, with a :class:`DiagnosticWarning` giving
+their number.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DiagnosticWarning
+
+__all__ = ["LAWS", "CensoredSample", "censored_sample", "check_law", "product_limit"]
+
+LAWS = ("geometric", "exponential")
+
+
+@dataclass(frozen=True)
+class CensoredSample:
+    """A validated censored sample on its own clock (events at time 0 dropped)."""
+
+    time: np.ndarray          # time on test, steps − start (float64, >= 0)
+    event: np.ndarray         # True where the chain escaped (not censored)
+    budget: np.ndarray | None  # each chain's censoring time on the same clock, when known
+    kept: np.ndarray          # mask over the input rows (events at time 0 are dropped)
+
+    @property
+    def events(self) -> int:
+        """Number of escapes d."""
+        return int(self.event.sum())
+
+    @property
+    def exposure(self) -> float:
+        """Total time on test E = Σ min(T_i, c_i)."""
+        return float(self.time.sum())
+
+    def subset(self, mask: np.ndarray) -> CensoredSample:
+        """The chains where ``mask`` (over the kept chains) is True."""
+        return CensoredSample(self.time[mask], self.event[mask],
+                              None if self.budget is None else self.budget[mask], mask[mask])
+
+
+def check_law(law: str) -> str:
+    """Validate an escape law name (one of :data:`LAWS`)."""
+    if law not in LAWS:
+        raise ValueError(f"law must be one of {LAWS}, got {law!r}")
+    return law
+
+
+def censored_sample(steps: Any, censored: Any, *, law: str, start: Any = None,
+                    max_steps: Any = None) -> CensoredSample:
+    """Validate (steps, censored[, start, max_steps]) or a FirstPassage / frame into a sample."""
+    if isinstance(steps, pd.DataFrame) or hasattr(steps, "censored"):
+        if censored is not None:
+            raise ValueError("pass censored only with an array of steps, not with "
+                             f"{type(steps).__name__}")
+        src = steps
+        get = src.__getitem__ if isinstance(src, pd.DataFrame) else lambda k: getattr(src, k)
+        steps, censored = get("steps"), get("censored")
+        if max_steps is None and (not isinstance(src, pd.DataFrame) or "max_steps" in src):
+            max_steps = np.asarray(get("max_steps"))
+    if censored is None:
+        raise ValueError("censored is required with an array of steps "
+                         "(np.zeros(len(steps), bool) if no chain was censored)")
+    t = np.asarray(steps)
+    c = np.asarray(censored)
+    if t.ndim != 1 or t.size == 0 or not np.issubdtype(t.dtype, np.number):
+        raise ValueError(f"steps must be a non-empty 1-d array of numbers, got shape {t.shape}")
+    if c.shape != t.shape:
+        raise ValueError(f"censored must have the shape of steps {t.shape}, got {c.shape}")
+    if c.dtype != bool:
+        if not np.issubdtype(c.dtype, np.number) or not np.isin(c, (0, 1)).all():
+            raise ValueError(f"censored must be boolean, got dtype {c.dtype}")
+        c = c.astype(bool)
+    t = t.astype(np.float64)
+    if not np.isfinite(t).all() or (t < 0).any():
+        bad = t[~np.isfinite(t) | (t < 0)][0]
+        raise ValueError(f"steps must be finite and >= 0, got {bad!r}")
+    raw = t
+    if start is not None:
+        s = np.broadcast_to(np.asarray(start, dtype=np.float64), t.shape)
+        if not np.isfinite(s).all() or (s < 0).any() or (s > t).any():
+            i = int(np.flatnonzero(~np.isfinite(s) | (s < 0) | (s > t))[0])
+            raise ValueError(f"start must be finite with 0 <= start <= steps, got start={s[i]!r} "
+                             f"for steps={t[i]!r} (chain {i})")
+        t = t - s
+    else:
+        s = np.zeros_like(t)
+    if law == "geometric" and (t != np.floor(t)).any():
+        raise ValueError("law='geometric' needs integer steps (and start); use "
+                         "law='exponential' for continuous times")
+    budget = None
+    if max_steps is not None:
+        budget = np.broadcast_to(np.asarray(max_steps, dtype=np.float64), t.shape) - s
+        bad = (budget < t) | (c & (budget != t))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"max_steps must be >= steps, and == steps for a censored chain; got "
+                             f"max_steps={budget[i] + s[i]!r}, steps={raw[i]!r}, "
+                             f"censored={bool(c[i])} (chain {i})")
+    elif c.any() and np.unique(raw[c]).size == 1:
+        budget = raw[c][0] - s      # one common budget: every chain had it
+    elif not c.any():
+        budget = np.full(t.shape, np.inf)     # nothing censored, no budget given: none assumed
+    zero = ~c & (t == 0)
+    keep = ~zero
+    if zero.any():
+        warnings.warn(f"{int(zero.sum())} of {t.size} chains met the event at time 0 (it held "
+                      "when the clock started): they are not escapes and are excluded",
+                      DiagnosticWarning, stacklevel=3)
+        t, c = t[keep], c[keep]
+        budget = None if budget is None else budget[keep]
+        if t.size == 0:
+            raise ValueError("no chain is left once the events at time 0 are excluded")
+    return CensoredSample(time=t, event=~c, budget=budget, kept=keep)
+
+
+def product_limit(time: np.ndarray,
+                  event: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Kaplan–Meier at the distinct event times u_j: (u_j, S(u_j) = Π_{i<=j} (1 − d_i / n_i),
+    at-risk n_j, events d_j).
+
+    Censored at t counts as at risk at t (events come first). Plain NumPy: used by the
+    bootstrap, and checked against ``scipy.stats.ecdf`` in the tests.
+    """
+    u, d = np.unique(time[event], return_counts=True)
+    at_risk = time.size - np.searchsorted(np.sort(time), u, side="left")
+    return u, np.cumprod(1.0 - d / at_risk), at_risk, d

@@ -1,0 +1,49 @@
+"""Interval helpers shared by every result of :mod:`metastab.stats`.
+
+Every result object follows one protocol: its point estimates are properties, and
+``confidence_interval(confidence_level=None, *, method=...)`` returns a
+:class:`ConfidenceInterval` ``(low, high)`` (``None``: the level the result was made with,
+0.95 by default); results with several parameters take the parameter's name first. ``to_frame()``
+gives the result as a table.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from scipy import stats
+
+from .._validate import real
+
+__all__ = ["ConfidenceInterval", "check_level", "garwood_interval"]
+
+
+class ConfidenceInterval(NamedTuple):
+    """``(low, high)`` of a confidence interval (floats, or arrays for a pointwise band); a
+    tuple, so ``low, high = result.confidence_interval()`` works."""
+
+    low: Any
+    high: Any
+
+
+def check_level(confidence_level: float) -> float:
+    """Validate a confidence level in the open interval (0, 1)."""
+    return real("confidence_level", confidence_level, low=0, high=1, low_open=True,
+                high_open=True)
+
+
+def garwood_interval(events: int, exposure: float,
+                     confidence_level: float = 0.95) -> ConfidenceInterval:
+    """Garwood's exact interval for a Poisson rate: ``events`` in ``exposure``.
+
+    [χ²_{α/2}(2d), χ²_{1−α/2}(2d + 2)] / (2E) with α = 1 − level (science.md §3: the exponential
+    escape law; also the geometric law's exact interval in the limit of tiny rates).
+
+    Examples
+    --------
+    >>> [round(v, 4) for v in garwood_interval(3, 31.0)]
+    [0.02, 0.2829]
+    """
+    alpha = 1 - check_level(confidence_level)
+    return ConfidenceInterval(stats.chi2.ppf(alpha / 2, 2 * events) / (2 * exposure),
+                              stats.chi2.ppf(1 - alpha / 2, 2 * events + 2) / (2 * exposure))

@@ -1,0 +1,266 @@
+"""Escape rates of censored first-passage times by maximum likelihood, with exact intervals.
+
+Two laws for the escape time T (science.md §3, "Metastability"; the exact frozen law is
+geometric):
+
+- ``"geometric"``: T in {1, 2, ...}, P[T = t] = p (1 − p)^(t−1), the per-step escape
+  probability p is the *rate*. A chain observed for min(T, c) steps contributes
+  p^[event] (1 − p)^(min(T, c) − [event]), so with d events and exposure E = Σ min(T_i, c_i)
+  the log-likelihood is d log p + (E − d) log(1 − p) and p̂ = d / E exactly.
+- ``"exponential"``: T > 0 continuous with rate λ; log-likelihood d log λ − λ E, λ̂ = d / E.
+
+In both E[T] = 1 / rate.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, special, stats
+
+from ..exceptions import DiagnosticWarning
+from .censoring import censored_sample, check_law
+from .intervals import ConfidenceInterval, check_level, garwood_interval
+
+__all__ = ["EscapeRate", "RATE_METHODS", "escape_rate", "fit_rate", "rate_interval"]
+
+RATE_METHODS = ("exact", "profile")
+
+
+def _loglik(rate, d, E, law):
+    """Censored log-likelihood of the rate (constant terms dropped)."""
+    if law == "exponential":
+        return special.xlogy(d, rate) - rate * E
+    return special.xlogy(d, rate) + special.xlog1py(E - d, -rate)
+
+
+_POISSON_TRIALS = 1e12
+
+
+def rate_interval(d: int, E: float, law: str, level: float, method: str) -> tuple[float, float]:
+    """(low, high) for the rate from d events in exposure E; one-sided (0, U) when d = 0."""
+    alpha = 1.0 - level
+    if d == 0:
+        return 0.0, (-math.log(alpha) / E if law == "exponential"
+                     else -math.expm1(math.log(alpha) / E))
+    if method == "exact":
+        # Garwood (Poisson count d in exposure E) for the exponential law, and for the geometric
+        # law beyond _POISSON_TRIALS trials, where Clopper–Pearson equals it to ~10/E relative
+        # and scipy's beta quantiles with a second parameter near 1e18 are unreliable.
+        if law == "exponential" or E > _POISSON_TRIALS:
+            return garwood_interval(d, E, level)
+        return (stats.beta.ppf(alpha / 2, d, E - d + 1),     # Clopper–Pearson: d of E trials
+                stats.beta.ppf(1 - alpha / 2, d + 1, E - d) if d < E else 1.0)
+    rate = d / E
+    drop = _loglik(rate, d, E, law) - stats.chi2.ppf(level, 1) / 2
+
+    def gap(r):
+        return _loglik(r, d, E, law) - drop
+
+    low = math.exp(optimize.brentq(lambda y: gap(math.exp(y)), math.log(rate) - 60,
+                                   math.log(rate)))
+    if law == "exponential":
+        hi = math.log(rate) + 60
+        return low, math.exp(optimize.brentq(lambda y: gap(math.exp(y)), math.log(rate), hi))
+    top = np.nextafter(1.0, 0.0)
+    if rate >= top or gap(top) >= 0:
+        return low, 1.0
+    # in log space: brentq's absolute tolerance (2e-12) would swallow rates below ~1e-10
+    return low, math.exp(optimize.brentq(lambda y: gap(math.exp(y)), math.log(rate),
+                                         math.log(top)))
+
+
+@dataclass(frozen=True, eq=False)
+class EscapeRate:
+    """Maximum-likelihood escape rate of a censored sample (see the module notes for the laws).
+
+    ``rate`` = events / exposure (per step for the geometric law), ``mean`` = shift + 1/rate.
+    ``one_sided`` is True when there were no events: the rate is then only bounded above.
+    """
+
+    law: str
+    rate: float
+    events: int
+    exposure: float
+    chains: int
+    censored: int
+    confidence_level: float = 0.95
+    method: str = "exact"
+    shift: float = 0.0
+    at_risk_at_shift: int = field(default=0, repr=False)
+
+    @property
+    def one_sided(self) -> bool:
+        """True with no events: the rate is then only bounded above."""
+        return self.events == 0
+
+    @property
+    def mean(self) -> float:
+        """E[T] = shift + 1/rate (``inf`` with no events)."""
+        return self.shift + (1.0 / self.rate if self.rate > 0 else math.inf)
+
+    def _median_of(self, rate: float) -> float:
+        if rate <= 0:
+            return math.inf
+        if self.law == "exponential":
+            return self.shift + math.log(2) / rate
+        # smallest integer t >= 1 with (1 − p)^t <= 1/2
+        return self.shift + (1.0 if rate >= 1 else max(1.0, math.ceil(-math.log(2)
+                                                                      / math.log1p(-rate))))
+
+    @property
+    def median(self) -> float:
+        """Median of the fitted law: shift + log 2/λ, or shift + ⌈log 2 / −log(1 − p)⌉."""
+        return self._median_of(self.rate)
+
+    def confidence_interval(self, confidence_level: float | None = None, *,
+                            method: str | None = None) -> ConfidenceInterval:
+        """(low, high) for the rate (``None``: the level and method of the fit).
+
+        ``method="exact"``: Garwood's chi-square interval [χ²_{α/2}(2d), χ²_{1−α/2}(2d+2)]/(2E)
+        (exponential) or Clopper–Pearson for d successes in E Bernoulli trials (geometric), both
+        conditional on the exposure. ``method="profile"``: {r : 2(ℓ(r̂) − ℓ(r)) <= χ²_1(level)}.
+        With no events both give the exact one-sided bound (0, U): U = −log(α)/E or
+        1 − α^(1/E).
+        """
+        level = check_level(self.confidence_level if confidence_level is None
+                            else confidence_level)
+        method = _check_method(self.method if method is None else method)
+        low, high = rate_interval(self.events, self.exposure, self.law, level, method)
+        return ConfidenceInterval(float(low), float(high))
+
+    def mean_interval(self, confidence_level: float | None = None, *,
+                      method: str | None = None) -> ConfidenceInterval:
+        """(low, high) for E[T], from the rate interval (mean = shift + 1/rate is monotone)."""
+        low, high = self.confidence_interval(confidence_level, method=method)
+        return ConfidenceInterval(self.shift + 1.0 / high,
+                                  self.shift + 1.0 / low if low > 0 else math.inf)
+
+    def median_interval(self, confidence_level: float | None = None, *,
+                        method: str | None = None) -> ConfidenceInterval:
+        """(low, high) for the median of the fitted law, from the rate interval."""
+        low, high = self.confidence_interval(confidence_level, method=method)
+        return ConfidenceInterval(self._median_of(high), self._median_of(low))
+
+    def shift_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """One-sided interval (low, shift) for a fitted shift s (``shift=True``).
+
+        The earliest escape exceeds s by the minimum of n escape times (n chains at risk at s):
+        Exp(n λ) or Geometric(1 − (1 − p)^n) on {1, 2, ...}, evaluated at the fitted rate.
+        """
+        level = check_level(self.confidence_level if confidence_level is None
+                            else confidence_level)
+        if not self.at_risk_at_shift:
+            raise ValueError("shift_interval needs a fitted shift (escape_rate(..., shift=True))")
+        n, log_alpha = self.at_risk_at_shift, math.log(1 - level)
+        if self.law == "exponential":
+            return ConfidenceInterval(self.shift + log_alpha / (n * self.rate), self.shift)
+        k = math.ceil(log_alpha / (n * math.log1p(-self.rate))) if self.rate < 1 else 1
+        return ConfidenceInterval(self.shift + 1 - k, self.shift)
+
+    def survival_function(self, t: Any) -> np.ndarray:
+        """Fitted S(t) = exp(−λ (t − s)_+) or (1 − p)^((t − s)_+)."""
+        x = np.maximum(np.asarray(t, dtype=np.float64) - self.shift, 0.0)
+        if self.law == "exponential":
+            return np.exp(-self.rate * x)
+        return np.exp(x * math.log1p(-self.rate)) if self.rate < 1 else (x == 0).astype(float)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row: law, chains, events, censored, exposure, rate, mean, median and intervals."""
+        rl, rh = self.confidence_interval()
+        ml, mh = self.mean_interval()
+        dl, dh = self.median_interval()
+        return pd.DataFrame([{
+            "law": self.law, "chains": self.chains, "events": self.events,
+            "censored": self.censored, "exposure": self.exposure, "shift": self.shift,
+            "rate": self.rate, "rate_low": rl, "rate_high": rh, "mean": self.mean,
+            "mean_low": ml, "mean_high": mh, "median": self.median, "median_low": dl,
+            "median_high": dh, "one_sided": self.one_sided,
+            "confidence_level": self.confidence_level, "method": self.method}])
+
+
+def _check_method(method: str) -> str:
+    if method not in RATE_METHODS:
+        raise ValueError(f"method must be 'exact' or 'profile', got {method!r}")
+    return method
+
+
+def fit_rate(time: np.ndarray, event: np.ndarray, law: str,
+             shift: bool) -> tuple[float, float, int, int, float]:
+    """(rate, shift, at_risk at the shift, events d, exposure E) by maximum likelihood; the
+    shift s = first escape (− 1 for the geometric law) when ``shift``, else 0."""
+    s, at_risk = 0.0, 0
+    if shift:
+        if not event.any():
+            raise ValueError("shift=True needs at least one event, got 0")
+        s = float(time[event].min()) - (1.0 if law == "geometric" else 0.0)
+        at_risk = int((time > s).sum())
+    d = int(event.sum())
+    E = float(np.maximum(time - s, 0.0).sum())
+    return (d / E if E > 0 else math.nan), s, at_risk, d, E
+
+
+def escape_rate(steps: Any, censored: Any = None, *, law: str = "geometric",
+                confidence_level: float = 0.95, method: str = "exact", start: Any = None,
+                shift: bool = False) -> EscapeRate:
+    """Escape rate of censored first-passage times by maximum likelihood.
+
+    Parameters
+    ----------
+    steps, censored : see :func:`~metastab.stats.survival`.
+    law : {"geometric", "exponential"}
+        Geometric on {1, 2, ...}: p̂ = d / Σ min(T_i, c_i), the exact discrete MLE (module notes).
+        Exponential: λ̂ = d / Σ min(T_i, c_i).
+    confidence_level : float
+    method : {"exact", "profile"}
+        Interval for the rate, see :meth:`EscapeRate.confidence_interval`.
+    start : array_like, optional
+        Per-chain clock start subtracted from ``steps`` (an initial transient).
+    shift : bool
+        Fit T = s + T' instead, with T' of the law: ŝ = first escape time (− 1 for the
+        geometric law), which maximises the likelihood; see :meth:`EscapeRate.shift_interval`.
+
+    Returns
+    -------
+    EscapeRate
+
+    Warns
+    -----
+    DiagnosticWarning
+        With no events (the interval is the one-sided bound (0, U)), when more than half of the
+        chains are censored, and when events at time 0 are excluded.
+
+    Examples
+    --------
+    >>> fit = escape_rate([3, 1, 7, 10, 10], [False, False, False, True, True])
+    >>> fit.rate, fit.events, fit.exposure           # 3 escapes in 31 steps
+    (0.0967741935483871, 3, 31.0)
+    >>> [round(x, 4) for x in fit.confidence_interval()]
+    [0.0204, 0.2575]
+    """
+    law = check_law(law)
+    level = check_level(confidence_level)
+    method = _check_method(method)
+    if start is not None and shift:
+        raise ValueError("pass either start or shift=True, not both")
+    s = censored_sample(steps, censored, law=law, start=start)
+    rate, sh, at_risk, d, E = fit_rate(s.time, s.event, law, shift)
+    n, cens = int(s.time.size), int((~s.event).sum())
+    if E <= 0:
+        raise ValueError(f"no exposure: all {n} chains were observed for 0 steps")
+    if d == 0:
+        _, upper = rate_interval(0, E, law, level, method)
+        warnings.warn(f"no escapes among {n} chains (exposure {E:g}): the rate is only bounded, "
+                      f"rate <= {upper:.4g} ({level:.0%} one-sided), mean > {1 / upper:.4g}",
+                      DiagnosticWarning, stacklevel=2)
+    elif cens > n / 2:
+        warnings.warn(f"{cens} of {n} chains are censored: the rate rests on {d} escapes and on "
+                      "the exponential/geometric law beyond the budget", DiagnosticWarning,
+                      stacklevel=2)
+    return EscapeRate(law=law, rate=rate, events=d, exposure=E, chains=n, censored=cens,
+                      confidence_level=level, method=method, shift=sh, at_risk_at_shift=at_risk)

@@ -1,0 +1,45 @@
+"""A plain summary of one first-passage run: counts, median escape, exposure mean."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["escape_summary"]
+
+
+def escape_summary(fp: Any) -> dict[str, Any]:
+    """Chains, escapes, censored, median escape step among escapes, exposure mean.
+
+    ``mean_escape`` = Σ_c steps_c / #escapes (censored MLE of a geometric mean, as
+    :func:`~metastab.stats.escape_rate`'s ``mean``); NaN, never a guess, when no chain escaped.
+
+    Parameters
+    ----------
+    fp : FirstPassage
+        Anything with ``chains``, ``steps`` and ``censored``.
+
+    Returns
+    -------
+    dict
+        Keys chains, escapes, censored, median_escape, mean_escape.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> fp = ms.first_passage(ms.SoftmaxChain(2.0, 0.5), ms.regular_polygon(5).vertices,
+    ...                       ms.LeaveBall(0.1), max_steps=100, chains=8, rng=0)
+    >>> sorted(escape_summary(fp))
+    ['censored', 'chains', 'escapes', 'mean_escape', 'median_escape']
+    """
+    escaped = fp.steps[~fp.censored]
+    escapes = int(escaped.size)
+    return {
+        "chains": fp.chains,
+        "escapes": escapes,
+        "censored": int(fp.censored.sum()),
+        "median_escape": float(np.median(escaped)) if escapes else math.nan,
+        "mean_escape": float(fp.steps.sum()) / escapes if escapes else math.nan,
+    }
