@@ -15,13 +15,16 @@ import metastab as ms
 from metastab import stats
 from metastab.results import FirstPassage
 from metastab.stats import (
+    ConfidenceInterval,
     DiagnosticWarning,
     escape_rate,
     exponentiality_test,
     fit_report,
     fit_scaling,
+    garwood_interval,
     survival,
 )
+from metastab.stats.memorylessness import sup_distance
 from metastab.theory import frozen_law
 
 REPS = 400          # replications of every coverage study
@@ -87,7 +90,7 @@ def test_survival_matches_textbook_kaplan_meier_and_greenwood():
     lo2, hi2 = km.confidence_interval(0.95)          # log-log: inside [0, 1], around S
     assert np.all((0 <= lo2) & (lo2 <= km.probability) & (km.probability <= hi2) & (hi2 <= 1))
     assert km.evaluate(0.5) == 1.0
-    assert km.median() == km.time[np.argmax(km.probability <= 0.5)]
+    assert km.median == km.time[np.argmax(km.probability <= 0.5)]
 
 
 def test_survival_frame_and_firstpassage_input():
@@ -115,7 +118,7 @@ def test_survival_without_events_warns():
     with pytest.warns(DiagnosticWarning, match="no events among 3"):
         km = survival([10, 10, 10], [True, True, True])
     assert km.probability.tolist() == [1.0]
-    assert km.median() == math.inf
+    assert km.median == math.inf
 
 
 # --------------------------------------------------------------------------- escape rate
@@ -329,7 +332,7 @@ def test_sup_distance_is_the_exact_supremum(law):
     t, c = sample(rng, 0.05, 60, 40)
     t, e = t.astype(float), ~c
     rate = e.sum() / t.sum()
-    D = stats._sup_distance(t, e, rate, 0.0, law)
+    D = sup_distance(t, e, rate, 0.0, law)
     grid = np.arange(0, t.max() + 1) if law == "geometric" else np.linspace(0, t.max(), 200001)
     km = survival(t, c).evaluate(grid)
     fitted = (1 - rate) ** grid if law == "geometric" else np.exp(-rate * grid)
@@ -585,3 +588,51 @@ def test_exact_interval_at_astronomical_exposure():
         E = 100 * steps
         garwood = (sps.chi2.ppf(0.025, 200) / (2 * E), sps.chi2.ppf(0.975, 202) / (2 * E))
         assert np.allclose((low, high), garwood, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- result protocol
+
+
+def test_every_result_answers_the_same_protocol():
+    """Point estimates are properties; confidence_interval(level, *, method) returns a named
+    (low, high) at the level of the result by default; to_frame() gives a table."""
+    rng = np.random.default_rng(12)
+    t, c = geometric(rng, 0.05, 200, 40)
+    km = survival(t, c, confidence_level=0.9)
+    rate = escape_rate(t, c, confidence_level=0.9)
+    frame = pd.DataFrame({"beta": np.repeat([1.0, 2.0], 100), "steps": t, "censored": c})
+    fit = fit_scaling(frame, confidence_level=0.9)
+    for res, args in ((km, ()), (rate, ()), (fit, ("slope",))):
+        ci = res.confidence_interval(*args)
+        assert isinstance(ci, ConfidenceInterval)
+        low, high = ci                                  # tuple-unpacking keeps working
+        assert low is ci.low and high is ci.high
+        wider = res.confidence_interval(*args, 0.99)
+        assert np.all(np.asarray(wider.low) <= np.asarray(low))
+        assert not np.array_equal(wider.high, high)     # None is the result's 0.9, not 0.99
+        assert isinstance(res.to_frame(), pd.DataFrame)
+    assert isinstance(km.median, float) and isinstance(rate.median, float)
+    assert rate.confidence_interval(method="profile") != rate.confidence_interval()
+    with pytest.raises(TypeError):                      # method is keyword-only
+        rate.confidence_interval(0.95, "profile")
+    for interval in (rate.mean_interval(), rate.median_interval(), fit.band([1.5])):
+        assert isinstance(interval, ConfidenceInterval)
+
+
+def test_garwood_interval_is_the_one_of_the_exponential_law():
+    """Garwood's chi-square interval, once: the exponential law's exact interval uses it."""
+    res = escape_rate([3, 1, 7, 10, 10], [False, False, False, True, True], law="exponential")
+    assert res.confidence_interval() == garwood_interval(3, 31.0)
+    low, high = garwood_interval(100, 1e4, 0.9)
+    assert (low, high) == (sps.chi2.ppf(0.05, 200) / 2e4, sps.chi2.ppf(0.95, 202) / 2e4)
+    with pytest.raises(ValueError, match="confidence_level must be"):
+        garwood_interval(3, 31.0, 1.5)
+
+
+def test_warnings_live_in_one_module_and_at_top_level():
+    from metastab import exceptions
+
+    assert ms.DiagnosticWarning is exceptions.DiagnosticWarning is DiagnosticWarning
+    assert issubclass(exceptions.ResolutionWarning, RuntimeWarning)
+    assert set(stats.__all__) <= set(dir(stats))
+    assert "DiagnosticWarning" in dir(ms)
