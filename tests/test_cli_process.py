@@ -61,7 +61,7 @@ def test_help_and_version_answer_quickly():
 def test_lazy_names_and_submodules_are_attributes():
     import metastab as ms
 
-    for name in ("stats", "theory", "plotting", "splitting", "sweep", "scaling"):
+    for name in ("stats", "theory", "plotting", "splitting", "sweep", "maxmargin", "exceptions"):
         assert getattr(ms, name).__name__ == f"metastab.{name}"
     assert callable(ms.simulate) and callable(ms.first_passage)
     assert {"SoftmaxChain", "first_passage", "stats", "plotting"} <= set(dir(ms))

@@ -406,3 +406,13 @@ BAD = [
 def test_bad_inputs_are_refused_naming_the_parameter_and_value(call, pattern):
     with pytest.raises(ValueError, match=pattern):
         call()
+
+
+def test_the_subpackage_exports_its_models_and_solvers():
+    """One namespace: the attention models and the SVM solvers, every name of __all__ defined."""
+    from metastab.maxmargin import models, svm
+
+    assert set(mm.__all__) <= set(dir(mm))
+    assert mm.att_svm is svm.att_svm and mm.train_p is models.train_p
+    with pytest.raises(ValueError, match="alpha must be token indices in \\[0, 1\\]"):
+        mm.att_svm(np.eye(2), 2)                 # the shared argument checks name the value

@@ -41,8 +41,8 @@ def garwood_interval(events: int, exposure: float,
 
     Examples
     --------
-    >>> [round(v, 4) for v in garwood_interval(3, 31.0)]
-    [0.02, 0.2829]
+    >>> [round(float(v), 4) for v in garwood_interval(3, 31.0)]
+    [0.02, 0.2828]
     """
     alpha = 1 - check_level(confidence_level)
     return ConfidenceInterval(stats.chi2.ppf(alpha / 2, 2 * events) / (2 * exposure),

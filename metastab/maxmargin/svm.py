@@ -19,7 +19,7 @@ infeasible problem is reported as infeasible (``p is None``), never as a number.
 version is solved only approximately (Burer–Monteiro factorisation W = K Qᵀ with SLSQP), and its
 certificate bounds the optimality gap through an explicit dual-feasible point.
 
-This module holds the solvers; :mod:`metastab.maxmargin` re-exports them beside the models.
+This module holds the solvers; :mod:`metastab.maxmargin` exports them beside the models.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize, nnls
 
-from . import _validate
+from .. import _validate
+from .checks import as_labels, as_mask, as_token_indices, as_tokens
 
 __all__ = ["Certificate", "SVMResult", "JointSVM", "solve_ldp", "att_svm", "att_svm_w",
            "joint_svm", "constraint_rows"]
@@ -270,61 +271,7 @@ def _ldp_certificate(G, h, x, lam, tol, ill):
 
 
 # --------------------------------------------------------------------------------------------
-# validation and constraint rows
-
-
-def _tokens(X) -> tuple[np.ndarray, bool]:
-    """X as a float64 (n, T, d) array; the flag says whether one T×d input was given."""
-    try:
-        a = np.array(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"X must be a numeric array of shape (n, T, d) or (T, d), got {X!r}") \
-            from None
-    single = a.ndim == 2
-    if single:
-        a = a[None]
-    if a.ndim != 3 or 0 in a.shape:
-        raise ValueError(f"X must have shape (n, T, d) or (T, d), got shape {np.shape(X)}")
-    if a.shape[1] < 2:
-        raise ValueError(f"X must hold at least T = 2 tokens per input, got shape {np.shape(X)}")
-    if not np.isfinite(a).all():
-        where = np.argwhere(~np.isfinite(a))[0]
-        at = list(where[1:]) if single else list(where)
-        raise ValueError(f"X must be finite, got {a[tuple(where)]} at {[int(i) for i in at]}")
-    return a, single
-
-
-def _alpha(alpha, n: int, T: int) -> np.ndarray:
-    """Selected token per sample as an int array of length n, each in [0, T)."""
-    if np.ndim(alpha) == 0:
-        values = [alpha] * n
-    elif np.ndim(alpha) == 1 and len(alpha) == n:
-        values = list(alpha)
-    else:
-        raise ValueError(f"alpha must hold one token index per input (n = {n}), got {alpha!r}")
-    out = np.array([_validate.integer("alpha", v, 0) for v in values], dtype=np.intp)
-    if (out >= T).any():
-        raise ValueError(f"alpha must be token indices in [0, {T - 1}], got {alpha!r}")
-    return out
-
-
-def _mask(name: str, value, n: int) -> np.ndarray:
-    """A boolean mask over n samples, from None, a boolean sequence or a sequence of indices."""
-    if value is None:
-        return np.zeros(n, dtype=bool)
-    a = np.asarray(value)
-    if a.dtype == bool:
-        if a.shape != (n,):
-            raise ValueError(f"{name} must be a boolean mask of length n = {n} or sample "
-                             f"indices, got {value!r}")
-        return a.copy()
-    out = np.zeros(n, dtype=bool)
-    for v in np.ravel(a).tolist() if a.ndim else [a.item()]:
-        i = _validate.integer(name, v, 0)
-        if i >= n:
-            raise ValueError(f"{name} must hold sample indices in [0, {n - 1}], got {value!r}")
-        out[i] = True
-    return out
+# constraint rows
 
 
 def _differences(X3, a):
@@ -349,9 +296,9 @@ def constraint_rows(X, alpha, W=None, Z=None):
     index : ndarray, shape (n (T−1), 2)
         The (i, t) of each row.
     """
-    X3, _ = _tokens(X)
+    X3, _ = as_tokens(X)
     n, T, d = X3.shape
-    D, index = _differences(X3, _alpha(alpha, n, T))
+    D, index = _differences(X3, as_token_indices(alpha, n, T))
     if Z is None:
         W = np.eye(d) if W is None else _validate.matrix("W", W, d)
         return D @ W, index
@@ -412,12 +359,12 @@ def att_svm(X, alpha, W=None, relaxed=None, *, tol: float = 1e-8, support_tol: f
     >>> round(res.objective, 5), res.support[0].tolist(), res.certificate.ok
     (0.49505, [2], True)
     """
-    X3, _ = _tokens(X)
+    X3, _ = as_tokens(X)
     n, T, d = X3.shape
-    a = _alpha(alpha, n, T)
+    a = as_token_indices(alpha, n, T)
     tol = _validate.real("tol", tol, low=0.0, low_open=True)
     support_tol = _validate.real("support_tol", support_tol, low=0.0, low_open=True)
-    mask = _mask("relaxed", relaxed, n)
+    mask = as_mask("relaxed", relaxed, n)
     G, index = constraint_rows(X3, a, W)
     h = np.where(mask[index[:, 0]], 0.0, 1.0)
     x, lam, cert = solve_ldp(G, h, tol=tol)
@@ -456,9 +403,9 @@ def att_svm_w(X, alpha, Z, *, norm: str = "fro", tol: float = 1e-8, support_tol:
     >>> np.round(res.W, 6).tolist()
     [[0.5, 0.0], [-0.5, 0.0]]
     """
-    X3, _ = _tokens(X)
+    X3, _ = as_tokens(X)
     n, T, d = X3.shape
-    a = _alpha(alpha, n, T)
+    a = as_token_indices(alpha, n, T)
     if norm not in ("fro", "nuclear"):
         raise ValueError(f"norm must be 'fro' or 'nuclear', got {norm!r}")
     tol = _validate.real("tol", tol, low=0.0, low_open=True)
@@ -564,10 +511,10 @@ def joint_svm(X, Y, alpha, W=None, *, tol: float = 1e-8, support_tol: float = 1e
     >>> np.round(js.p.p, 6).tolist(), round(js.p.objective, 5), js.relaxed.tolist()
     ([1.0, 0.0], 0.5, [False, False, True])
     """
-    X3, _ = _tokens(X)
+    X3, _ = as_tokens(X)
     n, T, d = X3.shape
-    a = _alpha(alpha, n, T)
-    Yv = _labels(Y, n)
+    a = as_token_indices(alpha, n, T)
+    Yv = as_labels(Y, n)
     Gv = Yv[:, None] * X3[np.arange(n), a]
     hv = np.ones(n)
     x, lam, cert = solve_ldp(Gv, hv, tol=tol)
@@ -581,15 +528,3 @@ def joint_svm(X, Y, alpha, W=None, *, tol: float = 1e-8, support_tol: float = 1e
     pres = att_svm(X3, a, W, relaxed=relaxed, tol=tol, support_tol=support_tol)
     full = att_svm(X3, a, W, tol=tol, support_tol=support_tol)
     return JointSVM(vres, pres, full, relaxed)
-
-
-def _labels(Y, n: int) -> np.ndarray:
-    try:
-        y = np.array(Y, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise ValueError(f"Y must be n labels in {{-1, +1}}, got {Y!r}") from None
-    if np.ndim(Y) == 0 and n == 1:
-        y = y.reshape(1)
-    if y.shape != (n,) or not np.isin(y, (-1.0, 1.0)).all():
-        raise ValueError(f"Y must be n = {n} labels in {{-1, +1}}, got {Y!r}")
-    return y

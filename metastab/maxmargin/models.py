@@ -1,25 +1,9 @@
-"""Max-margin token selection: one attention layer trained by gradient descent, and its SVMs.
+"""Attention models of max-margin token selection: outputs, risks, gradients, trainers.
 
-Models (maxmargin.md §1; [MM] = Tarzanagh, Li, Zhang, Oymak, arXiv 2306.13596; [SVM] =
-Tarzanagh, Li, Thrampoulidis, Oymak, arXiv 2308.16898):
-
-- prompt attention ([MM]):  f(X) = <X v, softmax(X W p)>, trainable p (and optionally v);
-- self/cross attention ([SVM]): f(X_i) = vᵀ X_iᵀ softmax(X_i W z_i), trainable W, or W = K Qᵀ
-  with trainable (K, Q); self-attention takes z_i = a token of X_i, cross-attention any z_i.
-
-Empirical risk L = (1/n) Σ_i l(Y_i f(X_i)) with the logistic loss l(u) = log(1 + e^{−u}) or
-the linear loss l(u) = −u. Gradient descent is plain (x ← x − η ∇L) or normalised
-(x ← x − η ∇L / ||∇L||, per factor for (K, Q)), in float64, with the cancellation-free form of
-the softmax derivative (maxmargin.md §7.1): with r = argmax_t a_t and Δ_t = g_t − g_r,
-f = g_r + Σ_t s_t Δ_t and ∂f/∂a_t = s_t (Δ_t − Σ_τ s_τ Δ_τ), which keeps the selected token's
-contribution when 1 − s_r is below machine precision. Normalised GD stops (the iterate stays
-put) once the gradient is exactly zero, i.e. has underflowed (§7.2).
-
-Token scores γ_it = Y_i vᵀ x_it, globally optimal tokens argmax_t γ_it, and locally optimal
-selections (§1.2: every support token of ATT-SVM(α) scores strictly less than α_i) complete the
-picture; the SVM solvers live in :mod:`metastab.maxmargin_svm` and are re-exported here. As
-||p|| grows along the max-margin direction the softmax becomes the hardmax on the selected
-tokens: ||p|| plays the inverse temperature β (§6, :func:`hardmax_gap_bound`).
+Prompt attention ([MM]) and self/cross attention ([SVM]) trained by plain or normalised gradient
+descent on the logistic or linear loss, in float64 with the cancellation-free softmax derivative
+(maxmargin.md §7.1); token scores, globally optimal tokens and locally optimal selections
+(§1.2). The notes of :mod:`metastab.maxmargin` state the models.
 """
 
 from __future__ import annotations
@@ -29,15 +13,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
-from . import _validate
-from .maxmargin_svm import (Certificate, JointSVM, SVMResult, _alpha, _labels, _tokens, att_svm,
-                            att_svm_w, constraint_rows, joint_svm, solve_ldp)
+from .. import _validate
+from .checks import as_labels, as_token_indices, as_tokens
+from .svm import SVMResult, att_svm, att_svm_w
 
 __all__ = [
-    "Certificate", "JointSVM", "LocalOptimality", "SVMResult", "att_svm", "att_svm_w",
-    "attention", "constraint_rows", "correlation", "grad_p", "grad_w", "hardmax_gap_bound",
-    "joint_svm", "local_optimality", "optimal_tokens", "predict", "risk", "self_attention",
-    "solve_ldp", "token_scores", "train_joint", "train_kq", "train_p", "train_w",
+    "LOSSES", "LocalOptimality", "attention", "correlation", "grad_p", "grad_w",
+    "hardmax_gap_bound", "local_optimality", "optimal_tokens", "predict", "risk",
+    "self_attention", "token_scores", "train_joint", "train_kq", "train_p", "train_w",
 ]
 
 LOSSES = ("logistic", "linear")
@@ -86,9 +69,9 @@ def _schedule(steps, lr, normalized):
 
 
 def _problem(X, Y, v):
-    X3, _ = _tokens(X)
+    X3, _ = as_tokens(X)
     n, T, d = X3.shape
-    return X3, _labels(Y, n), _vector("v", v, d)
+    return X3, as_labels(Y, n), _vector("v", v, d)
 
 
 # --------------------------------------------------------------------------------------------
@@ -139,7 +122,7 @@ def attention(X, W, p):
     >>> attention([[1.0, 0.0], [0.0, 0.0]], np.eye(2), [1e6, 0.0]).tolist()
     [1.0, 0.0]
     """
-    X3, single = _tokens(X)
+    X3, single = as_tokens(X)
     d = X3.shape[2]
     s = _softmax(X3 @ (_validate.matrix("W", W, d) @ _vector("p", p, d)))
     return s[0] if single else s
@@ -147,7 +130,7 @@ def attention(X, W, p):
 
 def predict(X, v, W, p):
     """Outputs f(X_i) = <X_i v, softmax(X_i W p)> of the prompt model (maxmargin.md §1.1)."""
-    X3, single = _tokens(X)
+    X3, single = as_tokens(X)
     d = X3.shape[2]
     a = X3 @ (_validate.matrix("W", W, d) @ _vector("p", p, d))
     f = _head(a, X3 @ _vector("v", v, d))[1]
@@ -276,7 +259,7 @@ def self_attention(X, W, Z):
     -------
     ndarray, shape (n, T)
     """
-    X3, _ = _tokens(X)
+    X3, _ = as_tokens(X)
     n, _, d = X3.shape
     return _softmax(np.einsum("itd,de,ie->it", X3, _validate.matrix("W", W, d),
                               _queries(Z, n, d)))
@@ -461,7 +444,7 @@ def local_optimality(X, Y, v, alpha, W=None, *, Z=None, tol=1e-12):
     """
     X3, Yv, vv = _problem(X, Y, v)
     n, T, d = X3.shape
-    a = _alpha(alpha, n, T)
+    a = as_token_indices(alpha, n, T)
     tol = _validate.real("tol", tol, low=0.0)
     svm = att_svm(X3, a, W) if Z is None else att_svm_w(X3, a, _queries(Z, n, d))
     gamma = Yv[:, None] * (X3 @ vv)
