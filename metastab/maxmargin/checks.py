@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _validate
 
-__all__ = ["as_labels", "as_mask", "as_token_indices", "as_tokens"]
+__all__ = ["as_labels", "as_mask", "as_queries", "as_token_indices", "as_tokens"]
 
 
 
@@ -79,3 +79,16 @@ def as_labels(Y: Any, n: int) -> np.ndarray:
     if y.shape != (n,) or not np.isin(y, (-1.0, 1.0)).all():
         raise ValueError(f"Y must be n = {n} labels in {{-1, +1}}, got {Y!r}")
     return y
+
+
+def as_queries(Z: Any, n: int, d: int) -> np.ndarray:
+    """Queries Z as a finite float64 (n, d) array (a vector when n = 1)."""
+    try:
+        a = np.array(Z, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"Z must be a numeric (n, d) array of queries, got {Z!r}") from None
+    if a.ndim == 1 and n == 1:
+        a = a[None]
+    if a.shape != (n, d) or not np.isfinite(a).all():
+        raise ValueError(f"Z must be a finite array of shape ({n}, {d}), got shape {a.shape}")
+    return a

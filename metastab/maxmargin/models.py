@@ -14,7 +14,7 @@ import numpy as np
 from scipy.special import expit
 
 from .. import _validate
-from .checks import as_labels, as_token_indices, as_tokens
+from .checks import as_labels, as_queries, as_token_indices, as_tokens
 from .svm import SVMResult, att_svm, att_svm_w
 
 __all__ = [
@@ -39,18 +39,6 @@ def _vector(name: str, value, d: int) -> np.ndarray:
         raise ValueError(f"{name} must be a vector of length d = {d}, got shape {a.shape}")
     if not np.isfinite(a).all():
         raise ValueError(f"{name} must be finite, got {value!r}")
-    return a
-
-
-def _queries(Z, n: int, d: int) -> np.ndarray:
-    try:
-        a = np.array(Z, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"Z must be a numeric (n, d) array of queries, got {Z!r}") from None
-    if a.ndim == 1 and n == 1:
-        a = a[None]
-    if a.shape != (n, d) or not np.isfinite(a).all():
-        raise ValueError(f"Z must be a finite array of shape ({n}, {d}), got shape {a.shape}")
     return a
 
 
@@ -176,6 +164,14 @@ def _step(x, g, lr, normalized):
     return x if norm == 0.0 else x - lr * g / norm
 
 
+def _prompt_problem(X, Y, v, W, p0, steps, lr, normalized, loss):
+    """The validated arguments of prompt-attention training (train_p, train_joint)."""
+    X3, Yv, vv = _problem(X, Y, v)
+    d = X3.shape[2]
+    return (X3, Yv, vv, _validate.matrix("W", W, d), _vector("p0", p0, d),
+            _schedule(steps, lr, normalized), _loss(loss))
+
+
 def train_p(X, Y, v, W, p0, *, steps, lr=0.1, normalized=True, loss="logistic"):
     """Gradient descent on the prompt p with v and W fixed ([MM]; maxmargin.md §1.1, §7).
 
@@ -209,13 +205,9 @@ def train_p(X, Y, v, W, p0, *, steps, lr=0.1, normalized=True, loss="logistic"):
     >>> bool(correlation(path[-1], pmm) > 0.999)
     True
     """
-    X3, Yv, vv = _problem(X, Y, v)
-    d = X3.shape[2]
-    Wm = _validate.matrix("W", W, d)
-    p = _vector("p0", p0, d)
-    steps, lr, normalized = _schedule(steps, lr, normalized)
-    loss = _loss(loss)
-    path = np.empty((steps + 1, d))
+    X3, Yv, vv, Wm, p, (steps, lr, normalized), loss = _prompt_problem(
+        X, Y, v, W, p0, steps, lr, normalized, loss)
+    path = np.empty((steps + 1, p.size))
     path[0] = p
     for k in range(steps):
         p = _step(p, _grad_pv(X3, Yv, vv, Wm, p, loss)[0], lr, normalized)
@@ -233,12 +225,9 @@ def train_joint(X, Y, v0, W, p0, *, steps, lr=0.1, normalized=True, loss="logist
     -------
     p_path, v_path : ndarray, shape (steps + 1, d) each
     """
-    X3, Yv, v = _problem(X, Y, v0)
-    d = X3.shape[2]
-    Wm = _validate.matrix("W", W, d)
-    p = _vector("p0", p0, d)
-    steps, lr, normalized = _schedule(steps, lr, normalized)
-    loss = _loss(loss)
+    X3, Yv, v, Wm, p, (steps, lr, normalized), loss = _prompt_problem(
+        X, Y, v0, W, p0, steps, lr, normalized, loss)
+    d = p.size
     ps, vs = np.empty((steps + 1, d)), np.empty((steps + 1, d))
     ps[0], vs[0] = p, v
     for k in range(steps):
@@ -262,7 +251,7 @@ def self_attention(X, W, Z):
     X3, _ = as_tokens(X)
     n, _, d = X3.shape
     return _softmax(np.einsum("itd,de,ie->it", X3, _validate.matrix("W", W, d),
-                              _queries(Z, n, d)))
+                              as_queries(Z, n, d)))
 
 
 def _grad_w_batch(X, g, Y, Z, W, loss):
@@ -281,7 +270,7 @@ def grad_w(X, Y, v, Z, W, *, loss="logistic"):
     """∇_W L of the W-parametrised attention (maxmargin.md §7.1)."""
     X3, Yv, vv = _problem(X, Y, v)
     n, _, d = X3.shape
-    return _grad_w_batch(X3, X3 @ vv, Yv, _queries(Z, n, d), _validate.matrix("W", W, d),
+    return _grad_w_batch(X3, X3 @ vv, Yv, as_queries(Z, n, d), _validate.matrix("W", W, d),
                          _loss(loss))
 
 
@@ -302,7 +291,7 @@ def _batch(X, Y, v, Z):
                          f"{(R, d)} and {(R, n, d)}, got {Ya.shape}, {va.shape} and {Za.shape}")
     for r in range(R):  # the same checks as for one problem
         _problem(Xa[r], Ya[r], va[r])
-        _queries(Za[r], n, d)
+        as_queries(Za[r], n, d)
     return Xa, Ya, va, Za, batched
 
 
@@ -446,7 +435,7 @@ def local_optimality(X, Y, v, alpha, W=None, *, Z=None, tol=1e-12):
     n, T, d = X3.shape
     a = as_token_indices(alpha, n, T)
     tol = _validate.real("tol", tol, low=0.0)
-    svm = att_svm(X3, a, W) if Z is None else att_svm_w(X3, a, _queries(Z, n, d))
+    svm = att_svm(X3, a, W) if Z is None else att_svm_w(X3, a, as_queries(Z, n, d))
     gamma = Yv[:, None] * (X3 @ vv)
     bad = tuple((i, int(t)) for i in range(n) for t in svm.support[i]
                 if not gamma[i, a[i]] > gamma[i, t] + tol)

@@ -30,7 +30,7 @@ import numpy as np
 from scipy.optimize import minimize, nnls
 
 from .. import _validate
-from .checks import as_labels, as_mask, as_token_indices, as_tokens
+from .checks import as_labels, as_mask, as_queries, as_token_indices, as_tokens
 
 __all__ = ["Certificate", "SVMResult", "JointSVM", "solve_ldp", "att_svm", "att_svm_w",
            "joint_svm", "constraint_rows"]
@@ -410,14 +410,7 @@ def att_svm_w(X, alpha, Z, *, norm: str = "fro", tol: float = 1e-8, support_tol:
         raise ValueError(f"norm must be 'fro' or 'nuclear', got {norm!r}")
     tol = _validate.real("tol", tol, low=0.0, low_open=True)
     support_tol = _validate.real("support_tol", support_tol, low=0.0, low_open=True)
-    try:
-        Zs = np.array(Z, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"Z must be a numeric (n, d) array, got {Z!r}") from None
-    if Zs.ndim == 1 and n == 1:
-        Zs = Zs[None]
-    if Zs.shape != (n, d) or not np.isfinite(Zs).all():
-        raise ValueError(f"Z must be a finite array of shape ({n}, {d}), got shape {Zs.shape}")
+    Zs = as_queries(Z, n, d)
     G, index = constraint_rows(X3, a, Z=Zs)
     h = np.ones(len(G))
     x, lam, cert = solve_ldp(G, h, tol=tol)
