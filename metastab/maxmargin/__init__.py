@@ -34,7 +34,7 @@ from .svm import (NEARLY_INFEASIBLE, Certificate, JointSVM, SVMResult, att_svm, 
 
 __all__ = [
     "LOSSES", "NEARLY_INFEASIBLE", "Certificate", "JointSVM", "LocalOptimality", "SVMResult",
-    "att_svm", "att_svm_w", "attention", "constraint_rows", "correlation", "grad_p", "grad_w", "hardmax_gap_bound",
-    "joint_svm", "local_optimality", "optimal_tokens", "predict", "risk", "self_attention",
-    "solve_ldp", "token_scores", "train_joint", "train_kq", "train_p", "train_w",
+    "att_svm", "att_svm_w", "attention", "constraint_rows", "correlation", "grad_p", "grad_w",
+    "hardmax_gap_bound", "joint_svm", "local_optimality", "optimal_tokens", "predict", "risk",
+    "self_attention", "solve_ldp", "token_scores", "train_joint", "train_kq", "train_p", "train_w",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit
 
 from .. import _validate
@@ -98,7 +99,7 @@ def _weights(f, Y, loss):
 # prompt attention ([MM])
 
 
-def attention(X, W, p):
+def attention(X: ArrayLike, W: ArrayLike, p: ArrayLike) -> np.ndarray:
     """Softmax attention of the prompt model, s_i = softmax(X_i W p) (maxmargin.md §1.1).
 
     Returns
@@ -116,7 +117,7 @@ def attention(X, W, p):
     return s[0] if single else s
 
 
-def predict(X, v, W, p):
+def predict(X: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike) -> np.ndarray:
     """Outputs f(X_i) = <X_i v, softmax(X_i W p)> of the prompt model (maxmargin.md §1.1)."""
     X3, single = as_tokens(X)
     d = X3.shape[2]
@@ -125,7 +126,8 @@ def predict(X, v, W, p):
     return f[0] if single else f
 
 
-def risk(X, Y, v, W, p, *, loss="logistic"):
+def risk(X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike, *,
+         loss: str = "logistic") -> float:
     """Empirical risk L(p) = (1/n) Σ_i l(Y_i f(X_i)) of the prompt model (maxmargin.md §1.1)."""
     X3, Yv, vv = _problem(X, Y, v)
     d = X3.shape[2]
@@ -142,7 +144,8 @@ def _grad_pv(X3, Y, v, W, p, loss):
     return gp, gv
 
 
-def grad_p(X, Y, v, W, p, *, loss="logistic"):
+def grad_p(X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike, *,
+           loss: str = "logistic") -> np.ndarray:
     """∇_p L = (1/n) Σ_i l'(Y_i f_i) Y_i Σ_t (∂f_i/∂a_it) Wᵀ x_it (maxmargin.md §7.1).
 
     Examples
@@ -172,7 +175,8 @@ def _prompt_problem(X, Y, v, W, p0, steps, lr, normalized, loss):
             _schedule(steps, lr, normalized), _loss(loss))
 
 
-def train_p(X, Y, v, W, p0, *, steps, lr=0.1, normalized=True, loss="logistic"):
+def train_p(X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p0: ArrayLike, *, steps: int,
+            lr: float = 0.1, normalized: bool = True, loss: str = "logistic") -> np.ndarray:
     """Gradient descent on the prompt p with v and W fixed ([MM]; maxmargin.md §1.1, §7).
 
     p_{k+1} = p_k − η ∇L(p_k) / ||∇L(p_k)|| (``normalized``) or p_k − η ∇L(p_k), in float64 with
@@ -215,7 +219,9 @@ def train_p(X, Y, v, W, p0, *, steps, lr=0.1, normalized=True, loss="logistic"):
     return path
 
 
-def train_joint(X, Y, v0, W, p0, *, steps, lr=0.1, normalized=True, loss="logistic"):
+def train_joint(X: ArrayLike, Y: ArrayLike, v0: ArrayLike, W: ArrayLike, p0: ArrayLike, *,
+                steps: int, lr: float = 0.1, normalized: bool = True,
+                loss: str = "logistic") -> tuple[np.ndarray, np.ndarray]:
     """Joint gradient descent on (p, v) ([MM] joint training; maxmargin.md §2.3, §4.3).
 
     Both are updated from the same iterate; with ``normalized`` each of p and v takes a step of
@@ -241,7 +247,7 @@ def train_joint(X, Y, v0, W, p0, *, steps, lr=0.1, normalized=True, loss="logist
 # self/cross attention ([SVM]); the first axis of X may index independent problems
 
 
-def self_attention(X, W, Z):
+def self_attention(X: ArrayLike, W: ArrayLike, Z: ArrayLike) -> np.ndarray:
     """Softmax attention s_i = softmax(X_i W z_i) of the W-parametrised layer (§1.3).
 
     Returns
@@ -266,7 +272,8 @@ def _grad_w_batch(X, g, Y, Z, W, loss):
     return np.swapaxes(u[..., 0], -1, -2) @ Z
 
 
-def grad_w(X, Y, v, Z, W, *, loss="logistic"):
+def grad_w(X: ArrayLike, Y: ArrayLike, v: ArrayLike, Z: ArrayLike, W: ArrayLike, *,
+           loss: str = "logistic") -> np.ndarray:
     """∇_W L of the W-parametrised attention (maxmargin.md §7.1)."""
     X3, Yv, vv = _problem(X, Y, v)
     n, _, d = X3.shape
@@ -312,7 +319,9 @@ def _matrices(name, M, R, d):
     return a
 
 
-def train_w(X, Y, v, Z, W0, *, steps, lr=0.1, normalized=True, loss="logistic", reg=0.0):
+def train_w(X: ArrayLike, Y: ArrayLike, v: ArrayLike, Z: ArrayLike, W0: ArrayLike, *, steps: int,
+            lr: float = 0.1, normalized: bool = True, loss: str = "logistic",
+            reg: float = 0.0) -> np.ndarray:
     """Gradient descent on W of f(X_i) = vᵀ X_iᵀ softmax(X_i W z_i) ([SVM]; §1.3, §4.5).
 
     Parameters
@@ -347,8 +356,9 @@ def train_w(X, Y, v, Z, W0, *, steps, lr=0.1, normalized=True, loss="logistic", 
     return path if batched else path[:, 0]
 
 
-def train_kq(X, Y, v, Z, K0, Q0, *, steps, lr=0.1, normalized=True, loss="logistic",
-             reg=0.0):
+def train_kq(X: ArrayLike, Y: ArrayLike, v: ArrayLike, Z: ArrayLike, K0: ArrayLike, Q0: ArrayLike,
+             *, steps: int, lr: float = 0.1, normalized: bool = True, loss: str = "logistic",
+             reg: float = 0.0) -> np.ndarray:
     """Gradient descent on the factors of W = K Qᵀ ([SVM] (K, Q) parametrisation; §1.3, §7.1).
 
     ∇_K L = G Q and ∇_Q L = Gᵀ K with G = ∇_W L; with ``normalized`` each factor takes a step of
@@ -383,13 +393,13 @@ def train_kq(X, Y, v, Z, K0, Q0, *, steps, lr=0.1, normalized=True, loss="logist
 # token scores, optimality, directions
 
 
-def token_scores(X, Y, v):
+def token_scores(X: ArrayLike, Y: ArrayLike, v: ArrayLike) -> np.ndarray:
     """Token scores γ_it = Y_i vᵀ x_it (maxmargin.md §1.1), shape (n, T)."""
     X3, Yv, vv = _problem(X, Y, v)
     return Yv[:, None] * (X3 @ vv)
 
 
-def optimal_tokens(X, Y, v):
+def optimal_tokens(X: ArrayLike, Y: ArrayLike, v: ArrayLike) -> np.ndarray:
     """Globally optimal tokens opt_i = argmax_t γ_it (first index on ties), shape (n,)."""
     return np.argmax(token_scores(X, Y, v), axis=1)
 
@@ -418,7 +428,9 @@ class LocalOptimality:
         return "local" if self.locally_optimal else "not locally optimal"
 
 
-def local_optimality(X, Y, v, alpha, W=None, *, Z=None, tol=1e-12):
+def local_optimality(X: ArrayLike, Y: ArrayLike, v: ArrayLike, alpha: ArrayLike,
+                     W: ArrayLike | None = None, *, Z: ArrayLike | None = None,
+                     tol: float = 1e-12) -> LocalOptimality:
     """Test whether α is a locally optimal selection (maxmargin.md §1.2).
 
     Solves ATT-SVM(α) (the p problem with key-query ``W``, or, given queries ``Z``, the
@@ -454,7 +466,7 @@ def correlation(a, b) -> float:
     return float(a @ b / (na * nb))
 
 
-def hardmax_gap_bound(T, svm_norm, R):
+def hardmax_gap_bound(T: int, svm_norm: float, R: ArrayLike) -> np.ndarray:
     """Upper bound on 1 − s_{i,α_i} along the ray p = R p^mm/||p^mm|| (maxmargin.md §6).
 
     Every margin of the unit direction is at least 1/||p^mm||, hence

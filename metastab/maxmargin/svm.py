@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import minimize, nnls
 
 from .. import _validate
@@ -172,7 +173,9 @@ class JointSVM:
 # least-distance programming
 
 
-def solve_ldp(G, h, *, tol: float = 1e-8, infeasible_tol: float = 1e-12):
+def solve_ldp(G: ArrayLike, h: ArrayLike, *, tol: float = 1e-8,
+              infeasible_tol: float = 1e-12
+              ) -> tuple[np.ndarray | None, np.ndarray | None, Certificate]:
     """Solve min ||x||_2 subject to G x ≥ h exactly, by Lawson–Hanson's NNLS reduction.
 
     With E = [Gᵀ; hᵀ] and f = e_{dim+1}, let u = argmin_{u ≥ 0} ||E u − f|| and r = E u − f.
@@ -283,7 +286,8 @@ def _differences(X3, a):
     return (X3[np.arange(n), a][:, None, :] - X3)[keep], index
 
 
-def constraint_rows(X, alpha, W=None, Z=None):
+def constraint_rows(X: ArrayLike, alpha: ArrayLike, W: ArrayLike | None = None,
+                    Z: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Rows of the ATT-SVM constraints, in order (i, t) with t ≠ α_i.
 
     For the p problem (``Z`` is None) row (i, t) is (x_{i,α_i} − x_it)ᵀ W (shape (d,)); for the
@@ -326,7 +330,9 @@ def _result(x, lam, cert, G, h, index, n, T, a, support_tol, shape, method="ldp-
 # public solvers
 
 
-def att_svm(X, alpha, W=None, relaxed=None, *, tol: float = 1e-8, support_tol: float = 1e-6):
+def att_svm(X: ArrayLike, alpha: ArrayLike, W: ArrayLike | None = None,
+            relaxed: ArrayLike | None = None, *, tol: float = 1e-8,
+            support_tol: float = 1e-6) -> SVMResult:
     """ATT-SVM of [MM] for the prompt p, solved exactly (maxmargin.md §2.1, §5.1).
 
     p^mm(α) = argmin ||p||_2  s.t.  (x_{i,α_i} − x_it)ᵀ W p ≥ 1  for all t ≠ α_i and i ∈ [n],
@@ -371,7 +377,8 @@ def att_svm(X, alpha, W=None, relaxed=None, *, tol: float = 1e-8, support_tol: f
     return _result(x, lam, cert, G, h, index, n, T, a, support_tol, (d,))
 
 
-def att_svm_w(X, alpha, Z, *, norm: str = "fro", tol: float = 1e-8, support_tol: float = 1e-6):
+def att_svm_w(X: ArrayLike, alpha: ArrayLike, Z: ArrayLike, *, norm: str = "fro", tol: float = 1e-8,
+              support_tol: float = 1e-6) -> SVMResult:
     """ATT-SVM of [SVM] for the key-query matrix W (maxmargin.md §2.2, §5.1, §5.4).
 
     W^mm(α) = argmin ||W||  s.t.  (x_{i,α_i} − x_it)ᵀ W z_i ≥ 1  for all t ≠ α_i and i,
@@ -489,7 +496,8 @@ def _nuclear(D, Zrows, h, W0, tol, *, warm_steps: int = 40, shrink: float = 0.7)
     return W, lam, cert
 
 
-def joint_svm(X, Y, alpha, W=None, *, tol: float = 1e-8, support_tol: float = 1e-6) -> JointSVM:
+def joint_svm(X: ArrayLike, Y: ArrayLike, alpha: ArrayLike, W: ArrayLike | None = None, *,
+              tol: float = 1e-8, support_tol: float = 1e-6) -> JointSVM:
     """Max-margin directions of joint (p, v) training in [MM] (maxmargin.md §2.3, §4.3).
 
     First the classifier SVM of the selected tokens, v^mm = argmin ||v|| s.t.

@@ -372,7 +372,8 @@ def fit_report(frame: pd.DataFrame, *, x: str = "beta", law: str = "geometric",
     ----------
     frame, x, law, confidence_level, prefactor, start : see :func:`fit_scaling`.
     memoryless : bool
-        Add the :func:`~metastab.stats.exponentiality_test` p-value per β (``n_resamples``, seeded by ``rng``).
+        Add the :func:`~metastab.stats.exponentiality_test` p-value per β (``n_resamples``,
+        seeded by ``rng``).
 
     Returns
     -------
