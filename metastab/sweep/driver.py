@@ -443,8 +443,9 @@ def read_sweep(out, *, partial: bool = False, digests: bool = True
     size, with the recorded SHA-256 (unless ``digests=False``, for speed) and row count, and
     stamped with the sweep's config hash; a complete sweep must hold exactly the chunks its
     sidecar counts. A problem is an error naming the chunk. A sweep that has not finished is
-    refused unless ``partial`` (then the metadata is the manifest's, points may have fewer
-    chains than planned, and a damaged chunk is left out with a :class:`SweepWarning`).
+    refused unless ``partial``: then every chunk done so far is read, the metadata is the
+    manifest's, points may have fewer chains than planned, and a damaged chunk is left out
+    with a :class:`SweepWarning`.
     """
     out = Path(out)
     manifest = read_manifest(out)
@@ -453,7 +454,7 @@ def read_sweep(out, *, partial: bool = False, digests: bool = True
                if r.get("status") == "done"}
     side = sidecar(out / RESULTS)
     fix = f"run the sweep again with its config and --out {out} to recompute it"
-    if side.is_file():
+    if side.is_file() and not partial:
         try:
             meta = json.loads(side.read_text())
         except ValueError:

@@ -159,7 +159,11 @@ class DaskExecutor:
 
     def submit(self, task: ChunkTask) -> None:
         task = dataclasses.replace(task, threads=self.threads)
-        future = self.client.submit(_run_on_worker, task, key=self.key(task), retries=self.retries)
+        try:
+            future = self.client.submit(_run_on_worker, task, key=self.key(task),
+                                        retries=self.retries)
+        except Exception as exc:  # a client closed after losing its scheduler
+            raise Stalled(f"the Dask scheduler is gone ({type(exc).__name__}: {exc})") from None
         self.futures[future.key] = (task, future)
         self.done.add(future)
 
@@ -171,6 +175,8 @@ class DaskExecutor:
 
     def _threads(self) -> int:
         """Worker threads of the cluster now; 0 when the scheduler cannot be asked."""
+        if self.client.status != "running":  # reconnecting: asking would block
+            return 0
         try:
             return sum(self.client.nthreads().values())
         except Exception:  # disconnected, closing, timed out: as good as no worker
@@ -188,14 +194,18 @@ class DaskExecutor:
                 if entry is None or future.key in self.cancelled:
                     self.cancelled.discard(future.key)
                     continue
-                if future.cancelled():
+                if not future.done():  # finished, then its result was lost with its worker
+                    self.futures[future.key] = entry
+                    self.done.add(future)  # Dask recomputes it when a worker is there
+                elif future.cancelled():
                     return entry[0], None, ChunkLost(
                         "lost: its future was cancelled without a result (the Dask scheduler "
                         "or the client's connection to it went away)")
-                try:
-                    return entry[0], future.result(), None
-                except Exception as exc:  # the task's own error, or KilledWorker
-                    return entry[0], None, exc
+                else:
+                    try:
+                        return entry[0], future.result(), None
+                    except Exception as exc:  # the task's own error, or KilledWorker
+                        return entry[0], None, exc
             now = time.monotonic()
             if now - looked >= _WATCH:
                 looked = now
