@@ -345,12 +345,16 @@ class _Dying(executors.Embedded):
     """An executor whose chunks die as on a cluster whose workers keep crashing."""
 
     name = "dying"
+    retry_note = executors.DaskExecutor.RETRY_NOTE.format(tries=3)
 
     def next_done(self):
+        from types import SimpleNamespace
+
         from distributed.scheduler import KilledWorker
 
         task = self.pending.popleft()
-        return task, None, KilledWorker(task.name, "tcp://127.0.0.1:1", allowed_failures=3)
+        worker = SimpleNamespace(address="tcp://127.0.0.1:1")
+        return task, None, KilledWorker(task.name, worker, allowed_failures=3)
 
 
 def test_a_killed_worker_is_not_reported_as_retries(tmp_path, monkeypatch):

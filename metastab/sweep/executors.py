@@ -110,14 +110,16 @@ class DaskExecutor:
     (which Dask always starts; there is no dashboard) take free ports of 127.0.0.1.
     """
 
+    RETRY_NOTE = ("a chunk that raises is tried {tries} times, one whose workers die as often "
+                  "as Dask's distributed.scheduler.allowed-failures allows")
+
     def __init__(self, *, scheduler: str | None = None, cluster: int | None = None,
                  threads: int | None = None, retries: int = 2, key_prefix: str = "metastab",
                  worker_timeout: float = 120.0):
         distributed = _import_distributed()
         self.cluster = None
         self.worker_timeout = worker_timeout
-        self.retry_note = (f"a chunk that raises is tried {retries + 1} times, one whose worker "
-                           f"dies as often as Dask's allowed-failures says")
+        self.retry_note = self.RETRY_NOTE.format(tries=retries + 1)
         if cluster is not None:
             self.name = f"dask local:{cluster}"
             if threads is None:
@@ -203,9 +205,12 @@ class DaskExecutor:
                         "or the client's connection to it went away)")
                 else:
                     try:
-                        return entry[0], future.result(), None
+                        return entry[0], future.result(timeout=_WATCH), None
                     except Exception as exc:  # the task's own error, or KilledWorker
-                        return entry[0], None, exc
+                        if future.status == "error" or not isinstance(exc, TimeoutError):
+                            return entry[0], None, exc
+                        self.futures[future.key] = entry  # lost since: as above
+                        self.done.add(future)
             now = time.monotonic()
             if now - looked >= _WATCH:
                 looked = now

@@ -186,9 +186,9 @@ def _remove_start(out: Path) -> None:
             for q in path.iterdir():
                 if q.name == LOCK or (q.name.startswith(TEMP_PREFIX) and q.is_file()):
                     q.unlink(missing_ok=True)
-    with contextlib.suppress(OSError):
-        (out / RESULTS).rmdir()
-        out.rmdir()
+    for path in [out / RESULTS, out]:
+        with contextlib.suppress(OSError):  # absent, or not empty: then it stays
+            path.rmdir()
 
 
 @contextlib.contextmanager
