@@ -41,7 +41,7 @@ except ImportError:  # pragma: no cover - not on POSIX
     fcntl = None
 
 __all__ = ["SweepError", "SweepWarning", "open_sweep", "locked", "Journal", "recover", "status",
-           "checkpoint", "read_manifest", "verify"]
+           "read_manifest", "verify"]
 
 MANIFEST, JOURNAL, RESULTS, LOCK = "manifest.json", "journal.jsonl", "results", ".lock"
 MANIFEST_FORMAT = "metastab-sweep/1"
