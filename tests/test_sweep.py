@@ -309,8 +309,7 @@ def test_a_changed_config_is_refused_unless_new(reference, tmp_path):
 def test_a_second_runner_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "_LOCK_WAIT", 0.0)
     sweep = Sweep.from_dict(tiny())
-    out = store.prepare(tmp_path / "sweep", sweep)
-    with store.locked(out):
+    with store.open_sweep(tmp_path / "sweep", sweep) as out:
         with pytest.raises(SweepError, match=f"pid {os.getpid()}.* is running the sweep"):
             run_sweep(sweep, out)
         assert status(out)["state"] == "running"

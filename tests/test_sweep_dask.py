@@ -134,3 +134,4 @@ def test_an_unreachable_scheduler_is_reported(tmp_path, monkeypatch):
     monkeypatch.setattr(executors, "_CONNECT_TIMEOUT", "1s")
     with pytest.raises(ValueError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'"):
         run_sweep(Sweep.from_dict(config()), tmp_path / "sweep", scheduler="tcp://127.0.0.1:9")
+    assert not (tmp_path / "sweep").exists()  # nothing left behind

@@ -11,7 +11,8 @@ rows; :func:`status` reports on a running or interrupted sweep; :func:`main` is
 
 Layout: ``config`` (TOML -> points), ``chunks`` (the pure chunk function and its file),
 ``store`` (output directory, journal, resume checks), ``executors`` (embedded, Dask),
-``driver`` (planning and the run loop), ``command`` (argparse).
+``driver`` (planning and the run loop), ``command`` (argparse), ``faults`` (the
+fault-injection hook of the crash-safety tests).
 """
 
 from .chunks import ChunkResult, ChunkTask, final_chunks, run_chunk

@@ -7,6 +7,6 @@ from .command import main
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"metastab sweep: {exc}", file=sys.stderr)
+    except (ValueError, OSError) as exc:
+        print(f"metastab sweep: {' '.join(str(exc).split())}", file=sys.stderr)
         sys.exit(2)

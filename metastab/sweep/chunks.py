@@ -25,6 +25,7 @@ from ..models import model_from_dict
 from ..rng import Seed
 from ..simulate import first_passage
 from .config import Point
+from .faults import checkpoint
 
 __all__ = ["ChunkTask", "ChunkResult", "run_chunk", "chunk_name", "final_chunks", "schema",
            "chunk_table", "write_atomic", "file_digest"]
@@ -138,8 +139,10 @@ def schema(point: Point) -> pa.Schema:
     return pa.schema(fields)
 
 
-def chunk_table(point: Point, task: ChunkTask, result: ChunkResult) -> pa.Table:
-    """The rows of a chunk: one per chain, with the point's constant columns."""
+def chunk_table(point: Point, task: ChunkTask, result: ChunkResult, config_hash: str
+                ) -> pa.Table:
+    """The rows of a chunk: one per chain, with the point's constant columns; the schema's
+    metadata names the sweep's config hash and the chunk."""
     n = task.chains
     if result.steps.shape != (n,) or result.censored.shape != (n,):
         raise ValueError(f"chunk {task.name}: expected {n} chains, got {result.steps.shape}")
@@ -147,7 +150,9 @@ def chunk_table(point: Point, task: ChunkTask, result: ChunkResult) -> pa.Table:
                "chain": np.arange(task.first_chain, task.first_chain + n, dtype=np.int64),
                "steps": result.steps.astype(np.int64), "censored": result.censored.astype(bool)}
     columns.update({k: [v] * n for k, v in point.columns.items() if k != "point"})
-    return pa.table(columns, schema=schema(point))
+    stamp = {b"metastab.sweep.config": config_hash.encode(), b"metastab.sweep.chunk":
+             task.name.encode()}
+    return pa.table(columns, schema=schema(point).with_metadata(stamp))
 
 
 def _fsync_dir(path: Path) -> None:
@@ -164,12 +169,17 @@ def write_atomic(table: pa.Table, path: Path) -> tuple[str, int]:
     A reader (or a resume after kill -9) sees either no file or the whole file.
     """
     tmp = path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{path.name}")
-    pq.write_table(table, tmp)
-    with open(tmp, "rb+") as fh:
-        digest = hashlib.sha256(fh.read()).hexdigest()
-        size = fh.tell()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        pq.write_table(table, tmp)
+        with open(tmp, "rb+") as fh:
+            digest = hashlib.sha256(fh.read()).hexdigest()
+            size = fh.tell()
+            os.fsync(fh.fileno())
+        checkpoint("chunk:written")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # e.g. a full disk: no partial file is left
+        raise
     _fsync_dir(path.parent)
     return digest, size
 

@@ -109,6 +109,16 @@ PARAMS = {
         "collapse": {"diameter": _p("float")},
     },
 }
+# Stated limits, checked on the normalised config before any point is built or file written.
+LIMITS = {
+    "max_steps": 2**62,  # step counters are int64
+    "points": 10_000,  # grid points (each is built and validated up front)
+    "chunks": 1_000_000,  # chunks (= files) in the whole sweep
+    "k": 100_000,  # vertices of a polytope
+    "n": 100_000,  # tokens
+    "d": 10_000,  # dimension
+    "chunk_bytes": 2**30,  # a chunk's state, chunk x n x d float64: lower [run] chunk
+}
 RUN = {"chains": _p("int"), "chunk": _p("int", 250), "max_steps": _p("int"), "seed": _p("int"),
        "escapes": _p("int", None)}
 
@@ -268,7 +278,75 @@ def normalise(data: dict) -> dict:
                                                       if key == "seed" else ""))
         else:
             out["run"][key] = param.default
+    check_sizes(out)
     return out
+
+
+def _values(config: dict, section: str, key: str) -> list[tuple[str, object]]:
+    """(where, value) of a parameter: its fixed value, or every value of its grid axis."""
+    for name, values in config["grid"]:
+        if name == f"{section}.{key}":
+            return [(f"[grid] {name}", v) for v in values]
+    if key in config[section]:
+        return [(f"[{section}] {key}", config[section][key])]
+    return []
+
+
+def _sizes(config: dict) -> dict[str, list[tuple[str, int]]]:
+    """Upper bounds of k (vertices), d (dimension) and n (tokens) as (where, value) pairs."""
+    kind = config["polytope"]["kind"]
+    ks, ds = [], []
+    if kind in ("regular", "random-polygon", "gaussian"):
+        ks = _values(config, "polytope", "k")
+    if kind in ("simplex", "cross-polytope", "gaussian"):
+        ds = _values(config, "polytope", "d")
+    if kind == "simplex":
+        ks = [(w, v + 1) for w, v in ds]
+    elif kind == "cross-polytope":
+        ks = [(w, 2 * v) for w, v in ds]
+    elif kind == "vertices":
+        ks = [(w, len(v) if isinstance(v, list) else 1)
+              for w, v in _values(config, "polytope", "vertices")]
+        ds = [(w, len(v[0]) if isinstance(v, list) and v and isinstance(v[0], list) else 1)
+              for w, v in _values(config, "polytope", "vertices")]
+    if kind in ("regular", "random-polygon"):
+        ds = [("the polygon", 2)]
+    if config["initial"]["kind"] == "clusters":
+        ns = [(f"{w} (sum)", sum(v)) for w, v in _values(config, "initial", "multiplicities")]
+    else:
+        ns = _values(config, "initial", "n")
+    return {"k": ks, "d": ds, "n": ns}
+
+
+def check_sizes(config: dict) -> None:
+    """Refuse a normalised config beyond :data:`LIMITS`, naming the key, before any work."""
+    run = config["run"]
+    if run["max_steps"] > LIMITS["max_steps"]:
+        raise ValueError(f"[run] max_steps = {run['max_steps']} is above the limit "
+                         f"{LIMITS['max_steps']} (2**62)")
+    sizes = _sizes(config)
+    for name, what in (("k", "vertices"), ("n", "tokens"), ("d", "dimensions")):
+        for where, value in sizes[name]:
+            if value > LIMITS[name]:
+                raise ValueError(f"{where} = {value} is above the limit of {LIMITS[name]} "
+                                 f"{what}")
+    points = math.prod(len(values) for _, values in config["grid"])
+    if points > LIMITS["points"]:
+        raise ValueError(f"[grid] has {points} points, above the limit of {LIMITS['points']}: "
+                         f"split the sweep")
+    chunk = min(run["chunk"], run["chains"])
+    chunks = points * -(-run["chains"] // chunk)
+    if chunks > LIMITS["chunks"]:
+        raise ValueError(f"[run] chains = {run['chains']} in chunks of {chunk} at {points} points "
+                         f"makes {chunks} chunks, above the limit of {LIMITS['chunks']}: raise "
+                         f"[run] chunk or lower [run] chains")
+    n = max((v for _, v in sizes["n"]), default=1)
+    d = max((v for _, v in sizes["d"]), default=1)
+    state = chunk * n * d * 8
+    if state > LIMITS["chunk_bytes"]:
+        raise ValueError(f"[run] chunk = {chunk} chains of {n} tokens in dimension {d} need "
+                         f"{state / 2**30:.1f} GiB of state per chunk, above the limit of "
+                         f"{LIMITS['chunk_bytes'] / 2**30:.0f} GiB: lower [run] chunk")
 
 
 def config_hash(config: dict) -> str:

@@ -13,6 +13,7 @@ import math
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +21,16 @@ from pathlib import Path
 import numba
 import pandas as pd
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from ..results import provenance, sidecar
-from .chunks import ChunkTask, chunk_table, final_chunks, write_atomic
+from .chunks import ChunkTask, chunk_name, chunk_table, final_chunks, write_atomic
 from .config import Sweep
-from .executors import DaskExecutor, Embedded, parse_cluster
-from .store import (RESULTS, Journal, SweepError, locked, prepare, read_manifest, recover,
-                    write_json)
+from .executors import DaskExecutor, Embedded, Stalled, parse_cluster
+from .faults import checkpoint
+from .store import (RESULTS, Journal, SweepError, SweepWarning, latest, open_sweep,
+                    read_manifest, recover, verify, write_json)
 
 __all__ = ["run_sweep", "read_sweep", "SweepSummary", "SweepProgress"]
 
@@ -207,7 +212,7 @@ class _Reporter:
             self.report(last=True)
 
 
-def _check_backend(scheduler, cluster, threads, retries) -> int | None:
+def _check_backend(scheduler, cluster, threads, retries, worker_timeout) -> int | None:
     """Validate the backend options before any file is touched; the local cluster size."""
     def positive(value, minimum=1):
         return not isinstance(value, bool) and isinstance(value, int) and value >= minimum
@@ -218,6 +223,10 @@ def _check_backend(scheduler, cluster, threads, retries) -> int | None:
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
     if not positive(retries, 0):
         raise ValueError(f"retries must be an integer >= 0, got {retries!r}")
+    if isinstance(worker_timeout, bool) or not isinstance(worker_timeout, (int, float)) \
+            or not 0 < worker_timeout < math.inf:
+        raise ValueError(f"worker_timeout must be a number of seconds > 0, got "
+                         f"{worker_timeout!r}")
     if scheduler is None and cluster is None and threads is not None \
             and threads > numba.config.NUMBA_NUM_THREADS:
         raise ValueError(f"threads={threads} is more than the {numba.config.NUMBA_NUM_THREADS} "
@@ -227,16 +236,17 @@ def _check_backend(scheduler, cluster, threads, retries) -> int | None:
     return parse_cluster(cluster)
 
 
-def _executor(scheduler, cluster, threads, retries, key_prefix):
+def _executor(scheduler, cluster, threads, retries, key_prefix, worker_timeout):
     if scheduler is None and cluster is None:
         return Embedded(threads=threads, retries=retries)
     return DaskExecutor(scheduler=scheduler, cluster=cluster, threads=threads, retries=retries,
-                        key_prefix=key_prefix)
+                        key_prefix=key_prefix, worker_timeout=worker_timeout)
 
 
 def run_sweep(sweep, out, *, scheduler: str | None = None, cluster=None,
               threads: int | None = None, retries: int = 2, new: bool = False,
-              progress: bool | Callable[[SweepProgress], None] = False) -> SweepSummary:
+              progress: bool | Callable[[SweepProgress], None] = False,
+              worker_timeout: float = 120.0) -> SweepSummary:
     """Run (or resume) ``sweep`` into the directory ``out``.
 
     Parameters
@@ -256,9 +266,14 @@ def run_sweep(sweep, out, *, scheduler: str | None = None, cluster=None,
         numba threads per chunk (embedded: default numba's setting; Dask: see
         :class:`.executors.DaskExecutor`).
     retries : int
-        How often a failing chunk is retried before it is reported.
+        How often a chunk that raises is retried before it is reported (on Dask, a chunk whose
+        workers die is retried as often as ``distributed.scheduler.allowed-failures`` allows).
     progress : bool or callable(SweepProgress)
         A progress line on stderr, or a callback after every chunk.
+    worker_timeout : float
+        Dask only: give up when the cluster has had no worker (or the scheduler has been
+        unreachable) for this many seconds; the unfinished chunks are reported and the
+        directory is left resumable.
 
     Returns
     -------
@@ -267,42 +282,67 @@ def run_sweep(sweep, out, *, scheduler: str | None = None, cluster=None,
     Raises
     ------
     SweepError
-        If chunks still fail after ``retries`` (the others are finished and kept; the error
-        carries the summary), or another process runs the sweep in ``out``.
+        If chunks still fail after ``retries`` or are lost with their workers (the others are
+        finished and kept; the error carries the summary), if no Dask worker was left for
+        ``worker_timeout`` seconds, or if another process runs the sweep in ``out``.
+    ValueError
+        For a bad config or option, or an ``out`` holding another config or other files.
+    OSError
+        If the directory cannot be written (disk full, permissions): what was written is
+        consistent, and the same call resumes once the cause is fixed.
 
     Examples
     --------
     >>> summary = run_sweep("studies/sweeps/example.toml", "data/sweeps/example")  # doctest: +SKIP
     """
-    cluster = _check_backend(scheduler, cluster, threads, retries)
+    cluster = _check_backend(scheduler, cluster, threads, retries, worker_timeout)
     if not isinstance(sweep, Sweep):
         sweep = Sweep.from_toml(sweep)
     tic = time.perf_counter()
-    out = prepare(out, sweep, new)
-    with locked(out):
-        done, damaged = recover(out, sweep)
-        journal = Journal(out)
-        plan = _Plan(sweep, done)
-        discarded = _discard_excess(plan, out, journal, None)
-        reused = sum(len(e) for e in plan.escapes.values())
-        reporter = _Reporter(progress, plan)
-        executor = _executor(scheduler, cluster, threads, retries, f"metastab-{sweep.hash[:16]}")
-        try:
-            discarded += _drive(plan, executor, out, journal, reporter)
-        finally:
-            executor.close()
-            reporter.close()
-        summary = _summary(plan, out, reused, discarded, damaged, time.perf_counter() - tic,
-                           executor.name)
-        if plan.failed:
-            raise SweepError(f"{len(plan.failed)} chunk(s) failed after {retries} retries; the "
-                             f"rest is saved, run again to retry: "
-                             + "; ".join(f"{k}: {v}" for k, v in summary.failed.items()), summary)
-        write_json(sidecar(out / RESULTS), _sidecar(sweep, plan, summary))
+    # The backend first: an unreachable scheduler or a missing Dask leaves no directory behind.
+    executor = _executor(scheduler, cluster, threads, retries, f"metastab-{sweep.hash[:16]}",
+                         worker_timeout)
+    try:
+        with open_sweep(out, sweep, new) as out:
+            return _run(sweep, out, executor, progress, tic)
+    finally:
+        executor.close()
+
+
+def _run(sweep: Sweep, out: Path, executor, progress, tic: float) -> SweepSummary:
+    """The body of :func:`run_sweep`, with the directory locked and prepared."""
+    done, damaged = recover(out, sweep)
+    journal = Journal(out, sweep.hash)
+    plan = _Plan(sweep, done)
+    discarded = _discard_excess(plan, out, journal, executor)
+    reused = sum(len(e) for e in plan.escapes.values())
+    reporter = _Reporter(progress, plan)
+    stalled = None
+    try:
+        discarded += _drive(plan, executor, out, journal, reporter, sweep.hash)
+    except Stalled as exc:
+        stalled = exc
+    finally:
+        reporter.close()
+    summary = _summary(plan, out, reused, discarded, damaged, time.perf_counter() - tic,
+                       executor.name)
+    if stalled is not None:
+        flying = sorted(chunk_name(p, plan.points[p].chunk_range(j)[0])
+                        for p, js in plan.flying.items() for j in js)
+        shown = ", ".join(flying[:4]) + (", ..." if len(flying) > 4 else "")
+        raise SweepError(f"{stalled}; gave up with {len(flying)} chunk(s) unfinished ({shown}) "
+                         f"and {summary.chunks} saved: start workers (or leave out --scheduler) "
+                         f"and run the same command again to resume", summary)
+    if plan.failed:
+        raise SweepError(f"{len(plan.failed)} chunk(s) failed ({executor.retry_note}); the rest "
+                         f"is saved, run again to retry: "
+                         + "; ".join(f"{k}: {v}" for k, v in summary.failed.items()), summary)
+    write_json(sidecar(out / RESULTS), _sidecar(sweep, plan, summary))
     return summary
 
 
-def _drive(plan: _Plan, executor, out: Path, journal: Journal, reporter: _Reporter) -> int:
+def _drive(plan: _Plan, executor, out: Path, journal: Journal, reporter: _Reporter,
+           config_hash: str) -> int:
     """Keep the executor fed until every point is decided (or blocked by failures)."""
     discarded = 0
     while True:
@@ -323,8 +363,11 @@ def _drive(plan: _Plan, executor, out: Path, journal: Journal, reporter: _Report
         if final is not None and j >= final:
             discarded += 1  # ran ahead of an escape target that is now met
             continue
-        digest, size = write_atomic(chunk_table(point, task, result), out / RESULTS / task.name)
+        digest, size = write_atomic(chunk_table(point, task, result, config_hash),
+                                    out / RESULTS / task.name)
+        checkpoint("chunk:renamed")
         journal.append(_record(task, "done", result=result, sha256=digest, size=size))
+        checkpoint("chunk:journaled")
         plan.add(p, j, result.escapes, task.chains)
         if plan.final(p) is not None:
             discarded += _discard_excess(plan, out, journal, executor, p)
@@ -346,6 +389,7 @@ def _discard_excess(plan: _Plan, out: Path, journal: Journal, executor, only: in
         for j in [j for j in plan.escapes[p] if j >= final]:
             task = ChunkTask.of(point, j)
             journal.append(_record(task, "discarded"))
+            checkpoint("discard:journaled")
             (out / RESULTS / task.name).unlink(missing_ok=True)
             plan.drop(p, j, task.chains)
             count += 1
@@ -391,24 +435,62 @@ def _sidecar(sweep: Sweep, plan: _Plan, summary: SweepSummary) -> dict:
                                      chunks_reused=summary.chunks_reused)}
 
 
-def read_sweep(out, *, partial: bool = False) -> tuple[pd.DataFrame, dict]:
+def read_sweep(out, *, partial: bool = False, digests: bool = True
+               ) -> tuple[pd.DataFrame, dict]:
     """The rows of a sweep (one per chain, sorted by point and chain) and its provenance.
 
-    A sweep that has not finished is refused unless ``partial`` (then the metadata is the
-    manifest's, and points may have fewer chains than planned).
+    Every chunk is checked against the journal before it is read: present, of the recorded
+    size, with the recorded SHA-256 (unless ``digests=False``, for speed) and row count, and
+    stamped with the sweep's config hash; a complete sweep must hold exactly the chunks its
+    sidecar counts. A problem is an error naming the chunk. A sweep that has not finished is
+    refused unless ``partial``: then every chunk done so far is read, the metadata is the
+    manifest's, points may have fewer chains than planned, and a damaged chunk is left out
+    with a :class:`SweepWarning`.
     """
     out = Path(out)
     manifest = read_manifest(out)
+    config_hash = manifest["config_hash"]
+    records = {name: r for name, r in latest(Journal(out).read(), config_hash).items()
+               if r.get("status") == "done"}
     side = sidecar(out / RESULTS)
-    if side.is_file():
-        meta = json.loads(side.read_text())
+    fix = f"run the sweep again with its config and --out {out} to recompute it"
+    if side.is_file() and not partial:
+        try:
+            meta = json.loads(side.read_text())
+        except ValueError:
+            raise ValueError(f"{side} is damaged (not valid JSON): delete it and {fix}") from None
+        if meta.get("config_hash") != config_hash:
+            raise ValueError(f"{side} belongs to another config than {out / 'manifest.json'}: "
+                             f"delete it and {fix}")
+        run = manifest["config"]["run"]
+        chunk = min(run["chunk"], run["chains"])
+        names = sorted(chunk_name(p["point"], j * chunk)
+                       for p in meta["points"] for j in range(p["chunks"]))
+        problems = [f"chunk {n} has no journal record" for n in names if n not in records]
+        problems += verify(out, {n: records[n] for n in names if n in records}, digests)
+        if problems:
+            raise ValueError(f"{out}: {problems[0]}" + (f" (and {len(problems) - 1} more "
+                             f"problem(s))" if len(problems) > 1 else "") + f": {fix}")
     elif partial:
         meta = manifest
+        problems = verify(out, records, digests)
+        for problem in problems:
+            warnings.warn(f"sweep {out}: {problem}; left out", SweepWarning, stacklevel=2)
+        bad = {problem.split()[1] for problem in problems}
+        names = sorted(n for n in records if n not in bad)
     else:
         raise ValueError(f"the sweep in {out} is not complete: resume it, or read it with "
                          f"partial=True")
-    files = sorted((out / RESULTS).glob("*.parquet"))
-    if not files:
+    if not names:
         return pd.DataFrame(), meta
-    frame = pd.read_parquet(out / RESULTS)
+    tables = []
+    for name in names:
+        table = pq.read_table(out / RESULTS / name)
+        stamp = table.schema.metadata or {}
+        if (stamp.get(b"metastab.sweep.config"), stamp.get(b"metastab.sweep.chunk")) != (
+                config_hash.encode(), name.encode()) or table.num_rows != records[name]["chains"]:
+            raise ValueError(f"{out}: chunk {name} is not this sweep's chunk (stamp or row count "
+                             f"differs from the journal): {fix}")
+        tables.append(table.replace_schema_metadata(None))
+    frame = pa.concat_tables(tables).to_pandas()
     return frame.sort_values(["point", "chain"], ignore_index=True), meta

@@ -1,9 +1,10 @@
 """Where chunks run: in this process (embedded, the default) or on a dask.distributed cluster.
 
 Both expose the same small interface to the driver: ``window`` (how many chunks may be in
-flight), ``submit(task)``, ``cancel(task)``, ``next_done() -> (task, result, error)`` and
-``close()``. A chunk that raises is retried ``retries`` times; the last error is returned, never
-swallowed.
+flight), ``submit(task)``, ``cancel(task)``, ``next_done() -> (task, result, error)``,
+``retry_note`` and ``close()``. A chunk that raises is retried ``retries`` times; the last error
+is returned, never swallowed. A chunk lost with its scheduler is returned as an error too, and a
+Dask cluster left without workers raises :class:`Stalled` instead of waiting forever.
 """
 
 from __future__ import annotations
@@ -16,10 +17,20 @@ from pathlib import Path
 
 from .chunks import ChunkResult, ChunkTask, run_chunk
 
-__all__ = ["Embedded", "DaskExecutor", "parse_cluster"]
+__all__ = ["Embedded", "DaskExecutor", "Stalled", "ChunkLost", "parse_cluster"]
 
 _CONNECT_TIMEOUT = "30s"
 _WINDOW_REFRESH = 5.0  # seconds between looks at the number of Dask worker threads
+_POLL = 0.05  # seconds between looks for a finished chunk
+_WATCH = 1.0  # seconds between looks at the workers while waiting
+
+
+class Stalled(Exception):
+    """No worker (or no scheduler) for longer than the executor's ``worker_timeout``."""
+
+
+class ChunkLost(RuntimeError):
+    """A chunk's future vanished without a result (its scheduler went away)."""
 
 
 class Embedded:
@@ -32,6 +43,7 @@ class Embedded:
     def __init__(self, threads: int | None = None, retries: int = 2):
         self.threads, self.retries = threads, retries
         self.pending: deque[ChunkTask] = deque()
+        self.retry_note = f"each tried {retries + 1} times"
 
     def submit(self, task: ChunkTask) -> None:
         self.pending.append(dataclasses.replace(task, threads=self.threads))
@@ -89,20 +101,34 @@ class DaskExecutor:
     of Dask threads; chunks in one worker process run one at a time, so start workers with
     ``--nthreads`` = the cores each may use. Every task carries its point's seed and a key
     naming the sweep and the chunk, and is retried ``retries`` times (a killed worker's tasks
-    are rescheduled by Dask).
+    are rescheduled by Dask, up to ``distributed.scheduler.allowed-failures`` times). When the
+    cluster has no worker, or the scheduler cannot be reached, for ``worker_timeout`` seconds,
+    :meth:`next_done` raises :class:`Stalled`; a future lost with its scheduler is returned as
+    a :class:`ChunkLost` error.
+
+    The local cluster opens no fixed port: the scheduler's address and its HTTP endpoint
+    (which Dask always starts; there is no dashboard) take free ports of 127.0.0.1.
     """
 
+    RETRY_NOTE = ("a chunk that raises is tried {tries} times, one whose workers die as often "
+                  "as Dask's distributed.scheduler.allowed-failures allows")
+
     def __init__(self, *, scheduler: str | None = None, cluster: int | None = None,
-                 threads: int | None = None, retries: int = 2, key_prefix: str = "metastab"):
+                 threads: int | None = None, retries: int = 2, key_prefix: str = "metastab",
+                 worker_timeout: float = 120.0):
         distributed = _import_distributed()
         self.cluster = None
+        self.worker_timeout = worker_timeout
+        self.retry_note = self.RETRY_NOTE.format(tries=retries + 1)
         if cluster is not None:
             self.name = f"dask local:{cluster}"
             if threads is None:
                 threads = max(1, (os.cpu_count() or 1) // cluster)
             self.cluster = distributed.LocalCluster(
                 n_workers=cluster, threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address=None)
+                scheduler_port=0, dashboard_address=None,
+                # no dashboard; the HTTP server Dask starts anyway takes a free port, not 8787
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
             self.client = distributed.Client(self.cluster)
         else:
             self.name = f"dask {scheduler}"
@@ -117,6 +143,7 @@ class DaskExecutor:
                                  f"{exc}") from None
         self.threads, self.retries, self.prefix = threads, retries, key_prefix
         self.futures = {}
+        self.cancelled = set()  # keys the driver cancelled
         self.done = distributed.as_completed()
         self._window, self._window_at = 1, -_WINDOW_REFRESH
 
@@ -125,7 +152,7 @@ class DaskExecutor:
         """Twice the cluster's worker threads (at least 2), so that no worker waits for work."""
         now = time.monotonic()
         if now - self._window_at > _WINDOW_REFRESH:
-            self._window = max(2, 2 * sum(self.client.nthreads().values()))
+            self._window = max(2, 2 * self._threads())
             self._window_at = now
         return self._window
 
@@ -134,27 +161,69 @@ class DaskExecutor:
 
     def submit(self, task: ChunkTask) -> None:
         task = dataclasses.replace(task, threads=self.threads)
-        future = self.client.submit(_run_on_worker, task, key=self.key(task), retries=self.retries)
+        try:
+            future = self.client.submit(_run_on_worker, task, key=self.key(task),
+                                        retries=self.retries)
+        except Exception as exc:  # a client closed after losing its scheduler
+            raise Stalled(f"the Dask scheduler is gone ({type(exc).__name__}: {exc})") from None
         self.futures[future.key] = (task, future)
         self.done.add(future)
 
     def cancel(self, task: ChunkTask) -> None:
         entry = self.futures.pop(self.key(task), None)
         if entry is not None:
+            self.cancelled.add(entry[1].key)
             entry[1].cancel()
 
+    def _threads(self) -> int:
+        """Worker threads of the cluster now; 0 when the scheduler cannot be asked."""
+        if self.client.status != "running":  # reconnecting: asking would block
+            return 0
+        try:
+            return sum(self.client.nthreads().values())
+        except Exception:  # disconnected, closing, timed out: as good as no worker
+            return 0
+
     def next_done(self) -> tuple[ChunkTask, ChunkResult | None, BaseException | None]:
-        for future in self.done:
-            entry = self.futures.pop(future.key, None)
-            if entry is None or future.cancelled():
-                continue  # cancelled by the driver
-            try:
-                return entry[0], future.result(), None
-            except Exception as exc:  # the task's own error, or KilledWorker
-                return entry[0], None, exc
-        raise RuntimeError("next_done() called with no chunk in flight")
+        """The next finished chunk: its result or its error. A future that comes back
+        cancelled without the driver having cancelled it was lost (scheduler gone)."""
+        seen = time.monotonic()  # when a worker was last seen
+        looked = seen
+        while True:
+            if self.done.has_ready():
+                future = next(self.done)
+                entry = self.futures.pop(future.key, None)
+                if entry is None or future.key in self.cancelled:
+                    self.cancelled.discard(future.key)
+                    continue
+                if not future.done():  # finished, then its result was lost with its worker
+                    self.futures[future.key] = entry
+                    self.done.add(future)  # Dask recomputes it when a worker is there
+                elif future.cancelled():
+                    return entry[0], None, ChunkLost(
+                        "lost: its future was cancelled without a result (the Dask scheduler "
+                        "or the client's connection to it went away)")
+                else:
+                    try:
+                        return entry[0], future.result(timeout=_WATCH), None
+                    except Exception as exc:  # the task's own error, or KilledWorker
+                        if future.status == "error" or not isinstance(exc, TimeoutError):
+                            return entry[0], None, exc
+                        self.futures[future.key] = entry  # lost since: as above
+                        self.done.add(future)
+            now = time.monotonic()
+            if now - looked >= _WATCH:
+                looked = now
+                if self._threads() > 0:
+                    seen = now
+                elif now - seen > self.worker_timeout:
+                    raise Stalled(f"no Dask worker for {self.worker_timeout:g} s")
+            time.sleep(_POLL)
 
     def close(self) -> None:
-        self.client.close()
+        try:
+            self.client.close(timeout=10)
+        except Exception:  # a scheduler already gone: nothing left to close
+            pass
         if self.cluster is not None:
-            self.cluster.close()
+            self.cluster.close(timeout=10)

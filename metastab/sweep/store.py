@@ -2,28 +2,37 @@
 
 ::
 
-    DIR/manifest.json   the plan: canonical config, its hash, points and their seeds
+    DIR/.lock           held (flock) by the process running the sweep; holds its pid. Taken
+                        before anything else is read or written in DIR
+    DIR/manifest.json   the plan: canonical config, its hash, points and their seeds; written
+                        (temporary file + rename) before anything else, so a directory either
+                        holds a whole manifest or only leftovers of its creation
     DIR/journal.jsonl   append-only, one JSON record per chunk event (done, failed, discarded,
-                        damaged); the last record of a chunk wins
-    DIR/results/        parquet dataset, one file per finished chunk (temporary file + rename)
+                        damaged), each stamped with the config hash; the last record of a chunk
+                        wins
+    DIR/results/        parquet dataset, one file per finished chunk (temporary file + rename),
+                        each stamped with the config hash in its schema metadata
     DIR/results.json    provenance sidecar, written when the sweep is complete
-    DIR/.lock           held (flock) by the process running the sweep; holds its pid
 
-Resume trusts a chunk only when its journal record says done and the file's size and SHA-256
-match the record; anything else in ``results/`` is removed and recomputed.
+Resume trusts a chunk only when its journal record says done for this config and the file's size
+and SHA-256 match the record; a chunk file not trusted is removed and recomputed. Only files the
+package writes are ever removed: anything else in ``results/`` is refused with a message.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import re
 import time
 import warnings
 from pathlib import Path
 
 from ..results import sidecar
-from .chunks import TEMP_PREFIX, chunk_name, file_digest, final_chunks
+from .chunks import TEMP_PREFIX, _fsync_dir, chunk_name, file_digest, final_chunks
+from .faults import checkpoint
 from .config import Sweep
 
 try:
@@ -31,15 +40,18 @@ try:
 except ImportError:  # pragma: no cover - not on POSIX
     fcntl = None
 
-__all__ = ["SweepError", "SweepWarning", "prepare", "locked", "Journal", "recover", "status"]
+__all__ = ["SweepError", "SweepWarning", "open_sweep", "locked", "Journal", "recover", "status",
+           "read_manifest", "verify"]
 
 MANIFEST, JOURNAL, RESULTS, LOCK = "manifest.json", "journal.jsonl", "results", ".lock"
 MANIFEST_FORMAT = "metastab-sweep/1"
-_LOCK_WAIT = 2.0  # seconds to wait for a lock held by a --status probe
+_LOCK_WAIT = 2.0  # seconds to wait for a lock held by a --status probe or a starting runner
+CHUNK_FILE = re.compile(r"p\d{6}-c\d{10}\.parquet")  # the names of the files chunks are saved as
 
 
 class SweepError(RuntimeError):
-    """A sweep could not finish (failed chunks, another process on the directory)."""
+    """A sweep could not finish (failed chunks, another process on the directory, a damaged or
+    foreign directory)."""
 
     def __init__(self, message: str, summary=None):
         super().__init__(message)
@@ -51,16 +63,35 @@ class SweepWarning(RuntimeWarning):
 
 
 def write_json(path: Path, data: dict) -> None:
+    """Write ``data`` through a temporary file, fsync and a rename (the file is whole or old)."""
     tmp = path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{path.name}")
-    tmp.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as fh:
+            fh.write(json.dumps(data, indent=1, allow_nan=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        checkpoint(f"json:{path.name}")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
 
 
-def read_manifest(out: Path) -> dict:
+def read_manifest(out) -> dict:
+    """The manifest of the sweep in ``out``; a damaged one is reported with how to recover."""
     path = Path(out) / MANIFEST
     if not path.is_file():
         raise FileNotFoundError(f"no sweep in {str(out)!r} (no {MANIFEST})")
-    manifest = json.loads(path.read_text())
+    try:
+        manifest = json.loads(path.read_text())
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("config"), dict) \
+                or not isinstance(manifest.get("config_hash"), str):
+            raise ValueError("not a sweep manifest")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is damaged ({' '.join(str(exc).split())}): run the sweep again "
+                         f"with its config and --out {out} to rewrite it (the journal says "
+                         f"which config it is; finished chunks are kept)") from None
     if manifest.get("format") != MANIFEST_FORMAT:
         raise ValueError(f"{path}: unknown manifest format {manifest.get('format')!r}")
     return manifest
@@ -73,38 +104,150 @@ def _next_free(out: Path) -> Path:
     return out.with_name(f"{out.name}-{i}")
 
 
-def prepare(out, sweep: Sweep, new: bool = False) -> Path:
-    """The directory to run ``sweep`` in, with its manifest written.
+def _leftovers_only(out: Path) -> bool:
+    """Whether ``out`` holds nothing but what an interrupted start leaves: the lock, temporary
+    files, an empty ``results/`` (with temporary files at most)."""
+    for path in out.iterdir():
+        if path.name == LOCK or (path.name.startswith(TEMP_PREFIX) and path.is_file()):
+            continue
+        if path.name == RESULTS and path.is_dir() and all(
+                q.name.startswith(TEMP_PREFIX) and q.is_file() for q in path.iterdir()):
+            continue
+        return False
+    return True
 
-    An existing directory is resumed when its manifest holds the same config hash; another
-    config, or a non-empty directory that is not a sweep, is refused unless ``new``, which
-    starts the sweep in the first free ``DIR-1``, ``DIR-2``, ...
+
+def config_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """The keys in which two normalised configs differ, as ``key: old -> new``.
+
+    >>> config_diff({"run": {"seed": 1, "chains": 5}}, {"run": {"seed": 2, "chains": 5}})
+    ['run.seed: 1 -> 2']
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        if prefix == "" and "grid" in old and "grid" in new:  # [name, values] pairs
+            old = {**old, "grid": dict(map(tuple, old["grid"]))}
+            new = {**new, "grid": dict(map(tuple, new["grid"]))}
+        out = []
+        for key in sorted(set(old) | set(new), key=str):
+            where = f"{prefix}{key}"
+            if key not in old:
+                out.append(f"{where}: (none) -> {json.dumps(new[key])}")
+            elif key not in new:
+                out.append(f"{where}: {json.dumps(old[key])} -> (none)")
+            else:
+                out += config_diff(old[key], new[key], where + ".")
+        return out
+    if old == new:
+        return []
+    return [f"{prefix.removesuffix('.')}: {json.dumps(old)} -> {json.dumps(new)}"]
+
+
+def _describe_other(out: Path, sweep: Sweep) -> str | None:
+    """Why ``out`` cannot hold ``sweep`` (None when it can): another config, or not a sweep."""
+    if (out / MANIFEST).is_file():
+        try:
+            manifest = read_manifest(out)
+        except ValueError:
+            return _damaged_manifest(out, sweep)
+        if manifest["config_hash"] == sweep.hash:
+            return None
+        diff = config_diff(manifest["config"], sweep.config)
+        return (f"{out} holds a sweep of another config ({'; '.join(diff[:5]) or 'hash differs'}"
+                f"{'; ...' if len(diff) > 5 else ''})")
+    if _leftovers_only(out):
+        return None
+    return f"{out} exists and is not a sweep directory (no {MANIFEST})"
+
+
+def _damaged_manifest(out: Path, sweep: Sweep) -> str | None:
+    """A damaged manifest may be rewritten when every journal record is this config's."""
+    stamps = {r.get("config") for r in Journal(out).read() if isinstance(r, dict)}
+    if stamps <= {sweep.hash}:
+        warnings.warn(f"sweep {out}: {MANIFEST} was damaged; rewritten from the config (the "
+                      f"journal's records are this config's)", SweepWarning, stacklevel=4)
+        return None
+    other = ", ".join(sorted(str(s)[:12] for s in stamps - {sweep.hash}))
+    return (f"{out / MANIFEST} is damaged and its journal belongs to another config (hash "
+            f"{other}): run that config with --out {out} to rewrite it")
+
+
+def _manifest(sweep: Sweep) -> dict:
+    from ..results import provenance
+
+    return {"format": MANIFEST_FORMAT, "config_hash": sweep.hash, "config": sweep.config,
+            "source": sweep.source, "created": time.time(), "provenance": provenance(),
+            "points": [p.to_dict() for p in sweep.points]}
+
+
+def _remove_start(out: Path) -> None:
+    """Undo an interrupted start in a directory this process created: only what it wrote."""
+    for path in [out / RESULTS, out]:
+        if path.is_dir():
+            for q in path.iterdir():
+                if q.name == LOCK or (q.name.startswith(TEMP_PREFIX) and q.is_file()):
+                    q.unlink(missing_ok=True)
+    for path in [out / RESULTS, out]:
+        with contextlib.suppress(OSError):  # absent, or not empty: then it stays
+            path.rmdir()
+
+
+@contextlib.contextmanager
+def open_sweep(out, sweep: Sweep, new: bool = False):
+    """Lock the directory for ``sweep`` and yield it, prepared; released on exit.
+
+    The lock is taken before anything in the directory is read or written, so two runs (of the
+    same or different configs) never interleave. An existing directory is resumed when its
+    manifest holds the same config hash; another config, or a non-empty directory that is not a
+    sweep, is refused (naming the keys that differ) unless ``new``, which starts the sweep in
+    the first free ``DIR-1``, ``DIR-2``, ... Leftovers of an interrupted start (a lock, a
+    temporary manifest, an empty ``results/``) count as empty. If the start itself fails (disk
+    full), a directory this call created is removed again.
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {str(out)!r} is a file, not a directory")
-    if out.exists() and any(out.iterdir()):
-        if (out / MANIFEST).is_file():
-            held = read_manifest(out)["config_hash"]
-            if held == sweep.hash and not new:
-                return out
-            if not new:
-                raise ValueError(f"{out} holds a sweep of another config (hash {held[:12]}, this "
-                                 f"config {sweep.hash[:12]}): use another --out, or --new to "
-                                 f"start a new directory beside it")
-        elif not new:
-            raise ValueError(f"{out} exists and is not a sweep directory (no {MANIFEST}): use "
-                             f"another --out, or --new to start a new directory beside it")
+    while True:
+        created = not out.exists()
+        out.mkdir(parents=True, exist_ok=True)
+        checkpoint("start:mkdir")
+        ready = False
+        try:
+            with locked(out):
+                problem = _describe_other(out, sweep)
+                if problem is None:
+                    checkpoint("start:locked")
+                    if not (out / MANIFEST).is_file() or read_manifest_ok(out) is False:
+                        write_json(out / MANIFEST, _manifest(sweep))
+                    checkpoint("start:manifest")
+                    (out / RESULTS).mkdir(exist_ok=True)
+                    ready = True
+                    yield out
+                    return
+        except OSError as exc:
+            if ready:
+                raise
+            if created:
+                _remove_start(out)
+            raise OSError(exc.errno, f"cannot start the sweep in {out}: {exc.strerror or exc}; "
+                          f"free space (or fix permissions) and run the same command "
+                          f"again") from None
+        except BaseException:
+            if created and not ready:
+                _remove_start(out)
+            raise
+        if not new:
+            raise ValueError(f"{problem}: use another --out, or --new to start a new directory "
+                             f"beside it")
         out = _next_free(out)
-    (out / RESULTS).mkdir(parents=True, exist_ok=True)
-    from ..results import provenance
 
-    write_json(out / MANIFEST, {
-        "format": MANIFEST_FORMAT, "config_hash": sweep.hash, "config": sweep.config,
-        "source": sweep.source, "created": time.time(), "provenance": provenance(),
-        "points": [p.to_dict() for p in sweep.points],
-    })
-    return out
+
+def read_manifest_ok(out: Path) -> bool:
+    """Whether ``out``'s manifest reads (False: damaged, to be rewritten)."""
+    try:
+        read_manifest(out)
+    except ValueError:
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -113,19 +256,31 @@ def locked(out: Path):
     if fcntl is None:  # pragma: no cover
         yield
         return
-    fh = open(out / LOCK, "a+")
+    while True:
+        fh = open(out / LOCK, "a+")
+        try:
+            deadline = time.monotonic() + _LOCK_WAIT
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        fh.seek(0)
+                        pid = fh.read().strip() or "?"
+                        raise SweepError(f"another process (pid {pid}) is running the sweep in "
+                                         f"{out}") from None
+                    time.sleep(0.05)
+            with contextlib.suppress(FileNotFoundError):
+                if os.stat(out / LOCK).st_ino == os.fstat(fh.fileno()).st_ino:
+                    break  # the lock file is still the directory's (not removed meanwhile)
+        except BaseException:
+            fh.close()
+            raise
+        fh.close()
+        if not out.is_dir():
+            raise SweepError(f"{out} was removed while waiting for its lock")
     try:
-        deadline = time.monotonic() + _LOCK_WAIT
-        while True:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    fh.seek(0)
-                    pid = fh.read().strip() or "?"
-                    raise SweepError(f"another process (pid {pid}) is running the sweep in {out}")
-                time.sleep(0.05)
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))
@@ -150,10 +305,12 @@ def _runner(out: Path) -> int | None:
 
 
 class Journal:
-    """The append-only record of chunk events; one JSON object per line, fsync'ed."""
+    """The append-only record of chunk events; one JSON object per line, fsync'ed, each stamped
+    with the config hash (``config``) when one is given."""
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, config_hash: str | None = None):
         self.path = Path(out) / JOURNAL
+        self.config_hash = config_hash
 
     def read(self, repair: bool = False) -> list[dict]:
         """Every complete record. A torn last line (kill -9 mid-write) is skipped, and cut off
@@ -168,47 +325,72 @@ class Journal:
         records = []
         for line in data[:end].splitlines():
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
             except ValueError:
                 continue  # a damaged line: the chunk is simply not trusted as done
+            if isinstance(record, dict):
+                records.append(record)
         return records
 
     def append(self, record: dict) -> None:
+        if self.config_hash is not None:
+            record = {**record, "config": self.config_hash}
         line = (json.dumps(record, allow_nan=False) + "\n").encode()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, line)
+            written = os.write(fd, line)
+            if written != len(line):  # a full disk: the torn line is cut off on resume
+                raise OSError(errno.ENOSPC, f"short write to {self.path}")
             os.fsync(fd)
         finally:
             os.close(fd)
 
 
-def latest(records: list[dict]) -> dict[str, dict]:
-    """The last record of each chunk file."""
+def latest(records: list[dict], config_hash: str | None = None) -> dict[str, dict]:
+    """The last record of each chunk file (of the config ``config_hash`` only, when given:
+    records of another config are never trusted)."""
     last = {}
     for record in records:
-        if isinstance(record, dict) and "chunk" in record:
+        if "chunk" in record and (config_hash is None or record.get("config") == config_hash):
             last[record["chunk"]] = record
     return last
+
+
+def stray_files(results: Path) -> list[str]:
+    """Entries of ``results/`` the package did not write (neither chunk files nor its
+    temporary files)."""
+    return sorted(p.name + ("/" if p.is_dir() else "") for p in results.iterdir()
+                  if not (p.is_file() and (CHUNK_FILE.fullmatch(p.name)
+                                           or p.name.startswith(TEMP_PREFIX))))
+
+
+def _refuse_strays(results: Path) -> None:
+    stray = stray_files(results)
+    if stray:
+        shown = ", ".join(stray[:3]) + (f" and {len(stray) - 3} more" if len(stray) > 3 else "")
+        raise SweepError(f"{results} holds {shown}, not written by metastab: move it out of "
+                         f"{results} (that folder is the sweep's dataset) and run again")
 
 
 def recover(out: Path, sweep: Sweep) -> tuple[dict[tuple[int, int], dict], list[str]]:
     """Chunks done and intact, keyed by (point, j); and the names of damaged ones.
 
-    Verifies every done chunk against its record (size, SHA-256, plan), removes leftover
-    temporary files and files not trusted as done, and warns (:class:`SweepWarning`) about a
-    damaged chunk, which will be recomputed (and withdraws the sidecar of a complete sweep).
+    Verifies every done chunk against its record (config hash, size, SHA-256, plan), removes
+    leftover temporary files and chunk files not trusted as done, and warns
+    (:class:`SweepWarning`) about a damaged chunk, which will be recomputed (and withdraws the
+    sidecar of a complete sweep). Files the package did not write are refused, never removed.
     """
     results = out / RESULTS
     results.mkdir(exist_ok=True)
+    _refuse_strays(results)
     plan = {}
     for p in sweep.points:
         for j in range(p.n_chunks):
             first, chains = p.chunk_range(j)
             plan[chunk_name(p.index, first)] = (p.index, j, first, chains)
     done, damaged = {}, []
-    journal = Journal(out)
-    for name, record in latest(journal.read(repair=True)).items():
+    journal = Journal(out, sweep.hash)
+    for name, record in latest(journal.read(repair=True), sweep.hash).items():
         if record.get("status") != "done":
             continue
         expected = plan.get(name)
@@ -233,22 +415,39 @@ def recover(out: Path, sweep: Sweep) -> tuple[dict[tuple[int, int], dict], list[
         sidecar(results).unlink(missing_ok=True)
     keep = {plan_name for plan_name, key in plan.items() if key[:2] in done}
     for path in results.iterdir():
-        if path.name not in keep:
+        if path.name not in keep:  # a chunk file not trusted, or a temporary file: ours
             path.unlink()
     for path in out.iterdir():
-        if path.name.startswith(TEMP_PREFIX):
+        if path.name.startswith(TEMP_PREFIX) and path.is_file():
             path.unlink()
     return done, damaged
 
 
+def verify(out, records: dict[str, dict], digests: bool = True) -> list[str]:
+    """Problems of the chunk files named by ``records`` (name -> done record): missing, size
+    or (with ``digests``) SHA-256 differing from the journal. Empty when all are intact."""
+    problems = []
+    for name, record in records.items():
+        path = Path(out) / RESULTS / name
+        if not path.is_file():
+            problems.append(f"chunk {name} is missing")
+        elif path.stat().st_size != record.get("bytes"):
+            problems.append(f"chunk {name} has {path.stat().st_size} bytes, the journal "
+                            f"{record.get('bytes')}")
+        elif digests and file_digest(path)[0] != record.get("sha256"):
+            problems.append(f"chunk {name} is damaged (SHA-256 differs from the journal)")
+    return problems
+
+
 def status(out) -> dict:
-    """Progress of the sweep in ``out``, running or not, from its manifest and journal."""
+    """Progress of the sweep in ``out``, running or not, from its manifest and journal; the
+    chunk files' sizes are checked against the journal (state ``damaged`` if one differs)."""
     out = Path(out)
     manifest = read_manifest(out)
     run = manifest["config"]["run"]
     chunk = min(run["chunk"], run["chains"])
     per_point = -(-run["chains"] // chunk)
-    last = latest(Journal(out).read())
+    last = latest(Journal(out).read(), manifest["config_hash"])
     done = [r for r in last.values() if r.get("status") == "done"]
     failed = [r for r in last.values() if r.get("status") == "failed"]
     complete = sidecar(out / RESULTS).is_file()
@@ -258,9 +457,11 @@ def status(out) -> dict:
     points_done = sum(final_chunks(e, per_point, run["escapes"]) is not None
                       for e in by_point.values())
     runner = _runner(out)
+    problems = [] if runner else verify(out, {r["chunk"]: r for r in done}, digests=False)
+    state = "running" if runner else ("damaged" if problems else
+                                      "complete" if complete else "interrupted")
     return {
-        "out": str(out), "config_hash": manifest["config_hash"],
-        "state": "complete" if complete else ("running" if runner else "interrupted"),
+        "out": str(out), "config_hash": manifest["config_hash"], "state": state,
         "runner_pid": runner,
         "points": len(manifest["points"]), "points_done": points_done,
         "chunks_done": len(done), "chunks_max": per_point * len(manifest["points"]),
@@ -268,6 +469,7 @@ def status(out) -> dict:
         "chains_done": sum(r["chains"] for r in done),
         "escapes_done": sum(r["escapes"] for r in done),
         "failed": {r["chunk"]: r.get("error", "") for r in failed},
+        "problems": problems,
         "last_update": max((r.get("time", 0.0) for r in last.values()), default=None),
     }
 
@@ -285,4 +487,6 @@ def format_status(info: dict) -> str:
         lines.append(f"  last chunk event {time.time() - info['last_update']:.0f} s ago")
     for name, error in info["failed"].items():
         lines.append(f"  FAILED {name}: {error}")
+    for problem in info.get("problems", []):
+        lines.append(f"  DAMAGED {problem}: run the sweep again to recompute it")
     return "\n".join(lines)
