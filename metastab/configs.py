@@ -5,12 +5,15 @@ Every function returns a fresh, writable float64 array of shape (n, d); tokens a
 
 from __future__ import annotations
 
+import warnings
+from pathlib import Path
+
 import numpy as np
 
 from ._validate import integer, real
 from .polytope import Polytope
 
-__all__ = ["near_vertices", "in_cells", "uniform_in", "clusters", "shrunk"]
+__all__ = ["near_vertices", "in_cells", "uniform_in", "clusters", "shrunk", "from_file"]
 
 
 def _check_polytope(polytope) -> Polytope:
@@ -256,3 +259,50 @@ def shrunk(polytope, n, factor) -> np.ndarray:
     X[:k] = polytope.vertices
     X[k:] = factor * polytope.vertices[np.arange(n - k) % k]
     return X
+
+
+def from_file(path, dim=None) -> np.ndarray:
+    """The n×d (or chains×n×d) array stored in ``path``: a ``.npy`` file, or a table of numbers
+    without a header (``.csv`` comma-separated, anything else whitespace-separated).
+
+    Every error names the file. ``dim``, when given, is the dimension the points must have.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     np.save(os.path.join(tmp, "x0.npy"), np.eye(2))
+    ...     from_file(os.path.join(tmp, "x0.npy"), dim=2).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    path_text = str(path)
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path_text!r}")
+    if path.suffix == ".npy":
+        with open(path, "rb") as fh:
+            if fh.read(6) != b"\x93NUMPY":
+                raise ValueError(f"{path_text!r} is not a .npy file (no NumPy header): write it "
+                                 f"with numpy.save, or name a text table .csv or .txt")
+    try:
+        if path.suffix == ".npy":
+            x = np.load(path, allow_pickle=False)
+        else:
+            with warnings.catch_warnings():  # an empty file: said below, in one line
+                warnings.simplefilter("ignore", UserWarning)
+                x = np.loadtxt(path, delimiter="," if path.suffix == ".csv" else None, ndmin=2)
+    except (ValueError, OSError, EOFError) as exc:
+        kind = "a .npy array" if path.suffix == ".npy" else "a table of numbers (no header)"
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"cannot read {path_text!r} as {kind}: {why}") from None
+    if x.size == 0:
+        raise ValueError(f"{path_text!r} holds no numbers")
+    if x.ndim not in (2, 3):
+        raise ValueError(f"{path_text!r} must hold an n×d or chains×n×d array, got shape "
+                         f"{x.shape}")
+    if x.dtype.kind not in "biuf":
+        raise ValueError(f"{path_text!r} must hold real numbers, got dtype {x.dtype}")
+    if dim is not None and x.shape[-1] != dim:
+        raise ValueError(f"{path_text!r} holds points in R^{x.shape[-1]} (shape {x.shape}) but "
+                         f"the polytope is in R^{dim}")
+    return np.asarray(x, dtype=float)

@@ -15,7 +15,7 @@ import numpy as np
 from . import _kernels
 from ._validate import real
 
-__all__ = ["LeaveBall", "LeaveHull", "ReachVertices", "Collapse", "event_from_dict"]
+__all__ = ["LeaveBall", "LeaveHull", "ReachVertices", "Collapse"]
 
 
 class Compiled(NamedTuple):
@@ -188,15 +188,3 @@ class Collapse(_Event):
         n, d = x0.shape[1:]
         return Compiled(_kernels.COLLAPSE, np.zeros((1, n, d)), np.zeros((1, n)), *_one_group(n),
                         self.diameter)
-
-
-_KINDS = {cls.kind: cls for cls in (LeaveBall, LeaveHull, ReachVertices, Collapse)}
-
-
-def event_from_dict(data: dict):
-    """Rebuild an event from :meth:`to_dict` output."""
-    data = dict(data)
-    kind = data.pop("kind", None)
-    if kind not in _KINDS:
-        raise ValueError(f"event kind must be one of {sorted(_KINDS)}, got {kind!r}")
-    return _KINDS[kind](**data)

@@ -19,8 +19,7 @@ import numpy as np
 from . import _kernels
 from ._validate import matrix, real
 
-__all__ = ["SoftmaxChain", "SoftmaxFlow", "Hardmax", "Localmax", "NEIGHBOUR_RULES", "step_matrix",
-           "model_from_dict"]
+__all__ = ["SoftmaxChain", "SoftmaxFlow", "Hardmax", "Localmax", "NEIGHBOUR_RULES", "step_matrix"]
 
 TIE_MODES = ("index", "point")
 # Localmax neighbour rules: name -> kernel code (see _kernels.neighbour_cut).
@@ -301,26 +300,3 @@ class Localmax(_Model):
                                  f"steps were asked for")
             return np.array(self.r[t0:t0 + nsteps])
         return np.array([self.r])
-
-
-_KINDS = {cls.kind: cls for cls in (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax)}
-
-
-def model_from_dict(data: dict):
-    """Rebuild a model from :meth:`to_dict` output (callable schedules cannot be rebuilt)."""
-    data = dict(data)
-    kind = data.pop("kind", None)
-    if kind not in _KINDS:
-        raise ValueError(f"kind must be one of {sorted(_KINDS)}, got {kind!r}")
-    for name in ("gamma", "r"):
-        if isinstance(data.get(name), str):
-            raise ValueError(f"{name} {data[name]!r} was a callable and cannot be rebuilt")
-    cls = _KINDS[kind]
-    fields = list(cls.__dataclass_fields__)
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise ValueError(f"kind {kind!r} takes the parameters {fields}, got unknown {unknown}")
-    try:
-        return cls(**data)
-    except TypeError as exc:  # a required parameter is missing
-        raise ValueError(f"kind {kind!r} takes the parameters {fields}: {exc}") from None

@@ -12,7 +12,8 @@ import pytest
 import metastab as ms
 from metastab import _kernels as K
 from metastab import _reference as ref
-from metastab.models import NEIGHBOUR_RULES, model_from_dict
+from metastab.models import NEIGHBOUR_RULES
+from metastab.registry import model_from_dict
 
 from kernel_calls import k_hardmax, k_localmax
 

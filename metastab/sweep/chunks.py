@@ -20,8 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..events import event_from_dict
-from ..models import model_from_dict
+from ..registry import event_from_dict, model_from_dict
 from ..rng import Seed
 from ..simulate import first_passage
 from .config import Point

@@ -4,7 +4,7 @@ A sweep has six tables: ``[model]``, ``[polytope]``, ``[initial]`` and ``[event]
 ``kind`` and that kind's parameters), ``[grid]`` (every list is an axis) and ``[run]``::
 
     [model]
-    kind = "softmax-chain"     # also "softmax-flow", "hardmax"
+    kind = "softmax-chain"     # also "softmax-flow", "hardmax", "localmax"
     gamma = 0.1
     [grid]                     # every list is an axis of the grid
     beta = [4.0, 6.0, 8.0]     # a bare name is the model's, or that of the one table taking it;
@@ -13,7 +13,7 @@ A sweep has six tables: ``[model]``, ``[polytope]``, ``[initial]`` and ``[event]
     kind = "regular"           # also "simplex", "cross-polytope", "random-polygon", "gaussian",
     k = 5                      #      "vertices"
     [initial]
-    kind = "near-vertices"     # also "in-cells", "uniform", "clusters"
+    kind = "near-vertices"     # also "in-cells", "uniform", "clusters", "shrunk", "file"
     n = 10
     [event]
     kind = "leave-ball"        # also "leave-hull", "reach-vertices", "collapse"
@@ -30,6 +30,10 @@ fastest). Point p's chains use the streams of ``Seed(seed, spawn_key=(p,))``; it
 configuration is drawn from ``SeedSequence(seed, spawn_key=(p, 0))``, or from
 ``SeedSequence(initial.seed)`` when ``[initial]`` sets ``seed`` (then points that share the
 initial parameters share x0). Unknown keys are refused, so a typo never passes silently.
+
+The kinds, their parameters and defaults are those of :mod:`metastab.registry` (the defaults of
+the dataclasses and constructors): ``[polytope] kind = "regular"`` takes ``k``, ``radius`` and
+``phase`` because :func:`metastab.regular_polygon` does.
 """
 
 from __future__ import annotations
@@ -46,11 +50,8 @@ from pathlib import Path
 import numpy as np
 
 from .._validate import integer, real
-from ..configs import clusters, in_cells, near_vertices, uniform_in
-from ..events import Collapse, LeaveBall, LeaveHull, ReachVertices
-from ..models import model_from_dict
-from ..polytope import cross_polytope, gaussian, random_polygon, regular_polygon, simplex
 from ..polytope import Polytope
+from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, Param, Registry
 from ..results import _scalar_params
 from ..rng import Seed
 
@@ -63,52 +64,17 @@ __all__ = ["Sweep", "Point", "FORMAT"]
 
 FORMAT = 1  # version of the normalised config (part of the hash)
 SECTIONS = ("model", "polytope", "initial", "event")
-_REQUIRED = object()
+# Each table's kinds and their parameters come from the registry; so do the defaults (those of
+# the dataclasses and constructors), which normalise() writes into the canonical config.
+KINDS: dict[str, Registry] = {"model": MODELS, "polytope": POLYTOPES, "initial": INITIALS,
+                              "event": EVENTS}
 
 
-@dataclass(frozen=True)
-class _Param:
-    """A parameter's type (float, int, bool, str, floats, ints, groups) and default."""
-
-    type: str
-    default: object = _REQUIRED
+def params(section: str, kind: str) -> dict[str, Param]:
+    """The parameters of ``kind`` in table ``[section]``, by name, with their defaults."""
+    return {p.name: p for p in KINDS[section][kind].parameters}
 
 
-def _p(type_: str, default=_REQUIRED) -> _Param:
-    return _Param(type_, default)
-
-
-_MODEL_COMMON = {"gamma": _p("floats", 0.1), "B": _p("floats", None)}
-PARAMS = {
-    "model": {
-        "softmax-chain": {"beta": _p("float"), **_MODEL_COMMON},
-        "softmax-flow": {"beta": _p("float"), **_MODEL_COMMON},
-        "hardmax": {**_MODEL_COMMON, "ties": _p("str", "index"), "tol": _p("float", 1e-12)},
-        "localmax": {**_MODEL_COMMON, "r": _p("floats"), "neighbours": _p("str", "additive")},
-    },
-    "polytope": {
-        "regular": {"k": _p("int"), "radius": _p("float", 1.0), "phase": _p("float", 0.0)},
-        "simplex": {"d": _p("int")},
-        "cross-polytope": {"d": _p("int")},
-        "random-polygon": {"k": _p("int"), "equal_norm": _p("bool", False),
-                           "seed": _p("int", None)},
-        "gaussian": {"k": _p("int"), "d": _p("int"), "seed": _p("int", None)},
-        "vertices": {"vertices": _p("floats")},
-    },
-    "initial": {
-        "near-vertices": {"n": _p("int"), "beta": _p("float", None),
-                          "max_tries": _p("int", 100_000), "seed": _p("int", None)},
-        "in-cells": {"n": _p("int"), "seed": _p("int", None)},
-        "uniform": {"n": _p("int"), "seed": _p("int", None)},
-        "clusters": {"multiplicities": _p("ints")},
-    },
-    "event": {
-        "leave-ball": {"radius": _p("float")},
-        "leave-hull": {"radius": _p("float"), "groups": _p("groups", "cells")},
-        "reach-vertices": {"radius": _p("float"), "vertex_radius": _p("float", None)},
-        "collapse": {"diameter": _p("float")},
-    },
-}
 # Stated limits, checked on the normalised config before any point is built or file written.
 LIMITS = {
     "max_steps": 2**62,  # step counters are int64
@@ -119,8 +85,11 @@ LIMITS = {
     "d": 10_000,  # dimension
     "chunk_bytes": 2**30,  # a chunk's state, chunk x n x d float64: lower [run] chunk
 }
-RUN = {"chains": _p("int"), "chunk": _p("int", 250), "max_steps": _p("int"), "seed": _p("int"),
-       "escapes": _p("int", None)}
+RUN = {"chains": Param("chains", "int", default=REQUIRED),
+       "chunk": Param("chunk", "int", default=250),
+       "max_steps": Param("max_steps", "int", default=REQUIRED),
+       "seed": Param("seed", "int", default=REQUIRED),
+       "escapes": Param("escapes", "int", default=None)}
 
 
 # --------------------------------------------------------------------------- value checks
@@ -135,7 +104,7 @@ def _floats(where: str, value):
     return real(where, value)
 
 
-def _check(where: str, param: _Param, value):
+def _check(where: str, param: Param, value):
     """``value`` normalised to ``param.type`` (ints stay ints, numbers become floats)."""
     if param.type == "float":
         return real(where, value)
@@ -149,7 +118,7 @@ def _check(where: str, param: _Param, value):
         return [integer(where, v) for v in value]
     if param.type == "groups":
         return value
-    expected = {"bool": bool, "str": str}[param.type]
+    expected = {"bool": bool, "str": str, "path": str}[param.type]
     if not isinstance(value, expected):
         raise ValueError(f"{where} must be a {param.type}, got {value!r}")
     return value
@@ -163,9 +132,9 @@ def _table(data: dict, name: str) -> dict:
 
 
 def _kind(section: str, table: dict) -> str:
-    kinds = PARAMS[section]
+    kinds = KINDS[section]
     kind = table.get("kind")
-    if kind not in kinds:
+    if kind not in list(kinds):  # canonical names only (the aliases are old command-line ones)
         raise ValueError(f"[{section}] kind must be one of {sorted(kinds)}, got {kind!r}")
     return kind
 
@@ -181,7 +150,7 @@ def _grid_axes(grid: dict, kinds: dict) -> list[tuple[str, str, list]]:
                 raise ValueError(f"[grid] {name}.* must name a table among {SECTIONS}")
             axes += [(name, key, values) for key, values in value.items()]
             continue
-        owners = [s for s in SECTIONS if name in PARAMS[s][kinds[s]]]
+        owners = [s for s in SECTIONS if name in params(s, kinds[s])]
         if "model" in owners:  # beta is the model's (near-vertices follows it by default)
             owners = ["model"]
         if not owners:
@@ -196,15 +165,15 @@ def _grid_axes(grid: dict, kinds: dict) -> list[tuple[str, str, list]]:
         where = f"[grid] {section}.{key}"
         if key == "kind":
             raise ValueError(f"{where}: the kind cannot be a grid axis (write one sweep per kind)")
-        if key not in PARAMS[section][kinds[section]]:
+        if key not in params(section, kinds[section]):
             raise ValueError(f"{where}: {section} {kinds[section]!r} takes "
-                             f"{sorted(PARAMS[section][kinds[section]])}, not {key!r}")
+                             f"{sorted(params(section, kinds[section]))}, not {key!r}")
         if (section, key) in seen:
             raise ValueError(f"{where} is given twice")
         seen.add((section, key))
         if not isinstance(values, list) or not values:
             raise ValueError(f"{where} must be a non-empty list of values, got {values!r}")
-        param = PARAMS[section][kinds[section]][key]
+        param = params(section, kinds[section])[key]
         values = [_check(f"{where}[{i}]", param, v) for i, v in enumerate(values)]
         dumped = [json.dumps(v) for v in values]
         if len(set(dumped)) != len(dumped):
@@ -243,20 +212,20 @@ def normalise(data: dict) -> dict:
     on_grid = {(s, k) for s, k, _ in axes}
     out = {"format": FORMAT}
     for s in SECTIONS:
-        params = PARAMS[s][kinds[s]]
-        unknown = set(tables[s]) - set(params) - {"kind"}
+        taken = params(s, kinds[s])
+        unknown = set(tables[s]) - set(taken) - {"kind"}
         if unknown:
-            raise ValueError(f"[{s}] {kinds[s]!r} takes {sorted(params)}; unknown key(s) "
+            raise ValueError(f"[{s}] {kinds[s]!r} takes {sorted(taken)}; unknown key(s) "
                              f"{sorted(unknown)}")
         section = {"kind": kinds[s]}
-        for key, param in params.items():
+        for key, param in taken.items():
             if (s, key) in on_grid:
                 if key in tables[s]:
                     raise ValueError(f"{s}.{key} is set both in [{s}] and as a [grid] axis")
                 continue
             if key in tables[s] and not (tables[s][key] is None and param.default is None):
                 section[key] = _check(f"[{s}] {key}", param, tables[s][key])
-            elif param.default is _REQUIRED:
+            elif param.default is REQUIRED:
                 raise ValueError(f"[{s}] {kinds[s]!r} needs {key!r} (in [{s}] or as a [grid] axis)")
             else:
                 section[key] = param.default
@@ -273,7 +242,7 @@ def normalise(data: dict) -> dict:
             if value < (0 if key == "seed" else 1):
                 raise ValueError(f"[run] {key} must be >= {0 if key == 'seed' else 1}, got {value}")
             out["run"][key] = value
-        elif param.default is _REQUIRED:
+        elif param.default is REQUIRED:
             raise ValueError(f"[run] needs {key!r}" + (" (a sweep must be reproducible)"
                                                       if key == "seed" else ""))
         else:
@@ -397,51 +366,6 @@ class Point:
                 "escapes": self.escapes, "n": int(self.x0.shape[0]), "d": int(self.x0.shape[1])}
 
 
-def _polytope(spec: dict, root: int) -> Polytope:
-    kind = spec["kind"]
-    if kind == "regular":
-        return regular_polygon(spec["k"], spec["radius"], spec["phase"])
-    if kind == "simplex":
-        return simplex(spec["d"])
-    if kind == "cross-polytope":
-        return cross_polytope(spec["d"])
-    seed = root if spec.get("seed") is None else spec["seed"]
-    if kind == "random-polygon":
-        return random_polygon(spec["k"], equal_norm=spec["equal_norm"], rng=seed)
-    if kind == "gaussian":
-        return gaussian(spec["k"], spec["d"], rng=seed)
-    return Polytope(spec["vertices"], name="vertices")
-
-
-def _initial(spec: dict, polytope: Polytope, model, seq: np.random.SeedSequence) -> np.ndarray:
-    kind = spec["kind"]
-    if kind == "clusters":
-        return clusters(polytope.vertices, spec["multiplicities"])
-    if kind == "in-cells":
-        return in_cells(polytope, spec["n"], rng=seq)
-    if kind == "uniform":
-        return uniform_in(polytope, spec["n"], rng=seq)
-    beta = spec["beta"] if spec["beta"] is not None else model.beta
-    if not math.isfinite(beta):
-        raise ValueError("near-vertices needs a finite beta: set [initial] beta for this model")
-    gamma = model.gamma if isinstance(model.gamma, float) else None
-    return near_vertices(polytope, spec["n"], beta, gamma, max_tries=spec["max_tries"], rng=seq)
-
-
-def _event(spec: dict, polytope: Polytope, model, x0: np.ndarray):
-    kind = spec["kind"]
-    if kind == "leave-ball":
-        return LeaveBall(spec["radius"])
-    if kind == "leave-hull":
-        groups = spec["groups"]
-        if groups == "cells":
-            groups = polytope.assign(x0, model.key_query(x0.shape[1]))
-        return LeaveHull(np.asarray(groups, dtype=np.int64), spec["radius"])
-    if kind == "reach-vertices":
-        return ReachVertices(polytope.vertices, spec["radius"], spec["vertex_radius"])
-    return Collapse(spec["diameter"])
-
-
 def _prefixed(prefix: str, spec: dict) -> dict:
     return {f"{prefix}_{k}": v for k, v in spec.items()
             if isinstance(v, (bool, int, float, str))}
@@ -454,22 +378,21 @@ def _build_point(config: dict, index: int, values: tuple) -> Point:
     for name, value in params.items():
         section, key = name.split(".", 1)
         specs[section][key] = value
-    model = model_from_dict({k: v for k, v in specs["model"].items()
-                             if not (k == "B" and v is None)})
-    polytope = _polytope(specs["polytope"], run["seed"])
+    model = MODELS.build(specs["model"])
+    polytope = POLYTOPES.build(specs["polytope"], rng=run["seed"])
     if specs["initial"].get("seed") is not None:
         seq = np.random.SeedSequence(specs["initial"]["seed"])
     else:
         seq = np.random.SeedSequence(run["seed"], spawn_key=(index, 0))
-    x0 = _initial(specs["initial"], polytope, model, seq)
+    x0 = INITIALS.build(specs["initial"], polytope=polytope, model=model, rng=seq)
     x0.setflags(write=False)
-    event = _event(specs["event"], polytope, model, x0)
+    event = EVENTS.build(specs["event"], polytope=polytope, model=model, x0=x0)
     event.compile(x0[None], model.key_query(x0.shape[1]))  # shape checks now, not on a worker
     columns = {"point": index, **_scalar_params(model.to_dict(), event.to_dict()),
                "max_steps": run["max_steps"], **_prefixed("polytope", specs["polytope"]),
                **_prefixed("initial", specs["initial"])}
     columns["initial_n"] = int(x0.shape[0])
-    uses_seq = specs["initial"]["kind"] != "clusters"
+    uses_seq = INITIALS[specs["initial"]["kind"]].random
     initial_seed = ({"entropy": str(seq.entropy), "spawn_key": list(seq.spawn_key)}
                     if uses_seq else None)
     return Point(index=index, params=params, model=model, polytope=polytope, x0=x0, event=event,
