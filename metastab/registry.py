@@ -384,7 +384,7 @@ POLYTOPES = Registry("polytope", (
 INITIALS = Registry("initial", (
     Kind("shrunk", "metastab.configs:shrunk", (Param("n", "int"), Param("factor", "float")),
          fields=("factor",), context=("polytope",),
-         summary="vertex tokens at v_a, token i >= K at F·v_((i-K) mod K)"),
+         summary="vertex tokens at v_a, token i >= K at FACTOR·v_((i-K) mod K)"),
     Kind("near-vertices", "metastab.configs:near_vertices",
          (Param("n", "int"), Param("beta", "float", default=None), Param("max_tries", "int"),
           Param("seed", "int", arg="rng")), context=("polytope",), random=True,

@@ -1,0 +1,98 @@
+"""The ``metastab`` parser: the top level, the flags and value types the commands share, and one
+sub-parser per command, each built by its module's ``add_parser``."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from .. import __version__
+from .exits import PROG, UsageError
+
+__all__ = ["build_parser", "Parser", "examples", "whole", "max_steps", "add_common", "add_out"]
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one line (no usage block) and examples kept as written."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def examples(*lines: str) -> str:
+    """An ``examples:`` epilog, one command a line."""
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def whole(text: str) -> int:
+    """An integer flag: digits, or an integral number such as 1e6."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not (math.isfinite(value) and value == math.floor(value)):
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
+    return int(value)
+
+
+def max_steps(text: str) -> int | float:
+    """``--max-steps``: an integer, or an integral float such as 1e30 (``--mode accelerated``
+    counts steps in float64; the exact mode refuses a float)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if math.isfinite(value) and value == math.floor(value) and value < 2**63:
+        return int(value)
+    return value
+
+
+def add_common(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--threads`` and ``--progress``, shared by the commands that run kernels."""
+    p.add_argument("--threads", type=int, metavar="T",
+                   help="numba threads (default: all cores; results do not depend on it)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: on when stderr is a terminal)")
+
+
+def add_out(p: argparse.ArgumentParser | argparse._ArgumentGroup,
+            what: str = "a tidy .csv or .parquet table and a FILE.json provenance sidecar") -> None:
+    """``--out FILE`` and ``--overwrite``."""
+    p.add_argument("--out", metavar="FILE", help=f"write {what}; checked before the run starts")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing --out FILE (default: refuse)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command but ``sweep`` (which has its own: metastab.sweep.command)."""
+    from . import bench, demo, dynamics, fit, study
+
+    parser = Parser(
+        prog=PROG, epilog=examples("metastab demo", "metastab passage --beta 8 12 16 --seed 1 "
+                                   "--out escape.csv", "metastab fit escape.csv",
+                                   "metastab COMMAND --help"),
+        description="Self-attention dynamics as an interacting particle system: "
+        "simulate the finite-beta chain SA_P, the softmax flow and hardmax, and measure "
+        "first-passage (escape) times.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    dynamics.add_parsers(sub)
+    demo.add_parser(sub)
+    bench.add_parser(sub)
+    fit.add_parser(sub)
+    sub.add_parser("sweep", add_help=False, help="run or resume a parameter sweep "
+                   "(embedded or on Dask); see metastab sweep --help")
+    study.add_parser(sub)
+    return parser
