@@ -285,19 +285,21 @@ def study_meta(study: str, config: dict) -> dict:
             "provenance": provenance()}
 
 
-def polytope_from_spec(spec: dict):
-    """The polytope of a study config's ``[[polytopes]]`` entry: ``kind = "regular"`` (a regular
-    ``k``-gon) or ``"random"`` (:func:`metastab.random_polygon` with ``k`` and ``seed``).
+def polytope_from_spec(spec: dict, rng=None):
+    """The polytope of a study config's polytope entry, a spec of :data:`metastab.registry.POLYTOPES`
+    (``{kind = "regular", k = 5}``, ``{kind = "random-polygon", k = 6, seed = 3}``; the old
+    spelling ``"random"`` is an alias); ``rng`` is the stream of a random kind without ``seed``.
 
     Raises
     ------
     ValueError
-        If ``kind`` is neither.
-    """
-    from . import random_polygon, regular_polygon
+        If the kind is not a polytope kind, or a parameter is missing, unknown or bad.
 
-    if spec["kind"] == "regular":
-        return regular_polygon(int(spec["k"]))
-    if spec["kind"] == "random":
-        return random_polygon(int(spec["k"]), rng=int(spec["seed"]))
-    raise ValueError(f"polytope kind must be 'regular' or 'random', got {spec['kind']!r}")
+    Examples
+    --------
+    >>> polytope_from_spec({"kind": "random", "k": 5, "seed": 2}).name
+    'random-5'
+    """
+    from .registry import polytope_from_dict
+
+    return polytope_from_dict(spec, rng=rng)

@@ -34,6 +34,7 @@ from scipy.spatial import ConvexHull, HalfspaceIntersection
 
 import metastab as ms
 from metastab import theory
+from metastab.report import polytope_from_spec
 from metastab.results import provenance, write_table
 
 
@@ -41,25 +42,24 @@ from metastab.results import provenance, write_table
 
 
 def build_polytope(spec: dict) -> ms.Polytope:
-    """The polytope of a config entry: ``regular`` k-gon or a ``random-acute`` equinorm polygon.
+    """The polytope of a config entry: a kind of :data:`metastab.registry.POLYTOPES`, or a
+    ``random-acute`` equinorm polygon.
 
     An equinorm convex polygon with k >= 4 vertices always has an interior angle >= π/2 (they sum
     to (k − 2)π), so the acute-cone hypothesis of Thm 5.2 forces k = 3 in the plane: random
     equinorm triangles are drawn until one has acute cones.
     """
-    kind, k = spec["kind"], int(spec["k"])
-    if kind == "regular":
-        return ms.regular_polygon(k)
-    if kind == "random-acute":
-        if k != 3:
-            raise ValueError(f"an equinorm polygon with acute cones is a triangle, got k={k}")
-        gen = np.random.default_rng(int(spec["seed"]))
-        for _ in range(10_000):
-            P = ms.random_polygon(3, equal_norm=True, rng=gen)
-            if P.has_acute_cones():
-                return ms.Polytope(P.vertices, name="random-acute-3")
-        raise RuntimeError("no acute equinorm triangle in 10000 draws")
-    raise ValueError(f"polytope kind must be 'regular' or 'random-acute', got {kind!r}")
+    if spec["kind"] != "random-acute":
+        return polytope_from_spec(spec)
+    k = int(spec["k"])
+    if k != 3:
+        raise ValueError(f"an equinorm polygon with acute cones is a triangle, got k={k}")
+    gen = np.random.default_rng(int(spec["seed"]))
+    for _ in range(10_000):
+        P = ms.random_polygon(3, equal_norm=True, rng=gen)
+        if P.has_acute_cones():
+            return ms.Polytope(P.vertices, name="random-acute-3")
+    raise RuntimeError("no acute equinorm triangle in 10000 draws")
 
 
 def cone_slack(P: ms.Polytope, beta: float) -> float:

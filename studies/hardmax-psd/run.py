@@ -23,7 +23,7 @@ import pandas as pd
 from scipy import integrate, stats
 
 import metastab as ms
-from metastab.report import study_meta
+from metastab.report import polytope_from_spec, study_meta
 from metastab.results import write_table
 
 
@@ -46,17 +46,13 @@ def schedule(spec: dict, steps: int) -> tuple[str, np.ndarray]:
 def polytope(spec: dict, seed: int) -> tuple[ms.Polytope, int]:
     """The polytope of a spec and the number of draws needed for every vertex to own its cell
     (the theorem's genericity hypothesis; regular polygons always satisfy it)."""
-    if spec["kind"] == "regular":
-        return ms.regular_polygon(spec["k"]), 1
-    if spec["kind"] == "random":
-        return ms.random_polygon(spec["k"], rng=seed), 1
-    if spec["kind"] == "gaussian":
-        for draw, ss in enumerate(np.random.SeedSequence(seed).spawn(100), start=1):
-            P = ms.gaussian(spec["k"], spec["d"], rng=ss)
-            if P.all_own_cells():
-                return P, draw
-        raise RuntimeError("no Gaussian polytope with every vertex owning its cell in 100 draws")
-    raise ValueError(f"unknown polytope kind {spec['kind']!r}")
+    if spec["kind"] != "gaussian":
+        return polytope_from_spec(spec, rng=seed), 1
+    for draw, ss in enumerate(np.random.SeedSequence(seed).spawn(100), start=1):
+        P = polytope_from_spec(spec, rng=ss)
+        if P.all_own_cells():
+            return P, draw
+    raise RuntimeError("no Gaussian polytope with every vertex owning its cell in 100 draws")
 
 
 # --------------------------------------------------------------------------- straight lines
