@@ -398,3 +398,30 @@ def test_fit_prefactor_reports_c_and_its_test(capsys, tmp_path):
     assert code == 0
     assert re.search(r"c = -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]; likelihood-ratio test of c = 0: "
                      r"p = [0-9.e-]+", out), out
+
+
+# --------------------------------------------------------------------------- kinds from the registry
+
+PASSAGE_SHORT = ("passage", "--chains", "4", "--max-steps", "50", "--seed", "1")
+
+
+def test_command_line_takes_uniform_and_clusters(capsys):
+    code, out, err = run(capsys, *PASSAGE_SHORT, "--init", "uniform", "--n", "9", "--event", "leave-ball")
+    assert (code, err) == (0, ""), err
+    assert "init uniform" in out and "n 9" in out
+    code, out, err = run(capsys, *PASSAGE_SHORT, "--init", "clusters:2,2,2,2,2")
+    assert (code, err) == (0, ""), err
+    assert "n 10" in out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (("--init", "clusters:2,2,2,2,2", "--n", "12"), ["n: --n cannot be combined", "clusters"]),
+    (("--init", "clusters:2,x"), ["init", "multiplicities", "'2,x'"]),
+    (("--diameter", "0.5"), ["diameter", "does not apply", "leave-hull"]),
+    (("--neighbours", "relative"), ["neighbours", "localmax"]),
+    (("--model", "localmax"), ["r: --model localmax needs --r"]),
+])
+def test_command_line_refuses_what_a_kind_does_not_take(capsys, argv, words):
+    code, _, err = run(capsys, *PASSAGE_SHORT, *argv)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert all(w in err for w in words), err

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab.cli import main
 from metastab.registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED
 from metastab.report import polytope_from_spec
 from metastab.sweep import Sweep
@@ -129,37 +128,3 @@ def test_sweep_takes_shrunk_and_file_initial_configurations(tmp_path):
     np.testing.assert_array_equal(loaded.points[1].x0, x0)
     with pytest.raises(ValueError, match="needs 'factor'"):
         Sweep.from_dict(tiny(initial={"kind": "shrunk", "n": 10}))
-
-
-def run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-PASSAGE = ("passage", "--chains", "4", "--max-steps", "50", "--seed", "1")
-
-
-def test_command_line_takes_uniform_and_clusters(capsys):
-    code, out, err = run(capsys, *PASSAGE, "--init", "uniform", "--n", "9", "--event", "leave-ball")
-    assert (code, err) == (0, ""), err
-    assert "init uniform" in out and "n 9" in out
-    code, out, err = run(capsys, *PASSAGE, "--init", "clusters:2,2,2,2,2")
-    assert (code, err) == (0, ""), err
-    assert "n 10" in out
-
-
-@pytest.mark.parametrize("argv, words", [
-    (("--init", "clusters:2,2,2,2,2", "--n", "12"), ["n: --n cannot be combined", "clusters"]),
-    (("--init", "clusters:2,x"), ["init", "multiplicities", "'2,x'"]),
-    (("--diameter", "0.5"), ["diameter", "does not apply", "leave-hull"]),
-    (("--neighbours", "relative"), ["neighbours", "localmax"]),
-    (("--model", "localmax"), ["r: --model localmax needs --r"]),
-])
-def test_command_line_refuses_what_a_kind_does_not_take(capsys, argv, words):
-    code, _, err = run(capsys, *PASSAGE, *argv)
-    assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert all(w in err for w in words), err

@@ -28,17 +28,26 @@ def examples(*lines: str) -> str:
     return "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
-def whole(text: str) -> int:
-    """An integer flag: digits, or an integral number such as 1e6."""
+def _number(text: str, what: str) -> int | float:
+    """``text`` as an int when it is written as one, else as a float."""
     try:
         return int(text)
     except ValueError:
         pass
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not (math.isfinite(value) and value == math.floor(value)):
+        raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+
+
+def _integral(value: float) -> bool:
+    return math.isfinite(value) and value == math.floor(value)
+
+
+def whole(text: str) -> int:
+    """An integer flag: digits, or an integral number such as 1e6."""
+    value = _number(text, "an integer")
+    if not _integral(value):
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
     return int(value)
 
@@ -46,17 +55,8 @@ def whole(text: str) -> int:
 def max_steps(text: str) -> int | float:
     """``--max-steps``: an integer, or an integral float such as 1e30 (``--mode accelerated``
     counts steps in float64; the exact mode refuses a float)."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if math.isfinite(value) and value == math.floor(value) and value < 2**63:
-        return int(value)
-    return value
+    value = _number(text, "a number")
+    return int(value) if _integral(value) and value < 2**63 else value
 
 
 def add_common(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
