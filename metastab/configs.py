@@ -9,9 +9,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validate import integer, real
 from .polytope import Polytope
+
+# what numpy.random.default_rng accepts
+RandomState = int | np.random.SeedSequence | np.random.Generator | None
 
 __all__ = ["near_vertices", "in_cells", "uniform_in", "clusters", "shrunk", "from_file"]
 
@@ -29,7 +33,7 @@ def _check_n(n, polytope: Polytope) -> int:
     return n
 
 
-def uniform_in(polytope, n, *, rng=None) -> np.ndarray:
+def uniform_in(polytope: Polytope, n: int, *, rng: RandomState = None) -> np.ndarray:
     """n points i.i.d. uniform on K = conv{v_a}.
 
     Uniform for the Lebesgue measure of the affine hull of K, so a lower-dimensional K (a segment
@@ -62,7 +66,7 @@ def uniform_in(polytope, n, *, rng=None) -> np.ndarray:
     return polytope._sample_uniform(n, np.random.default_rng(rng))
 
 
-def in_cells(polytope, n, *, rng=None) -> np.ndarray:
+def in_cells(polytope: Polytope, n: int, *, rng: RandomState = None) -> np.ndarray:
     """Tokens 0..κ−1 at the vertices v_0..v_{κ−1}; tokens κ..n−1 i.i.d. uniform on K.
 
     The other tokens are drawn by :func:`uniform_in` (uniform for the Lebesgue measure of the
@@ -118,7 +122,8 @@ def _eroded_cone(polytope: Polytope, a: int, eta: float, delta: float) -> Polyto
     return Polytope(corners[np.sort(keep)])
 
 
-def near_vertices(polytope, n, beta, gamma=None, *, max_tries=100_000, rng=None) -> np.ndarray:
+def near_vertices(polytope: Polytope, n: int, beta: float, gamma: float | None = None, *,
+                  max_tries: int = 100_000, rng: RandomState = None) -> np.ndarray:
     """The initial condition of Thm 5.2 ([FW] lem. first.phase; science.md §3).
 
     Tokens 0..κ−1 sit exactly at v_0..v_{κ−1}. Token i >= κ is given the vertex
@@ -201,7 +206,7 @@ def near_vertices(polytope, n, beta, gamma=None, *, max_tries=100_000, rng=None)
     return X
 
 
-def clusters(points, multiplicities) -> np.ndarray:
+def clusters(points: ArrayLike, multiplicities: ArrayLike) -> np.ndarray:
     """Points repeated with multiplicities, in order: row a appears m_a times.
 
     The frozen configurations of the exact laws in science.md §3 (κ distinct points with
@@ -238,7 +243,7 @@ def clusters(points, multiplicities) -> np.ndarray:
     return np.repeat(P, m, axis=0)
 
 
-def shrunk(polytope, n, factor) -> np.ndarray:
+def shrunk(polytope: Polytope, n: int, factor: float) -> np.ndarray:
     """Tokens 0..κ−1 at the vertices v_a, token i >= κ at factor·v_a with a = (i − κ) mod κ.
 
     The default initial configuration of the command line (``--init shrunk:F``) and of
@@ -261,7 +266,7 @@ def shrunk(polytope, n, factor) -> np.ndarray:
     return X
 
 
-def from_file(path, dim=None) -> np.ndarray:
+def from_file(path: str | Path, dim: int | None = None) -> np.ndarray:
     """The n×d (or chains×n×d) array stored in ``path``: a ``.npy`` file, or a table of numbers
     without a header (``.csv`` comma-separated, anything else whitespace-separated).
 
