@@ -192,6 +192,76 @@ def _softmax_weights(s, best, beta, w, t, tb):
 
 
 _ROWS = 32  # tokens whose weights chain_step computes together (bounds the work buffers)
+# A pick j of a row with weights w and total T is *rare* when w_j < min(RARE_CUT T, max_k w_k).
+# Rare picks are decided by an exact Bernoulli and drawn apart (see chain_step); every other pick
+# has a weight of at least 2^-20 of its set's total, so inverting a 53-bit uniform over those
+# realises it with relative error ~2^-33.
+RARE_CUT = 2.0 ** -20
+_TWO_53 = 9007199254740992.0
+
+
+@njit(**_JIT)
+def bernoulli(p, u, s):
+    """An exact Bernoulli(p) trial for any double p in [0, 1], driven by the uniform ``u``.
+
+    ``u`` = m 2^-53 (m an integer) stands for U = (m + V) 2^-53 with V uniform on [0, 1); the
+    trial is U < p. With q = p 2^53 (exact): m + 1 <= q gives True, m >= q gives False, and
+    otherwise (m = floor q) the answer is V < q - m, decided in the same way by the next 53-bit
+    uniform of the stream ``s`` (q - m is exact). Extra draws happen with probability < 2^-53 per
+    trial and end after at most ~21 (the bits of q run out).
+    """
+    q = p * _TWO_53
+    m = u * _TWO_53
+    while True:
+        if m + 1.0 <= q:
+            return True
+        if not m < q:
+            return False
+        q = (q - m) * _TWO_53
+        m = float(next_u64(s) >> _U(11))
+
+
+@njit(**_JIT)
+def _pick_rare(x, B, beta, i, hi, s, bx, sc, w, t, tb):
+    """Token i's pick given that it is rare, i.e. among {j : w_j < hi}: the rule of chain_step
+    applied to that set (its own total and cut, a fresh uniform from the stream ``s``), again and
+    again while the pick falls in the set's own rare part. Scalar code: it runs with probability
+    about p_rare. The row's weights are recomputed with the same operations as chain_step."""
+    best = _row_scores(x, B, i, bx, sc)
+    _softmax_weights(sc, best, beta, w, t, tb)
+    n = w.shape[0]
+    while True:
+        tot = 0.0
+        top = 0.0
+        for j in range(n):
+            if w[j] < hi:
+                tot += w[j]
+                top = max(top, w[j])
+        cut = min(RARE_CUT * tot, top)
+        rare = 0.0
+        keep = 0.0
+        for j in range(n):
+            if w[j] < cut:
+                rare += w[j]
+            elif w[j] < hi:
+                keep += w[j]
+        p = rare / tot
+        u = next_uniform(s)
+        if p > 0.0:
+            if bernoulli(p, u, s):
+                hi = cut
+                continue
+            u = max((u - p) / (1.0 - p), 0.0)
+        thr = u * keep
+        cum = 0.0
+        last = -1
+        for j in range(n):
+            if cut <= w[j] < hi:
+                cum += w[j]
+                if cum > thr:
+                    return j
+                last = j
+        return last
 
 
 @njit(**_JIT)
@@ -199,18 +269,30 @@ def chain_work(n, d):
     """Scratch buffers of :func:`chain_step` for n tokens in R^d."""
     rows = min(n, _ROWS)
     t = np.empty(rows * n)
+    t1 = np.empty(n)
     return (np.empty((d, n)), np.empty(rows * n), t, t.view(np.int64), np.empty(rows),
-            np.empty(rows), np.empty(rows), np.empty(rows, np.int64))
+            np.empty(rows), np.empty(rows), np.empty(rows, np.int64), np.empty(rows),
+            np.empty(rows), np.empty(rows, np.int64), np.empty(d), np.empty(n), np.empty(n), t1,
+            t1.view(np.int64))
 
 
 @njit(**_JIT)
-def chain_step(x, B, beta, gamma, P, use_P, u, out, work):
+def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
 
-    Token i picks j with probability softmax_j(beta s_ij) by inversion of the cumulative weights
-    with the uniform ``u[i]`` -- the first j whose cumulative weight exceeds u[i] * total, or, if
-    rounding leaves none, the last j at which the cumulative weight grew -- tokens independently,
-    and moves to x_i + gamma (x_j - x_i). Zero-weight indices are never picked.
+    Token i picks j with probability softmax_j(beta s_ij), tokens independently, and moves to
+    x_i + gamma (x_j - x_i). With weights w_j = exp(beta (s_ij - max_k s_ik)) (the largest is 1),
+    total T and cut = min(RARE_CUT T, 1), the picks with w_j < cut are *rare*, of total
+    probability p = S_rare / T (a sum of positive terms: full relative precision). First an exact
+    Bernoulli(p) (:func:`bernoulli`, driven by the uniform ``u[i]`` and, with probability
+    < 2^-53, by further uniforms of the stream ``s``) decides whether the pick is rare. If not,
+    j is drawn by inversion of the cumulative weights of the other picks with the uniform
+    (u[i] - p) / (1 - p) (u[i] itself when p = 0): the first j whose cumulative weight exceeds
+    it times their total, or, if rounding leaves none, the last j at which the cumulative weight
+    grew. If rare, :func:`_pick_rare` draws j among the rare picks by the same rule, with
+    uniforms from ``s``. Every pick is thus realised with its probability to a relative error of
+    ~2^-33 or better, however small; only weights that exp flushes to 0 (beta (s_ij - max) below
+    about -708.4, see _exp_mantissa) are never picked. Stream draws happen in token order.
 
     The work runs over blocks of tokens i held side by side (W[j * rows + r] for token i0 + r), so
     that every loop runs across tokens and vectorises, while each token's sums are accumulated
@@ -218,7 +300,7 @@ def chain_step(x, B, beta, gamma, P, use_P, u, out, work):
     first j whose cumulative weight exceeds the threshold is the count of those that do not.
     """
     n, d = x.shape
-    bxt, W, t, tb, best, total, thr, cnt = work
+    bxt, W, t, tb, best, total, thr, cnt, cut, rare, sel, bx, sc, w1, t1, tb1 = work
     rows = total.shape[0]
     for i0 in range(0, n, rows):
         r1 = min(rows, n - i0)
@@ -249,29 +331,55 @@ def chain_step(x, B, beta, gamma, P, use_P, u, out, work):
         _exp_scale(W, t, tb, m)
         for r in range(r1):
             total[r] = 0.0
+            rare[r] = 0.0
+            thr[r] = 0.0  # the cumulative weight of the picks that are not rare
             cnt[r] = 0
-        for j in range(n):  # cumulative weights, in place
+        for j in range(n):
             base = j * r1
             for r in range(r1):
                 total[r] += W[base + r]
-                W[base + r] = total[r]
         for r in range(r1):
-            thr[r] = u[i0 + r] * total[r]
+            cut[r] = min(RARE_CUT * total[r], 1.0)
+        for j in range(n):  # rare weights summed apart; cumulative weights of the others, in place
+            base = j * r1
+            for r in range(r1):
+                v = W[base + r]
+                small = v < cut[r]
+                rare[r] += v if small else 0.0
+                thr[r] += 0.0 if small else v
+                W[base + r] = thr[r]
+        for r in range(r1):  # token order: the only loop that draws from the stream
+            i = i0 + r
+            sel[r] = -1
+            uu = u[i]
+            if not total[r] >= 1.0:  # NaN weights (a finite max-shifted total is >= 1)
+                thr[r] = -np.inf
+                continue
+            p = rare[r] / total[r]
+            if p > 0.0:
+                if bernoulli(p, uu, s):
+                    sel[r] = _pick_rare(x, B, beta, i, cut[r], s, bx, sc, w1, t1, tb1)
+                    thr[r] = -np.inf
+                    continue
+                uu = max((uu - p) / (1.0 - p), 0.0)
+            thr[r] = uu * thr[r]
         for j in range(n):
             base = j * r1
             for r in range(r1):
                 cnt[r] += W[base + r] <= thr[r]
         for r in range(r1):
             i = i0 + r
-            pick = cnt[r]
-            if pick == n:  # rounding: u * total reached total
-                pick = n - 1
-                while pick > 0 and W[pick * r1 + r] == W[(pick - 1) * r1 + r]:
-                    pick -= 1
-            if not total[r] >= 1.0:  # NaN weights (a finite max-shifted total is >= 1)
+            if not total[r] >= 1.0:
                 for k in range(d):
                     out[i, k] = np.nan
                 continue
+            pick = cnt[r]
+            if sel[r] >= 0:
+                pick = sel[r]
+            elif pick == n:  # rounding: the threshold reached the total
+                pick = n - 1
+                while pick > 0 and W[pick * r1 + r] == W[(pick - 1) * r1 + r]:
+                    pick -= 1
             _move(x, i, x[pick], gamma, P, use_P, out)
 
 
@@ -630,7 +738,7 @@ def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps
             if kind == CHAIN:
                 for i in range(n):
                     u[i] = next_uniform(st)
-                chain_step(x, B, beta, gamma, P, use_P, u, out, cw)
+                chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw)
             elif kind == FLOW:
                 flow_step(x, B, beta, gamma, P, use_P, out, bx, s, w, target, tf, tfb)
             elif kind == LOCALMAX:

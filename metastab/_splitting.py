@@ -103,7 +103,7 @@ def excursions(X, clock, level, state, accelerated, B, beta, gamma, P, use_P, to
             else:
                 for i in range(n):
                     u[i] = next_uniform(st)
-                chain_step(x, B, beta, gamma, P, use_P, u, out, cw)
+                chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw)
                 for i in range(n):
                     for k in range(d):
                         x[i, k] = out[i, k]
