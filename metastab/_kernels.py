@@ -192,10 +192,10 @@ def _softmax_weights(s, best, beta, w, t, tb):
 
 
 _ROWS = 32  # tokens whose weights chain_step computes together (bounds the work buffers)
-# A pick j of a row with weights w and total T is *rare* when w_j < min(RARE_CUT T, max_k w_k).
-# Rare picks are decided by an exact Bernoulli and drawn apart (see chain_step); every other pick
-# has a weight of at least 2^-20 of its set's total, so inverting a 53-bit uniform over those
-# realises it with relative error ~2^-33.
+# A pick j among candidates of largest weight w_max is *rare* when w_j < RARE_CUT w_max. Rare
+# picks are decided by an exact Bernoulli and drawn apart (see chain_step); the others weigh at
+# least 2^-20 w_max >= 2^-20 / n of their total, so inverting a 53-bit uniform over them realises
+# each with a relative error below ~n 2^-33.
 RARE_CUT = 2.0 ** -20
 _TWO_53 = 9007199254740992.0
 
@@ -231,13 +231,11 @@ def _pick_rare(x, B, beta, i, hi, s, bx, sc, w, t, tb):
     _softmax_weights(sc, best, beta, w, t, tb)
     n = w.shape[0]
     while True:
-        tot = 0.0
         top = 0.0
         for j in range(n):
             if w[j] < hi:
-                tot += w[j]
                 top = max(top, w[j])
-        cut = min(RARE_CUT * tot, top)
+        cut = RARE_CUT * top
         rare = 0.0
         keep = 0.0
         for j in range(n):
@@ -245,7 +243,7 @@ def _pick_rare(x, B, beta, i, hi, s, bx, sc, w, t, tb):
                 rare += w[j]
             elif w[j] < hi:
                 keep += w[j]
-        p = rare / tot
+        p = rare / (rare + keep)
         u = next_uniform(s)
         if p > 0.0:
             if bernoulli(p, u, s):
@@ -271,9 +269,8 @@ def chain_work(n, d):
     t = np.empty(rows * n)
     t1 = np.empty(n)
     return (np.empty((d, n)), np.empty(rows * n), t, t.view(np.int64), np.empty(rows),
-            np.empty(rows), np.empty(rows), np.empty(rows, np.int64), np.empty(rows),
-            np.empty(rows), np.empty(rows, np.int64), np.empty(d), np.empty(n), np.empty(n), t1,
-            t1.view(np.int64))
+            np.empty(rows), np.empty(rows, np.int64), np.empty(rows), np.empty(rows, np.int64),
+            np.empty(d), np.empty(n), np.empty(n), t1, t1.view(np.int64))
 
 
 @njit(**_JIT)
@@ -282,8 +279,8 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
 
     Token i picks j with probability softmax_j(beta s_ij), tokens independently, and moves to
     x_i + gamma (x_j - x_i). With weights w_j = exp(beta (s_ij - max_k s_ik)) (the largest is 1),
-    total T and cut = min(RARE_CUT T, 1), the picks with w_j < cut are *rare*, of total
-    probability p = S_rare / T (a sum of positive terms: full relative precision). First an exact
+    the picks with w_j < RARE_CUT are *rare*, of total probability p = S_rare / (S_rare + S_keep)
+    (sums of positive terms: full relative precision). First an exact
     Bernoulli(p) (:func:`bernoulli`, driven by the uniform ``u[i]`` and, with probability
     < 2^-53, by further uniforms of the stream ``s``) decides whether the pick is rare. If not,
     j is drawn by inversion of the cumulative weights of the other picks with the uniform
@@ -291,8 +288,8 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     it times their total, or, if rounding leaves none, the last j at which the cumulative weight
     grew. If rare, :func:`_pick_rare` draws j among the rare picks by the same rule, with
     uniforms from ``s``. Every pick is thus realised with its probability to a relative error of
-    ~2^-33 or better, however small; only weights that exp flushes to 0 (beta (s_ij - max) below
-    about -708.4, see _exp_mantissa) are never picked. Stream draws happen in token order.
+    about n 2^-33 or better, however small; only weights that exp flushes to 0 (beta (s_ij - max)
+    below about -708.7, see _exp_mantissa) are never picked. Stream draws happen in token order.
 
     The work runs over blocks of tokens i held side by side (W[j * rows + r] for token i0 + r), so
     that every loop runs across tokens and vectorises, while each token's sums are accumulated
@@ -300,8 +297,8 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     first j whose cumulative weight exceeds the threshold is the count of those that do not.
     """
     n, d = x.shape
-    bxt, W, t, tb, best, total, thr, cnt, cut, rare, sel, bx, sc, w1, t1, tb1 = work
-    rows = total.shape[0]
+    bxt, W, t, tb, best, thr, cnt, rare, sel, bx, sc, w1, t1, tb1 = work
+    rows = thr.shape[0]
     for i0 in range(0, n, rows):
         r1 = min(rows, n - i0)
         for r in range(r1):
@@ -330,21 +327,14 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
             W[q] = _exp_mantissa(W[q], t, q)
         _exp_scale(W, t, tb, m)
         for r in range(r1):
-            total[r] = 0.0
             rare[r] = 0.0
             thr[r] = 0.0  # the cumulative weight of the picks that are not rare
             cnt[r] = 0
-        for j in range(n):
-            base = j * r1
-            for r in range(r1):
-                total[r] += W[base + r]
-        for r in range(r1):
-            cut[r] = min(RARE_CUT * total[r], 1.0)
         for j in range(n):  # rare weights summed apart; cumulative weights of the others, in place
             base = j * r1
             for r in range(r1):
                 v = W[base + r]
-                small = v < cut[r]
+                small = v < RARE_CUT
                 rare[r] += v if small else 0.0
                 thr[r] += 0.0 if small else v
                 W[base + r] = thr[r]
@@ -352,13 +342,13 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
             i = i0 + r
             sel[r] = -1
             uu = u[i]
-            if not total[r] >= 1.0:  # NaN weights (a finite max-shifted total is >= 1)
-                thr[r] = -np.inf
+            if not thr[r] >= 1.0:  # NaN weights (finite ones sum to >= 1: the largest is 1)
+                thr[r] = np.nan
                 continue
-            p = rare[r] / total[r]
+            p = rare[r] / (rare[r] + thr[r])
             if p > 0.0:
                 if bernoulli(p, uu, s):
-                    sel[r] = _pick_rare(x, B, beta, i, cut[r], s, bx, sc, w1, t1, tb1)
+                    sel[r] = _pick_rare(x, B, beta, i, RARE_CUT, s, bx, sc, w1, t1, tb1)
                     thr[r] = -np.inf
                     continue
                 uu = max((uu - p) / (1.0 - p), 0.0)
@@ -369,13 +359,13 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
                 cnt[r] += W[base + r] <= thr[r]
         for r in range(r1):
             i = i0 + r
-            if not total[r] >= 1.0:
-                for k in range(d):
-                    out[i, k] = np.nan
-                continue
             pick = cnt[r]
             if sel[r] >= 0:
                 pick = sel[r]
+            elif thr[r] != thr[r]:
+                for k in range(d):
+                    out[i, k] = np.nan
+                continue
             elif pick == n:  # rounding: the threshold reached the total
                 pick = n - 1
                 while pick > 0 and W[pick * r1 + r] == W[(pick - 1) * r1 + r]:

@@ -212,8 +212,9 @@ def pick(w: list[float], u: float, rng=None) -> int:
     """Index j with probability w_j / Σ w, to full relative precision, from the uniform u and,
     when needed, further uniforms of ``rng``.
 
-    The candidates are {j : w_j < hi} (hi = ∞ at first), of total T and largest weight top;
-    those with w_j < cut = min(RARE_CUT · T, top) are rare, of probability p = Σ_rare w_j / T.
+    The candidates are {j : w_j < hi} (hi = ∞ at first), of largest weight top; those with
+    w_j < cut = RARE_CUT · top are rare, of probability p = S_rare / (S_rare + S_keep) (S_keep:
+    the sum of the other candidates' weights).
     If p > 0 an exact :func:`bernoulli` trial decides whether the pick is rare; if it is, the
     rule starts again on the rare candidates (hi = cut) with a fresh uniform from ``rng``.
     Otherwise the pick is the first non-rare candidate whose cumulative weight exceeds
@@ -222,13 +223,11 @@ def pick(w: list[float], u: float, rng=None) -> int:
     """
     hi = math.inf
     while True:
-        tot = 0.0
         top = 0.0
         for wj in w:
             if wj < hi:
-                tot += wj
                 top = max(top, wj)
-        cut = min(RARE_CUT * tot, top)
+        cut = RARE_CUT * top
         rare = 0.0
         keep = 0.0
         for wj in w:
@@ -236,7 +235,7 @@ def pick(w: list[float], u: float, rng=None) -> int:
                 rare += wj
             elif wj < hi:
                 keep += wj
-        p = rare / tot
+        p = rare / (rare + keep)
         if p > 0.0:
             if bernoulli(p, u, rng):
                 hi = cut
