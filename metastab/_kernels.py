@@ -243,14 +243,12 @@ def _pick_rare(x, B, beta, i, hi, s, bx, sc, w, t, tb):
                 rare += w[j]
             elif w[j] < hi:
                 keep += w[j]
-        p = rare / (rare + keep)
+        tot = rare + keep
         u = next_uniform(s)
-        if p > 0.0:
-            if bernoulli(p, u, s):
-                hi = cut
-                continue
-            u = max((u - p) / (1.0 - p), 0.0)
-        thr = u * keep
+        if rare > 0.0 and bernoulli(rare / tot, u, s):
+            hi = cut
+            continue
+        thr = max(u * tot - rare, 0.0)
         cum = 0.0
         last = -1
         for j in range(n):
@@ -269,8 +267,9 @@ def chain_work(n, d):
     t = np.empty(rows * n)
     t1 = np.empty(n)
     return (np.empty((d, n)), np.empty(rows * n), t, t.view(np.int64), np.empty(rows),
-            np.empty(rows), np.empty(rows, np.int64), np.empty(rows), np.empty(rows, np.int64),
-            np.empty(d), np.empty(n), np.empty(n), t1, t1.view(np.int64))
+            np.empty(rows), np.empty(rows, np.int64), np.empty(rows), np.empty(rows),
+            np.empty(rows, np.int64), np.empty(d), np.empty(n), np.empty(n), t1,
+            t1.view(np.int64))
 
 
 @njit(**_JIT)
@@ -283,10 +282,10 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     (sums of positive terms: full relative precision). First an exact
     Bernoulli(p) (:func:`bernoulli`, driven by the uniform ``u[i]`` and, with probability
     < 2^-53, by further uniforms of the stream ``s``) decides whether the pick is rare. If not,
-    j is drawn by inversion of the cumulative weights of the other picks with the uniform
-    (u[i] - p) / (1 - p) (u[i] itself when p = 0): the first j whose cumulative weight exceeds
-    it times their total, or, if rounding leaves none, the last j at which the cumulative weight
-    grew. If rare, :func:`_pick_rare` draws j among the rare picks by the same rule, with
+    j is drawn by inversion of the cumulative weights of the other picks, as if the rare ones
+    came first: the first j whose cumulative weight exceeds max(u[i] (S_rare + S_keep) - S_rare, 0)
+    (u[i] S_keep when there are no rare picks), or, if rounding leaves none, the last j at which
+    the cumulative weight grew. If rare, :func:`_pick_rare` draws j among the rare picks by the same rule, with
     uniforms from ``s``. Every pick is thus realised with its probability to a relative error of
     about n 2^-33 or better, however small; only weights that exp flushes to 0 (beta (s_ij - max)
     below about -708.7, see _exp_mantissa) are never picked. Stream draws happen in token order.
@@ -297,7 +296,7 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     first j whose cumulative weight exceeds the threshold is the count of those that do not.
     """
     n, d = x.shape
-    bxt, W, t, tb, best, thr, cnt, rare, sel, bx, sc, w1, t1, tb1 = work
+    bxt, W, t, tb, best, thr, cnt, rare, keep, sel, bx, sc, w1, t1, tb1 = work
     rows = thr.shape[0]
     for i0 in range(0, n, rows):
         r1 = min(rows, n - i0)
@@ -328,7 +327,7 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
         _exp_scale(W, t, tb, m)
         for r in range(r1):
             rare[r] = 0.0
-            thr[r] = 0.0  # the cumulative weight of the picks that are not rare
+            keep[r] = 0.0
             cnt[r] = 0
         for j in range(n):  # rare weights summed apart; cumulative weights of the others, in place
             base = j * r1
@@ -336,23 +335,26 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
                 v = W[base + r]
                 small = v < RARE_CUT
                 rare[r] += v if small else 0.0
-                thr[r] += 0.0 if small else v
-                W[base + r] = thr[r]
+                keep[r] += 0.0 if small else v
+                W[base + r] = keep[r]
+        for r in range(r1):
+            # the rare picks fill [0, rare) of the scale [0, rare + keep); u (rare + keep) >=
+            # 2 rare implies U >= p: not rare, decided without computing p
+            tot = rare[r] + keep[r]
+            uu = u[i0 + r] * tot
+            thr[r] = uu - rare[r]
+            sel[r] = -1 if uu >= 2.0 * rare[r] else -2
         for r in range(r1):  # token order: the only loop that draws from the stream
-            i = i0 + r
+            if sel[r] != -2:
+                continue
             sel[r] = -1
-            uu = u[i]
-            if not thr[r] >= 1.0:  # NaN weights (finite ones sum to >= 1: the largest is 1)
+            if not keep[r] >= 1.0:  # NaN weights (finite ones sum to >= 1: the largest is 1)
                 thr[r] = np.nan
                 continue
-            p = rare[r] / (rare[r] + thr[r])
-            if p > 0.0:
-                if bernoulli(p, uu, s):
-                    sel[r] = _pick_rare(x, B, beta, i, RARE_CUT, s, bx, sc, w1, t1, tb1)
-                    thr[r] = -np.inf
-                    continue
-                uu = max((uu - p) / (1.0 - p), 0.0)
-            thr[r] = uu * thr[r]
+            if rare[r] > 0.0 and bernoulli(rare[r] / (rare[r] + keep[r]), u[i0 + r], s):
+                sel[r] = _pick_rare(x, B, beta, i0 + r, RARE_CUT, s, bx, sc, w1, t1, tb1)
+                continue
+            thr[r] = max(thr[r], 0.0)
         for j in range(n):
             base = j * r1
             for r in range(r1):
@@ -751,6 +753,32 @@ def events_at(X, ev_code, centers, radii, groups, starts, members, ev_scalar, ou
     for c in prange(C):
         out[c] = event_hit(ev_code, X[c], _row(centers, c), _row(radii, c), groups, starts,
                            members, ev_scalar, hull_work(n, d))
+
+
+@njit(parallel=True, **_JIT)
+def cross_weights(X, B, beta, labels, weight, z):
+    """Per configuration X[c]: over tokens i and picks j with labels[c, j] != labels[c, i], the
+    largest exponent beta (s_ij - max_k s_ik) in z[c] (-inf if there is no such pair) and the
+    largest weight exp of it in weight[c], computed with the operations of chain_step, so that
+    weight[c] == 0 exactly when chain_step can draw no such pick from X[c]. O(n) memory per
+    configuration."""
+    C, n, d = X.shape
+    for c in prange(C):
+        x = X[c]
+        bx = np.empty(d)
+        s = np.empty(n)
+        t = np.empty(1)
+        w = np.empty(1)
+        top = -np.inf
+        for i in range(n):
+            best = _row_scores(x, B, i, bx, s)
+            for j in range(n):
+                if labels[c, j] != labels[c, i]:
+                    top = max(top, beta * (s[j] - best))
+        z[c] = top
+        t[0] = top
+        exp_nonpositive(t, w, np.empty(1))
+        weight[c] = w[0] if top > -np.inf else 0.0
 
 
 @njit(parallel=True, **_JIT)

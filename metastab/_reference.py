@@ -218,8 +218,8 @@ def pick(w: list[float], u: float, rng=None) -> int:
     If p > 0 an exact :func:`bernoulli` trial decides whether the pick is rare; if it is, the
     rule starts again on the rare candidates (hi = cut) with a fresh uniform from ``rng``.
     Otherwise the pick is the first non-rare candidate whose cumulative weight exceeds
-    u' · (their total), u' = max((u − p)/(1 − p), 0) (u' = u when p = 0), or, if rounding leaves
-    none, the last one. Zero weights are never picked.
+    max(u (S_rare + S_keep) − S_rare, 0) (the rare picks fill the start of the scale), or, if
+    rounding leaves none, the last one. Zero weights are never picked.
     """
     hi = math.inf
     while True:
@@ -235,14 +235,12 @@ def pick(w: list[float], u: float, rng=None) -> int:
                 rare += wj
             elif wj < hi:
                 keep += wj
-        p = rare / (rare + keep)
-        if p > 0.0:
-            if bernoulli(p, u, rng):
-                hi = cut
-                u = rng.next_uniform()
-                continue
-            u = max((u - p) / (1.0 - p), 0.0)
-        threshold = u * keep
+        tot = rare + keep
+        if rare > 0.0 and bernoulli(rare / tot, u, rng):
+            hi = cut
+            u = rng.next_uniform()
+            continue
+        threshold = max(u * tot - rare, 0.0)
         cum = 0.0
         last = -1
         for j, wj in enumerate(w):
