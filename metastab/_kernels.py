@@ -267,9 +267,8 @@ def chain_work(n, d):
     t = np.empty(rows * n)
     t1 = np.empty(n)
     return (np.empty((d, n)), np.empty(rows * n), t, t.view(np.int64), np.empty(rows),
-            np.empty(rows), np.empty(rows, np.int64), np.empty(rows), np.empty(rows),
-            np.empty(rows, np.int64), np.empty(d), np.empty(n), np.empty(n), t1,
-            t1.view(np.int64))
+            np.empty(rows), np.empty(rows, np.int64), np.empty(rows), np.empty(rows), np.empty(d),
+            np.empty(n), np.empty(n), t1, t1.view(np.int64))
 
 
 @njit(**_JIT)
@@ -296,7 +295,7 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     first j whose cumulative weight exceeds the threshold is the count of those that do not.
     """
     n, d = x.shape
-    bxt, W, t, tb, best, thr, cnt, rare, keep, sel, bx, sc, w1, t1, tb1 = work
+    bxt, W, t, tb, best, thr, cnt, rare, keep, bx, sc, w1, t1, tb1 = work
     rows = thr.shape[0]
     for i0 in range(0, n, rows):
         r1 = min(rows, n - i0)
@@ -337,24 +336,18 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
                 rare[r] += v if small else 0.0
                 keep[r] += 0.0 if small else v
                 W[base + r] = keep[r]
-        for r in range(r1):
+        for r in range(r1):  # token order: the only loop that draws from the stream
             # the rare picks fill [0, rare) of the scale [0, rare + keep); u (rare + keep) >=
-            # 2 rare implies U >= p: not rare, decided without computing p
+            # 2 rare implies U >= p (not rare), decided without computing p
             tot = rare[r] + keep[r]
             uu = u[i0 + r] * tot
             thr[r] = uu - rare[r]
-            sel[r] = -1 if uu >= 2.0 * rare[r] else -2
-        for r in range(r1):  # token order: the only loop that draws from the stream
-            if sel[r] != -2:
-                continue
-            sel[r] = -1
-            if not keep[r] >= 1.0:  # NaN weights (finite ones sum to >= 1: the largest is 1)
-                thr[r] = np.nan
-                continue
-            if rare[r] > 0.0 and bernoulli(rare[r] / (rare[r] + keep[r]), u[i0 + r], s):
-                sel[r] = _pick_rare(x, B, beta, i0 + r, RARE_CUT, s, bx, sc, w1, t1, tb1)
-                continue
-            thr[r] = max(thr[r], 0.0)
+            if not uu >= 2.0 * rare[r]:
+                if rare[r] > 0.0 and bernoulli(rare[r] / tot, u[i0 + r], s):
+                    cnt[r] = _pick_rare(x, B, beta, i0 + r, RARE_CUT, s, bx, sc, w1, t1, tb1)
+                    thr[r] = -np.inf  # the count below adds nothing
+                else:
+                    thr[r] = max(thr[r], 0.0)
         for j in range(n):
             base = j * r1
             for r in range(r1):
@@ -362,16 +355,14 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
         for r in range(r1):
             i = i0 + r
             pick = cnt[r]
-            if sel[r] >= 0:
-                pick = sel[r]
-            elif thr[r] != thr[r]:
-                for k in range(d):
-                    out[i, k] = np.nan
-                continue
-            elif pick == n:  # rounding: the threshold reached the total
+            if pick == n:  # rounding: the threshold reached the total
                 pick = n - 1
                 while pick > 0 and W[pick * r1 + r] == W[(pick - 1) * r1 + r]:
                     pick -= 1
+            if not keep[r] >= 1.0:  # NaN weights (finite ones sum to >= 1: the largest is 1)
+                for k in range(d):
+                    out[i, k] = np.nan
+                continue
             _move(x, i, x[pick], gamma, P, use_P, out)
 
 
