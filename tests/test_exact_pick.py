@@ -29,9 +29,12 @@ from kernel_calls import k_chain
 GRID = 2 ** 53
 ULP = Fraction(1, GRID)
 
-# The [FW] Thm 5.4 clustered triangle: vertices, then two tokens at 0.8 v_a per vertex
-# (3 tokens per vertex, token i at vertex i % 3), B = I.
+# The [FW] Thm 5.4 clustered triangle (3 tokens per vertex, token i at vertex i % 3, B = I): its
+# initial configuration (vertices, then two tokens at 0.8 v_a per vertex) and the metastable one
+# the chains relax to (all three on the vertex), where escapes start.
 TRIANGLE = shrunk(ms.regular_polygon(3), 9, 0.8)
+FROZEN = np.tile(ms.regular_polygon(3).vertices, (3, 1))
+CONFIGS = {"frozen": FROZEN, "initial": TRIANGLE}
 VERTEX = np.arange(9) % 3
 BETAS = [22.0, 23.0, 23.5, 24.0, 24.5, 25.0, 26.0, 28.0, 30.0]
 
@@ -140,32 +143,39 @@ def cross_law(pick, x, i, beta) -> Fraction:
     return sum((pr for j, pr in law.items() if VERTEX[j] != VERTEX[i]), Fraction(0))
 
 
-@pytest.fixture(scope="module")
-def triangle_laws():
-    """Per β and token (tokens 0 and 3 stand for the vertex tokens and the 0.8 v_a tokens; the
-    others are their images under the triangle's symmetry): (true, new, old) cross probability."""
-    return {(beta, i): (true_cross(TRIANGLE, i, beta), cross_law(ref.pick, TRIANGLE, i, beta),
-                        cross_law(old_pick, TRIANGLE, i, beta))
-            for beta in BETAS for i in (0, 3)}
+def triangle_laws() -> dict:
+    """Per (configuration, β, token): (true, new, old) probability of a cross pick (a token at
+    another vertex), with the exact laws of the current pick and of the former one."""
+    return {(name, beta, i): (true_cross(x, i, beta), cross_law(ref.pick, x, i, beta),
+                              cross_law(old_pick, x, i, beta))
+            for name, x in CONFIGS.items() for beta in BETAS for i in range(9)}
 
 
-def test_cross_pick_probability_is_exact_on_the_triangle(triangle_laws):
+@pytest.fixture(scope="module", name="laws")
+def laws_fixture():
+    return triangle_laws()
+
+
+def test_cross_pick_probability_is_exact_on_the_triangle(laws):
     """The exact law of the pick gives every token its true cross probability to 1e-12 relative
-    at β = 22 … 30 (true values 1e-14 … 1e-19). Measured: worst relative error 2e-15."""
+    at β = 22 … 30 (true values 1e-20 … 1e-10). Measured (``python tests/test_exact_pick.py``):
+    worst relative error 4.4e-16."""
     worst = 0.0
-    for (beta, i), (truth, new, _) in triangle_laws.items():
-        assert 1e-22 < truth < 1e-9, (beta, i, truth)
+    for key, (truth, new, _) in laws.items():
+        assert 1e-21 < truth < 1e-9, (key, truth)
         worst = max(worst, abs(float(new) / truth - 1.0))
     assert worst < 1e-12, worst
 
 
-def test_single_uniform_draw_is_biased_on_the_triangle(triangle_laws):
-    """Negative control: the former single-uniform draw is off by far more than 1e-12, the
-    numbers quoted in the README (vertex tokens: −1.1 % at β = 22, +68 % at 24, a 2^-53 floor of
-    about 96× the true value at 28 for the 0.8 v_a tokens, 0 for others)."""
-    rel = {key: float(old) / truth - 1.0 for key, (truth, _, old) in triangle_laws.items()}
-    assert max(abs(r) for r in rel.values()) > 0.5
-    assert sum(abs(r) > 1e-3 for r in rel.values()) >= len(rel) // 2, rel
+def test_single_uniform_draw_is_biased_on_the_triangle(laws):
+    """Negative control: the former single-uniform draw misses the true cross probabilities by
+    far more than 1e-12 (``python tests/test_exact_pick.py`` prints them; on the frozen triangle
+    −1.1 % at β = 22, +6.8 % at 23, −21 % at 23.5, +68 % at 24, −49 % at 24.5 for some tokens,
+    and from 24.5 on some never cross (−100 %) while others keep the 2^-53 floor of u = 0,
+    96.5 times their value at β = 28)."""
+    rel = [float(old) / truth - 1.0 for truth, _, old in laws.values()]
+    assert min(rel) == -1.0 and max(rel) > 1.0
+    assert sum(abs(r) > 1e-3 for r in rel) >= len(rel) // 3
 
 
 def test_kernel_takes_the_reference_decision_on_the_triangle():
@@ -282,3 +292,22 @@ def test_exact_and_accelerated_escape_laws_agree_through_rare_picks(beta):
     assert _anderson_p(exact.steps, wrong.steps) <= 1e-3
     law = theory.frozen_law(R_TRI * ms.regular_polygon(3).vertices, np.full(3, 20), beta, np.eye(2))
     assert geometric_p(exact.steps.astype(float), law.p) > 1e-3
+
+
+if __name__ == "__main__":
+    # The table behind the README's large-β section: per β, the worst relative error over the nine
+    # tokens of the exact law of the current pick, and the range of the former draw's errors.
+    table = triangle_laws()
+    for name in CONFIGS:
+        print(f"{name} triangle: per beta, the true per-token cross probabilities (min..max), the "
+              f"worst relative error of the current pick's exact law, and the former single-uniform "
+              f"draw's relative errors per token")
+        for beta in BETAS:
+            rows = [table[name, beta, i] for i in range(9)]
+            truth = [t for t, _, _ in rows]
+            new = max(abs(float(n) / t - 1.0) for t, n, _ in rows)
+            old = " ".join(f"{float(o) / t - 1.0:+.1%}" for t, _, o in rows[:3])
+            print(f"  {beta:4g}  {min(truth):.2e}..{max(truth):.2e}  {new:.1e}  {old}  (tokens 0-2;"
+                  f" 3-8 repeat them)" if name == "frozen" else
+                  f"  {beta:4g}  {min(truth):.2e}..{max(truth):.2e}  {new:.1e}  "
+                  + " ".join(f"{float(o) / t - 1.0:+.1%}" for t, _, o in rows))
