@@ -251,13 +251,17 @@ def test_resolution_check_memory_is_linear():
 
 # ------------------------------------------------------------------ escape laws, both modes
 
-# A triangle of radius r with 20 tokens on every vertex, B = I: every cross pick has exponent
-# −1.5 r² β = −0.59 β, so at β = 24 and 28 (weights e^-14.2 and e^-16.5, below the 2^-20 cut)
-# every cross pick goes through the rare branch. A cross pick moves a token by γ√3 r, so the
-# ball of half that radius is left at the first one: T is geometric.
-R_TRI = math.sqrt(0.59 / 1.5)
-X_RARE = np.repeat(R_TRI * ms.regular_polygon(3).vertices, 20, axis=0)
-BALL_RARE = ms.LeaveBall(0.5 * 0.5 * math.sqrt(3) * R_TRI)
+# The frozen clustered triangle scaled to radius r(β) = sqrt(14.2 / (1.5 β)), B = I: every cross
+# pick has exponent −1.5 r² β = −14.2 (weight 6.8e-7, below the 2^-20 cut), so it is drawn through
+# the exact Bernoulli and the rare branch. A cross pick moves a token by γ√3 r, so the ball of
+# half that radius is left at the first one: T is geometric (~8e4 steps).
+EXPONENT = 14.2
+
+
+def _rare_problem(beta):
+    r = math.sqrt(EXPONENT / (1.5 * beta))
+    vertices = r * ms.regular_polygon(3).vertices
+    return vertices, np.tile(vertices, (3, 1)), ms.LeaveBall(0.5 * 0.5 * math.sqrt(3) * r)
 
 
 def _anderson_p(a, b) -> float:
@@ -271,43 +275,25 @@ def _anderson_p(a, b) -> float:
 @pytest.mark.slow
 @pytest.mark.parametrize("beta", [24.0, 28.0])
 def test_exact_and_accelerated_escape_laws_agree_through_rare_picks(beta):
-    """Direct stepping (cross picks drawn by the exact Bernoulli and the rare branch) and the
-    accelerated chain give one escape-time law (KS and AD p > 1e-3); the accelerated chain at
-    1.1 β is told apart (KS p < 1e-6, AD p <= 1e-3). Both agree with the geometric law of
-    theory.frozen_law (chi-square). Measured p-values are in the assertion messages."""
+    """Direct stepping (every cross pick drawn by the exact Bernoulli and the rare branch) and
+    the accelerated chain give one escape-time law (KS and AD p > 1e-3); the accelerated chain at
+    1.1 β is told apart (KS p < 1e-6, AD p <= 1e-3); direct stepping also matches the geometric
+    law of theory.frozen_law (chi-square p > 1e-3). ~10 s per β on 2 cores."""
     from test_accelerate import geometric_p
 
     from metastab import theory
 
-    assert 1e-8 < math.exp(-0.59 * beta) < 2.0 ** -20
-    runs = [ms.first_passage(ms.SoftmaxChain(b, 0.5), X_RARE, BALL_RARE, max_steps=10**8,
-                             chains=200, rng=seed, mode=mode)
+    vertices, x0, ball = _rare_problem(beta)
+    assert 2.0 ** -21 < math.exp(-EXPONENT) < 2.0 ** -20
+    runs = [ms.first_passage(ms.SoftmaxChain(b, 0.5), x0, ball, max_steps=10**8, chains=150,
+                             rng=seed, mode=mode)
             for b, mode, seed in [(beta, "exact", 1), (beta, "accelerated", 2),
                                   (1.1 * beta, "accelerated", 3)]]
     exact, fast, wrong = runs
     assert not any(fp.censored.any() for fp in runs)
     ks, ad = stats.ks_2samp(exact.steps, fast.steps).pvalue, _anderson_p(exact.steps, fast.steps)
     assert ks > 1e-3 and ad > 1e-3, (ks, ad)
-    assert stats.ks_2samp(exact.steps, wrong.steps).pvalue < 1e-6
-    assert _anderson_p(exact.steps, wrong.steps) <= 1e-3
-    law = theory.frozen_law(R_TRI * ms.regular_polygon(3).vertices, np.full(3, 20), beta, np.eye(2))
+    ks_bad = stats.ks_2samp(exact.steps, wrong.steps).pvalue
+    assert ks_bad < 1e-6 and _anderson_p(exact.steps, wrong.steps) <= 1e-3, ks_bad
+    law = theory.frozen_law(vertices, np.full(3, 3), beta, np.eye(2))
     assert geometric_p(exact.steps.astype(float), law.p) > 1e-3
-
-
-if __name__ == "__main__":
-    # The table behind the README's large-β section: per β, the worst relative error over the nine
-    # tokens of the exact law of the current pick, and the range of the former draw's errors.
-    table = triangle_laws()
-    for name in CONFIGS:
-        print(f"{name} triangle: per beta, the true per-token cross probabilities (min..max), the "
-              f"worst relative error of the current pick's exact law, and the former single-uniform "
-              f"draw's relative errors per token")
-        for beta in BETAS:
-            rows = [table[name, beta, i] for i in range(9)]
-            truth = [t for t, _, _ in rows]
-            new = max(abs(float(n) / t - 1.0) for t, n, _ in rows)
-            old = " ".join(f"{float(o) / t - 1.0:+.1%}" for t, _, o in rows[:3])
-            print(f"  {beta:4g}  {min(truth):.2e}..{max(truth):.2e}  {new:.1e}  {old}  (tokens 0-2;"
-                  f" 3-8 repeat them)" if name == "frozen" else
-                  f"  {beta:4g}  {min(truth):.2e}..{max(truth):.2e}  {new:.1e}  "
-                  + " ".join(f"{float(o) / t - 1.0:+.1%}" for t, _, o in rows))
