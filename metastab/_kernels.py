@@ -131,8 +131,8 @@ def _move(x, i, target, gamma, P, use_P, out):
 # exp(z) for z <= 0 as a short, vectorisable polynomial (libm's exp is an opaque call that stops
 # LLVM from vectorising the weight loop). Cody-Waite reduction z = k ln2 + r, |r| <= ln2 / 2, the
 # degree-13 Taylor polynomial of e^r (truncation < 2^-57), and 2^k built from the exponent bits;
-# max error ~1 ulp against a correctly rounded exp. Results below ~2^-1022 (z < -708.4) are flushed
-# to 0: such a weight is 1e-292 times below what a 53-bit uniform can select.
+# max error ~1 ulp against a correctly rounded exp. Results with k < -1022 (z < -708.74) are flushed
+# to 0: such a pick is never drawn (accelerate.check_resolution warns where that matters).
 _LOG2E = 1.4426950408889634
 _SHIFT = 6755399441055744.0  # 1.5 * 2**52: adding it rounds z * log2(e) to an integer k
 _SHIFT_BITS = np.int64(4843621399236968448)  # the bit pattern of _SHIFT
@@ -278,16 +278,17 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     Token i picks j with probability softmax_j(beta s_ij), tokens independently, and moves to
     x_i + gamma (x_j - x_i). With weights w_j = exp(beta (s_ij - max_k s_ik)) (the largest is 1),
     the picks with w_j < RARE_CUT are *rare*, of total probability p = S_rare / (S_rare + S_keep)
-    (sums of positive terms: full relative precision). First an exact
-    Bernoulli(p) (:func:`bernoulli`, driven by the uniform ``u[i]`` and, with probability
-    < 2^-53, by further uniforms of the stream ``s``) decides whether the pick is rare. If not,
-    j is drawn by inversion of the cumulative weights of the other picks, as if the rare ones
-    came first: the first j whose cumulative weight exceeds max(u[i] (S_rare + S_keep) - S_rare, 0)
-    (u[i] S_keep when there are no rare picks), or, if rounding leaves none, the last j at which
-    the cumulative weight grew. If rare, :func:`_pick_rare` draws j among the rare picks by the same rule, with
-    uniforms from ``s``. Every pick is thus realised with its probability to a relative error of
-    about n 2^-33 or better, however small; only weights that exp flushes to 0 (beta (s_ij - max)
-    below about -708.7, see _exp_mantissa) are never picked. Stream draws happen in token order.
+    (sums of positive terms: full relative precision). First an exact Bernoulli(p)
+    (:func:`bernoulli`, driven by the uniform ``u[i]`` and, with probability < 2^-53, by further
+    uniforms of the stream ``s``) decides whether the pick is rare. If not, j is drawn by
+    inversion of the cumulative weights of the other picks, as if the rare ones came first: the
+    first j whose cumulative weight exceeds max(u[i] (S_rare + S_keep) - S_rare, 0) (u[i] S_keep
+    when there are no rare picks), or, if rounding leaves none, the last j at which the
+    cumulative weight grew. If rare, :func:`_pick_rare` draws j among the rare picks by the same
+    rule, with uniforms from ``s``. Every pick is thus realised with its probability to a
+    relative error of about n 2^-33 or better, however small; only weights that exp flushes to 0
+    (beta (s_ij - max) below -708.74, see _exp_mantissa) are never picked. Stream draws happen in
+    token order, so a chain's path is still a function of its seed only.
 
     The work runs over blocks of tokens i held side by side (W[j * rows + r] for token i0 + r), so
     that every loop runs across tokens and vectorises, while each token's sums are accumulated
