@@ -42,13 +42,12 @@ e^{β(s_ij − max_k s_ik)} the kernels' exp flushes to 0, those with an exponen
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
 
 import numpy as np
-
-import functools
 
 from . import _accelerated, _kernels
 from ._validate import real
