@@ -3,23 +3,65 @@
 Simulates many independent chains of the finite-β self-attention Markov chain (SA_P), the
 deterministic softmax layer (SA_β), the hardmax / Frank-Wolfe limit (SA_∞) and localmax dynamics
 with JIT-compiled kernels, and measures first-passage times with censoring.
+
+Names are imported on first use (PEP 562), so ``import metastab`` and the ``metastab`` command's
+``--help`` do not load numba, scipy, pandas or matplotlib: ``metastab.SoftmaxChain`` imports
+:mod:`metastab.models`, ``metastab.stats`` the statistics module, and so on.
 """
+
+import importlib
+import sys
+import types
 
 __version__ = "0.1.0"
 
-from .accelerate import ResolutionWarning
-from .configs import clusters, in_cells, near_vertices, shrunk, uniform_in
-from .events import Collapse, LeaveBall, LeaveHull, ReachVertices
-from .models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow, step_matrix
-from .polytope import Polytope, cross_polytope, gaussian, random_polygon, regular_polygon, simplex
-from .results import FirstPassage, Run
-from .rng import Seed, as_seed
-from .simulate import first_passage, simulate
+# public name -> the submodule that defines it
+_NAMES = {
+    "ResolutionWarning": "accelerate",
+    "clusters": "configs", "in_cells": "configs", "near_vertices": "configs",
+    "shrunk": "configs", "uniform_in": "configs",
+    "Collapse": "events", "LeaveBall": "events", "LeaveHull": "events", "ReachVertices": "events",
+    "Hardmax": "models", "Localmax": "models", "SoftmaxChain": "models", "SoftmaxFlow": "models",
+    "step_matrix": "models",
+    "Polytope": "polytope", "cross_polytope": "polytope", "gaussian": "polytope",
+    "random_polygon": "polytope", "regular_polygon": "polytope", "simplex": "polytope",
+    "FirstPassage": "results", "Run": "results",
+    "Seed": "rng", "as_seed": "rng",
+    "first_passage": "simulate", "simulate": "simulate",
+}
+# submodules reachable as attributes (metastab.stats, metastab.plotting, ...)
+_SUBMODULES = (
+    "accelerate", "bench", "cli", "configs", "demo", "events", "maxmargin", "maxmargin_svm",
+    "models", "plotting", "polytope", "results", "rng", "scaling", "simulate", "splitting",
+    "stats", "studies", "sweep", "theory",
+)
 
-__all__ = [
-    "Collapse", "FirstPassage", "Hardmax", "LeaveBall", "LeaveHull", "Localmax", "Polytope",
-    "ReachVertices", "ResolutionWarning", "Run", "Seed", "SoftmaxChain", "SoftmaxFlow", "as_seed", "clusters",
-    "cross_polytope",
-    "first_passage", "gaussian", "in_cells", "near_vertices", "random_polygon", "regular_polygon",
-    "shrunk", "simplex", "simulate", "step_matrix", "uniform_in", "__version__",
-]
+__all__ = sorted(_NAMES, key=str.lower) + ["__version__"]
+
+
+def __getattr__(name):
+    if name in _NAMES:
+        value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_NAMES) | set(_SUBMODULES))
+
+
+class _Package(types.ModuleType):
+    """The import system binds every imported submodule on its package; ``simulate`` stays the
+    function (the module is ``sys.modules["metastab.simulate"]``)."""
+
+    def __setattr__(self, name, value):
+        if name in _NAMES and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -110,7 +110,7 @@ def _row_scores(x, B, i, bx, s):
     return best
 
 
-@njit(**_JIT)
+@njit(inline="always")
 def _move(x, i, target, gamma, P, use_P, out):
     """out_i = x_i + gamma (target - x_i), or x_i + P (target - x_i) for a step matrix.
 
@@ -222,13 +222,10 @@ def bernoulli(p, u, s):
 
 
 @njit(**_JIT)
-def _pick_rare(x, B, beta, i, hi, s, bx, sc, w, t, tb):
-    """Token i's pick given that it is rare, i.e. among {j : w_j < hi}: the rule of chain_step
-    applied to that set (its own total and cut, a fresh uniform from the stream ``s``), again and
-    again while the pick falls in the set's own rare part. Scalar code: it runs with probability
-    about p_rare. The row's weights are recomputed with the same operations as chain_step."""
-    best = _row_scores(x, B, i, bx, sc)
-    _softmax_weights(sc, best, beta, w, t, tb)
+def _pick_rare(w, hi, s):
+    """The pick among {j : w[j] < hi} (the rare picks of the weights ``w``): the rule of
+    chain_step applied to that set (its own total and cut, a fresh uniform from the stream
+    ``s``), again and again while the pick falls in the set's own rare part."""
     n = w.shape[0]
     while True:
         top = 0.0
@@ -261,60 +258,197 @@ def _pick_rare(x, B, beta, i, hi, s, bx, sc, w, t, tb):
 
 
 @njit(**_JIT)
-def chain_work(n, d):
-    """Scratch buffers of :func:`chain_step` for n tokens in R^d."""
-    rows = min(n, _ROWS)
-    t = np.empty(rows * n)
-    t1 = np.empty(n)
-    return (np.empty((d, n)), np.empty(rows * n), t, t.view(np.int64), np.empty(rows),
-            np.empty(rows), np.empty(rows, np.int64), np.empty(rows), np.empty(rows), np.empty(d),
-            np.empty(n), np.empty(n), t1, t1.view(np.int64))
+def _pick_slow(x, B, beta, i, ui, s, bx, sc, w, t, tb):
+    """Token i's pick by the rule of chain_step, scalar, with the stream ``s`` at hand: the
+    Bernoulli trial with its extra draws, then :func:`_pick_rare` or the inversion over the
+    other picks. The row's weights and sums are recomputed with the operations of
+    _chain_blocks (same bits). Runs only for the tokens that _chain_blocks leaves pending."""
+    best = _row_scores(x, B, i, bx, sc)
+    _softmax_weights(sc, best, beta, w, t, tb)
+    n = w.shape[0]
+    rare = 0.0
+    keep = 0.0
+    for j in range(n):
+        v = w[j]
+        small = v < RARE_CUT
+        rare += v if small else 0.0
+        keep += 0.0 if small else v
+    tot = rare + keep
+    if rare > 0.0 and bernoulli(rare / tot, ui, s):
+        return _pick_rare(w, RARE_CUT, s)
+    thr = max(ui * tot - rare, 0.0)
+    cum = 0.0
+    last = 0
+    for j in range(n):
+        v = 0.0 if w[j] < RARE_CUT else w[j]
+        if cum + v != cum or j == 0:
+            last = j
+        cum += v
+        if cum > thr:
+            return j
+    return last  # rounding: the threshold reached the total
+# The symmetric Gram (see _gram) pays from this dimension on (below it the mirroring costs more
+# than the halved score work), up to this many tokens (it holds n^2 scores per chain).
+_GRAM_MIN_D = 8
+_GRAM_MAX_N = 2048
 
 
 @njit(**_JIT)
-def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
-    """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
+def chain_work(n, d):
+    """Scratch buffers of :func:`chain_step` for n tokens in R^d: those of one block of tokens
+    (:func:`block_work`), those of the pending picks (a flag per token and one scalar row for
+    :func:`_pick_slow`) and the blocked Gram matrix of :func:`_gram` (empty where
+    :func:`chain_step` never uses it)."""
+    gram = n % _ROWS == 0 and d >= _GRAM_MIN_D and n <= _GRAM_MAX_N
+    g = n // _ROWS if gram else 0
+    t1 = np.empty(n)
+    pending = (np.zeros(n, np.bool_), np.empty(d), np.empty(n), np.empty(n), t1,
+               t1.view(np.int64))
+    return block_work(n, d) + (pending, np.empty((g, n * _ROWS)))
 
-    Token i picks j with probability softmax_j(beta s_ij), tokens independently, and moves to
-    x_i + gamma (x_j - x_i). With weights w_j = exp(beta (s_ij - max_k s_ik)) (the largest is 1),
-    the picks with w_j < RARE_CUT are *rare*, of total probability p = S_rare / (S_rare + S_keep)
-    (sums of positive terms: full relative precision). First an exact Bernoulli(p)
-    (:func:`bernoulli`, driven by the uniform ``u[i]`` and, with probability < 2^-53, by further
-    uniforms of the stream ``s``) decides whether the pick is rare. If not, j is drawn by
-    inversion of the cumulative weights of the other picks, as if the rare ones came first: the
-    first j whose cumulative weight exceeds max(u[i] (S_rare + S_keep) - S_rare, 0) (u[i] S_keep
-    when there are no rare picks), or, if rounding leaves none, the last j at which the
-    cumulative weight grew. If rare, :func:`_pick_rare` draws j among the rare picks by the same
-    rule, with uniforms from ``s``. Every pick is thus realised with its probability to a
-    relative error of about n 2^-33 or better, however small; only weights that exp flushes to 0
-    (beta (s_ij - max) below -708.74, see _exp_mantissa) are never picked. Stream draws happen in
-    token order, so a chain's path is still a function of its seed only.
 
-    The work runs over blocks of tokens i held side by side (W[j * rows + r] for token i0 + r), so
-    that every loop runs across tokens and vectorises, while each token's sums are accumulated
-    in increasing j and k exactly as in the reference. Cumulative weights never decrease, so the
-    first j whose cumulative weight exceeds the threshold is the count of those that do not.
-    """
+@njit(**_JIT)
+def block_work(n, d):
+    """Scratch buffers of :func:`_chain_blocks` (one set per thread that runs blocks)."""
+    rows = min(n, _ROWS)
+    t = np.empty(rows * n)
+    return (np.empty((d, rows)), np.empty(rows * n), t, t.view(np.int64), np.empty(rows),
+            np.empty(rows), np.empty(rows, np.int64), np.empty(rows), np.empty(rows))
+
+
+@njit(inline="always")
+def _scores4(bxt, x, j, S, p):
+    """S[p + q _ROWS + r] = sum_k bxt[k, r] x[j + q, k] for q < 4, r < _ROWS, k ascending.
+
+    Four rows of scores per pass over k, two k per step: each load and store of a partial sum
+    serves two multiply-adds, and the constant row offsets let LLVM vectorise across r."""
+    d = x.shape[1]
+    p1 = p + _ROWS
+    p2 = p + 2 * _ROWS
+    p3 = p + 3 * _ROWS
+    for r in range(_ROWS):
+        S[p + r] = 0.0
+        S[p1 + r] = 0.0
+        S[p2 + r] = 0.0
+        S[p3 + r] = 0.0
+    k = 0
+    while k + 2 <= d:
+        a0, b0 = x[j, k], x[j, k + 1]
+        a1, b1 = x[j + 1, k], x[j + 1, k + 1]
+        a2, b2 = x[j + 2, k], x[j + 2, k + 1]
+        a3, b3 = x[j + 3, k], x[j + 3, k + 1]
+        for r in range(_ROWS):
+            y = bxt[k, r]
+            z = bxt[k + 1, r]
+            S[p + r] = (S[p + r] + y * a0) + z * b0
+            S[p1 + r] = (S[p1 + r] + y * a1) + z * b1
+            S[p2 + r] = (S[p2 + r] + y * a2) + z * b2
+            S[p3 + r] = (S[p3 + r] + y * a3) + z * b3
+        k += 2
+    if k < d:
+        a0, a1, a2, a3 = x[j, k], x[j + 1, k], x[j + 2, k], x[j + 3, k]
+        for r in range(_ROWS):
+            y = bxt[k, r]
+            S[p + r] += y * a0
+            S[p1 + r] += y * a1
+            S[p2 + r] += y * a2
+            S[p3 + r] += y * a3
+
+
+@njit(inline="always")
+def _scores_block(bxt, x, j0, S):
+    """S[j _ROWS + r] = sum_k bxt[k, r] x[j, k] for j0 <= j < n (a full block of _ROWS tokens)."""
     n, d = x.shape
-    bxt, W, t, tb, best, thr, cnt, rare, keep, bx, sc, w1, t1, tb1 = work
+    j = j0
+    while j + 4 <= n:
+        _scores4(bxt, x, j, S, j * _ROWS)
+        j += 4
+    for j in range(j, n):
+        p = j * _ROWS
+        for r in range(_ROWS):
+            S[p + r] = 0.0
+        for k in range(d):
+            xjk = x[j, k]
+            for r in range(_ROWS):
+                S[p + r] += bxt[k, r] * xjk
+
+
+@njit(**_JIT)
+def _use_gram(x, B, G):
+    """Whether chain_step takes the scores from the symmetric Gram: G allocated (n a multiple of
+    _ROWS), B the identity and x finite. Then (B x_i)_k == x_ik up to the sign of zero, which no
+    score can see (a sum that starts at +0.0 never becomes -0.0), so s_ij = s_ji bit for bit."""
+    if G.shape[0] * _ROWS != x.shape[0]:
+        return False
+    d = B.shape[0]
+    for k in range(d):
+        for m in range(d):
+            if B[k, m] != (1.0 if k == m else 0.0):
+                return False
+    acc = 0.0
+    for v in x.ravel():
+        acc += v * 0.0  # NaN iff some v is not finite
+    return acc == 0.0
+
+
+@njit(**_JIT)
+def _gram(x, G, bxt, b0, b1):
+    """G[b, j _ROWS + r] = <x_i, x_j> (k ascending) for i = b _ROWS + r, the scores of block b in
+    the layout of chain_step's W (for B = I, see _use_gram). Block b computes the pairs with
+    j >= i0 = b _ROWS and mirrors those with j >= i0 + _ROWS into block j // _ROWS: each pair
+    once. Different blocks write disjoint entries, so blocks may run on different threads."""
+    n, d = x.shape
+    for b in range(b0, b1):
+        i0 = b * _ROWS
+        for r in range(_ROWS):
+            for k in range(d):
+                bxt[k, r] = x[i0 + r, k]
+        Gb = G[b]
+        _scores_block(bxt, x, i0, Gb)
+        for j in range(i0 + _ROWS, n):
+            dst = G[j // _ROWS]
+            p = i0 * _ROWS + j % _ROWS
+            for r in range(_ROWS):
+                dst[p + r * _ROWS] = Gb[j * _ROWS + r]
+
+
+@njit(inline="always")
+def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pend):
+    """:func:`chain_step` for the tokens i0 <= i < i0 + r1 of blocks b0 <= b < b1 (i0 = b rows,
+    the last block possibly shorter); with ``gram`` the scores are read from G, else computed
+    here. A token whose pick may be rare, i.e. needs the stream, is only flagged in ``pend``
+    (for :func:`_resolve_pending`). Tokens only read x and draw nothing, so blocks may run on
+    different threads."""
+    n, d = x.shape
+    bxt, W, t, tb, best, thr, cnt, rare, keep = work
     rows = thr.shape[0]
-    for i0 in range(0, n, rows):
+    for b in range(b0, b1):
+        i0 = b * rows
         r1 = min(rows, n - i0)
-        for r in range(r1):
-            for k in range(d):
-                acc = 0.0
-                for m in range(d):
-                    acc += B[k, m] * x[i0 + r, m]
-                bxt[k, r] = acc
-            best[r] = -np.inf
-        for j in range(n):  # scores s_ij = sum_k (B x_i)_k x_jk, k ascending
-            base = j * r1
+        if gram:
+            W = G[b]
+        else:
             for r in range(r1):
-                W[base + r] = 0.0
-            for k in range(d):
-                xjk = x[j, k]
-                for r in range(r1):
-                    W[base + r] += bxt[k, r] * xjk
+                for k in range(d):
+                    acc = 0.0
+                    for m in range(d):
+                        acc += B[k, m] * x[i0 + r, m]
+                    bxt[k, r] = acc
+            if r1 == _ROWS:
+                _scores_block(bxt, x, 0, W)
+            else:
+                for j in range(n):  # scores s_ij = sum_k (B x_i)_k x_jk, k ascending
+                    base = j * r1
+                    for r in range(r1):
+                        W[base + r] = 0.0
+                    for k in range(d):
+                        xjk = x[j, k]
+                        for r in range(r1):
+                            W[base + r] += bxt[k, r] * xjk
+        for r in range(r1):
+            best[r] = -np.inf
+        for j in range(n):
+            base = j * r1
             for r in range(r1):
                 best[r] = max(best[r], W[base + r])
         for j in range(n):
@@ -337,15 +471,17 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
                 rare[r] += v if small else 0.0
                 keep[r] += 0.0 if small else v
                 W[base + r] = keep[r]
-        for r in range(r1):  # token order: the only loop that draws from the stream
+        for r in range(r1):
             # the rare picks fill [0, rare) of the scale [0, rare + keep); u (rare + keep) >=
-            # 2 rare implies U >= p (not rare), decided without computing p
+            # 2 rare implies U >= p (not rare), decided without computing p, and so does
+            # u 2^53 >= p 2^53 (the first test of bernoulli); otherwise the pick is pending
             tot = rare[r] + keep[r]
             uu = u[i0 + r] * tot
             thr[r] = uu - rare[r]
+            pend[i0 + r] = False
             if not uu >= 2.0 * rare[r]:
-                if rare[r] > 0.0 and bernoulli(rare[r] / tot, u[i0 + r], s):
-                    cnt[r] = _pick_rare(x, B, beta, i0 + r, RARE_CUT, s, bx, sc, w1, t1, tb1)
+                if rare[r] > 0.0 and u[i0 + r] * _TWO_53 < (rare[r] / tot) * _TWO_53:
+                    pend[i0 + r] = True
                     thr[r] = -np.inf  # the count below adds nothing
                 else:
                     thr[r] = max(thr[r], 0.0)
@@ -364,7 +500,58 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
                 for k in range(d):
                     out[i, k] = np.nan
                 continue
+            if not pend[i]:
+                _move(x, i, x[pick], gamma, P, use_P, out)
+
+
+@njit(**_JIT)
+def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw):
+    """The picks and moves of the tokens flagged by _chain_blocks, one after the other in
+    increasing token order: the only place where a step draws from the stream ``s``, so the
+    draws, and the bits, do not depend on how the blocks were run."""
+    pend, bx, sc, w, t, tb = pw
+    for i in range(x.shape[0]):
+        if pend[i]:
+            pick = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w, t, tb)
             _move(x, i, x[pick], gamma, P, use_P, out)
+
+
+@njit(**_JIT)
+def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
+    """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
+
+    Token i picks j with probability softmax_j(beta s_ij), tokens independently, and moves to
+    x_i + gamma (x_j - x_i). With weights w_j = exp(beta (s_ij - max_k s_ik)) (the largest is 1),
+    the picks with w_j < RARE_CUT are *rare*, of total probability p = S_rare / (S_rare + S_keep)
+    (sums of positive terms: full relative precision). First an exact Bernoulli(p)
+    (:func:`bernoulli`, driven by the uniform ``u[i]`` and, with probability < 2^-53, by further
+    uniforms of the stream ``s``) decides whether the pick is rare. If not, j is drawn by
+    inversion of the cumulative weights of the other picks, as if the rare ones came first: the
+    first j whose cumulative weight exceeds max(u[i] (S_rare + S_keep) - S_rare, 0) (u[i] S_keep
+    when there are no rare picks), or, if rounding leaves none, the last j at which the
+    cumulative weight grew. If rare, :func:`_pick_rare` draws j among the rare picks by the same
+    rule, with uniforms from ``s``. Every pick is thus realised with its probability to a
+    relative error of about n 2^-33 or better, however small; only weights that exp flushes to 0
+    (beta (s_ij - max) below -708.74, see _exp_mantissa) are never picked. The tokens that may need
+    the stream are flagged by the blocks and resolved afterwards in increasing token order
+    (:func:`_resolve_pending`), so a chain's path is a function of its seed only, whatever the
+    thread count.
+
+    The work runs over blocks of tokens i held side by side (W[j * rows + r] for token i0 + r), so
+    that every loop runs across tokens and vectorises, while each token's sums are accumulated
+    in increasing j and k exactly as in the reference. Cumulative weights never decrease, so the
+    first j whose cumulative weight exceeds the threshold is the count of those that do not.
+    For B = I the scores come from the symmetric Gram, each pair once (see _use_gram, _gram).
+    """
+    n = x.shape[0]
+    work_b, pw, G = work[:-2], work[-2], work[-1]
+    gram = _use_gram(x, B, G)
+    if gram:
+        _gram(x, G, work_b[0], 0, G.shape[0])
+    rows = work_b[4].shape[0]
+    _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work_b, G, gram, 0,
+                  (n + rows - 1) // rows, pw[0])
+    _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
 
 
 @njit(**_JIT)
@@ -685,9 +872,57 @@ def _row(a, c):
 
 
 @njit(parallel=True, **_JIT)
+def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
+    """:func:`chain_step` with its blocks of tokens (and of the Gram) split over T threads, then
+    the pending picks in token order; ``pw`` and ``G`` are the last two buffers of
+    :func:`chain_work`. Same bits as chain_step at any T."""
+    n, d = x.shape
+    nb = (n + _ROWS - 1) // _ROWS
+    gram = _use_gram(x, B, G)
+    if gram:
+        ng = G.shape[0]
+        for q in prange(T):
+            _gram(x, G, np.empty((d, _ROWS)), q * ng // T, (q + 1) * ng // T)
+    for q in prange(T):
+        _chain_blocks(x, B, beta, gamma, P, use_P, u, out, block_work(n, d), G, gram,
+                      q * nb // T, (q + 1) * nb // T, pw[0])
+    _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
+
+
+@njit(parallel=True, **_JIT)
+def _advance_tokens(X, B, beta, gammas, P, use_P, state, t0, nsteps, ev_code, centers, radii,
+                    groups, starts, members, ev_scalar, steps, done, T):
+    """:func:`advance` for SA_P with fewer chains than threads: chains one after the other, each
+    step's blocks of tokens (and of the Gram) split over the threads. A token's arithmetic does
+    not depend on which thread runs its block, so the bits are those of the chain-parallel path."""
+    C, n, d = X.shape
+    cw = chain_work(n, d)
+    pw, G = cw[-2], cw[-1]
+    out = np.empty((n, d))
+    u = np.empty(n)
+    work = hull_work(n, d)
+    for c in range(C):
+        if done[c]:
+            continue
+        x = X[c]
+        st = state[c]
+        for t in range(t0, t0 + nsteps):
+            gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            for i in range(n):
+                u[i] = next_uniform(st)
+            step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, T)
+            x[:, :] = out
+            if ev_code != NO_EVENT and event_hit(ev_code, x, _row(centers, c), _row(radii, c),
+                                                 groups, starts, members, ev_scalar, work):
+                steps[c] = t + 1
+                done[c] = True
+                break
+
+
+@njit(parallel=True, **_JIT)
 def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps,
             ev_code, centers, radii, groups, starts, members, ev_scalar, steps, done,
-            margins, rule):
+            margins, rule, threads=1):
     """Advance every chain c with ``done[c]`` False by up to ``nsteps`` steps, in place.
 
     ``X`` (C, n, d) holds the current configurations and ``state`` (C, 4) the chains' streams;
@@ -697,9 +932,15 @@ def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps
     After each step the event is checked; a chain that meets it records ``steps[c]`` (the number
     of steps taken since time 0) and stops. ``centers`` (Cc, n, d) and ``radii`` (Cr, n) are
     shared (leading size 1) or per chain. Chains never interact: the result of chain c does not
-    depend on the thread count or on how the steps are split into calls.
+    depend on the thread count or on how the steps are split into calls. With fewer SA_P chains
+    than ``threads`` (pass numba's thread count), the threads share each step's tokens instead
+    (:func:`_advance_tokens`).
     """
     C, n, d = X.shape
+    if kind == CHAIN and C < threads and n > _ROWS:
+        _advance_tokens(X, B, beta, gammas, P, use_P, state, t0, nsteps, ev_code, centers, radii,
+                        groups, starts, members, ev_scalar, steps, done, threads)
+        return
     for c in prange(C):
         if done[c]:
             continue

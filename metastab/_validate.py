@@ -60,3 +60,32 @@ def matrix(name: str, value, d: int | None = None) -> np.ndarray:
     if not np.isfinite(a).all():
         raise ValueError(f"{name} must be finite, got {value!r}")
     return a
+
+
+# Largest share of the available memory that one request may claim: the rest is left to the
+# interpreter, the libraries and whatever else runs on the machine.
+MEMORY_SHARE = 0.5
+
+
+def available_memory() -> int:
+    """Bytes the system can hand out without swapping: ``MemAvailable`` of /proc/meminfo (free
+    pages plus the page cache and reclaimable slabs), or the free pages where that is missing."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    import os
+
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def check_memory(what: str, need: int | float) -> None:
+    """Refuse (MemoryError naming ``what`` and both sizes) a request of ``need`` bytes larger than
+    :data:`MEMORY_SHARE` of :func:`available_memory`, before anything is allocated."""
+    avail = available_memory()
+    if need > MEMORY_SHARE * avail:
+        raise MemoryError(f"{what} needs {need / 2**30:.2f} GiB, more than "
+                          f"{MEMORY_SHARE:.0%} of the {avail / 2**30:.2f} GiB available")

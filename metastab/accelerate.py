@@ -50,7 +50,7 @@ import warnings
 import numpy as np
 
 from . import _accelerated, _kernels
-from ._validate import real
+from ._validate import check_memory, real
 from .models import SoftmaxChain
 from .results import FirstPassage, provenance
 
@@ -165,7 +165,7 @@ def cross_probabilities(model, x, *, merge_tol=None) -> np.ndarray:
     >>> lc.round(3).tolist()                    # log(e^-40 / 2) and log(2 e^-40), to e^-40
     [-40.693, -40.693, -39.307]
     """
-    X = np.array(x, dtype=np.float64)
+    X = np.asarray(x, dtype=np.float64)  # cross_logs works on copies of single configurations
     one = X.ndim == 2
     if one:
         X = X[None]
@@ -173,9 +173,21 @@ def cross_probabilities(model, x, *, merge_tol=None) -> np.ndarray:
         raise ValueError(f"x must be a finite n×d or C×n×d array, got shape {np.shape(x)}")
     tols = merge_tolerance(merge_tol) * _scale(X)
     B, beta, _, _, _ = _chain_arrays(model, X.shape[2])
+    check_memory(f"the cross-group probabilities of {X.shape[0]} configuration(s) of "
+                 f"{X.shape[1]} tokens (an n×n table per thread; exact mode checks them first)",
+                 _work_bytes(*X.shape))
     out = np.empty(X.shape[:2])
     _accelerated.cross_logs(np.ascontiguousarray(X), B, beta, tols, out)
     return out[0] if one else out
+
+
+def _work_bytes(C: int, n: int, d: int) -> int:
+    """Memory of the event-driven kernels on C configurations: the scratch buffers of
+    ``_accelerated.jump_work`` (an n×n table among them) and a copy of a configuration, per
+    thread."""
+    import numba
+
+    return min(C, numba.get_num_threads()) * 8 * (n * n + 3 * n * d + 8 * n + d)
 
 
 def check_resolution(model, X, *, what="configurations", merge_tol=None, stacklevel=2) -> bool:
@@ -257,16 +269,20 @@ def first_passage_accelerated(model, x0, event, *, max_steps, chains=None, rng=N
     >>> fp.steps.dtype, bool(fp.censored.any()), bool((fp.steps > 2.0**63).all())
     (dtype('float64'), False, True)
     """
-    from .simulate import _Progress, _start
+    from .simulate import _Progress, _prepare, _start, announce_compile, run_bytes
 
     total = budget(max_steps)
     tol_rel = merge_tolerance(merge_tol)
     if not hasattr(event, "compile"):
         raise TypeError(f"event must be a LeaveBall, LeaveHull, ReachVertices or Collapse, "
                         f"got {event!r}")
-    x, X, seed, state = _start(model, x0, chains, rng, first_chain)
-    C, n, d = X.shape
+    x, C, first_chain = _prepare(model, x0, chains, first_chain)
+    n, d = x.shape[1:]
     B, beta, gamma, P, use_P = _chain_arrays(model, d)
+    check_memory(f"an accelerated run of {C} chains of {n} tokens in R^{d}",
+                 run_bytes(C, n, d) + x.nbytes + 8 * 4 * C + _work_bytes(C, n, d))
+    announce_compile(progress, _accelerated.advance_accelerated)
+    X, seed, state = _start(model, x, C, rng, first_chain)
     tols = tol_rel * _scale(x)
     compiled = event.compile(np.ascontiguousarray(x), B)
     done = np.zeros(C, dtype=bool)
@@ -279,20 +295,23 @@ def first_passage_accelerated(model, x0, event, *, max_steps, chains=None, rng=N
     report = _Progress(progress, total, C)
     tic = time.perf_counter()
     chunk = _FIRST_CALL_JUMPS
-    while not done.all():
-        t0 = time.perf_counter()
-        _accelerated.advance_accelerated(X, B, beta, gamma, P, use_P, tols, state, clock, comp,
-                                         float(total), chunk, compiled.code, *compiled[1:],
-                                         done, censored, jumps)
-        if time.perf_counter() - t0 < _CALL_SECONDS:
-            chunk *= 2
-        if not np.isfinite(X).all():
-            c = int(np.flatnonzero(~np.isfinite(X).all(axis=(1, 2)))[0])
-            raise FloatingPointError(f"chain {c} has a non-finite state: scores overflowed, or a "
-                                     f"step matrix grew the hull without bound")
-        running = ~done
-        now = float((clock + comp)[running].min()) if running.any() else float(total)
-        report(now, int(done.sum()))
+    try:
+        while not done.all():
+            t0 = time.perf_counter()
+            _accelerated.advance_accelerated(X, B, beta, gamma, P, use_P, tols, state, clock,
+                                             comp, float(total), chunk, compiled.code,
+                                             *compiled[1:], done, censored, jumps)
+            if time.perf_counter() - t0 < _CALL_SECONDS:
+                chunk *= 2
+            if not np.isfinite(X).all():
+                c = int(np.flatnonzero(~np.isfinite(X).all(axis=(1, 2)))[0])
+                raise FloatingPointError(f"chain {c} has a non-finite state: scores overflowed, "
+                                         f"or a step matrix grew the hull without bound")
+            running = ~done
+            now = float((clock + comp)[running].min()) if running.any() else float(total)
+            report(now, int(done.sum()))
+    finally:
+        report.close()
     steps = clock + comp
     steps[censored] = float(total)
     meta = provenance(wall_seconds=time.perf_counter() - tic, n=n, d=d, mode="accelerated",

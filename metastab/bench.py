@@ -13,18 +13,20 @@ not the same random numbers, so its paths are not bit-identical to metastab's.
 from __future__ import annotations
 
 import math
+import sys
 import time
 
 import numba
 import numpy as np
 
+from . import _accelerated, _kernels
 from .configs import shrunk
 from .models import SoftmaxChain
 from .polytope import regular_polygon
-from .simulate import first_passage, simulate
+from .simulate import announce_compile, first_passage, simulate
 
-__all__ = ["numpy_chain", "workload_w1", "run_bench", "escape_bench", "TARGET_RATIO",
-           "ESCAPE_BETAS", "ESCAPE_CHAINS"]
+__all__ = ["numpy_chain", "workload_w1", "run_bench", "escape_bench", "sizes_bench", "fma_peak",
+           "TARGET_RATIO", "ESCAPE_BETAS", "ESCAPE_CHAINS", "SIZES"]
 
 TARGET_RATIO = 4.0
 ESCAPE_BETAS = (8.0, 10.0, 12.0)
@@ -68,17 +70,23 @@ def numpy_chain(x0, beta: float, gamma: float, *, steps: int, chains: int, rng=N
     return X
 
 
-def _best(fn, repeat: int) -> float:
+def _best(fn, repeat: int, bar=None) -> float:
     best = np.inf
     for _ in range(repeat):
         tic = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - tic)
+        if bar is not None:
+            bar.update()        # between timings: never inside one
     return best
 
 
-def run_bench(*, chains: int = 2048, steps: int = 500, repeat: int = 3, seed: int = 0) -> dict:
+def run_bench(*, chains: int = 2048, steps: int = 500, repeat: int = 3, seed: int = 0,
+              progress: bool = False) -> dict:
     """Token-steps per second of metastab.simulate and of :func:`numpy_chain` on W1.
+
+    ``progress=True`` counts the timed runs on a tqdm bar on stderr (updated between runs, so
+    the timings do not include it).
 
     Returns a dict: chains, steps, n, repeat, threads, numba_seconds, numpy_seconds,
     numba_rate, numpy_rate (token-steps/s), ratio and target.
@@ -88,11 +96,23 @@ def run_bench(*, chains: int = 2048, steps: int = 500, repeat: int = 3, seed: in
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     x0 = workload_w1()
     model = SoftmaxChain(beta=W1_BETA, gamma=W1_GAMMA)
+    announce_compile(progress, _kernels.seed_streams, _kernels.advance)
     simulate(model, x0, steps=2, chains=2, rng=seed)  # warm-up: compile or load the cache
     numpy_chain(x0, W1_BETA, W1_GAMMA, steps=2, chains=2, rng=seed)
-    numba_s = _best(lambda: simulate(model, x0, steps=steps, chains=chains, rng=seed), repeat)
-    numpy_s = _best(lambda: numpy_chain(x0, W1_BETA, W1_GAMMA, steps=steps, chains=chains,
-                                        rng=seed), repeat)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=2 * repeat, desc="timed runs (numba, then numpy)", unit="run",
+                   file=sys.stderr)
+    try:
+        numba_s = _best(lambda: simulate(model, x0, steps=steps, chains=chains, rng=seed),
+                        repeat, bar)
+        numpy_s = _best(lambda: numpy_chain(x0, W1_BETA, W1_GAMMA, steps=steps, chains=chains,
+                                            rng=seed), repeat, bar)
+    finally:
+        if bar is not None:
+            bar.close()
     work = chains * steps * x0.shape[0]
     return {
         "chains": chains, "steps": steps, "n": x0.shape[0], "repeat": repeat,
@@ -104,7 +124,8 @@ def run_bench(*, chains: int = 2048, steps: int = 500, repeat: int = 3, seed: in
 
 
 def escape_bench(betas=ESCAPE_BETAS, *, chains: int = ESCAPE_CHAINS,
-                 exact_factor: float = 10.0, seed: int = 0) -> list[dict]:
+                 exact_factor: float = 10.0, seed: int = 0, progress: bool = False,
+                 on_row=None) -> list[dict]:
     """Seconds per observed escape of ``first_passage`` in exact and in accelerated mode.
 
     Workload: the [FW] Thm 5.4 exit from the clustered state on the regular triangle (unit
@@ -114,6 +135,8 @@ def escape_bench(betas=ESCAPE_BETAS, *, chains: int = ESCAPE_CHAINS,
     escape; the exact mode runs ``chains`` chains with the budget ``exact_factor`` times the
     accelerated mean (a few are censored: seconds are divided by the escapes observed). Each
     mode is warmed up (compiled or loaded from the cache) before it is timed. Not a timed test.
+    ``progress=True`` shows the runs' progress bars on stderr; ``on_row(row)`` is called with
+    each β's row as soon as it is measured.
 
     Returns
     -------
@@ -134,20 +157,105 @@ def escape_bench(betas=ESCAPE_BETAS, *, chains: int = ESCAPE_CHAINS,
     rows = []
     for beta in betas:
         model = SoftmaxChain(beta=float(beta), gamma=gamma)
+        announce_compile(progress, _kernels.advance, _accelerated.advance_accelerated,
+                         _accelerated.cross_logs)
         for mode in ("exact", "accelerated"):   # warm-up
             first_passage(model, x0, event, max_steps=10, chains=2, rng=seed, mode=mode)
         tic = time.perf_counter()
         fast = first_passage(model, x0, event, max_steps=1e300, chains=chains, rng=seed,
-                             mode="accelerated")
+                             mode="accelerated", progress=progress)
         fast_s = time.perf_counter() - tic
         mean = float(fast.steps.mean())
         tic = time.perf_counter()
         exact = first_passage(model, x0, event, max_steps=max(1, int(exact_factor * mean)),
-                              chains=chains, rng=seed)
+                              chains=chains, rng=seed, progress=progress)
         exact_s = time.perf_counter() - tic
         per_exact = exact_s / exact.events if exact.events else math.inf
         per_fast = fast_s / fast.events
         rows.append({"beta": float(beta), "mean_steps": mean, "exact_escapes": exact.events,
                      "exact_s_per_escape": per_exact, "accelerated_s_per_escape": per_fast,
                      "ratio": per_exact / per_fast, "threads": numba.get_num_threads()})
+        if on_row is not None:
+            on_row(rows[-1])
     return rows
+
+
+# (n, d, chains, steps) of :func:`sizes_bench`: from W1's size to transformer-like n and d.
+SIZES = ((20, 2, 2048, 200), (64, 8, 512, 100), (256, 16, 64, 50), (1024, 64, 8, 20))
+_PEAK_LANES = 512  # independent FMA chains per thread (a multiple of any SIMD width)
+
+
+@numba.njit(fastmath={"contract"}, cache=True)
+def _fma_loop(reps, m, c, acc):
+    """reps x 16 dependent a <- a m + c per lane; lanes are independent and vectorise."""
+    for _ in range(reps):
+        for k in range(acc.shape[0]):
+            a = acc[k]
+            for _ in range(16):
+                a = a * m + c
+            acc[k] = a
+
+
+@numba.njit(parallel=True, cache=True)
+def _fma_threads(reps, m, c, acc):
+    for t in numba.prange(acc.shape[0]):
+        _fma_loop(reps, m, c, acc[t])
+
+
+def fma_peak(seconds: float = 0.3, repeat: int = 5) -> float:
+    """The measured double-precision FMA rate of the numba threads, in flop/s (2 per FMA).
+
+    A numba loop of independent fused multiply-adds per thread (one FMA chain per lane, LLVM's
+    widest vectors), best of ``repeat`` runs of about ``seconds`` each."""
+    acc = np.full((numba.get_num_threads(), _PEAK_LANES), 0.5)
+    _fma_threads(1, 0.999, 1e-3, acc)
+    reps = 16
+    while True:
+        tic = time.perf_counter()
+        _fma_threads(reps, 0.999, 1e-3, acc)
+        if time.perf_counter() - tic > seconds / 4:
+            break
+        reps *= 2
+    flops = 2 * 16 * reps * acc.size
+    return flops / _best(lambda: _fma_threads(reps, 0.999, 1e-3, acc), repeat)
+
+
+def _sphere(n: int, d: int, seed: int) -> np.ndarray:
+    x = np.random.default_rng(seed).normal(size=(n, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def sizes_bench(sizes=SIZES, *, beta: float = 5.0, gamma: float = 0.1, repeat: int = 3,
+                seed: int = 0) -> dict:
+    """Token-steps per second of metastab.simulate and of :func:`numpy_chain` from n = 20 to
+    transformer-like n and d (unit-sphere tokens, B = I), and the machine's FMA peak.
+
+    Both run in the same process, the median of ``repeat`` timed runs each after a warm-up.
+    ``gflops`` counts the 2 n d flops of scores per token-step; ``peak_fraction`` is that rate at
+    the last size over :func:`fma_peak`, measured in the same run.
+
+    Returns
+    -------
+    dict: rows (a list of dicts n, d, chains, steps, numba_rate, numpy_rate, ratio, gflops),
+    peak_flops, peak_fraction, threads, repeat.
+    """
+    rows = []
+    for n, d, chains, steps in sizes:
+        x0 = _sphere(n, d, seed)
+        model = SoftmaxChain(beta=beta, gamma=gamma)
+        simulate(model, x0, steps=2, chains=2, rng=seed)
+        numpy_chain(x0, beta, gamma, steps=2, chains=2, rng=seed)
+        t_numba, t_numpy = [], []
+        for _ in range(repeat):  # interleaved, so that both see the same machine load
+            t_numba.append(_best(lambda: simulate(model, x0, steps=steps, chains=chains,
+                                                  rng=seed), 1))
+            t_numpy.append(_best(lambda: numpy_chain(x0, beta, gamma, steps=steps,
+                                                     chains=chains, rng=seed), 1))
+        work = chains * steps * n
+        a, b = float(np.median(t_numba)), float(np.median(t_numpy))
+        rows.append({"n": n, "d": d, "chains": chains, "steps": steps,
+                     "numba_rate": work / a, "numpy_rate": work / b, "ratio": b / a,
+                     "gflops": work / a * 2 * n * d / 1e9})
+    peak = fma_peak()
+    return {"rows": rows, "peak_flops": peak, "peak_fraction": rows[-1]["gflops"] * 1e9 / peak,
+            "threads": numba.get_num_threads(), "repeat": repeat}

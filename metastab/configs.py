@@ -82,13 +82,49 @@ def in_cells(polytope, n, *, rng=None) -> np.ndarray:
     return X
 
 
+def _eroded_cone(polytope: Polytope, a: int, eta: float, delta: float) -> Polytope:
+    """I_a(η) ⊖ δ as the convex hull of its corners (science.md §2).
+
+    A closed ball B(x, δ) lies in {z : <g, z> <= c} iff <g, x> + δ|g| <= c, so the erosion is the
+    polyhedron cut out by the facets of K moved inwards by δ (unit normals) and the cone
+    half-spaces <v_a − v_b, x> >= η + δ|v_a − v_b|; its corners are the intersections of those
+    half-spaces, found from an interior point (the centre of its largest inscribed ball).
+    Raises ValueError when it has no interior.
+    """
+    from scipy.optimize import linprog
+    from scipy.spatial import HalfspaceIntersection, QhullError
+
+    h = polytope._hull
+    G, r = polytope._dominance(a, eta, delta)
+    # scipy's form: rows [A, b] meaning A x + b <= 0
+    spaces = np.vstack([np.column_stack([h.A, h.b + delta]), np.column_stack([-G.T, r])])
+    norms = np.linalg.norm(spaces[:, :-1], axis=1)
+    cheb = linprog(np.r_[np.zeros(polytope.dim), -1.0],
+                   A_ub=np.column_stack([spaces[:, :-1], norms]), b_ub=-spaces[:, -1],
+                   bounds=[(None, None)] * polytope.dim + [(0, None)], method="highs")
+    scale = max(1.0, float(np.abs(polytope.vertices).max()))
+    if cheb.status != 0 or cheb.x[-1] <= 1e-9 * scale:
+        raise ValueError(f"the eroded dominance cone of vertex a={a} has no interior at "
+                         f"eta={eta:.4g}, delta={delta:.4g}; increase beta")
+    try:
+        corners = HalfspaceIntersection(spaces, cheb.x[:-1]).intersections
+    except QhullError as exc:  # pragma: no cover - a centre strictly inside always works
+        raise ValueError(f"the eroded dominance cone of vertex a={a}: {exc}") from None
+    # several facets through one corner give copies of it up to roundoff
+    _, keep = np.unique(np.round(corners / scale, 9), axis=0, return_index=True)
+    return Polytope(corners[np.sort(keep)])
+
+
 def near_vertices(polytope, n, beta, gamma=None, *, max_tries=100_000, rng=None) -> np.ndarray:
     """The initial condition of Thm 5.2 ([FW] lem. first.phase; science.md §3).
 
     Tokens 0..κ−1 sit exactly at v_0..v_{κ−1}. Token i >= κ is given the vertex
     a = (i − κ) mod κ (round robin, so every group is populated as soon as n >= 2κ) and is drawn
-    uniformly in the eroded dominance cone I_a(β^{−1/8}) ⊖ β^{−1/4}, by rejection from the
-    uniform law on K (:func:`uniform_in`). Then ``polytope.assign(x) == a``.
+    uniformly in the eroded dominance cone I_a(β^{−1/8}) ⊖ β^{−1/4}, exactly: the eroded cone is
+    a polytope (the half-spaces of K moved inwards by δ and the cone half-spaces
+    <v_a − v_b, x> >= η + δ|v_a − v_b|), whose corners are computed once and which is then
+    sampled like K (:func:`uniform_in`: a fan of simplices, Dirichlet weights). The cost does
+    not depend on how small the cone is. Then ``polytope.assign(x) == a``.
 
     The theorem's other hypotheses (B = I, equinorm, acute cones, c0 > 0) are not checked
     here; see :meth:`Polytope.is_equinorm`, :meth:`Polytope.has_acute_cones`.
@@ -105,7 +141,9 @@ def near_vertices(polytope, n, beta, gamma=None, *, max_tries=100_000, rng=None)
         Step size, accepted for symmetry with the theorem and validated in (0, 1]; it does not
         change the sampling.
     max_tries : int
-        Maximal number of proposals per vertex group.
+        Maximal number of draws per vertex group. A draw is redrawn only when roundoff puts it
+        a hair outside the cone (a point on a face of the corners' hull), so the default is
+        never reached in practice.
     rng : None, int, SeedSequence or Generator
 
     Returns
@@ -115,8 +153,7 @@ def near_vertices(polytope, n, beta, gamma=None, *, max_tries=100_000, rng=None)
     Raises
     ------
     ValueError
-        If an eroded cone is empty at this β (then β must be larger), or if max_tries proposals
-        did not give enough accepted points.
+        If an eroded cone is empty or has no interior at this β (then β must be larger).
 
     Examples
     --------
@@ -149,23 +186,15 @@ def near_vertices(polytope, n, beta, gamma=None, *, max_tries=100_000, rng=None)
                 f"a={a} at beta={beta!r}: the largest ball in I_a(eta={eta:.4g}) has radius "
                 f"{radius:.4g} < delta={delta:.4g}; increase beta"
             )
-        accepted, tries = [], 0
-        need = len(rows)
-        while need > 0:
-            if tries >= max_tries:
-                raise ValueError(
-                    f"near_vertices: only {len(rows) - need} of {len(rows)} points accepted in "
-                    f"the eroded cone of vertex a={a} at beta={beta!r} after max_tries={max_tries} "
-                    f"proposals; increase beta or max_tries"
-                )
-            # Batches sized to the remaining need, at least 256, capped by the budget.
-            size = min(max_tries - tries, max(256, 4 * need))
-            prop = polytope._sample_uniform(size, gen)
-            tries += size
-            ok = prop[polytope.in_eroded_cone(prop, a, eta, delta)][:need]
-            accepted.append(ok)
-            need -= len(ok)
-        X[rows] = np.concatenate(accepted)
+        cone = _eroded_cone(polytope, a, eta, delta)
+        todo, tries = rows, 0
+        while todo.size:
+            if tries + todo.size > max_tries:
+                raise ValueError(f"near_vertices: max_tries={max_tries} draws for vertex a={a} "
+                                 f"at beta={beta!r} did not give {len(rows)} points in the cone")
+            tries += todo.size
+            X[todo] = cone._sample_uniform(todo.size, gen)
+            todo = todo[~polytope.in_eroded_cone(X[todo], a, eta, delta)]
     return X
 
 

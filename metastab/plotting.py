@@ -47,9 +47,14 @@ def save(fig, path, *, dpi: int = 150):
 
 
 def _groups(data, by):
-    """[(label, sample)] from a FirstPassage, a chain frame (grouped by ``by``) or a dict."""
+    """[(label, sample)] from a FirstPassage, a chain frame (grouped by ``by``), a dict, or a
+    list of FirstPassage results / frames (one curve each, labelled by ``by``)."""
     if isinstance(data, dict):
         return list(data.items())
+    if isinstance(data, (list, tuple)):
+        if not data:
+            raise ValueError("data is an empty list")
+        return [group for item in data for group in _groups(item, by)]
     if isinstance(data, pd.DataFrame):
         if by in data:
             return [(f"{by} = {v:g}", g) for v, g in data.groupby(by, sort=True)]
@@ -57,7 +62,7 @@ def _groups(data, by):
     if hasattr(data, "steps") and hasattr(data, "censored"):
         beta = getattr(data, "model", {}).get(by)
         return [(f"{by} = {beta:g}" if beta is not None else "", data)]
-    raise ValueError(f"data must be a FirstPassage, a DataFrame or a dict, got "
+    raise ValueError(f"data must be a FirstPassage, a DataFrame, a dict or a list of them, got "
                      f"{type(data).__name__}")
 
 
@@ -71,9 +76,10 @@ def survival_figure(data, path=None, *, by="beta", law="geometric", confidence_l
 
     Parameters
     ----------
-    data : FirstPassage, DataFrame or dict
+    data : FirstPassage, DataFrame, dict or list
         A chain table (columns ``by``, steps, censored; one curve per ``by`` value), one
-        FirstPassage, or a dict label -> FirstPassage / frame.
+        FirstPassage, a list of them (e.g. one FirstPassage per β), or a dict label ->
+        FirstPassage / frame.
     path : str or Path, optional
     by, law, confidence_level, method, fitted : see above.
 

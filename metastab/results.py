@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import platform
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["FirstPassage", "Run", "provenance", "write_table", "read_table"]
+__all__ = ["FirstPassage", "Run", "provenance", "write_table", "read_table", "check_writable"]
 
 
 def provenance(**extra) -> dict:
@@ -43,26 +44,64 @@ def _scalar_params(model: dict, event: dict) -> dict:
     return out
 
 
+def _describe(spec: dict) -> str:
+    """'softmax-chain(beta=10, gamma=0.1)': a spec's kind and its scalar parameters."""
+    args = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in spec.items()
+                     if k != "kind" and isinstance(v, (bool, int, float, str)))
+    return f"{spec.get('kind', '?')}({args})"
+
+
+def _entropy(seed: dict) -> str:
+    entropy = seed.get("entropy")
+    return "/".join(entropy) if isinstance(entropy, list) else str(entropy)
+
+
 def sidecar(path: Path) -> Path:
     """The JSON metadata file stored next to a table: ``run.csv`` -> ``run.csv.json``."""
     return path.with_name(path.name + ".json")
 
 
+def check_writable(path) -> Path:
+    """Check, before a long computation, that :func:`write_table` can write ``path``: its
+    nearest existing ancestor is a folder in which a file can be created (a probe file, removed
+    at once; missing folders below it are created only when the table is written). Raises
+    OSError naming ``path``."""
+    path = Path(path)
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise OSError(f"out: cannot write {str(path)!r}: {str(folder)!r} is not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise OSError(f"out: cannot write {str(path)!r}: {exc.strerror or exc}") from None
+    return path
+
+
 def write_table(frame: pd.DataFrame, path, meta: dict) -> Path:
-    """Write ``frame`` as CSV or parquet (by suffix) with a JSON provenance sidecar, atomically."""
+    """Write ``frame`` as CSV or parquet (by suffix) with a JSON provenance sidecar, atomically
+    (through temporary files and renames). Errors name ``path``."""
     path = Path(path)
     if path.suffix not in (".csv", ".parquet"):
         raise ValueError(f"out must end in .csv or .parquet, got {str(path)!r}")
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    if path.suffix == ".csv":
-        frame.to_csv(tmp, index=False)
-    else:
-        frame.to_parquet(tmp, index=False)
     side_tmp = sidecar(tmp)
-    side_tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n")
-    os.replace(side_tmp, sidecar(path))
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".csv":
+            frame.to_csv(tmp, index=False)
+        else:
+            frame.to_parquet(tmp, index=False)
+        side_tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+        os.replace(side_tmp, sidecar(path))
+        os.replace(tmp, path)
+    except OSError as exc:
+        for leftover in (tmp, side_tmp):
+            leftover.unlink(missing_ok=True)
+        raise OSError(f"out: cannot write {str(path)!r}: {exc.strerror or exc}") from None
     return path
 
 
@@ -104,6 +143,12 @@ class FirstPassage:
     @property
     def chains(self) -> int:
         return self.steps.size
+
+    def __repr__(self) -> str:
+        return (f"FirstPassage(model={_describe(self.model)}, event={_describe(self.event)}, "
+                f"chains={self.chains}, events={self.events}, "
+                f"censored={self.chains - self.events}, max_steps={self.max_steps:g}, "
+                f"seed={_entropy(self.seed)})")
 
     @property
     def events(self) -> int:
@@ -156,6 +201,11 @@ class Run:
     def chains(self) -> int:
         return self.final.shape[0]
 
+    def __repr__(self) -> str:
+        kept = "" if self.times is None else f", states_kept={len(self.times)}"
+        return (f"Run(model={_describe(self.model)}, chains={self.chains}, "
+                f"n={self.final.shape[1]}, d={self.final.shape[2]}, steps={self.steps}{kept}, seed={_entropy(self.seed)})")
+
     @property
     def leaders(self) -> np.ndarray | None:
         """(chains, snapshots, n) bool: token i attends to itself (i in N_i) at ``times[r]``;
@@ -165,7 +215,8 @@ class Run:
         return np.diagonal(self.neighbours, axis1=2, axis2=3)
 
     def to_frame(self) -> pd.DataFrame:
-        """Tidy long table: chain, step, token and one column per coordinate (x0, x1, ...).
+        """Tidy long table: chain, step, token and one column per coordinate (coord0, coord1, ...;
+        not x0, the name of the initial configuration).
 
         Uses the trajectory when recorded, else the final states only.
         """
@@ -178,7 +229,7 @@ class Run:
                                          times, np.arange(n), indexing="ij")
         frame = pd.DataFrame({"chain": chain.ravel(), "step": step.ravel(), "token": token.ravel()})
         for k in range(d):
-            frame[f"x{k}"] = states[..., k].ravel()
+            frame[f"coord{k}"] = states[..., k].ravel()
         for key, value in _scalar_params(self.model, {}).items():
             frame[key] = value
         return frame

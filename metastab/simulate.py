@@ -7,18 +7,18 @@ chains (n×d) or one per chain (chains×n×d), and a keyword-only ``rng``.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable
 
+import numba
 import numpy as np
 
 from . import _kernels
 from .events import Compiled
 from .models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 from .results import FirstPassage, Run, provenance
-from ._validate import integer
+from ._validate import check_memory, integer
 from .rng import as_seed
 
 __all__ = ["simulate", "first_passage"]
@@ -30,14 +30,13 @@ _FIRST_CALL_STEPS = 16
 _CALL_SECONDS = 0.5
 # Largest |score| bound accepted at time 0 (beta * score differences must stay finite).
 _SCORE_LIMIT = 1e307
-# Largest share of the currently available memory a recorded trajectory may claim.
-_MEMORY_SHARE = 0.5
 
 
 def _initial(x0, chains) -> tuple[np.ndarray, int]:
-    """x0 as a contiguous (1 or C, n, d) float64 array, and the number of chains."""
+    """x0 as a (1 or C, n, d) float64 array (the caller's own array when it is one: the chains
+    run on a copy), and the number of chains."""
     try:
-        x = np.array(x0, dtype=float)
+        x = np.asarray(x0, dtype=float)
     except (TypeError, ValueError):
         raise ValueError("x0 must be a numeric n×d or chains×n×d array") from None
     if x.ndim not in (2, 3) or 0 in x.shape:
@@ -58,29 +57,66 @@ def _check_model(model):
         raise TypeError(f"model must be one of {[m.__name__ for m in _MODELS]}, got {model!r}")
 
 
+def kernels_cold(*dispatchers) -> bool:
+    """Whether calling any of these numba dispatchers will compile (nothing compiled in this
+    process and no fresh entry in numba's on-disk cache). False when numba cannot tell."""
+    for f in dispatchers:
+        try:
+            if not f.signatures and not f._cache._cache_file._load_index():
+                return True
+        except (AttributeError, OSError, ValueError):  # numba internals changed: stay quiet
+            continue
+    return False
+
+
+def announce_compile(progress, *dispatchers) -> None:
+    """One line on stderr before a first call that compiles, when a progress bar is shown."""
+    if progress is True and kernels_cold(*dispatchers):
+        sys.stderr.write("compiling kernels (once; later runs load them from the cache)...\n")
+        sys.stderr.flush()
+
+
 class _Progress:
-    """A one-line progress bar on stderr, or a user callback(steps_done, total, chains_done)."""
+    """A tqdm bar on stderr, or a user callback(steps_done, total, chains_done).
 
-    def __init__(self, progress, total: int, chains: int):
+    With ``by="steps"`` (every chain runs all ``total`` steps) the bar counts steps, whose cost is
+    even, and tqdm's estimate of the time left holds. With ``by="chains"`` (first passage) it
+    counts chains that stopped, with the current step and the elapsed time only: escape times
+    are random, so no honest estimate of the time left exists.
+    """
+
+    def __init__(self, progress, total, chains: int, *, by: str = "chains"):
         self.callback = progress if callable(progress) else None
-        self.show = progress is True
-        self.total, self.chains = total, chains
-        self.start = time.perf_counter()
+        self.total, self.by, self.bar = total, by, None
+        if progress is True:
+            from tqdm.auto import tqdm
 
-    def __call__(self, done_steps: int, done_chains: int):
+            if by == "steps":
+                self.bar = tqdm(total=int(total), unit="step", desc="steps", leave=True,
+                                file=sys.stderr, dynamic_ncols=True)
+            else:
+                self.bar = tqdm(total=chains, unit="chain", desc="chains stopped", leave=True,
+                                file=sys.stderr, dynamic_ncols=True,
+                                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}"
+                                " [{elapsed} elapsed{postfix}]")
+
+    def __call__(self, done_steps, done_chains: int):
         if self.callback is not None:
             self.callback(done_steps, self.total, done_chains)
-        elif self.show:
-            elapsed = time.perf_counter() - self.start
-            frac = done_steps / self.total
-            eta = elapsed * (1 - frac) / frac if frac > 0 else float("nan")
-            bar = "#" * int(30 * frac)
-            sys.stderr.write(f"\r[{bar:<30}] step {done_steps}/{self.total}  "
-                             f"chains done {done_chains}/{self.chains}  "
-                             f"{elapsed:6.1f}s elapsed, ~{eta:6.1f}s left")
-            if done_steps >= self.total or done_chains >= self.chains:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+        elif self.bar is not None:
+            if self.by == "steps":
+                self.bar.update(int(done_steps) - self.bar.n)
+            else:
+                self.bar.set_postfix_str(f"step {_count(done_steps)}", refresh=False)
+                self.bar.update(done_chains - self.bar.n)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _count(steps) -> str:
+    return f"{steps:.4g}" if isinstance(steps, float) and steps >= 1e7 else f"{int(steps)}"
 
 
 def _drive(model, X, state, total: int, compiled: Compiled | None, progress,
@@ -103,29 +139,35 @@ def _drive(model, X, state, total: int, compiled: Compiled | None, progress,
     if compiled.code != _kernels.NO_EVENT:
         _kernels.events_at(X, compiled.code, *compiled[1:], done)
         steps[done] = 0
-    report = _Progress(progress, total, C)
+    report = _Progress(progress, total, C,
+                       by="steps" if compiled.code == _kernels.NO_EVENT else "chains")
     t, chunk = 0, _FIRST_CALL_STEPS
-    while t < total and not done.all():
-        k = min(chunk, total - t)
-        if stops is not None:
-            following = stops[np.searchsorted(stops, t, side="right"):]
-            if following.size:
-                k = min(k, int(following[0]) - t)
-        gammas, P, use_P = model.step_arrays(d, t, k)
-        margins = model.margin_arrays(t, k)
-        tic = time.perf_counter()
-        _kernels.advance(model.code, X, B, beta, gammas, P, use_P, by_point, tol, state, t, k,
-                         compiled.code, *compiled[1:], steps, done, margins, rule)
-        if time.perf_counter() - tic < _CALL_SECONDS:
-            chunk *= 2
-        t += k
-        if not np.isfinite(X).all():
-            c = int(np.flatnonzero(~np.isfinite(X).all(axis=(1, 2)))[0])
-            raise FloatingPointError(f"chain {c} has a non-finite state by step {t}: scores "
-                                     f"overflowed, or a step matrix grew the hull without bound")
-        if on_chunk is not None:
-            on_chunk(t)
-        report(t, int(done.sum()))
+    try:
+        while t < total and not done.all():
+            k = min(chunk, total - t)
+            if stops is not None:
+                following = stops[np.searchsorted(stops, t, side="right"):]
+                if following.size:
+                    k = min(k, int(following[0]) - t)
+            gammas, P, use_P = model.step_arrays(d, t, k)
+            margins = model.margin_arrays(t, k)
+            tic = time.perf_counter()
+            _kernels.advance(model.code, X, B, beta, gammas, P, use_P, by_point, tol, state, t,
+                             k, compiled.code, *compiled[1:], steps, done, margins, rule,
+                             numba.get_num_threads())
+            if time.perf_counter() - tic < _CALL_SECONDS:
+                chunk *= 2
+            t += k
+            if not np.isfinite(X).all():
+                c = int(np.flatnonzero(~np.isfinite(X).all(axis=(1, 2)))[0])
+                raise FloatingPointError(f"chain {c} has a non-finite state by step {t}: scores "
+                                         f"overflowed, or a step matrix grew the hull without "
+                                         f"bound")
+            if on_chunk is not None:
+                on_chunk(t)
+            report(t, int(done.sum()))
+    finally:
+        report.close()
     return steps, done
 
 
@@ -141,14 +183,32 @@ def _check_scores(x, B):
                          f"that float64 softmax handles; rescale x0 or B")
 
 
-def _start(model, x0, chains, rng, first_chain):
+def _prepare(model, x0, chains, first_chain):
+    """Validated (x, C, first_chain): nothing of the size of the run is allocated yet."""
     _check_model(model)
     x, C = _initial(x0, chains)
     first_chain = integer("first_chain", first_chain, 0)
     _check_scores(x, model.key_query(x.shape[2]))
+    return x, C, first_chain
+
+
+def run_bytes(C: int, n: int, d: int) -> int:
+    """Memory of a run of C chains of n tokens in R^d: the state, the per-chain streams and
+    counters, the finiteness check's mask, and the kernels' scratch buffers per thread."""
+    import numba
+
+    state = 8 * C * n * d
+    scratch = 8 * n * (2 * min(n, _kernels._ROWS) + 4 * d + 8) + 8 * (d + 3) ** 2
+    return state + 48 * C + C * n * d + min(C, numba.get_num_threads()) * scratch
+
+
+def _start(model, x, C, rng, first_chain):
+    """The chains' state (a fresh (C, n, d) copy of x), the seed and the per-chain streams.
+    Call after the memory check."""
     seed = as_seed(rng)
-    X = np.ascontiguousarray(np.broadcast_to(x, (C,) + x.shape[1:]))
-    return x, X.copy(), seed, seed.streams(C, int(first_chain))
+    X = np.empty((C,) + x.shape[1:])
+    X[...] = x
+    return X, seed, seed.streams(C, first_chain)
 
 
 def _neighbour_sets(model, X, t: int, out: np.ndarray) -> None:
@@ -159,38 +219,37 @@ def _neighbour_sets(model, X, t: int, out: np.ndarray) -> None:
                             int(getattr(model, "rule", 0)), float(getattr(model, "tol", 0.0)), out)
 
 
-def _record_times(record_every, record_at, steps: int, snapshot_bytes: int):
-    """The steps at which simulate keeps the state (int64, increasing), or None; a request whose
-    snapshots would take more than _MEMORY_SHARE of the available memory is refused first."""
+def _record_plan(record_every, record_at, steps: int):
+    """(what, number of snapshots, steps or None) of a recording request, validated; the steps
+    of ``record_every`` are built by :func:`_record_times` once their memory is checked."""
     if record_every is not None and record_at is not None:
         raise ValueError("give record_every or record_at, not both")
     if record_every is not None:
         every = integer("record_every", record_every, 1)
-        what, count = f"record_every={every}", steps // every + 1 + (steps % every != 0)
-    elif record_at is not None:
-        try:
-            at = np.asarray(record_at)
-        except ValueError:  # ragged
-            at = np.empty(0)
-        if at.ndim != 1 or at.size == 0 or not np.issubdtype(at.dtype, np.integer):
-            raise ValueError(f"record_at must be a non-empty 1-D sequence of integers, "
-                             f"got {record_at!r}")
-        bad = (at < 0) | (at > steps)
-        if bad.any():
-            raise ValueError(f"record_at must lie in [0, steps={steps}], got {int(at[bad][0])}")
-        if (np.diff(at) <= 0).any():
-            raise ValueError("record_at must be strictly increasing")
-        what, count = "record_at", at.size
-    else:
-        return None
-    need = count * snapshot_bytes
-    avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    if need > _MEMORY_SHARE * avail:
-        raise MemoryError(f"{what}: the trajectory needs {need / 2**30:.2f} GiB, "
-                          f"more than half of the {avail / 2**30:.2f} GiB available")
-    if record_at is not None:
-        return at.astype(np.int64)
-    return np.union1d(np.arange(0, steps + 1, every, dtype=np.int64), [steps])
+        return f"record_every={every}", steps // every + 1 + (steps % every != 0), every
+    if record_at is None:
+        return None, 0, None
+    try:
+        at = np.asarray(record_at)
+    except ValueError:  # ragged
+        at = np.empty(0)
+    if at.ndim != 1 or at.size == 0 or not np.issubdtype(at.dtype, np.integer):
+        raise ValueError(f"record_at must be a non-empty 1-D sequence of integers, "
+                         f"got {record_at!r}")
+    bad = (at < 0) | (at > steps)
+    if bad.any():
+        raise ValueError(f"record_at must lie in [0, steps={steps}], got {int(at[bad][0])}")
+    if (np.diff(at) <= 0).any():
+        raise ValueError("record_at must be strictly increasing")
+    return "record_at", at.size, at.astype(np.int64)
+
+
+def _record_times(plan, steps: int):
+    """The steps at which simulate keeps the state (int64, increasing), or None."""
+    _, _, spec = plan
+    if spec is None or isinstance(spec, np.ndarray):
+        return spec
+    return np.union1d(np.arange(0, steps + 1, spec, dtype=np.int64), [steps])
 
 
 def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, record_at=None,
@@ -213,6 +272,8 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, reco
         Instead of ``record_every``: keep the states at exactly these steps (distinct, in
         [0, steps]; e.g. log-spaced), in increasing order.
     progress : bool or callable(steps_done, total, chains_done)
+        True: a tqdm bar on stderr (steps here; chains stopped in :func:`first_passage`), and
+        one line first when the kernels are about to be compiled.
     first_chain : int
         Index of the first chain (chain k's stream depends only on the seed and k).
     record_neighbours : bool
@@ -222,6 +283,12 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, reco
         step ``times[r]``; Hardmax: the leader set L_i) and ``Run.leaders`` (i in N_i). The
         sets at the last step use r_steps, so an r schedule then needs steps + 1 entries. Adds
         chains × snapshots × n × n bytes to the memory check.
+
+    Raises
+    ------
+    MemoryError
+        Before anything is allocated, when the run (state, trajectory, kernel buffers) would
+        take more than half of the available memory (``MemAvailable``); the message gives both.
 
     Examples
     --------
@@ -250,13 +317,19 @@ def simulate(model, x0, *, steps, chains=None, rng=None, record_every=None, reco
             raise ValueError(f"record_neighbours: the neighbour sets at the last step t = {steps} "
                              f"use r_{steps}, but the r schedule has {model.r.size} entries "
                              f"(give steps + 1)")
-    x, X, seed, state = _start(model, x0, chains, rng, first_chain)
+    x, C, first_chain = _prepare(model, x0, chains, first_chain)
+    n, d = x.shape[1:]
+    plan = _record_plan(record_every, record_at, steps)
+    what, count, _ = plan
+    sets = C * n * n if record_neighbours else 0
+    need = run_bytes(C, n, d) + count * (8 * C * n * d + sets) + sets
+    check_memory(f"{what}: the trajectory" if what else f"a run of {C} chains of {n} tokens in "
+                 f"R^{d}", need)
+    announce_compile(progress, _kernels.seed_streams, _kernels.advance)
+    X, seed, state = _start(model, x, C, rng, first_chain)
     snapshots, neighbours = None, None
-    C, n = X.shape[0], X.shape[1]
-    times = _record_times(record_every, record_at, steps,
-                          X.nbytes + (C * n * n if record_neighbours else 0))
+    times = _record_times(plan, steps)
     if times is not None:
-        count = times.size
         snapshots = np.empty((X.shape[0], count) + X.shape[1:])
         if record_neighbours:
             sets = np.empty((C, n, n), dtype=bool)
@@ -324,12 +397,21 @@ def first_passage(model, x0, event, *, max_steps, chains=None, rng=None, progres
     if not hasattr(event, "compile"):
         raise TypeError(f"event must be a LeaveBall, LeaveHull, ReachVertices or Collapse, "
                         f"got {event!r}")
-    x, X, seed, state = _start(model, x0, chains, rng, first_chain)
-    compiled = event.compile(np.ascontiguousarray(x), model.key_query(X.shape[2]))
+    x, C, first_chain = _prepare(model, x0, chains, first_chain)
+    n, d = x.shape[1:]
+    # the event's arrays may hold one copy of x, the last resolution check one of the censored
+    # chains' states
+    check_memory(f"a run of {C} chains of {n} tokens in R^{d}",
+                 run_bytes(C, n, d) + x.nbytes + 8 * C * n * d)
+    announce_compile(progress, _kernels.seed_streams, _kernels.advance,
+                     accelerate._accelerated.cross_logs)
     accelerate.check_resolution(model, x, what="initial configurations")
+    X, seed, state = _start(model, x, C, rng, first_chain)
+    compiled = event.compile(np.ascontiguousarray(x), model.key_query(d))
     tic = time.perf_counter()
     steps, done = _drive(model, X, state, max_steps, compiled, progress)
-    accelerate.check_resolution(model, X[~done], what="censored chains (final states)")
+    accelerate.check_resolution(model, X if not done.any() else X[~done],
+                                what="censored chains (final states)")
     meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
     return FirstPassage(steps=steps, censored=~done, final=X, max_steps=max_steps,
                         model=model.to_dict(), event=event.to_dict(), seed=seed.to_dict(),

@@ -597,3 +597,7 @@ def __getattr__(name):
 
         return getattr(scaling, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"ScalingFit", "fit_scaling", "fit_report"})

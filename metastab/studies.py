@@ -3,15 +3,24 @@
 A study is a folder ``studies/NAME/`` holding
 
 - ``config.toml``: its parameters; an optional ``[quick]`` table overrides top-level keys (and
-  merges into tables) for the reduced run that the test suite exercises;
+  merges into tables) for the reduced run that the test suite exercises; an ``[about]`` table
+  (``description``, and ``seconds_full`` / ``seconds_quick``, the measured wall times) describes
+  the study for ``metastab study --list`` and is not passed to the study;
 - ``run.py`` with ``run(config: dict, out: Path) -> None``: computes, writing tables with
   provenance sidecars (:func:`metastab.results.write_table`) into ``out``;
+- ``checks.py`` with ``checks(out: Path, config: dict) -> pandas.DataFrame``: the checks table
+  (:mod:`metastab.report`), computed from the tables in ``out`` and the thresholds of ``config``
+  only;
 - ``figures.py`` with ``figures(out: Path) -> None`` (PNG figures, reading ``out`` only) and
-  ``report(out: Path) -> str`` (markdown, reading ``out`` only, with a line ``Verdict: ...``).
+  ``report(out: Path) -> str`` (markdown, reading ``out`` only, ``checks.csv`` included; no
+  ``Verdict:`` line of its own).
 
-:func:`run_study` runs the three in order and writes ``out/report.md`` and ``out/run.json`` (the
-configuration used, the wall time of each stage and the provenance). Studies live in the
-repository, not in the installed package: run them from a clone.
+:func:`run_study` runs them in order: run, checks (``out/checks.csv``), figures, report; it ends
+the report with the checks table and the ``Verdict:`` line of :func:`metastab.report.verdict_line`
+and writes ``out/report.md`` and ``out/run.json`` (the configuration used, the wall time of each
+stage and the provenance). ``render=True`` skips the run and recomputes checks, figures and
+report from the tables already in ``out``. Studies live in the repository, not in the installed
+package: run them from a clone.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import report as _report
 from .results import provenance
 
 if sys.version_info >= (3, 11):
@@ -31,7 +41,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["study_root", "list_studies", "load_config", "run_study"]
+__all__ = ["study_root", "list_studies", "load_config", "study_about", "run_study"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
@@ -78,7 +88,15 @@ def load_config(name: str, *, quick: bool = False, path=None) -> dict:
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{file}: {exc}") from None
     over = config.pop("quick", {})
+    config.pop("about", None)
     return _merge(config, over) if quick else config
+
+
+def study_about(name: str) -> dict:
+    """The ``[about]`` table of study ``name``'s config: ``description`` (what it reproduces),
+    ``seconds_full`` and ``seconds_quick`` (measured wall times), each absent if not given."""
+    file = _folder(name) / "config.toml"
+    return tomllib.loads(file.read_text()).get("about", {}) if file.exists() else {}
 
 
 def _module(folder: Path, stem: str):
@@ -89,11 +107,22 @@ def _module(folder: Path, stem: str):
     return module
 
 
-def run_study(name: str, *, quick: bool = False, out=None, config=None, log=print) -> Path:
+def run_study(name: str, *, quick: bool = False, out=None, config=None, log=print,
+              render: bool = False) -> Path:
     """Run study ``name`` into ``out`` (default ``data/NAME`` beside ``studies/``; a quick run
     defaults to ``data/NAME/quick``); returns the path of ``report.md``.
 
     ``config`` replaces the study's ``config.toml`` by another TOML file (same keys).
+    ``render=True`` does not compute: it recomputes ``checks.csv``, the figures and the report
+    from the tables already in ``out``, whose recorded configuration must agree with the current
+    one on every key it has (keys added since, such as thresholds, are allowed).
+
+    Raises
+    ------
+    ValueError
+        If ``render`` and ``out`` holds no ``run.json``, or its configuration differs.
+    RuntimeError
+        If the study's report writes a ``Verdict:`` line of its own.
     """
     folder = _folder(name)
     cfg = load_config(name, quick=quick, path=config)
@@ -102,10 +131,29 @@ def run_study(name: str, *, quick: bool = False, out=None, config=None, log=prin
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     seconds = {}
+    if render:
+        previous = out / "run.json"
+        if not previous.is_file():
+            raise ValueError(f"render: {previous} does not exist; run the study first")
+        old = json.loads(previous.read_text())
+        changed = sorted(k for k, v in old.get("config", {}).items()
+                         if json.dumps(cfg.get(k), default=str) != json.dumps(v, default=str))
+        if changed:
+            raise ValueError(f"render: the tables in {out} were computed with another "
+                             f"configuration (keys {', '.join(changed)}); rerun the study")
+        seconds["run"] = old["seconds"]["run"]
+        quick = bool(old.get("quick", quick))
+    else:
+        tic = time.perf_counter()
+        log(f"study {name}: computing into {out}")
+        _module(folder, "run").run(cfg, out)
+        seconds["run"] = time.perf_counter() - tic
     tic = time.perf_counter()
-    log(f"study {name}: computing into {out}")
-    _module(folder, "run").run(cfg, out)
-    seconds["run"] = time.perf_counter() - tic
+    log(f"study {name}: checks")
+    checks = _module(folder, "checks").checks(out, cfg)
+    _report.write_checks(checks, out, {"study": name, "quick": quick, "config": cfg,
+                                       "provenance": provenance()})
+    seconds["checks"] = time.perf_counter() - tic
     draw = _module(folder, "figures")
     tic = time.perf_counter()
     log(f"study {name}: figures")
@@ -115,12 +163,16 @@ def run_study(name: str, *, quick: bool = False, out=None, config=None, log=prin
             "provenance": provenance()}
     (out / "run.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
     text = draw.report(out)
-    if not re.search(r"^Verdict: \S", text, re.MULTILINE):
-        raise RuntimeError(f"study {name}: its report has no 'Verdict: ...' line")
+    if re.search(r"^Verdict:", text, re.MULTILINE):
+        raise RuntimeError(f"study {name}: its report writes a 'Verdict:' line; the runner "
+                           "writes it from checks.csv")
     command = f"metastab study {name}" + (" --quick" if quick else "")
-    text = text.rstrip() + (f"\n\nComputed by `{command}` in {seconds['run']:.0f} s "
-                            f"(figures {seconds['figures']:.0f} s) on "
-                            f"{meta['provenance'].get('threads', '?')} numba threads.\n")
+    text = (text.rstrip() + "\n\n## Checks\n\nEvery criterion, from `checks.csv` (roles and the "
+            "verdict rule: `metastab.report`):\n\n" + _report.checks_markdown(checks) + "\n\n"
+            + _report.verdict_line(checks) + "\n"
+            + f"\nComputed by `{command}` in {seconds['run']:.0f} s (checks "
+            f"{seconds['checks']:.0f} s, figures {seconds['figures']:.0f} s) on "
+            f"{meta['provenance'].get('threads', '?')} numba threads.\n")
     report = out / "report.md"
     report.write_text(text)
     log(f"study {name}: wrote {report}")

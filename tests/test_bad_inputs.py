@@ -2,6 +2,7 @@
 
 import importlib
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import pytest
 import metastab as ms
 
 sim = importlib.import_module("metastab.simulate")
+validate = importlib.import_module("metastab._validate")
 
 X0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.5]])
 CHAIN = ms.SoftmaxChain(beta=1.0, gamma=0.5)
@@ -163,10 +165,11 @@ def test_trajectory_limit_is_a_share_of_available_memory(monkeypatch):
     """A small request is refused when the allowed share is tiny: the check runs on every
     recorded run, not only on absurd ones."""
     ms.simulate(CHAIN, X0, steps=100, record_every=1)
-    monkeypatch.setattr(sim, "_MEMORY_SHARE", 1e-12)
+    need = sim.run_bytes(1, 3, 2)
+    monkeypatch.setattr(validate, "available_memory", lambda: 2 * need + 100)
+    ms.simulate(CHAIN, X0, steps=100)  # the state alone fits
     with pytest.raises(MemoryError, match="record_every=1"):
         ms.simulate(CHAIN, X0, steps=100, record_every=1)
-    ms.simulate(CHAIN, X0, steps=100)  # no trajectory: no limit
 
 
 def test_step_matrix_that_blows_up_is_reported():
@@ -176,3 +179,60 @@ def test_step_matrix_that_blows_up_is_reported():
     model = ms.Hardmax(gamma=P, B=-np.eye(2))
     with pytest.raises(FloatingPointError, match=r"chain 0.*step"):
         ms.simulate(model, X0, steps=50)
+
+
+# --------------------------------------------------------------------------- memory
+
+
+@pytest.mark.parametrize("call", [
+    lambda: ms.simulate(CHAIN, X0, steps=1, chains=10**12),
+    lambda: ms.first_passage(CHAIN, X0, ms.LeaveBall(0.1), max_steps=1, chains=10**12),
+    lambda: ms.first_passage(CHAIN, X0, ms.LeaveBall(0.1), max_steps=1, chains=10**12,
+                             mode="accelerated"),
+], ids=["simulate", "first_passage", "accelerated"])
+def test_state_larger_than_memory_is_refused_before_allocating(call):
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoryError, match=r"10+ chains of 3 tokens in R\^2 needs [0-9.]+ GiB"):
+            call()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20
+
+
+def test_resolution_check_too_large_is_refused_before_allocating():
+    """Exact mode first computes every token's cross-group probability, with an n×n table per
+    thread: at n = 100000 that is 75 GiB, refused with the numbers (not a SystemError from the
+    kernel)."""
+    x0 = np.random.default_rng(0).normal(size=(100_000, 2))
+    with pytest.raises(MemoryError, match=r"100000 tokens.*needs [0-9.]+ GiB"):
+        ms.first_passage(CHAIN, x0, ms.LeaveBall(0.1), max_steps=1, chains=1)
+
+
+def test_the_state_is_copied_once():
+    """Peak memory of a run is one copy of the state (and the kernels' small buffers), not
+    three: measured with tracemalloc, which sees NumPy's allocations."""
+    chains = 20_000
+    x0 = np.random.default_rng(1).normal(size=(20, 2))
+    state = chains * x0.nbytes
+    ms.simulate(CHAIN, x0, steps=1, chains=2)            # compiled before measuring
+    tracemalloc.start()
+    try:
+        run = ms.simulate(CHAIN, x0, steps=1, chains=chains)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert run.final.nbytes == state
+    assert peak < 1.4 * state, peak / state
+
+
+def test_available_memory_is_memavailable():
+    """Free pages leave out the page cache that the kernel hands back on demand: the limit is
+    MemAvailable where /proc/meminfo has it."""
+    meminfo = Path("/proc/meminfo")
+    if not meminfo.exists():
+        pytest.skip("no /proc/meminfo")
+    line = next(x for x in meminfo.read_text().splitlines() if x.startswith("MemAvailable:"))
+    expected = int(line.split()[1]) * 1024
+    assert abs(validate.available_memory() - expected) < 0.05 * expected

@@ -1,5 +1,7 @@
 """Tests for metastab.configs: initial configurations."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -113,10 +115,43 @@ def test_near_vertices_small_beta_has_empty_erosion():
     near_vertices(PENTAGON, 10, 3000.0, rng=0)  # above the threshold it works
 
 
-def test_near_vertices_gives_up_after_max_tries():
-    # Just above the threshold the eroded cone is a sliver: acceptance is tiny.
-    with pytest.raises(ValueError, match=r"max_tries=500.*beta|beta.*max_tries=500"):
-        near_vertices(PENTAGON, 10, 1988.0, max_tries=500, rng=0)
+def test_near_vertices_is_fast_just_above_the_threshold():
+    # The pentagon's eroded cones open at beta ≈ 1987.5; there they are slivers that a rejection
+    # sampler from K accepted with probability ~1e-6. The exact sampler does not care.
+    tic = time.perf_counter()
+    X = near_vertices(PENTAGON, 5 + 5 * 2000, 1988.0, rng=0)
+    assert time.perf_counter() - tic < 5.0
+    groups = np.arange(X.shape[0] - 5) % 5
+    eta, delta = 1988.0 ** (-1 / 8), 1988.0 ** (-1 / 4)
+    for a in range(5):
+        assert PENTAGON.in_eroded_cone(X[5:][groups == a], a, eta, delta).all()
+
+
+def test_near_vertices_is_uniform_on_the_eroded_cone():
+    """Same law as rejection from the uniform law on K: two-sample KS on both coordinates and on
+    the distance to the vertex (fixed seeds, level 1%); the negative control, Dirichlet
+    weights on the cone's corners (not uniform), is rejected."""
+    from scipy.stats import ks_2samp
+
+    from metastab.configs import _eroded_cone
+
+    beta, m = 1e4, 3000
+    eta, delta = beta ** (-1 / 8), beta ** (-1 / 4)
+    exact = near_vertices(PENTAGON, 5 + 5 * m, beta, rng=1)[5::5]
+    pool = uniform_in(PENTAGON, 4_000_000, rng=2)
+    reject = pool[PENTAGON.in_eroded_cone(pool, 0, eta, delta)][:m]
+    assert len(reject) == m
+    corners = _eroded_cone(PENTAGON, 0, eta, delta).vertices
+    wrong = np.random.default_rng(3).dirichlet(np.ones(len(corners)), m) @ corners
+
+    def features(x):
+        return x[:, 0], x[:, 1], np.linalg.norm(x - PENTAGON.vertices[0], axis=1)
+
+    p_exact = min(ks_2samp(u, v).pvalue for u, v in zip(features(exact), features(reject)))
+    p_wrong = min(ks_2samp(u, v).pvalue for u, v in zip(features(wrong), features(reject)))
+    print(f"KS p exact {p_exact:.3g}, control {p_wrong:.3g}")
+    assert p_exact > 0.01 / 3, p_exact       # Bonferroni over the three features
+    assert p_wrong < 1e-6, p_wrong
 
 
 def test_near_vertices_degenerate_polytope():

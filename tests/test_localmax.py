@@ -361,8 +361,9 @@ def test_neighbours_count_in_the_memory_check(monkeypatch):
     states = 2 * x0.nbytes          # steps=1, record_every=1: two snapshots
     sets = 2 * n * n
     avail = (states + sets // 2) * 2  # enough for the states, not for states + sets
-    monkeypatch.setattr(sim.os, "sysconf",
-                        lambda key: {"SC_AVPHYS_PAGES": avail, "SC_PAGE_SIZE": 1}[key])
+    avail += 2 * sim.run_bytes(1, n, 1)  # and the run itself
+    monkeypatch.setattr(importlib.import_module("metastab._validate"), "available_memory",
+                        lambda: avail)
     ms.simulate(ms.Localmax(0.3, 0.1), x0, steps=1, record_every=1)
     with pytest.raises(MemoryError, match="record_every=1"):
         ms.simulate(ms.Localmax(0.3, 0.1), x0, steps=1, record_every=1, record_neighbours=True)

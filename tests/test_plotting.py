@@ -84,3 +84,16 @@ def test_arrhenius_figure_from_fits_and_callable_bound(frame):
         arrhenius_figure(fit, bound=0.3)
     with pytest.raises(ValueError, match="frame_or_fits"):
         arrhenius_figure([1, 2])
+
+
+def test_survival_figure_takes_a_list_of_results(tmp_path):
+    import metastab as ms
+
+    x0 = ms.regular_polygon(5).vertices
+    runs = [ms.first_passage(ms.SoftmaxChain(beta=b, gamma=0.5), x0, ms.LeaveBall(0.1),
+                             max_steps=200, chains=20, rng=1) for b in (1.0, 2.0)]
+    fig = survival_figure(runs, tmp_path / "s.png")
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert [label.split("  ")[0] for label in labels] == ["beta = 1", "beta = 2"]
+    with pytest.raises(ValueError, match="empty list"):
+        survival_figure([])

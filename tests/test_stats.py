@@ -227,11 +227,38 @@ def test_zero_events_report_the_one_sided_bound():
     assert efit.confidence_interval()[1] == pytest.approx(-math.log(0.05) / 1000)
 
 
-def test_zero_event_bound_covers_at_nominal_rate():
-    # the one-sided bound is exact: P[no event] <= α when the rate is at the bound
-    E = 1000
-    p = -math.expm1(math.log(0.05) / E)
-    assert (1 - p) ** E == pytest.approx(0.05)
+@pytest.mark.parametrize("p, level", [(1e-3, 0.95), (3e-4, 0.95), (1e-3, 0.80)])
+def test_rate_interval_covers_at_least_at_nominal_level(p, level):
+    # geometric escapes of 20 chains with budget 50 (exposure about 1000 steps, 0 to ~3
+    # events): the exact interval of escape_rate, zero-event bound included, covers the true
+    # rate in at least `level` of 4000 seeded replicates (3 standard errors of slack)
+    rng = np.random.default_rng(20260511)
+    reps, covered = 4000, 0
+    for _ in range(reps):
+        T = rng.geometric(p, 20)
+        steps, censored = np.minimum(T, 50), T > 50
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DiagnosticWarning)
+            lo, hi = escape_rate(steps, censored).confidence_interval(level)
+        covered += lo <= p <= hi
+    assert covered / reps >= level - 3 * math.sqrt(level * (1 - level) / reps)
+
+
+def test_rate_interval_coverage_control_detects_a_too_narrow_interval():
+    # negative control of the test above: an interval shrunk to half its width around the
+    # estimate must fall short of the nominal coverage
+    rng = np.random.default_rng(20260511)
+    reps, covered, p = 4000, 0, 1e-2
+    for _ in range(reps):
+        T = rng.geometric(p, 20)
+        steps, censored = np.minimum(T, 50), T > 50
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DiagnosticWarning)
+            fit = escape_rate(steps, censored)
+        lo, hi = fit.confidence_interval(0.95)
+        mid = fit.rate
+        covered += mid - (mid - lo) / 2 <= p <= mid + (hi - mid) / 2
+    assert covered / reps < 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
 
 
 def test_events_at_time_zero_are_excluded_with_a_warning():

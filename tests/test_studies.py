@@ -1,26 +1,100 @@
-"""Every study of studies/ runs in its quick form, end to end, so that none of them rots."""
+"""The studies of studies/: each runs in its quick form end to end, and every committed verdict,
+checks table, report and README headline number is recomputed from the committed tables."""
 
+import io
 import json
 import re
+import shutil
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
+from metastab import report as rp
 from metastab.cli import main
-from metastab.studies import list_studies, load_config, run_study
+from metastab.studies import _folder, _module, list_studies, load_config, run_study, study_about
 
 STUDIES = list_studies()
-DATA = Path(__file__).resolve().parents[1] / "data"
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"
+# a number: not inside a word, an exponent (^) or a longer number; a sentence's full stop may end it
+NUMBER = re.compile(r"(?<![\w.^−-])[−-]?\d+(?:\.\d+)?(?:e[+−-]?\d+)?(?!\w|\.\d)")
 
 
+def _verdict_line(text: str) -> str:
+    found = re.findall(r"^Verdict: .*$", text, re.MULTILINE)
+    assert len(found) == 1, f"a report has exactly one Verdict line, found {len(found)}"
+    return found[0]
+
+
+def verdict_problems(folder: Path) -> list[str]:
+    """What disagrees between a study folder's checks.csv, its verdict and its report."""
+    checks = rp.read_checks(folder / "checks.csv")
+    line = _verdict_line((folder / "report.md").read_text())
+    expected = rp.verdict_line(checks)
+    return [] if line == expected else [f"{folder.name}: report says {line!r}, the checks give "
+                                        f"{expected!r}"]
+
+
+def checks_problems(name: str, folder: Path) -> list[str]:
+    """Differences between the committed checks.csv and the one recomputed from the tables."""
+    committed = rp.read_checks(folder / "checks.csv")
+    fresh = _module(_folder(name), "checks").checks(folder, load_config(name))
+    fresh = rp.read_checks(io.StringIO(fresh.to_csv(index=False)))
+    problems = []
+    if list(fresh["criterion"]) != list(committed["criterion"]):
+        return [f"{name}: criteria {list(committed['criterion'])} != {list(fresh['criterion'])}"]
+    for col in ("role", "statement", "rule", "pass", "source"):
+        bad = fresh[col].astype(str) != committed[col].astype(str)
+        problems += [f"{name}: {c} {col}" for c in fresh.loc[bad, "criterion"]]
+    for col in ("measured", "low", "high", "threshold"):
+        a, b = fresh[col].to_numpy(float), committed[col].to_numpy(float)
+        ok = np.isclose(a, b, rtol=1e-9, atol=0, equal_nan=True)
+        problems += [f"{name}: {c} {col}" for c in fresh.loc[~ok, "criterion"]]
+    return problems
+
+
+def _readme_rows(text: str) -> dict:
+    rows = {}
+    for line in text.splitlines():
+        m = re.match(r"^\| `([a-z-]+)` \| (.*) \| (holds with a correction|holds|fails|"
+                     r"not tested) \| (.*) \| ([^|]*) \|$", line)
+        if m:
+            rows[m.group(1)] = {"verdict": m.group(3), "headline": m.group(4)}
+    return rows
+
+
+def _numbers(text: str) -> set:
+    return {n.replace("−", "-") for n in NUMBER.findall(text)}
+
+
+def readme_problems(readme: str, data: Path) -> list[str]:
+    """Studies whose README row has another verdict than their checks, or quotes a headline
+    number that their committed report does not contain."""
+    rows = _readme_rows(readme)
+    problems = [f"{n}: no README row" for n in STUDIES if n not in rows]
+    for name, row in rows.items():
+        verdict = rp.verdict(rp.read_checks(data / name / "checks.csv"))
+        if row["verdict"] != verdict:
+            problems.append(f"{name}: README says {row['verdict']!r}, the checks give {verdict!r}")
+        quoted = _numbers((data / name / "report.md").read_text())
+        missing = sorted(_numbers(row["headline"]) - quoted)
+        if missing:
+            problems.append(f"{name}: README headline numbers not in the report: {missing}")
+    return problems
+
+
+@pytest.mark.study
 @pytest.mark.parametrize("name", STUDIES)
-def test_quick_study_writes_data_figures_and_a_verdict(name, tmp_path):
+def test_quick_study_writes_data_checks_figures_and_a_computed_verdict(name, tmp_path):
     report = run_study(name, quick=True, out=tmp_path, log=lambda *a: None)
     text = report.read_text()
-    assert re.search(r"^Verdict: (holds|fails|holds with a correction)", text, re.MULTILINE), text
+    checks = rp.read_checks(tmp_path / "checks.csv")
+    assert _verdict_line(text) == rp.verdict_line(checks)
+    assert set(checks["role"]) <= set(rp.ROLES) and (checks["role"] == "claim").any()
     assert list(tmp_path.glob("*.png")), "a study draws at least one figure"
     tables = [p for p in tmp_path.iterdir() if p.suffix in (".csv", ".parquet")]
-    assert tables, "a study writes at least one table"
     for table in tables:
         assert table.with_name(table.name + ".json").exists(), f"{table.name} has no sidecar"
     meta = json.loads((tmp_path / "run.json").read_text())
@@ -28,11 +102,100 @@ def test_quick_study_writes_data_figures_and_a_verdict(name, tmp_path):
 
 
 @pytest.mark.parametrize("name", STUDIES)
-def test_every_study_has_a_quick_config_and_committed_results(name):
+def test_every_study_has_a_quick_config_description_and_committed_results(name):
     assert load_config(name, quick=True) != load_config(name), "--quick must reduce the run"
-    report = DATA / name / "report.md"
-    assert report.exists(), f"the full run's results are committed: {report} is missing"
-    assert re.search(r"^Verdict: ", report.read_text(), re.MULTILINE)
+    about = study_about(name)
+    assert about.get("description") and about.get("seconds_full") and about.get("seconds_quick")
+    assert "about" not in load_config(name)
+    assert (DATA / name / "report.md").exists() and (DATA / name / "checks.csv").exists()
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_committed_checks_are_recomputed_from_the_committed_tables(name):
+    assert checks_problems(name, DATA / name) == []
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_committed_verdict_is_the_verdict_of_the_committed_checks(name):
+    assert verdict_problems(DATA / name) == []
+
+
+def test_readme_verdicts_and_headline_numbers_follow_the_committed_data():
+    assert readme_problems((ROOT / "README.md").read_text(), DATA) == []
+
+
+def test_a_hand_edited_verdict_or_a_stale_readme_number_fails(tmp_path):
+    # negative controls of the three tests above, on edited copies
+    copy = tmp_path / "hardmax-nsd"
+    shutil.copytree(DATA / "hardmax-nsd", copy)
+    report = copy / "report.md"
+    report.write_text(re.sub(r"^Verdict: \w+", "Verdict: holds", report.read_text(),
+                             flags=re.MULTILINE))
+    assert verdict_problems(copy)
+    checks = rp.read_checks(copy / "checks.csv")
+    checks.loc[0, "measured"] *= 1.001
+    checks.to_csv(copy / "checks.csv", index=False)
+    assert checks_problems("hardmax-nsd", copy)
+    readme = (ROOT / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `metastability` |"))
+    assert "1.4985" in row
+    stale = row.replace("1.4985", "1.4987", 1)              # a number the data do not give
+    assert readme_problems(readme.replace(row, stale), DATA)
+    assert readme_problems(readme.replace("| fails |", "| holds |"), DATA)
+
+
+@pytest.mark.study
+@pytest.mark.parametrize("name", STUDIES)
+def test_committed_report_is_rendered_from_the_committed_tables(name, tmp_path):
+    # every number and sentence of the report, re-rendered from a copy of the tables
+    copy = tmp_path / name
+    shutil.copytree(DATA / name, copy, ignore=shutil.ignore_patterns("quick", "*.png"))
+    run_study(name, out=copy, render=True, log=lambda *a: None)
+
+    def body(path):
+        return re.sub(r"^Computed by .*$", "", path.read_text(), flags=re.MULTILINE)
+
+    assert body(copy / "report.md") == body(DATA / name / "report.md")
+
+
+def test_verdict_rule():
+    def frame(*rows):
+        return rp.checks_frame([rp.check(*r[:3], passed=r[3]) for r in rows])
+
+    assert rp.verdict(frame(("a", "claim", "x", True), ("b", "context", "y", None))) == "holds"
+    assert rp.verdict(frame(("a", "claim", "x", False), ("a/f", "correction", "x'", True))) \
+        == "holds with a correction"
+    # a correction of another claim does not rescue a failing one
+    assert rp.verdict(frame(("a", "claim", "x", False), ("b", "claim", "y", True),
+                            ("b/f", "correction", "y'", True))) == "fails"
+    assert rp.verdict(frame(("a", "claim", "x", False), ("a/f", "correction", "x'", False))) \
+        == "fails"
+    assert rp.verdict(frame(("a", "claim", "x", None))) == "not tested"
+    assert rp.verdict(frame(("a", "claim", "x", True), ("c", "control", "z", False))) \
+        == "not tested"
+    with pytest.raises(ValueError, match="context row"):
+        rp.check("c", "context", "z", passed=True)
+    with pytest.raises(ValueError, match="CLAIM/NAME"):
+        rp.check("fix", "correction", "z", passed=True)
+
+
+def test_render_refuses_tables_of_another_configuration(tmp_path):
+    copy = tmp_path / "geometry"
+    shutil.copytree(DATA / "geometry", copy, ignore=shutil.ignore_patterns("quick", "*.png"))
+    meta = json.loads((copy / "run.json").read_text())
+    meta["config"]["seed"] = 1
+    (copy / "run.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="another configuration .*seed"):
+        run_study("geometry", out=copy, render=True, log=lambda *a: None)
+
+
+def test_study_list_prints_what_each_study_reproduces_and_its_time(capsys):
+    assert main(["study", "--list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(STUDIES)
+    for name, line in zip(STUDIES, out):
+        assert line.startswith(name) and study_about(name)["description"] in line
+        assert re.search(r"\[quick/full: \d+ s/\d+ s\]$", line), line
 
 
 def test_unknown_study_is_one_line_and_exit_2(capsys):
@@ -41,3 +204,13 @@ def test_unknown_study_is_one_line_and_exit_2(capsys):
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown study 'no-such-study'" in err
+
+
+def test_checks_table_round_trips(tmp_path):
+    frame = rp.checks_frame([rp.check("a", "claim", "x", measured=1.5, low=1.0, high=2.0,
+                                      threshold=0.5, rule="low > threshold", passed=True),
+                             rp.check("b", "context", "y")])
+    rp.write_checks(frame, tmp_path, {})
+    back = rp.read_checks(tmp_path / "checks.csv")
+    assert list(back["pass"]) == ["true", "NA"] and back.loc[0, "low"] == 1.0
+    assert pd.isna(back.loc[1, "measured"])

@@ -29,16 +29,8 @@ from scipy.spatial.distance import pdist
 
 import metastab as ms
 from metastab import stats, theory
+from metastab.report import polytope_from_spec
 from metastab.results import provenance, write_table
-
-
-def build_polytope(spec: dict) -> ms.Polytope:
-    """A regular k-gon, or a random polygon (``seed``)."""
-    if spec["kind"] == "regular":
-        return ms.regular_polygon(int(spec["k"]))
-    if spec["kind"] == "random":
-        return ms.random_polygon(int(spec["k"]), rng=int(spec["seed"]))
-    raise ValueError(f"polytope kind must be 'regular' or 'random', got {spec['kind']!r}")
 
 
 def model(kind: str, beta: float, gamma: float, d: int):
@@ -155,7 +147,7 @@ def run(config: dict, out: Path) -> None:
     """Collapse times of SA_β and SA_P, the per-step check, curves and summaries."""
     out = Path(out)
     seed, gamma, ratio = int(config["seed"]), float(config["gamma"]), float(config["ratio"])
-    P = build_polytope(config["polytope"])
+    P = polytope_from_spec(config["polytope"])
     x0 = ms.in_cells(P, int(config["tokens"]), rng=np.random.SeedSequence(seed, spawn_key=(9,)))
     R = float(np.linalg.norm(x0, axis=1).max())
     meta = {"study": "collapse", "config": config, "provenance": provenance(),

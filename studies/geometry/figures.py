@@ -7,16 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from metastab.plotting import canvas
+from metastab.report import md_cell, read_tables
 from metastab.results import read_table
+from metastab.study_figures import axes_row, draw, palette
 
-FONT = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "legend.fontsize": 9}
-
-
-def _figure(ncols=1, width=6.0, height=5.0):
-    """A figure and its row of axes."""
-    fig, axes = canvas(1, ncols, width=width, height=height, squeeze=False)
-    return fig, axes[0]
 
 
 def _outline(ax, V, owns=None):
@@ -49,7 +43,7 @@ def _labels_image(ax, labels, box, k):
 def cells_figure(out: Path):
     maps, _ = read_table(out / "cells_maps.parquet")
     verts, _ = read_table(out / "cells_vertices.csv")
-    fig, axes = _figure(3, 12.0, 4.6)
+    fig, axes = axes_row(3, 12.0, 4.6)
     for ax, (name, g) in zip(axes, verts.groupby("panel", sort=False)):
         box = g[["xmin", "xmax", "ymin", "ymax"]].iloc[0].to_numpy()
         _labels_image(ax, maps[name].to_numpy(), box, len(g))
@@ -65,7 +59,7 @@ def dominance_figure(out: Path):
     labels, meta = read_table(out / "dominance_map.parquet")
     row = read_table(out / "dominance.csv")[0].iloc[0]
     box = np.array(meta["box"])[[0, 2, 1, 3]]
-    fig, (ax,) = _figure(1, 6.0, 6.2)
+    fig, (ax,) = axes_row(1, 6.0, 6.2)
     lab = labels["label"].to_numpy()
     size = int(round(np.sqrt(lab.size)))
     grid = np.ma.masked_less(lab.reshape(size, size).astype(float), 0)
@@ -91,7 +85,7 @@ def dominance_figure(out: Path):
 def quadratic_figure(out: Path):
     field, _ = read_table(out / "quadratic_field.parquet")
     rows, _ = read_table(out / "quadratic.csv")
-    fig, axes = _figure(len(rows), 5.4 * len(rows), 5.4)
+    fig, axes = axes_row(len(rows), 5.4 * len(rows), 5.4)
     for ax, (_, row) in zip(axes, rows.iterrows()):
         i = int(row["panel"])
         J = field[f"J{i}"].to_numpy()
@@ -113,7 +107,7 @@ def voronoi_figure(out: Path):
 
     data, _ = read_table(out / "voronoi.csv")
     data = data.assign(B=data["B_matrix"].astype(str))
-    fig, (ax,) = _figure(1, 7.0, 4.4)
+    fig, (ax,) = axes_row(1, 7.0, 4.4)
     sns.pointplot(data=data, x="k", y="agreement", hue="vertices", ax=ax, errorbar=("pi", 100),
                   dodge=0.3, markers=["o", "s"], linestyles=["-", "--"], capsize=0.15)
     ax.set_xlabel("number of vertices k")
@@ -127,30 +121,16 @@ def voronoi_figure(out: Path):
 
 def figures(out: Path) -> None:
     """Draw cells.png, dominance.png, quadratic.png and voronoi.png from the tables in ``out``."""
-    import matplotlib
-
-    out = Path(out)
-    with matplotlib.rc_context(FONT):  # local font sizes; global rcParams untouched
-        cells_figure(out)
-        dominance_figure(out)
-        quadratic_figure(out)
-        voronoi_figure(out)
-
-
-def _cell(text: str) -> str:
-    """Text for a markdown table cell: a literal '|' would end the cell."""
-    return text.replace("|", "\\|")
+    draw(out, cells_figure, dominance_figure, quadratic_figure, voronoi_figure)
 
 
 def report(out: Path) -> str:
     """Markdown report: measured geometry beside the paper's pictures and statements."""
     out = Path(out)
-    parity = read_table(out / "cells_parity.csv")[0]
-    own = read_table(out / "cells_ownership.csv")[0].iloc[0]
-    sampler = read_table(out / "sampler_parity.csv")[0]
-    dom = read_table(out / "dominance.csv")[0].iloc[0]
-    quad = read_table(out / "quadratic.csv")[0]
-    vor = read_table(out / "voronoi.csv")[0]
+    parity, own, sampler, dom, quad, vor = read_tables(
+        out, "cells_parity.csv", "cells_ownership.csv", "sampler_parity.csv", "dominance.csv",
+        "quadratic.csv", "voronoi.csv")
+    own, dom = own.iloc[0], dom.iloc[0]
     eq = vor[vor["vertices"] == "B-equinorm"]["agreement"]
     var = vor[vor["vertices"] == "varying norms"]["agreement"]
     lines = ["# Geometry: cells, dominance cones, erosions, landscape, Voronoi agreement", ""]
@@ -158,11 +138,14 @@ def report(out: Path) -> str:
               "were re-run seed for seed: their polygon samplers are reproduced in `run.py` and "
               "every set is recomputed with `metastab.Polytope` on the same grids.", ""]
     lines += ["## Cells (random polygons, unit vs raw inner products)", "",
+              "The label agreement below compares `Polytope.assign` with the scripts' argmax rule "
+              "as written: both implement the same rule, so it shows parity with the scripts "
+              "and cannot fail in practice; it carries no weight in the verdict.", "",
               "| panel | k | grid | labels = script labels | K-membership differs from the "
               "script's | vertices owning their cell | empty cells | smallest cell / area K |",
               "|---|---|---|---|---|---|---|---|"]
     for _, r in parity.iterrows():
-        lines.append(f"| {_cell(r['panel'])} | {r['k']} | {r['grid']}² | {r['label_agreement']:.6f} | "
+        lines.append(f"| {md_cell(r['panel'])} | {r['k']} | {r['grid']}² | {r['label_agreement']:.6f} | "
                      f"{r['inside_disagreements']} points | "
                      f"{r['vertices_owning']}/{r['k']} | {r['empty_cells']} | "
                      f"{r['smallest_cell_area'] / r['area_K']:.3f} |")
@@ -172,13 +155,17 @@ def report(out: Path) -> str:
               f"only {own['polygon_fraction_all_owning']:.3f} of the polygons have every vertex "
               "owning its cell; with unit-normalised products every vertex owns its cell "
               "(|v_a| > <v_a, v_b>/|v_b|); the paper's varying-norm figure uses unit products. "
-              "The genericity hypothesis of the positive-definite theorem is therefore a real "
-              "restriction for raw products with varying norms.", ""]
+              + ("The genericity hypothesis of the positive-definite theorem is therefore a real "
+                 "restriction for raw products with varying norms."
+                 if own["polygon_fraction_all_owning"] < 1 else
+                 "Every sampled polygon meets the genericity hypothesis of the positive-definite "
+                 "theorem even with raw products."), ""]
     same = dict(zip(sampler["equal_norm"], sampler["same_vertex_set"]))
     lines += [f"`metastab.random_polygon(k, own_cells=False, rng=seed)` returns the scripts' "
               f"vertex set for equal norms: {same.get(True)}; for varying norms: "
               f"{same.get(False)}.", ""]
     rel = lambda a, b: abs(a - b) / b  # noqa: E731
+    delta = float(dom["erosion"])
     lines += ["## Dominance cone and erosion", "",
               f"Equinorm {int(dom['k'])}-gon (seed of the script), vertex {int(dom['target'])}, "
               f"η = {dom['eta']:g}, erosion δ = {dom['erosion']:g}, grid {int(dom['grid'])}² "
@@ -192,38 +179,34 @@ def report(out: Path) -> str:
               f"Relative differences to the exact areas: package {rel(dom['area_package_grid'], dom['area_exact']):.1e} "
               f"/ {rel(dom['eroded_area_package_grid'], dom['eroded_area_exact']):.1e}, script "
               f"{rel(dom['area_script'], dom['area_exact']):.1e} / "
-              f"{rel(dom['eroded_area_script'], dom['eroded_area_exact']):.1e} (the script's hull of "
-              "grid points lies inside the true cone, so it is biased low by about one grid step "
-              "times the perimeter). Package membership equals the exact half-plane test on "
+              f"{rel(dom['eroded_area_script'], dom['eroded_area_exact']):.1e} (*explanation, not "
+              "tested:* the script's hull of grid points lies inside the true cone, so it is "
+              "biased low by about one grid step times the perimeter). Package membership equals the exact half-plane test on "
               f"{dom['membership_agreement']:.6f} of the grid; the cone lies in the target's own "
               f"cell: {bool(dom['cone_inside_own_cell'])}; its inradius is "
-              f"{dom['inradius_package']:.4f} ≥ δ, so the erosion is non-empty.", ""]
+              f"{dom['inradius_package']:.4f} "
+              + (f"≥ δ = {delta:g}, so the erosion is non-empty."
+                 if dom["inradius_package"] >= delta else
+                 f"< δ = {delta:g}, so the erosion is empty."), ""]
     lines += ["## Quadratic landscape J(x) = ½<Bx, x> over K", "",
               "| B | max J on grid | max J at vertices | min J at vertices | min J on grid | "
               "0 in K |", "|---|---|---|---|---|---|"]
     for _, r in quad.iterrows():
         lines.append(f"| {r['B']} | {r['J_max_grid']:.5f} | {r['J_max_vertices']:.5f} | "
                      f"{r['J_min_vertices']:.5f} | {r['J_min_grid']:.2e} | {r['origin_in_K']} |")
-    lines += ["", "J is convex, so its maximum over K is attained at vertices: the grid maximum "
-              "stays below the vertex value (the gap is the grid's distance to the vertices); with "
-              "vertices on the level set <Bv, v> = 1 every vertex is a maximiser (J = ½), and the "
-              "minimum is at the origin, inside K.", ""]
+    gap = float((quad["J_max_grid"] - quad["J_max_vertices"]).max())
+    lines += ["", "J is convex, so its maximum over K is attained at vertices (structural, not a "
+              f"test): the grid maximum minus the vertex maximum is at most {gap:.2e}; with "
+              "vertices on the level set <Bv, v> = 1 every vertex value is "
+              f"{quad['J_max_vertices'].max():.6f}, and the grid minimum "
+              f"is {quad['J_min_grid'].max():.1e} (J = 0 at the origin; the origin lies in K: "
+              f"{bool(quad['origin_in_K'].all())}).", ""]
     lines += ["## Voronoi agreement", "",
               f"Fraction of grid points of K where the cell label argmax_a <Bx, v_a> equals the "
               f"B-Voronoi label argmin_a <B(x − v_a), x − v_a>, over {len(eq)} B-equinorm polygons "
               f"({vor['B_matrix'].nunique()} matrices B, k in {sorted(int(k) for k in vor['k'].unique())}): "
               f"min {eq.min():.6f}, mean {eq.mean():.6f} (published: 1, the cells are "
-              f"Vor_B(v_a) ∩ K). Negative control, the same angles with radii uniform in "
+              f"Vor_B(v_a) ∩ K; check `voronoi_equinorm`). Negative control, the same angles with radii uniform in "
               f"[0.4, 1]: min {var.min():.3f}, mean {var.mean():.3f}, max {var.max():.3f}.", ""]
-    cells_ok = bool((parity["label_agreement"] == 1.0).all())
-    ok = (cells_ok and eq.min() == 1.0 and dom["membership_agreement"] == 1.0
-          and (quad["J_max_grid"] <= quad["J_max_vertices"] + 1e-12).all())
     lines += ["Figures: `cells.png`, `dominance.png`, `quadratic.png`, `voronoi.png`.", ""]
-    verdict = ("Verdict: holds — the package reproduces the paper's cells, cones and erosions "
-               "(labels identical to the scripts' on every grid point of K; areas equal to "
-               "grid accuracy), and equinorm cells coincide with B-Voronoi cells on every grid "
-               "point." if ok else
-               "Verdict: fails — see the tables: a geometric statement or the parity with the "
-               "paper's scripts does not hold on the grid.")
-    lines.append(verdict)
     return "\n".join(lines) + "\n"

@@ -25,7 +25,8 @@ from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, HalfspaceIntersection
 
 import metastab as ms
-from metastab.results import provenance, write_table
+from metastab.report import study_meta
+from metastab.results import write_table
 
 
 # --------------------------------------------------------------------------- the paper's samplers
@@ -322,8 +323,7 @@ def run_voronoi(cfg, seed, out, meta):
 def run(config: dict, out: Path) -> None:
     """Compute every table of the geometry study into ``out``."""
     seed = int(config["seed"])
-    meta = {"study": "geometry", "config": config, "seed": seed, "provenance": provenance()}
-    run_cells(config["cells"], seed, out, meta)
-    run_dominance(config["dominance"], seed, out, meta)
-    run_quadratic(config["quadratic"], seed, out, meta)
-    run_voronoi(config["voronoi"], seed, out, meta)
+    meta = study_meta("geometry", config)
+    for part, compute in (("cells", run_cells), ("dominance", run_dominance),
+                          ("quadratic", run_quadratic), ("voronoi", run_voronoi)):
+        compute(config[part], seed, out, meta)

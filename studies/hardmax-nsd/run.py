@@ -26,7 +26,8 @@ from scipy.optimize import nnls
 from scipy.spatial.distance import pdist
 
 import metastab as ms
-from metastab.results import provenance, write_table
+from metastab.report import study_meta
+from metastab.results import write_table
 
 # Weight of the row Σλ = 1 in the non-negative least squares for the hull minimum, relative to
 # the scale of the points: the constraint is then met to ~1e-12 relative, and λ is renormalised
@@ -228,7 +229,7 @@ def run_random(cfg, seed, out, meta):
 def run(config: dict, out: Path) -> None:
     """Compute the counterexample, symmetric-polygon and random-configuration tables."""
     seed = int(config["seed"])
-    meta = {"study": "hardmax-nsd", "config": config, "seed": seed, "provenance": provenance()}
+    meta = study_meta("hardmax-nsd", config)
     run_counterexample(config["counterexample"], out, meta)
     run_symmetric(config["symmetric"], out, meta)
     run_random(config["random"], seed, out, meta)

@@ -8,24 +8,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metastab.plotting import canvas
+from metastab.report import checks_config
 from metastab.results import read_table
+from metastab.study_figures import axes_row, draw, palette
 
-FONT = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "legend.fontsize": 9}
 # Smallest normalised distance drawn on log axes: float64 roundoff of |x − v| / |x^0 − v|.
 EPS_FLOOR = 1e-17
-
-
-def _figure(ncols=1, width=6.0, height=4.5):
-    """A figure and its row of axes."""
-    fig, axes = canvas(1, ncols, width=width, height=height, squeeze=False)
-    return fig, axes[0]
-
-
-def _palette(n):
-    import seaborn as sns
-
-    return sns.color_palette("colorblind", n)
 
 
 def halving_limit() -> float:
@@ -35,10 +23,10 @@ def halving_limit() -> float:
 
 def rates_figure(out: Path):
     lines, _ = read_table(out / "lines.csv")
-    fig, (left, right) = _figure(2, 12.0, 6.0)
+    fig, (left, right) = axes_row(2, 12.0, 6.0)
     first = lines["polytope"].iloc[0]
     schedules = list(dict.fromkeys(lines["schedule"]))
-    for colour, name in zip(_palette(len(schedules)), schedules):
+    for colour, name in zip(palette(len(schedules)), schedules):
         g = lines[(lines["polytope"] == first) & (lines["schedule"] == name)]
         left.plot(g["step"], g["product"].clip(lower=EPS_FLOOR), "--", color=colour, lw=1.5)
         left.plot(g["step"], g["ratio_max"].clip(lower=EPS_FLOOR), "o", color=colour, ms=3.5,
@@ -56,7 +44,7 @@ def rates_figure(out: Path):
                    r"$\prod_{\tau<t}(1-\gamma^\tau)$ (dashed)")
     left.legend(loc="lower left")
     for (poly, name), g in lines.groupby(["polytope", "schedule"], sort=False):
-        colour = _palette(len(schedules))[schedules.index(name)]
+        colour = palette(len(schedules))[schedules.index(name)]
         marker = {p: m for p, m in zip(dict.fromkeys(lines["polytope"]), "o^s")}[poly]
         right.plot(g["step"], g["vector_error"].clip(lower=EPS_FLOOR), marker=marker, ms=3,
                    lw=0.8, color=colour, label=f"{poly}, {name}")
@@ -73,7 +61,7 @@ def paths_figure(out: Path):
     paths, _ = read_table(out / "paths.csv")
     name = next(s for s in dict.fromkeys(paths["schedule"]) if s.startswith("constant"))
     g = paths[paths["schedule"] == name]
-    fig, (ax,) = _figure(1, 6.0, 6.0)
+    fig, (ax,) = axes_row(1, 6.0, 6.0)
     start = g[g["step"] == 0].sort_values("token")
     end = g[g["step"] == g["step"].max()].sort_values("token")
     fixed = np.isclose(start["x"].to_numpy(), end["x"].to_numpy(), atol=0) & np.isclose(
@@ -82,7 +70,7 @@ def paths_figure(out: Path):
     order = np.argsort(np.arctan2(V[:, 1], V[:, 0]))
     closed = np.vstack([V[order], V[order][:1]])
     ax.plot(closed[:, 0], closed[:, 1], "k-", lw=1)
-    colours = _palette(len(V))
+    colours = palette(len(V))
     for token, path in g.groupby("token"):
         xy = path.sort_values("step")[["x", "y"]].to_numpy()
         colour = colours[int(np.argmin(np.linalg.norm(V - xy[-1], axis=1)))]
@@ -103,12 +91,12 @@ def paths_figure(out: Path):
 def ode_figure(out: Path):
     table, _ = read_table(out / "ode.csv")
     curves, _ = read_table(out / "ode_curves.csv")
-    fig, (left, right) = _figure(2, 12.0, 4.6)
+    fig, (left, right) = axes_row(2, 12.0, 4.6)
     coarse = sorted(curves["dt"].unique())[::-1][:3]
     exact = curves[curves["dt"] == curves["dt"].min()]
     left.plot(exact["t"], exact["x_exact"], "k--", lw=1.5,
               label=r"exact $e^{-t}x^0 + (1-e^{-t})v$")
-    for colour, dt in zip(_palette(len(coarse)), coarse):
+    for colour, dt in zip(palette(len(coarse)), coarse):
         g = curves[curves["dt"] == dt]
         left.plot(g["t"], g["x_euler"], "o", color=colour, ms=3.5,
                   label=f"hardmax steps, γ = Δt = {dt:g}")
@@ -134,8 +122,8 @@ def _wilson(count, total):
 
 def gaussian_figure(out: Path):
     table, _ = read_table(out / "gaussian.csv")
-    fig, (left, right) = _figure(2, 12.0, 4.6)
-    for colour, (k, g) in zip(_palette(table["k"].nunique()), table.groupby("k")):
+    fig, (left, right) = axes_row(2, 12.0, 4.6)
+    for colour, (k, g) in zip(palette(table["k"].nunique()), table.groupby("k")):
         frac = g["vertices_not_owning"] / g["vertices"]
         ci = np.array([_wilson(c, t) for c, t in zip(g["vertices_not_owning"], g["vertices"])])
         seen = frac > 0
@@ -166,14 +154,7 @@ def gaussian_figure(out: Path):
 
 def figures(out: Path) -> None:
     """Draw rates.png, paths.png, ode.png and gaussian.png from the tables in ``out``."""
-    import matplotlib
-
-    out = Path(out)
-    with matplotlib.rc_context(FONT):  # local font sizes; global rcParams untouched
-        rates_figure(out)
-        paths_figure(out)
-        ode_figure(out)
-        gaussian_figure(out)
+    draw(out, rates_figure, paths_figure, ode_figure, gaussian_figure)
 
 
 def _line_summary(lines: pd.DataFrame, floor: float) -> pd.DataFrame:
@@ -216,15 +197,23 @@ def report(out: Path) -> str:
                     f"{r['measured']:.4e} | {r['predicted']:.4e} | {r['rate_error']:.1e} | "
                     f"{r['vector_error']:.1e} | {r['vertex_moved']:.1e} |")
     halving = summary[summary["schedule"].str.startswith("γ^τ = 2")]
+    straight = summary["vector_error"].max()
+    resolved = summary["vector_error_resolved"].max()
     limit = halving_limit()
     text += ["", f"With γ^τ = 2^(−τ−1) the tokens stop at {halving['measured'].mean():.6f} of "
-             f"their initial distance (Π_τ(1 − 2^(−τ−1)) = {limit:.6f}): they never reach their "
-             "vertex. The straight-line identity still holds, but the convergence claim "
+             f"their initial distance (Π_τ(1 − 2^(−τ−1)) = {limit:.6f}): "
+             + ("they never reach their vertex" if halving["measured"].min() > 0 else
+                "some reach their vertex")
+             + f". The straight-line identity holds to {straight:.0e} ("
+             + ("roundoff" if resolved <= checks_config(out)["roundoff"] else
+                "above `roundoff`")
+             + f", {resolved:.0e} while Π ≥ {floor:g}), but the convergence claim "
              "(\"at least exponential\") needs inf_τ γ^τ > 0 (convergence at all needs "
              "Σ_τ γ^τ = ∞). With γ^τ = 1 − e^{−a(τ+1)} the product is e^{−a t(t+1)/2}: "
-             "super-exponential, as published, down to a floor of ~1e-12: once a token is that close "
-             "to its vertex its score ties with the vertex's within the relative tie tolerance of "
-             "`Hardmax` (1e-12), the leaders become an average, and vertices move by ~1e-13.",
+             "super-exponential, as published (a mathematical remark, given the straight-line "
+             "identity measured above). *Explanation, not tested:* below "
+             "~1e-12 a token's score ties with its vertex's within the relative tie tolerance of "
+             "`Hardmax` (1e-12), the leaders become an average, and the vertices move.",
              ""]
     slope, _, _, _, _ = stats.linregress(np.log(ode["dt"]), np.log(ode["max_error"]))
     text += ["## Hardmax ODE", "",
@@ -235,8 +224,9 @@ def report(out: Path) -> str:
     for _, r in ode.iterrows():
         text.append(f"| {r['dt']:g} | {int(r['steps'])} | k = {int(r['record_every'])} | "
                     f"{r['max_error']:.3e} | {r['first_order_constant']:.4f} |")
-    text += ["", f"Fitted order {slope:.3f} (first order expected); error/Δt → "
-             f"{ode['first_order_constant'].iloc[-1]:.4f} against 1/(2e) = {1 / (2 * np.e):.4f} "
+    text += ["", f"Fitted order {slope:.3f} (the explicit Euler scheme is of order 1, a "
+             f"mathematical remark); error/Δt at the last Δt of the table "
+             f"{ode['first_order_constant'].iloc[-1]:.4f} against its limit 1/(2e) = {1 / (2 * np.e):.4f} "
              "(the maximum of |(1 − Δt)^m − e^{−mΔt}|, reached at t = 1).", ""]
     text += ["## Gaussian vertices, d → ∞", "",
              "Published: for k i.i.d. Gaussian vertices every vertex owns its cell with "
@@ -251,30 +241,20 @@ def report(out: Path) -> str:
         worst = max(worst, abs(p_hat - p) / se if se > 0 else 0.0)
         text.append(f"| {int(r['k'])} | {int(r['d'])} | {p_hat:.2e} | {p:.2e} | "
                     f"{1 - r['polytopes_not_all_owning'] / r['draws']:.4f} |")
-    reach = gauss[gauss["polytopes_not_all_owning"] / gauss["draws"] <= 0.01].groupby("k")["d"].min()
+    miss = float(checks_config(out)["gaussian_miss"])      # the threshold of the checks
+    reach = gauss[gauss["polytopes_not_all_owning"] / gauss["draws"] <= miss].groupby("k")["d"].min()
     tail = gauss[gauss["k"] == gauss["k"].min()].tail(2)
     decay = -np.diff(np.log(1 - tail["theory_vertex_owning"].to_numpy()))[0] / np.diff(
         tail["d"].to_numpy())[0]
     text += ["", f"Largest deviation measured vs exact: {worst:.1f} standard errors (vertex "
              "draws within one polytope are dependent, so this is indicative). Every vertex owns "
-             "its cell in ≥ 99 % of draws from d = "
+             f"its cell in ≥ {100 * (1 - miss):g} % of draws (`gaussian_miss`) from d = "
              + ", ".join(f"{int(d)} (k = {int(k)})" for k, d in reach.items())
-             + f"; the non-owning fraction decays geometrically in d: the exact curve falls by "
-             f"e^−{decay:.3f} per unit of d at the largest d (k = {int(gauss['k'].min())}), "
-             f"approaching ln 2/2 = {np.log(2) / 2:.3f}, since 1 − P[own] ≈ (k − 1) E[Φ̄(√Q)] and "
-             "E[e^{−Q/2}] = 2^{−d/2} (log scale in `gaussian.png`).",
+             + f"; the exact curve of the non-owning fraction falls by "
+             f"e^−{decay:.3f} per unit of d at the largest d (k = {int(gauss['k'].min())}; "
+             f"log scale in `gaussian.png`). *Remark (mathematical):* since 1 − P[own] ≈ "
+             "(k − 1) E[Φ̄(√Q)] and E[e^{−Q/2}] = 2^{−d/2}, the rate tends to ln 2/2 = "
+             f"{np.log(2) / 2:.3f} as d → ∞.",
              ""]
-    straight = summary["vector_error"].max()
-    resolved = summary["vector_error_resolved"].max()
     text += ["Figures: `rates.png`, `paths.png`, `ode.png`, `gaussian.png`.", ""]
-    ok = straight < 1e-10 and 0.9 < slope < 1.1
-    text.append(
-        f"Verdict: holds with a correction — the straight-line law holds to {resolved:.0e} "
-        f"(roundoff) for every polytope and schedule while Π ≥ {floor:g}, and to {straight:.0e} "
-        "at the tie-tolerance floor; the ODE and Gaussian claims "
-        "hold as published; but a schedule with Σγ^τ < ∞ (2^(−τ−1)) stops short at "
-        f"{limit:.3f} of the initial distance, so \"at least exponential\" needs inf_τ γ^τ > 0."
-        if ok else
-        "Verdict: fails — the straight-line law or the ODE comparison deviates beyond roundoff; "
-        "see the tables.")
     return "\n".join(text) + "\n"

@@ -23,7 +23,8 @@ import pandas as pd
 from scipy import integrate, stats
 
 import metastab as ms
-from metastab.results import provenance, write_table
+from metastab.report import study_meta
+from metastab.results import write_table
 
 
 # --------------------------------------------------------------------------- inputs
@@ -169,7 +170,6 @@ def run_gaussian(cfg, seed, out, meta):
 def run(config: dict, out: Path) -> None:
     """Compute the straight-line, ODE and Gaussian-vertices tables into ``out``."""
     seed = int(config["seed"])
-    meta = {"study": "hardmax-psd", "config": config, "seed": seed, "provenance": provenance()}
-    run_lines(config["lines"], seed, out, meta)
-    run_ode(config["ode"], seed, out, meta)
-    run_gaussian(config["gaussian"], seed, out, meta)
+    meta = study_meta("hardmax-psd", config)
+    for part, compute in (("lines", run_lines), ("ode", run_ode), ("gaussian", run_gaussian)):
+        compute(config[part], seed, out, meta)

@@ -31,16 +31,8 @@ import pandas as pd
 
 import metastab as ms
 from metastab import stats, theory
+from metastab.report import polytope_from_spec
 from metastab.results import provenance, write_table
-
-
-def build_polytope(spec: dict) -> ms.Polytope:
-    """A regular k-gon, or a random polygon (``seed``) whose vertices own their cells."""
-    if spec["kind"] == "regular":
-        return ms.regular_polygon(int(spec["k"]))
-    if spec["kind"] == "random":
-        return ms.random_polygon(int(spec["k"]), rng=int(spec["seed"]))
-    raise ValueError(f"polytope kind must be 'regular' or 'random', got {spec['kind']!r}")
 
 
 def start(P: ms.Polytope, n: int, margin: float, rng) -> np.ndarray:
@@ -245,7 +237,7 @@ def run(config: dict, out: Path) -> None:
     """Compute the distance-over-time table, the tracking times and their summaries."""
     out = Path(out)
     seed, gamma, eps = int(config["seed"]), float(config["gamma"]), float(config["eps"])
-    P = build_polytope(config["polytope"])
+    P = polytope_from_spec(config["polytope"])
     x0 = start(P, int(config["tokens"]), float(config["cone_margin"]),
                np.random.SeedSequence(seed, spawn_key=(9,)))
     t0 = settle_steps(P, x0, gamma, eps, float(config["settle"]))

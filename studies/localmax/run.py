@@ -30,10 +30,6 @@ from scipy.spatial import ConvexHull, QhullError
 import metastab as ms
 from metastab.results import provenance, write_table
 
-# two points are one cluster when closer than this, relative to the configuration's size
-CLUSTER_TOL = 1e-9
-# neighbour sets are read while some token is farther than this (relative) from its limit
-RESOLUTION = 1e-9
 
 
 # --------------------------------------------------------------------------- inputs
@@ -183,7 +179,7 @@ def measure(names: list[str], X0: np.ndarray, spec: dict, cfg: dict, hardmax_lim
     Returns one summary row per configuration, their time series (when ``keep_series``) and
     (paths (C, horizon + 1, n, 2), leaders (C, horizon + 1, n) or None for softmax). The limit is the state at ``horizon``; the neighbour sets are
     read up to the *resolution step*, the first step at which every token is within
-    ``RESOLUTION`` (relative) of its limit: beyond it, a token and the point it converges to
+    ``cfg["resolution"]`` (relative) of its limit: beyond it, a token and the point it converges to
     tie in floating point and their neighbour sets flicker with rounding, not with the dynamics.
     """
     horizon, series, gamma = int(cfg["horizon"]), int(cfg["series"]), float(cfg["gamma"])
@@ -196,11 +192,11 @@ def measure(names: list[str], X0: np.ndarray, spec: dict, cfg: dict, hardmax_lim
         x0, path = X0[c], run.trajectory[c]
         limit = path[-1]
         scale = float(np.abs(x0).max())
-        tol = CLUSTER_TOL * scale
+        tol = cfg["cluster_tol"] * scale
         dist = np.sqrt(((path - limit[None]) ** 2).sum(axis=2))  # (horizon + 1, n)
         moving = dist[0] > tol
         full = dist[:, moving].max(axis=1) if moving.any() else np.zeros(horizon + 1)
-        small = np.flatnonzero(full <= RESOLUTION * scale)
+        small = np.flatnonzero(full <= cfg["resolution"] * scale)
         t_res = int(small[0]) if small.size else horizon
         areas = np.empty(series + 1)
         nverts = np.empty(series + 1, dtype=np.int64)
@@ -212,11 +208,11 @@ def measure(names: list[str], X0: np.ndarray, spec: dict, cfg: dict, hardmax_lim
                 else np.full(series + 1, np.nan))
         # asymptotic decay rate: fitted where the largest distance is between 1e-3 and the
         # resolution (relative), past the transient and above the rounding floor
-        fit = np.flatnonzero((full < 1e-3 * scale) & (full > RESOLUTION * scale))
+        fit = np.flatnonzero((full < 1e-3 * scale) & (full > cfg["resolution"] * scale))
         rate = (float(np.exp(np.polyfit(fit, np.log(full[fit]), 1)[0])) if fit.size >= 3
                 else np.nan)
         step_change = float(np.abs(path[-1] - path[-2]).max())
-        settled = step_change <= 1e-12 * scale
+        settled = step_change <= cfg["roundoff"] * scale
         row = dict(config=name, label=spec["label"], family=spec["family"],
                    r=spec.get("r", np.nan), beta=spec.get("beta", np.nan),
                    schedule=spec.get("schedule", ""), n=len(x0),
@@ -230,9 +226,9 @@ def measure(names: list[str], X0: np.ndarray, spec: dict, cfg: dict, hardmax_lim
                    moving=int(moving.sum()),
                    # the limit is the state at the horizon: arrivals are looked for before it,
                    # and only where the run has settled (else "the limit" is not one)
-                   tokens_at_limit=(arrivals(dist[:-1, moving], RESOLUTION * scale)
+                   tokens_at_limit=(arrivals(dist[:-1, moving], cfg["resolution"] * scale)
                                     if settled else np.nan),
-                   config_at_limit=(bool(arrivals(full[:-1, None], RESOLUTION * scale))
+                   config_at_limit=(bool(arrivals(full[:-1, None], cfg["resolution"] * scale))
                                     if settled else np.nan),
                    min_dist_series=float(np.nanmin(mind[1:])) if moving.any() else np.nan,
                    max_dist_series=float(maxd[-1]), decay_rate=rate)

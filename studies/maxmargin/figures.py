@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from metastab.plotting import canvas
+from metastab.report import read_tables
 from metastab.results import read_table
 
 
@@ -209,89 +210,109 @@ def figures(out: Path) -> None:
 # report
 
 
-def _checks(out: Path, cfg: dict) -> list[tuple[str, str, str, str, bool]]:
-    """(experiment, criterion, measured, published / threshold, pass) for every criterion."""
-    svm, _ = read_table(out / "svm_values.csv")
-    s1, _ = read_table(out / "e1_summary.csv")
-    l1, _ = read_table(out / "e1_local_optimality.csv")
-    s2, _ = read_table(out / "e2_summary.csv")
-    s3, _ = read_table(out / "e3_summary.csv")
-    r4, _ = read_table(out / "e4_runs.csv")
-    c4, _ = read_table(out / "e4_curves.csv")
+def _checks(out: Path, cfg: dict) -> list[tuple]:
+    """(experiment, criterion, measured, published / threshold, pass, value, threshold) for every
+    criterion: ``measured`` and ``published / threshold`` as printed in the report's table,
+    ``value`` the number the pass value is decided on and ``threshold`` what it is compared with
+    (NaN where the criterion has no single number)."""
+    svm, s1, l1, s2, s3, r4, c4 = read_tables(
+        out, "svm_values.csv", "e1_summary.csv", "e1_local_optimality.csv", "e2_summary.csv",
+        "e3_summary.csv", "e4_runs.csv", "e4_curves.csv")
     rows = []
 
-    def add(exp, what, measured, ref, ok):
-        rows.append((exp, what, measured, ref, bool(ok)))
+    def add(exp, what, measured, ref, ok, value=np.nan, threshold=np.nan):
+        rows.append((exp, what, measured, ref, bool(ok), float(value), float(threshold)))
 
     def obj(exp, problem):
         return svm[(svm.experiment == exp) & (svm.problem == problem)]
 
-    g = obj("E1", "global, alpha=0")
-    loc = obj("E1", "local, alpha=1")
-    add("E1a", "½‖p^mm(α=0)‖² (both c)", f"{g.objective.iloc[0]:.6f}", "0.49505 ± 1e-5",
-        (abs(g.objective - 0.49505) < 1e-5).all())
-    add("E1a", "½‖p^mm(α=1)‖² (both c)", f"{loc.objective.iloc[0]:.6f}", "0.5 ± 1e-6",
-        (abs(loc.objective - 0.5) < 1e-6).all())
-    add("E1a", "KKT certificates", f"{int(pd.concat([g, loc]).certificate_ok.sum())}/"
-        f"{len(g) + len(loc)} ok", "all ok", pd.concat([g, loc]).certificate_ok.all())
+    def published(exp, problem):
+        """The objectives of ``problem``, the one farthest from its published value, and the
+        published value and tolerance (config ``[[published]]``)."""
+        pub = next(p for p in cfg["published"]
+                   if (p["experiment"], p["problem"]) == (exp, problem))
+        rows_ = obj(exp, problem)
+        worst = rows_.objective.iloc[int(np.argmax(abs(rows_.objective - pub["value"])))]
+        ok = (abs(rows_.objective - pub["value"]) < pub["tol"]).all()
+        return rows_, worst, pub["value"], pub["tol"], ok
+
+    g, gw, gv, gt, gok = published("E1", "global, alpha=0")
+    loc, lw, lv, lt, lok = published("E1", "local, alpha=1")
+    add("E1a", "½‖p^mm(α=0)‖² (both c; the farther from the published value)", f"{gw:.6f}",
+        f"{gv:g} ± {gt:g}", gok, gw, gv)
+    add("E1a", "½‖p^mm(α=1)‖² (both c; the farther from the published value)", f"{lw:.6f}",
+        f"{lv:g} ± {lt:g}", lok, lw, lv)
+    both = pd.concat([g, loc])
+    add("E1a", "KKT certificates", f"{int(both.certificate_ok.sum())}/{len(both)} ok", "all ok",
+        both.certificate_ok.all(), both.certificate_ok.sum(), len(both))
     a = s1[np.isclose(s1.c, 0.9)]
     add("E1b", "c=0.9: min corr(p, p^mm_glob), 6 inits", f"{a.corr_global.min():.5f}", "> 0.999",
-        a.corr_global.min() > 0.999)
+        a.corr_global.min() > 0.999, a.corr_global.min(), 0.999)
     b = s1[np.isclose(s1.c, 0.0)]
     gl, lo = b[b.init >= -0.5], b[b.init <= -1.0]
     add("E1c", "c=0: min corr with global, s ∈ {1,.5,0,−.5}", f"{gl.corr_global.min():.5f}",
-        "> 0.999", gl.corr_global.min() > 0.999)
+        "> 0.999", gl.corr_global.min() > 0.999, gl.corr_global.min(), 0.999)
     add("E1c", "c=0: min corr with (1,0,0), s ∈ {−1,−1.5}", f"{lo.corr_local.min():.5f}",
-        "> 0.999", lo.corr_local.min() > 0.999)
+        "> 0.999", lo.corr_local.min() > 0.999, lo.corr_local.min(), 0.999)
     v09 = l1[np.isclose(l1.c, 0.9) & (l1.alpha == 1)].locally_optimal.iloc[0]
     v0 = l1[np.isclose(l1.c, 0.0) & (l1.alpha == 1)].locally_optimal.iloc[0]
     add("E1d", "α=1 locally optimal? (c=0.9 / c=0)", f"{bool(v09)} / {bool(v0)}",
         "False / True", (not v09) and v0)
     add("E1e", "min final softmax prob. of selected token", f"{s1.selected_prob.min():.6f}",
-        "> 0.9999", s1.selected_prob.min() > 0.9999)
+        "> 0.9999", s1.selected_prob.min() > 0.9999, s1.selected_prob.min(), 0.9999)
 
     ngd, gd = s2[s2.method == "NGD"], s2[s2.method == "GD"]
     n0, g0 = ngd[ngd.init == 0.0].iloc[0], gd[gd.init == 0.0].iloc[0]
     add("E2", "NGD: min corr(p, p^mm), 6 inits", f"{ngd.corr_svm.min():.5f}", "> 0.999",
-        ngd.corr_svm.min() > 0.999)
+        ngd.corr_svm.min() > 0.999, ngd.corr_svm.min(), 0.999)
     add("E2", "NGD p0=0: ‖p(200)‖", f"{n0.norm_200:.3f}", "20 ± 2% (stored ≈19.5)",
-        abs(n0.norm_200 - 20) <= 0.4)
+        abs(n0.norm_200 - 20) <= 0.4, n0.norm_200, 20)
     add("E2", "NGD p0=0: mean softmax prob. at 50", f"{n0.prob_50:.4f}", "> 0.99 (stored ≈1)",
-        n0.prob_50 > 0.99)
-    add("E2", "GD p0=0: ‖p(200)‖", f"{g0.norm_200:.3f}", "< 6 (stored ≈3.8)", g0.norm_200 < 6)
+        n0.prob_50 > 0.99, n0.prob_50, 0.99)
+    add("E2", "GD p0=0: ‖p(200)‖", f"{g0.norm_200:.3f}", "< 6 (stored ≈3.8)", g0.norm_200 < 6,
+        g0.norm_200, 6)
     add("E2", "GD p0=0: mean softmax prob. at 200", f"{g0.prob_200:.4f}",
-        "in (0.9, 0.999) (stored ≈0.97)", 0.9 < g0.prob_200 < 0.999)
+        "in (0.9, 0.999) (stored ≈0.97)", 0.9 < g0.prob_200 < 0.999, g0.prob_200)
     add("E2", "iterations to prob. 0.95, NGD vs GD (p0=0)",
         f"{int(n0.first_095)} vs {int(g0.first_095)}", "NGD fewer",
         0 <= n0.first_095 < g0.first_095 or (n0.first_095 >= 0 > g0.first_095))
 
-    t_full, nt_rel = obj("E3", "tight, full"), obj("E3", "non-tight, relaxed")
-    add("E3a", "tight: ½‖p^mm‖², p^mm", f"{t_full.objective.iloc[0]:.6f}, "
-        f"({t_full.solution.iloc[0]})", "0.94444, (4/3, 1/3)",
-        abs(t_full.objective.iloc[0] - 0.94444) < 1e-5)
-    add("E3a", "non-tight relaxed: ½‖p^mm‖², p^mm", f"{nt_rel.objective.iloc[0]:.6f}, "
-        f"({nt_rel.solution.iloc[0]})", "0.5, (1, 0)", abs(nt_rel.objective.iloc[0] - 0.5) < 1e-6)
+    t_full, tv, tval, ttol, tok = published("E3", "tight, full")
+    nt_rel, nv, nval, ntol, nok = published("E3", "non-tight, relaxed")
+
+    def solution(rows_, exact):
+        # the solutions are tabulated to 6 decimals: within 1e-6 of the exact point
+        return np.allclose(np.array(rows_.solution.iloc[0].split(), float)[:2], exact,
+                           rtol=0, atol=1e-6)
+
+    add("E3a", "tight: ½‖p^mm‖², p^mm", f"{tv:.6f}, ({t_full.solution.iloc[0]})",
+        f"{tval:g} ± {ttol:g}, (4/3, 1/3) to 1e-6", tok and solution(t_full, [4 / 3, 1 / 3]),
+        tv, tval)
+    add("E3a", "non-tight relaxed: ½‖p^mm‖², p^mm", f"{nv:.6f}, ({nt_rel.solution.iloc[0]})",
+        f"{nval:g} ± {ntol:g}, (1, 0) to 1e-6", nok and solution(nt_rel, [1, 0]), nv, nval)
     vv = obj("E3", "tight, v classifier").solution.tolist() + \
         obj("E3", "non-tight, v classifier").solution.tolist()
-    add("E3a", "v^mm (tight; non-tight)", "; ".join(vv), "(0, 1) both",
-        all(np.allclose(np.array(x.split(), float), [0, 1], atol=1e-6) for x in vv))
+    vdev = max(np.abs(np.array(x.split(), float) - [0, 1]).max() for x in vv)
+    add("E3a", "v^mm (tight; non-tight)", "; ".join(vv), "(0, 1) both, to 1e-6",
+        vdev <= 1e-6, vdev, 1e-6)
     t, nt = s3[s3.case == "tight"].iloc[0], s3[s3.case == "non-tight"].iloc[0]
     add("E3b", "corr(v, v^mm) (tight; non-tight)", f"{t.corr_v:.6f}; {nt.corr_v:.6f}",
-        "> 0.9999", min(t.corr_v, nt.corr_v) > 0.9999)
+        "> 0.9999", min(t.corr_v, nt.corr_v) > 0.9999, min(t.corr_v, nt.corr_v), 0.9999)
     add("E3c", "tight: corr(p, p^mm)", f"{t.corr_p_full:.6f}", "> 0.9999",
-        t.corr_p_full > 0.9999)
+        t.corr_p_full > 0.9999, t.corr_p_full, 0.9999)
     add("E3d", "non-tight: corr(p, p^relax) / corr(p, p^full)",
         f"{nt.corr_p_relaxed:.6f} / {nt.corr_p_full:.4f}", "> 0.9999 / < 0.99 (0.981)",
-        nt.corr_p_relaxed > 0.9999 and nt.corr_p_full < 0.99)
+        nt.corr_p_relaxed > 0.9999 and nt.corr_p_full < 0.99, nt.corr_p_relaxed, 0.9999)
     add("E3e", "tight: softmax prob. at 0; min (at t)",
         f"{t.prob1_0:.4f}; {t.prob1_min:.4f} (t={int(t.prob1_argmin)})",
         "0.423; 0.38 ± 0.01 near t=7", abs(t.prob1_0 - 0.423) < 5e-4
-        and abs(t.prob1_min - 0.38) <= 0.01 and 4 <= t.prob1_argmin <= 10)
+        and abs(t.prob1_min - 0.38) <= 0.01 and 4 <= t.prob1_argmin <= 10, t.prob1_min, 0.38)
     add("E3e", "tight: first t with softmax prob. > 0.99", f"{int(t.prob1_first_099)}", "≤ 90",
-        0 < t.prob1_first_099 <= 90)
+        0 < t.prob1_first_099 <= 90, t.prob1_first_099, 90)
     add("E3e", "tight: logistic prob. at 0; first t > 0.99",
         f"{t.logistic_0:.4f}; {int(t.logistic_first_099)}", "0.525; ≤ 60",
-        abs(t.logistic_0 - 0.525) < 5e-4 and 0 < t.logistic_first_099 <= 60)
+        abs(t.logistic_0 - 0.525) < 5e-4 and 0 < t.logistic_first_099 <= 60,
+        t.logistic_first_099, 60)
 
     steps = int(c4.iteration.max())
 
@@ -303,35 +324,37 @@ def _checks(out: Path, cfg: dict) -> list[tuple[str, str, str, str, bool]]:
     add("E4a", f"mean corr(W, W^mm_fro) at {mid} / {steps}",
         f"{at('W', 'corr_fro_mean', mid):.4f} / {at('W', 'corr_fro_mean', steps):.4f}",
         "> 0.985 / > 0.99 (0.993 / 0.996)",
-        at("W", "corr_fro_mean", mid) > 0.985 and at("W", "corr_fro_mean", steps) > 0.99)
+        at("W", "corr_fro_mean", mid) > 0.985 and at("W", "corr_fro_mean", steps) > 0.99,
+        at("W", "corr_fro_mean", steps), 0.99)
     add("E4b", f"mean corr(KQ, W^mm_nuc) at {steps}", f"{at('KQ', 'corr_nuc_mean', steps):.4f}",
-        "> 0.99 (0.997)", at("KQ", "corr_nuc_mean", steps) > 0.99)
+        "> 0.99 (0.997)", at("KQ", "corr_nuc_mean", steps) > 0.99,
+        at("KQ", "corr_nuc_mean", steps), 0.99)
+    mismatch = max(at("W", "corr_nuc_mean", steps), at("KQ", "corr_fro_mean", steps))
     add("E4c", f"mismatched: corr(W, nuc) / corr(KQ, fro) at {steps}",
         f"{at('W', 'corr_nuc_mean', steps):.4f} / {at('KQ', 'corr_fro_mean', steps):.4f}",
-        "< 0.95 (stored ≈0.86)",
-        max(at("W", "corr_nuc_mean", steps), at("KQ", "corr_fro_mean", steps)) < 0.95)
+        "< 0.95 (stored ≈0.86)", mismatch < 0.95, mismatch, 0.95)
     w300 = c4[(c4.param == "W") & (c4.iteration >= 300)].max_softmax_mean
     k100 = c4[(c4.param == "KQ") & (c4.iteration >= 100)].max_softmax_mean
+    low = min(at("W", "max_softmax_mean", 300), at("KQ", "max_softmax_mean", 100))
     add("E4d", "mean max-softmax at 300 (W) / 100 (KQ)",
         f"{at('W', 'max_softmax_mean', 300):.4f} / {at('KQ', 'max_softmax_mean', 100):.4f}",
-        "> 0.99 / > 0.99", len(w300) > 0 and len(k100) > 0
-        and at("W", "max_softmax_mean", 300) > 0.99 and at("KQ", "max_softmax_mean", 100) > 0.99)
+        "> 0.99 / > 0.99", len(w300) > 0 and len(k100) > 0 and low > 0.99, low, 0.99)
     ranks = r4[r4.param == "W"].rank_fro
     full_rank = min(cfg["e4"]["n"], cfg["e4"]["d"])
     add("E4e", "rank(W^mm_fro) over runs", f"{sorted(set(ranks.tolist()))}",
-        f"= min(n, d) = {full_rank}", (ranks == full_rank).all())
+        f"= min(n, d) = {full_rank}", (ranks == full_rank).all(), ranks.min(), full_rank)
 
     s5, _ = read_table(out / "e5_summary.csv")
     small = s5[s5.C <= 10]
     add("E5", "min corr(p, (1,0)) for C ≤ 10, both losses", f"{small.corr_svm.min():.5f}",
-        "> 0.999", small.corr_svm.min() > 0.999)
+        "> 0.999", small.corr_svm.min() > 0.999, small.corr_svm.min(), 0.999)
     offsets = (("linear", 10.0, 1.15), ("linear", 100.0, 2.30), ("logistic", 10.0, -3.19))
     for loss, C, ref in offsets:
         row = s5[(s5.loss == loss) & np.isclose(s5.C, C)]
         if len(row):
             p2 = float(row.p2_final.iloc[0])
             add("E5", f"p₂ offset at t = 1000, {loss}, C = {C:g}", f"{p2:+.3f}",
-                f"{ref:+.2f} ± 0.05", abs(p2 - ref) <= 0.05)
+                f"{ref:+.2f} ± 0.05", abs(p2 - ref) <= 0.05, p2, ref)
     r6, _ = read_table(out / "e6_ranks.csv")
     wide = r6[r6.feasible & (r6.d >= r6.n)]
     stated = wide.rank_fro == np.minimum(wide.n, wide.d)
@@ -340,13 +363,14 @@ def _checks(out: Path, cfg: dict) -> list[tuple[str, str, str, str, bool]]:
         f"{int(stated.sum())}/{len(wide)}" + (
             f"; rank {sorted(set(short.rank_fro))} at (n, d) ∈ "
             f"{sorted(set(zip(short.n.tolist(), short.d.tolist())))}" if len(short) else ""),
-        "all", len(wide) > 0 and stated.all())
+        "all", len(wide) > 0 and stated.all(), stated.sum(), len(wide))
     counted = wide.rank_fro == wide.support_samples
     add("E6", "correction: rank = number of samples with an active constraint (d ≥ n)",
-        f"{int(counted.sum())}/{len(wide)}", "all", len(wide) > 0 and counted.all())
+        f"{int(counted.sum())}/{len(wide)}", "all", len(wide) > 0 and counted.all(),
+        counted.sum(), len(wide))
     add("E6", "infeasible instances reported (not ranked); certificates ok",
         f"{int((~r6.feasible).sum())} infeasible; {int(r6.certificate_ok.sum())}/{len(r6)} ok",
-        "reported; all ok", r6.certificate_ok.all())
+        "reported; all ok", r6.certificate_ok.all(), r6.certificate_ok.sum(), len(r6))
     return rows
 
 
@@ -360,15 +384,15 @@ def report(out: Path) -> str:
     c4, _ = read_table(out / "e4_curves.csv")
     hard, _ = read_table(out / "hardmax.csv")
     side = json.loads((out / "e4_runs.csv.json").read_text())
-    passed = sum(ok for *_, ok in rows)
+    passed = sum(row[4] for row in rows)
     lines = ["# Max-margin token selection in attention: reproduction", ""]
     if quick:
         e4c = cfg["e4"]
         lines += ["**Quick run** (E4 reduced to "
                   f"{e4c['runs']} runs of (n, T, d) = ({e4c['n']}, {e4c['T']}, {e4c['d']}) × "
                   f"{e4c['steps']} steps, E6 to {cfg['e6']['instances']} instances): the E4 "
-                  "criteria are stated for 100 runs of (6, 8, 10) × 2000 steps and are not "
-                  "expected to hold here.", ""]
+                  "criteria are stated for 100 runs of (6, 8, 10) × 2000 steps, so their pass "
+                  "values here do not test them.", ""]
     lines += [
         "Papers: Tarzanagh, Li, Zhang, Oymak, *Max-Margin Token Selection in Attention "
         "Mechanism* (arXiv 2306.13596, [MM]) and Tarzanagh, Li, Thrampoulidis, Oymak, "
@@ -382,7 +406,7 @@ def report(out: Path) -> str:
         "|---|---|---|---|---|",
     ]
     lines += [f"| {e} | {w} | {m} | {r} | {'yes' if ok else '**no**'} |"
-              for e, w, m, r, ok in rows]
+              for e, w, m, r, ok, *_ in rows]
     lines += ["", f"{passed}/{len(rows)} criteria pass.", ""]
 
     steps = int(c4.iteration.max())
@@ -404,12 +428,15 @@ def report(out: Path) -> str:
         f"{float(ridge.iloc[0]):.4f} with the ridge, {float(noridge.iloc[0]):.4f} without. Runs "
         f"whose iterate stopped moving before iteration {steps} (gradient exactly zero in "
         f"float64): {_frozen(r4, 'KQ, no ridge')} without the ridge, {_frozen(r4, 'KQ')} with "
-        "it" + ("; without the ridge the logits grow quadratically in the step count and the "
-                "gradient underflows, freezing the direction short of the nuclear SVM."
+        "it" + (". Explanation, not tested here: without the ridge the logits grow "
+                "quadratically in the step count and the gradient underflows, freezing the "
+                "direction " + ("farther from" if float(noridge.iloc[0]) < float(ridge.iloc[0])
+                                else "no farther from")
+                + " the nuclear SVM than with the ridge."
                 if _frozen_count(r4, "KQ, no ridge") else "."),
         "- Runs whose final selection fails the strict local-optimality test of maxmargin.md "
         "§1.2 (a support token with positive multiplier scores at least as high as the selected "
-        f"token): {_bad(r4)}. maxmargin.md §4.8 reports 1–2 such runs per 100 in an independent "
+        f"token): {_bad(r4, cfg['aligned_corr'])}. maxmargin.md §4.8 reports 1–2 such runs per 100 in an independent "
         "exploration; the test is stated for the p problem and is applied here to W unchanged.",
         "- Mean max-softmax reaches 0.99 at iteration "
         + " / ".join(f"{p} {_first(c4, p)}" for p in ("W", "KQ")) + ".", "",
@@ -423,9 +450,9 @@ def report(out: Path) -> str:
     lines += [
         "## E6: feasibility and rank of the Frobenius SVM (T = 5, α = globally optimal tokens)",
         "",
-        "Infeasible instances are reported as such; cvxpy's `W.value = None` passed to "
-        "`matrix_rank` counts them as rank 1, which is why the stored figure sits at 1 for small "
-        "d (maxmargin.md §4.7). Data are drawn with numpy, so counts are not the notebook's; the "
+        "Infeasible instances are reported as such. From maxmargin.md §4.7, not re-run here: "
+        "cvxpy's `W.value = None` passed to `matrix_rank` counts them as rank 1, which is why "
+        "the stored figure sits at 1 for small d. Data are drawn with numpy, so counts are not the notebook's; the "
         "last column lists the independent numpy/NNLS run of maxmargin.md §4.7 (same generator) "
         "where it gives one.",
         "", "| n | d | feasible / instances | nearly infeasible | mean rank (feasible) | "
@@ -439,39 +466,36 @@ def report(out: Path) -> str:
     lines += ["", "## Hardmax limit", ""]
     ray = hard[hard.kind == "SVM ray"]
     bound = hard[hard.kind == "bound"]
-    ok_bound = all(ray.gap.values <= bound.gap.values + 1e-15)
+    excess = float((ray.gap.values - bound.gap.values).max())
     big = ray[ray.R == ray.R.max()]
+    falling = sum(bool((np.diff(grp.gap.to_numpy()) < 0).all())
+                  for _, grp in ray.groupby("source", sort=False))
+    paths = []
+    for source, grp in hard[hard.kind == "GD path"].groupby("source", sort=False):
+        grp = grp[grp.gap > 0]
+        half = grp[grp.R >= grp.R.max() / 2]
+        steps = np.diff(half.R.to_numpy())
+        rate = np.polyfit(half.R, np.log(half.gap), 1)[0]
+        paths.append((source, grp.R.max(), np.abs(steps / steps.mean() - 1).max(), rate))
     lines += [
-        "Along the ray p = β p^mm/‖p^mm‖ the selected tokens' softmax weight tends to one: "
-        f"max_i (1 − s_(i,α_i)) at β = {ray.R.max():g} is "
+        "Along the ray p = β p^mm/‖p^mm‖, max_i (1 − s_(i,α_i)) decreases at every tabulated β "
+        f"for {falling} of {ray.source.nunique()} problems; at β = {ray.R.max():g} it is "
         + ", ".join(f"{g:.1e} ({s})" for s, g in zip(big.source, big.gap))
-        + f"; the bound (T − 1) exp(−β/‖p^mm‖) holds at every tabulated β: {ok_bound}. "
-        "On the NGD paths ‖p‖ grows linearly (η per step) and 1 − s_α decays exponentially in "
-        "‖p‖ (figure `hardmax.png`): ‖p‖ acts as the inverse temperature β, and the trained "
+        + ". The bound (T − 1) exp(−β/‖p^mm‖) "
+        + ("holds at every tabulated β" if excess <= cfg["hardmax_roundoff"] else
+           f"is exceeded at some tabulated β, by up to {excess:.1e}")
+        + f" (largest measured − bound {excess:.1e}, roundoff allowance "
+        f"{cfg['hardmax_roundoff']:g}). On the NGD paths (figure `hardmax.png`, over the second "
+        "half of each path, ‖p‖ ≥ half its largest value; increments of ‖p‖ between recorded "
+        "points as their largest relative deviation from their mean; slope of log max_i (1 − "
+        "s_(i,α_i)) against ‖p‖ by least squares): "
+        + "; ".join(f"{s}: ‖p‖ up to {r:.1f}, increments within {d:.1e} of their mean, slope "
+                    f"{k:.3f}" for s, r, d, k in paths) + ". "
+        "Interpretation, not tested here: ‖p‖ acts as the inverse temperature β, and the trained "
         "layer computes the hardmax selection of the selected tokens in the limit.", "",
         "Figures: `e1_paths.png`, `e2_ngd_vs_gd.png`, `e3_joint.png`, `e4_w_vs_kq.png`, "
         "`e5_losses.png`, `e6_rank.png`, `hardmax.png`.", "",
     ]
-    failed_rows = [w for e, w, m, r, ok in rows if not ok]
-    corrected = (len(failed_rows) == 1 and failed_rows[0].endswith("(as stated)") and ok_bound)
-    all_ok = passed == len(rows) and ok_bound
-    if corrected:
-        verdict = ("Verdict: holds with a correction — E1–E5 pass in full; in E6 the rank of the "
-                   "Frobenius SVM for d ≥ n is the number of samples with an active constraint "
-                   "(W^mm = Σ_i u_i z_iᵀ with u_i = 0 for a sample without one), which falls below "
-                   "min(n, d) at d = n in some instances. The (K, Q) nuclear-norm bias is seen "
-                   f"with the vanishing ridge λ = {cfg['e4']['reg_kq']:.2g} of the setup.")
-    elif all_ok:
-        verdict = (f"Verdict: holds — all {len(rows)} criteria of E1–E6 pass; the (K, Q) "
-                   "nuclear-norm bias is seen with the vanishing ridge "
-                   f"λ = {cfg['e4']['reg_kq']:.2g} of the setup "
-                   "(without it the float64 gradient underflows and the direction freezes "
-                   "short of the nuclear SVM).")
-    else:
-        failed = ", ".join(sorted({e for e, *_, ok in rows if not ok}))
-        verdict = f"Verdict: fails — criteria not met in: {failed}" + \
-            (" (quick run: E4 and E6 reduced)" if quick else "") + "."
-    lines += [verdict]
     return "\n".join(lines) + "\n"
 
 
@@ -491,7 +515,7 @@ def _frozen(r4, param):
     return f"{int((grp.frozen_from >= 0).sum())}/{len(grp)}"
 
 
-def _bad(r4):
+def _bad(r4, aligned):
     bad = r4[r4.selection == "not locally optimal"]
     if not len(bad):
         return "none"
@@ -501,7 +525,7 @@ def _bad(r4):
         col, name = own.get(row.param, ("corr_nuc_final", "nuclear"))
         corr = getattr(row, col)
         parts.append(f"{row.param} run {row.run} (corr with the {name} SVM of its own selection "
-                     f"{corr:.4f}{', aligned' if corr > 0.99 else ''})")
+                     f"{corr:.4f}{', aligned' if corr > aligned else ''})")
     return "; ".join(parts)
 
 

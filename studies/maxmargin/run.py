@@ -20,10 +20,6 @@ from metastab.results import provenance, write_table
 
 W3 = np.diag([1.0, 1.0, 0.0])  # [MM] W = Wk^T Wq = diag(1, 1, 0)
 V3 = np.array([0.0, 0.0, 1.0])  # [MM] v = (0, 0, 1): the third coordinate is the token score
-PUBLISHED = {  # cvxopt pcost = ½||p||² printed in the official notebooks (maxmargin.md §4.1, §4.3)
-    ("E1", "global, alpha=0"): 0.49505, ("E1", "local, alpha=1"): 0.5,
-    ("E3", "tight, full"): 0.94444, ("E3", "non-tight, relaxed"): 0.5,
-}
 
 
 def single_input(c):
@@ -51,7 +47,7 @@ def joint_data(tight):
 def _svm_row(experiment, problem, res):
     c = res.certificate
     return {"experiment": experiment, "problem": problem, "feasible": res.feasible,
-            "objective": res.objective, "published": PUBLISHED.get((experiment, problem)),
+            "objective": res.objective, "published": None,   # filled from config["published"]
             "solution": " ".join(f"{x:.6f}" for x in np.ravel(res.p)) if res.feasible else "",
             "support": ";".join(",".join(map(str, s)) for s in res.support),
             "primal": c.primal, "dual": c.dual, "stationarity": c.stationarity,
@@ -316,6 +312,9 @@ def run(config: dict, out: Path) -> None:
     ranks6 = e6(config["e6"])
     seconds["e6"] = time.perf_counter() - tic
     hardmax_ray(config["hardmax"], hard_rows)
+    published = {(p["experiment"], p["problem"]): p["value"] for p in config["published"]}
+    for row in svm_rows:
+        row["published"] = published.get((row["experiment"], row["problem"]))
 
     meta = meta | {"seconds": seconds, "e4_timing": timing4}
     write_table(pd.DataFrame(svm_rows), out / "svm_values.csv", meta)

@@ -1,0 +1,63 @@
+"""Checks of the collapse study ([FW] prop. origin), from the tables only.
+
+Claim: every SA_β step shrinks the diameter at least by the factor 1 − γc, c = e^(−2|β|R²)/n
+(informative where c is not negligible, i.e. at small |β|; elsewhere 1 − γc rounds towards 1
+and the check reduces to "the diameter does not grow"). Context: the looseness of the guaranteed
+time and exponent, runs censored by the budget, and SA_P, which the proposition does not cover.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from metastab.report import check, checks_frame
+from metastab.results import read_table
+
+SOURCE = "[FW] prop. origin"
+
+
+def checks(out: Path, config: dict) -> pd.DataFrame:
+    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    out = Path(out)
+    summary, meta = read_table(out / "summary.csv")
+    fits = read_table(out / "fits.csv")[0]
+    R = float(meta["R"])
+    flow = summary[summary["model"] == "SA_beta"].dropna(subset=["worst_factor"])
+    excess = float((flow["worst_factor"] / flow["guaranteed_factor"]).max())
+    tol, margin = float(config["contraction_roundoff"]), float(config["informative_margin"])
+    informative = int((1 - flow["guaranteed_factor"] > margin).sum())
+    rows = [check(
+        "per_step_contraction", "claim",
+        "diam(X^(t+1)) ≤ (1 − γc) diam(X^t) for SA_β, c = e^(−2|β|R²)/n",
+        measured=excess, threshold=1 + tol,
+        rule=f"largest (worst per-step factor)/(1 − γc) over every step of {len(flow)} SA_β "
+             f"paths ≤ threshold (1 + `contraction_roundoff`); 1 − γc < 1 − {margin:g} "
+             f"(`informative_margin`: informative) at {informative} of them",
+        passed=excess <= 1 + tol, source=SOURCE)]
+    seen = summary[np.isfinite(summary["log10_bound_over_median"])]
+    if len(seen):
+        rows.append(check(
+            "time_looseness", "context",
+            "the guaranteed collapse time log(ratio)/log(1 − γc) against the measured median",
+            measured=float(seen["log10_bound_over_median"].min()),
+            low=float(seen["log10_bound_over_median"].min()),
+            high=float(seen["log10_bound_over_median"].max()),
+            rule="log10(bound / measured median), range over the β where collapse was observed",
+            source=SOURCE))
+    for _, f in fits.iterrows():
+        rows.append(check(
+            f"exponent_{f['model']}", "context",
+            "the exponent of β in the guaranteed collapse time, 2R², against the measured one",
+            measured=float(f["slope"]), threshold=2 * R * R,
+            rule=f"slope of log(median T) on β = {f['beta_min']:g}…{f['beta_max']:g} (measured) "
+                 "against 2R²", source=SOURCE if f["model"] == "SA_beta" else "this study"))
+    censored = summary[~np.isfinite(summary["median"])]
+    rows.append(check(
+        "censored", "context", "collapse observed within the step budget",
+        measured=float(len(censored)), threshold=float(len(summary)),
+        rule="(model, β) whose median collapse time exceeds the budget (not tested there)",
+        source="this study"))
+    return checks_frame(rows)

@@ -1,0 +1,292 @@
+"""The ``metastab`` command as a user runs it: a separate process, its exit status, stdout and
+stderr; fast start, one-line errors, outputs checked first and kept on Ctrl-C."""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+EXE = Path(sys.executable).with_name("metastab")
+HEAVY = ("numba", "scipy", "pandas", "matplotlib", "seaborn", "numpy")
+
+
+def metastab(*argv, cwd=None, timeout=300):
+    """Run the installed command; (exit status, stdout, stderr)."""
+    res = subprocess.run([str(EXE), *map(str, argv)], capture_output=True, text=True, cwd=cwd,
+                         timeout=timeout)
+    return res.returncode, res.stdout, res.stderr
+
+
+def one_line_error(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("metastab: error: "), err
+    return lines[0]
+
+
+# --------------------------------------------------------------------------- fast start
+
+
+@pytest.mark.parametrize("code", [
+    "import metastab",
+    "import metastab; metastab.__version__; dir(metastab)",
+    "from metastab.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
+    "from metastab.cli import main\ntry:\n    main(['passage', '--help'])\nexcept SystemExit:\n"
+    "    pass",
+    "from metastab.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass",
+])
+def test_start_does_not_import_the_heavy_libraries(code):
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_help_and_version_answer_quickly():
+    for argv in (["--help"], ["--version"]):
+        tic = time.perf_counter()
+        code, out, _ = metastab(*argv)
+        elapsed = time.perf_counter() - tic
+        assert code == 0 and "metastab" in out
+        assert elapsed < 1.5, (argv, elapsed)   # 0.1 s measured; generous for a loaded machine
+
+
+def test_lazy_names_and_submodules_are_attributes():
+    import metastab as ms
+
+    for name in ("stats", "theory", "plotting", "splitting", "sweep", "scaling"):
+        assert getattr(ms, name).__name__ == f"metastab.{name}"
+    assert callable(ms.simulate) and callable(ms.first_passage)
+    assert {"SoftmaxChain", "first_passage", "stats", "plotting"} <= set(dir(ms))
+    assert {"fit_scaling", "fit_report", "ScalingFit"} <= set(dir(ms.stats))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        ms.nothing
+
+
+# --------------------------------------------------------------------------- one-line errors
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["passage", "--beta", "abc"], ["--beta", "abc"]),
+    (["passage", "--seed", "abc"], ["--seed", "abc"]),
+    (["simulate", "--n", "1e6.5"], ["--n", "1e6.5"]),
+    (["simulate", "--chains", "x"], ["--chains"]),
+    (["fly"], ["fly"]),
+    ([], ["COMMAND"]),
+])
+def test_argument_errors_are_one_line(argv, words):
+    code, _, err = metastab(*argv)
+    line = one_line_error(err)
+    assert code == 2 and all(w in line for w in words), line
+
+
+def test_integral_floats_are_integers():
+    code, out, err = metastab("simulate", "--n", "1e1", "--steps", "1e1", "--chains", "2",
+                              "--seed", "1")
+    assert code == 0, err
+    assert "n 10" in out
+
+
+@pytest.mark.parametrize("name, content, words", [
+    ("empty.txt", "", ["empty.txt", "no numbers"]),
+    ("text.npy", "1 2\n3 4\n", ["text.npy", "not a .npy file"]),
+    ("header.csv", "x,y\n1,2\n3,4\n", ["header.csv", "could not convert"]),
+])
+def test_init_file_errors_name_the_file(tmp_path, name, content, words):
+    path = tmp_path / name
+    path.write_text(content)
+    code, _, err = metastab("passage", "--init", f"file:{path}", "--chains", "2", "--seed", "1")
+    line = one_line_error(err)
+    assert code == 2 and all(w in line for w in words), line
+
+
+def test_init_file_in_another_dimension_says_that_polytope_sets_d(tmp_path):
+    path = tmp_path / "x3.npy"
+    np.save(path, np.random.default_rng(0).normal(size=(8, 3)))
+    code, _, err = metastab("simulate", "--init", f"file:{path}", "--steps", "1")
+    line = one_line_error(err)
+    assert code == 2 and "x3.npy" in line and "R^3" in line and "--polytope" in line, line
+    code, _, err = metastab("simulate", "--init", f"file:{path}", "--steps", "1",
+                            "--polytope", "simplex:3", "--seed", "1")
+    assert code == 0, err
+
+
+# --------------------------------------------------------------------------- sizes
+
+
+def test_passage_too_large_for_the_resolution_check_is_refused_in_one_line():
+    code, out, err = metastab("passage", "--n", "100000", "--chains", "1", "--max-steps", "1",
+                              "--seed", "1")
+    line = one_line_error(err)
+    assert code == 2 and "GiB" in line and "100000 tokens" in line, line
+
+
+def test_simulate_too_many_chains_is_refused_before_allocating():
+    code, _, err = metastab("simulate", "--chains", "1e12", "--steps", "1", "--seed", "1")
+    line = one_line_error(err)
+    assert code == 2 and "1000000000000 chains" in line and "GiB" in line, line
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+@pytest.mark.parametrize("out", ["/proc/metastab-test.csv", "{tmp}/afile/x.csv"])
+def test_unwritable_out_is_refused_before_the_run(tmp_path, out):
+    (tmp_path / "afile").write_text("a file, not a folder")
+    out = out.format(tmp=tmp_path)
+    tic = time.perf_counter()
+    code, stdout, err = metastab("passage", "--beta", "4", "--chains", "4", "--max-steps", "50",
+                                 "--seed", "1", "--out", out)
+    line = one_line_error(err)
+    assert code == 2 and repr(out) in line and ".tmp" not in line, line
+    assert "chains" not in stdout            # nothing was computed (no table printed)
+
+
+def test_existing_out_is_not_overwritten(tmp_path):
+    out = tmp_path / "a.csv"
+    out.write_text("precious\n")
+    code, _, err = metastab("passage", "--chains", "4", "--max-steps", "50", "--seed", "1",
+                            "--out", out)
+    line = one_line_error(err)
+    assert code == 2 and "--overwrite" in line and out.read_text() == "precious\n"
+    code, _, err = metastab("passage", "--chains", "4", "--max-steps", "50", "--seed", "1",
+                            "--out", out, "--overwrite")
+    assert code == 0, err
+    assert len(pd.read_csv(out)) == 4
+
+
+def test_passage_table_has_the_setting_columns(tmp_path):
+    out = tmp_path / "p.csv"
+    code, _, err = metastab("passage", "--beta", "4", "--chains", "3", "--max-steps", "50",
+                            "--seed", "7", "--init", "in-cells", "--n", "12", "--out", out)
+    assert code == 0, err
+    frame = pd.read_csv(out)
+    assert frame[["polytope", "init", "n", "seed"]].drop_duplicates().values.tolist() == [
+        ["regular-5", "in-cells", 12, 7]]
+
+
+def test_seed_is_printed_first_and_rows_as_they_finish_and_ctrl_c_keeps_them(tmp_path):
+    """β = 4 finishes in a moment, β = 40 never does (exact stepping, huge budget): the seed and
+    the β = 4 row are printed while β = 40 runs, and SIGINT writes the finished rows."""
+    out = tmp_path / "run.csv"
+    proc = subprocess.Popen([str(EXE), "passage", "--beta", "4", "40", "--chains", "8",
+                             "--max-steps", "1000000000000", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
+    text = ""
+    try:
+        deadline = time.monotonic() + 240
+        while not any(line.split()[:1] == ["4"] for line in text.splitlines()):  # the β = 4 row
+            assert time.monotonic() < deadline, f"no beta = 4 row within 240 s: {text!r}"
+            if select.select([proc.stdout], [], [], 1)[0]:
+                text += os.read(proc.stdout.fileno(), 65536).decode()
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        err = err.decode()
+    finally:
+        proc.kill()
+    lines = text.splitlines()
+    assert lines[1].startswith("seed ") and "repeats it" in lines[1]   # no --seed: printed
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and str(out) in err and "Traceback" not in err
+    frame = pd.read_csv(out)
+    assert frame["beta"].unique().tolist() == [4.0] and len(frame) == 8
+    meta = json.loads(out.with_name("run.csv.json").read_text())
+    assert meta["interrupted"] is True and len(meta["runs"]) == 1
+    seed = lines[1].split()[1]
+    assert meta["runs"][0]["seed"]["entropy"] == seed
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def test_progress_counts_chains_and_states_only_elapsed_time(tmp_path):
+    code, _, err = metastab("passage", "--beta", "4", "--chains", "6", "--max-steps", "200",
+                            "--seed", "1", "--progress")
+    assert code == 0
+    assert "6/6" in err and "elapsed" in err
+    assert "left" not in err and "<" not in err     # no estimate of the time left
+    code, _, err = metastab("passage", "--beta", "4", "--chains", "6", "--max-steps", "200",
+                            "--seed", "1")
+    assert code == 0 and err == ""                   # off when stderr is not a terminal
+
+
+@pytest.mark.slow
+def test_cold_kernel_cache_is_announced_and_not_timed(tmp_path):
+    """A fresh numba cache directory: the first run says that it compiles and its wall_s leaves
+    the compilation out (it takes tens of seconds); the second run compiles nothing."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    argv = [str(EXE), "demo", "--beta", "4", "--chains", "4", "--max-steps", "100", "--progress"]
+    first = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+    second = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == second.returncode == 0, first.stderr
+    assert "compiling kernels (once" in first.stderr
+    assert "compiling" not in second.stderr
+    row = next(line.split() for line in first.stdout.splitlines()
+               if line.split()[:2] == ["4", "4"])  # beta 4, 4 chains
+    assert float(row[-1]) < 2.0, row          # wall_s of 4 chains x <= 100 steps
+
+
+# --------------------------------------------------------------------------- fit, help
+
+
+def test_fit_on_one_beta_prints_the_table_and_why_there_is_no_fit(tmp_path):
+    data = tmp_path / "one.csv"
+    assert metastab("passage", "--beta", "4", "--chains", "16", "--max-steps", "300",
+                    "--seed", "1", "--out", data)[0] == 0
+    code, out, err = metastab("fit", str(data), "--figure", "none")
+    assert code == 0, err
+    assert "mean_low" in out and any(line.split()[:2] == ["4", "16"] for line in out.splitlines())
+    assert "no scaling fit" in out and "2 or more betas" in out
+
+
+def test_fit_when_every_chain_is_censored(tmp_path):
+    data = tmp_path / "cens.csv"
+    assert metastab("passage", "--beta", "30", "40", "--chains", "8", "--max-steps", "20",
+                    "--seed", "1", "--out", data)[0] == 0
+    code, out, err = metastab("fit", str(data), "--figure", "none")
+    assert code == 0, err
+    assert "no events" in out and "no scaling fit" in out and "no beta" in out
+
+
+@pytest.mark.parametrize("command", ["simulate", "passage", "demo", "bench", "fit"])
+def test_every_help_page_shows_an_example(command):
+    code, out, _ = metastab(command, "--help")
+    assert code == 0 and "examples:" in out and f"metastab {command}" in out.split("examples:")[1]
+
+
+def test_defaults_are_stated():
+    out = metastab("passage", "--help")[1]
+    assert "index of the first chain (default 0" in " ".join(out.split())
+    assert "no default: --model localmax needs it" in " ".join(out.split())
+
+
+def test_bench_escape_prints_rows_as_they_are_measured():
+    code, out, err = metastab("bench", "--escape", "--beta", "4", "6", "--chains", "4",
+                              "--progress")
+    assert code == 0, err
+    rows = [line.split()[0] for line in out.splitlines() if line.split()[:1] in (["4"], ["6"])]
+    assert rows == ["4", "6"]
+    assert "chains stopped" in err
+
+
+def test_outputs_of_the_readme_commands_are_ignored_by_git():
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    paths = ["data/sweeps/example/results/part-0.parquet", "data/metastability/quick/x.csv",
+             "escape.csv", "escape.csv.json", "p.arrhenius.png", "traj.parquet"]
+    res = subprocess.run(["git", "check-ignore", *paths], cwd=root, capture_output=True,
+                         text=True)
+    assert sorted(res.stdout.split()) == sorted(paths), res.stdout
+    kept = subprocess.run(["git", "check-ignore", "-q", "data/metastability/chains.parquet"],
+                          cwd=root)
+    assert kept.returncode == 1                     # committed study data stays tracked
