@@ -871,11 +871,12 @@ def _row(a, c):
     return a[0]
 
 
-@njit(parallel=True, **_JIT)
+@njit(inline="always")
 def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
     """:func:`chain_step` with its blocks of tokens (and of the Gram) split over T threads, then
     the pending picks in token order; ``pw`` and ``G`` are the last two buffers of
-    :func:`chain_work`. Same bits as chain_step at any T."""
+    :func:`chain_work`. Same bits as chain_step at any T. Inlined into :func:`_advance_tokens`,
+    whose parallel compilation runs the prange loops on threads."""
     n, d = x.shape
     nb = (n + _ROWS - 1) // _ROWS
     gram = _use_gram(x, B, G)

@@ -404,7 +404,7 @@ def first_passage(model, x0, event, *, max_steps, chains=None, rng=None, progres
     check_memory(f"a run of {C} chains of {n} tokens in R^{d}",
                  run_bytes(C, n, d) + x.nbytes + 8 * C * n * d)
     announce_compile(progress, _kernels.seed_streams, _kernels.advance,
-                     accelerate._accelerated.cross_logs)
+                     _kernels.cross_weights)
     accelerate.check_resolution(model, x, what="initial configurations")
     X, seed, state = _start(model, x, C, rng, first_chain)
     compiled = event.compile(np.ascontiguousarray(x), model.key_query(d))
