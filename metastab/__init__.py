@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 # public name -> the submodule that defines it
 _NAMES = {
-    "DiagnosticWarning": "exceptions", "ResolutionWarning": "accelerate",
+    "DiagnosticWarning": "exceptions", "ResolutionWarning": "exceptions",
     "clusters": "configs", "in_cells": "configs", "near_vertices": "configs",
     "shrunk": "configs", "uniform_in": "configs",
     "Collapse": "events", "LeaveBall": "events", "LeaveHull": "events", "ReachVertices": "events",
@@ -32,7 +32,7 @@ _NAMES = {
 # submodules reachable as attributes (metastab.stats, metastab.plotting, ...)
 _SUBMODULES = (
     "accelerate", "bench", "cli", "configs", "demo", "events", "exceptions", "maxmargin",
-    "models", "plotting", "polytope", "results", "rng", "simulate", "splitting", "stats",
+    "models", "plotting", "polytope", "registry", "results", "rng", "simulate", "splitting", "stats",
     "studies", "sweep", "theory",
 )
 

@@ -131,8 +131,8 @@ def _move(x, i, target, gamma, P, use_P, out):
 # exp(z) for z <= 0 as a short, vectorisable polynomial (libm's exp is an opaque call that stops
 # LLVM from vectorising the weight loop). Cody-Waite reduction z = k ln2 + r, |r| <= ln2 / 2, the
 # degree-13 Taylor polynomial of e^r (truncation < 2^-57), and 2^k built from the exponent bits;
-# max error ~1 ulp against a correctly rounded exp. Results below ~2^-1022 (z < -708.4) are flushed
-# to 0: such a weight is 1e-292 times below what a 53-bit uniform can select.
+# max error ~1 ulp against a correctly rounded exp. Results with k < -1022 (z < -708.74) are flushed
+# to 0: such a pick is never drawn (accelerate.check_resolution warns where that matters).
 _LOG2E = 1.4426950408889634
 _SHIFT = 6755399441055744.0  # 1.5 * 2**52: adding it rounds z * log2(e) to an integer k
 _SHIFT_BITS = np.int64(4843621399236968448)  # the bit pattern of _SHIFT
@@ -192,6 +192,101 @@ def _softmax_weights(s, best, beta, w, t, tb):
 
 
 _ROWS = 32  # tokens whose weights chain_step computes together (bounds the work buffers)
+# A pick j among candidates of largest weight w_max is *rare* when w_j < RARE_CUT w_max. Rare
+# picks are decided by an exact Bernoulli and drawn apart (see chain_step); the others weigh at
+# least 2^-20 w_max >= 2^-20 / n of their total, so inverting a 53-bit uniform over them realises
+# each with a relative error below ~n 2^-33.
+RARE_CUT = 2.0 ** -20
+_TWO_53 = 9007199254740992.0
+
+
+@njit(**_JIT)
+def bernoulli(p, u, s):
+    """An exact Bernoulli(p) trial for any double p in [0, 1], driven by the uniform ``u``.
+
+    ``u`` = m 2^-53 (m an integer) stands for U = (m + V) 2^-53 with V uniform on [0, 1); the
+    trial is U < p. With q = p 2^53 (exact): m + 1 <= q gives True, m >= q gives False, and
+    otherwise (m = floor q) the answer is V < q - m, decided in the same way by the next 53-bit
+    uniform of the stream ``s`` (q - m is exact). Extra draws happen with probability < 2^-53 per
+    trial and end after at most ~21 (the bits of q run out).
+    """
+    q = p * _TWO_53
+    m = u * _TWO_53
+    while True:
+        if m + 1.0 <= q:
+            return True
+        if not m < q:
+            return False
+        q = (q - m) * _TWO_53
+        m = float(next_u64(s) >> _U(11))
+
+
+@njit(**_JIT)
+def _pick_rare(w, hi, s):
+    """The pick among {j : w[j] < hi} (the rare picks of the weights ``w``): the rule of
+    chain_step applied to that set (its own total and cut, a fresh uniform from the stream
+    ``s``), again and again while the pick falls in the set's own rare part."""
+    n = w.shape[0]
+    while True:
+        top = 0.0
+        for j in range(n):
+            if w[j] < hi:
+                top = max(top, w[j])
+        cut = RARE_CUT * top
+        rare = 0.0
+        keep = 0.0
+        for j in range(n):
+            if w[j] < cut:
+                rare += w[j]
+            elif w[j] < hi:
+                keep += w[j]
+        tot = rare + keep
+        u = next_uniform(s)
+        if rare > 0.0 and bernoulli(rare / tot, u, s):
+            hi = cut
+            continue
+        thr = max(u * tot - rare, 0.0)
+        cum = 0.0
+        last = -1
+        for j in range(n):
+            if cut <= w[j] < hi:
+                cum += w[j]
+                if cum > thr:
+                    return j
+                last = j
+        return last
+
+
+@njit(**_JIT)
+def _pick_slow(x, B, beta, i, ui, s, bx, sc, w, t, tb):
+    """Token i's pick by the rule of chain_step, scalar, with the stream ``s`` at hand: the
+    Bernoulli trial with its extra draws, then :func:`_pick_rare` or the inversion over the
+    other picks. The row's weights and sums are recomputed with the operations of
+    _chain_blocks (same bits). Runs only for the tokens that _chain_blocks leaves pending."""
+    best = _row_scores(x, B, i, bx, sc)
+    _softmax_weights(sc, best, beta, w, t, tb)
+    n = w.shape[0]
+    rare = 0.0
+    keep = 0.0
+    for j in range(n):
+        v = w[j]
+        small = v < RARE_CUT
+        rare += v if small else 0.0
+        keep += 0.0 if small else v
+    tot = rare + keep
+    if rare > 0.0 and bernoulli(rare / tot, ui, s):
+        return _pick_rare(w, RARE_CUT, s)
+    thr = max(ui * tot - rare, 0.0)
+    cum = 0.0
+    last = 0
+    for j in range(n):
+        v = 0.0 if w[j] < RARE_CUT else w[j]
+        if cum + v != cum or j == 0:
+            last = j
+        cum += v
+        if cum > thr:
+            return j
+    return last  # rounding: the threshold reached the total
 # The symmetric Gram (see _gram) pays from this dimension on (below it the mirroring costs more
 # than the halved score work), up to this many tokens (it holds n^2 scores per chain).
 _GRAM_MIN_D = 8
@@ -201,11 +296,15 @@ _GRAM_MAX_N = 2048
 @njit(**_JIT)
 def chain_work(n, d):
     """Scratch buffers of :func:`chain_step` for n tokens in R^d: those of one block of tokens
-    (:func:`block_work`) and the blocked Gram matrix of :func:`_gram` (empty where
+    (:func:`block_work`), those of the pending picks (a flag per token and one scalar row for
+    :func:`_pick_slow`) and the blocked Gram matrix of :func:`_gram` (empty where
     :func:`chain_step` never uses it)."""
     gram = n % _ROWS == 0 and d >= _GRAM_MIN_D and n <= _GRAM_MAX_N
     g = n // _ROWS if gram else 0
-    return block_work(n, d) + (np.empty((g, n * _ROWS)),)
+    t1 = np.empty(n)
+    pending = (np.zeros(n, np.bool_), np.empty(d), np.empty(n), np.empty(n), t1,
+               t1.view(np.int64))
+    return block_work(n, d) + (pending, np.empty((g, n * _ROWS)))
 
 
 @njit(**_JIT)
@@ -214,7 +313,7 @@ def block_work(n, d):
     rows = min(n, _ROWS)
     t = np.empty(rows * n)
     return (np.empty((d, rows)), np.empty(rows * n), t, t.view(np.int64), np.empty(rows),
-            np.empty(rows), np.empty(rows), np.empty(rows, np.int64))
+            np.empty(rows), np.empty(rows, np.int64), np.empty(rows), np.empty(rows))
 
 
 @njit(inline="always")
@@ -314,13 +413,15 @@ def _gram(x, G, bxt, b0, b1):
 
 
 @njit(inline="always")
-def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1):
+def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pend):
     """:func:`chain_step` for the tokens i0 <= i < i0 + r1 of blocks b0 <= b < b1 (i0 = b rows,
     the last block possibly shorter); with ``gram`` the scores are read from G, else computed
-    here. Tokens only read x, so blocks may run on different threads."""
+    here. A token whose pick may be rare, i.e. needs the stream, is only flagged in ``pend``
+    (for :func:`_resolve_pending`). Tokens only read x and draw nothing, so blocks may run on
+    different threads."""
     n, d = x.shape
-    bxt, W, t, tb, best, total, thr, cnt = work
-    rows = total.shape[0]
+    bxt, W, t, tb, best, thr, cnt, rare, keep = work
+    rows = thr.shape[0]
     for b in range(b0, b1):
         i0 = b * rows
         r1 = min(rows, n - i0)
@@ -359,15 +460,31 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1):
             W[q] = _exp_mantissa(W[q], t, q)
         _exp_scale(W, t, tb, m)
         for r in range(r1):
-            total[r] = 0.0
+            rare[r] = 0.0
+            keep[r] = 0.0
             cnt[r] = 0
-        for j in range(n):  # cumulative weights, in place
+        for j in range(n):  # rare weights summed apart; cumulative weights of the others, in place
             base = j * r1
             for r in range(r1):
-                total[r] += W[base + r]
-                W[base + r] = total[r]
+                v = W[base + r]
+                small = v < RARE_CUT
+                rare[r] += v if small else 0.0
+                keep[r] += 0.0 if small else v
+                W[base + r] = keep[r]
         for r in range(r1):
-            thr[r] = u[i0 + r] * total[r]
+            # the rare picks fill [0, rare) of the scale [0, rare + keep); u (rare + keep) >=
+            # 2 rare implies U >= p (not rare), decided without computing p, and so does
+            # u 2^53 >= p 2^53 (the first test of bernoulli); otherwise the pick is pending
+            tot = rare[r] + keep[r]
+            uu = u[i0 + r] * tot
+            thr[r] = uu - rare[r]
+            pend[i0 + r] = False
+            if not uu >= 2.0 * rare[r]:
+                if rare[r] > 0.0 and u[i0 + r] * _TWO_53 < (rare[r] / tot) * _TWO_53:
+                    pend[i0 + r] = True
+                    thr[r] = -np.inf  # the count below adds nothing
+                else:
+                    thr[r] = max(thr[r], 0.0)
         for j in range(n):
             base = j * r1
             for r in range(r1):
@@ -375,25 +492,50 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1):
         for r in range(r1):
             i = i0 + r
             pick = cnt[r]
-            if pick == n:  # rounding: u * total reached total
+            if pick == n:  # rounding: the threshold reached the total
                 pick = n - 1
                 while pick > 0 and W[pick * r1 + r] == W[(pick - 1) * r1 + r]:
                     pick -= 1
-            if not total[r] >= 1.0:  # NaN weights (a finite max-shifted total is >= 1)
+            if not keep[r] >= 1.0:  # NaN weights (finite ones sum to >= 1: the largest is 1)
                 for k in range(d):
                     out[i, k] = np.nan
                 continue
+            if not pend[i]:
+                _move(x, i, x[pick], gamma, P, use_P, out)
+
+
+@njit(**_JIT)
+def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw):
+    """The picks and moves of the tokens flagged by _chain_blocks, one after the other in
+    increasing token order: the only place where a step draws from the stream ``s``, so the
+    draws, and the bits, do not depend on how the blocks were run."""
+    pend, bx, sc, w, t, tb = pw
+    for i in range(x.shape[0]):
+        if pend[i]:
+            pick = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w, t, tb)
             _move(x, i, x[pick], gamma, P, use_P, out)
 
 
 @njit(**_JIT)
-def chain_step(x, B, beta, gamma, P, use_P, u, out, work):
+def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
 
-    Token i picks j with probability softmax_j(beta s_ij) by inversion of the cumulative weights
-    with the uniform ``u[i]`` -- the first j whose cumulative weight exceeds u[i] * total, or, if
-    rounding leaves none, the last j at which the cumulative weight grew -- tokens independently,
-    and moves to x_i + gamma (x_j - x_i). Zero-weight indices are never picked.
+    Token i picks j with probability softmax_j(beta s_ij), tokens independently, and moves to
+    x_i + gamma (x_j - x_i). With weights w_j = exp(beta (s_ij - max_k s_ik)) (the largest is 1),
+    the picks with w_j < RARE_CUT are *rare*, of total probability p = S_rare / (S_rare + S_keep)
+    (sums of positive terms: full relative precision). First an exact Bernoulli(p)
+    (:func:`bernoulli`, driven by the uniform ``u[i]`` and, with probability < 2^-53, by further
+    uniforms of the stream ``s``) decides whether the pick is rare. If not, j is drawn by
+    inversion of the cumulative weights of the other picks, as if the rare ones came first: the
+    first j whose cumulative weight exceeds max(u[i] (S_rare + S_keep) - S_rare, 0) (u[i] S_keep
+    when there are no rare picks), or, if rounding leaves none, the last j at which the
+    cumulative weight grew. If rare, :func:`_pick_rare` draws j among the rare picks by the same
+    rule, with uniforms from ``s``. Every pick is thus realised with its probability to a
+    relative error of about n 2^-33 or better, however small; only weights that exp flushes to 0
+    (beta (s_ij - max) below -708.74, see _exp_mantissa) are never picked. The tokens that may need
+    the stream are flagged by the blocks and resolved afterwards in increasing token order
+    (:func:`_resolve_pending`), so a chain's path is a function of its seed only, whatever the
+    thread count.
 
     The work runs over blocks of tokens i held side by side (W[j * rows + r] for token i0 + r), so
     that every loop runs across tokens and vectorises, while each token's sums are accumulated
@@ -402,13 +544,14 @@ def chain_step(x, B, beta, gamma, P, use_P, u, out, work):
     For B = I the scores come from the symmetric Gram, each pair once (see _use_gram, _gram).
     """
     n = x.shape[0]
-    work_b, G = work[:-1], work[-1]
+    work_b, pw, G = work[:-2], work[-2], work[-1]
     gram = _use_gram(x, B, G)
     if gram:
         _gram(x, G, work_b[0], 0, G.shape[0])
     rows = work_b[4].shape[0]
     _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work_b, G, gram, 0,
-                  (n + rows - 1) // rows)
+                  (n + rows - 1) // rows, pw[0])
+    _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
 
 
 @njit(**_JIT)
@@ -728,6 +871,25 @@ def _row(a, c):
     return a[0]
 
 
+@njit(inline="always")
+def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
+    """:func:`chain_step` with its blocks of tokens (and of the Gram) split over T threads, then
+    the pending picks in token order; ``pw`` and ``G`` are the last two buffers of
+    :func:`chain_work`. Same bits as chain_step at any T. Inlined into :func:`_advance_tokens`,
+    whose parallel compilation runs the prange loops on threads."""
+    n, d = x.shape
+    nb = (n + _ROWS - 1) // _ROWS
+    gram = _use_gram(x, B, G)
+    if gram:
+        ng = G.shape[0]
+        for q in prange(T):
+            _gram(x, G, np.empty((d, _ROWS)), q * ng // T, (q + 1) * ng // T)
+    for q in prange(T):
+        _chain_blocks(x, B, beta, gamma, P, use_P, u, out, block_work(n, d), G, gram,
+                      q * nb // T, (q + 1) * nb // T, pw[0])
+    _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
+
+
 @njit(parallel=True, **_JIT)
 def _advance_tokens(X, B, beta, gammas, P, use_P, state, t0, nsteps, ev_code, centers, radii,
                     groups, starts, members, ev_scalar, steps, done, T):
@@ -735,8 +897,8 @@ def _advance_tokens(X, B, beta, gammas, P, use_P, state, t0, nsteps, ev_code, ce
     step's blocks of tokens (and of the Gram) split over the threads. A token's arithmetic does
     not depend on which thread runs its block, so the bits are those of the chain-parallel path."""
     C, n, d = X.shape
-    G = chain_work(n, d)[-1]
-    nb = (n + _ROWS - 1) // _ROWS
+    cw = chain_work(n, d)
+    pw, G = cw[-2], cw[-1]
     out = np.empty((n, d))
     u = np.empty(n)
     work = hull_work(n, d)
@@ -749,14 +911,7 @@ def _advance_tokens(X, B, beta, gammas, P, use_P, state, t0, nsteps, ev_code, ce
             gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
             for i in range(n):
                 u[i] = next_uniform(st)
-            gram = _use_gram(x, B, G)
-            if gram:
-                ng = G.shape[0]
-                for q in prange(T):
-                    _gram(x, G, np.empty((d, _ROWS)), q * ng // T, (q + 1) * ng // T)
-            for q in prange(T):
-                _chain_blocks(x, B, beta, gamma, P, use_P, u, out, block_work(n, d), G, gram,
-                              q * nb // T, (q + 1) * nb // T)
+            step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, T)
             x[:, :] = out
             if ev_code != NO_EVENT and event_hit(ev_code, x, _row(centers, c), _row(radii, c),
                                                  groups, starts, members, ev_scalar, work):
@@ -809,7 +964,7 @@ def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps
             if kind == CHAIN:
                 for i in range(n):
                     u[i] = next_uniform(st)
-                chain_step(x, B, beta, gamma, P, use_P, u, out, cw)
+                chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw)
             elif kind == FLOW:
                 flow_step(x, B, beta, gamma, P, use_P, out, bx, s, w, target, tf, tfb)
             elif kind == LOCALMAX:
@@ -832,6 +987,32 @@ def events_at(X, ev_code, centers, radii, groups, starts, members, ev_scalar, ou
     for c in prange(C):
         out[c] = event_hit(ev_code, X[c], _row(centers, c), _row(radii, c), groups, starts,
                            members, ev_scalar, hull_work(n, d))
+
+
+@njit(parallel=True, **_JIT)
+def cross_weights(X, B, beta, labels, weight, z):
+    """Per configuration X[c]: over tokens i and picks j with labels[c, j] != labels[c, i], the
+    largest exponent beta (s_ij - max_k s_ik) in z[c] (-inf if there is no such pair) and the
+    largest weight exp of it in weight[c], computed with the operations of chain_step, so that
+    weight[c] == 0 exactly when chain_step can draw no such pick from X[c]. O(n) memory per
+    configuration."""
+    C, n, d = X.shape
+    for c in prange(C):
+        x = X[c]
+        bx = np.empty(d)
+        s = np.empty(n)
+        t = np.empty(1)
+        w = np.empty(1)
+        top = -np.inf
+        for i in range(n):
+            best = _row_scores(x, B, i, bx, s)
+            for j in range(n):
+                if labels[c, j] != labels[c, i]:
+                    top = max(top, beta * (s[j] - best))
+        z[c] = top
+        t[0] = top
+        exp_nonpositive(t, w, np.empty(1))
+        weight[c] = w[0] if top > -np.inf else 0.0
 
 
 @njit(parallel=True, **_JIT)

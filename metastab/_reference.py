@@ -190,31 +190,75 @@ def move(xi: list[float], target: list[float], gamma: float, P=None) -> list[flo
     return out
 
 
-def pick(w: list[float], total: float, u: float) -> int:
-    """Inversion sampling of index j with probability w_j / total from the uniform u in [0, 1).
+RARE_CUT = 2.0 ** -20
 
-    The first j whose cumulative weight exceeds u * total; if rounding leaves none, the last j at
-    which the cumulative weight grew. Indices with zero weight are never picked.
+
+def bernoulli(p: float, u: float, rng) -> bool:
+    """An exact Bernoulli(p) trial: U < p for U = (m + V) 2^-53, where u = m 2^-53 and V is
+    uniform. With q = p 2^53: True if m + 1 <= q, False if m >= q, else (m = floor q) the trial
+    V < q − m, decided in the same way by the next uniform of ``rng``."""
+    q = p * 2.0 ** 53
+    m = u * 2.0 ** 53
+    while True:
+        if m + 1.0 <= q:
+            return True
+        if not m < q:
+            return False
+        q = (q - m) * 2.0 ** 53
+        m = float(rng.next_u64() >> 11)
+
+
+def pick(w: list[float], u: float, rng=None) -> int:
+    """Index j with probability w_j / Σ w, to full relative precision, from the uniform u and,
+    when needed, further uniforms of ``rng``.
+
+    The candidates are {j : w_j < hi} (hi = ∞ at first), of largest weight top; those with
+    w_j < cut = RARE_CUT · top are rare, of probability p = S_rare / (S_rare + S_keep) (S_keep:
+    the sum of the other candidates' weights).
+    If p > 0 an exact :func:`bernoulli` trial decides whether the pick is rare; if it is, the
+    rule starts again on the rare candidates (hi = cut) with a fresh uniform from ``rng``.
+    Otherwise the pick is the first non-rare candidate whose cumulative weight exceeds
+    max(u (S_rare + S_keep) − S_rare, 0) (the rare picks fill the start of the scale), or, if
+    rounding leaves none, the last one. Zero weights are never picked.
     """
-    threshold = u * total
-    cum = 0.0
-    last = -1
-    for j, wj in enumerate(w):
-        before = cum
-        cum += wj
-        if cum > threshold:
-            return j
-        if cum > before:
-            last = j
-    return last
+    hi = math.inf
+    while True:
+        top = 0.0
+        for wj in w:
+            if wj < hi:
+                top = max(top, wj)
+        cut = RARE_CUT * top
+        rare = 0.0
+        keep = 0.0
+        for wj in w:
+            if wj < cut:
+                rare += wj
+            elif wj < hi:
+                keep += wj
+        tot = rare + keep
+        if rare > 0.0 and bernoulli(rare / tot, u, rng):
+            hi = cut
+            u = rng.next_uniform()
+            continue
+        threshold = max(u * tot - rare, 0.0)
+        cum = 0.0
+        last = -1
+        for j, wj in enumerate(w):
+            if cut <= wj < hi:
+                cum += wj
+                if cum > threshold:
+                    return j
+                last = j
+        return last
 
 
-def chain_step(x, B, beta: float, gamma, u) -> np.ndarray:
+def chain_step(x, B, beta: float, gamma, u, rng=None) -> np.ndarray:
     """SA_P, one synchronous step of the finite-β chain ([FW] eq. softmax.process).
 
     Each token i independently picks j with probability softmax_j(β s_ij) (self included) by
-    inversion with the uniform u[i], and moves to x_i + γ (x_j − x_i). ``gamma`` is a scalar or a
-    d×d step matrix P. All tokens use the scores of the old configuration (synchronous update).
+    :func:`pick` with the uniform u[i] (and, rarely, further uniforms of ``rng``, tokens in
+    order), and moves to x_i + γ (x_j − x_i). ``gamma`` is a scalar or a d×d step matrix P. All
+    tokens use the scores of the old configuration (synchronous update).
     """
     xs = _rows(x)
     P = _step_matrix(gamma)
@@ -224,7 +268,7 @@ def chain_step(x, B, beta: float, gamma, u) -> np.ndarray:
         if not total >= 1.0:  # non-finite scores: the kernel poisons the token, never guesses
             new.append([math.nan] * len(xs[i]))
             continue
-        j = pick(w, total, float(u[i]))
+        j = pick(w, float(u[i]), rng)
         new.append(move(xs[i], xs[j], None if P is not None else float(gamma), P))
     return np.array(new, dtype=float)
 
@@ -514,7 +558,7 @@ def run_chain(kind: int, x0, B, *, beta: float = 0.0, gamma=0.1, ties: str = "in
         g = gamma_at(gamma, t)
         if kind == CHAIN:
             u = [rng.next_uniform() for _ in range(x.shape[0])]
-            x = chain_step(x, B, beta, g, u)
+            x = chain_step(x, B, beta, g, u, rng)
         elif kind == FLOW:
             x = flow_step(x, B, beta, g)
         elif kind == HARDMAX:

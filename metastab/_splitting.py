@@ -58,7 +58,8 @@ def excursions(X, clock, level, state, accelerated, B, beta, gamma, P, use_P, to
     """Advance every replica c from ``X[c]`` (in place) until it stops; ``status[c]`` says why.
 
     A step is one step of SA_P (:func:`~metastab._kernels.chain_step` on ``n`` uniforms of the
-    replica's stream ``state[c]``, exactly as ``_kernels.advance``; ``clock[c]`` += 1), or with
+    replica's stream ``state[c]``, and that stream for its rare extra draws, exactly as
+    ``_kernels.advance``; ``clock[c]`` += 1), or with
     ``accelerated`` one event of :func:`~metastab._accelerated.jump` (merge at ``tol``, geometric
     wait, the step with a cross pick; ``clock[c]`` += the wait; then the merge at ``tol`` that the
     next jump would start with, so that states are seen merged). After each step, in this order:
@@ -103,7 +104,7 @@ def excursions(X, clock, level, state, accelerated, B, beta, gamma, P, use_P, to
             else:
                 for i in range(n):
                     u[i] = next_uniform(st)
-                chain_step(x, B, beta, gamma, P, use_P, u, out, cw)
+                chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw)
                 for i in range(n):
                     for k in range(d):
                         x[i, k] = out[i, k]

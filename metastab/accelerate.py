@@ -32,13 +32,17 @@ What is exact and what is not
   budget ``max_steps`` may be a float such as 1e100, and :mod:`metastab.stats` reads them as they
   are (the geometric law needs integer values, which every float64 above 2^53 is).
 
-The default ``mode="exact"`` steps through every step with the kernels of :mod:`metastab._kernels`
-(bit for bit unchanged); :func:`check_resolution` warns there, with :class:`ResolutionWarning`,
-when a configuration can only leave its groups through moves below the generator's resolution.
+The default ``mode="exact"`` steps through every step with the kernels of :mod:`metastab._kernels`,
+which draw every pick with its probability to full relative precision (rare picks are decided by
+an exact Bernoulli trial, see ``_kernels.chain_step``), except picks whose weight
+e^{β(s_ij − max_k s_ik)} the kernels' exp flushes to 0, those with an exponent below
+:func:`underflow_exponent` (≈ −708.7): :func:`check_resolution` warns, with
+:class:`ResolutionWarning`, when a configuration can only leave its groups through such picks.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
@@ -47,26 +51,39 @@ import numpy as np
 
 from . import _accelerated, _kernels
 from ._validate import check_memory, real
+from .exceptions import ResolutionWarning
 from .models import SoftmaxChain
 from .results import FirstPassage, provenance
 
-__all__ = ["MODES", "MERGE_TOL", "UNIFORM_RESOLUTION", "ResolutionWarning", "check_resolution",
-           "cross_probabilities", "first_passage_accelerated"]
+__all__ = ["MODES", "MERGE_TOL", "ResolutionWarning", "check_resolution", "cross_probabilities",
+           "first_passage_accelerated", "underflow_exponent"]
 
 MODES = ("exact", "accelerated")
 MERGE_TOL = 1e-10
-# The smallest positive gap between two uniforms of ``_kernels.next_uniform``: a pick whose
-# probability is below it is drawn with probability 0 or 2^-53, never its own.
-UNIFORM_RESOLUTION = 2.0 ** -53
 # Events per kernel call: starts small and doubles while a call takes under _CALL_SECONDS.
 _FIRST_CALL_JUMPS = 64
 _CALL_SECONDS = 0.5
 
 
-class ResolutionWarning(RuntimeWarning):
-    """Direct stepping cannot draw the moves a run needs: their probability is below the 2^-53
-    resolution of the 53-bit uniform, so chains stay where they are and are censored, and a fitted
-    rate or exponent is wrong. The message gives the numbers; use ``mode="accelerated"``."""
+
+
+@functools.cache
+def underflow_exponent() -> float:
+    """The smallest z with a positive kernel weight exp(z): weights e^{β(s_ij − max_k s_ik)} with
+    an exponent below it are flushed to 0 and never drawn by direct stepping.
+
+    >>> round(underflow_exponent(), 3)
+    -708.743
+    """
+    lo, hi = -745.0, -700.0                   # exp(lo) == 0 < exp(hi); bisect to adjacent floats
+    z, w = np.empty(1), np.empty(1)
+    while True:
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            return hi
+        z[0] = mid
+        _kernels.exp_nonpositive(z, w, np.empty(1))
+        lo, hi = (lo, mid) if w[0] > 0.0 else (mid, hi)
 
 
 def merge_tolerance(merge_tol) -> float:
@@ -172,26 +189,42 @@ def _work_bytes(C: int, n: int, d: int) -> int:
 def check_resolution(model, X, *, what="configurations", merge_tol=None, stacklevel=2) -> bool:
     """Warn (:class:`ResolutionWarning`) when direct stepping cannot leave some of ``X``.
 
-    A configuration is stuck for direct stepping when every token's probability of picking
-    outside its group (:func:`cross_probabilities`) is positive but below 2^-53: the 53-bit
-    uniform of ``next_uniform`` selects such a pick with probability 0 or 2^-53, never its own,
-    so the chain stays frozen and is censored. Only SoftmaxChain models are checked.
+    Groups are the points of a configuration after merging at ``merge_tol`` (as in
+    :func:`cross_probabilities`). A configuration with two groups or more is stuck for direct
+    stepping when, for every token, every pick outside its group has a weight
+    e^{β(s_ij − max_k s_ik)} that the kernels flush to 0 (exponent below
+    :func:`underflow_exponent`): ``_kernels.chain_step`` never draws such a pick, while every pick
+    of positive weight is drawn with its probability. The test uses the kernels' own arithmetic
+    (``_kernels.cross_weights``), with O(n) memory per configuration. Only SoftmaxChain models
+    with a constant step are checked; configurations with non-finite coordinates are skipped.
 
     Returns True when it warned.
     """
     if not isinstance(model, SoftmaxChain) or model.has_schedule or len(X) == 0:
         return False
-    lc = cross_probabilities(model, X, merge_tol=merge_tol)
-    top = lc.max(axis=1)
-    stuck = np.isfinite(top) & (top < math.log(UNIFORM_RESOLUTION))
+    X = np.array(X, dtype=np.float64)
+    X = np.ascontiguousarray(X[np.isfinite(X).all(axis=(1, 2))])
+    if len(X) == 0:
+        return False
+    C, n, d = X.shape
+    tols = merge_tolerance(merge_tol) * _scale(X)
+    labels = np.empty((C, n), dtype=np.int64)
+    points = np.empty((n, d))
+    mult, count, order = (np.empty(n, np.int64) for _ in range(3))
+    for c in range(C):
+        _accelerated.merge_groups(X[c].copy(), tols[c], labels[c], points, mult, count, order)
+    B, beta, _, _, _ = _chain_arrays(model, d)
+    weight, z = np.empty(C), np.empty(C)
+    _kernels.cross_weights(X, B, beta, labels, weight, z)
+    stuck = np.isfinite(z) & (weight == 0.0)
     if not stuck.any():
         return False
-    worst = float(top[stuck].max())
-    warnings.warn(f"{int(stuck.sum())} of {len(X)} {what} can only leave their groups (tokens "
-                  f"on one point) through picks of probability below the 2^-53 = 1.1e-16 "
-                  f"resolution of the uniform (the likeliest cross-group pick has probability "
-                  f"10^{worst / math.log(10):.1f} at beta={model.beta:g}): direct stepping never "
-                  f"draws them, such chains stay frozen and are censored. Use "
+    worst = float(z[stuck].max())
+    warnings.warn(f"{int(stuck.sum())} of {C} {what} can only leave their groups (tokens on one "
+                  f"point) through picks whose weight e^(beta*(s_ij - max_k s_ik)) underflows to 0 "
+                  f"(exponent below {underflow_exponent():.1f}; the likeliest such pick has "
+                  f"exponent {worst:.1f} at beta={model.beta:g}): direct stepping never draws "
+                  f"them, such chains stay frozen and are censored. Use "
                   f"first_passage(..., mode='accelerated')",
                   ResolutionWarning, stacklevel=stacklevel + 1)
     return True

@@ -158,7 +158,7 @@ def escape_bench(betas=ESCAPE_BETAS, *, chains: int = ESCAPE_CHAINS,
     for beta in betas:
         model = SoftmaxChain(beta=float(beta), gamma=gamma)
         announce_compile(progress, _kernels.advance, _accelerated.advance_accelerated,
-                         _accelerated.cross_logs)
+                         _accelerated.cross_logs, _kernels.cross_weights)
         for mode in ("exact", "accelerated"):   # warm-up
             first_passage(model, x0, event, max_steps=10, chains=2, rng=seed, mode=mode)
         tic = time.perf_counter()

@@ -61,7 +61,6 @@ def escape_demo(betas=DEMO_BETAS, *, chains: int = DEMO_CHAINS, max_steps: int =
     from scipy import stats
 
     from . import _kernels
-    from ._accelerated import cross_logs
     from .configs import shrunk
     from .events import LeaveHull
     from .models import SoftmaxChain
@@ -78,7 +77,8 @@ def escape_demo(betas=DEMO_BETAS, *, chains: int = DEMO_CHAINS, max_steps: int =
     models = [SoftmaxChain(beta=b, gamma=DEMO_GAMMA) for b in betas]  # validate before running
     rows, frames = [], []
     if models:  # warm-up: compile or load the kernels outside the timed runs
-        announce_compile(progress, _kernels.seed_streams, _kernels.advance, cross_logs)
+        announce_compile(progress, _kernels.seed_streams, _kernels.advance,
+                         _kernels.cross_weights)
         with warnings.catch_warnings():          # the timed run warns, if there is cause
             warnings.simplefilter("ignore")
             first_passage(models[0], x0, event, max_steps=2, chains=1, rng=seed)

@@ -363,13 +363,15 @@ def first_passage(model, x0, event, *, max_steps, chains=None, rng=None, progres
     are not stored. Parameters as in :func:`simulate`; ``event`` is a LeaveBall, LeaveHull,
     ReachVertices or Collapse.
 
-    ``mode="exact"`` (default) takes every step. ``mode="accelerated"`` (SoftmaxChain with a
-    constant step only) skips the steps in which no token leaves its group, drawing their number
-    from the exact geometric law, merges groups closer than ``merge_tol`` (relative, default
-    1e-10), samples probabilities below 2^-53 as they are and counts steps in float64 (``max_steps``
-    may be a float such as 1e100): see :mod:`metastab.accelerate`. In exact mode a
+    ``mode="exact"`` (default) takes every step, drawing every pick with its probability to full
+    relative precision. ``mode="accelerated"`` (SoftmaxChain with a constant step only) skips the
+    steps in which no token leaves its group, drawing their number from the exact geometric law,
+    merges groups closer than ``merge_tol`` (relative, default 1e-10), samples probabilities
+    below 2^-53 as they are and counts steps in float64 (``max_steps`` may be a float such as
+    1e100): see :mod:`metastab.accelerate`. In exact mode a
     :class:`~metastab.accelerate.ResolutionWarning` says when the initial configurations, or the
-    final ones of censored chains, can only move with probabilities below 2^-53.
+    final ones of censored chains, can only leave their groups through picks whose weights
+    underflow to 0 (exponent below ``accelerate.underflow_exponent()`` ≈ −708.74).
 
     Examples
     --------
@@ -402,7 +404,7 @@ def first_passage(model, x0, event, *, max_steps, chains=None, rng=None, progres
     check_memory(f"a run of {C} chains of {n} tokens in R^{d}",
                  run_bytes(C, n, d) + x.nbytes + 8 * C * n * d)
     announce_compile(progress, _kernels.seed_streams, _kernels.advance,
-                     accelerate._accelerated.cross_logs)
+                     _kernels.cross_weights)
     accelerate.check_resolution(model, x, what="initial configurations")
     X, seed, state = _start(model, x, C, rng, first_chain)
     compiled = event.compile(np.ascontiguousarray(x), model.key_query(d))

@@ -13,13 +13,16 @@ def split_gamma(gamma, d):
     return float(g), np.eye(d), False
 
 
-def k_chain(x, B, beta, gamma, u):
+def k_chain(x, B, beta, gamma, u, state=None):
+    """One kernel step; ``state`` (uint64[4], advanced in place) feeds the rare extra draws."""
     x = np.ascontiguousarray(x, dtype=float)
     n, d = x.shape
     g, P, use_P = split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
+    if state is None:
+        state = np.array([1, 2, 3, 4], dtype=np.uint64)
     K.chain_step(x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P,
-                 np.asarray(u, dtype=float), out, K.chain_work(n, d))
+                 np.asarray(u, dtype=float), state, out, K.chain_work(n, d))
     return out
 
 

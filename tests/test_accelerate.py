@@ -355,25 +355,30 @@ def test_frozen_forever_is_censored_not_looping():
 # ------------------------------------------------------------------ resolution of exact stepping
 
 
-def test_exact_mode_warns_below_the_uniform_resolution():
-    model = ms.SoftmaxChain(BETA_HUGE, GAMMA_FROZEN, B=B_NS)
-    with pytest.warns(accelerate.ResolutionWarning, match=r"2 \^-53|2\^-53") as rec:
+def test_exact_mode_warns_where_cross_weights_underflow():
+    """At β = 1000 every cross pick of X_FROZEN has exponent below −786 · 0.902 < −708.74: its
+    weight underflows to 0 and direct stepping can never draw it."""
+    model = ms.SoftmaxChain(1000.0, GAMMA_FROZEN, B=B_NS)
+    with pytest.warns(accelerate.ResolutionWarning, match="underflows to 0") as rec:
         fp = ms.first_passage(model, X_FROZEN, BALL_FROZEN, max_steps=2000, chains=4, rng=1)
     assert fp.censored.all()           # the silent failure the warning is about
     text = " ".join(str(w.message) for w in rec)
-    assert "beta=200" in text and "mode='accelerated'" in text
-    # negative control: at β = 5 the cross picks are resolvable, no warning (warnings are errors)
-    ms.first_passage(ms.SoftmaxChain(5.0, GAMMA_FROZEN, B=B_NS), X_FROZEN, BALL_FROZEN,
-                     max_steps=2000, chains=4, rng=1)
+    assert "beta=1000" in text and "mode='accelerated'" in text and "-902.0" in text
+    # negative control: at β = 200 the cross picks (~1e-78, far below 2^-53) have positive
+    # weights, which direct stepping draws with their probabilities: no warning (warnings are
+    # errors here)
+    ms.first_passage(ms.SoftmaxChain(BETA_HUGE, GAMMA_FROZEN, B=B_NS), X_FROZEN, BALL_FROZEN,
+                     max_steps=20, chains=4, rng=1)
 
 
 def test_exact_mode_warns_when_censored_chains_ended_frozen():
-    """Tokens start spread (moves resolvable), relax onto the vertices, and freeze below 2^-53:
-    the check on the censored chains' final states warns."""
+    """Tokens start spread (a cross pick of weight 1 exists), relax onto the vertices, where
+    every cross pick underflows (exponent −1.5 β = −900): the check on the censored chains' final
+    states warns."""
     tri = TRI
     x0 = np.vstack([tri, 0.9 * tri])
-    model = ms.SoftmaxChain(60.0, 0.5)
-    assert accelerate.cross_probabilities(model, x0).max() > math.log(2.0 ** -53)
+    model = ms.SoftmaxChain(600.0, 0.5)
+    assert not accelerate.check_resolution(model, x0[None])
     with pytest.warns(accelerate.ResolutionWarning, match="censored chains"):
         fp = ms.first_passage(model, x0, ms.LeaveBall(0.5), max_steps=400, chains=3, rng=2)
     assert fp.censored.all()

@@ -107,13 +107,14 @@ TRIANGLE = ("passage", "--polytope", "regular:3", "--n", "9", "--init", "shrunk:
 
 def test_accelerated_passage_escapes_where_exact_stepping_is_censored(capsys, tmp_path):
     """At beta = 40 a cross-group pick from the merged triangle clusters has probability
-    ~1e-24: exact stepping sees no escape (and says why); the accelerated mode sees them all."""
+    ~1e-24: exact stepping sees no escape in 3000 steps (it could draw one: no resolution
+    warning); the accelerated mode sees them all."""
     with warnings.catch_warnings():
         warnings.simplefilter("always", metastab.ResolutionWarning)
         code, out, err = run(capsys, *TRIANGLE, "--max-steps", "3000")
     assert code == 0
     assert re.search(r"^\s*40\s+6\s+0\s+6\s", out, re.M), out    # chains, events, censored
-    assert "warning" in err and "mode='accelerated'" in err
+    assert "warning" not in err
     path = tmp_path / "fast.parquet"
     code, out, err = run(capsys, *TRIANGLE, "--max-steps", "1e30", "--mode", "accelerated",
                          "--merge-tol", "1e-9", "--out", str(path))

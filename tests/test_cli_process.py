@@ -121,8 +121,8 @@ def test_init_file_in_another_dimension_says_that_polytope_sets_d(tmp_path):
 # --------------------------------------------------------------------------- sizes
 
 
-def test_passage_too_large_for_the_resolution_check_is_refused_in_one_line():
-    code, out, err = metastab("passage", "--n", "100000", "--chains", "1", "--max-steps", "1",
+def test_passage_too_large_is_refused_in_one_line():
+    code, out, err = metastab("passage", "--n", "100000", "--chains", "1e6", "--max-steps", "1",
                               "--seed", "1")
     line = one_line_error(err)
     assert code == 2 and "GiB" in line and "100000 tokens" in line, line

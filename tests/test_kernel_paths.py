@@ -63,3 +63,60 @@ def test_token_parallel_equals_chain_parallel_at_every_thread_count(n, d):
     for r in runs[1:]:
         assert np.array_equal(r, runs[0])
     assert not np.array_equal(runs[0], x0)  # the chain moved
+
+
+def _tokens_step(x, beta, gamma, u, state, T):
+    """One token-parallel step (the step of ``advance`` with fewer chains than threads)."""
+    n, d = x.shape
+    out = np.full((n, d), np.nan)
+    cw = K.chain_work(n, d)
+    K.step_tokens(x, np.eye(d), beta, gamma, np.eye(d), False, u, state, out, cw[-2], cw[-1], T)
+    return out
+
+
+@pytest.mark.parametrize("beta", [22.0, 28.0])
+def test_rare_picks_and_bernoulli_boundary_same_bits_on_every_path(beta):
+    """The Thm 5.4 triangle repeated to 66 tokens (three blocks), every u at or next to the exact
+    Bernoulli boundary of the rare picks (m 2^-53 for small m: some rows need the stream's
+    extra draws, some pick rare): the chain-parallel step, the token-parallel step on 1, 2 and 3
+    threads and the reference give the same bits and leave the stream in the same state."""
+    x = np.tile(ms.regular_polygon(3).vertices, (22, 1)) * 0.8
+    n = x.shape[0]
+    drew = False
+    for m in (0, 1, 2, 3):
+        u = np.full(n, m * 2.0 ** -53)
+        u[::5] = 0.5  # common picks between them
+        seed_state = ms.Seed(m).streams(1)[0]
+        gen = ref.Xoshiro256(seed_state.copy())
+        want = ref.chain_step(x, np.eye(2), beta, 0.1, u, gen)
+        state = seed_state.copy()
+        assert np.array_equal(k_chain(x, np.eye(2), beta, 0.1, u, state), want)
+        assert np.array_equal(state, gen.state())
+        drew |= not np.array_equal(state, seed_state)
+        for T in (1, 2, 3):
+            st = seed_state.copy()
+            assert np.array_equal(_tokens_step(x, beta, 0.1, u, st, T), want), T
+            assert np.array_equal(st, gen.state())
+    assert drew  # the stream was used: rare picks or boundary draws happened
+
+
+def test_token_parallel_equals_chain_parallel_with_rare_picks():
+    """An orthonormal frame of 96 tokens at β = 14.5: every pick but the token itself has weight
+    e^-14.5 < 2^-20, i.e. is rare, and only rare picks move a token. Over 3000 steps one chain
+    on 2 threads (token-parallel) == chain 0 of four (chain-parallel) == one thread."""
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("token-parallel stepping needs two threads")
+    x0 = np.eye(96)
+    model = ms.SoftmaxChain(beta=14.5, gamma=0.5)
+    before = numba.get_num_threads()
+    runs = []
+    try:
+        for threads, chains in ((1, 1), (2, 1), (2, 4)):
+            numba.set_num_threads(threads)
+            runs.append(ms.simulate(model, x0, steps=3000, chains=chains, rng=3).final[0])
+    finally:
+        numba.set_num_threads(before)
+    for r in runs[1:]:
+        assert np.array_equal(r, runs[0])
+    moved = np.any(runs[0] != x0, axis=1).sum()
+    assert moved >= 3  # rare picks happened (about 14 expected)

@@ -60,17 +60,87 @@ def _gid(g):
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("beta", [0.0, 0.7, 5.0, 1e6])
+def _both_chain_steps(x, B, beta, gamma, u, seed):
+    """(kernel step, reference step, whether the stream states agree afterwards)."""
+    state = ms.Seed(seed).streams(1)[0]
+    gen = ref.Xoshiro256(state)
+    got = k_chain(x, B, beta, gamma, u, state)
+    want = ref.chain_step(x, B, beta, gamma, u, gen)
+    return got, want, np.array_equal(state, gen.state())
+
+
+def _rare_boundary(x, B, beta):
+    """Per token, (p_rare, u on the grid point m = floor(p_rare 2^53)): the uniform at which the
+    exact Bernoulli trial needs further draws from the stream."""
+    out = []
+    for i in range(x.shape[0]):
+        w, total = ref.softmax_weights(ref.scores(ref._rows(x), B, i), beta)
+        rare, keep = 0.0, 0.0
+        for wj in w:
+            if wj < ref.RARE_CUT:
+                rare += wj
+            else:
+                keep += wj
+        p = rare / (rare + keep)
+        out.append((p, math.floor(p * 2.0 ** 53) * 2.0 ** -53))
+    return out
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.7, 5.0, 40.0, 1e6])
 @pytest.mark.parametrize("name,x,B", CONFIGS, ids=[c[0] for c in CONFIGS])
 def test_chain_step_matches_reference(name, x, B, beta):
+    """Random uniforms, u = 0 (a rare pick wherever the row has rare weights) and, per token, the
+    grid point where the rare/common decision draws from the stream; same picks, same stream."""
     rng = np.random.default_rng(7)
+    boundary = [u for _, u in _rare_boundary(x, B, beta)]
     for gamma in gammas_for(x.shape[1]):
-        for _ in range(5):
-            u = uniforms(rng, x.shape[0])
-            got = k_chain(x, B, beta, gamma, u)
-            want = ref.chain_step(x, B, beta, gamma, u)
+        for k in range(6):
+            u = uniforms(rng, x.shape[0]) if k < 5 else np.array(boundary)
+            got, want, same_stream = _both_chain_steps(x, B, beta, gamma, u, seed=k)
             assert np.isfinite(got).all()
-            assert np.array_equal(got, want), (name, beta, _gid(gamma))
+            assert np.array_equal(got, want), (name, beta, _gid(gamma), k)
+            assert same_stream, (name, beta, _gid(gamma), k)
+
+
+def test_chain_step_cases_reach_every_branch():
+    """The cases above take the rare branch, and the boundary draws from the stream."""
+    x, B = CONFIGS[2][1], CONFIGS[2][2]
+    p = [pr for pr, _ in _rare_boundary(x, B, 5.0)]
+    assert sum(pr > 0.0 for pr in p) >= 4 and max(p) < 1e-5
+    state = ms.Seed(0).streams(1)[0]
+    before = state.copy()
+    k_chain(x, B, 5.0, 0.3, np.full(x.shape[0], 0.5), state)
+    assert np.array_equal(state, before)             # common picks: no draw
+    k_chain(x, B, 5.0, 0.3, np.zeros(x.shape[0]), state)
+    assert not np.array_equal(state, before)         # rare picks: fresh uniforms
+
+
+def stream_starting_with(first: int, seed: int = 0) -> np.ndarray:
+    """A xoshiro256** state whose first 64-bit output is ``first`` (the output depends on s1
+    only: s1 = 5^-1 rotr(first 9^-1, 7) mod 2^64); the other words from a seeded stream."""
+    mask = (1 << 64) - 1
+    y = (first * pow(9, -1, 1 << 64)) & mask
+    y = ((y >> 7) | (y << 57)) & mask
+    state = ms.Seed(seed).streams(1)[0]
+    state[1] = np.uint64((y * pow(5, -1, 1 << 64)) & mask)
+    assert ref.Xoshiro256(state).next_u64() == first
+    return state
+
+
+@pytest.mark.parametrize("beta", [40.0, 200.0])
+@pytest.mark.parametrize("name,x,B", CONFIGS[:4], ids=[c[0] for c in CONFIGS[:4]])
+def test_chain_step_nested_rare_picks_match_reference(name, x, B, beta):
+    """Token 0 takes the rare branch (u = 0) and its first fresh uniform is 0 too, so the pick
+    descends into the rare part of the rare set wherever there is one; kernel == reference."""
+    n = x.shape[0]
+    u = np.full(n, 0.5)
+    u[0] = 0.0
+    for seed in range(3):
+        state = stream_starting_with(seed, seed)        # uniforms 0, then from the stream
+        gen = ref.Xoshiro256(state)
+        got = k_chain(x, B, beta, 0.3, u, state)
+        want = ref.chain_step(x, B, beta, 0.3, u, gen)
+        assert np.array_equal(got, want) and np.array_equal(state, gen.state()), (name, seed)
 
 
 @pytest.mark.parametrize("beta", [0.0, 0.7, 5.0, 1e6])
@@ -144,7 +214,7 @@ def test_beta_huge_draws_an_argmax_token():
         u = rng.random(8)
         got = k_chain(x, B, 1e6, 0.5, u)
         assert np.isfinite(got).all()
-        assert np.array_equal(got, ref.chain_step(x, B, 1e6, 0.5, u))
+        assert np.array_equal(got, ref.chain_step(x, B, 1e6, 0.5, u, ref.Xoshiro256([1, 2, 3, 4])))
         for i in range(8):
             s = np.array(ref.scores(x, B, i))
             leaders = np.flatnonzero(s == s.max())

@@ -337,8 +337,9 @@ def test_mean_escape_time_interval_coverage():
 
 
 def test_exact_mode_warns_below_resolution():
-    """mode="exact" at β where every cross pick is below 2^-53 says so (ResolutionWarning)."""
+    """mode="exact" at β where every cross pick's weight underflows to 0 (β Δ = 1.5 β > 708.7)
+    says so (ResolutionWarning)."""
     with pytest.warns(ms.ResolutionWarning):
         with pytest.raises(ValueError, match="sojourns"):
-            escape_probability(ms.SoftmaxChain(BETA, GAMMA), X_REF, HULL, replicas=2, runs=2,
+            escape_probability(ms.SoftmaxChain(1000.0, GAMMA), X_REF, HULL, replicas=2, runs=2,
                                rng=1, mode="exact", max_steps=10)

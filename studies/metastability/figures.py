@@ -805,12 +805,14 @@ def report(out: Path) -> str:
             f"computes a distance to a hull for every token and step, and at "
             f"{_fmt(ball_rate / 1e6, 3)} M chain-steps/s for the ball; each β costs about "
             f"e^b ≈ {math.exp(slope):.1f} times the one before.",
-            f"- **Uniform wall of direct stepping.** One cross-group pick from the clustered "
-            f"state has probability below 2^-53 from β = {wall:.2f} on (βc0 = "
-            f"{wall * s['c0']:.1f}): direct stepping draws picks by inverting a 53-bit uniform, "
-            "so beyond it a rare pick is drawn with probability 0 or 2^-53, not its own, and "
-            "every chain would be censored (`metastab.ResolutionWarning`). Reaching it by direct "
-            f"stepping would take E[T2] ≈ {_fmt(at_wall, 2)} steps per chain (fit "
+            f"- **Underflow wall of direct stepping.** Direct stepping draws every pick with "
+            "its probability to full relative precision (rare picks by an exact Bernoulli "
+            "trial); only weights e^{β(s_ij − max_k s_ik)} below e^-708.74 are flushed to 0 by "
+            "the kernels' exp. Every cross-group pick from the clustered state falls below it "
+            f"from β = {wall:.2f} on (βc0 = {wall * s['c0']:.1f}), where every chain would be "
+            "censored (`metastab.ResolutionWarning`). The limit of direct stepping here is its "
+            "cost, not resolution: reaching that β would take E[T2] ≈ "
+            f"{_fmt(at_wall, 2)} steps per chain (fit "
             "extrapolated).",
         ]
         if not fast.empty:

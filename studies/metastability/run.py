@@ -15,8 +15,9 @@ Two engines run the same chain:
   ``beta_start`` while it is affordable: the step budget of each β is extrapolated from the
   previous ones (log E[T2] linear in β between the last two), a β runs ``min_chains`` to
   ``max_chains`` chains within ``max_chain_steps`` expected chain-steps, and the ladder stops
-  before the wall of the 53-bit uniform (:func:`uniform_wall`), where the kernel can no longer
-  draw a cross-group pick with its true probability.
+  when the next β is too costly (stepping through E[T2] steps per chain); far beyond lies the
+  underflow wall (:func:`uniform_wall`), where the kernels' exp flushes every cross-group weight
+  to 0.
 - ``accelerated``: ``first_passage(..., mode="accelerated", merge_tol=merge_tol)`` draws the
   waiting time of every frozen stretch from its exact geometric law (:mod:`metastab.accelerate`),
   so its cost grows with the number of events, not of steps. It runs ``accelerated_chains``
@@ -40,17 +41,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 from scipy.stats import CensoredData, logrank
-from scipy.special import logsumexp
 
 import metastab as ms
-from metastab import stats, theory
-from metastab.accelerate import UNIFORM_RESOLUTION
+from metastab import accelerate, stats, theory
 from metastab.results import provenance, write_table
 
 EVENTS = ("hull", "ball")
 ENGINES = ("direct", "accelerated")
+# The kernels' exp flushes weights e^z with z below this (≈ -708.74) to 0.
+UNDERFLOW_EXPONENT = accelerate.underflow_exponent()
 
 
 # --------------------------------------------------------------------------- setup
@@ -101,12 +101,13 @@ def near_vertex_tokens(polytope, per_vertex: int, offset: float, rng) -> np.ndar
 
 
 def uniform_wall(polytope, multiplicity: int) -> float:
-    """The β beyond which one cross-group pick has probability below 2^-53.
+    """The β beyond which every cross-group pick's weight underflows to 0 in the kernels.
 
     In the clustered state of Thm 5.4 (``multiplicity`` tokens on every vertex) a token at v_a
-    picks a given token at v_b with probability e^{β<v_a, v_b>} / Σ_c m_c e^{β<v_a, v_c>}.
-    The kernel draws picks by inverting a 53-bit uniform, so a probability below 2^-53 is drawn
-    as 0 or 2^-53, never as itself: past this β the simulated chain is no longer SA_P.
+    picks a token at v_b with weight e^{β(<v_a, v_b> - <v_a, v_a>)} (B = I, unit vertices). The
+    kernel draws every pick of positive weight with its probability, but its exp flushes
+    exponents below ``accelerate.underflow_exponent()`` (≈ -708.74) to 0: past this β no token
+    can leave its vertex by direct stepping. The weights do not depend on ``multiplicity``.
 
     Parameters
     ----------
@@ -117,20 +118,13 @@ def uniform_wall(polytope, multiplicity: int) -> float:
     Returns
     -------
     float
-        The β at which the smallest such probability equals 2^-53 (B = I).
+        The β at which the largest cross-group exponent equals the underflow exponent.
     """
     V = polytope.vertices
     G = V @ V.T
-    k = len(V)
-
-    def log_smallest_pick(beta):
-        logw = beta * G + math.log(multiplicity)          # per vertex: m_b e^{β<v_a, v_b>}
-        log_total = logsumexp(logw, axis=1)
-        off = ~np.eye(k, dtype=bool)
-        return float((beta * G - log_total[:, None])[off].min())
-
-    target = math.log(UNIFORM_RESOLUTION)
-    return float(optimize.brentq(lambda b: log_smallest_pick(b) - target, 0.0, 1e4))
+    off = ~np.eye(len(V), dtype=bool)
+    gap = float((G - np.diag(G)[:, None])[off].max())   # the largest cross exponent is β gap
+    return UNDERFLOW_EXPONENT / gap
 
 
 def setup(config: dict) -> dict:
