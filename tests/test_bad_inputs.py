@@ -201,13 +201,13 @@ def test_state_larger_than_memory_is_refused_before_allocating(call):
     assert peak < 20 * 2**20
 
 
-def test_resolution_check_too_large_is_refused_before_allocating():
-    """Exact mode first computes every token's cross-group probability, with an n×n table per
-    thread: at n = 100000 that is 75 GiB, refused with the numbers (not a SystemError from the
-    kernel)."""
+def test_exact_mode_too_large_is_refused_before_allocating():
+    """Exact mode's resolution check is linear in memory per configuration; what cannot fit is
+    the state itself, refused with the numbers before anything is allocated (not a SystemError
+    from a kernel)."""
     x0 = np.random.default_rng(0).normal(size=(100_000, 2))
-    with pytest.raises(MemoryError, match=r"100000 tokens.*needs [0-9.]+ GiB"):
-        ms.first_passage(CHAIN, x0, ms.LeaveBall(0.1), max_steps=1, chains=1)
+    with pytest.raises(MemoryError, match=r"100000 chains of 100000 tokens.*needs [0-9.]+ GiB"):
+        ms.first_passage(CHAIN, x0, ms.LeaveBall(0.1), max_steps=1, chains=100_000)
 
 
 def test_the_state_is_copied_once():
