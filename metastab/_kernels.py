@@ -417,8 +417,9 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
     """:func:`chain_step` for the tokens i0 <= i < i0 + r1 of blocks b0 <= b < b1 (i0 = b rows,
     the last block possibly shorter); with ``gram`` the scores are read from G, else computed
     here. A token whose pick may be rare, i.e. needs the stream, is only flagged in ``pend``
-    (for :func:`_resolve_pending`). Tokens only read x and draw nothing, so blocks may run on
-    different threads."""
+    (for :func:`_resolve_pending`); returns the number flagged. Tokens only read x and draw
+    nothing, so blocks may run on different threads. A block without rare weights sums them as
+    the reference does with S_rare = 0 (one cumulative sum, threshold u S_keep)."""
     n, d = x.shape
     bxt, W, t, tb, best, thr, cnt, rare, keep = work
     rows = thr.shape[0]
@@ -525,7 +526,7 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
 def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw):
     """The picks and moves of the tokens flagged by _chain_blocks, one after the other in
     increasing token order: the only place where a step draws from the stream ``s``, so the
-    draws, and the bits, do not depend on how the blocks were run."""
+    draws, and the bits, do not depend on how the blocks were run. Clears the flags."""
     pend, bx, sc, w, t, tb = pw
     for i in range(x.shape[0]):
         if pend[i]:
