@@ -417,11 +417,13 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
     """:func:`chain_step` for the tokens i0 <= i < i0 + r1 of blocks b0 <= b < b1 (i0 = b rows,
     the last block possibly shorter); with ``gram`` the scores are read from G, else computed
     here. A token whose pick may be rare, i.e. needs the stream, is only flagged in ``pend``
-    (for :func:`_resolve_pending`). Tokens only read x and draw nothing, so blocks may run on
-    different threads."""
+    (for :func:`_resolve_pending`); returns the number flagged. Tokens only read x and draw
+    nothing, so blocks may run on different threads. A block without rare weights sums them as
+    the reference does with S_rare = 0 (one cumulative sum, threshold u S_keep)."""
     n, d = x.shape
     bxt, W, t, tb, best, thr, cnt, rare, keep = work
     rows = thr.shape[0]
+    held = 0
     for b in range(b0, b1):
         i0 = b * rows
         r1 = min(rows, n - i0)
@@ -463,28 +465,43 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
             rare[r] = 0.0
             keep[r] = 0.0
             cnt[r] = 0
-        for j in range(n):  # rare weights summed apart; cumulative weights of the others, in place
-            base = j * r1
-            for r in range(r1):
-                v = W[base + r]
-                small = v < RARE_CUT
-                rare[r] += v if small else 0.0
-                keep[r] += 0.0 if small else v
-                W[base + r] = keep[r]
+        few = 0
+        for q in range(m):
+            few += W[q] < RARE_CUT
+        if few == 0:  # no rare pick in the block: S_rare = 0, the sums of the reference as they are
+            for j in range(n):
+                base = j * r1
+                for r in range(r1):
+                    keep[r] += W[base + r]
+                    W[base + r] = keep[r]
+        else:  # rare weights summed apart; cumulative weights of the others, in place
+            for j in range(n):
+                base = j * r1
+                for r in range(r1):
+                    v = W[base + r]
+                    small = v < RARE_CUT
+                    rare[r] += v if small else 0.0
+                    keep[r] += 0.0 if small else v
+                    W[base + r] = keep[r]
+        maybe = 0
         for r in range(r1):
             # the rare picks fill [0, rare) of the scale [0, rare + keep); u (rare + keep) >=
-            # 2 rare implies U >= p (not rare), decided without computing p, and so does
-            # u 2^53 >= p 2^53 (the first test of bernoulli); otherwise the pick is pending
-            tot = rare[r] + keep[r]
-            uu = u[i0 + r] * tot
-            thr[r] = uu - rare[r]
-            pend[i0 + r] = False
-            if not uu >= 2.0 * rare[r]:
-                if rare[r] > 0.0 and u[i0 + r] * _TWO_53 < (rare[r] / tot) * _TWO_53:
+            # 2 rare implies U >= p (not rare) and uu - rare >= 0, decided without computing p
+            uu = u[i0 + r] * (rare[r] + keep[r])
+            thr[r] = max(uu - rare[r], 0.0)
+            maybe += not uu >= 2.0 * rare[r]
+        here = False
+        if maybe > 0:
+            for r in range(r1):
+                # not decided above: so does u 2^53 >= p 2^53 (the first test of bernoulli);
+                # otherwise the pick is pending
+                tot = rare[r] + keep[r]
+                if (not u[i0 + r] * tot >= 2.0 * rare[r] and rare[r] > 0.0
+                        and u[i0 + r] * _TWO_53 < (rare[r] / tot) * _TWO_53):
                     pend[i0 + r] = True
                     thr[r] = -np.inf  # the count below adds nothing
-                else:
-                    thr[r] = max(thr[r], 0.0)
+                    here = True
+                    held += 1
         for j in range(n):
             base = j * r1
             for r in range(r1):
@@ -500,18 +517,20 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
                 for k in range(d):
                     out[i, k] = np.nan
                 continue
-            if not pend[i]:
+            if not (here and pend[i]):
                 _move(x, i, x[pick], gamma, P, use_P, out)
+    return held
 
 
 @njit(**_JIT)
 def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw):
     """The picks and moves of the tokens flagged by _chain_blocks, one after the other in
     increasing token order: the only place where a step draws from the stream ``s``, so the
-    draws, and the bits, do not depend on how the blocks were run."""
+    draws, and the bits, do not depend on how the blocks were run. Clears the flags."""
     pend, bx, sc, w, t, tb = pw
     for i in range(x.shape[0]):
         if pend[i]:
+            pend[i] = False
             pick = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w, t, tb)
             _move(x, i, x[pick], gamma, P, use_P, out)
 
@@ -549,9 +568,9 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     if gram:
         _gram(x, G, work_b[0], 0, G.shape[0])
     rows = work_b[4].shape[0]
-    _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work_b, G, gram, 0,
-                  (n + rows - 1) // rows, pw[0])
-    _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
+    if _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work_b, G, gram, 0,
+                     (n + rows - 1) // rows, pw[0]):
+        _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
 
 
 @njit(**_JIT)

@@ -120,3 +120,23 @@ def test_token_parallel_equals_chain_parallel_with_rare_picks():
         assert np.array_equal(r, runs[0])
     moved = np.any(runs[0] != x0, axis=1).sum()
     assert moved >= 3  # rare picks happened (about 14 expected)
+
+
+@pytest.mark.parametrize("beta", [3.0, 200.0])
+def test_blocks_with_and_without_rare_weights_match_reference(beta):
+    """Blocks where no weight is rare (one cumulative sum) and blocks where every row has rare
+    weights (summed apart), with tokens whose u falls among the rare picks (resolved with the
+    stream): the reference's bits and stream state, over two blocks of tokens."""
+    n, d = 40, 3
+    x = sphere(n, d, 7)
+    s = x @ x.T
+    rare = np.exp(beta * (s - s.max(axis=1, keepdims=True))) < K.RARE_CUT
+    assert rare.any(axis=1).all() if beta > 100 else not rare.any()
+    u = np.random.default_rng(2).random(n)
+    u[::7] = 0.0  # below the rare probability wherever there are rare picks
+    state = ms.Seed(3).streams(1)[0]
+    gen = ref.Xoshiro256(state)
+    got = k_chain(x, np.eye(d), beta, 0.3, u, state)
+    assert np.array_equal(got, ref.chain_step(x, np.eye(d), beta, 0.3, u, gen))
+    assert np.array_equal(state, gen.state())
+    assert (state != ms.Seed(3).streams(1)[0]).any() == (beta > 100)  # drew only when rare
