@@ -50,7 +50,7 @@ def _command(config, out, env=None, preexec_fn=None, *extra):
     """``python -m metastab.sweep CONFIG --out OUT`` as a real process: (returncode, stderr)."""
     proc = subprocess.run([sys.executable, "-m", "metastab.sweep", str(config), "--out", str(out),
                            "--threads", "1", *extra], env={**ENV, **(env or {})},
-                          capture_output=True, text=True, timeout=120, preexec_fn=preexec_fn)
+                          capture_output=True, text=True, timeout=600, preexec_fn=preexec_fn)
     return proc.returncode, proc.stderr
 
 
@@ -114,7 +114,7 @@ def test_two_configs_racing_on_one_empty_directory(config, reference, tmp_path):
             time.sleep(0.02)
         rc, err = _command(other, out)
         assert rc == 1 and "is running the sweep in" in _one_line(err)
-        assert first.wait(timeout=60) == 0, first.stderr.read()
+        assert first.wait(timeout=600) == 0, first.stderr.read()
     finally:
         if first.poll() is None:
             first.kill()
@@ -309,7 +309,7 @@ def test_absurd_sizes_are_refused_up_front(edit, match, tmp_path):
 
 def test_status_into_a_closed_pipe_is_quiet(reference):
     proc = subprocess.run(f"{sys.executable} -m metastab.sweep --status {reference} | head -1",
-                          shell=True, env=ENV, capture_output=True, text=True, timeout=60)
+                          shell=True, env=ENV, capture_output=True, text=True, timeout=600)
     assert proc.stdout.startswith("sweep ") and proc.stderr == ""
 
 
