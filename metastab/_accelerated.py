@@ -352,8 +352,17 @@ def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, ta
     or the number of calls.
     """
     C, n, d = X.shape
-    B, beta, P, use_P = dyn.B, dyn.beta, dyn.P, dyn.use_P
-    time, comp, done, censored, jumps = tally
+    # one name per field: numba's parallel lowering does not write back through arrays unpacked
+    # from a tuple (``a, b = t``)
+    B = dyn.B
+    P = dyn.P
+    beta = dyn.beta
+    use_P = dyn.use_P
+    time = tally.time
+    comp = tally.comp
+    done = tally.done
+    censored = tally.censored
+    jumps = tally.jumps
     for c in prange(C):
         if done[c]:
             continue

@@ -22,11 +22,12 @@ __all__ = ["njit_keyed", "source_key"]
 _HERE = Path(__file__).parent
 
 
-def source_key(*files: str) -> str:
-    """SHA-256 of the named source files of this package (in the given order)."""
+def source_key(*files: str, root: Path = _HERE) -> str:
+    """SHA-256 of the named source files of the folder ``root`` (default: this package), in any
+    order."""
     h = hashlib.sha256()
-    for name in files:
-        h.update(name.encode() + b"\0" + (_HERE / name).read_bytes() + b"\0")
+    for name in sorted(files):
+        h.update(name.encode() + b"\0" + (Path(root) / name).read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -41,11 +42,11 @@ class _KeyedCache(FunctionCache):
         return super()._index_key(sig, codegen) + (self.key,)
 
 
-def njit_keyed(*files: str) -> Callable:
+def njit_keyed(*files: str, root: Path = _HERE) -> Callable:
     """A decorator factory like ``njit`` (same options, ``cache`` implied) whose cache entries
-    are valid only for the current sources of ``files`` (the kernel files the decorated functions
-    call into)."""
-    key = source_key(*files)
+    are valid only for the current sources of ``files`` in ``root`` (the kernel files the
+    decorated functions call into)."""
+    key = source_key(*files, root=root)
 
     def jit(**options: Any) -> Callable:
         options.pop("cache", None)

@@ -966,7 +966,10 @@ def _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
     step's blocks of tokens (and of the Gram) split over the threads. A token's arithmetic does
     not depend on which thread runs its block, so the bits are those of the chain-parallel path."""
     C, n, d = X.shape
-    B, beta, P, use_P = dyn.B, dyn.beta, dyn.P, dyn.use_P
+    B = dyn.B
+    P = dyn.P
+    beta = dyn.beta
+    use_P = dyn.use_P
     gammas = sched.gammas
     cw = chain_work(n, d)
     pw, G = cw[-2], cw[-1]
@@ -1009,8 +1012,17 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     if kind == CHAIN and C < threads and n > _ROWS:
         _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads)
         return
-    B, beta, P, use_P = dyn.B, dyn.beta, dyn.P, dyn.use_P
-    gammas, margins = sched.gammas, sched.margins
+    # one name per field, bound before the parallel loop: numba's parallel lowering does not write
+    # back through arrays unpacked from a tuple (``a, b = t``), so drivers never unpack one
+    B = dyn.B
+    P = dyn.P
+    beta = dyn.beta
+    use_P = dyn.use_P
+    by_point = dyn.by_point
+    tol = dyn.tol
+    rule = dyn.rule
+    gammas = sched.gammas
+    margins = sched.margins
     for c in prange(C):
         if done[c]:
             continue
@@ -1033,9 +1045,9 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
                 flow_step(x, B, beta, gamma, P, use_P, out, fw)
             elif kind == LOCALMAX:
                 r = margins[t - t0 if margins.shape[0] > 1 else 0]
-                localmax_step(x, B, gamma, P, use_P, r, dyn.rule, out, lw)
+                localmax_step(x, B, gamma, P, use_P, r, rule, out, lw)
             else:
-                hardmax_step(x, B, gamma, P, use_P, dyn.by_point, dyn.tol, out, hw)
+                hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, hw)
             x[:, :] = out
             if ev.code != NO_EVENT and event_hit(ev, c, x, work):
                 steps[c] = t + 1
@@ -1089,18 +1101,22 @@ def neighbour_sets(X, dyn, margin, out):
     exactly the sets that a step from X[c] uses.
     """
     C, n, d = X.shape
+    B = dyn.B
+    kind = dyn.kind
+    rule = dyn.rule
+    tol = dyn.tol
     for c in prange(C):
         x = X[c]
         bx = np.empty(d)
         s = np.empty(n)
         for i in range(n):
-            best = _row_scores(x, dyn.B, i, bx, s)
-            if dyn.kind == LOCALMAX:
-                cut = neighbour_cut(dyn.rule, best, margin)
+            best = _row_scores(x, B, i, bx, s)
+            if kind == LOCALMAX:
+                cut = neighbour_cut(rule, best, margin)
             else:
                 scale = 0.0
                 for j in range(n):
                     scale = max(scale, abs(s[j]))
-                cut = best - dyn.tol * scale
+                cut = best - tol * scale
             for j in range(n):
                 out[c, i, j] = not s[j] < cut

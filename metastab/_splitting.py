@@ -104,10 +104,22 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
     where it stopped). ``records.count[c]`` counts this call's records.
     """
     C, n, d = X.shape
-    B, beta, P, use_P = dyn.B, dyn.beta, dyn.P, dyn.use_P
-    low, high, max_steps = bounds
-    clock, level, status = walk
-    rec_level, rec_time, rec_state, n_rec = records
+    # one name per field: numba's parallel lowering does not write back through arrays unpacked
+    # from a tuple (``a, b = t``)
+    B = dyn.B
+    P = dyn.P
+    beta = dyn.beta
+    use_P = dyn.use_P
+    low = bounds.low
+    high = bounds.high
+    max_steps = bounds.max_steps
+    clock = walk.clock
+    level = walk.level
+    status = walk.status
+    rec_level = records.level
+    rec_time = records.time
+    rec_state = records.state
+    n_rec = records.count
     cap = rec_level.shape[1]
     for c in prange(C):
         x = X[c]
