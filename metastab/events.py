@@ -69,8 +69,8 @@ class LeaveBall(_Event):
         if centers.shape[1:] != x0.shape[1:]:
             raise ValueError(f"centers must have shape {x0.shape[1:]} (n×d), got {centers.shape[1:]}")
         # a writeable copy: a read-only array would make numba compile another `advance`
-        return EventArrays(_kernels.LEAVE_BALL, np.array(centers, order="C"), _radii(self.radius, x0),
-                        *_one_group(x0.shape[1]), 0.0)
+        return EventArrays(_kernels.LEAVE_BALL, np.array(centers, order="C"),
+                           _radii(self.radius, x0), *_one_group(x0.shape[1]), 0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,8 +101,8 @@ class LeaveHull(_Event):
         _, labels = np.unique(self.groups, return_inverse=True)
         members = np.argsort(labels, kind="stable").astype(np.int64)
         starts = np.concatenate([[0], np.cumsum(np.bincount(labels))]).astype(np.int64)
-        return EventArrays(_kernels.LEAVE_HULL, x0, _radii(self.radius, x0), labels.astype(np.int64),
-                        starts, members, 0.0)
+        return EventArrays(_kernels.LEAVE_HULL, x0, _radii(self.radius, x0),
+                           labels.astype(np.int64), starts, members, 0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,7 +154,8 @@ class ReachVertices(_Event):
         scale = np.maximum(1.0, np.abs(centers).max(axis=-1))
         on_vertex = np.abs(x0 - centers).max(axis=-1) <= 1e-12 * scale
         radii = np.where(on_vertex, self.vertex_radius, self.radius)
-        return EventArrays(_kernels.REACH, np.ascontiguousarray(centers), radii, *_one_group(n), 0.0)
+        return EventArrays(_kernels.REACH, np.ascontiguousarray(centers), radii, *_one_group(n),
+                           0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,5 +174,5 @@ class Collapse(_Event):
 
     def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
         n, d = x0.shape[1:]
-        return EventArrays(_kernels.COLLAPSE, np.zeros((1, n, d)), np.zeros((1, n)), *_one_group(n),
-                        self.diameter)
+        return EventArrays(_kernels.COLLAPSE, np.zeros((1, n, d)), np.zeros((1, n)),
+                           *_one_group(n), self.diameter)
