@@ -10,8 +10,6 @@ Names are imported on first use (PEP 562), so ``import metastab`` and the ``meta
 """
 
 import importlib
-import sys
-import types
 
 __version__ = "0.1.0"
 
@@ -27,19 +25,19 @@ _NAMES = {
     "random_polygon": "polytope", "regular_polygon": "polytope", "simplex": "polytope",
     "FirstPassage": "results", "Run": "results",
     "Seed": "rng", "as_seed": "rng",
-    "first_passage": "simulate", "simulate": "simulate",
+    "first_passage": "engine", "simulate": "engine",
 }
 # submodules reachable as attributes (metastab.stats, metastab.plotting, ...)
 _SUBMODULES = (
-    "accelerate", "bench", "cli", "configs", "demo", "events", "exceptions", "maxmargin",
-    "models", "plotting", "polytope", "registry", "results", "rng", "simulate", "splitting", "stats",
-    "studies", "sweep", "theory",
+    "bench", "cli", "configs", "demo", "engine", "events", "exceptions", "maxmargin", "models",
+    "plotting", "polytope", "registry", "results", "rng", "splitting", "stats", "studies", "sweep",
+    "theory",
 )
 
 __all__ = sorted(_NAMES, key=str.lower) + ["__version__"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     if name in _NAMES:
         value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
     elif name in _SUBMODULES:
@@ -50,18 +48,6 @@ def __getattr__(name):
     return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_NAMES) | set(_SUBMODULES))
 
-
-class _Package(types.ModuleType):
-    """The import system binds every imported submodule on its package; ``simulate`` stays the
-    function (the module is ``sys.modules["metastab.simulate"]``)."""
-
-    def __setattr__(self, name, value):
-        if name in _NAMES and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -42,13 +42,16 @@ relative; it never overflows (the mean waiting time at β = 200 is ~1e80 steps).
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
-# numba's on-disk cache keys a function on its own file only: after editing these imports in
-# _kernels.py, clear metastab/__pycache__ (or touch this file) so that this module recompiles.
-from ._kernels import _JIT, NO_EVENT, _move, _row, event_hit, hull_work, next_u64
+from ._kernel_cache import njit_keyed
+from ._kernels import _JIT, NO_EVENT, _move, event_hit, hull_work, next_u64
+
+# cached only while the kernel files it calls into are unchanged (see _kernel_cache)
+_jit = njit_keyed("_kernels.py")
 
 _U = np.uint64
 _TOP = _U(1) << _U(63)
@@ -64,7 +67,7 @@ _MAX_ZERO_WORDS = 16
 # --------------------------------------------------------------------------------------------
 
 
-@njit(**_JIT)
+@_jit(**_JIT)
 def _binade(s):
     """(e, f): a uniform U on (0, 1) as U = 2^{−e−1} (1 + f), f in [0, 1) with 52 random bits.
 
@@ -86,7 +89,7 @@ def _binade(s):
     return e, f
 
 
-@njit(**_JIT)
+@_jit(**_JIT)
 def next_log_uniform(s):
     """log U for U uniform on (0, 1) with full relative precision (see :func:`_binade`).
 
@@ -97,7 +100,7 @@ def next_log_uniform(s):
     return math.log1p(f) - (e + 1) * _LN2
 
 
-@njit(**_JIT)
+@_jit(**_JIT)
 def next_exponential(s):
     """E ~ Exp(1) with full relative precision near 0 and an exact tail.
 
@@ -127,7 +130,7 @@ def _logaddexp(a, b):
     return b + math.log1p(math.exp(a - b))
 
 
-@njit(**_JIT)
+@_jit(**_JIT)
 def stay_cross_logs(log_r):
     """(log q, log c, ℓ) of a token with odds r = c/q of crossing: log q = −log(1 + r),
     log c = log r − log(1 + r), ℓ = log(−log q) = log log(1 + r); stable for any log r,
@@ -143,7 +146,7 @@ def stay_cross_logs(log_r):
     return -t, log_r - t, ell
 
 
-@njit(**_JIT)
+@_jit(**_JIT)
 def log1mexp_neg(lm):
     """log(1 − e^{L}) from lm = log(−L), L <= 0: the log-probability of at least one cross pick.
 
@@ -164,7 +167,7 @@ def log1mexp_neg(lm):
 # --------------------------------------------------------------------------------------------
 
 
-@njit(**_JIT)
+@_jit(**_JIT)
 def merge_groups(x, tol, label, points, mult, count, order):
     """Merge tokens into groups, in place; returns κ, the number of groups.
 
@@ -220,7 +223,7 @@ def merge_groups(x, tol, label, points, mult, count, order):
     return kappa
 
 
-@njit(**_JIT)
+@_jit(**_JIT)
 def group_logs(points, mult, kappa, B, beta, bu, logw, log_q, log_c, ell):
     """Per group a < κ: log q_a, log c_a, ℓ_a (module notes) and the log-weights
     logw[a, b] = log m_b + β(<B u_a, u_b> − <B u_a, u_a>) of the points a token at u_a picks."""
@@ -253,7 +256,7 @@ def group_logs(points, mult, kappa, B, beta, bu, logw, log_q, log_c, ell):
         log_q[a], log_c[a], ell[a] = stay_cross_logs(log_r)
 
 
-@njit(**_JIT)
+@_jit(**_JIT)
 def _destination(s, a, kappa, logw):
     """b ≠ a with probability ∝ e^{logw[a, b]}: the exponential race argmin_b log E_b − logw[a, b]
     (E_b ~ Exp(1) of full relative precision), exact for weights of any size."""
@@ -267,7 +270,7 @@ def _destination(s, a, kappa, logw):
     return pick
 
 
-@njit(**_JIT)
+@_jit(**_JIT)
 def jump_work(n, d):
     """Scratch buffers of :func:`jump` for n tokens in R^d."""
     return (np.empty(n, np.int64), np.empty((n, d)), np.empty(n, np.int64),
@@ -275,7 +278,7 @@ def jump_work(n, d):
             np.empty(n), np.empty(n), np.empty(n), np.empty((n, d)))
 
 
-@njit(**_JIT)
+@_jit(**_JIT)
 def jump(x, B, beta, gamma, P, use_P, tol, s, remaining, work):
     """One event of the accelerated chain, in place: merge groups, draw the waiting time W, move.
 
@@ -323,22 +326,43 @@ def jump(x, B, beta, gamma, P, use_P, tol, s, remaining, work):
     return wait
 
 
-@njit(parallel=True, **_JIT)
-def advance_accelerated(X, B, beta, gamma, P, use_P, tols, state, time, comp, max_steps,
-                        max_jumps, ev_code, centers, radii, groups, starts, members, ev_scalar,
-                        done, censored, jumps):
-    """Run every chain c with ``done[c]`` False for up to ``max_jumps`` events, in place.
+class Tally(NamedTuple):
+    """Per-chain counters of :func:`advance_accelerated` (arrays of length C, updated in place)."""
 
-    ``tols`` (1 or C,) holds the absolute merge distance, shared or per chain (each chain's own
-    from its own x0, so that a chain does not depend on the others). ``time[c] + comp[c]`` is
-    chain c's step count (float64, Neumaier-compensated); after each
-    event the stopping event is checked on the new configuration, and a chain that meets it is
-    ``done`` at that step. A chain whose next move would come after ``max_steps`` is ``done`` and
-    ``censored`` with the step count set to ``max_steps``. ``jumps[c]`` counts the events drawn.
-    The chains' streams live in ``state``; a call resumes where the last stopped, so a chain's
-    path depends only on its seed, not on the thread count or the number of calls.
+    time: np.ndarray        # float64 step count (with comp: Neumaier-compensated)
+    comp: np.ndarray        # float64 compensation term of time
+    done: np.ndarray        # bool: met the event, or censored
+    censored: np.ndarray    # bool: the next move would come after max_steps
+    jumps: np.ndarray       # int64: events drawn
+
+
+@_jit(parallel=True, **_JIT)
+def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally):
+    """Run every chain c with ``tally.done[c]`` False for up to ``max_jumps`` events, in place.
+
+    ``dyn`` is the SA_P model's :class:`~metastab._kernels.Dynamics`, ``gamma`` its constant
+    scalar step (unused with a step matrix). ``tols`` (1 or C,) holds the absolute merge distance,
+    shared or per chain (each chain's own from its own x0, so that a chain does not depend on the
+    others). ``time[c] + comp[c]`` is chain c's step count (float64, Neumaier-compensated);
+    after each event the stopping event ``ev`` is checked on the new configuration, and a chain
+    that meets it is ``done`` at that step. A chain whose next move would come after
+    ``max_steps`` is ``done`` and ``censored`` with the step count set to ``max_steps``.
+    ``jumps[c]`` counts the events drawn. The chains' streams live in ``state``; a call resumes
+    where the last stopped, so a chain's path depends only on its seed, not on the thread count
+    or the number of calls.
     """
     C, n, d = X.shape
+    # one name per field: numba's parallel lowering does not write back through arrays unpacked
+    # from a tuple (``a, b = t``)
+    B = dyn.B
+    P = dyn.P
+    beta = dyn.beta
+    use_P = dyn.use_P
+    time = tally.time
+    comp = tally.comp
+    done = tally.done
+    censored = tally.censored
+    jumps = tally.jumps
     for c in prange(C):
         if done[c]:
             continue
@@ -346,8 +370,6 @@ def advance_accelerated(X, B, beta, gamma, P, use_P, tols, state, time, comp, ma
         st = state[c]
         work = jump_work(n, d)
         hwork = hull_work(n, d)
-        cen = _row(centers, c)
-        rad = _row(radii, c)
         tol = tols[c] if tols.shape[0] > 1 else tols[0]
         for _ in range(max_jumps):
             remaining = max_steps - (time[c] + comp[c])
@@ -365,13 +387,12 @@ def advance_accelerated(X, B, beta, gamma, P, use_P, tols, state, time, comp, ma
             else:
                 comp[c] += (wait - t) + time[c]
             time[c] = t
-            if ev_code != NO_EVENT and event_hit(ev_code, x, cen, rad, groups, starts, members,
-                                                 ev_scalar, hwork):
+            if ev.code != NO_EVENT and event_hit(ev, c, x, hwork):
                 done[c] = True
                 break
 
 
-@njit(parallel=True, **_JIT)
+@_jit(parallel=True, **_JIT)
 def cross_logs(X, B, beta, tols, out):
     """out[c, i] = log of the probability that token i of configuration X[c] picks a token outside
     its group in one step (groups merged at ``tols[c]`` on a copy: X is not changed)."""

@@ -10,6 +10,8 @@ Arithmetic is written as explicit loops in a fixed order and ``fastmath`` stays 
 repeats the same operations in the same order, which is what makes bit-for-bit tests possible.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -29,6 +31,48 @@ _TWO_M53 = 1.0 / 9007199254740992.0
 # major cycles that is never reached in exact arithmetic (the method is finite).
 _HULL_EPS = 1e-12
 _HULL_MAX_ITER = 1000
+
+
+# Parameters travel to the drivers as NamedTuples (numba types them as heterogeneous tuples and
+# compiles one driver for all models and events); the spec objects of metastab.models and
+# metastab.events build them.
+class Dynamics(NamedTuple):
+    """The time-independent parameters of a model (``model.kernel_params(d)``)."""
+
+    kind: int           # CHAIN, FLOW, HARDMAX or LOCALMAX
+    B: np.ndarray       # (d, d) key-query matrix
+    beta: float         # inverse temperature (inf for HARDMAX and LOCALMAX)
+    P: np.ndarray       # (d, d) step matrix, used when use_P
+    use_P: bool
+    by_point: bool      # HARDMAX: average over distinct leader points
+    tol: float          # HARDMAX: relative tie tolerance
+    rule: int           # LOCALMAX: ADDITIVE or RELATIVE
+
+
+class Schedule(NamedTuple):
+    """Per-step parameters of steps t0 .. t0 + k - 1 (``model.schedule(t0, k)``): one entry
+    for a constant."""
+
+    gammas: np.ndarray  # scalar steps (one unused 1.0 with a step matrix)
+    margins: np.ndarray  # LOCALMAX margins r_t (one unused 0.0 for the other models)
+
+
+class EventArrays(NamedTuple):
+    """The kernel form of a stopping event (``event.compile(x0, B)``; see :func:`event_hit`)."""
+
+    code: int
+    centers: np.ndarray  # (1 or C, n, d)
+    radii: np.ndarray  # (1 or C, n)
+    groups: np.ndarray  # (n,) int64, group labels 0..G-1
+    starts: np.ndarray  # (G + 1,) int64
+    members: np.ndarray  # (n,) int64, token indices sorted by group
+    scalar: float
+
+
+def no_event(n: int, d: int) -> EventArrays:
+    """The event that never holds, for runs of n tokens in R^d."""
+    return EventArrays(NO_EVENT, np.zeros((1, n, d)), np.zeros((1, n)), np.zeros(n, np.int64),
+                       np.array([0, n], np.int64), np.arange(n, dtype=np.int64), 0.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -132,7 +176,7 @@ def _move(x, i, target, gamma, P, use_P, out):
 # LLVM from vectorising the weight loop). Cody-Waite reduction z = k ln2 + r, |r| <= ln2 / 2, the
 # degree-13 Taylor polynomial of e^r (truncation < 2^-57), and 2^k built from the exponent bits;
 # max error ~1 ulp against a correctly rounded exp. Results with k < -1022 (z < -708.74) are flushed
-# to 0: such a pick is never drawn (accelerate.check_resolution warns where that matters).
+# to 0: such a pick is never drawn (engine.check_resolution warns where that matters).
 _LOG2E = 1.4426950408889634
 _SHIFT = 6755399441055744.0  # 1.5 * 2**52: adding it rounds z * log2(e) to an integer k
 _SHIFT_BITS = np.int64(4843621399236968448)  # the bit pattern of _SHIFT
@@ -574,10 +618,18 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
 
 
 @njit(**_JIT)
-def flow_step(x, B, beta, gamma, P, use_P, out, bx, s, w, target, t, tb):
+def flow_work(n, d):
+    """Scratch buffers of :func:`flow_step` for n tokens in R^d."""
+    t = np.empty(n)
+    return np.empty(d), np.empty(n), np.empty(n), np.empty(d), t, t.view(np.int64)
+
+
+@njit(**_JIT)
+def flow_step(x, B, beta, gamma, P, use_P, out, work):
     """SA_beta, one deterministic softmax layer ([FW] eq. softmax.ODE):
     x_i <- x_i + gamma (sum_j softmax_j(beta s_ij) x_j - x_i)."""
     n, d = x.shape
+    bx, s, w, target, t, tb = work
     for i in range(n):
         best = _row_scores(x, B, i, bx, s)
         total = _softmax_weights(s, best, beta, w, t, tb)
@@ -627,7 +679,13 @@ def _mean_above(x, s, cut, by_point, tol, target):
 
 
 @njit(**_JIT)
-def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, bx, s, target):
+def hardmax_work(n, d):
+    """Scratch buffers of :func:`hardmax_step` for n tokens in R^d."""
+    return np.empty(d), np.empty(n), np.empty(d)
+
+
+@njit(**_JIT)
+def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, work):
     """SA_inf, one hardmax / Frank-Wolfe step ([FW] eq. hardmax.dynamics.V).
 
     Leaders L_i = {j : s_ij >= max_k s_ik - tol * max_k |s_ik|} (a relative tie tolerance);
@@ -635,6 +693,7 @@ def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, bx, s, target):
     distinct points among them (``by_point`` True, [FW]'s set reading; see _same_point).
     """
     n, d = x.shape
+    bx, s, target = work
     for i in range(n):
         best = _row_scores(x, B, i, bx, s)
         scale = 0.0
@@ -658,7 +717,13 @@ def neighbour_cut(rule, best, r):
 
 
 @njit(**_JIT)
-def localmax_step(x, B, gamma, P, use_P, r, rule, out, bx, s, target):
+def localmax_work(n, d):
+    """Scratch buffers of :func:`localmax_step` for n tokens in R^d."""
+    return np.empty(d), np.empty(n), np.empty(d)
+
+
+@njit(**_JIT)
+def localmax_step(x, B, gamma, P, use_P, r, rule, out, work):
     """Localmax, one step (science.md §1, this package's reading of [LM]).
 
     Neighbour set N_i = {j : s_ij >= cut_i} with cut_i from :func:`neighbour_cut` (additive:
@@ -667,6 +732,7 @@ def localmax_step(x, B, gamma, P, use_P, r, rule, out, bx, s, target):
     the two agree bit for bit.
     """
     n, d = x.shape
+    bx, s, target = work
     for i in range(n):
         best = _row_scores(x, B, i, bx, s)
         _mean_above(x, s, neighbour_cut(rule, best, r), False, 0.0, target)
@@ -842,14 +908,18 @@ def _outside_hull(p, pts, members, r2, work):
 
 
 @njit(**_JIT)
-def event_hit(code, x, centers, radii, groups, starts, members, scalar, work):
-    """Does the configuration x satisfy the stopping event?
+def event_hit(ev, c, x, work):
+    """Does the configuration x of chain c satisfy the stopping event ``ev`` (an EventArrays)?
 
     LEAVE_BALL: some |x_i - centers_i| > radii_i.  REACH: every |x_i - centers_i| <= radii_i.
     LEAVE_HULL: some dist(x_i, conv{centers_j : groups_j == groups_i}) > radii_i, with the members
-    of group g in members[starts[g]:starts[g + 1]].  COLLAPSE: diameter of x <= scalar.
+    of group g in members[starts[g]:starts[g + 1]].  COLLAPSE: diameter of x <= scalar. Centers
+    and radii are chain c's rows (or the shared row 0).
     """
     n = x.shape[0]
+    code = ev.code
+    centers = _row(ev.centers, c)
+    radii = _row(ev.radii, c)
     if code == LEAVE_BALL:
         for i in range(n):
             if _dist2(x[i], centers[i]) > radii[i] * radii[i]:
@@ -862,13 +932,13 @@ def event_hit(code, x, centers, radii, groups, starts, members, scalar, work):
         return True
     if code == LEAVE_HULL:
         for i in range(n):
-            g = groups[i]
-            own = members[starts[g]:starts[g + 1]]
+            g = ev.groups[i]
+            own = ev.members[ev.starts[g]:ev.starts[g + 1]]
             if _outside_hull(x[i], centers, own, radii[i] * radii[i], work):
                 return True
         return False
     if code == COLLAPSE:
-        lim = scalar * scalar
+        lim = ev.scalar * ev.scalar
         for i in range(n):
             for j in range(i + 1, n):
                 if not _dist2(x[i], x[j]) <= lim:
@@ -910,12 +980,16 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
 
 
 @njit(parallel=True, **_JIT)
-def _advance_tokens(X, B, beta, gammas, P, use_P, state, t0, nsteps, ev_code, centers, radii,
-                    groups, starts, members, ev_scalar, steps, done, T):
+def _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
     """:func:`advance` for SA_P with fewer chains than threads: chains one after the other, each
     step's blocks of tokens (and of the Gram) split over the threads. A token's arithmetic does
     not depend on which thread runs its block, so the bits are those of the chain-parallel path."""
     C, n, d = X.shape
+    B = dyn.B
+    P = dyn.P
+    beta = dyn.beta
+    use_P = dyn.use_P
+    gammas = sched.gammas
     cw = chain_work(n, d)
     pw, G = cw[-2], cw[-1]
     out = np.empty((n, d))
@@ -932,51 +1006,53 @@ def _advance_tokens(X, B, beta, gammas, P, use_P, state, t0, nsteps, ev_code, ce
                 u[i] = next_uniform(st)
             step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, T)
             x[:, :] = out
-            if ev_code != NO_EVENT and event_hit(ev_code, x, _row(centers, c), _row(radii, c),
-                                                 groups, starts, members, ev_scalar, work):
+            if ev.code != NO_EVENT and event_hit(ev, c, x, work):
                 steps[c] = t + 1
                 done[c] = True
                 break
 
 
 @njit(parallel=True, **_JIT)
-def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps,
-            ev_code, centers, radii, groups, starts, members, ev_scalar, steps, done,
-            margins, rule, threads=1):
+def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     """Advance every chain c with ``done[c]`` False by up to ``nsteps`` steps, in place.
 
     ``X`` (C, n, d) holds the current configurations and ``state`` (C, 4) the chains' streams;
-    the step taken from global time t (t0 <= t < t0 + nsteps) uses ``gammas[t - t0]``, or
-    ``gammas[0]`` if it has one entry (constant step); the localmax margin r_t is taken from
-    ``margins`` in the same way (shared by all chains), with neighbour rule ``rule``.
-    After each step the event is checked; a chain that meets it records ``steps[c]`` (the number
-    of steps taken since time 0) and stops. ``centers`` (Cc, n, d) and ``radii`` (Cr, n) are
-    shared (leading size 1) or per chain. Chains never interact: the result of chain c does not
-    depend on the thread count or on how the steps are split into calls. With fewer SA_P chains
-    than ``threads`` (pass numba's thread count), the threads share each step's tokens instead
-    (:func:`_advance_tokens`).
+    ``dyn`` (a :class:`Dynamics`) is the model, and the step taken from global time t
+    (t0 <= t < t0 + nsteps) uses ``sched.gammas[t - t0]``, or ``sched.gammas[0]`` if it has one
+    entry (constant step); the localmax margin r_t is taken from ``sched.margins`` in the same way
+    (shared by all chains). After each step the event ``ev`` (an :class:`EventArrays`) is checked;
+    a chain that meets it records ``steps[c]`` (the number of steps taken since time 0) and stops.
+    Chains never interact: the result of chain c does not depend on the thread count or on how
+    the steps are split into calls. With fewer SA_P chains than ``threads`` (pass numba's thread
+    count), the threads share each step's tokens instead (:func:`_advance_tokens`).
     """
     C, n, d = X.shape
+    kind = dyn.kind
     if kind == CHAIN and C < threads and n > _ROWS:
-        _advance_tokens(X, B, beta, gammas, P, use_P, state, t0, nsteps, ev_code, centers, radii,
-                        groups, starts, members, ev_scalar, steps, done, threads)
+        _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads)
         return
+    # one name per field, bound before the parallel loop: numba's parallel lowering does not write
+    # back through arrays unpacked from a tuple (``a, b = t``), so drivers never unpack one
+    B = dyn.B
+    P = dyn.P
+    beta = dyn.beta
+    use_P = dyn.use_P
+    by_point = dyn.by_point
+    tol = dyn.tol
+    rule = dyn.rule
+    gammas = sched.gammas
+    margins = sched.margins
     for c in prange(C):
         if done[c]:
             continue
         x = X[c]
         out = np.empty((n, d))
-        bx = np.empty(d)
-        s = np.empty(n)
-        w = np.empty(n)
         u = np.empty(n)
-        target = np.empty(d)
         work = hull_work(n, d)
         cw = chain_work(n, d)
-        tf = np.empty(n)
-        tfb = tf.view(np.int64)
-        cen = _row(centers, c)
-        rad = _row(radii, c)
+        fw = flow_work(n, d)
+        hw = hardmax_work(n, d)
+        lw = localmax_work(n, d)
         st = state[c]
         for t in range(t0, t0 + nsteps):
             gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
@@ -985,27 +1061,25 @@ def advance(kind, X, B, beta, gammas, P, use_P, by_point, tol, state, t0, nsteps
                     u[i] = next_uniform(st)
                 chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw)
             elif kind == FLOW:
-                flow_step(x, B, beta, gamma, P, use_P, out, bx, s, w, target, tf, tfb)
+                flow_step(x, B, beta, gamma, P, use_P, out, fw)
             elif kind == LOCALMAX:
                 r = margins[t - t0 if margins.shape[0] > 1 else 0]
-                localmax_step(x, B, gamma, P, use_P, r, rule, out, bx, s, target)
+                localmax_step(x, B, gamma, P, use_P, r, rule, out, lw)
             else:
-                hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, bx, s, target)
+                hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, hw)
             x[:, :] = out
-            if ev_code != NO_EVENT and event_hit(ev_code, x, cen, rad, groups, starts, members,
-                                                 ev_scalar, work):
+            if ev.code != NO_EVENT and event_hit(ev, c, x, work):
                 steps[c] = t + 1
                 done[c] = True
                 break
 
 
 @njit(parallel=True, **_JIT)
-def events_at(X, ev_code, centers, radii, groups, starts, members, ev_scalar, out):
-    """out[c] = whether configuration X[c] already satisfies the event (time 0)."""
+def events_at(X, ev, out):
+    """out[c] = whether configuration X[c] already satisfies the event ``ev`` (time 0)."""
     C, n, d = X.shape
     for c in prange(C):
-        out[c] = event_hit(ev_code, X[c], _row(centers, c), _row(radii, c), groups, starts,
-                           members, ev_scalar, hull_work(n, d))
+        out[c] = event_hit(ev, c, X[c], hull_work(n, d))
 
 
 @njit(parallel=True, **_JIT)
@@ -1035,16 +1109,21 @@ def cross_weights(X, B, beta, labels, weight, z):
 
 
 @njit(parallel=True, **_JIT)
-def neighbour_sets(kind, X, B, margin, rule, tol, out):
+def neighbour_sets(X, dyn, margin, out):
     """out[c, i, j] = whether j is in the neighbour (leader) set of token i in configuration X[c].
 
-    LOCALMAX: N_i = {j : s_ij >= cut} with :func:`neighbour_cut` (rule, margin r). HARDMAX:
+    ``dyn`` is the model's :class:`Dynamics`. LOCALMAX: N_i = {j : s_ij >= cut} with
+    :func:`neighbour_cut` (``dyn.rule``, margin r). HARDMAX:
     L_i = {j : s_ij >= max_k s_ik - tol max_k |s_ik|}, every index within the tolerance (the
     ``ties`` mode only changes how leaders are averaged). The scores and thresholds are computed
     with the same operations as :func:`localmax_step` and :func:`hardmax_step`, so these are
     exactly the sets that a step from X[c] uses.
     """
     C, n, d = X.shape
+    B = dyn.B
+    kind = dyn.kind
+    rule = dyn.rule
+    tol = dyn.tol
     for c in prange(C):
         x = X[c]
         bx = np.empty(d)

@@ -1,4 +1,4 @@
-"""Numba kernels of adaptive multilevel splitting (:mod:`metastab.splitting`).
+"""Numba kernels of adaptive multilevel splitting (:mod:`metastab.engine.splitting`).
 
 Pure functions over arrays, like :mod:`metastab._kernels`, whose xoshiro256** streams, SA_P step
 (:func:`~metastab._kernels.chain_step`), event test and hull distance they reuse; the accelerated
@@ -17,33 +17,66 @@ states at which a replica's path first exceeds each level, which is what splitti
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ._kernel_cache import njit_keyed
 from ._accelerated import jump, jump_work, merge_groups
 from ._kernels import (_JIT, LEAVE_BALL, _dist2, _row, chain_step, chain_work, event_hit,
                        hull_dist2, hull_work, next_uniform)
+
+# cached only while the kernel files it calls into are unchanged (see _kernel_cache)
+_jit = njit_keyed("_kernels.py", "_accelerated.py")
 
 # Why a replica stopped.
 IN_A, IN_B, ABOVE, BUDGET, FULL = 0, 1, 2, 3, 4
 
 
-@njit(**_JIT)
-def coordinate(code, x, centers, radii, groups, starts, members, work):
-    """ξ(x) = max_i dist(x_i, K_i) / radii[i] (module notes) for LEAVE_BALL or LEAVE_HULL.
+class Bounds(NamedTuple):
+    """Where a replica stops: at xi <= low (back in A), xi > high, or clock >= max_steps."""
+
+    low: float
+    high: float
+    max_steps: float
+
+
+class Walk(NamedTuple):
+    """Per-replica state of :func:`excursions` (arrays of length C, updated in place)."""
+
+    clock: np.ndarray       # float64 steps taken
+    level: np.ndarray       # float64 running maximum of xi
+    status: np.ndarray      # int64 why the replica stopped (IN_A, IN_B, ABOVE, BUDGET, FULL)
+
+
+class Records(NamedTuple):
+    """Record buffers of one call of :func:`excursions` (capacity R per replica)."""
+
+    level: np.ndarray       # (C, R) xi at each record (inf: the event)
+    time: np.ndarray        # (C, R) clock at each record
+    state: np.ndarray       # (C, R, n, d) configuration at each record
+    count: np.ndarray       # (C,) int64 records written by this call
+
+
+@_jit(**_JIT)
+def coordinate(ev, c, x, work):
+    """ξ(x) = max_i dist(x_i, K_i) / radii[i] (module notes) of chain c's configuration x for a
+    LEAVE_BALL or LEAVE_HULL event ``ev``.
 
     The hull distance is :func:`~metastab._kernels.hull_dist2` (Wolfe's min-norm point) asked
     with a negative threshold, so that it never stops early.
     """
     n = x.shape[0]
+    centers = _row(ev.centers, c)
+    radii = _row(ev.radii, c)
     top = 0.0
     for i in range(n):
-        if code == LEAVE_BALL:
+        if ev.code == LEAVE_BALL:
             d2 = _dist2(x[i], centers[i])
         else:
-            g = groups[i]
-            own = members[starts[g]:starts[g + 1]]
+            g = ev.groups[i]
+            own = ev.members[ev.starts[g]:ev.starts[g + 1]]
             d2 = hull_dist2(x[i], centers, own, -1.0, work)
         xi = math.sqrt(d2) / radii[i]
         if xi > top:
@@ -51,26 +84,42 @@ def coordinate(code, x, centers, radii, groups, starts, members, work):
     return top
 
 
-@njit(parallel=True, **_JIT)
-def excursions(X, clock, level, state, accelerated, B, beta, gamma, P, use_P, tol,
-               ev_code, centers, radii, groups, starts, members, ev_scalar, low, high,
-               max_steps, rec_level, rec_time, rec_state, n_rec, status):
-    """Advance every replica c from ``X[c]`` (in place) until it stops; ``status[c]`` says why.
+@_jit(parallel=True, **_JIT)
+def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records):
+    """Advance every replica c from ``X[c]`` (in place) until it stops; ``walk.status[c]`` says
+    why.
 
-    A step is one step of SA_P (:func:`~metastab._kernels.chain_step` on ``n`` uniforms of the
-    replica's stream ``state[c]``, and that stream for its rare extra draws, exactly as
+    A step is one step of SA_P (``dyn``, a :class:`~metastab._kernels.Dynamics`, with the
+    constant scalar step ``gamma``): :func:`~metastab._kernels.chain_step` on ``n`` uniforms of
+    the replica's stream ``state[c]``, and that stream for its rare extra draws, exactly as
     ``_kernels.advance``; ``clock[c]`` += 1), or with
     ``accelerated`` one event of :func:`~metastab._accelerated.jump` (merge at ``tol``, geometric
     wait, the step with a cross pick; ``clock[c]`` += the wait; then the merge at ``tol`` that the
     next jump would start with, so that states are seen merged). After each step, in this order:
     the event holds -> IN_B (recorded with level inf); ξ > ``level[c]`` -> ``level[c]`` = ξ and
-    a record (ξ, clock, configuration) at ``rec_*[c, n_rec[c]]``; ξ <= ``low`` -> IN_A;
-    ξ > ``high`` -> ABOVE. Before each step: ``clock[c] >= max_steps`` -> BUDGET (also when the
-    accelerated wait would pass it; the clock is then set to ``max_steps``); a full record buffer
-    -> FULL (call again with a fresh buffer to continue: the stream resumes where it stopped).
-    ``n_rec[c]`` counts this call's records.
+    a record (ξ, clock, configuration) at ``records.*[c, count[c]]``; ξ <= ``bounds.low`` -> IN_A;
+    ξ > ``bounds.high`` -> ABOVE. Before each step: ``clock[c] >= bounds.max_steps`` -> BUDGET
+    (also when the accelerated wait would pass it; the clock is then set to ``max_steps``); a
+    full record buffer -> FULL (call again with a fresh buffer to continue: the stream resumes
+    where it stopped). ``records.count[c]`` counts this call's records.
     """
     C, n, d = X.shape
+    # one name per field: numba's parallel lowering does not write back through arrays unpacked
+    # from a tuple (``a, b = t``)
+    B = dyn.B
+    P = dyn.P
+    beta = dyn.beta
+    use_P = dyn.use_P
+    low = bounds.low
+    high = bounds.high
+    max_steps = bounds.max_steps
+    clock = walk.clock
+    level = walk.level
+    status = walk.status
+    rec_level = records.level
+    rec_time = records.time
+    rec_state = records.state
+    n_rec = records.count
     cap = rec_level.shape[1]
     for c in prange(C):
         x = X[c]
@@ -80,8 +129,6 @@ def excursions(X, clock, level, state, accelerated, B, beta, gamma, P, use_P, to
         cw = chain_work(n, d)
         jw = jump_work(n, d)
         hw = hull_work(n, d)
-        cen = _row(centers, c)
-        rad = _row(radii, c)
         n_rec[c] = 0
         while True:
             if clock[c] >= max_steps:
@@ -109,7 +156,7 @@ def excursions(X, clock, level, state, accelerated, B, beta, gamma, P, use_P, to
                     for k in range(d):
                         x[i, k] = out[i, k]
                 clock[c] += 1.0
-            if event_hit(ev_code, x, cen, rad, groups, starts, members, ev_scalar, hw):
+            if event_hit(ev, c, x, hw):
                 r = n_rec[c]
                 level[c] = np.inf
                 rec_level[c, r] = np.inf
@@ -118,7 +165,7 @@ def excursions(X, clock, level, state, accelerated, B, beta, gamma, P, use_P, to
                 n_rec[c] = r + 1
                 status[c] = IN_B
                 break
-            xi = coordinate(ev_code, x, cen, rad, groups, starts, members, hw)
+            xi = coordinate(ev, c, x, hw)
             if xi > level[c]:
                 r = n_rec[c]
                 level[c] = xi
@@ -134,10 +181,9 @@ def excursions(X, clock, level, state, accelerated, B, beta, gamma, P, use_P, to
                 break
 
 
-@njit(parallel=True, **_JIT)
-def coordinates(X, ev_code, centers, radii, groups, starts, members, out):
+@_jit(parallel=True, **_JIT)
+def coordinates(X, ev, out):
     """out[c] = ξ(X[c]) (see :func:`coordinate`)."""
     C, n, d = X.shape
     for c in prange(C):
-        out[c] = coordinate(ev_code, X[c], _row(centers, c), _row(radii, c), groups, starts,
-                            members, hull_work(n, d))
+        out[c] = coordinate(ev, c, X[c], hull_work(n, d))

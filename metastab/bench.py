@@ -23,7 +23,8 @@ from . import _accelerated, _kernels
 from .configs import shrunk
 from .models import SoftmaxChain
 from .polytope import regular_polygon
-from .simulate import announce_compile, first_passage, simulate
+from .engine import first_passage, simulate
+from .engine.progress import announce_compile
 
 __all__ = ["numpy_chain", "workload_w1", "run_bench", "escape_bench", "sizes_bench", "fma_peak",
            "TARGET_RATIO", "ESCAPE_BETAS", "ESCAPE_CHAINS", "SIZES"]

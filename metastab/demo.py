@@ -66,7 +66,8 @@ def escape_demo(betas=DEMO_BETAS, *, chains: int = DEMO_CHAINS, max_steps: int =
     from .models import SoftmaxChain
     from .polytope import regular_polygon
     from .exceptions import DiagnosticWarning
-    from .simulate import announce_compile, first_passage
+    from .engine import first_passage
+    from .engine.progress import announce_compile
     from .stats import escape_summary, fit_scaling
     from .theory import metastability_exponent
 

@@ -1,33 +1,20 @@
 """Stopping events as small specs; the kernels evaluate them after every step (and at time 0).
 
 The first-passage time of an event is T = min{t >= 0 : the configuration X^t satisfies it}.
-Each spec compiles, for given initial configurations, into the flat arrays of
-``_kernels.event_hit``.
+Each spec compiles, for given initial configurations, into the NamedTuple of flat arrays that
+``_kernels.event_hit`` takes (:class:`~metastab._kernels.EventArrays`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
-
 import numpy as np
 
 from . import _kernels
+from ._kernels import EventArrays
 from ._validate import real
 
 __all__ = ["LeaveBall", "LeaveHull", "ReachVertices", "Collapse"]
-
-
-class Compiled(NamedTuple):
-    """The kernel form of an event (see ``_kernels.event_hit``)."""
-
-    code: int
-    centers: np.ndarray  # (1 or C, n, d)
-    radii: np.ndarray  # (1 or C, n)
-    groups: np.ndarray  # (n,) int64, group labels 0..G-1
-    starts: np.ndarray  # (G + 1,) int64
-    members: np.ndarray  # (n,) int64, token indices sorted by group
-    scalar: float
 
 
 def _radius(value, name: str = "radius") -> float:
@@ -77,13 +64,13 @@ class LeaveBall(_Event):
                 raise ValueError(f"centers must be a finite n×d array, got shape {c.shape}")
             object.__setattr__(self, "centers", _frozen(c))
 
-    def compile(self, x0: np.ndarray, B: np.ndarray) -> Compiled:
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
         centers = x0 if self.centers is None else self.centers[None]
         if centers.shape[1:] != x0.shape[1:]:
             raise ValueError(f"centers must have shape {x0.shape[1:]} (n×d), got {centers.shape[1:]}")
         # a writeable copy: a read-only array would make numba compile another `advance`
-        return Compiled(_kernels.LEAVE_BALL, np.array(centers, order="C"), _radii(self.radius, x0),
-                        *_one_group(x0.shape[1]), 0.0)
+        return EventArrays(_kernels.LEAVE_BALL, np.array(centers, order="C"),
+                           _radii(self.radius, x0), *_one_group(x0.shape[1]), 0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,15 +94,15 @@ class LeaveHull(_Event):
         object.__setattr__(self, "groups", _frozen(g.astype(np.int64)))
         object.__setattr__(self, "radius", _radius(self.radius))
 
-    def compile(self, x0: np.ndarray, B: np.ndarray) -> Compiled:
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
         n = x0.shape[1]
         if self.groups.size != n:
             raise ValueError(f"groups must have one label per token (n={n}), got {self.groups.size}")
         _, labels = np.unique(self.groups, return_inverse=True)
         members = np.argsort(labels, kind="stable").astype(np.int64)
         starts = np.concatenate([[0], np.cumsum(np.bincount(labels))]).astype(np.int64)
-        return Compiled(_kernels.LEAVE_HULL, x0, _radii(self.radius, x0), labels.astype(np.int64),
-                        starts, members, 0.0)
+        return EventArrays(_kernels.LEAVE_HULL, x0, _radii(self.radius, x0),
+                           labels.astype(np.int64), starts, members, 0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,7 +139,7 @@ class ReachVertices(_Event):
                                  f"{self.assignment!r}")
             object.__setattr__(self, "assignment", _frozen(a.astype(np.int64)))
 
-    def compile(self, x0: np.ndarray, B: np.ndarray) -> Compiled:
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
         n, d = x0.shape[1:]
         if self.vertices.shape[1] != d:
             raise ValueError(f"vertices must be in R^{d} like the tokens, got shape {self.vertices.shape}")
@@ -167,7 +154,8 @@ class ReachVertices(_Event):
         scale = np.maximum(1.0, np.abs(centers).max(axis=-1))
         on_vertex = np.abs(x0 - centers).max(axis=-1) <= 1e-12 * scale
         radii = np.where(on_vertex, self.vertex_radius, self.radius)
-        return Compiled(_kernels.REACH, np.ascontiguousarray(centers), radii, *_one_group(n), 0.0)
+        return EventArrays(_kernels.REACH, np.ascontiguousarray(centers), radii, *_one_group(n),
+                           0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -184,7 +172,7 @@ class Collapse(_Event):
     def __post_init__(self):
         object.__setattr__(self, "diameter", _radius(self.diameter, "diameter"))
 
-    def compile(self, x0: np.ndarray, B: np.ndarray) -> Compiled:
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
         n, d = x0.shape[1:]
-        return Compiled(_kernels.COLLAPSE, np.zeros((1, n, d)), np.zeros((1, n)), *_one_group(n),
-                        self.diameter)
+        return EventArrays(_kernels.COLLAPSE, np.zeros((1, n, d)), np.zeros((1, n)),
+                           *_one_group(n), self.diameter)

@@ -16,6 +16,6 @@ class DiagnosticWarning(RuntimeWarning):
 class ResolutionWarning(RuntimeWarning):
     """Direct stepping cannot draw the moves a run needs: their weights e^{β(s_ij − max_k s_ik)}
     underflow to 0 in the kernels' exp (exponent below
-    :func:`metastab.accelerate.underflow_exponent`), so chains stay where they are and are
+    :func:`metastab.engine.underflow_exponent`), so chains stay where they are and are
     censored, and a fitted rate or exponent is wrong. The message gives the numbers; use
     ``mode="accelerated"``."""

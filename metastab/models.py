@@ -96,22 +96,38 @@ class _Model:
         """B as a fresh d×d float64 array (identity when B is None)."""
         return np.eye(d) if self.B is None else matrix("B", self.B, d)
 
-    def step_arrays(self, d: int, t0: int, nsteps: int) -> tuple[np.ndarray, np.ndarray, bool]:
-        """(gammas, P, use_P) for steps t0 .. t0 + nsteps - 1, in the kernels' convention
-        (fresh writeable arrays: read-only ones would make numba compile a second version)."""
+    def kernel_params(self, d: int) -> _kernels.Dynamics:
+        """The model's time-independent parameters in R^d as the kernels take them (fresh
+        writeable arrays: read-only ones would make numba compile a second version)."""
         if self.has_step_matrix:
-            return np.ones(1), matrix("gamma (step matrix)", self.gamma, d), True
+            P, use_P = matrix("gamma (step matrix)", self.gamma, d), True
+        else:
+            P, use_P = np.eye(d), False
+        return _kernels.Dynamics(self.code, self.key_query(d), float(self.beta), P, use_P,
+                                 self._by_point, float(self._tol), self._rule)
+
+    # what kernel_params sends for a parameter the model does not have (the argmax models set
+    # beta = inf as a class attribute)
+    _by_point, _tol, _rule = False, 0.0, 0
+
+    def schedule(self, t0: int, nsteps: int) -> _kernels.Schedule:
+        """Step sizes and margins of steps t0 .. t0 + nsteps - 1 in the kernels' convention."""
+        return _kernels.Schedule(self._gammas(t0, nsteps), self.margin_arrays(t0, nsteps))
+
+    def _gammas(self, t0: int, nsteps: int) -> np.ndarray:
+        """γ_t for steps t0 .. t0 + nsteps - 1 (one entry for a constant; one unused 1.0 with a
+        step matrix), a fresh array."""
+        if self.has_step_matrix:
+            return np.ones(1)
         if callable(self.gamma):
-            gammas = np.array([_step(self.gamma(t), f"gamma({t})")
-                               for t in range(t0, t0 + nsteps)])
-        elif isinstance(self.gamma, np.ndarray):
+            return np.array([_step(self.gamma(t), f"gamma({t})")
+                             for t in range(t0, t0 + nsteps)])
+        if isinstance(self.gamma, np.ndarray):
             if t0 + nsteps > self.gamma.size:
                 raise ValueError(f"gamma schedule has {self.gamma.size} entries, but "
                                  f"{t0 + nsteps} steps were asked for")
-            gammas = np.array(self.gamma[t0:t0 + nsteps])
-        else:
-            gammas = np.array([self.gamma])
-        return gammas, np.eye(d), False
+            return np.array(self.gamma[t0:t0 + nsteps])
+        return np.array([self.gamma])
 
     def margin_arrays(self, t0: int, nsteps: int) -> np.ndarray:
         """Localmax margins r_t for steps t0 .. t0 + nsteps - 1 in the kernels' convention (one
@@ -196,6 +212,14 @@ class Hardmax(_Model):
     code = _kernels.HARDMAX
     beta = math.inf
 
+    @property
+    def _by_point(self) -> bool:
+        return self.ties == "point"
+
+    @property
+    def _tol(self) -> float:
+        return self.tol
+
     def __post_init__(self):
         if self.ties not in TIE_MODES:
             raise ValueError(f"ties must be one of {TIE_MODES}, got {self.ties!r}")
@@ -273,6 +297,7 @@ class Localmax(_Model):
     neighbours: str = "additive"
     kind = "localmax"
     code = _kernels.LOCALMAX
+    beta = math.inf
 
     def __post_init__(self):
         if self.neighbours not in NEIGHBOUR_RULES:
@@ -285,6 +310,8 @@ class Localmax(_Model):
     def rule(self) -> int:
         """The kernel code of the neighbour rule."""
         return NEIGHBOUR_RULES[self.neighbours]
+
+    _rule = rule
 
     @property
     def has_margin_schedule(self) -> bool:

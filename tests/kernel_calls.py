@@ -31,9 +31,8 @@ def k_flow(x, B, beta, gamma):
     n, d = x.shape
     g, P, use_P = split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
-    t = np.empty(n)
     K.flow_step(x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P, out,
-                np.empty(d), np.empty(n), np.empty(n), np.empty(d), t, t.view(np.int64))
+                K.flow_work(n, d))
     return out
 
 
@@ -43,7 +42,7 @@ def k_hardmax(x, B, gamma, ties="index", tol=0.0):
     g, P, use_P = split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
     K.hardmax_step(x, np.ascontiguousarray(B, dtype=float), g, P, use_P, ties == "point",
-                   float(tol), out, np.empty(d), np.empty(n), np.empty(d))
+                   float(tol), out, K.hardmax_work(n, d))
     return out
 
 
@@ -53,5 +52,5 @@ def k_localmax(x, B, gamma, r, rule):
     g, P, use_P = split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
     K.localmax_step(x, np.ascontiguousarray(B, dtype=float), g, P, use_P, float(r),
-                    NEIGHBOUR_RULES[rule], out, np.empty(d), np.empty(n), np.empty(d))
+                    NEIGHBOUR_RULES[rule], out, K.localmax_work(n, d))
     return out

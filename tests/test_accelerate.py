@@ -17,7 +17,8 @@ from numba import njit
 from scipy import stats
 
 import metastab as ms
-from metastab import _accelerated, accelerate, theory
+from metastab import _accelerated, engine, theory
+from metastab.engine import accelerated as accelerate
 from metastab.stats import escape_rate, exponentiality_test
 
 SEED = 20_251_126
@@ -359,7 +360,7 @@ def test_exact_mode_warns_where_cross_weights_underflow():
     """At β = 1000 every cross pick of X_FROZEN has exponent below −786 · 0.902 < −708.74: its
     weight underflows to 0 and direct stepping can never draw it."""
     model = ms.SoftmaxChain(1000.0, GAMMA_FROZEN, B=B_NS)
-    with pytest.warns(accelerate.ResolutionWarning, match="underflows to 0") as rec:
+    with pytest.warns(ms.ResolutionWarning, match="underflows to 0") as rec:
         fp = ms.first_passage(model, X_FROZEN, BALL_FROZEN, max_steps=2000, chains=4, rng=1)
     assert fp.censored.all()           # the silent failure the warning is about
     text = " ".join(str(w.message) for w in rec)
@@ -378,14 +379,14 @@ def test_exact_mode_warns_when_censored_chains_ended_frozen():
     tri = TRI
     x0 = np.vstack([tri, 0.9 * tri])
     model = ms.SoftmaxChain(600.0, 0.5)
-    assert not accelerate.check_resolution(model, x0[None])
-    with pytest.warns(accelerate.ResolutionWarning, match="censored chains"):
+    assert not engine.check_resolution(model, x0[None])
+    with pytest.warns(ms.ResolutionWarning, match="censored chains"):
         fp = ms.first_passage(model, x0, ms.LeaveBall(0.5), max_steps=400, chains=3, rng=2)
     assert fp.censored.all()
 
 
 def test_cross_probabilities():
-    lc = accelerate.cross_probabilities(ms.SoftmaxChain(200.0, 0.5, B=B_NS), X_FROZEN)
+    lc = engine.cross_probabilities(ms.SoftmaxChain(200.0, 0.5, B=B_NS), X_FROZEN)
     law = theory.frozen_law(POINTS, MULT, 200.0, B_NS)
     expected = np.repeat(np.log(-np.expm1(law.log_q)), MULT)     # c_a = 1 − q_a
     np.testing.assert_allclose(lc, expected, rtol=1e-12)
@@ -468,13 +469,13 @@ def test_accelerated_calls_do_not_matter(monkeypatch):
     monkeypatch.setattr(accelerate, "_FIRST_CALL_JUMPS", 1)
     monkeypatch.setattr(accelerate, "_CALL_SECONDS", 0.0)     # one event per call
     calls = []
-    orig = accelerate._accelerated.advance_accelerated
+    orig = _accelerated.advance_accelerated
 
     def counting(*args):
-        calls.append(args[11])
+        calls.append(args[6])
         return orig(*args)
 
-    monkeypatch.setattr(accelerate._accelerated, "advance_accelerated", counting)
+    monkeypatch.setattr(_accelerated, "advance_accelerated", counting)
     many = _fp()
     assert len(calls) > 100 and set(calls) == {1}
     assert np.array_equal(default.steps, many.steps) and np.array_equal(default.final, many.final)

@@ -9,7 +9,7 @@ import pytest
 
 import metastab as ms
 
-sim = importlib.import_module("metastab.simulate")
+from metastab.engine import chains as sim
 validate = importlib.import_module("metastab._validate")
 
 X0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.5]])

@@ -127,8 +127,7 @@ def test_leave_hull_event_hit_matches_reference():
         dists = [ref.hull_distance(x[i], x0[groups == groups[i]]) for i in range(n)]
         if min(abs(di - ev.radius) for di in dists) < 1e-9:
             continue
-        got = K.event_hit(comp.code, x, comp.centers[0], comp.radii[0], comp.groups, comp.starts,
-                          comp.members, comp.scalar, K.hull_work(n, d))
+        got = K.event_hit(comp, 0, x, K.hull_work(n, d))
         assert got == ref.leave_hull(x, x0, groups, [ev.radius] * n)
         assert got == (max(dists) > ev.radius)
 
@@ -140,12 +139,10 @@ def test_leave_hull_groups_with_arbitrary_labels():
     comp = ev.compile(x0[None], np.eye(2))
     x = x0.copy()
     x[0] = [0.5, 0.05]  # still within 0.1 of its segment
-    hit = K.event_hit(comp.code, x, comp.centers[0], comp.radii[0], comp.groups, comp.starts,
-                      comp.members, comp.scalar, K.hull_work(4, 2))
+    hit = K.event_hit(comp, 0, x, K.hull_work(4, 2))
     assert not hit
     x[0] = [3.0, 3.0]  # inside the hull of everybody, far from its own group's segment
-    hit = K.event_hit(comp.code, x, comp.centers[0], comp.radii[0], comp.groups, comp.starts,
-                      comp.members, comp.scalar, K.hull_work(4, 2))
+    hit = K.event_hit(comp, 0, x, K.hull_work(4, 2))
     assert hit
 
 

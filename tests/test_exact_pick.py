@@ -21,7 +21,7 @@ from scipy import stats
 
 import metastab as ms
 from metastab import _reference as ref
-from metastab import accelerate
+from metastab import engine
 from metastab.configs import shrunk
 
 from kernel_calls import k_chain
@@ -217,17 +217,17 @@ def _two_points(beta):
 def test_warning_fires_exactly_where_weights_underflow():
     """ResolutionWarning fires iff the kernels' weight of every cross pick is 0, on both sides of
     the boundary exponent underflow_exponent() ≈ −708.74 (β = −z/2 ± 1e-12 relative)."""
-    z = accelerate.underflow_exponent()
+    z = engine.underflow_exponent()
     assert ref.exp_nonpositive(z) > 0.0 and ref.exp_nonpositive(np.nextafter(z, -np.inf)) == 0.0
     below = -z / 2 * (1 - 1e-12)         # cross exponent just above z: drawable
     above = -z / 2 * (1 + 1e-12)         # just below z: flushed
     model, x = _two_points(below)
     assert ref.exp_nonpositive(-2 * below) > 0.0
-    assert not accelerate.check_resolution(model, x[None])          # warnings are errors
+    assert not engine.check_resolution(model, x[None])          # warnings are errors
     model, x = _two_points(above)
     assert ref.exp_nonpositive(-2 * above) == 0.0
-    with pytest.warns(accelerate.ResolutionWarning, match=r"underflows to 0"):
-        assert accelerate.check_resolution(model, x[None])
+    with pytest.warns(ms.ResolutionWarning, match=r"underflows to 0"):
+        assert engine.check_resolution(model, x[None])
     # on the drawable side the pick really has positive probability (the exact law)
     w, _ = ref.softmax_weights(ref.scores(x, np.eye(2), 0), below)
     law = exact_law(ref.pick, w)
@@ -238,11 +238,11 @@ def test_resolution_check_memory_is_linear():
     """n = 20 000 tokens, where an n×n float64 array is 3.2 GB: the check (a fresh process)
     peaks below 1 GB of resident memory, imports and numba included."""
     code = ("import resource, warnings, numpy as np, metastab as ms\n"
-            "from metastab import accelerate\n"
+            "from metastab import engine\n"
             "x = np.repeat([[1.0, 0.0], [-1.0, 0.0]], 10_000, axis=0)\n"
             "with warnings.catch_warnings(record=True):\n"
             "    warnings.simplefilter('always')\n"
-            "    hit = accelerate.check_resolution(ms.SoftmaxChain(400.0, 0.5), x[None])\n"
+            "    hit = engine.check_resolution(ms.SoftmaxChain(400.0, 0.5), x[None])\n"
             "print(hit, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()

@@ -17,7 +17,7 @@ from metastab.registry import model_from_dict
 
 from kernel_calls import k_hardmax, k_localmax
 
-sim = importlib.import_module("metastab.simulate")
+from metastab.engine import chains, exact as sim
 
 RULES = tuple(NEIGHBOUR_RULES)
 STEP_MATRIX = ms.step_matrix(np.array([[0.5, 0.2, 0.0], [0.1, 1.5, 0.3], [0.0, -0.2, 0.7]]))
@@ -362,7 +362,7 @@ def test_neighbours_count_in_the_memory_check(monkeypatch):
     states = 2 * x0.nbytes          # steps=1, record_every=1: two snapshots
     sets = 2 * n * n
     avail = (states + sets // 2) * 2  # enough for the states, not for states + sets
-    avail += 2 * sim.run_bytes(1, n, 1)  # and the run itself
+    avail += 2 * chains.run_bytes(1, n, 1)  # and the run itself
     monkeypatch.setattr(importlib.import_module("metastab._validate"), "available_memory",
                         lambda: avail)
     ms.simulate(ms.Localmax(0.3, 0.1), x0, steps=1, record_every=1)

@@ -95,8 +95,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     """
     import numpy as np
 
-    from ..accelerate import merge_tolerance
-    from ..simulate import first_passage, simulate
+    from ..engine import first_passage, merge_tolerance, simulate
     from ..stats import escape_summary
 
     passage = args.command == "passage"

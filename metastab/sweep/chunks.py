@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from ..registry import event_from_dict, model_from_dict
 from ..rng import Seed
-from ..simulate import first_passage
+from ..engine import first_passage
 from .config import Point
 from .faults import checkpoint
 

@@ -19,7 +19,7 @@ Two engines run the same chain:
   underflow wall (:func:`uniform_wall`), where the kernels' exp flushes every cross-group weight
   to 0.
 - ``accelerated``: ``first_passage(..., mode="accelerated", merge_tol=merge_tol)`` draws the
-  waiting time of every frozen stretch from its exact geometric law (:mod:`metastab.accelerate`),
+  waiting time of every frozen stretch from its exact geometric law (:mod:`metastab.engine.accelerated`),
   so its cost grows with the number of events, not of steps. It runs ``accelerated_chains``
   chains at every β of ``accelerated_beta_start`` … ``accelerated_beta_stop`` (step
   ``accelerated_beta_step``) with the budget ``accelerated_max_steps`` (float64 step counts), and
@@ -44,13 +44,13 @@ import pandas as pd
 from scipy.stats import CensoredData, logrank
 
 import metastab as ms
-from metastab import accelerate, stats, theory
+from metastab import engine, stats, theory
 from metastab.results import provenance, write_table
 
 EVENTS = ("hull", "ball")
 ENGINES = ("direct", "accelerated")
 # The kernels' exp flushes weights e^z with z below this (≈ -708.74) to 0.
-UNDERFLOW_EXPONENT = accelerate.underflow_exponent()
+UNDERFLOW_EXPONENT = engine.underflow_exponent()
 
 
 # --------------------------------------------------------------------------- setup
@@ -106,7 +106,7 @@ def uniform_wall(polytope, multiplicity: int) -> float:
     In the clustered state of Thm 5.4 (``multiplicity`` tokens on every vertex) a token at v_a
     picks a token at v_b with weight e^{β(<v_a, v_b> - <v_a, v_a>)} (B = I, unit vertices). The
     kernel draws every pick of positive weight with its probability, but its exp flushes
-    exponents below ``accelerate.underflow_exponent()`` (≈ -708.74) to 0: past this β no token
+    exponents below ``engine.underflow_exponent()`` (≈ -708.74) to 0: past this β no token
     can leave its vertex by direct stepping. The weights do not depend on ``multiplicity``.
 
     Parameters

@@ -1,0 +1,27 @@
+"""The engine: runs the chains of a model on a backend and wraps the results.
+
+- :mod:`~metastab.engine.api`: :func:`simulate` and :func:`first_passage` (validation, memory
+  checks, mode dispatch);
+- :mod:`~metastab.engine.exact`: the exact loop (every step, chunked kernel calls);
+- :mod:`~metastab.engine.accelerated`: ``mode="accelerated"``, the event-driven SA_P chain;
+- :mod:`~metastab.engine.splitting`: adaptive multilevel splitting (escape probabilities and
+  mean escape times);
+- :mod:`~metastab.engine.resolution`: what direct stepping resolves (underflow of pick weights,
+  cross-group probabilities);
+- :mod:`~metastab.engine.chains`, :mod:`~metastab.engine.progress`: inputs, state and progress
+  shared by the above;
+- :mod:`~metastab.engine.backends`: where the chains run, chosen by the ``device`` argument.
+"""
+
+from .accelerated import budget, first_passage_accelerated
+from .api import first_passage, simulate
+from .backends import BACKENDS, resolve
+from .resolution import (MERGE_TOL, MODES, check_resolution, cross_probabilities,
+                         merge_tolerance, underflow_exponent)
+from .splitting import (EscapeTime, SplittingResult, escape_probability, mean_escape_time,
+                        reaction_coordinate)
+
+__all__ = ["BACKENDS", "MERGE_TOL", "MODES", "EscapeTime", "SplittingResult", "budget",
+           "check_resolution", "cross_probabilities", "escape_probability", "first_passage",
+           "first_passage_accelerated", "mean_escape_time", "merge_tolerance",
+           "reaction_coordinate", "resolve", "simulate", "underflow_exponent"]

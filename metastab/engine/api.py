@@ -1,0 +1,197 @@
+"""The thin typed API: validate, allocate, call the kernels in chunks of steps, wrap the results.
+
+:func:`simulate` runs a fixed number of steps; :func:`first_passage` runs until a stopping event
+(or ``max_steps``, which censors the chain), by the exact loop (:mod:`metastab.engine.exact`) or,
+with ``mode="accelerated"``, event by event (:mod:`metastab.engine.accelerated`). Both accept one
+initial configuration shared by all chains (n×d) or one per chain (chains×n×d), a keyword-only
+``rng``, and a ``device`` naming the backend (:mod:`metastab.engine.backends`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .._validate import check_memory, integer
+from ..models import Hardmax, Localmax
+from ..results import FirstPassage, Run, provenance
+from . import resolution
+from .accelerated import first_passage_accelerated
+from .backends import resolve
+from .chains import check_event, prepare, run_bytes, start
+from .exact import drive, neighbour_sets, record_plan, record_times
+from .progress import announce_compile
+
+__all__ = ["simulate", "first_passage"]
+
+
+def simulate(model, x0, *, steps: int, chains: int | None = None, rng=None,
+             record_every: int | None = None, record_at: Sequence[int] | None = None,
+             progress: bool | Callable = False, first_chain: int = 0,
+             record_neighbours: bool = False, device: str = "cpu") -> Run:
+    """Run ``chains`` independent chains of ``model`` for ``steps`` steps from ``x0``.
+
+    Parameters
+    ----------
+    model : SoftmaxChain, SoftmaxFlow, Hardmax or Localmax
+    x0 : array, (n, d) shared by all chains or (chains, n, d) one per chain
+    steps : int >= 1
+    chains : int, optional (default 1, or x0.shape[0] for a 3-D x0)
+    rng : None, int, SeedSequence or Generator
+        Root of the per-chain streams (recorded in the result).
+    record_every : int, optional
+        Keep the states at steps 0, k, 2k, ... and the last step. The trajectory takes
+        chains × (steps // k + 2) × n × d × 8 bytes; a request larger than half the available
+        memory is refused with the number.
+    record_at : sequence of int, optional
+        Instead of ``record_every``: keep the states at exactly these steps (distinct, in
+        [0, steps]; e.g. log-spaced), in increasing order.
+    progress : bool or callable(steps_done, total, chains_done)
+        True: a tqdm bar on stderr (steps here; chains stopped in :func:`first_passage`), and
+        one line first when the kernels are about to be compiled.
+    first_chain : int
+        Index of the first chain (chain k's stream depends only on the seed and k).
+    record_neighbours : bool
+        Hardmax and Localmax only, with ``record_every`` or ``record_at``: also keep, at each
+        recorded step t, the
+        neighbour sets that the step from t uses, as ``Run.neighbours[c, r, i, j]`` (j in N_i at
+        step ``times[r]``; Hardmax: the leader set L_i) and ``Run.leaders`` (i in N_i). The
+        sets at the last step use r_steps, so an r schedule then needs steps + 1 entries. Adds
+        chains × snapshots × n × n bytes to the memory check.
+    device : str
+        Where the chains run (a name of :data:`metastab.engine.backends.BACKENDS`; "cpu").
+
+    Raises
+    ------
+    MemoryError
+        Before anything is allocated, when the run (state, trajectory, kernel buffers) would
+        take more than half of the available memory (``MemAvailable``); the message gives both.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> x0 = ms.regular_polygon(5).vertices
+    >>> run = ms.simulate(ms.SoftmaxChain(beta=5.0, gamma=0.5), x0, steps=10, chains=4, rng=1)
+    >>> run.final.shape
+    (4, 5, 2)
+    >>> hm = ms.simulate(ms.Localmax(gamma=1/3, r=0.0), x0, steps=4, record_every=2,
+    ...                  record_neighbours=True)
+    >>> hm.neighbours.shape, bool(hm.leaders.all())   # every vertex leads itself
+    ((1, 3, 5, 5), True)
+    """
+    steps = integer("steps", steps, 1)
+    if record_neighbours is not False and record_neighbours is not True:
+        raise ValueError(f"record_neighbours must be True or False, got {record_neighbours!r}")
+    if record_neighbours:
+        if not isinstance(model, (Hardmax, Localmax)):
+            raise ValueError(f"record_neighbours needs a Hardmax or Localmax model, "
+                             f"got {type(model).__name__}")
+        if record_every is None and record_at is None:
+            raise ValueError("record_neighbours needs record_every or record_at (the steps to "
+                             "record at)")
+        if isinstance(model, Localmax) and isinstance(model.r, np.ndarray) \
+                and model.r.size < steps + 1:
+            raise ValueError(f"record_neighbours: the neighbour sets at the last step t = {steps} "
+                             f"use r_{steps}, but the r schedule has {model.r.size} entries "
+                             f"(give steps + 1)")
+    backend = resolve(device)
+    x, C, first_chain = prepare(model, x0, chains, first_chain)
+    n, d = x.shape[1:]
+    plan = record_plan(record_every, record_at, steps)
+    what, count, _ = plan
+    sets = C * n * n if record_neighbours else 0
+    need = run_bytes(C, n, d) + count * (8 * C * n * d + sets) + sets
+    check_memory(f"{what}: the trajectory" if what else f"a run of {C} chains of {n} tokens in "
+                 f"R^{d}", need)
+    announce_compile(progress, *backend.kernels("exact"))
+    X, seed, state = start(x, C, rng, first_chain)
+    snapshots, neighbours = None, None
+    times = record_times(plan, steps)
+    if times is not None:
+        snapshots = np.empty((X.shape[0], count) + X.shape[1:])
+        if record_neighbours:
+            sets = np.empty((C, n, n), dtype=bool)
+            neighbours = np.empty((C, count, n, n), dtype=bool)
+        filled = [0]
+
+        def on_chunk(t):
+            if filled[0] < count and t == times[filled[0]]:
+                snapshots[:, filled[0]] = X
+                if neighbours is not None:
+                    neighbour_sets(backend, model, X, t, sets)
+                    neighbours[:, filled[0]] = sets
+                filled[0] += 1
+
+        on_chunk(0)
+    tic = time.perf_counter()
+    drive(backend, model, X, state, steps, None, progress,
+          on_chunk if snapshots is not None else None, times)
+    meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
+    return Run(final=X, steps=steps, model=model.to_dict(), seed=seed.to_dict(),
+               trajectory=snapshots, times=times, first_chain=int(first_chain), provenance=meta,
+               neighbours=neighbours)
+
+
+def first_passage(model, x0, event, *, max_steps: int | float, chains: int | None = None,
+                  rng=None, progress: bool | Callable = False, first_chain: int = 0,
+                  mode: str = "exact", merge_tol: float | None = None,
+                  device: str = "cpu") -> FirstPassage:
+    """First step at which each of ``chains`` independent chains meets ``event``.
+
+    The event is checked at time 0 and after every step; a chain that has not met it after
+    ``max_steps`` steps is right-censored (``censored`` True, ``steps`` = max_steps). Trajectories
+    are not stored. Parameters as in :func:`simulate`; ``event`` is a LeaveBall, LeaveHull,
+    ReachVertices or Collapse.
+
+    ``mode="exact"`` (default) takes every step, drawing every pick with its probability to full
+    relative precision. ``mode="accelerated"`` (SoftmaxChain with a constant step only) skips the
+    steps in which no token leaves its group, drawing their number from the exact geometric law,
+    merges groups closer than ``merge_tol`` (relative, default 1e-10), samples probabilities
+    below 2^-53 as they are and counts steps in float64 (``max_steps`` may be a float such as
+    1e100): see :mod:`metastab.engine.accelerated`. In exact mode a
+    :class:`~metastab.ResolutionWarning` says when the initial configurations, or the
+    final ones of censored chains, can only leave their groups through picks whose weights
+    underflow to 0 (exponent below :func:`~metastab.engine.underflow_exponent` ≈ −708.74).
+    ``device`` as in :func:`simulate`.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> x0 = ms.regular_polygon(5).vertices
+    >>> fp = ms.first_passage(ms.SoftmaxChain(beta=2.0, gamma=0.5), x0, ms.LeaveBall(0.1),
+    ...                       max_steps=1000, chains=8, rng=3)
+    >>> fp.steps.shape, fp.censored.dtype
+    ((8,), dtype('bool'))
+    """
+    if mode == "accelerated":
+        return first_passage_accelerated(
+            model, x0, event, max_steps=max_steps, chains=chains, rng=rng, progress=progress,
+            first_chain=first_chain, merge_tol=merge_tol, device=device)
+    if mode != "exact":
+        raise ValueError(f"mode must be one of {resolution.MODES}, got {mode!r}")
+    if merge_tol is not None:
+        raise ValueError(f"merge_tol applies to mode='accelerated' only, "
+                         f"got merge_tol={merge_tol!r}")
+    max_steps = integer("max_steps", max_steps, 1)
+    backend = resolve(device)
+    check_event(event)
+    x, C, first_chain = prepare(model, x0, chains, first_chain)
+    n, d = x.shape[1:]
+    # the event's arrays may hold one copy of x, the last resolution check one of the censored
+    # chains' states
+    check_memory(f"a run of {C} chains of {n} tokens in R^{d}",
+                 run_bytes(C, n, d) + x.nbytes + 8 * C * n * d)
+    announce_compile(progress, *backend.kernels("passage"))
+    resolution.check_resolution(model, x, what="initial configurations")
+    X, seed, state = start(x, C, rng, first_chain)
+    ev = event.compile(np.ascontiguousarray(x), model.key_query(d))
+    tic = time.perf_counter()
+    steps, done = drive(backend, model, X, state, max_steps, ev, progress)
+    resolution.check_resolution(model, X if not done.any() else X[~done],
+                                what="censored chains (final states)")
+    meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
+    return FirstPassage(steps=steps, censored=~done, final=X, max_steps=max_steps,
+                        model=model.to_dict(), event=event.to_dict(), seed=seed.to_dict(),
+                        first_chain=int(first_chain), provenance=meta)

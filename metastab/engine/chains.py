@@ -1,0 +1,97 @@
+"""Validated inputs and the chains' state: initial configurations, the model, memory, streams."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels import _ROWS
+from .._validate import integer
+from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
+from ..rng import Seed, as_seed
+
+__all__ = ["check_model", "prepare", "run_bytes", "start"]
+
+MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax)
+# Largest |score| bound accepted at time 0 (beta * score differences must stay finite).
+_SCORE_LIMIT = 1e307
+
+
+def _initial(x0, chains) -> tuple[np.ndarray, int]:
+    """x0 as a (1 or C, n, d) float64 array (the caller's own array when it is one: the chains
+    run on a copy), and the number of chains."""
+    try:
+        x = np.asarray(x0, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("x0 must be a numeric n×d or chains×n×d array") from None
+    if x.ndim not in (2, 3) or 0 in x.shape:
+        raise ValueError(f"x0 must be an n×d or chains×n×d array, got shape {x.shape}")
+    bad = ~np.isfinite(x)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"x0 must be finite, got x0{list(where)} = {x[where]!r}")
+    if x.ndim == 2:
+        return x[None], 1 if chains is None else integer("chains", chains, 1)
+    if chains is not None and integer("chains", chains, 1) != x.shape[0]:
+        raise ValueError(f"chains={chains} but x0 holds {x.shape[0]} configurations")
+    return x, x.shape[0]
+
+
+def check_model(model) -> None:
+    """TypeError unless ``model`` is one of the dynamics of :mod:`metastab.models`."""
+    if not isinstance(model, MODELS):
+        raise TypeError(f"model must be one of {[m.__name__ for m in MODELS]}, got {model!r}")
+
+
+def check_event(event) -> None:
+    """TypeError unless ``event`` is a stopping event of :mod:`metastab.events`."""
+    if not hasattr(event, "compile"):
+        raise TypeError(f"event must be a LeaveBall, LeaveHull, ReachVertices or Collapse, "
+                        f"got {event!r}")
+
+
+def _check_scores(x: np.ndarray, B: np.ndarray) -> None:
+    """Refuse configurations whose scores |<B x_i, x_j>| could overflow: softmax would then see
+    inf - inf and the step would be silently wrong. Every later state stays in the hull of x0
+    (scalar steps), so the bound at time 0 holds throughout."""
+    size = np.abs(x).max()
+    with np.errstate(over="ignore"):
+        bound = float(size * size * np.abs(B).sum(axis=1).max() * x.shape[2])
+    if not bound < _SCORE_LIMIT:
+        raise ValueError(f"x0 and B give scores up to ~{bound:.3g}, beyond the {_SCORE_LIMIT:.0e} "
+                         f"that float64 softmax handles; rescale x0 or B")
+
+
+def prepare(model, x0, chains, first_chain) -> tuple[np.ndarray, int, int]:
+    """Validated (x, C, first_chain): nothing of the size of the run is allocated yet."""
+    check_model(model)
+    x, C = _initial(x0, chains)
+    first_chain = integer("first_chain", first_chain, 0)
+    _check_scores(x, model.key_query(x.shape[2]))
+    return x, C, first_chain
+
+
+def run_bytes(C: int, n: int, d: int) -> int:
+    """Memory of a run of C chains of n tokens in R^d: the state, the per-chain streams and
+    counters, the finiteness check's mask, and the kernels' scratch buffers per thread."""
+    import numba
+
+    state = 8 * C * n * d
+    scratch = 8 * n * (2 * min(n, _ROWS) + 4 * d + 8) + 8 * (d + 3) ** 2
+    return state + 48 * C + C * n * d + min(C, numba.get_num_threads()) * scratch
+
+
+def start(x: np.ndarray, C: int, rng, first_chain: int) -> tuple[np.ndarray, Seed, np.ndarray]:
+    """The chains' state (a fresh (C, n, d) copy of x), the seed and the per-chain streams.
+    Call after the memory check."""
+    seed = as_seed(rng)
+    X = np.empty((C,) + x.shape[1:])
+    X[...] = x
+    return X, seed, seed.streams(C, first_chain)
+
+
+def check_finite(X: np.ndarray, when: str) -> None:
+    """FloatingPointError naming the first chain with a non-finite state."""
+    if not np.isfinite(X).all():
+        c = int(np.flatnonzero(~np.isfinite(X).all(axis=(1, 2)))[0])
+        raise FloatingPointError(f"chain {c} has a non-finite state{when}: scores overflowed, or "
+                                 f"a step matrix grew the hull without bound")

@@ -1,0 +1,72 @@
+"""Progress of a run: a tqdm bar on stderr or a user callback, and the compile announcement."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Progress", "announce_compile", "kernels_cold"]
+
+
+def kernels_cold(*dispatchers: Any) -> bool:
+    """Whether calling any of these numba dispatchers will compile (nothing compiled in this
+    process and no fresh entry in numba's on-disk cache). False when numba cannot tell."""
+    for f in dispatchers:
+        try:
+            if not f.signatures and not f._cache._cache_file._load_index():
+                return True
+        except (AttributeError, OSError, ValueError):  # numba internals changed: stay quiet
+            continue
+    return False
+
+
+def announce_compile(progress: bool | Callable, *dispatchers: Any) -> None:
+    """One line on stderr before a first call that compiles, when a progress bar is shown."""
+    if progress is True and kernels_cold(*dispatchers):
+        sys.stderr.write("compiling kernels (once; later runs load them from the cache)...\n")
+        sys.stderr.flush()
+
+
+class Progress:
+    """A tqdm bar on stderr, or a user callback(steps_done, total, chains_done).
+
+    With ``by="steps"`` (every chain runs all ``total`` steps) the bar counts steps, whose cost is
+    even, and tqdm's estimate of the time left holds. With ``by="chains"`` (first passage) it
+    counts chains that stopped, with the current step and the elapsed time only: escape times
+    are random, so no honest estimate of the time left exists.
+    """
+
+    def __init__(self, progress: bool | Callable, total: int | float, chains: int, *,
+                 by: str = "chains"):
+        self.callback = progress if callable(progress) else None
+        self.total, self.by, self.bar = total, by, None
+        if progress is True:
+            from tqdm.auto import tqdm
+
+            if by == "steps":
+                self.bar = tqdm(total=int(total), unit="step", desc="steps", leave=True,
+                                file=sys.stderr, dynamic_ncols=True)
+            else:
+                self.bar = tqdm(total=chains, unit="chain", desc="chains stopped", leave=True,
+                                file=sys.stderr, dynamic_ncols=True,
+                                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}"
+                                " [{elapsed} elapsed{postfix}]")
+
+    def __call__(self, done_steps: int | float, done_chains: int) -> None:
+        if self.callback is not None:
+            self.callback(done_steps, self.total, done_chains)
+        elif self.bar is not None:
+            if self.by == "steps":
+                self.bar.update(int(done_steps) - self.bar.n)
+            else:
+                self.bar.set_postfix_str(f"step {_count(done_steps)}", refresh=False)
+                self.bar.update(done_chains - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _count(steps) -> str:
+    return f"{steps:.4g}" if isinstance(steps, float) and steps >= 1e7 else f"{int(steps)}"

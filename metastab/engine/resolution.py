@@ -1,0 +1,174 @@
+"""The resolution of direct stepping, and the group arithmetic shared by the SA_P engines.
+
+Direct (exact-mode) stepping draws every pick with its probability to full relative precision
+(rare picks are decided by an exact Bernoulli trial, see ``_kernels.chain_step``), except picks
+whose weight e^{β(s_ij − max_k s_ik)} the kernels' exp flushes to 0, those with an exponent below
+:func:`underflow_exponent` (≈ −708.7): :func:`check_resolution` warns, with
+:class:`~metastab.ResolutionWarning`, when a configuration can only leave its groups through such
+picks; :func:`cross_probabilities` gives the log-probabilities of leaving a group in one step,
+at any β. Groups are the points of a configuration after merging at ``merge_tol``, as the
+accelerated mode (:mod:`metastab.engine.accelerated`) does.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+
+from .. import _accelerated, _kernels
+from .._validate import check_memory, real
+from ..exceptions import ResolutionWarning
+from ..models import SoftmaxChain
+
+__all__ = ["MODES", "MERGE_TOL", "check_resolution", "constant_chain", "cross_probabilities",
+           "merge_tolerance", "underflow_exponent"]
+
+MODES = ("exact", "accelerated")
+MERGE_TOL = 1e-10
+
+
+@functools.cache
+def underflow_exponent() -> float:
+    """The smallest z with a positive kernel weight exp(z): weights e^{β(s_ij − max_k s_ik)} with
+    an exponent below it are flushed to 0 and never drawn by direct stepping.
+
+    >>> round(underflow_exponent(), 3)
+    -708.743
+    """
+    lo, hi = -745.0, -700.0                   # exp(lo) == 0 < exp(hi); bisect to adjacent floats
+    z, w = np.empty(1), np.empty(1)
+    while True:
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            return hi
+        z[0] = mid
+        _kernels.exp_nonpositive(z, w, np.empty(1))
+        lo, hi = (lo, mid) if w[0] > 0.0 else (mid, hi)
+
+
+def merge_tolerance(merge_tol: float | None) -> float:
+    """Validate ``merge_tol`` (None: the default :data:`MERGE_TOL`)."""
+    if merge_tol is None:
+        return MERGE_TOL
+    return real("merge_tol", merge_tol, low=0.0, high=1.0)
+
+
+def scale(x: np.ndarray) -> np.ndarray:
+    """Per configuration of x (C, n, d): the largest |coordinate|, 1 where that is 0."""
+    size = np.abs(x).max(axis=(1, 2))
+    return np.where(size > 0, size, 1.0)
+
+
+def constant_chain(model, d: int, *, why: str, what: str = "mode='accelerated' needs") \
+        -> tuple[_kernels.Dynamics, float]:
+    """The kernel parameters and the constant scalar step of a SoftmaxChain with a constant step
+    (scalar or matrix); ValueError otherwise, saying ``what`` and ``why``."""
+    if not isinstance(model, SoftmaxChain):
+        raise ValueError(f"{what} a SoftmaxChain (SA_P), got {type(model).__name__}")
+    if model.has_schedule:
+        raise ValueError(f"{what} a constant step ({why}), got gamma={model.gamma!r}")
+    return model.kernel_params(d), float(model.schedule(0, 1).gammas[0])
+
+
+_GEOMETRIC = "the waiting time is geometric only for a time-homogeneous chain"
+
+
+def cross_probabilities(model: SoftmaxChain, x, *, merge_tol: float | None = None) -> np.ndarray:
+    """Log-probability that each token picks a token outside its group in one step of SA_P.
+
+    Groups are the points of ``x`` after merging at ``merge_tol`` (as the accelerated mode does);
+    a token at u_a crosses with probability c_a = r_a / (1 + r_a),
+    r_a = Σ_{b≠a} (m_b/m_a) e^{β(<B u_a, u_b> − <B u_a, u_a>)} (science.md §3), computed in log
+    space (no underflow at any β).
+
+    Parameters
+    ----------
+    model : SoftmaxChain
+    x : array_like, (n, d) or (C, n, d)
+    merge_tol : float, optional
+        Relative merge distance (default :data:`MERGE_TOL`; 0: exact coincidences only).
+
+    Returns
+    -------
+    ndarray, (n,) or (C, n): log c_i (``-inf`` where a token's group is the only point).
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> x = [[1.0, 0.0], [1.0, 0.0], [-1.0, 0.0]]
+    >>> lc = cross_probabilities(ms.SoftmaxChain(beta=20.0, gamma=0.5), x)
+    >>> lc.round(3).tolist()                    # log(e^-40 / 2) and log(2 e^-40), to e^-40
+    [-40.693, -40.693, -39.307]
+    """
+    X = np.asarray(x, dtype=np.float64)  # cross_logs works on copies of single configurations
+    one = X.ndim == 2
+    if one:
+        X = X[None]
+    if X.ndim != 3 or 0 in X.shape or not np.isfinite(X).all():
+        raise ValueError(f"x must be a finite n×d or C×n×d array, got shape {np.shape(x)}")
+    tols = merge_tolerance(merge_tol) * scale(X)
+    dyn, _ = constant_chain(model, X.shape[2], why=_GEOMETRIC)
+    check_memory(f"the cross-group probabilities of {X.shape[0]} configuration(s) of "
+                 f"{X.shape[1]} tokens (an n×n table per thread; exact mode checks them first)",
+                 work_bytes(*X.shape))
+    out = np.empty(X.shape[:2])
+    _accelerated.cross_logs(np.ascontiguousarray(X), dyn.B, dyn.beta, tols, out)
+    return out[0] if one else out
+
+
+def work_bytes(C: int, n: int, d: int) -> int:
+    """Memory of the event-driven kernels on C configurations: the scratch buffers of
+    ``_accelerated.jump_work`` (an n×n table among them) and a copy of a configuration, per
+    thread."""
+    import numba
+
+    return min(C, numba.get_num_threads()) * 8 * (n * n + 3 * n * d + 8 * n + d)
+
+
+def check_resolution(model, X, *, what: str = "configurations", merge_tol: float | None = None,
+                     stacklevel: int = 2) -> bool:
+    """Warn (:class:`ResolutionWarning`) when direct stepping cannot leave some of ``X``.
+
+    Groups are the points of a configuration after merging at ``merge_tol`` (as in
+    :func:`cross_probabilities`). A configuration with two groups or more is stuck for direct
+    stepping when, for every token, every pick outside its group has a weight
+    e^{β(s_ij − max_k s_ik)} that the kernels flush to 0 (exponent below
+    :func:`underflow_exponent`): ``_kernels.chain_step`` never draws such a pick, while every pick
+    of positive weight is drawn with its probability. The test uses the kernels' own arithmetic
+    (``_kernels.cross_weights``), with O(n) memory per configuration. Only SoftmaxChain models
+    with a constant step are checked; configurations with non-finite coordinates are skipped.
+
+    Returns True when it warned.
+    """
+    if not isinstance(model, SoftmaxChain) or model.has_schedule or len(X) == 0:
+        return False
+    X = np.array(X, dtype=np.float64)
+    X = np.ascontiguousarray(X[np.isfinite(X).all(axis=(1, 2))])
+    if len(X) == 0:
+        return False
+    C, n, d = X.shape
+    tols = merge_tolerance(merge_tol) * scale(X)
+    labels = np.empty((C, n), dtype=np.int64)
+    points = np.empty((n, d))
+    mult, count, order = (np.empty(n, np.int64) for _ in range(3))
+    for c in range(C):
+        _accelerated.merge_groups(X[c].copy(), tols[c], labels[c], points, mult, count, order)
+    dyn, _ = constant_chain(model, d, why=_GEOMETRIC)
+    weight, z = np.empty(C), np.empty(C)
+    _kernels.cross_weights(X, dyn.B, dyn.beta, labels, weight, z)
+    stuck = np.isfinite(z) & (weight == 0.0)
+    if not stuck.any():
+        return False
+    worst = float(z[stuck].max())
+    warnings.warn(f"{int(stuck.sum())} of {C} {what} can only leave their groups (tokens on one "
+                  f"point) through picks whose weight e^(beta*(s_ij - max_k s_ik)) underflows to 0 "
+                  f"(exponent below {underflow_exponent():.1f}; the likeliest such pick has "
+                  f"exponent {worst:.1f} at beta={model.beta:g}): direct stepping never draws "
+                  f"them, such chains stay frozen and are censored. Use "
+                  f"first_passage(..., mode='accelerated')",
+                  ResolutionWarning, stacklevel=stacklevel + 1)
+    return True
+
+

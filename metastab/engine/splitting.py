@@ -1,0 +1,715 @@
+"""Adaptive multilevel splitting (AMS) for the escape probability and mean escape time of SA_P.
+
+The problem
+-----------
+Start SA_P (science.md §1) at a reference configuration ``x_ref`` (typically frozen: tokens on κ
+points, science.md §3) and let the stopping event be a LeaveHull (the exit T2 of [FW] Thm 5.4) or
+a LeaveBall. With the reaction coordinate ξ(X) = max_i dist(x_i, K_i) / r_i (K_i the token's group
+hull or ball centre, r_i the event radius: the quantity the event thresholds, so the event is
+ξ > 1) the path alternates between
+
+- a *sojourn* in the reference set A = {ξ <= z_A} (``reference_level`` z_A, in the event's
+  distance units), σ steps, ending at the first step with ξ > z_A: the *entrance* Y;
+- an *excursion* from Y, ρ steps, that either meets the event (success) or returns to A.
+
+When the escape needs several unlikely moves in a row (Thm 5.4 with ε/γ >= 2 d(K)), direct
+simulation sees almost only failed excursions. Splitting estimates p = P[an excursion meets the
+event before it returns to A], from the entrance law, along ξ.
+
+The algorithm (one run, N = ``replicas``)
+-----------------------------------------
+The generalized AMS of Bréhier, Gazeau, Goudenège, Lelièvre & Rousset (2016), *Unbiasedness of
+some generalized adaptive multilevel splitting algorithms*, Ann. Appl. Probab. 26(6), 3559-3601,
+with k = 1, which is unbiased for discrete-time chains whose ξ has ties:
+
+1. Draw N independent entrances Y_k (each from its own sojourn started at ``x_ref``) and run each
+   excursion until it meets the event or returns to A. The level L_k of a replica is the maximum
+   of ξ along its excursion (+inf if it met the event).
+2. Iteration j: Z_j = min_k L_k. If Z_j = +inf, stop. Kill ALL replicas with L_k <= Z_j (K_j of
+   them); if K_j = N, stop with p̂ = 0. Otherwise each killed replica copies the path of a
+   survivor chosen uniformly (independently) among the N − K_j, up to that path's first step with
+   ξ > Z_j, and continues from there with fresh randomness until the event or A.
+3. p̂ = Π_j (1 − K_j / N) × (fraction of replicas that met the event), and the last factor is 1
+   when the algorithm stops at step 2. E[p̂] = p exactly (op. cit., main theorem), whatever N.
+
+``runs`` independent runs give p̄ (the mean of the p̂_r) and an interval from their spread. A path
+is stored as its records (the states at which ξ first exceeds its running maximum): the first
+step above any level is one of them, so branching needs nothing else.
+
+The mean escape time
+--------------------
+If the chain restarts afresh (in law) at each return to A, the cycles (σ_k, ρ_k, success_k) are
+i.i.d., T = Σ_{k <= M} (σ_k + ρ_k) with M ~ Geometric(p) the index of the first success, a
+stopping time of the cycles, and Wald's identity gives (renewal-reward; the loop decomposition of
+Cérou, Guyader, Lelièvre & Pommier (2011), J. Chem. Phys. 134, 054108, and
+Lopes & Lelièvre (2019), J. Comput. Chem. 40, 1198):
+
+    E[T] = E[M] E[σ + ρ] = (E[σ] + E[ρ 1_fail] + E[ρ 1_success]) / p
+         = E[σ]/p + (1/p − 1) E[ρ | fail] + E[ρ | success].
+
+No independence between σ and the outcome is needed. Each run estimates the numerator without
+bias: E[σ] by its N sojourns, E[ρ 1_fail] by its N first excursions (i.i.d. before any
+splitting), and E[ρ 1_success] by p̂ × (mean length of the final replicas), AMS being unbiased
+for path functionals E[φ(path) 1_success] as well (op. cit.). E[T] is the ratio of the run means;
+its interval is the delta method on log E[T] over the runs (Student t, runs − 1 degrees of
+freedom).
+
+What is assumed: the restart at A. It holds when the chain re-enters A at ``x_ref`` itself. That
+is NOT what SA_P does from a frozen configuration at the default merge distance: once a displaced
+token has relaxed to within ~1/β of its group, its group mates pick it with probability of order
+one and move towards it, so the group collapses at a point O(1/β) away from where it was. Over
+the cycles these offsets accumulate (the slow collapse of [FW] prop. origin), and the escape
+probability grows exponentially with them. Measured on three tokens per vertex of the triangle,
+γ = 0.45, LeaveHull radius 1, β = 40 (tests/test_splitting.py): the cluster points move by
+0.005-0.02 per cycle; direct simulation escapes after 10-16 cycles (three sampled paths), with
+E[T] = 2.3e25 steps; cycles restarted at ``x_ref`` escape after ~300 (p = 3e-3), and the renewal
+formula gives E[T] = 1.2e27-1.9e27 with z_A = 0.05, or 1.6e26 with z_A = 0.02. With the default
+z_A = 0 of the accelerated mode no excursion ever returns (p̂ = 1) and the estimate reduces to
+direct simulation, which is right (2.38e25 [2.30e25, 2.48e25]) but does no splitting. The result
+therefore records how far from ``x_ref`` every return lands, and
+:meth:`SplittingResult.mean_escape_time` warns (DiagnosticWarning) when returns land farther than
+the merge distance from it (a z_A above the merge distance lets the chain count as returned while
+its group is still settling, which is where the offsets arise). This check sees the offset at the
+return only, not a drift during the next sojourn's relaxation; with z_A at the merge distance the
+two coincide up to that distance.
+
+The restart does hold for the accelerated chain with a merge distance above that ~1/β scale
+(``merge_tol=0.2`` in the tests: a returning token is snapped onto its vertex before its mates
+move), and there splitting and direct simulation agree (tests). A group that settles elsewhere
+leaves A for good: such an excursion goes on until the event (correctly, it is part of the
+escape) or the step budget, which is reported.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats as sps
+
+from .. import _kernels, _splitting
+from .._validate import integer, real
+from ..events import LeaveBall, LeaveHull
+from ..exceptions import DiagnosticWarning
+from ..models import SoftmaxChain
+from ..results import provenance
+from ..rng import Seed, as_seed
+from .accelerated import budget
+from .backends import Backend, resolve
+from .resolution import MERGE_TOL, MODES, check_resolution, merge_tolerance
+
+__all__ = ["SplittingResult", "EscapeTime", "escape_probability", "mean_escape_time",
+           "reaction_coordinate"]
+
+_RECORDS = 32          # record buffer per replica and kernel call (grown by further calls)
+_INTERVAL_METHODS = ("t", "log")
+# Default step budget of an exact-mode excursion or sojourn (accelerated mode: none).
+_EXACT_BUDGET = 10**7
+
+
+# --------------------------------------------------------------------------- results
+
+
+def _check_level(confidence_level) -> float:
+    return real("confidence_level", confidence_level, low=0, high=1, low_open=True,
+                high_open=True)
+
+
+def _t_quantile(level: float, runs: int) -> float:
+    return float(sps.t.ppf(0.5 + level / 2, runs - 1))
+
+
+def _p_interval(runs: np.ndarray, level: float, method: str) -> tuple[float, float]:
+    """The interval of :meth:`SplittingResult.confidence_interval` from the per-run p̂_r."""
+    p = float(runs.mean())
+    q = _t_quantile(level, runs.size)
+    se = float(np.std(runs, ddof=1) / math.sqrt(runs.size))
+    if method == "t":
+        return max(0.0, p - q * se), p + q * se
+    f = math.exp(q * se / p)
+    return p / f, p * f
+
+
+@dataclass(frozen=True, eq=False)
+class SplittingResult:
+    """Escape probability by adaptive multilevel splitting (module notes).
+
+    ``runs`` holds the independent per-run estimates p̂_r (each unbiased), ``p`` their mean.
+    ``iterations[r]`` and ``killed[r]`` count run r's iterations and killed replicas. The cycle
+    data for :meth:`mean_escape_time`: ``sojourns`` (runs × replicas, steps in A before each
+    entrance), ``first_lengths`` and ``first_escaped`` (the first excursions: steps, and whether
+    they met the event), ``reactive_lengths`` (per run, the mean length of the final replicas'
+    excursions; nan where p̂_r = 0). ``budget_hits`` counts excursions stopped by ``max_steps``.
+    ``returns`` counts the excursions (first or resampled) that returned to A, and
+    ``displaced_returns`` those that came back with some token farther than the merge distance
+    (exact mode: the default one) from its place in ``x_ref`` (the largest such distance:
+    ``largest_return_offset``): the cycles then do not restart at ``x_ref``.
+    """
+
+    p: float
+    runs: np.ndarray = field(repr=False)
+    replicas: int
+    reference_level: float
+    mode: str
+    iterations: np.ndarray = field(repr=False)
+    killed: np.ndarray = field(repr=False)
+    sojourns: np.ndarray = field(repr=False)
+    first_lengths: np.ndarray = field(repr=False)
+    first_escaped: np.ndarray = field(repr=False)
+    reactive_lengths: np.ndarray = field(repr=False)
+    budget_hits: int = 0
+    returns: int = 0
+    displaced_returns: int = 0
+    largest_return_offset: float = 0.0
+    model: dict = field(default_factory=dict, repr=False)
+    event: dict = field(default_factory=dict, repr=False)
+    seed: dict = field(default_factory=dict, repr=False)
+    provenance: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def standard_error(self) -> float:
+        """sd(p̂_r) / √runs."""
+        return float(np.std(self.runs, ddof=1) / math.sqrt(self.runs.size))
+
+    def confidence_interval(self, confidence_level=0.95, method="log"):
+        """(low, high) for p from the independent runs.
+
+        ``method="log"`` (default): the delta method on log p̄, p̄ exp(± t_{R−1} s/(p̄ √R))
+        (positive, wider above, as p̂ is skewed). ``method="t"``: p̄ ± t_{R−1} s/√R, clipped
+        at 0. Measured coverage of a nominal 95% interval from 10 runs of 20 replicas on a
+        gambler's ruin with p = 6.1e-3 (400 replications, tests/test_splitting.py): 0.945 (log),
+        0.92 (t, misses above). With every p̂_r = 0 the interval is (0, nan) and a
+        DiagnosticWarning says so.
+        """
+        level = _check_level(confidence_level)
+        if method not in _INTERVAL_METHODS:
+            raise ValueError(f"method must be one of {_INTERVAL_METHODS}, got {method!r}")
+        if self.p == 0:
+            warnings.warn(f"all {self.runs.size} splitting runs ended with p̂ = 0: p is below "
+                          f"what {self.replicas} replicas resolve; no interval", DiagnosticWarning,
+                          stacklevel=2)
+            return 0.0, math.nan
+        return _p_interval(self.runs, level, method)
+
+    def mean_escape_time(self) -> "EscapeTime":
+        """E[T] from ``x_ref`` by the renewal formula of the module notes (ratio of run means)."""
+        if self.p == 0:
+            raise ValueError(f"all {self.runs.size} splitting runs ended with p̂ = 0: E[T] is "
+                             f"not estimated")
+        if self.displaced_returns:
+            warnings.warn(f"{self.displaced_returns} of {self.returns} returns to the reference "
+                          f"set came back away from x_ref (up to "
+                          f"{self.largest_return_offset:.3g}): the cycles do not restart at "
+                          f"x_ref, which the renewal formula for E[T] assumes; the estimate can "
+                          f"be far off (module notes)", DiagnosticWarning, stacklevel=2)
+        sojourn = self.sojourns.mean(axis=1)
+        failed = ~self.first_escaped
+        fail = np.where(failed, self.first_lengths, 0.0).mean(axis=1)
+        success = self.runs * np.where(self.runs > 0, self.reactive_lengths, 0.0)
+        numerators = sojourn + fail + success
+        return_length = float(self.first_lengths[failed].mean()) if failed.any() else 0.0
+        return EscapeTime(mean=float(numerators.mean() / self.p), numerators=numerators,
+                          splitting=self, sojourn=float(sojourn.mean()),
+                          return_length=return_length,
+                          reactive_length=float(success.mean() / self.p))
+
+    def to_frame(self):
+        """One row per run: p̂_r, iterations, killed, mean sojourn and reactive length."""
+        import pandas as pd
+
+        return pd.DataFrame({"run": np.arange(self.runs.size), "p": self.runs,
+                             "iterations": self.iterations, "killed": self.killed,
+                             "sojourn": self.sojourns.mean(axis=1),
+                             "reactive_length": self.reactive_lengths})
+
+
+@dataclass(frozen=True, eq=False)
+class EscapeTime:
+    """Mean escape time E[T] from the splitting runs and the cycle statistics (module notes).
+
+    ``mean`` = Σ_r a_r / Σ_r p̂_r with a_r = σ̄_r + mean(ρ 1_fail)_r + p̂_r ρ̄_success,r (the
+    ``numerators``). ``sojourn`` = E[σ], ``return_length`` = E[ρ | fail],
+    ``reactive_length`` = E[ρ | success] (estimates).
+    """
+
+    mean: float
+    numerators: np.ndarray = field(repr=False)
+    splitting: SplittingResult = field(repr=False)
+    sojourn: float = 0.0
+    return_length: float = 0.0
+    reactive_length: float = 0.0
+
+    def confidence_interval(self, confidence_level=0.95):
+        """(low, high): E[T] exp(± t_{R−1} SE), SE² = Var_r(a_r/ā − p̂_r/p̄) / R (delta method
+        for the log of a ratio of means over R independent runs)."""
+        level = _check_level(confidence_level)
+        a, p = self.numerators, self.splitting.runs
+        R = p.size
+        se = float(np.std(a / a.mean() - p / p.mean(), ddof=1) / math.sqrt(R))
+        f = math.exp(_t_quantile(level, R) * se)
+        return self.mean / f, self.mean * f
+
+
+# --------------------------------------------------------------------------- the AMS core
+
+
+class _Paths:
+    """The records of every replica of every run: lists of (levels, times, states) arrays."""
+
+    def __init__(self, runs: int, replicas: int):
+        self.levels = [[None] * replicas for _ in range(runs)]
+        self.times = [[None] * replicas for _ in range(runs)]
+        self.states = [[None] * replicas for _ in range(runs)]
+
+    def set(self, r, k, levels, times, states):
+        self.levels[r][k], self.times[r][k], self.states[r][k] = levels, times, states
+
+
+def _ams(advance, start, start_level, start_in_b, first_streams, run_keys, choosers, *,
+         kill_ties=True):
+    """Run the AMS iterations (module notes) of all runs in lockstep.
+
+    ``advance(X, clock, level, streams)`` runs excursions from the configurations X (K, ...) with
+    the streams (K, 4), in place on the streams, and returns (status, clock, level, records) with
+    records a list of (levels, times, states) per replica. ``start`` (R, N, ...) holds the
+    entrances, ``start_level`` their ξ, ``start_in_b`` whether an entrance already meets the
+    event, ``first_streams`` (R, N, 4) the streams of the first excursions (those that drew the
+    entrances, continued). Resampled replicas of run r take streams N, N+1, ... (in order of
+    killing) of the key ``run_keys[r]``; ``choosers[r]`` is the Generator choosing survivors.
+
+    ``kill_ties=False`` is the naive variant (kill one replica per iteration, branch at the first
+    step with ξ >= Z, factor 1 − 1/N), biased when ξ has ties; it exists as a negative control.
+
+    Returns (p̂ (R,), iterations (R,), killed (R,), first status (R, N), first lengths (R, N),
+    mean length of the final replicas that met the event (R,), excursions stopped by the budget).
+    """
+    R, N = start.shape[:2]
+    paths = _Paths(R, N)
+    levels = np.where(start_in_b, np.inf, start_level).astype(float)
+    lengths = np.zeros((R, N))
+    for r in range(R):
+        for k in range(N):
+            paths.set(r, k, np.array([levels[r, k]]), np.zeros(1), start[r, k][None].copy())
+    first_status = np.full((R, N), _splitting.IN_B)
+    budget_hits = 0
+
+    def run(jobs, streams):
+        nonlocal budget_hits
+        X = np.stack([paths.states[r][k][-1] for r, k in jobs])
+        clock0 = np.array([paths.times[r][k][-1] for r, k in jobs])
+        lev0 = np.array([levels[r, k] for r, k in jobs])
+        status, clock, lev, recs = advance(X, clock0, lev0, streams)
+        budget_hits += int((status == _splitting.BUDGET).sum())
+        for q, (r, k) in enumerate(jobs):
+            lv, tm, st = recs[q]
+            paths.set(r, k, np.concatenate([paths.levels[r][k], lv]),
+                      np.concatenate([paths.times[r][k], tm]),
+                      np.concatenate([paths.states[r][k], st]))
+            levels[r, k] = lev[q]
+            lengths[r, k] = clock[q]
+        return status
+
+    todo = [(r, k) for r in range(R) for k in range(N) if not start_in_b[r, k]]
+    if todo:
+        status = run(todo, np.stack([first_streams[r, k] for r, k in todo]))
+        for q, (r, k) in enumerate(todo):
+            first_status[r, k] = status[q]
+    first_lengths = lengths.copy()
+    p = np.ones(R)
+    iterations = np.zeros(R, np.int64)
+    killed = np.zeros(R, np.int64)
+    next_stream = np.full(R, N, np.int64)
+    active = np.ones(R, bool)
+    while active.any():
+        jobs = []
+        for r in np.flatnonzero(active):
+            lv = levels[r]
+            Z = lv.min()
+            if Z == np.inf:
+                active[r] = False
+                continue
+            if kill_ties:
+                dead, alive = np.flatnonzero(lv <= Z), np.flatnonzero(lv > Z)
+            else:
+                dead = np.array([int(np.argmin(lv))])
+                alive = np.delete(np.arange(N), dead)
+            K = dead.size
+            if K == N:
+                p[r] = 0.0
+                active[r] = False
+                continue
+            iterations[r] += 1
+            killed[r] += K
+            p[r] *= 1.0 - K / N
+            parents = alive[choosers[r].integers(0, alive.size, size=K)]
+            for k, j in zip(dead, parents):
+                pl = paths.levels[r][j]
+                b = int(np.argmax(pl > Z)) if kill_ties else int(np.argmax(pl >= Z))
+                jobs.append((r, int(k), int(j), b))
+        # branch: the killed replica takes its parent's path up to the branching record (the
+        # parents are survivors of this iteration, so none of them is overwritten here)
+        prefixes = [(r, k, paths.levels[r][j][:b + 1], paths.times[r][j][:b + 1],
+                     paths.states[r][j][:b + 1]) for r, k, j, b in jobs]
+        again = []
+        for r, k, pl, pt, ps in prefixes:
+            paths.set(r, k, pl, pt, ps)
+            levels[r, k] = pl[-1]
+            lengths[r, k] = pt[-1]
+            if pl[-1] != np.inf:          # else: branched at the step that met the event
+                again.append((r, k))
+        if again:
+            streams = np.empty((len(again), 4), np.uint64)
+            for q, (r, k) in enumerate(again):
+                _kernels.seed_streams(run_keys[r][0], run_keys[r][1], np.uint64(next_stream[r]),
+                                      streams[q:q + 1])
+                next_stream[r] += 1
+            run(again, streams)
+    done = np.isinf(levels)
+    p *= done.mean(axis=1)
+    with np.errstate(invalid="ignore"):
+        reactive = np.where(done.any(axis=1), np.where(done, lengths, 0.0).sum(axis=1)
+                            / np.maximum(done.sum(axis=1), 1), np.nan)
+    return p, iterations, killed, first_status, first_lengths, reactive, budget_hits
+
+
+# --------------------------------------------------------------------------- SA_P front end
+
+
+def _event_arrays(model, x_ref: np.ndarray, event) -> _kernels.EventArrays:
+    if not isinstance(event, (LeaveBall, LeaveHull)):
+        raise ValueError(f"event must be a LeaveBall or a LeaveHull (the events a distance "
+                         f"thresholds), got {event!r}")
+    return event.compile(np.ascontiguousarray(x_ref[None]), model.key_query(x_ref.shape[1]))
+
+
+def _chain(model, d: int) -> tuple[_kernels.Dynamics, float]:
+    """The kernel parameters and constant scalar step of a SoftmaxChain with a constant step."""
+    if not isinstance(model, SoftmaxChain):
+        raise ValueError(f"model must be a SoftmaxChain (SA_P), got {model!r}")
+    if model.has_schedule:
+        raise ValueError(f"model must have a constant step (cycles repeat only for a "
+                         f"time-homogeneous chain), got gamma={model.gamma!r}")
+    return model.kernel_params(d), float(model.schedule(0, 1).gammas[0])
+
+
+def _reference(x_ref) -> np.ndarray:
+    try:
+        x = np.array(x_ref, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"x_ref must be a numeric n×d array, got {x_ref!r}") from None
+    if x.ndim != 2 or 0 in x.shape or not np.isfinite(x).all():
+        raise ValueError(f"x_ref must be a finite n×d array, got shape {x.shape}")
+    return np.ascontiguousarray(x)
+
+
+def reaction_coordinate(x, event: LeaveBall | LeaveHull, *, x_ref=None,
+                        B=None) -> float | np.ndarray:
+    """ξ(X) = max_i dist(x_i, K_i) / r_i of the configurations ``x`` for ``event`` (module notes).
+
+    Parameters
+    ----------
+    x : array_like, (n, d) or (C, n, d)
+    event : LeaveBall or LeaveHull
+    x_ref : array_like (n, d), optional
+        The configuration the event is compiled for (default: ``x`` itself, or ``x[0]``): the
+        group hulls of a LeaveHull, the default ball centres of a LeaveBall.
+    B : array_like (d, d), optional
+        Key-query matrix (events do not use it; default identity).
+
+    Returns
+    -------
+    float or ndarray (C,)
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> ev = ms.LeaveHull(groups=[0, 0, 1], radius=0.5)
+    >>> ref = [[0.0, 0.0], [1.0, 0.0], [5.0, 5.0]]
+    >>> float(reaction_coordinate([[0.5, 0.2], [1.0, 0.0], [5.0, 5.0]], ev, x_ref=ref))
+    0.4
+    """
+    X = np.array(x, dtype=float)
+    one = X.ndim == 2
+    if one:
+        X = X[None]
+    if X.ndim != 3 or 0 in X.shape or not np.isfinite(X).all():
+        raise ValueError(f"x must be a finite n×d or C×n×d array, got shape {np.shape(x)}")
+    ref = _reference(X[0] if x_ref is None else x_ref)
+    if ref.shape != X.shape[1:]:
+        raise ValueError(f"x_ref must have shape {X.shape[1:]}, got {ref.shape}")
+    if not isinstance(event, (LeaveBall, LeaveHull)):
+        raise ValueError(f"event must be a LeaveBall or a LeaveHull, got {event!r}")
+    Bm = np.eye(ref.shape[1]) if B is None else np.asarray(B, dtype=float)
+    out = np.empty(X.shape[0])
+    _splitting.coordinates(np.ascontiguousarray(X), event.compile(ref[None], Bm), out)
+    return float(out[0]) if one else out
+
+
+def escape_probability(model: SoftmaxChain, x_ref, event: LeaveBall | LeaveHull, *,
+                       replicas: int = 100, runs: int = 20, rng=None,
+                       reference_level: float | None = None, mode: str = "accelerated",
+                       max_steps: int | float | None = None, merge_tol: float | None = None,
+                       device: str = "cpu") -> SplittingResult:
+    """P[an excursion from the reference set meets ``event`` before returning], by AMS.
+
+    Parameters
+    ----------
+    model : SoftmaxChain
+        SA_P with a constant step (scalar γ or step matrix).
+    x_ref : array_like (n, d)
+        The reference configuration (typically frozen); the event is compiled for it (group hulls,
+        ball centres), and every sojourn starts from it.
+    event : LeaveHull or LeaveBall
+        The escape; ξ is its distance in units of its radius (module notes).
+    replicas : int >= 2
+        N, replicas per run.
+    runs : int >= 2
+        Independent runs (their spread gives the interval).
+    rng : None, int, SeedSequence or Generator
+        Root seed; run r draws from its own streams (spawn key (r, ·)), so a run's result does
+        not depend on the number of runs or threads.
+    reference_level : float >= 0, optional
+        z_A, in the event's distance units, below the radius; A = {ξ <= z_A / radius}.
+        Default: 0 in accelerated mode (a token is back when it is merged onto its group point
+        or lies in its group hull), ``MERGE_TOL`` × (largest |coordinate| of x_ref, 1 if 0) in
+        exact mode, where relaxation is geometric and never ends exactly.
+    mode : {"accelerated", "exact"}
+        Step as :func:`metastab.first_passage` does in that mode (accelerated: event-driven,
+        exact at any β up to the merge; exact: every step, 53-bit uniforms).
+    max_steps : int or float, optional
+        Step budget of every excursion, and in exact mode of every sojourn. Default: 10^7 in
+        exact mode; none in accelerated mode, which draws a frozen stretch in one go at any β
+        (an excursion that settles elsewhere than A then runs to the event, as it should: it is
+        part of the escape). Sojourns of the accelerated mode have no budget. An excursion
+        stopped by it counts as a return (DiagnosticWarning with the count), a sojourn stopped
+        by it is an error.
+    merge_tol : float, optional
+        Accelerated mode only (default :data:`metastab.engine.MERGE_TOL`).
+    device : str
+        Where the replicas run (:mod:`metastab.engine.backends`).
+
+    Returns
+    -------
+    SplittingResult
+
+    Examples
+    --------
+    >>> import numpy as np, metastab as ms
+    >>> from metastab.splitting import escape_probability
+    >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)   # frozen
+    >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
+    >>> res = escape_probability(ms.SoftmaxChain(beta=30.0, gamma=0.45), x, ev, replicas=50,
+    ...                          runs=4, rng=1, merge_tol=0.2)
+    >>> bool(0 < res.p < 0.1), res.runs.shape
+    (True, (4,))
+    """
+    setup = _setup(model, x_ref, event, replicas, runs, reference_level, mode, max_steps,
+                   merge_tol)
+    seed = as_seed(rng)
+    tic = time.perf_counter()
+    excursions = _Excursions(setup, resolve(device))
+    keys, choosers = _run_streams(seed, setup.runs)
+    streams, sojourn, Y, in_b, level0 = _sojourns(excursions, setup, keys, max_steps)
+    returns = _Returns(excursions, setup.x)
+    R, N, n, d = setup.runs, setup.replicas, setup.n, setup.d
+    p, iters, killed, fst, fcl, reactive, hits = _ams(
+        returns, Y.reshape(R, N, n, d), level0.reshape(R, N), in_b, streams.reshape(R, N, 4),
+        keys, choosers)
+    if hits:
+        warnings.warn(f"{hits} excursions reached max_steps={max_steps!r} without meeting the "
+                      f"event or returning to the reference set; they count as returns, which "
+                      f"biases p downwards: raise max_steps", DiagnosticWarning, stacklevel=2)
+    offsets = np.concatenate(returns.offsets) if returns.offsets else np.empty(0)
+    # "back at x_ref": within the merge distance (exact mode: the default merge distance)
+    accelerated = setup.mode == "accelerated"
+    near = setup.tol if accelerated else MERGE_TOL * setup.scale
+    meta = provenance(wall_seconds=time.perf_counter() - tic, n=n, d=d, mode=setup.mode,
+                      merge_tol=setup.tol / setup.scale if accelerated else None)
+    return SplittingResult(
+        p=float(p.mean()), runs=p, replicas=N, reference_level=setup.z_A, mode=setup.mode,
+        iterations=iters, killed=killed, sojourns=sojourn.reshape(R, N),
+        first_lengths=fcl, first_escaped=(fst == _splitting.IN_B), reactive_lengths=reactive,
+        budget_hits=hits, returns=int(offsets.size),
+        displaced_returns=int((offsets > near).sum()),
+        largest_return_offset=float(offsets.max()) if offsets.size else 0.0,
+        model=model.to_dict(), event=event.to_dict(), seed=seed.to_dict(),
+        provenance=meta)
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """The validated parameters of one :func:`escape_probability` call."""
+
+    x: np.ndarray               # x_ref (n, d)
+    scale: float                # largest |coordinate| of x_ref, 1 if 0
+    replicas: int
+    runs: int
+    mode: str
+    total: float                # step budget of an excursion
+    tol: float                  # absolute merge distance (exact mode: 0)
+    z_A: float                  # reference level, distance units
+    low: float                  # reference level, units of the radius
+    dyn: _kernels.Dynamics
+    gamma: float
+    ev: _kernels.EventArrays
+
+    @property
+    def n(self) -> int:
+        return self.x.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.x.shape[1]
+
+
+def _setup(model, x_ref, event, replicas, runs, reference_level, mode, max_steps,
+           merge_tol) -> _Setup:
+    """Validate the arguments of :func:`escape_probability`."""
+    x = _reference(x_ref)
+    d = x.shape[1]
+    scale = float(np.abs(x).max()) or 1.0
+    N = integer("replicas", replicas, 2)
+    R = integer("runs", runs, 2)
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if mode == "exact":
+        if merge_tol is not None:
+            raise ValueError(f"merge_tol applies to mode='accelerated' only, "
+                             f"got merge_tol={merge_tol!r}")
+        total = float(integer("max_steps", _EXACT_BUDGET if max_steps is None else max_steps, 1))
+        tol = 0.0
+    else:
+        total = math.inf if max_steps is None else float(budget(max_steps))
+        tol = merge_tolerance(merge_tol) * scale
+    dyn, gamma = _chain(model, d)
+    ev = _event_arrays(model, x, event)
+    radius = float(event.radius)
+    if reference_level is None:
+        z_A = 0.0 if mode == "accelerated" else MERGE_TOL * scale
+    else:
+        z_A = real("reference_level", reference_level, low=0, high=radius, high_open=True)
+    low = z_A / radius
+    xi_ref = reaction_coordinate(x, event, x_ref=x, B=dyn.B)
+    if xi_ref > low:
+        raise ValueError(f"x_ref must lie in the reference set: its ξ is {xi_ref * radius:.3g} "
+                         f"(distance units) > reference_level={z_A:.3g}")
+    if mode == "exact":
+        check_resolution(model, x[None], what="reference configurations (x_ref)", stacklevel=3)
+    return _Setup(x, scale, N, R, mode, total, tol, z_A, low, dyn, gamma, ev)
+
+
+class _Excursions:
+    """Runs replicas with the backend's ``excursions`` kernel, in calls with record buffers of
+    ``_RECORDS`` entries, until none stops for a full buffer."""
+
+    def __init__(self, setup: _Setup, backend: Backend):
+        self.setup, self.backend = setup, backend
+
+    def __call__(self, X, clock, level, streams, *, low=None, high=np.inf, limit=None):
+        """(status, clock, level, records, X) of the replicas started from the configurations X
+        (K, n, d) with the streams (K, 4) (advanced in place); ``records`` holds per replica its
+        (levels, times, states). Bounds default to the reference set, no upper level and the
+        excursion budget."""
+        s = self.setup
+        bounds = _splitting.Bounds(s.low if low is None else low, high,
+                                   s.total if limit is None else limit)
+        X = np.ascontiguousarray(X, dtype=float).copy()
+        walk = _splitting.Walk(np.asarray(clock, dtype=float).copy(),
+                               np.asarray(level, dtype=float).copy(),
+                               np.full(X.shape[0], _splitting.FULL, np.int64))
+        recs = [([], [], []) for _ in range(X.shape[0])]
+        todo = np.arange(X.shape[0])
+        while todo.size:
+            part = _splitting.Walk(walk.clock[todo], walk.level[todo],
+                                   np.empty(todo.size, np.int64))
+            Xs, ss = X[todo], streams[todo]
+            records = self._call(Xs, ss, bounds, part)
+            X[todo], streams[todo] = Xs, ss
+            walk.clock[todo], walk.level[todo], walk.status[todo] = part
+            for q, c in enumerate(todo):
+                m = records.count[q]
+                for seq, got in zip(recs[c], records[:3]):
+                    seq.append(got[q, :m])
+            todo = todo[part.status == _splitting.FULL]
+        records = [tuple(np.concatenate(seq) for seq in rec) for rec in recs]
+        return walk.status, walk.clock, walk.level, records, X
+
+    def _call(self, X, streams, bounds, walk) -> _splitting.Records:
+        s, K = self.setup, X.shape[0]
+        records = _splitting.Records(np.empty((K, _RECORDS)), np.empty((K, _RECORDS)),
+                                     np.empty((K, _RECORDS, s.n, s.d)), np.zeros(K, np.int64))
+        self.backend.excursions(X, streams, s.dyn, s.gamma, s.tol, s.mode == "accelerated", s.ev,
+                                bounds, walk, records)
+        return records
+
+
+def _run_streams(seed: Seed, runs: int) -> tuple[list, list]:
+    """Per run r: the key of its replicas' streams (spawn key (r, 0)) and the Generator choosing
+    survivors (spawn key (r, 1))."""
+    keys, choosers = [], []
+    for r in range(runs):
+        seq = np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (r, 0))
+        keys.append(tuple(np.uint64(w) for w in seq.generate_state(2, np.uint64)))
+        choosers.append(np.random.default_rng(
+            np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (r, 1))))
+    return keys, choosers
+
+
+def _sojourns(excursions: _Excursions, setup: _Setup, keys: list, max_steps):
+    """The sojourns: stream k of run r from x_ref until ξ > z_A (or the event). Returns the
+    streams (which the first excursions continue), the sojourn lengths, the entrances Y, whether
+    each already meets the event (R, N) and the entrances' ξ."""
+    R, N, n, d = setup.runs, setup.replicas, setup.n, setup.d
+    streams = np.empty((R * N, 4), np.uint64)
+    for r in range(R):
+        _kernels.seed_streams(keys[r][0], keys[r][1], np.uint64(0), streams[r * N:(r + 1) * N])
+    X0 = np.broadcast_to(setup.x, (R * N, n, d))
+    status, sojourn, _, _, Y = excursions(
+        X0, np.zeros(R * N), np.full(R * N, np.inf), streams, high=setup.low, low=-1.0,
+        limit=np.inf if setup.mode == "accelerated" else setup.total)
+    if (status == _splitting.BUDGET).any():
+        raise ValueError(f"{int((status == _splitting.BUDGET).sum())} of {R * N} sojourns in the "
+                         f"reference set outlasted max_steps={max_steps!r}: raise it (or use "
+                         f"mode='accelerated' for frozen configurations)")
+    in_b = (status == _splitting.IN_B).reshape(R, N)
+    level0 = np.empty(R * N)
+    excursions.backend.coordinates(Y, setup.ev, level0)
+    return streams, sojourn, Y, in_b, level0
+
+
+class _Returns:
+    """The excursions of :func:`_ams`, recording max_i |x_i − x_ref,i| at every return to A (the
+    restart assumption of the renewal formula)."""
+
+    def __init__(self, excursions: _Excursions, x_ref: np.ndarray):
+        self.excursions, self.x_ref, self.offsets = excursions, x_ref, []
+
+    def __call__(self, X, clock, level, streams):
+        status, clock, level, records, Xe = self.excursions(X, clock, level, streams)
+        back = status == _splitting.IN_A
+        self.offsets.append(np.linalg.norm(Xe[back] - self.x_ref, axis=2).max(axis=1))
+        return status, clock, level, records
+
+
+def mean_escape_time(model: SoftmaxChain, x_ref, event: LeaveBall | LeaveHull,
+                     **kwargs) -> EscapeTime:
+    """Mean first-passage time of ``event`` from ``x_ref``: :func:`escape_probability` (same
+    parameters) combined with the cycle statistics by the renewal formula of the module notes,
+    E[T] = E[σ]/p + (1/p − 1) E[ρ | fail] + E[ρ | success].
+
+    Examples
+    --------
+    >>> import numpy as np, metastab as ms
+    >>> from metastab.splitting import mean_escape_time
+    >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)
+    >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
+    >>> et = mean_escape_time(ms.SoftmaxChain(beta=30.0, gamma=0.45), x, ev, replicas=50,
+    ...                       runs=4, rng=2, merge_tol=0.2)
+    >>> low, high = et.confidence_interval()
+    >>> bool(low < et.mean < high), bool(et.mean > 1e15)
+    (True, True)
+    """
+    return escape_probability(model, x_ref, event, **kwargs).mean_escape_time()
