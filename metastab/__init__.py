@@ -32,8 +32,8 @@ _NAMES = {
 # submodules reachable as attributes (metastab.stats, metastab.plotting, ...)
 _SUBMODULES = (
     "accelerate", "bench", "cli", "configs", "demo", "events", "exceptions", "maxmargin",
-    "models", "plotting", "polytope", "registry", "results", "rng", "simulate", "splitting", "stats",
-    "studies", "sweep", "theory",
+    "models", "plotting", "polytope", "registry", "results", "rng", "simulate", "splitting",
+    "stats", "studies", "sweep", "theory",
 )
 
 __all__ = sorted(_NAMES, key=str.lower) + ["__version__"]

@@ -63,9 +63,9 @@ def escape_demo(betas=DEMO_BETAS, *, chains: int = DEMO_CHAINS, max_steps: int =
     from . import _kernels
     from .configs import shrunk
     from .events import LeaveHull
+    from .exceptions import DiagnosticWarning
     from .models import SoftmaxChain
     from .polytope import regular_polygon
-    from .exceptions import DiagnosticWarning
     from .simulate import announce_compile, first_passage
     from .stats import escape_summary, fit_scaling
     from .theory import metastability_exponent

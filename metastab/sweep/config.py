@@ -428,11 +428,11 @@ class Sweep:
         self.points  # noqa: B018 - build and validate every point now
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = "") -> "Sweep":
+    def from_dict(cls, data: dict, source: str = "") -> Sweep:
         return cls(data, source)
 
     @classmethod
-    def from_toml(cls, path) -> "Sweep":
+    def from_toml(cls, path) -> Sweep:
         """Read a sweep from a TOML file (errors name the file)."""
         path = Path(path)
         if not path.is_file():

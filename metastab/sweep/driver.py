@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numba
 import pandas as pd
-
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -29,8 +28,18 @@ from .chunks import ChunkTask, chunk_name, chunk_table, final_chunks, write_atom
 from .config import Sweep
 from .executors import DaskExecutor, Embedded, Stalled, parse_cluster
 from .faults import checkpoint
-from .store import (RESULTS, Journal, SweepError, SweepWarning, latest, open_sweep,
-                    read_manifest, recover, verify, write_json)
+from .store import (
+    RESULTS,
+    Journal,
+    SweepError,
+    SweepWarning,
+    latest,
+    open_sweep,
+    read_manifest,
+    recover,
+    verify,
+    write_json,
+)
 
 __all__ = ["run_sweep", "read_sweep", "SweepSummary", "SweepProgress"]
 

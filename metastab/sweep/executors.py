@@ -53,7 +53,7 @@ class Embedded:
 
     def next_done(self) -> tuple[ChunkTask, ChunkResult | None, BaseException | None]:
         task = self.pending.popleft()
-        for attempt in range(self.retries + 1):
+        for _ in range(self.retries + 1):
             try:
                 return task, run_chunk(task), None
             except Exception as exc:  # reported by the driver with the chunk's name

@@ -32,8 +32,8 @@ from pathlib import Path
 
 from ..results import sidecar
 from .chunks import TEMP_PREFIX, _fsync_dir, chunk_name, file_digest, final_chunks
-from .faults import checkpoint
 from .config import Sweep
+from .faults import checkpoint
 
 try:
     import fcntl
