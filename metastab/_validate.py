@@ -20,7 +20,8 @@ def _is_real(value) -> bool:
 
 
 def real(name: str, value, *, low=None, high=None, low_open=False, high_open=False) -> float:
-    """``value`` as a finite float in the interval given by ``low`` / ``high`` (closed by default)."""
+    """``value`` as a finite float in the interval given by ``low`` / ``high`` (closed by
+    default)."""
     if not _is_real(value):
         raise ValueError(f"{name} must be a real number, got {value!r}")
     v = float(value)

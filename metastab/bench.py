@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from functools import partial
 
 import numba
 import numpy as np
@@ -248,10 +249,10 @@ def sizes_bench(sizes=SIZES, *, beta: float = 5.0, gamma: float = 0.1, repeat: i
         numpy_chain(x0, beta, gamma, steps=2, chains=2, rng=seed)
         t_numba, t_numpy = [], []
         for _ in range(repeat):  # interleaved, so that both see the same machine load
-            t_numba.append(_best(lambda: simulate(model, x0, steps=steps, chains=chains,
-                                                  rng=seed), 1))
-            t_numpy.append(_best(lambda: numpy_chain(x0, beta, gamma, steps=steps,
-                                                     chains=chains, rng=seed), 1))
+            t_numba.append(_best(partial(simulate, model, x0, steps=steps, chains=chains,
+                                         rng=seed), 1))
+            t_numpy.append(_best(partial(numpy_chain, x0, beta, gamma, steps=steps,
+                                         chains=chains, rng=seed), 1))
         work = chains * steps * n
         a, b = float(np.median(t_numba)), float(np.median(t_numpy))
         rows.append({"n": n, "d": d, "chains": chains, "steps": steps,

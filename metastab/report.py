@@ -286,7 +286,8 @@ def study_meta(study: str, config: dict) -> dict:
 
 
 def polytope_from_spec(spec: dict, rng=None):
-    """The polytope of a study config's polytope entry, a spec of :data:`metastab.registry.POLYTOPES`
+    """The polytope of a study config's polytope entry, a spec of
+    :data:`metastab.registry.POLYTOPES`
     (``{kind = "regular", k = 5}``, ``{kind = "random-polygon", k = 6, seed = 3}``; the old
     spelling ``"random"`` is an alias); ``rng`` is the stream of a random kind without ``seed``.
 

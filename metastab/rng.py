@@ -45,7 +45,7 @@ class Seed:
         return {"entropy": entropy, "spawn_key": list(self.spawn_key)}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Seed":
+    def from_dict(cls, data: dict) -> Seed:
         entropy = data["entropy"]
         entropy = tuple(int(w) for w in entropy) if isinstance(entropy, list) else int(entropy)
         return cls(entropy, tuple(int(k) for k in data.get("spawn_key", ())))

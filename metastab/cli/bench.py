@@ -114,7 +114,7 @@ def _escape_bench(args: argparse.Namespace) -> int:
               "accelerated_s_per_escape": f"{row['accelerated_s_per_escape']:.3g}",
               "ratio": f"{row['ratio']:.3g}x"})
 
-    escape_bench(betas, chains=chains, exact_factor=args.exact_factor, progress=output.progress(args),
-                 on_row=on_row)
+    escape_bench(betas, chains=chains, exact_factor=args.exact_factor,
+                 progress=output.progress(args), on_row=on_row)
     print("ratio = exact / accelerated seconds per escape (inf: no exact escape in the budget)")
     return 0

@@ -115,8 +115,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     else:
         print(f"no theorem bound drawn: {why}")
     if args.figure != "none":
-        figure = Path(args.figure) if args.figure else (
-            path / "arrhenius.png" if path.is_dir() else path.with_name(path.stem + ".arrhenius.png"))
+        default = (path / "arrhenius.png" if path.is_dir()
+                   else path.with_name(path.stem + ".arrhenius.png"))
+        figure = Path(args.figure) if args.figure else default
         arrhenius_figure((table, fit), figure, bound=bound, confidence_level=level)
         print(f"wrote {figure}")
     if args.out:

@@ -111,8 +111,9 @@ def models(args: argparse.Namespace) -> list:
         value = getattr(args, flag)
         if value is not None and not kind.takes(flag):
             owners = " or ".join(k for k in MODELS if MODELS[k].takes(flag))
+            shown = " ".join(map(str, value)) if isinstance(value, list) else value
             raise UsageError(f"{flag}: --{flag} applies to --model {owners} only, got "
-                             f"--{flag} {' '.join(map(str, value)) if isinstance(value, list) else value}")
+                             f"--{flag} {shown}")
     if not kind.takes("beta") and args.beta is not None and (
             len(args.beta) > 1 or args.init != "near-vertices"):
         raise UsageError(f"beta: --model {args.model} has no temperature; --beta is only the "

@@ -26,11 +26,36 @@ Submodules: :mod:`~metastab.maxmargin.models` (attention models, gradients, trai
 here.
 """
 
-from .models import (LOSSES, LocalOptimality, attention, correlation, grad_p, grad_w,
-                     hardmax_gap_bound, local_optimality, optimal_tokens, predict, risk,
-                     self_attention, token_scores, train_joint, train_kq, train_p, train_w)
-from .svm import (NEARLY_INFEASIBLE, Certificate, JointSVM, SVMResult, att_svm, att_svm_w,
-                  constraint_rows, joint_svm, solve_ldp)
+from .models import (
+    LOSSES,
+    LocalOptimality,
+    attention,
+    correlation,
+    grad_p,
+    grad_w,
+    hardmax_gap_bound,
+    local_optimality,
+    optimal_tokens,
+    predict,
+    risk,
+    self_attention,
+    token_scores,
+    train_joint,
+    train_kq,
+    train_p,
+    train_w,
+)
+from .svm import (
+    NEARLY_INFEASIBLE,
+    Certificate,
+    JointSVM,
+    SVMResult,
+    att_svm,
+    att_svm_w,
+    constraint_rows,
+    joint_svm,
+    solve_ldp,
+)
 
 __all__ = [
     "LOSSES", "NEARLY_INFEASIBLE", "Certificate", "JointSVM", "LocalOptimality", "SVMResult",

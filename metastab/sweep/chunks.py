@@ -81,7 +81,7 @@ class ChunkTask:
     threads: int | None = None
 
     @classmethod
-    def of(cls, point: Point, j: int, threads: int | None = None) -> "ChunkTask":
+    def of(cls, point: Point, j: int, threads: int | None = None) -> ChunkTask:
         first, chains = point.chunk_range(j)
         return cls(point.index, j, first, chains, point.model.to_dict(), point.event.to_dict(),
                    point.x0, point.max_steps, point.seed.to_dict(), threads)

@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     except OSError as exc:  # disk full, read-only, permissions: what is written is consistent
         text = " ".join(str(exc).split())
         hint = "" if "run the same command" in text else (
-            f": free space (or fix permissions) and run the same command again to resume")
+            ": free space (or fix permissions) and run the same command again to resume")
         print(f"metastab sweep: cannot write the sweep in {args.out}: {text}{hint}",
               file=sys.stderr)
         return 1

@@ -46,6 +46,7 @@ import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -194,7 +195,7 @@ def normalise(data: dict) -> dict:
         if data["format"] != FORMAT:
             raise ValueError(f"config format {data['format']!r} is not {FORMAT}")
         data = {k: v for k, v in data.items() if k != "format"}
-        grid = {}
+        grid: dict[str, dict[str, Any]] = {}
         for name, values in data.get("grid", []):
             section, key = name.split(".", 1)
             grid.setdefault(section, {})[key] = values
@@ -210,7 +211,7 @@ def normalise(data: dict) -> dict:
         raise ValueError("[grid] must be a table of axes")
     axes = _grid_axes(grid, kinds)
     on_grid = {(s, k) for s, k, _ in axes}
-    out = {"format": FORMAT}
+    out: dict[str, Any] = {"format": FORMAT}
     for s in SECTIONS:
         taken = params(s, kinds[s])
         unknown = set(tables[s]) - set(taken) - {"kind"}
@@ -251,7 +252,7 @@ def normalise(data: dict) -> dict:
     return out
 
 
-def _values(config: dict, section: str, key: str) -> list[tuple[str, object]]:
+def _values(config: dict, section: str, key: str) -> list[tuple[str, Any]]:
     """(where, value) of a parameter: its fixed value, or every value of its grid axis."""
     for name, values in config["grid"]:
         if name == f"{section}.{key}":
@@ -428,11 +429,11 @@ class Sweep:
         self.points  # noqa: B018 - build and validate every point now
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = "") -> "Sweep":
+    def from_dict(cls, data: dict, source: str = "") -> Sweep:
         return cls(data, source)
 
     @classmethod
-    def from_toml(cls, path) -> "Sweep":
+    def from_toml(cls, path) -> Sweep:
         """Read a sweep from a TOML file (errors name the file)."""
         path = Path(path)
         if not path.is_file():

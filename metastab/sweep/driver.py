@@ -17,10 +17,10 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numba
 import pandas as pd
-
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -29,8 +29,18 @@ from .chunks import ChunkTask, chunk_name, chunk_table, final_chunks, write_atom
 from .config import Sweep
 from .executors import DaskExecutor, Embedded, Stalled, parse_cluster
 from .faults import checkpoint
-from .store import (RESULTS, Journal, SweepError, SweepWarning, latest, open_sweep,
-                    read_manifest, recover, verify, write_json)
+from .store import (
+    RESULTS,
+    Journal,
+    SweepError,
+    SweepWarning,
+    latest,
+    open_sweep,
+    read_manifest,
+    recover,
+    verify,
+    write_json,
+)
 
 __all__ = ["run_sweep", "read_sweep", "SweepSummary", "SweepProgress"]
 
@@ -83,12 +93,15 @@ class _Plan:
 
     def __init__(self, sweep: Sweep, done: dict):
         self.points = sweep.points
-        self.escapes = {p.index: {} for p in self.points}  # point -> {j: escapes} of kept chunks
+        # point -> {j: escapes} of kept chunks
+        self.escapes: dict[int, dict[int, Any]] = {p.index: {} for p in self.points}
         self.chains = dict.fromkeys(range(len(self.points)), 0)  # chains in kept chunks
-        self.flying = {p.index: set() for p in self.points}  # point -> chunks in flight
+        # point -> chunks in flight
+        self.flying: dict[int, set[int]] = {p.index: set() for p in self.points}
         self.in_flight = 0
-        self.failed = {}  # (point, j) -> (chunk name, error text)
-        self.decided = {}  # point -> chunks kept, once known (it never changes afterwards)
+        self.failed: dict[tuple[int, int], Any] = {}  # (point, j) -> (chunk name, error text)
+        # point -> chunks kept, once known (it never changes afterwards)
+        self.decided: dict[int, Any] = {}
         self.pointer = dict.fromkeys(range(len(self.points)), 0)  # lowest chunk not yet submitted
         self.cursor = 0  # every point before it has all its chunks submitted or is decided
         for (p, j), record in sorted(done.items()):

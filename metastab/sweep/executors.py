@@ -14,6 +14,7 @@ import os
 import time
 from collections import deque
 from pathlib import Path
+from typing import Any
 
 from .chunks import ChunkResult, ChunkTask, run_chunk
 
@@ -53,7 +54,7 @@ class Embedded:
 
     def next_done(self) -> tuple[ChunkTask, ChunkResult | None, BaseException | None]:
         task = self.pending.popleft()
-        for attempt in range(self.retries + 1):
+        for _ in range(self.retries + 1):
             try:
                 return task, run_chunk(task), None
             except Exception as exc:  # reported by the driver with the chunk's name
@@ -142,8 +143,8 @@ class DaskExecutor:
                 raise ValueError(f"cannot reach the Dask scheduler at {scheduler!r}: "
                                  f"{exc}") from None
         self.threads, self.retries, self.prefix = threads, retries, key_prefix
-        self.futures = {}
-        self.cancelled = set()  # keys the driver cancelled
+        self.futures: dict[str, Any] = {}
+        self.cancelled: set[str] = set()  # keys the driver cancelled
         self.done = distributed.as_completed()
         self._window, self._window_at = 1, -_WINDOW_REFRESH
 

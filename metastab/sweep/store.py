@@ -29,11 +29,12 @@ import re
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 from ..results import sidecar
 from .chunks import TEMP_PREFIX, _fsync_dir, chunk_name, file_digest, final_chunks
-from .faults import checkpoint
 from .config import Sweep
+from .faults import checkpoint
 
 try:
     import fcntl
@@ -451,7 +452,7 @@ def status(out) -> dict:
     done = [r for r in last.values() if r.get("status") == "done"]
     failed = [r for r in last.values() if r.get("status") == "failed"]
     complete = sidecar(out / RESULTS).is_file()
-    by_point = {p: {} for p in range(len(manifest["points"]))}
+    by_point: dict[int, dict[int, Any]] = {p: {} for p in range(len(manifest["points"]))}
     for r in done:
         by_point[r["point"]][r["index"]] = r["escapes"]
     points_done = sum(final_chunks(e, per_point, run["escapes"]) is not None

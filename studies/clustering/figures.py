@@ -223,7 +223,8 @@ def report(out: Path) -> str:
                           if not bool(p["acute_cones"]))
               + ") are outside the theorem's hypotheses: the headline "
               "numbers and the checks use only the polytopes within them ("
-              + ", ".join(sorted(good)) + "); the others are shown apart, below. Below the thresholds the grid's β are run from starts drawn at "
+              + ", ".join(sorted(good)) + "); the others are shown apart, below. Below the "
+              "thresholds the grid's β are run from starts drawn at "
               f"{cfg['margin']:g}× the threshold (rows marked 'no'): no claim of the theorem "
               "applies there.", ""]
     ratio = ok["C_hat_extreme"] / ok["M_over_m_extreme"]
@@ -276,9 +277,10 @@ def report(out: Path) -> str:
               "- **C is "
               + ("not universal" if checks.loc["universal_C", "pass"] == "false" else
                  "consistent with a universal C")
-              + f"** (check `universal_C`): the smallest C for which P̂[event at T1] ≥ 1 − β^(-1/8) "
+              + "** (check `universal_C`): the smallest C for which P̂[event at T1] ≥ 1 − β^(-1/8) "
               + ("grows" if C_grows else "does not grow")
-              + f" with β (by {float(checks.loc['universal_C', 'measured']):.3g}× at the least), up to {_fmt(worst_rnd['C_hat_random'])} over random starts "
+              + f" with β (by {float(checks.loc['universal_C', 'measured']):.3g}× at the least), "
+              f"up to {_fmt(worst_rnd['C_hat_random'])} over random starts "
               f"({worst_rnd['polytope']}, γ = {worst_rnd['gamma']:g}, β = {worst_rnd['beta']:g}) "
               f"and {_fmt(worst['C_hat_extreme'])} from the extreme start "
               f"({worst['polytope']}, γ = {worst['gamma']:g}, β = {worst['beta']:g}). "
@@ -297,7 +299,8 @@ def report(out: Path) -> str:
                  "from the erosion radius β^(-1/4) → 0, a mathematical remark)." if m_slope < 0
                  else "."),
               "- **Correction** (check `universal_C/M_variant`: "
-              + {"true": "passes", "false": "FAILS"}.get(checks.loc["universal_C/M_variant", "pass"], "NA")
+              + {"true": "passes", "false": "FAILS"}.get(
+                  checks.loc["universal_C/M_variant", "pass"], "NA")
               + "): with M = max_i |x_i^0 − v_σ(i)| in place of m in τ and T1, "
               "C = 1/(1 − γ) is compared: the smallest supported C over all admissible runs is "
               + "; ".join(f"{_fmt(g['C_max_hat'].max())} at γ = {gamma:g} (1/(1 − γ) = "

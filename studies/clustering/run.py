@@ -5,7 +5,8 @@ I_σ(i)(β^{−1/8}) ⊖ β^{−1/4} (:func:`metastab.near_vertices`). With m = 
 τ = min{min_{a≠b} c0/(2|v_a − v_b|), √(2c0)/2, (1−γ)m} and T1 = ⌊log(τ/m)/log(1−γ)⌋
 (:func:`metastab.theory.clustering_phase`), the theorem claims
 
-    P[at step T1: vertex tokens within β^{−1/4} of their vertex, the others within Cτ] >= 1 − β^{−1/8}
+    P[at step T1: vertex tokens within β^{−1/4} of their vertex,
+      the others within Cτ] >= 1 − β^{−1/8}
 
 for some universal C > 1. Every chain is recorded at every step, so the event can be evaluated
 for any C afterwards: per chain we store the smallest C that makes the event hold at T1
@@ -36,7 +37,6 @@ import metastab as ms
 from metastab import theory
 from metastab.report import polytope_from_spec
 from metastab.results import provenance, write_table
-
 
 # --------------------------------------------------------------------------- geometry
 
@@ -264,7 +264,7 @@ def summarise(chains: pd.DataFrame, C_event: float) -> pd.DataFrame:
         level = 1 - beta ** (-1 / 8)
         rnd, ext = g[g["start"] == "random"], g[g["start"] == "extreme"]
         per_start = g.groupby(["start", "draw"]).apply(
-            lambda s: pd.Series({
+            lambda s, level=level: pd.Series({
                 "C": smallest_C(s["C_at_T1"], s["vertex_ok_at_T1"], level),
                 "C_max": smallest_C(s["C_max_at_T1"], s["vertex_ok_at_T1_max"], level)}),
             include_groups=False).reset_index()

@@ -12,7 +12,8 @@ from metastab.report import checks_config
 from metastab.results import read_table
 from metastab.study_figures import axes_grid, legend_below
 
-MODELS = {"SA_beta": ("SA_β (softmax layer)", "C3", "^"), "SA_P": ("SA_P (Markov chain)", "C0", "o")}
+MODELS = {"SA_beta": ("SA_β (softmax layer)", "C3", "^"),
+          "SA_P": ("SA_P (Markov chain)", "C0", "o")}
 
 
 def _load(out: Path):

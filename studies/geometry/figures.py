@@ -9,12 +9,12 @@ import numpy as np
 
 from metastab.report import md_cell, read_tables
 from metastab.results import read_table
-from metastab.study_figures import axes_row, draw, palette
-
+from metastab.study_figures import axes_row, draw
 
 
 def _outline(ax, V, owns=None):
-    """K's boundary, its vertices (open red circle: the vertex does not own its cell), the origin."""
+    """K's boundary, its vertices (open red circle: the vertex does not own its cell), the
+    origin."""
     closed = np.vstack([V, V[:1]])
     ax.plot(closed[:, 0], closed[:, 1], "k-", lw=1)
     owns = np.ones(len(V), bool) if owns is None else np.asarray(owns, bool)
@@ -30,8 +30,8 @@ def _outline(ax, V, owns=None):
 
 def _labels_image(ax, labels, box, k):
     """Cell labels (−1 outside K) as an image over ``box`` = (xmin, xmax, ymin, ymax)."""
-    from matplotlib.colors import ListedColormap
     import seaborn as sns
+    from matplotlib.colors import ListedColormap
 
     size = int(round(np.sqrt(labels.size)))
     img = np.ma.masked_less(labels.reshape(size, size).astype(float), 0)
@@ -145,11 +145,13 @@ def report(out: Path) -> str:
               "script's | vertices owning their cell | empty cells | smallest cell / area K |",
               "|---|---|---|---|---|---|---|---|"]
     for _, r in parity.iterrows():
-        lines.append(f"| {md_cell(r['panel'])} | {r['k']} | {r['grid']}² | {r['label_agreement']:.6f} | "
+        lines.append(f"| {md_cell(r['panel'])} | {r['k']} | {r['grid']}² | "
+                     f"{r['label_agreement']:.6f} | "
                      f"{r['inside_disagreements']} points | "
                      f"{r['vertices_owning']}/{r['k']} | {r['empty_cells']} | "
                      f"{r['smallest_cell_area'] / r['area_K']:.3f} |")
-    lines += ["", f"Over {int(own['draws'])} polygons of the scripts' sampler (k = {int(own['k'])}, "
+    lines += ["", f"Over {int(own['draws'])} polygons of the scripts' sampler "
+              f"(k = {int(own['k'])}, "
               "radii uniform in [0.4, 1], all points on the hull): "
               f"{own['vertex_fraction_owning']:.3f} of the vertices own their raw-product cell and "
               f"only {own['polygon_fraction_all_owning']:.3f} of the polygons have every vertex "
@@ -176,12 +178,14 @@ def report(out: Path) -> str:
               f"{dom['area_script']:.5f} |",
               f"| area of I(η) ⊖ δ | {dom['eroded_area_exact']:.5f} | "
               f"{dom['eroded_area_package_grid']:.5f} | {dom['eroded_area_script']:.5f} |", "",
-              f"Relative differences to the exact areas: package {rel(dom['area_package_grid'], dom['area_exact']):.1e} "
+              "Relative differences to the exact areas: package "
+              f"{rel(dom['area_package_grid'], dom['area_exact']):.1e} "
               f"/ {rel(dom['eroded_area_package_grid'], dom['eroded_area_exact']):.1e}, script "
               f"{rel(dom['area_script'], dom['area_exact']):.1e} / "
               f"{rel(dom['eroded_area_script'], dom['eroded_area_exact']):.1e} (*explanation, not "
               "tested:* the script's hull of grid points lies inside the true cone, so it is "
-              "biased low by about one grid step times the perimeter). Package membership equals the exact half-plane test on "
+              "biased low by about one grid step times the perimeter). Package membership equals "
+              "the exact half-plane test on "
               f"{dom['membership_agreement']:.6f} of the grid; the cone lies in the target's own "
               f"cell: {bool(dom['cone_inside_own_cell'])}; its inradius is "
               f"{dom['inradius_package']:.4f} "
@@ -204,9 +208,11 @@ def report(out: Path) -> str:
     lines += ["## Voronoi agreement", "",
               f"Fraction of grid points of K where the cell label argmax_a <Bx, v_a> equals the "
               f"B-Voronoi label argmin_a <B(x − v_a), x − v_a>, over {len(eq)} B-equinorm polygons "
-              f"({vor['B_matrix'].nunique()} matrices B, k in {sorted(int(k) for k in vor['k'].unique())}): "
+              f"({vor['B_matrix'].nunique()} matrices B, "
+              f"k in {sorted(int(k) for k in vor['k'].unique())}): "
               f"min {eq.min():.6f}, mean {eq.mean():.6f} (published: 1, the cells are "
-              f"Vor_B(v_a) ∩ K; check `voronoi_equinorm`). Negative control, the same angles with radii uniform in "
+              "Vor_B(v_a) ∩ K; check `voronoi_equinorm`). Negative control, the same angles with "
+              "radii uniform in "
               f"[0.4, 1]: min {var.min():.3f}, mean {var.mean():.3f}, max {var.max():.3f}.", ""]
     lines += ["Figures: `cells.png`, `dominance.png`, `quadratic.png`, `voronoi.png`.", ""]
     return "\n".join(lines) + "\n"

@@ -28,7 +28,6 @@ import metastab as ms
 from metastab.report import study_meta
 from metastab.results import write_table
 
-
 # --------------------------------------------------------------------------- the paper's samplers
 
 
@@ -248,7 +247,8 @@ def run_dominance(cfg, seed, out, meta):
     mgrid, _, (mlo, mhi) = bounding_grid(P, cfg["stored_grid"])
     labels = cell_labels(P, mgrid, P.contains(mgrid))
     write_table(pd.DataFrame({"label": labels}), out / "dominance_map.parquet",
-                {**meta, "box": [*mlo, *mhi], "layout": f"row-major {cfg['stored_grid']}² grid; -1 outside K"})
+                {**meta, "box": [*mlo, *mhi],
+                 "layout": f"row-major {cfg['stored_grid']}² grid; -1 outside K"})
 
 
 # --------------------------------------------------------------------------- quadratic landscape

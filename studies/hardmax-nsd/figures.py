@@ -12,7 +12,6 @@ from metastab.report import checks_config, fmt, read_checks
 from metastab.results import read_table
 from metastab.study_figures import axes_row, draw, palette
 
-
 # --------------------------------------------------------------------------- figures
 
 
@@ -100,7 +99,8 @@ def random_figure(out: Path):
         right.plot(cur["step"], cur["current_gap_max"], ":", color=colour, lw=1.8)
     steps = np.geomspace(1, fw["step"].max(), 100)
     right.plot(steps, 1 / (steps + 2), "k--", lw=1.5, label="bound $1/(t+2)$")
-    right.plot([], [], "-", color="0.3", label=r"$\max_i J(x_i^t) - \min_{K^0} J$ (median): printed")
+    right.plot([], [], "-", color="0.3",
+               label=r"$\max_i J(x_i^t) - \min_{K^0} J$ (median): printed")
     right.plot([], [], ":", color="0.3", label=r"$\max_i J(x_i^t) - \min_{K^t} J$ (max): corrected")
     for case, colour in zip(cases, colours):
         right.plot([], [], "-", color=colour, label=case)

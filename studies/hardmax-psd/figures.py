@@ -71,7 +71,7 @@ def paths_figure(out: Path):
     closed = np.vstack([V[order], V[order][:1]])
     ax.plot(closed[:, 0], closed[:, 1], "k-", lw=1)
     colours = palette(len(V))
-    for token, path in g.groupby("token"):
+    for _, path in g.groupby("token"):
         xy = path.sort_values("step")[["x", "y"]].to_numpy()
         colour = colours[int(np.argmin(np.linalg.norm(V - xy[-1], axis=1)))]
         ax.plot(xy[:, 0], xy[:, 1], "-", color=colour, lw=0.8)
@@ -188,7 +188,8 @@ def report(out: Path) -> str:
             "x_i^t − v_σ(i) = Π_{τ<t}(1 − γ^τ)(x_i^0 − v_σ(i)).", "",
             f"Measured: B = I, tokens = the vertices plus uniform points of K; `rate error` is "
             f"max |ratio/Π − 1| over tokens and steps while Π ≥ {floor:g} (below, roundoff and "
-            "the tie tolerance of `Hardmax` dominate); `vector error` is max |x^t − v − Π(x^0 − v)|/|x^0 − v| "
+            "the tie tolerance of `Hardmax` dominate); `vector error` is "
+            "max |x^t − v − Π(x^0 − v)|/|x^0 − v| "
             "over all steps.", "",
             "| polytope | d | schedule | t | measured ratio | Π(1 − γ^τ) | rate error | "
             "vector error | vertices moved |", "|---|---|---|---|---|---|---|---|---|"]
@@ -226,7 +227,8 @@ def report(out: Path) -> str:
                     f"{r['max_error']:.3e} | {r['first_order_constant']:.4f} |")
     text += ["", f"Fitted order {slope:.3f} (the explicit Euler scheme is of order 1, a "
              f"mathematical remark); error/Δt at the last Δt of the table "
-             f"{ode['first_order_constant'].iloc[-1]:.4f} against its limit 1/(2e) = {1 / (2 * np.e):.4f} "
+             f"{ode['first_order_constant'].iloc[-1]:.4f} against its limit "
+             f"1/(2e) = {1 / (2 * np.e):.4f} "
              "(the maximum of |(1 − Δt)^m − e^{−mΔt}|, reached at t = 1).", ""]
     text += ["## Gaussian vertices, d → ∞", "",
              "Published: for k i.i.d. Gaussian vertices every vertex owns its cell with "
@@ -242,7 +244,8 @@ def report(out: Path) -> str:
         text.append(f"| {int(r['k'])} | {int(r['d'])} | {p_hat:.2e} | {p:.2e} | "
                     f"{1 - r['polytopes_not_all_owning'] / r['draws']:.4f} |")
     miss = float(checks_config(out)["gaussian_miss"])      # the threshold of the checks
-    reach = gauss[gauss["polytopes_not_all_owning"] / gauss["draws"] <= miss].groupby("k")["d"].min()
+    within = gauss["polytopes_not_all_owning"] / gauss["draws"] <= miss
+    reach = gauss[within].groupby("k")["d"].min()
     tail = gauss[gauss["k"] == gauss["k"].min()].tail(2)
     decay = -np.diff(np.log(1 - tail["theory_vertex_owning"].to_numpy()))[0] / np.diff(
         tail["d"].to_numpy())[0]

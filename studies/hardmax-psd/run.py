@@ -26,7 +26,6 @@ import metastab as ms
 from metastab.report import polytope_from_spec, study_meta
 from metastab.results import write_table
 
-
 # --------------------------------------------------------------------------- inputs
 
 

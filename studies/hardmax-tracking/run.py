@@ -1,7 +1,8 @@
 """Finite β follows hardmax for exponentially long: SA_P and SA_β against SA_∞ ([FW]).
 
 From one start X^0 (vertex tokens on the vertices of K, the other tokens uniform in K away from
-the cell boundaries (:func:`start`), so every token lies in one cell and the hardmax path h^t runs straight into the vertices, [FW] thm.
+the cell boundaries (:func:`start`), so every token lies in one cell and the hardmax path h^t
+runs straight into the vertices, [FW] thm.
 exp.fast.polytope), the finite-β paths x^t of SA_P (Markov chain) and SA_β (deterministic
 softmax layer) are compared with h^t through the distance max_i |x_i^t − h_i^t|:
 
@@ -15,7 +16,8 @@ r = max_i |x_i^0 − v_σ(i)|. Stage 2 continues each chain that still tracks wi
 to h^t differs from the distance to the vertices by at most settle·ε.
 
 Theory for SA_P: once the tokens sit at the vertices with multiplicities m_a the chain is frozen
-until the first cross-vertex pick, a geometric time of mean 1/p (:func:`metastab.theory.frozen_law`),
+until the first cross-vertex pick, a geometric time of mean 1/p
+(:func:`metastab.theory.frozen_law`),
 and one such pick moves a token by γ|v_a − v_b| > ε when ε < γ min_{a≠b} |v_a − v_b|. So
 T_ε − t0 ≈ Geometric(p), with log(1/p) ≈ β c0 + const: exponentially long in β.
 """

@@ -46,7 +46,8 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
         check("c_recovers_hardmax", "claim", "(c) r_t → 0 recovers the hardmax limit",
               measured=c["exact_fraction_smallest"], threshold=1.0,
               rule="fraction of the runs with the smallest r0 that end on the hardmax limit "
-                   f"(to {tol}, `roundoff`) = 1", passed=c["exact_fraction_smallest"] >= 1.0, source=SOURCE),
+                   f"(to {tol}, `roundoff`) = 1", passed=c["exact_fraction_smallest"] >= 1.0,
+              source=SOURCE),
         check("c_recovers_hardmax/below_gaps", "correction",
               "(c) r_t → 0 recovers hardmax exactly while r_t stays below the hardmax score "
               "gaps; the distance shrinks with r0; r large is uniform averaging",

@@ -361,13 +361,15 @@ def report(out: Path) -> str:
     stopped = b["arrivals"] + b["vanishing_arrivals"] > 0
     text += ["", "## (a) The hull converges to a polytope", "",
              "Rule: over every localmax run (constant, relative, large and vanishing r), the hull "
-             f"area never increases by more than {tol:g} (relative), i.e. the hulls are nested, and "
+             f"area never increases by more than {tol:g} (relative), i.e. the hulls are nested, "
+             "and "
              "every token converges, so the hull converges to the hull of the finitely many "
              "limit points.", "",
              f"Measured: {a['runs']} runs, {a['grew']} with a growing area; {a['unsettled']} "
              f"not settled within {cfg['horizon']} steps (slow drifts: see below). "
-             f"**(a) {'holds' if a['holds'] else 'fails'}.** *Explanation, not tested:* the hull vertex count at "
-             "finite t counts every token of a limit vertex's cluster separately (clusters never merge "
+             f"**(a) {'holds' if a['holds'] else 'fails'}.** *Explanation, not tested:* the hull "
+             "vertex count at finite t counts every token of a limit vertex's cluster separately "
+             "(clusters never merge "
              "in finite time, see (b)), so it exceeds the limit count until the end.", "",
              "## (b) No finite-time convergence for r > 0", "",
              "Rule: in every settled run with r > 0 (constant additive and relative margins, "

@@ -30,8 +30,6 @@ from scipy.spatial import ConvexHull, QhullError
 import metastab as ms
 from metastab.results import provenance, write_table
 
-
-
 # --------------------------------------------------------------------------- inputs
 
 
@@ -177,7 +175,8 @@ def measure(names: list[str], X0: np.ndarray, spec: dict, cfg: dict, hardmax_lim
     """Run one dynamics from each configuration X0[c] (chains of one call) for ``horizon`` steps.
 
     Returns one summary row per configuration, their time series (when ``keep_series``) and
-    (paths (C, horizon + 1, n, 2), leaders (C, horizon + 1, n) or None for softmax). The limit is the state at ``horizon``; the neighbour sets are
+    (paths (C, horizon + 1, n, 2), leaders (C, horizon + 1, n) or None for softmax). The limit
+    is the state at ``horizon``; the neighbour sets are
     read up to the *resolution step*, the first step at which every token is within
     ``cfg["resolution"]`` (relative) of its limit: beyond it, a token and the point it converges to
     tie in floating point and their neighbour sets flicker with rounding, not with the dynamics.

@@ -436,7 +436,8 @@ def report(out: Path) -> str:
                 if _frozen_count(r4, "KQ, no ridge") else "."),
         "- Runs whose final selection fails the strict local-optimality test of maxmargin.md "
         "§1.2 (a support token with positive multiplier scores at least as high as the selected "
-        f"token): {_bad(r4, cfg['aligned_corr'])}. maxmargin.md §4.8 reports 1–2 such runs per 100 in an independent "
+        f"token): {_bad(r4, cfg['aligned_corr'])}. maxmargin.md §4.8 reports 1–2 such runs per "
+        "100 in an independent "
         "exploration; the test is stated for the p problem and is applied here to W unchanged.",
         "- Mean max-softmax reaches 0.99 at iteration "
         + " / ".join(f"{p} {_first(c4, p)}" for p in ("W", "KQ")) + ".", "",
@@ -452,7 +453,8 @@ def report(out: Path) -> str:
         "",
         "Infeasible instances are reported as such. From maxmargin.md §4.7, not re-run here: "
         "cvxpy's `W.value = None` passed to `matrix_rank` counts them as rank 1, which is why "
-        "the stored figure sits at 1 for small d. Data are drawn with numpy, so counts are not the notebook's; the "
+        "the stored figure sits at 1 for small d. Data are drawn with numpy, so counts are not "
+        "the notebook's; the "
         "last column lists the independent numpy/NNLS run of maxmargin.md §4.7 (same generator) "
         "where it gives one.",
         "", "| n | d | feasible / instances | nearly infeasible | mean rank (feasible) | "

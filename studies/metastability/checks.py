@@ -11,7 +11,6 @@ from the balls, memorylessness, and how informative the bound is.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np

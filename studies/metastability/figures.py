@@ -16,9 +16,10 @@ import pandas as pd
 import scipy.stats as sps
 
 from metastab.plotting import canvas, stats, theory
+from metastab.report import checks_config, fmt_p, read_checks, read_tables
 from metastab.report import ci as _ci
 from metastab.report import fmt as _fmt
-from metastab.report import checks_config, fmt_p, md_table as _table, read_checks, read_tables
+from metastab.report import md_table as _table
 from metastab.report import spread as _spread
 from metastab.results import read_table
 
@@ -731,7 +732,8 @@ def report(out: Path) -> str:
              f"({top['engine'].iloc[0] if 'engine' in top else ''} engine), with D "
              f"{d_early:.3f} and {d_late:.3f}. ")
     if cv_early < 1:
-        text += ("*Explanation, not tested:* a CV below 1 is the signature of a sum of several waiting times rather than "
+        text += ("*Explanation, not tested:* a CV below 1 is the signature of a sum of several "
+                 "waiting times rather than "
                  "of one jump over a barrier: a merged group has no restoring force, so every "
                  "rare cross-group pick moves its token, and through the in-group picks its "
                  "group, a little towards the others, until the moves add up to ε. ")
@@ -830,7 +832,8 @@ def report(out: Path) -> str:
         "`chains.parquet` (one row per chain, engine, event and β: steps as float64, censored, "
         "max_steps), `per_beta.csv` (per engine, event and β: escapes, exposure, mean and rate "
         "with exact intervals, memorylessness p, cost), `exponent.csv` (the Arrhenius fits per "
-        "range), `exponent_start.csv` (b against the start of the fitted range), `crosscheck.csv` (direct against accelerated), `merge_tol.csv`, "
+        "range), `exponent_start.csv` (b against the start of the fitted range), "
+        "`crosscheck.csv` (direct against accelerated), `merge_tol.csv`, "
         "`local_slopes.csv`, `merge.csv`, `bound.csv`; each with a `.json` sidecar holding the "
         "configuration, the seeds, the setup (x0, groups, c0, d(K), ε, τ, walls) and the "
         "provenance.",
