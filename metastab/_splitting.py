@@ -22,10 +22,20 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
-from ._kernel_cache import njit_keyed
 from ._accelerated import jump, jump_work, merge_groups
-from ._kernels import (_JIT, LEAVE_BALL, _dist2, _row, chain_step, chain_work, event_hit,
-                       hull_dist2, hull_work, next_uniform)
+from ._kernel_cache import njit_keyed
+from ._kernels import (
+    _JIT,
+    LEAVE_BALL,
+    _dist2,
+    _row,
+    chain_step,
+    chain_work,
+    event_hit,
+    hull_dist2,
+    hull_work,
+    next_uniform,
+)
 
 # cached only while the kernel files it calls into are unchanged (see _kernel_cache)
 _jit = njit_keyed("_kernels.py", "_accelerated.py")

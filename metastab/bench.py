@@ -22,10 +22,10 @@ import numpy as np
 
 from . import _accelerated, _kernels
 from .configs import shrunk
-from .models import SoftmaxChain
-from .polytope import regular_polygon
 from .engine import first_passage, simulate
 from .engine.progress import announce_compile
+from .models import SoftmaxChain
+from .polytope import regular_polygon
 
 __all__ = ["numpy_chain", "workload_w1", "run_bench", "escape_bench", "sizes_bench", "fma_peak",
            "TARGET_RATIO", "ESCAPE_BETAS", "ESCAPE_CHAINS", "SIZES"]

@@ -62,12 +62,12 @@ def escape_demo(betas=DEMO_BETAS, *, chains: int = DEMO_CHAINS, max_steps: int =
 
     from . import _kernels
     from .configs import shrunk
-    from .events import LeaveHull
     from .engine import first_passage
+    from .engine.progress import announce_compile
+    from .events import LeaveHull
     from .exceptions import DiagnosticWarning
     from .models import SoftmaxChain
     from .polytope import regular_polygon
-    from .engine.progress import announce_compile
     from .stats import escape_summary, fit_scaling
     from .theory import metastability_exponent
 

@@ -8,6 +8,7 @@ Each spec compiles, for given initial configurations, into the NamedTuple of fla
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import numpy as np
 
 from . import _kernels
@@ -67,7 +68,8 @@ class LeaveBall(_Event):
     def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
         centers = x0 if self.centers is None else self.centers[None]
         if centers.shape[1:] != x0.shape[1:]:
-            raise ValueError(f"centers must have shape {x0.shape[1:]} (n×d), got {centers.shape[1:]}")
+            raise ValueError(f"centers must have shape {x0.shape[1:]} (n×d), "
+                             f"got {centers.shape[1:]}")
         # a writeable copy: a read-only array would make numba compile another `advance`
         return EventArrays(_kernels.LEAVE_BALL, np.array(centers, order="C"),
                            _radii(self.radius, x0), *_one_group(x0.shape[1]), 0.0)
@@ -90,14 +92,16 @@ class LeaveHull(_Event):
     def __post_init__(self):
         g = np.asarray(self.groups)
         if g.ndim != 1 or g.size == 0 or not np.issubdtype(g.dtype, np.integer):
-            raise ValueError(f"groups must be a non-empty 1-D array of integer labels, got {self.groups!r}")
+            raise ValueError("groups must be a non-empty 1-D array of integer labels, "
+                             f"got {self.groups!r}")
         object.__setattr__(self, "groups", _frozen(g.astype(np.int64)))
         object.__setattr__(self, "radius", _radius(self.radius))
 
     def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
         n = x0.shape[1]
         if self.groups.size != n:
-            raise ValueError(f"groups must have one label per token (n={n}), got {self.groups.size}")
+            raise ValueError(f"groups must have one label per token (n={n}), "
+                             f"got {self.groups.size}")
         _, labels = np.unique(self.groups, return_inverse=True)
         members = np.argsort(labels, kind="stable").astype(np.int64)
         starts = np.concatenate([[0], np.cumsum(np.bincount(labels))]).astype(np.int64)
@@ -129,7 +133,8 @@ class ReachVertices(_Event):
             raise ValueError(f"vertices must be a finite non-empty κ×d array, got shape {v.shape}")
         object.__setattr__(self, "vertices", _frozen(v))
         object.__setattr__(self, "radius", _radius(self.radius))
-        vr = self.radius if self.vertex_radius is None else _radius(self.vertex_radius, "vertex_radius")
+        vr = (self.radius if self.vertex_radius is None
+              else _radius(self.vertex_radius, "vertex_radius"))
         object.__setattr__(self, "vertex_radius", vr)
         if self.assignment is not None:
             a = np.asarray(self.assignment)
@@ -142,7 +147,8 @@ class ReachVertices(_Event):
     def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
         n, d = x0.shape[1:]
         if self.vertices.shape[1] != d:
-            raise ValueError(f"vertices must be in R^{d} like the tokens, got shape {self.vertices.shape}")
+            raise ValueError(f"vertices must be in R^{d} like the tokens, "
+                             f"got shape {self.vertices.shape}")
         if self.assignment is None:
             assign = np.argmax(np.einsum("cnk,ak->cna", x0 @ B.T, self.vertices), axis=-1)
         else:

@@ -204,7 +204,8 @@ class Run:
     def __repr__(self) -> str:
         kept = "" if self.times is None else f", states_kept={len(self.times)}"
         return (f"Run(model={_describe(self.model)}, chains={self.chains}, "
-                f"n={self.final.shape[1]}, d={self.final.shape[2]}, steps={self.steps}{kept}, seed={_entropy(self.seed)})")
+                f"n={self.final.shape[1]}, d={self.final.shape[2]}, steps={self.steps}{kept}, "
+                f"seed={_entropy(self.seed)})")
 
     @property
     def leaders(self) -> np.ndarray | None:

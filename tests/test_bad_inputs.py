@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import metastab as ms
-
 from metastab.engine import chains as sim
+
 validate = importlib.import_module("metastab._validate")
 
 X0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.5]])

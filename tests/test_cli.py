@@ -357,7 +357,8 @@ def test_localmax_from_the_command_line(capsys, tmp_path):
                          "0.3", "--steps", "60", "--chains", "2", "--seed", "1", "--out", str(path))
     assert code == 0 and err == ""
     frame, meta = read_table(path)
-    assert sorted(frame["r"].unique()) == [0.0, 0.5] and meta["runs"][0]["model"]["kind"] == "localmax"
+    assert sorted(frame["r"].unique()) == [0.0, 0.5]
+    assert meta["runs"][0]["model"]["kind"] == "localmax"
     # r = 0 is hardmax: the same final states
     code, _, _ = run(capsys, "simulate", "--model", "hardmax", "--gamma", "0.3", "--steps", "60",
                      "--chains", "2", "--seed", "1", "--out", str(tmp_path / "hm.csv"))
@@ -401,13 +402,14 @@ def test_fit_prefactor_reports_c_and_its_test(capsys, tmp_path):
                      r"p = [0-9.e-]+", out), out
 
 
-# --------------------------------------------------------------------------- kinds from the registry
+# ------------------------------------------------------------------ kinds from the registry
 
 PASSAGE_SHORT = ("passage", "--chains", "4", "--max-steps", "50", "--seed", "1")
 
 
 def test_command_line_takes_uniform_and_clusters(capsys):
-    code, out, err = run(capsys, *PASSAGE_SHORT, "--init", "uniform", "--n", "9", "--event", "leave-ball")
+    code, out, err = run(capsys, *PASSAGE_SHORT, "--init", "uniform", "--n", "9",
+                         "--event", "leave-ball")
     assert (code, err) == (0, ""), err
     assert "init uniform" in out and "n 9" in out
     code, out, err = run(capsys, *PASSAGE_SHORT, "--init", "clusters:2,2,2,2,2")

@@ -17,14 +17,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from kernel_calls import k_chain
 from scipy import stats
 
 import metastab as ms
 from metastab import _reference as ref
 from metastab import engine
 from metastab.configs import shrunk
-
-from kernel_calls import k_chain
 
 GRID = 2 ** 53
 ULP = Fraction(1, GRID)

@@ -5,12 +5,11 @@ threads) against chain-parallel stepping, at every thread count."""
 import numba
 import numpy as np
 import pytest
+from kernel_calls import k_chain
 
 import metastab as ms
 from metastab import _kernels as K
 from metastab import _reference as ref
-
-from kernel_calls import k_chain
 
 
 def sphere(n, d, seed):

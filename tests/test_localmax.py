@@ -8,16 +8,15 @@ import math
 import numba
 import numpy as np
 import pytest
+from kernel_calls import k_hardmax, k_localmax
 
 import metastab as ms
 from metastab import _kernels as K
 from metastab import _reference as ref
+from metastab.engine import chains
+from metastab.engine import exact as sim
 from metastab.models import NEIGHBOUR_RULES
 from metastab.registry import model_from_dict
-
-from kernel_calls import k_hardmax, k_localmax
-
-from metastab.engine import chains, exact as sim
 
 RULES = tuple(NEIGHBOUR_RULES)
 STEP_MATRIX = ms.step_matrix(np.array([[0.5, 0.2, 0.0], [0.1, 1.5, 0.3], [0.0, -0.2, 0.7]]))

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab.registry import event_from_dict
-from metastab.registry import model_from_dict
+from metastab.registry import event_from_dict, model_from_dict
 
 # --------------------------------------------------------------------------------------------
 # validation (the error messages are checked in test_bad_inputs.py)

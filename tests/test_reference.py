@@ -4,12 +4,11 @@ import math
 
 import numpy as np
 import pytest
+from kernel_calls import k_chain, k_flow, k_hardmax
 
 import metastab as ms
 from metastab import _kernels as K
 from metastab import _reference as ref
-
-from kernel_calls import k_chain, k_flow, k_hardmax
 
 # --------------------------------------------------------------------------------------------
 # helpers

@@ -113,7 +113,8 @@ def test_bad_spellings_name_the_flag_and_the_text(text, words):
 def test_studies_build_their_polytopes_from_the_registry():
     assert polytope_from_spec({"kind": "random", "k": 6, "seed": 3}) == \
         ms.random_polygon(6, rng=3)
-    assert polytope_from_spec({"kind": "gaussian", "k": 4, "d": 3}, rng=1) == ms.gaussian(4, 3, rng=1)
+    spec = {"kind": "gaussian", "k": 4, "d": 3}
+    assert polytope_from_spec(spec, rng=1) == ms.gaussian(4, 3, rng=1)
     with pytest.raises(ValueError, match="polytope kind must be one of"):
         polytope_from_spec({"kind": "dodecahedron"})
 

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import metastab as ms
-
 from metastab import _kernels
 from metastab.engine import exact as sim
 
@@ -195,7 +194,8 @@ def test_record_at_keeps_exactly_those_steps_on_the_same_path():
     assert np.array_equal(a.final, b.final)
     late = ms.simulate(ms.SoftmaxChain(beta=3.0, gamma=0.3), X0, steps=100, chains=3, rng=4,
                        record_at=[50])
-    assert late.times.tolist() == [50] and np.array_equal(late.trajectory[:, 0], b.trajectory[:, 50])
+    assert late.times.tolist() == [50]
+    assert np.array_equal(late.trajectory[:, 0], b.trajectory[:, 50])
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -18,8 +18,13 @@ from scipy import stats
 
 import metastab as ms
 from metastab import _kernels, _reference, _splitting
-from metastab.engine.splitting import (_ams, _p_interval, escape_probability, mean_escape_time,
-                                reaction_coordinate)
+from metastab.engine.splitting import (
+    _ams,
+    _p_interval,
+    escape_probability,
+    mean_escape_time,
+    reaction_coordinate,
+)
 from metastab.stats import DiagnosticWarning
 
 SEED = 20_251_127

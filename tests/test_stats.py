@@ -9,7 +9,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import optimize, special, stats as sps
+from scipy import optimize, special
+from scipy import stats as sps
 
 import metastab as ms
 from metastab import stats

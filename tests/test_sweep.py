@@ -17,9 +17,21 @@ import pandas as pd
 import pytest
 
 import metastab as ms
-from metastab.sweep import (ChunkTask, Sweep, SweepError, SweepWarning, final_chunks, main,
-                            read_sweep, run_chunk, run_sweep, status)
-from metastab.sweep import driver, executors, store
+from metastab.sweep import (
+    ChunkTask,
+    Sweep,
+    SweepError,
+    SweepWarning,
+    driver,
+    executors,
+    final_chunks,
+    main,
+    read_sweep,
+    run_chunk,
+    run_sweep,
+    status,
+    store,
+)
 from metastab.sweep.config import normalise
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,13 +20,23 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_sweep import _toml, files, tiny
 
 from metastab import cli
-from metastab.sweep import Sweep, SweepError, SweepWarning, main, read_sweep, run_sweep, status
-from metastab.sweep import chunks, driver, executors, store
+from metastab.sweep import (
+    Sweep,
+    SweepError,
+    SweepWarning,
+    chunks,
+    driver,
+    executors,
+    main,
+    read_sweep,
+    run_sweep,
+    status,
+    store,
+)
 from metastab.sweep.faults import KILL_AT, PAUSE_AT
-
-from test_sweep import _toml, files, tiny
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}

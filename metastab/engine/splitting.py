@@ -194,7 +194,7 @@ class SplittingResult:
             return 0.0, math.nan
         return _p_interval(self.runs, level, method)
 
-    def mean_escape_time(self) -> "EscapeTime":
+    def mean_escape_time(self) -> EscapeTime:
         """E[T] from ``x_ref`` by the renewal formula of the module notes (ratio of run means)."""
         if self.p == 0:
             raise ValueError(f"all {self.runs.size} splitting runs ended with p̂ = 0: E[T] is "
@@ -362,7 +362,7 @@ def _ams(advance, start, start_level, start_in_b, first_streams, run_keys, choos
                 again.append((r, k))
         if again:
             streams = np.empty((len(again), 4), np.uint64)
-            for q, (r, k) in enumerate(again):
+            for q, (r, _k) in enumerate(again):
                 _kernels.seed_streams(run_keys[r][0], run_keys[r][1], np.uint64(next_stream[r]),
                                       streams[q:q + 1])
                 next_stream[r] += 1

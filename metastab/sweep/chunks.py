@@ -20,9 +20,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..engine import first_passage
 from ..registry import event_from_dict, model_from_dict
 from ..rng import Seed
-from ..engine import first_passage
 from .config import Point
 from .faults import checkpoint
 

@@ -19,9 +19,9 @@ Two engines run the same chain:
   underflow wall (:func:`uniform_wall`), where the kernels' exp flushes every cross-group weight
   to 0.
 - ``accelerated``: ``first_passage(..., mode="accelerated", merge_tol=merge_tol)`` draws the
-  waiting time of every frozen stretch from its exact geometric law (:mod:`metastab.engine.accelerated`),
-  so its cost grows with the number of events, not of steps. It runs ``accelerated_chains``
-  chains at every β of ``accelerated_beta_start`` … ``accelerated_beta_stop`` (step
+  waiting time of every frozen stretch from its exact geometric law
+  (:mod:`metastab.engine.accelerated`), so its cost grows with the number of events, not of
+  steps. It runs ``accelerated_chains`` chains at every β of ``accelerated_beta_start`` … ``accelerated_beta_stop`` (step
   ``accelerated_beta_step``) with the budget ``accelerated_max_steps`` (float64 step counts), and
   stops early when one β takes more than ``max_beta_seconds``. Its streams come from
   ``accelerated_seed``, so its samples are independent of the direct ones where both exist, and
@@ -44,13 +44,14 @@ import pandas as pd
 from scipy.stats import CensoredData, logrank
 
 import metastab as ms
-from metastab import engine, stats, theory
+from metastab import stats, theory
+from metastab.engine import underflow_exponent
 from metastab.results import provenance, write_table
 
 EVENTS = ("hull", "ball")
 ENGINES = ("direct", "accelerated")
 # The kernels' exp flushes weights e^z with z below this (≈ -708.74) to 0.
-UNDERFLOW_EXPONENT = engine.underflow_exponent()
+UNDERFLOW_EXPONENT = underflow_exponent()
 
 
 # --------------------------------------------------------------------------- setup
