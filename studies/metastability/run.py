@@ -22,8 +22,8 @@ Two engines run the same chain:
   waiting time of every frozen stretch from its exact geometric law
   (:mod:`metastab.engine.accelerated`), so its cost grows with the number of events, not of
   steps. It runs ``accelerated_chains`` chains at every β of ``accelerated_beta_start`` …
-  ``accelerated_beta_stop`` (step ``accelerated_beta_step``) with the budget ``accelerated_max_steps`` (float64 step counts), and
-  stops early when one β takes more than ``max_beta_seconds``. Its streams come from
+  ``accelerated_beta_stop`` (step ``accelerated_beta_step``) with the budget
+  ``accelerated_max_steps`` (float64 step counts), and stops early when one β takes more than ``max_beta_seconds``. Its streams come from
   ``accelerated_seed``, so its samples are independent of the direct ones where both exist, and
   the two are compared there (:func:`crosscheck`). :func:`merge_tol_effect` reruns one β at
   several ``merge_tols``.
