@@ -20,13 +20,13 @@ Two engines run the same chain:
   to 0.
 - ``accelerated``: ``first_passage(..., mode="accelerated", merge_tol=merge_tol)`` draws the
   waiting time of every frozen stretch from its exact geometric law
-  (:mod:`metastab.engine.accelerated`), so its cost grows with the number of events, not of
-  steps. It runs ``accelerated_chains`` chains at every β of ``accelerated_beta_start`` …
+  (:mod:`metastab.engine.accelerated`), so its cost grows with the number of events, not of steps.
+  It runs ``accelerated_chains`` chains at every β of ``accelerated_beta_start`` …
   ``accelerated_beta_stop`` (step ``accelerated_beta_step``) with the budget
-  ``accelerated_max_steps`` (float64 step counts), and stops early when one β takes more than ``max_beta_seconds``. Its streams come from
-  ``accelerated_seed``, so its samples are independent of the direct ones where both exist, and
-  the two are compared there (:func:`crosscheck`). :func:`merge_tol_effect` reruns one β at
-  several ``merge_tols``.
+  ``accelerated_max_steps`` (float64 step counts), and stops early when one β takes more than
+  ``max_beta_seconds``. Its streams come from ``accelerated_seed``, so its samples are independent
+  of the direct ones where both exist, and the two are compared there (:func:`crosscheck`).
+  :func:`merge_tol_effect` reruns one β at several ``merge_tols``.
 
 Everything is a pure function of the configuration and its seeds, so the tables are reproducible
 bit for bit; only wall times vary.
