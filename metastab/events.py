@@ -7,7 +7,8 @@ Each spec compiles, for given initial configurations, into the NamedTuple of fla
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import Field, dataclass, field
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -37,6 +38,10 @@ def _radii(r: float, x0: np.ndarray) -> np.ndarray:
 
 
 class _Event:
+    # set on each subclass (kind by hand, the fields by @dataclass)
+    kind: ClassVar[str]
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
     def to_dict(self) -> dict:
         out = {"kind": self.kind}
         for name in self.__dataclass_fields__:
@@ -159,7 +164,8 @@ class ReachVertices(_Event):
         centers = self.vertices[assign]
         scale = np.maximum(1.0, np.abs(centers).max(axis=-1))
         on_vertex = np.abs(x0 - centers).max(axis=-1) <= 1e-12 * scale
-        radii = np.where(on_vertex, self.vertex_radius, self.radius)
+        # __post_init__ replaced a None vertex_radius by radius
+        radii = np.where(on_vertex, cast(float, self.vertex_radius), self.radius)
         return EventArrays(_kernels.REACH, np.ascontiguousarray(centers), radii, *_one_group(n),
                            0.0)
 

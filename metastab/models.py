@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -76,8 +77,19 @@ def step_matrix(V) -> np.ndarray:
         raise ValueError("V: I + V is singular, so P = (I + V)^{-1} V does not exist") from None
 
 
+class _Declared:
+    """What every model declares, as dataclass fields or (beta of the argmax models) class
+    attributes; annotated on this plain class so that they are not fields of _Model."""
+
+    gamma: float | np.ndarray | Callable
+    B: np.ndarray | None
+    beta: float
+    kind: ClassVar[str]
+    code: ClassVar[int]
+
+
 @dataclass(frozen=True, eq=False)
-class _Model:
+class _Model(_Declared):
     """Shared step-size and key-query handling of every dynamics."""
 
     def _validate(self):
@@ -108,7 +120,17 @@ class _Model:
 
     # what kernel_params sends for a parameter the model does not have (the argmax models set
     # beta = inf as a class attribute)
-    _by_point, _tol, _rule = False, 0.0, 0
+    @property
+    def _by_point(self) -> bool:
+        return False
+
+    @property
+    def _tol(self) -> float:
+        return 0.0
+
+    @property
+    def _rule(self) -> int:
+        return 0
 
     def schedule(self, t0: int, nsteps: int) -> _kernels.Schedule:
         """Step sizes and margins of steps t0 .. t0 + nsteps - 1 in the kernels' convention."""
