@@ -127,7 +127,7 @@ class Kind:
     def parameters(self) -> tuple[Param, ...]:
         """The exposed parameters, each with its default filled in (:data:`REQUIRED` if none)."""
         if self.params is None:
-            params = [Param(f.name, _type_of(str(f.type))) for f in dataclasses.fields(self.make)]
+            params = [Param(f.name, _type_of(str(f.type))) for f in self.dataclass_fields]
         else:
             params = list(self.params)
         signature = inspect.signature(self.make)
@@ -144,6 +144,22 @@ class Kind:
     def param(self, name: str) -> Param | None:
         """The exposed parameter called ``name``, or None."""
         return next((p for p in self.parameters if p.name == name), None)
+
+    def parameter(self, name: str) -> Param:
+        """The exposed parameter called ``name``, which the registry guarantees (a field, or a
+        name :meth:`takes` accepted)."""
+        p = self.param(name)
+        if p is None:
+            raise TypeError(f"registry: {self.target} exposes no parameter {name!r}")
+        return p
+
+    @property
+    def dataclass_fields(self) -> tuple[dataclasses.Field, ...]:
+        """The fields of the target, which must be a dataclass."""
+        make = self.make
+        if not dataclasses.is_dataclass(make):
+            raise TypeError(f"registry: {self.target} is not a dataclass")
+        return dataclasses.fields(make)
 
     def takes(self, name: str) -> bool:
         """Whether the kind exposes a parameter ``name`` (no import needed for listed params)."""
@@ -183,7 +199,7 @@ class Registry(Mapping):
         self._kinds = {k.name: k for k in kinds}
         self._aliases = {a: k.name for k in kinds for a in k.aliases}
 
-    def __getitem__(self, name: str) -> Kind:
+    def __getitem__(self, name: object) -> Kind:
         kind = self._kinds.get(self._aliases.get(name, name)) if isinstance(name, str) else None
         if kind is None:
             raise ValueError(f"{self.section} kind must be one of {list(self._kinds)}, "
@@ -212,7 +228,7 @@ class Registry(Mapping):
             raise ValueError(f"{label} must be one of {self.spellings}, got {text!r}")
         kind = self[name]
         named: dict[str, Any] = {}
-        path = bool(kind.fields) and kind.param(kind.fields[-1]).type == "path"
+        path = bool(kind.fields) and kind.parameter(kind.fields[-1]).type == "path"
         pieces = [rest] if path and rest else rest.split(":") if rest else []
         words = {w: (p, v) for w, p, v in kind.words}
         positional = []
@@ -233,7 +249,7 @@ class Registry(Mapping):
             raise ValueError(f"{label} must be one of {self.spellings}, got {text!r}")
         spec: dict[str, Any] = {"kind": kind.name}
         for field_name, value in zip(kind.fields, positional):
-            spec[field_name] = _from_text(label, kind.param(field_name), value, text)
+            spec[field_name] = _from_text(label, kind.parameter(field_name), value, text)
         return {**spec, **named}
 
     def from_dict(self, data: Mapping[str, Any]) -> Any:
@@ -243,7 +259,7 @@ class Registry(Mapping):
         for name, value in data.items():
             if isinstance(value, str) and value.startswith("callable:"):
                 raise ValueError(f"{name} {value!r} was a callable and cannot be rebuilt")
-        names = [f.name for f in dataclasses.fields(kind.make)]
+        names = [f.name for f in kind.dataclass_fields]
         unknown = sorted(set(data) - set(names))
         if unknown:
             raise ValueError(f"kind {kind.name!r} takes the parameters {names}, got unknown "

@@ -127,7 +127,7 @@ def models(args: argparse.Namespace) -> list:
     name = several[0]
     values = getattr(args, name)
     if values is None:
-        if kind.param(name).default is REQUIRED and name != "beta":
+        if kind.parameter(name).default is REQUIRED and name != "beta":
             raise UsageError(f"{name}: --model {kind.name} needs --{name} "
                              f"{name.upper()} [{name.upper()} ...]")
         values = [DEFAULT_BETA]
