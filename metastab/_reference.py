@@ -175,10 +175,12 @@ def softmax_weights(s: list[float], beta: float) -> tuple[list[float], float]:
     return w, total
 
 
-def move(xi: list[float], target: list[float], gamma: float, P=None) -> list[float]:
+def move(xi: list[float], target: list[float], gamma: float | None, P=None) -> list[float]:
     """x_i + γ (target − x_i), or x_i + P (target − x_i) with a step matrix P (science.md §1)."""
     d = len(xi)
     if P is None:
+        if gamma is None:
+            raise ValueError("move: gamma must be given when there is no step matrix P")
         return [xi[k] + gamma * (target[k] - xi[k]) for k in range(d)]
     P = _rows(P)
     out = []
@@ -557,6 +559,8 @@ def run_chain(kind: int, x0, B, *, beta: float = 0.0, gamma=0.1, ties: str = "in
     for t in range(steps):
         g = gamma_at(gamma, t)
         if kind == CHAIN:
+            if rng is None:
+                raise RuntimeError("simulate: a CHAIN model must have its uniform stream")
             u = [rng.next_uniform() for _ in range(x.shape[0])]
             x = chain_step(x, B, beta, g, u, rng)
         elif kind == FLOW:

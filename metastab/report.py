@@ -272,6 +272,8 @@ def sibling(file, stem: str):
     path = Path(file).with_name(f"{stem}.py")
     spec = importlib.util.spec_from_file_location(f"metastab_study_{path.parent.name}_{stem}",
                                                   path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as a module")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -8,7 +8,9 @@ can be split anywhere. The root entropy is always recorded, even when the user p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -63,7 +65,8 @@ def as_seed(rng=None) -> Seed:
     if isinstance(rng, Seed):
         return rng
     if rng is None:
-        return Seed(int(np.random.SeedSequence().entropy))
+        # a SeedSequence made without entropy draws an int of it from the OS
+        return Seed(int(cast(int, np.random.SeedSequence().entropy)))
     if isinstance(rng, (bool, np.bool_)):
         raise TypeError(f"rng must be None, an int, a SeedSequence or a Generator, got {rng!r}")
     if isinstance(rng, (int, np.integer)):
@@ -71,7 +74,8 @@ def as_seed(rng=None) -> Seed:
             raise ValueError(f"rng must be a non-negative int, got {rng}")
         return Seed(int(rng))
     if isinstance(rng, np.random.SeedSequence):
-        entropy = rng.entropy
+        # never None: a SeedSequence made without entropy draws it from the OS
+        entropy = cast("int | Sequence[int]", rng.entropy)
         entropy = int(entropy) if isinstance(entropy, (int, np.integer)) \
             else tuple(int(w) for w in entropy)
         return Seed(entropy, tuple(int(k) for k in rng.spawn_key))

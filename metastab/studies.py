@@ -32,6 +32,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from . import report as _report
 from .results import provenance
@@ -102,6 +103,8 @@ def study_about(name: str) -> dict:
 def _module(folder: Path, stem: str):
     file = folder / f"{stem}.py"
     spec = importlib.util.spec_from_file_location(f"metastab_study_{folder.name}_{stem}", file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {file} as a module")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -159,8 +162,8 @@ def run_study(name: str, *, quick: bool = False, out=None, config=None, log=prin
     log(f"study {name}: figures")
     draw.figures(out)
     seconds["figures"] = time.perf_counter() - tic
-    meta = {"study": name, "quick": quick, "config": cfg, "seconds": seconds,
-            "provenance": provenance()}
+    meta: dict[str, Any] = {"study": name, "quick": quick, "config": cfg, "seconds": seconds,
+                            "provenance": provenance()}
     (out / "run.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
     text = draw.report(out)
     if re.search(r"^Verdict:", text, re.MULTILINE):
