@@ -66,7 +66,7 @@ class Records(NamedTuple):
     level: np.ndarray       # (C, R) xi at each record (inf: the event)
     time: np.ndarray        # (C, R) clock at each record
     state: np.ndarray       # (C, R, n, d) configuration at each record
-    count: np.ndarray       # (C,) int64 records written by this call
+    written: np.ndarray     # (C,) int64 records written by this call (not "count": tuple.count)
 
 
 @_jit(**_JIT)
@@ -107,11 +107,11 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
     wait, the step with a cross pick; ``clock[c]`` += the wait; then the merge at ``tol`` that the
     next jump would start with, so that states are seen merged). After each step, in this order:
     the event holds -> IN_B (recorded with level inf); ξ > ``level[c]`` -> ``level[c]`` = ξ and
-    a record (ξ, clock, configuration) at ``records.*[c, count[c]]``; ξ <= ``bounds.low`` -> IN_A;
+    a record (ξ, clock, configuration) at ``records.*[c, written[c]]``; ξ <= ``bounds.low`` -> IN_A;
     ξ > ``bounds.high`` -> ABOVE. Before each step: ``clock[c] >= bounds.max_steps`` -> BUDGET
     (also when the accelerated wait would pass it; the clock is then set to ``max_steps``); a
     full record buffer -> FULL (call again with a fresh buffer to continue: the stream resumes
-    where it stopped). ``records.count[c]`` counts this call's records.
+    where it stopped). ``records.written[c]`` counts this call's records.
     """
     C, n, d = X.shape
     # one name per field: numba's parallel lowering does not write back through arrays unpacked
@@ -129,7 +129,7 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
     rec_level = records.level
     rec_time = records.time
     rec_state = records.state
-    n_rec = records.count
+    n_rec = records.written
     cap = rec_level.shape[1]
     for c in prange(C):
         x = X[c]

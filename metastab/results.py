@@ -224,6 +224,8 @@ class Run:
         if self.trajectory is None:
             states, times = self.final[:, None], np.array([self.steps])
         else:
+            if self.times is None:
+                raise ValueError("Run: a trajectory was recorded without its times")
             states, times = self.trajectory, self.times
         C, R, n, d = states.shape
         chain, step, token = np.meshgrid(np.arange(self.first_chain, self.first_chain + C),

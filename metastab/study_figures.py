@@ -41,7 +41,7 @@ def draw(out, *drawers) -> None:
     """Call each ``drawer(out)`` with the studies' font sizes (local: rcParams untouched)."""
     import matplotlib
 
-    with matplotlib.rc_context(FONT):
+    with matplotlib.rc_context(FONT):  # type: ignore[arg-type]  # rc keys typed as literals
         for drawer in drawers:
             drawer(Path(out))
 

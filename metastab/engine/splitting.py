@@ -630,7 +630,7 @@ class _Excursions:
             X[todo], streams[todo] = Xs, ss
             walk.clock[todo], walk.level[todo], walk.status[todo] = part
             for q, c in enumerate(todo):
-                m = records.count[q]
+                m = records.written[q]
                 for seq, got in zip(recs[c], records[:3]):
                     seq.append(got[q, :m])
             todo = todo[part.status == _splitting.FULL]

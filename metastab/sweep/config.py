@@ -135,7 +135,8 @@ def _table(data: dict, name: str) -> dict:
 def _kind(section: str, table: dict) -> str:
     kinds = KINDS[section]
     kind = table.get("kind")
-    if kind not in list(kinds):  # canonical names only (the aliases are old command-line ones)
+    # canonical names only (the aliases are old command-line ones)
+    if not isinstance(kind, str) or kind not in list(kinds):
         raise ValueError(f"[{section}] kind must be one of {sorted(kinds)}, got {kind!r}")
     return kind
 
