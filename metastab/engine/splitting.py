@@ -257,12 +257,14 @@ class EscapeTime:
 
 
 class _Paths:
-    """The records of every replica of every run: lists of (levels, times, states) arrays."""
+    """The records of every replica of every run: lists of (levels, times, states) arrays,
+    each path starting with one record (its level, clock 0 and its entrance)."""
 
-    def __init__(self, runs: int, replicas: int):
-        self.levels = [[None] * replicas for _ in range(runs)]
-        self.times = [[None] * replicas for _ in range(runs)]
-        self.states = [[None] * replicas for _ in range(runs)]
+    def __init__(self, levels: np.ndarray, start: np.ndarray):
+        R, N = levels.shape
+        self.levels = [[np.array([levels[r, k]]) for k in range(N)] for r in range(R)]
+        self.times = [[np.zeros(1) for _ in range(N)] for _ in range(R)]
+        self.states = [[start[r, k][None].copy() for k in range(N)] for r in range(R)]
 
     def set(self, r, k, levels, times, states):
         self.levels[r][k], self.times[r][k], self.states[r][k] = levels, times, states
@@ -287,12 +289,9 @@ def _ams(advance, start, start_level, start_in_b, first_streams, run_keys, choos
     mean length of the final replicas that met the event (R,), excursions stopped by the budget).
     """
     R, N = start.shape[:2]
-    paths = _Paths(R, N)
     levels = np.where(start_in_b, np.inf, start_level).astype(float)
+    paths = _Paths(levels, start)
     lengths = np.zeros((R, N))
-    for r in range(R):
-        for k in range(N):
-            paths.set(r, k, np.array([levels[r, k]]), np.zeros(1), start[r, k][None].copy())
     first_status = np.full((R, N), _splitting.IN_B)
     budget_hits = 0
 
@@ -325,7 +324,7 @@ def _ams(advance, start, start_level, start_in_b, first_streams, run_keys, choos
     active = np.ones(R, bool)
     while active.any():
         jobs = []
-        for r in np.flatnonzero(active):
+        for r in np.flatnonzero(active).tolist():
             lv = levels[r]
             Z = lv.min()
             if Z == np.inf:
@@ -345,7 +344,7 @@ def _ams(advance, start, start_level, start_in_b, first_streams, run_keys, choos
             killed[r] += K
             p[r] *= 1.0 - K / N
             parents = alive[choosers[r].integers(0, alive.size, size=K)]
-            for k, j in zip(dead, parents):
+            for k, j in zip(dead.tolist(), parents.tolist()):
                 pl = paths.levels[r][j]
                 b = int(np.argmax(pl > Z)) if kill_ties else int(np.argmax(pl >= Z))
                 jobs.append((r, int(k), int(j), b))
@@ -620,7 +619,8 @@ class _Excursions:
         walk = _splitting.Walk(np.asarray(clock, dtype=float).copy(),
                                np.asarray(level, dtype=float).copy(),
                                np.full(X.shape[0], _splitting.FULL, np.int64))
-        recs = [([], [], []) for _ in range(X.shape[0])]
+        recs: list[tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]] = [
+            ([], [], []) for _ in range(X.shape[0])]
         todo = np.arange(X.shape[0])
         while todo.size:
             part = _splitting.Walk(walk.clock[todo], walk.level[todo],
@@ -634,8 +634,8 @@ class _Excursions:
                 for seq, got in zip(recs[c], records[:3]):
                     seq.append(got[q, :m])
             todo = todo[part.status == _splitting.FULL]
-        records = [tuple(np.concatenate(seq) for seq in rec) for rec in recs]
-        return walk.status, walk.clock, walk.level, records, X
+        per_replica = [tuple(np.concatenate(seq) for seq in rec) for rec in recs]
+        return walk.status, walk.clock, walk.level, per_replica, X
 
     def _call(self, X, streams, bounds, walk) -> _splitting.Records:
         s, K = self.setup, X.shape[0]
@@ -685,7 +685,8 @@ class _Returns:
     restart assumption of the renewal formula)."""
 
     def __init__(self, excursions: _Excursions, x_ref: np.ndarray):
-        self.excursions, self.x_ref, self.offsets = excursions, x_ref, []
+        self.excursions, self.x_ref = excursions, x_ref
+        self.offsets: list[np.ndarray] = []
 
     def __call__(self, X, clock, level, streams):
         status, clock, level, records, Xe = self.excursions(X, clock, level, streams)
