@@ -101,8 +101,8 @@ def simulate(model, x0, *, steps: int, chains: int | None = None, rng=None,
     n, d = x.shape[1:]
     plan = record_plan(record_every, record_at, steps)
     what, count, _ = plan
-    sets = C * n * n if record_neighbours else 0
-    need = run_bytes(C, n, d) + count * (8 * C * n * d + sets) + sets
+    set_bytes = C * n * n if record_neighbours else 0
+    need = run_bytes(C, n, d) + count * (8 * C * n * d + set_bytes) + set_bytes
     check_memory(f"{what}: the trajectory" if what else f"a run of {C} chains of {n} tokens in "
                  f"R^{d}", need)
     announce_compile(progress, *backend.kernels("exact"))

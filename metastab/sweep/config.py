@@ -46,7 +46,7 @@ import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -55,6 +55,10 @@ from ..polytope import Polytope
 from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, Param, Registry
 from ..results import _scalar_params
 from ..rng import Seed
+
+if TYPE_CHECKING:  # the registry builds them; imported for the annotations only
+    from ..events import Collapse, LeaveBall, LeaveHull, ReachVertices
+    from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -339,10 +343,10 @@ class Point:
 
     index: int
     params: dict
-    model: object
+    model: SoftmaxChain | SoftmaxFlow | Hardmax | Localmax
     polytope: Polytope = field(repr=False)
     x0: np.ndarray = field(repr=False)
-    event: object = field(repr=False)
+    event: LeaveBall | LeaveHull | ReachVertices | Collapse = field(repr=False)
     seed: Seed
     initial_seed: dict | None
     chains: int

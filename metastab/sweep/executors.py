@@ -132,6 +132,8 @@ class DaskExecutor:
                 scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
             self.client = distributed.Client(self.cluster)
         else:
+            if scheduler is None:
+                raise ValueError("DaskExecutor needs scheduler or cluster, got neither")
             self.name = f"dask {scheduler}"
             try:
                 if Path(scheduler).is_file():

@@ -29,6 +29,7 @@ import re
 import time
 import warnings
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ..results import sidecar
@@ -36,6 +37,7 @@ from .chunks import TEMP_PREFIX, _fsync_dir, chunk_name, file_digest, final_chun
 from .config import Sweep
 from .faults import checkpoint
 
+fcntl: ModuleType | None
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not on POSIX
@@ -404,7 +406,7 @@ def recover(out: Path, sweep: Sweep) -> tuple[dict[tuple[int, int], dict], list[
             problem = "is missing"
         elif file_digest(path) != (record.get("sha256"), record.get("bytes")):
             problem = "is damaged (SHA-256 or size differs from the journal)"
-        if problem:
+        if problem or expected is None:  # (a chunk not in the plan always has a problem)
             damaged.append(name)
             journal.append({"chunk": name, "status": "damaged", "problem": problem,
                             "time": time.time()})
