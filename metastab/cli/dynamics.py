@@ -15,6 +15,8 @@ from .parser import Parser, add_common, add_out, examples, max_steps, whole
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..results import FirstPassage, Run
+
 __all__ = ["add_parsers", "run"]
 
 # Initial configurations up to this many numbers are copied into the sidecar.
@@ -129,9 +131,12 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     n = starts[0].shape[-2]
     what = f"{models[0].kind}, gamma {args.gamma:g}, {polytope.name}, n {n}, init {args.init}"
     if passage:
-        what += f", event {events[0].kind}" + "".join(
-            f" {k} {getattr(events[0], k):.6g}" for k in ("radius", "vertex_radius", "diameter")
-            if isinstance(getattr(events[0], k, None), float))
+        event0 = events[0]
+        if event0 is None:
+            raise RuntimeError("a first-passage command built no event")
+        what += f", event {event0.kind}" + "".join(
+            f" {k} {getattr(event0, k):.6g}" for k in ("radius", "vertex_radius", "diameter")
+            if isinstance(getattr(event0, k, None), float))
         budget = args.max_steps
         what += f", max steps {budget if isinstance(budget, int) else f'{budget:g}'}"
         if mode == "accelerated":
@@ -149,6 +154,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     frames, results = [], []
     try:
         for model, x0, event in zip(models, starts, events):
+            res: FirstPassage | Run  # narrowed by each branch's assignment
             if passage:
                 res = first_passage(model, x0, event, max_steps=args.max_steps,
                                     chains=args.chains, rng=seed, progress=progress,

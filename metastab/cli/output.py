@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,7 +56,8 @@ def table(rows: list[dict]) -> str:
     import pandas as pd
 
     frame = pd.DataFrame(rows)
-    formats = {"wall_s": "{:.2f}".format, "beta": "{:g}".format}
+    formats: dict[str, Callable[[float], str]] = {"wall_s": "{:.2f}".format,
+                                                  "beta": "{:g}".format}
     for col in frame.columns:
         if col.startswith(("median_", "mean_")) and col != "median_diameter":
             formats[col] = steps_format
