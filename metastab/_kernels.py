@@ -436,23 +436,33 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
                     for m in range(d):
                         acc += B[k, m] * x[i0 + r, m]
                     bxt[k, r] = acc
-            if r1 == _ROWS:
-                _scores_block(bxt, x, 0, W)
-            else:
-                for j in range(n):  # scores s_ij = sum_k (B x_i)_k x_jk, k ascending
-                    base = j * r1
-                    for r in range(r1):
-                        W[base + r] = 0.0
-                    for k in range(d):
-                        xjk = x[j, k]
-                        for r in range(r1):
-                            W[base + r] += bxt[k, r] * xjk
         for r in range(r1):
             best[r] = -np.inf
-        for j in range(n):
-            base = j * r1
-            for r in range(r1):
-                best[r] = max(best[r], W[base + r])
+        if not gram and r1 < _ROWS:
+            for j in range(n):  # scores s_ij = sum_k (B x_i)_k x_jk, k ascending, from +0.0
+                base = j * r1
+                if d >= 2:  # the first two terms in one pass
+                    a0 = x[j, 0]
+                    a1 = x[j, 1]
+                    for r in range(r1):
+                        W[base + r] = (0.0 + bxt[0, r] * a0) + bxt[1, r] * a1
+                else:
+                    a0 = x[j, 0] if d == 1 else 0.0
+                    for r in range(r1):
+                        W[base + r] = 0.0 + (bxt[0, r] * a0 if d == 1 else 0.0)
+                for k in range(2, d):
+                    xjk = x[j, k]
+                    for r in range(r1):
+                        W[base + r] += bxt[k, r] * xjk
+                for r in range(r1):
+                    best[r] = max(best[r], W[base + r])
+        else:
+            if not gram:
+                _scores_block(bxt, x, 0, W)
+            for j in range(n):
+                base = j * r1
+                for r in range(r1):
+                    best[r] = max(best[r], W[base + r])
         for j in range(n):
             base = j * r1
             for r in range(r1):
