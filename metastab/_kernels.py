@@ -480,23 +480,33 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
                     for m in range(d):
                         acc += B[k, m] * x[i0 + r, m]
                     bxt[k, r] = acc
-            if r1 == _ROWS:
-                _scores_block(bxt, x, 0, W)
-            else:
-                for j in range(n):  # scores s_ij = sum_k (B x_i)_k x_jk, k ascending
-                    base = j * r1
-                    for r in range(r1):
-                        W[base + r] = 0.0
-                    for k in range(d):
-                        xjk = x[j, k]
-                        for r in range(r1):
-                            W[base + r] += bxt[k, r] * xjk
         for r in range(r1):
             best[r] = -np.inf
-        for j in range(n):
-            base = j * r1
-            for r in range(r1):
-                best[r] = max(best[r], W[base + r])
+        if not gram and r1 < _ROWS:
+            for j in range(n):  # scores s_ij = sum_k (B x_i)_k x_jk, k ascending, from +0.0
+                base = j * r1
+                if d >= 2:  # the first two terms in one pass
+                    a0 = x[j, 0]
+                    a1 = x[j, 1]
+                    for r in range(r1):
+                        W[base + r] = (0.0 + bxt[0, r] * a0) + bxt[1, r] * a1
+                else:
+                    a0 = x[j, 0] if d == 1 else 0.0
+                    for r in range(r1):
+                        W[base + r] = 0.0 + (bxt[0, r] * a0 if d == 1 else 0.0)
+                for k in range(2, d):
+                    xjk = x[j, k]
+                    for r in range(r1):
+                        W[base + r] += bxt[k, r] * xjk
+                for r in range(r1):
+                    best[r] = max(best[r], W[base + r])
+        else:
+            if not gram:
+                _scores_block(bxt, x, 0, W)
+            for j in range(n):
+                base = j * r1
+                for r in range(r1):
+                    best[r] = max(best[r], W[base + r])
         for j in range(n):
             base = j * r1
             for r in range(r1):
@@ -504,14 +514,18 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
         m = r1 * n
         for q in range(m):
             W[q] = _exp_mantissa(W[q], t, q)
-        _exp_scale(W, t, tb, m)
+        for q in range(m):
+            k = tb[q] - _SHIFT_BITS
+            tb[q] = (k + 1023) << 52 if k >= -1022 else 0
+        few = 0
+        for q in range(m):  # the second pass of _exp_scale, counting the rare weights
+            v = W[q] * t[q]
+            W[q] = v
+            few += v < RARE_CUT
         for r in range(r1):
             rare[r] = 0.0
             keep[r] = 0.0
             cnt[r] = 0
-        few = 0
-        for q in range(m):
-            few += W[q] < RARE_CUT
         if few == 0:  # no rare pick in the block: S_rare = 0, the sums of the reference as they are
             for j in range(n):
                 base = j * r1
@@ -531,9 +545,11 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
         for r in range(r1):
             # the rare picks fill [0, rare) of the scale [0, rare + keep); u (rare + keep) >=
             # 2 rare implies U >= p (not rare) and uu - rare >= 0, decided without computing p
-            uu = u[i0 + r] * (rare[r] + keep[r])
-            thr[r] = max(uu - rare[r], 0.0)
-            maybe += not uu >= 2.0 * rare[r]
+            ra = rare[r]
+            uu = u[i0 + r] * (ra + keep[r])
+            e = uu - ra
+            thr[r] = e if e > 0.0 else 0.0
+            maybe += uu < 2.0 * ra
         here = False
         if maybe > 0:
             for r in range(r1):

@@ -17,10 +17,12 @@ def sphere(n, d, seed):
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize("n,d", [(32, 8), (64, 9), (40, 3), (33, 16), (96, 8)])
+@pytest.mark.parametrize("n,d", [(32, 8), (64, 9), (40, 3), (33, 16), (96, 8), (20, 1), (20, 2),
+                                 (40, 1)])
 def test_blocked_and_gram_scores_match_reference(n, d):
-    """Full blocks (the register-blocked kernel), a partial last block, and for B = I with n a
-    multiple of 32 and d >= 8 the Gram path: all equal the reference bit for bit."""
+    """Full blocks (the register-blocked kernel), short blocks (at d = 1, 2 too: the first two
+    terms of their scores in one pass), and for B = I with n a multiple of 32 and d >= 8 the Gram
+    path: all equal the reference bit for bit."""
     rng = np.random.default_rng(n * 100 + d)
     x = sphere(n, d, n)
     x[3] = x[1]  # coincident tokens
