@@ -403,11 +403,11 @@ def _scores4(bxt, x, j, S, p):
 def _scores_block(bxt, x, j0, S):
     """S[j _ROWS + r] = sum_k bxt[k, r] x[j, k] for j0 <= j < n (a full block of _ROWS tokens)."""
     n, d = x.shape
-    j = j0
-    while j + 4 <= n:
-        _scores4(bxt, x, j, S, j * _ROWS)
-        j += 4
-    for j in range(j, n):
+    j4 = j0
+    while j4 + 4 <= n:
+        _scores4(bxt, x, j4, S, j4 * _ROWS)
+        j4 += 4
+    for j in range(j4, n):  # the last n - j4 < 4 rows one at a time
         p = j * _ROWS
         for r in range(_ROWS):
             S[p + r] = 0.0
