@@ -995,6 +995,17 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
     _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
 
 
+@njit(inline="always")
+def _stopped(ev, c, x, work, t, steps, done):
+    """Whether chain c meets the event ``ev`` after the step from time t; if so, it is recorded
+    as stopped at step t + 1."""
+    if ev.code != NO_EVENT and event_hit(ev, c, x, work):
+        steps[c] = t + 1
+        done[c] = True
+        return True
+    return False
+
+
 @njit(parallel=True, **_JIT)
 def _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
     """:func:`advance` for SA_P with fewer chains than threads: chains one after the other, each
@@ -1022,9 +1033,7 @@ def _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
                 u[i] = next_uniform(st)
             step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, T)
             x[:, :] = out
-            if ev.code != NO_EVENT and event_hit(ev, c, x, work):
-                steps[c] = t + 1
-                done[c] = True
+            if _stopped(ev, c, x, work, t, steps, done):
                 break
 
 
@@ -1084,9 +1093,7 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
             else:
                 hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, hw)
             x[:, :] = out
-            if ev.code != NO_EVENT and event_hit(ev, c, x, work):
-                steps[c] = t + 1
-                done[c] = True
+            if _stopped(ev, c, x, work, t, steps, done):
                 break
 
 
