@@ -26,7 +26,6 @@ package: run them from a clone.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import re
 import sys
@@ -101,13 +100,8 @@ def study_about(name: str) -> dict:
 
 
 def _module(folder: Path, stem: str):
-    file = folder / f"{stem}.py"
-    spec = importlib.util.spec_from_file_location(f"metastab_study_{folder.name}_{stem}", file)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {file} as a module")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The module ``stem.py`` of a study folder (loaded from its path: not a package)."""
+    return _report.sibling(folder / f"{stem}.py", stem)
 
 
 def run_study(name: str, *, quick: bool = False, out=None, config=None, log=print,

@@ -768,9 +768,8 @@ def _bound(c: SimpleNamespace) -> list[str]:
 def _memoryless(c: SimpleNamespace) -> list[str]:
     """Memorylessness of T2: the exponentiality test and the CV."""
     rules, cfg, direct, fast = c.rules, c.cfg, c.direct, c.fast
-    hull_all = c.hull_all
     lines = []
-    both = hull_all
+    both = c.hull_all  # T2 rows of both engines
     level = float(rules["memoryless_level"])
     rejected = int((both["memoryless_p"] <= level).sum())
     top = fast if not fast.empty else direct
