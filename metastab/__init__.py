@@ -15,22 +15,55 @@ __version__ = "0.1.0"
 
 # public name -> the submodule that defines it
 _NAMES = {
-    "DiagnosticWarning": "exceptions", "ResolutionWarning": "exceptions",
-    "clusters": "configs", "in_cells": "configs", "near_vertices": "configs",
-    "shrunk": "configs", "uniform_in": "configs",
-    "Collapse": "events", "LeaveBall": "events", "LeaveHull": "events", "ReachVertices": "events",
-    "Hardmax": "models", "Localmax": "models", "SoftmaxChain": "models", "SoftmaxFlow": "models",
+    "DiagnosticWarning": "exceptions",
+    "ResolutionWarning": "exceptions",
+    "clusters": "configs",
+    "in_cells": "configs",
+    "near_vertices": "configs",
+    "shrunk": "configs",
+    "uniform_in": "configs",
+    "Collapse": "events",
+    "LeaveBall": "events",
+    "LeaveHull": "events",
+    "ReachVertices": "events",
+    "Hardmax": "models",
+    "Localmax": "models",
+    "SoftmaxChain": "models",
+    "SoftmaxFlow": "models",
     "step_matrix": "models",
-    "Polytope": "polytope", "cross_polytope": "polytope", "gaussian": "polytope",
-    "random_polygon": "polytope", "regular_polygon": "polytope", "simplex": "polytope",
-    "FirstPassage": "results", "Run": "results",
-    "Seed": "rng", "as_seed": "rng",
-    "first_passage": "engine", "simulate": "engine",
+    "Polytope": "polytope",
+    "cross_polytope": "polytope",
+    "gaussian": "polytope",
+    "random_polygon": "polytope",
+    "regular_polygon": "polytope",
+    "simplex": "polytope",
+    "FirstPassage": "results",
+    "Run": "results",
+    "Seed": "rng",
+    "as_seed": "rng",
+    "first_passage": "engine",
+    "simulate": "engine",
 }
 # submodules reachable as attributes (metastab.stats, metastab.plotting, ...)
 _SUBMODULES = (
-    "bench", "cli", "configs", "demo", "engine", "events", "exceptions", "maxmargin", "models",
-    "plotting", "polytope", "registry", "results", "rng", "splitting", "stats", "studies", "sweep",
+    "bench",
+    "cli",
+    "configs",
+    "demo",
+    "engine",
+    "events",
+    "exceptions",
+    "maxmargin",
+    "models",
+    "plotting",
+    "polytope",
+    "registry",
+    "results",
+    "rng",
+    "splitting",
+    "stats",
+    "studies",
+    "sweep",
     "theory",
 )
 
@@ -50,4 +83,3 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_NAMES) | set(_SUBMODULES))
-

@@ -136,10 +136,10 @@ def stay_cross_logs(log_r):
     log c = log r − log(1 + r), ℓ = log(−log q) = log log(1 + r); stable for any log r,
     −inf and inf included."""
     if log_r > 0.0:
-        t = math.log1p(math.exp(-log_r))      # log(1 + 1/r)
+        t = math.log1p(math.exp(-log_r))  # log(1 + 1/r)
         return -(log_r + t), -t, math.log(log_r + t)
-    t = math.log1p(math.exp(log_r))           # log(1 + r)
-    if log_r < -30.0:                         # log log(1 + r) = log r + log(1 − r/2 + ...)
+    t = math.log1p(math.exp(log_r))  # log(1 + r)
+    if log_r < -30.0:  # log log(1 + r) = log r + log(1 − r/2 + ...)
         ell = log_r + math.log1p(-0.5 * math.exp(log_r))
     else:
         ell = math.log(t)
@@ -190,7 +190,7 @@ def merge_groups(x, tol, label, points, mult, count, order):
             if same:
                 c += 1
         count[i] = c
-    for i in range(n):          # insertion sort: count descending, index ascending (stable)
+    for i in range(n):  # insertion sort: count descending, index ascending (stable)
         order[i] = i
     for p in range(1, n):
         v = order[p]
@@ -273,9 +273,19 @@ def _destination(s, a, kappa, logw):
 @_jit(**_JIT)
 def jump_work(n, d):
     """Scratch buffers of :func:`jump` for n tokens in R^d."""
-    return (np.empty(n, np.int64), np.empty((n, d)), np.empty(n, np.int64),
-            np.empty(n, np.int64), np.empty(n, np.int64), np.empty(d), np.empty((n, n)),
-            np.empty(n), np.empty(n), np.empty(n), np.empty((n, d)))
+    return (
+        np.empty(n, np.int64),
+        np.empty((n, d)),
+        np.empty(n, np.int64),
+        np.empty(n, np.int64),
+        np.empty(n, np.int64),
+        np.empty(d),
+        np.empty((n, n)),
+        np.empty(n),
+        np.empty(n),
+        np.empty(n),
+        np.empty((n, d)),
+    )
 
 
 @_jit(**_JIT)
@@ -292,12 +302,12 @@ def jump(x, B, beta, gamma, P, use_P, tol, s, remaining, work):
     label, points, mult, count, order, bu, logw, log_q, log_c, ell, out = work
     kappa = merge_groups(x, tol, label, points, mult, count, order)
     group_logs(points, mult, kappa, B, beta, bu, logw, log_q, log_c, ell)
-    lm = -np.inf                                # log(−L), L = log P_stay
+    lm = -np.inf  # log(−L), L = log P_stay
     for i in range(n):
         lm = _logaddexp(lm, ell[label[i]])
-    if lm == -np.inf:                           # one group, or weights below e^-745 everywhere
+    if lm == -np.inf:  # one group, or weights below e^-745 everywhere
         return np.inf
-    log_wait = math.log(next_exponential(s)) - lm   # log(E / (−L)); W = 1 + floor(E / (−L))
+    log_wait = math.log(next_exponential(s)) - lm  # log(E / (−L)); W = 1 + floor(E / (−L))
     if not log_wait < math.log(remaining):
         return np.inf
     wait = 1.0 + math.floor(math.exp(log_wait))
@@ -329,11 +339,11 @@ def jump(x, B, beta, gamma, P, use_P, tol, s, remaining, work):
 class Tally(NamedTuple):
     """Per-chain counters of :func:`advance_accelerated` (arrays of length C, updated in place)."""
 
-    time: np.ndarray        # float64 step count (with comp: Neumaier-compensated)
-    comp: np.ndarray        # float64 compensation term of time
-    done: np.ndarray        # bool: met the event, or censored
-    censored: np.ndarray    # bool: the next move would come after max_steps
-    jumps: np.ndarray       # int64: events drawn
+    time: np.ndarray  # float64 step count (with comp: Neumaier-compensated)
+    comp: np.ndarray  # float64 compensation term of time
+    done: np.ndarray  # bool: met the event, or censored
+    censored: np.ndarray  # bool: the next move would come after max_steps
+    jumps: np.ndarray  # int64: events drawn
 
 
 @_jit(parallel=True, **_JIT)
@@ -381,7 +391,7 @@ def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, ta
                 done[c] = True
                 censored[c] = True
                 break
-            t = time[c] + wait                  # Neumaier: the rounding error goes to comp
+            t = time[c] + wait  # Neumaier: the rounding error goes to comp
             if abs(time[c]) >= wait:
                 comp[c] += (time[c] - t) + wait
             else:

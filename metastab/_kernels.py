@@ -39,14 +39,14 @@ _HULL_MAX_ITER = 1000
 class Dynamics(NamedTuple):
     """The time-independent parameters of a model (``model.kernel_params(d)``)."""
 
-    kind: int           # CHAIN, FLOW, HARDMAX or LOCALMAX
-    B: np.ndarray       # (d, d) key-query matrix
-    beta: float         # inverse temperature (inf for HARDMAX and LOCALMAX)
-    P: np.ndarray       # (d, d) step matrix, used when use_P
+    kind: int  # CHAIN, FLOW, HARDMAX or LOCALMAX
+    B: np.ndarray  # (d, d) key-query matrix
+    beta: float  # inverse temperature (inf for HARDMAX and LOCALMAX)
+    P: np.ndarray  # (d, d) step matrix, used when use_P
     use_P: bool
-    by_point: bool      # HARDMAX: average over distinct leader points
-    tol: float          # HARDMAX: relative tie tolerance
-    rule: int           # LOCALMAX: ADDITIVE or RELATIVE
+    by_point: bool  # HARDMAX: average over distinct leader points
+    tol: float  # HARDMAX: relative tie tolerance
+    rule: int  # LOCALMAX: ADDITIVE or RELATIVE
 
 
 class Schedule(NamedTuple):
@@ -71,8 +71,15 @@ class EventArrays(NamedTuple):
 
 def no_event(n: int, d: int) -> EventArrays:
     """The event that never holds, for runs of n tokens in R^d."""
-    return EventArrays(NO_EVENT, np.zeros((1, n, d)), np.zeros((1, n)), np.zeros(n, np.int64),
-                       np.array([0, n], np.int64), np.arange(n, dtype=np.int64), 0.0)
+    return EventArrays(
+        NO_EVENT,
+        np.zeros((1, n, d)),
+        np.zeros((1, n)),
+        np.zeros(n, np.int64),
+        np.array([0, n], np.int64),
+        np.arange(n, dtype=np.int64),
+        0.0,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,9 +190,22 @@ _SHIFT_BITS = np.int64(4843621399236968448)  # the bit pattern of _SHIFT
 _LN2_HI = 0.6931471803691238  # ln 2 split in two: k * _LN2_HI is exact for |k| < 2**20
 _LN2_LO = 1.9082149292705877e-10
 _Z_MIN = -745.0  # below the smallest subnormal's log; keeps k small
-_INV_FACT = (1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0,
-             1.0 / 40320.0, 1.0 / 362880.0, 1.0 / 3628800.0, 1.0 / 39916800.0,
-             1.0 / 479001600.0, 1.0 / 6227020800.0)
+_INV_FACT = (
+    1.0,
+    1.0,
+    0.5,
+    1.0 / 6.0,
+    1.0 / 24.0,
+    1.0 / 120.0,
+    1.0 / 720.0,
+    1.0 / 5040.0,
+    1.0 / 40320.0,
+    1.0 / 362880.0,
+    1.0 / 3628800.0,
+    1.0 / 39916800.0,
+    1.0 / 479001600.0,
+    1.0 / 6227020800.0,
+)
 
 
 @njit(inline="always")
@@ -240,7 +260,7 @@ _ROWS = 32  # tokens whose weights chain_step computes together (bounds the work
 # picks are decided by an exact Bernoulli and drawn apart (see chain_step); the others weigh at
 # least 2^-20 w_max >= 2^-20 / n of their total, so inverting a 53-bit uniform over them realises
 # each with a relative error below ~n 2^-33.
-RARE_CUT = 2.0 ** -20
+RARE_CUT = 2.0**-20
 _TWO_53 = 9007199254740992.0
 
 
@@ -331,6 +351,8 @@ def _pick_slow(x, B, beta, i, ui, s, bx, sc, w, t, tb):
         if cum > thr:
             return j
     return last  # rounding: the threshold reached the total
+
+
 # The symmetric Gram (see _gram) pays from this dimension on (below it the mirroring costs more
 # than the halved score work), up to this many tokens (it holds n^2 scores per chain).
 _GRAM_MIN_D = 8
@@ -346,8 +368,7 @@ def chain_work(n, d):
     gram = n % _ROWS == 0 and d >= _GRAM_MIN_D and n <= _GRAM_MAX_N
     g = n // _ROWS if gram else 0
     t1 = np.empty(n)
-    pending = (np.zeros(n, np.bool_), np.empty(d), np.empty(n), np.empty(n), t1,
-               t1.view(np.int64))
+    pending = (np.zeros(n, np.bool_), np.empty(d), np.empty(n), np.empty(n), t1, t1.view(np.int64))
     return block_work(n, d) + (pending, np.empty((g, n * _ROWS)))
 
 
@@ -356,8 +377,17 @@ def block_work(n, d):
     """Scratch buffers of :func:`_chain_blocks` (one set per thread that runs blocks)."""
     rows = min(n, _ROWS)
     t = np.empty(rows * n)
-    return (np.empty((d, rows)), np.empty(rows * n), t, t.view(np.int64), np.empty(rows),
-            np.empty(rows), np.empty(rows, np.int64), np.empty(rows), np.empty(rows))
+    return (
+        np.empty((d, rows)),
+        np.empty(rows * n),
+        t,
+        t.view(np.int64),
+        np.empty(rows),
+        np.empty(rows),
+        np.empty(rows, np.int64),
+        np.empty(rows),
+        np.empty(rows),
+    )
 
 
 @njit(inline="always")
@@ -556,8 +586,11 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
                 # not decided above: so does u 2^53 >= p 2^53 (the first test of bernoulli);
                 # otherwise the pick is pending
                 tot = rare[r] + keep[r]
-                if (not u[i0 + r] * tot >= 2.0 * rare[r] and rare[r] > 0.0
-                        and u[i0 + r] * _TWO_53 < (rare[r] / tot) * _TWO_53):
+                if (
+                    not u[i0 + r] * tot >= 2.0 * rare[r]
+                    and rare[r] > 0.0
+                    and u[i0 + r] * _TWO_53 < (rare[r] / tot) * _TWO_53
+                ):
                     pend[i0 + r] = True
                     thr[r] = -np.inf  # the count below adds nothing
                     here = True
@@ -628,8 +661,9 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     if gram:
         _gram(x, G, work_b[0], 0, G.shape[0])
     rows = work_b[4].shape[0]
-    if _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work_b, G, gram, 0,
-                     (n + rows - 1) // rows, pw[0]):
+    if _chain_blocks(
+        x, B, beta, gamma, P, use_P, u, out, work_b, G, gram, 0, (n + rows - 1) // rows, pw[0]
+    ):
         _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
 
 
@@ -772,8 +806,15 @@ def _dist2(a, b):
 @njit(**_JIT)
 def hull_work(n, d):
     """Scratch buffers of :func:`_outside_hull` for up to n points in R^d (one set per chain)."""
-    return (np.empty((n, d)), np.empty(d + 2, np.int64), np.empty(d + 2), np.empty(d + 2),
-            np.empty((d + 3, d + 3)), np.empty(d + 3), np.empty(d))
+    return (
+        np.empty((n, d)),
+        np.empty(d + 2, np.int64),
+        np.empty(d + 2),
+        np.empty(d + 2),
+        np.empty((d + 3, d + 3)),
+        np.empty(d + 3),
+        np.empty(d),
+    )
 
 
 @njit(**_JIT)
@@ -949,7 +990,7 @@ def event_hit(ev, c, x, work):
     if code == LEAVE_HULL:
         for i in range(n):
             g = ev.groups[i]
-            own = ev.members[ev.starts[g]:ev.starts[g + 1]]
+            own = ev.members[ev.starts[g] : ev.starts[g + 1]]
             if _outside_hull(x[i], centers, own, radii[i] * radii[i], work):
                 return True
         return False
@@ -990,8 +1031,22 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
         for q in prange(T):
             _gram(x, G, np.empty((d, _ROWS)), q * ng // T, (q + 1) * ng // T)
     for q in prange(T):
-        _chain_blocks(x, B, beta, gamma, P, use_P, u, out, block_work(n, d), G, gram,
-                      q * nb // T, (q + 1) * nb // T, pw[0])
+        _chain_blocks(
+            x,
+            B,
+            beta,
+            gamma,
+            P,
+            use_P,
+            u,
+            out,
+            block_work(n, d),
+            G,
+            gram,
+            q * nb // T,
+            (q + 1) * nb // T,
+            pw[0],
+        )
     _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
 
 

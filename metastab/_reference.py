@@ -27,7 +27,7 @@ import numpy as np
 
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
-TWO_M53 = 2.0 ** -53
+TWO_M53 = 2.0**-53
 
 # Kernel kind codes, repeated here so that this module does not import the kernels.
 CHAIN, FLOW, HARDMAX, LOCALMAX = 0, 1, 2, 3
@@ -192,21 +192,21 @@ def move(xi: list[float], target: list[float], gamma: float | None, P=None) -> l
     return out
 
 
-RARE_CUT = 2.0 ** -20
+RARE_CUT = 2.0**-20
 
 
 def bernoulli(p: float, u: float, rng) -> bool:
     """An exact Bernoulli(p) trial: U < p for U = (m + V) 2^-53, where u = m 2^-53 and V is
     uniform. With q = p 2^53: True if m + 1 <= q, False if m >= q, else (m = floor q) the trial
     V < q − m, decided in the same way by the next uniform of ``rng``."""
-    q = p * 2.0 ** 53
-    m = u * 2.0 ** 53
+    q = p * 2.0**53
+    m = u * 2.0**53
     while True:
         if m + 1.0 <= q:
             return True
         if not m < q:
             return False
-        q = (q - m) * 2.0 ** 53
+        q = (q - m) * 2.0**53
         m = float(rng.next_u64() >> 11)
 
 
@@ -335,8 +335,9 @@ def hardmax_step(x, B, gamma, ties: str = "index", tol: float = 0.0) -> np.ndarr
     for i in range(len(xs)):
         lead = leaders(scores(xs, B, i), tol)
         if ties == "point":
-            lead = [j for j in lead
-                    if not any(q < j and same_point(xs[j], xs[q], tol) for q in lead)]
+            lead = [
+                j for j in lead if not any(q < j and same_point(xs[j], xs[q], tol) for q in lead)
+            ]
         target = [0.0] * d
         for j in lead:
             for k in range(d):
@@ -406,14 +407,16 @@ def dist2(a, b) -> float:
 
 def leave_ball(x, centers, radii) -> bool:
     """Some token is strictly farther than radii[i] from centers[i]."""
-    return any(dist2(xi, ci) > float(r) * float(r) for xi, ci, r in zip(_rows(x), _rows(centers),
-                                                                        radii))
+    return any(
+        dist2(xi, ci) > float(r) * float(r) for xi, ci, r in zip(_rows(x), _rows(centers), radii)
+    )
 
 
 def reach(x, centers, radii) -> bool:
     """Every token is within radii[i] (closed ball) of centers[i]."""
-    return all(dist2(xi, ci) <= float(r) * float(r) for xi, ci, r in zip(_rows(x), _rows(centers),
-                                                                         radii))
+    return all(
+        dist2(xi, ci) <= float(r) * float(r) for xi, ci, r in zip(_rows(x), _rows(centers), radii)
+    )
 
 
 def collapse(x, diameter: float) -> bool:
@@ -461,13 +464,17 @@ def hull_distance_qp(p, pts) -> float:
     p = np.asarray(p, dtype=float)
     Y = np.asarray(pts, dtype=float)
     m = Y.shape[0]
-    res = minimize(lambda lam: float(np.sum((Y.T @ lam - p) ** 2)),
-                   np.full(m, 1.0 / m),
-                   jac=lambda lam: 2.0 * Y @ (Y.T @ lam - p),
-                   bounds=[(0.0, 1.0)] * m,
-                   constraints=[{"type": "eq", "fun": lambda lam: lam.sum() - 1.0,
-                                 "jac": lambda lam: np.ones(m)}],
-                   method="SLSQP", options={"ftol": 1e-15, "maxiter": 1000})
+    res = minimize(
+        lambda lam: float(np.sum((Y.T @ lam - p) ** 2)),
+        np.full(m, 1.0 / m),
+        jac=lambda lam: 2.0 * Y @ (Y.T @ lam - p),
+        bounds=[(0.0, 1.0)] * m,
+        constraints=[
+            {"type": "eq", "fun": lambda lam: lam.sum() - 1.0, "jac": lambda lam: np.ones(m)}
+        ],
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 1000},
+    )
     return float(np.linalg.norm(Y.T @ res.x - p))
 
 
@@ -510,8 +517,11 @@ def event_predicate(event, x0, B):
         return lambda x: leave_hull(x, x0, event.groups, radii)
     if kind == "reach-vertices":
         V = np.asarray(event.vertices, dtype=float)
-        assign = (vertex_assignment(x0, B, V) if event.assignment is None
-                  else [int(a) for a in event.assignment])
+        assign = (
+            vertex_assignment(x0, B, V)
+            if event.assignment is None
+            else [int(a) for a in event.assignment]
+        )
         centers = V[assign]
         radii = []
         for xi, ci in zip(x0, centers):
@@ -539,9 +549,21 @@ def gamma_at(gamma, t: int):
     return g if g.ndim == 2 else float(g)
 
 
-def run_chain(kind: int, x0, B, *, beta: float = 0.0, gamma=0.1, ties: str = "index",
-              tol: float = 0.0, seed_state=None, steps: int, event=None, r=0.0,
-              neighbours: str = "additive"):
+def run_chain(
+    kind: int,
+    x0,
+    B,
+    *,
+    beta: float = 0.0,
+    gamma=0.1,
+    ties: str = "index",
+    tol: float = 0.0,
+    seed_state=None,
+    steps: int,
+    event=None,
+    r=0.0,
+    neighbours: str = "additive",
+):
     """Drive one chain for up to ``steps`` steps with the reference RNG.
 
     At each step of a CHAIN model n uniforms are drawn in token order from the xoshiro256** stream

@@ -55,18 +55,18 @@ class Bounds(NamedTuple):
 class Walk(NamedTuple):
     """Per-replica state of :func:`excursions` (arrays of length C, updated in place)."""
 
-    clock: np.ndarray       # float64 steps taken
-    level: np.ndarray       # float64 running maximum of xi
-    status: np.ndarray      # int64 why the replica stopped (IN_A, IN_B, ABOVE, BUDGET, FULL)
+    clock: np.ndarray  # float64 steps taken
+    level: np.ndarray  # float64 running maximum of xi
+    status: np.ndarray  # int64 why the replica stopped (IN_A, IN_B, ABOVE, BUDGET, FULL)
 
 
 class Records(NamedTuple):
     """Record buffers of one call of :func:`excursions` (capacity R per replica)."""
 
-    level: np.ndarray       # (C, R) xi at each record (inf: the event)
-    time: np.ndarray        # (C, R) clock at each record
-    state: np.ndarray       # (C, R, n, d) configuration at each record
-    written: np.ndarray     # (C,) int64 records written by this call (not "count": tuple.count)
+    level: np.ndarray  # (C, R) xi at each record (inf: the event)
+    time: np.ndarray  # (C, R) clock at each record
+    state: np.ndarray  # (C, R, n, d) configuration at each record
+    written: np.ndarray  # (C,) int64 records written by this call (not "count": tuple.count)
 
 
 @_jit(**_JIT)
@@ -86,7 +86,7 @@ def coordinate(ev, c, x, work):
             d2 = _dist2(x[i], centers[i])
         else:
             g = ev.groups[i]
-            own = ev.members[ev.starts[g]:ev.starts[g + 1]]
+            own = ev.members[ev.starts[g] : ev.starts[g + 1]]
             d2 = hull_dist2(x[i], centers, own, -1.0, work)
         xi = math.sqrt(d2) / radii[i]
         if xi > top:

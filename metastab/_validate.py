@@ -34,8 +34,10 @@ def real(name: str, value, *, low=None, high=None, low_open=False, high_open=Fal
             raise ValueError(f"{name} must be {'>' if low_open else '>='} {low:g}, got {value!r}")
         if low is None:
             raise ValueError(f"{name} must be {'<' if high_open else '<='} {high:g}, got {value!r}")
-        raise ValueError(f"{name} must be in {'(' if low_open else '['}{low:g}, {high:g}"
-                         f"{')' if high_open else ']'}, got {value!r}")
+        raise ValueError(
+            f"{name} must be in {'(' if low_open else '['}{low:g}, {high:g}"
+            f"{')' if high_open else ']'}, got {value!r}"
+        )
     return v
 
 
@@ -88,5 +90,7 @@ def check_memory(what: str, need: int | float) -> None:
     :data:`MEMORY_SHARE` of :func:`available_memory`, before anything is allocated."""
     avail = available_memory()
     if need > MEMORY_SHARE * avail:
-        raise MemoryError(f"{what} needs {need / 2**30:.2f} GiB, more than "
-                          f"{MEMORY_SHARE:.0%} of the {avail / 2**30:.2f} GiB available")
+        raise MemoryError(
+            f"{what} needs {need / 2**30:.2f} GiB, more than "
+            f"{MEMORY_SHARE:.0%} of the {avail / 2**30:.2f} GiB available"
+        )

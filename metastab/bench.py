@@ -27,8 +27,18 @@ from .engine.progress import announce_compile
 from .models import SoftmaxChain
 from .polytope import regular_polygon
 
-__all__ = ["numpy_chain", "workload_w1", "run_bench", "escape_bench", "sizes_bench", "fma_peak",
-           "TARGET_RATIO", "ESCAPE_BETAS", "ESCAPE_CHAINS", "SIZES"]
+__all__ = [
+    "numpy_chain",
+    "workload_w1",
+    "run_bench",
+    "escape_bench",
+    "sizes_bench",
+    "fma_peak",
+    "TARGET_RATIO",
+    "ESCAPE_BETAS",
+    "ESCAPE_CHAINS",
+    "SIZES",
+]
 
 TARGET_RATIO = 4.0
 ESCAPE_BETAS = (8.0, 10.0, 12.0)
@@ -79,12 +89,13 @@ def _best(fn, repeat: int, bar=None) -> float:
         fn()
         best = min(best, time.perf_counter() - tic)
         if bar is not None:
-            bar.update()        # between timings: never inside one
+            bar.update()  # between timings: never inside one
     return best
 
 
-def run_bench(*, chains: int = 2048, steps: int = 500, repeat: int = 3, seed: int = 0,
-              progress: bool = False) -> dict:
+def run_bench(
+    *, chains: int = 2048, steps: int = 500, repeat: int = 3, seed: int = 0, progress: bool = False
+) -> dict:
     """Token-steps per second of metastab.simulate and of :func:`numpy_chain` on W1.
 
     ``progress=True`` counts the timed runs on a tqdm bar on stderr (updated between runs, so
@@ -105,29 +116,46 @@ def run_bench(*, chains: int = 2048, steps: int = 500, repeat: int = 3, seed: in
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=2 * repeat, desc="timed runs (numba, then numpy)", unit="run",
-                   file=sys.stderr)
+        bar = tqdm(
+            total=2 * repeat, desc="timed runs (numba, then numpy)", unit="run", file=sys.stderr
+        )
     try:
-        numba_s = _best(lambda: simulate(model, x0, steps=steps, chains=chains, rng=seed),
-                        repeat, bar)
-        numpy_s = _best(lambda: numpy_chain(x0, W1_BETA, W1_GAMMA, steps=steps, chains=chains,
-                                            rng=seed), repeat, bar)
+        numba_s = _best(
+            lambda: simulate(model, x0, steps=steps, chains=chains, rng=seed), repeat, bar
+        )
+        numpy_s = _best(
+            lambda: numpy_chain(x0, W1_BETA, W1_GAMMA, steps=steps, chains=chains, rng=seed),
+            repeat,
+            bar,
+        )
     finally:
         if bar is not None:
             bar.close()
     work = chains * steps * x0.shape[0]
     return {
-        "chains": chains, "steps": steps, "n": x0.shape[0], "repeat": repeat,
+        "chains": chains,
+        "steps": steps,
+        "n": x0.shape[0],
+        "repeat": repeat,
         "threads": numba.get_num_threads(),
-        "numba_seconds": numba_s, "numpy_seconds": numpy_s,
-        "numba_rate": work / numba_s, "numpy_rate": work / numpy_s,
-        "ratio": numpy_s / numba_s, "target": TARGET_RATIO,
+        "numba_seconds": numba_s,
+        "numpy_seconds": numpy_s,
+        "numba_rate": work / numba_s,
+        "numpy_rate": work / numpy_s,
+        "ratio": numpy_s / numba_s,
+        "target": TARGET_RATIO,
     }
 
 
-def escape_bench(betas=ESCAPE_BETAS, *, chains: int = ESCAPE_CHAINS,
-                 exact_factor: float = 10.0, seed: int = 0, progress: bool = False,
-                 on_row=None) -> list[dict]:
+def escape_bench(
+    betas=ESCAPE_BETAS,
+    *,
+    chains: int = ESCAPE_CHAINS,
+    exact_factor: float = 10.0,
+    seed: int = 0,
+    progress: bool = False,
+    on_row=None,
+) -> list[dict]:
     """Seconds per observed escape of ``first_passage`` in exact and in accelerated mode.
 
     Workload: the [FW] Thm 5.4 exit from the clustered state on the regular triangle (unit
@@ -159,24 +187,52 @@ def escape_bench(betas=ESCAPE_BETAS, *, chains: int = ESCAPE_CHAINS,
     rows = []
     for beta in betas:
         model = SoftmaxChain(beta=float(beta), gamma=gamma)
-        announce_compile(progress, _kernels.advance, _accelerated.advance_accelerated,
-                         _accelerated.cross_logs, _kernels.cross_weights)
-        for mode in ("exact", "accelerated"):   # warm-up
+        announce_compile(
+            progress,
+            _kernels.advance,
+            _accelerated.advance_accelerated,
+            _accelerated.cross_logs,
+            _kernels.cross_weights,
+        )
+        for mode in ("exact", "accelerated"):  # warm-up
             first_passage(model, x0, event, max_steps=10, chains=2, rng=seed, mode=mode)
         tic = time.perf_counter()
-        fast = first_passage(model, x0, event, max_steps=1e300, chains=chains, rng=seed,
-                             mode="accelerated", progress=progress)
+        fast = first_passage(
+            model,
+            x0,
+            event,
+            max_steps=1e300,
+            chains=chains,
+            rng=seed,
+            mode="accelerated",
+            progress=progress,
+        )
         fast_s = time.perf_counter() - tic
         mean = float(fast.steps.mean())
         tic = time.perf_counter()
-        exact = first_passage(model, x0, event, max_steps=max(1, int(exact_factor * mean)),
-                              chains=chains, rng=seed, progress=progress)
+        exact = first_passage(
+            model,
+            x0,
+            event,
+            max_steps=max(1, int(exact_factor * mean)),
+            chains=chains,
+            rng=seed,
+            progress=progress,
+        )
         exact_s = time.perf_counter() - tic
         per_exact = exact_s / exact.events if exact.events else math.inf
         per_fast = fast_s / fast.events
-        rows.append({"beta": float(beta), "mean_steps": mean, "exact_escapes": exact.events,
-                     "exact_s_per_escape": per_exact, "accelerated_s_per_escape": per_fast,
-                     "ratio": per_exact / per_fast, "threads": numba.get_num_threads()})
+        rows.append(
+            {
+                "beta": float(beta),
+                "mean_steps": mean,
+                "exact_escapes": exact.events,
+                "exact_s_per_escape": per_exact,
+                "accelerated_s_per_escape": per_fast,
+                "ratio": per_exact / per_fast,
+                "threads": numba.get_num_threads(),
+            }
+        )
         if on_row is not None:
             on_row(rows[-1])
     return rows
@@ -227,8 +283,9 @@ def _sphere(n: int, d: int, seed: int) -> np.ndarray:
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-def sizes_bench(sizes=SIZES, *, beta: float = 5.0, gamma: float = 0.1, repeat: int = 3,
-                seed: int = 0) -> dict:
+def sizes_bench(
+    sizes=SIZES, *, beta: float = 5.0, gamma: float = 0.1, repeat: int = 3, seed: int = 0
+) -> dict:
     """Token-steps per second of metastab.simulate and of :func:`numpy_chain` from n = 20 to
     transformer-like n and d (unit-sphere tokens, B = I), and the machine's FMA peak.
 
@@ -249,15 +306,33 @@ def sizes_bench(sizes=SIZES, *, beta: float = 5.0, gamma: float = 0.1, repeat: i
         numpy_chain(x0, beta, gamma, steps=2, chains=2, rng=seed)
         t_numba, t_numpy = [], []
         for _ in range(repeat):  # interleaved, so that both see the same machine load
-            t_numba.append(_best(partial(simulate, model, x0, steps=steps, chains=chains,
-                                         rng=seed), 1))
-            t_numpy.append(_best(partial(numpy_chain, x0, beta, gamma, steps=steps,
-                                         chains=chains, rng=seed), 1))
+            t_numba.append(
+                _best(partial(simulate, model, x0, steps=steps, chains=chains, rng=seed), 1)
+            )
+            t_numpy.append(
+                _best(
+                    partial(numpy_chain, x0, beta, gamma, steps=steps, chains=chains, rng=seed), 1
+                )
+            )
         work = chains * steps * n
         a, b = float(np.median(t_numba)), float(np.median(t_numpy))
-        rows.append({"n": n, "d": d, "chains": chains, "steps": steps,
-                     "numba_rate": work / a, "numpy_rate": work / b, "ratio": b / a,
-                     "gflops": work / a * 2 * n * d / 1e9})
+        rows.append(
+            {
+                "n": n,
+                "d": d,
+                "chains": chains,
+                "steps": steps,
+                "numba_rate": work / a,
+                "numpy_rate": work / b,
+                "ratio": b / a,
+                "gflops": work / a * 2 * n * d / 1e9,
+            }
+        )
     peak = fma_peak()
-    return {"rows": rows, "peak_flops": peak, "peak_fraction": rows[-1]["gflops"] * 1e9 / peak,
-            "threads": numba.get_num_threads(), "repeat": repeat}
+    return {
+        "rows": rows,
+        "peak_flops": peak,
+        "peak_fraction": rows[-1]["gflops"] * 1e9 / peak,
+        "threads": numba.get_num_threads(),
+        "repeat": repeat,
+    }

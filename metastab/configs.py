@@ -106,13 +106,19 @@ def _eroded_cone(polytope: Polytope, a: int, eta: float, delta: float) -> Polyto
     # scipy's form: rows [A, b] meaning A x + b <= 0
     spaces = np.vstack([np.column_stack([h.A, h.b + delta]), np.column_stack([-G.T, r])])
     norms = np.linalg.norm(spaces[:, :-1], axis=1)
-    cheb = linprog(np.r_[np.zeros(polytope.dim), -1.0],
-                   A_ub=np.column_stack([spaces[:, :-1], norms]), b_ub=-spaces[:, -1],
-                   bounds=[(None, None)] * polytope.dim + [(0, None)], method="highs")
+    cheb = linprog(
+        np.r_[np.zeros(polytope.dim), -1.0],
+        A_ub=np.column_stack([spaces[:, :-1], norms]),
+        b_ub=-spaces[:, -1],
+        bounds=[(None, None)] * polytope.dim + [(0, None)],
+        method="highs",
+    )
     scale = max(1.0, float(np.abs(polytope.vertices).max()))
     if cheb.status != 0 or cheb.x[-1] <= 1e-9 * scale:
-        raise ValueError(f"the eroded dominance cone of vertex a={a} has no interior at "
-                         f"eta={eta:.4g}, delta={delta:.4g}; increase beta")
+        raise ValueError(
+            f"the eroded dominance cone of vertex a={a} has no interior at "
+            f"eta={eta:.4g}, delta={delta:.4g}; increase beta"
+        )
     try:
         corners = HalfspaceIntersection(spaces, cheb.x[:-1]).intersections
     except QhullError as exc:  # pragma: no cover - a centre strictly inside always works
@@ -122,8 +128,15 @@ def _eroded_cone(polytope: Polytope, a: int, eta: float, delta: float) -> Polyto
     return Polytope(corners[np.sort(keep)])
 
 
-def near_vertices(polytope: Polytope, n: int, beta: float, gamma: float | None = None, *,
-                  max_tries: int = 100_000, rng: RandomState = None) -> np.ndarray:
+def near_vertices(
+    polytope: Polytope,
+    n: int,
+    beta: float,
+    gamma: float | None = None,
+    *,
+    max_tries: int = 100_000,
+    rng: RandomState = None,
+) -> np.ndarray:
     """The initial condition of Thm 5.2 ([FW] lem. first.phase; science.md §3).
 
     Tokens 0..κ−1 sit exactly at v_0..v_{κ−1}. Token i >= κ is given the vertex
@@ -198,8 +211,10 @@ def near_vertices(polytope: Polytope, n: int, beta: float, gamma: float | None =
         todo, tries = rows, 0
         while todo.size:
             if tries + todo.size > max_tries:
-                raise ValueError(f"near_vertices: max_tries={max_tries} draws for vertex a={a} "
-                                 f"at beta={beta!r} did not give {len(rows)} points in the cone")
+                raise ValueError(
+                    f"near_vertices: max_tries={max_tries} draws for vertex a={a} "
+                    f"at beta={beta!r} did not give {len(rows)} points in the cone"
+                )
             tries += todo.size
             X[todo] = cone._sample_uniform(todo.size, gen)
             todo = todo[~polytope.in_eroded_cone(X[todo], a, eta, delta)]
@@ -287,8 +302,10 @@ def from_file(path: str | Path, dim: int | None = None) -> np.ndarray:
     if path.suffix == ".npy":
         with open(path, "rb") as fh:
             if fh.read(6) != b"\x93NUMPY":
-                raise ValueError(f"{path_text!r} is not a .npy file (no NumPy header): write it "
-                                 f"with numpy.save, or name a text table .csv or .txt")
+                raise ValueError(
+                    f"{path_text!r} is not a .npy file (no NumPy header): write it "
+                    f"with numpy.save, or name a text table .csv or .txt"
+                )
     try:
         if path.suffix == ".npy":
             x = np.load(path, allow_pickle=False)
@@ -303,11 +320,12 @@ def from_file(path: str | Path, dim: int | None = None) -> np.ndarray:
     if x.size == 0:
         raise ValueError(f"{path_text!r} holds no numbers")
     if x.ndim not in (2, 3):
-        raise ValueError(f"{path_text!r} must hold an n×d or chains×n×d array, got shape "
-                         f"{x.shape}")
+        raise ValueError(f"{path_text!r} must hold an n×d or chains×n×d array, got shape {x.shape}")
     if x.dtype.kind not in "biuf":
         raise ValueError(f"{path_text!r} must hold real numbers, got dtype {x.dtype}")
     if dim is not None and x.shape[-1] != dim:
-        raise ValueError(f"{path_text!r} holds points in R^{x.shape[-1]} (shape {x.shape}) but "
-                         f"the polytope is in R^{dim}")
+        raise ValueError(
+            f"{path_text!r} holds points in R^{x.shape[-1]} (shape {x.shape}) but "
+            f"the polytope is in R^{dim}"
+        )
     return np.asarray(x, dtype=float)

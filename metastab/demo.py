@@ -35,8 +35,14 @@ DEMO_GAMMA = 0.1
 DEMO_FACTOR = 0.5
 
 
-def escape_demo(betas=DEMO_BETAS, *, chains: int = DEMO_CHAINS, max_steps: int = DEMO_MAX_STEPS,
-                seed=DEMO_SEED, progress=False):
+def escape_demo(
+    betas=DEMO_BETAS,
+    *,
+    chains: int = DEMO_CHAINS,
+    max_steps: int = DEMO_MAX_STEPS,
+    seed=DEMO_SEED,
+    progress=False,
+):
     """Run the demo: escape times T2 of SA_P from the clustered pentagon, one row per β.
 
     Every β uses the same root ``seed`` (chain k draws the same uniforms at every β: common random
@@ -78,30 +84,41 @@ def escape_demo(betas=DEMO_BETAS, *, chains: int = DEMO_CHAINS, max_steps: int =
     models = [SoftmaxChain(beta=b, gamma=DEMO_GAMMA) for b in betas]  # validate before running
     rows, frames = [], []
     if models:  # warm-up: compile or load the kernels outside the timed runs
-        announce_compile(progress, _kernels.seed_streams, _kernels.advance,
-                         _kernels.cross_weights)
-        with warnings.catch_warnings():          # the timed run warns, if there is cause
+        announce_compile(progress, _kernels.seed_streams, _kernels.advance, _kernels.cross_weights)
+        with warnings.catch_warnings():  # the timed run warns, if there is cause
             warnings.simplefilter("ignore")
             first_passage(models[0], x0, event, max_steps=2, chains=1, rng=seed)
     for model in models:
         tic = time.perf_counter()
-        fp = first_passage(model, x0, event, max_steps=max_steps, chains=chains, rng=seed,
-                           progress=progress)
-        rows.append({"beta": model.beta, **escape_summary(fp),
-                     "wall_s": time.perf_counter() - tic})
+        fp = first_passage(
+            model, x0, event, max_steps=max_steps, chains=chains, rng=seed, progress=progress
+        )
+        rows.append({"beta": model.beta, **escape_summary(fp), "wall_s": time.perf_counter() - tic})
         frames.append(fp.to_frame())
     table = pd.DataFrame(rows)
-    table.attrs.update(polytope=polytope.name, n=DEMO_N, init=f"shrunk:{DEMO_FACTOR}",
-                       gamma=DEMO_GAMMA, epsilon=epsilon, max_steps=max_steps, seed=seed,
-                       bound_exponent=metastability_exponent(polytope.c0, epsilon, DEMO_GAMMA))
+    table.attrs.update(
+        polytope=polytope.name,
+        n=DEMO_N,
+        init=f"shrunk:{DEMO_FACTOR}",
+        gamma=DEMO_GAMMA,
+        epsilon=epsilon,
+        max_steps=max_steps,
+        seed=seed,
+        bound_exponent=metastability_exponent(polytope.c0, epsilon, DEMO_GAMMA),
+    )
     chains_frame = pd.concat(frames, ignore_index=True)
     if (table["escapes"] > 0).sum() >= 2:  # the exponent is identifiable
         with warnings.catch_warnings():  # a poor fit is reported through deviance and df
             warnings.simplefilter("ignore", DiagnosticWarning)
             fit = fit_scaling(chains_frame)
         low, high = fit.confidence_interval("slope")
-        table.attrs.update(slope=fit.slope, slope_low=low, slope_high=high,
-                           confidence_level=fit.confidence_level, deviance=fit.deviance,
-                           df=fit.df, fit_pvalue=float(stats.chi2.sf(fit.deviance, fit.df))
-                           if fit.df else math.nan)
+        table.attrs.update(
+            slope=fit.slope,
+            slope_low=low,
+            slope_high=high,
+            confidence_level=fit.confidence_level,
+            deviance=fit.deviance,
+            df=fit.df,
+            fit_pvalue=float(stats.chi2.sf(fit.deviance, fit.df)) if fit.df else math.nan,
+        )
     return table

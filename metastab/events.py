@@ -73,11 +73,17 @@ class LeaveBall(_Event):
     def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
         centers = x0 if self.centers is None else self.centers[None]
         if centers.shape[1:] != x0.shape[1:]:
-            raise ValueError(f"centers must have shape {x0.shape[1:]} (n×d), "
-                             f"got {centers.shape[1:]}")
+            raise ValueError(
+                f"centers must have shape {x0.shape[1:]} (n×d), got {centers.shape[1:]}"
+            )
         # a writeable copy: a read-only array would make numba compile another `advance`
-        return EventArrays(_kernels.LEAVE_BALL, np.array(centers, order="C"),
-                           _radii(self.radius, x0), *_one_group(x0.shape[1]), 0.0)
+        return EventArrays(
+            _kernels.LEAVE_BALL,
+            np.array(centers, order="C"),
+            _radii(self.radius, x0),
+            *_one_group(x0.shape[1]),
+            0.0,
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,21 +103,30 @@ class LeaveHull(_Event):
     def __post_init__(self):
         g = np.asarray(self.groups)
         if g.ndim != 1 or g.size == 0 or not np.issubdtype(g.dtype, np.integer):
-            raise ValueError("groups must be a non-empty 1-D array of integer labels, "
-                             f"got {self.groups!r}")
+            raise ValueError(
+                f"groups must be a non-empty 1-D array of integer labels, got {self.groups!r}"
+            )
         object.__setattr__(self, "groups", _frozen(g.astype(np.int64)))
         object.__setattr__(self, "radius", _radius(self.radius))
 
     def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
         n = x0.shape[1]
         if self.groups.size != n:
-            raise ValueError(f"groups must have one label per token (n={n}), "
-                             f"got {self.groups.size}")
+            raise ValueError(
+                f"groups must have one label per token (n={n}), got {self.groups.size}"
+            )
         _, labels = np.unique(self.groups, return_inverse=True)
         members = np.argsort(labels, kind="stable").astype(np.int64)
         starts = np.concatenate([[0], np.cumsum(np.bincount(labels))]).astype(np.int64)
-        return EventArrays(_kernels.LEAVE_HULL, x0, _radii(self.radius, x0),
-                           labels.astype(np.int64), starts, members, 0.0)
+        return EventArrays(
+            _kernels.LEAVE_HULL,
+            x0,
+            _radii(self.radius, x0),
+            labels.astype(np.int64),
+            starts,
+            members,
+            0.0,
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,36 +153,48 @@ class ReachVertices(_Event):
             raise ValueError(f"vertices must be a finite non-empty κ×d array, got shape {v.shape}")
         object.__setattr__(self, "vertices", _frozen(v))
         object.__setattr__(self, "radius", _radius(self.radius))
-        vr = (self.radius if self.vertex_radius is None
-              else _radius(self.vertex_radius, "vertex_radius"))
+        vr = (
+            self.radius
+            if self.vertex_radius is None
+            else _radius(self.vertex_radius, "vertex_radius")
+        )
         object.__setattr__(self, "vertex_radius", vr)
         if self.assignment is not None:
             a = np.asarray(self.assignment)
-            if a.ndim != 1 or not np.issubdtype(a.dtype, np.integer) or (a < 0).any() \
-                    or (a >= v.shape[0]).any():
-                raise ValueError(f"assignment must be vertex indices in [0, {v.shape[0]}), got "
-                                 f"{self.assignment!r}")
+            if (
+                a.ndim != 1
+                or not np.issubdtype(a.dtype, np.integer)
+                or (a < 0).any()
+                or (a >= v.shape[0]).any()
+            ):
+                raise ValueError(
+                    f"assignment must be vertex indices in [0, {v.shape[0]}), got "
+                    f"{self.assignment!r}"
+                )
             object.__setattr__(self, "assignment", _frozen(a.astype(np.int64)))
 
     def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
         n, d = x0.shape[1:]
         if self.vertices.shape[1] != d:
-            raise ValueError(f"vertices must be in R^{d} like the tokens, "
-                             f"got shape {self.vertices.shape}")
+            raise ValueError(
+                f"vertices must be in R^{d} like the tokens, got shape {self.vertices.shape}"
+            )
         if self.assignment is None:
             assign = np.argmax(np.einsum("cnk,ak->cna", x0 @ B.T, self.vertices), axis=-1)
         else:
             if self.assignment.size != n:
-                raise ValueError(f"assignment must have one entry per token (n={n}), got "
-                                 f"{self.assignment.size}")
+                raise ValueError(
+                    f"assignment must have one entry per token (n={n}), got {self.assignment.size}"
+                )
             assign = self.assignment[None]
         centers = self.vertices[assign]
         scale = np.maximum(1.0, np.abs(centers).max(axis=-1))
         on_vertex = np.abs(x0 - centers).max(axis=-1) <= 1e-12 * scale
         # __post_init__ replaced a None vertex_radius by radius
         radii = np.where(on_vertex, cast(float, self.vertex_radius), self.radius)
-        return EventArrays(_kernels.REACH, np.ascontiguousarray(centers), radii, *_one_group(n),
-                           0.0)
+        return EventArrays(
+            _kernels.REACH, np.ascontiguousarray(centers), radii, *_one_group(n), 0.0
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -186,5 +213,6 @@ class Collapse(_Event):
 
     def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
         n, d = x0.shape[1:]
-        return EventArrays(_kernels.COLLAPSE, np.zeros((1, n, d)), np.zeros((1, n)),
-                           *_one_group(n), self.diameter)
+        return EventArrays(
+            _kernels.COLLAPSE, np.zeros((1, n, d)), np.zeros((1, n)), *_one_group(n), self.diameter
+        )

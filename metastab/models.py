@@ -48,8 +48,9 @@ def _gamma(value):
     try:
         a = np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"gamma must be a number, schedule, step matrix or callable, "
-                         f"got {value!r}") from None
+        raise ValueError(
+            f"gamma must be a number, schedule, step matrix or callable, got {value!r}"
+        ) from None
     if a.ndim == 1:
         if a.size == 0:
             raise ValueError("gamma schedule must not be empty")
@@ -115,8 +116,16 @@ class _Model(_Declared):
             P, use_P = matrix("gamma (step matrix)", self.gamma, d), True
         else:
             P, use_P = np.eye(d), False
-        return _kernels.Dynamics(self.code, self.key_query(d), float(self.beta), P, use_P,
-                                 self._by_point, float(self._tol), self._rule)
+        return _kernels.Dynamics(
+            self.code,
+            self.key_query(d),
+            float(self.beta),
+            P,
+            use_P,
+            self._by_point,
+            float(self._tol),
+            self._rule,
+        )
 
     # what kernel_params sends for a parameter the model does not have (the argmax models set
     # beta = inf as a class attribute)
@@ -142,13 +151,14 @@ class _Model(_Declared):
         if self.has_step_matrix:
             return np.ones(1)
         if callable(self.gamma):
-            return np.array([_step(self.gamma(t), f"gamma({t})")
-                             for t in range(t0, t0 + nsteps)])
+            return np.array([_step(self.gamma(t), f"gamma({t})") for t in range(t0, t0 + nsteps)])
         if isinstance(self.gamma, np.ndarray):
             if t0 + nsteps > self.gamma.size:
-                raise ValueError(f"gamma schedule has {self.gamma.size} entries, but "
-                                 f"{t0 + nsteps} steps were asked for")
-            return np.array(self.gamma[t0:t0 + nsteps])
+                raise ValueError(
+                    f"gamma schedule has {self.gamma.size} entries, but "
+                    f"{t0 + nsteps} steps were asked for"
+                )
+            return np.array(self.gamma[t0 : t0 + nsteps])
         return np.array([self.gamma])
 
     def margin_arrays(self, t0: int, nsteps: int) -> np.ndarray:
@@ -258,11 +268,14 @@ def _margin(value):
     try:
         a = np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"r must be a number >= 0, a 1-D schedule or a callable, "
-                         f"got {value!r}") from None
+        raise ValueError(
+            f"r must be a number >= 0, a 1-D schedule or a callable, got {value!r}"
+        ) from None
     if a.ndim != 1:
-        raise ValueError(f"r must be a number >= 0, a 1-D schedule or a callable, "
-                         f"got an array of shape {a.shape}")
+        raise ValueError(
+            f"r must be a number >= 0, a 1-D schedule or a callable, "
+            f"got an array of shape {a.shape}"
+        )
     if a.size == 0:
         raise ValueError("r schedule must not be empty")
     bad = ~(np.isfinite(a) & (a >= 0))
@@ -323,8 +336,9 @@ class Localmax(_Model):
 
     def __post_init__(self):
         if self.neighbours not in NEIGHBOUR_RULES:
-            raise ValueError(f"neighbours must be one of {tuple(NEIGHBOUR_RULES)}, "
-                             f"got {self.neighbours!r}")
+            raise ValueError(
+                f"neighbours must be one of {tuple(NEIGHBOUR_RULES)}, got {self.neighbours!r}"
+            )
         object.__setattr__(self, "r", _margin(self.r))
         self._validate()
 
@@ -345,7 +359,8 @@ class Localmax(_Model):
             return np.array([real(f"r({t})", self.r(t), low=0) for t in range(t0, t0 + nsteps)])
         if isinstance(self.r, np.ndarray):
             if t0 + nsteps > self.r.size:
-                raise ValueError(f"r schedule has {self.r.size} entries, but {t0 + nsteps} "
-                                 f"steps were asked for")
-            return np.array(self.r[t0:t0 + nsteps])
+                raise ValueError(
+                    f"r schedule has {self.r.size} entries, but {t0 + nsteps} steps were asked for"
+                )
+            return np.array(self.r[t0 : t0 + nsteps])
         return np.array([self.r])

@@ -18,8 +18,15 @@ from . import stats, theory
 __all__ = ["arrhenius_figure", "canvas", "save", "survival_figure"]
 
 
-def canvas(rows: int = 1, cols: int = 1, *, width: float = 6.0, height: float = 4.2,
-           squeeze: bool = True, **subplots):
+def canvas(
+    rows: int = 1,
+    cols: int = 1,
+    *,
+    width: float = 6.0,
+    height: float = 4.2,
+    squeeze: bool = True,
+    **subplots,
+):
     """A constrained-layout figure on the Agg canvas (no pyplot state, nothing to close) and
     its rows×cols axes, as ``Figure.subplots`` returns them (``squeeze``, ``sharex``, ...) --
     the canvas of every figure of the package and of the studies.
@@ -62,12 +69,22 @@ def _groups(data, by):
     if hasattr(data, "steps") and hasattr(data, "censored"):
         beta = getattr(data, "model", {}).get(by)
         return [(f"{by} = {beta:g}" if beta is not None else "", data)]
-    raise ValueError(f"data must be a FirstPassage, a DataFrame, a dict or a list of them, got "
-                     f"{type(data).__name__}")
+    raise ValueError(
+        f"data must be a FirstPassage, a DataFrame, a dict or a list of them, got "
+        f"{type(data).__name__}"
+    )
 
 
-def survival_figure(data, path=None, *, by="beta", law="geometric", confidence_level=0.95,
-                    method="log-log", fitted=True):
+def survival_figure(
+    data,
+    path=None,
+    *,
+    by="beta",
+    law="geometric",
+    confidence_level=0.95,
+    method="log-log",
+    fitted=True,
+):
     """Kaplan–Meier survival curves per β on log–log axes, with bands and the fitted law.
 
     Each curve is Ŝ(t) of :func:`metastab.stats.survival` with its pointwise Greenwood band
@@ -103,9 +120,10 @@ def survival_figure(data, path=None, *, by="beta", law="geometric", confidence_l
     colors = sns.color_palette("viridis", max(len(groups), 1))
     lowest = 1.0
     for (label, sample), color in zip(groups, colors):
-        with warnings.catch_warnings():       # the legend states events / chains instead
-            warnings.filterwarnings("ignore", "(no events|no escapes|.* chains are censored)",
-                                    stats.DiagnosticWarning)
+        with warnings.catch_warnings():  # the legend states events / chains instead
+            warnings.filterwarnings(
+                "ignore", "(no events|no escapes|.* chains are censored)", stats.DiagnosticWarning
+            )
             km = stats.survival(sample)
             rate = stats.escape_rate(sample, law=law) if km.n_events else None
         note = f"{km.n_events}/{km.chains} escaped"
@@ -113,10 +131,22 @@ def survival_figure(data, path=None, *, by="beta", law="geometric", confidence_l
         t, S = km.time[keep], km.probability[keep]
         low, high = (b[keep] for b in km.confidence_interval(confidence_level, method=method))
         start = min(t[0], 1.0) if t.size else 1.0
-        ax.step(np.r_[start, t], np.r_[1.0, S], where="post", color=color,
-                label=f"{label}  ({note})".strip())
-        ax.fill_between(t, np.where(np.isnan(low), 0, low), np.where(np.isnan(high), 1, high),
-                        step="post", color=color, alpha=0.2, linewidth=0)
+        ax.step(
+            np.r_[start, t],
+            np.r_[1.0, S],
+            where="post",
+            color=color,
+            label=f"{label}  ({note})".strip(),
+        )
+        ax.fill_between(
+            t,
+            np.where(np.isnan(low), 0, low),
+            np.where(np.isnan(high), 1, high),
+            step="post",
+            color=color,
+            alpha=0.2,
+            linewidth=0,
+        )
         if S.size:
             lowest = min(lowest, S.min())
         if fitted and rate is not None:
@@ -127,8 +157,9 @@ def survival_figure(data, path=None, *, by="beta", law="geometric", confidence_l
     ax.set_ylim(max(lowest / 3, 1e-6), 1.05)
     ax.set_xlabel("steps t")
     ax.set_ylabel("P[T > t]")
-    ax.set_title(f"Kaplan–Meier, {confidence_level:.0%} {method} bands; dashed: {law} fit",
-                 fontsize="medium")
+    ax.set_title(
+        f"Kaplan–Meier, {confidence_level:.0%} {method} bands; dashed: {law} fit", fontsize="medium"
+    )
     if any(label for label, _ in groups):
         ax.legend(fontsize="small", frameon=False)
     return save(fig, path)
@@ -142,12 +173,15 @@ def _fits(frame_or_fits, x, law, confidence_level):
     if isinstance(frame_or_fits, pd.DataFrame):
         fit = stats.fit_scaling(frame_or_fits, x=x, law=law, confidence_level=confidence_level)
         return fit.per_beta, fit
-    raise ValueError("frame_or_fits must be a chain DataFrame, a ScalingFit or the (per_beta, "
-                     f"fit) pair of fit_report, got {type(frame_or_fits).__name__}")
+    raise ValueError(
+        "frame_or_fits must be a chain DataFrame, a ScalingFit or the (per_beta, "
+        f"fit) pair of fit_report, got {type(frame_or_fits).__name__}"
+    )
 
 
-def arrhenius_figure(frame_or_fits, path=None, bound=None, *, x="beta", law="geometric",
-                     confidence_level=0.95):
+def arrhenius_figure(
+    frame_or_fits, path=None, bound=None, *, x="beta", law="geometric", confidence_level=0.95
+):
     """Arrhenius plot: mean escape time against β (log axis), the fitted law and the bound.
 
     Points: E[T] = exposure/events per β with exact intervals (a β without events is drawn as
@@ -187,8 +221,15 @@ def arrhenius_figure(frame_or_fits, path=None, bound=None, *, x="beta", law="geo
     xs = per[fit.x].to_numpy(np.float64)
     one = per["one_sided"].to_numpy(bool)
     mean, lo, hi = (per[c].to_numpy(np.float64) for c in ("mean", "mean_low", "mean_high"))
-    ax.errorbar(xs[~one], mean[~one], yerr=[mean[~one] - lo[~one], hi[~one] - mean[~one]],
-                fmt="o", color=blue, capsize=3, label=f"E[T] ({fit.confidence_level:.0%} CI)")
+    ax.errorbar(
+        xs[~one],
+        mean[~one],
+        yerr=[mean[~one] - lo[~one], hi[~one] - mean[~one]],
+        fmt="o",
+        color=blue,
+        capsize=3,
+        label=f"E[T] ({fit.confidence_level:.0%} CI)",
+    )
     if one.any():
         ax.plot(xs[one], lo[one], "^", color=blue, label="no escapes: lower bound")
     grid = np.linspace(xs.min(), xs.max(), 200)
@@ -196,10 +237,13 @@ def arrhenius_figure(frame_or_fits, path=None, bound=None, *, x="beta", law="geo
         grid = grid[[0]]
     band_lo, band_hi = fit.band(grid)
     b_lo, b_hi = fit.confidence_interval("slope")
-    ax.plot(grid, np.exp(fit.log_mean(grid)), color=orange,
-            label=f"fit: b = {fit.slope:.3g} [{b_lo:.3g}, {b_hi:.3g}]")
-    ax.fill_between(grid, np.exp(band_lo), np.exp(band_hi), color=orange, alpha=0.25,
-                    linewidth=0)
+    ax.plot(
+        grid,
+        np.exp(fit.log_mean(grid)),
+        color=orange,
+        label=f"fit: b = {fit.slope:.3g} [{b_lo:.3g}, {b_hi:.3g}]",
+    )
+    ax.fill_between(grid, np.exp(band_lo), np.exp(band_hi), color=orange, alpha=0.25, linewidth=0)
     if bound is not None:
         if callable(bound):
             log_bound, label = np.asarray(bound(grid), dtype=np.float64), "theory bound"
@@ -213,7 +257,10 @@ def arrhenius_figure(frame_or_fits, path=None, bound=None, *, x="beta", law="geo
     ax.set_yscale("log")
     ax.set_xlabel("β" if fit.x == "beta" else fit.x)
     ax.set_ylabel(f"mean escape time E[T] ({fit.law} law)")
-    ax.set_title(f"log E[T] = a + b·{'β' if fit.x == 'beta' else fit.x}: deviance "
-                 f"{fit.deviance:.3g} on {fit.df} df", fontsize="medium")
+    ax.set_title(
+        f"log E[T] = a + b·{'β' if fit.x == 'beta' else fit.x}: deviance "
+        f"{fit.deviance:.3g} on {fit.df} df",
+        fontsize="medium",
+    )
     ax.legend(fontsize="small", frameon=False)
     return save(fig, path)

@@ -35,8 +35,19 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-__all__ = ["Param", "Kind", "Registry", "MODELS", "EVENTS", "POLYTOPES", "INITIALS", "REQUIRED",
-           "model_from_dict", "event_from_dict", "polytope_from_dict"]
+__all__ = [
+    "Param",
+    "Kind",
+    "Registry",
+    "MODELS",
+    "EVENTS",
+    "POLYTOPES",
+    "INITIALS",
+    "REQUIRED",
+    "model_from_dict",
+    "event_from_dict",
+    "polytope_from_dict",
+]
 
 REQUIRED = inspect.Parameter.empty  # a parameter without a default
 _SIGNATURE = object()  # "read the default from the dataclass field or the signature"
@@ -69,8 +80,10 @@ def _type_of(annotation: str) -> str:
     base = annotation.replace(" | None", "").strip()
     if base in ("float", "int", "bool", "str"):
         return base
-    raise TypeError(f"registry: cannot read a parameter type from the annotation {annotation!r}; "
-                    f"list the kind's params explicitly")
+    raise TypeError(
+        f"registry: cannot read a parameter type from the annotation {annotation!r}; "
+        f"list the kind's params explicitly"
+    )
 
 
 @dataclass(frozen=True)
@@ -176,8 +189,10 @@ class Kind:
         constructor's names, with the context filling ``context`` arguments and unset seeds."""
         unknown = set(spec) - {p.name for p in self.parameters} - {"kind"}
         if unknown:
-            raise ValueError(f"{self.name!r} takes {[p.name for p in self.parameters]}; unknown "
-                             f"parameter(s) {sorted(unknown)}")
+            raise ValueError(
+                f"{self.name!r} takes {[p.name for p in self.parameters]}; unknown "
+                f"parameter(s) {sorted(unknown)}"
+            )
         args = {}
         for p in self.parameters:
             value = spec.get(p.name, p.default)
@@ -202,8 +217,9 @@ class Registry(Mapping):
     def __getitem__(self, name: object) -> Kind:
         kind = self._kinds.get(self._aliases.get(name, name)) if isinstance(name, str) else None
         if kind is None:
-            raise ValueError(f"{self.section} kind must be one of {list(self._kinds)}, "
-                             f"got {name!r}")
+            raise ValueError(
+                f"{self.section} kind must be one of {list(self._kinds)}, got {name!r}"
+            )
         return kind
 
     def __iter__(self) -> Iterator[str]:
@@ -239,9 +255,11 @@ class Registry(Mapping):
                 key, _, value = piece.partition("=")
                 param = kind.param(key)
                 if param is None:
-                    raise ValueError(f"{label}: {kind.name} takes "
-                                     f"{[p.name for p in kind.parameters]}, got {key!r} in "
-                                     f"{text!r}")
+                    raise ValueError(
+                        f"{label}: {kind.name} takes "
+                        f"{[p.name for p in kind.parameters]}, got {key!r} in "
+                        f"{text!r}"
+                    )
                 named[key] = _from_text(label, param, value, text)
             else:
                 positional.append(piece)
@@ -262,8 +280,9 @@ class Registry(Mapping):
         names = [f.name for f in kind.dataclass_fields]
         unknown = sorted(set(data) - set(names))
         if unknown:
-            raise ValueError(f"kind {kind.name!r} takes the parameters {names}, got unknown "
-                             f"{unknown}")
+            raise ValueError(
+                f"kind {kind.name!r} takes the parameters {names}, got unknown {unknown}"
+            )
         try:
             return kind.make(**data)
         except TypeError as exc:  # a required parameter is missing
@@ -287,14 +306,20 @@ def _from_text(label: str, param: Param, text: str, whole: str) -> Any:
         if param.type == "floats":
             return [float(v) for v in text.split(",")]
     except ValueError:
-        what = {"int": "an integer", "float": "a number", "ints": "comma-separated integers",
-                "floats": "comma-separated numbers"}[param.type]
-        raise ValueError(f"{label}: {param.name} must be {what}, got {text!r} in {whole!r}") \
-            from None
+        what = {
+            "int": "an integer",
+            "float": "a number",
+            "ints": "comma-separated integers",
+            "floats": "comma-separated numbers",
+        }[param.type]
+        raise ValueError(
+            f"{label}: {param.name} must be {what}, got {text!r} in {whole!r}"
+        ) from None
     if param.type == "bool":
         if text.lower() not in ("true", "false"):
-            raise ValueError(f"{label}: {param.name} must be true or false, got {text!r} in "
-                             f"{whole!r}")
+            raise ValueError(
+                f"{label}: {param.name} must be true or false, got {text!r} in {whole!r}"
+            )
         return text.lower() == "true"
     return text
 
@@ -348,75 +373,181 @@ def _cells(polytope: Any, model: Any, x0: Any) -> Any:
     return np.asarray(cells, dtype=np.int64)
 
 
-_BUILDERS = {"model": _build_model, "polytope": _build_polytope, "initial": _build_initial,
-             "event": _build_event}
+_BUILDERS = {
+    "model": _build_model,
+    "polytope": _build_polytope,
+    "initial": _build_initial,
+    "event": _build_event,
+}
 
 # --------------------------------------------------------------------------- the kinds
 
-MODELS = Registry("model", (
-    Kind("softmax-chain", "metastab.models:SoftmaxChain",
-         summary="SA_P, the finite-beta Markov chain"),
-    Kind("softmax-flow", "metastab.models:SoftmaxFlow",
-         summary="SA_beta, the deterministic softmax layer"),
-    Kind("hardmax", "metastab.models:Hardmax", summary="SA_inf, the hardmax step"),
-    Kind("localmax", "metastab.models:Localmax",
-         summary="uniform attention over a relaxed argmax"),
-))
+MODELS = Registry(
+    "model",
+    (
+        Kind(
+            "softmax-chain",
+            "metastab.models:SoftmaxChain",
+            summary="SA_P, the finite-beta Markov chain",
+        ),
+        Kind(
+            "softmax-flow",
+            "metastab.models:SoftmaxFlow",
+            summary="SA_beta, the deterministic softmax layer",
+        ),
+        Kind("hardmax", "metastab.models:Hardmax", summary="SA_inf, the hardmax step"),
+        Kind(
+            "localmax",
+            "metastab.models:Localmax",
+            summary="uniform attention over a relaxed argmax",
+        ),
+    ),
+)
 
-EVENTS = Registry("event", (
-    Kind("leave-ball", "metastab.events:LeaveBall", (Param("radius", "float"),),
-         summary="some token leaves the ball of radius EPS around its start"),
-    Kind("leave-hull", "metastab.events:LeaveHull",
-         (Param("radius", "float"), Param("groups", "groups", default="cells")),
-         summary="some token leaves the hull of its initial cell's tokens + B(0, EPS): T2 of "
-                 "Thm 5.4"),
-    Kind("reach-vertices", "metastab.events:ReachVertices",
-         (Param("radius", "float"), Param("vertex_radius", "float")), context=("vertices",),
-         summary="every token within EPS of its cell's vertex: Thm 5.2"),
-    Kind("collapse", "metastab.events:Collapse", (Param("diameter", "float"),),
-         summary="the diameter of the configuration is at most --diameter"),
-))
+EVENTS = Registry(
+    "event",
+    (
+        Kind(
+            "leave-ball",
+            "metastab.events:LeaveBall",
+            (Param("radius", "float"),),
+            summary="some token leaves the ball of radius EPS around its start",
+        ),
+        Kind(
+            "leave-hull",
+            "metastab.events:LeaveHull",
+            (Param("radius", "float"), Param("groups", "groups", default="cells")),
+            summary="some token leaves the hull of its initial cell's tokens + B(0, EPS): T2 of "
+            "Thm 5.4",
+        ),
+        Kind(
+            "reach-vertices",
+            "metastab.events:ReachVertices",
+            (Param("radius", "float"), Param("vertex_radius", "float")),
+            context=("vertices",),
+            summary="every token within EPS of its cell's vertex: Thm 5.2",
+        ),
+        Kind(
+            "collapse",
+            "metastab.events:Collapse",
+            (Param("diameter", "float"),),
+            summary="the diameter of the configuration is at most --diameter",
+        ),
+    ),
+)
 
-POLYTOPES = Registry("polytope", (
-    Kind("regular", "metastab.polytope:regular_polygon",
-         (Param("k", "int"), Param("radius", "float"), Param("phase", "float")), fields=("k",),
-         summary="regular K-gon on the circle of radius 1"),
-    Kind("random-polygon", "metastab.polytope:random_polygon",
-         (Param("k", "int"), Param("equal_norm", "bool"), Param("seed", "int", arg="rng")),
-         fields=("k",), aliases=("random",), random=True,
-         words=(("equal_norm", "equal_norm", True), ("equinorm", "equal_norm", True)),
-         summary="random polygon of [FW]'s scripts (equal_norm: on the unit circle)"),
-    Kind("simplex", "metastab.polytope:simplex", (Param("d", "int"),), fields=("d",),
-         summary="regular simplex in R^D"),
-    Kind("cross-polytope", "metastab.polytope:cross_polytope", (Param("d", "int"),),
-         fields=("d",), aliases=("cross",), summary="cross-polytope ±e_i in R^D"),
-    Kind("gaussian", "metastab.polytope:gaussian",
-         (Param("k", "int"), Param("d", "int"), Param("seed", "int", arg="rng")),
-         fields=("k", "d"), random=True, summary="K standard Gaussian points in R^D / sqrt(D)"),
-    Kind("vertices", "metastab.polytope:Polytope", (Param("vertices", "floats"),),
-         context=("name",), summary="the given vertices", command_line=False),
-))
+POLYTOPES = Registry(
+    "polytope",
+    (
+        Kind(
+            "regular",
+            "metastab.polytope:regular_polygon",
+            (Param("k", "int"), Param("radius", "float"), Param("phase", "float")),
+            fields=("k",),
+            summary="regular K-gon on the circle of radius 1",
+        ),
+        Kind(
+            "random-polygon",
+            "metastab.polytope:random_polygon",
+            (Param("k", "int"), Param("equal_norm", "bool"), Param("seed", "int", arg="rng")),
+            fields=("k",),
+            aliases=("random",),
+            random=True,
+            words=(("equal_norm", "equal_norm", True), ("equinorm", "equal_norm", True)),
+            summary="random polygon of [FW]'s scripts (equal_norm: on the unit circle)",
+        ),
+        Kind(
+            "simplex",
+            "metastab.polytope:simplex",
+            (Param("d", "int"),),
+            fields=("d",),
+            summary="regular simplex in R^D",
+        ),
+        Kind(
+            "cross-polytope",
+            "metastab.polytope:cross_polytope",
+            (Param("d", "int"),),
+            fields=("d",),
+            aliases=("cross",),
+            summary="cross-polytope ±e_i in R^D",
+        ),
+        Kind(
+            "gaussian",
+            "metastab.polytope:gaussian",
+            (Param("k", "int"), Param("d", "int"), Param("seed", "int", arg="rng")),
+            fields=("k", "d"),
+            random=True,
+            summary="K standard Gaussian points in R^D / sqrt(D)",
+        ),
+        Kind(
+            "vertices",
+            "metastab.polytope:Polytope",
+            (Param("vertices", "floats"),),
+            context=("name",),
+            summary="the given vertices",
+            command_line=False,
+        ),
+    ),
+)
 
-INITIALS = Registry("initial", (
-    Kind("shrunk", "metastab.configs:shrunk", (Param("n", "int"), Param("factor", "float")),
-         fields=("factor",), context=("polytope",),
-         summary="vertex tokens at v_a, token i >= K at FACTOR·v_((i-K) mod K)"),
-    Kind("near-vertices", "metastab.configs:near_vertices",
-         (Param("n", "int"), Param("beta", "float", default=None), Param("max_tries", "int"),
-          Param("seed", "int", arg="rng")), context=("polytope",), random=True,
-         summary="Thm 5.2: eroded dominance cones at beta"),
-    Kind("in-cells", "metastab.configs:in_cells",
-         (Param("n", "int"), Param("seed", "int", arg="rng")),
-         context=("polytope",), random=True, summary="vertices + uniform points of K"),
-    Kind("uniform", "metastab.configs:uniform_in",
-         (Param("n", "int"), Param("seed", "int", arg="rng")), context=("polytope",), random=True,
-         summary="uniform points of K"),
-    Kind("clusters", "metastab.configs:clusters", (Param("multiplicities", "ints"),),
-         fields=("multiplicities",), context=("points",),
-         summary="vertex a repeated m_a times (comma-separated m_a)"),
-    Kind("file", "metastab.configs:from_file", (Param("path", "path"),), fields=("path",),
-         context=("dim",), summary="an n×d .npy/.csv/.txt array, or chains×n×d .npy"),
-))
+INITIALS = Registry(
+    "initial",
+    (
+        Kind(
+            "shrunk",
+            "metastab.configs:shrunk",
+            (Param("n", "int"), Param("factor", "float")),
+            fields=("factor",),
+            context=("polytope",),
+            summary="vertex tokens at v_a, token i >= K at FACTOR·v_((i-K) mod K)",
+        ),
+        Kind(
+            "near-vertices",
+            "metastab.configs:near_vertices",
+            (
+                Param("n", "int"),
+                Param("beta", "float", default=None),
+                Param("max_tries", "int"),
+                Param("seed", "int", arg="rng"),
+            ),
+            context=("polytope",),
+            random=True,
+            summary="Thm 5.2: eroded dominance cones at beta",
+        ),
+        Kind(
+            "in-cells",
+            "metastab.configs:in_cells",
+            (Param("n", "int"), Param("seed", "int", arg="rng")),
+            context=("polytope",),
+            random=True,
+            summary="vertices + uniform points of K",
+        ),
+        Kind(
+            "uniform",
+            "metastab.configs:uniform_in",
+            (Param("n", "int"), Param("seed", "int", arg="rng")),
+            context=("polytope",),
+            random=True,
+            summary="uniform points of K",
+        ),
+        Kind(
+            "clusters",
+            "metastab.configs:clusters",
+            (Param("multiplicities", "ints"),),
+            fields=("multiplicities",),
+            context=("points",),
+            summary="vertex a repeated m_a times (comma-separated m_a)",
+        ),
+        Kind(
+            "file",
+            "metastab.configs:from_file",
+            (Param("path", "path"),),
+            fields=("path",),
+            context=("dim",),
+            summary="an n×d .npy/.csv/.txt array, or chains×n×d .npy",
+        ),
+    ),
+)
 
 
 def model_from_dict(data: Mapping[str, Any]) -> Any:

@@ -37,21 +37,60 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["COLUMNS", "ROLES", "VERDICTS", "check", "checks_frame", "read_checks", "verdict",
-           "verdict_line", "checks_markdown", "write_checks", "fmt", "fmt_p", "ci", "md_table",
-           "spread", "read_tables", "sibling", "study_meta", "md_cell", "polytope_from_spec",
-           "checks_config"]
+__all__ = [
+    "COLUMNS",
+    "ROLES",
+    "VERDICTS",
+    "check",
+    "checks_frame",
+    "read_checks",
+    "verdict",
+    "verdict_line",
+    "checks_markdown",
+    "write_checks",
+    "fmt",
+    "fmt_p",
+    "ci",
+    "md_table",
+    "spread",
+    "read_tables",
+    "sibling",
+    "study_meta",
+    "md_cell",
+    "polytope_from_spec",
+    "checks_config",
+]
 
-COLUMNS = ("criterion", "role", "statement", "measured", "low", "high", "threshold", "rule",
-           "pass", "source")
+COLUMNS = (
+    "criterion",
+    "role",
+    "statement",
+    "measured",
+    "low",
+    "high",
+    "threshold",
+    "rule",
+    "pass",
+    "source",
+)
 ROLES = ("claim", "correction", "control", "context")
 VERDICTS = ("holds", "holds with a correction", "fails", "not tested")
 _PASS = {True: "true", False: "false", None: "NA"}
 
 
-def check(criterion: str, role: str, statement: str, *, measured=math.nan, low=math.nan,
-          high=math.nan, threshold=math.nan, rule: str = "", passed=None,
-          source: str = "") -> dict:
+def check(
+    criterion: str,
+    role: str,
+    statement: str,
+    *,
+    measured=math.nan,
+    low=math.nan,
+    high=math.nan,
+    threshold=math.nan,
+    rule: str = "",
+    passed=None,
+    source: str = "",
+) -> dict:
     """One row of a checks table (see the module docstring for the columns).
 
     ``passed`` is True, False or None (not testable: written ``NA``); a ``context`` row is never
@@ -65,16 +104,29 @@ def check(criterion: str, role: str, statement: str, *, measured=math.nan, low=m
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     if (role == "correction") != ("/" in criterion):
-        raise ValueError(f"check {criterion!r}: a correction, and only a correction, is named "
-                         "CLAIM/NAME after the claim it corrects")
+        raise ValueError(
+            f"check {criterion!r}: a correction, and only a correction, is named "
+            "CLAIM/NAME after the claim it corrects"
+        )
     if passed is not None:
         passed = bool(passed)
         if role == "context":
-            raise ValueError(f"check {criterion!r}: a context row is not counted, passed must be "
-                             f"None, got {passed}")
-    return {"criterion": criterion, "role": role, "statement": statement,
-            "measured": float(measured), "low": float(low), "high": float(high),
-            "threshold": float(threshold), "rule": rule, "pass": _PASS[passed], "source": source}
+            raise ValueError(
+                f"check {criterion!r}: a context row is not counted, passed must be "
+                f"None, got {passed}"
+            )
+    return {
+        "criterion": criterion,
+        "role": role,
+        "statement": statement,
+        "measured": float(measured),
+        "low": float(low),
+        "high": float(high),
+        "threshold": float(threshold),
+        "rule": rule,
+        "pass": _PASS[passed],
+        "source": source,
+    }
 
 
 def checks_frame(rows: list[dict]) -> pd.DataFrame:
@@ -94,13 +146,17 @@ def checks_frame(rows: list[dict]) -> pd.DataFrame:
 
 def read_checks(path) -> pd.DataFrame:
     """A ``checks.csv`` as written by a study (``pass`` kept as the strings true/false/NA)."""
-    frame = pd.read_csv(path, dtype={"pass": str, "rule": str, "statement": str,
-                                     "source": str}, keep_default_na=False,
-                        na_values={c: [""] for c in ("measured", "low", "high", "threshold")})
+    frame = pd.read_csv(
+        path,
+        dtype={"pass": str, "rule": str, "statement": str, "source": str},
+        keep_default_na=False,
+        na_values={c: [""] for c in ("measured", "low", "high", "threshold")},
+    )
     missing = set(COLUMNS) - set(frame.columns)
     if missing:
-        raise ValueError(f"{path}: a checks table needs the columns {COLUMNS}, missing "
-                         f"{sorted(missing)}")
+        raise ValueError(
+            f"{path}: a checks table needs the columns {COLUMNS}, missing {sorted(missing)}"
+        )
     return frame[list(COLUMNS)]
 
 
@@ -155,8 +211,9 @@ def verdict_line(checks: pd.DataFrame) -> str:
     controls = _passes(checks, "control")
     if not controls.empty:
         parts.append(f"{int(controls.sum())} of {len(controls)} controls pass")
-    untested = int(((checks["role"] == "claim")
-                    & (checks["pass"].astype(str).str.lower() == "na")).sum())
+    untested = int(
+        ((checks["role"] == "claim") & (checks["pass"].astype(str).str.lower() == "na")).sum()
+    )
     if untested:
         parts.append(f"{untested} claims not testable here")
     return f"Verdict: {v} ({'; '.join(parts)})."
@@ -164,15 +221,33 @@ def verdict_line(checks: pd.DataFrame) -> str:
 
 def checks_markdown(checks: pd.DataFrame) -> str:
     """The checks table as markdown, one row per criterion."""
-    head = ["| criterion | role | statement | measured | interval | threshold | rule | pass | "
-            "source |", "|---|---|---|---|---|---|---|---|---|"]
+    head = [
+        "| criterion | role | statement | measured | interval | threshold | rule | pass | source |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     body = []
     for _, r in checks.iterrows():
-        interval = (ci(r["low"], r["high"], 5) if not (pd.isna(r["low"]) and pd.isna(r["high"]))
-                    else "–")
-        body.append("| " + " | ".join(md_cell(str(v)) for v in (
-            f"`{r['criterion']}`", r["role"], r["statement"], fmt(r["measured"], 5), interval,
-            fmt(r["threshold"], 5), r["rule"], str(r["pass"]), r["source"])) + " |")
+        interval = (
+            ci(r["low"], r["high"], 5) if not (pd.isna(r["low"]) and pd.isna(r["high"])) else "–"
+        )
+        body.append(
+            "| "
+            + " | ".join(
+                md_cell(str(v))
+                for v in (
+                    f"`{r['criterion']}`",
+                    r["role"],
+                    r["statement"],
+                    fmt(r["measured"], 5),
+                    interval,
+                    fmt(r["threshold"], 5),
+                    r["rule"],
+                    str(r["pass"]),
+                    r["source"],
+                )
+            )
+            + " |"
+        )
     return "\n".join(head + body)
 
 
@@ -221,9 +296,14 @@ def md_table(frame: pd.DataFrame, columns: dict, digits: int = 3) -> str:
     strings as they are."""
     head = "| " + " | ".join(columns.values()) + " |"
     rule = "|" + "|".join("---" for _ in columns) + "|"
-    body = ["| " + " | ".join(md_cell(v) if isinstance(v, str) else fmt(v, digits)
-                              for v in (row[c] for c in columns)) + " |"
-            for _, row in frame.iterrows()]
+    body = [
+        "| "
+        + " | ".join(
+            md_cell(v) if isinstance(v, str) else fmt(v, digits) for v in (row[c] for c in columns)
+        )
+        + " |"
+        for _, row in frame.iterrows()
+    ]
     return "\n".join([head, rule, *body])
 
 
@@ -270,8 +350,7 @@ def sibling(file, stem: str):
     import importlib.util
 
     path = Path(file).with_name(f"{stem}.py")
-    spec = importlib.util.spec_from_file_location(f"metastab_study_{path.parent.name}_{stem}",
-                                                  path)
+    spec = importlib.util.spec_from_file_location(f"metastab_study_{path.parent.name}_{stem}", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path} as a module")
     module = importlib.util.module_from_spec(spec)
@@ -283,8 +362,12 @@ def study_meta(study: str, config: dict) -> dict:
     """The provenance every table of a study carries: its name, config, seed and environment."""
     from .results import provenance
 
-    return {"study": study, "config": config, "seed": int(config["seed"]),
-            "provenance": provenance()}
+    return {
+        "study": study,
+        "config": config,
+        "seed": int(config["seed"]),
+        "provenance": provenance(),
+    }
 
 
 def polytope_from_spec(spec: dict, rng=None):

@@ -46,9 +46,11 @@ def _scalar_params(model: dict, event: dict) -> dict:
 
 def _describe(spec: dict) -> str:
     """'softmax-chain(beta=10, gamma=0.1)': a spec's kind and its scalar parameters."""
-    args = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                     for k, v in spec.items()
-                     if k != "kind" and isinstance(v, (bool, int, float, str)))
+    args = ", ".join(
+        f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+        for k, v in spec.items()
+        if k != "kind" and isinstance(v, (bool, int, float, str))
+    )
     return f"{spec.get('kind', '?')}({args})"
 
 
@@ -145,10 +147,12 @@ class FirstPassage:
         return self.steps.size
 
     def __repr__(self) -> str:
-        return (f"FirstPassage(model={_describe(self.model)}, event={_describe(self.event)}, "
-                f"chains={self.chains}, events={self.events}, "
-                f"censored={self.chains - self.events}, max_steps={self.max_steps:g}, "
-                f"seed={_entropy(self.seed)})")
+        return (
+            f"FirstPassage(model={_describe(self.model)}, event={_describe(self.event)}, "
+            f"chains={self.chains}, events={self.events}, "
+            f"censored={self.chains - self.events}, max_steps={self.max_steps:g}, "
+            f"seed={_entropy(self.seed)})"
+        )
 
     @property
     def events(self) -> int:
@@ -157,20 +161,31 @@ class FirstPassage:
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy table: one row per chain (chain, steps, censored) plus the scalar parameters."""
-        frame = pd.DataFrame({
-            "chain": np.arange(self.first_chain, self.first_chain + self.chains, dtype=np.int64),
-            "steps": self.steps,
-            "censored": self.censored,
-        })
+        frame = pd.DataFrame(
+            {
+                "chain": np.arange(
+                    self.first_chain, self.first_chain + self.chains, dtype=np.int64
+                ),
+                "steps": self.steps,
+                "censored": self.censored,
+            }
+        )
         for key, value in _scalar_params(self.model, self.event).items():
             frame[key] = value
         frame["max_steps"] = self.max_steps
         return frame
 
     def metadata(self) -> dict:
-        return {"kind": "first-passage", "model": self.model, "event": self.event,
-                "seed": self.seed, "first_chain": self.first_chain, "max_steps": self.max_steps,
-                "chains": self.chains, "provenance": self.provenance}
+        return {
+            "kind": "first-passage",
+            "model": self.model,
+            "event": self.event,
+            "seed": self.seed,
+            "first_chain": self.first_chain,
+            "max_steps": self.max_steps,
+            "chains": self.chains,
+            "provenance": self.provenance,
+        }
 
     def save(self, path) -> Path:
         """Write :meth:`to_frame` to ``.csv`` or ``.parquet`` with a ``.json`` sidecar."""
@@ -203,9 +218,11 @@ class Run:
 
     def __repr__(self) -> str:
         kept = "" if self.times is None else f", states_kept={len(self.times)}"
-        return (f"Run(model={_describe(self.model)}, chains={self.chains}, "
-                f"n={self.final.shape[1]}, d={self.final.shape[2]}, steps={self.steps}{kept}, "
-                f"seed={_entropy(self.seed)})")
+        return (
+            f"Run(model={_describe(self.model)}, chains={self.chains}, "
+            f"n={self.final.shape[1]}, d={self.final.shape[2]}, steps={self.steps}{kept}, "
+            f"seed={_entropy(self.seed)})"
+        )
 
     @property
     def leaders(self) -> np.ndarray | None:
@@ -228,8 +245,9 @@ class Run:
                 raise ValueError("Run: a trajectory was recorded without its times")
             states, times = self.trajectory, self.times
         C, R, n, d = states.shape
-        chain, step, token = np.meshgrid(np.arange(self.first_chain, self.first_chain + C),
-                                         times, np.arange(n), indexing="ij")
+        chain, step, token = np.meshgrid(
+            np.arange(self.first_chain, self.first_chain + C), times, np.arange(n), indexing="ij"
+        )
         frame = pd.DataFrame({"chain": chain.ravel(), "step": step.ravel(), "token": token.ravel()})
         for k in range(d):
             frame[f"coord{k}"] = states[..., k].ravel()
@@ -238,9 +256,15 @@ class Run:
         return frame
 
     def metadata(self) -> dict:
-        return {"kind": "run", "model": self.model, "seed": self.seed, "steps": self.steps,
-                "first_chain": self.first_chain, "chains": self.chains,
-                "provenance": self.provenance}
+        return {
+            "kind": "run",
+            "model": self.model,
+            "seed": self.seed,
+            "steps": self.steps,
+            "first_chain": self.first_chain,
+            "chains": self.chains,
+            "provenance": self.provenance,
+        }
 
     def save(self, path) -> Path:
         """Write :meth:`to_frame` to ``.csv`` or ``.parquet`` with a ``.json`` sidecar."""

@@ -42,8 +42,9 @@ class Seed:
 
     def to_dict(self) -> dict:
         # entropy can exceed 64 bits: keep it as decimal strings so JSON and CSV readers agree
-        entropy = [str(w) for w in self.entropy] if isinstance(self.entropy, tuple) \
-            else str(self.entropy)
+        entropy = (
+            [str(w) for w in self.entropy] if isinstance(self.entropy, tuple) else str(self.entropy)
+        )
         return {"entropy": entropy, "spawn_key": list(self.spawn_key)}
 
     @classmethod
@@ -76,8 +77,11 @@ def as_seed(rng=None) -> Seed:
     if isinstance(rng, np.random.SeedSequence):
         # never None: a SeedSequence made without entropy draws it from the OS
         entropy = cast("int | Sequence[int]", rng.entropy)
-        entropy = int(entropy) if isinstance(entropy, (int, np.integer)) \
+        entropy = (
+            int(entropy)
+            if isinstance(entropy, (int, np.integer))
             else tuple(int(w) for w in entropy)
+        )
         return Seed(entropy, tuple(int(k) for k in rng.spawn_key))
     if isinstance(rng, np.random.Generator):
         words = rng.integers(0, 2**63, size=2, dtype=np.int64)

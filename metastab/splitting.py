@@ -2,12 +2,17 @@
 :mod:`metastab.engine.splitting`."""
 
 from .engine.splitting import (
-                               EscapeTime,
-                               SplittingResult,
-                               escape_probability,
-                               mean_escape_time,
-                               reaction_coordinate,
+    EscapeTime,
+    SplittingResult,
+    escape_probability,
+    mean_escape_time,
+    reaction_coordinate,
 )
 
-__all__ = ["SplittingResult", "EscapeTime", "escape_probability", "mean_escape_time",
-           "reaction_coordinate"]
+__all__ = [
+    "SplittingResult",
+    "EscapeTime",
+    "escape_probability",
+    "mean_escape_time",
+    "reaction_coordinate",
+]

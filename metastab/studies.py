@@ -51,8 +51,10 @@ def study_root() -> Path:
     for root in (Path(__file__).resolve().parents[1] / "studies", Path.cwd() / "studies"):
         if root.is_dir():
             return root
-    raise FileNotFoundError("no studies/ folder beside the metastab package or in the working "
-                            "directory: studies live in the metastab repository; run from a clone")
+    raise FileNotFoundError(
+        "no studies/ folder beside the metastab package or in the working "
+        "directory: studies live in the metastab repository; run from a clone"
+    )
 
 
 def list_studies() -> list[str]:
@@ -104,8 +106,9 @@ def _module(folder: Path, stem: str):
     return _report.sibling(folder / f"{stem}.py", stem)
 
 
-def run_study(name: str, *, quick: bool = False, out=None, config=None, log=print,
-              render: bool = False) -> Path:
+def run_study(
+    name: str, *, quick: bool = False, out=None, config=None, log=print, render: bool = False
+) -> Path:
     """Run study ``name`` into ``out`` (default ``data/NAME`` beside ``studies/``; a quick run
     defaults to ``data/NAME/quick``); returns the path of ``report.md``.
 
@@ -133,11 +136,16 @@ def run_study(name: str, *, quick: bool = False, out=None, config=None, log=prin
         if not previous.is_file():
             raise ValueError(f"render: {previous} does not exist; run the study first")
         old = json.loads(previous.read_text())
-        changed = sorted(k for k, v in old.get("config", {}).items()
-                         if json.dumps(cfg.get(k), default=str) != json.dumps(v, default=str))
+        changed = sorted(
+            k
+            for k, v in old.get("config", {}).items()
+            if json.dumps(cfg.get(k), default=str) != json.dumps(v, default=str)
+        )
         if changed:
-            raise ValueError(f"render: the tables in {out} were computed with another "
-                             f"configuration (keys {', '.join(changed)}); rerun the study")
+            raise ValueError(
+                f"render: the tables in {out} were computed with another "
+                f"configuration (keys {', '.join(changed)}); rerun the study"
+            )
         seconds["run"] = old["seconds"]["run"]
         quick = bool(old.get("quick", quick))
     else:
@@ -148,28 +156,41 @@ def run_study(name: str, *, quick: bool = False, out=None, config=None, log=prin
     tic = time.perf_counter()
     log(f"study {name}: checks")
     checks = _module(folder, "checks").checks(out, cfg)
-    _report.write_checks(checks, out, {"study": name, "quick": quick, "config": cfg,
-                                       "provenance": provenance()})
+    _report.write_checks(
+        checks, out, {"study": name, "quick": quick, "config": cfg, "provenance": provenance()}
+    )
     seconds["checks"] = time.perf_counter() - tic
     draw = _module(folder, "figures")
     tic = time.perf_counter()
     log(f"study {name}: figures")
     draw.figures(out)
     seconds["figures"] = time.perf_counter() - tic
-    meta: dict[str, Any] = {"study": name, "quick": quick, "config": cfg, "seconds": seconds,
-                            "provenance": provenance()}
+    meta: dict[str, Any] = {
+        "study": name,
+        "quick": quick,
+        "config": cfg,
+        "seconds": seconds,
+        "provenance": provenance(),
+    }
     (out / "run.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
     text = draw.report(out)
     if re.search(r"^Verdict:", text, re.MULTILINE):
-        raise RuntimeError(f"study {name}: its report writes a 'Verdict:' line; the runner "
-                           "writes it from checks.csv")
+        raise RuntimeError(
+            f"study {name}: its report writes a 'Verdict:' line; the runner "
+            "writes it from checks.csv"
+        )
     command = f"metastab study {name}" + (" --quick" if quick else "")
-    text = (text.rstrip() + "\n\n## Checks\n\nEvery criterion, from `checks.csv` (roles and the "
-            "verdict rule: `metastab.report`):\n\n" + _report.checks_markdown(checks) + "\n\n"
-            + _report.verdict_line(checks) + "\n"
-            + f"\nComputed by `{command}` in {seconds['run']:.0f} s (checks "
-            f"{seconds['checks']:.0f} s, figures {seconds['figures']:.0f} s) on "
-            f"{meta['provenance'].get('threads', '?')} numba threads.\n")
+    text = (
+        text.rstrip() + "\n\n## Checks\n\nEvery criterion, from `checks.csv` (roles and the "
+        "verdict rule: `metastab.report`):\n\n"
+        + _report.checks_markdown(checks)
+        + "\n\n"
+        + _report.verdict_line(checks)
+        + "\n"
+        + f"\nComputed by `{command}` in {seconds['run']:.0f} s (checks "
+        f"{seconds['checks']:.0f} s, figures {seconds['figures']:.0f} s) on "
+        f"{meta['provenance'].get('threads', '?')} numba threads.\n"
+    )
     report = out / "report.md"
     report.write_text(text)
     log(f"study {name}: wrote {report}")

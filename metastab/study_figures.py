@@ -50,7 +50,12 @@ def legend_below(fig, axes, used: int | None = None) -> None:
     """Hide the axes after the first ``used`` (all kept if None) and draw the first axes'
     legend once, below the panels."""
     flat = axes.ravel()
-    for ax in flat[len(flat) if used is None else used:]:
+    for ax in flat[len(flat) if used is None else used :]:
         ax.set_visible(False)
-    fig.legend(*flat[0].get_legend_handles_labels(), loc="outside lower center", ncols=3,
-               fontsize="small", frameon=False)
+    fig.legend(
+        *flat[0].get_legend_handles_labels(),
+        loc="outside lower center",
+        ncols=3,
+        fontsize="small",
+        frameon=False,
+    )

@@ -20,8 +20,17 @@ from scipy.special import logsumexp
 from ._validate import integer, real
 from .polytope import Polytope
 
-__all__ = ["ClusteringPhase", "CollapseRate", "FrozenLaw", "clustering_phase", "collapse_rate",
-           "exit_time_bound", "frozen_law", "metastability_bound", "metastability_exponent"]
+__all__ = [
+    "ClusteringPhase",
+    "CollapseRate",
+    "FrozenLaw",
+    "clustering_phase",
+    "collapse_rate",
+    "exit_time_bound",
+    "frozen_law",
+    "metastability_bound",
+    "metastability_exponent",
+]
 
 
 # --------------------------------------------------------------------------- Thm 5.2
@@ -94,13 +103,18 @@ def clustering_phase(vertices, x0, gamma, *, beta=None) -> ClusteringPhase:
     tau = min(float((c0 / (2 * dist)).min()), math.sqrt(2 * c0) / 2, (1 - gamma) * m)
     # relative slack 1e-12: τ = (1 − γ)m must give T1 = 1 despite roundoff
     T1 = math.floor(math.log(tau / m) / math.log1p(-gamma) * (1 + 1e-12))
-    hyp = {"equinorm": P.is_equinorm(), "acute_cones": P.has_acute_cones(), "separated": c0 > 0,
-           "vertex_tokens": bool(np.allclose(X[:k], V, rtol=0, atol=1e-12))}
+    hyp = {
+        "equinorm": P.is_equinorm(),
+        "acute_cones": P.has_acute_cones(),
+        "separated": c0 > 0,
+        "vertex_tokens": bool(np.allclose(X[:k], V, rtol=0, atol=1e-12)),
+    }
     if beta is not None:
         b = real("beta", beta, low=0, low_open=True)
-        hyp["eroded_cones"] = all(bool(P.in_eroded_cone(X[k + i], int(a), b ** -0.125,
-                                                        b ** -0.25))
-                                  for i, a in enumerate(sigma))
+        hyp["eroded_cones"] = all(
+            bool(P.in_eroded_cone(X[k + i], int(a), b**-0.125, b**-0.25))
+            for i, a in enumerate(sigma)
+        )
     return ClusteringPhase(m=m, tau=tau, T1=int(T1), c0=c0, hypotheses=hyp)
 
 
@@ -114,8 +128,10 @@ def _bound_args(c0, eps, gamma, n, diameter):
     n = integer("n", n, 1)
     diam = None if diameter is None else real("diameter", diameter, low=0)
     if diam is not None and eps / gamma < 2 * diam:
-        raise ValueError(f"Thm 5.4 needs eps/gamma >= 2 d(K), got eps/gamma={eps / gamma!r} < "
-                         f"2 * diameter={2 * diameter!r}")
+        raise ValueError(
+            f"Thm 5.4 needs eps/gamma >= 2 d(K), got eps/gamma={eps / gamma!r} < "
+            f"2 * diameter={2 * diameter!r}"
+        )
     return c0, eps, gamma, n
 
 
@@ -250,14 +266,18 @@ def frozen_law(points, multiplicities, beta, B=None) -> FrozenLaw:
     if U.ndim != 2 or U.shape[0] < 1 or not np.isfinite(U).all():
         raise ValueError(f"points must be a finite (κ, d) array, got shape {U.shape}")
     m = np.asarray(multiplicities)
-    if m.shape != (U.shape[0],) or not np.issubdtype(m.dtype, np.number) \
-            or (m != np.round(m)).any() or (m < 1).any():
+    if (
+        m.shape != (U.shape[0],)
+        or not np.issubdtype(m.dtype, np.number)
+        or (m != np.round(m)).any()
+        or (m < 1).any()
+    ):
         raise ValueError(f"multiplicities must be {U.shape[0]} integers >= 1, got {m!r}")
     beta = real("beta", beta, low=0)
     Bm = np.eye(U.shape[1]) if B is None else np.asarray(B, dtype=np.float64)
     if Bm.shape != (U.shape[1],) * 2 or not np.isfinite(Bm).all():
         raise ValueError(f"B must be a finite {U.shape[1]}x{U.shape[1]} matrix, got {Bm.shape}")
-    S = (U @ Bm.T) @ U.T                       # S[a, b] = <B u_a, u_b>
+    S = (U @ Bm.T) @ U.T  # S[a, b] = <B u_a, u_b>
     log_m = np.log(m.astype(np.float64))
     k = U.shape[0]
     if k == 1:
@@ -265,7 +285,7 @@ def frozen_law(points, multiplicities, beta, B=None) -> FrozenLaw:
     off = log_m[None, :] - log_m[:, None] + beta * (S - np.diag(S)[:, None])
     np.fill_diagonal(off, -np.inf)
     log_r = logsumexp(off, axis=1)
-    log_q = -np.logaddexp(0.0, log_r)           # −log(1 + r_a), accurate for tiny r_a
+    log_q = -np.logaddexp(0.0, log_r)  # −log(1 + r_a), accurate for tiny r_a
     log_stay = float((m * log_q).sum())
     # log p with p = −expm1(L), L = log_stay = −Σ m_a log1p(r_a). When every r_a is tiny (even
     # below the float range, β = 1e6) use log(−L) = logsumexp(log m_a + log log1p(r_a)) and
@@ -340,5 +360,5 @@ def collapse_rate(beta, *, radius, n, gamma) -> CollapseRate:
     radius = real("radius", radius, low=0)
     gamma = real("gamma", gamma, low=0, low_open=True, high=1)
     n = integer("n", n, 1)
-    log_c = -2 * abs(beta) * radius ** 2 - math.log(n)
+    log_c = -2 * abs(beta) * radius**2 - math.log(n)
     return CollapseRate(c=math.exp(log_c), log_c=log_c, gamma=gamma)

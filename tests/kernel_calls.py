@@ -21,8 +21,18 @@ def k_chain(x, B, beta, gamma, u, state=None):
     out = np.full((n, d), np.nan)
     if state is None:
         state = np.array([1, 2, 3, 4], dtype=np.uint64)
-    K.chain_step(x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P,
-                 np.asarray(u, dtype=float), state, out, K.chain_work(n, d))
+    K.chain_step(
+        x,
+        np.ascontiguousarray(B, dtype=float),
+        float(beta),
+        g,
+        P,
+        use_P,
+        np.asarray(u, dtype=float),
+        state,
+        out,
+        K.chain_work(n, d),
+    )
     return out
 
 
@@ -31,8 +41,9 @@ def k_flow(x, B, beta, gamma):
     n, d = x.shape
     g, P, use_P = split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
-    K.flow_step(x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P, out,
-                K.flow_work(n, d))
+    K.flow_step(
+        x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P, out, K.flow_work(n, d)
+    )
     return out
 
 
@@ -41,8 +52,17 @@ def k_hardmax(x, B, gamma, ties="index", tol=0.0):
     n, d = x.shape
     g, P, use_P = split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
-    K.hardmax_step(x, np.ascontiguousarray(B, dtype=float), g, P, use_P, ties == "point",
-                   float(tol), out, K.hardmax_work(n, d))
+    K.hardmax_step(
+        x,
+        np.ascontiguousarray(B, dtype=float),
+        g,
+        P,
+        use_P,
+        ties == "point",
+        float(tol),
+        out,
+        K.hardmax_work(n, d),
+    )
     return out
 
 
@@ -51,6 +71,15 @@ def k_localmax(x, B, gamma, r, rule):
     n, d = x.shape
     g, P, use_P = split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
-    K.localmax_step(x, np.ascontiguousarray(B, dtype=float), g, P, use_P, float(r),
-                    NEIGHBOUR_RULES[rule], out, K.localmax_work(n, d))
+    K.localmax_step(
+        x,
+        np.ascontiguousarray(B, dtype=float),
+        g,
+        P,
+        use_P,
+        float(r),
+        NEIGHBOUR_RULES[rule],
+        out,
+        K.localmax_work(n, d),
+    )
     return out

@@ -22,7 +22,7 @@ from metastab.engine import accelerated as accelerate
 from metastab.stats import escape_rate, exponentiality_test
 
 SEED = 20_251_126
-ALPHA = 1e-3   # level of every agreement test; each negative control states its own threshold
+ALPHA = 1e-3  # level of every agreement test; each negative control states its own threshold
 
 # ------------------------------------------------------------------ problems
 
@@ -33,7 +33,7 @@ POINTS = np.array([[1.0, 0.0], [-0.5, 0.8], [-0.3, -0.9]])
 MULT = np.array([2, 3, 1])
 B_NS = np.array([[1.0, 0.4], [-0.3, 0.8]])
 X_FROZEN = np.repeat(POINTS, MULT, axis=0)
-DMIN = min(np.linalg.norm(a - b) for i, a in enumerate(POINTS) for b in POINTS[i + 1:])
+DMIN = min(np.linalg.norm(a - b) for i, a in enumerate(POINTS) for b in POINTS[i + 1 :])
 GAMMA_FROZEN = 0.5
 BALL_FROZEN = ms.LeaveBall(0.5 * GAMMA_FROZEN * DMIN)
 
@@ -50,24 +50,29 @@ HULL_TRI = ms.LeaveHull(np.tile(np.arange(3), 3), 0.6)
 SIMPLEX = ms.simplex(3).vertices
 B_3D = np.eye(3) + 0.3 * np.array([[0.0, 1.0, 0.0], [-1.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 X_3D = np.vstack([SIMPLEX, SIMPLEX, 0.9 * SIMPLEX[:2]])
-D_3D = min(np.linalg.norm(a - b) for i, a in enumerate(SIMPLEX) for b in SIMPLEX[i + 1:])
+D_3D = min(np.linalg.norm(a - b) for i, a in enumerate(SIMPLEX) for b in SIMPLEX[i + 1 :])
 BALL_3D = ms.LeaveBall(0.35 * D_3D)
 
 PROBLEMS = {
     # name: (model at beta, x0, event, chains)
-    "frozen-duplicates-nonsymmetric": (lambda b: ms.SoftmaxChain(b, GAMMA_FROZEN, B=B_NS), 5.0,
-                                       X_FROZEN, BALL_FROZEN, 2000),
+    "frozen-duplicates-nonsymmetric": (
+        lambda b: ms.SoftmaxChain(b, GAMMA_FROZEN, B=B_NS),
+        5.0,
+        X_FROZEN,
+        BALL_FROZEN,
+        2000,
+    ),
     "triangle-spread-hull": (lambda b: ms.SoftmaxChain(b, 0.3), 6.0, X_TRI, HULL_TRI, 600),
-    "simplex3d-nonsymmetric": (lambda b: ms.SoftmaxChain(b, 0.25, B=B_3D), 6.0, X_3D, BALL_3D,
-                               800),
+    "simplex3d-nonsymmetric": (lambda b: ms.SoftmaxChain(b, 0.25, B=B_3D), 6.0, X_3D, BALL_3D, 800),
 }
-MAX_STEPS = 10**7   # P(censored) < e^-1000 for all three: no chain is censored
+MAX_STEPS = 10**7  # P(censored) < e^-1000 for all three: no chain is censored
 
 
 def _passage(name, mode, beta_factor=1.0, seed=SEED):
     make, beta, x0, event, chains = PROBLEMS[name]
-    return ms.first_passage(make(beta * beta_factor), x0, event, max_steps=MAX_STEPS,
-                            chains=chains, rng=seed, mode=mode)
+    return ms.first_passage(
+        make(beta * beta_factor), x0, event, max_steps=MAX_STEPS, chains=chains, rng=seed, mode=mode
+    )
 
 
 @pytest.fixture(scope="module", params=list(PROBLEMS))
@@ -133,10 +138,20 @@ def test_accelerated_agrees_with_exact_on_the_theorem_workload():
     K = ms.regular_polygon(3)
     x0 = shrunk(K, 9, 0.8)
     event = ms.LeaveHull(groups=np.tile(np.arange(3), 3), radius=0.2 * K.diameter)
-    runs = [ms.first_passage(ms.SoftmaxChain(beta, 0.1), x0, event, max_steps=10**7, chains=300,
-                             rng=SEED + k, mode=mode)
-            for k, (beta, mode) in enumerate([(10.0, "exact"), (10.0, "accelerated"),
-                                              (10.5, "accelerated")])]
+    runs = [
+        ms.first_passage(
+            ms.SoftmaxChain(beta, 0.1),
+            x0,
+            event,
+            max_steps=10**7,
+            chains=300,
+            rng=SEED + k,
+            mode=mode,
+        )
+        for k, (beta, mode) in enumerate(
+            [(10.0, "exact"), (10.0, "accelerated"), (10.5, "accelerated")]
+        )
+    ]
     exact, fast, wrong = runs
     assert not any(fp.censored.any() for fp in runs)
     assert stats.ks_2samp(exact.steps, fast.steps).pvalue > ALPHA
@@ -157,8 +172,9 @@ def _groups_of(x, B, beta, tol=0.0):
     n, d = x.shape
     label, points, mult, count, order, bu, logw, log_q, log_c, ell, _ = _accelerated.jump_work(n, d)
     kappa = _accelerated.merge_groups(x, tol, label, points, mult, count, order)
-    _accelerated.group_logs(points, mult, kappa, np.array(B, dtype=float), beta, bu, logw, log_q,
-                            log_c, ell)
+    _accelerated.group_logs(
+        points, mult, kappa, np.array(B, dtype=float), beta, bu, logw, log_q, log_c, ell
+    )
     lm = -np.inf
     for i in range(n):
         lm = np.logaddexp(lm, ell[label[i]])
@@ -178,20 +194,21 @@ def test_kernel_stay_probability_is_the_frozen_law(beta):
     law = theory.frozen_law(POINTS, MULT, beta, B_NS)
     assert kappa == 3 and np.array_equal(np.bincount(label), [2, 3, 1])
     np.testing.assert_allclose(log_q, law.log_q, rtol=1e-12, atol=1e-300)
-    if beta == 0.0:     # q_a = m_a / n, nothing is rare
+    if beta == 0.0:  # q_a = m_a / n, nothing is rare
         np.testing.assert_allclose(np.exp(log_q), MULT / MULT.sum(), rtol=1e-14)
     log_p = _accelerated.log1mexp_neg(lm)
     assert math.isclose(log_p, law.log_p, rel_tol=1e-12), (log_p, law.log_p)
     assert math.isclose(-math.exp(lm), law.log_stay, rel_tol=1e-12) or law.log_stay == 0.0
     # negative control: a different β gives a different law
-    assert not math.isclose(log_p, theory.frozen_law(POINTS, MULT, beta * 1.01 + 0.1, B_NS).log_p,
-                            rel_tol=1e-6)
+    assert not math.isclose(
+        log_p, theory.frozen_law(POINTS, MULT, beta * 1.01 + 0.1, B_NS).log_p, rel_tol=1e-6
+    )
 
 
 def test_merge_moves_tokens_by_at_most_tol():
     gen = np.random.default_rng(SEED)
     x = np.repeat(POINTS, [3, 2, 4], axis=0) + gen.uniform(-1, 1, (9, 2)) * 1e-9
-    x[0] = POINTS[0]           # one exact duplicate pair: the crowded point founds the group
+    x[0] = POINTS[0]  # one exact duplicate pair: the crowded point founds the group
     x[1] = POINTS[0]
     before = x.copy()
     kappa, label, *_ = _groups_of(x, B_NS, 1.0, tol=2e-9)  # _groups_of works on a copy
@@ -202,7 +219,7 @@ def test_merge_moves_tokens_by_at_most_tol():
     assert np.abs(y - before).max() <= 2e-9
     assert np.array_equal(y[0], POINTS[0]) and np.array_equal(y[2], POINTS[0])
     assert len(np.unique(y, axis=0)) == 3 and kappa == 3
-    z = before.copy()     # tol = 0: nothing moves, exact coincidences only
+    z = before.copy()  # tol = 0: nothing moves, exact coincidences only
     assert _accelerated.merge_groups(z, 0.0, *work[:5]) == 8
     assert np.array_equal(z, before)
 
@@ -232,12 +249,12 @@ def test_full_precision_variates():
     assert E.min() > 0 and E.min() < 1e-4
     L = _draws(1, 200_000)
     assert (L < 0).all()
-    assert stats.kstest(np.exp(L), "uniform").pvalue > ALPHA     # measured p = 0.17
+    assert stats.kstest(np.exp(L), "uniform").pvalue > ALPHA  # measured p = 0.17
     # The binades are drawn exactly: P[log U < −k log 2] = 2^-k (within 5 sd), the mechanism that
     # reaches 2^-1024 (probabilities far below 2^-53 cannot be observed in a test).
     for k in (1, 5, 10, 15):
         hits = int((L < -k * math.log(2)).sum())
-        expected = L.size * 2.0 ** -k
+        expected = L.size * 2.0**-k
         assert abs(hits - expected) < 5 * math.sqrt(expected) + 1, (k, hits, expected)
     # small exponentials have full relative precision: E < 1e-4 holds with probability ~1e-4
     # (measured: 22 of 200 000)
@@ -261,8 +278,9 @@ def geometric_p(steps: np.ndarray, p: float) -> float:
 @pytest.fixture(scope="module")
 def frozen_fast():
     make, beta, x0, event, _ = PROBLEMS["frozen-duplicates-nonsymmetric"]
-    return ms.first_passage(make(beta), x0, event, max_steps=10**6, chains=20_000, rng=SEED,
-                            mode="accelerated")
+    return ms.first_passage(
+        make(beta), x0, event, max_steps=10**6, chains=20_000, rng=SEED, mode="accelerated"
+    )
 
 
 def test_frozen_geometric_law(frozen_fast):
@@ -285,7 +303,7 @@ def test_frozen_who_moves_and_where(frozen_fast):
     R = W / W.sum(axis=1, keepdims=True)
     q = np.diag(R).copy()
     group = np.repeat(np.arange(3), MULT)
-    stay_all = float(np.prod(q ** MULT))
+    stay_all = float(np.prod(q**MULT))
     p = 1 - stay_all
     law = np.empty((len(group), 3))
     for i, a in enumerate(group):
@@ -310,8 +328,9 @@ BETA_HUGE = 200.0
 @pytest.fixture(scope="module")
 def frozen_huge():
     make, _, x0, event, _ = PROBLEMS["frozen-duplicates-nonsymmetric"]
-    return ms.first_passage(make(BETA_HUGE), x0, event, max_steps=1e300, chains=3000, rng=SEED,
-                            mode="accelerated")
+    return ms.first_passage(
+        make(BETA_HUGE), x0, event, max_steps=1e300, chains=3000, rng=SEED, mode="accelerated"
+    )
 
 
 def test_beta_200_escapes_match_theory(frozen_huge):
@@ -321,7 +340,7 @@ def test_beta_200_escapes_match_theory(frozen_huge):
     law = theory.frozen_law(POINTS, MULT, BETA_HUGE, B_NS)
     T = frozen_huge.steps
     assert law.p < 1e-70 and not frozen_huge.censored.any()
-    assert T.dtype == np.float64 and T.min() > 2.0 ** 63
+    assert T.dtype == np.float64 and T.min() > 2.0**63
     # Measured: KS p = 0.97; at 1.01 β (p smaller by e^-1.8) p underflows to 0.
     # Rate 8.83e-79, 99.9% interval [8.31e-79, 9.37e-79] (exact and profile), p = 9.01e-79.
     assert stats.kstest(T * law.p, "expon").pvalue > ALPHA
@@ -339,8 +358,9 @@ def test_beta_200_escapes_match_theory(frozen_huge):
     test = exponentiality_test(frozen_huge, n_resamples=199, rng=SEED)
     assert test.pvalue > ALPHA and np.isfinite(test.null_distribution).all()
     assert 0 < test.null_distribution.max() < 0.1
-    shifted = exponentiality_test(T + 0.5 / law.p, np.zeros(T.size, bool), n_resamples=199,
-                                  rng=SEED)
+    shifted = exponentiality_test(
+        T + 0.5 / law.p, np.zeros(T.size, bool), n_resamples=199, rng=SEED
+    )
     assert shifted.pvalue <= 0.005
 
 
@@ -348,8 +368,15 @@ def test_frozen_forever_is_censored_not_looping():
     """One group (all tokens on one point): nothing ever moves, every chain is censored at the
     budget, also a float budget beyond int64."""
     x0 = np.repeat([[0.3, -0.2]], 4, axis=0)
-    fp = ms.first_passage(ms.SoftmaxChain(3.0, 0.5), x0, ms.LeaveBall(0.1), max_steps=1e30,
-                          chains=5, rng=1, mode="accelerated")
+    fp = ms.first_passage(
+        ms.SoftmaxChain(3.0, 0.5),
+        x0,
+        ms.LeaveBall(0.1),
+        max_steps=1e30,
+        chains=5,
+        rng=1,
+        mode="accelerated",
+    )
     assert fp.censored.all() and (fp.steps == 1e30).all() and np.array_equal(fp.final[0], x0)
 
 
@@ -362,14 +389,20 @@ def test_exact_mode_warns_where_cross_weights_underflow():
     model = ms.SoftmaxChain(1000.0, GAMMA_FROZEN, B=B_NS)
     with pytest.warns(ms.ResolutionWarning, match="underflows to 0") as rec:
         fp = ms.first_passage(model, X_FROZEN, BALL_FROZEN, max_steps=2000, chains=4, rng=1)
-    assert fp.censored.all()           # the silent failure the warning is about
+    assert fp.censored.all()  # the silent failure the warning is about
     text = " ".join(str(w.message) for w in rec)
     assert "beta=1000" in text and "mode='accelerated'" in text and "-902.0" in text
     # negative control: at β = 200 the cross picks (~1e-78, far below 2^-53) have positive
     # weights, which direct stepping draws with their probabilities: no warning (warnings are
     # errors here)
-    ms.first_passage(ms.SoftmaxChain(BETA_HUGE, GAMMA_FROZEN, B=B_NS), X_FROZEN, BALL_FROZEN,
-                     max_steps=20, chains=4, rng=1)
+    ms.first_passage(
+        ms.SoftmaxChain(BETA_HUGE, GAMMA_FROZEN, B=B_NS),
+        X_FROZEN,
+        BALL_FROZEN,
+        max_steps=20,
+        chains=4,
+        rng=1,
+    )
 
 
 def test_exact_mode_warns_when_censored_chains_ended_frozen():
@@ -388,7 +421,7 @@ def test_exact_mode_warns_when_censored_chains_ended_frozen():
 def test_cross_probabilities():
     lc = engine.cross_probabilities(ms.SoftmaxChain(200.0, 0.5, B=B_NS), X_FROZEN)
     law = theory.frozen_law(POINTS, MULT, 200.0, B_NS)
-    expected = np.repeat(np.log(-np.expm1(law.log_q)), MULT)     # c_a = 1 − q_a
+    expected = np.repeat(np.log(-np.expm1(law.log_q)), MULT)  # c_a = 1 − q_a
     np.testing.assert_allclose(lc, expected, rtol=1e-12)
     assert lc.shape == (6,) and (lc < -100).all()
 
@@ -400,8 +433,17 @@ REPRO = (ms.SoftmaxChain(6.0, 0.3), X_TRI, HULL_TRI)
 
 def _fp(chains=8, first_chain=0, rng=5, **kw):
     model, x0, event = REPRO
-    return ms.first_passage(model, x0, event, max_steps=10**6, chains=chains, rng=rng,
-                            first_chain=first_chain, mode="accelerated", **kw)
+    return ms.first_passage(
+        model,
+        x0,
+        event,
+        max_steps=10**6,
+        chains=chains,
+        rng=rng,
+        first_chain=first_chain,
+        mode="accelerated",
+        **kw,
+    )
 
 
 def test_accelerated_same_seed_same_bits():
@@ -441,8 +483,9 @@ def test_accelerated_per_chain_x0():
     X = X_TRI[None] + 0.02 * gen.normal(size=(5,) + X_TRI.shape)
     model, _, event = REPRO
     whole = ms.first_passage(model, X, event, max_steps=10**6, rng=3, mode="accelerated")
-    part = ms.first_passage(model, X[2:4], event, max_steps=10**6, rng=3, first_chain=2,
-                            mode="accelerated")
+    part = ms.first_passage(
+        model, X[2:4], event, max_steps=10**6, rng=3, first_chain=2, mode="accelerated"
+    )
     assert np.array_equal(part.steps, whole.steps[2:4])
     assert np.array_equal(part.final, whole.final[2:4])
     assert whole.events == 5 and len(set(whole.steps.tolist())) == 5
@@ -457,8 +500,15 @@ def test_accelerated_progress_callback():
 
 def test_budget_beyond_int64():
     x0 = np.repeat([[0.3, -0.2]], 2, axis=0)
-    fp = ms.first_passage(ms.SoftmaxChain(3.0, 0.5), x0, ms.LeaveBall(0.1), max_steps=10**30,
-                          chains=2, rng=1, mode="accelerated")
+    fp = ms.first_passage(
+        ms.SoftmaxChain(3.0, 0.5),
+        x0,
+        ms.LeaveBall(0.1),
+        max_steps=10**30,
+        chains=2,
+        rng=1,
+        mode="accelerated",
+    )
     assert fp.max_steps == 1e30 and (fp.steps == 1e30).all() and fp.censored.all()
     frame = fp.to_frame()
     assert frame["steps"].dtype == np.float64 and frame["max_steps"].iloc[0] == 1e30
@@ -467,7 +517,7 @@ def test_budget_beyond_int64():
 def test_accelerated_calls_do_not_matter(monkeypatch):
     default = _fp()
     monkeypatch.setattr(accelerate, "_FIRST_CALL_JUMPS", 1)
-    monkeypatch.setattr(accelerate, "_CALL_SECONDS", 0.0)     # one event per call
+    monkeypatch.setattr(accelerate, "_CALL_SECONDS", 0.0)  # one event per call
     calls = []
     orig = _accelerated.advance_accelerated
 
@@ -495,46 +545,59 @@ def test_merge_tol_zero_is_exact_and_agrees():
     b = _fp(chains=300, rng=12, merge_tol=0.0)
     # Measured: KS p = 0.25 (66 757 events with the default, 193 669 with merge_tol = 0).
     assert stats.ks_2samp(a.steps, b.steps).pvalue > ALPHA
-    assert b.provenance["jumps"] > a.provenance["jumps"]   # relaxation runs to the last ulp
+    assert b.provenance["jumps"] > a.provenance["jumps"]  # relaxation runs to the last ulp
 
 
 # ------------------------------------------------------------------ bad input
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(mode="fast"), r"mode must be one of \('exact', 'accelerated'\), got 'fast'"),
-    (dict(mode="exact", merge_tol=1e-9), r"merge_tol applies to mode='accelerated' only"),
-    (dict(mode="accelerated", merge_tol=-1.0), r"merge_tol must be in \[0, 1\], got -1.0"),
-    (dict(mode="accelerated", merge_tol="x"), r"merge_tol must be a real number, got 'x'"),
-    (dict(mode="accelerated", max_steps=1.5), r"max_steps must be an integer .* got 1.5"),
-    (dict(mode="accelerated", max_steps=0), r"max_steps must be >= 1, got 0"),
-    (dict(mode="accelerated", max_steps=math.inf), r"max_steps must be finite, got inf"),
-    (dict(mode="exact", max_steps=1e30), r"max_steps must be an integer, got 1e\+30"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(mode="fast"), r"mode must be one of \('exact', 'accelerated'\), got 'fast'"),
+        (dict(mode="exact", merge_tol=1e-9), r"merge_tol applies to mode='accelerated' only"),
+        (dict(mode="accelerated", merge_tol=-1.0), r"merge_tol must be in \[0, 1\], got -1.0"),
+        (dict(mode="accelerated", merge_tol="x"), r"merge_tol must be a real number, got 'x'"),
+        (dict(mode="accelerated", max_steps=1.5), r"max_steps must be an integer .* got 1.5"),
+        (dict(mode="accelerated", max_steps=0), r"max_steps must be >= 1, got 0"),
+        (dict(mode="accelerated", max_steps=math.inf), r"max_steps must be finite, got inf"),
+        (dict(mode="exact", max_steps=1e30), r"max_steps must be an integer, got 1e\+30"),
+    ],
+)
 def test_bad_arguments(kwargs, match):
     kw = dict(max_steps=10, chains=2, rng=0) | kwargs
     with pytest.raises(ValueError, match=match):
         ms.first_passage(ms.SoftmaxChain(2.0, 0.5), X_FROZEN, BALL_FROZEN, **kw)
 
 
-@pytest.mark.parametrize("model, match", [
-    (ms.Hardmax(gamma=0.5), "needs a SoftmaxChain"),
-    (ms.SoftmaxFlow(2.0, 0.5), "needs a SoftmaxChain"),
-    (ms.SoftmaxChain(2.0, gamma=np.full(10, 0.5)), "needs a constant step"),
-    (ms.SoftmaxChain(2.0, gamma=lambda t: 0.5), "needs a constant step"),
-])
+@pytest.mark.parametrize(
+    "model, match",
+    [
+        (ms.Hardmax(gamma=0.5), "needs a SoftmaxChain"),
+        (ms.SoftmaxFlow(2.0, 0.5), "needs a SoftmaxChain"),
+        (ms.SoftmaxChain(2.0, gamma=np.full(10, 0.5)), "needs a constant step"),
+        (ms.SoftmaxChain(2.0, gamma=lambda t: 0.5), "needs a constant step"),
+    ],
+)
 def test_accelerated_needs_a_homogeneous_chain(model, match):
     with pytest.raises(ValueError, match=match):
-        ms.first_passage(model, X_FROZEN, BALL_FROZEN, max_steps=10, chains=2, rng=0,
-                         mode="accelerated")
+        ms.first_passage(
+            model, X_FROZEN, BALL_FROZEN, max_steps=10, chains=2, rng=0, mode="accelerated"
+        )
 
 
 def test_step_matrix_is_supported():
     """A constant step matrix P is time-homogeneous: accepted, and on the frozen problem the exit
     law is still geometric with the frozen p (moves are by P (u_b − u_a), all > the ball)."""
     P = ms.step_matrix(np.diag([1.0, 1.5]))
-    fp = ms.first_passage(ms.SoftmaxChain(5.0, P, B=B_NS), X_FROZEN,
-                          ms.LeaveBall(0.2 * DMIN), max_steps=10**6, chains=3000, rng=SEED,
-                          mode="accelerated")
+    fp = ms.first_passage(
+        ms.SoftmaxChain(5.0, P, B=B_NS),
+        X_FROZEN,
+        ms.LeaveBall(0.2 * DMIN),
+        max_steps=10**6,
+        chains=3000,
+        rng=SEED,
+        mode="accelerated",
+    )
     law = theory.frozen_law(POINTS, MULT, 5.0, B_NS)
-    assert geometric_p(fp.steps, law.p) > ALPHA      # measured p = 0.06
+    assert geometric_p(fp.steps, law.p) > ALPHA  # measured p = 0.06

@@ -25,35 +25,82 @@ def _nan_at(i, j, value):
 # (id, call, exception, regex that must name the parameter and the value)
 CASES = [
     # initial configuration
-    ("x0-nan", lambda: ms.simulate(CHAIN, _nan_at(1, 0, np.nan), steps=1), ValueError,
-     r"x0.*\[1, 0\].*nan"),
-    ("x0-inf", lambda: ms.simulate(CHAIN, _nan_at(2, 1, np.inf), steps=1), ValueError,
-     r"x0.*\[2, 1\].*inf"),
-    ("x0-neg-inf", lambda: ms.first_passage(CHAIN, _nan_at(0, 0, -np.inf), ms.Collapse(1.0),
-                                            max_steps=1), ValueError, r"x0.*-inf"),
-    ("x0-nan-per-chain", lambda: ms.simulate(CHAIN, np.stack([X0, _nan_at(0, 1, np.nan)]),
-                                             steps=1), ValueError, r"x0.*\[1, 0, 1\].*nan"),
+    (
+        "x0-nan",
+        lambda: ms.simulate(CHAIN, _nan_at(1, 0, np.nan), steps=1),
+        ValueError,
+        r"x0.*\[1, 0\].*nan",
+    ),
+    (
+        "x0-inf",
+        lambda: ms.simulate(CHAIN, _nan_at(2, 1, np.inf), steps=1),
+        ValueError,
+        r"x0.*\[2, 1\].*inf",
+    ),
+    (
+        "x0-neg-inf",
+        lambda: ms.first_passage(CHAIN, _nan_at(0, 0, -np.inf), ms.Collapse(1.0), max_steps=1),
+        ValueError,
+        r"x0.*-inf",
+    ),
+    (
+        "x0-nan-per-chain",
+        lambda: ms.simulate(CHAIN, np.stack([X0, _nan_at(0, 1, np.nan)]), steps=1),
+        ValueError,
+        r"x0.*\[1, 0, 1\].*nan",
+    ),
     ("x0-1d", lambda: ms.simulate(CHAIN, np.zeros(3), steps=1), ValueError, r"x0.*\(3,\)"),
-    ("x0-4d", lambda: ms.simulate(CHAIN, np.zeros((2, 3, 2, 1)), steps=1), ValueError,
-     r"x0.*\(2, 3, 2, 1\)"),
-    ("x0-empty", lambda: ms.simulate(CHAIN, np.zeros((0, 2)), steps=1), ValueError,
-     r"x0.*\(0, 2\)"),
-    ("x0-no-dims", lambda: ms.simulate(CHAIN, np.zeros((3, 0)), steps=1), ValueError,
-     r"x0.*\(3, 0\)"),
+    (
+        "x0-4d",
+        lambda: ms.simulate(CHAIN, np.zeros((2, 3, 2, 1)), steps=1),
+        ValueError,
+        r"x0.*\(2, 3, 2, 1\)",
+    ),
+    (
+        "x0-empty",
+        lambda: ms.simulate(CHAIN, np.zeros((0, 2)), steps=1),
+        ValueError,
+        r"x0.*\(0, 2\)",
+    ),
+    (
+        "x0-no-dims",
+        lambda: ms.simulate(CHAIN, np.zeros((3, 0)), steps=1),
+        ValueError,
+        r"x0.*\(3, 0\)",
+    ),
     ("x0-ragged", lambda: ms.simulate(CHAIN, [[1.0, 2.0], [3.0]], steps=1), ValueError, r"x0"),
-    ("x0-chains-mismatch", lambda: ms.simulate(CHAIN, np.stack([X0] * 3), chains=2, steps=1),
-     ValueError, r"chains=2.*3"),
+    (
+        "x0-chains-mismatch",
+        lambda: ms.simulate(CHAIN, np.stack([X0] * 3), chains=2, steps=1),
+        ValueError,
+        r"chains=2.*3",
+    ),
     # key-query matrix
-    ("B-wrong-d", lambda: ms.simulate(ms.SoftmaxChain(beta=1.0, B=np.eye(3)), X0, steps=1),
-     ValueError, r"B.*2×2.*\(3, 3\)"),
-    ("B-not-square", lambda: ms.SoftmaxChain(beta=1.0, B=[[1.0, 2.0, 3.0]]), ValueError,
-     r"B.*\(1, 3\)"),
+    (
+        "B-wrong-d",
+        lambda: ms.simulate(ms.SoftmaxChain(beta=1.0, B=np.eye(3)), X0, steps=1),
+        ValueError,
+        r"B.*2×2.*\(3, 3\)",
+    ),
+    (
+        "B-not-square",
+        lambda: ms.SoftmaxChain(beta=1.0, B=[[1.0, 2.0, 3.0]]),
+        ValueError,
+        r"B.*\(1, 3\)",
+    ),
     ("B-vector", lambda: ms.Hardmax(B=[1.0, 2.0]), ValueError, r"B.*\(2,\)"),
-    ("B-nan", lambda: ms.SoftmaxFlow(beta=1.0, B=[[1.0, np.nan], [0.0, 1.0]]), ValueError,
-     r"B.*nan"),
-    ("B-wrong-d-first-passage",
-     lambda: ms.first_passage(ms.Hardmax(B=np.eye(1)), X0, ms.Collapse(1.0), max_steps=1),
-     ValueError, r"B.*\(1, 1\)"),
+    (
+        "B-nan",
+        lambda: ms.SoftmaxFlow(beta=1.0, B=[[1.0, np.nan], [0.0, 1.0]]),
+        ValueError,
+        r"B.*nan",
+    ),
+    (
+        "B-wrong-d-first-passage",
+        lambda: ms.first_passage(ms.Hardmax(B=np.eye(1)), X0, ms.Collapse(1.0), max_steps=1),
+        ValueError,
+        r"B.*\(1, 1\)",
+    ),
     # beta
     ("beta-negative", lambda: ms.SoftmaxChain(beta=-0.5), ValueError, r"beta.*-0\.5"),
     ("beta-nan", lambda: ms.SoftmaxFlow(beta=np.nan), ValueError, r"beta.*nan"),
@@ -63,70 +110,143 @@ CASES = [
     # gamma
     ("gamma-zero", lambda: ms.SoftmaxChain(beta=1.0, gamma=0.0), ValueError, r"gamma.*0\.0"),
     ("gamma-above-one", lambda: ms.Hardmax(gamma=1.5), ValueError, r"gamma.*1\.5"),
-    ("gamma-negative", lambda: ms.SoftmaxFlow(beta=1.0, gamma=-0.1), ValueError,
-     r"gamma.*-0\.1"),
+    ("gamma-negative", lambda: ms.SoftmaxFlow(beta=1.0, gamma=-0.1), ValueError, r"gamma.*-0\.1"),
     ("gamma-nan", lambda: ms.Hardmax(gamma=np.nan), ValueError, r"gamma.*nan"),
-    ("gamma-schedule-zero", lambda: ms.Hardmax(gamma=[0.5, 0.0, 0.2]), ValueError,
-     r"gamma\[1\].*0\.0"),
-    ("gamma-schedule-nan", lambda: ms.Hardmax(gamma=[0.5, 0.2, np.nan]), ValueError,
-     r"gamma\[2\].*nan"),
+    (
+        "gamma-schedule-zero",
+        lambda: ms.Hardmax(gamma=[0.5, 0.0, 0.2]),
+        ValueError,
+        r"gamma\[1\].*0\.0",
+    ),
+    (
+        "gamma-schedule-nan",
+        lambda: ms.Hardmax(gamma=[0.5, 0.2, np.nan]),
+        ValueError,
+        r"gamma\[2\].*nan",
+    ),
     ("gamma-schedule-empty", lambda: ms.Hardmax(gamma=[]), ValueError, r"gamma.*empty"),
-    ("gamma-matrix-shape", lambda: ms.Hardmax(gamma=np.full((2, 3), 0.1)), ValueError,
-     r"gamma.*\(2, 3\)"),
-    ("gamma-matrix-wrong-d",
-     lambda: ms.simulate(ms.Hardmax(gamma=np.eye(3) / 2), X0, steps=1), ValueError,
-     r"gamma.*2×2.*\(3, 3\)"),
-    ("gamma-callable-bad", lambda: ms.simulate(ms.Hardmax(gamma=lambda t: 0.0), X0, steps=2),
-     ValueError, r"gamma\(0\).*0\.0"),
-    ("gamma-string", lambda: ms.SoftmaxChain(beta=1.0, gamma="fast"), ValueError,
-     r"gamma.*fast"),
+    (
+        "gamma-matrix-shape",
+        lambda: ms.Hardmax(gamma=np.full((2, 3), 0.1)),
+        ValueError,
+        r"gamma.*\(2, 3\)",
+    ),
+    (
+        "gamma-matrix-wrong-d",
+        lambda: ms.simulate(ms.Hardmax(gamma=np.eye(3) / 2), X0, steps=1),
+        ValueError,
+        r"gamma.*2×2.*\(3, 3\)",
+    ),
+    (
+        "gamma-callable-bad",
+        lambda: ms.simulate(ms.Hardmax(gamma=lambda t: 0.0), X0, steps=2),
+        ValueError,
+        r"gamma\(0\).*0\.0",
+    ),
+    ("gamma-string", lambda: ms.SoftmaxChain(beta=1.0, gamma="fast"), ValueError, r"gamma.*fast"),
     # counts
-    ("chains-zero", lambda: ms.simulate(CHAIN, X0, steps=1, chains=0), ValueError,
-     r"chains.*0"),
-    ("chains-negative", lambda: ms.first_passage(CHAIN, X0, ms.Collapse(1.0), max_steps=1,
-                                                 chains=-3), ValueError, r"chains.*-3"),
-    ("chains-float", lambda: ms.simulate(CHAIN, X0, steps=1, chains=2.5), ValueError,
-     r"chains.*2\.5"),
+    ("chains-zero", lambda: ms.simulate(CHAIN, X0, steps=1, chains=0), ValueError, r"chains.*0"),
+    (
+        "chains-negative",
+        lambda: ms.first_passage(CHAIN, X0, ms.Collapse(1.0), max_steps=1, chains=-3),
+        ValueError,
+        r"chains.*-3",
+    ),
+    (
+        "chains-float",
+        lambda: ms.simulate(CHAIN, X0, steps=1, chains=2.5),
+        ValueError,
+        r"chains.*2\.5",
+    ),
     ("steps-zero", lambda: ms.simulate(CHAIN, X0, steps=0), ValueError, r"steps.*0"),
     ("steps-float", lambda: ms.simulate(CHAIN, X0, steps=10.0), ValueError, r"steps.*10\.0"),
-    ("max-steps-zero", lambda: ms.first_passage(CHAIN, X0, ms.Collapse(1.0), max_steps=0),
-     ValueError, r"max_steps.*0"),
-    ("max-steps-negative", lambda: ms.first_passage(CHAIN, X0, ms.Collapse(1.0), max_steps=-5),
-     ValueError, r"max_steps.*-5"),
-    ("record-every-zero", lambda: ms.simulate(CHAIN, X0, steps=5, record_every=0), ValueError,
-     r"record_every.*0"),
-    ("first-chain-negative", lambda: ms.simulate(CHAIN, X0, steps=1, first_chain=-1),
-     ValueError, r"first_chain.*-1"),
+    (
+        "max-steps-zero",
+        lambda: ms.first_passage(CHAIN, X0, ms.Collapse(1.0), max_steps=0),
+        ValueError,
+        r"max_steps.*0",
+    ),
+    (
+        "max-steps-negative",
+        lambda: ms.first_passage(CHAIN, X0, ms.Collapse(1.0), max_steps=-5),
+        ValueError,
+        r"max_steps.*-5",
+    ),
+    (
+        "record-every-zero",
+        lambda: ms.simulate(CHAIN, X0, steps=5, record_every=0),
+        ValueError,
+        r"record_every.*0",
+    ),
+    (
+        "first-chain-negative",
+        lambda: ms.simulate(CHAIN, X0, steps=1, first_chain=-1),
+        ValueError,
+        r"first_chain.*-1",
+    ),
     # events
     ("ball-radius-zero", lambda: ms.LeaveBall(0.0), ValueError, r"radius.*0\.0"),
     ("ball-radius-negative", lambda: ms.LeaveBall(-2.0), ValueError, r"radius.*-2\.0"),
     ("ball-radius-nan", lambda: ms.LeaveBall(np.nan), ValueError, r"radius.*nan"),
-    ("ball-centers-shape",
-     lambda: ms.first_passage(CHAIN, X0, ms.LeaveBall(1.0, centers=np.zeros((2, 2))),
-                              max_steps=1), ValueError, r"centers.*\(2, 2\)"),
-    ("hull-radius-zero", lambda: ms.LeaveHull(groups=[0, 0, 1], radius=0), ValueError,
-     r"radius.*0"),
-    ("hull-groups-length",
-     lambda: ms.first_passage(CHAIN, X0, ms.LeaveHull(groups=[0, 1], radius=0.5), max_steps=1),
-     ValueError, r"groups.*n=3.*2"),
-    ("hull-groups-float", lambda: ms.LeaveHull(groups=[0.5, 1.0, 0.0], radius=0.5), ValueError,
-     r"groups.*0\.5"),
-    ("hull-groups-2d", lambda: ms.LeaveHull(groups=[[0, 1, 0]], radius=0.5), ValueError,
-     r"groups"),
-    ("reach-radius-negative", lambda: ms.ReachVertices([[0.0, 1.0]], radius=-1.0), ValueError,
-     r"radius.*-1\.0"),
-    ("reach-vertex-radius-zero",
-     lambda: ms.ReachVertices([[0.0, 1.0]], radius=1.0, vertex_radius=0.0), ValueError,
-     r"vertex_radius.*0\.0"),
-    ("reach-vertices-dim",
-     lambda: ms.first_passage(CHAIN, X0, ms.ReachVertices(np.zeros((2, 3)), 1.0), max_steps=1),
-     ValueError, r"vertices.*\(2, 3\)"),
-    ("reach-assignment-range",
-     lambda: ms.ReachVertices([[0.0, 1.0], [1.0, 0.0]], radius=1.0, assignment=[0, 2, 1]),
-     ValueError, r"assignment.*\[0, 2, 1\]"),
-    ("reach-assignment-length",
-     lambda: ms.first_passage(CHAIN, X0, ms.ReachVertices(np.eye(2), 1.0, assignment=[0, 1]),
-                              max_steps=1), ValueError, r"assignment.*n=3.*2"),
+    (
+        "ball-centers-shape",
+        lambda: ms.first_passage(
+            CHAIN, X0, ms.LeaveBall(1.0, centers=np.zeros((2, 2))), max_steps=1
+        ),
+        ValueError,
+        r"centers.*\(2, 2\)",
+    ),
+    (
+        "hull-radius-zero",
+        lambda: ms.LeaveHull(groups=[0, 0, 1], radius=0),
+        ValueError,
+        r"radius.*0",
+    ),
+    (
+        "hull-groups-length",
+        lambda: ms.first_passage(CHAIN, X0, ms.LeaveHull(groups=[0, 1], radius=0.5), max_steps=1),
+        ValueError,
+        r"groups.*n=3.*2",
+    ),
+    (
+        "hull-groups-float",
+        lambda: ms.LeaveHull(groups=[0.5, 1.0, 0.0], radius=0.5),
+        ValueError,
+        r"groups.*0\.5",
+    ),
+    ("hull-groups-2d", lambda: ms.LeaveHull(groups=[[0, 1, 0]], radius=0.5), ValueError, r"groups"),
+    (
+        "reach-radius-negative",
+        lambda: ms.ReachVertices([[0.0, 1.0]], radius=-1.0),
+        ValueError,
+        r"radius.*-1\.0",
+    ),
+    (
+        "reach-vertex-radius-zero",
+        lambda: ms.ReachVertices([[0.0, 1.0]], radius=1.0, vertex_radius=0.0),
+        ValueError,
+        r"vertex_radius.*0\.0",
+    ),
+    (
+        "reach-vertices-dim",
+        lambda: ms.first_passage(CHAIN, X0, ms.ReachVertices(np.zeros((2, 3)), 1.0), max_steps=1),
+        ValueError,
+        r"vertices.*\(2, 3\)",
+    ),
+    (
+        "reach-assignment-range",
+        lambda: ms.ReachVertices([[0.0, 1.0], [1.0, 0.0]], radius=1.0, assignment=[0, 2, 1]),
+        ValueError,
+        r"assignment.*\[0, 2, 1\]",
+    ),
+    (
+        "reach-assignment-length",
+        lambda: ms.first_passage(
+            CHAIN, X0, ms.ReachVertices(np.eye(2), 1.0, assignment=[0, 1]), max_steps=1
+        ),
+        ValueError,
+        r"assignment.*n=3.*2",
+    ),
     ("collapse-diameter-zero", lambda: ms.Collapse(0.0), ValueError, r"diameter.*0\.0"),
     ("collapse-diameter-inf", lambda: ms.Collapse(np.inf), ValueError, r"diameter.*inf"),
     # hardmax ties
@@ -136,8 +256,12 @@ CASES = [
     ("tol-nan", lambda: ms.Hardmax(tol=np.nan), ValueError, r"tol.*nan"),
     # wrong types
     ("model-type", lambda: ms.simulate("softmax", X0, steps=1), TypeError, r"model.*softmax"),
-    ("event-type", lambda: ms.first_passage(CHAIN, X0, "leave", max_steps=1), TypeError,
-     r"event.*leave"),
+    (
+        "event-type",
+        lambda: ms.first_passage(CHAIN, X0, "leave", max_steps=1),
+        TypeError,
+        r"event.*leave",
+    ),
     ("rng-type", lambda: ms.simulate(CHAIN, X0, steps=1, rng="seed"), TypeError, r"rng.*seed"),
     ("rng-negative", lambda: ms.simulate(CHAIN, X0, steps=1, rng=-4), ValueError, r"rng.*-4"),
     ("step-matrix-singular", lambda: ms.step_matrix(-np.eye(2)), ValueError, r"V.*singular"),
@@ -184,12 +308,17 @@ def test_step_matrix_that_blows_up_is_reported():
 # --------------------------------------------------------------------------- memory
 
 
-@pytest.mark.parametrize("call", [
-    lambda: ms.simulate(CHAIN, X0, steps=1, chains=10**12),
-    lambda: ms.first_passage(CHAIN, X0, ms.LeaveBall(0.1), max_steps=1, chains=10**12),
-    lambda: ms.first_passage(CHAIN, X0, ms.LeaveBall(0.1), max_steps=1, chains=10**12,
-                             mode="accelerated"),
-], ids=["simulate", "first_passage", "accelerated"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: ms.simulate(CHAIN, X0, steps=1, chains=10**12),
+        lambda: ms.first_passage(CHAIN, X0, ms.LeaveBall(0.1), max_steps=1, chains=10**12),
+        lambda: ms.first_passage(
+            CHAIN, X0, ms.LeaveBall(0.1), max_steps=1, chains=10**12, mode="accelerated"
+        ),
+    ],
+    ids=["simulate", "first_passage", "accelerated"],
+)
 def test_state_larger_than_memory_is_refused_before_allocating(call):
     tracemalloc.start()
     try:
@@ -216,7 +345,7 @@ def test_the_state_is_copied_once():
     chains = 20_000
     x0 = np.random.default_rng(1).normal(size=(20, 2))
     state = chains * x0.nbytes
-    ms.simulate(CHAIN, x0, steps=1, chains=2)            # compiled before measuring
+    ms.simulate(CHAIN, x0, steps=1, chains=2)  # compiled before measuring
     tracemalloc.start()
     try:
         run = ms.simulate(CHAIN, x0, steps=1, chains=chains)

@@ -51,8 +51,20 @@ def test_passage_writes_a_tidy_table_and_sidecar(capsys, tmp_path, suffix):
 
 def test_simulate_records_every_k_steps(capsys, tmp_path):
     path = tmp_path / "run.csv"
-    code, out, _ = run(capsys, "simulate", "--chains", "3", "--steps", "25", "--record-every", "10",
-                       "--seed", "1", "--out", str(path))
+    code, out, _ = run(
+        capsys,
+        "simulate",
+        "--chains",
+        "3",
+        "--steps",
+        "25",
+        "--record-every",
+        "10",
+        "--seed",
+        "1",
+        "--out",
+        str(path),
+    )
     assert code == 0
     frame, meta = read_table(path)
     assert sorted(frame["step"].unique()) == [0, 10, 20, 25]
@@ -73,36 +85,81 @@ def test_same_seed_same_table_on_any_thread_count(capsys, tmp_path):
 
 
 def test_missing_seed_prints_the_entropy_that_repeats_the_run(capsys, tmp_path):
-    code, out, _ = run(capsys, "passage", "--chains", "8", "--max-steps", "300",
-                       "--out", str(tmp_path / "a.csv"))
+    code, out, _ = run(
+        capsys, "passage", "--chains", "8", "--max-steps", "300", "--out", str(tmp_path / "a.csv")
+    )
     assert code == 0
     entropy = re.search(r"--seed (\d+) repeats it", out).group(1)
     assert re.search(rf"^seed {entropy}\b", out, re.M)
-    code, _, _ = run(capsys, "passage", "--chains", "8", "--max-steps", "300", "--seed", entropy,
-                     "--out", str(tmp_path / "b.csv"))
+    code, _, _ = run(
+        capsys,
+        "passage",
+        "--chains",
+        "8",
+        "--max-steps",
+        "300",
+        "--seed",
+        entropy,
+        "--out",
+        str(tmp_path / "b.csv"),
+    )
     assert code == 0
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv"))
 
 
-@pytest.mark.parametrize("argv", [
-    ("--model", "hardmax", "--ties", "point", "--event", "reach-vertices",
-     "--event-radius", "0.05"),
-    ("--model", "softmax-flow", "--beta", "2", "--event", "collapse", "--diameter", "0.5"),
-    ("--event", "leave-ball", "--polytope", "simplex:3", "--init", "in-cells", "--n", "9"),
-    ("--init", "near-vertices", "--beta", "1e6", "--event", "reach-vertices",
-     "--event-radius", "0.2", "--vertex-radius", "0.01"),
-    ("--polytope", "random:6:equinorm", "--radius", "2", "--first-chain", "7"),
-    ("--polytope", "gaussian:4:3", "--init-seed", "3"),
-    ("--polytope", "cross:2", "--init", "shrunk:0.3"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        (
+            "--model",
+            "hardmax",
+            "--ties",
+            "point",
+            "--event",
+            "reach-vertices",
+            "--event-radius",
+            "0.05",
+        ),
+        ("--model", "softmax-flow", "--beta", "2", "--event", "collapse", "--diameter", "0.5"),
+        ("--event", "leave-ball", "--polytope", "simplex:3", "--init", "in-cells", "--n", "9"),
+        (
+            "--init",
+            "near-vertices",
+            "--beta",
+            "1e6",
+            "--event",
+            "reach-vertices",
+            "--event-radius",
+            "0.2",
+            "--vertex-radius",
+            "0.01",
+        ),
+        ("--polytope", "random:6:equinorm", "--radius", "2", "--first-chain", "7"),
+        ("--polytope", "gaussian:4:3", "--init-seed", "3"),
+        ("--polytope", "cross:2", "--init", "shrunk:0.3"),
+    ],
+)
 def test_passage_combinations_run(capsys, argv):
     code, out, err = run(capsys, *PASSAGE, *argv)
     assert (code, err) == (0, ""), err
     assert "censored" in out
 
 
-TRIANGLE = ("passage", "--polytope", "regular:3", "--n", "9", "--init", "shrunk:0.8",
-            "--beta", "40", "--chains", "6", "--seed", "2")
+TRIANGLE = (
+    "passage",
+    "--polytope",
+    "regular:3",
+    "--n",
+    "9",
+    "--init",
+    "shrunk:0.8",
+    "--beta",
+    "40",
+    "--chains",
+    "6",
+    "--seed",
+    "2",
+)
 
 
 def test_accelerated_passage_escapes_where_exact_stepping_is_censored(capsys, tmp_path):
@@ -113,11 +170,21 @@ def test_accelerated_passage_escapes_where_exact_stepping_is_censored(capsys, tm
         warnings.simplefilter("always", metastab.ResolutionWarning)
         code, out, err = run(capsys, *TRIANGLE, "--max-steps", "3000")
     assert code == 0
-    assert re.search(r"^\s*40\s+6\s+0\s+6\s", out, re.M), out    # chains, events, censored
+    assert re.search(r"^\s*40\s+6\s+0\s+6\s", out, re.M), out  # chains, events, censored
     assert "warning" not in err
     path = tmp_path / "fast.parquet"
-    code, out, err = run(capsys, *TRIANGLE, "--max-steps", "1e30", "--mode", "accelerated",
-                         "--merge-tol", "1e-9", "--out", str(path))
+    code, out, err = run(
+        capsys,
+        *TRIANGLE,
+        "--max-steps",
+        "1e30",
+        "--mode",
+        "accelerated",
+        "--merge-tol",
+        "1e-9",
+        "--out",
+        str(path),
+    )
     assert (code, err) == (0, ""), err
     assert re.search(r"^\s*40\s+6\s+6\s+0\s", out, re.M), out
     assert "mode accelerated (merge tol 1e-09)" in out
@@ -128,12 +195,15 @@ def test_accelerated_passage_escapes_where_exact_stepping_is_censored(capsys, tm
     assert meta["runs"][0]["provenance"]["jumps"] > 0
 
 
-@pytest.mark.parametrize("argv, words", [
-    (("--merge-tol", "1e-8"), ["merge-tol", "accelerated"]),
-    (("--max-steps", "1e30"), ["max-steps", "integer"]),
-    (("--mode", "accelerated", "--model", "softmax-flow"), ["SoftmaxChain"]),
-    (("--mode", "accelerated", "--merge-tol", "2"), ["merge_tol", "2"]),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (("--merge-tol", "1e-8"), ["merge-tol", "accelerated"]),
+        (("--max-steps", "1e30"), ["max-steps", "integer"]),
+        (("--mode", "accelerated", "--model", "softmax-flow"), ["SoftmaxChain"]),
+        (("--mode", "accelerated", "--merge-tol", "2"), ["merge_tol", "2"]),
+    ],
+)
 def test_mode_flag_errors_are_one_line(capsys, argv, words):
     code, _, err = run(capsys, *PASSAGE, *argv)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
@@ -144,9 +214,24 @@ def test_initial_configuration_from_a_file(capsys, tmp_path):
     x0 = 0.3 * metastab.regular_polygon(4).vertices
     np.save(tmp_path / "x0.npy", x0)
     path = tmp_path / "run.parquet"
-    code, _, err = run(capsys, "simulate", "--polytope", "regular:4", "--init",
-                       f"file:{tmp_path / 'x0.npy'}", "--steps", "1", "--record-every", "1",
-                       "--chains", "2", "--seed", "0", "--out", str(path))
+    code, _, err = run(
+        capsys,
+        "simulate",
+        "--polytope",
+        "regular:4",
+        "--init",
+        f"file:{tmp_path / 'x0.npy'}",
+        "--steps",
+        "1",
+        "--record-every",
+        "1",
+        "--chains",
+        "2",
+        "--seed",
+        "0",
+        "--out",
+        str(path),
+    )
     assert code == 0, err
     frame, _ = read_table(path)
     first = frame[(frame.step == 0) & (frame.chain == 1)][["coord0", "coord1"]].to_numpy()
@@ -156,25 +241,28 @@ def test_initial_configuration_from_a_file(capsys, tmp_path):
 # --------------------------------------------------------------------------- user errors
 
 
-@pytest.mark.parametrize("argv, words", [
-    (("--beta", "-1"), ["beta", "-1.0"]),
-    (("--gamma", "2"), ["gamma", "2.0"]),
-    (("--chains", "0"), ["chains", "0"]),
-    (("--polytope", "dodecahedron:3"), ["polytope", "'dodecahedron:3'"]),
-    (("--polytope", "regular:x"), ["polytope", "'x'"]),
-    (("--event", "teleport"), ["event", "'teleport'"]),
-    (("--out", "table.txt"), ["out", "'table.txt'"]),
-    (("--init", "file:no/such/file.npy"), ["init", "no/such/file.npy"]),
-    (("--init", "shrunk:3"), ["shrink factor", "3.0"]),
-    (("--init", "sideways"), ["init", "'sideways'"]),
-    (("--event-radius", "-0.5"), ["event-radius", "-0.5"]),
-    (("--event", "collapse"), ["diameter"]),
-    (("--seed", "-4"), ["seed", "-4"]),
-    (("--threads", "0"), ["threads", "0"]),
-    (("--max-steps", "0"), ["max_steps", "0"]),
-    (("--n", "3"), ["n must", "3"]),
-    (("--ties", "point"), ["ties"]),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (("--beta", "-1"), ["beta", "-1.0"]),
+        (("--gamma", "2"), ["gamma", "2.0"]),
+        (("--chains", "0"), ["chains", "0"]),
+        (("--polytope", "dodecahedron:3"), ["polytope", "'dodecahedron:3'"]),
+        (("--polytope", "regular:x"), ["polytope", "'x'"]),
+        (("--event", "teleport"), ["event", "'teleport'"]),
+        (("--out", "table.txt"), ["out", "'table.txt'"]),
+        (("--init", "file:no/such/file.npy"), ["init", "no/such/file.npy"]),
+        (("--init", "shrunk:3"), ["shrink factor", "3.0"]),
+        (("--init", "sideways"), ["init", "'sideways'"]),
+        (("--event-radius", "-0.5"), ["event-radius", "-0.5"]),
+        (("--event", "collapse"), ["diameter"]),
+        (("--seed", "-4"), ["seed", "-4"]),
+        (("--threads", "0"), ["threads", "0"]),
+        (("--max-steps", "0"), ["max_steps", "0"]),
+        (("--n", "3"), ["n must", "3"]),
+        (("--ties", "point"), ["ties"]),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(capsys, argv, words):
     code, out, err = run(capsys, *PASSAGE, *argv)
     assert code == 2
@@ -189,8 +277,9 @@ def test_library_memory_error_is_one_line(capsys):
     assert code == 2 and len(err.strip().splitlines()) == 1 and "GiB" in err
 
 
-@pytest.mark.parametrize("argv", [("passage", "--beta", "abc"), ("simulate", "--steps", "1.5"),
-                                  ("fly",), ()])
+@pytest.mark.parametrize(
+    "argv", [("passage", "--beta", "abc"), ("simulate", "--steps", "1.5"), ("fly",), ()]
+)
 def test_argparse_errors_exit_2(capsys, argv):
     assert run(capsys, *argv)[0] == 2
 
@@ -233,8 +322,9 @@ def test_demo_is_reproducible(capsys):
 
 
 def test_bench_runs_and_prints_a_ratio(capsys):
-    code, out, _ = run(capsys, "bench", "--chains", "8", "--steps", "3", "--repeat", "1",
-                       "--threads", "1")
+    code, out, _ = run(
+        capsys, "bench", "--chains", "8", "--steps", "3", "--repeat", "1", "--threads", "1"
+    )
     assert code == 0
     assert "ratio" in out and "token-steps/s" in out and "threads 1" in out
 
@@ -245,23 +335,26 @@ def test_bench_rejects_bad_sizes(capsys):
 
 
 def test_bench_escape_prints_seconds_per_escape_in_both_modes(capsys):
-    code, out, err = run(capsys, "bench", "--escape", "--beta", "5", "7", "--chains", "3",
-                         "--threads", "1")
+    code, out, err = run(
+        capsys, "bench", "--escape", "--beta", "5", "7", "--chains", "3", "--threads", "1"
+    )
     assert (code, err) == (0, ""), err
     lines = out.splitlines()
     header = next(k for k, line in enumerate(lines) if line.split()[:1] == ["beta"])
-    assert {"exact_s_per_escape", "accelerated_s_per_escape", "ratio"} <= set(
-        lines[header].split())
-    rows = [line.split() for line in lines[header + 1:header + 3]]
+    assert {"exact_s_per_escape", "accelerated_s_per_escape", "ratio"} <= set(lines[header].split())
+    rows = [line.split() for line in lines[header + 1 : header + 3]]
     assert [r[0] for r in rows] == ["5", "7"] and all(r[-1].endswith("x") for r in rows)
     assert "threads 1" in out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (("--escape", "--chains", "0"), "chains"),
-    (("--escape", "--exact-factor", "0"), "exact-factor"),
-    (("--beta", "8"), "--escape"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("--escape", "--chains", "0"), "chains"),
+        (("--escape", "--exact-factor", "0"), "exact-factor"),
+        (("--beta", "8"), "--escape"),
+    ],
+)
 def test_bench_escape_flag_errors(capsys, argv, message):
     code, _, err = run(capsys, "bench", *argv)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
@@ -280,11 +373,26 @@ def test_numpy_baseline_is_a_convex_step():
 
 def test_fit_reads_passage_output_and_draws_the_bound(capsys, tmp_path):
     data = tmp_path / "fp.parquet"
-    code, _, _ = run(capsys, "passage", "--chains", "60", "--max-steps", "5000", "--seed", "3",
-                     "--beta", "5", "7", "9", "--out", str(data))
+    code, _, _ = run(
+        capsys,
+        "passage",
+        "--chains",
+        "60",
+        "--max-steps",
+        "5000",
+        "--seed",
+        "3",
+        "--beta",
+        "5",
+        "7",
+        "9",
+        "--out",
+        str(data),
+    )
     assert code == 0
-    code, out, err = run(capsys, "fit", str(data), "--resamples", "49", "--out",
-                         str(tmp_path / "per_beta.csv"))
+    code, out, err = run(
+        capsys, "fit", str(data), "--resamples", "49", "--out", str(tmp_path / "per_beta.csv")
+    )
     assert code == 0 and err == ""
     assert re.search(r"b = [0-9.]+ \[[0-9.]+, [0-9.]+\]", out)
     assert "Thm 5.4 bound: exponent" in out
@@ -296,19 +404,37 @@ def test_fit_reads_passage_output_and_draws_the_bound(capsys, tmp_path):
 
 def test_fit_without_leave_hull_says_why_there_is_no_bound(capsys, tmp_path):
     data = tmp_path / "fp.csv"
-    run(capsys, "passage", "--chains", "30", "--max-steps", "3000", "--seed", "3", "--beta", "4",
-        "6", "--event", "leave-ball", "--out", str(data))
+    run(
+        capsys,
+        "passage",
+        "--chains",
+        "30",
+        "--max-steps",
+        "3000",
+        "--seed",
+        "3",
+        "--beta",
+        "4",
+        "6",
+        "--event",
+        "leave-ball",
+        "--out",
+        str(data),
+    )
     code, out, _ = run(capsys, "fit", str(data), "--resamples", "19", "--figure", "none")
     assert code == 0
     assert "no theorem bound drawn: the event is 'leave-ball'" in out
     assert not list(tmp_path.glob("*.png"))
 
 
-@pytest.mark.parametrize("argv, message", [
-    (("fit", "missing.csv"), "DATA: no such file"),
-    (("fit", "{tmp}/bad.txt"), "must end in .csv or .parquet"),
-    (("sweep", "--status", "{tmp}/nothing"), "nothing"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("fit", "missing.csv"), "DATA: no such file"),
+        (("fit", "{tmp}/bad.txt"), "must end in .csv or .parquet"),
+        (("sweep", "--status", "{tmp}/nothing"), "nothing"),
+    ],
+)
 def test_fit_and_sweep_errors_are_one_line(capsys, tmp_path, argv, message):
     (tmp_path / "bad.txt").write_text("x")
     code, out, err = run(capsys, *(a.format(tmp=tmp_path) for a in argv))
@@ -353,26 +479,60 @@ def test_sweep_then_fit_on_the_directory(capsys, tmp_path):
 
 def test_localmax_from_the_command_line(capsys, tmp_path):
     path = tmp_path / "lm.csv"
-    code, out, err = run(capsys, "simulate", "--model", "localmax", "--r", "0", "0.5", "--gamma",
-                         "0.3", "--steps", "60", "--chains", "2", "--seed", "1", "--out", str(path))
+    code, out, err = run(
+        capsys,
+        "simulate",
+        "--model",
+        "localmax",
+        "--r",
+        "0",
+        "0.5",
+        "--gamma",
+        "0.3",
+        "--steps",
+        "60",
+        "--chains",
+        "2",
+        "--seed",
+        "1",
+        "--out",
+        str(path),
+    )
     assert code == 0 and err == ""
     frame, meta = read_table(path)
     assert sorted(frame["r"].unique()) == [0.0, 0.5]
     assert meta["runs"][0]["model"]["kind"] == "localmax"
     # r = 0 is hardmax: the same final states
-    code, _, _ = run(capsys, "simulate", "--model", "hardmax", "--gamma", "0.3", "--steps", "60",
-                     "--chains", "2", "--seed", "1", "--out", str(tmp_path / "hm.csv"))
+    code, _, _ = run(
+        capsys,
+        "simulate",
+        "--model",
+        "hardmax",
+        "--gamma",
+        "0.3",
+        "--steps",
+        "60",
+        "--chains",
+        "2",
+        "--seed",
+        "1",
+        "--out",
+        str(tmp_path / "hm.csv"),
+    )
     hm, _ = read_table(tmp_path / "hm.csv")
     lm0 = frame[frame["r"] == 0.0]
     xy = ["coord0", "coord1"]
     assert np.allclose(lm0[xy].to_numpy(), hm[xy].to_numpy(), atol=1e-9)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (("simulate", "--model", "localmax"), "needs --r"),
-    (("simulate", "--r", "0.1"), "--model localmax only"),
-    (("simulate", "--model", "localmax", "--r", "-1"), "r must be >= 0, got -1.0"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("simulate", "--model", "localmax"), "needs --r"),
+        (("simulate", "--r", "0.1"), "--model localmax only"),
+        (("simulate", "--model", "localmax", "--r", "-1"), "r must be >= 0, got -1.0"),
+    ],
+)
 def test_localmax_flag_errors(capsys, argv, message):
     code, _, err = run(capsys, *argv)
     assert code == 2 and message in err, err
@@ -380,11 +540,11 @@ def test_localmax_flag_errors(capsys, argv, message):
 
 def test_sweep_over_localmax_margins(capsys, tmp_path):
     config = tmp_path / "lm.toml"
-    config.write_text(SMALL_SWEEP.replace('kind = "softmax-chain"\ngamma = 0.2',
-                                          'kind = "localmax"\ngamma = 0.3')
-                      .replace("beta = [2.0, 3.0, 4.0]", "r = [0.0, 0.05]")
-                      .replace('kind = "leave-ball"\nradius = 0.3',
-                               'kind = "collapse"\ndiameter = 1e-3'))
+    config.write_text(
+        SMALL_SWEEP.replace('kind = "softmax-chain"\ngamma = 0.2', 'kind = "localmax"\ngamma = 0.3')
+        .replace("beta = [2.0, 3.0, 4.0]", "r = [0.0, 0.05]")
+        .replace('kind = "leave-ball"\nradius = 0.3', 'kind = "collapse"\ndiameter = 1e-3')
+    )
     code, out, err = run(capsys, "sweep", str(config), "--out", str(tmp_path / "sw"))
     assert code == 0, err
     frame = pd.read_parquet(tmp_path / "sw" / "results")
@@ -393,13 +553,31 @@ def test_sweep_over_localmax_margins(capsys, tmp_path):
 
 def test_fit_prefactor_reports_c_and_its_test(capsys, tmp_path):
     data = tmp_path / "fp.csv"
-    run(capsys, "passage", "--chains", "60", "--max-steps", "5000", "--seed", "3", "--beta", "5",
-        "7", "9", "--out", str(data))
-    code, out, _ = run(capsys, "fit", str(data), "--prefactor", "--resamples", "19",
-                       "--figure", "none")
+    run(
+        capsys,
+        "passage",
+        "--chains",
+        "60",
+        "--max-steps",
+        "5000",
+        "--seed",
+        "3",
+        "--beta",
+        "5",
+        "7",
+        "9",
+        "--out",
+        str(data),
+    )
+    code, out, _ = run(
+        capsys, "fit", str(data), "--prefactor", "--resamples", "19", "--figure", "none"
+    )
     assert code == 0
-    assert re.search(r"c = -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]; likelihood-ratio test of c = 0: "
-                     r"p = [0-9.e-]+", out), out
+    assert re.search(
+        r"c = -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]; likelihood-ratio test of c = 0: "
+        r"p = [0-9.e-]+",
+        out,
+    ), out
 
 
 # ------------------------------------------------------------------ kinds from the registry
@@ -408,8 +586,9 @@ PASSAGE_SHORT = ("passage", "--chains", "4", "--max-steps", "50", "--seed", "1")
 
 
 def test_command_line_takes_uniform_and_clusters(capsys):
-    code, out, err = run(capsys, *PASSAGE_SHORT, "--init", "uniform", "--n", "9",
-                         "--event", "leave-ball")
+    code, out, err = run(
+        capsys, *PASSAGE_SHORT, "--init", "uniform", "--n", "9", "--event", "leave-ball"
+    )
     assert (code, err) == (0, ""), err
     assert "init uniform" in out and "n 9" in out
     code, out, err = run(capsys, *PASSAGE_SHORT, "--init", "clusters:2,2,2,2,2")
@@ -417,13 +596,16 @@ def test_command_line_takes_uniform_and_clusters(capsys):
     assert "n 10" in out
 
 
-@pytest.mark.parametrize("argv, words", [
-    (("--init", "clusters:2,2,2,2,2", "--n", "12"), ["n: --n cannot be combined", "clusters"]),
-    (("--init", "clusters:2,x"), ["init", "multiplicities", "'2,x'"]),
-    (("--diameter", "0.5"), ["diameter", "does not apply", "leave-hull"]),
-    (("--neighbours", "relative"), ["neighbours", "localmax"]),
-    (("--model", "localmax"), ["r: --model localmax needs --r"]),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (("--init", "clusters:2,2,2,2,2", "--n", "12"), ["n: --n cannot be combined", "clusters"]),
+        (("--init", "clusters:2,x"), ["init", "multiplicities", "'2,x'"]),
+        (("--diameter", "0.5"), ["diameter", "does not apply", "leave-hull"]),
+        (("--neighbours", "relative"), ["neighbours", "localmax"]),
+        (("--model", "localmax"), ["r: --model localmax needs --r"]),
+    ],
+)
 def test_command_line_refuses_what_a_kind_does_not_take(capsys, argv, words):
     code, _, err = run(capsys, *PASSAGE_SHORT, *argv)
     assert code == 2 and len(err.strip().splitlines()) == 1, err

@@ -20,8 +20,9 @@ HEAVY = ("numba", "scipy", "pandas", "matplotlib", "seaborn", "numpy")
 
 def metastab(*argv, cwd=None, timeout=300):
     """Run the installed command; (exit status, stdout, stderr)."""
-    res = subprocess.run([str(EXE), *map(str, argv)], capture_output=True, text=True, cwd=cwd,
-                         timeout=timeout)
+    res = subprocess.run(
+        [str(EXE), *map(str, argv)], capture_output=True, text=True, cwd=cwd, timeout=timeout
+    )
     return res.returncode, res.stdout, res.stderr
 
 
@@ -34,14 +35,18 @@ def one_line_error(err: str) -> str:
 # --------------------------------------------------------------------------- fast start
 
 
-@pytest.mark.parametrize("code", [
-    "import metastab",
-    "import metastab; metastab.__version__; dir(metastab)",
-    "from metastab.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
-    "from metastab.cli import main\ntry:\n    main(['passage', '--help'])\nexcept SystemExit:\n"
-    "    pass",
-    "from metastab.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import metastab",
+        "import metastab; metastab.__version__; dir(metastab)",
+        "from metastab.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
+        "from metastab.cli import main\ntry:\n    main(['passage', '--help'])\nexcept SystemExit:\n"
+        "    pass",
+        "from metastab.cli import main\ntry:\n    main(['--version'])\n"
+        "except SystemExit:\n    pass",
+    ],
+)
 def test_start_does_not_import_the_heavy_libraries(code):
     probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
@@ -55,7 +60,7 @@ def test_help_and_version_answer_quickly():
         code, out, _ = metastab(*argv)
         elapsed = time.perf_counter() - tic
         assert code == 0 and "metastab" in out
-        assert elapsed < 1.5, (argv, elapsed)   # 0.1 s measured; generous for a loaded machine
+        assert elapsed < 1.5, (argv, elapsed)  # 0.1 s measured; generous for a loaded machine
 
 
 def test_lazy_names_and_submodules_are_attributes():
@@ -73,14 +78,17 @@ def test_lazy_names_and_submodules_are_attributes():
 # --------------------------------------------------------------------------- one-line errors
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["passage", "--beta", "abc"], ["--beta", "abc"]),
-    (["passage", "--seed", "abc"], ["--seed", "abc"]),
-    (["simulate", "--n", "1e6.5"], ["--n", "1e6.5"]),
-    (["simulate", "--chains", "x"], ["--chains"]),
-    (["fly"], ["fly"]),
-    ([], ["COMMAND"]),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["passage", "--beta", "abc"], ["--beta", "abc"]),
+        (["passage", "--seed", "abc"], ["--seed", "abc"]),
+        (["simulate", "--n", "1e6.5"], ["--n", "1e6.5"]),
+        (["simulate", "--chains", "x"], ["--chains"]),
+        (["fly"], ["fly"]),
+        ([], ["COMMAND"]),
+    ],
+)
 def test_argument_errors_are_one_line(argv, words):
     code, _, err = metastab(*argv)
     line = one_line_error(err)
@@ -88,17 +96,21 @@ def test_argument_errors_are_one_line(argv, words):
 
 
 def test_integral_floats_are_integers():
-    code, out, err = metastab("simulate", "--n", "1e1", "--steps", "1e1", "--chains", "2",
-                              "--seed", "1")
+    code, out, err = metastab(
+        "simulate", "--n", "1e1", "--steps", "1e1", "--chains", "2", "--seed", "1"
+    )
     assert code == 0, err
     assert "n 10" in out
 
 
-@pytest.mark.parametrize("name, content, words", [
-    ("empty.txt", "", ["empty.txt", "no numbers"]),
-    ("text.npy", "1 2\n3 4\n", ["text.npy", "not a .npy file"]),
-    ("header.csv", "x,y\n1,2\n3,4\n", ["header.csv", "could not convert"]),
-])
+@pytest.mark.parametrize(
+    "name, content, words",
+    [
+        ("empty.txt", "", ["empty.txt", "no numbers"]),
+        ("text.npy", "1 2\n3 4\n", ["text.npy", "not a .npy file"]),
+        ("header.csv", "x,y\n1,2\n3,4\n", ["header.csv", "could not convert"]),
+    ],
+)
 def test_init_file_errors_name_the_file(tmp_path, name, content, words):
     path = tmp_path / name
     path.write_text(content)
@@ -113,8 +125,17 @@ def test_init_file_in_another_dimension_says_that_polytope_sets_d(tmp_path):
     code, _, err = metastab("simulate", "--init", f"file:{path}", "--steps", "1")
     line = one_line_error(err)
     assert code == 2 and "x3.npy" in line and "R^3" in line and "--polytope" in line, line
-    code, _, err = metastab("simulate", "--init", f"file:{path}", "--steps", "1",
-                            "--polytope", "simplex:3", "--seed", "1")
+    code, _, err = metastab(
+        "simulate",
+        "--init",
+        f"file:{path}",
+        "--steps",
+        "1",
+        "--polytope",
+        "simplex:3",
+        "--seed",
+        "1",
+    )
     assert code == 0, err
 
 
@@ -122,8 +143,9 @@ def test_init_file_in_another_dimension_says_that_polytope_sets_d(tmp_path):
 
 
 def test_passage_too_large_is_refused_in_one_line():
-    code, out, err = metastab("passage", "--n", "100000", "--chains", "1e6", "--max-steps", "1",
-                              "--seed", "1")
+    code, out, err = metastab(
+        "passage", "--n", "100000", "--chains", "1e6", "--max-steps", "1", "--seed", "1"
+    )
     line = one_line_error(err)
     assert code == 2 and "GiB" in line and "100000 tokens" in line, line
 
@@ -141,44 +163,77 @@ def test_simulate_too_many_chains_is_refused_before_allocating():
 def test_unwritable_out_is_refused_before_the_run(tmp_path, out):
     (tmp_path / "afile").write_text("a file, not a folder")
     out = out.format(tmp=tmp_path)
-    code, stdout, err = metastab("passage", "--beta", "4", "--chains", "4", "--max-steps", "50",
-                                 "--seed", "1", "--out", out)
+    code, stdout, err = metastab(
+        "passage", "--beta", "4", "--chains", "4", "--max-steps", "50", "--seed", "1", "--out", out
+    )
     line = one_line_error(err)
     assert code == 2 and repr(out) in line and ".tmp" not in line, line
-    assert "chains" not in stdout            # nothing was computed (no table printed)
+    assert "chains" not in stdout  # nothing was computed (no table printed)
 
 
 def test_existing_out_is_not_overwritten(tmp_path):
     out = tmp_path / "a.csv"
     out.write_text("precious\n")
-    code, _, err = metastab("passage", "--chains", "4", "--max-steps", "50", "--seed", "1",
-                            "--out", out)
+    code, _, err = metastab(
+        "passage", "--chains", "4", "--max-steps", "50", "--seed", "1", "--out", out
+    )
     line = one_line_error(err)
     assert code == 2 and "--overwrite" in line and out.read_text() == "precious\n"
-    code, _, err = metastab("passage", "--chains", "4", "--max-steps", "50", "--seed", "1",
-                            "--out", out, "--overwrite")
+    code, _, err = metastab(
+        "passage", "--chains", "4", "--max-steps", "50", "--seed", "1", "--out", out, "--overwrite"
+    )
     assert code == 0, err
     assert len(pd.read_csv(out)) == 4
 
 
 def test_passage_table_has_the_setting_columns(tmp_path):
     out = tmp_path / "p.csv"
-    code, _, err = metastab("passage", "--beta", "4", "--chains", "3", "--max-steps", "50",
-                            "--seed", "7", "--init", "in-cells", "--n", "12", "--out", out)
+    code, _, err = metastab(
+        "passage",
+        "--beta",
+        "4",
+        "--chains",
+        "3",
+        "--max-steps",
+        "50",
+        "--seed",
+        "7",
+        "--init",
+        "in-cells",
+        "--n",
+        "12",
+        "--out",
+        out,
+    )
     assert code == 0, err
     frame = pd.read_csv(out)
     assert frame[["polytope", "init", "n", "seed"]].drop_duplicates().values.tolist() == [
-        ["regular-5", "in-cells", 12, 7]]
+        ["regular-5", "in-cells", 12, 7]
+    ]
 
 
 def test_seed_is_printed_first_and_rows_as_they_finish_and_ctrl_c_keeps_them(tmp_path):
     """β = 4 finishes in a moment, β = 40 never does (exact stepping, huge budget): the seed and
     the β = 4 row are printed while β = 40 runs, and SIGINT writes the finished rows."""
     out = tmp_path / "run.csv"
-    proc = subprocess.Popen([str(EXE), "passage", "--beta", "4", "40", "--chains", "8",
-                             "--max-steps", "1000000000000", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
+    proc = subprocess.Popen(
+        [
+            str(EXE),
+            "passage",
+            "--beta",
+            "4",
+            "40",
+            "--chains",
+            "8",
+            "--max-steps",
+            "1000000000000",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+    )
     text = ""
     try:
         deadline = time.monotonic() + 240
@@ -193,7 +248,7 @@ def test_seed_is_printed_first_and_rows_as_they_finish_and_ctrl_c_keeps_them(tmp
     finally:
         proc.kill()
     lines = text.splitlines()
-    assert lines[1].startswith("seed ") and "repeats it" in lines[1]   # no --seed: printed
+    assert lines[1].startswith("seed ") and "repeats it" in lines[1]  # no --seed: printed
     assert proc.returncode == 130, err
     assert "interrupted" in err and str(out) in err and "Traceback" not in err
     frame = pd.read_csv(out)
@@ -208,14 +263,16 @@ def test_seed_is_printed_first_and_rows_as_they_finish_and_ctrl_c_keeps_them(tmp
 
 
 def test_progress_counts_chains_and_states_only_elapsed_time(tmp_path):
-    code, _, err = metastab("passage", "--beta", "4", "--chains", "6", "--max-steps", "200",
-                            "--seed", "1", "--progress")
+    code, _, err = metastab(
+        "passage", "--beta", "4", "--chains", "6", "--max-steps", "200", "--seed", "1", "--progress"
+    )
     assert code == 0
     assert "6/6" in err and "elapsed" in err
-    assert "left" not in err and "<" not in err     # no estimate of the time left
-    code, _, err = metastab("passage", "--beta", "4", "--chains", "6", "--max-steps", "200",
-                            "--seed", "1")
-    assert code == 0 and err == ""                   # off when stderr is not a terminal
+    assert "left" not in err and "<" not in err  # no estimate of the time left
+    code, _, err = metastab(
+        "passage", "--beta", "4", "--chains", "6", "--max-steps", "200", "--seed", "1"
+    )
+    assert code == 0 and err == ""  # off when stderr is not a terminal
 
 
 @pytest.mark.slow
@@ -229,9 +286,10 @@ def test_cold_kernel_cache_is_announced_and_not_timed(tmp_path):
     assert first.returncode == second.returncode == 0, first.stderr
     assert "compiling kernels (once" in first.stderr
     assert "compiling" not in second.stderr
-    row = next(line.split() for line in first.stdout.splitlines()
-               if line.split()[:2] == ["4", "4"])  # beta 4, 4 chains
-    assert float(row[-1]) < 2.0, row          # wall_s of 4 chains x <= 100 steps
+    row = next(
+        line.split() for line in first.stdout.splitlines() if line.split()[:2] == ["4", "4"]
+    )  # beta 4, 4 chains
+    assert float(row[-1]) < 2.0, row  # wall_s of 4 chains x <= 100 steps
 
 
 # --------------------------------------------------------------------------- fit, help
@@ -239,8 +297,22 @@ def test_cold_kernel_cache_is_announced_and_not_timed(tmp_path):
 
 def test_fit_on_one_beta_prints_the_table_and_why_there_is_no_fit(tmp_path):
     data = tmp_path / "one.csv"
-    assert metastab("passage", "--beta", "4", "--chains", "16", "--max-steps", "300",
-                    "--seed", "1", "--out", data)[0] == 0
+    assert (
+        metastab(
+            "passage",
+            "--beta",
+            "4",
+            "--chains",
+            "16",
+            "--max-steps",
+            "300",
+            "--seed",
+            "1",
+            "--out",
+            data,
+        )[0]
+        == 0
+    )
     code, out, err = metastab("fit", str(data), "--figure", "none")
     assert code == 0, err
     assert "mean_low" in out and any(line.split()[:2] == ["4", "16"] for line in out.splitlines())
@@ -249,8 +321,23 @@ def test_fit_on_one_beta_prints_the_table_and_why_there_is_no_fit(tmp_path):
 
 def test_fit_when_every_chain_is_censored(tmp_path):
     data = tmp_path / "cens.csv"
-    assert metastab("passage", "--beta", "30", "40", "--chains", "8", "--max-steps", "20",
-                    "--seed", "1", "--out", data)[0] == 0
+    assert (
+        metastab(
+            "passage",
+            "--beta",
+            "30",
+            "40",
+            "--chains",
+            "8",
+            "--max-steps",
+            "20",
+            "--seed",
+            "1",
+            "--out",
+            data,
+        )[0]
+        == 0
+    )
     code, out, err = metastab("fit", str(data), "--figure", "none")
     assert code == 0, err
     assert "no events" in out and "no scaling fit" in out and "no beta" in out
@@ -269,8 +356,9 @@ def test_defaults_are_stated():
 
 
 def test_bench_escape_prints_rows_as_they_are_measured():
-    code, out, err = metastab("bench", "--escape", "--beta", "4", "6", "--chains", "4",
-                              "--progress")
+    code, out, err = metastab(
+        "bench", "--escape", "--beta", "4", "6", "--chains", "4", "--progress"
+    )
     assert code == 0, err
     rows = [line.split()[0] for line in out.splitlines() if line.split()[:1] in (["4"], ["6"])]
     assert rows == ["4", "6"]
@@ -281,11 +369,17 @@ def test_outputs_of_the_readme_commands_are_ignored_by_git():
     root = Path(__file__).resolve().parents[1]
     if not (root / ".git").exists():
         pytest.skip("not a git checkout")
-    paths = ["data/sweeps/example/results/part-0.parquet", "data/metastability/quick/x.csv",
-             "escape.csv", "escape.csv.json", "p.arrhenius.png", "traj.parquet"]
-    res = subprocess.run(["git", "check-ignore", *paths], cwd=root, capture_output=True,
-                         text=True)
+    paths = [
+        "data/sweeps/example/results/part-0.parquet",
+        "data/metastability/quick/x.csv",
+        "escape.csv",
+        "escape.csv.json",
+        "p.arrhenius.png",
+        "traj.parquet",
+    ]
+    res = subprocess.run(["git", "check-ignore", *paths], cwd=root, capture_output=True, text=True)
     assert sorted(res.stdout.split()) == sorted(paths), res.stdout
-    kept = subprocess.run(["git", "check-ignore", "-q", "data/metastability/chains.parquet"],
-                          cwd=root)
-    assert kept.returncode == 1                     # committed study data stays tracked
+    kept = subprocess.run(
+        ["git", "check-ignore", "-q", "data/metastability/chains.parquet"], cwd=root
+    )
+    assert kept.returncode == 1  # committed study data stays tracked

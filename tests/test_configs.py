@@ -150,7 +150,7 @@ def test_near_vertices_is_uniform_on_the_eroded_cone():
     p_exact = min(ks_2samp(u, v).pvalue for u, v in zip(features(exact), features(reject)))
     p_wrong = min(ks_2samp(u, v).pvalue for u, v in zip(features(wrong), features(reject)))
     print(f"KS p exact {p_exact:.3g}, control {p_wrong:.3g}")
-    assert p_exact > 0.01 / 3, p_exact       # Bonferroni over the three features
+    assert p_exact > 0.01 / 3, p_exact  # Bonferroni over the three features
     assert p_wrong < 1e-6, p_wrong
 
 
@@ -184,9 +184,7 @@ def test_near_vertices_bad_arguments():
 
 def test_clusters():
     X = clusters([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], [2, 1, 3])
-    np.testing.assert_array_equal(
-        X, [[0, 1], [0, 1], [2, 3], [4, 5], [4, 5], [4, 5]]
-    )
+    np.testing.assert_array_equal(X, [[0, 1], [0, 1], [2, 3], [4, 5], [4, 5], [4, 5]])
     assert X.dtype == np.float64 and X.flags.writeable
     pts = PENTAGON.vertices
     Y = clusters(pts, np.array([1, 1, 1, 1, 1], dtype=np.int32))

@@ -12,16 +12,25 @@ from metastab import engine
 X0 = ms.regular_polygon(3).vertices
 
 
-@pytest.mark.parametrize("call", [
-    lambda dev: ms.simulate(ms.SoftmaxChain(2.0), X0, steps=2, device=dev),
-    lambda dev: ms.first_passage(ms.SoftmaxChain(2.0), X0, ms.LeaveBall(0.1), max_steps=2,
-                                 device=dev),
-    lambda dev: ms.first_passage(ms.SoftmaxChain(2.0), X0, ms.LeaveBall(0.1), max_steps=2,
-                                 mode="accelerated", device=dev),
-    lambda dev: ms.splitting.escape_probability(
-        ms.SoftmaxChain(2.0), np.repeat(X0, 2, axis=0),
-        ms.LeaveHull(groups=np.repeat(np.arange(3), 2), radius=1.0), device=dev),
-], ids=["simulate", "first_passage", "accelerated", "splitting"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda dev: ms.simulate(ms.SoftmaxChain(2.0), X0, steps=2, device=dev),
+        lambda dev: ms.first_passage(
+            ms.SoftmaxChain(2.0), X0, ms.LeaveBall(0.1), max_steps=2, device=dev
+        ),
+        lambda dev: ms.first_passage(
+            ms.SoftmaxChain(2.0), X0, ms.LeaveBall(0.1), max_steps=2, mode="accelerated", device=dev
+        ),
+        lambda dev: ms.splitting.escape_probability(
+            ms.SoftmaxChain(2.0),
+            np.repeat(X0, 2, axis=0),
+            ms.LeaveHull(groups=np.repeat(np.arange(3), 2), radius=1.0),
+            device=dev,
+        ),
+    ],
+    ids=["simulate", "first_passage", "accelerated", "splitting"],
+)
 def test_unknown_device_is_named(call):
     with pytest.raises(ValueError, match=r"device must be one of \('cpu',\), got 'gpu7'"):
         call("gpu7")

@@ -17,8 +17,15 @@ from metastab import _reference as ref
 def _kernel_outside(p, pts, r):
     pts = np.ascontiguousarray(pts, dtype=float)
     m, d = pts.shape
-    return bool(K._outside_hull(np.ascontiguousarray(p, dtype=float), pts,
-                                np.arange(m, dtype=np.int64), r * r, K.hull_work(m, d)))
+    return bool(
+        K._outside_hull(
+            np.ascontiguousarray(p, dtype=float),
+            pts,
+            np.arange(m, dtype=np.int64),
+            r * r,
+            K.hull_work(m, d),
+        )
+    )
 
 
 def _random_hull(rng, d):
@@ -85,8 +92,14 @@ def test_outside_hull_matches_exact_distance(d):
         shapes.add(shape)
         for p in _query_points(rng, pts):
             dist = ref.hull_distance(p, pts)
-            radii = [rng.uniform(1e-3, 2.0), 1e-3, dist * (1 + 1e-6), dist * (1 - 1e-6),
-                     dist + 1e-7, max(dist - 1e-7, 1e-12)]
+            radii = [
+                rng.uniform(1e-3, 2.0),
+                1e-3,
+                dist * (1 + 1e-6),
+                dist * (1 - 1e-6),
+                dist + 1e-7,
+                max(dist - 1e-7, 1e-12),
+            ]
             for r in radii:
                 if r <= 0 or abs(dist - r) < 1e-9:
                     continue
@@ -100,10 +113,14 @@ def test_outside_hull_ill_conditioned_tetrahedron():
     """A point 0.01567 from a face of a thin tetrahedron, where Frank-Wolfe-type methods zigzag
     (still ~40% off after 1000 iterations): a radius 4% below the distance must say 'outside'.
     (Exact distance confirmed by SLSQP and by the Carathéodory enumeration.)"""
-    pts = np.array([[-0.48755062, -1.53550953, -1.0066131],
-                    [-0.47305593, 0.11529708, 0.82129383],
-                    [-0.06937177, 0.81730205, 1.38482262],
-                    [1.09191053, -0.14030251, -0.43166465]])
+    pts = np.array(
+        [
+            [-0.48755062, -1.53550953, -1.0066131],
+            [-0.47305593, 0.11529708, 0.82129383],
+            [-0.06937177, 0.81730205, 1.38482262],
+            [1.09191053, -0.14030251, -0.43166465],
+        ]
+    )
     p = np.array([0.02038011, -0.24412193, 0.15529909])
     dist = ref.hull_distance(p, pts)
     assert abs(dist - ref.hull_distance_qp(p, pts)) < 1e-8
@@ -192,8 +209,9 @@ def test_reach_vertices_vertex_radius_is_applied():
     vertex radius of 1e-12 the event never happens, with the default (= radius) it does."""
     x0 = np.concatenate([TRIANGLE, 0.5 * TRIANGLE])
     model = ms.SoftmaxFlow(beta=20.0, gamma=0.5)
-    tight = ms.first_passage(model, x0, ms.ReachVertices(TRIANGLE, 0.3, vertex_radius=1e-12),
-                             max_steps=40, rng=0)
+    tight = ms.first_passage(
+        model, x0, ms.ReachVertices(TRIANGLE, 0.3, vertex_radius=1e-12), max_steps=40, rng=0
+    )
     loose = ms.first_passage(model, x0, ms.ReachVertices(TRIANGLE, 0.3), max_steps=40, rng=0)
     assert tight.censored.all() and tight.steps[0] == 40
     assert not loose.censored.any() and 1 <= loose.steps[0] < 40
@@ -207,9 +225,11 @@ def test_reach_vertices_vertex_radius_is_applied():
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("model", [ms.SoftmaxFlow(beta=0.0, gamma=0.5),
-                                   ms.Hardmax(gamma=0.5, B=np.zeros((2, 2)))],
-                         ids=["flow-beta0", "hardmax-B0"])
+@pytest.mark.parametrize(
+    "model",
+    [ms.SoftmaxFlow(beta=0.0, gamma=0.5), ms.Hardmax(gamma=0.5, B=np.zeros((2, 2)))],
+    ids=["flow-beta0", "hardmax-B0"],
+)
 def test_collapse_known_configuration(model):
     """β = 0 (or B = 0: all tied): every token moves halfway to the mean, so the diameter halves
     each step. From diameter 2, the first t with 2 · 0.5^t <= 0.1 is t = 5."""
@@ -221,14 +241,20 @@ def test_collapse_known_configuration(model):
     np.testing.assert_allclose(fp.final[0].mean(axis=0), x0.mean(axis=0), atol=1e-15)
 
 
-@pytest.mark.parametrize("event", [ms.LeaveBall(0.1, centers=np.full((4, 2), 9.0)),
-                                   ms.ReachVertices(np.array([[0.0, 0.0]]), radius=5.0),
-                                   ms.Collapse(10.0)],
-                         ids=["leave-ball", "reach", "collapse"])
+@pytest.mark.parametrize(
+    "event",
+    [
+        ms.LeaveBall(0.1, centers=np.full((4, 2), 9.0)),
+        ms.ReachVertices(np.array([[0.0, 0.0]]), radius=5.0),
+        ms.Collapse(10.0),
+    ],
+    ids=["leave-ball", "reach", "collapse"],
+)
 def test_event_at_time_zero(event):
     x0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
-    fp = ms.first_passage(ms.SoftmaxChain(beta=1.0, gamma=0.5), x0, event, max_steps=10,
-                          chains=3, rng=1)
+    fp = ms.first_passage(
+        ms.SoftmaxChain(beta=1.0, gamma=0.5), x0, event, max_steps=10, chains=3, rng=1
+    )
     assert list(fp.steps) == [0, 0, 0]
     assert not fp.censored.any() and fp.events == 3
     assert np.array_equal(fp.final, np.broadcast_to(x0, (3, 4, 2)))
@@ -236,8 +262,9 @@ def test_event_at_time_zero(event):
 
 def test_censored_chain_is_not_an_event():
     x0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
-    fp = ms.first_passage(ms.SoftmaxChain(beta=1.0, gamma=0.5), x0, ms.LeaveBall(100.0),
-                          max_steps=25, chains=4, rng=1)
+    fp = ms.first_passage(
+        ms.SoftmaxChain(beta=1.0, gamma=0.5), x0, ms.LeaveBall(100.0), max_steps=25, chains=4, rng=1
+    )
     assert list(fp.steps) == [25] * 4
     assert fp.censored.all() and fp.events == 0
     frame = fp.to_frame()
@@ -247,13 +274,16 @@ def test_censored_chain_is_not_an_event():
 def test_mixed_events_and_censoring_per_chain():
     """Per-chain initial states: chain 0 starts collapsed (event at 0), chain 1 collapses under the
     β = 0 flow, chain 2 cannot collapse within its budget."""
-    x0 = np.array([
-        [[0.0, 0.0], [0.0, 0.0], [1e-3, 0.0]],
-        [[-1.0, 0.0], [1.0, 0.0], [0.0, 0.0]],
-        [[-1e6, 0.0], [1e6, 0.0], [0.0, 0.0]],
-    ])
-    fp = ms.first_passage(ms.SoftmaxFlow(beta=0.0, gamma=0.5), x0, ms.Collapse(0.01),
-                          max_steps=20, rng=0)
+    x0 = np.array(
+        [
+            [[0.0, 0.0], [0.0, 0.0], [1e-3, 0.0]],
+            [[-1.0, 0.0], [1.0, 0.0], [0.0, 0.0]],
+            [[-1e6, 0.0], [1e6, 0.0], [0.0, 0.0]],
+        ]
+    )
+    fp = ms.first_passage(
+        ms.SoftmaxFlow(beta=0.0, gamma=0.5), x0, ms.Collapse(0.01), max_steps=20, rng=0
+    )
     assert list(fp.steps) == [0, 8, 20]  # 2 · 0.5^t <= 0.01 first at t = 8
     assert list(fp.censored) == [False, False, True]
     assert fp.events == 2
@@ -262,8 +292,9 @@ def test_mixed_events_and_censoring_per_chain():
 def test_leave_ball_per_chain_centers():
     """Default centers are each chain's own initial state."""
     x0 = np.array([[[0.0, 0.0], [1.0, 0.0]], [[0.0, 0.0], [3.0, 0.0]]])
-    fp = ms.first_passage(ms.SoftmaxFlow(beta=0.0, gamma=0.5), x0, ms.LeaveBall(0.6),
-                          max_steps=5, rng=0)
+    fp = ms.first_passage(
+        ms.SoftmaxFlow(beta=0.0, gamma=0.5), x0, ms.LeaveBall(0.6), max_steps=5, rng=0
+    )
     # each token moves γ/2 · separation per step: 0.25 (censored) and 0.75 (exits at step 1)
     assert list(fp.steps) == [5, 1]
     assert list(fp.censored) == [True, False]
@@ -279,7 +310,12 @@ def test_hull_distance_kernel_matches_exact_distance():
             pts = np.ascontiguousarray(pts, dtype=float)
             m = pts.shape[0]
             for p in _query_points(rng, pts):
-                got = K.hull_dist2(np.ascontiguousarray(p, dtype=float), pts,
-                                   np.arange(m, dtype=np.int64), -1.0, K.hull_work(m, d))
+                got = K.hull_dist2(
+                    np.ascontiguousarray(p, dtype=float),
+                    pts,
+                    np.arange(m, dtype=np.int64),
+                    -1.0,
+                    K.hull_work(m, d),
+                )
                 worst = max(worst, abs(math.sqrt(got) - ref.hull_distance(p, pts)))
     assert worst < 1e-12, worst

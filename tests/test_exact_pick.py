@@ -25,7 +25,7 @@ from metastab import _reference as ref
 from metastab import engine
 from metastab.configs import shrunk
 
-GRID = 2 ** 53
+GRID = 2**53
 ULP = Fraction(1, GRID)
 
 # The [FW] Thm 5.4 clustered triangle (3 tokens per vertex, token i at vertex i % 3, B = I): its
@@ -54,13 +54,13 @@ class Script:
         return self.ms.pop(0) << 11
 
     def next_uniform(self) -> float:
-        return float(self.next_u64() >> 11) * 2.0 ** -53
+        return float(self.next_u64() >> 11) * 2.0**-53
 
 
 def _outcome(pick, w, seq):
     """The pick for the uniforms seq (seq[0] is u[i]), or None if it needs more of them."""
     try:
-        return pick(w, seq[0] * 2.0 ** -53, Script(seq[1:]))
+        return pick(w, seq[0] * 2.0**-53, Script(seq[1:]))
     except _Exhausted:
         return None
 
@@ -70,7 +70,7 @@ def _last_with(f, lo, value):
     hi = GRID - 1
     if f(hi) == value:
         return hi
-    while hi - lo > 1:                                  # f(lo) == value != f(hi)
+    while hi - lo > 1:  # f(lo) == value != f(hi)
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if f(mid) == value else (lo, mid)
     return lo
@@ -84,7 +84,7 @@ def exact_law(pick, w, prefix=()) -> dict[int, Fraction]:
     draws a fresh uniform, so only m = 0 is followed) and at most one boundary m = b - 1 (an
     unfinished Bernoulli trial, followed apart).
     """
-    f = lambda m: _outcome(pick, w, list(prefix) + [m])      # noqa: E731
+    f = lambda m: _outcome(pick, w, list(prefix) + [m])  # noqa: E731
     b = 0
     if f(0) is None:
         b = _last_with(lambda m: f(m) is None, 0, True) + 1
@@ -96,7 +96,7 @@ def exact_law(pick, w, prefix=()) -> dict[int, Fraction]:
 
     if b >= 2:
         rare = exact_law(pick, w, tuple(prefix) + (0,))
-        assert exact_law(pick, w, tuple(prefix) + (b - 2,)) == rare    # all alike, as claimed
+        assert exact_law(pick, w, tuple(prefix) + (b - 2,)) == rare  # all alike, as claimed
         add(rare, b - 1)
     if b >= 1:
         add(exact_law(pick, w, tuple(prefix) + (b - 1,)), 1)
@@ -145,9 +145,16 @@ def cross_law(pick, x, i, beta) -> Fraction:
 def triangle_laws() -> dict:
     """Per (configuration, β, token): (true, new, old) probability of a cross pick (a token at
     another vertex), with the exact laws of the current pick and of the former one."""
-    return {(name, beta, i): (true_cross(x, i, beta), cross_law(ref.pick, x, i, beta),
-                              cross_law(old_pick, x, i, beta))
-            for name, x in CONFIGS.items() for beta in BETAS for i in range(9)}
+    return {
+        (name, beta, i): (
+            true_cross(x, i, beta),
+            cross_law(ref.pick, x, i, beta),
+            cross_law(old_pick, x, i, beta),
+        )
+        for name, x in CONFIGS.items()
+        for beta in BETAS
+        for i in range(9)
+    }
 
 
 @pytest.fixture(scope="module", name="laws")
@@ -181,8 +188,8 @@ def test_kernel_takes_the_reference_decision_on_the_triangle():
     """chain_step on the triangle at β = 28 with u at the Bernoulli boundary and its neighbours
     equals the reference (stream draws included), so the exact law above is the kernel's."""
     for beta in (22.0, 28.0):
-        for m in (0, 1, 2, 2 ** 40, GRID - 1):
-            u = np.full(9, m * 2.0 ** -53)
+        for m in (0, 1, 2, 2**40, GRID - 1):
+            u = np.full(9, m * 2.0**-53)
             for seed in range(3):
                 state = ms.Seed(seed).streams(1)[0]
                 gen = ref.Xoshiro256(state)
@@ -218,11 +225,11 @@ def test_warning_fires_exactly_where_weights_underflow():
     the boundary exponent underflow_exponent() ≈ −708.74 (β = −z/2 ± 1e-12 relative)."""
     z = engine.underflow_exponent()
     assert ref.exp_nonpositive(z) > 0.0 and ref.exp_nonpositive(np.nextafter(z, -np.inf)) == 0.0
-    below = -z / 2 * (1 - 1e-12)         # cross exponent just above z: drawable
-    above = -z / 2 * (1 + 1e-12)         # just below z: flushed
+    below = -z / 2 * (1 - 1e-12)  # cross exponent just above z: drawable
+    above = -z / 2 * (1 + 1e-12)  # just below z: flushed
     model, x = _two_points(below)
     assert ref.exp_nonpositive(-2 * below) > 0.0
-    assert not engine.check_resolution(model, x[None])          # warnings are errors
+    assert not engine.check_resolution(model, x[None])  # warnings are errors
     model, x = _two_points(above)
     assert ref.exp_nonpositive(-2 * above) == 0.0
     with pytest.warns(ms.ResolutionWarning, match=r"underflows to 0"):
@@ -237,19 +244,22 @@ def test_resolution_check_memory_is_linear():
     """n = 20 000 tokens, where an n×n float64 array is 3.2 GB: in a fresh process, after a small
     check has compiled (or loaded) the kernels, the large check raises the peak resident memory
     by less than 1 GB (compiling alone can take about 1 GB, hence the warm-up)."""
-    code = ("import resource, warnings, numpy as np, metastab as ms\n"
-            "from metastab import engine\n"
-            "def check(m):\n"
-            "    x = np.repeat([[1.0, 0.0], [-1.0, 0.0]], m, axis=0)\n"
-            "    with warnings.catch_warnings(record=True):\n"
-            "        warnings.simplefilter('always')\n"
-            "        return engine.check_resolution(ms.SoftmaxChain(400.0, 0.5), x[None])\n"
-            "check(5)\n"
-            "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-            "hit = check(10_000)\n"
-            "print(hit, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
+    code = (
+        "import resource, warnings, numpy as np, metastab as ms\n"
+        "from metastab import engine\n"
+        "def check(m):\n"
+        "    x = np.repeat([[1.0, 0.0], [-1.0, 0.0]], m, axis=0)\n"
+        "    with warnings.catch_warnings(record=True):\n"
+        "        warnings.simplefilter('always')\n"
+        "        return engine.check_resolution(ms.SoftmaxChain(400.0, 0.5), x[None])\n"
+        "check(5)\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "hit = check(10_000)\n"
+        "print(hit, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert out[0] == "True" and int(out[2]) - int(out[1]) < 1_000_000, out  # ru_maxrss: KiB
 
 
@@ -291,11 +301,17 @@ def test_exact_and_accelerated_escape_laws_agree_through_rare_picks(beta):
     from metastab import theory
 
     vertices, x0, ball = _rare_problem(beta)
-    assert 2.0 ** -22 < math.exp(-EXPONENTS[beta]) < 2.0 ** -20
-    runs = [ms.first_passage(ms.SoftmaxChain(b, 0.5), x0, ball, max_steps=10**8, chains=150,
-                             rng=seed, mode=mode)
-            for b, mode, seed in [(beta, "exact", 1), (beta, "accelerated", 2),
-                                  (1.1 * beta, "accelerated", 3)]]
+    assert 2.0**-22 < math.exp(-EXPONENTS[beta]) < 2.0**-20
+    runs = [
+        ms.first_passage(
+            ms.SoftmaxChain(b, 0.5), x0, ball, max_steps=10**8, chains=150, rng=seed, mode=mode
+        )
+        for b, mode, seed in [
+            (beta, "exact", 1),
+            (beta, "accelerated", 2),
+            (1.1 * beta, "accelerated", 3),
+        ]
+    ]
     exact, fast, wrong = runs
     assert not any(fp.censored.any() for fp in runs)
     ks, ad = stats.ks_2samp(exact.steps, fast.steps).pvalue, _anderson_p(exact.steps, fast.steps)
@@ -306,15 +322,19 @@ def test_exact_and_accelerated_escape_laws_agree_through_rare_picks(beta):
     assert geometric_p(exact.steps.astype(float), law.p) > 1e-3
 
 
-if __name__ == "__main__":   # the table quoted in the docstrings above and in the README
+if __name__ == "__main__":  # the table quoted in the docstrings above and in the README
     table = triangle_laws()
-    print("config   beta   true cross (min-max)   exact pick: worst rel. error   "
-          "single uniform: rel. error (min, max)")
+    print(
+        "config   beta   true cross (min-max)   exact pick: worst rel. error   "
+        "single uniform: rel. error (min, max)"
+    )
     for name in CONFIGS:
         for beta in BETAS:
             rows = [table[(name, beta, i)] for i in range(9)]
             truth = [t for t, _, _ in rows]
             new = max(abs(float(n) / t - 1.0) for t, n, _ in rows)
             old = [float(o) / t - 1.0 for t, _, o in rows]
-            print(f"{name:8} {beta:5.1f}  {min(truth):9.2e} - {max(truth):8.2e}   {new:27.1e}   "
-                  f"{100 * min(old):+9.1f} %, {100 * max(old):+9.1f} %")
+            print(
+                f"{name:8} {beta:5.1f}  {min(truth):9.2e} - {max(truth):8.2e}   {new:27.1e}   "
+                f"{100 * min(old):+9.1f} %, {100 * max(old):+9.1f} %"
+            )

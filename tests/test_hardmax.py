@@ -67,13 +67,24 @@ def check_straight_lines(traj, x0, V, sigma, k, factors, atol=1e-12):
 B_NONSYM = np.array([[1.0, 0.3], [-0.2, 0.9]])  # non-symmetric, positive definite symmetric part
 # (k, m, seed, B): k vertices, m inner tokens. (random_polygon's rejection of non-owning draws
 # gets slow for k >= 7 with B_NONSYM, so the large polygons use B = I.)
-POLYGONS = [(4, 6, 1, None), (5, 8, 2, None), (6, 10, 3, None), (7, 7, 4, None), (8, 12, 5, None),
-            (4, 6, 1, B_NONSYM), (5, 8, 2, B_NONSYM), (6, 10, 3, B_NONSYM), (6, 9, 6, B_NONSYM)]
+POLYGONS = [
+    (4, 6, 1, None),
+    (5, 8, 2, None),
+    (6, 10, 3, None),
+    (7, 7, 4, None),
+    (8, 12, 5, None),
+    (4, 6, 1, B_NONSYM),
+    (5, 8, 2, B_NONSYM),
+    (6, 10, 3, B_NONSYM),
+    (6, 9, 6, B_NONSYM),
+]
 
 
-@pytest.mark.parametrize("k,m,seed,B", POLYGONS,
-                         ids=[f"k{k}-{'I' if B is None else 'nonsym'}-{s}"
-                              for k, _, s, B in POLYGONS])
+@pytest.mark.parametrize(
+    "k,m,seed,B",
+    POLYGONS,
+    ids=[f"k{k}-{'I' if B is None else 'nonsym'}-{s}" for k, _, s, B in POLYGONS],
+)
 def test_constant_step_straight_lines(k, m, seed, B):
     """Constant γ: x_i^t − v_σ(i) = (1 − γ)^t (x_i^0 − v_σ(i)); vertices stay put."""
     P, x0, sigma = polygon_with_cell_tokens(k, m, SEED + seed, B=B)
@@ -170,8 +181,10 @@ def test_tie_modes_hand_computed(ties, target):
 
 
 def test_tie_modes_differ():
-    y = [ms.simulate(ms.Hardmax(gamma=0.5, ties=t), X_TIE, steps=1).final[0]
-         for t in ("index", "point")]
+    y = [
+        ms.simulate(ms.Hardmax(gamma=0.5, ties=t), X_TIE, steps=1).final[0]
+        for t in ("index", "point")
+    ]
     assert np.abs(y[0][0] - y[1][0]).max() > 0.05
 
 
@@ -190,10 +203,12 @@ def test_tie_tolerance(tol, ties):
     beyond = X_TIE.copy()
     beyond[3, 1] += 100 * tol  # relative gap ≈ 100 tol: token 3 is the only leader
     tied = {"index": (X_TIE[1] + X_TIE[2] + inside[3]) / 3, "point": (X_TIE[1] + inside[3]) / 2}
-    np.testing.assert_allclose(step(inside)[0], X_TIE[0] + gamma * (tied[ties] - X_TIE[0]),
-                               rtol=0, atol=1e-14)
-    np.testing.assert_allclose(step(beyond)[0], X_TIE[0] + gamma * (beyond[3] - X_TIE[0]),
-                               rtol=0, atol=1e-14)
+    np.testing.assert_allclose(
+        step(inside)[0], X_TIE[0] + gamma * (tied[ties] - X_TIE[0]), rtol=0, atol=1e-14
+    )
+    np.testing.assert_allclose(
+        step(beyond)[0], X_TIE[0] + gamma * (beyond[3] - X_TIE[0]), rtol=0, atol=1e-14
+    )
 
 
 @pytest.mark.parametrize("tol", [1e-12, 1e-6])
@@ -296,8 +311,9 @@ def test_frank_wolfe_rate_counterexample(offset):
     """
     steps = 200
     t = np.arange(steps) + offset
-    traj = run_states(ms.Hardmax(gamma=2.0 / (t + 2), B=-np.eye(1)), np.array([[3.0], [-1.0]]),
-                      steps)
+    traj = run_states(
+        ms.Hardmax(gamma=2.0 / (t + 2), B=-np.eye(1)), np.array([[3.0], [-1.0]]), steps
+    )
     j = J(traj)  # (steps + 1, 2)
     stuck = 0 if offset == 1 else 1  # the token that reaches 1/3 first
     first = 1 if offset == 1 else 2

@@ -46,8 +46,15 @@ def hull_excess(points: np.ndarray, queries: np.ndarray) -> float:
     A_eq = np.r_[np.ones(n), 0.0][None]
     worst = 0.0
     for q in Q:
-        res = linprog(np.r_[np.zeros(n), 1.0], A_ub=A_ub, b_ub=np.r_[q, -q], A_eq=A_eq,
-                      b_eq=[1.0], bounds=[(0, None)] * (n + 1), method="highs")
+        res = linprog(
+            np.r_[np.zeros(n), 1.0],
+            A_ub=A_ub,
+            b_ub=np.r_[q, -q],
+            A_eq=A_eq,
+            b_eq=[1.0],
+            bounds=[(0, None)] * (n + 1),
+            method="highs",
+        )
         assert res.status == 0, res.message
         worst = max(worst, float(res.x[-1]))
     return worst * spread / size
@@ -65,14 +72,18 @@ def configurations(draw, max_exp: int = 3, min_exp: int = -3):
     seed = draw(st.integers(0, 2**32 - 1))
     gen = np.random.default_rng(seed)
     x = gen.uniform(-1, 1, size=(n, d))
-    shape = draw(st.sampled_from(["generic", "coincident", "generic", "flat", "coincident",
-                                  "generic", "one point"]))
+    shape = draw(
+        st.sampled_from(
+            ["generic", "coincident", "generic", "flat", "coincident", "generic", "one point"]
+        )
+    )
     if shape == "coincident":  # some tokens share a position
         k = draw(st.integers(1, n - 1))
         x[:k] = x[gen.integers(k, n, size=k)]
     elif shape == "flat":  # all on a line through a random point
-        x = gen.uniform(-1, 1, size=(1, d)) + gen.uniform(-1, 1, size=(n, 1)) \
-            * gen.normal(size=(1, d))
+        x = gen.uniform(-1, 1, size=(1, d)) + gen.uniform(-1, 1, size=(n, 1)) * gen.normal(
+            size=(1, d)
+        )
     elif shape == "one point":
         x = np.repeat(x[:1], n, axis=0)
     x *= 10.0 ** draw(st.integers(min_exp, max_exp))
@@ -115,8 +126,9 @@ def test_one_step_never_leaves_the_hull(kind, config, beta, gamma, seed):
 def test_many_steps_stay_in_the_initial_hull(config, beta, gamma, seed):
     """Composition: ten steps of each model stay in conv{x_j^0} (the hulls are nested)."""
     x, B = config
-    finals = [ms.simulate(make(kind, beta, gamma, B), x, steps=10, rng=seed).final[0]
-              for kind in MODELS]
+    finals = [
+        ms.simulate(make(kind, beta, gamma, B), x, steps=10, rng=seed).final[0] for kind in MODELS
+    ]
     assert hull_excess(x, np.vstack(finals)) <= HULL_TOL
 
 
@@ -140,8 +152,7 @@ def test_hull_check_negative_controls():
 
 @pytest.mark.parametrize("kind", MODELS)
 @SETTINGS
-@given(config=configurations(max_exp=150, min_exp=-200), gamma=gammas,
-       seed=st.integers(0, 2**31))
+@given(config=configurations(max_exp=150, min_exp=-200), gamma=gammas, seed=st.integers(0, 2**31))
 def test_states_stay_finite_at_huge_beta_and_extreme_scales(kind, config, gamma, seed):
     """β = 1e6 and coordinates from 1e-200 to 1e150 (scores up to ~1e301, still finite): the
     max-shifted softmax never overflows, and the step stays in the hull."""

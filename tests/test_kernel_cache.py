@@ -45,9 +45,13 @@ def _kernel_closure(name: str) -> set[str]:
 
 
 def _cached_dispatchers(module):
-    return [f for f in vars(module).values()
-            if hasattr(f, "py_func") and f.py_func.__module__ == module.__name__
-            and type(f._cache).__name__ != "NullCache"]
+    return [
+        f
+        for f in vars(module).values()
+        if hasattr(f, "py_func")
+        and f.py_func.__module__ == module.__name__
+        and type(f._cache).__name__ != "NullCache"
+    ]
 
 
 def test_base_kernels_call_no_other_kernel_file():
@@ -100,8 +104,14 @@ def outer():
 def _outer(folder: Path, module: str) -> str:
     code = f"import {module}; print({module}.outer())"
     env = {"PYTHONPATH": f"{folder}:{PACKAGE.parent}", "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-c", code], cwd=folder, env=env, check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=folder,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 def test_edit_of_an_inlined_file_recompiles(tmp_path):
@@ -113,4 +123,4 @@ def test_edit_of_an_inlined_file_recompiles(tmp_path):
     assert _outer(tmp_path, "plain") == "1" and _outer(tmp_path, "keyed") == "1"
     (tmp_path / "inner.py").write_text(textwrap.dedent(_INNER.format(value=2)))
     assert _outer(tmp_path, "keyed") == "2"
-    assert _outer(tmp_path, "plain") == "1"          # stale: what the guard is for
+    assert _outer(tmp_path, "plain") == "1"  # stale: what the guard is for

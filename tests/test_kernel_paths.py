@@ -17,8 +17,9 @@ def sphere(n, d, seed):
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize("n,d", [(32, 8), (64, 9), (40, 3), (33, 16), (96, 8), (20, 1), (20, 2),
-                                 (40, 1)])
+@pytest.mark.parametrize(
+    "n,d", [(32, 8), (64, 9), (40, 3), (33, 16), (96, 8), (20, 1), (20, 2), (40, 1)]
+)
 def test_blocked_and_gram_scores_match_reference(n, d):
     """Full blocks (the register-blocked kernel), short blocks (at d = 1, 2 too: the first two
     terms of their scores in one pass), and for B = I with n a multiple of 32 and d >= 8 the Gram
@@ -85,7 +86,7 @@ def test_rare_picks_and_bernoulli_boundary_same_bits_on_every_path(beta):
     n = x.shape[0]
     drew = False
     for m in (0, 1, 2, 3):
-        u = np.full(n, m * 2.0 ** -53)
+        u = np.full(n, m * 2.0**-53)
         u[::5] = 0.5  # common picks between them
         seed_state = ms.Seed(m).streams(1)[0]
         gen = ref.Xoshiro256(seed_state.copy())

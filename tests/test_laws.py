@@ -73,8 +73,9 @@ ALPHA = 1e-3  # family-wise level: every token must pass at ALPHA / n (Bonferron
 
 @pytest.fixture(scope="module")
 def one_step():
-    run = ms.simulate(ms.SoftmaxChain(BETA_ONE, GAMMA_ONE, B=B_ONE), X_ONE, steps=1,
-                      chains=CHAINS_ONE, rng=SEED)
+    run = ms.simulate(
+        ms.SoftmaxChain(BETA_ONE, GAMMA_ONE, B=B_ONE), X_ONE, steps=1, chains=CHAINS_ONE, rng=SEED
+    )
     U, law = point_law(X_ONE, B_ONE, BETA_ONE)
     pick = picked_points(X_ONE, run.final, GAMMA_ONE, U)
     counts = np.stack([np.bincount(pick[:, i], minlength=len(U)) for i in range(len(X_ONE))])
@@ -178,19 +179,26 @@ def frozen_law(beta: float, B: np.ndarray) -> tuple[float, np.ndarray, np.ndarra
     W = MULT[None, :] * np.exp(beta * (S - S.max(axis=1, keepdims=True)))
     R = W / W.sum(axis=1, keepdims=True)
     q = np.diag(R).copy()
-    return 1.0 - float(np.prod(q ** MULT)), q, R
+    return 1.0 - float(np.prod(q**MULT)), q, R
 
 
 @pytest.fixture(scope="module")
 def frozen():
     x0 = np.repeat(POINTS_FROZEN, MULT, axis=0)
-    dmin = min(np.linalg.norm(a - b) for i, a in enumerate(POINTS_FROZEN)
-               for b in POINTS_FROZEN[i + 1:])
+    dmin = min(
+        np.linalg.norm(a - b) for i, a in enumerate(POINTS_FROZEN) for b in POINTS_FROZEN[i + 1 :]
+    )
     p, _, _ = frozen_law(BETA_FROZEN, B_FROZEN)
     # A cross pick moves a token by γ|u_a − u_b| >= γ dmin; an in-group pick moves it by 0.
     event = ms.LeaveBall(0.5 * GAMMA_FROZEN * dmin)
-    fp = ms.first_passage(ms.SoftmaxChain(BETA_FROZEN, GAMMA_FROZEN, B=B_FROZEN), x0, event,
-                          max_steps=int(60 / p), chains=CHAINS_FROZEN, rng=SEED)
+    fp = ms.first_passage(
+        ms.SoftmaxChain(BETA_FROZEN, GAMMA_FROZEN, B=B_FROZEN),
+        x0,
+        event,
+        max_steps=int(60 / p),
+        chains=CHAINS_FROZEN,
+        rng=SEED,
+    )
     assert not fp.censored.any()  # P(censored) = (1 − p)^{60/p} ≈ e^{−60}
     return x0, fp
 
@@ -241,7 +249,7 @@ def test_frozen_who_moves_at_the_first_cross_pick(frozen):
     p, q, R = frozen_law(BETA_FROZEN, B_FROZEN)
     group = np.repeat(np.arange(len(MULT)), MULT)
     pick = picked_points(x0, fp.final, GAMMA_FROZEN, POINTS_FROZEN)
-    prod_all = float(np.prod(q ** MULT))
+    prod_all = float(np.prod(q**MULT))
 
     def cond_law(R, q, p, prod_all):
         law = np.empty((len(group), len(MULT)))
@@ -277,9 +285,15 @@ def hull_distance(points: np.ndarray, p: np.ndarray) -> float:
     # variables (λ_1..λ_n, t): min t, |Σ λ_j x_j − p|_∞ <= t, Σ λ = 1, λ >= 0
     A = np.hstack([points.T, -np.ones((d, 1))])
     A2 = np.hstack([-points.T, -np.ones((d, 1))])
-    res = linprog(np.r_[np.zeros(n), 1.0], A_ub=np.vstack([A, A2]), b_ub=np.r_[p, -p],
-                  A_eq=np.r_[np.ones(n), 0.0][None], b_eq=[1.0],
-                  bounds=[(0, None)] * (n + 1), method="highs")
+    res = linprog(
+        np.r_[np.zeros(n), 1.0],
+        A_ub=np.vstack([A, A2]),
+        b_ub=np.r_[p, -p],
+        A_eq=np.r_[np.ones(n), 0.0][None],
+        b_eq=[1.0],
+        bounds=[(0, None)] * (n + 1),
+        method="highs",
+    )
     assert res.status == 0, res.message
     return float(res.x[-1])
 

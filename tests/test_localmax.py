@@ -85,10 +85,20 @@ def test_r_zero_is_hardmax_bit_for_bit_through_simulate():
     B = np.array([[1.0, 0.3], [-0.2, 0.9]])
     for gamma in (1 / 3, np.linspace(0.9, 0.1, 40), lambda t: 1.0 / (t + 2)):
         for rule in RULES:
-            lm = ms.simulate(ms.Localmax(gamma, 0.0, B=B, neighbours=rule), x0, steps=40,
-                             record_every=3, record_neighbours=True)
-            hm = ms.simulate(ms.Hardmax(gamma, B=B, ties="index", tol=0.0), x0, steps=40,
-                             record_every=3, record_neighbours=True)
+            lm = ms.simulate(
+                ms.Localmax(gamma, 0.0, B=B, neighbours=rule),
+                x0,
+                steps=40,
+                record_every=3,
+                record_neighbours=True,
+            )
+            hm = ms.simulate(
+                ms.Hardmax(gamma, B=B, ties="index", tol=0.0),
+                x0,
+                steps=40,
+                record_every=3,
+                record_neighbours=True,
+            )
             assert np.array_equal(lm.trajectory, hm.trajectory)
             assert np.array_equal(lm.final, hm.final)
             assert np.array_equal(lm.neighbours, hm.neighbours)
@@ -114,8 +124,10 @@ RUNS = [
     ("additive", ms.Localmax(0.3, 0.1, B=[[1.0, 0.4], [-0.1, 0.7]])),
     ("relative", ms.Localmax(0.3, 0.25, neighbours="relative")),
     ("r-array", ms.Localmax(np.linspace(0.9, 0.1, 37), np.linspace(0.5, 0.0, 37))),
-    ("r-callable", ms.Localmax(lambda t: 1.0 / (t + 2), lambda t: 0.4 * 0.8 ** t,
-                               neighbours="relative")),
+    (
+        "r-callable",
+        ms.Localmax(lambda t: 1.0 / (t + 2), lambda t: 0.4 * 0.8**t, neighbours="relative"),
+    ),
     ("step-matrix", ms.Localmax(ms.step_matrix([[0.4, 0.1], [0.0, 0.8]]), 0.05)),
 ]
 
@@ -123,8 +135,15 @@ RUNS = [
 @pytest.mark.parametrize("name,model", RUNS, ids=[m[0] for m in RUNS])
 def test_simulate_matches_reference_run_chain(name, model):
     run = ms.simulate(model, X0, steps=37, chains=2, rng=7)
-    want, t, hit = ref.run_chain(ref.LOCALMAX, X0, model.key_query(2), gamma=model.gamma,
-                                 r=model.r, neighbours=model.neighbours, steps=37)
+    want, t, hit = ref.run_chain(
+        ref.LOCALMAX,
+        X0,
+        model.key_query(2),
+        gamma=model.gamma,
+        r=model.r,
+        neighbours=model.neighbours,
+        steps=37,
+    )
     assert t == 37 and not hit
     for c in range(2):
         assert np.array_equal(run.final[c], want), name
@@ -135,8 +154,9 @@ def test_first_passage_matches_reference():
     event = ms.Collapse(0.2)
     fp = ms.first_passage(model, X0, event, max_steps=300, chains=2, rng=1)
     pred = ref.event_predicate(event, X0, np.eye(2))
-    want, t, hit = ref.run_chain(ref.LOCALMAX, X0, np.eye(2), gamma=0.3, r=1.0, steps=300,
-                                 event=pred)
+    want, t, hit = ref.run_chain(
+        ref.LOCALMAX, X0, np.eye(2), gamma=0.3, r=1.0, steps=300, event=pred
+    )
     assert hit and not fp.censored.any()
     assert (fp.steps == t).all()
     assert np.array_equal(fp.final[0], want)
@@ -187,8 +207,12 @@ def test_hull_shrinks_along_a_run():
     of conv X^{t+1} are within rounding of conv X^t), tested on every recorded step."""
     rng = np.random.default_rng(5)
     x0 = rng.normal(size=(9, 2))
-    run = ms.simulate(ms.Localmax(1 / 3, lambda t: 0.3 * 0.9 ** t, B=[[1.0, 0.2], [0.1, 0.8]]),
-                      x0, steps=25, record_every=1)
+    run = ms.simulate(
+        ms.Localmax(1 / 3, lambda t: 0.3 * 0.9**t, B=[[1.0, 0.2], [0.1, 0.8]]),
+        x0,
+        steps=25,
+        record_every=1,
+    )
     traj = run.trajectory[0]
     for t in range(25):
         for p in traj[t + 1]:
@@ -204,12 +228,16 @@ def test_r_large_is_uniform_averaging(rule):
     got = k_localmax(x, B, 1 / 3, 1e12, rule)
     mean = x.mean(axis=0)
     np.testing.assert_allclose(got, x + (mean - x) / 3, rtol=0, atol=1e-14)
-    run = ms.simulate(ms.Localmax(1 / 3, 1e12, B=B, neighbours=rule), x, steps=20,
-                      record_every=1, record_neighbours=True)
+    run = ms.simulate(
+        ms.Localmax(1 / 3, 1e12, B=B, neighbours=rule),
+        x,
+        steps=20,
+        record_every=1,
+        record_neighbours=True,
+    )
     assert run.neighbours.all()
     # uniform averaging keeps the mean and contracts towards it by (1 − γ) per step
-    np.testing.assert_allclose(run.final[0], mean + (2 / 3) ** 20 * (x - mean), rtol=0,
-                               atol=1e-13)
+    np.testing.assert_allclose(run.final[0], mean + (2 / 3) ** 20 * (x - mean), rtol=0, atol=1e-13)
     # negative control: a moderate r is not uniform averaging
     assert not np.allclose(k_localmax(x, B, 1 / 3, 0.5, rule), got, rtol=0, atol=1e-6)
 
@@ -235,18 +263,21 @@ def test_neighbour_sets_grow_with_r(rule):
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bad,match", [
-    (-0.1, r"r must be >= 0, got -0.1"),
-    (math.nan, r"r must be finite, got nan"),
-    (math.inf, r"r must be finite, got inf"),
-    (True, r"r must be a real number, got True"),
-    ("0.1", r"r must be a real number, got '0.1'"),
-    ([0.1, -0.2, 0.3], r"r schedule must be finite and >= 0, got r\[1\] = -0.2"),
-    ([0.1, math.nan], r"r schedule must be finite and >= 0, got r\[1\] = nan"),
-    ([], r"r schedule must not be empty"),
-    (np.zeros((2, 2)), r"r must be .* got an array of shape \(2, 2\)"),
-    (["a", "b"], r"r must be a number >= 0, a 1-D schedule or a callable"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        (-0.1, r"r must be >= 0, got -0.1"),
+        (math.nan, r"r must be finite, got nan"),
+        (math.inf, r"r must be finite, got inf"),
+        (True, r"r must be a real number, got True"),
+        ("0.1", r"r must be a real number, got '0.1'"),
+        ([0.1, -0.2, 0.3], r"r schedule must be finite and >= 0, got r\[1\] = -0.2"),
+        ([0.1, math.nan], r"r schedule must be finite and >= 0, got r\[1\] = nan"),
+        ([], r"r schedule must not be empty"),
+        (np.zeros((2, 2)), r"r must be .* got an array of shape \(2, 2\)"),
+        (["a", "b"], r"r must be a number >= 0, a 1-D schedule or a callable"),
+    ],
+)
 def test_bad_r_is_rejected(bad, match):
     with pytest.raises(ValueError, match=match):
         ms.Localmax(1 / 3, bad)
@@ -272,14 +303,18 @@ def test_schedules_are_validated_when_used():
     with pytest.raises(ValueError, match="gamma schedule has 5 entries"):
         ms.simulate(ms.Localmax(np.full(5, 0.3), 0.1), x0, steps=20)
     # schedules that vanish, stay positive or vary are all accepted
-    for r in (np.r_[np.linspace(0.5, 0.0, 10), np.zeros(10)], lambda t: 0.2,
-              lambda t: 0.1 * (1 + math.sin(t))):
+    for r in (
+        np.r_[np.linspace(0.5, 0.0, 10), np.zeros(10)],
+        lambda t: 0.2,
+        lambda t: 0.1 * (1 + math.sin(t)),
+    ):
         assert np.isfinite(ms.simulate(ms.Localmax(1 / 3, r), x0, steps=20).final).all()
 
 
 def test_model_is_frozen_and_round_trips():
-    m = ms.Localmax(np.array([0.5, 0.25]), [0.3, 0.0], B=[[1.0, 2.0], [0.0, 1.0]],
-                    neighbours="relative")
+    m = ms.Localmax(
+        np.array([0.5, 0.25]), [0.3, 0.0], B=[[1.0, 2.0], [0.0, 1.0]], neighbours="relative"
+    )
     assert m.kind == "localmax" and m.code == K.LOCALMAX and m.rule == K.RELATIVE
     assert m.has_schedule and m.has_margin_schedule
     with pytest.raises(ValueError):
@@ -302,11 +337,15 @@ def test_model_is_frozen_and_round_trips():
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("model", [
-    ms.Localmax(1 / 3, lambda t: 0.4 * 0.7 ** t, B=[[1.0, 0.3], [-0.2, 0.9]]),
-    ms.Localmax(1 / 3, np.linspace(0.5, 0.0, 31), neighbours="relative"),
-    ms.Hardmax(1 / 3, ties="point", tol=1e-9),
-], ids=["localmax-callable", "localmax-array", "hardmax"])
+@pytest.mark.parametrize(
+    "model",
+    [
+        ms.Localmax(1 / 3, lambda t: 0.4 * 0.7**t, B=[[1.0, 0.3], [-0.2, 0.9]]),
+        ms.Localmax(1 / 3, np.linspace(0.5, 0.0, 31), neighbours="relative"),
+        ms.Hardmax(1 / 3, ties="point", tol=1e-9),
+    ],
+    ids=["localmax-callable", "localmax-array", "hardmax"],
+)
 def test_recorded_neighbours_are_the_sets_each_step_uses(model):
     rng = np.random.default_rng(21)
     x0 = rng.normal(size=(3, 7, 2))  # one configuration per chain
@@ -336,21 +375,20 @@ def test_leaders_of_a_polygon_with_inner_tokens():
     do not (their argmax is a vertex)."""
     V = ms.regular_polygon(6).vertices
     x0 = np.vstack([V, 0.3 * V[:3] + np.array([0.05, 0.0])])
-    run = ms.simulate(ms.Localmax(1 / 3, 0.0), x0, steps=5, record_every=5,
-                      record_neighbours=True)
+    run = ms.simulate(ms.Localmax(1 / 3, 0.0), x0, steps=5, record_every=5, record_neighbours=True)
     assert run.leaders[0, 0, :6].all() and not run.leaders[0, 0, 6:].any()
     assert ms.simulate(ms.Localmax(1 / 3, 0.1), x0, steps=5).neighbours is None
 
 
 def test_record_neighbours_is_refused_where_it_has_no_meaning():
     with pytest.raises(ValueError, match="record_neighbours needs a Hardmax or Localmax model"):
-        ms.simulate(ms.SoftmaxFlow(beta=1.0), X0, steps=3, record_every=1,
-                    record_neighbours=True)
+        ms.simulate(ms.SoftmaxFlow(beta=1.0), X0, steps=3, record_every=1, record_neighbours=True)
     with pytest.raises(ValueError, match="record_neighbours needs record_every"):
         ms.simulate(ms.Localmax(0.3, 0.1), X0, steps=3, record_neighbours=True)
     with pytest.raises(ValueError, match=r"use r_30, but the r schedule has 30 entries"):
-        ms.simulate(ms.Localmax(0.3, np.full(30, 0.1)), X0, steps=30, record_every=1,
-                    record_neighbours=True)
+        ms.simulate(
+            ms.Localmax(0.3, np.full(30, 0.1)), X0, steps=30, record_every=1, record_neighbours=True
+        )
     with pytest.raises(ValueError, match="record_neighbours must be True or False"):
         ms.simulate(ms.Localmax(0.3, 0.1), X0, steps=3, record_every=1, record_neighbours=1)
 
@@ -358,12 +396,13 @@ def test_record_neighbours_is_refused_where_it_has_no_meaning():
 def test_neighbours_count_in_the_memory_check(monkeypatch):
     n = 400
     x0 = np.random.default_rng(0).normal(size=(n, 1))
-    states = 2 * x0.nbytes          # steps=1, record_every=1: two snapshots
+    states = 2 * x0.nbytes  # steps=1, record_every=1: two snapshots
     sets = 2 * n * n
     avail = (states + sets // 2) * 2  # enough for the states, not for states + sets
     avail += 2 * chains.run_bytes(1, n, 1)  # and the run itself
-    monkeypatch.setattr(importlib.import_module("metastab._validate"), "available_memory",
-                        lambda: avail)
+    monkeypatch.setattr(
+        importlib.import_module("metastab._validate"), "available_memory", lambda: avail
+    )
     ms.simulate(ms.Localmax(0.3, 0.1), x0, steps=1, record_every=1)
     with pytest.raises(MemoryError, match="record_every=1"):
         ms.simulate(ms.Localmax(0.3, 0.1), x0, steps=1, record_every=1, record_neighbours=True)

@@ -78,8 +78,13 @@ def test_certificates_hold_and_feasibility_agrees_with_linprog():
         alpha = rng.integers(0, 4, size=3)
         res = mm.att_svm(X, alpha)
         G, index = mm.constraint_rows(X, alpha)
-        lp = linprog(np.zeros(X.shape[2]), A_ub=-G, b_ub=-np.ones(len(G)), bounds=(None, None),
-                     method="highs")
+        lp = linprog(
+            np.zeros(X.shape[2]),
+            A_ub=-G,
+            b_ub=-np.ones(len(G)),
+            bounds=(None, None),
+            method="highs",
+        )
         assert res.feasible == (lp.status == 0)
         assert res.certificate.ok, res.certificate
         seen[res.feasible] += 1
@@ -101,9 +106,14 @@ def test_solution_is_optimal_against_a_generic_solver():
     X = random_instance(rng, 3, 4, 6)
     res = mm.att_svm(X, [0, 1, 2])
     G, _ = mm.constraint_rows(X, [0, 1, 2])
-    ref = minimize(lambda p: 0.5 * p @ p, np.ones(6) * 5, jac=lambda p: p, method="SLSQP",
-                   constraints=[{"type": "ineq", "fun": lambda p: G @ p - 1,
-                                 "jac": lambda p: G}], options={"ftol": 1e-14})
+    ref = minimize(
+        lambda p: 0.5 * p @ p,
+        np.ones(6) * 5,
+        jac=lambda p: p,
+        method="SLSQP",
+        constraints=[{"type": "ineq", "fun": lambda p: G @ p - 1, "jac": lambda p: G}],
+        options={"ftol": 1e-14},
+    )
     assert ref.success
     np.testing.assert_allclose(res.p, ref.x, atol=1e-6)
     assert res.certificate.ok and res.certificate.duality_gap < 1e-10
@@ -219,8 +229,9 @@ def test_grad_w_and_factor_gradients_match_finite_differences():
     Y, v = np.array([1.0, -1.0, 1.0]), rng.standard_normal(d)
     W = 0.5 * rng.standard_normal((d, d))
     G = mm.grad_w(X, Y, v, Z, W)
-    np.testing.assert_allclose(G, central_difference(
-        lambda M: naive_risk_w(X, Y, v, Z, M), W), atol=1e-8)
+    np.testing.assert_allclose(
+        G, central_difference(lambda M: naive_risk_w(X, Y, v, Z, M), W), atol=1e-8
+    )
     # one plain step of (K, Q) descends along ∇_K = G Q, ∇_Q = Gᵀ K
     K, Q = rng.standard_normal((d, d)), rng.standard_normal((d, d))
     Gk = mm.grad_w(X, Y, v, Z, K @ Q.T)
@@ -255,8 +266,12 @@ def exact_grad_p(X, v, W, p):
     g = [sum(Decimal(float(x)) * Decimal(float(vv)) for x, vv in zip(row, v)) for row in X]
     f = sum(si * gi for si, gi in zip(s, g))
     keys = X @ W.T  # row t: Wᵀ x_t
-    return np.array([float(-sum(s[t] * (g[t] - f) * Decimal(float(keys[t, j]))
-                                for t in range(len(X)))) for j in range(len(p))])
+    return np.array(
+        [
+            float(-sum(s[t] * (g[t] - f) * Decimal(float(keys[t, j])) for t in range(len(X))))
+            for j in range(len(p))
+        ]
+    )
 
 
 @pytest.mark.parametrize("scale", [5.0, 40.0])
@@ -354,8 +369,9 @@ def test_batched_training_equals_one_problem_at_a_time():
     W0 = rng.uniform(-0.5, 0.5, (R, d, d))
     batch = mm.train_w(X, Y, v, Z, W0, steps=50)
     for r in range(R):
-        np.testing.assert_allclose(batch[:, r], mm.train_w(X[r], Y[r], v[r], Z[r], W0[r],
-                                                           steps=50), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(
+            batch[:, r], mm.train_w(X[r], Y[r], v[r], Z[r], W0[r], steps=50), rtol=0, atol=1e-13
+        )
     kq = mm.train_kq(X, Y, v, Z, W0, W0, steps=20, reg=1e-3)
     assert kq.shape == (21, R, d, d) and np.isfinite(kq).all()
 
@@ -384,19 +400,23 @@ BAD = [
     (lambda: mm.att_svm(single_input(0.9), 0, W3, relaxed=[4]), r"relaxed.*\[4\]"),
     (lambda: mm.att_svm(single_input(0.9), 0, W3, tol=-1.0), r"tol.*-1\.0"),
     (lambda: mm.att_svm_w(single_input(0.9), 0, [[1.0, 0.0]]), r"Z.*\(1, 3\).*\(1, 2\)"),
-    (lambda: mm.att_svm_w(single_input(0.9), 0, [[1.0, 0, 0]], norm="spectral"),
-     r"norm.*spectral"),
+    (lambda: mm.att_svm_w(single_input(0.9), 0, [[1.0, 0, 0]], norm="spectral"), r"norm.*spectral"),
     (lambda: mm.train_p(single_input(0.9), [1], V3, W3, [0, 0, 0], steps=-1), r"steps.*-1"),
-    (lambda: mm.train_p(single_input(0.9), [1], V3, W3, [0, 0, 0], steps=2, lr=0.0),
-     r"lr.*0\.0"),
-    (lambda: mm.train_p(single_input(0.9), [1], V3, W3, [0, 0, 0], steps=2, loss="hinge"),
-     r"loss.*hinge"),
+    (lambda: mm.train_p(single_input(0.9), [1], V3, W3, [0, 0, 0], steps=2, lr=0.0), r"lr.*0\.0"),
+    (
+        lambda: mm.train_p(single_input(0.9), [1], V3, W3, [0, 0, 0], steps=2, loss="hinge"),
+        r"loss.*hinge",
+    ),
     (lambda: mm.train_p(single_input(0.9), [0], V3, W3, [0, 0, 0], steps=2), r"Y.*\[0\]"),
     (lambda: mm.train_p(single_input(0.9), [1], V3, W3, [0, 0], steps=2), r"p0.*\(2,\)"),
-    (lambda: mm.train_p(single_input(0.9), [1], V3, W3, [0, 0, 0], steps=2, normalized=1),
-     r"normalized.*1"),
-    (lambda: mm.train_kq(single_input(0.9), [1], V3, [[1.0, 0, 0]], W3, W3, steps=1, reg=-1),
-     r"reg.*-1"),
+    (
+        lambda: mm.train_p(single_input(0.9), [1], V3, W3, [0, 0, 0], steps=2, normalized=1),
+        r"normalized.*1",
+    ),
+    (
+        lambda: mm.train_kq(single_input(0.9), [1], V3, [[1.0, 0, 0]], W3, W3, steps=1, reg=-1),
+        r"reg.*-1",
+    ),
     (lambda: mm.hardmax_gap_bound(1, 1.0, 1.0), r"T.*1"),
     (lambda: mm.correlation([0.0, 0.0], [1.0, 0.0]), r"zero"),
 ]
@@ -415,4 +435,4 @@ def test_the_subpackage_exports_its_models_and_solvers():
     assert set(mm.__all__) <= set(dir(mm))
     assert mm.att_svm is svm.att_svm and mm.train_p is models.train_p
     with pytest.raises(ValueError, match="alpha must be token indices in \\[0, 1\\]"):
-        mm.att_svm(np.eye(2), 2)                 # the shared argument checks name the value
+        mm.att_svm(np.eye(2), 2)  # the shared argument checks name the value

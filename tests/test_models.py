@@ -55,8 +55,9 @@ def test_model_kinds_and_codes():
 
 MODELS = [
     ms.SoftmaxChain(beta=3.5, gamma=0.25),
-    ms.SoftmaxChain(beta=1.0, gamma=ms.step_matrix([[0.5, 0.1], [0.0, 2.0]]),
-                    B=[[1.0, -2.0], [0.5, 0.3]]),
+    ms.SoftmaxChain(
+        beta=1.0, gamma=ms.step_matrix([[0.5, 0.1], [0.0, 2.0]]), B=[[1.0, -2.0], [0.5, 0.3]]
+    ),
     ms.SoftmaxFlow(beta=0.0, gamma=[0.9, 0.5, 0.1]),
     ms.Hardmax(gamma=1 / 3, B=-np.eye(3), ties="point", tol=1e-9),
     ms.Hardmax(),
@@ -107,8 +108,9 @@ EVENTS = [
     ms.LeaveBall(0.5, centers=[[0.0, 1.0], [2.0, 3.0]]),
     ms.LeaveHull(groups=[0, 1, 0, 1, 2], radius=0.3),
     ms.ReachVertices([[1.0, 0.0], [-1.0, 0.0]], radius=0.1),
-    ms.ReachVertices([[1.0, 0.0], [-1.0, 0.0]], radius=0.1, vertex_radius=1e-3,
-                     assignment=[0, 1, 1]),
+    ms.ReachVertices(
+        [[1.0, 0.0], [-1.0, 0.0]], radius=0.1, vertex_radius=1e-3, assignment=[0, 1, 1]
+    ),
     ms.Collapse(1e-3),
 ]
 
@@ -196,12 +198,16 @@ def test_schedule_longer_than_run_is_fine():
     assert ms.simulate(model, X0, steps=5).steps == 5
 
 
-@pytest.mark.parametrize("make", [
-    lambda g: ms.Hardmax(gamma=g, B=[[1.0, 0.3], [-0.5, 0.8]]),
-    lambda g: ms.Hardmax(gamma=g, B=-np.eye(2), ties="point"),
-    lambda g: ms.SoftmaxFlow(beta=2.0, gamma=g),
-    lambda g: ms.SoftmaxChain(beta=3.0, gamma=g),
-], ids=["hardmax", "hardmax-fw", "flow", "chain"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda g: ms.Hardmax(gamma=g, B=[[1.0, 0.3], [-0.5, 0.8]]),
+        lambda g: ms.Hardmax(gamma=g, B=-np.eye(2), ties="point"),
+        lambda g: ms.SoftmaxFlow(beta=2.0, gamma=g),
+        lambda g: ms.SoftmaxChain(beta=3.0, gamma=g),
+    ],
+    ids=["hardmax", "hardmax-fw", "flow", "chain"],
+)
 def test_callable_schedule_equals_array_schedule(make):
     steps = 70
 

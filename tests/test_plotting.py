@@ -18,13 +18,16 @@ def frame():
     rng = np.random.default_rng(0)
     beta = np.repeat([1.0, 2.0, 3.0, 13.0], 80)
     T = rng.geometric(np.exp(-0.5 - 1.0 * beta))
-    return pd.DataFrame({"beta": beta, "steps": np.minimum(T, 200), "censored": T > 200,
-                         "max_steps": 200})
+    return pd.DataFrame(
+        {"beta": beta, "steps": np.minimum(T, 200), "censored": T > 200, "max_steps": 200}
+    )
 
 
 def test_core_modules_do_not_import_matplotlib():
-    code = ("import sys, metastab, metastab.stats, metastab.theory; "
-            "sys.exit('matplotlib' in sys.modules or 'seaborn' in sys.modules)")
+    code = (
+        "import sys, metastab, metastab.stats, metastab.theory; "
+        "sys.exit('matplotlib' in sys.modules or 'seaborn' in sys.modules)"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
@@ -35,25 +38,35 @@ def test_survival_figure_per_beta(frame, tmp_path):
     ax = fig.axes[0]
     assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert len(labels) == 4 and labels[-1].endswith("(0/80 escaped)")   # β = 13: no events
+    assert len(labels) == 4 and labels[-1].endswith("(0/80 escaped)")  # β = 13: no events
     # a KM step curve per β, and a fitted curve for the three β values with events
     assert len(ax.get_lines()) == 4 + 3
 
 
 def test_survival_figure_accepts_firstpassage_and_dicts(frame, tmp_path):
     sub = frame[frame["beta"] == 2.0]
-    fp = FirstPassage(steps=sub["steps"].to_numpy(), censored=sub["censored"].to_numpy(),
-                      final=np.zeros((len(sub), 1, 1)), max_steps=200,
-                      model={"kind": "softmax-chain", "beta": 2.0}, event={}, seed={})
+    fp = FirstPassage(
+        steps=sub["steps"].to_numpy(),
+        censored=sub["censored"].to_numpy(),
+        final=np.zeros((len(sub), 1, 1)),
+        max_steps=200,
+        model={"kind": "softmax-chain", "beta": 2.0},
+        event={},
+        seed={},
+    )
     fig = survival_figure(fp, law="exponential", method="linear")
     assert fig.axes[0].get_legend().get_texts()[0].get_text().startswith("beta = 2")
     fig = survival_figure({"a": fp, "b": sub}, tmp_path / "s.svg", fitted=False)
     assert len(fig.axes[0].get_lines()) == 2 and (tmp_path / "s.svg").exists()
     with pytest.raises(ValueError, match="data must be"):
         survival_figure([1, 2, 3])
-    with pytest.warns(stats.DiagnosticWarning, match="met the event at time 0"):   # not hidden
-        survival_figure(sub.assign(steps=np.r_[0, sub["steps"].to_numpy()[1:]],
-                                   censored=np.r_[False, sub["censored"].to_numpy()[1:]]))
+    with pytest.warns(stats.DiagnosticWarning, match="met the event at time 0"):  # not hidden
+        survival_figure(
+            sub.assign(
+                steps=np.r_[0, sub["steps"].to_numpy()[1:]],
+                censored=np.r_[False, sub["censored"].to_numpy()[1:]],
+            )
+        )
 
 
 def test_arrhenius_figure_from_frame_with_bound(frame, tmp_path):
@@ -71,7 +84,7 @@ def test_arrhenius_figure_from_frame_with_bound(frame, tmp_path):
     np.testing.assert_allclose(np.log(y), fit.intercept + fit.slope * x, rtol=1e-12)
     bx, by = bound_line.get_data()
     np.testing.assert_allclose(np.log(by), exit_time_bound(bx, **bound), rtol=1e-12)
-    assert "no escapes: lower bound" in lines          # β = 13 drawn as a one-sided marker
+    assert "no escapes: lower bound" in lines  # β = 13 drawn as a one-sided marker
 
 
 def test_arrhenius_figure_from_fits_and_callable_bound(frame):
@@ -90,8 +103,17 @@ def test_survival_figure_takes_a_list_of_results(tmp_path):
     import metastab as ms
 
     x0 = ms.regular_polygon(5).vertices
-    runs = [ms.first_passage(ms.SoftmaxChain(beta=b, gamma=0.5), x0, ms.LeaveBall(0.1),
-                             max_steps=200, chains=20, rng=1) for b in (1.0, 2.0)]
+    runs = [
+        ms.first_passage(
+            ms.SoftmaxChain(beta=b, gamma=0.5),
+            x0,
+            ms.LeaveBall(0.1),
+            max_steps=200,
+            chains=20,
+            rng=1,
+        )
+        for b in (1.0, 2.0)
+    ]
     fig = survival_figure(runs, tmp_path / "s.png")
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert [label.split("  ")[0] for label in labels] == ["beta = 1", "beta = 2"]

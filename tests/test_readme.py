@@ -24,8 +24,9 @@ def numbers(text):
 def matches(expected, printed):
     if len(expected) != len(printed):
         return False
-    return all(p.startswith(e[:-3]) if e.endswith("...") else p == e
-               for e, p in zip(expected, printed))
+    return all(
+        p.startswith(e[:-3]) if e.endswith("...") else p == e for e, p in zip(expected, printed)
+    )
 
 
 def test_matches_reads_prefixes_and_rejects_stale_numbers():
@@ -42,8 +43,9 @@ def test_readme_python_examples_print_what_their_comments_say(tmp_path, monkeypa
     printed = {}
 
     def record(*args, **kwargs):
-        printed[(sys._getframe(1).f_code.co_filename, sys._getframe(1).f_lineno)] = \
-            " ".join(map(str, args))
+        printed[(sys._getframe(1).f_code.co_filename, sys._getframe(1).f_lineno)] = " ".join(
+            map(str, args)
+        )
 
     namespace = {"print": record}
     checked = 0

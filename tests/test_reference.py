@@ -18,7 +18,7 @@ from metastab import _reference as ref
 def uniforms(rng, n):
     u = rng.random(n)
     u[0] = 0.0  # the edge of [0, 1)
-    u[-1] = 1.0 - 2.0 ** -53
+    u[-1] = 1.0 - 2.0**-53
     return u
 
 
@@ -81,7 +81,7 @@ def _rare_boundary(x, B, beta):
             else:
                 keep += wj
         p = rare / (rare + keep)
-        out.append((p, math.floor(p * 2.0 ** 53) * 2.0 ** -53))
+        out.append((p, math.floor(p * 2.0**53) * 2.0**-53))
     return out
 
 
@@ -109,9 +109,9 @@ def test_chain_step_cases_reach_every_branch():
     state = ms.Seed(0).streams(1)[0]
     before = state.copy()
     k_chain(x, B, 5.0, 0.3, np.full(x.shape[0], 0.5), state)
-    assert np.array_equal(state, before)             # common picks: no draw
+    assert np.array_equal(state, before)  # common picks: no draw
     k_chain(x, B, 5.0, 0.3, np.zeros(x.shape[0]), state)
-    assert not np.array_equal(state, before)         # rare picks: fresh uniforms
+    assert not np.array_equal(state, before)  # rare picks: fresh uniforms
 
 
 def stream_starting_with(first: int, seed: int = 0) -> np.ndarray:
@@ -135,7 +135,7 @@ def test_chain_step_nested_rare_picks_match_reference(name, x, B, beta):
     u = np.full(n, 0.5)
     u[0] = 0.0
     for seed in range(3):
-        state = stream_starting_with(seed, seed)        # uniforms 0, then from the stream
+        state = stream_starting_with(seed, seed)  # uniforms 0, then from the stream
         gen = ref.Xoshiro256(state)
         got = k_chain(x, B, beta, 0.3, u, state)
         want = ref.chain_step(x, B, beta, 0.3, u, gen)
@@ -162,8 +162,9 @@ def tie_configurations():
     dup = np.array([[1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [-1.0, 2.0], [0.0, 0.0], [0.5, 0.5]])
     out.append(("duplicates", dup, np.eye(2)))
     # near ties: leaders within 1e-10 relative of each other, and near-coincident points
-    near = np.array([[1.0, 0.0], [1.0 + 1e-11, 1e-11], [0.0, 1.0 - 1e-11], [0.3, 0.2],
-                     [1.0, 1e-13]])
+    near = np.array(
+        [[1.0, 0.0], [1.0 + 1e-11, 1e-11], [0.0, 1.0 - 1e-11], [0.3, 0.2], [1.0, 1e-13]]
+    )
     out.append(("near", near, np.eye(2)))
     # negative definite B (Frank-Wolfe), non-symmetric
     rng = np.random.default_rng(3)
@@ -199,8 +200,12 @@ def test_hardmax_tie_modes_differ_where_they_should():
     # token 3 = (0.3, 0.2): scores 0.3, 0.3+5e-12, 0.2, ...; tol 1e-9 makes 0 and 1 and 4 tie
     assert ref.leaders(ref.scores(near, np.eye(2), 3), 0.0) == [1]
     assert ref.leaders(ref.scores(near, np.eye(2), 3), 1e-9) == [0, 1, 4]
-    assert np.allclose(k_hardmax(near, np.eye(2), 1.0, "index", 1e-9)[3],
-                       (near[0] + near[1] + near[4]) / 3, rtol=0, atol=1e-15)
+    assert np.allclose(
+        k_hardmax(near, np.eye(2), 1.0, "index", 1e-9)[3],
+        (near[0] + near[1] + near[4]) / 3,
+        rtol=0,
+        atol=1e-15,
+    )
 
 
 def test_beta_huge_draws_an_argmax_token():
@@ -234,8 +239,9 @@ def test_coincident_tokens_add_probabilities():
     fraction 2/3 of a uniform grid of u, and stays (self-pick) for the rest."""
     x = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
     grid = (np.arange(300) + 0.5) / 300
-    moved = [k_chain(x, np.zeros((2, 2)), 3.0, 1.0, np.array([u, 0.0, 0.0]))[0, 0] == 1.0
-             for u in grid]
+    moved = [
+        k_chain(x, np.zeros((2, 2)), 3.0, 1.0, np.array([u, 0.0, 0.0]))[0, 0] == 1.0 for u in grid
+    ]
     assert sum(moved) == 200
 
 
@@ -243,8 +249,14 @@ def test_coincident_tokens_add_probabilities():
 # random numbers
 # --------------------------------------------------------------------------------------------
 
-KEYS = [(0, 0), (1, 2), (2**64 - 1, 2**64 - 1), (0x0123456789ABCDEF, 0xFEDCBA9876543210),
-        ref.seed_keys(42), ref.seed_keys(2**100 + 7, (3, 1))]
+KEYS = [
+    (0, 0),
+    (1, 2),
+    (2**64 - 1, 2**64 - 1),
+    (0x0123456789ABCDEF, 0xFEDCBA9876543210),
+    ref.seed_keys(42),
+    ref.seed_keys(2**100 + 7, (3, 1)),
+]
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -304,8 +316,13 @@ def _reference_states(seed, chains, first):
 
 MODELS = [
     ("chain", ms.SoftmaxChain(beta=3.0, gamma=0.4, B=[[1.0, 0.5], [-0.3, 0.9]]), {}),
-    ("chain-P", ms.SoftmaxChain(beta=2.0, gamma=ms.step_matrix([[0.4, 0.1], [0.0, 0.8]]),
-                                B=[[0.8, -0.2], [0.4, 1.1]]), {}),
+    (
+        "chain-P",
+        ms.SoftmaxChain(
+            beta=2.0, gamma=ms.step_matrix([[0.4, 0.1], [0.0, 0.8]]), B=[[0.8, -0.2], [0.4, 1.1]]
+        ),
+        {},
+    ),
     ("chain-schedule", ms.SoftmaxChain(beta=8.0, gamma=np.linspace(0.9, 0.1, 40)), {}),
     ("flow", ms.SoftmaxFlow(beta=1.5, gamma=0.3, B=[[1.0, 0.2], [0.6, -0.5]]), {}),
     ("hardmax-index", ms.Hardmax(gamma=0.3, B=[[1.0, 0.4], [-0.1, 0.7]]), {}),
@@ -316,9 +333,18 @@ MODELS = [
 def _ref_run(model, x0, state, steps, event=None):
     kind = model.code
     B = model.key_query(x0.shape[1])
-    return ref.run_chain(kind, x0, B, beta=getattr(model, "beta", 0.0), gamma=model.gamma,
-                         ties=getattr(model, "ties", "index"), tol=getattr(model, "tol", 0.0),
-                         seed_state=state, steps=steps, event=event)
+    return ref.run_chain(
+        kind,
+        x0,
+        B,
+        beta=getattr(model, "beta", 0.0),
+        gamma=model.gamma,
+        ties=getattr(model, "ties", "index"),
+        tol=getattr(model, "tol", 0.0),
+        seed_state=state,
+        steps=steps,
+        event=event,
+    )
 
 
 @pytest.mark.parametrize("name,model,_", MODELS, ids=[m[0] for m in MODELS])
@@ -353,8 +379,12 @@ def _event_cases():
         ("leave-ball", chain, x0, ms.LeaveBall(0.25)),
         ("leave-ball-centers", chain, x0, ms.LeaveBall(0.6, centers=np.zeros((5, 2)) + 0.1)),
         ("leave-hull", chain, x0, ms.LeaveHull(groups=[0, 0, 1, 1, 0], radius=0.05)),
-        ("reach", ms.SoftmaxChain(beta=6.0, gamma=0.3), x0,
-         ms.ReachVertices(V, radius=0.15, vertex_radius=0.05)),
+        (
+            "reach",
+            ms.SoftmaxChain(beta=6.0, gamma=0.3),
+            x0,
+            ms.ReachVertices(V, radius=0.15, vertex_radius=0.05),
+        ),
         ("collapse", ms.SoftmaxChain(beta=0.5, gamma=0.5), x0, ms.Collapse(0.8)),
         ("collapse-flow", ms.SoftmaxFlow(beta=1.0, gamma=0.5), x0, ms.Collapse(0.01)),
         ("reach-hardmax", ms.Hardmax(gamma=0.2), x0, ms.ReachVertices(V, radius=0.01)),
@@ -367,8 +397,9 @@ EVENTS = _event_cases()
 @pytest.mark.parametrize("name,model,x0,event", EVENTS, ids=[e[0] for e in EVENTS])
 def test_first_passage_matches_reference(name, model, x0, event):
     chains, max_steps = 6, 300
-    fp = ms.first_passage(model, x0, event, max_steps=max_steps, chains=chains, rng=99,
-                          first_chain=3)
+    fp = ms.first_passage(
+        model, x0, event, max_steps=max_steps, chains=chains, rng=99, first_chain=3
+    )
     states = _reference_states(ms.as_seed(99), chains, 3)
     pred = ref.event_predicate(event, x0, model.key_query(2))
     for c in range(chains):
@@ -380,11 +411,15 @@ def test_first_passage_matches_reference(name, model, x0, event):
     assert fp.events > 0
 
 
-@pytest.mark.parametrize("make_event", [
-    lambda: ms.LeaveHull(groups=[0, 0, 1, 1], radius=0.05),
-    lambda: ms.ReachVertices([[1.0, 0.0], [-1.0, 0.0]], radius=0.2),
-    lambda: ms.LeaveBall(0.2),
-], ids=["leave-hull", "reach", "leave-ball"])
+@pytest.mark.parametrize(
+    "make_event",
+    [
+        lambda: ms.LeaveHull(groups=[0, 0, 1, 1], radius=0.05),
+        lambda: ms.ReachVertices([[1.0, 0.0], [-1.0, 0.0]], radius=0.2),
+        lambda: ms.LeaveBall(0.2),
+    ],
+    ids=["leave-hull", "reach", "leave-ball"],
+)
 def test_first_passage_per_chain_x0_matches_reference(make_event):
     """One initial configuration per chain: the event is compiled per chain (own hulls, own
     vertex assignment, own ball centres)."""
@@ -411,20 +446,25 @@ def test_first_passage_per_chain_x0_matches_reference(make_event):
 
 def test_kernel_exp_matches_reference_and_libm():
     gen = np.random.default_rng(7)
-    z = np.concatenate([-gen.random(20_000) * 745.5, -gen.random(20_000) * 3.0,
-                        -np.logspace(-300, 2.87, 2_000),
-                        [0.0, -0.0, -5e-324, -708.39, -708.4, -744.4, -745.2, -800.0]])
+    z = np.concatenate(
+        [
+            -gen.random(20_000) * 745.5,
+            -gen.random(20_000) * 3.0,
+            -np.logspace(-300, 2.87, 2_000),
+            [0.0, -0.0, -5e-324, -708.39, -708.4, -744.4, -745.2, -800.0],
+        ]
+    )
     got = np.empty_like(z)
     K.exp_nonpositive(z, got, np.empty_like(z))
     want = np.array([ref.exp_nonpositive(float(v)) for v in z])
     assert np.array_equal(got, want)
     libm = np.array([math.exp(v) for v in z])
-    normal = libm >= 2.0 ** -1022
+    normal = libm >= 2.0**-1022
     ulps = np.abs(got[normal] - libm[normal]) / np.spacing(libm[normal])
     assert ulps.max() <= 2.0, ulps.max()
     # well below the normal range the weight is flushed to zero, and never above it
-    assert (got[libm < 2.0 ** -1023] == 0.0).all() and (got[normal] > 0.0).all()
+    assert (got[libm < 2.0**-1023] == 0.0).all() and (got[normal] > 0.0).all()
     # negative control: a 12-term polynomial is visibly worse than 2 ulp somewhere
     r = np.linspace(-0.35, 0.35, 1001)
-    short = sum(r ** k / math.factorial(k) for k in range(12))
+    short = sum(r**k / math.factorial(k) for k in range(12))
     assert (np.abs(short - np.exp(r)) / np.spacing(np.exp(r))).max() > 2.0

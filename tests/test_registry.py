@@ -33,22 +33,32 @@ VARIANTS = {
     "localmax": {"model": {"kind": "localmax", "gamma": 0.1, "r": 0.1}, "grid": {}},
     "random": {"polytope": {"kind": "random-polygon", "k": 5}},
     "gaussian": {"polytope": {"kind": "gaussian", "k": 5, "d": 3}},
-    "cross": {"polytope": {"kind": "cross-polytope", "d": 2},
-              "initial": {"kind": "near-vertices", "n": 8}},
-    "in-cells": {"initial": {"kind": "in-cells", "n": 8},
-                 "event": {"kind": "leave-hull", "radius": 0.3}},
-    "uniform": {"initial": {"kind": "uniform", "n": 8},
-                "event": {"kind": "reach-vertices", "radius": 0.3}},
+    "cross": {
+        "polytope": {"kind": "cross-polytope", "d": 2},
+        "initial": {"kind": "near-vertices", "n": 8},
+    },
+    "in-cells": {
+        "initial": {"kind": "in-cells", "n": 8},
+        "event": {"kind": "leave-hull", "radius": 0.3},
+    },
+    "uniform": {
+        "initial": {"kind": "uniform", "n": 8},
+        "event": {"kind": "reach-vertices", "radius": 0.3},
+    },
     "collapse": {"event": {"kind": "collapse", "diameter": 0.1}},
 }
 
 
 def tiny(**tables) -> dict:
-    return {"model": {"kind": "softmax-chain", "gamma": 0.1}, "grid": {"beta": [4.0, 10.0]},
-            "polytope": {"kind": "regular", "k": 5},
-            "initial": {"kind": "clusters", "multiplicities": [2, 2, 2, 2, 2]},
-            "event": {"kind": "leave-ball", "radius": 0.3},
-            "run": {"chains": 60, "chunk": 20, "max_steps": 200, "seed": 7}, **tables}
+    return {
+        "model": {"kind": "softmax-chain", "gamma": 0.1},
+        "grid": {"beta": [4.0, 10.0]},
+        "polytope": {"kind": "regular", "k": 5},
+        "initial": {"kind": "clusters", "multiplicities": [2, 2, 2, 2, 2]},
+        "event": {"kind": "leave-ball", "radius": 0.3},
+        "run": {"chains": 60, "chunk": 20, "max_steps": 200, "seed": 7},
+        **tables,
+    }
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
@@ -76,34 +86,46 @@ def test_defaults_are_read_from_the_signatures():
     assert MODELS["localmax"].defaults()["r"] is REQUIRED
 
 
-@pytest.mark.parametrize("text, spec", [
-    ("regular:5", {"kind": "regular", "k": 5}),
-    ("regular:5:phase=0.25", {"kind": "regular", "k": 5, "phase": 0.25}),
-    ("cross:3", {"kind": "cross-polytope", "d": 3}),
-    ("random:6:equinorm", {"kind": "random-polygon", "k": 6, "equal_norm": True}),
-    ("random-polygon:6:equal_norm=false", {"kind": "random-polygon", "k": 6, "equal_norm": False}),
-    ("gaussian:4:3", {"kind": "gaussian", "k": 4, "d": 3}),
-])
+@pytest.mark.parametrize(
+    "text, spec",
+    [
+        ("regular:5", {"kind": "regular", "k": 5}),
+        ("regular:5:phase=0.25", {"kind": "regular", "k": 5, "phase": 0.25}),
+        ("cross:3", {"kind": "cross-polytope", "d": 3}),
+        ("random:6:equinorm", {"kind": "random-polygon", "k": 6, "equal_norm": True}),
+        (
+            "random-polygon:6:equal_norm=false",
+            {"kind": "random-polygon", "k": 6, "equal_norm": False},
+        ),
+        ("gaussian:4:3", {"kind": "gaussian", "k": 4, "d": 3}),
+    ],
+)
 def test_polytope_spellings(text, spec):
     assert POLYTOPES.parse(text, "polytope") == spec
 
 
-@pytest.mark.parametrize("text, spec", [
-    ("clusters:2,3", {"kind": "clusters", "multiplicities": [2, 3]}),
-    ("file:C:/x:y.npy", {"kind": "file", "path": "C:/x:y.npy"}),
-    ("near-vertices:max_tries=5", {"kind": "near-vertices", "max_tries": 5}),
-])
+@pytest.mark.parametrize(
+    "text, spec",
+    [
+        ("clusters:2,3", {"kind": "clusters", "multiplicities": [2, 3]}),
+        ("file:C:/x:y.npy", {"kind": "file", "path": "C:/x:y.npy"}),
+        ("near-vertices:max_tries=5", {"kind": "near-vertices", "max_tries": 5}),
+    ],
+)
 def test_initial_spellings(text, spec):
     assert INITIALS.parse(text, "init") == spec
 
 
-@pytest.mark.parametrize("text, words", [
-    ("regular", ["polytope must be one of", "'regular'"]),
-    ("regular:5:6", ["polytope must be one of"]),
-    ("regular:5:size=2", ["takes", "'size'"]),
-    ("regular:x", ["k must be an integer", "'x'"]),
-    ("vertices", ["polytope must be one of"]),   # not offered on the command line
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("regular", ["polytope must be one of", "'regular'"]),
+        ("regular:5:6", ["polytope must be one of"]),
+        ("regular:5:size=2", ["takes", "'size'"]),
+        ("regular:x", ["k must be an integer", "'x'"]),
+        ("vertices", ["polytope must be one of"]),  # not offered on the command line
+    ],
+)
 def test_bad_spellings_name_the_flag_and_the_text(text, words):
     with pytest.raises(ValueError) as err:
         POLYTOPES.parse(text, "polytope")
@@ -111,8 +133,7 @@ def test_bad_spellings_name_the_flag_and_the_text(text, words):
 
 
 def test_studies_build_their_polytopes_from_the_registry():
-    assert polytope_from_spec({"kind": "random", "k": 6, "seed": 3}) == \
-        ms.random_polygon(6, rng=3)
+    assert polytope_from_spec({"kind": "random", "k": 6, "seed": 3}) == ms.random_polygon(6, rng=3)
     spec = {"kind": "gaussian", "k": 4, "d": 3}
     assert polytope_from_spec(spec, rng=1) == ms.gaussian(4, 3, rng=1)
     with pytest.raises(ValueError, match="polytope kind must be one of"):
@@ -123,7 +144,7 @@ def test_sweep_takes_shrunk_and_file_initial_configurations(tmp_path):
     shrunk = Sweep.from_dict(tiny(initial={"kind": "shrunk", "n": 10, "factor": 0.5}))
     x0 = shrunk.points[0].x0
     np.testing.assert_array_equal(x0, ms.shrunk(ms.regular_polygon(5), 10, 0.5))
-    assert shrunk.points[0].initial_seed is None          # no stream drawn from
+    assert shrunk.points[0].initial_seed is None  # no stream drawn from
     np.save(tmp_path / "x0.npy", x0)
     loaded = Sweep.from_dict(tiny(initial={"kind": "file", "path": str(tmp_path / "x0.npy")}))
     np.testing.assert_array_equal(loaded.points[1].x0, x0)

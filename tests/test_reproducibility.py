@@ -1,7 +1,6 @@
 """Seeds reproduce runs: whatever the thread count, the number of chains, the chunking of chains
 or of steps, and however the seed was given."""
 
-
 import numba
 import numpy as np
 import pytest
@@ -20,8 +19,9 @@ def _run(chains=8, first_chain=0, rng=5, steps=60, model=CHAIN):
 
 
 def _fp(chains=8, first_chain=0, rng=5, max_steps=200):
-    return ms.first_passage(CHAIN, X0, EVENT, max_steps=max_steps, chains=chains, rng=rng,
-                            first_chain=first_chain)
+    return ms.first_passage(
+        CHAIN, X0, EVENT, max_steps=max_steps, chains=chains, rng=rng, first_chain=first_chain
+    )
 
 
 def test_same_seed_same_result():
@@ -70,9 +70,15 @@ def test_prefix_property():
     assert np.array_equal(np.concatenate([big.final[:4], tail.final]), big.final)
 
 
-@pytest.mark.parametrize("model", [CHAIN, ms.Hardmax(gamma=np.linspace(0.5, 0.05, 60)),
-                                   ms.SoftmaxFlow(beta=2.0, gamma=lambda t: 1 / (t + 2))],
-                         ids=["chain", "hardmax-schedule", "flow-callable"])
+@pytest.mark.parametrize(
+    "model",
+    [
+        CHAIN,
+        ms.Hardmax(gamma=np.linspace(0.5, 0.05, 60)),
+        ms.SoftmaxFlow(beta=2.0, gamma=lambda t: 1 / (t + 2)),
+    ],
+    ids=["chain", "hardmax-schedule", "flow-callable"],
+)
 def test_splitting_steps_into_calls_does_not_matter(monkeypatch, model):
     one_call = _run(model=model)
     fp_one = _fp()
@@ -115,12 +121,16 @@ def test_record_every_does_not_change_the_path():
     assert np.array_equal(rec.trajectory[:, 2], _run(steps=14).final)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: 123,
-    lambda: np.int64(123),
-    lambda: np.random.SeedSequence(123),
-    lambda: ms.Seed(123),
-], ids=["int", "np-int", "SeedSequence", "Seed"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: 123,
+        lambda: np.int64(123),
+        lambda: np.random.SeedSequence(123),
+        lambda: ms.Seed(123),
+    ],
+    ids=["int", "np-int", "SeedSequence", "Seed"],
+)
 def test_seed_forms_that_mean_the_same(make):
     a = _run(rng=make())
     assert np.array_equal(a.final, _run(rng=123).final)
@@ -185,23 +195,32 @@ def test_seed_sequence_with_a_list_of_entropy_words():
 
 def test_record_at_keeps_exactly_those_steps_on_the_same_path():
     at = [0, 1, 3, 10, 31, 100]
-    a = ms.simulate(ms.SoftmaxChain(beta=3.0, gamma=0.3), X0, steps=100, chains=3, rng=4,
-                    record_at=at)
-    b = ms.simulate(ms.SoftmaxChain(beta=3.0, gamma=0.3), X0, steps=100, chains=3, rng=4,
-                    record_every=1)
+    a = ms.simulate(
+        ms.SoftmaxChain(beta=3.0, gamma=0.3), X0, steps=100, chains=3, rng=4, record_at=at
+    )
+    b = ms.simulate(
+        ms.SoftmaxChain(beta=3.0, gamma=0.3), X0, steps=100, chains=3, rng=4, record_every=1
+    )
     assert a.times.tolist() == at
     assert np.array_equal(a.trajectory, b.trajectory[:, at])
     assert np.array_equal(a.final, b.final)
-    late = ms.simulate(ms.SoftmaxChain(beta=3.0, gamma=0.3), X0, steps=100, chains=3, rng=4,
-                       record_at=[50])
+    late = ms.simulate(
+        ms.SoftmaxChain(beta=3.0, gamma=0.3), X0, steps=100, chains=3, rng=4, record_at=[50]
+    )
     assert late.times.tolist() == [50]
     assert np.array_equal(late.trajectory[:, 0], b.trajectory[:, 50])
 
 
-@pytest.mark.parametrize("bad, message", [
-    ([], "non-empty"), ([0.5], "integers"), ([3, 2], "strictly increasing"),
-    ([0, 101], r"\[0, steps=100\], got 101"), ([-1], "got -1"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ([], "non-empty"),
+        ([0.5], "integers"),
+        ([3, 2], "strictly increasing"),
+        ([0, 101], r"\[0, steps=100\], got 101"),
+        ([-1], "got -1"),
+    ],
+)
 def test_record_at_is_validated(bad, message):
     with pytest.raises(ValueError, match=message):
         ms.simulate(ms.Hardmax(gamma=0.5), X0, steps=100, record_at=bad)

@@ -68,7 +68,7 @@ def _walk_advance(X, clock, level, streams):
     rl, rt, rs = np.empty((C, M + 1)), np.empty((C, M + 1)), np.empty((C, M + 1, 1, 1))
     nr, st = np.zeros(C, np.int64), np.zeros(C, np.int64)
     _walk(X, clock, level, streams, rl, rt, rs, nr, st)
-    return st, clock, level, [(rl[c, :nr[c]], rt[c, :nr[c]], rs[c, :nr[c]]) for c in range(C)]
+    return st, clock, level, [(rl[c, : nr[c]], rt[c, : nr[c]], rs[c, : nr[c]]) for c in range(C)]
 
 
 def _ruin(runs, replicas, seed, kill_ties=True):
@@ -76,18 +76,33 @@ def _ruin(runs, replicas, seed, kill_ties=True):
     root = np.random.SeedSequence(seed)
     keys, choosers = [], []
     for r in range(runs):
-        keys.append(tuple(np.uint64(w) for w in np.random.SeedSequence(
-            root.entropy, spawn_key=(r, 0)).generate_state(2, np.uint64)))
-        choosers.append(np.random.default_rng(np.random.SeedSequence(root.entropy,
-                                                                     spawn_key=(r, 1))))
+        keys.append(
+            tuple(
+                np.uint64(w)
+                for w in np.random.SeedSequence(root.entropy, spawn_key=(r, 0)).generate_state(
+                    2, np.uint64
+                )
+            )
+        )
+        choosers.append(
+            np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=(r, 1)))
+        )
     first = np.empty((runs * replicas, 4), np.uint64)
     for r in range(runs):
-        _kernels.seed_streams(keys[r][0], keys[r][1], np.uint64(0),
-                              first[r * replicas:(r + 1) * replicas])
+        _kernels.seed_streams(
+            keys[r][0], keys[r][1], np.uint64(0), first[r * replicas : (r + 1) * replicas]
+        )
     start = np.ones((runs, replicas, 1, 1))
-    p, *_ = _ams(_walk_advance, start, np.ones((runs, replicas)),
-                 np.zeros((runs, replicas), bool), first.reshape(runs, replicas, 4), keys,
-                 choosers, kill_ties=kill_ties)
+    p, *_ = _ams(
+        _walk_advance,
+        start,
+        np.ones((runs, replicas)),
+        np.zeros((runs, replicas), bool),
+        first.reshape(runs, replicas, 4),
+        keys,
+        choosers,
+        kill_ties=kill_ties,
+    )
     return p
 
 
@@ -120,8 +135,9 @@ COVERAGE_REPS, COVERAGE_RUNS = 400, 10
 
 @pytest.fixture(scope="module")
 def coverage_sample():
-    return _ruin(COVERAGE_REPS * COVERAGE_RUNS, REPLICAS_TOY, SEED + 1).reshape(COVERAGE_REPS,
-                                                                                COVERAGE_RUNS)
+    return _ruin(COVERAGE_REPS * COVERAGE_RUNS, REPLICAS_TOY, SEED + 1).reshape(
+        COVERAGE_REPS, COVERAGE_RUNS
+    )
 
 
 @pytest.mark.parametrize("method", ["t", "log"])
@@ -140,7 +156,7 @@ def test_ruin_interval_coverage(coverage_sample, method):
 # ------------------------------------------------------------------ SA_P
 
 TRIANGLE = ms.regular_polygon(3).vertices
-X_REF = np.repeat(TRIANGLE, 3, axis=0)          # frozen: three tokens on every vertex
+X_REF = np.repeat(TRIANGLE, 3, axis=0)  # frozen: three tokens on every vertex
 GROUPS = np.repeat(np.arange(3), 3)
 # One cross pick moves a token by γ√3 = 0.78 < 1: leaving the hulls + B(0, 1) takes a second
 # unlikely pick (towards another vertex) before the token relaxes home; at β = 40 an excursion
@@ -161,8 +177,10 @@ def test_reaction_coordinate_matches_reference():
     ev = ms.LeaveHull(groups=GROUPS, radius=0.7)
     X = ref + 0.3 * gen.normal(size=(20, 9, 2))
     xi = reaction_coordinate(X, ev, x_ref=ref)
-    want = [max(_reference.hull_distance(x[i], ref[GROUPS == GROUPS[i]]) for i in range(9)) / 0.7
-            for x in X]
+    want = [
+        max(_reference.hull_distance(x[i], ref[GROUPS == GROUPS[i]]) for i in range(9)) / 0.7
+        for x in X
+    ]
     np.testing.assert_allclose(xi, want, rtol=1e-12, atol=1e-12)
     ball = reaction_coordinate(X, ms.LeaveBall(0.5), x_ref=ref)
     np.testing.assert_allclose(ball, np.linalg.norm(X - ref, axis=2).max(axis=1) / 0.5)
@@ -170,15 +188,24 @@ def test_reaction_coordinate_matches_reference():
 
 @pytest.fixture(scope="module")
 def direct():
-    fp = ms.first_passage(ms.SoftmaxChain(BETA, GAMMA), X_REF, HULL, max_steps=1e100,
-                          chains=1000, rng=SEED, mode="accelerated", merge_tol=MERGE)
+    fp = ms.first_passage(
+        ms.SoftmaxChain(BETA, GAMMA),
+        X_REF,
+        HULL,
+        max_steps=1e100,
+        chains=1000,
+        rng=SEED,
+        mode="accelerated",
+        merge_tol=MERGE,
+    )
     assert not fp.censored.any()
     return fp.steps
 
 
 def _splitting_time(beta, seed=SEED + 2):
-    return mean_escape_time(ms.SoftmaxChain(beta, GAMMA), X_REF, HULL, replicas=100, runs=20,
-                            rng=seed, merge_tol=MERGE)
+    return mean_escape_time(
+        ms.SoftmaxChain(beta, GAMMA), X_REF, HULL, replicas=100, runs=20, rng=seed, merge_tol=MERGE
+    )
 
 
 def test_mean_escape_time_agrees_with_direct(direct):
@@ -240,20 +267,32 @@ def test_exact_mode_steps_like_first_passage():
     res = escape_probability(model, x, ball, replicas=2, runs=2, rng=11, mode="exact")
     seed = ms.as_seed(11)
     for r in range(2):
-        fp = ms.first_passage(model, x, ball, max_steps=10**6, chains=2,
-                              rng=ms.Seed(seed.entropy, seed.spawn_key + (r, 0)))
+        fp = ms.first_passage(
+            model,
+            x,
+            ball,
+            max_steps=10**6,
+            chains=2,
+            rng=ms.Seed(seed.entropy, seed.spawn_key + (r, 0)),
+        )
         # the first step with a move leaves A and meets the event, which ends the sojourn
         np.testing.assert_array_equal(res.sojourns[r], fp.steps)
         assert res.first_escaped[r].all() and (res.runs == 1).all()
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(replicas=1), "replicas"), (dict(runs=1), "runs"), (dict(mode="fast"), "mode"),
-    (dict(reference_level=1.0), "reference_level"), (dict(reference_level=-0.1),
-                                                      "reference_level"),
-    (dict(mode="exact", merge_tol=0.1), "merge_tol"), (dict(max_steps=0), "max_steps"),
-    (dict(replicas=2.5), "replicas"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(replicas=1), "replicas"),
+        (dict(runs=1), "runs"),
+        (dict(mode="fast"), "mode"),
+        (dict(reference_level=1.0), "reference_level"),
+        (dict(reference_level=-0.1), "reference_level"),
+        (dict(mode="exact", merge_tol=0.1), "merge_tol"),
+        (dict(max_steps=0), "max_steps"),
+        (dict(replicas=2.5), "replicas"),
+    ],
+)
 def test_bad_inputs(kwargs, match):
     with pytest.raises(ValueError, match=match):
         escape_probability(ms.SoftmaxChain(BETA, GAMMA), X_REF, HULL, **kwargs)
@@ -276,8 +315,9 @@ def test_bad_model_event_and_reference():
 def test_budget_warns():
     """An excursion stopped by max_steps is reported, never silently counted."""
     with pytest.warns(DiagnosticWarning, match="max_steps"):
-        escape_probability(ms.SoftmaxChain(BETA, GAMMA), X_REF, HULL, replicas=10, runs=2,
-                           rng=1, max_steps=3)
+        escape_probability(
+            ms.SoftmaxChain(BETA, GAMMA), X_REF, HULL, replicas=10, runs=2, rng=1, max_steps=3
+        )
 
 
 def test_default_merge_degenerates_to_direct_simulation():
@@ -286,8 +326,9 @@ def test_default_merge_degenerates_to_direct_simulation():
     splitting happens, and E[T] is a direct simulation that agrees with first_passage
     (measured: 2.38e25 [2.30e25, 2.48e25] against 2.32e25 ± 0.04e25)."""
     model = ms.SoftmaxChain(BETA, GAMMA)
-    fp = ms.first_passage(model, X_REF, HULL, max_steps=1e100, chains=1000, rng=SEED,
-                          mode="accelerated")
+    fp = ms.first_passage(
+        model, X_REF, HULL, max_steps=1e100, chains=1000, rng=SEED, mode="accelerated"
+    )
     et = mean_escape_time(model, X_REF, HULL, replicas=50, runs=10, rng=SEED + 3)
     assert et.splitting.returns == 0 and (et.splitting.runs == 1).all()
     low, high = et.confidence_interval()
@@ -298,8 +339,15 @@ def test_displaced_returns_warn():
     """Counting a still-settling group as returned (z_A = 0.05 above the merge distance) breaks
     the restart at x_ref that the renewal formula needs, and E[T] comes out ~80 times too long
     (module notes): mean_escape_time must say so."""
-    res = escape_probability(ms.SoftmaxChain(BETA, GAMMA), X_REF, HULL, replicas=30, runs=3,
-                             rng=SEED, reference_level=0.05)
+    res = escape_probability(
+        ms.SoftmaxChain(BETA, GAMMA),
+        X_REF,
+        HULL,
+        replicas=30,
+        runs=3,
+        rng=SEED,
+        reference_level=0.05,
+    )
     assert res.displaced_returns > 0 and res.largest_return_offset > 1e-3
     with pytest.warns(DiagnosticWarning, match="do not restart at x_ref"):
         res.mean_escape_time()
@@ -328,13 +376,22 @@ def test_mean_escape_time_interval_coverage():
     independent replications at a rate compatible with 95% (binomial p-value > 1e-3; measured:
     93 of 100)."""
     model = ms.SoftmaxChain(BETA, GAMMA)
-    fp = ms.first_passage(model, X_REF, HULL, max_steps=1e100, chains=4000, rng=SEED + 9,
-                          mode="accelerated", merge_tol=MERGE)
+    fp = ms.first_passage(
+        model,
+        X_REF,
+        HULL,
+        max_steps=1e100,
+        chains=4000,
+        rng=SEED + 9,
+        mode="accelerated",
+        merge_tol=MERGE,
+    )
     truth = fp.steps.mean()
     covered = 0
     for rep in range(100):
-        et = mean_escape_time(model, X_REF, HULL, replicas=100, runs=20, rng=1000 + rep,
-                              merge_tol=MERGE)
+        et = mean_escape_time(
+            model, X_REF, HULL, replicas=100, runs=20, rng=1000 + rep, merge_tol=MERGE
+        )
         low, high = et.confidence_interval()
         covered += low <= truth <= high
     pv = stats.binomtest(covered, 100, 0.95).pvalue
@@ -346,5 +403,13 @@ def test_exact_mode_warns_below_resolution():
     says so (ResolutionWarning)."""
     with pytest.warns(ms.ResolutionWarning):
         with pytest.raises(ValueError, match="sojourns"):
-            escape_probability(ms.SoftmaxChain(1000.0, GAMMA), X_REF, HULL, replicas=2, runs=2,
-                               rng=1, mode="exact", max_steps=10)
+            escape_probability(
+                ms.SoftmaxChain(1000.0, GAMMA),
+                X_REF,
+                HULL,
+                replicas=2,
+                runs=2,
+                rng=1,
+                mode="exact",
+                max_steps=10,
+            )

@@ -28,8 +28,8 @@ from metastab.stats import (
 from metastab.stats.memorylessness import sup_distance
 from metastab.theory import frozen_law
 
-REPS = 400          # replications of every coverage study
-LOW, HIGH = 0.92, 0.98   # accepted coverage of a 95% interval over REPS replications (±3 s.e.)
+REPS = 400  # replications of every coverage study
+LOW, HIGH = 0.92, 0.98  # accepted coverage of a 95% interval over REPS replications (±3 s.e.)
 
 
 def geometric(rng, p, n, budget):
@@ -52,8 +52,9 @@ def chain_frame(rng, betas, a, b, chains, budget, law="geometric"):
     beta = np.repeat(np.asarray(betas, float), chains)
     rate = np.exp(-a - b * beta)
     T = rng.geometric(rate) if law == "geometric" else rng.exponential(1 / rate)
-    return pd.DataFrame({"beta": beta, "steps": np.minimum(T, budget), "censored": T > budget,
-                         "max_steps": budget})
+    return pd.DataFrame(
+        {"beta": beta, "steps": np.minimum(T, budget), "censored": T > budget, "max_steps": budget}
+    )
 
 
 def naive_km(time, event):
@@ -80,15 +81,18 @@ def test_survival_matches_textbook_kaplan_meier_and_greenwood():
     assert at_events.keys() == ref.keys()
     np.testing.assert_allclose(list(at_events.values()), list(ref.values()), rtol=1e-12)
     # Greenwood: S ± z S sqrt(Σ d/(n(n−d))), clipped to [0, 1] by scipy
-    var = np.cumsum(np.where(km.events > 0, km.events / (km.at_risk * (km.at_risk - km.events)),
-                             0.0))
+    var = np.cumsum(
+        np.where(km.events > 0, km.events / (km.at_risk * (km.at_risk - km.events)), 0.0)
+    )
     z = sps.norm.ppf(0.975)
     low, high = km.confidence_interval(0.95, method="linear")
-    np.testing.assert_allclose(low, np.clip(km.probability * (1 - z * np.sqrt(var)), 0, 1),
-                               atol=1e-12)
-    np.testing.assert_allclose(high, np.clip(km.probability * (1 + z * np.sqrt(var)), 0, 1),
-                               atol=1e-12)
-    lo2, hi2 = km.confidence_interval(0.95)          # log-log: inside [0, 1], around S
+    np.testing.assert_allclose(
+        low, np.clip(km.probability * (1 - z * np.sqrt(var)), 0, 1), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        high, np.clip(km.probability * (1 + z * np.sqrt(var)), 0, 1), atol=1e-12
+    )
+    lo2, hi2 = km.confidence_interval(0.95)  # log-log: inside [0, 1], around S
     assert np.all((0 <= lo2) & (lo2 <= km.probability) & (km.probability <= hi2) & (hi2 <= 1))
     assert km.evaluate(0.5) == 1.0
     assert km.median == km.time[np.argmax(km.probability <= 0.5)]
@@ -97,8 +101,15 @@ def test_survival_matches_textbook_kaplan_meier_and_greenwood():
 def test_survival_frame_and_firstpassage_input():
     rng = np.random.default_rng(1)
     t, c = geometric(rng, 0.1, 50, 20)
-    fp = FirstPassage(steps=t, censored=c, final=np.zeros((50, 2, 1)), max_steps=20,
-                      model={"kind": "softmax-chain", "beta": 1.0}, event={"kind": "x"}, seed={})
+    fp = FirstPassage(
+        steps=t,
+        censored=c,
+        final=np.zeros((50, 2, 1)),
+        max_steps=20,
+        model={"kind": "softmax-chain", "beta": 1.0},
+        event={"kind": "x"},
+        seed={},
+    )
     a, b, f = survival(t, c), survival(fp), survival(fp.to_frame())
     np.testing.assert_array_equal(a.probability, b.probability)
     np.testing.assert_array_equal(a.probability, f.probability)
@@ -133,8 +144,9 @@ def test_escape_rate_hand_values_and_independent_exact_intervals():
     ref = sps.binomtest(3, 31).proportion_ci(0.95, method="exact")
     np.testing.assert_allclose(fit.confidence_interval(), (ref.low, ref.high), rtol=1e-10)
     # exponential Garwood: Poisson tail equations P[N <= d | λE] = α/2, P[N >= d | λE] = α/2
-    efit = escape_rate([3.0, 1.0, 7.0, 10.0, 10.0], [False, False, False, True, True],
-                       law="exponential")
+    efit = escape_rate(
+        [3.0, 1.0, 7.0, 10.0, 10.0], [False, False, False, True, True], law="exponential"
+    )
     lo, hi = efit.confidence_interval()
     assert sps.poisson.sf(2, lo * 31) == pytest.approx(0.025, rel=1e-9)
     assert sps.poisson.cdf(3, hi * 31) == pytest.approx(0.025, rel=1e-9)
@@ -142,7 +154,7 @@ def test_escape_rate_hand_values_and_independent_exact_intervals():
 
 @pytest.mark.parametrize("law", ["geometric", "exponential"])
 def test_profile_interval_is_the_likelihood_ratio_set(law):
-    d, E = 7, 370.0                 # 7 escapes at step 10, 5 chains censored at 60
+    d, E = 7, 370.0  # 7 escapes at step 10, 5 chains censored at 60
     steps, cens = np.r_[np.full(d, 10), np.full(5, 60)], np.r_[np.zeros(d, bool), np.ones(5, bool)]
     fit = escape_rate(steps, cens, law=law, method="profile")
     assert (fit.events, fit.exposure) == (d, E)
@@ -154,7 +166,7 @@ def test_profile_interval_is_the_likelihood_ratio_set(law):
     drop = sps.chi2.ppf(0.95, 1) / 2
     assert loglik(fit.rate) - loglik(lo) == pytest.approx(drop, rel=1e-8)
     assert loglik(fit.rate) - loglik(hi) == pytest.approx(drop, rel=1e-8)
-    if law == "exponential":      # closed form through Lambert W: x e^{−x} = e^{−1−drop/d}
+    if law == "exponential":  # closed form through Lambert W: x e^{−x} = e^{−1−drop/d}
         arg = -math.exp(-1 - drop / d)
         ref = [-special.lambertw(arg, k).real * fit.rate for k in (0, -1)]
         np.testing.assert_allclose((lo, hi), ref, rtol=1e-8)
@@ -166,8 +178,13 @@ def test_censored_chains_are_neither_dropped_nor_events():
         fit = escape_rate(steps, cens)
     # dropping the censored chains would give 1/5, counting them as escapes 10/905
     assert (fit.rate, fit.events, fit.exposure, fit.censored) == (1 / 905, 1, 905.0, 9)
-    frame = pd.DataFrame({"beta": np.repeat([1.0, 2.0], 10), "steps": np.tile(steps, 2),
-                          "censored": np.tile(cens, 2)})
+    frame = pd.DataFrame(
+        {
+            "beta": np.repeat([1.0, 2.0], 10),
+            "steps": np.tile(steps, 2),
+            "censored": np.tile(cens, 2),
+        }
+    )
     frame.loc[10, ["steps", "censored"]] = [3, False]
     frame.loc[11, ["steps", "censored"]] = [8, False]
     per = fit_scaling(frame).per_beta
@@ -189,10 +206,9 @@ def test_rate_is_unbiased(law):
 @pytest.mark.parametrize("method", ["exact", "profile"])
 def test_rate_interval_coverage(law, method):
     rng = np.random.default_rng(3)
-    rate, n, budget = 0.02, 50, 100            # ≈ 13% censored, ≈ 43 escapes
+    rate, n, budget = 0.02, 50, 100  # ≈ 13% censored, ≈ 43 escapes
     sample = geometric if law == "geometric" else exponential
-    fits = [escape_rate(*sample(rng, rate, n, budget), law=law, method=method)
-            for _ in range(REPS)]
+    fits = [escape_rate(*sample(rng, rate, n, budget), law=law, method=method) for _ in range(REPS)]
     cov = covered(rate, [f.confidence_interval() for f in fits])
     print(f"coverage {law} {method}: {cov:.4f}")
     assert LOW <= cov <= HIGH
@@ -201,10 +217,11 @@ def test_rate_interval_coverage(law, method):
 
 def test_rate_interval_coverage_under_heavy_censoring_warns():
     rng = np.random.default_rng(4)
-    rate, n, budget = 0.004, 200, 100           # ≈ 67% censored, ≈ 66 escapes
+    rate, n, budget = 0.004, 200, 100  # ≈ 67% censored, ≈ 66 escapes
     with pytest.warns(DiagnosticWarning, match="censored"):
-        cis = [escape_rate(*geometric(rng, rate, n, budget)).confidence_interval()
-               for _ in range(REPS)]
+        cis = [
+            escape_rate(*geometric(rng, rate, n, budget)).confidence_interval() for _ in range(REPS)
+        ]
     cov = covered(rate, cis)
     print(f"coverage geometric exact, 67% censored: {cov:.4f}")
     assert LOW <= cov <= HIGH
@@ -213,8 +230,9 @@ def test_rate_interval_coverage_under_heavy_censoring_warns():
 def test_coverage_check_rejects_a_too_narrow_interval():
     # negative control: an 80% interval passed off as a 95% one must fail the same check
     rng = np.random.default_rng(3)
-    cis = [escape_rate(*geometric(rng, 0.02, 50, 100)).confidence_interval(0.80)
-           for _ in range(REPS)]
+    cis = [
+        escape_rate(*geometric(rng, 0.02, 50, 100)).confidence_interval(0.80) for _ in range(REPS)
+    ]
     cov = covered(0.02, cis)
     assert not LOW <= cov <= HIGH and cov < LOW
 
@@ -224,7 +242,7 @@ def test_zero_events_report_the_one_sided_bound():
         fit = escape_rate(np.full(20, 50), np.ones(20, bool))
     assert fit.one_sided and fit.rate == 0.0 and fit.mean == math.inf
     lo, hi = fit.confidence_interval()
-    assert lo == 0.0 and (1 - hi) ** 1000 == pytest.approx(0.05, rel=1e-9)   # 1 − α^(1/E)
+    assert lo == 0.0 and (1 - hi) ** 1000 == pytest.approx(0.05, rel=1e-9)  # 1 − α^(1/E)
     assert fit.mean_interval() == (pytest.approx(1 / hi), math.inf)
     with pytest.warns(DiagnosticWarning, match="no escapes"):
         efit = escape_rate(np.full(20, 50.0), np.ones(20, bool), law="exponential")
@@ -269,7 +287,7 @@ def test_events_at_time_zero_are_excluded_with_a_warning():
     with pytest.warns(DiagnosticWarning, match="2 of 6 chains met the event at time 0"):
         fit = escape_rate([0, 0, 4, 6, 10, 10], [False, False, False, False, True, True])
     assert (fit.chains, fit.events, fit.exposure) == (4, 2, 30.0)
-    censored_at_zero = escape_rate([0, 4, 6], [True, False, False])     # no warning: no event
+    censored_at_zero = escape_rate([0, 4, 6], [True, False, False])  # no warning: no event
     assert censored_at_zero.chains == 3
 
 
@@ -303,21 +321,30 @@ def test_medians_follow_their_definitions():
 
 def test_escape_rate_frame_is_one_row():
     row = escape_rate([3, 1, 7, 10, 10], [False, False, False, True, True]).to_frame()
-    assert len(row) == 1 and {"rate", "rate_low", "rate_high", "mean", "median",
-                              "one_sided"} <= set(row.columns)
+    assert len(row) == 1 and {
+        "rate",
+        "rate_low",
+        "rate_high",
+        "mean",
+        "median",
+        "one_sided",
+    } <= set(row.columns)
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    (dict(steps=[1, 2], censored=None), "censored is required"),
-    (dict(steps=[1, 2], censored=[False]), "censored must have the shape"),
-    (dict(steps=[1, -2], censored=[False, False]), "steps must be finite and >= 0"),
-    (dict(steps=[1.5, 2], censored=[False, False]), "integer steps"),
-    (dict(steps=[1, 2], censored=[False, False], law="weibull"), "law must be one of"),
-    (dict(steps=[1, 2], censored=[False, False], confidence_level=95), "confidence_level"),
-    (dict(steps=[1, 2], censored=[False, False], start=[3, 0]), "start must be finite"),
-    (dict(steps=[1, 2], censored=[False, False], method="wald"), "method must be"),
-    (dict(steps=[1, 2], censored=[2, 0]), "censored must be boolean"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(steps=[1, 2], censored=None), "censored is required"),
+        (dict(steps=[1, 2], censored=[False]), "censored must have the shape"),
+        (dict(steps=[1, -2], censored=[False, False]), "steps must be finite and >= 0"),
+        (dict(steps=[1.5, 2], censored=[False, False]), "integer steps"),
+        (dict(steps=[1, 2], censored=[False, False], law="weibull"), "law must be one of"),
+        (dict(steps=[1, 2], censored=[False, False], confidence_level=95), "confidence_level"),
+        (dict(steps=[1, 2], censored=[False, False], start=[3, 0]), "start must be finite"),
+        (dict(steps=[1, 2], censored=[False, False], method="wald"), "method must be"),
+        (dict(steps=[1, 2], censored=[2, 0]), "censored must be boolean"),
+    ],
+)
 def test_escape_rate_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
         escape_rate(kwargs.pop("steps"), kwargs.pop("censored"), **kwargs)
@@ -338,7 +365,7 @@ def test_sup_distance_is_the_exact_supremum(law):
     km = survival(t, c).evaluate(grid)
     fitted = (1 - rate) ** grid if law == "geometric" else np.exp(-rate * grid)
     brute = np.abs(km - fitted).max()
-    tol = 1e-12 if law == "geometric" else 2e-4      # the continuous grid misses the corners
+    tol = 1e-12 if law == "geometric" else 2e-4  # the continuous grid misses the corners
     assert brute <= D + 1e-12 and D == pytest.approx(brute, abs=tol)
 
 
@@ -371,8 +398,9 @@ def test_exponentiality_rejects_a_shift_unless_it_is_fitted():
 def test_exponentiality_test_is_seeded_and_uses_firstpassage_budget():
     rng = np.random.default_rng(10)
     t, c = geometric(rng, 0.02, 100, 50)
-    fp = FirstPassage(steps=t, censored=c, final=np.zeros((100, 1, 1)), max_steps=50,
-                      model={}, event={}, seed={})
+    fp = FirstPassage(
+        steps=t, censored=c, final=np.zeros((100, 1, 1)), max_steps=50, model={}, event={}, seed={}
+    )
     a = exponentiality_test(fp, n_resamples=99, rng=3)
     b = exponentiality_test(t, c, n_resamples=99, rng=3)
     assert a.pvalue == b.pvalue and a.statistic == b.statistic
@@ -392,8 +420,10 @@ def test_exponentiality_needs_known_budgets_and_events():
 @pytest.mark.slow
 def test_exponentiality_test_has_its_size():
     rng = np.random.default_rng(11)
-    pvals = [exponentiality_test(*geometric(rng, 0.02, 100, 80), n_resamples=199,
-                                 rng=k).pvalue for k in range(300)]
+    pvals = [
+        exponentiality_test(*geometric(rng, 0.02, 100, 80), n_resamples=199, rng=k).pvalue
+        for k in range(300)
+    ]
     size = np.mean(np.array(pvals) <= 0.05)
     print(f"exponentiality test size at 5%: {size:.3f}")
     assert 0.02 <= size <= 0.09
@@ -412,12 +442,13 @@ def test_scaling_fit_matches_statsmodels_glm(law):
     X = sm.add_constant(per["beta"].to_numpy())
     d, E = per["events"].to_numpy(), per["exposure"].to_numpy()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # statsmodels' own DomainWarning for a log link
-        if law == "exponential":          # Poisson regression of counts with offset log E
+        warnings.simplefilter("ignore")  # statsmodels' own DomainWarning for a log link
+        if law == "exponential":  # Poisson regression of counts with offset log E
             ref = sm.GLM(d, X, family=sm.families.Poisson(), offset=np.log(E)).fit(tol=1e-13)
-        else:                             # binomial, log link: d of E trials, p = 1/E[T]
-            ref = sm.GLM(d / E, X, family=sm.families.Binomial(sm.families.links.Log()),
-                         var_weights=E).fit(method="newton", tol=1e-13)
+        else:  # binomial, log link: d of E trials, p = 1/E[T]
+            ref = sm.GLM(
+                d / E, X, family=sm.families.Binomial(sm.families.links.Log()), var_weights=E
+            ).fit(method="newton", tol=1e-13)
     np.testing.assert_allclose([fit.intercept, fit.slope], -ref.params, rtol=1e-7)
     np.testing.assert_allclose(fit.stderr("slope"), ref.bse[1], rtol=1e-5)
     assert fit.deviance == pytest.approx(ref.deviance, rel=1e-7)
@@ -435,15 +466,19 @@ def test_prefactor_fit_matches_statsmodels_and_is_tested():
     fit = fit_scaling(frame, law="exponential", prefactor=True)
     per = fit.per_beta
     X = sm.add_constant(np.column_stack([per["beta"], np.log(per["beta"])]))
-    ref = sm.GLM(per["events"], X, family=sm.families.Poisson(),
-                 offset=np.log(per["exposure"])).fit(tol=1e-13)
+    ref = sm.GLM(
+        per["events"], X, family=sm.families.Poisson(), offset=np.log(per["exposure"])
+    ).fit(tol=1e-13)
     np.testing.assert_allclose(fit.params, -ref.params.to_numpy(), rtol=1e-6)
     lo, hi = fit.confidence_interval("prefactor")
     assert lo <= 2.0 <= hi and fit.lrt_pvalue < 1e-3
     T = rng.exponential(np.exp(0.5 + beta))
-    plain = fit_scaling(frame.assign(steps=np.minimum(T, 5000), censored=T > 5000),
-                        law="exponential", prefactor=True)
-    assert plain.lrt_pvalue > 0.01            # no prefactor in these data
+    plain = fit_scaling(
+        frame.assign(steps=np.minimum(T, 5000), censored=T > 5000),
+        law="exponential",
+        prefactor=True,
+    )
+    assert plain.lrt_pvalue > 0.01  # no prefactor in these data
 
 
 def test_zero_event_beta_values_count_in_the_likelihood():
@@ -475,7 +510,7 @@ def test_scaling_fit_coverage_with_zero_event_betas(law):
         prof.append(fit.confidence_interval("slope"))
     cw, cp = covered(b, wald), covered(b, prof)
     print(f"slope coverage {law}: wald {cw:.4f} profile {cp:.4f}; zero-event sets {zero}")
-    assert zero > REPS / 4              # the zero-event case is really exercised
+    assert zero > REPS / 4  # the zero-event case is really exercised
     assert LOW <= cw <= HIGH and LOW <= cp <= HIGH
 
 
@@ -484,7 +519,7 @@ def test_scaling_slope_is_unbiased_and_wls_agrees():
     fits = [fit_scaling(chain_frame(rng, [1, 2, 3, 4], 1.0, 0.8, 200, 10_000)) for _ in range(50)]
     slopes = np.array([f.slope for f in fits])
     assert slopes.mean() == pytest.approx(0.8, abs=3 * slopes.std() / math.sqrt(50))
-    for f in fits[:5]:                      # no censoring: WLS on log means is close
+    for f in fits[:5]:  # no censoring: WLS on log means is close
         assert f.wls_slope == pytest.approx(f.slope, abs=2 * f.wls_stderr)
 
 
@@ -499,8 +534,10 @@ def test_profile_ends_are_the_likelihood_ratio_set():
         def neg(a):
             p = np.exp(-a - b * x)
             return -np.sum(d * np.log(p) + (E - d) * np.log1p(-p)) if (p < 1).all() else 1e300
-        return -optimize.minimize_scalar(neg, bounds=(-20, 20), method="bounded",
-                                         options={"xatol": 1e-12}).fun
+
+        return -optimize.minimize_scalar(
+            neg, bounds=(-20, 20), method="bounded", options={"xatol": 1e-12}
+        ).fun
 
     assert fit.loglik - profile(lo) == pytest.approx(drop, rel=1e-5)
     assert fit.loglik - profile(hi) == pytest.approx(drop, rel=1e-5)
@@ -511,36 +548,45 @@ def test_profile_ends_are_the_likelihood_ratio_set():
 
 def test_scaling_coverage_check_rejects_a_too_narrow_interval():
     rng = np.random.default_rng(15)
-    cis = [fit_scaling(chain_frame(rng, [1, 2, 3, 4, 6], 0.5, 1.0, 40, 200))
-           .confidence_interval("slope", method="wald", confidence_level=0.75)
-           for _ in range(100)]
+    cis = [
+        fit_scaling(chain_frame(rng, [1, 2, 3, 4, 6], 0.5, 1.0, 40, 200)).confidence_interval(
+            "slope", method="wald", confidence_level=0.75
+        )
+        for _ in range(100)
+    ]
     assert covered(1.0, cis) < LOW
 
 
 def test_overdispersion_is_flagged():
     rng = np.random.default_rng(18)
     beta = np.repeat([1.0, 2.0, 3.0, 4.0, 5.0], 200)
-    wiggle = 0.7 * (-1.0) ** beta               # log E[T] not linear in β
+    wiggle = 0.7 * (-1.0) ** beta  # log E[T] not linear in β
     T = rng.geometric(np.exp(-0.5 - beta - wiggle))
     frame = pd.DataFrame({"beta": beta, "steps": T, "censored": np.zeros(T.size, bool)})
     with pytest.warns(DiagnosticWarning, match="does not fit"):
         fit = fit_scaling(frame)
     assert fit.deviance / fit.df > 10
-    calm = fit_scaling(frame.assign(steps=rng.geometric(np.exp(-0.5 - beta))))   # control
+    calm = fit_scaling(frame.assign(steps=rng.geometric(np.exp(-0.5 - beta))))  # control
     assert calm.deviance / calm.df < 5
 
 
 def test_scaling_refuses_unidentifiable_and_mixed_data():
-    frame = pd.DataFrame({"beta": [1.0, 1.0, 2.0, 2.0], "steps": [3, 5, 50, 50],
-                          "censored": [False, False, True, True]})
+    frame = pd.DataFrame(
+        {
+            "beta": [1.0, 1.0, 2.0, 2.0],
+            "steps": [3, 5, 50, 50],
+            "censored": [False, False, True, True],
+        }
+    )
     with pytest.raises(ValueError, match="not identifiable"):
         fit_scaling(frame)
     with pytest.raises(ValueError, match="lacks the columns"):
         fit_scaling(frame.drop(columns="censored"))
     with pytest.raises(ValueError, match=r"\['gamma'\] vary"):
         fit_scaling(frame.assign(gamma=[0.1, 0.1, 0.2, 0.2]))
-    boundary = pd.DataFrame({"beta": [0.0, 0.0, 1.0, 1.0, 2.0], "steps": [1, 1, 3, 2, 9],
-                             "censored": False})
+    boundary = pd.DataFrame(
+        {"beta": [0.0, 0.0, 1.0, 1.0, 2.0], "steps": [1, 1, 3, 2, 9], "censored": False}
+    )
     with pytest.raises(ValueError, match=r"every chain escaped at its first step at beta=\[0.0\]"):
         fit_scaling(boundary)
     assert fit_scaling(boundary, law="exponential").slope > 0
@@ -568,8 +614,14 @@ def test_simulated_frozen_chain_matches_the_exact_law():
     """SA_P from tokens at the vertices of a triangle: exit at the first cross pick (science §3)."""
     V = ms.regular_polygon(3).vertices
     beta = 3.0
-    fp = ms.first_passage(ms.SoftmaxChain(beta=beta, gamma=0.5), V, ms.LeaveBall(0.1),
-                          max_steps=60, chains=4000, rng=11)
+    fp = ms.first_passage(
+        ms.SoftmaxChain(beta=beta, gamma=0.5),
+        V,
+        ms.LeaveBall(0.1),
+        max_steps=60,
+        chains=4000,
+        rng=11,
+    )
     exact = frozen_law(V, [1, 1, 1], beta).p
     fit = escape_rate(fp)
     assert abs(fit.rate - exact) < 4 * exact / math.sqrt(fit.events)
@@ -606,15 +658,15 @@ def test_every_result_answers_the_same_protocol():
     for res, args in ((km, ()), (rate, ()), (fit, ("slope",))):
         ci = res.confidence_interval(*args)
         assert isinstance(ci, ConfidenceInterval)
-        low, high = ci                                  # tuple-unpacking keeps working
+        low, high = ci  # tuple-unpacking keeps working
         assert low is ci.low and high is ci.high
         wider = res.confidence_interval(*args, 0.99)
         assert np.all(np.asarray(wider.low) <= np.asarray(low))
-        assert not np.array_equal(wider.high, high)     # None is the result's 0.9, not 0.99
+        assert not np.array_equal(wider.high, high)  # None is the result's 0.9, not 0.99
         assert isinstance(res.to_frame(), pd.DataFrame)
     assert isinstance(km.median, float) and isinstance(rate.median, float)
     assert rate.confidence_interval(method="profile") != rate.confidence_interval()
-    with pytest.raises(TypeError):                      # method is keyword-only
+    with pytest.raises(TypeError):  # method is keyword-only
         rate.confidence_interval(0.95, "profile")
     for interval in (rate.mean_interval(), rate.median_interval(), fit.band([1.5])):
         assert isinstance(interval, ConfidenceInterval)

@@ -33,8 +33,11 @@ def verdict_problems(folder: Path) -> list[str]:
     checks = rp.read_checks(folder / "checks.csv")
     line = _verdict_line((folder / "report.md").read_text())
     expected = rp.verdict_line(checks)
-    return [] if line == expected else [f"{folder.name}: report says {line!r}, the checks give "
-                                        f"{expected!r}"]
+    return (
+        []
+        if line == expected
+        else [f"{folder.name}: report says {line!r}, the checks give {expected!r}"]
+    )
 
 
 def checks_problems(name: str, folder: Path) -> list[str]:
@@ -58,8 +61,11 @@ def checks_problems(name: str, folder: Path) -> list[str]:
 def _readme_rows(text: str) -> dict:
     rows = {}
     for line in text.splitlines():
-        m = re.match(r"^\| `([a-z-]+)` \| (.*) \| (holds with a correction|holds|fails|"
-                     r"not tested) \| (.*) \| ([^|]*) \|$", line)
+        m = re.match(
+            r"^\| `([a-z-]+)` \| (.*) \| (holds with a correction|holds|fails|"
+            r"not tested) \| (.*) \| ([^|]*) \|$",
+            line,
+        )
         if m:
             rows[m.group(1)] = {"verdict": m.group(3), "headline": m.group(4)}
     return rows
@@ -129,8 +135,9 @@ def test_a_hand_edited_verdict_or_a_stale_readme_number_fails(tmp_path):
     copy = tmp_path / "hardmax-nsd"
     shutil.copytree(DATA / "hardmax-nsd", copy)
     report = copy / "report.md"
-    report.write_text(re.sub(r"^Verdict: \w+", "Verdict: holds", report.read_text(),
-                             flags=re.MULTILINE))
+    report.write_text(
+        re.sub(r"^Verdict: \w+", "Verdict: holds", report.read_text(), flags=re.MULTILINE)
+    )
     assert verdict_problems(copy)
     checks = rp.read_checks(copy / "checks.csv")
     checks.loc[0, "measured"] *= 1.001
@@ -139,7 +146,7 @@ def test_a_hand_edited_verdict_or_a_stale_readme_number_fails(tmp_path):
     readme = (ROOT / "README.md").read_text()
     row = next(line for line in readme.splitlines() if line.startswith("| `metastability` |"))
     assert "1.4985" in row
-    stale = row.replace("1.4985", "1.4987", 1)              # a number the data do not give
+    stale = row.replace("1.4985", "1.4987", 1)  # a number the data do not give
     assert readme_problems(readme.replace(row, stale), DATA)
     assert readme_problems(readme.replace("| fails |", "| holds |"), DATA)
 
@@ -163,16 +170,28 @@ def test_verdict_rule():
         return rp.checks_frame([rp.check(*r[:3], passed=r[3]) for r in rows])
 
     assert rp.verdict(frame(("a", "claim", "x", True), ("b", "context", "y", None))) == "holds"
-    assert rp.verdict(frame(("a", "claim", "x", False), ("a/f", "correction", "x'", True))) \
+    assert (
+        rp.verdict(frame(("a", "claim", "x", False), ("a/f", "correction", "x'", True)))
         == "holds with a correction"
+    )
     # a correction of another claim does not rescue a failing one
-    assert rp.verdict(frame(("a", "claim", "x", False), ("b", "claim", "y", True),
-                            ("b/f", "correction", "y'", True))) == "fails"
-    assert rp.verdict(frame(("a", "claim", "x", False), ("a/f", "correction", "x'", False))) \
+    assert (
+        rp.verdict(
+            frame(
+                ("a", "claim", "x", False),
+                ("b", "claim", "y", True),
+                ("b/f", "correction", "y'", True),
+            )
+        )
         == "fails"
+    )
+    assert (
+        rp.verdict(frame(("a", "claim", "x", False), ("a/f", "correction", "x'", False))) == "fails"
+    )
     assert rp.verdict(frame(("a", "claim", "x", None))) == "not tested"
-    assert rp.verdict(frame(("a", "claim", "x", True), ("c", "control", "z", False))) \
-        == "not tested"
+    assert (
+        rp.verdict(frame(("a", "claim", "x", True), ("c", "control", "z", False))) == "not tested"
+    )
     with pytest.raises(ValueError, match="context row"):
         rp.check("c", "context", "z", passed=True)
     with pytest.raises(ValueError, match="CLAIM/NAME"):
@@ -207,9 +226,22 @@ def test_unknown_study_is_one_line_and_exit_2(capsys):
 
 
 def test_checks_table_round_trips(tmp_path):
-    frame = rp.checks_frame([rp.check("a", "claim", "x", measured=1.5, low=1.0, high=2.0,
-                                      threshold=0.5, rule="low > threshold", passed=True),
-                             rp.check("b", "context", "y")])
+    frame = rp.checks_frame(
+        [
+            rp.check(
+                "a",
+                "claim",
+                "x",
+                measured=1.5,
+                low=1.0,
+                high=2.0,
+                threshold=0.5,
+                rule="low > threshold",
+                passed=True,
+            ),
+            rp.check("b", "context", "y"),
+        ]
+    )
     rp.write_checks(frame, tmp_path, {})
     back = rp.read_checks(tmp_path / "checks.csv")
     assert list(back["pass"]) == ["true", "NA"] and back.loc[0, "low"] == 1.0

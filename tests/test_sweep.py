@@ -115,21 +115,24 @@ def test_grid_order_dotted_keys_and_columns():
     assert {"point", "beta", "gamma", "event_radius", "polytope_k", "initial_n"} <= set(cols)
 
 
-@pytest.mark.parametrize("edit, match", [
-    (lambda d: d["event"].update(radus=0.3), r"unknown key\(s\) \['radus'\]"),
-    (lambda d: d["run"].pop("seed"), "needs 'seed'"),
-    (lambda d: d["grid"].update(radius=[0.1]), "ambiguous .*event.radius"),
-    (lambda d: d["grid"].update(event={"radius": [0.1]}), "both in \\[event\\] and as a"),
-    (lambda d: d["grid"].update(bta=[1.0]), "'bta' is not a parameter"),
-    (lambda d: d["model"].update(beta=2.0), "both in \\[model\\] and as a \\[grid\\] axis"),
-    (lambda d: d["grid"].update(beta=[4.0, 4]), "repeats a value"),
-    (lambda d: d["grid"].update(event={"kind": ["collapse"]}), "kind cannot be a grid axis"),
-    (lambda d: d["model"].update(kind="softmax"), "kind must be one of"),
-    (lambda d: d["run"].update(chains=0), "chains must be >= 1"),
-    (lambda d: d["initial"].update(multiplicities=[2, 2.5]), "must be an integer"),
-    (lambda d: d.pop("event"), r"needs a \[event\] table"),
-    (lambda d: d["model"].update(gamma=1.5), r"point 0 .*gamma must be in \(0, 1\]"),
-])
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda d: d["event"].update(radus=0.3), r"unknown key\(s\) \['radus'\]"),
+        (lambda d: d["run"].pop("seed"), "needs 'seed'"),
+        (lambda d: d["grid"].update(radius=[0.1]), "ambiguous .*event.radius"),
+        (lambda d: d["grid"].update(event={"radius": [0.1]}), "both in \\[event\\] and as a"),
+        (lambda d: d["grid"].update(bta=[1.0]), "'bta' is not a parameter"),
+        (lambda d: d["model"].update(beta=2.0), "both in \\[model\\] and as a \\[grid\\] axis"),
+        (lambda d: d["grid"].update(beta=[4.0, 4]), "repeats a value"),
+        (lambda d: d["grid"].update(event={"kind": ["collapse"]}), "kind cannot be a grid axis"),
+        (lambda d: d["model"].update(kind="softmax"), "kind must be one of"),
+        (lambda d: d["run"].update(chains=0), "chains must be >= 1"),
+        (lambda d: d["initial"].update(multiplicities=[2, 2.5]), "must be an integer"),
+        (lambda d: d.pop("event"), r"needs a \[event\] table"),
+        (lambda d: d["model"].update(gamma=1.5), r"point 0 .*gamma must be in \(0, 1\]"),
+    ],
+)
 def test_bad_configs_are_refused_with_a_reason(edit, match):
     data = tiny()
     edit(data)
@@ -168,8 +171,14 @@ def test_example_config_is_valid():
 
 def test_a_chunk_is_a_slice_of_the_whole_point():
     point = Sweep.from_dict(tiny()).points[1]
-    whole = ms.first_passage(point.model, point.x0, point.event, max_steps=point.max_steps,
-                             chains=point.chains, rng=point.seed)
+    whole = ms.first_passage(
+        point.model,
+        point.x0,
+        point.event,
+        max_steps=point.max_steps,
+        chains=point.chains,
+        rng=point.seed,
+    )
     for j in (2, 1):
         task = ChunkTask.of(point, j, threads=1)
         result = run_chunk(task)
@@ -196,8 +205,14 @@ def test_run_writes_a_dataset_that_matches_first_passage(reference):
     whole = pd.read_parquet(reference / "results")  # what a user reads
     assert len(whole) == 120
     for point in Sweep.from_dict(tiny()).points:
-        fp = ms.first_passage(point.model, point.x0, point.event, max_steps=point.max_steps,
-                              chains=point.chains, rng=point.seed)
+        fp = ms.first_passage(
+            point.model,
+            point.x0,
+            point.event,
+            max_steps=point.max_steps,
+            chains=point.chains,
+            rng=point.seed,
+        )
         rows = frame[frame.point == point.index]
         np.testing.assert_array_equal(rows.chain, np.arange(60))
         np.testing.assert_array_equal(rows.steps, fp.steps)
@@ -343,8 +358,10 @@ def test_a_failing_chunk_is_retried_reported_and_resumed(reference, tmp_path, mo
     assert calls.count("p000001-c0000000020.parquet") == 3
     assert err.value.summary.chunks == 5 and not (out / "results.json").exists()
     info = status(out)
-    assert info["state"] == "interrupted" and "non-finite" in info["failed"][
-        "p000001-c0000000020.parquet"]
+    assert (
+        info["state"] == "interrupted"
+        and "non-finite" in info["failed"]["p000001-c0000000020.parquet"]
+    )
     monkeypatch.setattr(executors, "run_chunk", run_chunk)
     assert run_sweep(Sweep.from_dict(tiny()), out).chunks_run == 1
     assert files(out) == files(reference) and status(out)["failed"] == {}
@@ -375,8 +392,9 @@ def test_escape_target_keeps_the_shortest_prefix(reference, tmp_path, monkeypatc
         counts = {j: int(escapes[(p, j)]) for j in range(3)}
         keep = final_chunks(counts, 3, target)
         expected = fixed[(fixed.point == p) & (fixed.chain < 20 * keep)]
-        pd.testing.assert_frame_equal(frame[frame.point == p].reset_index(drop=True),
-                                      expected.reset_index(drop=True))
+        pd.testing.assert_frame_equal(
+            frame[frame.point == p].reset_index(drop=True), expected.reset_index(drop=True)
+        )
         assert meta["points"][p]["chunks"] == keep
     assert keep == 3 or (~frame[frame.point == 1].censored).sum() >= target
     assert (summary.chunks_discarded > 0) == ahead

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("distributed", reason="the Dask tests need dask[distributed] "
-                                          "(pip install 'metastab[dask]')")
+pytest.importorskip(
+    "distributed", reason="the Dask tests need dask[distributed] (pip install 'metastab[dask]')"
+)
 
 from metastab.sweep import Sweep, main, read_sweep, run_sweep  # noqa: E402
 
@@ -71,20 +72,50 @@ def test_killed_worker_mid_run_gives_the_embedded_result(embedded, tmp_path):
     logs = open(tmp_path / "dask.log", "wb")
     procs = []
     try:
-        procs.append(subprocess.Popen(
-            dask + ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                    "--scheduler-file", str(scheduler_file)], stdout=logs, stderr=logs))
+        procs.append(
+            subprocess.Popen(
+                dask
+                + [
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--no-dashboard",
+                    "--scheduler-file",
+                    str(scheduler_file),
+                ],
+                stdout=logs,
+                stderr=logs,
+            )
+        )
         _wait_for(scheduler_file.exists, "the scheduler", procs)
         address = json.loads(scheduler_file.read_text())["address"]
         assert address.startswith("tcp://127.0.0.1:")
         for name in ("A", "B"):
-            procs.append(subprocess.Popen(
-                dask + ["worker", address, "--name", name, "--nthreads", "1", "--no-nanny",
-                        "--no-dashboard", "--host", "127.0.0.1",
-                        "--local-directory", str(tmp_path / name)], stdout=logs, stderr=logs))
+            procs.append(
+                subprocess.Popen(
+                    dask
+                    + [
+                        "worker",
+                        address,
+                        "--name",
+                        name,
+                        "--nthreads",
+                        "1",
+                        "--no-nanny",
+                        "--no-dashboard",
+                        "--host",
+                        "127.0.0.1",
+                        "--local-directory",
+                        str(tmp_path / name),
+                    ],
+                    stdout=logs,
+                    stderr=logs,
+                )
+            )
         log = tmp_path / "dask.log"
-        _wait_for(lambda: log.read_text().count("Register worker") >= 2,
-                  "two workers", procs)
+        _wait_for(lambda: log.read_text().count("Register worker") >= 2, "two workers", procs)
         worker_a, worker_b = procs[1], procs[2]
         out = tmp_path / "sweep"
         killed_after = []
@@ -99,14 +130,15 @@ def test_killed_worker_mid_run_gives_the_embedded_result(embedded, tmp_path):
                 worker_b.wait(timeout=10)
                 killed_after.append(progress.chunks_done)
 
-        summary = run_sweep(Sweep.from_dict(config()), out, scheduler=address,
-                            progress=kill_b_once_it_has_worked)
+        summary = run_sweep(
+            Sweep.from_dict(config()), out, scheduler=address, progress=kill_b_once_it_has_worked
+        )
         assert worker_b.returncode == -signal.SIGKILL
         assert killed_after and killed_after[0] < 12  # B died with at least 4 chunks to go
         assert summary.chunks == 16 and summary.backend == f"dask {address}"
         assert files(out) == files(embedded)
         records = [json.loads(line) for line in (out / "journal.jsonl").read_text().splitlines()]
-        assert {r["pid"] for r in records[killed_after[0]:]} == {worker_a.pid}
+        assert {r["pid"] for r in records[killed_after[0] :]} == {worker_a.pid}
         assert {r["threads"] for r in records} == {1}  # numba threads = the worker's nthreads
         frame, meta = read_sweep(out)
         assert len(frame) == 640 and meta["provenance"]["backend"].startswith("dask tcp://")
@@ -118,9 +150,12 @@ def test_killed_worker_mid_run_gives_the_embedded_result(embedded, tmp_path):
 def test_local_cluster_from_the_command(embedded, tmp_path, capsys):
     out = tmp_path / "sweep"
     config_file = tmp_path / "sweep.toml"
-    config_file.write_text("".join(
-        f"[{table}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in values.items())
-        for table, values in config().items()))
+    config_file.write_text(
+        "".join(
+            f"[{table}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in values.items())
+            for table, values in config().items()
+        )
+    )
     assert main([str(config_file), "--out", str(out), "--cluster", "local:2"]) == 0
     assert "on dask local:2" in capsys.readouterr().out
     assert files(out) == files(embedded)

@@ -58,9 +58,24 @@ def config(tmp_path):
 
 def _command(config, out, env=None, preexec_fn=None, *extra):
     """``python -m metastab.sweep CONFIG --out OUT`` as a real process: (returncode, stderr)."""
-    proc = subprocess.run([sys.executable, "-m", "metastab.sweep", str(config), "--out", str(out),
-                           "--threads", "1", *extra], env={**ENV, **(env or {})},
-                          capture_output=True, text=True, timeout=600, preexec_fn=preexec_fn)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "metastab.sweep",
+            str(config),
+            "--out",
+            str(out),
+            "--threads",
+            "1",
+            *extra,
+        ],
+        env={**ENV, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=preexec_fn,
+    )
     return proc.returncode, proc.stderr
 
 
@@ -81,19 +96,29 @@ def _intact(out, reference) -> None:
 # --------------------------------------------------------------------------- kill -9
 
 
-@pytest.mark.parametrize("point", [
-    "start:mkdir", "start:locked", "json:manifest.json", "start:manifest", "chunk:written",
-    "chunk:renamed", "chunk:journaled#2", "json:results.json"])
-def test_kill_9_at_a_named_point_then_the_same_command_resumes(point, config, reference,
-                                                               tmp_path):
+@pytest.mark.parametrize(
+    "point",
+    [
+        "start:mkdir",
+        "start:locked",
+        "json:manifest.json",
+        "start:manifest",
+        "chunk:written",
+        "chunk:renamed",
+        "chunk:journaled#2",
+        "json:results.json",
+    ],
+)
+def test_kill_9_at_a_named_point_then_the_same_command_resumes(point, config, reference, tmp_path):
     out = tmp_path / "sweep"
     rc, err = _command(config, out, {KILL_AT: point})
     assert rc == -signal.SIGKILL, err
     rc, err = _command(config, out)  # the same command, resumed
     assert rc == 0, err
     _intact(out, reference)
-    assert not [p for p in [*out.iterdir(), *(out / "results").iterdir()]
-                if p.name.startswith(".tmp-")]
+    assert not [
+        p for p in [*out.iterdir(), *(out / "results").iterdir()] if p.name.startswith(".tmp-")
+    ]
 
 
 def test_leftovers_of_an_interrupted_start_count_as_empty(reference, tmp_path):
@@ -114,9 +139,13 @@ def test_two_configs_racing_on_one_empty_directory(config, reference, tmp_path):
     other = tmp_path / "other.toml"
     other.write_text(_toml(tiny(seed=8)))
     out = tmp_path / "sweep"
-    first = subprocess.Popen([sys.executable, "-m", "metastab.sweep", str(config), "--out",
-                              str(out), "--threads", "1"], env={**ENV, PAUSE_AT: "start:locked=4"},
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "metastab.sweep", str(config), "--out", str(out), "--threads", "1"],
+        env={**ENV, PAUSE_AT: "start:locked=4"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not (out / ".lock").exists() or not (out / ".lock").read_text():
@@ -162,8 +191,11 @@ def test_a_truncated_manifest_is_named_and_recovered(config, reference, tmp_path
         read_sweep(out)
     with pytest.raises(ValueError, match=r"manifest.json is damaged"):
         status(out)
-    with pytest.raises(ValueError, match=r"manifest.json is damaged and its journal belongs to "
-                                         r"another config"):
+    with pytest.raises(
+        ValueError,
+        match=r"manifest.json is damaged and its journal belongs to "
+        r"another config",
+    ):
         run_sweep(Sweep.from_dict(tiny(seed=8)), out)
     with pytest.warns(SweepWarning, match="manifest.json was damaged; rewritten"):
         summary = run_sweep(Sweep.from_dict(tiny()), out)
@@ -196,10 +228,13 @@ def test_reading_checks_the_chunks_against_the_journal(config, reference, tmp_pa
     gone = results / "p000001-c0000000040.parquet"
     gone.unlink()
     info = status(out)
-    assert info["state"] == "damaged" and "p000001-c0000000040.parquet is missing" in \
-        info["problems"][0]
-    with pytest.raises(ValueError, match="chunk p000001-c0000000040.parquet is missing: run the "
-                                         "sweep again"):
+    assert (
+        info["state"] == "damaged"
+        and "p000001-c0000000040.parquet is missing" in info["problems"][0]
+    )
+    with pytest.raises(
+        ValueError, match="chunk p000001-c0000000040.parquet is missing: run the sweep again"
+    ):
         read_sweep(out)
     with pytest.raises(SystemExit) as exit_:
         cli.main(["fit", str(out), "--figure", "none"])
@@ -214,16 +249,20 @@ def test_reading_checks_the_chunks_against_the_journal(config, reference, tmp_pa
     a_bytes, b_bytes = a.read_bytes(), b.read_bytes()
     a.write_bytes(b_bytes)
     b.write_bytes(a_bytes)
-    with pytest.raises(ValueError, match="chunk p000000-c0000000000.parquet (has .* bytes|is "
-                                         "damaged)"):
+    with pytest.raises(
+        ValueError, match="chunk p000000-c0000000000.parquet (has .* bytes|is damaged)"
+    ):
         read_sweep(out)
     # A foreign chunk of the same name and size (another seed) is not this sweep's.
     a.write_bytes(a_bytes)
     b.write_bytes(b_bytes)
     foreign = tmp_path / "foreign"
     run_sweep(Sweep.from_dict(tiny(seed=8)), foreign)
-    record = [json.loads(line) for line in (out / "journal.jsonl").read_text().splitlines()
-              if '"p000000-c0000000000.parquet"' in line][-1]
+    record = [
+        json.loads(line)
+        for line in (out / "journal.jsonl").read_text().splitlines()
+        if '"p000000-c0000000000.parquet"' in line
+    ][-1]
     shutil.copy(foreign / "results" / a.name, a)
     if a.stat().st_size == record["bytes"]:
         with pytest.raises(ValueError, match="not this sweep's chunk"):
@@ -239,8 +278,9 @@ def test_reading_checks_the_chunks_against_the_journal(config, reference, tmp_pa
 
 
 @pytest.mark.parametrize("where", ["manifest", "chunk", "journal"])
-def test_a_full_disk_gives_one_line_and_a_resumable_directory(where, reference, tmp_path,
-                                                              monkeypatch):
+def test_a_full_disk_gives_one_line_and_a_resumable_directory(
+    where, reference, tmp_path, monkeypatch
+):
     out = tmp_path / "sweep"
     full = OSError(errno.ENOSPC, "No space left on device")
     calls = []
@@ -251,16 +291,19 @@ def test_a_full_disk_gives_one_line_and_a_resumable_directory(where, reference, 
             if when(len(calls)):
                 raise full
             return real(*args, **kwargs)
+
         return wrapper
 
     if where == "manifest":
         monkeypatch.setattr(store, "write_json", failing(store.write_json, lambda k: True))
     elif where == "chunk":
-        monkeypatch.setattr(chunks.pq, "write_table", failing(chunks.pq.write_table,
-                                                              lambda k: k == 3))
+        monkeypatch.setattr(
+            chunks.pq, "write_table", failing(chunks.pq.write_table, lambda k: k == 3)
+        )
     else:
-        monkeypatch.setattr(store.Journal, "append", failing(store.Journal.append,
-                                                             lambda k: k == 4))
+        monkeypatch.setattr(
+            store.Journal, "append", failing(store.Journal.append, lambda k: k == 4)
+        )
     with pytest.raises(OSError, match="No space left") as err:
         run_sweep(Sweep.from_dict(tiny()), out)
     monkeypatch.undo()
@@ -293,18 +336,35 @@ def test_a_file_size_limit_on_a_real_process(limit, config, reference, tmp_path)
 # --------------------------------------------------------------------------- bad sizes
 
 
-@pytest.mark.parametrize("edit, match", [
-    (lambda d: d["run"].update(max_steps=2**63), r"\[run\] max_steps = 9223372036854775808 is "
-                                                  r"above the limit"),
-    (lambda d: d["run"].update(chains=10**12), r"\[run\] chains = 1000000000000 .* chunks, "
-                                                r"above the limit"),
-    (lambda d: d["polytope"].update(k=10**8), r"\[polytope\] k = 100000000 is above the limit"),
-    (lambda d: d["grid"].update(phase=[i / 1e5 for i in range(10**5)]),
-     r"\[grid\] has 200000 points, above the limit"),
-    (lambda d: d["run"].update(chains=10**8, chunk=10**8), r"\[run\] chunk = 100000000 .* GiB "
-                                                           r"of state per chunk"),
-    (lambda d: d.update(initial={"kind": "uniform", "n": 10**9}), r"\[initial\] n = 1000000000"),
-])
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (
+            lambda d: d["run"].update(max_steps=2**63),
+            r"\[run\] max_steps = 9223372036854775808 is "
+            r"above the limit",
+        ),
+        (
+            lambda d: d["run"].update(chains=10**12),
+            r"\[run\] chains = 1000000000000 .* chunks, "
+            r"above the limit",
+        ),
+        (lambda d: d["polytope"].update(k=10**8), r"\[polytope\] k = 100000000 is above the limit"),
+        (
+            lambda d: d["grid"].update(phase=[i / 1e5 for i in range(10**5)]),
+            r"\[grid\] has 200000 points, above the limit",
+        ),
+        (
+            lambda d: d["run"].update(chains=10**8, chunk=10**8),
+            r"\[run\] chunk = 100000000 .* GiB "
+            r"of state per chunk",
+        ),
+        (
+            lambda d: d.update(initial={"kind": "uniform", "n": 10**9}),
+            r"\[initial\] n = 1000000000",
+        ),
+    ],
+)
 def test_absurd_sizes_are_refused_up_front(edit, match, tmp_path):
     data = tiny()
     edit(data)
@@ -318,8 +378,14 @@ def test_absurd_sizes_are_refused_up_front(edit, match, tmp_path):
 
 
 def test_status_into_a_closed_pipe_is_quiet(reference):
-    proc = subprocess.run(f"{sys.executable} -m metastab.sweep --status {reference} | head -1",
-                          shell=True, env=ENV, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        f"{sys.executable} -m metastab.sweep --status {reference} | head -1",
+        shell=True,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.stdout.startswith("sweep ") and proc.stderr == ""
 
 
@@ -339,8 +405,9 @@ def test_command_progress_and_usage(config, tmp_path, capsys):
 
 def test_a_missing_dask_leaves_nothing_behind(config, tmp_path, monkeypatch):
     def missing():
-        raise ModuleNotFoundError("the Dask backend needs dask.distributed: pip install "
-                                  "'metastab[dask]'")
+        raise ModuleNotFoundError(
+            "the Dask backend needs dask.distributed: pip install 'metastab[dask]'"
+        )
 
     monkeypatch.setattr(executors, "_import_distributed", missing)
     with pytest.raises(ValueError, match="pip install"):
@@ -380,19 +447,48 @@ def _dask_cluster(tmp_path, workers=1):
     scheduler_file = tmp_path / "scheduler.json"
     dask = [sys.executable, "-m", "dask"]
     log = open(tmp_path / "dask.log", "wb")
-    procs = [subprocess.Popen(dask + ["scheduler", "--host", "127.0.0.1", "--port", "0",
-                                      "--no-dashboard", "--scheduler-file", str(scheduler_file)],
-                              stdout=log, stderr=log)]
+    procs = [
+        subprocess.Popen(
+            dask
+            + [
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(scheduler_file),
+            ],
+            stdout=log,
+            stderr=log,
+        )
+    ]
     deadline = time.monotonic() + 60
     while not scheduler_file.exists():
         assert procs[0].poll() is None and time.monotonic() < deadline
         time.sleep(0.05)
     address = json.loads(scheduler_file.read_text())["address"]
     for i in range(workers):
-        procs.append(subprocess.Popen(dask + ["worker", address, "--nthreads", "1", "--no-nanny",
-                                              "--no-dashboard", "--host", "127.0.0.1",
-                                              "--local-directory", str(tmp_path / f"w{i}")],
-                                      stdout=log, stderr=log))
+        procs.append(
+            subprocess.Popen(
+                dask
+                + [
+                    "worker",
+                    address,
+                    "--nthreads",
+                    "1",
+                    "--no-nanny",
+                    "--no-dashboard",
+                    "--host",
+                    "127.0.0.1",
+                    "--local-directory",
+                    str(tmp_path / f"w{i}"),
+                ],
+                stdout=log,
+                stderr=log,
+            )
+        )
     while (tmp_path / "dask.log").read_text().count("Register worker") < workers:
         assert all(p.poll() is None for p in procs) and time.monotonic() < deadline
         time.sleep(0.05)
@@ -415,12 +511,12 @@ def _kill_after_first_chunk(proc):
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=10)
             killed.append(state.chunks_done)
+
     return progress, killed
 
 
 @pytest.mark.parametrize("victim", ["worker", "scheduler"])
-def test_dask_losing_its_only_worker_or_its_scheduler_ends_and_resumes(victim, reference,
-                                                                       tmp_path):
+def test_dask_losing_its_only_worker_or_its_scheduler_ends_and_resumes(victim, reference, tmp_path):
     """The last worker (or the scheduler) is killed after the first chunk: the run ends within
     the watchdog's time with the unfinished chunks named, and resumes bit-identical."""
     pytest.importorskip("distributed")
@@ -430,8 +526,9 @@ def test_dask_losing_its_only_worker_or_its_scheduler_ends_and_resumes(victim, r
         progress, killed = _kill_after_first_chunk(procs[1 if victim == "worker" else 0])
         tic = time.perf_counter()
         with pytest.raises(SweepError) as err:
-            run_sweep(Sweep.from_dict(tiny()), out, scheduler=address, progress=progress,
-                      worker_timeout=3)
+            run_sweep(
+                Sweep.from_dict(tiny()), out, scheduler=address, progress=progress, worker_timeout=3
+            )
         assert time.perf_counter() - tic < 60
     finally:
         _stop(procs)

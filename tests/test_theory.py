@@ -17,7 +17,7 @@ from metastab.theory import (
     metastability_exponent,
 )
 
-TRIANGLE = regular_polygon(3).vertices        # c0 = 3/2, all |v_a − v_b| = √3
+TRIANGLE = regular_polygon(3).vertices  # c0 = 3/2, all |v_a − v_b| = √3
 
 
 # --------------------------------------------------------------------------- Thm 5.2
@@ -27,19 +27,23 @@ def test_clustering_phase_hand_values_tau_from_m():
     x0 = np.vstack([TRIANGLE, [[0.8, 0.0], [-0.5 * 0.7, 0.7 * math.sqrt(3) / 2]]])
     ph = clustering_phase(TRIANGLE, x0, 0.25)
     assert ph.c0 == pytest.approx(1.5)
-    assert ph.m == pytest.approx(0.2)          # token 3 is 0.2 from v_0, token 4 is 0.3 from v_1
+    assert ph.m == pytest.approx(0.2)  # token 3 is 0.2 from v_0, token 4 is 0.3 from v_1
     assert ph.tau == pytest.approx(0.75 * 0.2)  # (1 − γ) m beats c0/(2√3) = 0.433 and √3/2
-    assert ph.T1 == 1                          # ⌊log(1 − γ)/log(1 − γ)⌋, despite roundoff
-    assert ph.hypotheses == {"equinorm": True, "acute_cones": True, "separated": True,
-                             "vertex_tokens": True}
+    assert ph.T1 == 1  # ⌊log(1 − γ)/log(1 − γ)⌋, despite roundoff
+    assert ph.hypotheses == {
+        "equinorm": True,
+        "acute_cones": True,
+        "separated": True,
+        "vertex_tokens": True,
+    }
 
 
 def test_clustering_phase_hand_values_tau_from_separation():
-    x0 = np.vstack([TRIANGLE, [[0.1, 0.0]]])   # m = 0.9, (1 − γ) m = 0.81
+    x0 = np.vstack([TRIANGLE, [[0.1, 0.0]]])  # m = 0.9, (1 − γ) m = 0.81
     ph = clustering_phase(TRIANGLE, x0, 0.1)
-    tau = 1.5 / (2 * math.sqrt(3))             # min_{a≠b} c0 / (2|v_a − v_b|) = 0.4330
+    tau = 1.5 / (2 * math.sqrt(3))  # min_{a≠b} c0 / (2|v_a − v_b|) = 0.4330
     assert ph.m == pytest.approx(0.9) and ph.tau == pytest.approx(tau)
-    assert ph.T1 == math.floor(math.log(tau / 0.9) / math.log(0.9)) == 6   # 6.94
+    assert ph.T1 == math.floor(math.log(tau / 0.9) / math.log(0.9)) == 6  # 6.94
 
 
 def test_clustering_phase_square_sqrt_term_and_hypotheses():
@@ -48,21 +52,25 @@ def test_clustering_phase_square_sqrt_term_and_hypotheses():
     V = regular_polygon(4, radius=0.25).vertices
     x0 = np.vstack([V, [[0.05, 0.0]]])
     ph = clustering_phase(V, x0, 0.5)
-    assert ph.tau == pytest.approx((1 / 16) / (2 * 0.5))       # the diagonal |v_0 − v_2| = 1/2
+    assert ph.tau == pytest.approx((1 / 16) / (2 * 0.5))  # the diagonal |v_0 − v_2| = 1/2
     assert not ph.hypotheses["acute_cones"]
     P = simplex(2)
-    x1 = np.vstack([P.vertices, P.vertices[:1] * 0.9 + P.vertices[1:2] * 0.05
-                    + P.vertices[2:3] * 0.05])
+    x1 = np.vstack(
+        [P.vertices, P.vertices[:1] * 0.9 + P.vertices[1:2] * 0.05 + P.vertices[2:3] * 0.05]
+    )
     assert clustering_phase(P, x1, 0.5, beta=1e8).hypotheses["eroded_cones"]
     assert not clustering_phase(P, x1, 0.5, beta=1.5).hypotheses["eroded_cones"]
 
 
-@pytest.mark.parametrize(("args", "match"), [
-    ((TRIANGLE, TRIANGLE, 0.5), "n > κ"),
-    ((TRIANGLE, np.vstack([TRIANGLE, TRIANGLE[:1]]), 0.5), "m = 0"),
-    ((TRIANGLE, np.vstack([TRIANGLE, [[0.5, 0.0]]]), 1.0), "gamma"),
-    ((TRIANGLE, np.vstack([TRIANGLE, [[0.5, 0.0]]]), 0.0), "gamma"),
-])
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((TRIANGLE, TRIANGLE, 0.5), "n > κ"),
+        ((TRIANGLE, np.vstack([TRIANGLE, TRIANGLE[:1]]), 0.5), "m = 0"),
+        ((TRIANGLE, np.vstack([TRIANGLE, [[0.5, 0.0]]]), 1.0), "gamma"),
+        ((TRIANGLE, np.vstack([TRIANGLE, [[0.5, 0.0]]]), 0.0), "gamma"),
+    ],
+)
 def test_clustering_phase_validation(args, match):
     with pytest.raises(ValueError, match=match):
         clustering_phase(*args)
@@ -74,7 +82,7 @@ def test_clustering_phase_validation(args, match):
 def test_metastability_bound_hand_value():
     # k = 1 + ε/γ = 3; X = 3 log(γ t/ε) + 3 log n − β c0 ε/(2γ) = 3 log 5 + 3 log 4 − 15
     got = metastability_bound(10.0, 15.0, c0=1.0, eps=0.2, gamma=0.1, n=4)
-    assert got == pytest.approx(1 - 20.0 ** 3 * math.exp(-15), rel=1e-14)
+    assert got == pytest.approx(1 - 20.0**3 * math.exp(-15), rel=1e-14)
     # vacuous (negative) values are returned as computed, not clipped
     assert metastability_bound(10.0, 1.0, c0=1.0, eps=0.2, gamma=0.1, n=4) < 0
     # the bound tends to 1 with β (a probability bound, never above 1)
@@ -124,8 +132,10 @@ def exact_p(points, mult, beta, B=None, digits=400):
     S = (U @ B.T) @ U.T
     stay = Decimal(1)
     for a in range(len(mult)):
-        w = [Decimal(int(m)) * (Decimal(float(beta)) * Decimal(float(S[a, b]))).exp()
-             for b, m in enumerate(mult)]
+        w = [
+            Decimal(int(m)) * (Decimal(float(beta)) * Decimal(float(S[a, b]))).exp()
+            for b, m in enumerate(mult)
+        ]
         stay *= (w[a] / sum(w)) ** int(mult[a])
     return Decimal(1) - stay, stay
 
@@ -137,7 +147,7 @@ def test_frozen_law_hand_value():
     assert law.p == pytest.approx(1 - q * q, rel=1e-14)
     assert law.log_p == pytest.approx(math.log(1 - q * q), rel=1e-14)
     np.testing.assert_allclose(law.log_q, math.log(q), rtol=1e-14)
-    assert law.survival(3) == pytest.approx(q ** 6, rel=1e-14)
+    assert law.survival(3) == pytest.approx(q**6, rel=1e-14)
     # β = 0: q_a = m_a / n
     flat = frozen_law(TRIANGLE, [1, 2, 3], 0.0)
     np.testing.assert_allclose(np.exp(flat.log_q), [1 / 6, 2 / 6, 3 / 6], rtol=1e-14)
@@ -161,14 +171,15 @@ def test_frozen_law_nonsymmetric_B_and_many_points():
     pts = rng.normal(size=(4, 3))
     B = rng.normal(size=(3, 3))
     mult = [1, 3, 2, 5]
-    for beta in (0.01, 0.3, 2.0, 25.0):     # p from ~1 down to tiny
+    for beta in (0.01, 0.3, 2.0, 25.0):  # p from ~1 down to tiny
         law = frozen_law(pts, mult, beta, B)
         ref, stay = exact_p(pts, mult, beta, B)
         assert law.log_p == pytest.approx(float(ref.ln()), rel=1e-12, abs=1e-15)
         assert law.log_stay == pytest.approx(float(stay.ln()), rel=1e-12)
     # B matters when not symmetric: the transpose gives another law
     assert frozen_law(pts, mult, 0.3, B).log_stay != pytest.approx(
-        frozen_law(pts, mult, 0.3, B.T).log_stay)
+        frozen_law(pts, mult, 0.3, B.T).log_stay
+    )
 
 
 @pytest.mark.parametrize("beta", [1e3, 1e6])
@@ -181,7 +192,7 @@ def test_frozen_law_log_p_survives_underflow(beta):
 def test_frozen_law_edge_cases_and_validation():
     single = frozen_law([[1.0, 2.0]], [5], 3.0)
     assert single.p == 0.0 and single.log_p == -math.inf
-    assert np.isfinite(frozen_law(TRIANGLE, [1, 1, 1], 1e6).log_p)     # β = 1e6: no overflow
+    assert np.isfinite(frozen_law(TRIANGLE, [1, 1, 1], 1e6).log_p)  # β = 1e6: no overflow
     with pytest.raises(ValueError, match="multiplicities"):
         frozen_law(TRIANGLE, [1, 0, 1], 1.0)
     with pytest.raises(ValueError, match="beta"):
@@ -194,17 +205,18 @@ def test_frozen_law_edge_cases_and_validation():
 
 
 def test_collapse_rate_hand_values_and_log_space():
-    r = collapse_rate(-1.5, radius=2.0, n=5, gamma=0.2)           # |β| R² = 6
+    r = collapse_rate(-1.5, radius=2.0, n=5, gamma=0.2)  # |β| R² = 6
     c = math.exp(-6) / (5 * math.exp(6))
     assert r.c == pytest.approx(c, rel=1e-14) and r.factor == pytest.approx(1 - 0.2 * c)
     assert r.steps(0.5) == pytest.approx(math.log(2) / -math.log1p(-0.2 * c), rel=1e-12)
     huge = collapse_rate(1e6, radius=1.0, n=10, gamma=0.5)
     assert huge.c == 0.0 and huge.log_c == pytest.approx(-2e6 - math.log(10))
     assert huge.factor == 1.0 and huge.steps(0.5) == math.inf
-    mid = collapse_rate(400.0, radius=1.0, n=10, gamma=0.5)      # c ≈ 1e-349 underflows too
+    mid = collapse_rate(400.0, radius=1.0, n=10, gamma=0.5)  # c ≈ 1e-349 underflows too
     assert mid.c == 0.0 and mid.steps(0.5) == math.inf
     assert mid.log_steps(0.5) == pytest.approx(
-        math.log(math.log(2)) - math.log(0.5) + 800 + math.log(10), rel=1e-14)
+        math.log(math.log(2)) - math.log(0.5) + 800 + math.log(10), rel=1e-14
+    )
     assert r.log_steps(0.5) == pytest.approx(math.log(r.steps(0.5)), rel=1e-14)
     with pytest.raises(ValueError, match="gamma"):
         collapse_rate(1.0, radius=1.0, n=2, gamma=1.5)

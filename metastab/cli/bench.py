@@ -14,29 +14,48 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``bench`` sub-parser."""
-    bench = sub.add_parser("bench", help="token-steps/s of SA_P: numba vs NumPy (--escape: "
-                           "seconds per escape, exact vs accelerated)",
-                           description="Throughput of SA_P on workload W1, numba kernels beside "
-                           "a vectorised NumPy chain; target ratio >= 4. With --escape: seconds "
-                           "per observed escape of first_passage in exact and in accelerated "
-                           "mode, and their ratio, at a few betas.",
-                           epilog=examples("metastab bench", "metastab bench --threads 1",
-                                            "metastab bench --escape --beta 8 10"))
-    bench.add_argument("--chains", type=whole, default=None,
-                       help="default 2048 (--escape: 60 per beta and mode)")
+    bench = sub.add_parser(
+        "bench",
+        help="token-steps/s of SA_P: numba vs NumPy (--escape: "
+        "seconds per escape, exact vs accelerated)",
+        description="Throughput of SA_P on workload W1, numba kernels beside "
+        "a vectorised NumPy chain; target ratio >= 4. With --escape: seconds "
+        "per observed escape of first_passage in exact and in accelerated "
+        "mode, and their ratio, at a few betas.",
+        epilog=examples(
+            "metastab bench", "metastab bench --threads 1", "metastab bench --escape --beta 8 10"
+        ),
+    )
+    bench.add_argument(
+        "--chains", type=whole, default=None, help="default 2048 (--escape: 60 per beta and mode)"
+    )
     bench.add_argument("--steps", type=whole, default=500, help="default 500")
     bench.add_argument("--repeat", type=whole, default=3, help="best of REPEAT (default 3)")
-    bench.add_argument("--sizes", action="store_true",
-                       help="table from n=20 to n=1024, d=64 beside NumPy, with the measured FMA "
-                       "peak (metastab.bench.sizes_bench)")
-    bench.add_argument("--escape", action="store_true",
-                       help="seconds per escape, exact against accelerated mode "
-                       "(metastab.bench.escape_bench) instead of the throughput")
-    bench.add_argument("--beta", type=float, nargs="+", metavar="BETA",
-                       help="--escape: the betas (default 8 10 12)")
-    bench.add_argument("--exact-factor", type=float, default=10.0,
-                       help="--escape: exact-mode budget in units of the accelerated mean "
-                       "(default 10)")
+    bench.add_argument(
+        "--sizes",
+        action="store_true",
+        help="table from n=20 to n=1024, d=64 beside NumPy, with the measured FMA "
+        "peak (metastab.bench.sizes_bench)",
+    )
+    bench.add_argument(
+        "--escape",
+        action="store_true",
+        help="seconds per escape, exact against accelerated mode "
+        "(metastab.bench.escape_bench) instead of the throughput",
+    )
+    bench.add_argument(
+        "--beta",
+        type=float,
+        nargs="+",
+        metavar="BETA",
+        help="--escape: the betas (default 8 10 12)",
+    )
+    bench.add_argument(
+        "--exact-factor",
+        type=float,
+        default=10.0,
+        help="--escape: exact-mode budget in units of the accelerated mean (default 10)",
+    )
     add_common(bench)
     bench.set_defaults(handler=run)
 
@@ -52,16 +71,26 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.beta is not None:
         raise UsageError("beta: --beta applies to bench --escape only")
     chains = 2048 if args.chains is None else args.chains
-    print(f"{PROG} bench: SA_P on workload W1 (regular pentagon on the unit circle + 15 interior "
-          f"tokens, n=20, d=2, beta=20, gamma=0.1)", flush=True)
-    r = run_bench(chains=chains, steps=args.steps, repeat=args.repeat,
-                  progress=output.progress(args))
-    print(f"{r['chains']} chains x {r['steps']} steps, best of {r['repeat']}, "
-          f"numba threads {r['threads']}")
-    print(f"numba (metastab.simulate)   {r['numba_rate'] / 1e6:8.2f} M token-steps/s"
-          f"  ({r['numba_seconds']:.3f} s)")
-    print(f"numpy (vectorised, 1 thread){r['numpy_rate'] / 1e6:8.2f} M token-steps/s"
-          f"  ({r['numpy_seconds']:.3f} s)")
+    print(
+        f"{PROG} bench: SA_P on workload W1 (regular pentagon on the unit circle + 15 interior "
+        f"tokens, n=20, d=2, beta=20, gamma=0.1)",
+        flush=True,
+    )
+    r = run_bench(
+        chains=chains, steps=args.steps, repeat=args.repeat, progress=output.progress(args)
+    )
+    print(
+        f"{r['chains']} chains x {r['steps']} steps, best of {r['repeat']}, "
+        f"numba threads {r['threads']}"
+    )
+    print(
+        f"numba (metastab.simulate)   {r['numba_rate'] / 1e6:8.2f} M token-steps/s"
+        f"  ({r['numba_seconds']:.3f} s)"
+    )
+    print(
+        f"numpy (vectorised, 1 thread){r['numpy_rate'] / 1e6:8.2f} M token-steps/s"
+        f"  ({r['numpy_seconds']:.3f} s)"
+    )
     verdict = "met" if r["ratio"] >= r["target"] else "NOT met"
     print(f"ratio {r['ratio']:.2f}x  (target >= {r['target']:g}x: {verdict})")
     return 0
@@ -72,15 +101,21 @@ def _sizes_bench(args: argparse.Namespace) -> int:
     from ..bench import sizes_bench
 
     r = sizes_bench(repeat=args.repeat)
-    print(f"{PROG} bench --sizes: SA_P, unit-sphere tokens, B = I, beta=5, gamma=0.1; median of "
-          f"{r['repeat']}, numba threads {r['threads']}")
+    print(
+        f"{PROG} bench --sizes: SA_P, unit-sphere tokens, B = I, beta=5, gamma=0.1; median of "
+        f"{r['repeat']}, numba threads {r['threads']}"
+    )
     print("| n, d | chains x steps | metastab token-steps/s | NumPy | ratio | GFLOP/s (2nd) |")
     print("|---|---|---|---|---|---|")
     for w in r["rows"]:
-        print(f"| {w['n']}, {w['d']} | {w['chains']} x {w['steps']} | {w['numba_rate']:.3g} | "
-              f"{w['numpy_rate']:.3g} | {w['ratio']:.1f} | {w['gflops']:.1f} |")
-    print(f"measured FMA peak {r['peak_flops'] / 1e9:.1f} GFLOP/s; largest size at "
-          f"{100 * r['peak_fraction']:.0f} % of it")
+        print(
+            f"| {w['n']}, {w['d']} | {w['chains']} x {w['steps']} | {w['numba_rate']:.3g} | "
+            f"{w['numpy_rate']:.3g} | {w['ratio']:.1f} | {w['gflops']:.1f} |"
+        )
+    print(
+        f"measured FMA peak {r['peak_flops'] / 1e9:.1f} GFLOP/s; largest size at "
+        f"{100 * r['peak_fraction']:.0f} % of it"
+    )
     return 0
 
 
@@ -100,21 +135,44 @@ def _escape_bench(args: argparse.Namespace) -> int:
     for beta in betas:
         if not (math.isfinite(beta) and beta >= 0):
             raise UsageError(f"beta must be finite and >= 0, got {beta!r}")
-    print(f"{PROG} bench --escape: T2 of Thm 5.4 from the clustered triangle (vertices + 6 tokens "
-          f"at 0.8·v_a, n=9, gamma=0.1, eps = 2·gamma·diam(K)), {chains} chains per beta and "
-          f"mode, numba threads {numba.get_num_threads()}")
-    print(f"accelerated: every chain to its escape; exact: budget {args.exact_factor:g} x the "
-          f"accelerated mean (seconds divided by the escapes observed)", flush=True)
-    show = output.Rows(["beta", "mean_steps", "exact_escapes", "exact_s_per_escape",
-                  "accelerated_s_per_escape", "ratio"])
+    print(
+        f"{PROG} bench --escape: T2 of Thm 5.4 from the clustered triangle (vertices + 6 tokens "
+        f"at 0.8·v_a, n=9, gamma=0.1, eps = 2·gamma·diam(K)), {chains} chains per beta and "
+        f"mode, numba threads {numba.get_num_threads()}"
+    )
+    print(
+        f"accelerated: every chain to its escape; exact: budget {args.exact_factor:g} x the "
+        f"accelerated mean (seconds divided by the escapes observed)",
+        flush=True,
+    )
+    show = output.Rows(
+        [
+            "beta",
+            "mean_steps",
+            "exact_escapes",
+            "exact_s_per_escape",
+            "accelerated_s_per_escape",
+            "ratio",
+        ]
+    )
 
     def on_row(row):
-        show({**row, "mean_steps": f"{row['mean_steps']:.3g}",
-              "exact_s_per_escape": f"{row['exact_s_per_escape']:.3g}",
-              "accelerated_s_per_escape": f"{row['accelerated_s_per_escape']:.3g}",
-              "ratio": f"{row['ratio']:.3g}x"})
+        show(
+            {
+                **row,
+                "mean_steps": f"{row['mean_steps']:.3g}",
+                "exact_s_per_escape": f"{row['exact_s_per_escape']:.3g}",
+                "accelerated_s_per_escape": f"{row['accelerated_s_per_escape']:.3g}",
+                "ratio": f"{row['ratio']:.3g}x",
+            }
+        )
 
-    escape_bench(betas, chains=chains, exact_factor=args.exact_factor,
-                 progress=output.progress(args), on_row=on_row)
+    escape_bench(
+        betas,
+        chains=chains,
+        exact_factor=args.exact_factor,
+        progress=output.progress(args),
+        on_row=on_row,
+    )
     print("ratio = exact / accelerated seconds per escape (inf: no exact escape in the budget)")
     return 0

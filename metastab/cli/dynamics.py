@@ -28,50 +28,80 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     dyn = Parser(add_help=False)
     system.add_arguments(dyn)
     g = dyn.add_argument_group("run")
-    g.add_argument("--chains", type=whole, default=100,
-                   help="independent chains (default 100)")
-    g.add_argument("--first-chain", type=whole, default=0,
-                   help="index of the first chain (default 0; chain k depends only on the seed "
-                   "and k)")
+    g.add_argument("--chains", type=whole, default=100, help="independent chains (default 100)")
+    g.add_argument(
+        "--first-chain",
+        type=whole,
+        default=0,
+        help="index of the first chain (default 0; chain k depends only on the seed and k)",
+    )
     g.add_argument("--seed", type=int, help="root seed (default: fresh entropy, printed)")
-    g.add_argument("--init-seed", type=int,
-                   help="seed of a random polytope / initial configuration (default: from --seed)")
+    g.add_argument(
+        "--init-seed",
+        type=int,
+        help="seed of a random polytope / initial configuration (default: from --seed)",
+    )
     add_out(g)
     add_common(g)
 
-    sim = sub.add_parser("simulate", parents=[dyn], help="run chains for a number of steps",
-                         description="Run independent chains for --steps steps.",
-                         epilog=examples(
-                             "metastab simulate --beta 4 --steps 300 --chains 8 --seed 3",
-                             "metastab simulate --polytope simplex:3 --init in-cells --n 12 "
-                             "--beta 4 --steps 300 --record-every 100 --seed 3 --out traj.parquet"))
+    sim = sub.add_parser(
+        "simulate",
+        parents=[dyn],
+        help="run chains for a number of steps",
+        description="Run independent chains for --steps steps.",
+        epilog=examples(
+            "metastab simulate --beta 4 --steps 300 --chains 8 --seed 3",
+            "metastab simulate --polytope simplex:3 --init in-cells --n 12 "
+            "--beta 4 --steps 300 --record-every 100 --seed 3 --out traj.parquet",
+        ),
+    )
     sim.add_argument("--steps", type=whole, default=100, help="steps (default 100)")
-    sim.add_argument("--record-every", type=whole, metavar="K",
-                     help="keep the states at steps 0, K, 2K, ... and the last")
+    sim.add_argument(
+        "--record-every",
+        type=whole,
+        metavar="K",
+        help="keep the states at steps 0, K, 2K, ... and the last",
+    )
     sim.set_defaults(handler=run)
 
-    pas = sub.add_parser("passage", parents=[dyn], help="first-passage (escape) times",
-                         description="First step at which each chain meets --event; chains "
-                         "still waiting after --max-steps are right-censored.",
-                         epilog=examples(
-                             "metastab passage --beta 8 12 16 --chains 200 --seed 1 "
-                             "--out escape.csv",
-                             "metastab passage --model hardmax --event reach-vertices "
-                             "--event-radius 1e-3 --chains 10 --seed 2",
-                             "metastab passage --polytope regular:3 --n 9 --init shrunk:0.8 "
-                             "--beta 20 30 --max-steps 1e30 --mode accelerated --seed 1"))
+    pas = sub.add_parser(
+        "passage",
+        parents=[dyn],
+        help="first-passage (escape) times",
+        description="First step at which each chain meets --event; chains "
+        "still waiting after --max-steps are right-censored.",
+        epilog=examples(
+            "metastab passage --beta 8 12 16 --chains 200 --seed 1 --out escape.csv",
+            "metastab passage --model hardmax --event reach-vertices "
+            "--event-radius 1e-3 --chains 10 --seed 2",
+            "metastab passage --polytope regular:3 --n 9 --init shrunk:0.8 "
+            "--beta 20 30 --max-steps 1e30 --mode accelerated --seed 1",
+        ),
+    )
     system.add_event_arguments(pas)
-    pas.add_argument("--max-steps", type=max_steps, default=10_000,
-                     help="censoring time (default 10000); with --mode accelerated any integral "
-                     "value such as 1e30")
-    pas.add_argument("--mode", choices=("exact", "accelerated"), default="exact",
-                     help="exact: take every step (default); accelerated: softmax-chain only, draw "
-                     "the number of steps in which no token leaves its group from its exact "
-                     "geometric law (escape times of 1e12 steps and more, float64 step counts)")
-    pas.add_argument("--merge-tol", type=float, metavar="TOL",
-                     help="--mode accelerated: tokens closer than TOL (relative to the largest "
-                     "coordinate of x0) to a group's point are merged onto it (default 1e-10; "
-                     "0: exact coincidences only)")
+    pas.add_argument(
+        "--max-steps",
+        type=max_steps,
+        default=10_000,
+        help="censoring time (default 10000); with --mode accelerated any integral "
+        "value such as 1e30",
+    )
+    pas.add_argument(
+        "--mode",
+        choices=("exact", "accelerated"),
+        default="exact",
+        help="exact: take every step (default); accelerated: softmax-chain only, draw "
+        "the number of steps in which no token leaves its group from its exact "
+        "geometric law (escape times of 1e12 steps and more, float64 step counts)",
+    )
+    pas.add_argument(
+        "--merge-tol",
+        type=float,
+        metavar="TOL",
+        help="--mode accelerated: tokens closer than TOL (relative to the largest "
+        "coordinate of x0) to a group's point are merged onto it (default 1e-10; "
+        "0: exact coincidences only)",
+    )
     pas.set_defaults(handler=run)
 
 
@@ -85,7 +115,7 @@ def _diameters(final: np.ndarray) -> np.ndarray:
     for c, x in enumerate(final):
         rows = max(1, 2**22 // len(x))
         for i in range(0, len(x), rows):
-            out[c] = max(out[c], cdist(x[i:i + rows], x).max())
+            out[c] = max(out[c], cdist(x[i : i + rows], x).max())
     return out
 
 
@@ -104,28 +134,39 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     mode = getattr(args, "mode", "exact")
     merge_tol = getattr(args, "merge_tol", None)
     if merge_tol is not None and mode != "accelerated":
-        raise UsageError(f"merge-tol: --merge-tol applies to --mode accelerated only, "
-                         f"got --merge-tol {merge_tol:g}")
+        raise UsageError(
+            f"merge-tol: --merge-tol applies to --mode accelerated only, "
+            f"got --merge-tol {merge_tol:g}"
+        )
     if passage and mode == "exact" and not isinstance(args.max_steps, int):
-        raise UsageError(f"max-steps: --mode exact needs an integer below 2^63, got "
-                         f"{args.max_steps:g} (--mode accelerated takes any integral value)")
+        raise UsageError(
+            f"max-steps: --mode exact needs an integer below 2^63, got "
+            f"{args.max_steps:g} (--mode accelerated takes any integral value)"
+        )
     out = output.out_path(args.out, args.overwrite)
     seed = output.seed(args.seed, "seed")
     init_seed = output.seed(args.init_seed, "init-seed") if args.init_seed is not None else None
     # The polytope and the configuration get their own streams of the init seed (the run seed's
     # child 1 by default), so the configuration at one β does not depend on the other βs.
-    base = np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (1,)) \
-        if init_seed is None else init_seed.sequence
+    base = (
+        np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (1,))
+        if init_seed is None
+        else init_seed.sequence
+    )
 
     def init_rng(k: int):
-        return np.random.default_rng(np.random.SeedSequence(base.entropy,
-                                                            spawn_key=tuple(base.spawn_key) + (k,)))
+        return np.random.default_rng(
+            np.random.SeedSequence(base.entropy, spawn_key=tuple(base.spawn_key) + (k,))
+        )
 
     polytope = system.polytope(args, init_rng(0))
     models = system.models(args)
     starts = [system.initial(args, polytope, model, init_rng(1)) for model in models]
-    events = [system.event(args, polytope, model, x0) for model, x0 in zip(models, starts)] \
-        if passage else [None] * len(models)
+    events = (
+        [system.event(args, polytope, model, x0) for model, x0 in zip(models, starts)]
+        if passage
+        else [None] * len(models)
+    )
     tol = merge_tolerance(merge_tol) if mode == "accelerated" else None
 
     n = starts[0].shape[-2]
@@ -135,8 +176,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         if event0 is None:
             raise RuntimeError("a first-passage command built no event")
         what += f", event {event0.kind}" + "".join(
-            f" {k} {getattr(event0, k):.6g}" for k in ("radius", "vertex_radius", "diameter")
-            if isinstance(getattr(event0, k, None), float))
+            f" {k} {getattr(event0, k):.6g}"
+            for k in ("radius", "vertex_radius", "diameter")
+            if isinstance(getattr(event0, k, None), float)
+        )
         budget = args.max_steps
         what += f", max steps {budget if isinstance(budget, int) else f'{budget:g}'}"
         if mode == "accelerated":
@@ -145,10 +188,18 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     hint = "" if args.seed is not None else f"  (no --seed given: --seed {seed.entropy} repeats it)"
     print(f"seed {seed.entropy}{hint}", flush=True)
 
-    first = ["beta"] if math.isfinite(getattr(models[0], "beta", math.inf)) else \
-        ["r"] if isinstance(getattr(models[0], "r", None), float) else []
-    columns = first + (["chains", "events", "censored", "median_T", "mean_T", "wall_s"] if passage
-                       else ["chains", "steps", "states_kept", "median_diameter", "wall_s"])
+    first = (
+        ["beta"]
+        if math.isfinite(getattr(models[0], "beta", math.inf))
+        else ["r"]
+        if isinstance(getattr(models[0], "r", None), float)
+        else []
+    )
+    columns = first + (
+        ["chains", "events", "censored", "median_T", "mean_T", "wall_s"]
+        if passage
+        else ["chains", "steps", "states_kept", "median_diameter", "wall_s"]
+    )
     show = None
     progress = output.progress(args)
     frames, results = [], []
@@ -156,21 +207,42 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         for model, x0, event in zip(models, starts, events):
             res: FirstPassage | Run  # narrowed by each branch's assignment
             if passage:
-                res = first_passage(model, x0, event, max_steps=args.max_steps,
-                                    chains=args.chains, rng=seed, progress=progress,
-                                    first_chain=args.first_chain, mode=mode, merge_tol=merge_tol)
-                names = {"escapes": "events", "median_escape": "median_T",
-                         "mean_escape": "mean_T"}
+                res = first_passage(
+                    model,
+                    x0,
+                    event,
+                    max_steps=args.max_steps,
+                    chains=args.chains,
+                    rng=seed,
+                    progress=progress,
+                    first_chain=args.first_chain,
+                    mode=mode,
+                    merge_tol=merge_tol,
+                )
+                names = {"escapes": "events", "median_escape": "median_T", "mean_escape": "mean_T"}
                 row = {names.get(k, k): v for k, v in escape_summary(res).items()}
             else:
-                res = simulate(model, x0, steps=args.steps, chains=args.chains, rng=seed,
-                               record_every=args.record_every, progress=progress,
-                               first_chain=args.first_chain)
-                row = {"chains": res.chains, "steps": res.steps,
-                       "states_kept": 1 if res.times is None else len(res.times),
-                       "median_diameter": float(np.median(_diameters(res.final)))}
-            row.update(beta=getattr(model, "beta", None), r=getattr(model, "r", None),
-                       wall_s=res.provenance["wall_seconds"])
+                res = simulate(
+                    model,
+                    x0,
+                    steps=args.steps,
+                    chains=args.chains,
+                    rng=seed,
+                    record_every=args.record_every,
+                    progress=progress,
+                    first_chain=args.first_chain,
+                )
+                row = {
+                    "chains": res.chains,
+                    "steps": res.steps,
+                    "states_kept": 1 if res.times is None else len(res.times),
+                    "median_diameter": float(np.median(_diameters(res.final))),
+                }
+            row.update(
+                beta=getattr(model, "beta", None),
+                r=getattr(model, "r", None),
+                wall_s=res.provenance["wall_seconds"],
+            )
             show = show or output.Rows(columns)
             show(row)
             frame = res.to_frame()
@@ -180,22 +252,28 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             results.append(res)
     except KeyboardInterrupt:
         if out is not None and results:
-            _write_runs(out, argv, polytope, args, base, results, starts, frames, mode,
-                        interrupted=True)
-            sys.stderr.write(f"\n{PROG}: interrupted: wrote the {len(results)} finished of "
-                             f"{len(models)} runs to {out} and {out}.json\n")
+            _write_runs(
+                out, argv, polytope, args, base, results, starts, frames, mode, interrupted=True
+            )
+            sys.stderr.write(
+                f"\n{PROG}: interrupted: wrote the {len(results)} finished of "
+                f"{len(models)} runs to {out} and {out}.json\n"
+            )
         raise
     if passage:
-        print("T = first step at which the event holds; median_T over the chains that met it; "
-              "mean_T = total observed steps / events (censored MLE of a geometric mean)")
+        print(
+            "T = first step at which the event holds; median_T over the chains that met it; "
+            "mean_T = total observed steps / events (censored MLE of a geometric mean)"
+        )
     if out is not None:
         _write_runs(out, argv, polytope, args, base, results, starts, frames, mode)
         print(f"wrote {out} and {out}.json")
     return 0
 
 
-def _write_runs(out, argv, polytope, args, base, results, starts, frames, mode, *,
-                interrupted=False) -> None:
+def _write_runs(
+    out, argv, polytope, args, base, results, starts, frames, mode, *, interrupted=False
+) -> None:
     """The table of the finished runs and its sidecar (command, polytope, seeds, runs, x0)."""
     import pandas as pd
 
@@ -212,12 +290,14 @@ def _write_runs(out, argv, polytope, args, base, results, starts, frames, mode, 
     }
     if interrupted:
         meta["interrupted"] = True
-        meta["note"] = (f"interrupted: {len(results)} of the requested runs finished and are "
-                        f"in the table; the others are missing")
+        meta["note"] = (
+            f"interrupted: {len(results)} of the requested runs finished and are "
+            f"in the table; the others are missing"
+        )
     if passage:  # each run's provenance also records mode and merge_tol when accelerated
         meta["mode"] = mode
         meta["merge_tol"] = results[0].provenance.get("merge_tol")
-    starts = starts[:len(results)]
+    starts = starts[: len(results)]
     if sum(x.size for x in starts) <= _MAX_SIDECAR_NUMBERS:  # one per run, as run
         meta["x0"] = [x.tolist() for x in starts]
     write_table(pd.concat(frames, ignore_index=True), out, meta)

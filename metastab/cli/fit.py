@@ -18,23 +18,43 @@ __all__ = ["add_parser", "run", "theorem_bound"]
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``fit`` sub-parser."""
-    fit = sub.add_parser("fit", help="escape rates per beta and the exponential law in beta",
-                         description="Read a first-passage table (from `metastab passage --out`) "
-                         "or a sweep directory, print escape rates per beta with intervals and the "
-                         "fitted law log E[T] = a + b beta, and draw the Arrhenius figure.",
-                         epilog=examples("metastab fit escape.csv",
-                                          "metastab fit escape.csv --prefactor --figure none",
-                                          "metastab fit data/sweeps/example"))
+    fit = sub.add_parser(
+        "fit",
+        help="escape rates per beta and the exponential law in beta",
+        description="Read a first-passage table (from `metastab passage --out`) "
+        "or a sweep directory, print escape rates per beta with intervals and the "
+        "fitted law log E[T] = a + b beta, and draw the Arrhenius figure.",
+        epilog=examples(
+            "metastab fit escape.csv",
+            "metastab fit escape.csv --prefactor --figure none",
+            "metastab fit data/sweeps/example",
+        ),
+    )
     fit.add_argument("data", metavar="DATA", help="a .csv/.parquet table or a sweep directory")
-    fit.add_argument("--law", choices=("geometric", "exponential"), default="geometric",
-                     help="escape-time law (default geometric: discrete steps)")
+    fit.add_argument(
+        "--law",
+        choices=("geometric", "exponential"),
+        default="geometric",
+        help="escape-time law (default geometric: discrete steps)",
+    )
     fit.add_argument("--confidence-level", type=float, default=0.95, help="default 0.95")
-    fit.add_argument("--prefactor", action="store_true",
-                     help="add a c log(beta) term and test it (likelihood ratio)")
-    fit.add_argument("--resamples", type=whole, default=499,
-                     help="resamples of the memorylessness test per beta (default 499)")
-    fit.add_argument("--figure", metavar="PNG", help="figure path (default beside DATA: "
-                     "NAME.arrhenius.png, or DIR/arrhenius.png); 'none' for no figure")
+    fit.add_argument(
+        "--prefactor",
+        action="store_true",
+        help="add a c log(beta) term and test it (likelihood ratio)",
+    )
+    fit.add_argument(
+        "--resamples",
+        type=whole,
+        default=499,
+        help="resamples of the memorylessness test per beta (default 499)",
+    )
+    fit.add_argument(
+        "--figure",
+        metavar="PNG",
+        help="figure path (default beside DATA: "
+        "NAME.arrhenius.png, or DIR/arrhenius.png); 'none' for no figure",
+    )
     add_out(fit, "the per-beta table (.csv or .parquet) and a FILE.json sidecar")
     fit.set_defaults(handler=run, threads=None)
 
@@ -69,11 +89,14 @@ def theorem_bound(meta: dict, frame: object) -> tuple[dict | None, str]:
         return None, "gamma is not a scalar"
     P = Polytope.from_dict(meta["polytope"])
     n = int(np.shape(meta["x0"][0])[-2])
-    bound = dict(c0=P.c0, eps=float(event["radius"]), gamma=float(model["gamma"]), n=n,
-                 diameter=P.diameter)
+    bound = dict(
+        c0=P.c0, eps=float(event["radius"]), gamma=float(model["gamma"]), n=n, diameter=P.diameter
+    )
     if bound["eps"] / bound["gamma"] < 2 * P.diameter:
-        return None, (f"eps/gamma = {bound['eps'] / bound['gamma']:.4g} < 2 d(K) = "
-                      f"{2 * P.diameter:.4g}: Thm 5.4 does not apply")
+        return None, (
+            f"eps/gamma = {bound['eps'] / bound['gamma']:.4g} < 2 d(K) = "
+            f"{2 * P.diameter:.4g}: Thm 5.4 does not apply"
+        )
     return bound, ""
 
 
@@ -89,43 +112,73 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     why = _not_fittable(frame, 3 if args.prefactor else 2)
     if why:
         return _per_beta_only(args, argv, path, frame, why, out)
-    table, fit = fit_report(frame, law=args.law, confidence_level=level,
-                            prefactor=args.prefactor, n_resamples=args.resamples)
-    print(f"{PROG} fit: {path} ({len(frame)} chains, {fit.law} law, "
-          f"{level:.0%} intervals)")
-    cols = ["beta", "chains", "events", "censored", "mean", "mean_low", "mean_high",
-            "memoryless_p", "note"]
+    table, fit = fit_report(
+        frame,
+        law=args.law,
+        confidence_level=level,
+        prefactor=args.prefactor,
+        n_resamples=args.resamples,
+    )
+    print(f"{PROG} fit: {path} ({len(frame)} chains, {fit.law} law, {level:.0%} intervals)")
+    cols = [
+        "beta",
+        "chains",
+        "events",
+        "censored",
+        "mean",
+        "mean_low",
+        "mean_high",
+        "memoryless_p",
+        "note",
+    ]
     print(output.table(table[[c for c in cols if c in table.columns]].to_dict("records")))
     b_lo, b_hi = fit.confidence_interval("slope")
     a_lo, a_hi = fit.confidence_interval("intercept")
-    print(f"log E[T] = a + b·beta: b = {fit.slope:.4g} [{b_lo:.4g}, {b_hi:.4g}], "
-          f"a = {fit.intercept:.4g} [{a_lo:.4g}, {a_hi:.4g}]; deviance {fit.deviance:.3g} on "
-          f"{fit.df} df")
+    print(
+        f"log E[T] = a + b·beta: b = {fit.slope:.4g} [{b_lo:.4g}, {b_hi:.4g}], "
+        f"a = {fit.intercept:.4g} [{a_lo:.4g}, {a_hi:.4g}]; deviance {fit.deviance:.3g} on "
+        f"{fit.df} df"
+    )
     if args.prefactor:
         c_lo, c_hi = fit.confidence_interval("prefactor")
-        print(f"prefactor c·log(beta): c = {fit.prefactor:.4g} [{c_lo:.4g}, {c_hi:.4g}]; "
-              f"likelihood-ratio test of c = 0: p = {fit.lrt_pvalue:.2g}")
+        print(
+            f"prefactor c·log(beta): c = {fit.prefactor:.4g} [{c_lo:.4g}, {c_hi:.4g}]; "
+            f"likelihood-ratio test of c = 0: p = {fit.lrt_pvalue:.2g}"
+        )
     bound, why = theorem_bound(meta, frame)
     if bound is not None:
         from ..theory import metastability_exponent
 
         slope = metastability_exponent(bound["c0"], bound["eps"], bound["gamma"])
-        print(f"Thm 5.4 bound: exponent {slope:.4g} (c0 {bound['c0']:.4g}, eps "
-              f"{bound['eps']:.4g}, gamma {bound['gamma']:g}, n {bound['n']})")
+        print(
+            f"Thm 5.4 bound: exponent {slope:.4g} (c0 {bound['c0']:.4g}, eps "
+            f"{bound['eps']:.4g}, gamma {bound['gamma']:g}, n {bound['n']})"
+        )
     else:
         print(f"no theorem bound drawn: {why}")
     if args.figure != "none":
-        default = (path / "arrhenius.png" if path.is_dir()
-                   else path.with_name(path.stem + ".arrhenius.png"))
+        default = (
+            path / "arrhenius.png"
+            if path.is_dir()
+            else path.with_name(path.stem + ".arrhenius.png")
+        )
         figure = Path(args.figure) if args.figure else default
         arrhenius_figure((table, fit), figure, bound=bound, confidence_level=level)
         print(f"wrote {figure}")
     if args.out:
         from ..results import provenance, write_table
 
-        write_table(table, out, {"kind": "fit", "command": shlex.join([PROG, *argv]),
-                                 "data": str(path), "fit": fit.to_frame().to_dict("records"),
-                                 "provenance": provenance()})
+        write_table(
+            table,
+            out,
+            {
+                "kind": "fit",
+                "command": shlex.join([PROG, *argv]),
+                "data": str(path),
+                "fit": fit.to_frame().to_dict("records"),
+                "provenance": provenance(),
+            },
+        )
         print(f"wrote {args.out} and {args.out}.json")
     return 0
 
@@ -134,15 +187,17 @@ def _not_fittable(frame, params: int) -> str:
     """Why the scaling fit of ``frame`` cannot be made ("" when it can): the exponent b of
     log E[T] = a + b·beta (+ c·log beta) needs escapes at ``params`` or more betas."""
     if not {"beta", "steps", "censored"} <= set(frame.columns):
-        return ""                                  # fit_report names the missing columns
+        return ""  # fit_report names the missing columns
     escaped = frame.loc[~frame["censored"].astype(bool) & (frame["steps"] > 0), "beta"]
     found = escaped.nunique()
     if found >= params:
         return ""
     where = "no beta" if found == 0 else f"only {found} beta ({escaped.iloc[0]:g})"
-    return (f"the slope b of log E[T] = a + b·beta{' + c·log(beta)' if params == 3 else ''} "
-            f"needs escapes at {params} or more betas, this table has escapes at {where}; run "
-            f"`metastab passage` at more --beta values or with a larger --max-steps")
+    return (
+        f"the slope b of log E[T] = a + b·beta{' + c·log(beta)' if params == 3 else ''} "
+        f"needs escapes at {params} or more betas, this table has escapes at {where}; run "
+        f"`metastab passage` at more --beta values or with a larger --max-steps"
+    )
 
 
 def _per_beta_only(args, argv, path, frame, why: str, out) -> int:
@@ -152,7 +207,7 @@ def _per_beta_only(args, argv, path, frame, why: str, out) -> int:
 
     level, rows = args.confidence_level, []
     for beta, group in frame.groupby("beta", sort=True):
-        with warnings.catch_warnings():          # the note column says it
+        with warnings.catch_warnings():  # the note column says it
             warnings.simplefilter("ignore", DiagnosticWarning)
             rate = escape_rate(group, law=args.law, confidence_level=level)
             low, high = rate.mean_interval()
@@ -160,15 +215,31 @@ def _per_beta_only(args, argv, path, frame, why: str, out) -> int:
             if rate.events:
                 budget = group["max_steps"].to_numpy() if "max_steps" in group else None
                 try:
-                    p = exponentiality_test(group, law=args.law, max_steps=budget,
-                                            n_resamples=args.resamples, rng=0).pvalue
+                    p = exponentiality_test(
+                        group, law=args.law, max_steps=budget, n_resamples=args.resamples, rng=0
+                    ).pvalue
                 except ValueError:
                     pass
-        note = ("no events: the rate is a one-sided upper bound" if not rate.events else
-                "most chains censored" if rate.censored > rate.chains / 2 else "")
-        rows.append({"beta": float(beta), "chains": rate.chains, "events": rate.events,
-                     "censored": rate.censored, "mean": rate.mean, "mean_low": low,
-                     "mean_high": high, "memoryless_p": p, "note": note})
+        note = (
+            "no events: the rate is a one-sided upper bound"
+            if not rate.events
+            else "most chains censored"
+            if rate.censored > rate.chains / 2
+            else ""
+        )
+        rows.append(
+            {
+                "beta": float(beta),
+                "chains": rate.chains,
+                "events": rate.events,
+                "censored": rate.censored,
+                "mean": rate.mean,
+                "mean_low": low,
+                "mean_high": high,
+                "memoryless_p": p,
+                "note": note,
+            }
+        )
     print(f"{PROG} fit: {path} ({len(frame)} chains, {args.law} law, {level:.0%} intervals)")
     print(output.table(rows))
     print(f"no scaling fit: {why}")
@@ -177,8 +248,17 @@ def _per_beta_only(args, argv, path, frame, why: str, out) -> int:
 
         from ..results import provenance, write_table
 
-        write_table(pd.DataFrame(rows), out, {"kind": "fit", "command": shlex.join([PROG, *argv]),
-                                              "data": str(path), "fit": None, "why_no_fit": why,
-                                              "provenance": provenance()})
+        write_table(
+            pd.DataFrame(rows),
+            out,
+            {
+                "kind": "fit",
+                "command": shlex.join([PROG, *argv]),
+                "data": str(path),
+                "fit": None,
+                "why_no_fit": why,
+                "provenance": provenance(),
+            },
+        )
         print(f"wrote {out} and {out}.json")
     return 0

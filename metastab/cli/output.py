@@ -56,8 +56,7 @@ def table(rows: list[dict]) -> str:
     import pandas as pd
 
     frame = pd.DataFrame(rows)
-    formats: dict[str, Callable[[float], str]] = {"wall_s": "{:.2f}".format,
-                                                  "beta": "{:g}".format}
+    formats: dict[str, Callable[[float], str]] = {"wall_s": "{:.2f}".format, "beta": "{:g}".format}
     for col in frame.columns:
         if col.startswith(("median_", "mean_")) and col != "median_diameter":
             formats[col] = steps_format
@@ -75,8 +74,10 @@ class Rows:
         print("  ".join(c.rjust(w) for c, w in zip(columns, self.widths)), flush=True)
 
     def __call__(self, row: dict) -> None:
-        print("  ".join(_cell(c, row[c]).rjust(w) for c, w in zip(self.columns, self.widths)),
-              flush=True)
+        print(
+            "  ".join(_cell(c, row[c]).rjust(w) for c, w in zip(self.columns, self.widths)),
+            flush=True,
+        )
 
 
 def _cell(column: str, value: object) -> str:

@@ -61,18 +61,29 @@ def max_steps(text: str) -> int | float:
 
 def add_common(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """``--threads`` and ``--progress``, shared by the commands that run kernels."""
-    p.add_argument("--threads", type=int, metavar="T",
-                   help="numba threads (default: all cores; results do not depend on it)")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: on when stderr is a terminal)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        metavar="T",
+        help="numba threads (default: all cores; results do not depend on it)",
+    )
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar on stderr (default: on when stderr is a terminal)",
+    )
 
 
-def add_out(p: argparse.ArgumentParser | argparse._ArgumentGroup,
-            what: str = "a tidy .csv or .parquet table and a FILE.json provenance sidecar") -> None:
+def add_out(
+    p: argparse.ArgumentParser | argparse._ArgumentGroup,
+    what: str = "a tidy .csv or .parquet table and a FILE.json provenance sidecar",
+) -> None:
     """``--out FILE`` and ``--overwrite``."""
     p.add_argument("--out", metavar="FILE", help=f"write {what}; checked before the run starts")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace an existing --out FILE (default: refuse)")
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --out FILE (default: refuse)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,19 +91,27 @@ def build_parser() -> argparse.ArgumentParser:
     from . import bench, demo, dynamics, fit, study
 
     parser = Parser(
-        prog=PROG, epilog=examples("metastab demo", "metastab passage --beta 8 12 16 --seed 1 "
-                                   "--out escape.csv", "metastab fit escape.csv",
-                                   "metastab COMMAND --help"),
+        prog=PROG,
+        epilog=examples(
+            "metastab demo",
+            "metastab passage --beta 8 12 16 --seed 1 --out escape.csv",
+            "metastab fit escape.csv",
+            "metastab COMMAND --help",
+        ),
         description="Self-attention dynamics as an interacting particle system: "
         "simulate the finite-beta chain SA_P, the softmax flow and hardmax, and measure "
-        "first-passage (escape) times.")
+        "first-passage (escape) times.",
+    )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     dynamics.add_parsers(sub)
     demo.add_parser(sub)
     bench.add_parser(sub)
     fit.add_parser(sub)
-    sub.add_parser("sweep", add_help=False, help="run or resume a parameter sweep "
-                   "(embedded or on Dask); see metastab sweep --help")
+    sub.add_parser(
+        "sweep",
+        add_help=False,
+        help="run or resume a parameter sweep (embedded or on Dask); see metastab sweep --help",
+    )
     study.add_parser(sub)
     return parser

@@ -34,46 +34,93 @@ EVENT_FLAGS = {"radius": "event-radius", "vertex_radius": "vertex-radius", "diam
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``system`` and ``dynamics`` flags of ``simulate`` and ``passage``."""
     g = p.add_argument_group("system")
-    g.add_argument("--polytope", default=DEFAULT_POLYTOPE, metavar="SPEC",
-                   help=f"{POLYTOPES.spellings}; other parameters as name=value, e.g. "
-                   f"regular:5:phase=0.3 (aliases: cross:D, random:K[:equinorm]; default "
-                   f"{DEFAULT_POLYTOPE})")
-    g.add_argument("--radius", type=float, default=1.0,
-                   help="scale of the vertices: the circumradius of regular:K (default 1)")
-    g.add_argument("--n", type=whole, default=None,
-                   help=f"number of tokens (default {DEFAULT_N}; with --init file:PATH or "
-                   "clusters, theirs)")
-    g.add_argument("--init", default=DEFAULT_INIT, metavar="SPEC",
-                   help="initial tokens: " + "; ".join(
-                       f"{INITIALS[k].spelling} = {INITIALS[k].summary}" for k in INITIALS)
-                   + f" (default {DEFAULT_INIT})")
+    g.add_argument(
+        "--polytope",
+        default=DEFAULT_POLYTOPE,
+        metavar="SPEC",
+        help=f"{POLYTOPES.spellings}; other parameters as name=value, e.g. "
+        f"regular:5:phase=0.3 (aliases: cross:D, random:K[:equinorm]; default "
+        f"{DEFAULT_POLYTOPE})",
+    )
+    g.add_argument(
+        "--radius",
+        type=float,
+        default=1.0,
+        help="scale of the vertices: the circumradius of regular:K (default 1)",
+    )
+    g.add_argument(
+        "--n",
+        type=whole,
+        default=None,
+        help=f"number of tokens (default {DEFAULT_N}; with --init file:PATH or clusters, theirs)",
+    )
+    g.add_argument(
+        "--init",
+        default=DEFAULT_INIT,
+        metavar="SPEC",
+        help="initial tokens: "
+        + "; ".join(f"{INITIALS[k].spelling} = {INITIALS[k].summary}" for k in INITIALS)
+        + f" (default {DEFAULT_INIT})",
+    )
     g = p.add_argument_group("dynamics")
-    g.add_argument("--model", default=DEFAULT_MODEL, choices=list(MODELS),
-                   help="; ".join(f"{k}: {MODELS[k].summary}" for k in MODELS)
-                   + f" (default {DEFAULT_MODEL})")
-    g.add_argument("--beta", type=float, nargs="+", metavar="BETA",
-                   help=f"inverse temperature(s); several values run one after another "
-                   f"(default {DEFAULT_BETA:g})")
-    g.add_argument("--gamma", type=float, default=DEFAULT_GAMMA,
-                   help=f"step size in (0, 1] (default {DEFAULT_GAMMA:g})")
-    g.add_argument("--ties", choices=("index", "point"),
-                   help="hardmax tie mode (default: metastab.Hardmax's)")
-    g.add_argument("--r", type=float, nargs="+", metavar="R",
-                   help="localmax neighbour margin(s) r >= 0; several values run one after "
-                   "another (no default: --model localmax needs it)")
-    g.add_argument("--neighbours", choices=("additive", "relative"),
-                   help="localmax neighbour rule (default: metastab.Localmax's)")
+    g.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        choices=list(MODELS),
+        help="; ".join(f"{k}: {MODELS[k].summary}" for k in MODELS) + f" (default {DEFAULT_MODEL})",
+    )
+    g.add_argument(
+        "--beta",
+        type=float,
+        nargs="+",
+        metavar="BETA",
+        help=f"inverse temperature(s); several values run one after another "
+        f"(default {DEFAULT_BETA:g})",
+    )
+    g.add_argument(
+        "--gamma",
+        type=float,
+        default=DEFAULT_GAMMA,
+        help=f"step size in (0, 1] (default {DEFAULT_GAMMA:g})",
+    )
+    g.add_argument(
+        "--ties", choices=("index", "point"), help="hardmax tie mode (default: metastab.Hardmax's)"
+    )
+    g.add_argument(
+        "--r",
+        type=float,
+        nargs="+",
+        metavar="R",
+        help="localmax neighbour margin(s) r >= 0; several values run one after "
+        "another (no default: --model localmax needs it)",
+    )
+    g.add_argument(
+        "--neighbours",
+        choices=("additive", "relative"),
+        help="localmax neighbour rule (default: metastab.Localmax's)",
+    )
 
 
 def add_event_arguments(p: argparse.ArgumentParser) -> None:
     """The event flags of ``passage``."""
-    p.add_argument("--event", default=DEFAULT_EVENT, metavar="EVENT",
-                   help=f"{', '.join(EVENTS)} (default {DEFAULT_EVENT}: groups = initial cells)")
-    p.add_argument("--event-radius", type=float, metavar="EPS",
-                   help="radius of leave-hull / leave-ball / reach-vertices (default for "
-                   "leave-hull and leave-ball: 2·gamma·diam(K), the smallest of Thm 5.4)")
-    p.add_argument("--vertex-radius", type=float,
-                   help="reach-vertices radius for the vertex tokens (default --event-radius)")
+    p.add_argument(
+        "--event",
+        default=DEFAULT_EVENT,
+        metavar="EVENT",
+        help=f"{', '.join(EVENTS)} (default {DEFAULT_EVENT}: groups = initial cells)",
+    )
+    p.add_argument(
+        "--event-radius",
+        type=float,
+        metavar="EPS",
+        help="radius of leave-hull / leave-ball / reach-vertices (default for "
+        "leave-hull and leave-ball: 2·gamma·diam(K), the smallest of Thm 5.4)",
+    )
+    p.add_argument(
+        "--vertex-radius",
+        type=float,
+        help="reach-vertices radius for the vertex tokens (default --event-radius)",
+    )
     p.add_argument("--diameter", type=float, help="collapse: target diameter")
 
 
@@ -112,15 +159,22 @@ def models(args: argparse.Namespace) -> list:
         if value is not None and not kind.takes(flag):
             owners = " or ".join(k for k in MODELS if MODELS[k].takes(flag))
             shown = " ".join(map(str, value)) if isinstance(value, list) else value
-            raise UsageError(f"{flag}: --{flag} applies to --model {owners} only, got "
-                             f"--{flag} {shown}")
-    if not kind.takes("beta") and args.beta is not None and (
-            len(args.beta) > 1 or args.init != "near-vertices"):
-        raise UsageError(f"beta: --model {args.model} has no temperature; --beta is only the "
-                         f"cone size of --init near-vertices (one value), got {args.beta}")
+            raise UsageError(
+                f"{flag}: --{flag} applies to --model {owners} only, got --{flag} {shown}"
+            )
+    if (
+        not kind.takes("beta")
+        and args.beta is not None
+        and (len(args.beta) > 1 or args.init != "near-vertices")
+    ):
+        raise UsageError(
+            f"beta: --model {args.model} has no temperature; --beta is only the "
+            f"cone size of --init near-vertices (one value), got {args.beta}"
+        )
     spec = {"kind": kind.name, "gamma": args.gamma}
-    spec.update({k: getattr(args, k) for k in ("ties", "neighbours")
-                 if getattr(args, k) is not None})
+    spec.update(
+        {k: getattr(args, k) for k in ("ties", "neighbours") if getattr(args, k) is not None}
+    )
     several = [k for k in SEVERAL if kind.takes(k)]
     if not several:
         return [MODELS.build(spec)]
@@ -128,8 +182,9 @@ def models(args: argparse.Namespace) -> list:
     values = getattr(args, name)
     if values is None:
         if kind.parameter(name).default is REQUIRED and name != "beta":
-            raise UsageError(f"{name}: --model {kind.name} needs --{name} "
-                             f"{name.upper()} [{name.upper()} ...]")
+            raise UsageError(
+                f"{name}: --model {kind.name} needs --{name} {name.upper()} [{name.upper()} ...]"
+            )
         values = [DEFAULT_BETA]
     return [MODELS.build({**spec, name: v}) for v in values]
 
@@ -143,8 +198,11 @@ def initial(args: argparse.Namespace, polytope: Any, model: Any, rng: Any) -> An
         spec.setdefault("n", DEFAULT_N if args.n is None else args.n)
     elif args.n is not None:
         raise UsageError(f"n: --n cannot be combined with --init {args.init} (it fixes n)")
-    if kind.takes("beta") and "beta" not in spec and not math.isfinite(
-            getattr(model, "beta", math.inf)):
+    if (
+        kind.takes("beta")
+        and "beta" not in spec
+        and not math.isfinite(getattr(model, "beta", math.inf))
+    ):
         if not args.beta:
             raise UsageError(f"beta: --init {kind.name} needs a --beta (it sets the cone size)")
         spec["beta"] = args.beta[0]

@@ -17,22 +17,37 @@ from .accelerated import budget, first_passage_accelerated
 from .api import first_passage, simulate
 from .backends import BACKENDS, resolve
 from .resolution import (
-                         MERGE_TOL,
-                         MODES,
-                         check_resolution,
-                         cross_probabilities,
-                         merge_tolerance,
-                         underflow_exponent,
+    MERGE_TOL,
+    MODES,
+    check_resolution,
+    cross_probabilities,
+    merge_tolerance,
+    underflow_exponent,
 )
 from .splitting import (
-                         EscapeTime,
-                         SplittingResult,
-                         escape_probability,
-                         mean_escape_time,
-                         reaction_coordinate,
+    EscapeTime,
+    SplittingResult,
+    escape_probability,
+    mean_escape_time,
+    reaction_coordinate,
 )
 
-__all__ = ["BACKENDS", "MERGE_TOL", "MODES", "EscapeTime", "SplittingResult", "budget",
-           "check_resolution", "cross_probabilities", "escape_probability", "first_passage",
-           "first_passage_accelerated", "mean_escape_time", "merge_tolerance",
-           "reaction_coordinate", "resolve", "simulate", "underflow_exponent"]
+__all__ = [
+    "BACKENDS",
+    "MERGE_TOL",
+    "MODES",
+    "EscapeTime",
+    "SplittingResult",
+    "budget",
+    "check_resolution",
+    "cross_probabilities",
+    "escape_probability",
+    "first_passage",
+    "first_passage_accelerated",
+    "mean_escape_time",
+    "merge_tolerance",
+    "reaction_coordinate",
+    "resolve",
+    "simulate",
+    "underflow_exponent",
+]

@@ -69,8 +69,9 @@ def budget(max_steps: int | float) -> int | float:
     (1e+30, 1e+30, 500)
     """
     if isinstance(max_steps, (bool, np.bool_)):
-        raise ValueError(f"max_steps must be an integer or an integral float >= 1, "
-                         f"got {max_steps!r}")
+        raise ValueError(
+            f"max_steps must be an integer or an integral float >= 1, got {max_steps!r}"
+        )
     if isinstance(max_steps, (int, np.integer)):
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps!r}")
@@ -78,16 +79,25 @@ def budget(max_steps: int | float) -> int | float:
         return int(max_steps) if max_steps < 2**63 else float(max_steps)
     value = real("max_steps", max_steps, low=1)
     if value != math.floor(value):
-        raise ValueError(f"max_steps must be an integer or an integral float >= 1, "
-                         f"got {max_steps!r}")
+        raise ValueError(
+            f"max_steps must be an integer or an integral float >= 1, got {max_steps!r}"
+        )
     return value
 
 
-def first_passage_accelerated(model: SoftmaxChain, x0, event, *, max_steps: int | float,
-                              chains: int | None = None, rng=None,
-                              progress: bool | Callable = False, first_chain: int = 0,
-                              merge_tol: float | None = None,
-                              device: str = "cpu") -> FirstPassage:
+def first_passage_accelerated(
+    model: SoftmaxChain,
+    x0,
+    event,
+    *,
+    max_steps: int | float,
+    chains: int | None = None,
+    rng=None,
+    progress: bool | Callable = False,
+    first_chain: int = 0,
+    merge_tol: float | None = None,
+    device: str = "cpu",
+) -> FirstPassage:
     """First-passage times of SA_P, skipping the steps in which nothing moves (event-driven).
 
     Same parameters and result as :func:`metastab.first_passage` (which calls this with
@@ -130,25 +140,46 @@ def first_passage_accelerated(model: SoftmaxChain, x0, event, *, max_steps: int 
     x, C, first_chain = prepare(model, x0, chains, first_chain)
     n, d = x.shape[1:]
     dyn, gamma = constant_chain(model, d, why=_GEOMETRIC)
-    check_memory(f"an accelerated run of {C} chains of {n} tokens in R^{d}",
-                 run_bytes(C, n, d) + x.nbytes + 8 * 4 * C + work_bytes(C, n, d))
+    check_memory(
+        f"an accelerated run of {C} chains of {n} tokens in R^{d}",
+        run_bytes(C, n, d) + x.nbytes + 8 * 4 * C + work_bytes(C, n, d),
+    )
     announce_compile(progress, *backend.kernels("accelerated"))
     X, seed, state = start(x, C, rng, first_chain)
     tols = tol_rel * scale(x)
     ev = event.compile(np.ascontiguousarray(x), dyn.B)
-    tally = _accelerated.Tally(np.zeros(C), np.zeros(C), np.zeros(C, dtype=bool),
-                               np.zeros(C, dtype=bool), np.zeros(C, dtype=np.int64))
+    tally = _accelerated.Tally(
+        np.zeros(C),
+        np.zeros(C),
+        np.zeros(C, dtype=bool),
+        np.zeros(C, dtype=bool),
+        np.zeros(C, dtype=np.int64),
+    )
     if ev.code != _kernels.NO_EVENT:
         backend.events_at(X, ev, tally.done)
     tic = time.perf_counter()
     _run(backend, X, state, dyn, gamma, tols, float(total), ev, tally, Progress(progress, total, C))
     steps = tally.time + tally.comp
     steps[tally.censored] = float(total)
-    meta = provenance(wall_seconds=time.perf_counter() - tic, n=n, d=d, mode="accelerated",
-                      merge_tol=tol_rel, jumps=int(tally.jumps.sum()))
-    return FirstPassage(steps=steps, censored=tally.censored, final=X, max_steps=total,
-                        model=model.to_dict(), event=event.to_dict(), seed=seed.to_dict(),
-                        first_chain=int(first_chain), provenance=meta)
+    meta = provenance(
+        wall_seconds=time.perf_counter() - tic,
+        n=n,
+        d=d,
+        mode="accelerated",
+        merge_tol=tol_rel,
+        jumps=int(tally.jumps.sum()),
+    )
+    return FirstPassage(
+        steps=steps,
+        censored=tally.censored,
+        final=X,
+        max_steps=total,
+        model=model.to_dict(),
+        event=event.to_dict(),
+        seed=seed.to_dict(),
+        first_chain=int(first_chain),
+        provenance=meta,
+    )
 
 
 def _run(backend, X, state, dyn, gamma, tols, total, ev, tally, report) -> None:
@@ -162,8 +193,7 @@ def _run(backend, X, state, dyn, gamma, tols, total, ev, tally, report) -> None:
                 chunk *= 2
             check_finite(X, "")
             running = ~done
-            now = (float((tally.time + tally.comp)[running].min()) if running.any()
-                   else total)
+            now = float((tally.time + tally.comp)[running].min()) if running.any() else total
             report(now, int(done.sum()))
     finally:
         report.close()

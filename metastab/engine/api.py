@@ -27,10 +27,20 @@ from .progress import announce_compile
 __all__ = ["simulate", "first_passage"]
 
 
-def simulate(model, x0, *, steps: int, chains: int | None = None, rng=None,
-             record_every: int | None = None, record_at: Sequence[int] | None = None,
-             progress: bool | Callable = False, first_chain: int = 0,
-             record_neighbours: bool = False, device: str = "cpu") -> Run:
+def simulate(
+    model,
+    x0,
+    *,
+    steps: int,
+    chains: int | None = None,
+    rng=None,
+    record_every: int | None = None,
+    record_at: Sequence[int] | None = None,
+    progress: bool | Callable = False,
+    first_chain: int = 0,
+    record_neighbours: bool = False,
+    device: str = "cpu",
+) -> Run:
     """Run ``chains`` independent chains of ``model`` for ``steps`` steps from ``x0``.
 
     Parameters
@@ -86,16 +96,23 @@ def simulate(model, x0, *, steps: int, chains: int | None = None, rng=None,
         raise ValueError(f"record_neighbours must be True or False, got {record_neighbours!r}")
     if record_neighbours:
         if not isinstance(model, (Hardmax, Localmax)):
-            raise ValueError(f"record_neighbours needs a Hardmax or Localmax model, "
-                             f"got {type(model).__name__}")
+            raise ValueError(
+                f"record_neighbours needs a Hardmax or Localmax model, got {type(model).__name__}"
+            )
         if record_every is None and record_at is None:
-            raise ValueError("record_neighbours needs record_every or record_at (the steps to "
-                             "record at)")
-        if isinstance(model, Localmax) and isinstance(model.r, np.ndarray) \
-                and model.r.size < steps + 1:
-            raise ValueError(f"record_neighbours: the neighbour sets at the last step t = {steps} "
-                             f"use r_{steps}, but the r schedule has {model.r.size} entries "
-                             f"(give steps + 1)")
+            raise ValueError(
+                "record_neighbours needs record_every or record_at (the steps to record at)"
+            )
+        if (
+            isinstance(model, Localmax)
+            and isinstance(model.r, np.ndarray)
+            and model.r.size < steps + 1
+        ):
+            raise ValueError(
+                f"record_neighbours: the neighbour sets at the last step t = {steps} "
+                f"use r_{steps}, but the r schedule has {model.r.size} entries "
+                f"(give steps + 1)"
+            )
     backend = resolve(device)
     x, C, first_chain = prepare(model, x0, chains, first_chain)
     n, d = x.shape[1:]
@@ -103,8 +120,9 @@ def simulate(model, x0, *, steps: int, chains: int | None = None, rng=None,
     what, count, _ = plan
     set_bytes = C * n * n if record_neighbours else 0
     need = run_bytes(C, n, d) + count * (8 * C * n * d + set_bytes) + set_bytes
-    check_memory(f"{what}: the trajectory" if what else f"a run of {C} chains of {n} tokens in "
-                 f"R^{d}", need)
+    check_memory(
+        f"{what}: the trajectory" if what else f"a run of {C} chains of {n} tokens in R^{d}", need
+    )
     announce_compile(progress, *backend.kernels("exact"))
     X, seed, state = start(x, C, rng, first_chain)
     snapshots, neighbours = None, None
@@ -126,18 +144,45 @@ def simulate(model, x0, *, steps: int, chains: int | None = None, rng=None,
 
         on_chunk(0)
     tic = time.perf_counter()
-    drive(backend, model, X, state, steps, None, progress,
-          on_chunk if snapshots is not None else None, times)
+    drive(
+        backend,
+        model,
+        X,
+        state,
+        steps,
+        None,
+        progress,
+        on_chunk if snapshots is not None else None,
+        times,
+    )
     meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
-    return Run(final=X, steps=steps, model=model.to_dict(), seed=seed.to_dict(),
-               trajectory=snapshots, times=times, first_chain=int(first_chain), provenance=meta,
-               neighbours=neighbours)
+    return Run(
+        final=X,
+        steps=steps,
+        model=model.to_dict(),
+        seed=seed.to_dict(),
+        trajectory=snapshots,
+        times=times,
+        first_chain=int(first_chain),
+        provenance=meta,
+        neighbours=neighbours,
+    )
 
 
-def first_passage(model, x0, event, *, max_steps: int | float, chains: int | None = None,
-                  rng=None, progress: bool | Callable = False, first_chain: int = 0,
-                  mode: str = "exact", merge_tol: float | None = None,
-                  device: str = "cpu") -> FirstPassage:
+def first_passage(
+    model,
+    x0,
+    event,
+    *,
+    max_steps: int | float,
+    chains: int | None = None,
+    rng=None,
+    progress: bool | Callable = False,
+    first_chain: int = 0,
+    mode: str = "exact",
+    merge_tol: float | None = None,
+    device: str = "cpu",
+) -> FirstPassage:
     """First step at which each of ``chains`` independent chains meets ``event``.
 
     The event is checked at time 0 and after every step; a chain that has not met it after
@@ -167,13 +212,23 @@ def first_passage(model, x0, event, *, max_steps: int | float, chains: int | Non
     """
     if mode == "accelerated":
         return first_passage_accelerated(
-            model, x0, event, max_steps=max_steps, chains=chains, rng=rng, progress=progress,
-            first_chain=first_chain, merge_tol=merge_tol, device=device)
+            model,
+            x0,
+            event,
+            max_steps=max_steps,
+            chains=chains,
+            rng=rng,
+            progress=progress,
+            first_chain=first_chain,
+            merge_tol=merge_tol,
+            device=device,
+        )
     if mode != "exact":
         raise ValueError(f"mode must be one of {resolution.MODES}, got {mode!r}")
     if merge_tol is not None:
-        raise ValueError(f"merge_tol applies to mode='accelerated' only, "
-                         f"got merge_tol={merge_tol!r}")
+        raise ValueError(
+            f"merge_tol applies to mode='accelerated' only, got merge_tol={merge_tol!r}"
+        )
     max_steps = integer("max_steps", max_steps, 1)
     backend = resolve(device)
     check_event(event)
@@ -181,17 +236,27 @@ def first_passage(model, x0, event, *, max_steps: int | float, chains: int | Non
     n, d = x.shape[1:]
     # the event's arrays may hold one copy of x, the last resolution check one of the censored
     # chains' states
-    check_memory(f"a run of {C} chains of {n} tokens in R^{d}",
-                 run_bytes(C, n, d) + x.nbytes + 8 * C * n * d)
+    check_memory(
+        f"a run of {C} chains of {n} tokens in R^{d}", run_bytes(C, n, d) + x.nbytes + 8 * C * n * d
+    )
     announce_compile(progress, *backend.kernels("passage"))
     resolution.check_resolution(model, x, what="initial configurations")
     X, seed, state = start(x, C, rng, first_chain)
     ev = event.compile(np.ascontiguousarray(x), model.key_query(d))
     tic = time.perf_counter()
     steps, done = drive(backend, model, X, state, max_steps, ev, progress)
-    resolution.check_resolution(model, X if not done.any() else X[~done],
-                                what="censored chains (final states)")
+    resolution.check_resolution(
+        model, X if not done.any() else X[~done], what="censored chains (final states)"
+    )
     meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
-    return FirstPassage(steps=steps, censored=~done, final=X, max_steps=max_steps,
-                        model=model.to_dict(), event=event.to_dict(), seed=seed.to_dict(),
-                        first_chain=int(first_chain), provenance=meta)
+    return FirstPassage(
+        steps=steps,
+        censored=~done,
+        final=X,
+        max_steps=max_steps,
+        model=model.to_dict(),
+        event=event.to_dict(),
+        seed=seed.to_dict(),
+        first_chain=int(first_chain),
+        provenance=meta,
+    )

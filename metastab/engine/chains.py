@@ -45,8 +45,9 @@ def check_model(model) -> None:
 def check_event(event) -> None:
     """TypeError unless ``event`` is a stopping event of :mod:`metastab.events`."""
     if not hasattr(event, "compile"):
-        raise TypeError(f"event must be a LeaveBall, LeaveHull, ReachVertices or Collapse, "
-                        f"got {event!r}")
+        raise TypeError(
+            f"event must be a LeaveBall, LeaveHull, ReachVertices or Collapse, got {event!r}"
+        )
 
 
 def _check_scores(x: np.ndarray, B: np.ndarray) -> None:
@@ -57,8 +58,10 @@ def _check_scores(x: np.ndarray, B: np.ndarray) -> None:
     with np.errstate(over="ignore"):
         bound = float(size * size * np.abs(B).sum(axis=1).max() * x.shape[2])
     if not bound < _SCORE_LIMIT:
-        raise ValueError(f"x0 and B give scores up to ~{bound:.3g}, beyond the {_SCORE_LIMIT:.0e} "
-                         f"that float64 softmax handles; rescale x0 or B")
+        raise ValueError(
+            f"x0 and B give scores up to ~{bound:.3g}, beyond the {_SCORE_LIMIT:.0e} "
+            f"that float64 softmax handles; rescale x0 or B"
+        )
 
 
 def prepare(model, x0, chains, first_chain) -> tuple[np.ndarray, int, int]:
@@ -93,5 +96,7 @@ def check_finite(X: np.ndarray, when: str) -> None:
     """FloatingPointError naming the first chain with a non-finite state."""
     if not np.isfinite(X).all():
         c = int(np.flatnonzero(~np.isfinite(X).all(axis=(1, 2)))[0])
-        raise FloatingPointError(f"chain {c} has a non-finite state{when}: scores overflowed, or "
-                                 f"a step matrix grew the hull without bound")
+        raise FloatingPointError(
+            f"chain {c} has a non-finite state{when}: scores overflowed, or "
+            f"a step matrix grew the hull without bound"
+        )

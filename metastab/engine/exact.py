@@ -25,10 +25,17 @@ _FIRST_CALL_STEPS = 16
 _CALL_SECONDS = 0.5
 
 
-def drive(backend: Backend, model, X: np.ndarray, state: np.ndarray, total: int,
-          ev: _kernels.EventArrays | None, progress: bool | Callable,
-          on_chunk: Callable[[int], None] | None = None,
-          stops: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def drive(
+    backend: Backend,
+    model,
+    X: np.ndarray,
+    state: np.ndarray,
+    total: int,
+    ev: _kernels.EventArrays | None,
+    progress: bool | Callable,
+    on_chunk: Callable[[int], None] | None = None,
+    stops: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Run the kernel over steps 0..total-1 in growing chunks; returns (steps, done).
 
     Chunks end at every time in ``stops`` (sorted), where ``on_chunk`` can record the state."""
@@ -47,7 +54,7 @@ def drive(backend: Backend, model, X: np.ndarray, state: np.ndarray, total: int,
         while t < total and not done.all():
             k = min(chunk, total - t)
             if stops is not None:
-                following = stops[np.searchsorted(stops, t, side="right"):]
+                following = stops[np.searchsorted(stops, t, side="right") :]
                 if following.size:
                     k = min(k, int(following[0]) - t)
             sched = model.schedule(t, k)
@@ -87,8 +94,9 @@ def record_plan(record_every, record_at, steps: int):
     except ValueError:  # ragged
         at = np.empty(0)
     if at.ndim != 1 or at.size == 0 or not np.issubdtype(at.dtype, np.integer):
-        raise ValueError(f"record_at must be a non-empty 1-D sequence of integers, "
-                         f"got {record_at!r}")
+        raise ValueError(
+            f"record_at must be a non-empty 1-D sequence of integers, got {record_at!r}"
+        )
     bad = (at < 0) | (at > steps)
     if bad.any():
         raise ValueError(f"record_at must lie in [0, steps={steps}], got {int(at[bad][0])}")
@@ -103,5 +111,3 @@ def record_times(plan, steps: int):
     if spec is None or isinstance(spec, np.ndarray):
         return spec
     return np.union1d(np.arange(0, steps + 1, spec, dtype=np.int64), [steps])
-
-

@@ -37,21 +37,34 @@ class Progress:
     are random, so no honest estimate of the time left exists.
     """
 
-    def __init__(self, progress: bool | Callable, total: int | float, chains: int, *,
-                 by: str = "chains"):
+    def __init__(
+        self, progress: bool | Callable, total: int | float, chains: int, *, by: str = "chains"
+    ):
         self.callback = progress if callable(progress) else None
         self.total, self.by, self.bar = total, by, None
         if progress is True:
             from tqdm.auto import tqdm
 
             if by == "steps":
-                self.bar = tqdm(total=int(total), unit="step", desc="steps", leave=True,
-                                file=sys.stderr, dynamic_ncols=True)
+                self.bar = tqdm(
+                    total=int(total),
+                    unit="step",
+                    desc="steps",
+                    leave=True,
+                    file=sys.stderr,
+                    dynamic_ncols=True,
+                )
             else:
-                self.bar = tqdm(total=chains, unit="chain", desc="chains stopped", leave=True,
-                                file=sys.stderr, dynamic_ncols=True,
-                                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}"
-                                " [{elapsed} elapsed{postfix}]")
+                self.bar = tqdm(
+                    total=chains,
+                    unit="chain",
+                    desc="chains stopped",
+                    leave=True,
+                    file=sys.stderr,
+                    dynamic_ncols=True,
+                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}"
+                    " [{elapsed} elapsed{postfix}]",
+                )
 
     def __call__(self, done_steps: int | float, done_chains: int) -> None:
         if self.callback is not None:

@@ -22,8 +22,15 @@ from .._validate import check_memory, real
 from ..exceptions import ResolutionWarning
 from ..models import SoftmaxChain
 
-__all__ = ["MODES", "MERGE_TOL", "check_resolution", "constant_chain", "cross_probabilities",
-           "merge_tolerance", "underflow_exponent"]
+__all__ = [
+    "MODES",
+    "MERGE_TOL",
+    "check_resolution",
+    "constant_chain",
+    "cross_probabilities",
+    "merge_tolerance",
+    "underflow_exponent",
+]
 
 MODES = ("exact", "accelerated")
 MERGE_TOL = 1e-10
@@ -37,7 +44,7 @@ def underflow_exponent() -> float:
     >>> round(underflow_exponent(), 3)
     -708.743
     """
-    lo, hi = -745.0, -700.0                   # exp(lo) == 0 < exp(hi); bisect to adjacent floats
+    lo, hi = -745.0, -700.0  # exp(lo) == 0 < exp(hi); bisect to adjacent floats
     z, w = np.empty(1), np.empty(1)
     while True:
         mid = 0.5 * (lo + hi)
@@ -61,8 +68,9 @@ def scale(x: np.ndarray) -> np.ndarray:
     return np.where(size > 0, size, 1.0)
 
 
-def constant_chain(model, d: int, *, why: str, what: str = "mode='accelerated' needs") \
-        -> tuple[_kernels.Dynamics, float]:
+def constant_chain(
+    model, d: int, *, why: str, what: str = "mode='accelerated' needs"
+) -> tuple[_kernels.Dynamics, float]:
     """The kernel parameters and the constant scalar step of a SoftmaxChain with a constant step
     (scalar or matrix); ValueError otherwise, saying ``what`` and ``why``."""
     if not isinstance(model, SoftmaxChain):
@@ -110,9 +118,11 @@ def cross_probabilities(model: SoftmaxChain, x, *, merge_tol: float | None = Non
         raise ValueError(f"x must be a finite n×d or C×n×d array, got shape {np.shape(x)}")
     tols = merge_tolerance(merge_tol) * scale(X)
     dyn, _ = constant_chain(model, X.shape[2], why=_GEOMETRIC)
-    check_memory(f"the cross-group probabilities of {X.shape[0]} configuration(s) of "
-                 f"{X.shape[1]} tokens (an n×n table per thread; exact mode checks them first)",
-                 work_bytes(*X.shape))
+    check_memory(
+        f"the cross-group probabilities of {X.shape[0]} configuration(s) of "
+        f"{X.shape[1]} tokens (an n×n table per thread; exact mode checks them first)",
+        work_bytes(*X.shape),
+    )
     out = np.empty(X.shape[:2])
     _accelerated.cross_logs(np.ascontiguousarray(X), dyn.B, dyn.beta, tols, out)
     return out[0] if one else out
@@ -127,8 +137,9 @@ def work_bytes(C: int, n: int, d: int) -> int:
     return min(C, numba.get_num_threads()) * 8 * (n * n + 3 * n * d + 8 * n + d)
 
 
-def check_resolution(model, X, *, what: str = "configurations", merge_tol: float | None = None,
-                     stacklevel: int = 2) -> bool:
+def check_resolution(
+    model, X, *, what: str = "configurations", merge_tol: float | None = None, stacklevel: int = 2
+) -> bool:
     """Warn (:class:`ResolutionWarning`) when direct stepping cannot leave some of ``X``.
 
     Groups are the points of a configuration after merging at ``merge_tol`` (as in
@@ -162,13 +173,14 @@ def check_resolution(model, X, *, what: str = "configurations", merge_tol: float
     if not stuck.any():
         return False
     worst = float(z[stuck].max())
-    warnings.warn(f"{int(stuck.sum())} of {C} {what} can only leave their groups (tokens on one "
-                  f"point) through picks whose weight e^(beta*(s_ij - max_k s_ik)) underflows to 0 "
-                  f"(exponent below {underflow_exponent():.1f}; the likeliest such pick has "
-                  f"exponent {worst:.1f} at beta={model.beta:g}): direct stepping never draws "
-                  f"them, such chains stay frozen and are censored. Use "
-                  f"first_passage(..., mode='accelerated')",
-                  ResolutionWarning, stacklevel=stacklevel + 1)
+    warnings.warn(
+        f"{int(stuck.sum())} of {C} {what} can only leave their groups (tokens on one "
+        f"point) through picks whose weight e^(beta*(s_ij - max_k s_ik)) underflows to 0 "
+        f"(exponent below {underflow_exponent():.1f}; the likeliest such pick has "
+        f"exponent {worst:.1f} at beta={model.beta:g}): direct stepping never draws "
+        f"them, such chains stay frozen and are censored. Use "
+        f"first_passage(..., mode='accelerated')",
+        ResolutionWarning,
+        stacklevel=stacklevel + 1,
+    )
     return True
-
-

@@ -101,10 +101,15 @@ from .accelerated import budget
 from .backends import Backend, resolve
 from .resolution import MERGE_TOL, MODES, check_resolution, merge_tolerance
 
-__all__ = ["SplittingResult", "EscapeTime", "escape_probability", "mean_escape_time",
-           "reaction_coordinate"]
+__all__ = [
+    "SplittingResult",
+    "EscapeTime",
+    "escape_probability",
+    "mean_escape_time",
+    "reaction_coordinate",
+]
 
-_RECORDS = 32          # record buffer per replica and kernel call (grown by further calls)
+_RECORDS = 32  # record buffer per replica and kernel call (grown by further calls)
 _INTERVAL_METHODS = ("t", "log")
 # Default step budget of an exact-mode excursion or sojourn (accelerated mode: none).
 _EXACT_BUDGET = 10**7
@@ -114,8 +119,7 @@ _EXACT_BUDGET = 10**7
 
 
 def _check_level(confidence_level) -> float:
-    return real("confidence_level", confidence_level, low=0, high=1, low_open=True,
-                high_open=True)
+    return real("confidence_level", confidence_level, low=0, high=1, low_open=True, high_open=True)
 
 
 def _t_quantile(level: float, runs: int) -> float:
@@ -188,42 +192,60 @@ class SplittingResult:
         if method not in _INTERVAL_METHODS:
             raise ValueError(f"method must be one of {_INTERVAL_METHODS}, got {method!r}")
         if self.p == 0:
-            warnings.warn(f"all {self.runs.size} splitting runs ended with p̂ = 0: p is below "
-                          f"what {self.replicas} replicas resolve; no interval", DiagnosticWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"all {self.runs.size} splitting runs ended with p̂ = 0: p is below "
+                f"what {self.replicas} replicas resolve; no interval",
+                DiagnosticWarning,
+                stacklevel=2,
+            )
             return 0.0, math.nan
         return _p_interval(self.runs, level, method)
 
     def mean_escape_time(self) -> EscapeTime:
         """E[T] from ``x_ref`` by the renewal formula of the module notes (ratio of run means)."""
         if self.p == 0:
-            raise ValueError(f"all {self.runs.size} splitting runs ended with p̂ = 0: E[T] is "
-                             f"not estimated")
+            raise ValueError(
+                f"all {self.runs.size} splitting runs ended with p̂ = 0: E[T] is not estimated"
+            )
         if self.displaced_returns:
-            warnings.warn(f"{self.displaced_returns} of {self.returns} returns to the reference "
-                          f"set came back away from x_ref (up to "
-                          f"{self.largest_return_offset:.3g}): the cycles do not restart at "
-                          f"x_ref, which the renewal formula for E[T] assumes; the estimate can "
-                          f"be far off (module notes)", DiagnosticWarning, stacklevel=2)
+            warnings.warn(
+                f"{self.displaced_returns} of {self.returns} returns to the reference "
+                f"set came back away from x_ref (up to "
+                f"{self.largest_return_offset:.3g}): the cycles do not restart at "
+                f"x_ref, which the renewal formula for E[T] assumes; the estimate can "
+                f"be far off (module notes)",
+                DiagnosticWarning,
+                stacklevel=2,
+            )
         sojourn = self.sojourns.mean(axis=1)
         failed = ~self.first_escaped
         fail = np.where(failed, self.first_lengths, 0.0).mean(axis=1)
         success = self.runs * np.where(self.runs > 0, self.reactive_lengths, 0.0)
         numerators = sojourn + fail + success
         return_length = float(self.first_lengths[failed].mean()) if failed.any() else 0.0
-        return EscapeTime(mean=float(numerators.mean() / self.p), numerators=numerators,
-                          splitting=self, sojourn=float(sojourn.mean()),
-                          return_length=return_length,
-                          reactive_length=float(success.mean() / self.p))
+        return EscapeTime(
+            mean=float(numerators.mean() / self.p),
+            numerators=numerators,
+            splitting=self,
+            sojourn=float(sojourn.mean()),
+            return_length=return_length,
+            reactive_length=float(success.mean() / self.p),
+        )
 
     def to_frame(self):
         """One row per run: p̂_r, iterations, killed, mean sojourn and reactive length."""
         import pandas as pd
 
-        return pd.DataFrame({"run": np.arange(self.runs.size), "p": self.runs,
-                             "iterations": self.iterations, "killed": self.killed,
-                             "sojourn": self.sojourns.mean(axis=1),
-                             "reactive_length": self.reactive_lengths})
+        return pd.DataFrame(
+            {
+                "run": np.arange(self.runs.size),
+                "p": self.runs,
+                "iterations": self.iterations,
+                "killed": self.killed,
+                "sojourn": self.sojourns.mean(axis=1),
+                "reactive_length": self.reactive_lengths,
+            }
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -270,8 +292,9 @@ class _Paths:
         self.levels[r][k], self.times[r][k], self.states[r][k] = levels, times, states
 
 
-def _ams(advance, start, start_level, start_in_b, first_streams, run_keys, choosers, *,
-         kill_ties=True):
+def _ams(
+    advance, start, start_level, start_in_b, first_streams, run_keys, choosers, *, kill_ties=True
+):
     """Run the AMS iterations (module notes) of all runs in lockstep.
 
     ``advance(X, clock, level, streams)`` runs excursions from the configurations X (K, ...) with
@@ -304,9 +327,13 @@ def _ams(advance, start, start_level, start_in_b, first_streams, run_keys, choos
         budget_hits += int((status == _splitting.BUDGET).sum())
         for q, (r, k) in enumerate(jobs):
             lv, tm, st = recs[q]
-            paths.set(r, k, np.concatenate([paths.levels[r][k], lv]),
-                      np.concatenate([paths.times[r][k], tm]),
-                      np.concatenate([paths.states[r][k], st]))
+            paths.set(
+                r,
+                k,
+                np.concatenate([paths.levels[r][k], lv]),
+                np.concatenate([paths.times[r][k], tm]),
+                np.concatenate([paths.states[r][k], st]),
+            )
             levels[r, k] = lev[q]
             lengths[r, k] = clock[q]
         return status
@@ -350,27 +377,39 @@ def _ams(advance, start, start_level, start_in_b, first_streams, run_keys, choos
                 jobs.append((r, int(k), int(j), b))
         # branch: the killed replica takes its parent's path up to the branching record (the
         # parents are survivors of this iteration, so none of them is overwritten here)
-        prefixes = [(r, k, paths.levels[r][j][:b + 1], paths.times[r][j][:b + 1],
-                     paths.states[r][j][:b + 1]) for r, k, j, b in jobs]
+        prefixes = [
+            (
+                r,
+                k,
+                paths.levels[r][j][: b + 1],
+                paths.times[r][j][: b + 1],
+                paths.states[r][j][: b + 1],
+            )
+            for r, k, j, b in jobs
+        ]
         again = []
         for r, k, pl, pt, ps in prefixes:
             paths.set(r, k, pl, pt, ps)
             levels[r, k] = pl[-1]
             lengths[r, k] = pt[-1]
-            if pl[-1] != np.inf:          # else: branched at the step that met the event
+            if pl[-1] != np.inf:  # else: branched at the step that met the event
                 again.append((r, k))
         if again:
             streams = np.empty((len(again), 4), np.uint64)
             for q, (r, _k) in enumerate(again):
-                _kernels.seed_streams(run_keys[r][0], run_keys[r][1], np.uint64(next_stream[r]),
-                                      streams[q:q + 1])
+                _kernels.seed_streams(
+                    run_keys[r][0], run_keys[r][1], np.uint64(next_stream[r]), streams[q : q + 1]
+                )
                 next_stream[r] += 1
             run(again, streams)
     done = np.isinf(levels)
     p *= done.mean(axis=1)
     with np.errstate(invalid="ignore"):
-        reactive = np.where(done.any(axis=1), np.where(done, lengths, 0.0).sum(axis=1)
-                            / np.maximum(done.sum(axis=1), 1), np.nan)
+        reactive = np.where(
+            done.any(axis=1),
+            np.where(done, lengths, 0.0).sum(axis=1) / np.maximum(done.sum(axis=1), 1),
+            np.nan,
+        )
     return p, iterations, killed, first_status, first_lengths, reactive, budget_hits
 
 
@@ -379,8 +418,10 @@ def _ams(advance, start, start_level, start_in_b, first_streams, run_keys, choos
 
 def _event_arrays(model, x_ref: np.ndarray, event) -> _kernels.EventArrays:
     if not isinstance(event, (LeaveBall, LeaveHull)):
-        raise ValueError(f"event must be a LeaveBall or a LeaveHull (the events a distance "
-                         f"thresholds), got {event!r}")
+        raise ValueError(
+            f"event must be a LeaveBall or a LeaveHull (the events a distance "
+            f"thresholds), got {event!r}"
+        )
     return event.compile(np.ascontiguousarray(x_ref[None]), model.key_query(x_ref.shape[1]))
 
 
@@ -389,8 +430,10 @@ def _chain(model, d: int) -> tuple[_kernels.Dynamics, float]:
     if not isinstance(model, SoftmaxChain):
         raise ValueError(f"model must be a SoftmaxChain (SA_P), got {model!r}")
     if model.has_schedule:
-        raise ValueError(f"model must have a constant step (cycles repeat only for a "
-                         f"time-homogeneous chain), got gamma={model.gamma!r}")
+        raise ValueError(
+            f"model must have a constant step (cycles repeat only for a "
+            f"time-homogeneous chain), got gamma={model.gamma!r}"
+        )
     return model.kernel_params(d), float(model.schedule(0, 1).gammas[0])
 
 
@@ -404,8 +447,9 @@ def _reference(x_ref) -> np.ndarray:
     return np.ascontiguousarray(x)
 
 
-def reaction_coordinate(x, event: LeaveBall | LeaveHull, *, x_ref=None,
-                        B=None) -> float | np.ndarray:
+def reaction_coordinate(
+    x, event: LeaveBall | LeaveHull, *, x_ref=None, B=None
+) -> float | np.ndarray:
     """ξ(X) = max_i dist(x_i, K_i) / r_i of the configurations ``x`` for ``event`` (module notes).
 
     Parameters
@@ -447,11 +491,20 @@ def reaction_coordinate(x, event: LeaveBall | LeaveHull, *, x_ref=None,
     return float(out[0]) if one else out
 
 
-def escape_probability(model: SoftmaxChain, x_ref, event: LeaveBall | LeaveHull, *,
-                       replicas: int = 100, runs: int = 20, rng=None,
-                       reference_level: float | None = None, mode: str = "accelerated",
-                       max_steps: int | float | None = None, merge_tol: float | None = None,
-                       device: str = "cpu") -> SplittingResult:
+def escape_probability(
+    model: SoftmaxChain,
+    x_ref,
+    event: LeaveBall | LeaveHull,
+    *,
+    replicas: int = 100,
+    runs: int = 20,
+    rng=None,
+    reference_level: float | None = None,
+    mode: str = "accelerated",
+    max_steps: int | float | None = None,
+    merge_tol: float | None = None,
+    device: str = "cpu",
+) -> SplittingResult:
     """P[an excursion from the reference set meets ``event`` before returning], by AMS.
 
     Parameters
@@ -505,8 +558,7 @@ def escape_probability(model: SoftmaxChain, x_ref, event: LeaveBall | LeaveHull,
     >>> bool(0 < res.p < 0.1), res.runs.shape
     (True, (4,))
     """
-    setup = _setup(model, x_ref, event, replicas, runs, reference_level, mode, max_steps,
-                   merge_tol)
+    setup = _setup(model, x_ref, event, replicas, runs, reference_level, mode, max_steps, merge_tol)
     seed = as_seed(rng)
     tic = time.perf_counter()
     excursions = _Excursions(setup, resolve(device))
@@ -515,42 +567,69 @@ def escape_probability(model: SoftmaxChain, x_ref, event: LeaveBall | LeaveHull,
     returns = _Returns(excursions, setup.x)
     R, N, n, d = setup.runs, setup.replicas, setup.n, setup.d
     p, iters, killed, fst, fcl, reactive, hits = _ams(
-        returns, Y.reshape(R, N, n, d), level0.reshape(R, N), in_b, streams.reshape(R, N, 4),
-        keys, choosers)
+        returns,
+        Y.reshape(R, N, n, d),
+        level0.reshape(R, N),
+        in_b,
+        streams.reshape(R, N, 4),
+        keys,
+        choosers,
+    )
     if hits:
-        warnings.warn(f"{hits} excursions reached max_steps={max_steps!r} without meeting the "
-                      f"event or returning to the reference set; they count as returns, which "
-                      f"biases p downwards: raise max_steps", DiagnosticWarning, stacklevel=2)
+        warnings.warn(
+            f"{hits} excursions reached max_steps={max_steps!r} without meeting the "
+            f"event or returning to the reference set; they count as returns, which "
+            f"biases p downwards: raise max_steps",
+            DiagnosticWarning,
+            stacklevel=2,
+        )
     offsets = np.concatenate(returns.offsets) if returns.offsets else np.empty(0)
     # "back at x_ref": within the merge distance (exact mode: the default merge distance)
     accelerated = setup.mode == "accelerated"
     near = setup.tol if accelerated else MERGE_TOL * setup.scale
-    meta = provenance(wall_seconds=time.perf_counter() - tic, n=n, d=d, mode=setup.mode,
-                      merge_tol=setup.tol / setup.scale if accelerated else None)
+    meta = provenance(
+        wall_seconds=time.perf_counter() - tic,
+        n=n,
+        d=d,
+        mode=setup.mode,
+        merge_tol=setup.tol / setup.scale if accelerated else None,
+    )
     return SplittingResult(
-        p=float(p.mean()), runs=p, replicas=N, reference_level=setup.z_A, mode=setup.mode,
-        iterations=iters, killed=killed, sojourns=sojourn.reshape(R, N),
-        first_lengths=fcl, first_escaped=(fst == _splitting.IN_B), reactive_lengths=reactive,
-        budget_hits=hits, returns=int(offsets.size),
+        p=float(p.mean()),
+        runs=p,
+        replicas=N,
+        reference_level=setup.z_A,
+        mode=setup.mode,
+        iterations=iters,
+        killed=killed,
+        sojourns=sojourn.reshape(R, N),
+        first_lengths=fcl,
+        first_escaped=(fst == _splitting.IN_B),
+        reactive_lengths=reactive,
+        budget_hits=hits,
+        returns=int(offsets.size),
         displaced_returns=int((offsets > near).sum()),
         largest_return_offset=float(offsets.max()) if offsets.size else 0.0,
-        model=model.to_dict(), event=event.to_dict(), seed=seed.to_dict(),
-        provenance=meta)
+        model=model.to_dict(),
+        event=event.to_dict(),
+        seed=seed.to_dict(),
+        provenance=meta,
+    )
 
 
 @dataclass(frozen=True)
 class _Setup:
     """The validated parameters of one :func:`escape_probability` call."""
 
-    x: np.ndarray               # x_ref (n, d)
-    scale: float                # largest |coordinate| of x_ref, 1 if 0
+    x: np.ndarray  # x_ref (n, d)
+    scale: float  # largest |coordinate| of x_ref, 1 if 0
     replicas: int
     runs: int
     mode: str
-    total: float                # step budget of an excursion
-    tol: float                  # absolute merge distance (exact mode: 0)
-    z_A: float                  # reference level, distance units
-    low: float                  # reference level, units of the radius
+    total: float  # step budget of an excursion
+    tol: float  # absolute merge distance (exact mode: 0)
+    z_A: float  # reference level, distance units
+    low: float  # reference level, units of the radius
     dyn: _kernels.Dynamics
     gamma: float
     ev: _kernels.EventArrays
@@ -564,8 +643,9 @@ class _Setup:
         return self.x.shape[1]
 
 
-def _setup(model, x_ref, event, replicas, runs, reference_level, mode, max_steps,
-           merge_tol) -> _Setup:
+def _setup(
+    model, x_ref, event, replicas, runs, reference_level, mode, max_steps, merge_tol
+) -> _Setup:
     """Validate the arguments of :func:`escape_probability`."""
     x = _reference(x_ref)
     d = x.shape[1]
@@ -576,8 +656,9 @@ def _setup(model, x_ref, event, replicas, runs, reference_level, mode, max_steps
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if mode == "exact":
         if merge_tol is not None:
-            raise ValueError(f"merge_tol applies to mode='accelerated' only, "
-                             f"got merge_tol={merge_tol!r}")
+            raise ValueError(
+                f"merge_tol applies to mode='accelerated' only, got merge_tol={merge_tol!r}"
+            )
         total = float(integer("max_steps", _EXACT_BUDGET if max_steps is None else max_steps, 1))
         tol = 0.0
     else:
@@ -593,8 +674,10 @@ def _setup(model, x_ref, event, replicas, runs, reference_level, mode, max_steps
     low = z_A / radius
     xi_ref = reaction_coordinate(x, event, x_ref=x, B=dyn.B)
     if xi_ref > low:
-        raise ValueError(f"x_ref must lie in the reference set: its ξ is {xi_ref * radius:.3g} "
-                         f"(distance units) > reference_level={z_A:.3g}")
+        raise ValueError(
+            f"x_ref must lie in the reference set: its ξ is {xi_ref * radius:.3g} "
+            f"(distance units) > reference_level={z_A:.3g}"
+        )
     if mode == "exact":
         check_resolution(model, x[None], what="reference configurations (x_ref)", stacklevel=3)
     return _Setup(x, scale, N, R, mode, total, tol, z_A, low, dyn, gamma, ev)
@@ -613,18 +696,23 @@ class _Excursions:
         (levels, times, states). Bounds default to the reference set, no upper level and the
         excursion budget."""
         s = self.setup
-        bounds = _splitting.Bounds(s.low if low is None else low, high,
-                                   s.total if limit is None else limit)
+        bounds = _splitting.Bounds(
+            s.low if low is None else low, high, s.total if limit is None else limit
+        )
         X = np.ascontiguousarray(X, dtype=float).copy()
-        walk = _splitting.Walk(np.asarray(clock, dtype=float).copy(),
-                               np.asarray(level, dtype=float).copy(),
-                               np.full(X.shape[0], _splitting.FULL, np.int64))
+        walk = _splitting.Walk(
+            np.asarray(clock, dtype=float).copy(),
+            np.asarray(level, dtype=float).copy(),
+            np.full(X.shape[0], _splitting.FULL, np.int64),
+        )
         recs: list[tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]] = [
-            ([], [], []) for _ in range(X.shape[0])]
+            ([], [], []) for _ in range(X.shape[0])
+        ]
         todo = np.arange(X.shape[0])
         while todo.size:
-            part = _splitting.Walk(walk.clock[todo], walk.level[todo],
-                                   np.empty(todo.size, np.int64))
+            part = _splitting.Walk(
+                walk.clock[todo], walk.level[todo], np.empty(todo.size, np.int64)
+            )
             Xs, ss = X[todo], streams[todo]
             records = self._call(Xs, ss, bounds, part)
             X[todo], streams[todo] = Xs, ss
@@ -639,10 +727,15 @@ class _Excursions:
 
     def _call(self, X, streams, bounds, walk) -> _splitting.Records:
         s, K = self.setup, X.shape[0]
-        records = _splitting.Records(np.empty((K, _RECORDS)), np.empty((K, _RECORDS)),
-                                     np.empty((K, _RECORDS, s.n, s.d)), np.zeros(K, np.int64))
-        self.backend.excursions(X, streams, s.dyn, s.gamma, s.tol, s.mode == "accelerated", s.ev,
-                                bounds, walk, records)
+        records = _splitting.Records(
+            np.empty((K, _RECORDS)),
+            np.empty((K, _RECORDS)),
+            np.empty((K, _RECORDS, s.n, s.d)),
+            np.zeros(K, np.int64),
+        )
+        self.backend.excursions(
+            X, streams, s.dyn, s.gamma, s.tol, s.mode == "accelerated", s.ev, bounds, walk, records
+        )
         return records
 
 
@@ -653,8 +746,11 @@ def _run_streams(seed: Seed, runs: int) -> tuple[list, list]:
     for r in range(runs):
         seq = np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (r, 0))
         keys.append(tuple(np.uint64(w) for w in seq.generate_state(2, np.uint64)))
-        choosers.append(np.random.default_rng(
-            np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (r, 1))))
+        choosers.append(
+            np.random.default_rng(
+                np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (r, 1))
+            )
+        )
     return keys, choosers
 
 
@@ -665,15 +761,23 @@ def _sojourns(excursions: _Excursions, setup: _Setup, keys: list, max_steps):
     R, N, n, d = setup.runs, setup.replicas, setup.n, setup.d
     streams = np.empty((R * N, 4), np.uint64)
     for r in range(R):
-        _kernels.seed_streams(keys[r][0], keys[r][1], np.uint64(0), streams[r * N:(r + 1) * N])
+        _kernels.seed_streams(keys[r][0], keys[r][1], np.uint64(0), streams[r * N : (r + 1) * N])
     X0 = np.broadcast_to(setup.x, (R * N, n, d))
     status, sojourn, _, _, Y = excursions(
-        X0, np.zeros(R * N), np.full(R * N, np.inf), streams, high=setup.low, low=-1.0,
-        limit=np.inf if setup.mode == "accelerated" else setup.total)
+        X0,
+        np.zeros(R * N),
+        np.full(R * N, np.inf),
+        streams,
+        high=setup.low,
+        low=-1.0,
+        limit=np.inf if setup.mode == "accelerated" else setup.total,
+    )
     if (status == _splitting.BUDGET).any():
-        raise ValueError(f"{int((status == _splitting.BUDGET).sum())} of {R * N} sojourns in the "
-                         f"reference set outlasted max_steps={max_steps!r}: raise it (or use "
-                         f"mode='accelerated' for frozen configurations)")
+        raise ValueError(
+            f"{int((status == _splitting.BUDGET).sum())} of {R * N} sojourns in the "
+            f"reference set outlasted max_steps={max_steps!r}: raise it (or use "
+            f"mode='accelerated' for frozen configurations)"
+        )
     in_b = (status == _splitting.IN_B).reshape(R, N)
     level0 = np.empty(R * N)
     excursions.backend.coordinates(Y, setup.ev, level0)
@@ -695,8 +799,9 @@ class _Returns:
         return status, clock, level, records
 
 
-def mean_escape_time(model: SoftmaxChain, x_ref, event: LeaveBall | LeaveHull,
-                     **kwargs) -> EscapeTime:
+def mean_escape_time(
+    model: SoftmaxChain, x_ref, event: LeaveBall | LeaveHull, **kwargs
+) -> EscapeTime:
     """Mean first-passage time of ``event`` from ``x_ref``: :func:`escape_probability` (same
     parameters) combined with the cycle statistics by the renewal formula of the module notes,
     E[T] = E[σ]/p + (1/p − 1) E[ρ | fail] + E[ρ | success].

@@ -12,15 +12,14 @@ from .. import _validate
 __all__ = ["as_labels", "as_mask", "as_queries", "as_token_indices", "as_tokens"]
 
 
-
-
 def as_tokens(X: Any) -> tuple[np.ndarray, bool]:
     """X as a float64 (n, T, d) array; the flag says whether one T×d input was given."""
     try:
         a = np.array(X, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"X must be a numeric array of shape (n, T, d) or (T, d), got {X!r}") \
-            from None
+        raise ValueError(
+            f"X must be a numeric array of shape (n, T, d) or (T, d), got {X!r}"
+        ) from None
     single = a.ndim == 2
     if single:
         a = a[None]
@@ -56,8 +55,9 @@ def as_mask(name: str, value: Any, n: int) -> np.ndarray:
     a = np.asarray(value)
     if a.dtype == bool:
         if a.shape != (n,):
-            raise ValueError(f"{name} must be a boolean mask of length n = {n} or sample "
-                             f"indices, got {value!r}")
+            raise ValueError(
+                f"{name} must be a boolean mask of length n = {n} or sample indices, got {value!r}"
+            )
         return a.copy()
     out = np.zeros(n, dtype=bool)
     for v in np.ravel(a).tolist() if a.ndim else [a.item()]:

@@ -19,9 +19,23 @@ from .checks import as_labels, as_queries, as_token_indices, as_tokens
 from .svm import SVMResult, att_svm, att_svm_w
 
 __all__ = [
-    "LOSSES", "LocalOptimality", "attention", "correlation", "grad_p", "grad_w",
-    "hardmax_gap_bound", "local_optimality", "optimal_tokens", "predict", "risk",
-    "self_attention", "token_scores", "train_joint", "train_kq", "train_p", "train_w",
+    "LOSSES",
+    "LocalOptimality",
+    "attention",
+    "correlation",
+    "grad_p",
+    "grad_w",
+    "hardmax_gap_bound",
+    "local_optimality",
+    "optimal_tokens",
+    "predict",
+    "risk",
+    "self_attention",
+    "token_scores",
+    "train_joint",
+    "train_kq",
+    "train_p",
+    "train_w",
 ]
 
 LOSSES = ("logistic", "linear")
@@ -126,8 +140,9 @@ def predict(X: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike) -> np.ndarra
     return f[0] if single else f
 
 
-def risk(X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike, *,
-         loss: str = "logistic") -> float:
+def risk(
+    X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike, *, loss: str = "logistic"
+) -> float:
     """Empirical risk L(p) = (1/n) Σ_i l(Y_i f(X_i)) of the prompt model (maxmargin.md §1.1)."""
     X3, Yv, vv = _problem(X, Y, v)
     d = X3.shape[2]
@@ -144,8 +159,9 @@ def _grad_pv(X3, Y, v, W, p, loss):
     return gp, gv
 
 
-def grad_p(X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike, *,
-           loss: str = "logistic") -> np.ndarray:
+def grad_p(
+    X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike, *, loss: str = "logistic"
+) -> np.ndarray:
     """∇_p L = (1/n) Σ_i l'(Y_i f_i) Y_i Σ_t (∂f_i/∂a_it) Wᵀ x_it (maxmargin.md §7.1).
 
     Examples
@@ -171,12 +187,29 @@ def _prompt_problem(X, Y, v, W, p0, steps, lr, normalized, loss):
     """The validated arguments of prompt-attention training (train_p, train_joint)."""
     X3, Yv, vv = _problem(X, Y, v)
     d = X3.shape[2]
-    return (X3, Yv, vv, _validate.matrix("W", W, d), _vector("p0", p0, d),
-            _schedule(steps, lr, normalized), _loss(loss))
+    return (
+        X3,
+        Yv,
+        vv,
+        _validate.matrix("W", W, d),
+        _vector("p0", p0, d),
+        _schedule(steps, lr, normalized),
+        _loss(loss),
+    )
 
 
-def train_p(X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p0: ArrayLike, *, steps: int,
-            lr: float = 0.1, normalized: bool = True, loss: str = "logistic") -> np.ndarray:
+def train_p(
+    X: ArrayLike,
+    Y: ArrayLike,
+    v: ArrayLike,
+    W: ArrayLike,
+    p0: ArrayLike,
+    *,
+    steps: int,
+    lr: float = 0.1,
+    normalized: bool = True,
+    loss: str = "logistic",
+) -> np.ndarray:
     """Gradient descent on the prompt p with v and W fixed ([MM]; maxmargin.md §1.1, §7).
 
     p_{k+1} = p_k − η ∇L(p_k) / ||∇L(p_k)|| (``normalized``) or p_k − η ∇L(p_k), in float64 with
@@ -210,7 +243,8 @@ def train_p(X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p0: ArrayLik
     True
     """
     X3, Yv, vv, Wm, p, (steps, lr, normalized), loss = _prompt_problem(
-        X, Y, v, W, p0, steps, lr, normalized, loss)
+        X, Y, v, W, p0, steps, lr, normalized, loss
+    )
     path = np.empty((steps + 1, p.size))
     path[0] = p
     for k in range(steps):
@@ -219,9 +253,18 @@ def train_p(X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p0: ArrayLik
     return path
 
 
-def train_joint(X: ArrayLike, Y: ArrayLike, v0: ArrayLike, W: ArrayLike, p0: ArrayLike, *,
-                steps: int, lr: float = 0.1, normalized: bool = True,
-                loss: str = "logistic") -> tuple[np.ndarray, np.ndarray]:
+def train_joint(
+    X: ArrayLike,
+    Y: ArrayLike,
+    v0: ArrayLike,
+    W: ArrayLike,
+    p0: ArrayLike,
+    *,
+    steps: int,
+    lr: float = 0.1,
+    normalized: bool = True,
+    loss: str = "logistic",
+) -> tuple[np.ndarray, np.ndarray]:
     """Joint gradient descent on (p, v) ([MM] joint training; maxmargin.md §2.3, §4.3).
 
     Both are updated from the same iterate; with ``normalized`` each of p and v takes a step of
@@ -232,7 +275,8 @@ def train_joint(X: ArrayLike, Y: ArrayLike, v0: ArrayLike, W: ArrayLike, p0: Arr
     p_path, v_path : ndarray, shape (steps + 1, d) each
     """
     X3, Yv, v, Wm, p, (steps, lr, normalized), loss = _prompt_problem(
-        X, Y, v0, W, p0, steps, lr, normalized, loss)
+        X, Y, v0, W, p0, steps, lr, normalized, loss
+    )
     d = p.size
     ps, vs = np.empty((steps + 1, d)), np.empty((steps + 1, d))
     ps[0], vs[0] = p, v
@@ -256,8 +300,9 @@ def self_attention(X: ArrayLike, W: ArrayLike, Z: ArrayLike) -> np.ndarray:
     """
     X3, _ = as_tokens(X)
     n, _, d = X3.shape
-    return _softmax(np.einsum("itd,de,ie->it", X3, _validate.matrix("W", W, d),
-                              as_queries(Z, n, d)))
+    return _softmax(
+        np.einsum("itd,de,ie->it", X3, _validate.matrix("W", W, d), as_queries(Z, n, d))
+    )
 
 
 def _grad_w_batch(X, g, Y, Z, W, loss):
@@ -272,13 +317,15 @@ def _grad_w_batch(X, g, Y, Z, W, loss):
     return np.swapaxes(u[..., 0], -1, -2) @ Z
 
 
-def grad_w(X: ArrayLike, Y: ArrayLike, v: ArrayLike, Z: ArrayLike, W: ArrayLike, *,
-           loss: str = "logistic") -> np.ndarray:
+def grad_w(
+    X: ArrayLike, Y: ArrayLike, v: ArrayLike, Z: ArrayLike, W: ArrayLike, *, loss: str = "logistic"
+) -> np.ndarray:
     """∇_W L of the W-parametrised attention (maxmargin.md §7.1)."""
     X3, Yv, vv = _problem(X, Y, v)
     n, _, d = X3.shape
-    return _grad_w_batch(X3, X3 @ vv, Yv, as_queries(Z, n, d), _validate.matrix("W", W, d),
-                         _loss(loss))
+    return _grad_w_batch(
+        X3, X3 @ vv, Yv, as_queries(Z, n, d), _validate.matrix("W", W, d), _loss(loss)
+    )
 
 
 def _batch(X, Y, v, Z):
@@ -286,16 +333,22 @@ def _batch(X, Y, v, Z):
     Xa = np.array(X, dtype=np.float64)
     batched = Xa.ndim == 4
     if Xa.ndim == 3:
-        Xa, Ya, va, Za = Xa[None], np.asarray(Y, float)[None], np.asarray(v, float)[None], \
-            np.asarray(Z, float)[None]
+        Xa, Ya, va, Za = (
+            Xa[None],
+            np.asarray(Y, float)[None],
+            np.asarray(v, float)[None],
+            np.asarray(Z, float)[None],
+        )
     elif Xa.ndim == 4:
         Ya, va, Za = (np.asarray(Y, float), np.asarray(v, float), np.asarray(Z, float))
     else:
         raise ValueError(f"X must have shape (n, T, d) or (R, n, T, d), got shape {Xa.shape}")
     R, n, T, d = Xa.shape
     if Ya.shape != (R, n) or va.shape != (R, d) or Za.shape != (R, n, d):
-        raise ValueError(f"for X of shape {Xa.shape}, Y, v and Z must have shapes {(R, n)}, "
-                         f"{(R, d)} and {(R, n, d)}, got {Ya.shape}, {va.shape} and {Za.shape}")
+        raise ValueError(
+            f"for X of shape {Xa.shape}, Y, v and Z must have shapes {(R, n)}, "
+            f"{(R, d)} and {(R, n, d)}, got {Ya.shape}, {va.shape} and {Za.shape}"
+        )
     for r in range(R):  # the same checks as for one problem
         _problem(Xa[r], Ya[r], va[r])
         as_queries(Za[r], n, d)
@@ -314,14 +367,26 @@ def _matrices(name, M, R, d):
     if a.ndim == 2:
         a = np.broadcast_to(a, (R, d, d)).copy()
     if a.shape != (R, d, d) or not np.isfinite(a).all():
-        raise ValueError(f"{name} must be finite with shape ({d}, {d}) or ({R}, {d}, {d}), "
-                         f"got shape {np.shape(M)}")
+        raise ValueError(
+            f"{name} must be finite with shape ({d}, {d}) or ({R}, {d}, {d}), "
+            f"got shape {np.shape(M)}"
+        )
     return a
 
 
-def train_w(X: ArrayLike, Y: ArrayLike, v: ArrayLike, Z: ArrayLike, W0: ArrayLike, *, steps: int,
-            lr: float = 0.1, normalized: bool = True, loss: str = "logistic",
-            reg: float = 0.0) -> np.ndarray:
+def train_w(
+    X: ArrayLike,
+    Y: ArrayLike,
+    v: ArrayLike,
+    Z: ArrayLike,
+    W0: ArrayLike,
+    *,
+    steps: int,
+    lr: float = 0.1,
+    normalized: bool = True,
+    loss: str = "logistic",
+    reg: float = 0.0,
+) -> np.ndarray:
     """Gradient descent on W of f(X_i) = vᵀ X_iᵀ softmax(X_i W z_i) ([SVM]; §1.3, §4.5).
 
     Parameters
@@ -356,9 +421,20 @@ def train_w(X: ArrayLike, Y: ArrayLike, v: ArrayLike, Z: ArrayLike, W0: ArrayLik
     return path if batched else path[:, 0]
 
 
-def train_kq(X: ArrayLike, Y: ArrayLike, v: ArrayLike, Z: ArrayLike, K0: ArrayLike, Q0: ArrayLike,
-             *, steps: int, lr: float = 0.1, normalized: bool = True, loss: str = "logistic",
-             reg: float = 0.0) -> np.ndarray:
+def train_kq(
+    X: ArrayLike,
+    Y: ArrayLike,
+    v: ArrayLike,
+    Z: ArrayLike,
+    K0: ArrayLike,
+    Q0: ArrayLike,
+    *,
+    steps: int,
+    lr: float = 0.1,
+    normalized: bool = True,
+    loss: str = "logistic",
+    reg: float = 0.0,
+) -> np.ndarray:
     """Gradient descent on the factors of W = K Qᵀ ([SVM] (K, Q) parametrisation; §1.3, §7.1).
 
     ∇_K L = G Q and ∇_Q L = Gᵀ K with G = ∇_W L; with ``normalized`` each factor takes a step of
@@ -383,8 +459,10 @@ def train_kq(X: ArrayLike, Y: ArrayLike, v: ArrayLike, Z: ArrayLike, K0: ArrayLi
     path[0] = K @ np.swapaxes(Q, -1, -2)
     for k in range(steps):
         G = _grad_w_batch(Xa, g, Ya, Za, path[k], loss)
-        K, Q = (_nstep(K, G @ Q + reg * K, lr, normalized),
-                _nstep(Q, np.swapaxes(G, -1, -2) @ K + reg * Q, lr, normalized))
+        K, Q = (
+            _nstep(K, G @ Q + reg * K, lr, normalized),
+            _nstep(Q, np.swapaxes(G, -1, -2) @ K + reg * Q, lr, normalized),
+        )
         path[k + 1] = K @ np.swapaxes(Q, -1, -2)
     return path if batched else path[:, 0]
 
@@ -420,7 +498,7 @@ class LocalOptimality:
 
     @property
     def kind(self) -> str:
-        """"global", "local" (locally but not globally), "not locally optimal" or "infeasible"."""
+        """ "global", "local" (locally but not globally), "not locally optimal" or "infeasible"."""
         if not self.svm.feasible:
             return "infeasible"
         if self.globally_optimal and self.locally_optimal:
@@ -428,9 +506,16 @@ class LocalOptimality:
         return "local" if self.locally_optimal else "not locally optimal"
 
 
-def local_optimality(X: ArrayLike, Y: ArrayLike, v: ArrayLike, alpha: ArrayLike,
-                     W: ArrayLike | None = None, *, Z: ArrayLike | None = None,
-                     tol: float = 1e-12) -> LocalOptimality:
+def local_optimality(
+    X: ArrayLike,
+    Y: ArrayLike,
+    v: ArrayLike,
+    alpha: ArrayLike,
+    W: ArrayLike | None = None,
+    *,
+    Z: ArrayLike | None = None,
+    tol: float = 1e-12,
+) -> LocalOptimality:
     """Test whether α is a locally optimal selection (maxmargin.md §1.2).
 
     Solves ATT-SVM(α) (the p problem with key-query ``W``, or, given queries ``Z``, the
@@ -449,8 +534,12 @@ def local_optimality(X: ArrayLike, Y: ArrayLike, v: ArrayLike, alpha: ArrayLike,
     tol = _validate.real("tol", tol, low=0.0)
     svm = att_svm(X3, a, W) if Z is None else att_svm_w(X3, a, as_queries(Z, n, d))
     gamma = Yv[:, None] * (X3 @ vv)
-    bad = tuple((i, int(t)) for i in range(n) for t in svm.support[i]
-                if not gamma[i, a[i]] > gamma[i, t] + tol)
+    bad = tuple(
+        (i, int(t))
+        for i in range(n)
+        for t in svm.support[i]
+        if not gamma[i, a[i]] > gamma[i, t] + tol
+    )
     best = gamma.max(axis=1)
     is_global = bool(np.all(gamma[np.arange(n), a] >= best - tol))
     return LocalOptimality(bool(svm.feasible and not bad), is_global, svm, bad)

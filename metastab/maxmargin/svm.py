@@ -33,8 +33,16 @@ from scipy.optimize import minimize, nnls
 from .. import _validate
 from .checks import as_labels, as_mask, as_queries, as_token_indices, as_tokens
 
-__all__ = ["Certificate", "SVMResult", "JointSVM", "solve_ldp", "att_svm", "att_svm_w",
-           "joint_svm", "constraint_rows"]
+__all__ = [
+    "Certificate",
+    "SVMResult",
+    "JointSVM",
+    "solve_ldp",
+    "att_svm",
+    "att_svm_w",
+    "joint_svm",
+    "constraint_rows",
+]
 
 #: norm of the scaled solution above which a feasible problem is flagged ill-conditioned (§5.3.6)
 NEARLY_INFEASIBLE = 1e3
@@ -92,8 +100,16 @@ class Certificate:
         """All residuals below ``tol`` (for an infeasible problem: the Farkas residual)."""
         if not self.feasible:
             return bool(self.farkas <= self.tol)
-        return bool(max(self.primal, self.dual, self.stationarity, abs(self.duality_gap),
-                        self.complementarity) <= self.tol)
+        return bool(
+            max(
+                self.primal,
+                self.dual,
+                self.stationarity,
+                abs(self.duality_gap),
+                self.complementarity,
+            )
+            <= self.tol
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,9 +189,9 @@ class JointSVM:
 # least-distance programming
 
 
-def solve_ldp(G: ArrayLike, h: ArrayLike, *, tol: float = 1e-8,
-              infeasible_tol: float = 1e-12
-              ) -> tuple[np.ndarray | None, np.ndarray | None, Certificate]:
+def solve_ldp(
+    G: ArrayLike, h: ArrayLike, *, tol: float = 1e-8, infeasible_tol: float = 1e-12
+) -> tuple[np.ndarray | None, np.ndarray | None, Certificate]:
     """Solve min ||x||_2 subject to G x ≥ h exactly, by Lawson–Hanson's NNLS reduction.
 
     With E = [Gᵀ; hᵀ] and f = e_{dim+1}, let u = argmin_{u ≥ 0} ||E u − f|| and r = E u − f.
@@ -211,8 +227,9 @@ def solve_ldp(G: ArrayLike, h: ArrayLike, *, tol: float = 1e-8,
     G = np.asarray(G, dtype=np.float64)
     h = np.asarray(h, dtype=np.float64)
     if G.ndim != 2 or h.shape != (G.shape[0],) or G.shape[0] == 0:
-        raise ValueError(f"G must be m×dim with m ≥ 1 and h of length m, got shapes "
-                         f"{G.shape} and {h.shape}")
+        raise ValueError(
+            f"G must be m×dim with m ≥ 1 and h of length m, got shapes {G.shape} and {h.shape}"
+        )
     if not (np.isfinite(G).all() and np.isfinite(h).all()):
         raise ValueError("G and h must be finite")
     m, dim = G.shape
@@ -229,8 +246,9 @@ def solve_ldp(G: ArrayLike, h: ArrayLike, *, tol: float = 1e-8,
     if denom <= infeasible_tol:
         hu = float(h @ u)
         farkas = float(np.linalg.norm(Gs.T @ u) / hu) if hu > 0 else np.inf
-        cert = Certificate(False, np.nan, np.nan, np.nan, np.nan, np.nan, farkas, np.nan, False,
-                           tol)
+        cert = Certificate(
+            False, np.nan, np.nan, np.nan, np.nan, np.nan, farkas, np.nan, False, tol
+        )
         return None, None, cert
     xs = r[:dim] / denom
     lam = u / denom / scale**2
@@ -286,8 +304,9 @@ def _differences(X3, a):
     return (X3[np.arange(n), a][:, None, :] - X3)[keep], index
 
 
-def constraint_rows(X: ArrayLike, alpha: ArrayLike, W: ArrayLike | None = None,
-                    Z: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+def constraint_rows(
+    X: ArrayLike, alpha: ArrayLike, W: ArrayLike | None = None, Z: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Rows of the ATT-SVM constraints, in order (i, t) with t ≠ α_i.
 
     For the p problem (``Z`` is None) row (i, t) is (x_{i,α_i} − x_it)ᵀ W (shape (d,)); for the
@@ -318,8 +337,9 @@ def _support(G, h, x, index, n, T, support_tol):
 
 def _result(x, lam, cert, G, h, index, n, T, a, support_tol, shape, method="ldp-nnls"):
     if x is None:
-        return SVMResult(None, False, tuple(np.array([], dtype=np.intp) for _ in range(n)), cert,
-                         None, a, method)
+        return SVMResult(
+            None, False, tuple(np.array([], dtype=np.intp) for _ in range(n)), cert, None, a, method
+        )
     support = _support(G, h, x.ravel(), index, n, T, support_tol)
     lam_grid = np.zeros((n, T))
     lam_grid[index[:, 0], index[:, 1]] = lam
@@ -330,9 +350,15 @@ def _result(x, lam, cert, G, h, index, n, T, a, support_tol, shape, method="ldp-
 # public solvers
 
 
-def att_svm(X: ArrayLike, alpha: ArrayLike, W: ArrayLike | None = None,
-            relaxed: ArrayLike | None = None, *, tol: float = 1e-8,
-            support_tol: float = 1e-6) -> SVMResult:
+def att_svm(
+    X: ArrayLike,
+    alpha: ArrayLike,
+    W: ArrayLike | None = None,
+    relaxed: ArrayLike | None = None,
+    *,
+    tol: float = 1e-8,
+    support_tol: float = 1e-6,
+) -> SVMResult:
     """ATT-SVM of [MM] for the prompt p, solved exactly (maxmargin.md §2.1, §5.1).
 
     p^mm(α) = argmin ||p||_2  s.t.  (x_{i,α_i} − x_it)ᵀ W p ≥ 1  for all t ≠ α_i and i ∈ [n],
@@ -377,8 +403,15 @@ def att_svm(X: ArrayLike, alpha: ArrayLike, W: ArrayLike | None = None,
     return _result(x, lam, cert, G, h, index, n, T, a, support_tol, (d,))
 
 
-def att_svm_w(X: ArrayLike, alpha: ArrayLike, Z: ArrayLike, *, norm: str = "fro", tol: float = 1e-8,
-              support_tol: float = 1e-6) -> SVMResult:
+def att_svm_w(
+    X: ArrayLike,
+    alpha: ArrayLike,
+    Z: ArrayLike,
+    *,
+    norm: str = "fro",
+    tol: float = 1e-8,
+    support_tol: float = 1e-6,
+) -> SVMResult:
     """ATT-SVM of [SVM] for the key-query matrix W (maxmargin.md §2.2, §5.1, §5.4).
 
     W^mm(α) = argmin ||W||  s.t.  (x_{i,α_i} − x_it)ᵀ W z_i ≥ 1  for all t ≠ α_i and i,
@@ -426,8 +459,9 @@ def att_svm_w(X: ArrayLike, alpha: ArrayLike, Z: ArrayLike, *, norm: str = "fro"
         return fro
     D, index = _differences(X3, a)
     Wn, lam_n, cert_n = _nuclear(D, Zs[index[:, 0]], h, fro.W, tol)
-    return _result(Wn, lam_n, cert_n, G, h, index, n, T, a, support_tol, (d, d),
-                   method="burer-monteiro-slsqp")
+    return _result(
+        Wn, lam_n, cert_n, G, h, index, n, T, a, support_tol, (d, d), method="burer-monteiro-slsqp"
+    )
 
 
 def _nuclear(D, Zrows, h, W0, tol, *, warm_steps: int = 40, shrink: float = 0.7):
@@ -469,14 +503,22 @@ def _nuclear(D, Zrows, h, W0, tol, *, warm_steps: int = 40, shrink: float = 0.7)
 
     def cons_jac(y):
         K, Q = unpack(y)
-        return np.hstack([(D[:, :, None] * (Zrows @ Q)[:, None, :]).reshape(m, size),
-                          (Zrows[:, :, None] * (D @ K)[:, None, :]).reshape(m, size)])
+        return np.hstack(
+            [
+                (D[:, :, None] * (Zrows @ Q)[:, None, :]).reshape(m, size),
+                (Zrows[:, :, None] * (D @ K)[:, None, :]).reshape(m, size),
+            ]
+        )
 
-    y0 = np.concatenate([(U[:, :r] * np.sqrt(S[:r])).ravel(),
-                         (Vt[:r].T * np.sqrt(S[:r])).ravel()])
-    res = minimize(lambda y: 0.5 * float(y @ y), y0, jac=lambda y: y, method="SLSQP",
-                   constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac}],
-                   options={"maxiter": 1000, "ftol": 1e-14})
+    y0 = np.concatenate([(U[:, :r] * np.sqrt(S[:r])).ravel(), (Vt[:r].T * np.sqrt(S[:r])).ravel()])
+    res = minimize(
+        lambda y: 0.5 * float(y @ y),
+        y0,
+        jac=lambda y: y,
+        method="SLSQP",
+        constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac}],
+        options={"maxiter": 1000, "ftol": 1e-14},
+    )
     K, Q = unpack(res.x)
     W = K @ Q.T
     M = cons_jac(res.x).T  # columns: gradients of the constraints in (K, Q)
@@ -491,13 +533,30 @@ def _nuclear(D, Zrows, h, W0, tol, *, warm_steps: int = 40, shrink: float = 0.7)
     gap = (nuc - dual_obj) / nuc
     comp = float(np.max(np.abs(lam * (gx - h)))) / dual_obj if dual_obj > 0 else np.inf
     scale = float(np.max(np.linalg.norm(D, axis=1) * np.linalg.norm(Zrows, axis=1)))
-    cert = Certificate(True, primal, 0.0, stat, gap, comp, np.nan, float(np.linalg.norm(W)),
-                       bool(np.linalg.norm(W) * scale > NEARLY_INFEASIBLE), tol)
+    cert = Certificate(
+        True,
+        primal,
+        0.0,
+        stat,
+        gap,
+        comp,
+        np.nan,
+        float(np.linalg.norm(W)),
+        bool(np.linalg.norm(W) * scale > NEARLY_INFEASIBLE),
+        tol,
+    )
     return W, lam, cert
 
 
-def joint_svm(X: ArrayLike, Y: ArrayLike, alpha: ArrayLike, W: ArrayLike | None = None, *,
-              tol: float = 1e-8, support_tol: float = 1e-6) -> JointSVM:
+def joint_svm(
+    X: ArrayLike,
+    Y: ArrayLike,
+    alpha: ArrayLike,
+    W: ArrayLike | None = None,
+    *,
+    tol: float = 1e-8,
+    support_tol: float = 1e-6,
+) -> JointSVM:
     """Max-margin directions of joint (p, v) training in [MM] (maxmargin.md §2.3, §4.3).
 
     First the classifier SVM of the selected tokens, v^mm = argmin ||v|| s.t.

@@ -30,6 +30,18 @@ from .scaling import ScalingFit, fit_report, fit_scaling
 from .summary import escape_summary
 from .survival_curve import Survival, survival
 
-__all__ = ["ConfidenceInterval", "DiagnosticWarning", "EscapeRate", "ExponentialityTest",
-           "ScalingFit", "Survival", "escape_rate", "escape_summary", "exponentiality_test",
-           "fit_report", "fit_scaling", "garwood_interval", "survival"]
+__all__ = [
+    "ConfidenceInterval",
+    "DiagnosticWarning",
+    "EscapeRate",
+    "ExponentialityTest",
+    "ScalingFit",
+    "Survival",
+    "escape_rate",
+    "escape_summary",
+    "exponentiality_test",
+    "fit_report",
+    "fit_scaling",
+    "garwood_interval",
+    "survival",
+]

@@ -28,10 +28,10 @@ LAWS = ("geometric", "exponential")
 class CensoredSample:
     """A validated censored sample on its own clock (events at time 0 dropped)."""
 
-    time: np.ndarray          # time on test, steps − start (float64, >= 0)
-    event: np.ndarray         # True where the chain escaped (not censored)
+    time: np.ndarray  # time on test, steps − start (float64, >= 0)
+    event: np.ndarray  # True where the chain escaped (not censored)
     budget: np.ndarray | None  # each chain's censoring time on the same clock, when known
-    kept: np.ndarray          # mask over the input rows (events at time 0 are dropped)
+    kept: np.ndarray  # mask over the input rows (events at time 0 are dropped)
 
     @property
     def events(self) -> int:
@@ -45,8 +45,12 @@ class CensoredSample:
 
     def subset(self, mask: np.ndarray) -> CensoredSample:
         """The chains where ``mask`` (over the kept chains) is True."""
-        return CensoredSample(self.time[mask], self.event[mask],
-                              None if self.budget is None else self.budget[mask], mask[mask])
+        return CensoredSample(
+            self.time[mask],
+            self.event[mask],
+            None if self.budget is None else self.budget[mask],
+            mask[mask],
+        )
 
 
 def check_law(law: str) -> str:
@@ -56,21 +60,25 @@ def check_law(law: str) -> str:
     return law
 
 
-def censored_sample(steps: Any, censored: Any, *, law: str, start: Any = None,
-                    max_steps: Any = None) -> CensoredSample:
+def censored_sample(
+    steps: Any, censored: Any, *, law: str, start: Any = None, max_steps: Any = None
+) -> CensoredSample:
     """Validate (steps, censored[, start, max_steps]) or a FirstPassage / frame into a sample."""
     if isinstance(steps, pd.DataFrame) or hasattr(steps, "censored"):
         if censored is not None:
-            raise ValueError("pass censored only with an array of steps, not with "
-                             f"{type(steps).__name__}")
+            raise ValueError(
+                f"pass censored only with an array of steps, not with {type(steps).__name__}"
+            )
         src = steps
         get = src.__getitem__ if isinstance(src, pd.DataFrame) else lambda k: getattr(src, k)
         steps, censored = get("steps"), get("censored")
         if max_steps is None and (not isinstance(src, pd.DataFrame) or "max_steps" in src):
             max_steps = np.asarray(get("max_steps"))
     if censored is None:
-        raise ValueError("censored is required with an array of steps "
-                         "(np.zeros(len(steps), bool) if no chain was censored)")
+        raise ValueError(
+            "censored is required with an array of steps "
+            "(np.zeros(len(steps), bool) if no chain was censored)"
+        )
     t = np.asarray(steps)
     c = np.asarray(censored)
     if t.ndim != 1 or t.size == 0 or not np.issubdtype(t.dtype, np.number):
@@ -90,33 +98,42 @@ def censored_sample(steps: Any, censored: Any, *, law: str, start: Any = None,
         s = np.broadcast_to(np.asarray(start, dtype=np.float64), t.shape)
         if not np.isfinite(s).all() or (s < 0).any() or (s > t).any():
             i = int(np.flatnonzero(~np.isfinite(s) | (s < 0) | (s > t))[0])
-            raise ValueError(f"start must be finite with 0 <= start <= steps, got start={s[i]!r} "
-                             f"for steps={t[i]!r} (chain {i})")
+            raise ValueError(
+                f"start must be finite with 0 <= start <= steps, got start={s[i]!r} "
+                f"for steps={t[i]!r} (chain {i})"
+            )
         t = t - s
     else:
         s = np.zeros_like(t)
     if law == "geometric" and (t != np.floor(t)).any():
-        raise ValueError("law='geometric' needs integer steps (and start); use "
-                         "law='exponential' for continuous times")
+        raise ValueError(
+            "law='geometric' needs integer steps (and start); use "
+            "law='exponential' for continuous times"
+        )
     budget = None
     if max_steps is not None:
         budget = np.broadcast_to(np.asarray(max_steps, dtype=np.float64), t.shape) - s
         bad = (budget < t) | (c & (budget != t))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"max_steps must be >= steps, and == steps for a censored chain; got "
-                             f"max_steps={budget[i] + s[i]!r}, steps={raw[i]!r}, "
-                             f"censored={bool(c[i])} (chain {i})")
+            raise ValueError(
+                f"max_steps must be >= steps, and == steps for a censored chain; got "
+                f"max_steps={budget[i] + s[i]!r}, steps={raw[i]!r}, "
+                f"censored={bool(c[i])} (chain {i})"
+            )
     elif c.any() and np.unique(raw[c]).size == 1:
-        budget = raw[c][0] - s      # one common budget: every chain had it
+        budget = raw[c][0] - s  # one common budget: every chain had it
     elif not c.any():
-        budget = np.full(t.shape, np.inf)     # nothing censored, no budget given: none assumed
+        budget = np.full(t.shape, np.inf)  # nothing censored, no budget given: none assumed
     zero = ~c & (t == 0)
     keep = ~zero
     if zero.any():
-        warnings.warn(f"{int(zero.sum())} of {t.size} chains met the event at time 0 (it held "
-                      "when the clock started): they are not escapes and are excluded",
-                      DiagnosticWarning, stacklevel=3)
+        warnings.warn(
+            f"{int(zero.sum())} of {t.size} chains met the event at time 0 (it held "
+            "when the clock started): they are not escapes and are excluded",
+            DiagnosticWarning,
+            stacklevel=3,
+        )
         t, c = t[keep], c[keep]
         budget = None if budget is None else budget[keep]
         if t.size == 0:
@@ -124,8 +141,9 @@ def censored_sample(steps: Any, censored: Any, *, law: str, start: Any = None,
     return CensoredSample(time=t, event=~c, budget=budget, kept=keep)
 
 
-def product_limit(time: np.ndarray,
-                  event: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def product_limit(
+    time: np.ndarray, event: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Kaplan–Meier at the distinct event times u_j: (u_j, S(u_j) = Π_{i<=j} (1 − d_i / n_i),
     at-risk n_j, events d_j).
 

@@ -28,12 +28,12 @@ class ConfidenceInterval(NamedTuple):
 
 def check_level(confidence_level: float) -> float:
     """Validate a confidence level in the open interval (0, 1)."""
-    return real("confidence_level", confidence_level, low=0, high=1, low_open=True,
-                high_open=True)
+    return real("confidence_level", confidence_level, low=0, high=1, low_open=True, high_open=True)
 
 
-def garwood_interval(events: int, exposure: float,
-                     confidence_level: float = 0.95) -> ConfidenceInterval:
+def garwood_interval(
+    events: int, exposure: float, confidence_level: float = 0.95
+) -> ConfidenceInterval:
     """Garwood's exact interval for a Poisson rate: ``events`` in ``exposure``.
 
     [χ²_{α/2}(2d), χ²_{1−α/2}(2d + 2)] / (2E) with α = 1 − level (science.md §3: the exponential
@@ -45,5 +45,7 @@ def garwood_interval(events: int, exposure: float,
     [0.02, 0.2828]
     """
     alpha = 1 - check_level(confidence_level)
-    return ConfidenceInterval(stats.chi2.ppf(alpha / 2, 2 * events) / (2 * exposure),
-                              stats.chi2.ppf(1 - alpha / 2, 2 * events + 2) / (2 * exposure))
+    return ConfidenceInterval(
+        stats.chi2.ppf(alpha / 2, 2 * events) / (2 * exposure),
+        stats.chi2.ppf(1 - alpha / 2, 2 * events + 2) / (2 * exposure),
+    )

@@ -21,14 +21,13 @@ from .rates import fit_rate
 __all__ = ["ExponentialityTest", "exponentiality_test", "memoryless_test", "sup_distance"]
 
 
-def sup_distance(time: np.ndarray, event: np.ndarray, rate: float, shift: float,
-                 law: str) -> float:
+def sup_distance(time: np.ndarray, event: np.ndarray, rate: float, shift: float, law: str) -> float:
     """sup_{0 <= t <= max time} |Ŝ_KM(t) − S_fit(t)| (exact: both are monotone step/curves)."""
     u, km, _, _ = product_limit(time, event)
     tau = time.max()
     left = np.concatenate(([0.0], u))
     right = np.concatenate((u, [tau]))
-    if law == "geometric":        # integer clock: the last integer before the next jump
+    if law == "geometric":  # integer clock: the last integer before the next jump
         right[:-1] -= 1.0
         log_q = math.log1p(-rate) if rate < 1 else -math.inf
     else:
@@ -61,14 +60,31 @@ class ExponentialityTest:
 
     def to_frame(self) -> pd.DataFrame:
         """One row: statistic, pvalue, law, rate, shift, n_resamples."""
-        return pd.DataFrame([{"statistic": self.statistic, "pvalue": self.pvalue,
-                              "law": self.law, "rate": self.rate, "shift": self.shift,
-                              "n_resamples": self.n_resamples}])
+        return pd.DataFrame(
+            [
+                {
+                    "statistic": self.statistic,
+                    "pvalue": self.pvalue,
+                    "law": self.law,
+                    "rate": self.rate,
+                    "shift": self.shift,
+                    "n_resamples": self.n_resamples,
+                }
+            ]
+        )
 
 
-def exponentiality_test(steps: Any, censored: Any = None, *, law: str = "geometric",
-                        start: Any = None, shift: bool = False, max_steps: Any = None,
-                        n_resamples: int = 999, rng: Any = None) -> ExponentialityTest:
+def exponentiality_test(
+    steps: Any,
+    censored: Any = None,
+    *,
+    law: str = "geometric",
+    start: Any = None,
+    shift: bool = False,
+    max_steps: Any = None,
+    n_resamples: int = 999,
+    rng: Any = None,
+) -> ExponentialityTest:
     """Check that escape is memoryless: Kaplan–Meier against the fitted geometric/exponential law.
 
     The statistic D = sup_t |Ŝ_KM(t) − exp(−λ̂ t)| (or (1 − p̂)^t) is a censoring-aware
@@ -125,15 +141,18 @@ def _draw_law(gen, law, rate, size):
     return 1.0 + np.floor(gen.exponential(1.0, size) / -math.log1p(-rate))
 
 
-def memoryless_test(s: CensoredSample, law: str, shift: bool, n_resamples: int,
-                    gen: np.random.Generator) -> ExponentialityTest:
+def memoryless_test(
+    s: CensoredSample, law: str, shift: bool, n_resamples: int, gen: np.random.Generator
+) -> ExponentialityTest:
     """The test on a validated sample, drawing the null samples from ``gen``."""
     if s.budget is None:
-        raise ValueError("censoring times vary and the budgets of the escaped chains are "
-                         "unknown: pass max_steps")
+        raise ValueError(
+            "censoring times vary and the budgets of the escaped chains are unknown: pass max_steps"
+        )
     if s.events == 0:
-        raise ValueError(f"exponentiality_test needs at least one event, got 0 among "
-                         f"{s.time.size} chains")
+        raise ValueError(
+            f"exponentiality_test needs at least one event, got 0 among {s.time.size} chains"
+        )
     rate, sh, _, _, _ = fit_rate(s.time, s.event, law, shift)
     D = sup_distance(s.time, s.event, rate, sh, law)
     null = np.zeros(n_resamples)
@@ -146,5 +165,12 @@ def memoryless_test(s: CensoredSample, law: str, shift: bool, n_resamples: int,
             null[b] = sup_distance(t, ev, r, bs, law)
     # ties within roundoff count as "at least as extreme"
     pvalue = (1 + np.count_nonzero(null >= D * (1 - 1e-12))) / (n_resamples + 1)
-    return ExponentialityTest(statistic=D, pvalue=float(pvalue), law=law, rate=rate, shift=sh,
-                              n_resamples=n_resamples, null_distribution=null)
+    return ExponentialityTest(
+        statistic=D,
+        pvalue=float(pvalue),
+        law=law,
+        rate=rate,
+        shift=sh,
+        n_resamples=n_resamples,
+        null_distribution=null,
+    )

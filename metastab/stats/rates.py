@@ -46,24 +46,26 @@ def rate_interval(d: int, E: float, law: str, level: float, method: str) -> tupl
     """(low, high) for the rate from d events in exposure E; one-sided (0, U) when d = 0."""
     alpha = 1.0 - level
     if d == 0:
-        return 0.0, (-math.log(alpha) / E if law == "exponential"
-                     else -math.expm1(math.log(alpha) / E))
+        return 0.0, (
+            -math.log(alpha) / E if law == "exponential" else -math.expm1(math.log(alpha) / E)
+        )
     if method == "exact":
         # Garwood (Poisson count d in exposure E) for the exponential law, and for the geometric
         # law beyond _POISSON_TRIALS trials, where Clopper–Pearson equals it to ~10/E relative
         # and scipy's beta quantiles with a second parameter near 1e18 are unreliable.
         if law == "exponential" or E > _POISSON_TRIALS:
             return garwood_interval(d, E, level)
-        return (stats.beta.ppf(alpha / 2, d, E - d + 1),     # Clopper–Pearson: d of E trials
-                stats.beta.ppf(1 - alpha / 2, d + 1, E - d) if d < E else 1.0)
+        return (
+            stats.beta.ppf(alpha / 2, d, E - d + 1),  # Clopper–Pearson: d of E trials
+            stats.beta.ppf(1 - alpha / 2, d + 1, E - d) if d < E else 1.0,
+        )
     rate = d / E
     drop = _loglik(rate, d, E, law) - stats.chi2.ppf(level, 1) / 2
 
     def gap(r):
         return _loglik(r, d, E, law) - drop
 
-    low = math.exp(optimize.brentq(lambda y: gap(math.exp(y)), math.log(rate) - 60,
-                                   math.log(rate)))
+    low = math.exp(optimize.brentq(lambda y: gap(math.exp(y)), math.log(rate) - 60, math.log(rate)))
     if law == "exponential":
         hi = math.log(rate) + 60
         return low, math.exp(optimize.brentq(lambda y: gap(math.exp(y)), math.log(rate), hi))
@@ -71,8 +73,7 @@ def rate_interval(d: int, E: float, law: str, level: float, method: str) -> tupl
     if rate >= top or gap(top) >= 0:
         return low, 1.0
     # in log space: brentq's absolute tolerance (2e-12) would swallow rates below ~1e-10
-    return low, math.exp(optimize.brentq(lambda y: gap(math.exp(y)), math.log(rate),
-                                         math.log(top)))
+    return low, math.exp(optimize.brentq(lambda y: gap(math.exp(y)), math.log(rate), math.log(top)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,16 +111,18 @@ class EscapeRate:
         if self.law == "exponential":
             return self.shift + math.log(2) / rate
         # smallest integer t >= 1 with (1 − p)^t <= 1/2
-        return self.shift + (1.0 if rate >= 1 else max(1.0, math.ceil(-math.log(2)
-                                                                      / math.log1p(-rate))))
+        return self.shift + (
+            1.0 if rate >= 1 else max(1.0, math.ceil(-math.log(2) / math.log1p(-rate)))
+        )
 
     @property
     def median(self) -> float:
         """Median of the fitted law: shift + log 2/λ, or shift + ⌈log 2 / −log(1 − p)⌉."""
         return self._median_of(self.rate)
 
-    def confidence_interval(self, confidence_level: float | None = None, *,
-                            method: str | None = None) -> ConfidenceInterval:
+    def confidence_interval(
+        self, confidence_level: float | None = None, *, method: str | None = None
+    ) -> ConfidenceInterval:
         """(low, high) for the rate (``None``: the level and method of the fit).
 
         ``method="exact"``: Garwood's chi-square interval [χ²_{α/2}(2d), χ²_{1−α/2}(2d+2)]/(2E)
@@ -128,21 +131,23 @@ class EscapeRate:
         With no events both give the exact one-sided bound (0, U): U = −log(α)/E or
         1 − α^(1/E).
         """
-        level = check_level(self.confidence_level if confidence_level is None
-                            else confidence_level)
+        level = check_level(self.confidence_level if confidence_level is None else confidence_level)
         method = _check_method(self.method if method is None else method)
         low, high = rate_interval(self.events, self.exposure, self.law, level, method)
         return ConfidenceInterval(float(low), float(high))
 
-    def mean_interval(self, confidence_level: float | None = None, *,
-                      method: str | None = None) -> ConfidenceInterval:
+    def mean_interval(
+        self, confidence_level: float | None = None, *, method: str | None = None
+    ) -> ConfidenceInterval:
         """(low, high) for E[T], from the rate interval (mean = shift + 1/rate is monotone)."""
         low, high = self.confidence_interval(confidence_level, method=method)
-        return ConfidenceInterval(self.shift + 1.0 / high,
-                                  self.shift + 1.0 / low if low > 0 else math.inf)
+        return ConfidenceInterval(
+            self.shift + 1.0 / high, self.shift + 1.0 / low if low > 0 else math.inf
+        )
 
-    def median_interval(self, confidence_level: float | None = None, *,
-                        method: str | None = None) -> ConfidenceInterval:
+    def median_interval(
+        self, confidence_level: float | None = None, *, method: str | None = None
+    ) -> ConfidenceInterval:
         """(low, high) for the median of the fitted law, from the rate interval."""
         low, high = self.confidence_interval(confidence_level, method=method)
         return ConfidenceInterval(self._median_of(high), self._median_of(low))
@@ -153,8 +158,7 @@ class EscapeRate:
         The earliest escape exceeds s by the minimum of n escape times (n chains at risk at s):
         Exp(n λ) or Geometric(1 − (1 − p)^n) on {1, 2, ...}, evaluated at the fitted rate.
         """
-        level = check_level(self.confidence_level if confidence_level is None
-                            else confidence_level)
+        level = check_level(self.confidence_level if confidence_level is None else confidence_level)
         if not self.at_risk_at_shift:
             raise ValueError("shift_interval needs a fitted shift (escape_rate(..., shift=True))")
         n, log_alpha = self.at_risk_at_shift, math.log(1 - level)
@@ -175,13 +179,30 @@ class EscapeRate:
         rl, rh = self.confidence_interval()
         ml, mh = self.mean_interval()
         dl, dh = self.median_interval()
-        return pd.DataFrame([{
-            "law": self.law, "chains": self.chains, "events": self.events,
-            "censored": self.censored, "exposure": self.exposure, "shift": self.shift,
-            "rate": self.rate, "rate_low": rl, "rate_high": rh, "mean": self.mean,
-            "mean_low": ml, "mean_high": mh, "median": self.median, "median_low": dl,
-            "median_high": dh, "one_sided": self.one_sided,
-            "confidence_level": self.confidence_level, "method": self.method}])
+        return pd.DataFrame(
+            [
+                {
+                    "law": self.law,
+                    "chains": self.chains,
+                    "events": self.events,
+                    "censored": self.censored,
+                    "exposure": self.exposure,
+                    "shift": self.shift,
+                    "rate": self.rate,
+                    "rate_low": rl,
+                    "rate_high": rh,
+                    "mean": self.mean,
+                    "mean_low": ml,
+                    "mean_high": mh,
+                    "median": self.median,
+                    "median_low": dl,
+                    "median_high": dh,
+                    "one_sided": self.one_sided,
+                    "confidence_level": self.confidence_level,
+                    "method": self.method,
+                }
+            ]
+        )
 
 
 def _check_method(method: str) -> str:
@@ -190,8 +211,9 @@ def _check_method(method: str) -> str:
     return method
 
 
-def fit_rate(time: np.ndarray, event: np.ndarray, law: str,
-             shift: bool) -> tuple[float, float, int, int, float]:
+def fit_rate(
+    time: np.ndarray, event: np.ndarray, law: str, shift: bool
+) -> tuple[float, float, int, int, float]:
     """(rate, shift, at_risk at the shift, events d, exposure E) by maximum likelihood; the
     shift s = first escape (− 1 for the geometric law) when ``shift``, else 0."""
     s, at_risk = 0.0, 0
@@ -205,9 +227,16 @@ def fit_rate(time: np.ndarray, event: np.ndarray, law: str,
     return (d / E if E > 0 else math.nan), s, at_risk, d, E
 
 
-def escape_rate(steps: Any, censored: Any = None, *, law: str = "geometric",
-                confidence_level: float = 0.95, method: str = "exact", start: Any = None,
-                shift: bool = False) -> EscapeRate:
+def escape_rate(
+    steps: Any,
+    censored: Any = None,
+    *,
+    law: str = "geometric",
+    confidence_level: float = 0.95,
+    method: str = "exact",
+    start: Any = None,
+    shift: bool = False,
+) -> EscapeRate:
     """Escape rate of censored first-passage times by maximum likelihood.
 
     Parameters
@@ -255,12 +284,28 @@ def escape_rate(steps: Any, censored: Any = None, *, law: str = "geometric",
         raise ValueError(f"no exposure: all {n} chains were observed for 0 steps")
     if d == 0:
         _, upper = rate_interval(0, E, law, level, method)
-        warnings.warn(f"no escapes among {n} chains (exposure {E:g}): the rate is only bounded, "
-                      f"rate <= {upper:.4g} ({level:.0%} one-sided), mean > {1 / upper:.4g}",
-                      DiagnosticWarning, stacklevel=2)
+        warnings.warn(
+            f"no escapes among {n} chains (exposure {E:g}): the rate is only bounded, "
+            f"rate <= {upper:.4g} ({level:.0%} one-sided), mean > {1 / upper:.4g}",
+            DiagnosticWarning,
+            stacklevel=2,
+        )
     elif cens > n / 2:
-        warnings.warn(f"{cens} of {n} chains are censored: the rate rests on {d} escapes and on "
-                      "the exponential/geometric law beyond the budget", DiagnosticWarning,
-                      stacklevel=2)
-    return EscapeRate(law=law, rate=rate, events=d, exposure=E, chains=n, censored=cens,
-                      confidence_level=level, method=method, shift=sh, at_risk_at_shift=at_risk)
+        warnings.warn(
+            f"{cens} of {n} chains are censored: the rate rests on {d} escapes and on "
+            "the exponential/geometric law beyond the budget",
+            DiagnosticWarning,
+            stacklevel=2,
+        )
+    return EscapeRate(
+        law=law,
+        rate=rate,
+        events=d,
+        exposure=E,
+        chains=n,
+        censored=cens,
+        confidence_level=level,
+        method=method,
+        shift=sh,
+        at_risk_at_shift=at_risk,
+    )

@@ -41,7 +41,7 @@ _PARAMS = ("intercept", "slope", "prefactor")
 
 def _terms(eta, d, E, law):
     """Per row ℓ, dℓ/dη and −d²ℓ/dη² at η = log rate (−inf where p >= 1 is infeasible)."""
-    with np.errstate(over="ignore"):     # far-out trial points: ℓ = −inf, rejected by the caller
+    with np.errstate(over="ignore"):  # far-out trial points: ℓ = −inf, rejected by the caller
         mu = np.exp(eta)
     if law == "exponential":
         with np.errstate(invalid="ignore"):
@@ -49,14 +49,16 @@ def _terms(eta, d, E, law):
     f = E - d
     ok = mu < 1
     m = np.where(ok, mu, 0.0)
-    ll = np.where(ok, d * eta + special.xlog1py(f, -m), np.where((f == 0) & (mu == 1), 0.0,
-                                                                 -np.inf))
+    ll = np.where(
+        ok, d * eta + special.xlog1py(f, -m), np.where((f == 0) & (mu == 1), 0.0, -np.inf)
+    )
     q = m / (1 - m)
     return ll, d - f * q, f * q / (1 - m)
 
 
 def _newton(Z, offset, d, E, law, theta):
     """Maximise ℓ(θ) with log rate = offset − Zθ; returns (θ, ℓ, information ZᵀHZ)."""
+
     def loglik(th):
         value = _terms(offset - Z @ th, d, E, law)[0].sum()
         return value if np.isfinite(value) else -np.inf
@@ -80,8 +82,10 @@ def _newton(Z, offset, d, E, law, theta):
         if np.abs(t * step).max() < 1e-10 * (1 + np.abs(theta).max()):
             _, g, h = _terms(offset - Z @ theta, d, E, law)
             return theta, current, Z.T @ (h[:, None] * Z)
-    raise ValueError("the scaling fit did not converge: the maximum-likelihood exponent is "
-                     "infinite (events at too few x values, zero events elsewhere)")
+    raise ValueError(
+        "the scaling fit did not converge: the maximum-likelihood exponent is "
+        "infinite (events at too few x values, zero events elsewhere)"
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,11 +122,12 @@ class ScalingFit:
     @property
     def params(self) -> np.ndarray:
         """The estimates (a, b[, c])."""
-        return np.array([self.intercept, self.slope] + ([self.prefactor]
-                                                        if self.prefactor is not None else []))
+        return np.array(
+            [self.intercept, self.slope] + ([self.prefactor] if self.prefactor is not None else [])
+        )
 
     def _index(self, param: str) -> int:
-        names = _PARAMS[:self.params.size]
+        names = _PARAMS[: self.params.size]
         if param not in names:
             raise ValueError(f"param must be one of {names}, got {param!r}")
         return names.index(param)
@@ -132,8 +137,13 @@ class ScalingFit:
         j = self._index(param)
         return float(math.sqrt(self.cov[j, j]))
 
-    def confidence_interval(self, param: str = "slope", confidence_level: float | None = None,
-                            *, method: str = "profile") -> ConfidenceInterval:
+    def confidence_interval(
+        self,
+        param: str = "slope",
+        confidence_level: float | None = None,
+        *,
+        method: str = "profile",
+    ) -> ConfidenceInterval:
         """(low, high) for ``param`` in {"intercept", "slope", "prefactor"} (``None``: the level
         of the fit).
 
@@ -141,8 +151,7 @@ class ScalingFit:
         {θ_j : 2(ℓ̂ − max_{others} ℓ) <= χ²_1(level)}, an end is ±inf if ℓ never drops that far.
         """
         j = self._index(param)
-        level = check_level(self.confidence_level if confidence_level is None
-                            else confidence_level)
+        level = check_level(self.confidence_level if confidence_level is None else confidence_level)
         est, se = self.params[j], self.stderr(param)
         if method == "wald":
             z = stats.norm.ppf(0.5 + level / 2)
@@ -156,25 +165,30 @@ class ScalingFit:
 
         def gap(v):
             offset, th = -v * Z[:, j], self.params[free]
-            if j > 0:                   # raise the intercept until every p < 1 (a feasible start)
+            if j > 0:  # raise the intercept until every p < 1 (a feasible start)
                 th = th.copy()
                 th[0] += max(float((offset - Z[:, free] @ th).max()), -1.0) + 1.0
             try:
                 return _newton(Z[:, free], offset, d, E, self.law, th)[1] - target
             except (ValueError, np.linalg.LinAlgError):
-                return -1e300           # no feasible fit: far outside the interval
+                return -1e300  # no feasible fit: far outside the interval
 
         if not gap(est) > 0:
-            raise ValueError(f"the profile likelihood of {param} could not be evaluated at the "
-                             "estimate; use method='wald'")
+            raise ValueError(
+                f"the profile likelihood of {param} could not be evaluated at the "
+                "estimate; use method='wald'"
+            )
         ends = []
         for sign in (-1.0, 1.0):
             k = 1.0
-            while gap(est + sign * k * se) > 0 and k < 2.0 ** 30:
+            while gap(est + sign * k * se) > 0 and k < 2.0**30:
                 k *= 2
             far = est + sign * k * se
-            ends.append(sign * math.inf if gap(far) > 0 else
-                        optimize.brentq(gap, *sorted((est, far)), xtol=1e-10 * (1 + abs(est))))
+            ends.append(
+                sign * math.inf
+                if gap(far) > 0
+                else optimize.brentq(gap, *sorted((est, far)), xtol=1e-10 * (1 + abs(est)))
+            )
         return ConfidenceInterval(*ends)
 
     def log_mean(self, x: Any) -> np.ndarray:
@@ -183,8 +197,7 @@ class ScalingFit:
 
     def band(self, x: Any, confidence_level: float | None = None) -> ConfidenceInterval:
         """Pointwise Wald band (low, high) for log E[T] at ``x``: ± z·sqrt(z(x)ᵀ I⁻¹ z(x))."""
-        level = check_level(self.confidence_level if confidence_level is None
-                            else confidence_level)
+        level = check_level(self.confidence_level if confidence_level is None else confidence_level)
         Z = _design(np.asarray(x, np.float64), self.params.size, center=False)
         half = stats.norm.ppf(0.5 + level / 2) * np.sqrt(np.einsum("ij,jk,ik->i", Z, self.cov, Z))
         mid = Z @ self.params
@@ -196,11 +209,23 @@ class ScalingFit:
         for name, est in zip(_PARAMS, self.params):
             wl, wh = self.confidence_interval(name, method="wald")
             pl, ph = self.confidence_interval(name, method="profile")
-            rows.append({"parameter": name, "estimate": est, "stderr": self.stderr(name),
-                         "wald_low": wl, "wald_high": wh, "profile_low": pl, "profile_high": ph,
-                         "confidence_level": self.confidence_level, "law": self.law,
-                         "deviance": self.deviance, "df": self.df, "pearson": self.pearson,
-                         "lrt_pvalue": self.lrt_pvalue})
+            rows.append(
+                {
+                    "parameter": name,
+                    "estimate": est,
+                    "stderr": self.stderr(name),
+                    "wald_low": wl,
+                    "wald_high": wh,
+                    "profile_low": pl,
+                    "profile_high": ph,
+                    "confidence_level": self.confidence_level,
+                    "law": self.law,
+                    "deviance": self.deviance,
+                    "df": self.df,
+                    "pearson": self.pearson,
+                    "lrt_pvalue": self.lrt_pvalue,
+                }
+            )
         return pd.DataFrame(rows)
 
 
@@ -216,14 +241,15 @@ def _start(Z, d, E):
     """Weighted least squares on log(E/(d + 1/2)): a feasible Newton start."""
     w = np.sqrt(d + 0.5)
     theta = np.linalg.lstsq(Z * w[:, None], np.log(E / (d + 0.5)) * w, rcond=None)[0]
-    if (Z @ theta <= 0).any():     # a per-step probability >= 1: start flat instead
+    if (Z @ theta <= 0).any():  # a per-step probability >= 1: start flat instead
         theta = np.zeros(Z.shape[1])
         theta[0] = max(math.log(E.sum() / max(d.sum(), 0.5)), 1e-3)
     return theta
 
 
-def _aggregate(frame: pd.DataFrame, x: str, law: str,
-               start: Any) -> tuple[pd.DataFrame, CensoredSample]:
+def _aggregate(
+    frame: pd.DataFrame, x: str, law: str, start: Any
+) -> tuple[pd.DataFrame, CensoredSample]:
     """Per x value: chains, events, censored, exposure (validated, events at 0 excluded)."""
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
@@ -240,22 +266,41 @@ def _aggregate(frame: pd.DataFrame, x: str, law: str,
     if "point" in varying and frame.groupby(x)["point"].nunique().max() == 1:
         varying.remove("point")  # a sweep's grid-point index: one per x value, not a parameter
     if varying:
-        raise ValueError(f"the columns {varying} vary within frame: fit one setting at a time "
-                         "(filter the frame) or drop them")
+        raise ValueError(
+            f"the columns {varying} vary within frame: fit one setting at a time "
+            "(filter the frame) or drop them"
+        )
     xs = frame[x].to_numpy(dtype=np.float64)
     if not np.isfinite(xs).all():
         raise ValueError(f"column {x!r} must be finite")
-    s = censored_sample(frame["steps"].to_numpy(), frame["censored"].to_numpy(), law=law,
-                        start=start, max_steps=frame["max_steps"].to_numpy()
-                        if "max_steps" in frame else None)
-    g = pd.DataFrame({x: xs[s.kept], "chains": 1, "events": s.event.astype(np.int64),
-                      "censored": (~s.event).astype(np.int64), "exposure": s.time})
+    s = censored_sample(
+        frame["steps"].to_numpy(),
+        frame["censored"].to_numpy(),
+        law=law,
+        start=start,
+        max_steps=frame["max_steps"].to_numpy() if "max_steps" in frame else None,
+    )
+    g = pd.DataFrame(
+        {
+            x: xs[s.kept],
+            "chains": 1,
+            "events": s.event.astype(np.int64),
+            "censored": (~s.event).astype(np.int64),
+            "exposure": s.time,
+        }
+    )
     return g.groupby(x, sort=True).sum().reset_index(), s
 
 
-def fit_scaling(frame: pd.DataFrame, *, x: str = "beta", law: str = "geometric",
-                confidence_level: float = 0.95, prefactor: bool = False,
-                start: str | Any = None) -> ScalingFit:
+def fit_scaling(
+    frame: pd.DataFrame,
+    *,
+    x: str = "beta",
+    law: str = "geometric",
+    confidence_level: float = 0.95,
+    prefactor: bool = False,
+    start: str | Any = None,
+) -> ScalingFit:
     """Fit the Arrhenius law log E[T] = a + b·β (+ c·log β) to censored escape times.
 
     One joint likelihood over all β values (see the notes above :func:`_terms`): β values with
@@ -308,15 +353,19 @@ def _fit_table(table, x, law, level, prefactor) -> ScalingFit:
     if prefactor and (xs <= 0).any():
         raise ValueError(f"prefactor=True needs {x} > 0, got {xs.min()!r}")
     if law == "geometric" and (d == E).any():
-        raise ValueError(f"every chain escaped at its first step at {x}="
-                         f"{xs[d == E].tolist()}: p̂ = 1 is the boundary of the geometric law "
-                         "(no metastability there); drop these values or use law='exponential'")
+        raise ValueError(
+            f"every chain escaped at its first step at {x}="
+            f"{xs[d == E].tolist()}: p̂ = 1 is the boundary of the geometric law "
+            "(no metastability there); drop these values or use law='exponential'"
+        )
     if (d > 0).sum() < p:
-        raise ValueError(f"the exponent is not identifiable: events at {(d > 0).sum()} {x} "
-                         f"value(s) ({xs[d > 0].tolist()}), need >= {p}")
+        raise ValueError(
+            f"the exponent is not identifiable: events at {(d > 0).sum()} {x} "
+            f"value(s) ({xs[d > 0].tolist()}), need >= {p}"
+        )
     Z = _design(xs, p)
     theta, ll, info = _newton(Z, np.zeros_like(d), d, E, law, _start(Z, d, E))
-    J = np.eye(p)                      # uncentred a = a_c − b x̄ (− c mean log x)
+    J = np.eye(p)  # uncentred a = a_c − b x̄ (− c mean log x)
     J[0, 1:] = -_design(xs, p, center=False)[:, 1:].mean(axis=0)
     params = J @ theta
     cov = J @ np.linalg.inv(info) @ J.T
@@ -334,11 +383,14 @@ def _fit_table(table, x, law, level, prefactor) -> ScalingFit:
         lrt_stat = float(max(2 * (ll - ll0), 0.0))
         lrt_p = float(stats.chi2.sf(lrt_stat, 1))
     if df > 0 and stats.chi2.sf(deviance, df) < 1e-3:
-        warnings.warn(f"deviance {deviance:.4g} on {df} df (p = {stats.chi2.sf(deviance, df):.2g}"
-                      f"): log E[T] = a + b·{x}{' + c·log ' + x if prefactor else ''} does not "
-                      "fit (overdispersion or a missing term); the intervals understate the error",
-                      DiagnosticWarning, stacklevel=3)
-    pos = d > 0                        # cross-check: WLS on log mean, weights d
+        warnings.warn(
+            f"deviance {deviance:.4g} on {df} df (p = {stats.chi2.sf(deviance, df):.2g}"
+            f"): log E[T] = a + b·{x}{' + c·log ' + x if prefactor else ''} does not "
+            "fit (overdispersion or a missing term); the intervals understate the error",
+            DiagnosticWarning,
+            stacklevel=3,
+        )
+    pos = d > 0  # cross-check: WLS on log mean, weights d
     wls_slope = wls_se = math.nan
     if pos.sum() > p:
         Zp = _design(xs[pos], p)
@@ -355,17 +407,39 @@ def _fit_table(table, x, law, level, prefactor) -> ScalingFit:
         per["mean_low"] = 1 / per["rate_high"]
         per["mean_high"] = 1 / per["rate_low"]
     per["one_sided"] = d == 0
-    return ScalingFit(law=law, x=x, intercept=float(params[0]), slope=float(params[1]),
-                      prefactor=float(params[2]) if prefactor else None, cov=cov,
-                      loglik=float(ll), deviance=deviance, df=df, pearson=pearson,
-                      lrt_statistic=lrt_stat, lrt_pvalue=lrt_p, wls_slope=wls_slope,
-                      wls_stderr=wls_se, confidence_level=level, per_beta=per, _data=(xs, d, E))
+    return ScalingFit(
+        law=law,
+        x=x,
+        intercept=float(params[0]),
+        slope=float(params[1]),
+        prefactor=float(params[2]) if prefactor else None,
+        cov=cov,
+        loglik=float(ll),
+        deviance=deviance,
+        df=df,
+        pearson=pearson,
+        lrt_statistic=lrt_stat,
+        lrt_pvalue=lrt_p,
+        wls_slope=wls_slope,
+        wls_stderr=wls_se,
+        confidence_level=level,
+        per_beta=per,
+        _data=(xs, d, E),
+    )
 
 
-def fit_report(frame: pd.DataFrame, *, x: str = "beta", law: str = "geometric",
-               confidence_level: float = 0.95, prefactor: bool = False, start: str | Any = None,
-               memoryless: bool = True, n_resamples: int = 499,
-               rng: Any = 0) -> tuple[pd.DataFrame, ScalingFit]:
+def fit_report(
+    frame: pd.DataFrame,
+    *,
+    x: str = "beta",
+    law: str = "geometric",
+    confidence_level: float = 0.95,
+    prefactor: bool = False,
+    start: str | Any = None,
+    memoryless: bool = True,
+    n_resamples: int = 499,
+    rng: Any = 0,
+) -> tuple[pd.DataFrame, ScalingFit]:
     """Everything the ``metastab fit`` command prints: a per-β table and the scaling fit.
 
     Parameters
@@ -405,17 +479,30 @@ def fit_report(frame: pd.DataFrame, *, x: str = "beta", law: str = "geometric",
     medians, notes, pvals = [], [], []
     for row in per.to_dict("records"):
         d, E = int(row["events"]), float(row["exposure"])
-        res = EscapeRate(law=law, rate=d / E, events=d, exposure=E, chains=int(row["chains"]),
-                         censored=int(row["censored"]), confidence_level=level)
+        res = EscapeRate(
+            law=law,
+            rate=d / E,
+            events=d,
+            exposure=E,
+            chains=int(row["chains"]),
+            censored=int(row["censored"]),
+            confidence_level=level,
+        )
         medians.append((res.median, *res.median_interval()))
-        note = ("no events: the rate is a one-sided upper bound" if d == 0 else
-                "most chains censored" if row["censored"] > row["chains"] / 2 else "")
+        note = (
+            "no events: the rate is a one-sided upper bound"
+            if d == 0
+            else "most chains censored"
+            if row["censored"] > row["chains"] / 2
+            else ""
+        )
         p = math.nan
         if memoryless and d > 0:
             try:
-                p = memoryless_test(s.subset(xs == row[x]), law, False, int(n_resamples),
-                                    gen).pvalue
-            except ValueError as exc:          # budgets unknown: say so in the table
+                p = memoryless_test(
+                    s.subset(xs == row[x]), law, False, int(n_resamples), gen
+                ).pvalue
+            except ValueError as exc:  # budgets unknown: say so in the table
                 note = "; ".join(filter(None, [note, str(exc)]))
         pvals.append(p)
         notes.append(note)

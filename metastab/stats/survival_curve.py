@@ -43,23 +43,25 @@ class Survival:
         """S(t) at the times ``t`` (1 before the first event)."""
         return self._ecdf.sf.evaluate(np.asarray(t, dtype=np.float64))
 
-    def confidence_interval(self, confidence_level: float | None = None, *,
-                            method: str = "log-log") -> ConfidenceInterval:
+    def confidence_interval(
+        self, confidence_level: float | None = None, *, method: str = "log-log"
+    ) -> ConfidenceInterval:
         """Pointwise band (low, high) at :attr:`time`: ``"linear"`` is Greenwood's
         S ± z·S·sqrt(Σ d/(n(n−d))), ``"log-log"`` the same on log(−log S) (stays in [0, 1]).
 
         NaN where the formula is undefined (S = 0 for log-log; no event yet gives [1, 1]).
         """
-        level = check_level(self.confidence_level if confidence_level is None
-                            else confidence_level)
+        level = check_level(self.confidence_level if confidence_level is None else confidence_level)
         if method not in BAND_METHODS:
             raise ValueError(f"method must be 'linear' or 'log-log', got {method!r}")
         if self.n_events == 0:
-            return ConfidenceInterval(np.ones_like(self.probability),
-                                      np.ones_like(self.probability))
+            return ConfidenceInterval(
+                np.ones_like(self.probability), np.ones_like(self.probability)
+            )
         with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", "The confidence interval is undefined",
-                                    RuntimeWarning)
+            warnings.filterwarnings(
+                "ignore", "The confidence interval is undefined", RuntimeWarning
+            )
             ci = self._ecdf.sf.confidence_interval(level, method=method)
         return ConfidenceInterval(ci.low.probabilities, ci.high.probabilities)
 
@@ -69,16 +71,26 @@ class Survival:
         below = np.flatnonzero(self.probability <= 0.5)
         return float(self.time[below[0]]) if below.size else math.inf
 
-    def to_frame(self, confidence_level: float | None = None, *,
-                 method: str = "log-log") -> pd.DataFrame:
+    def to_frame(
+        self, confidence_level: float | None = None, *, method: str = "log-log"
+    ) -> pd.DataFrame:
         """Columns time, survival, low, high, at_risk, events (one row per observed time)."""
         low, high = self.confidence_interval(confidence_level, method=method)
-        return pd.DataFrame({"time": self.time, "survival": self.probability, "low": low,
-                             "high": high, "at_risk": self.at_risk, "events": self.events})
+        return pd.DataFrame(
+            {
+                "time": self.time,
+                "survival": self.probability,
+                "low": low,
+                "high": high,
+                "at_risk": self.at_risk,
+                "events": self.events,
+            }
+        )
 
 
-def survival(steps: Any, censored: Any = None, *, start: Any = None,
-             confidence_level: float = 0.95) -> Survival:
+def survival(
+    steps: Any, censored: Any = None, *, start: Any = None, confidence_level: float = 0.95
+) -> Survival:
     """Kaplan–Meier survival curve of censored first-passage times, with Greenwood bands.
 
     Parameters
@@ -112,14 +124,24 @@ def survival(steps: Any, censored: Any = None, *, start: Any = None,
     level = check_level(confidence_level)
     s = censored_sample(steps, censored, law="exponential", start=start)
     if s.events == 0:
-        warnings.warn(f"no events among {s.time.size} chains: S(t) = 1 up to "
-                      f"{s.time.max():g}, with no band", DiagnosticWarning, stacklevel=2)
+        warnings.warn(
+            f"no events among {s.time.size} chains: S(t) = 1 up to {s.time.max():g}, with no band",
+            DiagnosticWarning,
+            stacklevel=2,
+        )
     res = stats.ecdf(stats.CensoredData(uncensored=s.time[s.event], right=s.time[~s.event]))
     t = res.sf.quantiles
     u, _, _, d = product_limit(s.time, s.event)
     events = np.zeros(t.size, dtype=np.int64)
     events[np.searchsorted(t, u)] = d
     at_risk = s.time.size - np.searchsorted(np.sort(s.time), t, side="left")
-    return Survival(time=t, probability=res.sf.probabilities, at_risk=at_risk, events=events,
-                    chains=int(s.time.size), n_events=s.events, _ecdf=res,
-                    confidence_level=level)
+    return Survival(
+        time=t,
+        probability=res.sf.probabilities,
+        at_risk=at_risk,
+        events=events,
+        chains=int(s.time.size),
+        n_events=s.events,
+        _ecdf=res,
+        confidence_level=level,
+    )

@@ -22,7 +22,19 @@ from .driver import SweepProgress, SweepSummary, read_sweep, run_sweep
 from .store import SweepError, SweepWarning, format_status, status
 
 __all__ = [
-    "ChunkResult", "ChunkTask", "Point", "Sweep", "SweepError", "SweepProgress", "SweepSummary",
-    "SweepWarning", "final_chunks", "format_status", "main", "read_sweep", "run_chunk",
-    "run_sweep", "status",
+    "ChunkResult",
+    "ChunkTask",
+    "Point",
+    "Sweep",
+    "SweepError",
+    "SweepProgress",
+    "SweepSummary",
+    "SweepWarning",
+    "final_chunks",
+    "format_status",
+    "main",
+    "read_sweep",
+    "run_chunk",
+    "run_sweep",
+    "status",
 ]

@@ -26,8 +26,17 @@ from ..rng import Seed
 from .config import Point
 from .faults import checkpoint
 
-__all__ = ["ChunkTask", "ChunkResult", "run_chunk", "chunk_name", "final_chunks", "schema",
-           "chunk_table", "write_atomic", "file_digest"]
+__all__ = [
+    "ChunkTask",
+    "ChunkResult",
+    "run_chunk",
+    "chunk_name",
+    "final_chunks",
+    "schema",
+    "chunk_table",
+    "write_atomic",
+    "file_digest",
+]
 
 # One chunk at a time per process: each chunk already uses the process's numba threads, and
 # numba's workqueue threading layer must not be entered by two Python threads at once.
@@ -83,8 +92,18 @@ class ChunkTask:
     @classmethod
     def of(cls, point: Point, j: int, threads: int | None = None) -> ChunkTask:
         first, chains = point.chunk_range(j)
-        return cls(point.index, j, first, chains, point.model.to_dict(), point.event.to_dict(),
-                   point.x0, point.max_steps, point.seed.to_dict(), threads)
+        return cls(
+            point.index,
+            j,
+            first,
+            chains,
+            point.model.to_dict(),
+            point.event.to_dict(),
+            point.x0,
+            point.max_steps,
+            point.seed.to_dict(),
+            threads,
+        )
 
     @property
     def name(self) -> str:
@@ -121,8 +140,15 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
             numba.set_num_threads(min(task.threads, numba.config.NUMBA_NUM_THREADS))
         try:
             tic = time.perf_counter()
-            fp = first_passage(model, task.x0, event, max_steps=task.max_steps, chains=task.chains,
-                               rng=Seed.from_dict(task.seed), first_chain=task.first_chain)
+            fp = first_passage(
+                model,
+                task.x0,
+                event,
+                max_steps=task.max_steps,
+                chains=task.chains,
+                rng=Seed.from_dict(task.seed),
+                first_chain=task.first_chain,
+            )
             wall = time.perf_counter() - tic
             threads = numba.get_num_threads()
         finally:
@@ -133,24 +159,31 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
 def schema(point: Point) -> pa.Schema:
     """Arrow schema of a point's rows: point, chain, steps, censored, then its constants."""
     fields = [pa.field("point", pa.int64()), *(pa.field(n, t) for n, t in _CHAIN_COLUMNS)]
-    fields += [pa.field(name, _ARROW_TYPES[type(value)])
-               for name, value in point.columns.items() if name != "point"]
+    fields += [
+        pa.field(name, _ARROW_TYPES[type(value)])
+        for name, value in point.columns.items()
+        if name != "point"
+    ]
     return pa.schema(fields)
 
 
-def chunk_table(point: Point, task: ChunkTask, result: ChunkResult, config_hash: str
-                ) -> pa.Table:
+def chunk_table(point: Point, task: ChunkTask, result: ChunkResult, config_hash: str) -> pa.Table:
     """The rows of a chunk: one per chain, with the point's constant columns; the schema's
     metadata names the sweep's config hash and the chunk."""
     n = task.chains
     if result.steps.shape != (n,) or result.censored.shape != (n,):
         raise ValueError(f"chunk {task.name}: expected {n} chains, got {result.steps.shape}")
-    columns = {"point": np.full(n, point.index, np.int64),
-               "chain": np.arange(task.first_chain, task.first_chain + n, dtype=np.int64),
-               "steps": result.steps.astype(np.int64), "censored": result.censored.astype(bool)}
+    columns = {
+        "point": np.full(n, point.index, np.int64),
+        "chain": np.arange(task.first_chain, task.first_chain + n, dtype=np.int64),
+        "steps": result.steps.astype(np.int64),
+        "censored": result.censored.astype(bool),
+    }
     columns.update({k: [v] * n for k, v in point.columns.items() if k != "point"})
-    stamp = {b"metastab.sweep.config": config_hash.encode(), b"metastab.sweep.chunk":
-             task.name.encode()}
+    stamp = {
+        b"metastab.sweep.config": config_hash.encode(),
+        b"metastab.sweep.chunk": task.name.encode(),
+    }
     return pa.table(columns, schema=schema(point).with_metadata(stamp))
 
 

@@ -11,38 +11,78 @@ from .store import SweepError, format_status, status
 
 __all__ = ["main"]
 
-USAGE = ("metastab sweep CONFIG --out DIR [--new] [--cluster local:N | --scheduler ADDR] "
-         "[--threads N] [--retries N] [--worker-timeout S] [--progress | --no-progress]\n"
-         "       metastab sweep --status DIR")
+USAGE = (
+    "metastab sweep CONFIG --out DIR [--new] [--cluster local:N | --scheduler ADDR] "
+    "[--threads N] [--retries N] [--worker-timeout S] [--progress | --no-progress]\n"
+    "       metastab sweep --status DIR"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="metastab sweep", usage=USAGE,
+        prog="metastab sweep",
+        usage=USAGE,
         description="Run a parameter sweep declared in a TOML file, in resumable chunks: the same "
-                    "command resumes an interrupted sweep (finished chunks are verified and kept).")
+        "command resumes an interrupted sweep (finished chunks are verified and kept).",
+    )
     parser.add_argument("config", nargs="?", metavar="CONFIG", help="the sweep's TOML file")
-    parser.add_argument("--out", metavar="DIR", help="output directory, required with CONFIG "
-                        "(resumed if it holds this sweep)")
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="output directory, required with CONFIG (resumed if it holds this sweep)",
+    )
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--scheduler", metavar="ADDR", help="run the chunks on this "
-                       "dask.distributed scheduler (tcp://HOST:PORT or a scheduler file)")
-    where.add_argument("--cluster", metavar="local:N", help="start a local Dask cluster of N "
-                       "worker processes on 127.0.0.1 for this run")
-    parser.add_argument("--status", metavar="DIR", help="report the progress of the sweep in DIR "
-                        "(running or interrupted) and exit")
-    parser.add_argument("--new", action="store_true", help="if DIR holds a sweep (or other "
-                        "files), start a new directory DIR-1, DIR-2, ... beside it")
-    parser.add_argument("--threads", type=int, metavar="N", help="numba threads per chunk "
-                        "(default: all cores embedded; the cores divided among the workers with "
-                        "--cluster; the worker's --nthreads with --scheduler)")
-    parser.add_argument("--retries", type=int, default=2, metavar="N",
-                        help="retries of a failing chunk before it is reported (default 2)")
-    parser.add_argument("--worker-timeout", type=float, default=120.0, metavar="S",
-                        help="Dask only: give up, leaving the sweep resumable, after S seconds "
-                             "without any worker or scheduler (default 120)")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="progress line on stderr (default: on when stderr is a terminal)")
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="run the chunks on this "
+        "dask.distributed scheduler (tcp://HOST:PORT or a scheduler file)",
+    )
+    where.add_argument(
+        "--cluster",
+        metavar="local:N",
+        help="start a local Dask cluster of N worker processes on 127.0.0.1 for this run",
+    )
+    parser.add_argument(
+        "--status",
+        metavar="DIR",
+        help="report the progress of the sweep in DIR (running or interrupted) and exit",
+    )
+    parser.add_argument(
+        "--new",
+        action="store_true",
+        help="if DIR holds a sweep (or other "
+        "files), start a new directory DIR-1, DIR-2, ... beside it",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="numba threads per chunk "
+        "(default: all cores embedded; the cores divided among the workers with "
+        "--cluster; the worker's --nthreads with --scheduler)",
+    )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=2,
+        metavar="N",
+        help="retries of a failing chunk before it is reported (default 2)",
+    )
+    parser.add_argument(
+        "--worker-timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="Dask only: give up, leaving the sweep resumable, after S seconds "
+        "without any worker or scheduler (default 120)",
+    )
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress line on stderr (default: on when stderr is a terminal)",
+    )
     return parser
 
 
@@ -70,9 +110,17 @@ def main(argv=None) -> int:
         raise ValueError("give a CONFIG and --out DIR (or --status DIR)")
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     try:
-        summary = run_sweep(args.config, args.out, scheduler=args.scheduler, cluster=args.cluster,
-                            threads=args.threads, retries=args.retries, new=args.new,
-                            progress=progress, worker_timeout=args.worker_timeout)
+        summary = run_sweep(
+            args.config,
+            args.out,
+            scheduler=args.scheduler,
+            cluster=args.cluster,
+            threads=args.threads,
+            retries=args.retries,
+            new=args.new,
+            progress=progress,
+            worker_timeout=args.worker_timeout,
+        )
     except ModuleNotFoundError as exc:
         raise ValueError(str(exc)) from None
     except SweepError as exc:
@@ -82,17 +130,26 @@ def main(argv=None) -> int:
         raise
     except OSError as exc:  # disk full, read-only, permissions: what is written is consistent
         text = " ".join(str(exc).split())
-        hint = "" if "run the same command" in text else (
-            ": free space (or fix permissions) and run the same command again to resume")
-        print(f"metastab sweep: cannot write the sweep in {args.out}: {text}{hint}",
-              file=sys.stderr)
+        hint = (
+            ""
+            if "run the same command" in text
+            else (": free space (or fix permissions) and run the same command again to resume")
+        )
+        print(
+            f"metastab sweep: cannot write the sweep in {args.out}: {text}{hint}", file=sys.stderr
+        )
         return 1
     except KeyboardInterrupt:
-        print("\nmetastab sweep: interrupted; the finished chunks are saved: run the same "
-              "command to resume", file=sys.stderr)
+        print(
+            "\nmetastab sweep: interrupted; the finished chunks are saved: run the same "
+            "command to resume",
+            file=sys.stderr,
+        )
         return 130
-    print(f"{summary.out}: {summary.points} points, {summary.chains} chains, {summary.escapes} "
-          f"escapes in {summary.chunks} chunks ({summary.chunks_run} run, {summary.chunks_reused} "
-          f"reused) in {summary.wall_seconds:.1f} s on {summary.backend}; rows in "
-          f"{summary.out / 'results'}")
+    print(
+        f"{summary.out}: {summary.points} points, {summary.chains} chains, {summary.escapes} "
+        f"escapes in {summary.chunks} chunks ({summary.chunks_run} run, {summary.chunks_reused} "
+        f"reused) in {summary.wall_seconds:.1f} s on {summary.backend}; rows in "
+        f"{summary.out / 'results'}"
+    )
     return 0

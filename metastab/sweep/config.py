@@ -71,8 +71,12 @@ FORMAT = 1  # version of the normalised config (part of the hash)
 SECTIONS = ("model", "polytope", "initial", "event")
 # Each table's kinds and their parameters come from the registry; so do the defaults (those of
 # the dataclasses and constructors), which normalise() writes into the canonical config.
-KINDS: dict[str, Registry] = {"model": MODELS, "polytope": POLYTOPES, "initial": INITIALS,
-                              "event": EVENTS}
+KINDS: dict[str, Registry] = {
+    "model": MODELS,
+    "polytope": POLYTOPES,
+    "initial": INITIALS,
+    "event": EVENTS,
+}
 
 
 def params(section: str, kind: str) -> dict[str, Param]:
@@ -90,11 +94,13 @@ LIMITS = {
     "d": 10_000,  # dimension
     "chunk_bytes": 2**30,  # a chunk's state, chunk x n x d float64: lower [run] chunk
 }
-RUN = {"chains": Param("chains", "int", default=REQUIRED),
-       "chunk": Param("chunk", "int", default=250),
-       "max_steps": Param("max_steps", "int", default=REQUIRED),
-       "seed": Param("seed", "int", default=REQUIRED),
-       "escapes": Param("escapes", "int", default=None)}
+RUN = {
+    "chains": Param("chains", "int", default=REQUIRED),
+    "chunk": Param("chunk", "int", default=250),
+    "max_steps": Param("max_steps", "int", default=REQUIRED),
+    "seed": Param("seed", "int", default=REQUIRED),
+    "escapes": Param("escapes", "int", default=None),
+}
 
 
 # --------------------------------------------------------------------------- value checks
@@ -160,11 +166,15 @@ def _grid_axes(grid: dict, kinds: dict) -> list[tuple[str, str, list]]:
         if "model" in owners:  # beta is the model's (near-vertices follows it by default)
             owners = ["model"]
         if not owners:
-            raise ValueError(f"[grid] axis {name!r} is not a parameter of "
-                             + ", ".join(f"{s} {kinds[s]!r}" for s in SECTIONS))
+            raise ValueError(
+                f"[grid] axis {name!r} is not a parameter of "
+                + ", ".join(f"{s} {kinds[s]!r}" for s in SECTIONS)
+            )
         if len(owners) > 1:
-            raise ValueError(f"[grid] axis {name!r} is ambiguous ({' and '.join(owners)} take it): "
-                             f"write {owners[0]}.{name} or {owners[1]}.{name}")
+            raise ValueError(
+                f"[grid] axis {name!r} is ambiguous ({' and '.join(owners)} take it): "
+                f"write {owners[0]}.{name} or {owners[1]}.{name}"
+            )
         axes.append((owners[0], name, value))
     out, seen = [], set()
     for section, key, values in axes:
@@ -172,8 +182,10 @@ def _grid_axes(grid: dict, kinds: dict) -> list[tuple[str, str, list]]:
         if key == "kind":
             raise ValueError(f"{where}: the kind cannot be a grid axis (write one sweep per kind)")
         if key not in params(section, kinds[section]):
-            raise ValueError(f"{where}: {section} {kinds[section]!r} takes "
-                             f"{sorted(params(section, kinds[section]))}, not {key!r}")
+            raise ValueError(
+                f"{where}: {section} {kinds[section]!r} takes "
+                f"{sorted(params(section, kinds[section]))}, not {key!r}"
+            )
         if (section, key) in seen:
             raise ValueError(f"{where} is given twice")
         seen.add((section, key))
@@ -207,8 +219,9 @@ def normalise(data: dict) -> dict:
         data["grid"] = grid
     unknown = set(data) - {*SECTIONS, "grid", "run"}
     if unknown:
-        raise ValueError(f"unknown table(s) {sorted(unknown)}; a sweep has "
-                         f"{[*SECTIONS, 'grid', 'run']}")
+        raise ValueError(
+            f"unknown table(s) {sorted(unknown)}; a sweep has {[*SECTIONS, 'grid', 'run']}"
+        )
     tables = {s: _table(data, s) for s in SECTIONS}
     kinds = {s: _kind(s, tables[s]) for s in SECTIONS}
     grid = data.get("grid", {})
@@ -221,8 +234,9 @@ def normalise(data: dict) -> dict:
         taken = params(s, kinds[s])
         unknown = set(tables[s]) - set(taken) - {"kind"}
         if unknown:
-            raise ValueError(f"[{s}] {kinds[s]!r} takes {sorted(taken)}; unknown key(s) "
-                             f"{sorted(unknown)}")
+            raise ValueError(
+                f"[{s}] {kinds[s]!r} takes {sorted(taken)}; unknown key(s) {sorted(unknown)}"
+            )
         section = {"kind": kinds[s]}
         for key, param in taken.items():
             if (s, key) in on_grid:
@@ -249,8 +263,10 @@ def normalise(data: dict) -> dict:
                 raise ValueError(f"[run] {key} must be >= {0 if key == 'seed' else 1}, got {value}")
             out["run"][key] = value
         elif param.default is REQUIRED:
-            raise ValueError(f"[run] needs {key!r}" + (" (a sweep must be reproducible)"
-                                                      if key == "seed" else ""))
+            raise ValueError(
+                f"[run] needs {key!r}"
+                + (" (a sweep must be reproducible)" if key == "seed" else "")
+            )
         else:
             out["run"][key] = param.default
     check_sizes(out)
@@ -280,10 +296,14 @@ def _sizes(config: dict) -> dict[str, list[tuple[str, int]]]:
     elif kind == "cross-polytope":
         ks = [(w, 2 * v) for w, v in ds]
     elif kind == "vertices":
-        ks = [(w, len(v) if isinstance(v, list) else 1)
-              for w, v in _values(config, "polytope", "vertices")]
-        ds = [(w, len(v[0]) if isinstance(v, list) and v and isinstance(v[0], list) else 1)
-              for w, v in _values(config, "polytope", "vertices")]
+        ks = [
+            (w, len(v) if isinstance(v, list) else 1)
+            for w, v in _values(config, "polytope", "vertices")
+        ]
+        ds = [
+            (w, len(v[0]) if isinstance(v, list) and v and isinstance(v[0], list) else 1)
+            for w, v in _values(config, "polytope", "vertices")
+        ]
     if kind in ("regular", "random-polygon"):
         ds = [("the polygon", 2)]
     if config["initial"]["kind"] == "clusters":
@@ -297,31 +317,36 @@ def check_sizes(config: dict) -> None:
     """Refuse a normalised config beyond :data:`LIMITS`, naming the key, before any work."""
     run = config["run"]
     if run["max_steps"] > LIMITS["max_steps"]:
-        raise ValueError(f"[run] max_steps = {run['max_steps']} is above the limit "
-                         f"{LIMITS['max_steps']} (2**62)")
+        raise ValueError(
+            f"[run] max_steps = {run['max_steps']} is above the limit {LIMITS['max_steps']} (2**62)"
+        )
     sizes = _sizes(config)
     for name, what in (("k", "vertices"), ("n", "tokens"), ("d", "dimensions")):
         for where, value in sizes[name]:
             if value > LIMITS[name]:
-                raise ValueError(f"{where} = {value} is above the limit of {LIMITS[name]} "
-                                 f"{what}")
+                raise ValueError(f"{where} = {value} is above the limit of {LIMITS[name]} {what}")
     points = math.prod(len(values) for _, values in config["grid"])
     if points > LIMITS["points"]:
-        raise ValueError(f"[grid] has {points} points, above the limit of {LIMITS['points']}: "
-                         f"split the sweep")
+        raise ValueError(
+            f"[grid] has {points} points, above the limit of {LIMITS['points']}: split the sweep"
+        )
     chunk = min(run["chunk"], run["chains"])
     chunks = points * -(-run["chains"] // chunk)
     if chunks > LIMITS["chunks"]:
-        raise ValueError(f"[run] chains = {run['chains']} in chunks of {chunk} at {points} points "
-                         f"makes {chunks} chunks, above the limit of {LIMITS['chunks']}: raise "
-                         f"[run] chunk or lower [run] chains")
+        raise ValueError(
+            f"[run] chains = {run['chains']} in chunks of {chunk} at {points} points "
+            f"makes {chunks} chunks, above the limit of {LIMITS['chunks']}: raise "
+            f"[run] chunk or lower [run] chains"
+        )
     n = max((v for _, v in sizes["n"]), default=1)
     d = max((v for _, v in sizes["d"]), default=1)
     state = chunk * n * d * 8
     if state > LIMITS["chunk_bytes"]:
-        raise ValueError(f"[run] chunk = {chunk} chains of {n} tokens in dimension {d} need "
-                         f"{state / 2**30:.1f} GiB of state per chunk, above the limit of "
-                         f"{LIMITS['chunk_bytes'] / 2**30:.0f} GiB: lower [run] chunk")
+        raise ValueError(
+            f"[run] chunk = {chunk} chains of {n} tokens in dimension {d} need "
+            f"{state / 2**30:.1f} GiB of state per chunk, above the limit of "
+            f"{LIMITS['chunk_bytes'] / 2**30:.0f} GiB: lower [run] chunk"
+        )
 
 
 def config_hash(config: dict) -> str:
@@ -367,14 +392,20 @@ class Point:
 
     def to_dict(self) -> dict:
         """Plain-JSON description (for the manifest and the provenance sidecar)."""
-        return {"point": self.index, "params": self.params, "seed": self.seed.to_dict(),
-                "initial_seed": self.initial_seed, "chains": self.chains,
-                "escapes": self.escapes, "n": int(self.x0.shape[0]), "d": int(self.x0.shape[1])}
+        return {
+            "point": self.index,
+            "params": self.params,
+            "seed": self.seed.to_dict(),
+            "initial_seed": self.initial_seed,
+            "chains": self.chains,
+            "escapes": self.escapes,
+            "n": int(self.x0.shape[0]),
+            "d": int(self.x0.shape[1]),
+        }
 
 
 def _prefixed(prefix: str, spec: dict) -> dict:
-    return {f"{prefix}_{k}": v for k, v in spec.items()
-            if isinstance(v, (bool, int, float, str))}
+    return {f"{prefix}_{k}": v for k, v in spec.items() if isinstance(v, (bool, int, float, str))}
 
 
 def _build_point(config: dict, index: int, values: tuple) -> Point:
@@ -394,17 +425,33 @@ def _build_point(config: dict, index: int, values: tuple) -> Point:
     x0.setflags(write=False)
     event = EVENTS.build(specs["event"], polytope=polytope, model=model, x0=x0)
     event.compile(x0[None], model.key_query(x0.shape[1]))  # shape checks now, not on a worker
-    columns = {"point": index, **_scalar_params(model.to_dict(), event.to_dict()),
-               "max_steps": run["max_steps"], **_prefixed("polytope", specs["polytope"]),
-               **_prefixed("initial", specs["initial"])}
+    columns = {
+        "point": index,
+        **_scalar_params(model.to_dict(), event.to_dict()),
+        "max_steps": run["max_steps"],
+        **_prefixed("polytope", specs["polytope"]),
+        **_prefixed("initial", specs["initial"]),
+    }
     columns["initial_n"] = int(x0.shape[0])
     uses_seq = INITIALS[specs["initial"]["kind"]].random
-    initial_seed = ({"entropy": str(seq.entropy), "spawn_key": list(seq.spawn_key)}
-                    if uses_seq else None)
-    return Point(index=index, params=params, model=model, polytope=polytope, x0=x0, event=event,
-                 seed=Seed(run["seed"], (index,)), initial_seed=initial_seed,
-                 chains=run["chains"], chunk=min(run["chunk"], run["chains"]),
-                 max_steps=run["max_steps"], escapes=run["escapes"], columns=columns)
+    initial_seed = (
+        {"entropy": str(seq.entropy), "spawn_key": list(seq.spawn_key)} if uses_seq else None
+    )
+    return Point(
+        index=index,
+        params=params,
+        model=model,
+        polytope=polytope,
+        x0=x0,
+        event=event,
+        seed=Seed(run["seed"], (index,)),
+        initial_seed=initial_seed,
+        chains=run["chains"],
+        chunk=min(run["chunk"], run["chains"]),
+        max_steps=run["max_steps"],
+        escapes=run["escapes"],
+        columns=columns,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -470,6 +517,8 @@ class Sweep:
         first = list(points[0].columns)
         for p in points[1:]:
             if list(p.columns) != first:
-                raise ValueError(f"point {p.index} has columns {list(p.columns)}, point 0 has "
-                                 f"{first}: every point of a sweep must have the same columns")
+                raise ValueError(
+                    f"point {p.index} has columns {list(p.columns)}, point 0 has "
+                    f"{first}: every point of a sweep must have the same columns"
+                )
         return tuple(points)

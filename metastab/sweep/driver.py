@@ -177,8 +177,9 @@ class _Plan:
             elif point.escapes is None:
                 total += point.n_chunks
             else:
-                total += min(point.n_chunks,
-                             len(self.escapes[p]) + max(1, self.wanted(p, point.n_chunks)))
+                total += min(
+                    point.n_chunks, len(self.escapes[p]) + max(1, self.wanted(p, point.n_chunks))
+                )
         return total
 
 
@@ -200,24 +201,31 @@ class _Reporter:
     def report(self, last: bool = False) -> None:
         elapsed = time.perf_counter() - self.start
         if self.callback is None and not (
-                self.show and (last or elapsed - self.shown >= _SHOW_EVERY)):
+            self.show and (last or elapsed - self.shown >= _SHOW_EVERY)
+        ):
             return
         self.shown = elapsed
         plan = self.plan
         done = sum(len(e) for e in plan.escapes.values())
         planned = plan.planned()
         state = SweepProgress(
-            points=len(plan.points), points_done=len(plan.decided), chunks_done=done,
-            chunks_planned=planned, chains_done=sum(plan.chains.values()),
-            escapes=sum(sum(e.values()) for e in plan.escapes.values()), elapsed=elapsed,
-            remaining=elapsed / self.ran * (planned - done) if self.ran else math.nan)
+            points=len(plan.points),
+            points_done=len(plan.decided),
+            chunks_done=done,
+            chunks_planned=planned,
+            chains_done=sum(plan.chains.values()),
+            escapes=sum(sum(e.values()) for e in plan.escapes.values()),
+            elapsed=elapsed,
+            remaining=elapsed / self.ran * (planned - done) if self.ran else math.nan,
+        )
         if self.callback is not None:
             self.callback(state)
             return
-        sys.stderr.write(f"\rpoints {state.points_done}/{state.points}  chunks {done}/{planned}  "
-                         f"chains {state.chains_done}  escapes {state.escapes}  "
-                         f"{elapsed:7.1f}s elapsed, ~{state.remaining:7.1f}s left "
-                         + ("\n" if last else ""))
+        sys.stderr.write(
+            f"\rpoints {state.points_done}/{state.points}  chunks {done}/{planned}  "
+            f"chains {state.chains_done}  escapes {state.escapes}  "
+            f"{elapsed:7.1f}s elapsed, ~{state.remaining:7.1f}s left " + ("\n" if last else "")
+        )
         sys.stderr.flush()
 
     def close(self) -> None:
@@ -227,6 +235,7 @@ class _Reporter:
 
 def _check_backend(scheduler, cluster, threads, retries, worker_timeout) -> int | None:
     """Validate the backend options before any file is touched; the local cluster size."""
+
     def positive(value, minimum=1):
         return not isinstance(value, bool) and isinstance(value, int) and value >= minimum
 
@@ -236,14 +245,22 @@ def _check_backend(scheduler, cluster, threads, retries, worker_timeout) -> int 
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
     if not positive(retries, 0):
         raise ValueError(f"retries must be an integer >= 0, got {retries!r}")
-    if isinstance(worker_timeout, bool) or not isinstance(worker_timeout, (int, float)) \
-            or not 0 < worker_timeout < math.inf:
-        raise ValueError(f"worker_timeout must be a number of seconds > 0, got "
-                         f"{worker_timeout!r}")
-    if scheduler is None and cluster is None and threads is not None \
-            and threads > numba.config.NUMBA_NUM_THREADS:
-        raise ValueError(f"threads={threads} is more than the {numba.config.NUMBA_NUM_THREADS} "
-                         f"numba threads of this machine (NUMBA_NUM_THREADS)")
+    if (
+        isinstance(worker_timeout, bool)
+        or not isinstance(worker_timeout, (int, float))
+        or not 0 < worker_timeout < math.inf
+    ):
+        raise ValueError(f"worker_timeout must be a number of seconds > 0, got {worker_timeout!r}")
+    if (
+        scheduler is None
+        and cluster is None
+        and threads is not None
+        and threads > numba.config.NUMBA_NUM_THREADS
+    ):
+        raise ValueError(
+            f"threads={threads} is more than the {numba.config.NUMBA_NUM_THREADS} "
+            f"numba threads of this machine (NUMBA_NUM_THREADS)"
+        )
     if cluster is None or positive(cluster):
         return cluster
     return parse_cluster(cluster)
@@ -252,14 +269,28 @@ def _check_backend(scheduler, cluster, threads, retries, worker_timeout) -> int 
 def _executor(scheduler, cluster, threads, retries, key_prefix, worker_timeout):
     if scheduler is None and cluster is None:
         return Embedded(threads=threads, retries=retries)
-    return DaskExecutor(scheduler=scheduler, cluster=cluster, threads=threads, retries=retries,
-                        key_prefix=key_prefix, worker_timeout=worker_timeout)
+    return DaskExecutor(
+        scheduler=scheduler,
+        cluster=cluster,
+        threads=threads,
+        retries=retries,
+        key_prefix=key_prefix,
+        worker_timeout=worker_timeout,
+    )
 
 
-def run_sweep(sweep, out, *, scheduler: str | None = None, cluster=None,
-              threads: int | None = None, retries: int = 2, new: bool = False,
-              progress: bool | Callable[[SweepProgress], None] = False,
-              worker_timeout: float = 120.0) -> SweepSummary:
+def run_sweep(
+    sweep,
+    out,
+    *,
+    scheduler: str | None = None,
+    cluster=None,
+    threads: int | None = None,
+    retries: int = 2,
+    new: bool = False,
+    progress: bool | Callable[[SweepProgress], None] = False,
+    worker_timeout: float = 120.0,
+) -> SweepSummary:
     """Run (or resume) ``sweep`` into the directory ``out``.
 
     Parameters
@@ -313,8 +344,9 @@ def run_sweep(sweep, out, *, scheduler: str | None = None, cluster=None,
         sweep = Sweep.from_toml(sweep)
     tic = time.perf_counter()
     # The backend first: an unreachable scheduler or a missing Dask leaves no directory behind.
-    executor = _executor(scheduler, cluster, threads, retries, f"metastab-{sweep.hash[:16]}",
-                         worker_timeout)
+    executor = _executor(
+        scheduler, cluster, threads, retries, f"metastab-{sweep.hash[:16]}", worker_timeout
+    )
     try:
         with open_sweep(out, sweep, new) as out:
             return _run(sweep, out, executor, progress, tic)
@@ -337,25 +369,36 @@ def _run(sweep: Sweep, out: Path, executor, progress, tic: float) -> SweepSummar
         stalled = exc
     finally:
         reporter.close()
-    summary = _summary(plan, out, reused, discarded, damaged, time.perf_counter() - tic,
-                       executor.name)
+    summary = _summary(
+        plan, out, reused, discarded, damaged, time.perf_counter() - tic, executor.name
+    )
     if stalled is not None:
-        flying = sorted(chunk_name(p, plan.points[p].chunk_range(j)[0])
-                        for p, js in plan.flying.items() for j in js)
+        flying = sorted(
+            chunk_name(p, plan.points[p].chunk_range(j)[0])
+            for p, js in plan.flying.items()
+            for j in js
+        )
         shown = ", ".join(flying[:4]) + (", ..." if len(flying) > 4 else "")
-        raise SweepError(f"{stalled}; gave up with {len(flying)} chunk(s) unfinished ({shown}) "
-                         f"and {summary.chunks} saved: start workers (or leave out --scheduler) "
-                         f"and run the same command again to resume", summary)
+        raise SweepError(
+            f"{stalled}; gave up with {len(flying)} chunk(s) unfinished ({shown}) "
+            f"and {summary.chunks} saved: start workers (or leave out --scheduler) "
+            f"and run the same command again to resume",
+            summary,
+        )
     if plan.failed:
-        raise SweepError(f"{len(plan.failed)} chunk(s) failed ({executor.retry_note}); the rest "
-                         f"is saved, run again to retry: "
-                         + "; ".join(f"{k}: {v}" for k, v in summary.failed.items()), summary)
+        raise SweepError(
+            f"{len(plan.failed)} chunk(s) failed ({executor.retry_note}); the rest "
+            f"is saved, run again to retry: "
+            + "; ".join(f"{k}: {v}" for k, v in summary.failed.items()),
+            summary,
+        )
     write_json(sidecar(out / RESULTS), _sidecar(sweep, plan, summary))
     return summary
 
 
-def _drive(plan: _Plan, executor, out: Path, journal: Journal, reporter: _Reporter,
-           config_hash: str) -> int:
+def _drive(
+    plan: _Plan, executor, out: Path, journal: Journal, reporter: _Reporter, config_hash: str
+) -> int:
     """Keep the executor fed until every point is decided (or blocked by failures)."""
     discarded = 0
     while True:
@@ -376,8 +419,9 @@ def _drive(plan: _Plan, executor, out: Path, journal: Journal, reporter: _Report
         if final is not None and j >= final:
             discarded += 1  # ran ahead of an escape target that is now met
             continue
-        digest, size = write_atomic(chunk_table(point, task, result, config_hash),
-                                    out / RESULTS / task.name)
+        digest, size = write_atomic(
+            chunk_table(point, task, result, config_hash), out / RESULTS / task.name
+        )
         checkpoint("chunk:renamed")
         journal.append(_record(task, "done", result=result, sha256=digest, size=size))
         checkpoint("chunk:journaled")
@@ -387,8 +431,9 @@ def _drive(plan: _Plan, executor, out: Path, journal: Journal, reporter: _Report
         reporter.chunk_done()
 
 
-def _discard_excess(plan: _Plan, out: Path, journal: Journal, executor, only: int | None = None
-                    ) -> int:
+def _discard_excess(
+    plan: _Plan, out: Path, journal: Journal, executor, only: int | None = None
+) -> int:
     """Drop chunks past a met escape target: cancel those in flight, delete those written."""
     count = 0
     for point in plan.points if only is None else [plan.points[only]]:
@@ -410,12 +455,25 @@ def _discard_excess(plan: _Plan, out: Path, journal: Journal, executor, only: in
 
 
 def _record(task: ChunkTask, status: str, *, result=None, sha256=None, size=None, error=None):
-    record = {"chunk": task.name, "status": status, "point": task.point, "index": task.index,
-              "first_chain": task.first_chain, "chains": task.chains, "time": time.time()}
+    record = {
+        "chunk": task.name,
+        "status": status,
+        "point": task.point,
+        "index": task.index,
+        "first_chain": task.first_chain,
+        "chains": task.chains,
+        "time": time.time(),
+    }
     if result is not None:
-        record.update(escapes=result.escapes, sha256=sha256, bytes=size,
-                      wall_seconds=round(result.wall_seconds, 6), threads=result.threads,
-                      host=result.host, pid=result.pid)
+        record.update(
+            escapes=result.escapes,
+            sha256=sha256,
+            bytes=size,
+            wall_seconds=round(result.wall_seconds, 6),
+            threads=result.threads,
+            host=result.host,
+            pid=result.pid,
+        )
     if error is not None:
         record["error"] = error
     return record
@@ -423,33 +481,51 @@ def _record(task: ChunkTask, status: str, *, result=None, sha256=None, size=None
 
 def _summary(plan: _Plan, out, reused, discarded, damaged, wall, backend) -> SweepSummary:
     return SweepSummary(
-        out=out, points=len(plan.points), chunks=sum(len(e) for e in plan.escapes.values()),
+        out=out,
+        points=len(plan.points),
+        chunks=sum(len(e) for e in plan.escapes.values()),
         chains=sum(plan.chains.values()),
         escapes=sum(sum(e.values()) for e in plan.escapes.values()),
         chunks_run=sum(len(e) for e in plan.escapes.values()) - reused,
-        chunks_reused=reused, chunks_discarded=discarded, damaged=tuple(damaged),
+        chunks_reused=reused,
+        chunks_discarded=discarded,
+        damaged=tuple(damaged),
         failed=dict(plan.failed.values()),
-        wall_seconds=wall, backend=backend)
+        wall_seconds=wall,
+        backend=backend,
+    )
 
 
 def _sidecar(sweep: Sweep, plan: _Plan, summary: SweepSummary) -> dict:
     points = []
     for point in sweep.points:
         p = point.index
-        points.append({**point.to_dict(), "chunks": len(plan.escapes[p]),
-                       "chains_run": plan.chains[p],
-                       "escapes_observed": sum(plan.escapes[p].values())})
-    return {"kind": "sweep", "config_hash": sweep.hash, "config": sweep.config,
-            "source": sweep.source, "rows": summary.chains, "escapes": summary.escapes,
-            "points": points,
-            "provenance": provenance(backend=summary.backend,
-                                     wall_seconds=round(summary.wall_seconds, 3),
-                                     chunks_run=summary.chunks_run,
-                                     chunks_reused=summary.chunks_reused)}
+        points.append(
+            {
+                **point.to_dict(),
+                "chunks": len(plan.escapes[p]),
+                "chains_run": plan.chains[p],
+                "escapes_observed": sum(plan.escapes[p].values()),
+            }
+        )
+    return {
+        "kind": "sweep",
+        "config_hash": sweep.hash,
+        "config": sweep.config,
+        "source": sweep.source,
+        "rows": summary.chains,
+        "escapes": summary.escapes,
+        "points": points,
+        "provenance": provenance(
+            backend=summary.backend,
+            wall_seconds=round(summary.wall_seconds, 3),
+            chunks_run=summary.chunks_run,
+            chunks_reused=summary.chunks_reused,
+        ),
+    }
 
 
-def read_sweep(out, *, partial: bool = False, digests: bool = True
-               ) -> tuple[pd.DataFrame, dict]:
+def read_sweep(out, *, partial: bool = False, digests: bool = True) -> tuple[pd.DataFrame, dict]:
     """The rows of a sweep (one per chain, sorted by point and chain) and its provenance.
 
     Every chunk is checked against the journal before it is read: present, of the recorded
@@ -463,8 +539,11 @@ def read_sweep(out, *, partial: bool = False, digests: bool = True
     out = Path(out)
     manifest = read_manifest(out)
     config_hash = manifest["config_hash"]
-    records = {name: r for name, r in latest(Journal(out).read(), config_hash).items()
-               if r.get("status") == "done"}
+    records = {
+        name: r
+        for name, r in latest(Journal(out).read(), config_hash).items()
+        if r.get("status") == "done"
+    }
     side = sidecar(out / RESULTS)
     fix = f"run the sweep again with its config and --out {out} to recompute it"
     if side.is_file() and not partial:
@@ -473,17 +552,23 @@ def read_sweep(out, *, partial: bool = False, digests: bool = True
         except ValueError:
             raise ValueError(f"{side} is damaged (not valid JSON): delete it and {fix}") from None
         if meta.get("config_hash") != config_hash:
-            raise ValueError(f"{side} belongs to another config than {out / 'manifest.json'}: "
-                             f"delete it and {fix}")
+            raise ValueError(
+                f"{side} belongs to another config than {out / 'manifest.json'}: "
+                f"delete it and {fix}"
+            )
         run = manifest["config"]["run"]
         chunk = min(run["chunk"], run["chains"])
-        names = sorted(chunk_name(p["point"], j * chunk)
-                       for p in meta["points"] for j in range(p["chunks"]))
+        names = sorted(
+            chunk_name(p["point"], j * chunk) for p in meta["points"] for j in range(p["chunks"])
+        )
         problems = [f"chunk {n} has no journal record" for n in names if n not in records]
         problems += verify(out, {n: records[n] for n in names if n in records}, digests)
         if problems:
-            raise ValueError(f"{out}: {problems[0]}" + (f" (and {len(problems) - 1} more "
-                             f"problem(s))" if len(problems) > 1 else "") + f": {fix}")
+            raise ValueError(
+                f"{out}: {problems[0]}"
+                + (f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else "")
+                + f": {fix}"
+            )
     elif partial:
         meta = manifest
         problems = verify(out, records, digests)
@@ -492,8 +577,9 @@ def read_sweep(out, *, partial: bool = False, digests: bool = True
         bad = {problem.split()[1] for problem in problems}
         names = sorted(n for n in records if n not in bad)
     else:
-        raise ValueError(f"the sweep in {out} is not complete: resume it, or read it with "
-                         f"partial=True")
+        raise ValueError(
+            f"the sweep in {out} is not complete: resume it, or read it with partial=True"
+        )
     if not names:
         return pd.DataFrame(), meta
     tables = []
@@ -501,9 +587,13 @@ def read_sweep(out, *, partial: bool = False, digests: bool = True
         table = pq.read_table(out / RESULTS / name)
         stamp = table.schema.metadata or {}
         if (stamp.get(b"metastab.sweep.config"), stamp.get(b"metastab.sweep.chunk")) != (
-                config_hash.encode(), name.encode()) or table.num_rows != records[name]["chains"]:
-            raise ValueError(f"{out}: chunk {name} is not this sweep's chunk (stamp or row count "
-                             f"differs from the journal): {fix}")
+            config_hash.encode(),
+            name.encode(),
+        ) or table.num_rows != records[name]["chains"]:
+            raise ValueError(
+                f"{out}: chunk {name} is not this sweep's chunk (stamp or row count "
+                f"differs from the journal): {fix}"
+            )
         tables.append(table.replace_schema_metadata(None))
     frame = pa.concat_tables(tables).to_pandas()
     return frame.sort_values(["point", "chain"], ignore_index=True), meta

@@ -87,8 +87,9 @@ def _import_distributed():
     try:
         import distributed
     except ImportError:
-        raise ModuleNotFoundError("the Dask backend needs dask.distributed: "
-                                  "pip install 'metastab[dask]'") from None
+        raise ModuleNotFoundError(
+            "the Dask backend needs dask.distributed: pip install 'metastab[dask]'"
+        ) from None
     return distributed
 
 
@@ -111,12 +112,21 @@ class DaskExecutor:
     (which Dask always starts; there is no dashboard) take free ports of 127.0.0.1.
     """
 
-    RETRY_NOTE = ("a chunk that raises is tried {tries} times, one whose workers die as often "
-                  "as Dask's distributed.scheduler.allowed-failures allows")
+    RETRY_NOTE = (
+        "a chunk that raises is tried {tries} times, one whose workers die as often "
+        "as Dask's distributed.scheduler.allowed-failures allows"
+    )
 
-    def __init__(self, *, scheduler: str | None = None, cluster: int | None = None,
-                 threads: int | None = None, retries: int = 2, key_prefix: str = "metastab",
-                 worker_timeout: float = 120.0):
+    def __init__(
+        self,
+        *,
+        scheduler: str | None = None,
+        cluster: int | None = None,
+        threads: int | None = None,
+        retries: int = 2,
+        key_prefix: str = "metastab",
+        worker_timeout: float = 120.0,
+    ):
         distributed = _import_distributed()
         self.cluster = None
         self.worker_timeout = worker_timeout
@@ -126,10 +136,15 @@ class DaskExecutor:
             if threads is None:
                 threads = max(1, (os.cpu_count() or 1) // cluster)
             self.cluster = distributed.LocalCluster(
-                n_workers=cluster, threads_per_worker=1, processes=True, host="127.0.0.1",
-                scheduler_port=0, dashboard_address=None,
+                n_workers=cluster,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                scheduler_port=0,
+                dashboard_address=None,
                 # no dashboard; the HTTP server Dask starts anyway takes a free port, not 8787
-                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+            )
             self.client = distributed.Client(self.cluster)
         else:
             if scheduler is None:
@@ -137,13 +152,15 @@ class DaskExecutor:
             self.name = f"dask {scheduler}"
             try:
                 if Path(scheduler).is_file():
-                    self.client = distributed.Client(scheduler_file=scheduler,
-                                                     timeout=_CONNECT_TIMEOUT)
+                    self.client = distributed.Client(
+                        scheduler_file=scheduler, timeout=_CONNECT_TIMEOUT
+                    )
                 else:
                     self.client = distributed.Client(scheduler, timeout=_CONNECT_TIMEOUT)
             except (OSError, TimeoutError) as exc:
-                raise ValueError(f"cannot reach the Dask scheduler at {scheduler!r}: "
-                                 f"{exc}") from None
+                raise ValueError(
+                    f"cannot reach the Dask scheduler at {scheduler!r}: {exc}"
+                ) from None
         self.threads, self.retries, self.prefix = threads, retries, key_prefix
         self.futures: dict[str, Any] = {}
         self.cancelled: set[str] = set()  # keys the driver cancelled
@@ -165,8 +182,9 @@ class DaskExecutor:
     def submit(self, task: ChunkTask) -> None:
         task = dataclasses.replace(task, threads=self.threads)
         try:
-            future = self.client.submit(_run_on_worker, task, key=self.key(task),
-                                        retries=self.retries)
+            future = self.client.submit(
+                _run_on_worker, task, key=self.key(task), retries=self.retries
+            )
         except Exception as exc:  # a client closed after losing its scheduler
             raise Stalled(f"the Dask scheduler is gone ({type(exc).__name__}: {exc})") from None
         self.futures[future.key] = (task, future)
@@ -203,9 +221,14 @@ class DaskExecutor:
                     self.futures[future.key] = entry
                     self.done.add(future)  # Dask recomputes it when a worker is there
                 elif future.cancelled():
-                    return entry[0], None, ChunkLost(
-                        "lost: its future was cancelled without a result (the Dask scheduler "
-                        "or the client's connection to it went away)")
+                    return (
+                        entry[0],
+                        None,
+                        ChunkLost(
+                            "lost: its future was cancelled without a result (the Dask scheduler "
+                            "or the client's connection to it went away)"
+                        ),
+                    )
                 else:
                     try:
                         return entry[0], future.result(timeout=_WATCH), None

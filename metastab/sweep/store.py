@@ -43,8 +43,17 @@ try:
 except ImportError:  # pragma: no cover - not on POSIX
     fcntl = None
 
-__all__ = ["SweepError", "SweepWarning", "open_sweep", "locked", "Journal", "recover", "status",
-           "read_manifest", "verify"]
+__all__ = [
+    "SweepError",
+    "SweepWarning",
+    "open_sweep",
+    "locked",
+    "Journal",
+    "recover",
+    "status",
+    "read_manifest",
+    "verify",
+]
 
 MANIFEST, JOURNAL, RESULTS, LOCK = "manifest.json", "journal.jsonl", "results", ".lock"
 MANIFEST_FORMAT = "metastab-sweep/1"
@@ -88,13 +97,18 @@ def read_manifest(out) -> dict:
         raise FileNotFoundError(f"no sweep in {str(out)!r} (no {MANIFEST})")
     try:
         manifest = json.loads(path.read_text())
-        if not isinstance(manifest, dict) or not isinstance(manifest.get("config"), dict) \
-                or not isinstance(manifest.get("config_hash"), str):
+        if (
+            not isinstance(manifest, dict)
+            or not isinstance(manifest.get("config"), dict)
+            or not isinstance(manifest.get("config_hash"), str)
+        ):
             raise ValueError("not a sweep manifest")
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is damaged ({' '.join(str(exc).split())}): run the sweep again "
-                         f"with its config and --out {out} to rewrite it (the journal says "
-                         f"which config it is; finished chunks are kept)") from None
+        raise ValueError(
+            f"{path} is damaged ({' '.join(str(exc).split())}): run the sweep again "
+            f"with its config and --out {out} to rewrite it (the journal says "
+            f"which config it is; finished chunks are kept)"
+        ) from None
     if manifest.get("format") != MANIFEST_FORMAT:
         raise ValueError(f"{path}: unknown manifest format {manifest.get('format')!r}")
     return manifest
@@ -113,8 +127,11 @@ def _leftovers_only(out: Path) -> bool:
     for path in out.iterdir():
         if path.name == LOCK or (path.name.startswith(TEMP_PREFIX) and path.is_file()):
             continue
-        if path.name == RESULTS and path.is_dir() and all(
-                q.name.startswith(TEMP_PREFIX) and q.is_file() for q in path.iterdir()):
+        if (
+            path.name == RESULTS
+            and path.is_dir()
+            and all(q.name.startswith(TEMP_PREFIX) and q.is_file() for q in path.iterdir())
+        ):
             continue
         return False
     return True
@@ -155,8 +172,10 @@ def _describe_other(out: Path, sweep: Sweep) -> str | None:
         if manifest["config_hash"] == sweep.hash:
             return None
         diff = config_diff(manifest["config"], sweep.config)
-        return (f"{out} holds a sweep of another config ({'; '.join(diff[:5]) or 'hash differs'}"
-                f"{'; ...' if len(diff) > 5 else ''})")
+        return (
+            f"{out} holds a sweep of another config ({'; '.join(diff[:5]) or 'hash differs'}"
+            f"{'; ...' if len(diff) > 5 else ''})"
+        )
     if _leftovers_only(out):
         return None
     return f"{out} exists and is not a sweep directory (no {MANIFEST})"
@@ -166,20 +185,32 @@ def _damaged_manifest(out: Path, sweep: Sweep) -> str | None:
     """A damaged manifest may be rewritten when every journal record is this config's."""
     stamps = {r.get("config") for r in Journal(out).read() if isinstance(r, dict)}
     if stamps <= {sweep.hash}:
-        warnings.warn(f"sweep {out}: {MANIFEST} was damaged; rewritten from the config (the "
-                      f"journal's records are this config's)", SweepWarning, stacklevel=4)
+        warnings.warn(
+            f"sweep {out}: {MANIFEST} was damaged; rewritten from the config (the "
+            f"journal's records are this config's)",
+            SweepWarning,
+            stacklevel=4,
+        )
         return None
     other = ", ".join(sorted(str(s)[:12] for s in stamps - {sweep.hash}))
-    return (f"{out / MANIFEST} is damaged and its journal belongs to another config (hash "
-            f"{other}): run that config with --out {out} to rewrite it")
+    return (
+        f"{out / MANIFEST} is damaged and its journal belongs to another config (hash "
+        f"{other}): run that config with --out {out} to rewrite it"
+    )
 
 
 def _manifest(sweep: Sweep) -> dict:
     from ..results import provenance
 
-    return {"format": MANIFEST_FORMAT, "config_hash": sweep.hash, "config": sweep.config,
-            "source": sweep.source, "created": time.time(), "provenance": provenance(),
-            "points": [p.to_dict() for p in sweep.points]}
+    return {
+        "format": MANIFEST_FORMAT,
+        "config_hash": sweep.hash,
+        "config": sweep.config,
+        "source": sweep.source,
+        "created": time.time(),
+        "provenance": provenance(),
+        "points": [p.to_dict() for p in sweep.points],
+    }
 
 
 def _remove_start(out: Path) -> None:
@@ -231,16 +262,20 @@ def open_sweep(out, sweep: Sweep, new: bool = False):
                 raise
             if created:
                 _remove_start(out)
-            raise OSError(exc.errno, f"cannot start the sweep in {out}: {exc.strerror or exc}; "
-                          f"free space (or fix permissions) and run the same command "
-                          f"again") from None
+            raise OSError(
+                exc.errno,
+                f"cannot start the sweep in {out}: {exc.strerror or exc}; "
+                f"free space (or fix permissions) and run the same command "
+                f"again",
+            ) from None
         except BaseException:
             if created and not ready:
                 _remove_start(out)
             raise
         if not new:
-            raise ValueError(f"{problem}: use another --out, or --new to start a new directory "
-                             f"beside it")
+            raise ValueError(
+                f"{problem}: use another --out, or --new to start a new directory beside it"
+            )
         out = _next_free(out)
 
 
@@ -271,8 +306,9 @@ def locked(out: Path):
                     if time.monotonic() > deadline:
                         fh.seek(0)
                         pid = fh.read().strip() or "?"
-                        raise SweepError(f"another process (pid {pid}) is running the sweep in "
-                                         f"{out}") from None
+                        raise SweepError(
+                            f"another process (pid {pid}) is running the sweep in {out}"
+                        ) from None
                     time.sleep(0.05)
             with contextlib.suppress(FileNotFoundError):
                 if os.stat(out / LOCK).st_ino == os.fstat(fh.fileno()).st_ino:
@@ -362,17 +398,21 @@ def latest(records: list[dict], config_hash: str | None = None) -> dict[str, dic
 def stray_files(results: Path) -> list[str]:
     """Entries of ``results/`` the package did not write (neither chunk files nor its
     temporary files)."""
-    return sorted(p.name + ("/" if p.is_dir() else "") for p in results.iterdir()
-                  if not (p.is_file() and (CHUNK_FILE.fullmatch(p.name)
-                                           or p.name.startswith(TEMP_PREFIX))))
+    return sorted(
+        p.name + ("/" if p.is_dir() else "")
+        for p in results.iterdir()
+        if not (p.is_file() and (CHUNK_FILE.fullmatch(p.name) or p.name.startswith(TEMP_PREFIX)))
+    )
 
 
 def _refuse_strays(results: Path) -> None:
     stray = stray_files(results)
     if stray:
         shown = ", ".join(stray[:3]) + (f" and {len(stray) - 3} more" if len(stray) > 3 else "")
-        raise SweepError(f"{results} holds {shown}, not written by metastab: move it out of "
-                         f"{results} (that folder is the sweep's dataset) and run again")
+        raise SweepError(
+            f"{results} holds {shown}, not written by metastab: move it out of "
+            f"{results} (that folder is the sweep's dataset) and run again"
+        )
 
 
 def recover(out: Path, sweep: Sweep) -> tuple[dict[tuple[int, int], dict], list[str]]:
@@ -399,8 +439,16 @@ def recover(out: Path, sweep: Sweep) -> tuple[dict[tuple[int, int], dict], list[
         expected = plan.get(name)
         path = results / name
         problem = None
-        if expected is None or (record.get("point"), record.get("index"), record.get("first_chain"),
-                                record.get("chains")) != expected:
+        if (
+            expected is None
+            or (
+                record.get("point"),
+                record.get("index"),
+                record.get("first_chain"),
+                record.get("chains"),
+            )
+            != expected
+        ):
             problem = "does not match the plan"
         elif not path.is_file():
             problem = "is missing"
@@ -408,10 +456,14 @@ def recover(out: Path, sweep: Sweep) -> tuple[dict[tuple[int, int], dict], list[
             problem = "is damaged (SHA-256 or size differs from the journal)"
         if problem or expected is None:  # (a chunk not in the plan always has a problem)
             damaged.append(name)
-            journal.append({"chunk": name, "status": "damaged", "problem": problem,
-                            "time": time.time()})
-            warnings.warn(f"sweep {out}: chunk {name} {problem}; it will be recomputed",
-                          SweepWarning, stacklevel=3)
+            journal.append(
+                {"chunk": name, "status": "damaged", "problem": problem, "time": time.time()}
+            )
+            warnings.warn(
+                f"sweep {out}: chunk {name} {problem}; it will be recomputed",
+                SweepWarning,
+                stacklevel=3,
+            )
             continue
         done[expected[:2]] = record
     if damaged:  # the sweep is no longer complete
@@ -435,8 +487,9 @@ def verify(out, records: dict[str, dict], digests: bool = True) -> list[str]:
         if not path.is_file():
             problems.append(f"chunk {name} is missing")
         elif path.stat().st_size != record.get("bytes"):
-            problems.append(f"chunk {name} has {path.stat().st_size} bytes, the journal "
-                            f"{record.get('bytes')}")
+            problems.append(
+                f"chunk {name} has {path.stat().st_size} bytes, the journal {record.get('bytes')}"
+            )
         elif digests and file_digest(path)[0] != record.get("sha256"):
             problems.append(f"chunk {name} is damaged (SHA-256 differs from the journal)")
     return problems
@@ -457,18 +510,27 @@ def status(out) -> dict:
     by_point: dict[int, dict[int, Any]] = {p: {} for p in range(len(manifest["points"]))}
     for r in done:
         by_point[r["point"]][r["index"]] = r["escapes"]
-    points_done = sum(final_chunks(e, per_point, run["escapes"]) is not None
-                      for e in by_point.values())
+    points_done = sum(
+        final_chunks(e, per_point, run["escapes"]) is not None for e in by_point.values()
+    )
     runner = _runner(out)
     problems = [] if runner else verify(out, {r["chunk"]: r for r in done}, digests=False)
-    state = "running" if runner else ("damaged" if problems else
-                                      "complete" if complete else "interrupted")
+    state = (
+        "running"
+        if runner
+        else ("damaged" if problems else "complete" if complete else "interrupted")
+    )
     return {
-        "out": str(out), "config_hash": manifest["config_hash"], "state": state,
+        "out": str(out),
+        "config_hash": manifest["config_hash"],
+        "state": state,
         "runner_pid": runner,
-        "points": len(manifest["points"]), "points_done": points_done,
-        "chunks_done": len(done), "chunks_max": per_point * len(manifest["points"]),
-        "adaptive": run["escapes"] is not None, "escapes_target": run["escapes"],
+        "points": len(manifest["points"]),
+        "points_done": points_done,
+        "chunks_done": len(done),
+        "chunks_max": per_point * len(manifest["points"]),
+        "adaptive": run["escapes"] is not None,
+        "escapes_target": run["escapes"],
         "chains_done": sum(r["chains"] for r in done),
         "escapes_done": sum(r["escapes"] for r in done),
         "failed": {r["chunk"]: r.get("error", "") for r in failed},
@@ -481,11 +543,13 @@ def format_status(info: dict) -> str:
     """``status()`` as a few human-readable lines."""
     running = f" (pid {info['runner_pid']})" if info["state"] == "running" else ""
     target = f" (target {info['escapes_target']} escapes each)" if info["adaptive"] else ""
-    lines = [f"sweep {info['out']}: {info['state']}{running}",
-             f"  config hash {info['config_hash'][:12]}",
-             f"  points {info['points_done']}/{info['points']} complete{target}",
-             f"  chunks {info['chunks_done']} done of at most {info['chunks_max']}",
-             f"  chains {info['chains_done']}, escapes {info['escapes_done']}"]
+    lines = [
+        f"sweep {info['out']}: {info['state']}{running}",
+        f"  config hash {info['config_hash'][:12]}",
+        f"  points {info['points_done']}/{info['points']} complete{target}",
+        f"  chunks {info['chunks_done']} done of at most {info['chunks_max']}",
+        f"  chains {info['chains_done']}, escapes {info['escapes_done']}",
+    ]
     if info["last_update"]:
         lines.append(f"  last chunk event {time.time() - info['last_update']:.0f} s ago")
     for name, error in info["failed"].items():

@@ -33,10 +33,15 @@ def growth_rows(ok: pd.DataFrame) -> pd.DataFrame:
     the last admissible β, and the spread max/min of the corrected constant (its resolution)."""
     rows = []
     for (name, gamma), g in ok.sort_values("beta").groupby(["polytope", "gamma"]):
-        rows.append({"polytope": name, "gamma": gamma,
-                     "growth": float(g["C_hat_extreme"].iloc[-1] / g["C_hat_extreme"].iloc[0]),
-                     "spread": float(g["C_max_hat"].max() / g["C_max_hat"].min()),
-                     "worst": float(g["C_hat_extreme"].max())})
+        rows.append(
+            {
+                "polytope": name,
+                "gamma": gamma,
+                "growth": float(g["C_hat_extreme"].iloc[-1] / g["C_hat_extreme"].iloc[0]),
+                "spread": float(g["C_max_hat"].max() / g["C_max_hat"].min()),
+                "worst": float(g["C_hat_extreme"].max()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -49,52 +54,79 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     good = hypotheses(polys)
     admissible = summary[summary["cones_ok"].astype(bool)]
     rows = []
-    for label, part, role in (("", admissible[admissible["polytope"].isin(good)], None),
-                              ("_outside_hypotheses",
-                               admissible[~admissible["polytope"].isin(good)], "context")):
+    for label, part, role in (
+        ("", admissible[admissible["polytope"].isin(good)], None),
+        ("_outside_hypotheses", admissible[~admissible["polytope"].isin(good)], "context"),
+    ):
         if part.empty:
             continue
         names = ", ".join(sorted(part["polytope"].unique()))
         gr = growth_rows(part)
         growth = float(gr["growth"].min())
         spread = float(gr["spread"].max())
-        rows.append(check(
-            "universal_C" + label, role or "claim",
-            "P[every token near its vertex at T1] ≥ 1 − β^(-1/8) with τ = min{…, (1 − γ)m} "
-            "and one C > 1 for all β ≥ β_*",
-            measured=growth, threshold=spread,
-            rule=f"{names}: smallest growth over γ of the smallest supported C (extreme start) "
-                 "from the first to the last admissible β ≤ threshold, the largest spread "
-                 "max/min of the corrected constant over the same runs (largest C needed: "
-                 f"{gr['worst'].max():.3g})", passed=None if role else growth <= spread,
-            source=SOURCE))
+        rows.append(
+            check(
+                "universal_C" + label,
+                role or "claim",
+                "P[every token near its vertex at T1] ≥ 1 − β^(-1/8) with τ = min{…, (1 − γ)m} "
+                "and one C > 1 for all β ≥ β_*",
+                measured=growth,
+                threshold=spread,
+                rule=f"{names}: smallest growth over γ of the smallest supported C (extreme start) "
+                "from the first to the last admissible β ≤ threshold, the largest spread "
+                "max/min of the corrected constant over the same runs (largest C needed: "
+                f"{gr['worst'].max():.3g})",
+                passed=None if role else growth <= spread,
+                source=SOURCE,
+            )
+        )
         bound_ok = bool((part["P_event_T1_max"] >= part["bound"]).all())
         limit = 1 / (1 - part["gamma"])
         excess = float((part["C_max_hat"] - limit).max())
         tol = float(config["c_roundoff"])
-        rows.append(check(
-            "universal_C/M_variant" if not role else "M_variant" + label,
-            role or "correction",
-            "the same event with M = max_i |x_i^0 − v_σ(i)| in place of m in τ and T1 and "
-            "C = 1/(1 − γ)",
-            measured=excess, threshold=tol,
-            rule=f"{names}: largest (smallest supported C − 1/(1 − γ)) ≤ {tol:g} "
-                 "(`c_roundoff`) and P̂[event at T1] ≥ 1 − β^(-1/8) at every admissible run"
-                 + ("" if bound_ok else " (the probability bound is NOT met)"),
-            passed=None if role else (excess <= tol and bound_ok), source="this study"))
-    rows.append(check(
-        "initial_condition_exists", "context",
-        "the eroded dominance cones I_σ(β^(-1/8)) ⊖ β^(-1/4) are non-empty",
-        measured=float(polys.loc[polys["polytope"].isin(good), "beta_threshold"].min())
-        if good else np.nan,
-        rule="smallest β at which the theorem's initial condition exists (polytopes within "
-             "the hypotheses); smaller β of the grid are not tested", source=SOURCE))
-    same = np.where(chains["censored"], chains["hit_step_event"] == -1,
-                    chains["hit_step_event"] == chains["hit_step"])
-    rows.append(check(
-        "hitting_times_agree", "control",
-        "hitting times from the recorded paths equal `first_passage` with `ReachVertices`",
-        measured=float(same.mean()), threshold=1.0,
-        rule=f"fraction of {same.size} chains that agree = 1", passed=bool(same.all()),
-        source="this study"))
+        rows.append(
+            check(
+                "universal_C/M_variant" if not role else "M_variant" + label,
+                role or "correction",
+                "the same event with M = max_i |x_i^0 − v_σ(i)| in place of m in τ and T1 and "
+                "C = 1/(1 − γ)",
+                measured=excess,
+                threshold=tol,
+                rule=f"{names}: largest (smallest supported C − 1/(1 − γ)) ≤ {tol:g} "
+                "(`c_roundoff`) and P̂[event at T1] ≥ 1 − β^(-1/8) at every admissible run"
+                + ("" if bound_ok else " (the probability bound is NOT met)"),
+                passed=None if role else (excess <= tol and bound_ok),
+                source="this study",
+            )
+        )
+    rows.append(
+        check(
+            "initial_condition_exists",
+            "context",
+            "the eroded dominance cones I_σ(β^(-1/8)) ⊖ β^(-1/4) are non-empty",
+            measured=float(polys.loc[polys["polytope"].isin(good), "beta_threshold"].min())
+            if good
+            else np.nan,
+            rule="smallest β at which the theorem's initial condition exists (polytopes within "
+            "the hypotheses); smaller β of the grid are not tested",
+            source=SOURCE,
+        )
+    )
+    same = np.where(
+        chains["censored"],
+        chains["hit_step_event"] == -1,
+        chains["hit_step_event"] == chains["hit_step"],
+    )
+    rows.append(
+        check(
+            "hitting_times_agree",
+            "control",
+            "hitting times from the recorded paths equal `first_passage` with `ReachVertices`",
+            measured=float(same.mean()),
+            threshold=1.0,
+            rule=f"fraction of {same.size} chains that agree = 1",
+            passed=bool(same.all()),
+            source="this study",
+        )
+    )
     return checks_frame(rows)

@@ -37,8 +37,14 @@ def hitting_time_figure(summary, polys, path):
     for ax, (name, gamma) in zip(axes.T.ravel(), pairs):
         s = summary[(summary["polytope"] == name) & (summary["gamma"] == gamma)]
         _shade_empty(ax, polys.loc[name, "beta_threshold"], s["beta"].min())
-        ax.fill_between(s["beta"], s["hit_q10"], s["hit_q90"], color="C0", alpha=0.25,
-                        label="random starts, 10–90%")
+        ax.fill_between(
+            s["beta"],
+            s["hit_q10"],
+            s["hit_q90"],
+            color="C0",
+            alpha=0.25,
+            label="random starts, 10–90%",
+        )
         ax.plot(s["beta"], s["hit_median"], "o-", color="C0", label="random starts, median")
         ax.plot(s["beta"], s["hit_extreme_median"], "s-", color="C3", label="extreme start")
         ax.plot(s["beta"], s["T1_median"], "k--", label="predicted T1 (median)")
@@ -59,15 +65,25 @@ def distribution_figure(chains, summary, path):
     import matplotlib as mpl
 
     for ax, (name, gamma) in zip(axes.T.ravel(), pairs):
-        ok = summary[(summary["polytope"] == name) & (summary["gamma"] == gamma)
-                     & summary["cones_ok"]]
+        ok = summary[
+            (summary["polytope"] == name) & (summary["gamma"] == gamma) & summary["cones_ok"]
+        ]
         cmap = mpl.colormaps["viridis"]
         for i, beta in enumerate(ok["beta"]):
-            g = chains[(chains["polytope"] == name) & (chains["gamma"] == gamma)
-                       & (chains["beta"] == beta) & (chains["start"] == "random")]
+            g = chains[
+                (chains["polytope"] == name)
+                & (chains["gamma"] == gamma)
+                & (chains["beta"] == beta)
+                & (chains["start"] == "random")
+            ]
             t = np.sort(g["hit_step"].where(~g["censored"], np.inf).to_numpy())
-            ax.step(np.r_[0, t], np.r_[0, np.arange(1, t.size + 1) / t.size], where="post",
-                    color=cmap(i / max(len(ok) - 1, 1)), label=f"β = {beta:g}")
+            ax.step(
+                np.r_[0, t],
+                np.r_[0, np.arange(1, t.size + 1) / t.size],
+                where="post",
+                color=cmap(i / max(len(ok) - 1, 1)),
+                label=f"β = {beta:g}",
+            )
         T1 = ok["T1_median"].median()
         ax.axvline(T1, color="k", ls="--", label=f"predicted T1, median = {T1:g}")
         ax.set_xlabel("hitting time (steps)")
@@ -86,10 +102,20 @@ def probability_figure(summary, polys, C_event, path):
         s = summary[summary["polytope"] == name]
         _shade_empty(ax, polys.loc[name, "beta_threshold"], s["beta"].min())
         for j, (gamma, g) in enumerate(s.groupby("gamma")):
-            ax.plot(g["beta"], g["P_event_T1"], "o-", color=f"C{j}",
-                    label=f"γ = {gamma:g}: published τ (m = min), C = {C_event:g}")
-            ax.plot(g["beta"], g["P_event_T1_max"], "s:", color=f"C{j}",
-                    label=f"γ = {gamma:g}: M = max in τ, T1, C = 1/(1−γ)")
+            ax.plot(
+                g["beta"],
+                g["P_event_T1"],
+                "o-",
+                color=f"C{j}",
+                label=f"γ = {gamma:g}: published τ (m = min), C = {C_event:g}",
+            )
+            ax.plot(
+                g["beta"],
+                g["P_event_T1_max"],
+                "s:",
+                color=f"C{j}",
+                label=f"γ = {gamma:g}: M = max in τ, T1, C = 1/(1−γ)",
+            )
         b = np.geomspace(s["beta"].min(), s["beta"].max(), 200)
         ax.plot(b, 1 - b ** (-1 / 8), "k--", label="bound 1 − β^(-1/8)")
         ax.set_xscale("log")
@@ -109,14 +135,35 @@ def smallest_C_figure(summary, polys, path):
         s = summary[summary["polytope"] == name]
         _shade_empty(ax, polys.loc[name, "beta_threshold"], s["beta"].min())
         for j, (gamma, g) in enumerate(s.groupby("gamma")):
-            ax.plot(g["beta"], g["C_hat_extreme"], "s-", color=f"C{j}",
-                    label=f"γ = {gamma:g}: published, extreme start")
-            ax.plot(g["beta"], g["C_hat_random"], "o-", color=f"C{j}", alpha=0.6,
-                    label=f"γ = {gamma:g}: published, random starts")
-            ax.plot(g["beta"], g["C_max_hat"], "^:", color=f"C{j}",
-                    label=f"γ = {gamma:g}: with M = max, all starts")
-            ax.axhline(1 / (1 - gamma), color=f"C{j}", ls="--", lw=1,
-                       label=f"1/(1−γ) = {1 / (1 - gamma):.3g}")
+            ax.plot(
+                g["beta"],
+                g["C_hat_extreme"],
+                "s-",
+                color=f"C{j}",
+                label=f"γ = {gamma:g}: published, extreme start",
+            )
+            ax.plot(
+                g["beta"],
+                g["C_hat_random"],
+                "o-",
+                color=f"C{j}",
+                alpha=0.6,
+                label=f"γ = {gamma:g}: published, random starts",
+            )
+            ax.plot(
+                g["beta"],
+                g["C_max_hat"],
+                "^:",
+                color=f"C{j}",
+                label=f"γ = {gamma:g}: with M = max, all starts",
+            )
+            ax.axhline(
+                1 / (1 - gamma),
+                color=f"C{j}",
+                ls="--",
+                lw=1,
+                label=f"1/(1−γ) = {1 / (1 - gamma):.3g}",
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("β")
@@ -133,11 +180,15 @@ def profile_figure(profiles, summary, path):
     import matplotlib as mpl
 
     for ax, (name, gamma) in zip(axes.T.ravel(), pairs):
-        p = profiles[(profiles["polytope"] == name) & (profiles["gamma"] == gamma)
-                     & (profiles["start"] == "random")]
+        p = profiles[
+            (profiles["polytope"] == name)
+            & (profiles["gamma"] == gamma)
+            & (profiles["start"] == "random")
+        ]
         betas = np.unique(p["beta"])
-        show = betas[np.unique(np.linspace(0, betas.size - 1, min(5, betas.size)).round()
-                               .astype(int))]
+        show = betas[
+            np.unique(np.linspace(0, betas.size - 1, min(5, betas.size)).round().astype(int))
+        ]
         cmap = mpl.colormaps["viridis"]
         for i, beta in enumerate(show):
             g = p[p["beta"] == beta]
@@ -174,9 +225,11 @@ def _fmt(x, digits=3) -> str:
 
 
 def _table(s: pd.DataFrame) -> str:
-    head = ("| β | theorem's start exists | T1 (min–max) | median hit (10–90%) | extreme hit | "
-            "P̂[event at T1], C = C_event | 1 − β^(-1/8) | smallest C: random / extreme | "
-            "smallest C with M = max |\n|" + "---|" * 9)
+    head = (
+        "| β | theorem's start exists | T1 (min–max) | median hit (10–90%) | extreme hit | "
+        "P̂[event at T1], C = C_event | 1 − β^(-1/8) | smallest C: random / extreme | "
+        "smallest C with M = max |\n|" + "---|" * 9
+    )
     lines = [head]
     for _, r in s.iterrows():
         lines.append(
@@ -184,7 +237,8 @@ def _table(s: pd.DataFrame) -> str:
             f"{r['T1_min']:g}–{r['T1_max']:g} | {_fmt(r['hit_median'])} "
             f"({_fmt(r['hit_q10'])}–{_fmt(r['hit_q90'])}) | {_fmt(r['hit_extreme_median'])} | "
             f"{r['P_event_T1']:.2f} | {r['bound']:.2f} | {_fmt(r['C_hat_random'])} / "
-            f"{_fmt(r['C_hat_extreme'])} | {_fmt(r['C_max_hat'])} |")
+            f"{_fmt(r['C_hat_extreme'])} | {_fmt(r['C_max_hat'])} |"
+        )
     return "\n".join(lines)
 
 
@@ -196,46 +250,70 @@ def report(out: Path) -> str:
     cfg = meta["config"]
     C_event = float(cfg["C_event"])
     polys_t = read_table(out / "polytopes.csv")[0]
-    good = set(polys_t.loc[polys_t["equinorm"].astype(bool) & polys_t["acute_cones"].astype(bool)
-                           & (polys_t["c0"] > 0), "polytope"])
+    good = set(
+        polys_t.loc[
+            polys_t["equinorm"].astype(bool)
+            & polys_t["acute_cones"].astype(bool)
+            & (polys_t["c0"] > 0),
+            "polytope",
+        ]
+    )
     admissible = summary[summary["cones_ok"]]
     ok = admissible[admissible["polytope"].isin(good)]
     apart = admissible[~admissible["polytope"].isin(good)]
     chains = chains[chains["polytope"].isin(good)]
     checks = read_checks(out / "checks.csv").set_index("criterion")
-    lines = ["# Clustering phase ([FW] Thm 5.2, lem. first.phase)", "",
-             "SA_P from the theorem's initial condition (vertex tokens on the vertices, the others "
-             "in the eroded dominance cones I_σ(β^(-1/8)) ⊖ β^(-1/4)); "
-             f"{cfg['draws']} random starts and one extreme start per β, {cfg['chains']} chains "
-             f"each, n = κ(1 + {cfg['tokens_per_vertex']}), every step recorded. The event: "
-             "vertex tokens within β^(-1/4) of their vertex, the others within Cτ of v_σ(i).", "",
-             "## Polytopes and where the theorem's initial condition exists", "",
-             "| polytope | c0 | equinorm | acute cones (largest angle) | eroded cones non-empty "
-             "for |", "|---|---|---|---|---|"]
+    lines = [
+        "# Clustering phase ([FW] Thm 5.2, lem. first.phase)",
+        "",
+        "SA_P from the theorem's initial condition (vertex tokens on the vertices, the others "
+        "in the eroded dominance cones I_σ(β^(-1/8)) ⊖ β^(-1/4)); "
+        f"{cfg['draws']} random starts and one extreme start per β, {cfg['chains']} chains "
+        f"each, n = κ(1 + {cfg['tokens_per_vertex']}), every step recorded. The event: "
+        "vertex tokens within β^(-1/4) of their vertex, the others within Cτ of v_σ(i).",
+        "",
+        "## Polytopes and where the theorem's initial condition exists",
+        "",
+        "| polytope | c0 | equinorm | acute cones (largest angle) | eroded cones non-empty for |",
+        "|---|---|---|---|---|",
+    ]
     for name, p in polys.iterrows():
-        lines.append(f"| {name} | {p['c0']:.4f} | {p['equinorm']} | {p['acute_cones']} "
-                     f"({p['max_cone_angle_deg']:.1f}°) | β ≥ {p['beta_threshold']:.0f} |")
-    lines += ["",
-              "A mathematical remark: an equinorm polygon with k ≥ 4 vertices always has an angle "
-              "≥ 90° (the angles sum to (k − 2)·180°), so an acute equinorm polygon is a "
-              "triangle. Polytopes whose cones are not acute ("
-              + ", ".join(f"{n}: {p['max_cone_angle_deg']:.0f}° cones" for n, p in polys.iterrows()
-                          if not bool(p["acute_cones"]))
-              + ") are outside the theorem's hypotheses: the headline "
-              "numbers and the checks use only the polytopes within them ("
-              + ", ".join(sorted(good)) + "); the others are shown apart, below. Below the "
-              "thresholds the grid's β are run from starts drawn at "
-              f"{cfg['margin']:g}× the threshold (rows marked 'no'): no claim of the theorem "
-              "applies there.", ""]
+        lines.append(
+            f"| {name} | {p['c0']:.4f} | {p['equinorm']} | {p['acute_cones']} "
+            f"({p['max_cone_angle_deg']:.1f}°) | β ≥ {p['beta_threshold']:.0f} |"
+        )
+    lines += [
+        "",
+        "A mathematical remark: an equinorm polygon with k ≥ 4 vertices always has an angle "
+        "≥ 90° (the angles sum to (k − 2)·180°), so an acute equinorm polygon is a "
+        "triangle. Polytopes whose cones are not acute ("
+        + ", ".join(
+            f"{n}: {p['max_cone_angle_deg']:.0f}° cones"
+            for n, p in polys.iterrows()
+            if not bool(p["acute_cones"])
+        )
+        + ") are outside the theorem's hypotheses: the headline "
+        "numbers and the checks use only the polytopes within them ("
+        + ", ".join(sorted(good))
+        + "); the others are shown apart, below. Below the "
+        "thresholds the grid's β are run from starts drawn at "
+        f"{cfg['margin']:g}× the threshold (rows marked 'no'): no claim of the theorem "
+        "applies there.",
+        "",
+    ]
     ratio = ok["C_hat_extreme"] / ok["M_over_m_extreme"]
     far = ok["M_over_m_extreme"] * ok["m_extreme"]
     ok_chains = chains[chains["cones_ok"]]
     event = ok_chains["vertex_ok_at_T1"] & (ok_chains["C_at_T1"] <= C_event)
-    per_start = event.groupby([ok_chains[k] for k in ("polytope", "gamma", "beta", "start",
-                                                        "draw")]).mean()
+    per_start = event.groupby(
+        [ok_chains[k] for k in ("polytope", "gamma", "beta", "start", "draw")]
+    ).mean()
     per_start_01 = float(((per_start == 0) | (per_start == 1)).mean())
-    m_slope = float(np.polyfit(np.log(ok["beta"]), np.log(ok["m_extreme"]), 1)[0]) \
-        if ok["beta"].nunique() > 1 else float("nan")
+    m_slope = (
+        float(np.polyfit(np.log(ok["beta"]), np.log(ok["m_extreme"]), 1)[0])
+        if ok["beta"].nunique() > 1
+        else float("nan")
+    )
     T1s = sorted(set(ok["T1_min"]).union(ok["T1_max"]))
     worst = ok.loc[ok["C_hat_extreme"].idxmax()]
     worst_rnd = ok.loc[ok["C_hat_random"].idxmax()]
@@ -245,99 +323,152 @@ def report(out: Path) -> str:
     hit_flat = bool((last["hit_median"] == first["hit_median"]).all())
     T1_grows = bool((last["T1_max"] > first["T1_max"]).any())
     C_grows = float(checks.loc["universal_C", "measured"]) > 1
-    ratio_tol = float(checks_config(out)["ratio_tol"])     # a wording rule of config.toml
+    ratio_tol = float(checks_config(out)["ratio_tol"])  # a wording rule of config.toml
     tracks = bool((ratio - 1).abs().max() <= ratio_tol)
-    T1_one = (ok_chains.groupby(['polytope', 'gamma', 'beta', 'draw'])['T1'].first() == 1).mean()
-    lines += [f"## Headline numbers ({', '.join(sorted(good))})", "",
-              "- **T1** (not tested: by construction β is not in its formula, it depends on the "
-              f"start only): T1 ∈ {{{', '.join(f'{t:g}' for t in T1s)}}} over the admissible "
-              "starts; its largest value "
-              + ("grows" if T1_grows else "does not grow")
-              + " from the smallest to the largest admissible β"
-              + (" (an explanation, not tested: larger β admit starts farther from the vertex "
-                 "relative to m)" if T1_grows else "")
-              + ". A mathematical remark: T1 = 1 whenever (1 − γ)m ≤ "
-              "min{c0/(2|v_a − v_b|), √(2c0)/2}; "
-              f"{T1_one:.0%} of the admissible starts have T1 = 1.",
-              "- **The hitting time "
-              + ("grows with β" if hit_grows else "does not change with β" if hit_flat
-                 else "does not grow with β for every (polytope, γ)")
-              + "** (median over random starts at the smallest → largest admissible β: "
-              + "; ".join(f"{n}, γ = {g:g}: {_fmt(first.loc[(n, g), 'hit_median'])} → "
-                          f"{_fmt(last.loc[(n, g), 'hit_median'])}" for n, g in first.index)
-              + "): "
-              f"with C = C_event = {C_event:g} its median "
-              f"over random starts goes from {_fmt(ok['hit_median'].min())} to "
-              f"{_fmt(ok['hit_median'].max())} steps over the admissible β, and from the extreme "
-              f"start up to {_fmt(ok['hit_extreme_median'].max())} steps, while the median T1 "
-              f"stays within {_fmt(ok['T1_median'].min())}–{_fmt(ok['T1_median'].max())}.",
-              *(["  The starts, not the dynamics, are the proposed cause (an explanation, not "
-                 "tested here): the closest admissible distance m to the vertex falls as β "
-                 "grows (below)."] if hit_grows and T1_grows else []),
-              "- **C is "
-              + ("not universal" if checks.loc["universal_C", "pass"] == "false" else
-                 "consistent with a universal C")
-              + "** (check `universal_C`): the smallest C for which P̂[event at T1] ≥ 1 − β^(-1/8) "
-              + ("grows" if C_grows else "does not grow")
-              + f" with β (by {float(checks.loc['universal_C', 'measured']):.3g}× at the least), "
-              f"up to {_fmt(worst_rnd['C_hat_random'])} over random starts "
-              f"({worst_rnd['polytope']}, γ = {worst_rnd['gamma']:g}, β = {worst_rnd['beta']:g}) "
-              f"and {_fmt(worst['C_hat_extreme'])} from the extreme start "
-              f"({worst['polytope']}, γ = {worst['gamma']:g}, β = {worst['beta']:g}). "
-              + ("It equals" if tracks else "It does not equal")
-              + f" M/m, the largest over the smallest initial distance to the vertex, within "
-              f"{ratio_tol:g} (`ratio_tol`; extreme start: C/(M/m) = "
-              f"{ratio.min():.3f}–{ratio.max():.3f})"
-              + (". Explanation (the hardmax step, not tested here): if each token contracts by "
-                 "(1 − γ) per step, at T1 = 1 the farthest token is at (1 − γ)M while Cτ = "
-                 "C(1 − γ)m, so the event needs C ≥ M/m" if tracks else "")
-              + ". The closest admissible distance to the vertex goes "
-              f"{_fmt(ok['m_extreme'].max())} → {_fmt(ok['m_extreme'].min())} over the "
-              f"admissible β (fitted exponent of β: {m_slope:.3f}; the erosion radius is "
-              f"β^(-1/4)) while the farthest stays within {_fmt(far.min())}–{_fmt(far.max())}"
-              + (", so M/m grows over the tested β (that it is unbounded as β → ∞ follows "
-                 "from the erosion radius β^(-1/4) → 0, a mathematical remark)." if m_slope < 0
-                 else "."),
-              "- **Correction** (check `universal_C/M_variant`: "
-              + {"true": "passes", "false": "FAILS"}.get(
-                  checks.loc["universal_C/M_variant", "pass"], "NA")
-              + "): with M = max_i |x_i^0 − v_σ(i)| in place of m in τ and T1, "
-              "C = 1/(1 − γ) is compared: the smallest supported C over all admissible runs is "
-              + "; ".join(f"{_fmt(g['C_max_hat'].max())} at γ = {gamma:g} (1/(1 − γ) = "
-                          f"{1 / (1 - gamma):.3g})" for gamma, g in ok.groupby("gamma"))
-              + f", and P̂[event at T1] = {ok['P_event_T1_max'].min():.2f}–"
-              f"{ok['P_event_T1_max'].max():.2f} against the bound "
-              f"{ok['bound'].min():.2f}–{ok['bound'].max():.2f}.",
-              f"- **The probability bound**: at admissible β the vertex tokens were within "
-              f"β^(-1/4) at T1 in {chains.loc[chains['cones_ok'], 'vertex_ok_at_T1'].mean():.1%} "
-              f"of all chains, and P̂[event at T1] with C = {C_event:g} is 0 or 1 for "
-              f"{per_start_01:.0%} of the admissible starts"
-              + (": given the start, the event was deterministic in these data"
-                 + (", so the bound held exactly for the starts with C ≥ M/m" if tracks else "")
-                 if per_start_01 == 1 else ": the event is random given the start")
-              + ". With C = "
-              f"{C_event:g}, "
-              f"P̂[event at T1] over random starts is {ok['P_event_T1'].min():.2f}–"
-              f"{ok['P_event_T1'].max():.2f}.", ""]
-    same = np.where(chains["censored"], chains["hit_step_event"] == -1,
-                    chains["hit_step_event"] == chains["hit_step"])
-    lines += [f"Check: the hitting times computed from the recorded paths agree with "
-              f"`first_passage` and the package's `ReachVertices` event on {same.sum()} of "
-              f"{same.size} chains.", ""]
+    T1_one = (ok_chains.groupby(["polytope", "gamma", "beta", "draw"])["T1"].first() == 1).mean()
+    lines += [
+        f"## Headline numbers ({', '.join(sorted(good))})",
+        "",
+        "- **T1** (not tested: by construction β is not in its formula, it depends on the "
+        f"start only): T1 ∈ {{{', '.join(f'{t:g}' for t in T1s)}}} over the admissible "
+        "starts; its largest value "
+        + ("grows" if T1_grows else "does not grow")
+        + " from the smallest to the largest admissible β"
+        + (
+            " (an explanation, not tested: larger β admit starts farther from the vertex "
+            "relative to m)"
+            if T1_grows
+            else ""
+        )
+        + ". A mathematical remark: T1 = 1 whenever (1 − γ)m ≤ "
+        "min{c0/(2|v_a − v_b|), √(2c0)/2}; "
+        f"{T1_one:.0%} of the admissible starts have T1 = 1.",
+        "- **The hitting time "
+        + (
+            "grows with β"
+            if hit_grows
+            else "does not change with β"
+            if hit_flat
+            else "does not grow with β for every (polytope, γ)"
+        )
+        + "** (median over random starts at the smallest → largest admissible β: "
+        + "; ".join(
+            f"{n}, γ = {g:g}: {_fmt(first.loc[(n, g), 'hit_median'])} → "
+            f"{_fmt(last.loc[(n, g), 'hit_median'])}"
+            for n, g in first.index
+        )
+        + "): "
+        f"with C = C_event = {C_event:g} its median "
+        f"over random starts goes from {_fmt(ok['hit_median'].min())} to "
+        f"{_fmt(ok['hit_median'].max())} steps over the admissible β, and from the extreme "
+        f"start up to {_fmt(ok['hit_extreme_median'].max())} steps, while the median T1 "
+        f"stays within {_fmt(ok['T1_median'].min())}–{_fmt(ok['T1_median'].max())}.",
+        *(
+            [
+                "  The starts, not the dynamics, are the proposed cause (an explanation, not "
+                "tested here): the closest admissible distance m to the vertex falls as β "
+                "grows (below)."
+            ]
+            if hit_grows and T1_grows
+            else []
+        ),
+        "- **C is "
+        + (
+            "not universal"
+            if checks.loc["universal_C", "pass"] == "false"
+            else "consistent with a universal C"
+        )
+        + "** (check `universal_C`): the smallest C for which P̂[event at T1] ≥ 1 − β^(-1/8) "
+        + ("grows" if C_grows else "does not grow")
+        + f" with β (by {float(checks.loc['universal_C', 'measured']):.3g}× at the least), "
+        f"up to {_fmt(worst_rnd['C_hat_random'])} over random starts "
+        f"({worst_rnd['polytope']}, γ = {worst_rnd['gamma']:g}, β = {worst_rnd['beta']:g}) "
+        f"and {_fmt(worst['C_hat_extreme'])} from the extreme start "
+        f"({worst['polytope']}, γ = {worst['gamma']:g}, β = {worst['beta']:g}). "
+        + ("It equals" if tracks else "It does not equal")
+        + f" M/m, the largest over the smallest initial distance to the vertex, within "
+        f"{ratio_tol:g} (`ratio_tol`; extreme start: C/(M/m) = "
+        f"{ratio.min():.3f}–{ratio.max():.3f})"
+        + (
+            ". Explanation (the hardmax step, not tested here): if each token contracts by "
+            "(1 − γ) per step, at T1 = 1 the farthest token is at (1 − γ)M while Cτ = "
+            "C(1 − γ)m, so the event needs C ≥ M/m"
+            if tracks
+            else ""
+        )
+        + ". The closest admissible distance to the vertex goes "
+        f"{_fmt(ok['m_extreme'].max())} → {_fmt(ok['m_extreme'].min())} over the "
+        f"admissible β (fitted exponent of β: {m_slope:.3f}; the erosion radius is "
+        f"β^(-1/4)) while the farthest stays within {_fmt(far.min())}–{_fmt(far.max())}"
+        + (
+            ", so M/m grows over the tested β (that it is unbounded as β → ∞ follows "
+            "from the erosion radius β^(-1/4) → 0, a mathematical remark)."
+            if m_slope < 0
+            else "."
+        ),
+        "- **Correction** (check `universal_C/M_variant`: "
+        + {"true": "passes", "false": "FAILS"}.get(
+            checks.loc["universal_C/M_variant", "pass"], "NA"
+        )
+        + "): with M = max_i |x_i^0 − v_σ(i)| in place of m in τ and T1, "
+        "C = 1/(1 − γ) is compared: the smallest supported C over all admissible runs is "
+        + "; ".join(
+            f"{_fmt(g['C_max_hat'].max())} at γ = {gamma:g} (1/(1 − γ) = {1 / (1 - gamma):.3g})"
+            for gamma, g in ok.groupby("gamma")
+        )
+        + f", and P̂[event at T1] = {ok['P_event_T1_max'].min():.2f}–"
+        f"{ok['P_event_T1_max'].max():.2f} against the bound "
+        f"{ok['bound'].min():.2f}–{ok['bound'].max():.2f}.",
+        f"- **The probability bound**: at admissible β the vertex tokens were within "
+        f"β^(-1/4) at T1 in {chains.loc[chains['cones_ok'], 'vertex_ok_at_T1'].mean():.1%} "
+        f"of all chains, and P̂[event at T1] with C = {C_event:g} is 0 or 1 for "
+        f"{per_start_01:.0%} of the admissible starts"
+        + (
+            ": given the start, the event was deterministic in these data"
+            + (", so the bound held exactly for the starts with C ≥ M/m" if tracks else "")
+            if per_start_01 == 1
+            else ": the event is random given the start"
+        )
+        + ". With C = "
+        f"{C_event:g}, "
+        f"P̂[event at T1] over random starts is {ok['P_event_T1'].min():.2f}–"
+        f"{ok['P_event_T1'].max():.2f}.",
+        "",
+    ]
+    same = np.where(
+        chains["censored"],
+        chains["hit_step_event"] == -1,
+        chains["hit_step_event"] == chains["hit_step"],
+    )
+    lines += [
+        f"Check: the hitting times computed from the recorded paths agree with "
+        f"`first_passage` and the package's `ReachVertices` event on {same.sum()} of "
+        f"{same.size} chains.",
+        "",
+    ]
     if not apart.empty:
-        a_growth = apart.sort_values("beta").groupby(["polytope", "gamma"])["C_hat_extreme"].agg(
-            lambda c: c.iloc[-1] / c.iloc[0])
-        lines += ["## Outside the hypotheses (not counted)", "",
-                  f"{', '.join(sorted(apart['polytope'].unique()))}: over the β where the initial "
-                  f"condition exists the smallest supported C changes by a factor "
-                  f"{a_growth.min():.2f}–{a_growth.max():.2f}× (extreme start, up to "
-                  f"{_fmt(apart['C_hat_extreme'].max())}); with M, the smallest C is at most "
-                  f"{_fmt(apart['C_max_hat'].max())}. Tables below.", ""]
+        a_growth = (
+            apart.sort_values("beta")
+            .groupby(["polytope", "gamma"])["C_hat_extreme"]
+            .agg(lambda c: c.iloc[-1] / c.iloc[0])
+        )
+        lines += [
+            "## Outside the hypotheses (not counted)",
+            "",
+            f"{', '.join(sorted(apart['polytope'].unique()))}: over the β where the initial "
+            f"condition exists the smallest supported C changes by a factor "
+            f"{a_growth.min():.2f}–{a_growth.max():.2f}× (extreme start, up to "
+            f"{_fmt(apart['C_hat_extreme'].max())}); with M, the smallest C is at most "
+            f"{_fmt(apart['C_max_hat'].max())}. Tables below.",
+            "",
+        ]
     for (name, gamma), s in summary.groupby(["polytope", "gamma"], sort=True):
         tag = "" if name in good else " (outside the hypotheses)"
         lines += [f"### {name}, γ = {gamma:g}{tag}", "", _table(s), ""]
-    lines += ["Figures: `hitting_time.png` (median hitting time against β with T1 dashed), "
-              "`hitting_distribution.png` (its distribution per β), `probability_at_T1.png` "
-              "(P̂ against 1 − β^(-1/8)), `smallest_C.png` (smallest supported C against β), "
-              "`contraction.png` (D_t/M against the hardmax law (1 − γ)^t)."]
+    lines += [
+        "Figures: `hitting_time.png` (median hitting time against β with T1 dashed), "
+        "`hitting_distribution.png` (its distribution per β), `probability_at_T1.png` "
+        "(P̂ against 1 − β^(-1/8)), `smallest_C.png` (smallest supported C against β), "
+        "`contraction.png` (D_t/M against the hardmax law (1 − γ)^t)."
+    ]
     return "\n".join(lines)

@@ -75,11 +75,11 @@ def existence_threshold(P: ms.Polytope) -> float:
     is the threshold.
     """
     lo, hi = 0.0, 12.0
-    if cone_slack(P, 10 ** lo) >= 0:
-        return 10 ** lo
-    if cone_slack(P, 10 ** hi) < 0:
+    if cone_slack(P, 10**lo) >= 0:
+        return 10**lo
+    if cone_slack(P, 10**hi) < 0:
         raise ValueError(f"{P.name}: eroded cones empty up to beta = 1e12")
-    return 10 ** brentq(lambda lb: cone_slack(P, 10 ** lb), lo, hi, xtol=1e-6)
+    return 10 ** brentq(lambda lb: cone_slack(P, 10**lb), lo, hi, xtol=1e-6)
 
 
 def geometric_scale(P: ms.Polytope) -> float:
@@ -103,8 +103,15 @@ def phase_constants(P: ms.Polytope, x0: np.ndarray, gamma: float, beta: float) -
     M = float(r.max())
     tau_max = min(geometric_scale(P), (1 - gamma) * M)
     T1_max = math.floor(math.log(tau_max / M) / math.log1p(-gamma) * (1 + 1e-12))
-    return {"m": ph.m, "M": M, "tau": ph.tau, "T1": ph.T1, "tau_max": tau_max,
-            "T1_max": int(T1_max), "cones_ok": ph.hypotheses["eroded_cones"]}
+    return {
+        "m": ph.m,
+        "M": M,
+        "tau": ph.tau,
+        "T1": ph.T1,
+        "tau_max": tau_max,
+        "T1_max": int(T1_max),
+        "cones_ok": ph.hypotheses["eroded_cones"],
+    }
 
 
 # --------------------------------------------------------------------------- initial conditions
@@ -119,8 +126,9 @@ def random_starts(P, n, beta, draws, gen) -> np.ndarray:
     k = P.n_vertices
     per = n - k
     pool = ms.near_vertices(P, k + per * draws, beta, max_tries=10**8, rng=gen)
-    return np.stack([np.vstack([P.vertices, pool[k + r * per:k + (r + 1) * per]])
-                     for r in range(draws)])
+    return np.stack(
+        [np.vstack([P.vertices, pool[k + r * per : k + (r + 1) * per]]) for r in range(draws)]
+    )
 
 
 def eroded_cone(P: ms.Polytope, a: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -132,7 +140,7 @@ def eroded_cone(P: ms.Polytope, a: int, beta: float) -> tuple[np.ndarray, np.nda
     eta, delta = beta ** (-1 / 8), beta ** (-1 / 4)
     hull = ConvexHull(P.vertices)
     A, b = hull.equations[:, :-1], hull.equations[:, -1]
-    diff = P.vertices[a] - np.delete(P.vertices, a, axis=0)        # rows v_a − v_b
+    diff = P.vertices[a] - np.delete(P.vertices, a, axis=0)  # rows v_a − v_b
     G = np.vstack([A, -diff])
     h = np.concatenate([-b - delta, -eta - delta * np.linalg.norm(diff, axis=1)])
     return G, h
@@ -146,17 +154,26 @@ def extreme_points(P: ms.Polytope, a: int, beta: float) -> tuple[np.ndarray, np.
     """
     G, h = eroded_cone(P, a, beta)
     norms = np.linalg.norm(G, axis=1)
-    cheb = linprog(np.r_[np.zeros(P.dim), -1.0], A_ub=np.column_stack([G, norms]), b_ub=h,
-                   bounds=[(None, None)] * P.dim + [(0, None)], method="highs")
+    cheb = linprog(
+        np.r_[np.zeros(P.dim), -1.0],
+        A_ub=np.column_stack([G, norms]),
+        b_ub=h,
+        bounds=[(None, None)] * P.dim + [(0, None)],
+        method="highs",
+    )
     if cheb.status != 0 or cheb.x[-1] <= 0:
         raise ValueError(f"eroded cone of vertex {a} is empty at beta={beta!r}")
     center, v = cheb.x[:-1], P.vertices[a]
     corners = HalfspaceIntersection(np.column_stack([G, -h]), center).intersections
     far = corners[np.argmax(np.linalg.norm(corners - v, axis=1))]
-    near = minimize(lambda x: np.sum((x - v) ** 2), center, jac=lambda x: 2 * (x - v),
-                    constraints=[{"type": "ineq", "fun": lambda x: h - G @ x,
-                                  "jac": lambda x: -G}], method="SLSQP",
-                    options={"ftol": 1e-14, "maxiter": 500}).x
+    near = minimize(
+        lambda x: np.sum((x - v) ** 2),
+        center,
+        jac=lambda x: 2 * (x - v),
+        constraints=[{"type": "ineq", "fun": lambda x: h - G @ x, "jac": lambda x: -G}],
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 500},
+    ).x
     # pull both a hair (1e-7 of the way) towards the centre: on the boundary, roundoff would make
     # the package's membership test reject them
     return near + 1e-7 * (center - near), far + 1e-7 * (center - far)
@@ -181,8 +198,8 @@ def deviations(traj: np.ndarray, P: ms.Polytope, sigma: np.ndarray) -> tuple[np.
     (D) and of a vertex token to its vertex (V); traj is chains × steps × n × d, sigma per
     chain (chains × n)."""
     k = P.n_vertices
-    centers = P.vertices[sigma][:, None]                   # chains × 1 × n × d
-    dist = np.linalg.norm(traj - centers, axis=-1)          # chains × steps × n
+    centers = P.vertices[sigma][:, None]  # chains × 1 × n × d
+    dist = np.linalg.norm(traj - centers, axis=-1)  # chains × steps × n
     return dist[..., k:].max(axis=-1), dist[..., :k].max(axis=-1)
 
 
@@ -202,8 +219,9 @@ def event_hitting_times(P, starts, consts, model, C_event, beta, chains, horizon
     out = []
     for i, (x0, c) in enumerate(zip(starts, consts)):
         event = ms.ReachVertices(P, radius=C_event * c["tau"], vertex_radius=beta ** (-1 / 4))
-        fp = ms.first_passage(model, x0, event, max_steps=horizon, chains=chains, rng=seq,
-                              first_chain=i * chains)
+        fp = ms.first_passage(
+            model, x0, event, max_steps=horizon, chains=chains, rng=seq, first_chain=i * chains
+        )
         out.append(np.where(fp.censored, -1, fp.steps))
     return np.concatenate(out)
 
@@ -213,16 +231,17 @@ def measure(P, starts, labels, gamma, beta, config, seq) -> tuple[pd.DataFrame, 
     median decay profile D_t / M per start kind."""
     chains = int(config["chains"])
     consts = [phase_constants(P, x0, gamma, beta) for x0 in starts]
-    horizon = max([int(config["steps"])] + [c["T1"] + 1 for c in consts]
-                  + [c["T1_max"] + 1 for c in consts])
+    horizon = max(
+        [int(config["steps"])] + [c["T1"] + 1 for c in consts] + [c["T1_max"] + 1 for c in consts]
+    )
     x0 = np.repeat(starts, chains, axis=0)
     model = ms.SoftmaxChain(beta=beta, gamma=gamma)
     run = ms.simulate(model, x0, steps=horizon, record_every=1, rng=seq)
     sigma = np.stack([assignment(P, x) for x in x0])
     D, V = deviations(run.trajectory, P, sigma)
-    frame = pd.DataFrame([dict(c, start=lab, draw=i) for i, (c, lab) in
-                          enumerate(zip(consts, labels))]).loc[np.repeat(np.arange(len(starts)),
-                                                                         chains)]
+    frame = pd.DataFrame(
+        [dict(c, start=lab, draw=i) for i, (c, lab) in enumerate(zip(consts, labels))]
+    ).loc[np.repeat(np.arange(len(starts)), chains)]
     frame = frame.reset_index(drop=True)
     frame["chain"] = np.arange(len(frame))
     rows = np.arange(len(frame))
@@ -234,17 +253,20 @@ def measure(P, starts, labels, gamma, beta, config, seq) -> tuple[pd.DataFrame, 
     frame["vertex_ok_at_T1_max"] = V[rows, T1m] <= vertex_radius
     near = (D <= config["C_event"] * frame["tau"].to_numpy()[:, None]) & (V <= vertex_radius)
     frame["hit_step"], frame["censored"] = first_true(near)
-    frame["hit_step_event"] = event_hitting_times(P, starts, consts, model,
-                                                  float(config["C_event"]), beta, chains,
-                                                  horizon, seq)
+    frame["hit_step_event"] = event_hitting_times(
+        P, starts, consts, model, float(config["C_event"]), beta, chains, horizon, seq
+    )
     frame["max_steps"] = horizon
     ratio = D / frame["M"].to_numpy()[:, None]
     profile = []
     for lab in dict.fromkeys(labels):
         sel = frame["start"].to_numpy() == lab
         q = np.quantile(ratio[sel], [0.1, 0.5, 0.9], axis=0)
-        profile.append(pd.DataFrame({"start": lab, "step": run.times, "q10": q[0], "median": q[1],
-                                     "q90": q[2]}))
+        profile.append(
+            pd.DataFrame(
+                {"start": lab, "step": run.times, "q10": q[0], "median": q[1], "q90": q[2]}
+            )
+        )
     return frame, pd.concat(profile, ignore_index=True)
 
 
@@ -263,40 +285,66 @@ def summarise(chains: pd.DataFrame, C_event: float) -> pd.DataFrame:
     for (name, gamma, beta), g in chains.groupby(["polytope", "gamma", "beta"], sort=True):
         level = 1 - beta ** (-1 / 8)
         rnd, ext = g[g["start"] == "random"], g[g["start"] == "extreme"]
-        per_start = g.groupby(["start", "draw"]).apply(
-            lambda s, level=level: pd.Series({
-                "C": smallest_C(s["C_at_T1"], s["vertex_ok_at_T1"], level),
-                "C_max": smallest_C(s["C_max_at_T1"], s["vertex_ok_at_T1_max"], level)}),
-            include_groups=False).reset_index()
+        per_start = (
+            g.groupby(["start", "draw"])
+            .apply(
+                lambda s, level=level: pd.Series(
+                    {
+                        "C": smallest_C(s["C_at_T1"], s["vertex_ok_at_T1"], level),
+                        "C_max": smallest_C(s["C_max_at_T1"], s["vertex_ok_at_T1_max"], level),
+                    }
+                ),
+                include_groups=False,
+            )
+            .reset_index()
+        )
         hit = rnd["hit_step"].where(~rnd["censored"], np.inf).to_numpy(float)
         q10, q50, q90 = np.quantile(hit, [0.1, 0.5, 0.9], method="inverted_cdf")
         event = rnd["vertex_ok_at_T1"] & (rnd["C_at_T1"] <= C_event)
         event_max = rnd["vertex_ok_at_T1_max"] & (rnd["C_max_at_T1"] <= 1 / (1 - gamma))
-        rows.append({
-            "polytope": name, "gamma": gamma, "beta": beta, "bound": level,
-            "cones_ok": bool(g["cones_ok"].all()), "beta_draw": g["beta_draw"].iloc[0],
-            "T1_median": rnd["T1"].median(), "T1_min": rnd["T1"].min(), "T1_max": rnd["T1"].max(),
-            "T1_extreme": int(ext["T1"].iloc[0]),
-            "hit_q10": q10, "hit_median": q50, "hit_q90": q90,
-            "hit_extreme_median": ext["hit_step"].where(~ext["censored"], np.inf).median(),
-            "censored": int(g["censored"].sum()), "chains": len(g),
-            "P_event_T1": event.mean(), "P_event_T1_max": event_max.mean(),
-            "C_hat_random": per_start.loc[per_start["start"] == "random", "C"].max(),
-            "C_hat_extreme": per_start.loc[per_start["start"] == "extreme", "C"].max(),
-            "C_max_hat": per_start["C_max"].max(),
-            "M_over_m_random": (rnd["M"] / rnd["m"]).max(),
-            "M_over_m_extreme": float((ext["M"] / ext["m"]).iloc[0]),
-            "m_extreme": float(ext["m"].iloc[0]),
-        })
+        rows.append(
+            {
+                "polytope": name,
+                "gamma": gamma,
+                "beta": beta,
+                "bound": level,
+                "cones_ok": bool(g["cones_ok"].all()),
+                "beta_draw": g["beta_draw"].iloc[0],
+                "T1_median": rnd["T1"].median(),
+                "T1_min": rnd["T1"].min(),
+                "T1_max": rnd["T1"].max(),
+                "T1_extreme": int(ext["T1"].iloc[0]),
+                "hit_q10": q10,
+                "hit_median": q50,
+                "hit_q90": q90,
+                "hit_extreme_median": ext["hit_step"].where(~ext["censored"], np.inf).median(),
+                "censored": int(g["censored"].sum()),
+                "chains": len(g),
+                "P_event_T1": event.mean(),
+                "P_event_T1_max": event_max.mean(),
+                "C_hat_random": per_start.loc[per_start["start"] == "random", "C"].max(),
+                "C_hat_extreme": per_start.loc[per_start["start"] == "extreme", "C"].max(),
+                "C_max_hat": per_start["C_max"].max(),
+                "M_over_m_random": (rnd["M"] / rnd["m"]).max(),
+                "M_over_m_extreme": float((ext["M"] / ext["m"]).iloc[0]),
+                "m_extreme": float(ext["m"].iloc[0]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def polytope_row(P: ms.Polytope, threshold: float) -> dict:
-    return {"polytope": P.name, "vertices": P.vertices.round(6).tolist(), "c0": P.c0,
-            "diameter": P.diameter, "equinorm": P.is_equinorm(),
-            "acute_cones": P.has_acute_cones(),
-            "max_cone_angle_deg": float(np.degrees(P.cone_angles()).max()),
-            "geometric_scale": geometric_scale(P), "beta_threshold": threshold}
+    return {
+        "polytope": P.name,
+        "vertices": P.vertices.round(6).tolist(),
+        "c0": P.c0,
+        "diameter": P.diameter,
+        "equinorm": P.is_equinorm(),
+        "acute_cones": P.has_acute_cones(),
+        "max_cone_angle_deg": float(np.degrees(P.cone_angles()).max()),
+        "geometric_scale": geometric_scale(P),
+        "beta_threshold": threshold,
+    }
 
 
 def run(config: dict, out: Path) -> None:
@@ -328,22 +376,48 @@ def run(config: dict, out: Path) -> None:
                     f.insert(0, "polytope", P.name)
                 chains.append(frame)
                 profiles.append(profile)
-    meta = {"study": "clustering", "config": config, "provenance": provenance(),
-            "seeds": "initial conditions: SeedSequence(seed, spawn_key=(polytope, beta)); "
-                     "SA_P chains: SeedSequence(seed, spawn_key=(polytope, beta, gamma, 1)), "
-                     "indices into the config lists",
-            "theorem": "[FW] Thm 5.2 (lem. first.phase)"}
+    meta = {
+        "study": "clustering",
+        "config": config,
+        "provenance": provenance(),
+        "seeds": "initial conditions: SeedSequence(seed, spawn_key=(polytope, beta)); "
+        "SA_P chains: SeedSequence(seed, spawn_key=(polytope, beta, gamma, 1)), "
+        "indices into the config lists",
+        "theorem": "[FW] Thm 5.2 (lem. first.phase)",
+    }
     chains = pd.concat(chains, ignore_index=True)
-    write_table(summarise(chains, float(config["C_event"])), out / "summary.csv",
-                dict(meta, table="per polytope, gamma, beta: T1, hitting times of the event with "
-                     "C_event (random starts), P[event at T1] against 1 - beta^(-1/8), smallest C "
-                     "supported (published m = min; variant M = max)"))
-    write_table(chains, out / "chains.parquet",
-                dict(meta, table="one row per SA_P chain: phase constants of its start, the "
-                     "smallest C making the event hold at T1, hitting time for C_event"))
-    write_table(pd.concat(profiles, ignore_index=True), out / "profiles.csv",
-                dict(meta, table="quantiles over chains of D_t / M (largest distance of a "
-                     "non-vertex token to its vertex, over its initial value)"))
-    write_table(pd.DataFrame(polys), out / "polytopes.csv",
-                dict(meta, table="polytopes, hypotheses of Thm 5.2, existence threshold of "
-                     "the eroded cones"))
+    write_table(
+        summarise(chains, float(config["C_event"])),
+        out / "summary.csv",
+        dict(
+            meta,
+            table="per polytope, gamma, beta: T1, hitting times of the event with "
+            "C_event (random starts), P[event at T1] against 1 - beta^(-1/8), smallest C "
+            "supported (published m = min; variant M = max)",
+        ),
+    )
+    write_table(
+        chains,
+        out / "chains.parquet",
+        dict(
+            meta,
+            table="one row per SA_P chain: phase constants of its start, the "
+            "smallest C making the event hold at T1, hitting time for C_event",
+        ),
+    )
+    write_table(
+        pd.concat(profiles, ignore_index=True),
+        out / "profiles.csv",
+        dict(
+            meta,
+            table="quantiles over chains of D_t / M (largest distance of a "
+            "non-vertex token to its vertex, over its initial value)",
+        ),
+    )
+    write_table(
+        pd.DataFrame(polys),
+        out / "polytopes.csv",
+        dict(
+            meta, table="polytopes, hypotheses of Thm 5.2, existence threshold of the eroded cones"
+        ),
+    )

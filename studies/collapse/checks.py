@@ -29,35 +29,58 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     excess = float((flow["worst_factor"] / flow["guaranteed_factor"]).max())
     tol, margin = float(config["contraction_roundoff"]), float(config["informative_margin"])
     informative = int((1 - flow["guaranteed_factor"] > margin).sum())
-    rows = [check(
-        "per_step_contraction", "claim",
-        "diam(X^(t+1)) ≤ (1 − γc) diam(X^t) for SA_β, c = e^(−2|β|R²)/n",
-        measured=excess, threshold=1 + tol,
-        rule=f"largest (worst per-step factor)/(1 − γc) over every step of {len(flow)} SA_β "
-             f"paths ≤ threshold (1 + `contraction_roundoff`); 1 − γc < 1 − {margin:g} "
-             f"(`informative_margin`: informative) at {informative} of them",
-        passed=excess <= 1 + tol, source=SOURCE)]
+    rows = [
+        check(
+            "per_step_contraction",
+            "claim",
+            "diam(X^(t+1)) ≤ (1 − γc) diam(X^t) for SA_β, c = e^(−2|β|R²)/n",
+            measured=excess,
+            threshold=1 + tol,
+            rule=f"largest (worst per-step factor)/(1 − γc) over every step of {len(flow)} SA_β "
+            f"paths ≤ threshold (1 + `contraction_roundoff`); 1 − γc < 1 − {margin:g} "
+            f"(`informative_margin`: informative) at {informative} of them",
+            passed=excess <= 1 + tol,
+            source=SOURCE,
+        )
+    ]
     seen = summary[np.isfinite(summary["log10_bound_over_median"])]
     if len(seen):
-        rows.append(check(
-            "time_looseness", "context",
-            "the guaranteed collapse time log(ratio)/log(1 − γc) against the measured median",
-            measured=float(seen["log10_bound_over_median"].min()),
-            low=float(seen["log10_bound_over_median"].min()),
-            high=float(seen["log10_bound_over_median"].max()),
-            rule="log10(bound / measured median), range over the β where collapse was observed",
-            source=SOURCE))
+        rows.append(
+            check(
+                "time_looseness",
+                "context",
+                "the guaranteed collapse time log(ratio)/log(1 − γc) against the measured median",
+                measured=float(seen["log10_bound_over_median"].min()),
+                low=float(seen["log10_bound_over_median"].min()),
+                high=float(seen["log10_bound_over_median"].max()),
+                rule="log10(bound / measured median), range over the β where collapse was observed",
+                source=SOURCE,
+            )
+        )
     for _, f in fits.iterrows():
-        rows.append(check(
-            f"exponent_{f['model']}", "context",
-            "the exponent of β in the guaranteed collapse time, 2R², against the measured one",
-            measured=float(f["slope"]), threshold=2 * R * R,
-            rule=f"slope of log(median T) on β = {f['beta_min']:g}…{f['beta_max']:g} (measured) "
-                 "against 2R²", source=SOURCE if f["model"] == "SA_beta" else "this study"))
+        rows.append(
+            check(
+                f"exponent_{f['model']}",
+                "context",
+                "the exponent of β in the guaranteed collapse time, 2R², against the measured one",
+                measured=float(f["slope"]),
+                threshold=2 * R * R,
+                rule=f"slope of log(median T) on β = {f['beta_min']:g}…{f['beta_max']:g} "
+                "(measured) "
+                "against 2R²",
+                source=SOURCE if f["model"] == "SA_beta" else "this study",
+            )
+        )
     censored = summary[~np.isfinite(summary["median"])]
-    rows.append(check(
-        "censored", "context", "collapse observed within the step budget",
-        measured=float(len(censored)), threshold=float(len(summary)),
-        rule="(model, β) whose median collapse time exceeds the budget (not tested there)",
-        source="this study"))
+    rows.append(
+        check(
+            "censored",
+            "context",
+            "collapse observed within the step budget",
+            measured=float(len(censored)),
+            threshold=float(len(summary)),
+            rule="(model, β) whose median collapse time exceeds the budget (not tested there)",
+            source="this study",
+        )
+    )
     return checks_frame(rows)

@@ -50,20 +50,33 @@ def collapse_times(kind, betas, chains, max_steps, x0, gamma, ratio, seed) -> pd
     event = ms.Collapse(ratio * pdist(x0).max())
     frames = []
     for ib, beta in enumerate(betas):
-        fp = ms.first_passage(model(kind, float(beta), gamma, x0.shape[1]), x0, event,
-                              max_steps=max_steps, chains=chains,
-                              rng=np.random.SeedSequence(seed, spawn_key=(1, ib)))
-        frames.append(pd.DataFrame({"model": kind, "beta": float(beta),
-                                    "chain": np.arange(chains), "steps": fp.steps,
-                                    "censored": fp.censored, "max_steps": max_steps}))
+        fp = ms.first_passage(
+            model(kind, float(beta), gamma, x0.shape[1]),
+            x0,
+            event,
+            max_steps=max_steps,
+            chains=chains,
+            rng=np.random.SeedSequence(seed, spawn_key=(1, ib)),
+        )
+        frames.append(
+            pd.DataFrame(
+                {
+                    "model": kind,
+                    "beta": float(beta),
+                    "chain": np.arange(chains),
+                    "steps": fp.steps,
+                    "censored": fp.censored,
+                    "max_steps": max_steps,
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
 def per_step_factor(beta, steps, x0, gamma) -> tuple[float, int]:
     """Largest diam(X^{t+1}) / diam(X^t) over the first ``steps`` steps of SA_β, and the step
     where it occurs (the proposition guarantees <= 1 − γc at every step)."""
-    run = ms.simulate(model("SA_beta", beta, gamma, x0.shape[1]), x0, steps=steps,
-                      record_every=1)
+    run = ms.simulate(model("SA_beta", beta, gamma, x0.shape[1]), x0, steps=steps, record_every=1)
     diam = diameters(run.trajectory[0])
     factor = diam[1:] / diam[:-1]
     t = int(np.argmax(factor))
@@ -77,8 +90,10 @@ def recorded(model_, x0, steps, every, fine, chains, rng):
     head = ms.simulate(model_, x0, steps=fine, chains=chains, record_every=1, rng=rng)
     tail = ms.simulate(model_, x0, steps=steps, chains=chains, record_every=every, rng=rng)
     later = tail.times > fine
-    return (np.concatenate([head.times, tail.times[later]]),
-            np.concatenate([head.trajectory, tail.trajectory[:, later]], axis=1))
+    return (
+        np.concatenate([head.times, tail.times[later]]),
+        np.concatenate([head.trajectory, tail.trajectory[:, later]], axis=1),
+    )
 
 
 def curves(cfg, x0, gamma, seed) -> pd.DataFrame:
@@ -87,13 +102,29 @@ def curves(cfg, x0, gamma, seed) -> pd.DataFrame:
     frames = []
     for ib, beta in enumerate(cfg["betas"]):
         for kind, chains in (("SA_beta", 1), ("SA_P", int(cfg["chains"]))):
-            times, paths = recorded(model(kind, float(beta), gamma, x0.shape[1]), x0, steps,
-                                    every, fine, chains,
-                                    np.random.SeedSequence(seed, spawn_key=(2, ib)))
+            times, paths = recorded(
+                model(kind, float(beta), gamma, x0.shape[1]),
+                x0,
+                steps,
+                every,
+                fine,
+                chains,
+                np.random.SeedSequence(seed, spawn_key=(2, ib)),
+            )
             q = np.quantile(diameters(paths), [0.1, 0.5, 0.9], axis=0)
-            frames.append(pd.DataFrame({"model": kind, "beta": float(beta), "step": times,
-                                        "q10": q[0], "median": q[1], "q90": q[2],
-                                        "chains": chains}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "model": kind,
+                        "beta": float(beta),
+                        "step": times,
+                        "q10": q[0],
+                        "median": q[1],
+                        "q90": q[2],
+                        "chains": chains,
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -108,16 +139,27 @@ def summarise(times, x0, gamma, ratio, record_cap) -> pd.DataFrame:
             warnings.simplefilter("ignore", stats.DiagnosticWarning)
             km = stats.survival(g["steps"], g["censored"])
         q10, q90 = (_km_quantile(km, p) for p in (0.1, 0.9))
-        row = {"model": kind, "beta": beta, "chains": len(g), "censored": int(g["censored"].sum()),
-               "max_steps": int(g["max_steps"].iloc[0]), "median": km.median, "q10": q10,
-               "q90": q90, "log10_bound_steps": rate.log_steps(ratio) / math.log(10),
-               "log10_c": rate.log_c / math.log(10), "guaranteed_factor": rate.factor}
-        row["log10_bound_over_median"] = row["log10_bound_steps"] - math.log10(row["median"]) \
-            if np.isfinite(row["median"]) and row["median"] > 0 else np.nan
+        row = {
+            "model": kind,
+            "beta": beta,
+            "chains": len(g),
+            "censored": int(g["censored"].sum()),
+            "max_steps": int(g["max_steps"].iloc[0]),
+            "median": km.median,
+            "q10": q10,
+            "q90": q90,
+            "log10_bound_steps": rate.log_steps(ratio) / math.log(10),
+            "log10_c": rate.log_c / math.log(10),
+            "guaranteed_factor": rate.factor,
+        }
+        row["log10_bound_over_median"] = (
+            row["log10_bound_steps"] - math.log10(row["median"])
+            if np.isfinite(row["median"]) and row["median"] > 0
+            else np.nan
+        )
         if kind == "SA_beta":
             steps = int(min(g["steps"].iloc[0], record_cap))
-            row["worst_factor"], row["worst_step"] = per_step_factor(beta, max(steps, 1), x0,
-                                                                     gamma)
+            row["worst_factor"], row["worst_step"] = per_step_factor(beta, max(steps, 1), x0, gamma)
             row["checked_steps"] = steps
         rows.append(row)
     return pd.DataFrame(rows)
@@ -138,8 +180,15 @@ def fit_exponent(summary: pd.DataFrame) -> pd.DataFrame:
         ok = ok[ok["beta"] >= ok["beta"].median()]
         if len(ok) >= 2:
             slope, intercept = np.polyfit(ok["beta"], np.log(ok["median"]), 1)
-            rows.append({"model": kind, "slope": slope, "intercept": intercept,
-                         "beta_min": ok["beta"].min(), "beta_max": ok["beta"].max()})
+            rows.append(
+                {
+                    "model": kind,
+                    "slope": slope,
+                    "intercept": intercept,
+                    "beta_min": ok["beta"].min(),
+                    "beta_max": ok["beta"].max(),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -150,26 +199,64 @@ def run(config: dict, out: Path) -> None:
     P = polytope_from_spec(config["polytope"])
     x0 = ms.in_cells(P, int(config["tokens"]), rng=np.random.SeedSequence(seed, spawn_key=(9,)))
     R = float(np.linalg.norm(x0, axis=1).max())
-    meta = {"study": "collapse", "config": config, "provenance": provenance(),
-            "polytope": P.to_dict(), "x0": x0.tolist(), "R": R, "n": len(x0),
-            "diameter0": float(pdist(x0).max()),
-            "seeds": "SeedSequence(seed, spawn_key=(part, beta index))",
-            "statement": "[FW] prop. origin: diam shrinks by >= (1 - gamma c) per step, "
-                         "c = exp(-2|beta| R^2)/n"}
+    meta = {
+        "study": "collapse",
+        "config": config,
+        "provenance": provenance(),
+        "polytope": P.to_dict(),
+        "x0": x0.tolist(),
+        "R": R,
+        "n": len(x0),
+        "diameter0": float(pdist(x0).max()),
+        "seeds": "SeedSequence(seed, spawn_key=(part, beta index))",
+        "statement": "[FW] prop. origin: diam shrinks by >= (1 - gamma c) per step, "
+        "c = exp(-2|beta| R^2)/n",
+    }
     flow, chain = config["flow"], config["chain"]
-    times = pd.concat([
-        collapse_times("SA_beta", flow["betas"], 1, int(flow["max_steps"]), x0, gamma, ratio,
-                       seed),
-        collapse_times("SA_P", chain["betas"], int(chain["chains"]), int(chain["max_steps"]), x0,
-                       gamma, ratio, seed)], ignore_index=True)
-    write_table(times, out / "collapse_times.csv",
-                dict(meta, table="first step with diam <= ratio * diam(X^0), per chain"))
+    times = pd.concat(
+        [
+            collapse_times(
+                "SA_beta", flow["betas"], 1, int(flow["max_steps"]), x0, gamma, ratio, seed
+            ),
+            collapse_times(
+                "SA_P",
+                chain["betas"],
+                int(chain["chains"]),
+                int(chain["max_steps"]),
+                x0,
+                gamma,
+                ratio,
+                seed,
+            ),
+        ],
+        ignore_index=True,
+    )
+    write_table(
+        times,
+        out / "collapse_times.csv",
+        dict(meta, table="first step with diam <= ratio * diam(X^0), per chain"),
+    )
     summary = summarise(times, x0, gamma, ratio, int(flow["record_cap"]))
-    write_table(summary, out / "summary.csv",
-                dict(meta, table="per model and beta: median collapse time, the bound's steps, "
-                     "SA_beta worst per-step diameter factor against 1 - gamma c"))
-    write_table(fit_exponent(summary), out / "fits.csv",
-                dict(meta, table="slope of log median collapse time against beta (upper half "
-                     "of the observed beta > 0); the bound's slope is 2 R^2"))
-    write_table(curves(config["curves"], x0, gamma, seed), out / "diameters.parquet",
-                dict(meta, table="diameter against time: SA_beta path, SA_P quantiles"))
+    write_table(
+        summary,
+        out / "summary.csv",
+        dict(
+            meta,
+            table="per model and beta: median collapse time, the bound's steps, "
+            "SA_beta worst per-step diameter factor against 1 - gamma c",
+        ),
+    )
+    write_table(
+        fit_exponent(summary),
+        out / "fits.csv",
+        dict(
+            meta,
+            table="slope of log median collapse time against beta (upper half "
+            "of the observed beta > 0); the bound's slope is 2 R^2",
+        ),
+    )
+    write_table(
+        curves(config["curves"], x0, gamma, seed),
+        out / "diameters.parquet",
+        dict(meta, table="diameter against time: SA_beta path, SA_P quantiles"),
+    )

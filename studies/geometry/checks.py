@@ -23,60 +23,113 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.report`)."""
     out = Path(out)
     parity, sampler, dom, quad, vor = read_tables(
-        out, "cells_parity.csv", "sampler_parity.csv", "dominance.csv", "quadratic.csv",
-        "voronoi.csv")
+        out,
+        "cells_parity.csv",
+        "sampler_parity.csv",
+        "dominance.csv",
+        "quadratic.csv",
+        "voronoi.csv",
+    )
     dom = dom.iloc[0]
     eq = vor[vor["vertices"] == "B-equinorm"]["agreement"]
     var = vor[vor["vertices"] == "varying norms"]["agreement"]
-    rows = [check(
-        "voronoi_equinorm", "claim",
-        "with equal <B v_a, v_a>, the cells C_a are Vor_B(v_a) ∩ K",
-        measured=float(eq.min()), threshold=1.0,
-        rule=f"smallest fraction of grid points of K with argmax_a <Bx, v_a> = "
-             f"argmin_a <B(x − v_a), x − v_a>, over {len(eq)} B-equinorm polygons, = 1",
-        passed=float(eq.min()) == 1.0, source=SOURCE)]
-    rows.append(check(
-        "voronoi_control", "control", "with varying norms the cells are not Voronoi cells",
-        measured=float(var.max()), low=float(var.min()), high=float(var.max()), threshold=1.0,
-        rule=f"largest agreement over {len(var)} polygons of varying norms < 1 (the check "
-             "detects a violated hypothesis)", passed=float(var.max()) < 1.0, source=SOURCE))
+    rows = [
+        check(
+            "voronoi_equinorm",
+            "claim",
+            "with equal <B v_a, v_a>, the cells C_a are Vor_B(v_a) ∩ K",
+            measured=float(eq.min()),
+            threshold=1.0,
+            rule=f"smallest fraction of grid points of K with argmax_a <Bx, v_a> = "
+            f"argmin_a <B(x − v_a), x − v_a>, over {len(eq)} B-equinorm polygons, = 1",
+            passed=float(eq.min()) == 1.0,
+            source=SOURCE,
+        )
+    ]
+    rows.append(
+        check(
+            "voronoi_control",
+            "control",
+            "with varying norms the cells are not Voronoi cells",
+            measured=float(var.max()),
+            low=float(var.min()),
+            high=float(var.max()),
+            threshold=1.0,
+            rule=f"largest agreement over {len(var)} polygons of varying norms < 1 (the check "
+            "detects a violated hypothesis)",
+            passed=float(var.max()) < 1.0,
+            source=SOURCE,
+        )
+    )
     # a convex set inside the unit disc has perimeter <= 2π: its grid area is within
     # perimeter × step of the true one
-    for name, grid, exact in (("dominance_area", "area_package_grid", "area_exact"),
-                              ("erosion_area", "eroded_area_package_grid", "eroded_area_exact")):
+    for name, grid, exact in (
+        ("dominance_area", "area_package_grid", "area_exact"),
+        ("erosion_area", "eroded_area_package_grid", "eroded_area_exact"),
+    ):
         err = abs(dom[grid] - dom[exact]) / dom[exact]
         limit = 2 * math.pi * dom["grid_step"] / dom[exact]
-        rows.append(check(
-            name, "claim",
-            "I_a(η) = {x ∈ K : <v_a − v_b, x> ≥ η ∀ b ≠ a}" + (" ⊖ δ" if "eroded" in grid else ""),
-            measured=err, threshold=limit,
-            rule="relative difference between the package's grid area and the exact polygon's "
-                 "≤ 2π × grid step / area (the grid error of a convex set in the unit disc)",
-            passed=err <= limit, source=SOURCE + ", dominance-cone script"))
+        rows.append(
+            check(
+                name,
+                "claim",
+                "I_a(η) = {x ∈ K : <v_a − v_b, x> ≥ η ∀ b ≠ a}"
+                + (" ⊖ δ" if "eroded" in grid else ""),
+                measured=err,
+                threshold=limit,
+                rule="relative difference between the package's grid area and the exact polygon's "
+                "≤ 2π × grid step / area (the grid error of a convex set in the unit disc)",
+                passed=err <= limit,
+                source=SOURCE + ", dominance-cone script",
+            )
+        )
     worst = float(parity["label_agreement"].min())
-    rows.append(check(
-        "labels_as_scripts", "context",
-        "cell labels equal the figure scripts' labels",
-        measured=worst, threshold=1.0,
-        rule="smallest agreement of `Polytope.assign` with the scripts' argmax rule as written "
-             "(the same rule re-implemented: it cannot fail in practice)",
-        source="the paper's figure scripts"))
+    rows.append(
+        check(
+            "labels_as_scripts",
+            "context",
+            "cell labels equal the figure scripts' labels",
+            measured=worst,
+            threshold=1.0,
+            rule="smallest agreement of `Polytope.assign` with the scripts' argmax rule as written "
+            "(the same rule re-implemented: it cannot fail in practice)",
+            source="the paper's figure scripts",
+        )
+    )
     gap = float((quad["J_max_grid"] - quad["J_max_vertices"]).max())
-    rows.append(check(
-        "J_max_at_vertices", "context", "J(x) = ½<Bx, x> is maximal over K at vertices",
-        measured=gap, threshold=0.0,
-        rule="largest (max J on the grid − max J at the vertices); J is convex, so this "
-             "cannot be positive beyond roundoff (structural)", source=SOURCE))
-    rows.append(check(
-        "cone_in_own_cell", "context", "I_a(η) ⊂ C_a",
-        measured=float(bool(dom["cone_inside_own_cell"])),
-        rule="1 if every grid point of the cone lies in the target's cell; structural "
-             "(<v_a − v_b, x> ≥ η > 0 is the cell's inequality)", source=SOURCE))
+    rows.append(
+        check(
+            "J_max_at_vertices",
+            "context",
+            "J(x) = ½<Bx, x> is maximal over K at vertices",
+            measured=gap,
+            threshold=0.0,
+            rule="largest (max J on the grid − max J at the vertices); J is convex, so this "
+            "cannot be positive beyond roundoff (structural)",
+            source=SOURCE,
+        )
+    )
+    rows.append(
+        check(
+            "cone_in_own_cell",
+            "context",
+            "I_a(η) ⊂ C_a",
+            measured=float(bool(dom["cone_inside_own_cell"])),
+            rule="1 if every grid point of the cone lies in the target's cell; structural "
+            "(<v_a − v_b, x> ≥ η > 0 is the cell's inequality)",
+            source=SOURCE,
+        )
+    )
     same = int(sampler["same_vertex_set"].sum())
-    rows.append(check(
-        "sampler_parity", "context",
-        "`random_polygon(k, own_cells=False, rng=seed)` draws the scripts' polygons",
-        measured=same, threshold=float(len(sampler)),
-        rule="samplers (equal / varying norms) returning the scripts' vertex set",
-        source="the paper's figure scripts"))
+    rows.append(
+        check(
+            "sampler_parity",
+            "context",
+            "`random_polygon(k, own_cells=False, rng=seed)` draws the scripts' polygons",
+            measured=same,
+            threshold=float(len(sampler)),
+            rule="samplers (equal / varying norms) returning the scripts' vertex set",
+            source="the paper's figure scripts",
+        )
+    )
     return checks_frame(rows)

@@ -31,8 +31,7 @@ from metastab.results import write_table
 # --------------------------------------------------------------------------- the paper's samplers
 
 
-def paper_polygon(k, seed, *, equal_norm, radial_range=(0.4, 1.0), bijection=True,
-                  max_tries=500):
+def paper_polygon(k, seed, *, equal_norm, radial_range=(0.4, 1.0), bijection=True, max_tries=500):
     """The vertex sampler of the paper's cell and cone scripts (``sample_vertices``).
 
     Angles i.i.d. uniform on [0, 2π) (not sorted), radii 1 or uniform in ``radial_range``, drawn
@@ -55,7 +54,7 @@ def paper_polygon(k, seed, *, equal_norm, radial_range=(0.4, 1.0), bijection=Tru
 def inverse_sqrt(B) -> np.ndarray:
     """B^{-1/2} of a symmetric positive definite B (eigendecomposition)."""
     w, U = np.linalg.eigh(np.asarray(B, dtype=float))
-    return U @ np.diag(w ** -0.5) @ U.T
+    return U @ np.diag(w**-0.5) @ U.T
 
 
 def level_set_polygon(theta, B, radii=None) -> ms.Polytope:
@@ -85,8 +84,13 @@ def halfplane_polygon(A, b):
     interior; the interior point is the Chebyshev centre (linear program)."""
     A, b = np.asarray(A, float), np.asarray(b, float)
     norms = np.linalg.norm(A, axis=1)
-    res = linprog(np.r_[0.0, 0.0, -1.0], A_ub=np.c_[A, norms], b_ub=b,
-                  bounds=[(None, None)] * 2 + [(0, None)], method="highs")
+    res = linprog(
+        np.r_[0.0, 0.0, -1.0],
+        A_ub=np.c_[A, norms],
+        b_ub=b,
+        bounds=[(None, None)] * 2 + [(0, None)],
+        method="highs",
+    )
     if res.status != 0 or res.x[2] <= 1e-12:
         return np.zeros((0, 2)), 0.0
     hs = HalfspaceIntersection(np.c_[A, -b], res.x[:2])
@@ -107,8 +111,7 @@ def dominance_halfplanes(P: ms.Polytope, a: int, eta: float, delta: float = 0.0)
     <= −η for b ≠ a (science.md §2; a ball of radius δ fits iff every constraint has slack δ)."""
     A, b = polygon_halfplanes(P.vertices)
     diff = np.delete(P.vertices, a, axis=0) - P.vertices[a]
-    return (np.vstack([A, diff]),
-            np.r_[b - delta, -eta - delta * np.linalg.norm(diff, axis=1)])
+    return (np.vstack([A, diff]), np.r_[b - delta, -eta - delta * np.linalg.norm(diff, axis=1)])
 
 
 # --------------------------------------------------------------------------- cells
@@ -142,12 +145,20 @@ def cell_panel(name, P, size, *, unit) -> dict:
     both = (ours >= 0) & (theirs >= 0)
     owned = P.owns_cells() if not unit else np.ones(P.n_vertices, bool)
     areas = np.bincount(ours[ours >= 0], minlength=P.n_vertices) * cell
-    return {"panel": name, "k": P.n_vertices, "unit": unit, "grid": size,
-            "equinorm": P.is_equinorm(), "points_in_K": int(inside.sum()),
-            "label_agreement": float((ours[both] == theirs[both]).mean()),
-            "inside_disagreements": int((inside != (theirs >= 0)).sum()),
-            "vertices_owning": int(owned.sum()), "empty_cells": int((areas == 0).sum()),
-            "smallest_cell_area": float(areas.min()), "area_K": float(inside.sum() * cell)}
+    return {
+        "panel": name,
+        "k": P.n_vertices,
+        "unit": unit,
+        "grid": size,
+        "equinorm": P.is_equinorm(),
+        "points_in_K": int(inside.sum()),
+        "label_agreement": float((ours[both] == theirs[both]).mean()),
+        "inside_disagreements": int((inside != (theirs >= 0)).sum()),
+        "vertices_owning": int(owned.sum()),
+        "empty_cells": int((areas == 0).sum()),
+        "smallest_cell_area": float(areas.min()),
+        "area_K": float(inside.sum() * cell),
+    }
 
 
 def ownership_statistics(k, draws, seed, radial_range):
@@ -155,21 +166,31 @@ def ownership_statistics(k, draws, seed, radial_range):
     the fraction of vertices, and of polygons, where every vertex owns its raw-product cell.
     With unit-normalised vertices ownership always holds (<u_a, v_a> = |v_a| > <u_b, v_a>)."""
     seeds = np.random.SeedSequence(seed).spawn(draws)
-    own = np.array([paper_polygon(k, s, equal_norm=False, radial_range=radial_range)
-                    .owns_cells() for s in seeds])
-    return {"k": k, "draws": draws, "vertex_fraction_owning": float(own.mean()),
-            "polygon_fraction_all_owning": float(own.all(axis=1).mean())}
+    own = np.array(
+        [
+            paper_polygon(k, s, equal_norm=False, radial_range=radial_range).owns_cells()
+            for s in seeds
+        ]
+    )
+    return {
+        "k": k,
+        "draws": draws,
+        "vertex_fraction_owning": float(own.mean()),
+        "polygon_fraction_all_owning": float(own.all(axis=1).mean()),
+    }
 
 
 def sampler_parity(k, seed, radial_range):
     """Whether metastab.random_polygon (own_cells=False) returns the scripts' vertex set."""
     rows = []
     for equal in (True, False):
-        ours = ms.random_polygon(k, equal_norm=equal, radial_range=radial_range,
-                                 own_cells=False, rng=seed).vertices
+        ours = ms.random_polygon(
+            k, equal_norm=equal, radial_range=radial_range, own_cells=False, rng=seed
+        ).vertices
         theirs = paper_polygon(k, seed, equal_norm=equal, radial_range=radial_range).vertices
         same = ours.shape == theirs.shape and np.allclose(
-            np.sort(ours, axis=0), np.sort(theirs, axis=0), atol=1e-12)
+            np.sort(ours, axis=0), np.sort(theirs, axis=0), atol=1e-12
+        )
         rows.append({"equal_norm": equal, "same_vertex_set": bool(same)})
     return rows
 
@@ -178,23 +199,41 @@ def run_cells(cfg, seed, out, meta):
     k, rr = cfg["k"], tuple(cfg["radial_range"])
     P_var = paper_polygon(k, seed, equal_norm=False, radial_range=rr)
     P_eq = paper_polygon(k, seed, equal_norm=True)
-    panels = [("varying norms, raw <x, v>", P_var, False),
-              ("varying norms, unit <x, v/|v|>", P_var, True),
-              ("equal norms, raw <x, v>", P_eq, False)]
+    panels = [
+        ("varying norms, raw <x, v>", P_var, False),
+        ("varying norms, unit <x, v/|v|>", P_var, True),
+        ("equal norms, raw <x, v>", P_eq, False),
+    ]
     rows, maps, verts = [], {}, []
     for name, P, unit in panels:
         rows.append(cell_panel(name, P, cfg["grid"], unit=unit))
         grid, _, (lo, hi) = bounding_grid(P, cfg["stored_grid"])
         maps[name] = cell_labels(P, grid, P.contains(grid), unit=unit)
         for a, v in enumerate(P.vertices):
-            verts.append({"panel": name, "vertex": a, "x": v[0], "y": v[1],
-                          "owns_cell": bool(unit or P.owns_cells()[a]),
-                          "xmin": lo[0], "xmax": hi[0], "ymin": lo[1], "ymax": hi[1]})
+            verts.append(
+                {
+                    "panel": name,
+                    "vertex": a,
+                    "x": v[0],
+                    "y": v[1],
+                    "owns_cell": bool(unit or P.owns_cells()[a]),
+                    "xmin": lo[0],
+                    "xmax": hi[0],
+                    "ymin": lo[1],
+                    "ymax": hi[1],
+                }
+            )
     write_table(pd.DataFrame(rows), out / "cells_parity.csv", meta)
     write_table(pd.DataFrame(verts), out / "cells_vertices.csv", meta)
-    write_table(pd.DataFrame(maps), out / "cells_maps.parquet",
-                {**meta, "layout": f"row-major {cfg['stored_grid']}² grid over the panel's "
-                                   "box in cells_vertices.csv; -1 outside K"})
+    write_table(
+        pd.DataFrame(maps),
+        out / "cells_maps.parquet",
+        {
+            **meta,
+            "layout": f"row-major {cfg['stored_grid']}² grid over the panel's "
+            "box in cells_vertices.csv; -1 outside K",
+        },
+    )
     stats = ownership_statistics(k, cfg["draws"], seed, rr)
     write_table(pd.DataFrame([stats]), out / "cells_ownership.csv", meta)
     write_table(pd.DataFrame(sampler_parity(k, seed, rr)), out / "sampler_parity.csv", meta)
@@ -227,28 +266,44 @@ def run_dominance(cfg, seed, out, meta):
     script_area, script_eroded = script_cone_area(P, grid, cell, a, eta, delta)
     in_cone = P.in_dominance_cone(grid, a, eta)
     in_eroded = P.in_eroded_cone(grid, a, eta, delta)
-    exact = np.all(grid @ dominance_halfplanes(P, a, eta)[0].T
-                   <= dominance_halfplanes(P, a, eta)[1], axis=1)
-    row = {"k": P.n_vertices, "target": a, "eta": eta, "erosion": delta, "grid": cfg["grid"],
-           "grid_step": float(grid[1, 0] - grid[0, 0]),
-           "area_exact": cone_area, "area_package_grid": float(in_cone.sum() * cell),
-           "area_script": script_area,
-           "eroded_area_exact": eroded_area,
-           "eroded_area_package_grid": float(in_eroded.sum() * cell),
-           "eroded_area_script": script_eroded,
-           "membership_agreement": float((in_cone == exact).mean()),
-           "inradius_package": P.dominance_inradius(a, eta),
-           "cone_inside_own_cell": bool(np.all(P.assign(grid[in_cone]) == a))}
+    exact = np.all(
+        grid @ dominance_halfplanes(P, a, eta)[0].T <= dominance_halfplanes(P, a, eta)[1], axis=1
+    )
+    row = {
+        "k": P.n_vertices,
+        "target": a,
+        "eta": eta,
+        "erosion": delta,
+        "grid": cfg["grid"],
+        "grid_step": float(grid[1, 0] - grid[0, 0]),
+        "area_exact": cone_area,
+        "area_package_grid": float(in_cone.sum() * cell),
+        "area_script": script_area,
+        "eroded_area_exact": eroded_area,
+        "eroded_area_package_grid": float(in_eroded.sum() * cell),
+        "eroded_area_script": script_eroded,
+        "membership_agreement": float((in_cone == exact).mean()),
+        "inradius_package": P.dominance_inradius(a, eta),
+        "cone_inside_own_cell": bool(np.all(P.assign(grid[in_cone]) == a)),
+    }
     write_table(pd.DataFrame([row]), out / "dominance.csv", meta)
     shapes = [("K", P.vertices), ("cone", cone_poly), ("eroded cone", eroded_poly)]
-    frame = pd.concat([pd.DataFrame({"shape": s, "x": p[:, 0], "y": p[:, 1]})
-                       for s, p in shapes], ignore_index=True)
+    frame = pd.concat(
+        [pd.DataFrame({"shape": s, "x": p[:, 0], "y": p[:, 1]}) for s, p in shapes],
+        ignore_index=True,
+    )
     write_table(frame, out / "dominance_polygons.csv", meta)
     mgrid, _, (mlo, mhi) = bounding_grid(P, cfg["stored_grid"])
     labels = cell_labels(P, mgrid, P.contains(mgrid))
-    write_table(pd.DataFrame({"label": labels}), out / "dominance_map.parquet",
-                {**meta, "box": [*mlo, *mhi],
-                 "layout": f"row-major {cfg['stored_grid']}² grid; -1 outside K"})
+    write_table(
+        pd.DataFrame({"label": labels}),
+        out / "dominance_map.parquet",
+        {
+            **meta,
+            "box": [*mlo, *mhi],
+            "layout": f"row-major {cfg['stored_grid']}² grid; -1 outside K",
+        },
+    )
 
 
 # --------------------------------------------------------------------------- quadratic landscape
@@ -267,19 +322,36 @@ def run_quadratic(cfg, seed, out, meta):
         inside = P.contains(grid)
         J = 0.5 * np.einsum("ij,jk,ik->i", grid, B, grid)
         Jv = 0.5 * np.einsum("ij,jk,ik->i", P.vertices, B, P.vertices)
-        rows.append({"panel": i, "B": B.tolist(), "k": P.n_vertices,
-                     "J_max_grid": float(J[inside].max()), "J_max_vertices": float(Jv.max()),
-                     "J_min_vertices": float(Jv.min()), "J_min_grid": float(J[inside].min()),
-                     "origin_in_K": bool(P.contains([0.0, 0.0])),
-                     "all_own_cells_B": P.all_own_cells(B),
-                     "xmin": lo[0], "xmax": hi[0], "ymin": lo[1], "ymax": hi[1]})
+        rows.append(
+            {
+                "panel": i,
+                "B": B.tolist(),
+                "k": P.n_vertices,
+                "J_max_grid": float(J[inside].max()),
+                "J_max_vertices": float(Jv.max()),
+                "J_min_vertices": float(Jv.min()),
+                "J_min_grid": float(J[inside].min()),
+                "origin_in_K": bool(P.contains([0.0, 0.0])),
+                "all_own_cells_B": P.all_own_cells(B),
+                "xmin": lo[0],
+                "xmax": hi[0],
+                "ymin": lo[1],
+                "ymax": hi[1],
+            }
+        )
         fields[f"J{i}"] = np.where(inside, J, np.nan).astype(np.float32)
         fields[f"vx{i}"] = np.r_[P.vertices[:, 0], np.full(len(J) - P.n_vertices, np.nan)]
         fields[f"vy{i}"] = np.r_[P.vertices[:, 1], np.full(len(J) - P.n_vertices, np.nan)]
     write_table(pd.DataFrame(rows), out / "quadratic.csv", meta)
-    write_table(pd.DataFrame(fields), out / "quadratic_field.parquet",
-                {**meta, "layout": f"row-major {cfg['grid']}² grid; J NaN outside K; "
-                                   "vx, vy: the vertices in the first rows"})
+    write_table(
+        pd.DataFrame(fields),
+        out / "quadratic_field.parquet",
+        {
+            **meta,
+            "layout": f"row-major {cfg['grid']}² grid; J NaN outside K; "
+            "vx, vy: the vertices in the first rows",
+        },
+    )
 
 
 # --------------------------------------------------------------------------- Voronoi agreement
@@ -311,9 +383,18 @@ def run_voronoi(cfg, seed, out, meta):
                 for kind, r in (("B-equinorm", None), ("varying norms", radii)):
                     P = level_set_polygon(theta, B, r)
                     frac, pts = voronoi_agreement(P, B, cfg["grid"])
-                    rows.append({"B": bi, "B_matrix": B.tolist(), "k": k, "draw": draw,
-                                 "vertices": kind, "hull_vertices": P.n_vertices,
-                                 "agreement": frac, "grid_points": pts})
+                    rows.append(
+                        {
+                            "B": bi,
+                            "B_matrix": B.tolist(),
+                            "k": k,
+                            "draw": draw,
+                            "vertices": kind,
+                            "hull_vertices": P.n_vertices,
+                            "agreement": frac,
+                            "grid_points": pts,
+                        }
+                    )
     write_table(pd.DataFrame(rows), out / "voronoi.csv", meta)
 
 
@@ -324,6 +405,10 @@ def run(config: dict, out: Path) -> None:
     """Compute every table of the geometry study into ``out``."""
     seed = int(config["seed"])
     meta = study_meta("geometry", config)
-    for part, compute in (("cells", run_cells), ("dominance", run_dominance),
-                          ("quadratic", run_quadratic), ("voronoi", run_voronoi)):
+    for part, compute in (
+        ("cells", run_cells),
+        ("dominance", run_dominance),
+        ("quadratic", run_quadratic),
+        ("voronoi", run_voronoi),
+    ):
         compute(config[part], seed, out, meta)

@@ -30,38 +30,65 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     C = 2 * cmeta["L"] * cmeta["D0"] ** 2
     gap = float(last["J2"] - last["J_min_K0"])
     bound = C / (float(last["step"]) + 2)
-    rows = [check(
-        "printed_bound", "claim",
-        "J(x_i^t) − min_{K^0} J = O(1/t) for γ^t = 2/(t+2) (thm. fw.cluster)",
-        measured=gap, threshold=bound,
-        rule=f"counterexample d = 1, B_* = 1, x^0 = (3, −1): token 2's gap at t = "
-             f"{int(last['step'])} ≤ 2LD_0²/(t + 2) (the classical Frank-Wolfe constant, "
-             f"2LD_0² = {C:g}); a gap that stays at 1/18 exceeds C/(t + 2) for every C once "
-             "t > 18C − 2", passed=gap <= bound, source=SOURCE)]
+    rows = [
+        check(
+            "printed_bound",
+            "claim",
+            "J(x_i^t) − min_{K^0} J = O(1/t) for γ^t = 2/(t+2) (thm. fw.cluster)",
+            measured=gap,
+            threshold=bound,
+            rule=f"counterexample d = 1, B_* = 1, x^0 = (3, −1): token 2's gap at t = "
+            f"{int(last['step'])} ≤ 2LD_0²/(t + 2) (the classical Frank-Wolfe constant, "
+            f"2LD_0² = {C:g}); a gap that stays at 1/18 exceeds C/(t + 2) for every C once "
+            "t > 18C − 2",
+            passed=gap <= bound,
+            source=SOURCE,
+        )
+    ]
     h = cx[cx["step"] >= 1]
     ratio = float(((h["J1"] - h["J_min_Kt"]) / h["fw_constant_bound"]).max())
     fw = draws[draws["schedule"] == FW]
     worst = max(ratio, float(fw["corrected_ratio"].max()))
-    rows.append(check(
-        "current_hull_bound", "context",
-        "h_t = J(x_i^t) − min_{K^t} J ≤ 2LD_0²/(t + 2), the minimum over the current hull",
-        measured=worst, threshold=1.0,
-        rule=f"largest h_t (t + 2)/(2LD_0²) over the counterexample and {len(fw)} random draws "
-             f"({'≤' if worst <= 1 else '>'} 1); another quantity than the claim's, so it does "
-             "not count as a correction", source="this study"))
+    rows.append(
+        check(
+            "current_hull_bound",
+            "context",
+            "h_t = J(x_i^t) − min_{K^t} J ≤ 2LD_0²/(t + 2), the minimum over the current hull",
+            measured=worst,
+            threshold=1.0,
+            rule=f"largest h_t (t + 2)/(2LD_0²) over the counterexample and {len(fw)} random draws "
+            f"({'≤' if worst <= 1 else '>'} 1); another quantity than the claim's, so it does "
+            "not count as a correction",
+            source="this study",
+        )
+    )
     away = draws.groupby(["case", "schedule"], sort=False)["centroid_norm"].agg(
-        lambda v: float((v > tol).mean()))
-    rows.append(check(
-        "limit_at_origin", "context",
-        "the tokens converge to the minimiser of J over K^0 (the origin here)",
-        measured=float(away.min()), low=float(away.min()), high=float(away.max()),
-        rule=f"fraction of random draws whose limit lies farther than {tol:g} from the origin, "
-             "smallest and largest over (case, schedule)",
-        source=SOURCE))
+        lambda v: float((v > tol).mean())
+    )
+    rows.append(
+        check(
+            "limit_at_origin",
+            "context",
+            "the tokens converge to the minimiser of J over K^0 (the origin here)",
+            measured=float(away.min()),
+            low=float(away.min()),
+            high=float(away.max()),
+            rule=f"fraction of random draws whose limit lies farther than {tol:g} from the origin, "
+            "smallest and largest over (case, schedule)",
+            source=SOURCE,
+        )
+    )
     widest = float(draws["diameter"].max())
-    rows.append(check(
-        "collapse", "claim", "the tokens cluster: the diameter of the configuration tends to 0",
-        measured=widest, threshold=tol,
-        rule=f"largest final diameter over {len(draws)} random draws ≤ threshold",
-        passed=widest <= tol, source=SOURCE))
+    rows.append(
+        check(
+            "collapse",
+            "claim",
+            "the tokens cluster: the diameter of the configuration tends to 0",
+            measured=widest,
+            threshold=tol,
+            rule=f"largest final diameter over {len(draws)} random draws ≤ threshold",
+            passed=widest <= tol,
+            source=SOURCE,
+        )
+    )
     return checks_frame(rows)

@@ -124,11 +124,23 @@ def run_counterexample(cfg, out, meta):
     rows = []
     for t, X in zip(times, states):
         J = energy(X, Bs)
-        rows.append({"step": int(t), "x1": X[0, 0], "x2": X[1, 0], "J1": J[0], "J2": J[1],
-                     "J_min_K0": hull_minimum(x0, Bs), "J_min_Kt": hull_minimum(X, Bs),
-                     "fw_constant_bound": 2 * D0 ** 2 / (t + 2)})
-    write_table(pd.DataFrame(rows), out / "counterexample.csv",
-                {**meta, "schedule": label, "L": 1.0, "D0": D0})
+        rows.append(
+            {
+                "step": int(t),
+                "x1": X[0, 0],
+                "x2": X[1, 0],
+                "J1": J[0],
+                "J2": J[1],
+                "J_min_K0": hull_minimum(x0, Bs),
+                "J_min_Kt": hull_minimum(X, Bs),
+                "fw_constant_bound": 2 * D0**2 / (t + 2),
+            }
+        )
+    write_table(
+        pd.DataFrame(rows),
+        out / "counterexample.csv",
+        {**meta, "schedule": label, "L": 1.0, "D0": D0},
+    )
 
 
 # --------------------------------------------------------------------------- symmetric polygons
@@ -145,15 +157,27 @@ def run_symmetric(cfg, out, meta):
         P = ms.regular_polygon(k)
         for spec in cfg["schedules"]:
             label, gammas = schedule(spec, cfg["steps"])
-            run = ms.simulate(ms.Hardmax(gamma=gammas, B=-np.eye(2)), P.vertices,
-                              steps=cfg["steps"], record_every=1)
+            run = ms.simulate(
+                ms.Hardmax(gamma=gammas, B=-np.eye(2)),
+                P.vertices,
+                steps=cfg["steps"],
+                record_every=1,
+            )
             X = run.trajectory[0]
             radius = np.linalg.norm(X, axis=2)
             predicted = np.r_[1.0, np.cumprod(np.abs(1 - polygon_factor(k) * gammas))]
-            rows.append(pd.DataFrame({"k": k, "schedule": label, "step": run.times,
-                                      "radius_min": radius.min(axis=1),
-                                      "radius_max": radius.max(axis=1),
-                                      "predicted": predicted}))
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "k": k,
+                        "schedule": label,
+                        "step": run.times,
+                        "radius_min": radius.min(axis=1),
+                        "radius_max": radius.max(axis=1),
+                        "predicted": predicted,
+                    }
+                )
+            )
     write_table(pd.concat(rows, ignore_index=True), out / "symmetric.csv", meta)
 
 
@@ -171,12 +195,20 @@ def chain_rows(states, Bs, times):
     for t, X in zip(times, states):
         J = energy(X, Bs)
         Jt = hull_minimum(X, Bs)
-        rows.append({"step": int(t), "diameter": float(pdist(X).max()),
-                     "centroid_norm": float(np.linalg.norm(X.mean(axis=0))),
-                     "J_max": float(J.max()), "gap_initial_hull": float(J.max() - J0),
-                     "gap_current_hull": float(J.max() - Jt),
-                     "fw_gap": float(frank_wolfe_gap(X, Bs).max()),
-                     "corrected_bound": 2 * L * D0 ** 2 / (t + 2), "D0": D0, "L": L})
+        rows.append(
+            {
+                "step": int(t),
+                "diameter": float(pdist(X).max()),
+                "centroid_norm": float(np.linalg.norm(X.mean(axis=0))),
+                "J_max": float(J.max()),
+                "gap_initial_hull": float(J.max() - J0),
+                "gap_current_hull": float(J.max() - Jt),
+                "fw_gap": float(frank_wolfe_gap(X, Bs).max()),
+                "corrected_bound": 2 * L * D0**2 / (t + 2),
+                "D0": D0,
+                "L": L,
+            }
+        )
     return rows
 
 
@@ -185,21 +217,35 @@ def summarise(chains: pd.DataFrame):
     scale of the Frank-Wolfe bound); per draw: the final state and the worst corrected ratio."""
     chains = chains.assign(
         initial_norm=chains["gap_initial_hull"] / (2 * chains["L"] * chains["D0"] ** 2),
-        current_norm=chains["gap_current_hull"] / (2 * chains["L"] * chains["D0"] ** 2))
+        current_norm=chains["gap_current_hull"] / (2 * chains["L"] * chains["D0"] ** 2),
+    )
     keys = ["case", "schedule", "step"]
-    per_step = chains.groupby(keys, sort=False).agg(
-        diameter_median=("diameter", "median"), diameter_max=("diameter", "max"),
-        centroid_norm_median=("centroid_norm", "median"),
-        initial_gap_median=("initial_norm", "median"), initial_gap_min=("initial_norm", "min"),
-        current_gap_median=("current_norm", "median"), current_gap_max=("current_norm", "max"),
-        fw_gap_median=("fw_gap", "median")).reset_index()
+    per_step = (
+        chains.groupby(keys, sort=False)
+        .agg(
+            diameter_median=("diameter", "median"),
+            diameter_max=("diameter", "max"),
+            centroid_norm_median=("centroid_norm", "median"),
+            initial_gap_median=("initial_norm", "median"),
+            initial_gap_min=("initial_norm", "min"),
+            current_gap_median=("current_norm", "median"),
+            current_gap_max=("current_norm", "max"),
+            fw_gap_median=("fw_gap", "median"),
+        )
+        .reset_index()
+    )
     later = chains[chains["step"] >= 1]
-    worst = (later["current_norm"] * (later["step"] + 2)).groupby(
-        [later["case"], later["schedule"], later["chain"]], sort=False).max()
-    final = chains[chains["step"] == chains["step"].max()].set_index(
-        ["case", "schedule", "chain"])
-    per_chain = final[["diameter", "centroid_norm", "gap_initial_hull", "D0", "L"]].assign(
-        corrected_ratio=worst).reset_index()
+    worst = (
+        (later["current_norm"] * (later["step"] + 2))
+        .groupby([later["case"], later["schedule"], later["chain"]], sort=False)
+        .max()
+    )
+    final = chains[chains["step"] == chains["step"].max()].set_index(["case", "schedule", "chain"])
+    per_chain = (
+        final[["diameter", "centroid_norm", "gap_initial_hull", "D0", "L"]]
+        .assign(corrected_ratio=worst)
+        .reset_index()
+    )
     return per_step, per_chain
 
 
@@ -215,8 +261,7 @@ def run_random(cfg, seed, out, meta):
             states = states_at(x0, gammas, times, -Bs)
             for chain in range(cfg["draws"]):
                 for row in chain_rows(states[chain], Bs, times):
-                    series.append({"case": case["name"], "schedule": label, "chain": chain,
-                                   **row})
+                    series.append({"case": case["name"], "schedule": label, "chain": chain, **row})
     per_step, per_chain = summarise(pd.DataFrame(series))
     meta = {**meta, "B_star": {c["name"]: key_matrix(c, seed).tolist() for c in cfg["cases"]}}
     write_table(per_step, out / "random_steps.csv", meta)

@@ -35,8 +35,7 @@ def schedule(spec: dict, steps: int) -> tuple[str, np.ndarray]:
     if spec["kind"] == "constant":
         return f"constant γ = {spec['gamma']:g}", np.full(steps, float(spec["gamma"]))
     if spec["kind"] == "super":
-        return (f"γ^τ = 1 − exp(−{spec['a']:g}(τ+1))",
-                -np.expm1(-float(spec["a"]) * (tau + 1)))
+        return (f"γ^τ = 1 − exp(−{spec['a']:g}(τ+1))", -np.expm1(-float(spec["a"]) * (tau + 1)))
     if spec["kind"] == "halving":
         return "γ^τ = 2^(−τ−1)", 0.5 ** (tau + 1.0)
     raise ValueError(f"unknown schedule kind {spec['kind']!r}")
@@ -86,15 +85,37 @@ def run_lines(cfg, seed, out, meta):
             product = np.r_[1.0, np.cumprod(1.0 - gammas)]
             err, perp, lo, hi = line_errors(traj[:, k:], x0[k:], P.vertices[sigma], product)
             vertex_move = np.abs(traj[:, :k] - x0[None, :k]).max(axis=(1, 2))
-            rows.append(pd.DataFrame({
-                "polytope": P.name, "d": P.dim, "owning_draws": draws, "schedule": label,
-                "step": run.times, "gamma": np.r_[gammas, np.nan], "product": product,
-                "ratio_min": lo, "ratio_max": hi, "vector_error": err, "line_error": perp,
-                "vertex_displacement": vertex_move}))
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "polytope": P.name,
+                        "d": P.dim,
+                        "owning_draws": draws,
+                        "schedule": label,
+                        "step": run.times,
+                        "gamma": np.r_[gammas, np.nan],
+                        "product": product,
+                        "ratio_min": lo,
+                        "ratio_max": hi,
+                        "vector_error": err,
+                        "line_error": perp,
+                        "vertex_displacement": vertex_move,
+                    }
+                )
+            )
             if P.dim == 2 and pspec["kind"] == "regular":
                 for i in range(cfg["n"]):
-                    paths.append(pd.DataFrame({"schedule": label, "token": i, "step": run.times,
-                                               "x": traj[:, i, 0], "y": traj[:, i, 1]}))
+                    paths.append(
+                        pd.DataFrame(
+                            {
+                                "schedule": label,
+                                "token": i,
+                                "step": run.times,
+                                "x": traj[:, i, 0],
+                                "y": traj[:, i, 1],
+                            }
+                        )
+                    )
     write_table(pd.concat(rows, ignore_index=True), out / "lines.csv", meta)
     write_table(pd.concat(paths, ignore_index=True), out / "paths.csv", meta)
 
@@ -123,13 +144,28 @@ def run_ode(cfg, seed, out, meta):
         d0 = np.linalg.norm(x0[k:] - v[k:], axis=1)
         err = (np.linalg.norm(run.trajectory[0][:, k:] - exact[:, k:], axis=2) / d0).max(axis=1)
         euler = np.abs((1 - dt) ** run.times - np.exp(-t))
-        rows.append({"dt": dt, "steps": steps, "record_every": every,
-                     "max_error": float(err.max()),
-                     "t_of_max": float(t[np.argmax(err)]),
-                     "euler_factor_error": float(euler.max()),
-                     "first_order_constant": float(err.max() / dt)})
-        curves.append(pd.DataFrame({"dt": dt, "t": t, "x_euler": run.trajectory[0][:, k, 0],
-                                    "x_exact": exact[:, k, 0], "error": err}))
+        rows.append(
+            {
+                "dt": dt,
+                "steps": steps,
+                "record_every": every,
+                "max_error": float(err.max()),
+                "t_of_max": float(t[np.argmax(err)]),
+                "euler_factor_error": float(euler.max()),
+                "first_order_constant": float(err.max() / dt),
+            }
+        )
+        curves.append(
+            pd.DataFrame(
+                {
+                    "dt": dt,
+                    "t": t,
+                    "x_euler": run.trajectory[0][:, k, 0],
+                    "x_exact": exact[:, k, 0],
+                    "error": err,
+                }
+            )
+        )
     write_table(pd.DataFrame(rows), out / "ode.csv", meta)
     write_table(pd.concat(curves, ignore_index=True), out / "ode_curves.csv", meta)
 
@@ -151,11 +187,18 @@ def run_gaussian(cfg, seed, out, meta):
             seeds = np.random.SeedSequence([seed, k, d]).spawn(cfg["draws"])
             own = np.array([ms.gaussian(k, d, rng=s).owns_cells() for s in seeds])
             p = owning_probability(k, d)
-            rows.append({"k": k, "d": d, "draws": cfg["draws"],
-                         "vertices_not_owning": int((~own).sum()), "vertices": own.size,
-                         "polytopes_not_all_owning": int((~own.all(axis=1)).sum()),
-                         "theory_vertex_owning": p,
-                         "union_bound_all_owning": max(0.0, 1 - k * (1 - p))})
+            rows.append(
+                {
+                    "k": k,
+                    "d": d,
+                    "draws": cfg["draws"],
+                    "vertices_not_owning": int((~own).sum()),
+                    "vertices": own.size,
+                    "polytopes_not_all_owning": int((~own.all(axis=1)).sum()),
+                    "theory_vertex_owning": p,
+                    "union_bound_all_owning": max(0.0, 1 - k * (1 - p)),
+                }
+            )
     write_table(pd.DataFrame(rows), out / "gaussian.csv", meta)
 
 

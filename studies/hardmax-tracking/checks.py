@@ -44,42 +44,82 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     chain = fits[fits["what"].str.startswith("SA_P")]
     if not chain.empty:
         c = chain.iloc[0]
-        rows.append(check(
-            "exponential_SA_P", "claim", "SA_P tracks hardmax for a time exponential in β",
-            measured=c["slope"], low=c["low"], high=c["high"], threshold=0.0,
-            rule=f"b of log E[T_ε − t0] = a + bβ on β = {c['beta_min']:g}…{c['beta_max']:g} "
-                 "(censored joint fit, 95 % profile interval): lower end > 0",
-            passed=c["low"] > 0, source=SOURCE))
+        rows.append(
+            check(
+                "exponential_SA_P",
+                "claim",
+                "SA_P tracks hardmax for a time exponential in β",
+                measured=c["slope"],
+                low=c["low"],
+                high=c["high"],
+                threshold=0.0,
+                rule=f"b of log E[T_ε − t0] = a + bβ on β = {c['beta_min']:g}…{c['beta_max']:g} "
+                "(censored joint fit, 95 % profile interval): lower end > 0",
+                passed=c["low"] > 0,
+                source=SOURCE,
+            )
+        )
     flow = summary[(summary["model"] == "SA_beta") & summary["regime"]].dropna(subset=["median"])
     if len(flow) >= 3:
         slope, low, high = ls_fit(flow["beta"], np.log(flow["median"]))
-        rows.append(check(
-            "exponential_SA_beta", "claim", "SA_β tracks hardmax for a time exponential in β",
-            measured=slope, low=low, high=high, threshold=0.0,
-            rule=f"least-squares slope of log T_ε on β = {flow['beta'].min():g}…"
-                 f"{flow['beta'].max():g} (95 % t interval, {len(flow)} β): lower end > 0",
-            passed=low > 0, source=SOURCE))
+        rows.append(
+            check(
+                "exponential_SA_beta",
+                "claim",
+                "SA_β tracks hardmax for a time exponential in β",
+                measured=slope,
+                low=low,
+                high=high,
+                threshold=0.0,
+                rule=f"least-squares slope of log T_ε on β = {flow['beta'].min():g}…"
+                f"{flow['beta'].max():g} (95 % t interval, {len(flow)} β): lower end > 0",
+                passed=low > 0,
+                source=SOURCE,
+            )
+        )
     pts = plateau_points(summary)
     smallest = float(summary["plateau"].min())
-    rows.append(check(
-        "pathwise", "claim", "the finite-β path coincides with the hardmax path up to T_ε",
-        measured=smallest, threshold=0.0,
-        rule="smallest median distance to the hardmax path at t0 over every model and β = 0",
-        passed=smallest <= 0.0, source=SOURCE))
+    rows.append(
+        check(
+            "pathwise",
+            "claim",
+            "the finite-β path coincides with the hardmax path up to T_ε",
+            measured=smallest,
+            threshold=0.0,
+            rule="smallest median distance to the hardmax path at t0 over every model and β = 0",
+            passed=smallest <= 0.0,
+            source=SOURCE,
+        )
+    )
     if len(pts) >= 3:
         slope, low, high = ls_fit(np.log(pts["beta"]), np.log(pts["plateau"]))
-        rows.append(check(
-            "pathwise/offset_vanishes", "correction",
-            "the tracking holds up to an offset D(β) → 0 (the clusters form beside the vertices)",
-            measured=slope, low=low, high=high, threshold=0.0,
-            rule=f"log-log slope of the SA_β plateau distance on β = {pts['beta'].min():g}…"
-                 f"{pts['beta'].max():g} (95 % t interval, {len(pts)} β): upper end < 0",
-            passed=high < 0, source="this study"))
+        rows.append(
+            check(
+                "pathwise/offset_vanishes",
+                "correction",
+                "the tracking holds up to an offset D(β) → 0 "
+                "(the clusters form beside the vertices)",
+                measured=slope,
+                low=low,
+                high=high,
+                threshold=0.0,
+                rule=f"log-log slope of the SA_β plateau distance on β = {pts['beta'].min():g}…"
+                f"{pts['beta'].max():g} (95 % t interval, {len(pts)} β): upper end < 0",
+                passed=high < 0,
+                source="this study",
+            )
+        )
     frozen = fits[fits["what"].str.startswith("frozen")]
     if not frozen.empty:
-        rows.append(check(
-            "frozen_law_exponent", "context",
-            "the exponent of the frozen law (clusters exactly on the vertices)",
-            measured=float(frozen["slope"].iloc[0]), threshold=float(meta["c0"]),
-            rule="slope of log(1/p) over the SA_P fit's β, against c0", source="this study"))
+        rows.append(
+            check(
+                "frozen_law_exponent",
+                "context",
+                "the exponent of the frozen law (clusters exactly on the vertices)",
+                measured=float(frozen["slope"].iloc[0]),
+                threshold=float(meta["c0"]),
+                rule="slope of log(1/p) over the SA_P fit's β, against c0",
+                source="this study",
+            )
+        )
     return checks_frame(rows)

@@ -31,19 +31,30 @@ def distance_figure(distance, summary, meta, path):
     eps = float(meta["config"]["eps"])
     for ax, beta in zip(axes.ravel(), betas):
         for name, (label, color) in MODELS.items():
-            g = distance[(distance["model"] == name) & (distance["beta"] == beta)
-                         & (distance["step"] > 0)]
+            g = distance[
+                (distance["model"] == name) & (distance["beta"] == beta) & (distance["step"] > 0)
+            ]
             if name == "SA_P":
-                ax.fill_between(g["step"], g["q10"].clip(lower=1e-12),
-                                g["q90"].clip(lower=1e-12), color=color, alpha=0.2,
-                                label=f"{label}, 10–90% of {int(g['chains'].iloc[0])} chains")
-            ax.plot(g["step"], g["median"].clip(lower=1e-12), color=color,
-                    label=f"{label}" + (", median" if name == "SA_P" else ""))
+                ax.fill_between(
+                    g["step"],
+                    g["q10"].clip(lower=1e-12),
+                    g["q90"].clip(lower=1e-12),
+                    color=color,
+                    alpha=0.2,
+                    label=f"{label}, 10–90% of {int(g['chains'].iloc[0])} chains",
+                )
+            ax.plot(
+                g["step"],
+                g["median"].clip(lower=1e-12),
+                color=color,
+                label=f"{label}" + (", median" if name == "SA_P" else ""),
+            )
         ax.axhline(eps, color="k", ls=":", lw=1, label=f"ε = {eps:g}")
         row = summary[(summary["model"] == "SA_P") & np.isclose(summary["beta"], beta)]
         if len(row):
-            ax.axvline(row["frozen_mean"].iloc[0], color="k", ls="--", lw=1,
-                       label="t0 + 1/p (frozen law)")
+            ax.axvline(
+                row["frozen_mean"].iloc[0], color="k", ls="--", lw=1, label="t0 + 1/p (frozen law)"
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_ylim(1e-4, 3)
@@ -64,23 +75,45 @@ def tracking_figure(summary, fits, meta, path):
     ax.plot(chain["beta"], chain["median"], "o", color="C0", label="SA_P, median T_ε")
     if "mean" in chain:
         ok = chain.dropna(subset=["mean"])
-        ax.errorbar(ok["beta"], ok["mean"], yerr=[ok["mean"] - ok["mean_low"],
-                                                  ok["mean_high"] - ok["mean"]],
-                    fmt="s", mfc="none", color="C0", capsize=3, label="SA_P, mean T_ε (95% CI)")
+        ax.errorbar(
+            ok["beta"],
+            ok["mean"],
+            yerr=[ok["mean"] - ok["mean_low"], ok["mean_high"] - ok["mean"]],
+            fmt="s",
+            mfc="none",
+            color="C0",
+            capsize=3,
+            label="SA_P, mean T_ε (95% CI)",
+        )
     ax.plot(flow["beta"], flow["median"], "^", color="C3", label="SA_β, T_ε")
     grid = np.linspace(summary["beta"].min(), summary["beta"].max(), 100)
     ax.plot(chain["beta"], chain["frozen_mean"], "k--", label="t0 + 1/p, frozen law (theory)")
     for _, f in fits.iterrows():
         if f["what"].startswith("SA_P"):
-            ax.plot(grid, chain["t0"].iloc[0] + np.exp(f["intercept"] + f["slope"] * grid), ":",
-                    color="C0", label=f"SA_P fit, slope {f['slope']:.3f}")
+            ax.plot(
+                grid,
+                chain["t0"].iloc[0] + np.exp(f["intercept"] + f["slope"] * grid),
+                ":",
+                color="C0",
+                label=f"SA_P fit, slope {f['slope']:.3f}",
+            )
         elif f["what"].startswith("SA_beta, least"):
-            ax.plot(grid, np.exp(f["intercept"] + f["slope"] * grid), ":", color="C3",
-                    label=f"SA_β fit, slope {f['slope']:.3f}")
+            ax.plot(
+                grid,
+                np.exp(f["intercept"] + f["slope"] * grid),
+                ":",
+                color="C3",
+                label=f"SA_β fit, slope {f['slope']:.3f}",
+            )
     regime = summary.loc[summary["regime"], "beta"]
     if len(regime):
-        ax.axvspan(summary["beta"].min() - 1, regime.min(), color="0.9", zorder=0,
-                   label="plateau + ε ≥ jump (transient regime)")
+        ax.axvspan(
+            summary["beta"].min() - 1,
+            regime.min(),
+            color="0.9",
+            zorder=0,
+            label="plateau + ε ≥ jump (transient regime)",
+        )
     ax.set_yscale("log")
     ax.set_xlim(summary["beta"].min() - 1, summary["beta"].max() + 1)
     ax.set_xlabel("β")
@@ -90,14 +123,20 @@ def tracking_figure(summary, fits, meta, path):
     ax = axes[0, 1]
     for name, (label, color) in MODELS.items():
         g = summary[summary["model"] == name]
-        ax.plot(g["beta"], g["plateau"], "o-" if name == "SA_P" else "^-", color=color,
-                label=f"{label}" + (", median" if name == "SA_P" else ""))
+        ax.plot(
+            g["beta"],
+            g["plateau"],
+            "o-" if name == "SA_P" else "^-",
+            color=color,
+            label=f"{label}" + (", median" if name == "SA_P" else ""),
+        )
     f = fits[fits["what"].str.startswith("SA_beta plateau")]
     if len(f):
         f = f.iloc[0]
         b = np.geomspace(f["beta_min"], f["beta_max"], 50)
-        ax.plot(b, np.exp(f["intercept"]) * b ** f["slope"], "k--",
-                label=f"fit ∝ β^{f['slope']:.2f}")
+        ax.plot(
+            b, np.exp(f["intercept"]) * b ** f["slope"], "k--", label=f"fit ∝ β^{f['slope']:.2f}"
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("β")
@@ -135,29 +174,40 @@ def report(out: Path) -> str:
     c0, t0 = float(meta["c0"]), int(meta["t0"])
     chain, flow = _fit(fits, "SA_P"), _fit(fits, "SA_beta, least")
     frozen, plateau = _fit(fits, "frozen"), _fit(fits, "SA_beta plateau")
-    lines = ["# Finite β follows hardmax for exponentially long", "",
-             f"One start on the {meta['polytope']['name']} polygon: {cfg['tokens']} tokens, the "
-             f"vertex tokens on the vertices and the others uniform in K with a score gap ≥ "
-             f"{cfg['cone_margin']:g} to every other vertex; γ = {cfg['gamma']:g}. The distance "
-             "is max_i |x_i^t − h_i^t| to the hardmax path h from the same start. T_ε = first t "
-             f"with distance > ε = {cfg['eps']:g}; recorded exactly until t0 = {t0} (hardmax "
-             f"within {cfg['settle']:g}·ε of the vertices), then by first passage out of the "
-             f"ε-balls at the vertices. c0 = {c0:.4f}; one cross-vertex pick moves a token by "
-             f"γ·min|v_a − v_b| = {meta['gamma_min_edge']:.4f}.", "",
-             "## Headline numbers", ""]
+    lines = [
+        "# Finite β follows hardmax for exponentially long",
+        "",
+        f"One start on the {meta['polytope']['name']} polygon: {cfg['tokens']} tokens, the "
+        f"vertex tokens on the vertices and the others uniform in K with a score gap ≥ "
+        f"{cfg['cone_margin']:g} to every other vertex; γ = {cfg['gamma']:g}. The distance "
+        "is max_i |x_i^t − h_i^t| to the hardmax path h from the same start. T_ε = first t "
+        f"with distance > ε = {cfg['eps']:g}; recorded exactly until t0 = {t0} (hardmax "
+        f"within {cfg['settle']:g}·ε of the vertices), then by first passage out of the "
+        f"ε-balls at the vertices. c0 = {c0:.4f}; one cross-vertex pick moves a token by "
+        f"γ·min|v_a − v_b| = {meta['gamma_min_edge']:.4f}.",
+        "",
+        "## Headline numbers",
+        "",
+    ]
     checks = read_checks(out / "checks.csv").set_index("criterion")
     if plateau is not None and "pathwise/offset_vanishes" in checks.index:
         off = checks.loc["pathwise/offset_vanishes"]
         exact = checks.loc["pathwise", "pass"] == "true"
         lines.append(
             "- **Finite β follows hardmax "
-            + ("exactly" if exact else "not exactly but up to an offset") + "**: after the "
+            + ("exactly" if exact else "not exactly but up to an offset")
+            + "**: after the "
             f"transient the distance sits on a plateau: plateau ∝ β^{off['measured']:.2f} "
             f"(95 % interval [{off['low']:.2f}, {off['high']:.2f}]) for SA_β over β = "
             f"{plateau['beta_min']:g}–{plateau['beta_max']:g} "
             f"(e.g. {_plateau_at(summary, 'SA_beta')}), so the offset "
-            + ("vanishes as β grows" if off["pass"] == "true" else
-               "is not shown to vanish as β grows") + " (check `pathwise/offset_vanishes`).")
+            + (
+                "vanishes as β grows"
+                if off["pass"] == "true"
+                else "is not shown to vanish as β grows"
+            )
+            + " (check `pathwise/offset_vanishes`)."
+        )
     if chain is not None:
         lines.append(
             f"- **Exponentially long (SA_P)**: log E[T_ε − t0] = a + bβ with b = "
@@ -168,7 +218,8 @@ def report(out: Path) -> str:
             "frozen law's t0 + 1/p, which assumes clusters exactly on the vertices (an "
             "explanation of the gap, not tested here: the clusters sit at the plateau offset "
             "instead). Chains that leave during the transient "
-            "(t ≤ t0, column 'left in transient') are not part of this fit.")
+            "(t ≤ t0, column 'left in transient') are not part of this fit."
+        )
     if flow is not None and "exponential_SA_beta" in checks.index:
         fl = checks.loc["exponential_SA_beta"]
         lines.append(
@@ -176,21 +227,29 @@ def report(out: Path) -> str:
             f"(95 % t interval [{fl['low']:.3f}, {fl['high']:.3f}]) "
             f"over β = {flow['beta_min']:g}–{flow['beta_max']:g} (ratio to c0 "
             f"{flow['slope'] / c0:.3f}). A proposed mechanism, not tested here: the deterministic "
-            "layer has no picks, so it leaves through the slow drift of whole clusters.")
-    lines += ["", "| model | β | plateau at t0 | left in transient | censored | median T_ε | "
-              "mean T_ε (95% CI) | t0 + 1/p (frozen law) | mean / frozen |",
-              "|---|---|---|---|---|---|---|---|---|"]
+            "layer has no picks, so it leaves through the slow drift of whole clusters."
+        )
+    lines += [
+        "",
+        "| model | β | plateau at t0 | left in transient | censored | median T_ε | "
+        "mean T_ε (95% CI) | t0 + 1/p (frozen law) | mean / frozen |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for _, r in summary.iterrows():
         mean = r.get("mean", np.nan)
-        ci = (f"{mean:.4g} ({r['mean_low']:.4g}–{r['mean_high']:.4g})"
-              if np.isfinite(mean) else "–")
+        ci = f"{mean:.4g} ({r['mean_low']:.4g}–{r['mean_high']:.4g})" if np.isfinite(mean) else "–"
         ratio = f"{mean / r['frozen_mean']:.3f}" if np.isfinite(mean) else "–"
-        lines.append(f"| {r['model']} | {r['beta']:g} | {r['plateau']:.3g} | "
-                     f"{r['stage1']}/{r['chains']} | {r['censored']} | {r['median']:.4g} | {ci} | "
-                     f"{r['frozen_mean']:.4g} | {ratio} |")
-    lines += ["", "Figures: `distance_over_time.png` (distance against t per β, log–log), "
-              "`tracking_time.png` (T_ε against β with the frozen law dashed; plateau against "
-              "β), `survival.png` (SA_P survival of T_ε − t0 per β, geometric fits dashed)."]
+        lines.append(
+            f"| {r['model']} | {r['beta']:g} | {r['plateau']:.3g} | "
+            f"{r['stage1']}/{r['chains']} | {r['censored']} | {r['median']:.4g} | {ci} | "
+            f"{r['frozen_mean']:.4g} | {ratio} |"
+        )
+    lines += [
+        "",
+        "Figures: `distance_over_time.png` (distance against t per β, log–log), "
+        "`tracking_time.png` (T_ε against β with the frozen law dashed; plateau against "
+        "β), `survival.png` (SA_P survival of T_ε − t0 per β, geometric fits dashed).",
+    ]
     return "\n".join(lines)
 
 

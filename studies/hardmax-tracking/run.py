@@ -54,7 +54,7 @@ def start(P: ms.Polytope, n: int, margin: float, rng) -> np.ndarray:
         keep = np.zeros(len(pool), dtype=bool)
         for a in range(k):
             keep[cell == a] = P.in_dominance_cone(pool[cell == a], a, margin)
-        picked.extend(pool[keep][:n - k - len(picked)])
+        picked.extend(pool[keep][: n - k - len(picked)])
     return np.vstack([P.vertices, np.array(picked).reshape(-1, P.dim)])
 
 
@@ -72,8 +72,10 @@ def settle_steps(P, x0, gamma, eps, settle) -> int:
 
 
 def models(beta: float, gamma: float) -> dict:
-    return {"SA_P": ms.SoftmaxChain(beta=beta, gamma=gamma),
-            "SA_beta": ms.SoftmaxFlow(beta=beta, gamma=gamma)}
+    return {
+        "SA_P": ms.SoftmaxChain(beta=beta, gamma=gamma),
+        "SA_beta": ms.SoftmaxFlow(beta=beta, gamma=gamma),
+    }
 
 
 def recorded(model, x0, steps, every, fine, chains, rng):
@@ -83,8 +85,10 @@ def recorded(model, x0, steps, every, fine, chains, rng):
     head = ms.simulate(model, x0, steps=fine, chains=chains, record_every=1, rng=rng)
     tail = ms.simulate(model, x0, steps=steps, chains=chains, record_every=every, rng=rng)
     later = tail.times > fine
-    return (np.concatenate([head.times, tail.times[later]]),
-            np.concatenate([head.trajectory, tail.trajectory[:, later]], axis=1))
+    return (
+        np.concatenate([head.times, tail.times[later]]),
+        np.concatenate([head.trajectory, tail.trajectory[:, later]], axis=1),
+    )
 
 
 def over_time(P, x0, gamma, cfg, seed) -> pd.DataFrame:
@@ -100,9 +104,19 @@ def over_time(P, x0, gamma, cfg, seed) -> pd.DataFrame:
             times, paths = recorded(model, x0, steps, every, fine, chains, seq)
             dist = sup_distance(paths, hard[0])
             q = np.quantile(dist, [0.1, 0.5, 0.9], axis=0)
-            frames.append(pd.DataFrame({"model": name, "beta": float(beta), "step": times,
-                                        "q10": q[0], "median": q[1], "q90": q[2],
-                                        "chains": chains}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "model": name,
+                        "beta": float(beta),
+                        "step": times,
+                        "q10": q[0],
+                        "median": q[1],
+                        "q90": q[2],
+                        "chains": chains,
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -110,34 +124,55 @@ def tracking_times(P, x0, model, chains, max_steps, eps, t0, seed_key, seed) -> 
     """T_ε per chain in two stages (see the module docstring); columns steps, censored, stage."""
     sigma = P.assign(x0)
     hard = ms.simulate(ms.Hardmax(gamma=model.gamma), x0, steps=max(t0, 1), record_every=1)
-    first = ms.simulate(model, x0, steps=max(t0, 1), chains=chains, record_every=1,
-                        rng=np.random.SeedSequence(seed, spawn_key=seed_key + (1,)))
-    dist = sup_distance(first.trajectory, hard.trajectory[0])[:, :t0 + 1]
+    first = ms.simulate(
+        model,
+        x0,
+        steps=max(t0, 1),
+        chains=chains,
+        record_every=1,
+        rng=np.random.SeedSequence(seed, spawn_key=seed_key + (1,)),
+    )
+    dist = sup_distance(first.trajectory, hard.trajectory[0])[:, : t0 + 1]
     left = (dist > eps).any(axis=1)
     steps = np.where(left, (dist > eps).argmax(axis=1), 0).astype(np.int64)
     censored = np.zeros(chains, dtype=bool)
     alive = np.flatnonzero(~left)
     if alive.size:
         event = ms.LeaveBall(eps, centers=P.vertices[sigma])
-        fp = ms.first_passage(model, first.final[alive], event, max_steps=max_steps,
-                              rng=np.random.SeedSequence(seed, spawn_key=seed_key + (2,)))
+        fp = ms.first_passage(
+            model,
+            first.final[alive],
+            event,
+            max_steps=max_steps,
+            rng=np.random.SeedSequence(seed, spawn_key=seed_key + (2,)),
+        )
         steps[alive] = t0 + fp.steps
         censored[alive] = fp.censored
-    return pd.DataFrame({"chain": np.arange(chains), "steps": steps, "censored": censored,
-                         "stage": np.where(left, 1, 2), "t0": t0, "max_steps": t0 + max_steps,
-                         "dist_t0": dist[:, t0]})
+    return pd.DataFrame(
+        {
+            "chain": np.arange(chains),
+            "steps": steps,
+            "censored": censored,
+            "stage": np.where(left, 1, 2),
+            "t0": t0,
+            "max_steps": t0 + max_steps,
+            "dist_t0": dist[:, t0],
+        }
+    )
 
 
 def against_beta(P, x0, gamma, cfg, eps, t0, seed) -> pd.DataFrame:
     """Tracking times of SA_P (many chains) and SA_β (one path) on their β grids."""
     frames = []
     for name, betas, chains, max_steps in (
-            ("SA_P", cfg["chain_betas"], int(cfg["chains"]), int(cfg["chain_max_steps"])),
-            ("SA_beta", cfg["flow_betas"], 1, int(cfg["flow_max_steps"]))):
+        ("SA_P", cfg["chain_betas"], int(cfg["chains"]), int(cfg["chain_max_steps"])),
+        ("SA_beta", cfg["flow_betas"], 1, int(cfg["flow_max_steps"])),
+    ):
         for ib, beta in enumerate(betas):
             model = models(float(beta), gamma)[name]
-            f = tracking_times(P, x0, model, chains, max_steps, eps, t0,
-                               (1, int(name == "SA_P"), ib), seed)
+            f = tracking_times(
+                P, x0, model, chains, max_steps, eps, t0, (1, int(name == "SA_P"), ib), seed
+            )
             f.insert(0, "beta", float(beta))
             f.insert(0, "model", name)
             frames.append(f)
@@ -158,18 +193,28 @@ def summarise(times: pd.DataFrame, P, x0, jump: float, eps: float):
     for (name, beta), g in times.groupby(["model", "beta"], sort=True):
         law = theory.frozen_law(P.vertices, mult, beta)
         t0 = int(g["t0"].iloc[0])
-        row = {"model": name, "beta": beta, "chains": len(g), "t0": t0,
-               "stage1": int((g["stage"] == 1).sum()), "censored": int(g["censored"].sum()),
-               "plateau": float(g["dist_t0"].median()),
-               "regime": bool(g["dist_t0"].median() + eps < jump),
-               "frozen_mean": t0 + law.mean, "log_frozen_mean": math.log(t0 + law.mean)}
+        row = {
+            "model": name,
+            "beta": beta,
+            "chains": len(g),
+            "t0": t0,
+            "stage1": int((g["stage"] == 1).sum()),
+            "censored": int(g["censored"].sum()),
+            "plateau": float(g["dist_t0"].median()),
+            "regime": bool(g["dist_t0"].median() + eps < jump),
+            "frozen_mean": t0 + law.mean,
+            "log_frozen_mean": math.log(t0 + law.mean),
+        }
         if name == "SA_P":
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", stats.DiagnosticWarning)
                 km = stats.survival(g["steps"], g["censored"])
                 stage2 = g[g["stage"] == 2]
-                rate = stats.escape_rate(stage2["steps"] - t0, stage2["censored"]) \
-                    if (~stage2["censored"]).any() else None
+                rate = (
+                    stats.escape_rate(stage2["steps"] - t0, stage2["censored"])
+                    if (~stage2["censored"]).any()
+                    else None
+                )
             row["median"] = km.median
             if rate is not None:
                 lo, hi = rate.mean_interval()
@@ -180,10 +225,12 @@ def summarise(times: pd.DataFrame, P, x0, jump: float, eps: float):
     summary = pd.DataFrame(rows)
     regime = summary.loc[summary["regime"], ["model", "beta"]]
     inside = times.merge(regime, on=["model", "beta"])
-    fits = [_chain_fit(inside[(inside["model"] == "SA_P") & (inside["stage"] == 2)]),
-            _flow_fit(summary[(summary["model"] == "SA_beta") & summary["regime"]]),
-            _frozen_fit(summary[(summary["model"] == "SA_P") & summary["regime"]]),
-            _plateau_fit(summary[summary["model"] == "SA_beta"])]
+    fits = [
+        _chain_fit(inside[(inside["model"] == "SA_P") & (inside["stage"] == 2)]),
+        _flow_fit(summary[(summary["model"] == "SA_beta") & summary["regime"]]),
+        _frozen_fit(summary[(summary["model"] == "SA_P") & summary["regime"]]),
+        _plateau_fit(summary[summary["model"] == "SA_beta"]),
+    ]
     return summary, pd.DataFrame([f for f in fits if f is not None])
 
 
@@ -197,9 +244,15 @@ def _chain_fit(stage2: pd.DataFrame) -> dict | None:
         warnings.simplefilter("ignore", stats.DiagnosticWarning)
         fit = stats.fit_scaling(frame)
         lo, hi = fit.confidence_interval("slope")
-    return {"what": "SA_P, censored joint fit", "slope": fit.slope, "low": lo, "high": hi,
-            "intercept": fit.intercept, "beta_min": frame["beta"].min(),
-            "beta_max": frame["beta"].max()}
+    return {
+        "what": "SA_P, censored joint fit",
+        "slope": fit.slope,
+        "low": lo,
+        "high": hi,
+        "intercept": fit.intercept,
+        "beta_min": frame["beta"].min(),
+        "beta_max": frame["beta"].max(),
+    }
 
 
 def _flow_fit(flow: pd.DataFrame) -> dict | None:
@@ -208,9 +261,15 @@ def _flow_fit(flow: pd.DataFrame) -> dict | None:
     if len(ok) < 2:
         return None
     slope, intercept = np.polyfit(ok["beta"], np.log(ok["median"]), 1)
-    return {"what": "SA_beta, least squares on log T", "slope": slope,
-            "low": np.nan, "high": np.nan, "intercept": intercept,
-            "beta_min": ok["beta"].min(), "beta_max": ok["beta"].max()}
+    return {
+        "what": "SA_beta, least squares on log T",
+        "slope": slope,
+        "low": np.nan,
+        "high": np.nan,
+        "intercept": intercept,
+        "beta_min": ok["beta"].min(),
+        "beta_max": ok["beta"].max(),
+    }
 
 
 def _plateau_fit(flow: pd.DataFrame) -> dict | None:
@@ -220,9 +279,15 @@ def _plateau_fit(flow: pd.DataFrame) -> dict | None:
         return None
     ok = ok[ok["regime"]] if ok["regime"].sum() >= 2 else ok
     slope, intercept = np.polyfit(np.log(ok["beta"]), np.log(ok["plateau"]), 1)
-    return {"what": "SA_beta plateau distance, log-log slope", "slope": slope, "low": np.nan,
-            "high": np.nan, "intercept": intercept, "beta_min": ok["beta"].min(),
-            "beta_max": ok["beta"].max()}
+    return {
+        "what": "SA_beta plateau distance, log-log slope",
+        "slope": slope,
+        "low": np.nan,
+        "high": np.nan,
+        "intercept": intercept,
+        "beta_min": ok["beta"].min(),
+        "beta_max": ok["beta"].max(),
+    }
 
 
 def _frozen_fit(chain: pd.DataFrame) -> dict | None:
@@ -230,9 +295,15 @@ def _frozen_fit(chain: pd.DataFrame) -> dict | None:
     if len(chain) < 2:
         return None
     slope, intercept = np.polyfit(chain["beta"], np.log(chain["frozen_mean"] - chain["t0"]), 1)
-    return {"what": "frozen law log(1/p)", "slope": slope, "low": np.nan, "high": np.nan,
-            "intercept": intercept, "beta_min": chain["beta"].min(),
-            "beta_max": chain["beta"].max()}
+    return {
+        "what": "frozen law log(1/p)",
+        "slope": slope,
+        "low": np.nan,
+        "high": np.nan,
+        "intercept": intercept,
+        "beta_min": chain["beta"].min(),
+        "beta_max": chain["beta"].max(),
+    }
 
 
 def run(config: dict, out: Path) -> None:
@@ -240,26 +311,66 @@ def run(config: dict, out: Path) -> None:
     out = Path(out)
     seed, gamma, eps = int(config["seed"]), float(config["gamma"]), float(config["eps"])
     P = polytope_from_spec(config["polytope"])
-    x0 = start(P, int(config["tokens"]), float(config["cone_margin"]),
-               np.random.SeedSequence(seed, spawn_key=(9,)))
+    x0 = start(
+        P,
+        int(config["tokens"]),
+        float(config["cone_margin"]),
+        np.random.SeedSequence(seed, spawn_key=(9,)),
+    )
     t0 = settle_steps(P, x0, gamma, eps, float(config["settle"]))
-    edge = float(np.min([np.linalg.norm(P.vertices[a] - P.vertices[b])
-                         for a in range(P.n_vertices) for b in range(a)]))
-    meta = {"study": "hardmax-tracking", "config": config, "provenance": provenance(),
-            "polytope": P.to_dict(), "x0": x0.tolist(), "c0": P.c0, "t0": t0,
-            "one_pick_exceeds_eps": gamma * edge > eps, "gamma_min_edge": gamma * edge,
-            "seeds": "SeedSequence(seed, spawn_key=...) per part, model and beta",
-            "statement": "[FW]: finite beta follows hardmax (SA_inf) for exponentially long"}
-    write_table(over_time(P, x0, gamma, config["over_time"], seed), out / "distance.parquet",
-                dict(meta, table="quantiles over chains of max_i |x_i^t - h_i^t| (SA_P; one "
-                     "path for SA_beta), h = hardmax path from the same start"))
+    edge = float(
+        np.min(
+            [
+                np.linalg.norm(P.vertices[a] - P.vertices[b])
+                for a in range(P.n_vertices)
+                for b in range(a)
+            ]
+        )
+    )
+    meta = {
+        "study": "hardmax-tracking",
+        "config": config,
+        "provenance": provenance(),
+        "polytope": P.to_dict(),
+        "x0": x0.tolist(),
+        "c0": P.c0,
+        "t0": t0,
+        "one_pick_exceeds_eps": gamma * edge > eps,
+        "gamma_min_edge": gamma * edge,
+        "seeds": "SeedSequence(seed, spawn_key=...) per part, model and beta",
+        "statement": "[FW]: finite beta follows hardmax (SA_inf) for exponentially long",
+    }
+    write_table(
+        over_time(P, x0, gamma, config["over_time"], seed),
+        out / "distance.parquet",
+        dict(
+            meta,
+            table="quantiles over chains of max_i |x_i^t - h_i^t| (SA_P; one "
+            "path for SA_beta), h = hardmax path from the same start",
+        ),
+    )
     times = against_beta(P, x0, gamma, config["against_beta"], eps, t0, seed)
-    write_table(times, out / "tracking_times.csv",
-                dict(meta, table="tracking time T_eps per chain (stage 1: left during the "
-                     "recorded transient; stage 2: first_passage LeaveBall(eps) at the vertices)"))
+    write_table(
+        times,
+        out / "tracking_times.csv",
+        dict(
+            meta,
+            table="tracking time T_eps per chain (stage 1: left during the "
+            "recorded transient; stage 2: first_passage LeaveBall(eps) at the vertices)",
+        ),
+    )
     summary, fits = summarise(times, P, x0, gamma * edge, eps)
-    write_table(summary, out / "summary.csv",
-                dict(meta, table="per model and beta: tracking-time median (Kaplan-Meier), mean "
-                     "with 95% interval (SA_P stage 2, geometric law), frozen-law prediction"))
-    write_table(fits, out / "fits.csv",
-                dict(meta, table="exponent of T_eps in beta: measured and frozen-law"))
+    write_table(
+        summary,
+        out / "summary.csv",
+        dict(
+            meta,
+            table="per model and beta: tracking-time median (Kaplan-Meier), mean "
+            "with 95% interval (SA_P stage 2, geometric law), frozen-law prediction",
+        ),
+    )
+    write_table(
+        fits,
+        out / "fits.csv",
+        dict(meta, table="exponent of T_eps in beta: measured and frozen-law"),
+    )

@@ -12,8 +12,12 @@ from metastab.report import checks_config
 from metastab.results import read_table
 
 FIGURE2 = ["emerging", "triangle", "square", "non-leader"]
-TITLES = {"emerging": "emerging leader", "triangle": "triangle", "square": "square",
-          "non-leader": "non-leader clusters"}
+TITLES = {
+    "emerging": "emerging leader",
+    "triangle": "triangle",
+    "square": "square",
+    "non-leader": "non-leader clusters",
+}
 DPI = 72
 PANEL_DPI = 56
 
@@ -29,8 +33,12 @@ def _load(out: Path):
 def _side_by_side_labels(cfg: dict) -> list[str]:
     """Rows of the side-by-side panels: softmax (increasing β), hardmax, localmax (increasing r),
     uniform averaging."""
-    return ([f"softmax β={b:g}" for b in cfg["betas"]] + ["hardmax"]
-            + [f"localmax r={r:g}" for r in cfg["r_values"]] + ["localmax r large"])
+    return (
+        [f"softmax β={b:g}" for b in cfg["betas"]]
+        + ["hardmax"]
+        + [f"localmax r={r:g}" for r in cfg["r_values"]]
+        + ["localmax r large"]
+    )
 
 
 def _draw(ax, frame: pd.DataFrame, step: int, color: str):
@@ -50,14 +58,16 @@ def _draw(ax, frame: pd.DataFrame, step: int, color: str):
         pass
     ax.scatter(pts[:, 0], pts[:, 1], s=9, color=color, zorder=3)
     lead = now["leader"].to_numpy(bool)
-    ax.scatter(pts[lead, 0], pts[lead, 1], s=40, facecolors="none", edgecolors="k", lw=0.6,
-               zorder=4)
+    ax.scatter(
+        pts[lead, 0], pts[lead, 1], s=40, facecolors="none", edgecolors="k", lw=0.6, zorder=4
+    )
 
 
 def _panel_grid(paths, rows, configs, steps, name, out, row_titles, colors, dpi=PANEL_DPI):
 
-    fig, axes = canvas(len(rows), len(steps), width=1.9 * len(steps), height=1.9 * len(rows),
-                             squeeze=False)
+    fig, axes = canvas(
+        len(rows), len(steps), width=1.9 * len(steps), height=1.9 * len(rows), squeeze=False
+    )
     for a, ((config, label), title) in enumerate(zip(zip(configs, rows), row_titles)):
         frame = paths[(paths["config"] == config) & (paths["label"] == label)]
         lo = frame[["x", "y"]].min().to_numpy()
@@ -84,16 +94,35 @@ def figures(out: Path) -> None:
     summary, series, paths, cfg = _load(out)
     steps = [int(s) for s in cfg["panel_steps"]]
     # [AFZ] Figure 2 layout: the four configurations under hardmax, then under localmax
-    for label, name in (("hardmax", "figure2_hardmax.png"),
-                        (f"localmax r={min(cfg['r_values']):g}", "figure2_localmax.png")):
-        _panel_grid(paths, [label] * 4, FIGURE2, steps, name, out,
-                    [f"{TITLES[c]}\n{label}" for c in FIGURE2], ["C0", "C3", "C2", "C4"], dpi=90)
+    for label, name in (
+        ("hardmax", "figure2_hardmax.png"),
+        (f"localmax r={min(cfg['r_values']):g}", "figure2_localmax.png"),
+    ):
+        _panel_grid(
+            paths,
+            [label] * 4,
+            FIGURE2,
+            steps,
+            name,
+            out,
+            [f"{TITLES[c]}\n{label}" for c in FIGURE2],
+            ["C0", "C3", "C2", "C4"],
+            dpi=90,
+        )
     # (e) side by side from one start: softmax (several β), hardmax, localmax (several r)
     labels = _side_by_side_labels(cfg)
-    colors = (["C1"] * len(cfg["betas"]) + ["k"] + ["C0"] * len(cfg["r_values"]) + ["C2"])
+    colors = ["C1"] * len(cfg["betas"]) + ["k"] + ["C0"] * len(cfg["r_values"]) + ["C2"]
     for config in FIGURE2 + sorted(set(paths["config"]) - set(FIGURE2)):
-        _panel_grid(paths, labels, [config] * len(labels), steps, f"panels_{config}.png", out,
-                    labels, colors)
+        _panel_grid(
+            paths,
+            labels,
+            [config] * len(labels),
+            steps,
+            f"panels_{config}.png",
+            out,
+            labels,
+            colors,
+        )
 
     from matplotlib import colormaps
 
@@ -159,10 +188,19 @@ def figures(out: Path) -> None:
         markers[kind] = "osD^v"[k % 5]
         fig2 = grp["config"].isin(FIGURE2)
         med = grp.groupby("r")["dist_to_hardmax"].median()
-        axes[0].plot(med.index, np.maximum(med.to_numpy(), floor), marker=markers[kind], ms=4,
-                     label=f"{kind} (median)")
-        axes[0].scatter(grp.loc[~fig2, "r"] * (1 + 0.04 * k),
-                        np.maximum(grp.loc[~fig2, "dist_to_hardmax"], floor), s=6, alpha=0.35)
+        axes[0].plot(
+            med.index,
+            np.maximum(med.to_numpy(), floor),
+            marker=markers[kind],
+            ms=4,
+            label=f"{kind} (median)",
+        )
+        axes[0].scatter(
+            grp.loc[~fig2, "r"] * (1 + 0.04 * k),
+            np.maximum(grp.loc[~fig2, "dist_to_hardmax"], floor),
+            s=6,
+            alpha=0.35,
+        )
     const = summary[summary["family"] == "localmax"]
     med = const.groupby("r")["dist_to_hardmax"].median()
     axes[0].plot(med.index, med.to_numpy(), "k-", marker="x", label="constant r (median)")
@@ -176,10 +214,14 @@ def figures(out: Path) -> None:
     loc["r"] = loc["r"].fillna(0.0)
     for config, grp in loc.groupby("config"):
         grp = grp.sort_values("r")
-        kw = dict(lw=1.4, label=TITLES[config]) if config in FIGURE2 else dict(
-            lw=0.5, alpha=0.3, color="0.4")
-        axes[1].plot(np.maximum(grp["r"], 1e-3), np.maximum(grp["dist_to_uniform"], 1e-17),
-                     marker=".", **kw)
+        kw = (
+            dict(lw=1.4, label=TITLES[config])
+            if config in FIGURE2
+            else dict(lw=0.5, alpha=0.3, color="0.4")
+        )
+        axes[1].plot(
+            np.maximum(grp["r"], 1e-3), np.maximum(grp["dist_to_uniform"], 1e-17), marker=".", **kw
+        )
     axes[1].set_xscale("log")
     axes[1].set_yscale("log")
     axes[1].set_xlabel("r (hardmax drawn at 1e-3)")
@@ -227,16 +269,21 @@ def _example(frame: pd.DataFrame) -> str:
 
 def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
     """The pass/fail of (a)–(d) by the rules stated in the report (no tuning to the data)."""
-    lm = summary[summary["family"].isin(["localmax", "localmax-relative", "localmax-large",
-                                         "vanishing"])]
+    lm = summary[
+        summary["family"].isin(["localmax", "localmax-relative", "localmax-large", "vanishing"])
+    ]
     const = summary[summary["family"].isin(["localmax", "localmax-relative"])]
     scale = summary["area0"].clip(lower=1.0)
     tol = float(cfg["roundoff"])
     out = {}
     # (a) nested hulls: the area never grows beyond rounding; settled runs have a limit hull
     grow = (summary["max_area_increase"] > tol * scale)[lm.index]
-    out["a"] = dict(holds=not grow.any(), runs=len(lm), grew=int(grow.sum()),
-                    unsettled=int((~lm["converged"]).sum()))
+    out["a"] = dict(
+        holds=not grow.any(),
+        runs=len(lm),
+        grew=int(grow.sum()),
+        unsettled=int((~lm["converged"]).sum()),
+    )
     # (b) r > 0: the configuration never reaches its limit in finite time and the largest
     # distance decays geometrically; single tokens are counted apart
     settled = lm[lm["converged"] & (lm["family"] != "localmax-large")]
@@ -245,17 +292,25 @@ def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
     van = summary[(summary["family"] == "vanishing") & summary["converged"]]
     config_arrivals = int(settled["config_at_limit"].astype(bool).sum())
     rates = settled["decay_rate"].dropna()
-    out["b"] = dict(holds=config_arrivals == 0 and bool((rates < 1).all()), fitted=len(rates),
-                    runs=len(settled), const_runs=len(const), arrivals=arrivals_const,
-                    const_runs_with_arrivals=int((const["tokens_at_limit"] > 0).sum()),
-                    rate_min=float(rates.min()), rate_max=float(rates.max()),
-                    rate_median=float(rates.median()),
-                    vanishing_arrivals=int(van["tokens_at_limit"].sum()),
-                    vanishing_runs_with_arrivals=int((van["tokens_at_limit"] > 0).sum()),
-                    vanishing_runs=len(van), config_arrivals=config_arrivals,
-                    slowest=_example(settled.dropna(subset=["decay_rate"]).sort_values(
-                        "decay_rate", ascending=False)),
-                    example=_example(const[const["tokens_at_limit"] > 0]))
+    out["b"] = dict(
+        holds=config_arrivals == 0 and bool((rates < 1).all()),
+        fitted=len(rates),
+        runs=len(settled),
+        const_runs=len(const),
+        arrivals=arrivals_const,
+        const_runs_with_arrivals=int((const["tokens_at_limit"] > 0).sum()),
+        rate_min=float(rates.min()),
+        rate_max=float(rates.max()),
+        rate_median=float(rates.median()),
+        vanishing_arrivals=int(van["tokens_at_limit"].sum()),
+        vanishing_runs_with_arrivals=int((van["tokens_at_limit"] > 0).sum()),
+        vanishing_runs=len(van),
+        config_arrivals=config_arrivals,
+        slowest=_example(
+            settled.dropna(subset=["decay_rate"]).sort_values("decay_rate", ascending=False)
+        ),
+        example=_example(const[const["tokens_at_limit"] > 0]),
+    )
     # (c) r_t below the hardmax score gaps gives the hardmax limit exactly; the distance to it
     # shrinks with r0; r large is uniform averaging to rounding
     vv = summary[summary["family"] == "vanishing"]
@@ -267,26 +322,40 @@ def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
     uniform = float(large["dist_to_uniform"].max())
     # r at least the initial score spread: every token is everyone's neighbour from the start
     # (the hull only shrinks, so the spread too): exactly uniform averaging
-    wide = summary[summary["family"].isin(["localmax", "localmax-large"])
-                   & (summary["r"] >= summary["score_spread"])]
+    wide = summary[
+        summary["family"].isin(["localmax", "localmax-large"])
+        & (summary["r"] >= summary["score_spread"])
+    ]
     narrow = summary[(summary["family"] == "localmax") & (summary["r"] < summary["score_spread"])]
     wide_max = float(wide["dist_to_uniform"].max())
     shrink = float(smallest["dist_to_hardmax"].median()) <= float(
-        largest["dist_to_hardmax"].median())
-    out["c"] = dict(holds=exact and shrink and uniform <= tol and wide_max <= tol, shrink=shrink,
-                    below=len(below), wide=len(wide), wide_max=wide_max,
-                    narrow=len(narrow),
-                    narrow_min=float(narrow["dist_to_uniform"].min()),
-                    exact=exact, uniform=uniform, runs=len(vv),
-                    median_smallest=float(smallest["dist_to_hardmax"].median()),
-                    median_largest=float(largest["dist_to_hardmax"].median()),
-                    exact_fraction_smallest=float((smallest["dist_to_hardmax"] <= tol).mean()))
+        largest["dist_to_hardmax"].median()
+    )
+    out["c"] = dict(
+        holds=exact and shrink and uniform <= tol and wide_max <= tol,
+        shrink=shrink,
+        below=len(below),
+        wide=len(wide),
+        wide_max=wide_max,
+        narrow=len(narrow),
+        narrow_min=float(narrow["dist_to_uniform"].min()),
+        exact=exact,
+        uniform=uniform,
+        runs=len(vv),
+        median_smallest=float(smallest["dist_to_hardmax"].median()),
+        median_largest=float(largest["dist_to_hardmax"].median()),
+        exact_fraction_smallest=float((smallest["dist_to_hardmax"] <= tol).mean()),
+    )
     # (d) every settled localmax run has all tokens quiescent before its resolution step
     q = lm[lm["converged"]]
     quiet = q["quiescent_from"] < q["resolution_step"]
-    out["d"] = dict(holds=bool(quiet.all()), runs=len(q), quiet=int(quiet.sum()),
-                    median=float(q["quiescent_from"].median()),
-                    maximum=float(q["quiescent_from"].max()))
+    out["d"] = dict(
+        holds=bool(quiet.all()),
+        runs=len(q),
+        quiet=int(quiet.sum()),
+        median=float(q["quiescent_from"].median()),
+        maximum=float(q["quiescent_from"].max()),
+    )
     return out
 
 
@@ -295,8 +364,10 @@ def _recovery_table(summary: pd.DataFrame, tol: float) -> str:
     van = summary[summary["family"] == "vanishing"].copy()
     van["kind"] = van["label"].str.replace(r"r_t=[0-9.e-]+", "r_t=r0", regex=True)
     r0s = sorted(van["r"].unique(), reverse=True)
-    lines = ["| schedule | " + " | ".join(f"r0 = {r:g}" for r in r0s) + " |",
-             "|---|" + "---|" * len(r0s)]
+    lines = [
+        "| schedule | " + " | ".join(f"r0 = {r:g}" for r in r0s) + " |",
+        "|---|" + "---|" * len(r0s),
+    ]
     for kind, grp in van.groupby("kind"):
         cells = []
         for r in r0s:
@@ -324,7 +395,8 @@ def report(out: Path) -> str:
     gamma = float(cfg["gamma"])
     n_poly = summary.loc[~summary["config"].isin(FIGURE2), "config"].nunique()
     text = [
-        "# Localmax dynamics: hull, limits, quiescence, from hardmax to uniform averaging", "",
+        "# Localmax dynamics: hull, limits, quiescence, from hardmax to uniform averaging",
+        "",
         "Model (science.md §1; this package's reading of the abstract of [LM], not a verified "
         "transcription): N_i^t = {j : <x_i, x_j> ≥ max_k <x_i, x_k> − r_t}, "
         "x_i ← x_i + γ (mean_{j ∈ N_i^t} x_j − x_i), B = I, "
@@ -337,129 +409,176 @@ def report(out: Path) -> str:
         f"token by more than {tol:g} relative); neighbour sets are read up to the *resolution "
         f"step*, where every token is within {res:g} (relative) of its limit (beyond it a token "
         "and the point it converges to tie in floating point). The simulations run on one "
-        "numba thread (many tiny runs; results do not depend on the thread count).", "",
+        "numba thread (many tiny runs; results do not depend on the thread count).",
+        "",
         "Figures: `figure2_hardmax.png` and `figure2_localmax.png` (the [AFZ] layout, steps "
         f"{', '.join(str(s) for s in cfg['panel_steps'])}), `panels_<config>.png` (e), "
-        "`hull.png` (a), `limit_distance.png` (b), `recovery.png` (c), `quiescent.png` (d).", "",
+        "`hull.png` (a), `limit_distance.png` (b), `recovery.png` (c), `quiescent.png` (d).",
+        "",
     ]
     fig2 = summary[summary["config"].isin(FIGURE2)]
-    text += ["## Figure-2 configurations", "",
-             "| configuration | dynamics | area t=0 | area t=30 | area ∞ | hull vertices t=30 / ∞ "
-             "| clusters ∞ | leaders t=0 / t=30 | quiescent from | decay rate | "
-             "dist. to hardmax limit | settled |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    text += [
+        "## Figure-2 configurations",
+        "",
+        "| configuration | dynamics | area t=0 | area t=30 | area ∞ | hull vertices t=30 / ∞ "
+        "| clusters ∞ | leaders t=0 / t=30 | quiescent from | decay rate | "
+        "dist. to hardmax limit | settled |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for _, r in fig2[fig2["family"] != "vanishing"].iterrows():
-        lead = (f"{_fmt(r['leaders0'], '.0f')} / {_fmt(r['leaders_steps'], '.0f')}"
-                if not np.isnan(r["leaders0"]) else "—")
-        text.append(f"| {TITLES[r['config']]} | {r['label']} | {r['area0']:.4f} | "
-                    f"{r['area_steps']:.4f} | {r['area_end']:.4f} | {r['hull_vertices_steps']} / "
-                    f"{r['hull_vertices_end']} | {r['clusters_end']} | {lead} | "
-                    f"{_fmt(r['quiescent_from'], '.0f')} | {_fmt(r['decay_rate'], '.3f')} | "
-                    f"{r['dist_to_hardmax']:.2e} | {'yes' if r['converged'] else 'no'} |")
+        lead = (
+            f"{_fmt(r['leaders0'], '.0f')} / {_fmt(r['leaders_steps'], '.0f')}"
+            if not np.isnan(r["leaders0"])
+            else "—"
+        )
+        text.append(
+            f"| {TITLES[r['config']]} | {r['label']} | {r['area0']:.4f} | "
+            f"{r['area_steps']:.4f} | {r['area_end']:.4f} | {r['hull_vertices_steps']} / "
+            f"{r['hull_vertices_end']} | {r['clusters_end']} | {lead} | "
+            f"{_fmt(r['quiescent_from'], '.0f')} | {_fmt(r['decay_rate'], '.3f')} | "
+            f"{r['dist_to_hardmax']:.2e} | {'yes' if r['converged'] else 'no'} |"
+        )
     a, b, c, d = v["a"], v["b"], v["c"], v["d"]
     example = f" (e.g. {b['example']})" if b["example"] else ""
     stopped = b["arrivals"] + b["vanishing_arrivals"] > 0
-    text += ["", "## (a) The hull converges to a polytope", "",
-             "Rule: over every localmax run (constant, relative, large and vanishing r), the hull "
-             f"area never increases by more than {tol:g} (relative), i.e. the hulls are nested, "
-             "and "
-             "every token converges, so the hull converges to the hull of the finitely many "
-             "limit points.", "",
-             f"Measured: {a['runs']} runs, {a['grew']} with a growing area; {a['unsettled']} "
-             f"not settled within {cfg['horizon']} steps (slow drifts: see below). "
-             f"**(a) {'holds' if a['holds'] else 'fails'}.** *Explanation, not tested:* the hull "
-             "vertex count at finite t counts every token of a limit vertex's cluster separately "
-             "(clusters never merge "
-             "in finite time, see (b)), so it exceeds the limit count until the end.", "",
-             "## (b) No finite-time convergence for r > 0", "",
-             "Rule: in every settled run with r > 0 (constant additive and relative margins, "
-             "and the vanishing schedules, which are > 0 at every step), the configuration never "
-             "reaches its limit at a finite step (no jump of the largest distance to 0 from "
-             f"above {res:g}), and the largest distance decays geometrically (rate < 1, fitted "
-             f"where it lies between 1e-3 and {res:g} relative).", "",
-             f"Measured over {b['runs']} settled runs: the configuration reaches its limit in "
-             f"{b['config_arrivals']}; fitted asymptotic rates {b['rate_min']:.3f}–"
-             f"{b['rate_max']:.3f} per step, median {b['rate_median']:.3f} "
-             f"({b['fitted']} fits; 1 − γ = {1 - gamma:.3f}; explanation, not tested: slower "
-             "where the members of a cluster see only part of it; slowest: "
-             f"{b['slowest']}). **(b) {'holds' if b['holds'] else 'fails'} "
-             "for the configuration.** Single tokens "
-             + ("stop exactly at their limit before the end" if stopped else
-                "never stop exactly at their limit before the end")
-             + " (explanation, not tested: a token whose neighbour set becomes {i} alone, an "
-             "isolated leader whose score beats every other by more than r_t, never moves "
-             "again, as hardmax's emerging leader does at step 1). Constant r: "
-             f"{b['arrivals']} such token(s) in "
-             f"{b['const_runs_with_arrivals']} "
-             f"of {b['const_runs']} settled runs"
-             f"{example}; "
-             f"vanishing r_t: {b['vanishing_arrivals']} token(s) in "
-             f"{b['vanishing_runs_with_arrivals']} of {b['vanishing_runs']} settled runs. So "
-             "\"no finite-time convergence\" "
-             + ("fails" if not b["holds"] else
-                "holds for the configuration, not token by token" if stopped else
-                "holds for the configuration and token by token") + ".",
-             "",
-             "## (c) r_t → 0 recovers hardmax; r large is uniform averaging", "",
-             "Rule: a vanishing schedule that stays below the hardmax path's score gaps "
-             "(r_t < g_t = min_i (max_j s_ij − next lower score) for every t up to the resolution "
-             "step) produces exactly the hardmax neighbour sets, hence the hardmax limit (to "
-             f"{tol:g}); over all schedules the median distance to the hardmax limit is smaller at "
-             "the smallest r0 than at the largest; r = "
-             f"{cfg['r_large']:g}, and any r at least the initial score spread, follows "
-             f"x̄ + (1 − γ)^t (x^0 − x̄) to {tol:g}.", "",
-             "Median distance of the limit to the hardmax limit (fraction exactly equal, to "
-             f"{tol:g}), over all configurations:", "",
-             _recovery_table(summary, tol), "",
-             f"Measured: {c['below']} of {c['runs']} schedule runs stay below the gaps, and all "
-             f"of them end at the hardmax limit: {'yes' if c['exact'] else 'no'}. Median "
-             "distance to the hardmax "
-             f"limit {c['median_largest']:.2e} at r0 = {max(cfg['r0_values']):g} and "
-             f"{c['median_smallest']:.2e} at r0 = {min(cfg['r0_values']):g} "
-             f"({100 * c['exact_fraction_smallest']:.0f}% exact there): the median distance "
-             + ("shrinks" if c["shrink"] else "does not shrink")
-             + " from the largest r0 to the smallest (the table; `recovery.png`). Explanation, "
-             "not tested: schedules decaying more slowly than the tokens converge (q > 1 − γ, or "
-             "r0/(1 + t)) eventually exceed the shrinking gap between a leader and its "
-             "followers, merge them and move the leader, so their limit differs from "
-             "hardmax's. Uniform averaging for r large: largest deviation "
-             f"{c['uniform']:.1e}; over the {c['wide']} constant-r runs with r at least the "
-             "initial score spread max_ij s_ij − min_ij s_ij (every token is everyone's "
-             f"neighbour from the start), {c['wide_max']:.1e}; below the spread, the "
-             f"{c['narrow']} runs deviate from uniform averaging by {c['narrow_min']:.2g} at "
-             f"least. **(c) {'holds' if c['holds'] else 'fails'}**"
-             + (" (exactly for the runs below the score gaps; the others approach the hardmax "
-                "limit only as r0 decreases)." if c["exact"] and c["shrink"]
-                and c["exact_fraction_smallest"] < 1 else "."), "",
-             "## (d) Quiescent tokens", "",
-             "Rule: in every settled localmax run, every token's neighbour set stops changing "
-             "(is quiescent) before the resolution step.", "",
-             f"Measured: {d['quiet']} of {d['runs']} runs; the last change happens at step "
-             f"{d['median']:.0f} (median), {d['maximum']:.0f} at most. "
-             f"**(d) {'holds' if d['holds'] else 'fails'}.** *Explanation, not tested:* "
-             "for r > 0 a follower that comes "
-             "within r (in score) of its leader adds itself and its cluster to its neighbour "
-             "set, so at finite r nearly every token ends as a leader of itself (leaders at "
-             "t = 30 in the table), unlike hardmax.", "",
-             "## (e) Softmax, localmax, hardmax side by side", "",
-             "`panels_<config>.png`: rows are SA_β (deterministic softmax layer) at β = "
-             f"{', '.join(f'{b:g}' for b in cfg['betas'])}, hardmax, localmax at r = "
-             f"{', '.join(f'{r:g}' for r in cfg['r_values'])} and r large, from the same start. "
-             "Area of the hull at t = 30 as a fraction of hardmax's (median over the four "
-             "configurations): " + _area_ratios(fig2, cfg) + ".", ""]
+    text += [
+        "",
+        "## (a) The hull converges to a polytope",
+        "",
+        "Rule: over every localmax run (constant, relative, large and vanishing r), the hull "
+        f"area never increases by more than {tol:g} (relative), i.e. the hulls are nested, "
+        "and "
+        "every token converges, so the hull converges to the hull of the finitely many "
+        "limit points.",
+        "",
+        f"Measured: {a['runs']} runs, {a['grew']} with a growing area; {a['unsettled']} "
+        f"not settled within {cfg['horizon']} steps (slow drifts: see below). "
+        f"**(a) {'holds' if a['holds'] else 'fails'}.** *Explanation, not tested:* the hull "
+        "vertex count at finite t counts every token of a limit vertex's cluster separately "
+        "(clusters never merge "
+        "in finite time, see (b)), so it exceeds the limit count until the end.",
+        "",
+        "## (b) No finite-time convergence for r > 0",
+        "",
+        "Rule: in every settled run with r > 0 (constant additive and relative margins, "
+        "and the vanishing schedules, which are > 0 at every step), the configuration never "
+        "reaches its limit at a finite step (no jump of the largest distance to 0 from "
+        f"above {res:g}), and the largest distance decays geometrically (rate < 1, fitted "
+        f"where it lies between 1e-3 and {res:g} relative).",
+        "",
+        f"Measured over {b['runs']} settled runs: the configuration reaches its limit in "
+        f"{b['config_arrivals']}; fitted asymptotic rates {b['rate_min']:.3f}–"
+        f"{b['rate_max']:.3f} per step, median {b['rate_median']:.3f} "
+        f"({b['fitted']} fits; 1 − γ = {1 - gamma:.3f}; explanation, not tested: slower "
+        "where the members of a cluster see only part of it; slowest: "
+        f"{b['slowest']}). **(b) {'holds' if b['holds'] else 'fails'} "
+        "for the configuration.** Single tokens "
+        + (
+            "stop exactly at their limit before the end"
+            if stopped
+            else "never stop exactly at their limit before the end"
+        )
+        + " (explanation, not tested: a token whose neighbour set becomes {i} alone, an "
+        "isolated leader whose score beats every other by more than r_t, never moves "
+        "again, as hardmax's emerging leader does at step 1). Constant r: "
+        f"{b['arrivals']} such token(s) in "
+        f"{b['const_runs_with_arrivals']} "
+        f"of {b['const_runs']} settled runs"
+        f"{example}; "
+        f"vanishing r_t: {b['vanishing_arrivals']} token(s) in "
+        f"{b['vanishing_runs_with_arrivals']} of {b['vanishing_runs']} settled runs. So "
+        '"no finite-time convergence" '
+        + (
+            "fails"
+            if not b["holds"]
+            else "holds for the configuration, not token by token"
+            if stopped
+            else "holds for the configuration and token by token"
+        )
+        + ".",
+        "",
+        "## (c) r_t → 0 recovers hardmax; r large is uniform averaging",
+        "",
+        "Rule: a vanishing schedule that stays below the hardmax path's score gaps "
+        "(r_t < g_t = min_i (max_j s_ij − next lower score) for every t up to the resolution "
+        "step) produces exactly the hardmax neighbour sets, hence the hardmax limit (to "
+        f"{tol:g}); over all schedules the median distance to the hardmax limit is smaller at "
+        "the smallest r0 than at the largest; r = "
+        f"{cfg['r_large']:g}, and any r at least the initial score spread, follows "
+        f"x̄ + (1 − γ)^t (x^0 − x̄) to {tol:g}.",
+        "",
+        "Median distance of the limit to the hardmax limit (fraction exactly equal, to "
+        f"{tol:g}), over all configurations:",
+        "",
+        _recovery_table(summary, tol),
+        "",
+        f"Measured: {c['below']} of {c['runs']} schedule runs stay below the gaps, and all "
+        f"of them end at the hardmax limit: {'yes' if c['exact'] else 'no'}. Median "
+        "distance to the hardmax "
+        f"limit {c['median_largest']:.2e} at r0 = {max(cfg['r0_values']):g} and "
+        f"{c['median_smallest']:.2e} at r0 = {min(cfg['r0_values']):g} "
+        f"({100 * c['exact_fraction_smallest']:.0f}% exact there): the median distance "
+        + ("shrinks" if c["shrink"] else "does not shrink")
+        + " from the largest r0 to the smallest (the table; `recovery.png`). Explanation, "
+        "not tested: schedules decaying more slowly than the tokens converge (q > 1 − γ, or "
+        "r0/(1 + t)) eventually exceed the shrinking gap between a leader and its "
+        "followers, merge them and move the leader, so their limit differs from "
+        "hardmax's. Uniform averaging for r large: largest deviation "
+        f"{c['uniform']:.1e}; over the {c['wide']} constant-r runs with r at least the "
+        "initial score spread max_ij s_ij − min_ij s_ij (every token is everyone's "
+        f"neighbour from the start), {c['wide_max']:.1e}; below the spread, the "
+        f"{c['narrow']} runs deviate from uniform averaging by {c['narrow_min']:.2g} at "
+        f"least. **(c) {'holds' if c['holds'] else 'fails'}**"
+        + (
+            " (exactly for the runs below the score gaps; the others approach the hardmax "
+            "limit only as r0 decreases)."
+            if c["exact"] and c["shrink"] and c["exact_fraction_smallest"] < 1
+            else "."
+        ),
+        "",
+        "## (d) Quiescent tokens",
+        "",
+        "Rule: in every settled localmax run, every token's neighbour set stops changing "
+        "(is quiescent) before the resolution step.",
+        "",
+        f"Measured: {d['quiet']} of {d['runs']} runs; the last change happens at step "
+        f"{d['median']:.0f} (median), {d['maximum']:.0f} at most. "
+        f"**(d) {'holds' if d['holds'] else 'fails'}.** *Explanation, not tested:* "
+        "for r > 0 a follower that comes "
+        "within r (in score) of its leader adds itself and its cluster to its neighbour "
+        "set, so at finite r nearly every token ends as a leader of itself (leaders at "
+        "t = 30 in the table), unlike hardmax.",
+        "",
+        "## (e) Softmax, localmax, hardmax side by side",
+        "",
+        "`panels_<config>.png`: rows are SA_β (deterministic softmax layer) at β = "
+        f"{', '.join(f'{b:g}' for b in cfg['betas'])}, hardmax, localmax at r = "
+        f"{', '.join(f'{r:g}' for r in cfg['r_values'])} and r large, from the same start. "
+        "Area of the hull at t = 30 as a fraction of hardmax's (median over the four "
+        "configurations): " + _area_ratios(fig2, cfg) + ".",
+        "",
+    ]
     rows = summary[~summary["config"].isin(FIGURE2) & (summary["family"] != "vanishing")]
-    agg = rows.groupby("label").agg(area=("area_end", "median"),
-                                    area0=("area0", "median"),
-                                    clusters=("clusters_end", "median"),
-                                    dist=("dist_to_hardmax", "median"),
-                                    settled=("converged", "mean"),
-                                    rate=("decay_rate", "median"))
-    text += [f"Random polygons ({n_poly}), medians:", "",
-             "| dynamics | area t=0 | area ∞ | clusters ∞ | dist. to hardmax limit | "
-             "decay rate | settled |", "|---|---|---|---|---|---|---|"]
+    agg = rows.groupby("label").agg(
+        area=("area_end", "median"),
+        area0=("area0", "median"),
+        clusters=("clusters_end", "median"),
+        dist=("dist_to_hardmax", "median"),
+        settled=("converged", "mean"),
+        rate=("decay_rate", "median"),
+    )
+    text += [
+        f"Random polygons ({n_poly}), medians:",
+        "",
+        "| dynamics | area t=0 | area ∞ | clusters ∞ | dist. to hardmax limit | "
+        "decay rate | settled |",
+        "|---|---|---|---|---|---|---|",
+    ]
     order = {label: k for k, label in enumerate(rows["label"].unique())}
     agg = agg.sort_index(key=lambda idx: idx.map(order))
     for label, r in agg.iterrows():
-        text.append(f"| {label} | {r['area0']:.3f} | {r['area']:.3f} | {r['clusters']:.0f} | "
-                    f"{r['dist']:.2e} | {r['rate']:.3f} | {100 * r['settled']:.0f}% |")
+        text.append(
+            f"| {label} | {r['area0']:.3f} | {r['area']:.3f} | {r['clusters']:.0f} | "
+            f"{r['dist']:.2e} | {r['rate']:.3f} | {100 * r['settled']:.0f}% |"
+        )
     return "\n".join(text) + "\n"

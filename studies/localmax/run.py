@@ -57,8 +57,9 @@ def polygons(cfg: dict) -> dict[str, np.ndarray]:
             seq = np.random.SeedSequence([cfg["seed"], 2, int(k), j])
             poly_seed, inner_seed = seq.spawn(2)
             V = ms.random_polygon(int(k), rng=poly_seed).vertices
-            lam = np.random.default_rng(inner_seed).dirichlet(np.ones(len(V)),
-                                                              size=int(spec["n"]) - len(V))
+            lam = np.random.default_rng(inner_seed).dirichlet(
+                np.ones(len(V)), size=int(spec["n"]) - len(V)
+            )
             out[f"polygon-k{k}-{j}"] = np.vstack([V, lam @ V])
     return out
 
@@ -68,39 +69,84 @@ def models(cfg: dict, *, schedules: bool = True) -> list[dict]:
     g = float(cfg["gamma"])
     out = [dict(label="hardmax", family="hardmax", model=ms.Hardmax(g, tol=0.0))]
     for r in cfg["r_values"]:
-        out.append(dict(label=f"localmax r={r:g}", family="localmax", r=float(r),
-                        model=ms.Localmax(g, float(r))))
+        out.append(
+            dict(
+                label=f"localmax r={r:g}",
+                family="localmax",
+                r=float(r),
+                model=ms.Localmax(g, float(r)),
+            )
+        )
     for r in cfg["r_wide"]:
-        out.append(dict(label=f"localmax r={r:g}", family="localmax", r=float(r),
-                        model=ms.Localmax(g, float(r))))
+        out.append(
+            dict(
+                label=f"localmax r={r:g}",
+                family="localmax",
+                r=float(r),
+                model=ms.Localmax(g, float(r)),
+            )
+        )
     for r in cfg["r_relative"]:
-        out.append(dict(label=f"localmax relative r={r:g}", family="localmax-relative",
-                        r=float(r), model=ms.Localmax(g, float(r), neighbours="relative")))
-    out.append(dict(label="localmax r large", family="localmax-large", r=float(cfg["r_large"]),
-                    model=ms.Localmax(g, float(cfg["r_large"]))))
+        out.append(
+            dict(
+                label=f"localmax relative r={r:g}",
+                family="localmax-relative",
+                r=float(r),
+                model=ms.Localmax(g, float(r), neighbours="relative"),
+            )
+        )
+    out.append(
+        dict(
+            label="localmax r large",
+            family="localmax-large",
+            r=float(cfg["r_large"]),
+            model=ms.Localmax(g, float(cfg["r_large"])),
+        )
+    )
     for beta in cfg["betas"]:
-        out.append(dict(label=f"softmax β={beta:g}", family="softmax", beta=float(beta),
-                        model=ms.SoftmaxFlow(beta=float(beta), gamma=g)))
+        out.append(
+            dict(
+                label=f"softmax β={beta:g}",
+                family="softmax",
+                beta=float(beta),
+                model=ms.SoftmaxFlow(beta=float(beta), gamma=g),
+            )
+        )
     if schedules:
         for r0 in cfg["r0_values"]:
             for q in cfg["decays"]:
-                out.append(dict(label=f"r_t={r0:g}·{q:g}^t", family="vanishing",
-                                schedule=f"geometric q={q:g}", r=float(r0),
-                                model=ms.Localmax(g, _geometric(float(r0), float(q)))))
-            out.append(dict(label=f"r_t={r0:g}/(1+t)", family="vanishing", schedule="harmonic",
-                            r=float(r0), model=ms.Localmax(g, _harmonic(float(r0)))))
+                out.append(
+                    dict(
+                        label=f"r_t={r0:g}·{q:g}^t",
+                        family="vanishing",
+                        schedule=f"geometric q={q:g}",
+                        r=float(r0),
+                        model=ms.Localmax(g, _geometric(float(r0), float(q))),
+                    )
+                )
+            out.append(
+                dict(
+                    label=f"r_t={r0:g}/(1+t)",
+                    family="vanishing",
+                    schedule="harmonic",
+                    r=float(r0),
+                    model=ms.Localmax(g, _harmonic(float(r0))),
+                )
+            )
     return out
 
 
 def _geometric(r0: float, q: float):
     def r_geometric(t):
-        return r0 * q ** t
+        return r0 * q**t
+
     return r_geometric
 
 
 def _harmonic(r0: float):
     def r_harmonic(t):
         return r0 / (1.0 + t)
+
     return r_harmonic
 
 
@@ -170,8 +216,9 @@ def uniform_path(x0: np.ndarray, gamma: float, steps: int) -> np.ndarray:
     return mean[None, None] + (1.0 - gamma) ** t * (x0 - mean)[None]
 
 
-def measure(names: list[str], X0: np.ndarray, spec: dict, cfg: dict, hardmax_limits, *,
-            keep_series: bool) -> tuple[list[dict], list[pd.DataFrame], tuple]:
+def measure(
+    names: list[str], X0: np.ndarray, spec: dict, cfg: dict, hardmax_limits, *, keep_series: bool
+) -> tuple[list[dict], list[pd.DataFrame], tuple]:
     """Run one dynamics from each configuration X0[c] (chains of one call) for ``horizon`` steps.
 
     Returns one summary row per configuration, their time series (when ``keep_series``) and
@@ -202,43 +249,59 @@ def measure(names: list[str], X0: np.ndarray, spec: dict, cfg: dict, hardmax_lim
         for t in range(series + 1):
             areas[t], nverts[t] = hull(path[t], tol)
         area_end, verts_end = hull(limit, tol)
-        maxd = full[:series + 1]
-        mind = (dist[:series + 1, moving].min(axis=1) if moving.any()
-                else np.full(series + 1, np.nan))
+        maxd = full[: series + 1]
+        mind = (
+            dist[: series + 1, moving].min(axis=1) if moving.any() else np.full(series + 1, np.nan)
+        )
         # asymptotic decay rate: fitted where the largest distance is between 1e-3 and the
         # resolution (relative), past the transient and above the rounding floor
         fit = np.flatnonzero((full < 1e-3 * scale) & (full > cfg["resolution"] * scale))
-        rate = (float(np.exp(np.polyfit(fit, np.log(full[fit]), 1)[0])) if fit.size >= 3
-                else np.nan)
+        rate = float(np.exp(np.polyfit(fit, np.log(full[fit]), 1)[0])) if fit.size >= 3 else np.nan
         step_change = float(np.abs(path[-1] - path[-2]).max())
         settled = step_change <= cfg["roundoff"] * scale
-        row = dict(config=name, label=spec["label"], family=spec["family"],
-                   r=spec.get("r", np.nan), beta=spec.get("beta", np.nan),
-                   schedule=spec.get("schedule", ""), n=len(x0),
-                   score_spread=float(np.ptp(x0 @ x0.T)),
-                   converged=settled, resolution_step=t_res,
-                   area0=areas[0], area_steps=float(hull(path[steps], tol)[0]),
-                   area_end=area_end, area_gap_series=float(abs(areas[-1] - area_end)),
-                   max_area_increase=float(np.max(np.diff(areas))),
-                   hull_vertices0=int(nverts[0]), hull_vertices_steps=int(nverts[steps]),
-                   hull_vertices_end=int(verts_end), clusters_end=len(distinct(limit, tol)),
-                   moving=int(moving.sum()),
-                   # the limit is the state at the horizon: arrivals are looked for before it,
-                   # and only where the run has settled (else "the limit" is not one)
-                   tokens_at_limit=(arrivals(dist[:-1, moving], cfg["resolution"] * scale)
-                                    if settled else np.nan),
-                   config_at_limit=(bool(arrivals(full[:-1, None], cfg["resolution"] * scale))
-                                    if settled else np.nan),
-                   min_dist_series=float(np.nanmin(mind[1:])) if moving.any() else np.nan,
-                   max_dist_series=float(maxd[-1]), decay_rate=rate)
+        row = dict(
+            config=name,
+            label=spec["label"],
+            family=spec["family"],
+            r=spec.get("r", np.nan),
+            beta=spec.get("beta", np.nan),
+            schedule=spec.get("schedule", ""),
+            n=len(x0),
+            score_spread=float(np.ptp(x0 @ x0.T)),
+            converged=settled,
+            resolution_step=t_res,
+            area0=areas[0],
+            area_steps=float(hull(path[steps], tol)[0]),
+            area_end=area_end,
+            area_gap_series=float(abs(areas[-1] - area_end)),
+            max_area_increase=float(np.max(np.diff(areas))),
+            hull_vertices0=int(nverts[0]),
+            hull_vertices_steps=int(nverts[steps]),
+            hull_vertices_end=int(verts_end),
+            clusters_end=len(distinct(limit, tol)),
+            moving=int(moving.sum()),
+            # the limit is the state at the horizon: arrivals are looked for before it,
+            # and only where the run has settled (else "the limit" is not one)
+            tokens_at_limit=(
+                arrivals(dist[:-1, moving], cfg["resolution"] * scale) if settled else np.nan
+            ),
+            config_at_limit=(
+                bool(arrivals(full[:-1, None], cfg["resolution"] * scale)) if settled else np.nan
+            ),
+            min_dist_series=float(np.nanmin(mind[1:])) if moving.any() else np.nan,
+            max_dist_series=float(maxd[-1]),
+            decay_rate=rate,
+        )
         if hardmax_limits is not None:
             row["dist_to_hardmax"] = float(
-                np.sqrt(((limit - hardmax_limits[c]) ** 2).sum(axis=1)).max())
-        row["dist_to_uniform"] = float(np.abs(path[:steps + 1]
-                                              - uniform_path(x0, gamma, steps)).max())
+                np.sqrt(((limit - hardmax_limits[c]) ** 2).sum(axis=1)).max()
+            )
+        row["dist_to_uniform"] = float(
+            np.abs(path[: steps + 1] - uniform_path(x0, gamma, steps)).max()
+        )
         leaders = changed = quiescent = None
         if bookkeeping:
-            neigh = run.neighbours[c, :t_res + 1]
+            neigh = run.neighbours[c, : t_res + 1]
             last = last_changes(neigh)
             diag = np.diagonal(neigh, axis1=1, axis2=2)
             row["quiescent_from"] = int(last.max())
@@ -246,34 +309,52 @@ def measure(names: list[str], X0: np.ndarray, spec: dict, cfg: dict, hardmax_lim
             row["leaders_steps"] = int(diag[min(steps, t_res)].sum())
             row["emerged_leaders"] = int((diag[min(steps, t_res)] & ~diag[0]).sum())
             pad = max(0, series + 1 - len(diag))
-            leaders = np.r_[diag.sum(axis=1), np.full(pad, np.nan)][:series + 1]
-            changed = np.r_[0, (neigh[1:] != neigh[:-1]).any(axis=2).sum(axis=1),
-                            np.full(pad, np.nan)][:series + 1]
+            leaders = np.r_[diag.sum(axis=1), np.full(pad, np.nan)][: series + 1]
+            changed = np.r_[
+                0, (neigh[1:] != neigh[:-1]).any(axis=2).sum(axis=1), np.full(pad, np.nan)
+            ][: series + 1]
             quiescent = np.array([(last <= t).sum() for t in range(series + 1)], dtype=float)
         rows.append(row)
         if keep_series:
             nan = np.full(series + 1, np.nan)
-            frames.append(pd.DataFrame(dict(
-                config=name, label=spec["label"], family=spec["family"],
-                step=np.arange(series + 1), area=areas, hull_vertices=nverts,
-                max_dist_limit=maxd, min_dist_limit=mind,
-                leaders=nan if leaders is None else leaders,
-                changed=nan if changed is None else changed,
-                quiescent=nan if quiescent is None else quiescent)))
-    diag = (np.diagonal(run.neighbours, axis1=2, axis2=3) if bookkeeping else None)
+            frames.append(
+                pd.DataFrame(
+                    dict(
+                        config=name,
+                        label=spec["label"],
+                        family=spec["family"],
+                        step=np.arange(series + 1),
+                        area=areas,
+                        hull_vertices=nverts,
+                        max_dist_limit=maxd,
+                        min_dist_limit=mind,
+                        leaders=nan if leaders is None else leaders,
+                        changed=nan if changed is None else changed,
+                        quiescent=nan if quiescent is None else quiescent,
+                    )
+                )
+            )
+    diag = np.diagonal(run.neighbours, axis1=2, axis2=3) if bookkeeping else None
     return rows, frames, (run.trajectory, diag)
 
 
 def tidy_paths(name: str, label: str, path: np.ndarray, leaders, steps: int) -> pd.DataFrame:
     """Long table of the first ``steps`` states: config, label, step, token, x, y (float32:
     for the panels only), leader (i ∈ N_i at that step; False for softmax)."""
-    T, n, _ = path[:steps + 1].shape
+    T, n, _ = path[: steps + 1].shape
     step, token = np.meshgrid(np.arange(T), np.arange(n), indexing="ij")
-    lead = np.zeros((T, n), bool) if leaders is None else leaders[:steps + 1]
-    return pd.DataFrame(dict(config=name, label=label, step=step.ravel(), token=token.ravel(),
-                             x=path[:steps + 1, :, 0].ravel().astype(np.float32),
-                             y=path[:steps + 1, :, 1].ravel().astype(np.float32),
-                             leader=lead.ravel()))
+    lead = np.zeros((T, n), bool) if leaders is None else leaders[: steps + 1]
+    return pd.DataFrame(
+        dict(
+            config=name,
+            label=label,
+            step=step.ravel(),
+            token=token.ravel(),
+            x=path[: steps + 1, :, 0].ravel().astype(np.float32),
+            y=path[: steps + 1, :, 1].ravel().astype(np.float32),
+            leader=lead.ravel(),
+        )
+    )
 
 
 # --------------------------------------------------------------------------- driver
@@ -307,22 +388,24 @@ def _run(cfg: dict, out: Path) -> None:
     batches.append((list(poly), np.stack(list(poly.values())), False))
     for names, X0, is_figure in batches:
         specs = models(cfg)
-        rows, frames, (hm_paths, hm_lead) = measure(names, X0, specs[0], cfg, None,
-                                                    keep_series=is_figure)
+        rows, frames, (hm_paths, hm_lead) = measure(
+            names, X0, specs[0], cfg, None, keep_series=is_figure
+        )
         limits = hm_paths[:, -1]
         gaps = {}
         for c, row in enumerate(rows):
             row["dist_to_hardmax"] = 0.0
-            gaps[c] = score_gaps(hm_paths[c, :row["resolution_step"] + 1])
+            gaps[c] = score_gaps(hm_paths[c, : row["resolution_step"] + 1])
         results = [(rows, frames, (hm_paths, hm_lead), specs[0])]
         for spec in specs[1:]:
             keep = is_figure and spec["family"] != "vanishing"
             results.append((*measure(names, X0, spec, cfg, limits, keep_series=keep), spec))
             if spec["family"] == "vanishing":  # does r_t stay below the hardmax score gaps?
-                r_t = spec["model"].margin_arrays(0, len(gaps[0]) if len(names) == 1
-                                                  else max(len(g) for g in gaps.values()))
+                r_t = spec["model"].margin_arrays(
+                    0, len(gaps[0]) if len(names) == 1 else max(len(g) for g in gaps.values())
+                )
                 for c, row in enumerate(results[-1][0]):
-                    row["below_gaps"] = bool((r_t[:len(gaps[c])] < gaps[c]).all())
+                    row["below_gaps"] = bool((r_t[: len(gaps[c])] < gaps[c]).all())
         for rows, frames, (path, lead), spec in results:
             summary += rows
             series += frames
@@ -330,24 +413,56 @@ def _run(cfg: dict, out: Path) -> None:
                 continue
             for c, name in enumerate(names):
                 if is_figure or name == shown:
-                    paths.append(tidy_paths(name, spec["label"], path[c],
-                                            None if lead is None else lead[c], steps))
-    meta = dict(config=cfg, provenance=provenance(), model="see run.py: models()",
-                note="B = I; configurations of [AFZ] Figure 2 constructed, not transcribed")
-    write_table(pd.DataFrame(summary), out / "summary.csv",
-                dict(meta, description="one row per configuration and dynamics: hull, limit, "
-                                        "finite-time check, decay rate, quiescence, distances "
-                                        "to the hardmax limit and to uniform averaging"))
-    write_table(pd.concat(series, ignore_index=True), out / "series.parquet",
-                dict(meta, description="per step: hull area and vertices, distances to the "
-                                        "limit, leaders, neighbour-set changes, quiescent count"))
-    write_table(pd.concat(paths, ignore_index=True), out / "paths.parquet",
-                dict(meta, description="token positions (float32, for drawing) for steps "
-                                        "0..steps (panels), and whether each leads itself"))
+                    paths.append(
+                        tidy_paths(
+                            name, spec["label"], path[c], None if lead is None else lead[c], steps
+                        )
+                    )
+    meta = dict(
+        config=cfg,
+        provenance=provenance(),
+        model="see run.py: models()",
+        note="B = I; configurations of [AFZ] Figure 2 constructed, not transcribed",
+    )
+    write_table(
+        pd.DataFrame(summary),
+        out / "summary.csv",
+        dict(
+            meta,
+            description="one row per configuration and dynamics: hull, limit, "
+            "finite-time check, decay rate, quiescence, distances "
+            "to the hardmax limit and to uniform averaging",
+        ),
+    )
+    write_table(
+        pd.concat(series, ignore_index=True),
+        out / "series.parquet",
+        dict(
+            meta,
+            description="per step: hull area and vertices, distances to the "
+            "limit, leaders, neighbour-set changes, quiescent count",
+        ),
+    )
+    write_table(
+        pd.concat(paths, ignore_index=True),
+        out / "paths.parquet",
+        dict(
+            meta,
+            description="token positions (float32, for drawing) for steps "
+            "0..steps (panels), and whether each leads itself",
+        ),
+    )
     initial = []
     for name, x0 in {**figure, **poly}.items():
-        initial.append(pd.DataFrame(dict(config=name, token=np.arange(len(x0)), x=x0[:, 0],
-                                          y=x0[:, 1])))
-    write_table(pd.concat(initial, ignore_index=True), out / "initial.csv",
-                dict(meta, description="initial configurations (the figure-2 ones and the "
-                                        "random polygons with their inner tokens)"))
+        initial.append(
+            pd.DataFrame(dict(config=name, token=np.arange(len(x0)), x=x0[:, 0], y=x0[:, 1]))
+        )
+    write_table(
+        pd.concat(initial, ignore_index=True),
+        out / "initial.csv",
+        dict(
+            meta,
+            description="initial configurations (the figure-2 ones and the "
+            "random polygons with their inner tokens)",
+        ),
+    )

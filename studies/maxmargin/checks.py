@@ -23,7 +23,8 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     out = Path(out)
     rows, stated = [], None
     for k, (exp, what, measured, ref, ok, value, threshold) in enumerate(
-            sibling(__file__, "figures")._checks(out, config)):
+        sibling(__file__, "figures")._checks(out, config)
+    ):
         name = f"{exp}_{k + 1}"
         if what.endswith("(as stated)"):
             stated = name
@@ -34,20 +35,35 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
         rule = f"published / threshold: {ref}"
         if not _single_number(measured):
             rule += f"; measured: {measured}"
-        rows.append(check(name, role, f"{exp}: {what}", measured=value, threshold=threshold,
-                          rule=rule, passed=ok if role != "context" else None,
-                          source=f"{SOURCE} {exp}"))
+        rows.append(
+            check(
+                name,
+                role,
+                f"{exp}: {what}",
+                measured=value,
+                threshold=threshold,
+                rule=rule,
+                passed=ok if role != "context" else None,
+                source=f"{SOURCE} {exp}",
+            )
+        )
     hard = read_table(out / "hardmax.csv")[0]
     ray, bound = hard[hard.kind == "SVM ray"], hard[hard.kind == "bound"]
     excess = float((ray.gap.values - bound.gap.values).max())
     tol = float(config["hardmax_roundoff"])
-    rows.append(check(
-        "hardmax_bound", "claim",
-        "along p = β p^mm/‖p^mm‖: max_i (1 − s_(i,α_i)) ≤ (T − 1) exp(−β/‖p^mm‖)",
-        measured=excess, threshold=tol,
-        rule="largest (measured − bound) over every tabulated β ≤ threshold "
-             "(`hardmax_roundoff`)",
-        passed=excess <= tol, source=SOURCE + " (β → ∞ limit)"))
+    rows.append(
+        check(
+            "hardmax_bound",
+            "claim",
+            "along p = β p^mm/‖p^mm‖: max_i (1 − s_(i,α_i)) ≤ (T − 1) exp(−β/‖p^mm‖)",
+            measured=excess,
+            threshold=tol,
+            rule="largest (measured − bound) over every tabulated β ≤ threshold "
+            "(`hardmax_roundoff`)",
+            passed=excess <= tol,
+            source=SOURCE + " (β → ∞ limit)",
+        )
+    )
     return checks_frame(rows)
 
 

@@ -51,8 +51,14 @@ def _e1(out, path):
             ax.plot(grp.p1.iloc[0], grp.p2.iloc[0], "o", color=colour, ms=4)
         _direction(ax, _svm(out, "E1", "global, alpha=0", c), "tab:red", "p^mm global (α=0)")
         _direction(ax, _svm(out, "E1", "local, alpha=1", c), "tab:blue", "p^mm local (α=1)")
-        ax.set(xlabel="p₁", ylabel="p₂", title=f"E1: single input, c = {c:g} (200 NGD steps)",
-               xlim=(-8, 22), ylim=(-8, 22), aspect="equal")
+        ax.set(
+            xlabel="p₁",
+            ylabel="p₂",
+            title=f"E1: single input, c = {c:g} (200 NGD steps)",
+            xlim=(-8, 22),
+            ylim=(-8, 22),
+            aspect="equal",
+        )
         ax.legend(fontsize=7, loc="upper right")
     fig.savefig(path, dpi=130)
 
@@ -65,15 +71,23 @@ def _e2(out, path):
     for init, grp in ngd.groupby("init"):
         axes[0].plot(grp.p1, grp.p2, lw=1.2, label=f"p0=({init:g},0,0)")
     _direction(axes[0], svm, "tab:red", "p^mm (α = token 0)")
-    axes[0].set(xlabel="p₁", ylabel="p₂", title="E2 (a): NGD paths, first 200 steps",
-                xlim=(-2, 22), ylim=(-2, 6))
+    axes[0].set(
+        xlabel="p₁",
+        ylabel="p₂",
+        title="E2 (a): NGD paths, first 200 steps",
+        xlim=(-2, 22),
+        ylim=(-2, 6),
+    )
     axes[0].legend(fontsize=7, loc="upper left")
     for method, colour in (("NGD", "tab:red"), ("GD", "tab:blue")):
         grp = curves[(curves.method == method) & (curves.init == 0.0) & (curves.iteration <= 200)]
         axes[1].plot(grp.iteration, grp.prob0, color=colour, label=method)
         axes[2].plot(grp.iteration, grp.norm, color=colour, label=method)
-    axes[1].set(xlabel="iteration", ylabel="mean softmax prob. of token 0",
-                title="E2 (b): selection, p0 = 0")
+    axes[1].set(
+        xlabel="iteration",
+        ylabel="mean softmax prob. of token 0",
+        title="E2 (b): selection, p0 = 0",
+    )
     axes[2].set(xlabel="iteration", ylabel="‖p‖", title="E2 (c): norm growth, p0 = 0")
     for ax in axes[1:]:
         ax.legend()
@@ -89,14 +103,24 @@ def _e3(out, path):
         ax.plot(grp.v1, grp.v2, color="tab:purple", label="v(t)")
         relaxed = _svm(out, "E3", f"{case}, relaxed")
         full = _svm(out, "E3", f"{case}, full")
-        _direction(ax, relaxed, "tab:green",
-                   "p^mm (relaxed)" if case == "non-tight" else "p^mm (= relaxed)", length=22)
+        _direction(
+            ax,
+            relaxed,
+            "tab:green",
+            "p^mm (relaxed)" if case == "non-tight" else "p^mm (= relaxed)",
+            length=22,
+        )
         if case == "non-tight":
             _direction(ax, full, "gray", "p^mm (full ATT-SVM)", length=22, style=":")
-        _direction(ax, _svm(out, "E3", f"{case}, v classifier"), "tab:purple", "v^mm",
-                   length=22)
-        ax.set(xlabel="coordinate 1", ylabel="coordinate 2", xlim=(-2, 22), ylim=(-2, 22),
-               title=f"E3: joint (p, v), {case} data (200 steps)", aspect="equal")
+        _direction(ax, _svm(out, "E3", f"{case}, v classifier"), "tab:purple", "v^mm", length=22)
+        ax.set(
+            xlabel="coordinate 1",
+            ylabel="coordinate 2",
+            xlim=(-2, 22),
+            ylim=(-2, 22),
+            title=f"E3: joint (p, v), {case} data (200 steps)",
+            aspect="equal",
+        )
         ax.legend(fontsize=7, loc="upper right")
     grp = curves[(curves.case == "tight") & (curves.iteration <= 200)]
     axes[2].plot(grp.iteration, grp.prob1, label="mean softmax prob. of token 1")
@@ -109,27 +133,39 @@ def _e3(out, path):
 def _e4(out, path):
     curves, _ = read_table(out / "e4_curves.csv")
     fig, axes = _figure(2, width=5.0)
-    styles = {("W", "corr_fro"): ("tab:blue", "-", "W-param. vs W^mm (Frobenius)"),
-              ("W", "corr_nuc"): ("tab:blue", ":", "W-param. vs W^mm_* (nuclear)"),
-              ("KQ", "corr_nuc"): ("tab:red", "-", "(K,Q)-param. vs W^mm_* (nuclear)"),
-              ("KQ", "corr_fro"): ("tab:red", ":", "(K,Q)-param. vs W^mm (Frobenius)"),
-              ("KQ, no ridge", "corr_nuc"): ("gray", "--", "(K,Q) without ridge vs W^mm_*")}
+    styles = {
+        ("W", "corr_fro"): ("tab:blue", "-", "W-param. vs W^mm (Frobenius)"),
+        ("W", "corr_nuc"): ("tab:blue", ":", "W-param. vs W^mm_* (nuclear)"),
+        ("KQ", "corr_nuc"): ("tab:red", "-", "(K,Q)-param. vs W^mm_* (nuclear)"),
+        ("KQ", "corr_fro"): ("tab:red", ":", "(K,Q)-param. vs W^mm (Frobenius)"),
+        ("KQ, no ridge", "corr_nuc"): ("gray", "--", "(K,Q) without ridge vs W^mm_*"),
+    }
     for (param, col), (colour, style, label) in styles.items():
         grp = curves[curves.param == param]
         mean, std = grp[f"{col}_mean"], grp[f"{col}_std"].fillna(0)
         axes[0].plot(grp.iteration, mean, style, color=colour, label=label)
         if style == "-":
-            axes[0].fill_between(grp.iteration, mean - std, np.minimum(1, mean + std),
-                                 color=colour, alpha=0.15)
-    axes[0].set(xlabel="iteration", ylabel="mean correlation (± 1 s.d.)",
-                title="E4: implicit bias of W vs (K, Q)", ylim=(0.5, 1.005))
+            axes[0].fill_between(
+                grp.iteration, mean - std, np.minimum(1, mean + std), color=colour, alpha=0.15
+            )
+    axes[0].set(
+        xlabel="iteration",
+        ylabel="mean correlation (± 1 s.d.)",
+        title="E4: implicit bias of W vs (K, Q)",
+        ylim=(0.5, 1.005),
+    )
     axes[0].legend(fontsize=7, loc="lower right")
     for param, colour in (("W", "tab:blue"), ("KQ", "tab:red")):
         grp = curves[curves.param == param]
-        axes[1].plot(grp.iteration, grp.max_softmax_mean, color=colour,
-                     label=f"{param}-parametrisation")
-    axes[1].set(xlabel="iteration", ylabel="mean max softmax probability",
-                title="E4: token selection", xlim=(0, min(1000, curves.iteration.max())))
+        axes[1].plot(
+            grp.iteration, grp.max_softmax_mean, color=colour, label=f"{param}-parametrisation"
+        )
+    axes[1].set(
+        xlabel="iteration",
+        ylabel="mean max softmax probability",
+        title="E4: token selection",
+        xlim=(0, min(1000, curves.iteration.max())),
+    )
     axes[1].legend()
     fig.savefig(path, dpi=130)
 
@@ -143,8 +179,13 @@ def _e5(out, path):
         for colour, (C, grp) in zip(palette, sub.groupby("C")):
             ax.plot(grp.p1, grp.p2, color=colour, label=f"C = {C:g}")
         _direction(ax, [1.0, 0.0], "tab:blue", "p^mm = (1, 0) for every C", length=21)
-        ax.set(xlabel="p₁", ylabel="p₂", xlim=(-1, 21), ylim=(-15, 5),
-               title=f"E5: {loss} loss, first 200 NGD steps")
+        ax.set(
+            xlabel="p₁",
+            ylabel="p₂",
+            xlim=(-1, 21),
+            ylim=(-15, 5),
+            title=f"E5: {loss} loss, first 200 NGD steps",
+        )
         ax.legend(fontsize=7, loc="lower left")
     fig.savefig(path, dpi=130)
 
@@ -156,15 +197,23 @@ def _e6(out, path):
     for colour, (n, grp) in zip(colours, ranks.groupby("n")):
         feas = grp[grp.feasible]
         mean_rank = feas.groupby("d").rank_fro.mean()
-        axes[0].plot(mean_rank.index, mean_rank.values, "o-", color=colour,
-                     label=f"n = {n} (feasible instances)")
+        axes[0].plot(
+            mean_rank.index,
+            mean_rank.values,
+            "o-",
+            color=colour,
+            label=f"n = {n} (feasible instances)",
+        )
         ds = np.array(sorted(grp.d.unique()))
         axes[0].plot(ds, np.minimum(n, ds), ":", color=colour, lw=1)
         frac = grp.groupby("d").feasible.mean()
         axes[1].plot(frac.index, frac.values, "o-", color=colour, label=f"n = {n}")
     axes[0].plot([], [], "k:", lw=1, label="min(n, d)")
-    axes[0].set(xlabel="d", ylabel="mean rank of W^mm (Frobenius)",
-                title="E6: rank of the Frobenius SVM, T = 5")
+    axes[0].set(
+        xlabel="d",
+        ylabel="mean rank of W^mm (Frobenius)",
+        title="E6: rank of the Frobenius SVM, T = 5",
+    )
     axes[1].set(xlabel="d", ylabel="fraction feasible", title="E6: feasible ATT-SVM instances")
     for ax in axes:
         ax.legend(fontsize=8)
@@ -188,8 +237,13 @@ def _hardmax(out, path):
         axes[1].plot(grp.R, grp.gap, "-", color=colour, lw=1.5, label=source)
     axes[1].set(title="along normalised-GD paths (every 5th step)")
     for ax in axes:
-        ax.set(yscale="log", xlabel=r"$\beta = \|p\|$ (inverse temperature)",
-               ylabel=r"$\max_i\,(1 - s_{i,\alpha_i})$", xlim=(0, 100), ylim=(1e-45, 2))
+        ax.set(
+            yscale="log",
+            xlabel=r"$\beta = \|p\|$ (inverse temperature)",
+            ylabel=r"$\max_i\,(1 - s_{i,\alpha_i})$",
+            xlim=(0, 100),
+            ylim=(1e-45, 2),
+        )
         ax.legend(fontsize=7.5, loc="lower left")
     fig.suptitle("Softmax → hardmax on the selected tokens as ‖p‖ grows")
     fig.savefig(path, dpi=130)
@@ -216,8 +270,15 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
     ``value`` the number the pass value is decided on and ``threshold`` what it is compared with
     (NaN where the criterion has no single number)."""
     svm, s1, l1, s2, s3, r4, c4 = read_tables(
-        out, "svm_values.csv", "e1_summary.csv", "e1_local_optimality.csv", "e2_summary.csv",
-        "e3_summary.csv", "e4_runs.csv", "e4_curves.csv")
+        out,
+        "svm_values.csv",
+        "e1_summary.csv",
+        "e1_local_optimality.csv",
+        "e2_summary.csv",
+        "e3_summary.csv",
+        "e4_runs.csv",
+        "e4_curves.csv",
+    )
     rows = []
 
     def add(exp, what, measured, ref, ok, value=np.nan, threshold=np.nan):
@@ -229,8 +290,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
     def published(exp, problem):
         """The objectives of ``problem``, the one farthest from its published value, and the
         published value and tolerance (config ``[[published]]``)."""
-        pub = next(p for p in cfg["published"]
-                   if (p["experiment"], p["problem"]) == (exp, problem))
+        pub = next(p for p in cfg["published"] if (p["experiment"], p["problem"]) == (exp, problem))
         rows_ = obj(exp, problem)
         worst = rows_.objective.iloc[int(np.argmax(abs(rows_.objective - pub["value"])))]
         ok = (abs(rows_.objective - pub["value"]) < pub["tol"]).all()
@@ -238,81 +298,235 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
 
     g, gw, gv, gt, gok = published("E1", "global, alpha=0")
     loc, lw, lv, lt, lok = published("E1", "local, alpha=1")
-    add("E1a", "½‖p^mm(α=0)‖² (both c; the farther from the published value)", f"{gw:.6f}",
-        f"{gv:g} ± {gt:g}", gok, gw, gv)
-    add("E1a", "½‖p^mm(α=1)‖² (both c; the farther from the published value)", f"{lw:.6f}",
-        f"{lv:g} ± {lt:g}", lok, lw, lv)
+    add(
+        "E1a",
+        "½‖p^mm(α=0)‖² (both c; the farther from the published value)",
+        f"{gw:.6f}",
+        f"{gv:g} ± {gt:g}",
+        gok,
+        gw,
+        gv,
+    )
+    add(
+        "E1a",
+        "½‖p^mm(α=1)‖² (both c; the farther from the published value)",
+        f"{lw:.6f}",
+        f"{lv:g} ± {lt:g}",
+        lok,
+        lw,
+        lv,
+    )
     both = pd.concat([g, loc])
-    add("E1a", "KKT certificates", f"{int(both.certificate_ok.sum())}/{len(both)} ok", "all ok",
-        both.certificate_ok.all(), both.certificate_ok.sum(), len(both))
+    add(
+        "E1a",
+        "KKT certificates",
+        f"{int(both.certificate_ok.sum())}/{len(both)} ok",
+        "all ok",
+        both.certificate_ok.all(),
+        both.certificate_ok.sum(),
+        len(both),
+    )
     a = s1[np.isclose(s1.c, 0.9)]
-    add("E1b", "c=0.9: min corr(p, p^mm_glob), 6 inits", f"{a.corr_global.min():.5f}", "> 0.999",
-        a.corr_global.min() > 0.999, a.corr_global.min(), 0.999)
+    add(
+        "E1b",
+        "c=0.9: min corr(p, p^mm_glob), 6 inits",
+        f"{a.corr_global.min():.5f}",
+        "> 0.999",
+        a.corr_global.min() > 0.999,
+        a.corr_global.min(),
+        0.999,
+    )
     b = s1[np.isclose(s1.c, 0.0)]
     gl, lo = b[b.init >= -0.5], b[b.init <= -1.0]
-    add("E1c", "c=0: min corr with global, s ∈ {1,.5,0,−.5}", f"{gl.corr_global.min():.5f}",
-        "> 0.999", gl.corr_global.min() > 0.999, gl.corr_global.min(), 0.999)
-    add("E1c", "c=0: min corr with (1,0,0), s ∈ {−1,−1.5}", f"{lo.corr_local.min():.5f}",
-        "> 0.999", lo.corr_local.min() > 0.999, lo.corr_local.min(), 0.999)
+    add(
+        "E1c",
+        "c=0: min corr with global, s ∈ {1,.5,0,−.5}",
+        f"{gl.corr_global.min():.5f}",
+        "> 0.999",
+        gl.corr_global.min() > 0.999,
+        gl.corr_global.min(),
+        0.999,
+    )
+    add(
+        "E1c",
+        "c=0: min corr with (1,0,0), s ∈ {−1,−1.5}",
+        f"{lo.corr_local.min():.5f}",
+        "> 0.999",
+        lo.corr_local.min() > 0.999,
+        lo.corr_local.min(),
+        0.999,
+    )
     v09 = l1[np.isclose(l1.c, 0.9) & (l1.alpha == 1)].locally_optimal.iloc[0]
     v0 = l1[np.isclose(l1.c, 0.0) & (l1.alpha == 1)].locally_optimal.iloc[0]
-    add("E1d", "α=1 locally optimal? (c=0.9 / c=0)", f"{bool(v09)} / {bool(v0)}",
-        "False / True", (not v09) and v0)
-    add("E1e", "min final softmax prob. of selected token", f"{s1.selected_prob.min():.6f}",
-        "> 0.9999", s1.selected_prob.min() > 0.9999, s1.selected_prob.min(), 0.9999)
+    add(
+        "E1d",
+        "α=1 locally optimal? (c=0.9 / c=0)",
+        f"{bool(v09)} / {bool(v0)}",
+        "False / True",
+        (not v09) and v0,
+    )
+    add(
+        "E1e",
+        "min final softmax prob. of selected token",
+        f"{s1.selected_prob.min():.6f}",
+        "> 0.9999",
+        s1.selected_prob.min() > 0.9999,
+        s1.selected_prob.min(),
+        0.9999,
+    )
 
     ngd, gd = s2[s2.method == "NGD"], s2[s2.method == "GD"]
     n0, g0 = ngd[ngd.init == 0.0].iloc[0], gd[gd.init == 0.0].iloc[0]
-    add("E2", "NGD: min corr(p, p^mm), 6 inits", f"{ngd.corr_svm.min():.5f}", "> 0.999",
-        ngd.corr_svm.min() > 0.999, ngd.corr_svm.min(), 0.999)
-    add("E2", "NGD p0=0: ‖p(200)‖", f"{n0.norm_200:.3f}", "20 ± 2% (stored ≈19.5)",
-        abs(n0.norm_200 - 20) <= 0.4, n0.norm_200, 20)
-    add("E2", "NGD p0=0: mean softmax prob. at 50", f"{n0.prob_50:.4f}", "> 0.99 (stored ≈1)",
-        n0.prob_50 > 0.99, n0.prob_50, 0.99)
-    add("E2", "GD p0=0: ‖p(200)‖", f"{g0.norm_200:.3f}", "< 6 (stored ≈3.8)", g0.norm_200 < 6,
-        g0.norm_200, 6)
-    add("E2", "GD p0=0: mean softmax prob. at 200", f"{g0.prob_200:.4f}",
-        "in (0.9, 0.999) (stored ≈0.97)", 0.9 < g0.prob_200 < 0.999, g0.prob_200)
-    add("E2", "iterations to prob. 0.95, NGD vs GD (p0=0)",
-        f"{int(n0.first_095)} vs {int(g0.first_095)}", "NGD fewer",
-        0 <= n0.first_095 < g0.first_095 or (n0.first_095 >= 0 > g0.first_095))
+    add(
+        "E2",
+        "NGD: min corr(p, p^mm), 6 inits",
+        f"{ngd.corr_svm.min():.5f}",
+        "> 0.999",
+        ngd.corr_svm.min() > 0.999,
+        ngd.corr_svm.min(),
+        0.999,
+    )
+    add(
+        "E2",
+        "NGD p0=0: ‖p(200)‖",
+        f"{n0.norm_200:.3f}",
+        "20 ± 2% (stored ≈19.5)",
+        abs(n0.norm_200 - 20) <= 0.4,
+        n0.norm_200,
+        20,
+    )
+    add(
+        "E2",
+        "NGD p0=0: mean softmax prob. at 50",
+        f"{n0.prob_50:.4f}",
+        "> 0.99 (stored ≈1)",
+        n0.prob_50 > 0.99,
+        n0.prob_50,
+        0.99,
+    )
+    add(
+        "E2",
+        "GD p0=0: ‖p(200)‖",
+        f"{g0.norm_200:.3f}",
+        "< 6 (stored ≈3.8)",
+        g0.norm_200 < 6,
+        g0.norm_200,
+        6,
+    )
+    add(
+        "E2",
+        "GD p0=0: mean softmax prob. at 200",
+        f"{g0.prob_200:.4f}",
+        "in (0.9, 0.999) (stored ≈0.97)",
+        0.9 < g0.prob_200 < 0.999,
+        g0.prob_200,
+    )
+    add(
+        "E2",
+        "iterations to prob. 0.95, NGD vs GD (p0=0)",
+        f"{int(n0.first_095)} vs {int(g0.first_095)}",
+        "NGD fewer",
+        0 <= n0.first_095 < g0.first_095 or (n0.first_095 >= 0 > g0.first_095),
+    )
 
     t_full, tv, tval, ttol, tok = published("E3", "tight, full")
     nt_rel, nv, nval, ntol, nok = published("E3", "non-tight, relaxed")
 
     def solution(rows_, exact):
         # the solutions are tabulated to 6 decimals: within 1e-6 of the exact point
-        return np.allclose(np.array(rows_.solution.iloc[0].split(), float)[:2], exact,
-                           rtol=0, atol=1e-6)
+        return np.allclose(
+            np.array(rows_.solution.iloc[0].split(), float)[:2], exact, rtol=0, atol=1e-6
+        )
 
-    add("E3a", "tight: ½‖p^mm‖², p^mm", f"{tv:.6f}, ({t_full.solution.iloc[0]})",
-        f"{tval:g} ± {ttol:g}, (4/3, 1/3) to 1e-6", tok and solution(t_full, [4 / 3, 1 / 3]),
-        tv, tval)
-    add("E3a", "non-tight relaxed: ½‖p^mm‖², p^mm", f"{nv:.6f}, ({nt_rel.solution.iloc[0]})",
-        f"{nval:g} ± {ntol:g}, (1, 0) to 1e-6", nok and solution(nt_rel, [1, 0]), nv, nval)
-    vv = obj("E3", "tight, v classifier").solution.tolist() + \
-        obj("E3", "non-tight, v classifier").solution.tolist()
+    add(
+        "E3a",
+        "tight: ½‖p^mm‖², p^mm",
+        f"{tv:.6f}, ({t_full.solution.iloc[0]})",
+        f"{tval:g} ± {ttol:g}, (4/3, 1/3) to 1e-6",
+        tok and solution(t_full, [4 / 3, 1 / 3]),
+        tv,
+        tval,
+    )
+    add(
+        "E3a",
+        "non-tight relaxed: ½‖p^mm‖², p^mm",
+        f"{nv:.6f}, ({nt_rel.solution.iloc[0]})",
+        f"{nval:g} ± {ntol:g}, (1, 0) to 1e-6",
+        nok and solution(nt_rel, [1, 0]),
+        nv,
+        nval,
+    )
+    vv = (
+        obj("E3", "tight, v classifier").solution.tolist()
+        + obj("E3", "non-tight, v classifier").solution.tolist()
+    )
     vdev = max(np.abs(np.array(x.split(), float) - [0, 1]).max() for x in vv)
-    add("E3a", "v^mm (tight; non-tight)", "; ".join(vv), "(0, 1) both, to 1e-6",
-        vdev <= 1e-6, vdev, 1e-6)
+    add(
+        "E3a",
+        "v^mm (tight; non-tight)",
+        "; ".join(vv),
+        "(0, 1) both, to 1e-6",
+        vdev <= 1e-6,
+        vdev,
+        1e-6,
+    )
     t, nt = s3[s3.case == "tight"].iloc[0], s3[s3.case == "non-tight"].iloc[0]
-    add("E3b", "corr(v, v^mm) (tight; non-tight)", f"{t.corr_v:.6f}; {nt.corr_v:.6f}",
-        "> 0.9999", min(t.corr_v, nt.corr_v) > 0.9999, min(t.corr_v, nt.corr_v), 0.9999)
-    add("E3c", "tight: corr(p, p^mm)", f"{t.corr_p_full:.6f}", "> 0.9999",
-        t.corr_p_full > 0.9999, t.corr_p_full, 0.9999)
-    add("E3d", "non-tight: corr(p, p^relax) / corr(p, p^full)",
-        f"{nt.corr_p_relaxed:.6f} / {nt.corr_p_full:.4f}", "> 0.9999 / < 0.99 (0.981)",
-        nt.corr_p_relaxed > 0.9999 and nt.corr_p_full < 0.99, nt.corr_p_relaxed, 0.9999)
-    add("E3e", "tight: softmax prob. at 0; min (at t)",
+    add(
+        "E3b",
+        "corr(v, v^mm) (tight; non-tight)",
+        f"{t.corr_v:.6f}; {nt.corr_v:.6f}",
+        "> 0.9999",
+        min(t.corr_v, nt.corr_v) > 0.9999,
+        min(t.corr_v, nt.corr_v),
+        0.9999,
+    )
+    add(
+        "E3c",
+        "tight: corr(p, p^mm)",
+        f"{t.corr_p_full:.6f}",
+        "> 0.9999",
+        t.corr_p_full > 0.9999,
+        t.corr_p_full,
+        0.9999,
+    )
+    add(
+        "E3d",
+        "non-tight: corr(p, p^relax) / corr(p, p^full)",
+        f"{nt.corr_p_relaxed:.6f} / {nt.corr_p_full:.4f}",
+        "> 0.9999 / < 0.99 (0.981)",
+        nt.corr_p_relaxed > 0.9999 and nt.corr_p_full < 0.99,
+        nt.corr_p_relaxed,
+        0.9999,
+    )
+    add(
+        "E3e",
+        "tight: softmax prob. at 0; min (at t)",
         f"{t.prob1_0:.4f}; {t.prob1_min:.4f} (t={int(t.prob1_argmin)})",
-        "0.423; 0.38 ± 0.01 near t=7", abs(t.prob1_0 - 0.423) < 5e-4
-        and abs(t.prob1_min - 0.38) <= 0.01 and 4 <= t.prob1_argmin <= 10, t.prob1_min, 0.38)
-    add("E3e", "tight: first t with softmax prob. > 0.99", f"{int(t.prob1_first_099)}", "≤ 90",
-        0 < t.prob1_first_099 <= 90, t.prob1_first_099, 90)
-    add("E3e", "tight: logistic prob. at 0; first t > 0.99",
-        f"{t.logistic_0:.4f}; {int(t.logistic_first_099)}", "0.525; ≤ 60",
+        "0.423; 0.38 ± 0.01 near t=7",
+        abs(t.prob1_0 - 0.423) < 5e-4
+        and abs(t.prob1_min - 0.38) <= 0.01
+        and 4 <= t.prob1_argmin <= 10,
+        t.prob1_min,
+        0.38,
+    )
+    add(
+        "E3e",
+        "tight: first t with softmax prob. > 0.99",
+        f"{int(t.prob1_first_099)}",
+        "≤ 90",
+        0 < t.prob1_first_099 <= 90,
+        t.prob1_first_099,
+        90,
+    )
+    add(
+        "E3e",
+        "tight: logistic prob. at 0; first t > 0.99",
+        f"{t.logistic_0:.4f}; {int(t.logistic_first_099)}",
+        "0.525; ≤ 60",
         abs(t.logistic_0 - 0.525) < 5e-4 and 0 < t.logistic_first_099 <= 60,
-        t.logistic_first_099, 60)
+        t.logistic_first_099,
+        60,
+    )
 
     steps = int(c4.iteration.max())
 
@@ -321,56 +535,121 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         return float(row[col].iloc[0]) if len(row) else np.nan
 
     mid = min(1000, steps)
-    add("E4a", f"mean corr(W, W^mm_fro) at {mid} / {steps}",
+    add(
+        "E4a",
+        f"mean corr(W, W^mm_fro) at {mid} / {steps}",
         f"{at('W', 'corr_fro_mean', mid):.4f} / {at('W', 'corr_fro_mean', steps):.4f}",
         "> 0.985 / > 0.99 (0.993 / 0.996)",
         at("W", "corr_fro_mean", mid) > 0.985 and at("W", "corr_fro_mean", steps) > 0.99,
-        at("W", "corr_fro_mean", steps), 0.99)
-    add("E4b", f"mean corr(KQ, W^mm_nuc) at {steps}", f"{at('KQ', 'corr_nuc_mean', steps):.4f}",
-        "> 0.99 (0.997)", at("KQ", "corr_nuc_mean", steps) > 0.99,
-        at("KQ", "corr_nuc_mean", steps), 0.99)
+        at("W", "corr_fro_mean", steps),
+        0.99,
+    )
+    add(
+        "E4b",
+        f"mean corr(KQ, W^mm_nuc) at {steps}",
+        f"{at('KQ', 'corr_nuc_mean', steps):.4f}",
+        "> 0.99 (0.997)",
+        at("KQ", "corr_nuc_mean", steps) > 0.99,
+        at("KQ", "corr_nuc_mean", steps),
+        0.99,
+    )
     mismatch = max(at("W", "corr_nuc_mean", steps), at("KQ", "corr_fro_mean", steps))
-    add("E4c", f"mismatched: corr(W, nuc) / corr(KQ, fro) at {steps}",
+    add(
+        "E4c",
+        f"mismatched: corr(W, nuc) / corr(KQ, fro) at {steps}",
         f"{at('W', 'corr_nuc_mean', steps):.4f} / {at('KQ', 'corr_fro_mean', steps):.4f}",
-        "< 0.95 (stored ≈0.86)", mismatch < 0.95, mismatch, 0.95)
+        "< 0.95 (stored ≈0.86)",
+        mismatch < 0.95,
+        mismatch,
+        0.95,
+    )
     w300 = c4[(c4.param == "W") & (c4.iteration >= 300)].max_softmax_mean
     k100 = c4[(c4.param == "KQ") & (c4.iteration >= 100)].max_softmax_mean
     low = min(at("W", "max_softmax_mean", 300), at("KQ", "max_softmax_mean", 100))
-    add("E4d", "mean max-softmax at 300 (W) / 100 (KQ)",
+    add(
+        "E4d",
+        "mean max-softmax at 300 (W) / 100 (KQ)",
         f"{at('W', 'max_softmax_mean', 300):.4f} / {at('KQ', 'max_softmax_mean', 100):.4f}",
-        "> 0.99 / > 0.99", len(w300) > 0 and len(k100) > 0 and low > 0.99, low, 0.99)
+        "> 0.99 / > 0.99",
+        len(w300) > 0 and len(k100) > 0 and low > 0.99,
+        low,
+        0.99,
+    )
     ranks = r4[r4.param == "W"].rank_fro
     full_rank = min(cfg["e4"]["n"], cfg["e4"]["d"])
-    add("E4e", "rank(W^mm_fro) over runs", f"{sorted(set(ranks.tolist()))}",
-        f"= min(n, d) = {full_rank}", (ranks == full_rank).all(), ranks.min(), full_rank)
+    add(
+        "E4e",
+        "rank(W^mm_fro) over runs",
+        f"{sorted(set(ranks.tolist()))}",
+        f"= min(n, d) = {full_rank}",
+        (ranks == full_rank).all(),
+        ranks.min(),
+        full_rank,
+    )
 
     s5, _ = read_table(out / "e5_summary.csv")
     small = s5[s5.C <= 10]
-    add("E5", "min corr(p, (1,0)) for C ≤ 10, both losses", f"{small.corr_svm.min():.5f}",
-        "> 0.999", small.corr_svm.min() > 0.999, small.corr_svm.min(), 0.999)
+    add(
+        "E5",
+        "min corr(p, (1,0)) for C ≤ 10, both losses",
+        f"{small.corr_svm.min():.5f}",
+        "> 0.999",
+        small.corr_svm.min() > 0.999,
+        small.corr_svm.min(),
+        0.999,
+    )
     offsets = (("linear", 10.0, 1.15), ("linear", 100.0, 2.30), ("logistic", 10.0, -3.19))
     for loss, C, ref in offsets:
         row = s5[(s5.loss == loss) & np.isclose(s5.C, C)]
         if len(row):
             p2 = float(row.p2_final.iloc[0])
-            add("E5", f"p₂ offset at t = 1000, {loss}, C = {C:g}", f"{p2:+.3f}",
-                f"{ref:+.2f} ± 0.05", abs(p2 - ref) <= 0.05, p2, ref)
+            add(
+                "E5",
+                f"p₂ offset at t = 1000, {loss}, C = {C:g}",
+                f"{p2:+.3f}",
+                f"{ref:+.2f} ± 0.05",
+                abs(p2 - ref) <= 0.05,
+                p2,
+                ref,
+            )
     r6, _ = read_table(out / "e6_ranks.csv")
     wide = r6[r6.feasible & (r6.d >= r6.n)]
     stated = wide.rank_fro == np.minimum(wide.n, wide.d)
     short = wide[~stated]
-    add("E6", "Frobenius rank = min(n, d) for feasible d ≥ n (as stated)",
-        f"{int(stated.sum())}/{len(wide)}" + (
+    add(
+        "E6",
+        "Frobenius rank = min(n, d) for feasible d ≥ n (as stated)",
+        f"{int(stated.sum())}/{len(wide)}"
+        + (
             f"; rank {sorted(set(short.rank_fro))} at (n, d) ∈ "
-            f"{sorted(set(zip(short.n.tolist(), short.d.tolist())))}" if len(short) else ""),
-        "all", len(wide) > 0 and stated.all(), stated.sum(), len(wide))
+            f"{sorted(set(zip(short.n.tolist(), short.d.tolist())))}"
+            if len(short)
+            else ""
+        ),
+        "all",
+        len(wide) > 0 and stated.all(),
+        stated.sum(),
+        len(wide),
+    )
     counted = wide.rank_fro == wide.support_samples
-    add("E6", "correction: rank = number of samples with an active constraint (d ≥ n)",
-        f"{int(counted.sum())}/{len(wide)}", "all", len(wide) > 0 and counted.all(),
-        counted.sum(), len(wide))
-    add("E6", "infeasible instances reported (not ranked); certificates ok",
+    add(
+        "E6",
+        "correction: rank = number of samples with an active constraint (d ≥ n)",
+        f"{int(counted.sum())}/{len(wide)}",
+        "all",
+        len(wide) > 0 and counted.all(),
+        counted.sum(),
+        len(wide),
+    )
+    add(
+        "E6",
+        "infeasible instances reported (not ranked); certificates ok",
         f"{int((~r6.feasible).sum())} infeasible; {int(r6.certificate_ok.sum())}/{len(r6)} ok",
-        "reported; all ok", r6.certificate_ok.all(), r6.certificate_ok.sum(), len(r6))
+        "reported; all ok",
+        r6.certificate_ok.all(),
+        r6.certificate_ok.sum(),
+        len(r6),
+    )
     return rows
 
 
@@ -388,11 +667,14 @@ def report(out: Path) -> str:
     lines = ["# Max-margin token selection in attention: reproduction", ""]
     if quick:
         e4c = cfg["e4"]
-        lines += ["**Quick run** (E4 reduced to "
-                  f"{e4c['runs']} runs of (n, T, d) = ({e4c['n']}, {e4c['T']}, {e4c['d']}) × "
-                  f"{e4c['steps']} steps, E6 to {cfg['e6']['instances']} instances): the E4 "
-                  "criteria are stated for 100 runs of (6, 8, 10) × 2000 steps, so their pass "
-                  "values here do not test them.", ""]
+        lines += [
+            "**Quick run** (E4 reduced to "
+            f"{e4c['runs']} runs of (n, T, d) = ({e4c['n']}, {e4c['T']}, {e4c['d']}) × "
+            f"{e4c['steps']} steps, E6 to {cfg['e6']['instances']} instances): the E4 "
+            "criteria are stated for 100 runs of (6, 8, 10) × 2000 steps, so their pass "
+            "values here do not test them.",
+            "",
+        ]
     lines += [
         "Papers: Tarzanagh, Li, Zhang, Oymak, *Max-Margin Token Selection in Attention "
         "Mechanism* (arXiv 2306.13596, [MM]) and Tarzanagh, Li, Thrampoulidis, Oymak, "
@@ -401,12 +683,14 @@ def report(out: Path) -> str:
         "figures; thresholds are those of the reproduction spec. All runs: float64, logistic "
         "loss, normalised GD η = 0.1 with the cancellation-free gradient (GD η = 1 where stated); "
         "SVMs solved exactly by NNLS least-distance programming (nuclear norm: Burer–Monteiro "
-        "SLSQP with a certified duality gap).", "",
+        "SLSQP with a certified duality gap).",
+        "",
         "| experiment | criterion | measured | published / threshold | pass |",
         "|---|---|---|---|---|",
     ]
-    lines += [f"| {e} | {w} | {m} | {r} | {'yes' if ok else '**no**'} |"
-              for e, w, m, r, ok, *_ in rows]
+    lines += [
+        f"| {e} | {w} | {m} | {r} | {'yes' if ok else '**no**'} |" for e, w, m, r, ok, *_ in rows
+    ]
     lines += ["", f"{passed}/{len(rows)} criteria pass.", ""]
 
     steps = int(c4.iteration.max())
@@ -415,11 +699,15 @@ def report(out: Path) -> str:
     noridge = c4[(c4.param == "KQ, no ridge") & (c4.iteration == steps)].corr_nuc_mean
     ridge = c4[(c4.param == "KQ") & (c4.iteration == steps)].corr_nuc_mean
     lines += [
-        "## Notes on E4", "",
+        "## Notes on E4",
+        "",
         "- Final selections (α = argmax of the final softmax) classified with the local-"
-        "optimality test: " + "; ".join(
+        "optimality test: "
+        + "; ".join(
             f"{p}: " + ", ".join(f"{k} {int(v)}" for k, v in kinds.loc[p].items() if v)
-            for p in kinds.index) + ".",
+            for p in kinds.index
+        )
+        + ".",
         f"- Nuclear-norm SVMs: certified relative duality gap ≤ {gaps.max():.1e} over "
         f"{side['e4_timing']['svm_solves']} distinct solves (median {gaps.median():.1e}); the "
         "nuclear reproduction is an approximation with that certificate.",
@@ -428,26 +716,41 @@ def report(out: Path) -> str:
         f"{float(ridge.iloc[0]):.4f} with the ridge, {float(noridge.iloc[0]):.4f} without. Runs "
         f"whose iterate stopped moving before iteration {steps} (gradient exactly zero in "
         f"float64): {_frozen(r4, 'KQ, no ridge')} without the ridge, {_frozen(r4, 'KQ')} with "
-        "it" + (". Explanation, not tested here: without the ridge the logits grow "
-                "quadratically in the step count and the gradient underflows, freezing the "
-                "direction " + ("farther from" if float(noridge.iloc[0]) < float(ridge.iloc[0])
-                                else "no farther from")
-                + " the nuclear SVM than with the ridge."
-                if _frozen_count(r4, "KQ, no ridge") else "."),
+        "it"
+        + (
+            ". Explanation, not tested here: without the ridge the logits grow "
+            "quadratically in the step count and the gradient underflows, freezing the "
+            "direction "
+            + (
+                "farther from"
+                if float(noridge.iloc[0]) < float(ridge.iloc[0])
+                else "no farther from"
+            )
+            + " the nuclear SVM than with the ridge."
+            if _frozen_count(r4, "KQ, no ridge")
+            else "."
+        ),
         "- Runs whose final selection fails the strict local-optimality test of maxmargin.md "
         "§1.2 (a support token with positive multiplier scores at least as high as the selected "
         f"token): {_bad(r4, cfg['aligned_corr'])}. maxmargin.md §4.8 reports 1–2 such runs per "
         "100 in an independent "
         "exploration; the test is stated for the p problem and is applied here to W unchanged.",
         "- Mean max-softmax reaches 0.99 at iteration "
-        + " / ".join(f"{p} {_first(c4, p)}" for p in ("W", "KQ")) + ".", "",
+        + " / ".join(f"{p} {_first(c4, p)}" for p in ("W", "KQ"))
+        + ".",
+        "",
     ]
     r6, _ = read_table(out / "e6_ranks.csv")
-    table = (r6.groupby(["n", "d"])
-             .agg(feasible=("feasible", "sum"), instances=("feasible", "size"),
-                  ill=("ill_conditioned", "sum"),
-                  rank=("rank_fro", lambda r: r[r >= 0].mean() if (r >= 0).any() else np.nan))
-             .reset_index())
+    table = (
+        r6.groupby(["n", "d"])
+        .agg(
+            feasible=("feasible", "sum"),
+            instances=("feasible", "size"),
+            ill=("ill_conditioned", "sum"),
+            rank=("rank_fro", lambda r: r[r >= 0].mean() if (r >= 0).any() else np.nan),
+        )
+        .reset_index()
+    )
     lines += [
         "## E6: feasibility and rank of the Frobenius SVM (T = 5, α = globally optimal tokens)",
         "",
@@ -457,21 +760,26 @@ def report(out: Path) -> str:
         "the notebook's; the "
         "last column lists the independent numpy/NNLS run of maxmargin.md §4.7 (same generator) "
         "where it gives one.",
-        "", "| n | d | feasible / instances | nearly infeasible | mean rank (feasible) | "
+        "",
+        "| n | d | feasible / instances | nearly infeasible | mean rank (feasible) | "
         "maxmargin.md §4.7: feasible, mean rank |",
         "|---|---|---|---|---|---|",
     ]
-    lines += [f"| {int(r.n)} | {int(r.d)} | {int(r.feasible)}/{int(r.instances)} | "
-              f"{int(r.ill)} | {'—' if np.isnan(r.rank) else f'{r.rank:.2f}'} | "
-              f"{_INDEPENDENT.get((int(r.n), int(r.d)), '')} |"
-              for r in table.itertuples()]
+    lines += [
+        f"| {int(r.n)} | {int(r.d)} | {int(r.feasible)}/{int(r.instances)} | "
+        f"{int(r.ill)} | {'—' if np.isnan(r.rank) else f'{r.rank:.2f}'} | "
+        f"{_INDEPENDENT.get((int(r.n), int(r.d)), '')} |"
+        for r in table.itertuples()
+    ]
     lines += ["", "## Hardmax limit", ""]
     ray = hard[hard.kind == "SVM ray"]
     bound = hard[hard.kind == "bound"]
     excess = float((ray.gap.values - bound.gap.values).max())
     big = ray[ray.R == ray.R.max()]
-    falling = sum(bool((np.diff(grp.gap.to_numpy()) < 0).all())
-                  for _, grp in ray.groupby("source", sort=False))
+    falling = sum(
+        bool((np.diff(grp.gap.to_numpy()) < 0).all())
+        for _, grp in ray.groupby("source", sort=False)
+    )
     paths = []
     for source, grp in hard[hard.kind == "GD path"].groupby("source", sort=False):
         grp = grp[grp.gap > 0]
@@ -484,28 +792,48 @@ def report(out: Path) -> str:
         f"for {falling} of {ray.source.nunique()} problems; at β = {ray.R.max():g} it is "
         + ", ".join(f"{g:.1e} ({s})" for s, g in zip(big.source, big.gap))
         + ". The bound (T − 1) exp(−β/‖p^mm‖) "
-        + ("holds at every tabulated β" if excess <= cfg["hardmax_roundoff"] else
-           f"is exceeded at some tabulated β, by up to {excess:.1e}")
+        + (
+            "holds at every tabulated β"
+            if excess <= cfg["hardmax_roundoff"]
+            else f"is exceeded at some tabulated β, by up to {excess:.1e}"
+        )
         + f" (largest measured − bound {excess:.1e}, roundoff allowance "
         f"{cfg['hardmax_roundoff']:g}). On the NGD paths (figure `hardmax.png`, over the second "
         "half of each path, ‖p‖ ≥ half its largest value; increments of ‖p‖ between recorded "
         "points as their largest relative deviation from their mean; slope of log max_i (1 − "
         "s_(i,α_i)) against ‖p‖ by least squares): "
-        + "; ".join(f"{s}: ‖p‖ up to {r:.1f}, increments within {d:.1e} of their mean, slope "
-                    f"{k:.3f}" for s, r, d, k in paths) + ". "
+        + "; ".join(
+            f"{s}: ‖p‖ up to {r:.1f}, increments within {d:.1e} of their mean, slope {k:.3f}"
+            for s, r, d, k in paths
+        )
+        + ". "
         "Interpretation, not tested here: ‖p‖ acts as the inverse temperature β, and the trained "
-        "layer computes the hardmax selection of the selected tokens in the limit.", "",
+        "layer computes the hardmax selection of the selected tokens in the limit.",
+        "",
         "Figures: `e1_paths.png`, `e2_ngd_vs_gd.png`, `e3_joint.png`, `e4_w_vs_kq.png`, "
-        "`e5_losses.png`, `e6_rank.png`, `hardmax.png`.", "",
+        "`e5_losses.png`, `e6_rank.png`, `hardmax.png`.",
+        "",
     ]
     return "\n".join(lines) + "\n"
 
 
 # maxmargin.md §4.7, "My LDP run" (feasible instances out of 100, mean Frobenius rank)
-_INDEPENDENT = {(5, 2): "33, 2.0", (5, 3): "95, 2.99", (5, 4): "100, 3.97", (5, 5): "100, 4.9",
-                (5, 10): "100, 5.0", (5, 15): "100, 5.0", (5, 20): "100, 5.0",
-                (10, 2): "5, 2.0", (10, 3): "17, 3.0", (10, 4): "93, 4.0", (10, 5): "100, 5",
-                (10, 10): "100, 10", (10, 15): "100, 10", (10, 20): "100, 10"}
+_INDEPENDENT = {
+    (5, 2): "33, 2.0",
+    (5, 3): "95, 2.99",
+    (5, 4): "100, 3.97",
+    (5, 5): "100, 4.9",
+    (5, 10): "100, 5.0",
+    (5, 15): "100, 5.0",
+    (5, 20): "100, 5.0",
+    (10, 2): "5, 2.0",
+    (10, 3): "17, 3.0",
+    (10, 4): "93, 4.0",
+    (10, 5): "100, 5",
+    (10, 10): "100, 10",
+    (10, 15): "100, 10",
+    (10, 20): "100, 10",
+}
 
 
 def _frozen_count(r4, param):
@@ -526,8 +854,10 @@ def _bad(r4, aligned):
     for row in bad.itertuples():
         col, name = own.get(row.param, ("corr_nuc_final", "nuclear"))
         corr = getattr(row, col)
-        parts.append(f"{row.param} run {row.run} (corr with the {name} SVM of its own selection "
-                     f"{corr:.4f}{', aligned' if corr > aligned else ''})")
+        parts.append(
+            f"{row.param} run {row.run} (corr with the {name} SVM of its own selection "
+            f"{corr:.4f}{', aligned' if corr > aligned else ''})"
+        )
     return "; ".join(parts)
 
 

@@ -20,8 +20,7 @@ from metastab.report import check, checks_frame, fmt, read_tables
 from metastab.results import read_table
 
 SOURCE = "[FW] lem. metastab.1, Thm 5.4"
-BOUND = ("P[T2 ≥ t] ≥ 1 − exp((1 + ε/γ) log(γt/ε) + (1 + ε/γ) log n − β c0 ε/(2γ)) "
-         "for t > 1")
+BOUND = "P[T2 ≥ t] ≥ 1 − exp((1 + ε/γ) log(γt/ε) + (1 + ε/γ) log n − β c0 ε/(2γ)) for t > 1"
 
 
 def wider(row, a: str, b: str) -> tuple[float, float, str]:
@@ -45,8 +44,13 @@ def declared(starts: pd.DataFrame, config: dict):
 
 def position(value: float, low: float, high: float) -> str:
     """Where ``value`` lies relative to the interval [low, high]."""
-    return ("below the interval" if value < low else "above the interval" if value > high
-            else "inside the interval")
+    return (
+        "below the interval"
+        if value < low
+        else "above the interval"
+        if value > high
+        else "inside the interval"
+    )
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
@@ -54,117 +58,215 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     out = Path(out)
     per, meta = read_table(out / "per_beta.csv")
     fits, starts, bound, cross, tol = read_tables(
-        out, "exponent.csv", "exponent_start.csv", "bound.csv", "crosscheck.csv", "merge_tol.csv")
+        out, "exponent.csv", "exponent_start.csv", "bound.csv", "crosscheck.csv", "merge_tol.csv"
+    )
     s = meta["setup"]
     b_thm, c0 = float(s["theorem_exponent"]), float(s["c0"])
     p_min = float(config["agreement_p"])
     rows = []
 
     worst = float(bound["violation"].max())
-    rows.append(check(
-        "bound", "claim", BOUND, measured=worst, threshold=0.0,
-        rule="largest excess of the bound over the upper 95 % Kaplan–Meier band, over every "
-             f"t ≥ 2 and β = {bound['beta'].min():g}…{bound['beta'].max():g} of both engines, "
-             "is ≤ 0", passed=worst <= 0, source=SOURCE))
+    rows.append(
+        check(
+            "bound",
+            "claim",
+            BOUND,
+            measured=worst,
+            threshold=0.0,
+            rule="largest excess of the bound over the upper 95 % Kaplan–Meier band, over every "
+            f"t ≥ 2 and β = {bound['beta'].min():g}…{bound['beta'].max():g} of both engines, "
+            "is ≤ 0",
+            passed=worst <= 0,
+            source=SOURCE,
+        )
+    )
     informative = bound["t_star"] >= bound["first_escape"]
-    rows.append(check(
-        "bound_informative", "context",
-        "the bound is positive (says something) after the first observed exit",
-        measured=float(informative.sum()), threshold=float(len(bound)),
-        rule=f"number of (engine, β) of {len(bound)} at which t* ≥ the first exit; where it is "
-             "0 the bound is positive only while every chain is still inside, so `bound` "
-             "could fail only through an exit before t*", source=SOURCE))
+    rows.append(
+        check(
+            "bound_informative",
+            "context",
+            "the bound is positive (says something) after the first observed exit",
+            measured=float(informative.sum()),
+            threshold=float(len(bound)),
+            rule=f"number of (engine, β) of {len(bound)} at which t* ≥ the first exit; where it is "
+            "0 the bound is positive only while every chain is still inside, so `bound` "
+            "could fail only through an exit before t*",
+            source=SOURCE,
+        )
+    )
 
     row = declared(starts, config)
     if row is not None:
         low, high, which = wider(row, "b", "b_boot")
-        rows.append(check(
-            "exponent", "claim", "T2 is at least of order e^{b_thm β}, b_thm = c0 ε/(2γ(1 + ε/γ))",
-            measured=row["b"], low=low, high=high, threshold=b_thm,
-            rule=f"b of log E[T2] = a + bβ on β = {row['beta_start']:g}…{row['beta_max']:g} "
-                 f"(declared start), lower end of the wider 95 % interval ({which}; "
-                 f"{int(row['n_bootstrap'])} bootstrap resamples) > b_thm",
-            passed=low > b_thm, source=SOURCE))
-        rows.append(check(
-            "exponent_vs_c0", "context",
-            "the exponent against c0, the score gap of one cross-group pick from the vertices",
-            measured=row["b"], low=low, high=high, threshold=c0,
-            rule=f"pure exponential on β ≥ {row['beta_start']:g}: c0 lies "
-                 f"{position(c0, low, high)}", source="this study"))
+        rows.append(
+            check(
+                "exponent",
+                "claim",
+                "T2 is at least of order e^{b_thm β}, b_thm = c0 ε/(2γ(1 + ε/γ))",
+                measured=row["b"],
+                low=low,
+                high=high,
+                threshold=b_thm,
+                rule=f"b of log E[T2] = a + bβ on β = {row['beta_start']:g}…{row['beta_max']:g} "
+                f"(declared start), lower end of the wider 95 % interval ({which}; "
+                f"{int(row['n_bootstrap'])} bootstrap resamples) > b_thm",
+                passed=low > b_thm,
+                source=SOURCE,
+            )
+        )
+        rows.append(
+            check(
+                "exponent_vs_c0",
+                "context",
+                "the exponent against c0, the score gap of one cross-group pick from the vertices",
+                measured=row["b"],
+                low=low,
+                high=high,
+                threshold=c0,
+                rule=f"pure exponential on β ≥ {row['beta_start']:g}: c0 lies "
+                f"{position(c0, low, high)}",
+                source="this study",
+            )
+        )
         k_low, k_high, k_which = wider(row, "bk", "bk_boot")
-        rows.append(check(
-            "exponent_with_prefactor_vs_c0", "context",
-            "the exponent b of E[T2] ≈ A β^k e^{bβ} against c0",
-            measured=row["bk"], low=k_low, high=k_high, threshold=c0,
-            rule=f"with the β^k prefactor on β ≥ {row['beta_start']:g} ({k_which} interval, "
-                 f"the wider): c0 lies {position(c0, k_low, k_high)}", source="this study"))
+        rows.append(
+            check(
+                "exponent_with_prefactor_vs_c0",
+                "context",
+                "the exponent b of E[T2] ≈ A β^k e^{bβ} against c0",
+                measured=row["bk"],
+                low=k_low,
+                high=k_high,
+                threshold=c0,
+                rule=f"with the β^k prefactor on β ≥ {row['beta_start']:g} ({k_which} interval, "
+                f"the wider): c0 lies {position(c0, k_low, k_high)}",
+                source="this study",
+            )
+        )
         kk_low, kk_high, kk_which = wider(row, "k", "k_boot")
-        rows.append(check(
-            "prefactor_k", "context", "the power k of the prefactor β^k",
-            measured=row["k"], low=kk_low, high=kk_high, threshold=0.0,
-            rule=f"{kk_which} interval (the wider); k = 0 lies {position(0.0, kk_low, kk_high)}; "
-                 f"likelihood-ratio p of k = 0: {fmt(float(row['k_lrt_p']), 2)}",
-            source="this study"))
+        rows.append(
+            check(
+                "prefactor_k",
+                "context",
+                "the power k of the prefactor β^k",
+                measured=row["k"],
+                low=kk_low,
+                high=kk_high,
+                threshold=0.0,
+                rule=f"{kk_which} interval (the wider); "
+                f"k = 0 lies {position(0.0, kk_low, kk_high)}; "
+                f"likelihood-ratio p of k = 0: {fmt(float(row['k_lrt_p']), 2)}",
+                source="this study",
+            )
+        )
         spread = float(starts["b"].max() - starts["b"].min())
-        rows.append(check(
-            "exponent_range_sensitivity", "context",
-            "b of the pure exponential depends on the start of the fitted range",
-            measured=spread, threshold=high - low,
-            rule=f"range of b over the starts β_0 = "
-                 f"{', '.join(f'{v:g}' for v in starts['beta_start'])} (measured) against the "
-                 "width of the declared interval (threshold): "
-                 + ("larger: the exponential law does not describe the whole range"
-                    if spread > high - low else "smaller"), source="this study"))
+        rows.append(
+            check(
+                "exponent_range_sensitivity",
+                "context",
+                "b of the pure exponential depends on the start of the fitted range",
+                measured=spread,
+                threshold=high - low,
+                rule=f"range of b over the starts β_0 = "
+                f"{', '.join(f'{v:g}' for v in starts['beta_start'])} (measured) against the "
+                "width of the declared interval (threshold): "
+                + (
+                    "larger: the exponential law does not describe the whole range"
+                    if spread > high - low
+                    else "smaller"
+                ),
+                source="this study",
+            )
+        )
 
     ball = fits[(fits["event"] == "ball")]
     hull = fits[(fits["event"] == "hull")]
     if not ball.empty and row is not None:
-        label = "accelerated, tail" if (ball["range"] == "accelerated, tail").any() else \
-            ball["range"].iloc[-1]
+        label = (
+            "accelerated, tail"
+            if (ball["range"] == "accelerated, tail").any()
+            else ball["range"].iloc[-1]
+        )
         fb = ball[ball["range"] == label].iloc[0]
         fh = hull[hull["range"] == label].iloc[0]
         overlap = fb["b_low"] <= fh["b_high"] and fh["b_low"] <= fb["b_high"]
-        rows.append(check(
-            "ball_exponent", "context", "the exit from the balls B(v_σ(i), ε) against T2",
-            measured=fb["b"], low=fb["b_low"], high=fb["b_high"], threshold=fh["b"],
-            rule=f"b of the ball exit on β = {fb['beta_min']:g}…{fb['beta_max']:g} (profile "
-                 f"interval) against that of T2 ({fh['b']:.4f} [{fh['b_low']:.4f}, "
-                 f"{fh['b_high']:.4f}]): the intervals "
-                 + ("overlap" if overlap else "do not overlap"), source="this study"))
+        rows.append(
+            check(
+                "ball_exponent",
+                "context",
+                "the exit from the balls B(v_σ(i), ε) against T2",
+                measured=fb["b"],
+                low=fb["b_low"],
+                high=fb["b_high"],
+                threshold=fh["b"],
+                rule=f"b of the ball exit on β = {fb['beta_min']:g}…{fb['beta_max']:g} (profile "
+                f"interval) against that of T2 ({fh['b']:.4f} [{fh['b_low']:.4f}, "
+                f"{fh['b_high']:.4f}]): the intervals "
+                + ("overlap" if overlap else "do not overlap"),
+                source="this study",
+            )
+        )
 
     if not cross.empty:
         agree = bool(cross["overlap"].all() and (cross["logrank_p"] >= p_min).all())
-        rows.append(check(
-            "engines_agree", "control",
-            "direct and accelerated stepping sample the same exit times where both run",
-            measured=float(cross["logrank_p"].min()), threshold=p_min,
-            rule=f"at all {len(cross)} (exit, β): the 95 % intervals of the means overlap and "
-                 "the log-rank p ≥ threshold", passed=agree, source="this study"))
+        rows.append(
+            check(
+                "engines_agree",
+                "control",
+                "direct and accelerated stepping sample the same exit times where both run",
+                measured=float(cross["logrank_p"].min()),
+                threshold=p_min,
+                rule=f"at all {len(cross)} (exit, β): the 95 % intervals of the means overlap and "
+                "the log-rank p ≥ threshold",
+                passed=agree,
+                source="this study",
+            )
+        )
     hull_all = per[per["event"] == "hull"]
     fewest = int(hull_all["events"].min())
-    rows.append(check(
-        "exits_per_beta", "control", "every β has enough exits to estimate E[T2]",
-        measured=fewest, threshold=float(config["min_escapes"]),
-        rule="fewest T2 exits at one (engine, β) ≥ threshold (`min_escapes`)",
-        passed=fewest >= int(config["min_escapes"]), source="this study"))
+    rows.append(
+        check(
+            "exits_per_beta",
+            "control",
+            "every β has enough exits to estimate E[T2]",
+            measured=fewest,
+            threshold=float(config["min_escapes"]),
+            rule="fewest T2 exits at one (engine, β) ≥ threshold (`min_escapes`)",
+            passed=fewest >= int(config["min_escapes"]),
+            source="this study",
+        )
+    )
     if not tol.empty:
         p = float(tol["logrank_p"].min())
-        rows.append(check(
-            "merge_tol", "control", "the accelerated engine's merge tolerance does not move T2",
-            measured=p, threshold=p_min,
-            rule=f"smallest log-rank p of T2 at β = {tol['beta'].iloc[0]:g} between the study's "
-                 f"merge_tol and {len(tol) - 1} others ≥ threshold", passed=p >= p_min,
-            source="this study"))
+        rows.append(
+            check(
+                "merge_tol",
+                "control",
+                "the accelerated engine's merge tolerance does not move T2",
+                measured=p,
+                threshold=p_min,
+                rule=f"smallest log-rank p of T2 at β = {tol['beta'].iloc[0]:g} "
+                "between the study's "
+                f"merge_tol and {len(tol) - 1} others ≥ threshold",
+                passed=p >= p_min,
+                source="this study",
+            )
+        )
 
     level = float(config["memoryless_level"])
     rejected = int((hull_all["memoryless_p"] <= level).sum())
-    rows.append(check(
-        "memoryless", "context", "T2 is geometric (memoryless); the theorem does not claim it",
-        measured=rejected, threshold=float(len(hull_all)),
-        rule=f"(engine, β) samples of {len(hull_all)} at which the parametric-bootstrap test "
-             f"({int(meta['config']['n_resamples'])} resamples) rejects at p ≤ {level:g} "
-             f"(`memoryless_level`); CV of T2 "
-             f"{fmt(float(hull_all['cv'].min()), 3)}–{fmt(float(hull_all['cv'].max()), 3)}",
-        source="this study"))
+    rows.append(
+        check(
+            "memoryless",
+            "context",
+            "T2 is geometric (memoryless); the theorem does not claim it",
+            measured=rejected,
+            threshold=float(len(hull_all)),
+            rule=f"(engine, β) samples of {len(hull_all)} at which the parametric-bootstrap test "
+            f"({int(meta['config']['n_resamples'])} resamples) rejects at p ≤ {level:g} "
+            f"(`memoryless_level`); CV of T2 "
+            f"{fmt(float(hull_all['cv'].min()), 3)}–{fmt(float(hull_all['cv'].max()), 3)}",
+            source="this study",
+        )
+    )
     return checks_frame(rows)
-

@@ -124,7 +124,7 @@ def uniform_wall(polytope, multiplicity: int) -> float:
     V = polytope.vertices
     G = V @ V.T
     off = ~np.eye(len(V), dtype=bool)
-    gap = float((G - np.diag(G)[:, None])[off].max())   # the largest cross exponent is β gap
+    gap = float((G - np.diag(G)[:, None])[off].max())  # the largest cross exponent is β gap
     return UNDERFLOW_EXPONENT / gap
 
 
@@ -133,24 +133,37 @@ def setup(config: dict) -> dict:
     polytope = ms.regular_polygon(int(config["polygon_vertices"]))
     gamma = float(config["gamma"])
     eps = float(config["eps_over_gamma_diameter"]) * gamma * polytope.diameter
-    x0 = near_vertex_tokens(polytope, int(config["per_vertex"]), float(config["offset"]),
-                            int(config["config_seed"]))
+    x0 = near_vertex_tokens(
+        polytope, int(config["per_vertex"]), float(config["offset"]), int(config["config_seed"])
+    )
     groups = polytope.assign(x0)
     phase = theory.clustering_phase(polytope, x0, gamma)
     spread = float(np.linalg.norm(x0 - polytope.vertices[groups], axis=1).max())
-    events = {"hull": ms.LeaveHull(groups=groups, radius=eps),
-              "ball": ms.LeaveBall(eps, centers=polytope.vertices[groups])}
+    events = {
+        "hull": ms.LeaveHull(groups=groups, radius=eps),
+        "ball": ms.LeaveBall(eps, centers=polytope.vertices[groups]),
+    }
     facts = {
-        "polytope": polytope.name, "vertices": polytope.vertices.tolist(), "n": int(len(x0)),
-        "d": int(polytope.dim), "gamma": gamma, "eps": eps, "eps_over_gamma": eps / gamma,
-        "diameter": polytope.diameter, "c0": polytope.c0, "tau": phase.tau, "m": phase.m,
-        "C_needed": spread / phase.tau, "hypotheses": {**phase.hypotheses,
-                                                       "eps_over_gamma_ge_2d": bool(
-                                                           eps / gamma >= 2 * polytope.diameter
-                                                           * (1 - 1e-12))},
+        "polytope": polytope.name,
+        "vertices": polytope.vertices.tolist(),
+        "n": int(len(x0)),
+        "d": int(polytope.dim),
+        "gamma": gamma,
+        "eps": eps,
+        "eps_over_gamma": eps / gamma,
+        "diameter": polytope.diameter,
+        "c0": polytope.c0,
+        "tau": phase.tau,
+        "m": phase.m,
+        "C_needed": spread / phase.tau,
+        "hypotheses": {
+            **phase.hypotheses,
+            "eps_over_gamma_ge_2d": bool(eps / gamma >= 2 * polytope.diameter * (1 - 1e-12)),
+        },
         "theorem_exponent": theory.metastability_exponent(polytope.c0, eps, gamma),
         "uniform_wall_beta": uniform_wall(polytope, int(config["per_vertex"]) + 1),
-        "x0": x0.tolist(), "groups": groups.tolist(),
+        "x0": x0.tolist(),
+        "groups": groups.tolist(),
     }
     return {"polytope": polytope, "x0": x0, "events": events, "facts": facts}
 
@@ -181,15 +194,17 @@ def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options)
     ``jumps`` is the number of events the accelerated engine drew (0 for direct stepping).
     """
     tic = time.perf_counter()
-    fp = ms.first_passage(model, x0, event, max_steps=max_steps, chains=chains, rng=seed,
-                          **options)
+    fp = ms.first_passage(model, x0, event, max_steps=max_steps, chains=chains, rng=seed, **options)
     wall = time.perf_counter() - tic
     frame = fp.to_frame()[["chain", "steps", "censored", "max_steps", "beta"]]
     frame = frame.astype({"steps": np.float64, "max_steps": np.float64})
     simulated = float(np.sum(fp.steps, dtype=np.float64))
-    return frame, {"wall_s": wall, "steps_simulated": simulated,
-                   "token_steps": simulated * x0.shape[0],
-                   "jumps": int(fp.provenance.get("jumps", 0))}
+    return frame, {
+        "wall_s": wall,
+        "steps_simulated": simulated,
+        "token_steps": simulated * x0.shape[0],
+        "jumps": int(fp.provenance.get("jumps", 0)),
+    }
 
 
 def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
@@ -217,25 +232,49 @@ def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFr
         if beta >= facts["uniform_wall_beta"]:
             stop = {"reason": "uniform wall", "beta": beta}
             break
-        mean = (float(config["first_max_steps"]) / factor if not history
-                else predicted_mean(history, beta, facts["c0"]))
+        mean = (
+            float(config["first_max_steps"]) / factor
+            if not history
+            else predicted_mean(history, beta, facts["c0"])
+        )
         chains = min(hi, int(budget // mean))
         if chains < lo:
-            stop = {"reason": "compute budget", "beta": beta, "predicted_mean": mean,
-                    "predicted_chain_steps": lo * mean}
+            stop = {
+                "reason": "compute budget",
+                "beta": beta,
+                "predicted_mean": mean,
+                "predicted_chain_steps": lo * mean,
+            }
             break
         max_steps = int(math.ceil(factor * mean))
         model = ms.SoftmaxChain(beta=beta, gamma=gamma)
         for name in EVENTS:
-            frame, cost = run_point(model, x0, state["events"][name], chains=chains,
-                                    max_steps=max_steps, seed=int(config["seed"]))
+            frame, cost = run_point(
+                model,
+                x0,
+                state["events"][name],
+                chains=chains,
+                max_steps=max_steps,
+                seed=int(config["seed"]),
+            )
             frames.append(frame.assign(event=name, engine="direct"))
             escapes = int((~frame["censored"]).sum())
-            costs.append({"engine": "direct", "event": name, "beta": beta, "chains": chains,
-                          "max_steps": max_steps,
-                          "predicted_mean": mean, "escapes": escapes, **cost})
-            log(f"  beta={beta:g} {name}: {escapes}/{chains} escaped, max_steps={max_steps}, "
-                f"{cost['wall_s']:.1f} s")
+            costs.append(
+                {
+                    "engine": "direct",
+                    "event": name,
+                    "beta": beta,
+                    "chains": chains,
+                    "max_steps": max_steps,
+                    "predicted_mean": mean,
+                    "escapes": escapes,
+                    **cost,
+                }
+            )
+            log(
+                f"  beta={beta:g} {name}: {escapes}/{chains} escaped, max_steps={max_steps}, "
+                f"{cost['wall_s']:.1f} s"
+            )
         hull = frames[-2]
         escaped = int((~hull["censored"]).sum())
         if escaped < int(config["min_escapes"]):
@@ -276,17 +315,35 @@ def climb_accelerated(config: dict, state: dict, log=print):
         model = ms.SoftmaxChain(beta=float(beta), gamma=gamma)
         seconds = 0.0
         for name in EVENTS:
-            frame, cost = run_point(model, x0, state["events"][name], chains=chains,
-                                    max_steps=budget, seed=seed, **options)
+            frame, cost = run_point(
+                model,
+                x0,
+                state["events"][name],
+                chains=chains,
+                max_steps=budget,
+                seed=seed,
+                **options,
+            )
             frames.append(frame.assign(event=name, engine="accelerated"))
             escapes = int((~frame["censored"]).sum())
             seconds += cost["wall_s"]
-            costs.append({"engine": "accelerated", "event": name, "beta": float(beta),
-                          "chains": chains, "max_steps": budget, "predicted_mean": math.nan,
-                          "escapes": escapes, **cost})
-            log(f"  beta={beta:g} {name} (accelerated): {escapes}/{chains} escaped, "
+            costs.append(
+                {
+                    "engine": "accelerated",
+                    "event": name,
+                    "beta": float(beta),
+                    "chains": chains,
+                    "max_steps": budget,
+                    "predicted_mean": math.nan,
+                    "escapes": escapes,
+                    **cost,
+                }
+            )
+            log(
+                f"  beta={beta:g} {name} (accelerated): {escapes}/{chains} escaped, "
                 f"mean {frame['steps'].sum() / max(escapes, 1):.3g} steps, "
-                f"{cost['wall_s']:.2f} s")
+                f"{cost['wall_s']:.2f} s"
+            )
         if seconds > float(config["max_beta_seconds"]):
             stop = {"reason": "time per beta", "beta": float(beta), "seconds": seconds}
             break
@@ -304,26 +361,44 @@ def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
     beta = float(config["merge_tol_beta"])
     model = ms.SoftmaxChain(beta=beta, gamma=facts["gamma"])
     samples, rows = {}, []
-    tols = sorted({float(t) for t in config["merge_tols"]} | {float(config["merge_tol"])},
-                  reverse=True)
+    tols = sorted(
+        {float(t) for t in config["merge_tols"]} | {float(config["merge_tol"])}, reverse=True
+    )
     for tol in tols:
-        frame, cost = run_point(model, state["x0"], state["events"]["hull"],
-                                chains=int(config["merge_tol_chains"]),
-                                max_steps=float(config["accelerated_max_steps"]),
-                                seed=int(config["accelerated_seed"]) + 1, mode="accelerated",
-                                merge_tol=tol)
-        rate, _ = quiet(stats.escape_rate, frame["steps"].to_numpy(),
-                        frame["censored"].to_numpy())
-        low, high = (rate.confidence_interval() if rate.rate >= POISSON_LIMIT_RATE
-                     else stats.garwood_interval(rate.events, rate.exposure))
+        frame, cost = run_point(
+            model,
+            state["x0"],
+            state["events"]["hull"],
+            chains=int(config["merge_tol_chains"]),
+            max_steps=float(config["accelerated_max_steps"]),
+            seed=int(config["accelerated_seed"]) + 1,
+            mode="accelerated",
+            merge_tol=tol,
+        )
+        rate, _ = quiet(stats.escape_rate, frame["steps"].to_numpy(), frame["censored"].to_numpy())
+        low, high = (
+            rate.confidence_interval()
+            if rate.rate >= POISSON_LIMIT_RATE
+            else stats.garwood_interval(rate.events, rate.exposure)
+        )
         escapes = int((~frame["censored"]).sum())
         samples[tol] = frame
-        rows.append({"beta": beta, "merge_tol": tol, "chains": len(frame), "escapes": escapes,
-                     "mean": rate.mean, "mean_low": 1.0 / high, "mean_high": 1.0 / low,
-                     "jumps_per_escape": cost["jumps"] / max(escapes, 1),
-                     "wall_s": cost["wall_s"]})
-        log(f"  merge_tol={tol:g} at beta={beta:g}: mean T2 {rate.mean:.3g}, "
-            f"{cost['wall_s']:.2f} s")
+        rows.append(
+            {
+                "beta": beta,
+                "merge_tol": tol,
+                "chains": len(frame),
+                "escapes": escapes,
+                "mean": rate.mean,
+                "mean_low": 1.0 / high,
+                "mean_high": 1.0 / low,
+                "jumps_per_escape": cost["jumps"] / max(escapes, 1),
+                "wall_s": cost["wall_s"],
+            }
+        )
+        log(
+            f"  merge_tol={tol:g} at beta={beta:g}: mean T2 {rate.mean:.3g}, {cost['wall_s']:.2f} s"
+        )
     ref = samples[float(config["merge_tol"])]
     for row in rows:
         row["logrank_p"] = logrank_p(samples[row["merge_tol"]], ref)
@@ -332,6 +407,7 @@ def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
 
 def logrank_p(a: pd.DataFrame, b: pd.DataFrame) -> float:
     """Two-sample log-rank p-value of two censored samples (``scipy.stats.logrank``)."""
+
     def data(g):
         steps, censored = g["steps"].to_numpy(np.float64), g["censored"].to_numpy(bool)
         return CensoredData(uncensored=steps[~censored], right=steps[censored])
@@ -383,16 +459,21 @@ def per_beta_table(chains: pd.DataFrame, config: dict) -> pd.DataFrame:
             tests, medians = {}, {}
             for j, (beta, g) in enumerate(frame.groupby("beta")):
                 steps, censored = g["steps"].to_numpy(), g["censored"].to_numpy()
-                tests[beta] = quiet(stats.exponentiality_test, steps, censored,
-                                    max_steps=g["max_steps"].to_numpy(),
-                                    n_resamples=int(config["n_resamples"]),
-                                    rng=[int(config["stats_seed"]), k, j, e])[0]
+                tests[beta] = quiet(
+                    stats.exponentiality_test,
+                    steps,
+                    censored,
+                    max_steps=g["max_steps"].to_numpy(),
+                    n_resamples=int(config["n_resamples"]),
+                    rng=[int(config["stats_seed"]), k, j, e],
+                )[0]
                 medians[beta] = quiet(stats.survival, steps, censored)[0].median
             per["memoryless_p"] = per["beta"].map({b: t.pvalue for b, t in tests.items()})
             per["memoryless_D"] = per["beta"].map({b: t.statistic for b, t in tests.items()})
             per["sample_median"] = per["beta"].map(medians)
-            per["cv"] = per["beta"].map(frame.groupby("beta")["steps"].agg(
-                lambda s: float(s.std(ddof=1) / s.mean())))
+            per["cv"] = per["beta"].map(
+                frame.groupby("beta")["steps"].agg(lambda s: float(s.std(ddof=1) / s.mean()))
+            )
             rows.append(per)
     return pd.concat(rows, ignore_index=True)
 
@@ -416,12 +497,29 @@ def poisson_limit_intervals(per: pd.DataFrame) -> pd.DataFrame:
     per["interval"] = "clopper-pearson"
     tiny = (per["events"] > 0) & (per["rate"] < POISSON_LIMIT_RATE)
     for idx in per.index[tiny]:
-        low, high = stats.garwood_interval(int(per.at[idx, "events"]),
-                                           float(per.at[idx, "exposure"]))
-        per.loc[idx, ["rate_low", "rate_high", "mean_low", "mean_high", "median_low",
-                      "median_high", "interval"]] = [
-            low, high, 1 / high, 1 / low, math.log(2) / high, math.log(2) / low,
-            "garwood (rate < 1e-12)"]
+        low, high = stats.garwood_interval(
+            int(per.at[idx, "events"]), float(per.at[idx, "exposure"])
+        )
+        per.loc[
+            idx,
+            [
+                "rate_low",
+                "rate_high",
+                "mean_low",
+                "mean_high",
+                "median_low",
+                "median_high",
+                "interval",
+            ],
+        ] = [
+            low,
+            high,
+            1 / high,
+            1 / low,
+            math.log(2) / high,
+            math.log(2) / low,
+            "garwood (rate < 1e-12)",
+        ]
     return per
 
 
@@ -478,28 +576,40 @@ def exponent_fits(chains: pd.DataFrame, facts: dict, config: dict) -> pd.DataFra
                 sample = pd.concat([g.iloc[gen.integers(0, len(g), len(g))] for g in groups])
                 boot.append(quiet(stats.fit_scaling, sample)[0].slope)
             wide = None
-            if used["beta"].nunique() >= 3:         # a c·log β term needs three β values
+            if used["beta"].nunique() >= 3:  # a c·log β term needs three β values
                 wide, wide_notes = quiet(stats.fit_scaling, used, prefactor=True)
                 w_low, w_high = wide.confidence_interval("slope")
             else:
                 wide_notes, w_low, w_high = [], math.nan, math.nan
-            rows.append({
-                "range": label, "engine": engine, "event": name,
-                "beta_min": float(used["beta"].min()), "beta_max": float(used["beta"].max()),
-                "betas": int(used["beta"].nunique()), "chains": len(used),
-                "b": fit.slope, "b_low": low, "b_high": high,
-                "b_boot_low": float(np.quantile(boot, 0.025)),
-                "b_boot_high": float(np.quantile(boot, 0.975)),
-                "a": fit.intercept, "deviance": fit.deviance, "df": fit.df,
-                "b_with_prefactor": wide.slope if wide else math.nan,
-                "b_with_prefactor_low": w_low, "b_with_prefactor_high": w_high,
-                "c_prefactor": wide.prefactor if wide else math.nan,
-                "prefactor_lrt_p": wide.lrt_pvalue if wide else math.nan,
-                "deviance_with_prefactor": wide.deviance if wide else math.nan,
-                "theorem_exponent": facts["theorem_exponent"], "c0": facts["c0"],
-                "ratio_b_to_theorem": fit.slope / facts["theorem_exponent"],
-                "warnings": " | ".join(notes + wide_notes),
-            })
+            rows.append(
+                {
+                    "range": label,
+                    "engine": engine,
+                    "event": name,
+                    "beta_min": float(used["beta"].min()),
+                    "beta_max": float(used["beta"].max()),
+                    "betas": int(used["beta"].nunique()),
+                    "chains": len(used),
+                    "b": fit.slope,
+                    "b_low": low,
+                    "b_high": high,
+                    "b_boot_low": float(np.quantile(boot, 0.025)),
+                    "b_boot_high": float(np.quantile(boot, 0.975)),
+                    "a": fit.intercept,
+                    "deviance": fit.deviance,
+                    "df": fit.df,
+                    "b_with_prefactor": wide.slope if wide else math.nan,
+                    "b_with_prefactor_low": w_low,
+                    "b_with_prefactor_high": w_high,
+                    "c_prefactor": wide.prefactor if wide else math.nan,
+                    "prefactor_lrt_p": wide.lrt_pvalue if wide else math.nan,
+                    "deviance_with_prefactor": wide.deviance if wide else math.nan,
+                    "theorem_exponent": facts["theorem_exponent"],
+                    "c0": facts["c0"],
+                    "ratio_b_to_theorem": fit.slope / facts["theorem_exponent"],
+                    "warnings": " | ".join(notes + wide_notes),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -531,26 +641,45 @@ def exponent_by_start(chains: pd.DataFrame, facts: dict, config: dict) -> pd.Dat
         for _ in range(int(config["n_bootstrap"])):
             sample = pd.concat([g.iloc[gen.integers(0, len(g), len(g))] for g in groups])
             with_k = quiet(stats.fit_scaling, sample, prefactor=True)[0]
-            boot.append((quiet(stats.fit_scaling, sample)[0].slope, with_k.slope,
-                         with_k.prefactor))
+            boot.append((quiet(stats.fit_scaling, sample)[0].slope, with_k.slope, with_k.prefactor))
         boot = np.asarray(boot)
         low, high = np.quantile(boot, 0.025, axis=0), np.quantile(boot, 0.975, axis=0)
         b_lo, b_hi = plain.confidence_interval("slope")
         w_lo, w_hi = wide.confidence_interval("slope")
         k_lo, k_hi = wide.confidence_interval("prefactor")
-        rows.append({
-            "engine": engine, "event": "hull", "beta_start": start, "beta_max": top,
-            "betas": int(used["beta"].nunique()), "chains": len(used),
-            "b": plain.slope, "b_low": b_lo, "b_high": b_hi,
-            "b_boot_low": low[0], "b_boot_high": high[0],
-            "deviance": plain.deviance, "df": plain.df,
-            "bk": wide.slope, "bk_low": w_lo, "bk_high": w_hi,
-            "bk_boot_low": low[1], "bk_boot_high": high[1],
-            "k": wide.prefactor, "k_low": k_lo, "k_high": k_hi,
-            "k_boot_low": low[2], "k_boot_high": high[2],
-            "k_lrt_p": wide.lrt_pvalue, "deviance_k": wide.deviance, "df_k": wide.df,
-            "n_bootstrap": int(config["n_bootstrap"]), "c0": facts["c0"],
-            "theorem_exponent": facts["theorem_exponent"]})
+        rows.append(
+            {
+                "engine": engine,
+                "event": "hull",
+                "beta_start": start,
+                "beta_max": top,
+                "betas": int(used["beta"].nunique()),
+                "chains": len(used),
+                "b": plain.slope,
+                "b_low": b_lo,
+                "b_high": b_hi,
+                "b_boot_low": low[0],
+                "b_boot_high": high[0],
+                "deviance": plain.deviance,
+                "df": plain.df,
+                "bk": wide.slope,
+                "bk_low": w_lo,
+                "bk_high": w_hi,
+                "bk_boot_low": low[1],
+                "bk_boot_high": high[1],
+                "k": wide.prefactor,
+                "k_low": k_lo,
+                "k_high": k_hi,
+                "k_boot_low": low[2],
+                "k_boot_high": high[2],
+                "k_lrt_p": wide.lrt_pvalue,
+                "deviance_k": wide.deviance,
+                "df_k": wide.df,
+                "n_bootstrap": int(config["n_bootstrap"]),
+                "c0": facts["c0"],
+                "theorem_exponent": facts["theorem_exponent"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -567,16 +696,22 @@ def crosscheck(per: pd.DataFrame, chains: pd.DataFrame) -> pd.DataFrame:
         b = per[(per["engine"] == "accelerated") & (per["event"] == name)].set_index("beta")
         for beta in sorted(set(a.index) & set(b.index)):
             d, f = a.loc[beta, cols], b.loc[beta, cols]
-            rows.append({
-                "event": name, "beta": beta,
-                **{f"direct_{c}": float(d[c]) for c in cols},
-                **{f"accelerated_{c}": float(f[c]) for c in cols},
-                "ratio": float(f["mean"] / d["mean"]),
-                "overlap": bool(f["mean_low"] <= d["mean_high"]
-                                and d["mean_low"] <= f["mean_high"]),
-                "logrank_p": logrank_p(at_beta(select(chains, "direct", name), beta),
-                                       at_beta(select(chains, "accelerated", name), beta)),
-            })
+            rows.append(
+                {
+                    "event": name,
+                    "beta": beta,
+                    **{f"direct_{c}": float(d[c]) for c in cols},
+                    **{f"accelerated_{c}": float(f[c]) for c in cols},
+                    "ratio": float(f["mean"] / d["mean"]),
+                    "overlap": bool(
+                        f["mean_low"] <= d["mean_high"] and d["mean_low"] <= f["mean_high"]
+                    ),
+                    "logrank_p": logrank_p(
+                        at_beta(select(chains, "direct", name), beta),
+                        at_beta(select(chains, "accelerated", name), beta),
+                    ),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -587,9 +722,16 @@ def local_slopes(per: pd.DataFrame) -> pd.DataFrame:
         g = g.sort_values("beta")
         b, m = g["beta"].to_numpy(), np.log(g["mean"].to_numpy())
         for k in range(1, len(b)):
-            rows.append({"engine": engine, "event": name, "beta_low": b[k - 1],
-                         "beta_high": b[k], "beta_mid": (b[k] + b[k - 1]) / 2,
-                         "slope": (m[k] - m[k - 1]) / (b[k] - b[k - 1])})
+            rows.append(
+                {
+                    "engine": engine,
+                    "event": name,
+                    "beta_low": b[k - 1],
+                    "beta_high": b[k],
+                    "beta_mid": (b[k] + b[k - 1]) / 2,
+                    "slope": (m[k] - m[k - 1]) / (b[k] - b[k - 1]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -607,18 +749,33 @@ def merge_points(state: dict, steps: dict, *, chains: int, seed: int) -> pd.Data
     labels = np.unique(groups)
     rows = []
     for beta, count in steps.items():
-        run = ms.simulate(ms.SoftmaxChain(beta=beta, gamma=state["facts"]["gamma"]), x0,
-                          steps=count, chains=chains, rng=seed)
+        run = ms.simulate(
+            ms.SoftmaxChain(beta=beta, gamma=state["facts"]["gamma"]),
+            x0,
+            steps=count,
+            chains=chains,
+            rng=seed,
+        )
         centroids = np.stack([run.final[:, groups == a].mean(axis=1) for a in labels], axis=1)
-        spread = np.max([np.linalg.norm(run.final[:, groups == a] - centroids[:, [k]], axis=-1)
-                         .max(axis=1) for k, a in enumerate(labels)], axis=0)
+        spread = np.max(
+            [
+                np.linalg.norm(run.final[:, groups == a] - centroids[:, [k]], axis=-1).max(axis=1)
+                for k, a in enumerate(labels)
+            ],
+            axis=0,
+        )
         G = np.einsum("cak,cbk->cab", centroids, centroids)
         gaps = np.diagonal(G, axis1=1, axis2=2)[:, :, None] - G
         off = ~np.eye(len(labels), dtype=bool)
-        rows.append({"beta": beta, "steps": count,
-                     "centroid_norm": float(np.median(np.linalg.norm(centroids, axis=-1))),
-                     "spread": float(np.median(spread)),
-                     "gap": float(np.median(gaps[:, off].min(axis=1)))})
+        rows.append(
+            {
+                "beta": beta,
+                "steps": count,
+                "centroid_norm": float(np.median(np.linalg.norm(centroids, axis=-1))),
+                "spread": float(np.median(spread)),
+                "gap": float(np.median(gaps[:, off].min(axis=1))),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -637,17 +794,24 @@ def bound_check(chains: pd.DataFrame, per: pd.DataFrame, facts: dict) -> pd.Data
     measured median and mean over the time the bound guarantees with probability 1/2 and over
     its lower bound on E[T2] (:func:`metastab.theory.exit_time_bound`).
     """
-    kw = dict(c0=facts["c0"], eps=facts["eps"], gamma=facts["gamma"], n=facts["n"],
-              diameter=facts["diameter"])
+    kw = dict(
+        c0=facts["c0"],
+        eps=facts["eps"],
+        gamma=facts["gamma"],
+        n=facts["n"],
+        diameter=facts["diameter"],
+    )
     k = 1 + facts["eps"] / facts["gamma"]
 
     def log_miss(t, beta):
         """X = k log(γt/ε) + k log n − β c0 ε/(2γ): the bound is 1 − e^X."""
-        return (k * np.log(facts["gamma"] * np.asarray(t, dtype=np.float64) / facts["eps"])
-                + k * math.log(facts["n"])
-                - beta * facts["c0"] * facts["eps"] / (2 * facts["gamma"]))
+        return (
+            k * np.log(facts["gamma"] * np.asarray(t, dtype=np.float64) / facts["eps"])
+            + k * math.log(facts["n"])
+            - beta * facts["c0"] * facts["eps"] / (2 * facts["gamma"])
+        )
 
-    theory.metastability_bound(2.0, 1.0, **kw)          # checks the theorem's hypotheses
+    theory.metastability_bound(2.0, 1.0, **kw)  # checks the theorem's hypotheses
     rows = []
     for engine in ENGINES:
         hull = select(chains, engine, "hull")
@@ -666,28 +830,37 @@ def bound_check(chains: pd.DataFrame, per: pd.DataFrame, facts: dict) -> pd.Data
             # accurate where the bound rounds to 1 (X = −50 at large β)
             miss = np.exp(log_miss(t[keep], beta))
             # the bound is positive iff log t < log(ε/(γn)) + β c0 ε/(2γk)
-            log_zero = (math.log(facts["eps"] / (facts["gamma"] * facts["n"]))
-                        + beta * facts["c0"] * facts["eps"] / (2 * facts["gamma"] * k))
+            log_zero = math.log(facts["eps"] / (facts["gamma"] * facts["n"])) + beta * facts[
+                "c0"
+            ] * facts["eps"] / (2 * facts["gamma"] * k)
             zero = math.exp(log_zero)
-            last = float(math.ceil(zero) - 1) if zero < 2.0 ** 52 else zero
+            last = float(math.ceil(zero) - 1) if zero < 2.0**52 else zero
             t_star = min(last, math.floor(t_max)) if last >= 2 else math.nan
-            row = per[(per["engine"] == engine) & (per["event"] == "hull")
-                      & (per["beta"] == beta)].iloc[0]
+            row = per[
+                (per["engine"] == engine) & (per["event"] == "hull") & (per["beta"] == beta)
+            ].iloc[0]
             log_half = float(theory.exit_time_bound(beta, prob=0.5, **kw))
             log_mean = float(theory.exit_time_bound(beta, **kw))
             escaped = g.loc[~g["censored"], "steps"]
-            rows.append({
-                "engine": engine, "beta": beta,
-                "bound_at_t2": float(theory.metastability_bound(2.0, beta, **kw)),
-                "one_minus_bound_at_t2": float(np.exp(log_miss(2.0, beta))),
-                "t_star": t_star,
-                "first_escape": float(escaped.min()) if len(escaped) else math.nan,
-                "violation": float(((1 - upper[keep]) - miss).max()) if miss.size else -math.inf,
-                "bound_t_half": math.exp(log_half), "median": float(row["sample_median"]),
-                "median_ratio": float(row["sample_median"]) / math.exp(log_half),
-                "bound_mean": math.exp(log_mean), "mean": float(row["mean"]),
-                "mean_ratio": float(row["mean"]) / math.exp(log_mean),
-            })
+            rows.append(
+                {
+                    "engine": engine,
+                    "beta": beta,
+                    "bound_at_t2": float(theory.metastability_bound(2.0, beta, **kw)),
+                    "one_minus_bound_at_t2": float(np.exp(log_miss(2.0, beta))),
+                    "t_star": t_star,
+                    "first_escape": float(escaped.min()) if len(escaped) else math.nan,
+                    "violation": float(((1 - upper[keep]) - miss).max())
+                    if miss.size
+                    else -math.inf,
+                    "bound_t_half": math.exp(log_half),
+                    "median": float(row["sample_median"]),
+                    "median_ratio": float(row["sample_median"]) / math.exp(log_half),
+                    "bound_mean": math.exp(log_mean),
+                    "mean": float(row["mean"]),
+                    "mean_ratio": float(row["mean"]) / math.exp(log_mean),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -717,25 +890,39 @@ def run(config: dict, out: Path) -> None:
     tolerance = merge_tol_effect(config, state)
     chains = pd.concat([direct, fast], ignore_index=True)
     costs = pd.concat([direct_costs, fast_costs], ignore_index=True)
-    extra = {"stop": stop, "accelerated_stop": fast_stop, "climb_seconds": direct_seconds,
-             "accelerated_seconds": fast_seconds}
+    extra = {
+        "stop": stop,
+        "accelerated_stop": fast_stop,
+        "climb_seconds": direct_seconds,
+        "accelerated_seconds": fast_seconds,
+    }
     analyse(chains, costs, extra, state, config, Path(out), tolerance)
 
 
-def analyse(chains, costs, extra: dict, state: dict, config: dict, out: Path,
-            tolerance: pd.DataFrame) -> None:
+def analyse(
+    chains, costs, extra: dict, state: dict, config: dict, out: Path, tolerance: pd.DataFrame
+) -> None:
     """Statistics of both engines' exit times, written as tables with provenance sidecars."""
     facts = state["facts"]
     per = per_beta_table(chains, config)
     per = per.merge(costs.drop(columns=["chains", "escapes"]), on=["engine", "event", "beta"])
     wide = chains.pivot_table(index=["engine", "beta", "chain"], columns="event", values="steps")
     order_violations = int((wide["ball"] > wide["hull"]).sum())
-    meta = {"study": "metastability", "config": config, "seeds": {
-        "chains": config["seed"], "accelerated_chains": config["accelerated_seed"],
-        "merge_tol_chains": int(config["accelerated_seed"]) + 1,
-        "configuration": config["config_seed"], "statistics": config["stats_seed"]},
-        "setup": facts, **extra, "ball_after_hull_chains": order_violations,
-        "provenance": provenance()}
+    meta = {
+        "study": "metastability",
+        "config": config,
+        "seeds": {
+            "chains": config["seed"],
+            "accelerated_chains": config["accelerated_seed"],
+            "merge_tol_chains": int(config["accelerated_seed"]) + 1,
+            "configuration": config["config_seed"],
+            "statistics": config["stats_seed"],
+        },
+        "setup": facts,
+        **extra,
+        "ball_after_hull_chains": order_violations,
+        "provenance": provenance(),
+    }
     write_table(chains, out / "chains.parquet", meta)
     write_table(per, out / "per_beta.csv", meta)
     write_table(exponent_fits(chains, facts, config), out / "exponent.csv", meta)
@@ -746,8 +933,10 @@ def analyse(chains, costs, extra: dict, state: dict, config: dict, out: Path,
     write_table(tolerance, out / "merge_tol.csv", meta)
     # look before most chains have left their balls: at half the median exit time at most
     ball = per[per["event"] == "ball"].groupby("beta")["sample_median"].min()
-    steps = {float(b): max(1, min(int(config["merge_steps"]), int(m // 2)))
-             for b, m in ball.items()}
-    merged = merge_points(state, steps, chains=int(config["merge_chains"]),
-                          seed=int(config["seed"]))
+    steps = {
+        float(b): max(1, min(int(config["merge_steps"]), int(m // 2))) for b, m in ball.items()
+    }
+    merged = merge_points(
+        state, steps, chains=int(config["merge_chains"]), seed=int(config["seed"])
+    )
     write_table(merged, out / "merge.csv", meta)
