@@ -135,16 +135,16 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
                 S = W
             for r in range(_ROWS):
                 best[r] = -np.inf
+            for j in range(n):  # causal: token i0 + r reads j <= i0 + r, i.e. r >= j - i0
+                lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                for r in range(lo, _ROWS):
+                    best[r] = max(best[r], S[j * _ROWS + r])
             for j in range(n):
-                for r in range(_ROWS):
-                    if not (causal and j > i0 + r):
-                        best[r] = max(best[r], S[j * _ROWS + r])
-            for j in range(n):
-                for r in range(_ROWS):
-                    if causal and j > i0 + r:
-                        W[j * _ROWS + r] = -np.inf
-                    else:
-                        W[j * _ROWS + r] = beta * (S[j * _ROWS + r] - best[r])
+                lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                for r in range(lo):
+                    W[j * _ROWS + r] = -np.inf
+                for r in range(lo, _ROWS):
+                    W[j * _ROWS + r] = beta * (S[j * _ROWS + r] - best[r])
             for q in range(m):
                 W[q] = _exp_mantissa(W[q], t, q)
             for q in range(m):
