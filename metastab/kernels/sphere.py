@@ -9,7 +9,9 @@ of an n×d array of unit vectors; scores are s_ij = <B x_i, x_j> (B = KᵀQ in t
   Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j with w^h_ij = e^{β s^h_ij} / Z^h_i (softmax, (SA):
   Z^h_i = Σ_k e^{β s^h_ik}) or / n (unnormalised, (USA)), j ≤ i only when causal. Post-LN:
   x_i ← N(x_i + dt Attn(x)_i). RK4: the classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i,
-  P⊥_x y = y − <x, y> x, then N.
+  P⊥_x y = y − <x, y> x, then N. Pre-LN: x_i ← x_i + dt Attn(N(x))_i, the tokens normalised
+  before attention and the residual stream left as it is (sphere.md's reading of the variant of
+  Karagodin et al. and their simulator simuformer, not checked against their code).
 - :func:`chain_step`: the finite-temperature chain with LayerNorm: token i picks j with
   probability softmax_j(β s_ij) (the pick of ``steps.chain_step``, exact to full relative
   precision) and moves to N(x_i + γ (V x_j − x_i)); when that increment leaves x_i unchanged
@@ -31,7 +33,7 @@ from .cache import njit_keyed
 from .drivers import _stopped
 from .events import hull_work
 from .params import JIT as _JIT
-from .params import POST_LN, SPHERE_CHAIN, UNNORMALIZED
+from .params import POST_LN, PRE_LN, SPHERE_CHAIN, UNNORMALIZED
 from .steps import _ROWS, _SHIFT_BITS, _exp_mantissa, _gram, _pick_slow, _scores_block
 from .streams import next_uniform
 
@@ -185,10 +187,19 @@ def renormalise_moved(x, i, out):
 @_jit(**_JIT)
 def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
     """One step of the flow on the sphere (module notes): post-LN x_i ← N(x_i + dt Attn(x)_i),
-    or RK4 on ẋ = P⊥ Attn(x) followed by N. Synchronous: every token reads the old x."""
+    RK4 on ẋ = P⊥ Attn(x) followed by N, or pre-LN x_i ← x_i + dt Attn(N(x))_i (not
+    renormalised). Synchronous: every token reads the old x."""
     n, d = x.shape
     K = work[7]
     y = work[8]
+    if scheme == PRE_LN:
+        for i in range(n):
+            _normalise_row(x, i, y)
+        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work)
+        for i in range(n):
+            for k in range(d):
+                out[i, k] = x[i, k] + dt * K[0, i, k]
+        return
     if scheme == POST_LN:
         _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work)
         for i in range(n):
