@@ -474,17 +474,16 @@ def frozen_asymptote(points, multiplicities, B=None, *, gamma=None) -> FrozenAsy
     if rows.size == 0:
         raise ValueError("no pick moves a token: the configuration never leaves (p = 0)")
     m = np.exp(log_m)
-    gaps, weights = [], []
-    for a in rows:
+    gaps, weights = np.empty(rows.size), np.empty(rows.size)
+    for k, a in enumerate(rows):
         best = []
         for mask in (stays[a], moves[a]):
             top = S[a, mask].max()
             tie = mask & (S[a] >= top - 1e-12 * max(1.0, abs(top)))
             best.append((top, m[tie].sum()))
         (s_stay, z), (s_move, w) = best
-        gaps.append(s_stay - s_move)
-        weights.append(m[a] * w / z)
-    gaps, weights = np.array(gaps), np.array(weights)
+        gaps[k] = s_stay - s_move
+        weights[k] = m[a] * w / z
     delta = float(gaps.min())
     if delta <= 0:
         raise ValueError(
