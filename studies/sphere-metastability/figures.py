@@ -186,7 +186,10 @@ def _header(c) -> list[str]:
         "cluster of its own (its self-score 1 is the largest), so leaving the cap takes more.",
         "",
         f'Direct stepping (`mode="exact"`, seed {cfg["seed"]}) runs β = '
-        f"{', '.join(f'{b:g}' for b in cfg['direct_betas'])}; the accelerated engine "
+        f"{', '.join(f'{b:g}' for b in cfg['direct_jump_betas'])} (T_jump, "
+        f"{cfg['direct_jump_chains']} chains) and β = "
+        f"{', '.join(f'{b:g}' for b in cfg['direct_cap_betas'])} (T_cap, "
+        f"{cfg['direct_cap_chains']} chains); the accelerated engine "
         f'(`mode="accelerated"`, seed {cfg["accelerated_seed"]}, merge_tol '
         f"{cfg['merge_tol']:g}) the grid β = {cfg['accelerated_beta_start']:g}, "
         f"{cfg['accelerated_beta_start'] + cfg['accelerated_beta_step']:g}, …, "

@@ -18,7 +18,7 @@ numbers (the same seed gives the same path, so T_jump <= T_cap path by path):
   exact law.
 
 Two engines run the same chain: ``direct`` (``mode="exact"``, every step) at the small β of
-``direct_betas``, and ``accelerated`` (``mode="accelerated"``: the waiting time of every frozen
+``direct_jump_betas``, and ``accelerated`` (``mode="accelerated"``: the waiting time of every frozen
 stretch drawn from its geometric law) on the β grid to E[T_jump] >= ``target_mean``, with
 independent seeds. The law of T_jump is tested at every β by a KS test of the randomised
 probability integral transform (exact for a discrete law); the negative control is the same
@@ -170,7 +170,7 @@ def run_engines(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.
     plan = [
         (
             "direct",
-            [float(b) for b in config["direct_betas"]],
+            sorted({float(b) for b in config["direct_jump_betas"] + config["direct_cap_betas"]}),
             {"jump": int(config["direct_jump_chains"]), "cap": int(config["direct_cap_chains"])},
             int(config["direct_max_steps"]),
             int(config["seed"]),
@@ -195,6 +195,8 @@ def run_engines(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.
             model = ms.SphereChain(beta=beta, gamma=gamma)
             seconds = 0.0
             for name in EVENTS:
+                if engine == "direct" and beta not in config[f"direct_{name}_betas"]:
+                    continue
                 frame, cost = run_point(
                     model,
                     x0,
