@@ -143,6 +143,30 @@ def exponent_rows(fits: pd.DataFrame, s: dict, config: dict) -> list[dict]:
                 source=SOURCE,
             )
         )
+    starts = fits[fits["event"] == "jump"]
+    if not starts.empty:
+        inside = [
+            bool(lo <= s["delta"] <= hi)
+            for lo, hi, _ in (wider(r, "b", "b_boot") for _, r in starts.iterrows())
+        ]
+        rows.append(
+            check(
+                "exponent_by_start",
+                "context",
+                "the slope of T_jump against Δ, on every fitted range",
+                measured=float(sum(inside)),
+                threshold=float(len(inside)),
+                rule="starts β_0 of "
+                + ", ".join(f"{v:g}" for v in starts["beta_start"])
+                + " at which Δ lies inside the wider 95 % interval of b; outside at "
+                + (
+                    ", ".join(f"{v:g}" for v, i in zip(starts["beta_start"], inside) if not i)
+                    or "none"
+                )
+                + " (the exact law is curved where e^{−βΔ} is not negligible)",
+                source="this study",
+            )
+        )
     cap = declared(fits, "cap", config)
     if cap is not None:
         span = f"β = {cap['beta_start']:g}…{cap['beta_max']:g}"
