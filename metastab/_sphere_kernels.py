@@ -162,6 +162,18 @@ def _normalise_row(y, i, out):
         out[i, k] = y[i, k] / r
 
 
+@njit(inline="always")
+def renormalise_moved(x, i, out):
+    """The LayerNorm of the chain's move: out_i ← N(out_i), unless out_i == x_i bit for bit (the
+    move changed nothing: the token stays exactly where it is, so such picks are no-ops)."""
+    d = x.shape[1]
+    same = True
+    for k in range(d):
+        same = same and out[i, k] == x[i, k]
+    if not same:
+        _normalise_row(out, i, out)
+
+
 @_jit(**_JIT)
 def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
     """One step of the flow on the sphere (module notes): post-LN x_i ← N(x_i + dt Attn(x)_i),
@@ -217,12 +229,9 @@ def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
                 for q in range(d):
                     a += V[k, q] * x[j, q]
                 target[k] = a
-        same = True
         for k in range(d):
             out[i, k] = x[i, k] + gamma * (target[k] - x[i, k])
-            same = same and out[i, k] == x[i, k]
-        if not same:
-            _normalise_row(out, i, out)
+        renormalise_moved(x, i, out)
 
 
 @_jit(parallel=True, **_JIT)
