@@ -324,9 +324,10 @@ def _exponents(c) -> list[str]:
     )
     lines += [
         f"Censored fits of log E[T] = a + bβ to the accelerated engine's chains on β ≥ β_0 "
-        f"(declared: β_0 = {c.config['fit_from_beta']:g}), profile and bootstrap "
-        f"({int(fits['n_bootstrap'].iloc[0]) if not fits.empty else 0} resamples) 95 % "
-        f"intervals; the exact law says b = Δ = {_fmt(c.s['delta'], 5)} and a = −log N = "
+        f"(declared: β_0 = {c.config['fit_from_beta']:g}), profile 95 % intervals, and "
+        f"from the declared start also bootstrap ones "
+        f"({int(fits['n_bootstrap'].max()) if not fits.empty else 0} resamples);"
+        f" the exact law says b = Δ = {_fmt(c.s['delta'], 5)} and a = −log N = "
         f"{_fmt(-c.s['log_prefactor'], 5)} for T_jump. Columns bk, k: the fit with a β^k "
         "prefactor.",
         "",

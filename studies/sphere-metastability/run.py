@@ -18,13 +18,14 @@ numbers (the same seed gives the same path, so T_jump <= T_cap path by path):
   exact law.
 
 Two engines run the same chain: ``direct`` (``mode="exact"``, every step) at the small β of
-``direct_jump_betas``, and ``accelerated`` (``mode="accelerated"``: the waiting time of every frozen
-stretch drawn from its geometric law) on the β grid to E[T_jump] >= ``target_mean``, with
-independent seeds. The law of T_jump is tested at every β by a KS test of the randomised
-probability integral transform (exact for a discrete law); the negative control is the same
-sample against the law of a chain whose tokens never pick themselves. The escape-rate helpers
-(:func:`quiet`, :func:`logrank_p`, :func:`poisson_limit_intervals`) are those of the R^d study,
-whose committed tables (``rd_study``) are copied into ``rd.csv`` for the comparison.
+``direct_jump_betas`` and ``direct_cap_betas``, and ``accelerated`` (``mode="accelerated"``: the
+waiting time of every frozen stretch drawn from its geometric law) on the β grid to
+E[T_jump] >= ``target_mean``; the two have independent seeds and every β its own streams
+(:func:`streams`). The law of T_jump is tested at every β by a KS test of the randomised
+probability integral transform (:func:`pit`, exact for a discrete law); the negative control is
+the same sample against the law of a chain whose tokens never pick themselves. The escape-rate
+helpers (:func:`quiet`, :func:`logrank_p`, :func:`poisson_limit_intervals`) are those of the R^d
+study, whose committed tables (``rd_study``) are copied into ``rd.csv`` for the comparison.
 
 Everything is a pure function of the configuration and its seeds; only wall times vary.
 """
@@ -136,10 +137,29 @@ def pit(steps, log_stay: float, v) -> np.ndarray:
 # --------------------------------------------------------------------------- runs
 
 
+def streams(seed: int, beta: float) -> np.random.SeedSequence:
+    """The root of the chains' streams at ``beta``: SeedSequence([seed, round(1000 β)]).
+
+    One root per β makes the samples of different β independent (with one root for all β the
+    accelerated engine would draw the same Exp(1) variates at every β, scaled by 1/p, and the
+    scaling fit's intervals would be meaningless); both events share it, so each chain follows
+    one path for both (T_jump <= T_cap).
+    """
+    return np.random.SeedSequence([int(seed), int(round(1000 * beta))])
+
+
 def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options):
     """One first-passage run: the per-chain frame and its cost (wall seconds, events drawn)."""
     tic = time.perf_counter()
-    fp = ms.first_passage(model, x0, event, max_steps=max_steps, chains=chains, rng=seed, **options)
+    fp = ms.first_passage(
+        model,
+        x0,
+        event,
+        max_steps=max_steps,
+        chains=chains,
+        rng=streams(seed, model.beta),
+        **options,
+    )
     wall = time.perf_counter() - tic
     frame = fp.to_frame()[["chain", "steps", "censored", "max_steps", "beta"]]
     frame = frame.astype({"steps": np.float64, "max_steps": np.float64})
@@ -281,7 +301,7 @@ def per_beta_table(chains: pd.DataFrame, costs: pd.DataFrame, config: dict) -> p
             if frame.empty:
                 continue
             (per, _), _ = quiet(stats.fit_report, frame, memoryless=False)
-            per = poisson_limit_intervals(per)
+            per = poisson_limit_intervals(per, float(config["garwood_below_rate"]))
             per.insert(0, "event", name)
             per.insert(0, "engine", engine)
             memoryless, medians = {}, {}
@@ -311,9 +331,10 @@ def exponent_fits(chains: pd.DataFrame, config: dict) -> pd.DataFrame:
     """Censored fits log E[T] = a + bβ (and E[T] ≈ A β^k e^{bβ}) of the accelerated engine's
     chains, per event and start β_0 of ``fit_starts`` (β >= β_0, at least three β).
 
-    Each with its profile-likelihood interval (geometric law) and a nonparametric bootstrap
-    interval (``n_bootstrap`` resamples of the chains within each β, seeded by ``stats_seed``,
-    the event and the start). The geometric likelihood is exact for T_jump; for T_cap it assumes
+    Each with its profile-likelihood interval (geometric law); the fit from the declared start
+    ``fit_from_beta`` also with a nonparametric bootstrap interval (``n_bootstrap`` resamples of
+    the chains within each β, seeded by ``stats_seed``, the event and the start; NaN elsewhere).
+    The geometric likelihood is exact for T_jump; for T_cap it assumes
     Var T = E[T]², so the checks use the wider of the two intervals.
     """
     rows = []
@@ -327,18 +348,14 @@ def exponent_fits(chains: pd.DataFrame, config: dict) -> pd.DataFrame:
             groups = [g for _, g in used.groupby("beta")]
             plain, _ = quiet(stats.fit_scaling, used)
             wide, _ = quiet(stats.fit_scaling, used, prefactor=True)
-            boot = []
-            for _ in range(int(config["n_bootstrap"])):
+            # the bootstrap (0.06 s a resample) only where the checks read it
+            resamples = int(config["n_bootstrap"]) if start == float(config["fit_from_beta"]) else 0
+            boot = np.full((max(resamples, 1), 3), np.nan)
+            for r in range(resamples):
                 sample = pd.concat([g.iloc[gen.integers(0, len(g), len(g))] for g in groups])
                 fit = quiet(stats.fit_scaling, sample)[0]
-                boot.append(
-                    (
-                        fit.slope,
-                        fit.intercept,
-                        quiet(stats.fit_scaling, sample, prefactor=True)[0].slope,
-                    )
-                )
-            boot = np.asarray(boot)
+                with_k = quiet(stats.fit_scaling, sample, prefactor=True)[0]
+                boot[r] = (fit.slope, fit.intercept, with_k.slope)
             low, high = np.quantile(boot, 0.025, axis=0), np.quantile(boot, 0.975, axis=0)
             rows.append(
                 {
@@ -368,7 +385,7 @@ def exponent_fits(chains: pd.DataFrame, config: dict) -> pd.DataFrame:
                     "k_low": wide.confidence_interval("prefactor")[0],
                     "k_high": wide.confidence_interval("prefactor")[1],
                     "k_lrt_p": wide.lrt_pvalue,
-                    "n_bootstrap": int(config["n_bootstrap"]),
+                    "n_bootstrap": resamples,
                 }
             )
     return pd.DataFrame(rows)
