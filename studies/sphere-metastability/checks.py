@@ -220,33 +220,64 @@ def exponent_rows(fits: pd.DataFrame, s: dict, config: dict) -> list[dict]:
     return rows
 
 
+def cascade_rows(per: pd.DataFrame, config: dict) -> list[dict]:
+    """E[T_cap]/E[T_jump] at both ends of the declared range: how much of the escape from the cap
+    is the wait for the first moving pick."""
+    fast = per[(per["engine"] == "accelerated") & (per["beta"] >= config["fit_from_beta"] - 1e-9)]
+    means = fast.pivot_table(index="beta", columns="event", values="mean")
+    if means.empty or not {"jump", "cap"} <= set(means.columns):
+        return []
+    ratio = (means["cap"] / means["jump"]).dropna()
+    lo, hi = ratio.index.min(), ratio.index.max()
+    return [
+        check(
+            "cap_over_jump",
+            "context",
+            "E[T_cap] / E[T_jump]: the escape from the cap after the first moving pick",
+            measured=float(ratio[hi]),
+            threshold=float(ratio[lo]),
+            rule=f"the ratio at β = {hi:g} (measured) against β = {lo:g} (threshold); "
+            f"smallest {fmt(float(ratio.min()), 3)}, largest {fmt(float(ratio.max()), 3)} on "
+            "the declared range",
+            source="this study",
+        )
+    ]
+
+
 def rd_rows(rd: pd.DataFrame, fits: pd.DataFrame, config: dict) -> list[dict]:
-    """The sphere's cap exponent beside the R^d chain's T2 exponent on the same range."""
+    """The sphere's cap exponent beside the R^d chain's T2 exponent on the same range, without
+    and with the β^k prefactor."""
     cap = declared(fits, "cap", config)
     ex = rd[(rd["kind"] == "exponent") & np.isclose(rd["beta_start"], config["fit_from_beta"])]
     if cap is None or ex.empty:
         return []
     r = ex.iloc[0]
-    low, high, which = wider(r, "b", "b_boot")
-    c_low, c_high, _ = wider(cap, "b", "b_boot")
-    overlap = c_low <= high and low <= c_high
-    return [
-        check(
-            "rd_exponent",
-            "context",
-            "the R^d chain's exit exponent (T2 of the metastability study, same points, γ, n, "
-            "ε) beside the sphere's T_cap",
-            measured=float(cap["b"]),
-            low=c_low,
-            high=c_high,
-            threshold=float(r["b"]),
-            rule=f"sphere b on β ≥ {cap['beta_start']:g} (measured) against the R^d b on "
-            f"β = {r['beta_start']:g}…{r['beta_max']:g} (threshold, {which} interval "
-            f"[{fmt(low, 5)}, {fmt(high, 5)}]): the intervals "
-            + ("overlap" if overlap else "do not overlap"),
-            source=f"data/{config['rd_study']}",
+    rows = []
+    for name, key, model in (
+        ("rd_exponent", "b", "log E[T] = a + bβ"),
+        ("rd_exponent_with_prefactor", "bk", "E[T] ≈ A β^k e^{bβ}"),
+    ):
+        low, high, which = wider(r, key, f"{key}_boot")
+        c_low, c_high, c_which = wider(cap, key, f"{key}_boot")
+        overlap = c_low <= high and low <= c_high
+        rows.append(
+            check(
+                name,
+                "context",
+                f"the exponent b of {model}: the R^d chain's T2 (metastability study: same "
+                "points, γ, n, ε; tokens spread around the vertices) beside the sphere's T_cap",
+                measured=float(cap[key]),
+                low=c_low,
+                high=c_high,
+                threshold=float(r[key]),
+                rule=f"sphere b on β = {cap['beta_start']:g}…{cap['beta_max']:g} (measured, "
+                f"{c_which} interval) against the R^d b on β = {r['beta_start']:g}…"
+                f"{r['beta_max']:g} (threshold, {which} interval [{fmt(low, 5)}, "
+                f"{fmt(high, 5)}]): the intervals " + ("overlap" if overlap else "do not overlap"),
+                source=f"data/{config['rd_study']}",
+            )
         )
-    ]
+    return rows
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
@@ -327,5 +358,6 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
             source="this study",
         )
     )
+    rows += cascade_rows(per, config)
     rows += rd_rows(rd, fits, config)
     return checks_frame(rows)

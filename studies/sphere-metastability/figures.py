@@ -108,10 +108,19 @@ def _arrhenius(out: Path) -> None:
             color=colors[k],
             label=LABELS[name],
         )
+    if not rd.empty:
+        dev.plot(
+            rd["beta"],
+            (np.log(rd["mean"]) - line(rd["beta"])) / LOG10,
+            "s",
+            ms=3,
+            color=colors[2],
+            label="R^d T2 (spread start, same line)",
+        )
     dev.plot(exact["beta"], (exact["exact_log_mean"] - line(exact["beta"])) / LOG10, "k-", lw=1)
     dev.axhline(0.0, color="grey", lw=0.8)
     dev.set_xlabel("β")
-    dev.set_ylabel("log10 E[T] − log10 of e^{βΔ}/N")
+    dev.set_ylabel("log10 E[T] − log10(e^{βΔ}/N)")
     dev.set_title(f"(b) against the asymptote, Δ = {c.s['delta']:.4g}")
     dev.legend(fontsize="x-small")
     fig.savefig(out / "arrhenius.png", dpi=150)
@@ -389,7 +398,6 @@ def _exponents(c) -> list[str]:
 
 
 def _rd(c) -> list[str]:
-    row = _row(c, "rd_exponent")
     ex = c.rd[c.rd["kind"] == "exponent"]
     lines = ["## The R^d chain beside it", ""]
     if ex.empty:
@@ -397,13 +405,16 @@ def _rd(c) -> list[str]:
     lines.append(
         "The R^d study ([FW] Thm 5.4, `data/metastability`) runs SA_P on the same triangle with "
         "the same γ, n and ε, but from tokens spread 0.2 around the vertices and with the exit "
-        "from the group hulls (T2). Its exponents per start β_0, beside the sphere's T_cap:"
+        "from the group hulls (T2). Its exponents per start β_0 (bk: with a β^k prefactor), beside "
+        "the sphere's T_cap:"
     )
     lines.append("")
     cap = c.fits[c.fits["event"] == "cap"].set_index("beta_start")
     frame = ex.assign(
         rd_ci=[_ci(a, b, 4) for a, b in zip(ex["b_low"], ex["b_high"])],
+        rd_k=[_ci(a, b, 4) for a, b in zip(ex["bk_low"], ex["bk_high"])],
         sphere=ex["beta_start"].map(cap["b"]) if not cap.empty else np.nan,
+        sphere_k=ex["beta_start"].map(cap["bk"]) if not cap.empty else np.nan,
     )
     lines += [
         _table(
@@ -414,13 +425,21 @@ def _rd(c) -> list[str]:
                 "b": "R^d b",
                 "rd_ci": "profile",
                 "sphere": "sphere T_cap b",
+                "bk": "R^d bk",
+                "rd_k": "profile",
+                "sphere_k": "sphere T_cap bk",
             },
             digits=5,
         ),
         "",
     ]
-    if row is not None:
-        lines.append(f"On β ≥ {c.config['fit_from_beta']:g}: {row['rule']}.")
+    for name, model in (
+        ("rd_exponent", "pure exponential"),
+        ("rd_exponent_with_prefactor", "with the β^k prefactor"),
+    ):
+        row = _row(c, name)
+        if row is not None:
+            lines.append(f"- {model}: {row['rule']}.")
     lines.append("")
     return lines
 

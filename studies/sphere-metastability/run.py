@@ -432,19 +432,15 @@ def rd_tables(config: dict) -> pd.DataFrame:
     """The R^d study's committed exponents and means, one tidy table.
 
     Rows ``kind = "exponent"``: its fits of the accelerated engine's T2 (``exponent_start.csv``)
-    per start β_0, b with both intervals; rows ``kind = "mean"``: its E[T] per event and β of the
-    accelerated engine (``per_beta.csv``).
+    per start β_0, b and (with a β^k prefactor) bk with both intervals, and k; rows
+    ``kind = "mean"``: its E[T] per event and β of the accelerated engine (``per_beta.csv``).
     """
     folder = ROOT / "data" / str(config["rd_study"])
     starts, _ = read_table(folder / "exponent_start.csv")
     per, _ = read_table(folder / "per_beta.csv")
-    fits = starts[["event", "beta_start", "beta_max", "b", "b_low", "b_high"]].assign(
-        kind="exponent",
-        b_boot_low=starts["b_boot_low"],
-        b_boot_high=starts["b_boot_high"],
-        c0=starts["c0"],
-        theorem_exponent=starts["theorem_exponent"],
-    )
+    keep = ["event", "beta_start", "beta_max", "b", "b_low", "b_high", "b_boot_low", "b_boot_high"]
+    keep += ["bk", "bk_low", "bk_high", "bk_boot_low", "bk_boot_high", "k", "c0"]
+    fits = starts[keep].assign(kind="exponent")
     fast = per[per["engine"] == "accelerated"]
     means = fast[["event", "beta", "mean", "mean_low", "mean_high"]].assign(kind="mean")
     return pd.concat([fits, means], ignore_index=True)
