@@ -393,6 +393,33 @@ def _exponents(c) -> list[str]:
                 else "."
             )
         )
+        pre, ratio = _row(c, "cap_exponent_with_prefactor"), _row(c, "cap_over_jump")
+        if pre is not None:
+            lines.append(
+                f"With a β^k prefactor, b = {_fmt(pre['measured'], 5)} "
+                f"{_ci(pre['low'], pre['high'], 5)} and k = {_fmt(float(cap['k']), 3)}: Δ lies "
+                f"{pre['rule'].split('Δ lies ')[-1]}."
+            )
+        if ratio is not None:
+            falls = ratio["measured"] < ratio["threshold"]
+            b = c.fits[c.fits["event"] == "cap"].sort_values("beta_start")["b"].to_numpy()
+            rises = bool((np.diff(b) > 0).all())
+            lines.append(
+                f"E[T_cap]/E[T_jump] {'falls' if falls else 'goes'} from "
+                f"{_fmt(ratio['threshold'], 3)} at β = {c.config['fit_from_beta']:g} to "
+                f"{_fmt(ratio['measured'], 3)} at the last β"
+                + (
+                    ": past the first moving pick the cap is left ever sooner, so the pure "
+                    "exponential fit of T_cap sits below Δ"
+                    if falls
+                    else ""
+                )
+                + (
+                    ", and its b rises with the start of the fitted range."
+                    if rises
+                    else "; its b does not rise steadily with the start of the fitted range."
+                )
+            )
     lines += ["", "![arrhenius](arrhenius.png)", ""]
     return lines
 
