@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, Registry
+from ..registry import on_sphere as registry_on_sphere
 from .exits import UsageError, one_line
 from .parser import whole
 
@@ -179,7 +180,7 @@ def _parse(label: str, registry: Registry, text: str) -> dict:
 
 def on_sphere(args: argparse.Namespace) -> bool:
     """Whether ``--model`` is one of the models on the unit sphere (no polytope)."""
-    return MODELS[args.model].target.startswith("metastab.sphere:")
+    return registry_on_sphere(args.model)
 
 
 def complete(args: argparse.Namespace) -> None:
