@@ -284,7 +284,9 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.report`)."""
     out = Path(out)
     per, meta = read_table(out / "per_beta.csv")
-    law, fits, cross, rd = read_tables(out, "law.csv", "exponent.csv", "crosscheck.csv", "rd.csv")
+    law, fits, cross, rd, tol = read_tables(
+        out, "law.csv", "exponent.csv", "crosscheck.csv", "rd.csv", "merge_tol.csv"
+    )
     s = meta["setup"]
     rows = law_rows(law, config)
     rows += exponent_rows(fits, s, config)
@@ -319,6 +321,21 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
                 source="this study",
             )
         )
+    p = float(tol["logrank_p"].min())
+    rows.append(
+        check(
+            "merge_tol",
+            "control",
+            "the accelerated engine's merge tolerance does not move T_cap",
+            measured=p,
+            threshold=float(config["agreement_p"]),
+            rule=f"smallest log-rank p of T_cap at β = {tol['beta'].iloc[0]:g} between the "
+            f"study's merge_tol and {len(tol) - 1} others "
+            f"({', '.join(f'{t:g}' for t in tol['merge_tol'])}) ≥ threshold",
+            passed=p >= float(config["agreement_p"]),
+            source="this study",
+        )
+    )
     fewest = int(per["events"].min())
     rows.append(
         check(

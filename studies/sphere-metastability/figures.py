@@ -27,7 +27,9 @@ LABELS = {"jump": "T_jump (first moving pick)", "cap": "T_cap (leave the ε-cap)
 
 def _inputs(out: Path) -> SimpleNamespace:
     per, meta = read_table(out / "per_beta.csv")
-    law, fits, cross, rd = read_tables(out, "law.csv", "exponent.csv", "crosscheck.csv", "rd.csv")
+    law, fits, cross, rd, tol = read_tables(
+        out, "law.csv", "exponent.csv", "crosscheck.csv", "rd.csv", "merge_tol.csv"
+    )
     checks = read_checks(out / "checks.csv") if (out / "checks.csv").exists() else None
     config = checks_config(out) if checks is not None else meta["config"]
     return SimpleNamespace(
@@ -40,6 +42,7 @@ def _inputs(out: Path) -> SimpleNamespace:
         fits=fits,
         cross=cross,
         rd=rd,
+        tol=tol,
         checks=checks,
     )
 
@@ -471,13 +474,43 @@ def _rd(c) -> list[str]:
     return lines
 
 
+def _merge_tol(c) -> list[str]:
+    t = c.tol.assign(ci=[_ci(a, b) for a, b in zip(c.tol["mean_low"], c.tol["mean_high"])])
+    row = _row(c, "merge_tol")
+    return [
+        "## The merge tolerance",
+        "",
+        f"The accelerated engine merges tokens within `merge_tol` of a point onto it. T_cap at "
+        f"β = {t['beta'].iloc[0]:g} with the same streams at every tolerance"
+        + (
+            f" ({row['rule']}: {'passes' if row['pass'] == 'true' else 'fails'})"
+            if row is not None
+            else ""
+        )
+        + ":",
+        "",
+        _table(
+            t,
+            {
+                "merge_tol": "merge_tol",
+                "escapes": "escapes",
+                "mean": "E[T_cap]",
+                "ci": "95 % CI",
+                "jumps_per_escape": "events drawn per escape",
+                "logrank_p": "log-rank p",
+            },
+        ),
+        "",
+    ]
+
+
 def _files(c) -> list[str]:
     return [
         "## Files",
         "",
         "chains.parquet (one row per chain, engine, event and β), per_beta.csv, law.csv, "
         "exponent.csv, crosscheck.csv, rd.csv (the R^d study's committed exponents and means), "
-        "each with a JSON sidecar; arrhenius.png, law.png.",
+        "merge_tol.csv, each with a JSON sidecar; arrhenius.png, law.png.",
         "",
     ]
 
@@ -486,5 +519,5 @@ def report(out: Path) -> str:
     """The study's markdown report, from the tables in ``out`` only (the runner adds the checks
     table and the verdict)."""
     c = _inputs(Path(out))
-    sections = (_header, _reach, _law_text, _exponents, _rd, _files)
+    sections = (_header, _reach, _law_text, _exponents, _rd, _merge_tol, _files)
     return "\n".join(line for section in sections for line in section(c)) + "\n"

@@ -242,6 +242,54 @@ def run_engines(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.
     return pd.concat(frames, ignore_index=True), pd.DataFrame(costs), stop
 
 
+def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
+    """T_cap at ``merge_tol_beta`` with the accelerated engine at every ``merge_tols`` and the
+    study's ``merge_tol``: the one approximation of the engine (tokens this close to a point are
+    merged onto it) must not move the escape from the cap, which runs through relaxations.
+
+    Same streams at every tolerance (root ``accelerated_seed + 1``). Per tolerance: escapes, the
+    mean with its exact (Garwood) 95 % interval, events drawn per escape, wall seconds, and the
+    log-rank p of the sample against the one at the study's ``merge_tol``.
+    """
+    beta = float(config["merge_tol_beta"])
+    model = ms.SphereChain(beta=beta, gamma=state["facts"]["gamma"])
+    tols = sorted({float(t) for t in config["merge_tols"]} | {float(config["merge_tol"])})
+    samples, rows = {}, []
+    for tol in tols:
+        frame, cost = run_point(
+            model,
+            state["x0"],
+            state["events"]["cap"],
+            chains=int(config["accelerated_cap_chains"]),
+            max_steps=float(config["accelerated_max_steps"]),
+            seed=int(config["accelerated_seed"]) + 1,
+            mode="accelerated",
+            merge_tol=tol,
+        )
+        samples[tol] = frame
+        escaped = int((~frame["censored"]).sum())
+        exposure = float(frame["steps"].sum())
+        low, high = stats.garwood_interval(escaped, exposure)
+        rows.append(
+            {
+                "beta": beta,
+                "merge_tol": tol,
+                "chains": len(frame),
+                "escapes": escaped,
+                "mean": exposure / escaped,
+                "mean_low": 1 / high,
+                "mean_high": 1 / low,
+                "jumps_per_escape": cost["jumps"] / escaped,
+                "wall_s": cost["wall_s"],
+            }
+        )
+        log(f"  merge_tol={tol:g} at beta={beta:g}: mean T_cap {exposure / escaped:.3g}")
+    ref = samples[float(config["merge_tol"])]
+    for row in rows:
+        row["logrank_p"] = logrank_p(samples[row["merge_tol"]], ref)
+    return pd.DataFrame(rows)
+
+
 # --------------------------------------------------------------------------- statistics
 
 
@@ -451,10 +499,12 @@ def rd_tables(config: dict) -> pd.DataFrame:
 
 def run(config: dict, out: Path) -> None:
     """Compute every table of the study into ``out`` (module docstring): chains.parquet,
-    per_beta.csv, law.csv, exponent.csv, crosscheck.csv and rd.csv, each with a JSON sidecar."""
+    per_beta.csv, law.csv, exponent.csv, crosscheck.csv, rd.csv and merge_tol.csv, each with a
+    JSON sidecar."""
     state = setup(config)
     tic = time.perf_counter()
     chains, costs, stop = run_engines(config, state)
+    tolerance = merge_tol_effect(config, state)
     seconds = time.perf_counter() - tic
     out = Path(out)
     per = per_beta_table(chains, costs, config)
@@ -464,6 +514,7 @@ def run(config: dict, out: Path) -> None:
         "seeds": {
             "direct": config["seed"],
             "accelerated": config["accelerated_seed"],
+            "merge_tol": int(config["accelerated_seed"]) + 1,
             "statistics": config["stats_seed"],
         },
         "setup": state["facts"],
@@ -479,3 +530,4 @@ def run(config: dict, out: Path) -> None:
     write_table(exponent_fits(chains, config), out / "exponent.csv", meta)
     write_table(crosscheck(per, chains), out / "crosscheck.csv", meta)
     write_table(rd_tables(config), out / "rd.csv", meta)
+    write_table(tolerance, out / "merge_tol.csv", meta)
