@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab import _reference as ref
-from metastab import _sphere_kernels as SK
-from metastab import _sphere_reference as sref
+from metastab.kernels import reference as ref
+from metastab.kernels import sphere as SK
+from metastab.kernels import sphere_reference as sref
 from metastab.sphere import SphereChain, SphereFlow
 
 
