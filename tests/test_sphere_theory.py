@@ -5,10 +5,13 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 from test_accelerate import geometric_p
 
 import metastab as ms
 from metastab.polytope import cross_polytope, simplex
+from metastab.report import sibling
+from metastab.studies import study_root
 from metastab.theory import frozen_asymptote, frozen_law, sphere_frozen_law, sphere_jumps
 
 TRIANGLE = simplex(2).vertices  # 1 − cos 120° = 3/2
@@ -139,3 +142,19 @@ def test_sphere_chain_first_moving_pick_follows_the_sphere_law():
     assert law.mean == pytest.approx(2.0063, abs=1e-4) and plain.mean < 0.95 * law.mean
     assert geometric_p(fp.steps, law.p) > 1e-3
     assert geometric_p(fp.steps, plain.p) < 1e-6
+
+
+def test_randomised_pit_of_the_study_is_uniform_for_the_geometric_law():
+    """The KS test of the sphere-metastability study: U = F(T − 1) + V (F(T) − F(T − 1)) is
+    uniform for T ~ Geometric(p) even where p is large (T = 1 in most draws) and where it is tiny;
+    the same samples against p × 1.5 are rejected. Measured with seed 3: KS p = 0.43 and 0.48,
+    control 5e-165 and 1e-40."""
+    run = sibling(study_root() / "sphere-metastability" / "run.py", "run")
+    gen = np.random.default_rng(3)
+    for p in (0.6, 1e-30):
+        # Geometric(p) = ⌈Exp(1) / −log(1 − p)⌉, exact also where p is below NumPy's sampler's
+        T = np.ceil(gen.exponential(1.0, 2000) / -math.log1p(-p))
+        v = gen.random(T.size)
+        good = stats.kstest(run.pit(T, math.log1p(-p), v), "uniform").pvalue
+        bad = stats.kstest(run.pit(T, math.log1p(-1.5 * p), v), "uniform").pvalue
+        assert good > 1e-3 and bad < 1e-6, (p, good, bad)
