@@ -21,6 +21,7 @@ from scipy.special import logsumexp
 
 from ._validate import integer, real
 from .polytope import Polytope
+from .sphere import SPHERE_TOL
 
 __all__ = [
     "ClusteringPhase",
@@ -37,9 +38,6 @@ __all__ = [
     "sphere_frozen_law",
     "sphere_jumps",
 ]
-
-# Points of the unit sphere: norms within this of 1 (float64 normalisation leaves ~1e-16).
-SPHERE_TOL = 1e-12
 
 
 # --------------------------------------------------------------------------- Thm 5.2
@@ -354,7 +352,8 @@ def sphere_jumps(points, gamma) -> np.ndarray:
     Parameters
     ----------
     points : array_like (κ, d)
-        Distinct points of S^{d−1} (norms within ``SPHERE_TOL`` of 1).
+        Distinct points of S^{d−1} (norms within ``metastab.sphere.SPHERE_TOL`` of 1, the
+        tolerance of the sphere models' initial configurations).
     gamma : float in (0, 1]
 
     Returns
