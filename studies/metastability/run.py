@@ -483,9 +483,9 @@ def per_beta_table(chains: pd.DataFrame, config: dict) -> pd.DataFrame:
 POISSON_LIMIT_RATE = 1e-12
 
 
-def poisson_limit_intervals(per: pd.DataFrame) -> pd.DataFrame:
-    """Rate, mean and median intervals from Garwood's formula where the rate is below
-    :data:`POISSON_LIMIT_RATE` per step (column ``interval`` says which formula each row uses).
+def poisson_limit_intervals(per: pd.DataFrame, limit: float = POISSON_LIMIT_RATE) -> pd.DataFrame:
+    """Rate, mean and median intervals from Garwood's formula where the rate is below ``limit``
+    per step (column ``interval`` says which formula each row uses).
 
     There the geometric law is the exponential one up to a relative 1e-12, and so are their
     exact intervals, but the Clopper–Pearson quantiles ``scipy.stats.beta.ppf(q, d, E − d + 1)``
@@ -495,7 +495,7 @@ def poisson_limit_intervals(per: pd.DataFrame) -> pd.DataFrame:
     """
     per = per.copy()
     per["interval"] = "clopper-pearson"
-    tiny = (per["events"] > 0) & (per["rate"] < POISSON_LIMIT_RATE)
+    tiny = (per["events"] > 0) & (per["rate"] < limit)
     for idx in per.index[tiny]:
         low, high = stats.garwood_interval(
             int(per.at[idx, "events"]), float(per.at[idx, "exposure"])
@@ -518,7 +518,7 @@ def poisson_limit_intervals(per: pd.DataFrame) -> pd.DataFrame:
             1 / low,
             math.log(2) / high,
             math.log(2) / low,
-            "garwood (rate < 1e-12)",
+            f"garwood (rate < {limit:g})",
         ]
     return per
 
