@@ -139,9 +139,10 @@ def test_two_configs_racing_on_one_empty_directory(config, reference, tmp_path):
     other = tmp_path / "other.toml"
     other.write_text(_toml(tiny(seed=8)))
     out = tmp_path / "sweep"
+    go = tmp_path / "go"  # A stays just after taking the lock until B has been refused
     first = subprocess.Popen(
         [sys.executable, "-m", "metastab.sweep", str(config), "--out", str(out), "--threads", "1"],
-        env={**ENV, PAUSE_AT: "start:locked=4"},
+        env={**ENV, PAUSE_AT: f"start:locked={go}"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -152,6 +153,7 @@ def test_two_configs_racing_on_one_empty_directory(config, reference, tmp_path):
             assert first.poll() is None and time.monotonic() < deadline
             time.sleep(0.02)
         rc, err = _command(other, out)
+        go.touch()
         assert rc == 1 and "is running the sweep in" in _one_line(err)
         assert first.wait(timeout=600) == 0, first.stderr.read()
     finally:

@@ -21,7 +21,9 @@ def checkpoint(name: str) -> None:
     """Fault-injection hook at a named point of a sweep's writes (used by the tests).
 
     ``METASTAB_SWEEP_KILL_AT=NAME`` (or ``NAME#K``: at its K-th pass) makes the process kill
-    itself with SIGKILL there; ``METASTAB_SWEEP_PAUSE_AT=NAME=SECONDS`` sleeps there. Unset, it
+    itself with SIGKILL there; ``METASTAB_SWEEP_PAUSE_AT=NAME=SECONDS`` sleeps there, and
+    ``NAME=PATH`` waits there until the file PATH exists (at most ten minutes), so that a test can
+    hold a sweep at a point for exactly as long as it needs, however loaded the machine. Unset, it
     costs one dictionary lookup.
     """
     kill, pause = os.environ.get(KILL_AT), os.environ.get(PAUSE_AT)
@@ -29,8 +31,19 @@ def checkpoint(name: str) -> None:
         return
     _hits[name] = _hits.get(name, 0) + 1
     if pause and pause.rpartition("=")[0] == name:
-        time.sleep(float(pause.rpartition("=")[2]))
+        _pause(pause.rpartition("=")[2])
     if kill:
         where, _, count = kill.partition("#")
         if where == name and _hits[name] == int(count or 1):
             os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _pause(until: str) -> None:
+    try:
+        time.sleep(float(until))
+        return
+    except ValueError:
+        pass
+    deadline = time.monotonic() + 600
+    while not os.path.exists(until) and time.monotonic() < deadline:
+        time.sleep(0.02)
