@@ -689,3 +689,23 @@ def test_warnings_live_in_one_module_and_at_top_level():
     assert issubclass(exceptions.ResolutionWarning, RuntimeWarning)
     assert set(stats.__all__) <= set(dir(stats))
     assert "DiagnosticWarning" in dir(ms)
+
+
+@pytest.mark.parametrize("trials", [1e6, 2e8, 1e10, 9e11])
+def test_clopper_pearson_holds_for_many_trials(trials):
+    """1000 events in up to ~1e12 trials: the exact interval is the Beta quantile (betainc at it
+    gives the tail probability to 1e-12) and tends to Garwood's Poisson interval as trials grow
+    (scipy's beta.ppf returns a lower bound above the upper one from about 2e8 trials on)."""
+    from metastab.stats.intervals import garwood_interval
+    from metastab.stats.rates import rate_interval
+
+    d = 1000
+    low, high = rate_interval(d, trials, "geometric", 0.95, "exact")
+    assert 0 < low < d / trials < high
+    assert special.betainc(d, trials - d + 1, low) == pytest.approx(0.025, rel=1e-12)
+    assert special.betainc(d + 1, trials - d, high) == pytest.approx(0.975, rel=1e-12)
+    g_low, g_high = garwood_interval(d, trials, 0.95)
+    # binomial and Poisson differ by O(d / trials) relative
+    assert low == pytest.approx(g_low, rel=2e3 / trials) and high == pytest.approx(
+        g_high, rel=2e3 / trials
+    )
