@@ -88,6 +88,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 from scipy import stats as sps
 
 from .. import _kernels, _splitting
@@ -97,6 +98,7 @@ from ..exceptions import DiagnosticWarning
 from ..models import SoftmaxChain
 from ..results import provenance
 from ..rng import Seed, as_seed
+from ..stats.intervals import ConfidenceInterval, check_level
 from .accelerated import budget
 from .backends import Backend, resolve
 from .resolution import MERGE_TOL, MODES, check_resolution, merge_tolerance
@@ -118,23 +120,25 @@ _EXACT_BUDGET = 10**7
 # --------------------------------------------------------------------------- results
 
 
-def _check_level(confidence_level) -> float:
-    return real("confidence_level", confidence_level, low=0, high=1, low_open=True, high_open=True)
-
-
 def _t_quantile(level: float, runs: int) -> float:
     return float(sps.t.ppf(0.5 + level / 2, runs - 1))
 
 
-def _p_interval(runs: np.ndarray, level: float, method: str) -> tuple[float, float]:
+def _check_method(method: str) -> str:
+    if method not in _INTERVAL_METHODS:
+        raise ValueError(f"method must be one of {_INTERVAL_METHODS}, got {method!r}")
+    return method
+
+
+def _p_interval(runs: np.ndarray, level: float, method: str) -> ConfidenceInterval:
     """The interval of :meth:`SplittingResult.confidence_interval` from the per-run p̂_r."""
     p = float(runs.mean())
     q = _t_quantile(level, runs.size)
     se = float(np.std(runs, ddof=1) / math.sqrt(runs.size))
     if method == "t":
-        return max(0.0, p - q * se), p + q * se
+        return ConfidenceInterval(max(0.0, p - q * se), p + q * se)
     f = math.exp(q * se / p)
-    return p / f, p * f
+    return ConfidenceInterval(p / f, p * f)
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,7 +182,9 @@ class SplittingResult:
         """sd(p̂_r) / √runs."""
         return float(np.std(self.runs, ddof=1) / math.sqrt(self.runs.size))
 
-    def confidence_interval(self, confidence_level=0.95, method="log"):
+    def confidence_interval(
+        self, confidence_level: float = 0.95, *, method: str = "log"
+    ) -> ConfidenceInterval:
         """(low, high) for p from the independent runs.
 
         ``method="log"`` (default): the delta method on log p̄, p̄ exp(± t_{R−1} s/(p̄ √R))
@@ -188,9 +194,8 @@ class SplittingResult:
         0.92 (t, misses above). With every p̂_r = 0 the interval is (0, nan) and a
         DiagnosticWarning says so.
         """
-        level = _check_level(confidence_level)
-        if method not in _INTERVAL_METHODS:
-            raise ValueError(f"method must be one of {_INTERVAL_METHODS}, got {method!r}")
+        level = check_level(confidence_level)
+        method = _check_method(method)
         if self.p == 0:
             warnings.warn(
                 f"all {self.runs.size} splitting runs ended with p̂ = 0: p is below "
@@ -198,7 +203,7 @@ class SplittingResult:
                 DiagnosticWarning,
                 stacklevel=2,
             )
-            return 0.0, math.nan
+            return ConfidenceInterval(0.0, math.nan)
         return _p_interval(self.runs, level, method)
 
     def mean_escape_time(self) -> EscapeTime:
@@ -232,10 +237,8 @@ class SplittingResult:
             reactive_length=float(success.mean() / self.p),
         )
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """One row per run: p̂_r, iterations, killed, mean sojourn and reactive length."""
-        import pandas as pd
-
         return pd.DataFrame(
             {
                 "run": np.arange(self.runs.size),
@@ -264,15 +267,44 @@ class EscapeTime:
     return_length: float = 0.0
     reactive_length: float = 0.0
 
-    def confidence_interval(self, confidence_level=0.95):
-        """(low, high): E[T] exp(± t_{R−1} SE), SE² = Var_r(a_r/ā − p̂_r/p̄) / R (delta method
-        for the log of a ratio of means over R independent runs)."""
-        level = _check_level(confidence_level)
+    def confidence_interval(
+        self, confidence_level: float = 0.95, *, method: str = "log"
+    ) -> ConfidenceInterval:
+        """(low, high) for E[T] by the delta method over the R independent runs, with
+        SE² = Var_r(a_r/ā − p̂_r/p̄) / R the variance of the log of the ratio of means.
+
+        ``method="log"`` (default): E[T] exp(± t_{R−1} SE). ``method="t"``:
+        E[T] (1 ± t_{R−1} SE), clipped at 0.
+        """
+        level = check_level(confidence_level)
+        method = _check_method(method)
         a, p = self.numerators, self.splitting.runs
         R = p.size
         se = float(np.std(a / a.mean() - p / p.mean(), ddof=1) / math.sqrt(R))
-        f = math.exp(_t_quantile(level, R) * se)
-        return self.mean / f, self.mean * f
+        q = _t_quantile(level, R)
+        if method == "t":
+            return ConfidenceInterval(max(0.0, self.mean * (1 - q * se)), self.mean * (1 + q * se))
+        f = math.exp(q * se)
+        return ConfidenceInterval(self.mean / f, self.mean * f)
+
+    def to_frame(self, confidence_level: float = 0.95) -> pd.DataFrame:
+        """One row: mean, its interval (``"log"``), p, sojourn, return and reactive lengths."""
+        low, high = self.confidence_interval(confidence_level)
+        return pd.DataFrame(
+            [
+                {
+                    "mean": self.mean,
+                    "low": low,
+                    "high": high,
+                    "confidence_level": confidence_level,
+                    "p": self.splitting.p,
+                    "runs": self.splitting.runs.size,
+                    "sojourn": self.sojourn,
+                    "return_length": self.return_length,
+                    "reactive_length": self.reactive_length,
+                }
+            ]
+        )
 
 
 # --------------------------------------------------------------------------- the AMS core
