@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -242,9 +243,8 @@ def _table(s: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def report(out: Path) -> str:
-    """Markdown report: measured numbers beside Thm 5.2's, and the verdict."""
-    out = Path(out)
+def _inputs(out: Path) -> SimpleNamespace:
+    """The tables of ``out`` and the values that several sections of the report share."""
     summary, chains, _, polys = _load(out)
     _, meta = read_table(out / "summary.csv")
     cfg = meta["config"]
@@ -263,6 +263,20 @@ def report(out: Path) -> str:
     apart = admissible[~admissible["polytope"].isin(good)]
     chains = chains[chains["polytope"].isin(good)]
     checks = read_checks(out / "checks.csv").set_index("criterion")
+    ratio = ok["C_hat_extreme"] / ok["M_over_m_extreme"]
+    ok_chains = chains[chains["cones_ok"]]
+    ends = ok.sort_values("beta").groupby(["polytope", "gamma"])
+    first, last = ends.first(), ends.last()
+    hit_grows = bool((last["hit_median"] > first["hit_median"]).all())
+    T1_grows = bool((last["T1_max"] > first["T1_max"]).any())
+    ratio_tol = float(checks_config(out)["ratio_tol"])  # a wording rule of config.toml
+    tracks = bool((ratio - 1).abs().max() <= ratio_tol)
+    return SimpleNamespace(**{k: v for k, v in locals().items() if k not in ("out", "ends")})
+
+
+def _header(c: SimpleNamespace) -> list[str]:
+    """Title, setup, the polytopes and where the theorem's initial condition exists."""
+    cfg, polys = c.cfg, c.polys
     lines = [
         "# Clustering phase ([FW] Thm 5.2, lem. first.phase)",
         "",
@@ -294,40 +308,23 @@ def report(out: Path) -> str:
         )
         + ") are outside the theorem's hypotheses: the headline "
         "numbers and the checks use only the polytopes within them ("
-        + ", ".join(sorted(good))
+        + ", ".join(sorted(c.good))
         + "); the others are shown apart, below. Below the "
         "thresholds the grid's β are run from starts drawn at "
         f"{cfg['margin']:g}× the threshold (rows marked 'no'): no claim of the theorem "
         "applies there.",
         "",
     ]
-    ratio = ok["C_hat_extreme"] / ok["M_over_m_extreme"]
-    far = ok["M_over_m_extreme"] * ok["m_extreme"]
-    ok_chains = chains[chains["cones_ok"]]
-    event = ok_chains["vertex_ok_at_T1"] & (ok_chains["C_at_T1"] <= C_event)
-    per_start = event.groupby(
-        [ok_chains[k] for k in ("polytope", "gamma", "beta", "start", "draw")]
-    ).mean()
-    per_start_01 = float(((per_start == 0) | (per_start == 1)).mean())
-    m_slope = (
-        float(np.polyfit(np.log(ok["beta"]), np.log(ok["m_extreme"]), 1)[0])
-        if ok["beta"].nunique() > 1
-        else float("nan")
-    )
+    return lines
+
+
+def _T1_bullet(c: SimpleNamespace) -> list[str]:
+    """T1: its values, and whether its largest value grows with β."""
+    ok, T1_grows = c.ok, c.T1_grows
     T1s = sorted(set(ok["T1_min"]).union(ok["T1_max"]))
-    worst = ok.loc[ok["C_hat_extreme"].idxmax()]
-    worst_rnd = ok.loc[ok["C_hat_random"].idxmax()]
-    ends = ok.sort_values("beta").groupby(["polytope", "gamma"])
-    first, last = ends.first(), ends.last()
-    hit_grows = bool((last["hit_median"] > first["hit_median"]).all())
-    hit_flat = bool((last["hit_median"] == first["hit_median"]).all())
-    T1_grows = bool((last["T1_max"] > first["T1_max"]).any())
-    C_grows = float(checks.loc["universal_C", "measured"]) > 1
-    ratio_tol = float(checks_config(out)["ratio_tol"])  # a wording rule of config.toml
-    tracks = bool((ratio - 1).abs().max() <= ratio_tol)
-    T1_one = (ok_chains.groupby(["polytope", "gamma", "beta", "draw"])["T1"].first() == 1).mean()
-    lines += [
-        f"## Headline numbers ({', '.join(sorted(good))})",
+    T1_one = (c.ok_chains.groupby(["polytope", "gamma", "beta", "draw"])["T1"].first() == 1).mean()
+    return [
+        f"## Headline numbers ({', '.join(sorted(c.good))})",
         "",
         "- **T1** (not tested: by construction β is not in its formula, it depends on the "
         f"start only): T1 ∈ {{{', '.join(f'{t:g}' for t in T1s)}}} over the admissible "
@@ -343,6 +340,14 @@ def report(out: Path) -> str:
         + ". A mathematical remark: T1 = 1 whenever (1 − γ)m ≤ "
         "min{c0/(2|v_a − v_b|), √(2c0)/2}; "
         f"{T1_one:.0%} of the admissible starts have T1 = 1.",
+    ]
+
+
+def _hitting_bullet(c: SimpleNamespace) -> list[str]:
+    """The hitting time against β, beside T1."""
+    ok, first, last, hit_grows = c.ok, c.first, c.last, c.hit_grows
+    hit_flat = bool((last["hit_median"] == first["hit_median"]).all())
+    return [
         "- **The hitting time "
         + (
             "grows with β"
@@ -358,7 +363,7 @@ def report(out: Path) -> str:
             for n, g in first.index
         )
         + "): "
-        f"with C = C_event = {C_event:g} its median "
+        f"with C = C_event = {c.C_event:g} its median "
         f"over random starts goes from {_fmt(ok['hit_median'].min())} to "
         f"{_fmt(ok['hit_median'].max())} steps over the admissible β, and from the extreme "
         f"start up to {_fmt(ok['hit_extreme_median'].max())} steps, while the median T1 "
@@ -369,9 +374,25 @@ def report(out: Path) -> str:
                 "tested here): the closest admissible distance m to the vertex falls as β "
                 "grows (below)."
             ]
-            if hit_grows and T1_grows
+            if hit_grows and c.T1_grows
             else []
         ),
+    ]
+
+
+def _C_bullet(c: SimpleNamespace) -> list[str]:
+    """Whether the constant C is universal, and how it tracks M/m (check universal_C)."""
+    ok, checks, ratio, tracks = c.ok, c.checks, c.ratio, c.tracks
+    far = ok["M_over_m_extreme"] * ok["m_extreme"]
+    m_slope = (
+        float(np.polyfit(np.log(ok["beta"]), np.log(ok["m_extreme"]), 1)[0])
+        if ok["beta"].nunique() > 1
+        else float("nan")
+    )
+    worst = ok.loc[ok["C_hat_extreme"].idxmax()]
+    worst_rnd = ok.loc[ok["C_hat_random"].idxmax()]
+    C_grows = float(checks.loc["universal_C", "measured"]) > 1
+    return [
         "- **C is "
         + (
             "not universal"
@@ -387,7 +408,7 @@ def report(out: Path) -> str:
         f"({worst['polytope']}, γ = {worst['gamma']:g}, β = {worst['beta']:g}). "
         + ("It equals" if tracks else "It does not equal")
         + f" M/m, the largest over the smallest initial distance to the vertex, within "
-        f"{ratio_tol:g} (`ratio_tol`; extreme start: C/(M/m) = "
+        f"{c.ratio_tol:g} (`ratio_tol`; extreme start: C/(M/m) = "
         f"{ratio.min():.3f}–{ratio.max():.3f})"
         + (
             ". Explanation (the hardmax step, not tested here): if each token contracts by "
@@ -406,9 +427,16 @@ def report(out: Path) -> str:
             if m_slope < 0
             else "."
         ),
+    ]
+
+
+def _correction_bullet(c: SimpleNamespace) -> list[str]:
+    """The corrected statement with M in place of m (check universal_C/M_variant)."""
+    ok = c.ok
+    return [
         "- **Correction** (check `universal_C/M_variant`: "
         + {"true": "passes", "false": "FAILS"}.get(
-            checks.loc["universal_C/M_variant", "pass"], "NA"
+            c.checks.loc["universal_C/M_variant", "pass"], "NA"
         )
         + "): with M = max_i |x_i^0 − v_σ(i)| in place of m in τ and T1, "
         "C = 1/(1 − γ) is compared: the smallest supported C over all admissible runs is "
@@ -419,13 +447,25 @@ def report(out: Path) -> str:
         + f", and P̂[event at T1] = {ok['P_event_T1_max'].min():.2f}–"
         f"{ok['P_event_T1_max'].max():.2f} against the bound "
         f"{ok['bound'].min():.2f}–{ok['bound'].max():.2f}.",
+    ]
+
+
+def _probability_bullet(c: SimpleNamespace) -> list[str]:
+    """The probability bound at T1, and whether the event is deterministic given the start."""
+    ok, chains, ok_chains, C_event = c.ok, c.chains, c.ok_chains, c.C_event
+    event = ok_chains["vertex_ok_at_T1"] & (ok_chains["C_at_T1"] <= C_event)
+    per_start = event.groupby(
+        [ok_chains[k] for k in ("polytope", "gamma", "beta", "start", "draw")]
+    ).mean()
+    per_start_01 = float(((per_start == 0) | (per_start == 1)).mean())
+    return [
         f"- **The probability bound**: at admissible β the vertex tokens were within "
         f"β^(-1/4) at T1 in {chains.loc[chains['cones_ok'], 'vertex_ok_at_T1'].mean():.1%} "
         f"of all chains, and P̂[event at T1] with C = {C_event:g} is 0 or 1 for "
         f"{per_start_01:.0%} of the admissible starts"
         + (
             ": given the start, the event was deterministic in these data"
-            + (", so the bound held exactly for the starts with C ≥ M/m" if tracks else "")
+            + (", so the bound held exactly for the starts with C ≥ M/m" if c.tracks else "")
             if per_start_01 == 1
             else ": the event is random given the start"
         )
@@ -435,35 +475,51 @@ def report(out: Path) -> str:
         f"{ok['P_event_T1'].max():.2f}.",
         "",
     ]
+
+
+def _event_check(c: SimpleNamespace) -> list[str]:
+    """The hitting times of the recorded paths against first_passage's ReachVertices."""
+    chains = c.chains
     same = np.where(
         chains["censored"],
         chains["hit_step_event"] == -1,
         chains["hit_step_event"] == chains["hit_step"],
     )
-    lines += [
+    return [
         f"Check: the hitting times computed from the recorded paths agree with "
         f"`first_passage` and the package's `ReachVertices` event on {same.sum()} of "
         f"{same.size} chains.",
         "",
     ]
-    if not apart.empty:
-        a_growth = (
-            apart.sort_values("beta")
-            .groupby(["polytope", "gamma"])["C_hat_extreme"]
-            .agg(lambda c: c.iloc[-1] / c.iloc[0])
-        )
-        lines += [
-            "## Outside the hypotheses (not counted)",
-            "",
-            f"{', '.join(sorted(apart['polytope'].unique()))}: over the β where the initial "
-            f"condition exists the smallest supported C changes by a factor "
-            f"{a_growth.min():.2f}–{a_growth.max():.2f}× (extreme start, up to "
-            f"{_fmt(apart['C_hat_extreme'].max())}); with M, the smallest C is at most "
-            f"{_fmt(apart['C_max_hat'].max())}. Tables below.",
-            "",
-        ]
-    for (name, gamma), s in summary.groupby(["polytope", "gamma"], sort=True):
-        tag = "" if name in good else " (outside the hypotheses)"
+
+
+def _outside(c: SimpleNamespace) -> list[str]:
+    """The polytopes outside the hypotheses, shown apart."""
+    apart = c.apart
+    if apart.empty:
+        return []
+    a_growth = (
+        apart.sort_values("beta")
+        .groupby(["polytope", "gamma"])["C_hat_extreme"]
+        .agg(lambda col: col.iloc[-1] / col.iloc[0])
+    )
+    return [
+        "## Outside the hypotheses (not counted)",
+        "",
+        f"{', '.join(sorted(apart['polytope'].unique()))}: over the β where the initial "
+        f"condition exists the smallest supported C changes by a factor "
+        f"{a_growth.min():.2f}–{a_growth.max():.2f}× (extreme start, up to "
+        f"{_fmt(apart['C_hat_extreme'].max())}); with M, the smallest C is at most "
+        f"{_fmt(apart['C_max_hat'].max())}. Tables below.",
+        "",
+    ]
+
+
+def _tables(c: SimpleNamespace) -> list[str]:
+    """One table per (polytope, γ), and the list of figures."""
+    lines = []
+    for (name, gamma), s in c.summary.groupby(["polytope", "gamma"], sort=True):
+        tag = "" if name in c.good else " (outside the hypotheses)"
         lines += [f"### {name}, γ = {gamma:g}{tag}", "", _table(s), ""]
     lines += [
         "Figures: `hitting_time.png` (median hitting time against β with T1 dashed), "
@@ -471,4 +527,22 @@ def report(out: Path) -> str:
         "(P̂ against 1 − β^(-1/8)), `smallest_C.png` (smallest supported C against β), "
         "`contraction.png` (D_t/M against the hardmax law (1 − γ)^t)."
     ]
-    return "\n".join(lines)
+    return lines
+
+
+def report(out: Path) -> str:
+    """Markdown report from the tables in ``out``: measured numbers beside Thm 5.2's, one
+    renderer per section."""
+    c = _inputs(Path(out))
+    sections = (
+        _header,
+        _T1_bullet,
+        _hitting_bullet,
+        _C_bullet,
+        _correction_bullet,
+        _probability_bullet,
+        _event_check,
+        _outside,
+        _tables,
+    )
+    return "\n".join(line for section in sections for line in section(c))
