@@ -33,9 +33,19 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Iterable
+    from types import ModuleType
+    from typing import IO
+
+    from .polytope import Polytope
+    from .rng import RNGLike
 
 __all__ = [
     "COLUMNS",
@@ -83,12 +93,12 @@ def check(
     role: str,
     statement: str,
     *,
-    measured=math.nan,
-    low=math.nan,
-    high=math.nan,
-    threshold=math.nan,
+    measured: float = math.nan,
+    low: float = math.nan,
+    high: float = math.nan,
+    threshold: float = math.nan,
     rule: str = "",
-    passed=None,
+    passed: bool | None = None,
     source: str = "",
 ) -> dict:
     """One row of a checks table (see the module docstring for the columns).
@@ -144,7 +154,7 @@ def checks_frame(rows: list[dict]) -> pd.DataFrame:
     return frame
 
 
-def read_checks(path) -> pd.DataFrame:
+def read_checks(path: str | os.PathLike[str] | IO[str]) -> pd.DataFrame:
     """A ``checks.csv`` as written by a study (``pass`` kept as the strings true/false/NA)."""
     frame = pd.read_csv(
         path,
@@ -256,7 +266,7 @@ def md_cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def fmt(x, digits: int = 3) -> str:
+def fmt(x: float | None, digits: int = 3) -> str:
     """A number for prose: ``digits`` significant digits, scientific notation outside
     [1e-3, 1e5), '–' for a missing value.
 
@@ -286,7 +296,7 @@ def fmt_p(p: float, resamples: int | None = None) -> str:
     return fmt(p, 2)
 
 
-def ci(low, high, digits: int = 3) -> str:
+def ci(low: float, high: float, digits: int = 3) -> str:
     """An interval ``[low, high]`` for prose."""
     return f"[{fmt(low, digits)}, {fmt(high, digits)}]"
 
@@ -307,7 +317,7 @@ def md_table(frame: pd.DataFrame, columns: dict, digits: int = 3) -> str:
     return "\n".join([head, rule, *body])
 
 
-def spread(values, count: int = 8) -> list:
+def spread(values: Iterable[float], count: int = 8) -> list:
     """At most ``count`` values of a sorted sequence, evenly spaced, first and last included.
 
     >>> spread(range(10), 4)
@@ -327,7 +337,7 @@ def write_checks(checks: pd.DataFrame, out: Path, meta: dict) -> Path:
     return write_table(checks[list(COLUMNS)], Path(out) / "checks.csv", meta)
 
 
-def read_tables(out, *names: str) -> list[pd.DataFrame]:
+def read_tables(out: str | os.PathLike[str], *names: str) -> list[pd.DataFrame]:
     """The tables ``out/NAME`` (as :func:`metastab.results.read_table` reads them), in order,
     without their provenance."""
     from .results import read_table
@@ -335,7 +345,7 @@ def read_tables(out, *names: str) -> list[pd.DataFrame]:
     return [read_table(Path(out) / name)[0] for name in names]
 
 
-def checks_config(out) -> dict:
+def checks_config(out: str | os.PathLike[str]) -> dict:
     """The configuration recorded with ``out/checks.csv``: the one the checks were computed
     with, thresholds and wording rules included (the tables' own sidecars keep the configuration
     of the run, which may predate a threshold's key)."""
@@ -344,7 +354,7 @@ def checks_config(out) -> dict:
     return read_table(Path(out) / "checks.csv")[1]["config"]
 
 
-def sibling(file, stem: str):
+def sibling(file: str | os.PathLike[str], stem: str) -> ModuleType:
     """The module ``stem.py`` beside ``file`` (a study's ``figures.py`` from its ``checks.py``),
     loaded from its path: study folders are not packages."""
     import importlib.util
@@ -370,7 +380,7 @@ def study_meta(study: str, config: dict) -> dict:
     }
 
 
-def polytope_from_spec(spec: dict, rng=None):
+def polytope_from_spec(spec: dict, rng: RNGLike = None) -> Polytope:
     """The polytope of a study config's polytope entry, a spec of
     :data:`metastab.registry.POLYTOPES`
     (``{kind = "regular", k = 5}``, ``{kind = "random-polygon", k = 6, seed = 3}``; the old

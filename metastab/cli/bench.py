@@ -156,7 +156,7 @@ def _escape_bench(args: argparse.Namespace) -> int:
         ]
     )
 
-    def on_row(row):
+    def on_row(row: dict) -> None:
         show(
             {
                 **row,

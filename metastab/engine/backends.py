@@ -81,26 +81,58 @@ class Cpu:
 
     name = "cpu"
 
-    def advance(self, X, state, dyn, sched, t0, nsteps, ev, steps, done) -> None:
+    def advance(
+        self,
+        X: np.ndarray,
+        state: np.ndarray,
+        dyn: Any,
+        sched: Any,
+        t0: int,
+        nsteps: int,
+        ev: Any,
+        steps: np.ndarray,
+        done: np.ndarray,
+    ) -> None:
         _kernels.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, numba.get_num_threads())
 
-    def events_at(self, X, ev, out) -> None:
+    def events_at(self, X: np.ndarray, ev: Any, out: np.ndarray) -> None:
         _kernels.events_at(X, ev, out)
 
-    def neighbour_sets(self, X, dyn, margin, out) -> None:
+    def neighbour_sets(self, X: np.ndarray, dyn: Any, margin: float, out: np.ndarray) -> None:
         _kernels.neighbour_sets(X, dyn, margin, out)
 
     def advance_accelerated(
-        self, X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally
+        self,
+        X: np.ndarray,
+        state: np.ndarray,
+        dyn: Any,
+        gamma: float,
+        tols: np.ndarray,
+        max_steps: float,
+        max_jumps: int,
+        ev: Any,
+        tally: Any,
     ) -> None:
         _accelerated.advance_accelerated(
             X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally
         )
 
-    def excursions(self, X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records) -> None:
+    def excursions(
+        self,
+        X: np.ndarray,
+        state: np.ndarray,
+        dyn: Any,
+        gamma: float,
+        tol: float,
+        accelerated: bool,
+        ev: Any,
+        bounds: Any,
+        walk: Any,
+        records: Any,
+    ) -> None:
         _splitting.excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records)
 
-    def coordinates(self, X, ev, out) -> None:
+    def coordinates(self, X: np.ndarray, ev: Any, out: np.ndarray) -> None:
         _splitting.coordinates(X, ev, out)
 
     def kernels(self, name: str) -> tuple:

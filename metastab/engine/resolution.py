@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,11 @@ from .. import _accelerated, _kernels
 from .._validate import check_memory, real
 from ..exceptions import ResolutionWarning
 from ..models import SoftmaxChain
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..models import _Model
 
 __all__ = [
     "MODES",
@@ -69,7 +75,7 @@ def scale(x: np.ndarray) -> np.ndarray:
 
 
 def constant_chain(
-    model, d: int, *, why: str, what: str = "mode='accelerated' needs"
+    model: _Model, d: int, *, why: str, what: str = "mode='accelerated' needs"
 ) -> tuple[_kernels.Dynamics, float]:
     """The kernel parameters and the constant scalar step of a SoftmaxChain with a constant step
     (scalar or matrix); ValueError otherwise, saying ``what`` and ``why``."""
@@ -83,7 +89,9 @@ def constant_chain(
 _GEOMETRIC = "the waiting time is geometric only for a time-homogeneous chain"
 
 
-def cross_probabilities(model: SoftmaxChain, x, *, merge_tol: float | None = None) -> np.ndarray:
+def cross_probabilities(
+    model: SoftmaxChain, x: ArrayLike, *, merge_tol: float | None = None
+) -> np.ndarray:
     """Log-probability that each token picks a token outside its group in one step of SA_P.
 
     Groups are the points of ``x`` after merging at ``merge_tol`` (as the accelerated mode does);
@@ -138,7 +146,12 @@ def work_bytes(C: int, n: int, d: int) -> int:
 
 
 def check_resolution(
-    model, X, *, what: str = "configurations", merge_tol: float | None = None, stacklevel: int = 2
+    model: _Model,
+    X: np.ndarray,
+    *,
+    what: str = "configurations",
+    merge_tol: float | None = None,
+    stacklevel: int = 2,
 ) -> bool:
     """Warn (:class:`ResolutionWarning`) when direct stepping cannot leave some of ``X``.
 

@@ -86,6 +86,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -102,6 +103,14 @@ from ..stats.intervals import ConfidenceInterval, check_level
 from .accelerated import budget
 from .backends import Backend, resolve
 from .resolution import MERGE_TOL, MODES, check_resolution, merge_tolerance
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from numpy.typing import ArrayLike
+
+    from ..rng import SeedLike
 
 __all__ = [
     "SplittingResult",
@@ -320,13 +329,23 @@ class _Paths:
         self.times = [[np.zeros(1) for _ in range(N)] for _ in range(R)]
         self.states = [[start[r, k][None].copy() for k in range(N)] for r in range(R)]
 
-    def set(self, r, k, levels, times, states):
+    def set(
+        self, r: int, k: int, levels: np.ndarray, times: np.ndarray, states: np.ndarray
+    ) -> None:
         self.levels[r][k], self.times[r][k], self.states[r][k] = levels, times, states
 
 
 def _ams(
-    advance, start, start_level, start_in_b, first_streams, run_keys, choosers, *, kill_ties=True
-):
+    advance: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, list]],
+    start: np.ndarray,
+    start_level: np.ndarray,
+    start_in_b: np.ndarray,
+    first_streams: np.ndarray,
+    run_keys: list,
+    choosers: list[np.random.Generator],
+    *,
+    kill_ties: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Run the AMS iterations (module notes) of all runs in lockstep.
 
     ``advance(X, clock, level, streams)`` runs excursions from the configurations X (K, ...) with
@@ -350,7 +369,7 @@ def _ams(
     first_status = np.full((R, N), _splitting.IN_B)
     budget_hits = 0
 
-    def run(jobs, streams):
+    def run(jobs: list[tuple[int, int]], streams: np.ndarray) -> np.ndarray:
         nonlocal budget_hits
         X = np.stack([paths.states[r][k][-1] for r, k in jobs])
         clock0 = np.array([paths.times[r][k][-1] for r, k in jobs])
@@ -448,7 +467,9 @@ def _ams(
 # --------------------------------------------------------------------------- SA_P front end
 
 
-def _event_arrays(model, x_ref: np.ndarray, event) -> _kernels.EventArrays:
+def _event_arrays(
+    model: SoftmaxChain, x_ref: np.ndarray, event: LeaveBall | LeaveHull
+) -> _kernels.EventArrays:
     if not isinstance(event, (LeaveBall, LeaveHull)):
         raise ValueError(
             f"event must be a LeaveBall or a LeaveHull (the events a distance "
@@ -457,7 +478,7 @@ def _event_arrays(model, x_ref: np.ndarray, event) -> _kernels.EventArrays:
     return event.compile(np.ascontiguousarray(x_ref[None]), model.key_query(x_ref.shape[1]))
 
 
-def _chain(model, d: int) -> tuple[_kernels.Dynamics, float]:
+def _chain(model: SoftmaxChain, d: int) -> tuple[_kernels.Dynamics, float]:
     """The kernel parameters and constant scalar step of a SoftmaxChain with a constant step."""
     if not isinstance(model, SoftmaxChain):
         raise ValueError(f"model must be a SoftmaxChain (SA_P), got {model!r}")
@@ -469,7 +490,7 @@ def _chain(model, d: int) -> tuple[_kernels.Dynamics, float]:
     return model.kernel_params(d), float(model.schedule(0, 1).gammas[0])
 
 
-def _reference(x_ref) -> np.ndarray:
+def _reference(x_ref: ArrayLike) -> np.ndarray:
     try:
         x = np.array(x_ref, dtype=float)
     except (TypeError, ValueError):
@@ -480,7 +501,11 @@ def _reference(x_ref) -> np.ndarray:
 
 
 def reaction_coordinate(
-    x, event: LeaveBall | LeaveHull, *, x_ref=None, B=None
+    x: ArrayLike,
+    event: LeaveBall | LeaveHull,
+    *,
+    x_ref: ArrayLike | None = None,
+    B: ArrayLike | None = None,
 ) -> float | np.ndarray:
     """ξ(X) = max_i dist(x_i, K_i) / r_i of the configurations ``x`` for ``event`` (module notes).
 
@@ -525,12 +550,12 @@ def reaction_coordinate(
 
 def escape_probability(
     model: SoftmaxChain,
-    x_ref,
+    x_ref: ArrayLike,
     event: LeaveBall | LeaveHull,
     *,
     replicas: int = 100,
     runs: int = 20,
-    rng=None,
+    rng: SeedLike = None,
     reference_level: float | None = None,
     mode: str = "accelerated",
     max_steps: int | float | None = None,
@@ -676,7 +701,15 @@ class _Setup:
 
 
 def _setup(
-    model, x_ref, event, replicas, runs, reference_level, mode, max_steps, merge_tol
+    model: SoftmaxChain,
+    x_ref: ArrayLike,
+    event: LeaveBall | LeaveHull,
+    replicas: int,
+    runs: int,
+    reference_level: float | None,
+    mode: str,
+    max_steps: int | float | None,
+    merge_tol: float | None,
 ) -> _Setup:
     """Validate the arguments of :func:`escape_probability`."""
     x = _reference(x_ref)
@@ -722,7 +755,17 @@ class _Excursions:
     def __init__(self, setup: _Setup, backend: Backend):
         self.setup, self.backend = setup, backend
 
-    def __call__(self, X, clock, level, streams, *, low=None, high=np.inf, limit=None):
+    def __call__(
+        self,
+        X: np.ndarray,
+        clock: np.ndarray,
+        level: np.ndarray,
+        streams: np.ndarray,
+        *,
+        low: float | None = None,
+        high: float = np.inf,
+        limit: float | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list, np.ndarray]:
         """(status, clock, level, records, X) of the replicas started from the configurations X
         (K, n, d) with the streams (K, 4) (advanced in place); ``records`` holds per replica its
         (levels, times, states). Bounds default to the reference set, no upper level and the
@@ -757,7 +800,13 @@ class _Excursions:
         per_replica = [tuple(np.concatenate(seq) for seq in rec) for rec in recs]
         return walk.status, walk.clock, walk.level, per_replica, X
 
-    def _call(self, X, streams, bounds, walk) -> _splitting.Records:
+    def _call(
+        self,
+        X: np.ndarray,
+        streams: np.ndarray,
+        bounds: _splitting.Bounds,
+        walk: _splitting.Walk,
+    ) -> _splitting.Records:
         s, K = self.setup, X.shape[0]
         records = _splitting.Records(
             np.empty((K, _RECORDS)),
@@ -786,7 +835,9 @@ def _run_streams(seed: Seed, runs: int) -> tuple[list, list]:
     return keys, choosers
 
 
-def _sojourns(excursions: _Excursions, setup: _Setup, keys: list, max_steps):
+def _sojourns(
+    excursions: _Excursions, setup: _Setup, keys: list, max_steps: int | float | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The sojourns: stream k of run r from x_ref until ξ > z_A (or the event). Returns the
     streams (which the first excursions continue), the sojourn lengths, the entrances Y, whether
     each already meets the event (R, N) and the entrances' ξ."""
@@ -824,7 +875,9 @@ class _Returns:
         self.excursions, self.x_ref = excursions, x_ref
         self.offsets: list[np.ndarray] = []
 
-    def __call__(self, X, clock, level, streams):
+    def __call__(
+        self, X: np.ndarray, clock: np.ndarray, level: np.ndarray, streams: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
         status, clock, level, records, Xe = self.excursions(X, clock, level, streams)
         back = status == _splitting.IN_A
         self.offsets.append(np.linalg.norm(Xe[back] - self.x_ref, axis=2).max(axis=1))
@@ -832,7 +885,7 @@ class _Returns:
 
 
 def mean_escape_time(
-    model: SoftmaxChain, x_ref, event: LeaveBall | LeaveHull, **kwargs
+    model: SoftmaxChain, x_ref: ArrayLike, event: LeaveBall | LeaveHull, **kwargs: Any
 ) -> EscapeTime:
     """Mean first-passage time of ``event`` from ``x_ref``: :func:`escape_probability` (same
     parameters) combined with the cycle statistics by the renewal formula of the module notes,
