@@ -77,63 +77,28 @@ class Backend(Protocol):
 
 
 class Cpu:
-    """The numba kernels on the host's cores (chains in parallel over numba's threads)."""
+    """The numba kernels on the host's cores (chains in parallel over numba's threads); each
+    method passes its arguments, in the order of :class:`Backend`, to the driver of that name."""
 
     name = "cpu"
 
-    def advance(
-        self,
-        X: np.ndarray,
-        state: np.ndarray,
-        dyn: Any,
-        sched: Any,
-        t0: int,
-        nsteps: int,
-        ev: Any,
-        steps: np.ndarray,
-        done: np.ndarray,
-    ) -> None:
-        _kernels.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, numba.get_num_threads())
+    def advance(self, *args: Any) -> None:
+        _kernels.advance(*args, numba.get_num_threads())
 
-    def events_at(self, X: np.ndarray, ev: Any, out: np.ndarray) -> None:
-        _kernels.events_at(X, ev, out)
+    def events_at(self, *args: Any) -> None:
+        _kernels.events_at(*args)
 
-    def neighbour_sets(self, X: np.ndarray, dyn: Any, margin: float, out: np.ndarray) -> None:
-        _kernels.neighbour_sets(X, dyn, margin, out)
+    def neighbour_sets(self, *args: Any) -> None:
+        _kernels.neighbour_sets(*args)
 
-    def advance_accelerated(
-        self,
-        X: np.ndarray,
-        state: np.ndarray,
-        dyn: Any,
-        gamma: float,
-        tols: np.ndarray,
-        max_steps: float,
-        max_jumps: int,
-        ev: Any,
-        tally: Any,
-    ) -> None:
-        _accelerated.advance_accelerated(
-            X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally
-        )
+    def advance_accelerated(self, *args: Any) -> None:
+        _accelerated.advance_accelerated(*args)
 
-    def excursions(
-        self,
-        X: np.ndarray,
-        state: np.ndarray,
-        dyn: Any,
-        gamma: float,
-        tol: float,
-        accelerated: bool,
-        ev: Any,
-        bounds: Any,
-        walk: Any,
-        records: Any,
-    ) -> None:
-        _splitting.excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records)
+    def excursions(self, *args: Any) -> None:
+        _splitting.excursions(*args)
 
-    def coordinates(self, X: np.ndarray, ev: Any, out: np.ndarray) -> None:
-        _splitting.coordinates(X, ev, out)
+    def coordinates(self, *args: Any) -> None:
+        _splitting.coordinates(*args)
 
     def kernels(self, name: str) -> tuple:
         return {
