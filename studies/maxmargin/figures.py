@@ -301,6 +301,21 @@ def _row(exp, what, measured, ref, ok, value=np.nan, threshold=np.nan) -> tuple:
     return (exp, what, measured, ref, bool(ok), float(value), float(threshold))
 
 
+def _above(
+    exp: str, what: str, value: float, threshold: float, digits: int, note: str = ""
+) -> tuple:
+    """The criterion ``value > threshold``, ``value`` printed with ``digits`` decimals."""
+    return _row(
+        exp,
+        what,
+        f"{value:.{digits}f}",
+        f"> {threshold:g}{note}",
+        value > threshold,
+        value,
+        threshold,
+    )
+
+
 def _objectives(svm: pd.DataFrame, exp: str, problem: str) -> pd.DataFrame:
     return svm[(svm.experiment == exp) & (svm.problem == problem)]
 
@@ -349,35 +364,13 @@ def _e1_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         len(both),
     )
     a = s1[np.isclose(s1.c, 0.9)]
-    yield _row(
-        "E1b",
-        "c=0.9: min corr(p, p^mm_glob), 6 inits",
-        f"{a.corr_global.min():.5f}",
-        "> 0.999",
-        a.corr_global.min() > 0.999,
-        a.corr_global.min(),
-        0.999,
-    )
+    yield _above("E1b", "c=0.9: min corr(p, p^mm_glob), 6 inits", a.corr_global.min(), 0.999, 5)
     b = s1[np.isclose(s1.c, 0.0)]
     gl, lo = b[b.init >= -0.5], b[b.init <= -1.0]
-    yield _row(
-        "E1c",
-        "c=0: min corr with global, s ∈ {1,.5,0,−.5}",
-        f"{gl.corr_global.min():.5f}",
-        "> 0.999",
-        gl.corr_global.min() > 0.999,
-        gl.corr_global.min(),
-        0.999,
+    yield _above(
+        "E1c", "c=0: min corr with global, s ∈ {1,.5,0,−.5}", gl.corr_global.min(), 0.999, 5
     )
-    yield _row(
-        "E1c",
-        "c=0: min corr with (1,0,0), s ∈ {−1,−1.5}",
-        f"{lo.corr_local.min():.5f}",
-        "> 0.999",
-        lo.corr_local.min() > 0.999,
-        lo.corr_local.min(),
-        0.999,
-    )
+    yield _above("E1c", "c=0: min corr with (1,0,0), s ∈ {−1,−1.5}", lo.corr_local.min(), 0.999, 5)
     v09 = l1[np.isclose(l1.c, 0.9) & (l1.alpha == 1)].locally_optimal.iloc[0]
     v0 = l1[np.isclose(l1.c, 0.0) & (l1.alpha == 1)].locally_optimal.iloc[0]
     yield _row(
@@ -387,14 +380,8 @@ def _e1_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         "False / True",
         (not v09) and v0,
     )
-    yield _row(
-        "E1e",
-        "min final softmax prob. of selected token",
-        f"{s1.selected_prob.min():.6f}",
-        "> 0.9999",
-        s1.selected_prob.min() > 0.9999,
-        s1.selected_prob.min(),
-        0.9999,
+    yield _above(
+        "E1e", "min final softmax prob. of selected token", s1.selected_prob.min(), 0.9999, 6
     )
 
 
@@ -403,15 +390,7 @@ def _e2_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
     s2 = tab.s2
     ngd, gd = s2[s2.method == "NGD"], s2[s2.method == "GD"]
     n0, g0 = ngd[ngd.init == 0.0].iloc[0], gd[gd.init == 0.0].iloc[0]
-    yield _row(
-        "E2",
-        "NGD: min corr(p, p^mm), 6 inits",
-        f"{ngd.corr_svm.min():.5f}",
-        "> 0.999",
-        ngd.corr_svm.min() > 0.999,
-        ngd.corr_svm.min(),
-        0.999,
-    )
+    yield _above("E2", "NGD: min corr(p, p^mm), 6 inits", ngd.corr_svm.min(), 0.999, 5)
     yield _row(
         "E2",
         "NGD p0=0: ‖p(200)‖",
@@ -421,15 +400,7 @@ def _e2_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         n0.norm_200,
         20,
     )
-    yield _row(
-        "E2",
-        "NGD p0=0: mean softmax prob. at 50",
-        f"{n0.prob_50:.4f}",
-        "> 0.99 (stored ≈1)",
-        n0.prob_50 > 0.99,
-        n0.prob_50,
-        0.99,
-    )
+    yield _above("E2", "NGD p0=0: mean softmax prob. at 50", n0.prob_50, 0.99, 4, " (stored ≈1)")
     yield _row(
         "E2",
         "GD p0=0: ‖p(200)‖",
@@ -515,15 +486,7 @@ def _e3_dynamics_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[
         min(t.corr_v, nt.corr_v),
         0.9999,
     )
-    yield _row(
-        "E3c",
-        "tight: corr(p, p^mm)",
-        f"{t.corr_p_full:.6f}",
-        "> 0.9999",
-        t.corr_p_full > 0.9999,
-        t.corr_p_full,
-        0.9999,
-    )
+    yield _above("E3c", "tight: corr(p, p^mm)", t.corr_p_full, 0.9999, 6)
     yield _row(
         "E3d",
         "non-tight: corr(p, p^relax) / corr(p, p^full)",
@@ -583,14 +546,13 @@ def _e4_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         at("W", "corr_fro_mean", steps),
         0.99,
     )
-    yield _row(
+    yield _above(
         "E4b",
         f"mean corr(KQ, W^mm_nuc) at {steps}",
-        f"{at('KQ', 'corr_nuc_mean', steps):.4f}",
-        "> 0.99 (0.997)",
-        at("KQ", "corr_nuc_mean", steps) > 0.99,
         at("KQ", "corr_nuc_mean", steps),
         0.99,
+        4,
+        " (0.997)",
     )
     mismatch = max(at("W", "corr_nuc_mean", steps), at("KQ", "corr_fro_mean", steps))
     yield _row(
@@ -631,15 +593,7 @@ def _e5_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
     """E5: the direction and the offsets of p₂ for the linear and logistic losses."""
     s5, _ = read_table(out / "e5_summary.csv")
     small = s5[s5.C <= 10]
-    yield _row(
-        "E5",
-        "min corr(p, (1,0)) for C ≤ 10, both losses",
-        f"{small.corr_svm.min():.5f}",
-        "> 0.999",
-        small.corr_svm.min() > 0.999,
-        small.corr_svm.min(),
-        0.999,
-    )
+    yield _above("E5", "min corr(p, (1,0)) for C ≤ 10, both losses", small.corr_svm.min(), 0.999, 5)
     offsets = (("linear", 10.0, 1.15), ("linear", 100.0, 2.30), ("logistic", 10.0, -3.19))
     for loss, C, ref in offsets:
         row = s5[(s5.loss == loss) & np.isclose(s5.C, C)]
