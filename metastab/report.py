@@ -44,8 +44,9 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import IO
 
+    from .models import _Model
     from .polytope import Polytope
-    from .rng import RNGLike
+    from .rng import RNGLike, SeedLike
 
 __all__ = [
     "COLUMNS",
@@ -69,6 +70,8 @@ __all__ = [
     "md_cell",
     "polytope_from_spec",
     "checks_config",
+    "recorded",
+    "quantile_band",
 ]
 
 COLUMNS = (
@@ -399,3 +402,42 @@ def polytope_from_spec(spec: dict, rng: RNGLike = None) -> Polytope:
     from .registry import polytope_from_dict
 
     return polytope_from_dict(spec, rng=rng)
+
+
+def recorded(
+    model: _Model, x0: np.ndarray, steps: int, every: int, fine: int, chains: int, rng: SeedLike
+) -> tuple[np.ndarray, np.ndarray]:
+    """(times, trajectories) of ``chains`` chains: every step up to ``fine``, every ``every``
+    steps after, up to ``steps``. Two runs from the same seed, whose paths agree step for step
+    (chain k's stream depends only on the seed and k), so the start is seen in full without
+    recording the whole run."""
+    from .engine import simulate
+
+    head = simulate(model, x0, steps=fine, chains=chains, record_every=1, rng=rng)
+    tail = simulate(model, x0, steps=steps, chains=chains, record_every=every, rng=rng)
+    assert head.times is not None and tail.times is not None  # recorded runs
+    assert head.trajectory is not None and tail.trajectory is not None
+    later = tail.times > fine
+    return (
+        np.concatenate([head.times, tail.times[later]]),
+        np.concatenate([head.trajectory, tail.trajectory[:, later]], axis=1),
+    )
+
+
+def quantile_band(
+    values: np.ndarray, model: str, beta: float, times: np.ndarray, chains: int
+) -> pd.DataFrame:
+    """The 10%, 50% and 90% quantiles over the chains (axis 0) of ``values`` at each of
+    ``times``: columns model, beta, step, q10, median, q90, chains."""
+    q = np.quantile(values, [0.1, 0.5, 0.9], axis=0)
+    return pd.DataFrame(
+        {
+            "model": model,
+            "beta": beta,
+            "step": times,
+            "q10": q[0],
+            "median": q[1],
+            "q90": q[2],
+            "chains": chains,
+        }
+    )

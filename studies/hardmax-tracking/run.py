@@ -33,7 +33,7 @@ import pandas as pd
 
 import metastab as ms
 from metastab import stats, theory
-from metastab.report import polytope_from_spec
+from metastab.report import polytope_from_spec, quantile_band, recorded
 from metastab.results import provenance, write_table
 
 
@@ -78,19 +78,6 @@ def models(beta: float, gamma: float) -> dict:
     }
 
 
-def recorded(model, x0, steps, every, fine, chains, rng):
-    """Snapshots at every step up to ``fine`` and every ``every`` steps after: two runs from
-    the same seed, whose paths agree step for step (chain k's stream depends only on the seed
-    and k), so the early transient is seen in full without recording the whole run."""
-    head = ms.simulate(model, x0, steps=fine, chains=chains, record_every=1, rng=rng)
-    tail = ms.simulate(model, x0, steps=steps, chains=chains, record_every=every, rng=rng)
-    later = tail.times > fine
-    return (
-        np.concatenate([head.times, tail.times[later]]),
-        np.concatenate([head.trajectory, tail.trajectory[:, later]], axis=1),
-    )
-
-
 def over_time(P, x0, gamma, cfg, seed) -> pd.DataFrame:
     """Distance to the hardmax path, per β and model, at every step up to ``fine`` and every
     ``record_every`` steps after."""
@@ -103,20 +90,7 @@ def over_time(P, x0, gamma, cfg, seed) -> pd.DataFrame:
             seq = np.random.SeedSequence(seed, spawn_key=(0, ib))
             times, paths = recorded(model, x0, steps, every, fine, chains, seq)
             dist = sup_distance(paths, hard[0])
-            q = np.quantile(dist, [0.1, 0.5, 0.9], axis=0)
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "model": name,
-                        "beta": float(beta),
-                        "step": times,
-                        "q10": q[0],
-                        "median": q[1],
-                        "q90": q[2],
-                        "chains": chains,
-                    }
-                )
-            )
+            frames.append(quantile_band(dist, name, float(beta), times, chains))
     return pd.concat(frames, ignore_index=True)
 
 
