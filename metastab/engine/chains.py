@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from .._kernels import _ROWS
 from .._validate import integer
+from ..kernels.steps import _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 from ..rng import Seed, as_seed
 
