@@ -8,9 +8,11 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from metastab.report import checks_config, read_checks
+from metastab.report import checks_config, read_checks, sibling
 from metastab.results import read_table
 from metastab.study_figures import axes_grid, legend_below
+
+_checks = sibling(__file__, "checks")
 
 
 def _load(out: Path):
@@ -246,15 +248,7 @@ def _inputs(out: Path) -> SimpleNamespace:
     _, meta = read_table(out / "summary.csv")
     cfg = meta["config"]
     C_event = float(cfg["C_event"])
-    polys_t = read_table(out / "polytopes.csv")[0]
-    good = set(
-        polys_t.loc[
-            polys_t["equinorm"].astype(bool)
-            & polys_t["acute_cones"].astype(bool)
-            & (polys_t["c0"] > 0),
-            "polytope",
-        ]
-    )
+    good = _checks.hypotheses(read_table(out / "polytopes.csv")[0])
     admissible = summary[summary["cones_ok"]]
     ok = admissible[admissible["polytope"].isin(good)]
     apart = admissible[~admissible["polytope"].isin(good)]
@@ -476,12 +470,7 @@ def _probability_bullet(c: SimpleNamespace) -> list[str]:
 
 def _event_check(c: SimpleNamespace) -> list[str]:
     """The hitting times of the recorded paths against first_passage's ReachVertices."""
-    chains = c.chains
-    same = np.where(
-        chains["censored"],
-        chains["hit_step_event"] == -1,
-        chains["hit_step_event"] == chains["hit_step"],
-    )
+    same = _checks.paths_agree(c.chains)
     return [
         f"Check: the hitting times computed from the recorded paths agree with "
         f"`first_passage` and the package's `ReachVertices` event on {same.sum()} of "

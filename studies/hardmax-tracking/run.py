@@ -218,14 +218,27 @@ def _chain_fit(stage2: pd.DataFrame) -> dict | None:
         warnings.simplefilter("ignore", stats.DiagnosticWarning)
         fit = stats.fit_scaling(frame)
         lo, hi = fit.confidence_interval("slope")
+    return _fit_row("SA_P, censored joint fit", fit.slope, fit.intercept, frame["beta"], lo, hi)
+
+
+def _fit_row(
+    what: str,
+    slope: float,
+    intercept: float,
+    beta: pd.Series,
+    low: float = np.nan,
+    high: float = np.nan,
+) -> dict:
+    """One row of the fits table: the fitted line, its interval for the slope (NaN for least
+    squares) and the β range it rests on."""
     return {
-        "what": "SA_P, censored joint fit",
-        "slope": fit.slope,
-        "low": lo,
-        "high": hi,
-        "intercept": fit.intercept,
-        "beta_min": frame["beta"].min(),
-        "beta_max": frame["beta"].max(),
+        "what": what,
+        "slope": slope,
+        "low": low,
+        "high": high,
+        "intercept": intercept,
+        "beta_min": beta.min(),
+        "beta_max": beta.max(),
     }
 
 
@@ -235,15 +248,7 @@ def _flow_fit(flow: pd.DataFrame) -> dict | None:
     if len(ok) < 2:
         return None
     slope, intercept = np.polyfit(ok["beta"], np.log(ok["median"]), 1)
-    return {
-        "what": "SA_beta, least squares on log T",
-        "slope": slope,
-        "low": np.nan,
-        "high": np.nan,
-        "intercept": intercept,
-        "beta_min": ok["beta"].min(),
-        "beta_max": ok["beta"].max(),
-    }
+    return _fit_row("SA_beta, least squares on log T", slope, intercept, ok["beta"])
 
 
 def _plateau_fit(flow: pd.DataFrame) -> dict | None:
@@ -253,15 +258,7 @@ def _plateau_fit(flow: pd.DataFrame) -> dict | None:
         return None
     ok = ok[ok["regime"]] if ok["regime"].sum() >= 2 else ok
     slope, intercept = np.polyfit(np.log(ok["beta"]), np.log(ok["plateau"]), 1)
-    return {
-        "what": "SA_beta plateau distance, log-log slope",
-        "slope": slope,
-        "low": np.nan,
-        "high": np.nan,
-        "intercept": intercept,
-        "beta_min": ok["beta"].min(),
-        "beta_max": ok["beta"].max(),
-    }
+    return _fit_row("SA_beta plateau distance, log-log slope", slope, intercept, ok["beta"])
 
 
 def _frozen_fit(chain: pd.DataFrame) -> dict | None:
@@ -269,15 +266,7 @@ def _frozen_fit(chain: pd.DataFrame) -> dict | None:
     if len(chain) < 2:
         return None
     slope, intercept = np.polyfit(chain["beta"], np.log(chain["frozen_mean"] - chain["t0"]), 1)
-    return {
-        "what": "frozen law log(1/p)",
-        "slope": slope,
-        "low": np.nan,
-        "high": np.nan,
-        "intercept": intercept,
-        "beta_min": chain["beta"].min(),
-        "beta_max": chain["beta"].max(),
-    }
+    return _fit_row("frozen law log(1/p)", slope, intercept, chain["beta"])
 
 
 def run(config: dict, out: Path) -> None:

@@ -152,25 +152,39 @@ def _styles(cfg: dict) -> dict:
     return styles
 
 
-def _hull_figure(out: Path, summary: pd.DataFrame, series: pd.DataFrame, styles: dict) -> None:
-    """(a) hull area and its distance to the limit area."""
+def _series_grid(out, series, styles, skip, draw, ylabels, title, name) -> None:
+    """Two rows of panels, one column per Figure-2 configuration: ``draw(top, bottom, config,
+    label, style, rows)`` for each dynamics of ``styles`` not ``skip(label)`` that has a series."""
     fig, axes = canvas(2, 4, width=15, height=6.5, sharex=True)
     for j, config in enumerate(FIGURE2):
         for label, style in styles.items():
+            if skip(label):
+                continue
             s = series[(series["config"] == config) & (series["label"] == label)]
             if s.empty:
                 continue
-            axes[0, j].plot(s["step"], s["area"], label=label, **style)
-            end = summary[(summary["config"] == config) & (summary["label"] == label)]
-            gap = (s["area"] - float(end["area_end"].iloc[0])).clip(lower=1e-16)
-            axes[1, j].semilogy(s["step"], gap, **style)
+            draw(axes[0, j], axes[1, j], config, label, style, s)
         axes[0, j].set_title(TITLES[config])
         axes[1, j].set_xlabel("step t")
-    axes[0, 0].set_ylabel("area of conv{x_i^t}")
-    axes[1, 0].set_ylabel("area(t) − area(∞)  (floored at 1e-16)")
+    axes[0, 0].set_ylabel(ylabels[0])
+    axes[1, 0].set_ylabel(ylabels[1])
     axes[0, 0].legend(fontsize=7)
-    fig.suptitle("(a) the hull shrinks monotonically and converges to a polytope")
-    fig.savefig(out / "hull.png", dpi=DPI)
+    fig.suptitle(title)
+    fig.savefig(out / name, dpi=DPI)
+
+
+def _hull_figure(out: Path, summary: pd.DataFrame, series: pd.DataFrame, styles: dict) -> None:
+    """(a) hull area and its distance to the limit area."""
+
+    def draw(top, bottom, config, label, style, s):
+        top.plot(s["step"], s["area"], label=label, **style)
+        end = summary[(summary["config"] == config) & (summary["label"] == label)]
+        gap = (s["area"] - float(end["area_end"].iloc[0])).clip(lower=1e-16)
+        bottom.semilogy(s["step"], gap, **style)
+
+    ylabels = ("area of conv{x_i^t}", "area(t) − area(∞)  (floored at 1e-16)")
+    title = "(a) the hull shrinks monotonically and converges to a polytope"
+    _series_grid(out, series, styles, lambda label: False, draw, ylabels, title, "hull.png")
 
 
 def _limit_figure(
@@ -255,24 +269,18 @@ def _recovery_figure(out: Path, summary: pd.DataFrame) -> None:
 
 def _quiescent_figure(out: Path, summary: pd.DataFrame, series: pd.DataFrame, styles: dict) -> None:
     """(d) quiescent tokens: fraction quiescent and tokens whose neighbour set changed."""
-    fig, axes = canvas(2, 4, width=15, height=6.5, sharex=True)
-    for j, config in enumerate(FIGURE2):
-        for label, style in styles.items():
-            if label.startswith("softmax") or label == "localmax r large":
-                continue
-            s = series[(series["config"] == config) & (series["label"] == label)]
-            if s.empty:
-                continue
-            n = int(summary[(summary["config"] == config)]["n"].iloc[0])
-            axes[0, j].step(s["step"], s["quiescent"] / n, where="post", label=label, **style)
-            axes[1, j].step(s["step"], s["changed"], where="post", **style)
-        axes[0, j].set_title(TITLES[config])
-        axes[1, j].set_xlabel("step t")
-    axes[0, 0].set_ylabel("fraction quiescent (N_i fixed from t on)")
-    axes[1, 0].set_ylabel("tokens whose N_i changed at t")
-    axes[0, 0].legend(fontsize=7)
-    fig.suptitle("(d) quiescent tokens: neighbour sets stop changing after finitely many steps")
-    fig.savefig(out / "quiescent.png", dpi=DPI)
+
+    def draw(top, bottom, config, label, style, s):
+        n = int(summary[(summary["config"] == config)]["n"].iloc[0])
+        top.step(s["step"], s["quiescent"] / n, where="post", label=label, **style)
+        bottom.step(s["step"], s["changed"], where="post", **style)
+
+    def skip(label):
+        return label.startswith("softmax") or label == "localmax r large"
+
+    ylabels = ("fraction quiescent (N_i fixed from t on)", "tokens whose N_i changed at t")
+    title = "(d) quiescent tokens: neighbour sets stop changing after finitely many steps"
+    _series_grid(out, series, styles, skip, draw, ylabels, title, "quiescent.png")
 
 
 # --------------------------------------------------------------------------- report
