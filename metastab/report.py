@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import IO
 
-    from .models import _Model
+    from .engine.chains import Model
     from .polytope import Polytope
     from .rng import RNGLike, SeedLike
 
@@ -405,7 +405,7 @@ def polytope_from_spec(spec: dict, rng: RNGLike = None) -> Polytope:
 
 
 def recorded(
-    model: _Model, x0: np.ndarray, steps: int, every: int, fine: int, chains: int, rng: SeedLike
+    model: Model, x0: np.ndarray, steps: int, every: int, fine: int, chains: int, rng: SeedLike
 ) -> tuple[np.ndarray, np.ndarray]:
     """(times, trajectories) of ``chains`` chains: every step up to ``fine``, every ``every``
     steps after, up to ``steps``. Two runs from the same seed, whose paths agree step for step

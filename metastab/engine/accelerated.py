@@ -57,10 +57,9 @@ from .resolution import _GEOMETRIC, constant_chain, merge_tolerance, scale, work
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from ..models import _Model
     from ..rng import SeedLike
     from .backends import Backend
-    from .chains import EventSpec
+    from .chains import EventSpec, Model
 
 __all__ = ["budget", "first_passage_accelerated"]
 
@@ -95,7 +94,7 @@ def budget(max_steps: int | float) -> int | float:
 
 
 def first_passage_accelerated(
-    model: _Model,
+    model: Model,
     x0: ArrayLike,
     event: EventSpec,
     *,
@@ -114,8 +113,10 @@ def first_passage_accelerated(
 
     Parameters
     ----------
-    model : SoftmaxChain
-        With a constant step (scalar γ or step matrix); other models and schedules are refused.
+    model : SoftmaxChain or SphereChain
+        SoftmaxChain with a constant step (scalar γ or step matrix; schedules are refused), or
+        SphereChain with V = I (a crossing token's move is followed by LayerNorm; in-group picks
+        are exact no-ops, so the law above carries over unchanged); other models are refused.
     max_steps : int or float
         Step budget, any integral value >= 1 (e.g. 1e100): step counts are float64.
     merge_tol : float in [0, 1], optional

@@ -28,15 +28,14 @@ from .progress import announce_compile
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from ..models import _Model
     from ..rng import SeedLike
-    from .chains import EventSpec
+    from .chains import EventSpec, Model
 
 __all__ = ["simulate", "first_passage"]
 
 
 def simulate(
-    model: _Model,
+    model: Model,
     x0: ArrayLike,
     *,
     steps: int,
@@ -53,8 +52,9 @@ def simulate(
 
     Parameters
     ----------
-    model : SoftmaxChain, SoftmaxFlow, Hardmax or Localmax
-    x0 : array, (n, d) shared by all chains or (chains, n, d) one per chain
+    model : SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, SphereFlow or SphereChain
+    x0 : array, (n, d) shared by all chains or (chains, n, d) one per chain (unit rows for the
+        sphere models, within ``metastab.sphere.SPHERE_TOL``)
     steps : int >= 1
     chains : int, optional (default 1, or x0.shape[0] for a 3-D x0)
     rng : None, int, SeedSequence or Generator
@@ -178,7 +178,7 @@ def simulate(
 
 
 def first_passage(
-    model: _Model,
+    model: Model,
     x0: ArrayLike,
     event: EventSpec,
     *,

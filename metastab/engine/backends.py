@@ -24,11 +24,15 @@ from ..kernels import (
     drivers as _drivers,
 )
 from ..kernels import (
+    sphere as _sphere,
+)
+from ..kernels import (
     splitting as _splitting,
 )
 from ..kernels import (
     streams as _streams,
 )
+from ..kernels.params import SPHERE_CHAIN, SPHERE_FLOW
 
 __all__ = ["BACKENDS", "Backend", "resolve"]
 
@@ -94,7 +98,11 @@ class Cpu:
     name = "cpu"
 
     def advance(self, *args: Any) -> None:
-        _drivers.advance(*args, numba.get_num_threads())
+        # args: X, state, dyn, sched, t0, nsteps, ev, steps, done (as Backend.advance)
+        kernel = (
+            _sphere.advance if args[2].kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers.advance
+        )
+        kernel(*args, numba.get_num_threads())
 
     def events_at(self, *args: Any) -> None:
         _drivers.events_at(*args)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import numpy as np
 
@@ -10,16 +10,21 @@ from .._validate import integer
 from ..kernels.steps import _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 from ..rng import Seed, as_seed
+from ..sphere import SPHERE_MODELS, check_on_sphere
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from ..models import _Model
     from ..rng import SeedLike
+    from ..sphere import _SphereModel
 
-__all__ = ["EventSpec", "check_event", "check_model", "prepare", "run_bytes", "start"]
+__all__ = ["EventSpec", "Model", "check_event", "check_model", "prepare", "run_bytes", "start"]
 
-MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax)
+# The dynamics the engine runs (:data:`MODELS`): those of metastab.models and metastab.sphere.
+Model: TypeAlias = "_Model | _SphereModel"
+
+MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, *SPHERE_MODELS)
 # Largest |score| bound accepted at time 0 (beta * score differences must stay finite).
 _SCORE_LIMIT = 1e307
 
@@ -82,12 +87,14 @@ def _check_scores(x: np.ndarray, B: np.ndarray) -> None:
 
 
 def prepare(
-    model: _Model, x0: ArrayLike, chains: int | None, first_chain: int
+    model: Model, x0: ArrayLike, chains: int | None, first_chain: int
 ) -> tuple[np.ndarray, int, int]:
     """Validated (x, C, first_chain): nothing of the size of the run is allocated yet."""
     check_model(model)
     x, C = _initial(x0, chains)
     first_chain = integer("first_chain", first_chain, 0)
+    if isinstance(model, SPHERE_MODELS):
+        check_on_sphere(x)
     _check_scores(x, model.key_query(x.shape[2]))
     return x, C, first_chain
 

@@ -21,7 +21,8 @@ from .progress import Progress
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from ..models import Hardmax, Localmax, _Model
+    from ..models import Hardmax, Localmax
+    from .chains import Model
 
 __all__ = ["drive", "neighbour_sets", "record_plan", "record_times"]
 
@@ -33,7 +34,7 @@ _CALL_SECONDS = 0.5
 
 def drive(
     backend: Backend,
-    model: _Model,
+    model: Model,
     X: np.ndarray,
     state: np.ndarray,
     total: int,
