@@ -16,6 +16,7 @@ import math
 import sys
 import time
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
@@ -28,6 +29,13 @@ from .kernels import drivers as _drivers
 from .kernels import streams as _streams
 from .models import SoftmaxChain
 from .polytope import regular_polygon
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from numpy.typing import ArrayLike
+
+    from .rng import RNGLike
 
 __all__ = [
     "numpy_chain",
@@ -54,7 +62,9 @@ def workload_w1() -> np.ndarray:
     return shrunk(regular_polygon(5), 20, 0.5)
 
 
-def numpy_chain(x0, beta: float, gamma: float, *, steps: int, chains: int, rng=None) -> np.ndarray:
+def numpy_chain(
+    x0: ArrayLike, beta: float, gamma: float, *, steps: int, chains: int, rng: RNGLike = None
+) -> np.ndarray:
     """SA_P for B = I in plain vectorised NumPy; returns the (chains, n, d) final states.
 
     Per step, for all chains at once: scores s_ij = <x_i, x_j> by einsum, weights
@@ -150,13 +160,13 @@ def run_bench(
 
 
 def escape_bench(
-    betas=ESCAPE_BETAS,
+    betas: Sequence[float] = ESCAPE_BETAS,
     *,
     chains: int = ESCAPE_CHAINS,
     exact_factor: float = 10.0,
     seed: int = 0,
     progress: bool = False,
-    on_row=None,
+    on_row: Callable[[dict], None] | None = None,
 ) -> list[dict]:
     """Seconds per observed escape of ``first_passage`` in exact and in accelerated mode.
 
@@ -286,7 +296,12 @@ def _sphere(n: int, d: int, seed: int) -> np.ndarray:
 
 
 def sizes_bench(
-    sizes=SIZES, *, beta: float = 5.0, gamma: float = 0.1, repeat: int = 3, seed: int = 0
+    sizes: Sequence[tuple[int, int, int, int]] = SIZES,
+    *,
+    beta: float = 5.0,
+    gamma: float = 0.1,
+    repeat: int = 3,
+    seed: int = 0,
 ) -> dict:
     """Token-steps per second of metastab.simulate and of :func:`numpy_chain` from n = 20 to
     transformer-like n and d (unit-sphere tokens, B = I), and the machine's FMA peak.

@@ -14,6 +14,7 @@ rounding (the difference is reported).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 
 import numba
 import numpy as np
@@ -63,12 +64,12 @@ def numpy_post_ln(X: np.ndarray, beta: float, dt: float, *, steps: int) -> np.nd
 
 def phase_diagram_bench(
     *,
-    dims=PHASE_DIMS,
+    dims: Sequence[int] = PHASE_DIMS,
     chains: int = PHASE_CHAINS,
     steps: int = PHASE_STEPS,
     repeat: int = 3,
     seed: int = 0,
-    on_row=None,
+    on_row: Callable[[dict], None] | None = None,
 ) -> list[dict]:
     """Realisation-steps per second of ``metastab.simulate(SphereFlow(4, 0.1), ...)`` and of
     :func:`numpy_post_ln` on the phase-diagram workload, one row per d (``on_row(row)`` is called

@@ -20,6 +20,14 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas as pd
+
+    from .rng import SeedLike
 
 # The library is imported inside the functions: the command line reads the constants below
 # for its --help without loading numba, scipy or pandas.
@@ -36,13 +44,13 @@ DEMO_FACTOR = 0.5
 
 
 def escape_demo(
-    betas=DEMO_BETAS,
+    betas: Sequence[float] = DEMO_BETAS,
     *,
     chains: int = DEMO_CHAINS,
     max_steps: int = DEMO_MAX_STEPS,
-    seed=DEMO_SEED,
-    progress=False,
-):
+    seed: SeedLike = DEMO_SEED,
+    progress: bool = False,
+) -> pd.DataFrame:
     """Run the demo: escape times T2 of SA_P from the clustered pentagon, one row per β.
 
     Every β uses the same root ``seed`` (chain k draws the same uniforms at every β: common random

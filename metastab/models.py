@@ -13,12 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from ._validate import matrix, real
 from .kernels import params as _params
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["SoftmaxChain", "SoftmaxFlow", "Hardmax", "Localmax", "NEIGHBOUR_RULES", "step_matrix"]
 
@@ -63,7 +66,7 @@ def _gamma(value):
     return _frozen_matrix(a, "gamma (step matrix)")
 
 
-def step_matrix(V) -> np.ndarray:
+def step_matrix(V: ArrayLike) -> np.ndarray:
     """The step matrix P = (I + V)^{-1} V of a general value matrix V (science.md §1).
 
     >>> step_matrix(np.eye(2) * 0.5)   # V = I/2 gives the scalar step 1/3

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from . import stats, theory
+
+if TYPE_CHECKING:
+    import os
+    from typing import Any
+
+    from matplotlib.figure import Figure
 
 __all__ = ["arrhenius_figure", "canvas", "save", "survival_figure"]
 
@@ -25,8 +32,8 @@ def canvas(
     width: float = 6.0,
     height: float = 4.2,
     squeeze: bool = True,
-    **subplots,
-):
+    **subplots: Any,
+) -> tuple[Figure, Any]:
     """A constrained-layout figure on the Agg canvas (no pyplot state, nothing to close) and
     its rows×cols axes, as ``Figure.subplots`` returns them (``squeeze``, ``sharex``, ...) --
     the canvas of every figure of the package and of the studies.
@@ -43,7 +50,7 @@ def canvas(
     return fig, fig.subplots(rows, cols, squeeze=squeeze, **subplots)
 
 
-def save(fig, path, *, dpi: int = 150):
+def save(fig: Figure, path: str | os.PathLike[str] | None, *, dpi: int = 150) -> Figure:
     """Write ``fig`` to ``path`` (format by suffix, parent folders created) unless ``path`` is
     None; returns the figure."""
     if path is not None:
@@ -76,15 +83,15 @@ def _groups(data, by):
 
 
 def survival_figure(
-    data,
-    path=None,
+    data: Any,
+    path: str | os.PathLike[str] | None = None,
     *,
-    by="beta",
-    law="geometric",
-    confidence_level=0.95,
-    method="log-log",
-    fitted=True,
-):
+    by: str = "beta",
+    law: str = "geometric",
+    confidence_level: float = 0.95,
+    method: str = "log-log",
+    fitted: bool = True,
+) -> Figure:
     """Kaplan–Meier survival curves per β on log–log axes, with bands and the fitted law.
 
     Each curve is Ŝ(t) of :func:`metastab.stats.survival` with its pointwise Greenwood band
@@ -180,8 +187,14 @@ def _fits(frame_or_fits, x, law, confidence_level):
 
 
 def arrhenius_figure(
-    frame_or_fits, path=None, bound=None, *, x="beta", law="geometric", confidence_level=0.95
-):
+    frame_or_fits: Any,
+    path: str | os.PathLike[str] | None = None,
+    bound: dict | None = None,
+    *,
+    x: str = "beta",
+    law: str = "geometric",
+    confidence_level: float = 0.95,
+) -> Figure:
     """Arrhenius plot: mean escape time against β (log axis), the fitted law and the bound.
 
     Points: E[T] = exposure/events per β with exact intervals (a β without events is drawn as

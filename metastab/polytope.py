@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.optimize import linprog
@@ -16,6 +17,11 @@ from scipy.spatial import ConvexHull, QhullError
 from scipy.spatial.distance import pdist
 
 from ._validate import integer, matrix, real
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .rng import RNGLike
 
 __all__ = ["Polytope", "regular_polygon", "random_polygon", "simplex", "cross_polytope", "gaussian"]
 
@@ -266,7 +272,7 @@ class Polytope:
             raise ValueError(f"a must be a vertex index in [0, {self.n_vertices}), got {a!r}")
         return a
 
-    def scores(self, x, B=None) -> np.ndarray:
+    def scores(self, x: ArrayLike, B: ArrayLike | None = None) -> np.ndarray:
         """Scores <B x, v_a> for every a, shape (..., κ) for x of shape (..., d).
 
         Examples
@@ -278,7 +284,7 @@ class Polytope:
         B = _check_matrix(B, self.dim)
         return (x @ B.T) @ self.vertices.T
 
-    def assign(self, x, B=None) -> np.ndarray:
+    def assign(self, x: ArrayLike, B: ArrayLike | None = None) -> np.ndarray:
         """Cell index σ(x) = argmax_a <B x, v_a> (cells C_a, science.md §2), shape x.shape[:-1].
 
         Exact ties go to the smallest index (``np.argmax``). With B = I and equinorm vertices
@@ -292,7 +298,7 @@ class Polytope:
         """
         return np.argmax(self.scores(x, B), axis=-1)
 
-    def owns_cells(self, B=None) -> np.ndarray:
+    def owns_cells(self, B: ArrayLike | None = None) -> np.ndarray:
         """Per vertex, whether v_a owns its cell: <B v_a, v_a> > <B v_a, v_b> for all b ≠ a.
 
         The genericity hypothesis of [FW] thm. exp.fast.polytope (science.md §2). A point that is
@@ -308,7 +314,7 @@ class Polytope:
         np.fill_diagonal(S, -np.inf)
         return own > S.max(axis=1)
 
-    def all_own_cells(self, B=None) -> bool:
+    def all_own_cells(self, B: ArrayLike | None = None) -> bool:
         """True if every vertex owns its cell (see :meth:`owns_cells`)."""
         return bool(np.all(self.owns_cells(B)))
 
@@ -340,7 +346,7 @@ class Polytope:
         off = np.linalg.norm((x - h.mean) @ h.normal, axis=-1)
         return slack, off
 
-    def contains(self, x, tol: float = 1e-12) -> np.ndarray:
+    def contains(self, x: ArrayLike, tol: float = 1e-12) -> np.ndarray:
         """Whether x lies in K, shape x.shape[:-1].
 
         x is accepted when its distance to the affine hull of K is <= tol and its signed
@@ -364,7 +370,9 @@ class Polytope:
         diff = self.vertices[a] - np.delete(self.vertices, a, axis=0)  # rows v_a − v_b
         return diff.T, eta + delta * np.linalg.norm(diff, axis=1)
 
-    def in_dominance_cone(self, x, a, eta, *, tol: float = 1e-12) -> np.ndarray:
+    def in_dominance_cone(
+        self, x: ArrayLike, a: int, eta: float, *, tol: float = 1e-12
+    ) -> np.ndarray:
         """Whether x is in I_a(η) = {x in K : <v_a − v_b, x> >= η for all b ≠ a} (science.md §2).
 
         ``tol`` applies to the membership in K only (see :meth:`contains`); the cone inequalities
@@ -378,7 +386,9 @@ class Polytope:
         """
         return self.in_eroded_cone(x, a, eta, 0.0, tol=tol)
 
-    def in_eroded_cone(self, x, a, eta, delta, *, tol: float = 1e-12) -> np.ndarray:
+    def in_eroded_cone(
+        self, x: ArrayLike, a: int, eta: float, delta: float, *, tol: float = 1e-12
+    ) -> np.ndarray:
         """Whether the closed ball B(x, δ) lies in I_a(η), i.e. x in I_a(η) ⊖ δ (science.md §2).
 
         I_a(η) is the polyhedron K ∩ {z : <v_b − v_a, z> <= −η, b ≠ a}, and a closed ball lies in
@@ -405,7 +415,7 @@ class Polytope:
         G, r = self._dominance(a, eta, delta)
         return in_k & np.all(x @ G >= r, axis=-1)
 
-    def dominance_inradius(self, a, eta) -> float:
+    def dominance_inradius(self, a: int, eta: float) -> float:
         """Radius r* of the largest closed ball inside I_a(η) (its Chebyshev radius).
 
         Solves the linear program max r subject to <g_k, z> + r|g_k| <= h_k over the facets of
@@ -490,7 +500,7 @@ class Polytope:
 # --------------------------------------------------------------------------- constructors
 
 
-def regular_polygon(k, radius=1.0, phase=0.0) -> Polytope:
+def regular_polygon(k: int, radius: float = 1.0, phase: float = 0.0) -> Polytope:
     """Regular k-gon v_a = radius · (cos(2πa/k + phase), sin(2πa/k + phase)), a = 0..k−1.
 
     k >= 3 (two points are a segment: use ``simplex(1)``). Equinorm, every vertex owns its cell,
@@ -510,15 +520,15 @@ def regular_polygon(k, radius=1.0, phase=0.0) -> Polytope:
 
 
 def random_polygon(
-    k,
+    k: int,
     *,
-    equal_norm=False,
-    radial_range=(0.4, 1.0),
-    all_vertices=True,
-    own_cells=True,
-    B=None,
-    max_tries=10_000,
-    rng=None,
+    equal_norm: bool = False,
+    radial_range: tuple[float, float] = (0.4, 1.0),
+    all_vertices: bool = True,
+    own_cells: bool = True,
+    B: ArrayLike | None = None,
+    max_tries: int = 10_000,
+    rng: RNGLike = None,
 ) -> Polytope:
     """Random polygon, the sampler of [FW]'s figure scripts, with rejection of unwanted draws.
 
@@ -576,7 +586,7 @@ def random_polygon(
     )
 
 
-def simplex(d) -> Polytope:
+def simplex(d: int) -> Polytope:
     """Regular simplex in R^d: d + 1 unit vectors centred at the origin, <v_a, v_b> = −1/d.
 
     Built from the centred standard basis of R^{d+1} in the orthonormal (Helmert) basis of the
@@ -601,7 +611,7 @@ def simplex(d) -> Polytope:
     return Polytope(V, name=f"simplex-{d}")
 
 
-def cross_polytope(d) -> Polytope:
+def cross_polytope(d: int) -> Polytope:
     """Cross-polytope conv{±e_i} in R^d, vertices e_1, ..., e_d, −e_1, ..., −e_d.
 
     Equinorm, every vertex owns its cell, c0 = 1 (2 for d = 1); for d >= 2 the cones have right
@@ -616,7 +626,7 @@ def cross_polytope(d) -> Polytope:
     return Polytope(np.vstack([np.eye(d), -np.eye(d)]), name=f"cross-{d}")
 
 
-def gaussian(k, d, *, rng=None) -> Polytope:
+def gaussian(k: int, d: int, *, rng: RNGLike = None) -> Polytope:
     """k points i.i.d. N(0, I_d / d), so that |v_a| ≈ 1 for large d.
 
     For fixed k and d → ∞ the points are nearly orthogonal with norms near 1, so every vertex

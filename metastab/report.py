@@ -33,9 +33,20 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Iterable
+    from types import ModuleType
+    from typing import IO
+
+    from .engine.chains import Model
+    from .polytope import Polytope
+    from .rng import RNGLike, SeedLike
 
 __all__ = [
     "COLUMNS",
@@ -59,6 +70,8 @@ __all__ = [
     "md_cell",
     "polytope_from_spec",
     "checks_config",
+    "recorded",
+    "quantile_band",
 ]
 
 COLUMNS = (
@@ -83,12 +96,12 @@ def check(
     role: str,
     statement: str,
     *,
-    measured=math.nan,
-    low=math.nan,
-    high=math.nan,
-    threshold=math.nan,
+    measured: float = math.nan,
+    low: float = math.nan,
+    high: float = math.nan,
+    threshold: float = math.nan,
     rule: str = "",
-    passed=None,
+    passed: bool | None = None,
     source: str = "",
 ) -> dict:
     """One row of a checks table (see the module docstring for the columns).
@@ -144,7 +157,7 @@ def checks_frame(rows: list[dict]) -> pd.DataFrame:
     return frame
 
 
-def read_checks(path) -> pd.DataFrame:
+def read_checks(path: str | os.PathLike[str] | IO[str]) -> pd.DataFrame:
     """A ``checks.csv`` as written by a study (``pass`` kept as the strings true/false/NA)."""
     frame = pd.read_csv(
         path,
@@ -256,7 +269,7 @@ def md_cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def fmt(x, digits: int = 3) -> str:
+def fmt(x: float | None, digits: int = 3) -> str:
     """A number for prose: ``digits`` significant digits, scientific notation outside
     [1e-3, 1e5), '–' for a missing value.
 
@@ -286,7 +299,7 @@ def fmt_p(p: float, resamples: int | None = None) -> str:
     return fmt(p, 2)
 
 
-def ci(low, high, digits: int = 3) -> str:
+def ci(low: float, high: float, digits: int = 3) -> str:
     """An interval ``[low, high]`` for prose."""
     return f"[{fmt(low, digits)}, {fmt(high, digits)}]"
 
@@ -307,7 +320,7 @@ def md_table(frame: pd.DataFrame, columns: dict, digits: int = 3) -> str:
     return "\n".join([head, rule, *body])
 
 
-def spread(values, count: int = 8) -> list:
+def spread(values: Iterable[float], count: int = 8) -> list:
     """At most ``count`` values of a sorted sequence, evenly spaced, first and last included.
 
     >>> spread(range(10), 4)
@@ -327,7 +340,7 @@ def write_checks(checks: pd.DataFrame, out: Path, meta: dict) -> Path:
     return write_table(checks[list(COLUMNS)], Path(out) / "checks.csv", meta)
 
 
-def read_tables(out, *names: str) -> list[pd.DataFrame]:
+def read_tables(out: str | os.PathLike[str], *names: str) -> list[pd.DataFrame]:
     """The tables ``out/NAME`` (as :func:`metastab.results.read_table` reads them), in order,
     without their provenance."""
     from .results import read_table
@@ -335,7 +348,7 @@ def read_tables(out, *names: str) -> list[pd.DataFrame]:
     return [read_table(Path(out) / name)[0] for name in names]
 
 
-def checks_config(out) -> dict:
+def checks_config(out: str | os.PathLike[str]) -> dict:
     """The configuration recorded with ``out/checks.csv``: the one the checks were computed
     with, thresholds and wording rules included (the tables' own sidecars keep the configuration
     of the run, which may predate a threshold's key)."""
@@ -344,7 +357,7 @@ def checks_config(out) -> dict:
     return read_table(Path(out) / "checks.csv")[1]["config"]
 
 
-def sibling(file, stem: str):
+def sibling(file: str | os.PathLike[str], stem: str) -> ModuleType:
     """The module ``stem.py`` beside ``file`` (a study's ``figures.py`` from its ``checks.py``),
     loaded from its path: study folders are not packages."""
     import importlib.util
@@ -370,7 +383,7 @@ def study_meta(study: str, config: dict) -> dict:
     }
 
 
-def polytope_from_spec(spec: dict, rng=None):
+def polytope_from_spec(spec: dict, rng: RNGLike = None) -> Polytope:
     """The polytope of a study config's polytope entry, a spec of
     :data:`metastab.registry.POLYTOPES`
     (``{kind = "regular", k = 5}``, ``{kind = "random-polygon", k = 6, seed = 3}``; the old
@@ -389,3 +402,42 @@ def polytope_from_spec(spec: dict, rng=None):
     from .registry import polytope_from_dict
 
     return polytope_from_dict(spec, rng=rng)
+
+
+def recorded(
+    model: Model, x0: np.ndarray, steps: int, every: int, fine: int, chains: int, rng: SeedLike
+) -> tuple[np.ndarray, np.ndarray]:
+    """(times, trajectories) of ``chains`` chains: every step up to ``fine``, every ``every``
+    steps after, up to ``steps``. Two runs from the same seed, whose paths agree step for step
+    (chain k's stream depends only on the seed and k), so the start is seen in full without
+    recording the whole run."""
+    from .engine import simulate
+
+    head = simulate(model, x0, steps=fine, chains=chains, record_every=1, rng=rng)
+    tail = simulate(model, x0, steps=steps, chains=chains, record_every=every, rng=rng)
+    assert head.times is not None and tail.times is not None  # recorded runs
+    assert head.trajectory is not None and tail.trajectory is not None
+    later = tail.times > fine
+    return (
+        np.concatenate([head.times, tail.times[later]]),
+        np.concatenate([head.trajectory, tail.trajectory[:, later]], axis=1),
+    )
+
+
+def quantile_band(
+    values: np.ndarray, model: str, beta: float, times: np.ndarray, chains: int
+) -> pd.DataFrame:
+    """The 10%, 50% and 90% quantiles over the chains (axis 0) of ``values`` at each of
+    ``times``: columns model, beta, step, q10, median, q90, chains."""
+    q = np.quantile(values, [0.1, 0.5, 0.9], axis=0)
+    return pd.DataFrame(
+        {
+            "model": model,
+            "beta": beta,
+            "step": times,
+            "q10": q[0],
+            "median": q[1],
+            "q90": q[2],
+            "chains": chains,
+        }
+    )

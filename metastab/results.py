@@ -8,14 +8,18 @@ import platform
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["FirstPassage", "Run", "provenance", "write_table", "read_table", "check_writable"]
 
 
-def provenance(**extra) -> dict:
+def provenance(**extra: Any) -> dict:
     """Versions, thread count and host facts to store beside the data."""
     import numba
     import scipy
@@ -64,7 +68,7 @@ def sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".json")
 
 
-def check_writable(path) -> Path:
+def check_writable(path: str | os.PathLike[str]) -> Path:
     """Check, before a long computation, that :func:`write_table` can write ``path``: its
     nearest existing ancestor is a folder in which a file can be created (a probe file, removed
     at once; missing folders below it are created only when the table is written). Raises
@@ -83,7 +87,7 @@ def check_writable(path) -> Path:
     return path
 
 
-def write_table(frame: pd.DataFrame, path, meta: dict) -> Path:
+def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], meta: dict) -> Path:
     """Write ``frame`` as CSV or parquet (by suffix) with a JSON provenance sidecar, atomically
     (through temporary files and renames). Errors name ``path``."""
     path = Path(path)
@@ -107,7 +111,7 @@ def write_table(frame: pd.DataFrame, path, meta: dict) -> Path:
     return path
 
 
-def read_table(path) -> tuple[pd.DataFrame, dict]:
+def read_table(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict]:
     """Read a table written by :func:`write_table` and its sidecar (empty dict if absent)."""
     path = Path(path)
     if path.suffix not in (".csv", ".parquet"):
@@ -187,7 +191,7 @@ class FirstPassage:
             "provenance": self.provenance,
         }
 
-    def save(self, path) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`to_frame` to ``.csv`` or ``.parquet`` with a ``.json`` sidecar."""
         return write_table(self.to_frame(), path, self.metadata())
 
@@ -266,6 +270,6 @@ class Run:
             "provenance": self.provenance,
         }
 
-    def save(self, path) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`to_frame` to ``.csv`` or ``.parquet`` with a ``.json`` sidecar."""
         return write_table(self.to_frame(), path, self.metadata())

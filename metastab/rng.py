@@ -11,13 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import TypeAlias, cast
 
 import numpy as np
 
 from .kernels import streams as _streams
 
-__all__ = ["Seed", "as_seed"]
+__all__ = ["RNGLike", "Seed", "SeedLike", "as_seed"]
+
+# What numpy.random.default_rng accepts, and what the ``rng`` of a simulation accepts (also a
+# recorded Seed, defined below).
+RNGLike: TypeAlias = "None | int | np.integer | np.random.SeedSequence | np.random.Generator"
+SeedLike: TypeAlias = "RNGLike | Seed"
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,7 @@ class Seed:
         return cls(entropy, tuple(int(k) for k in data.get("spawn_key", ())))
 
 
-def as_seed(rng=None) -> Seed:
+def as_seed(rng: SeedLike = None) -> Seed:
     """Coerce ``rng`` (None, int, SeedSequence, Generator or Seed) to a recorded :class:`Seed`.
 
     None draws fresh entropy from the OS; a Generator is asked for 128 bits (and advanced), so that

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validate import integer, real
-from .rng import as_seed
+from .rng import RNGLike, as_seed
 
 __all__ = ["sphere_uniform", "orthogonal", "caps"]
 
@@ -45,7 +45,7 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 
 def sphere_uniform(
-    n: int, d: int, *, chains: int | None = None, rng=None, first_chain: int = 0
+    n: int, d: int, *, chains: int | None = None, rng: RNGLike = None, first_chain: int = 0
 ) -> np.ndarray:
     """n points i.i.d. uniform on S^{d-1} (normalised standard Gaussians), any d >= 1.
 
@@ -68,7 +68,7 @@ def orthogonal(
     *,
     rotate: bool = False,
     chains: int | None = None,
-    rng=None,
+    rng: RNGLike = None,
     first_chain: int = 0,
 ) -> np.ndarray:
     """n pairwise orthogonal unit vectors in R^d (d >= n), the start of [GLPR] Thm 6.8.
@@ -134,7 +134,7 @@ def caps(
     angle: float,
     *,
     chains: int | None = None,
-    rng=None,
+    rng: RNGLike = None,
     first_chain: int = 0,
 ) -> np.ndarray:
     """``sizes[a]`` points i.i.d. uniform in the spherical cap of angular radius ``angle`` around

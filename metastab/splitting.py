@@ -1,18 +1,5 @@
 """The documented path of adaptive multilevel splitting; the code is
 :mod:`metastab.engine.splitting`."""
 
-from .engine.splitting import (
-    EscapeTime,
-    SplittingResult,
-    escape_probability,
-    mean_escape_time,
-    reaction_coordinate,
-)
-
-__all__ = [
-    "SplittingResult",
-    "EscapeTime",
-    "escape_probability",
-    "mean_escape_time",
-    "reaction_coordinate",
-]
+from .engine.splitting import *  # noqa: F403  (the public names, re-exported)
+from .engine.splitting import __all__ as __all__

@@ -31,10 +31,15 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import report as _report
 from .results import provenance
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable
+    from types import ModuleType
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -81,7 +86,9 @@ def _merge(base: dict, over: dict) -> dict:
     return out
 
 
-def load_config(name: str, *, quick: bool = False, path=None) -> dict:
+def load_config(
+    name: str, *, quick: bool = False, path: str | os.PathLike[str] | None = None
+) -> dict:
     """The configuration of study ``name`` (or of the TOML file ``path``), with its ``[quick]``
     overrides applied when ``quick``; the ``quick`` table itself is removed."""
     file = Path(path) if path is not None else _folder(name) / "config.toml"
@@ -101,13 +108,19 @@ def study_about(name: str) -> dict:
     return tomllib.loads(file.read_text()).get("about", {}) if file.exists() else {}
 
 
-def _module(folder: Path, stem: str):
+def _module(folder: Path, stem: str) -> ModuleType:
     """The module ``stem.py`` of a study folder (loaded from its path: not a package)."""
     return _report.sibling(folder / f"{stem}.py", stem)
 
 
 def run_study(
-    name: str, *, quick: bool = False, out=None, config=None, log=print, render: bool = False
+    name: str,
+    *,
+    quick: bool = False,
+    out: str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | None = None,
+    log: Callable[[str], object] = print,
+    render: bool = False,
 ) -> Path:
     """Run study ``name`` into ``out`` (default ``data/NAME`` beside ``studies/``; a quick run
     defaults to ``data/NAME/quick``); returns the path of ``report.md``.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import logsumexp
@@ -22,6 +23,9 @@ from scipy.special import logsumexp
 from ._validate import integer, real
 from .polytope import Polytope
 from .sphere import SPHERE_TOL
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "ClusteringPhase",
@@ -59,7 +63,9 @@ class ClusteringPhase:
     hypotheses: dict = field(default_factory=dict)
 
 
-def clustering_phase(vertices, x0, gamma, *, beta=None) -> ClusteringPhase:
+def clustering_phase(
+    vertices: Polytope | ArrayLike, x0: ArrayLike, gamma: float, *, beta: float | None = None
+) -> ClusteringPhase:
     """Quantities of the clustering phase ([FW] lem. first.phase, Thm 5.2; science.md §3).
 
     With σ(i) = argmax_a <x_i^0, v_a> (B = I) and c0 = min_{a≠b} (<v_a, v_a> − <v_a, v_b>):
@@ -90,7 +96,8 @@ def clustering_phase(vertices, x0, gamma, *, beta=None) -> ClusteringPhase:
     >>> round(ph.m, 6), round(ph.tau, 6), ph.T1       # τ = (1 − γ) m, T1 = 1
     (0.2, 0.1, 1)
     """
-    P = vertices if isinstance(vertices, Polytope) else Polytope(vertices)
+    # Polytope converts and checks array_like vertices itself
+    P = vertices if isinstance(vertices, Polytope) else Polytope(vertices)  # type: ignore[arg-type]
     gamma = real("gamma", gamma, low=0, low_open=True, high=1, high_open=True)
     X = np.asarray(x0, dtype=np.float64)
     k = P.n_vertices
@@ -142,7 +149,7 @@ def _bound_args(c0, eps, gamma, n, diameter):
     return c0, eps, gamma, n
 
 
-def metastability_exponent(c0, eps, gamma) -> float:
+def metastability_exponent(c0: float, eps: float, gamma: float) -> float:
     """The exponent A/k = c0 ε / (2γ (1 + ε/γ)) of the Thm 5.4 bound (science.md §3).
 
     T2 is at least of order e^{β c0 ε / (2γ(1 + ε/γ))}: the slope of log E[T2] against β is at
@@ -157,7 +164,16 @@ def metastability_exponent(c0, eps, gamma) -> float:
     return c0 * eps / (2 * gamma * (1 + eps / gamma))
 
 
-def metastability_bound(t, beta, *, c0, eps, gamma, n, diameter=None) -> np.ndarray:
+def metastability_bound(
+    t: ArrayLike,
+    beta: ArrayLike,
+    *,
+    c0: float,
+    eps: float,
+    gamma: float,
+    n: int,
+    diameter: float | None = None,
+) -> np.ndarray:
     """Lower bound on P[T2 >= t] of [FW] lem. metastab.1 / Thm 5.4 (science.md §3), t > 1:
 
         P[T2 >= t] >= 1 − exp((1 + ε/γ) log(γt/ε) + (1 + ε/γ) log n − β c0 ε / (2γ)).
@@ -186,7 +202,16 @@ def metastability_bound(t, beta, *, c0, eps, gamma, n, diameter=None) -> np.ndar
     return -np.expm1(X)
 
 
-def exit_time_bound(beta, *, c0, eps, gamma, n, diameter=None, prob=None) -> np.ndarray:
+def exit_time_bound(
+    beta: ArrayLike,
+    *,
+    c0: float,
+    eps: float,
+    gamma: float,
+    n: int,
+    diameter: float | None = None,
+    prob: float | None = None,
+) -> np.ndarray:
     """Log of a lower bound on E[T2] (or on a time T2 exceeds with probability ``prob``).
 
     From Thm 5.4, with k = 1 + ε/γ and A = c0 ε/(2γ): P[T2 >= t] >= prob for
@@ -235,12 +260,14 @@ class FrozenLaw:
         """E[T] = 1/p."""
         return math.exp(-self.log_p)
 
-    def survival(self, t) -> np.ndarray:
+    def survival(self, t: ArrayLike) -> np.ndarray:
         """P[T > t] = (1 − p)^t."""
         return np.exp(np.asarray(t, dtype=np.float64) * self.log_stay)
 
 
-def frozen_law(points, multiplicities, beta, B=None) -> FrozenLaw:
+def frozen_law(
+    points: ArrayLike, multiplicities: ArrayLike, beta: float, B: ArrayLike | None = None
+) -> FrozenLaw:
     """Exit law of tokens frozen at κ distinct points (science.md §3, "Exact laws").
 
     Tokens sit at u_a with multiplicities m_a; in-group picks are no-ops, so the chain waits for
@@ -516,7 +543,7 @@ class CollapseRate:
     def log_factor(self) -> float:
         return math.log1p(-self.gamma * math.exp(self.log_c))
 
-    def log_steps(self, ratio) -> float:
+    def log_steps(self, ratio: float) -> float:
         """log of the steps after which the bound guarantees diam <= ratio · diam(X^0).
 
         steps = log ratio / log(1 − γc); for tiny c, −log(1 − γc) = γc(1 + γc/2 + ...), so
@@ -528,13 +555,13 @@ class CollapseRate:
             return math.log(-math.log(ratio)) - math.log(-math.log1p(-gc))
         return math.log(-math.log(ratio)) - math.log(self.gamma) - self.log_c - gc / 2
 
-    def steps(self, ratio) -> float:
+    def steps(self, ratio: float) -> float:
         """Steps after which diam <= ratio · diam(X^0): log ratio / log(1 − γc) (may be inf)."""
         log_steps = self.log_steps(ratio)
         return math.exp(log_steps) if log_steps < 709 else math.inf
 
 
-def collapse_rate(beta, *, radius, n, gamma) -> CollapseRate:
+def collapse_rate(beta: float, *, radius: float, n: int, gamma: float) -> CollapseRate:
     """The collapse constant c = e^{−|β|R²} / (n e^{|β|R²}) of [FW] prop. origin (science.md §3).
 
     For SA_β with all |x_j| <= R, every step shrinks the diameter at least by 1 − γc.

@@ -415,3 +415,58 @@ def test_exact_mode_warns_below_resolution():
                 mode="exact",
                 max_steps=10,
             )
+
+
+# ------------------------------------------------------------------ result protocol
+
+
+def _hand_made_result(runs):
+    """A SplittingResult over given per-run p̂_r (3 replicas per run, made-up cycle data)."""
+    from metastab.engine.splitting import SplittingResult
+
+    R = runs.size
+    return SplittingResult(
+        p=float(runs.mean()),
+        runs=runs,
+        replicas=3,
+        reference_level=0.0,
+        mode="exact",
+        iterations=np.ones(R, np.int64),
+        killed=np.ones(R, np.int64),
+        sojourns=np.arange(3.0 * R).reshape(R, 3) + 10,
+        first_lengths=np.full((R, 3), 4.0),
+        first_escaped=np.zeros((R, 3), bool),
+        reactive_lengths=np.where(runs > 0, 7.0, np.nan),
+    )
+
+
+def test_results_answer_the_stats_protocol():
+    """SplittingResult and EscapeTime: confidence_interval(level, *, method) returns a named
+    ConfidenceInterval (tuple-unpacking still works), method is keyword-only and checked, the
+    level is checked, and to_frame() gives a table."""
+    from metastab.stats import ConfidenceInterval
+
+    res = _hand_made_result(np.array([0.01, 0.02, 0.015, 0.03]))
+    et = res.mean_escape_time()
+    for obj in (res, et):
+        ci = obj.confidence_interval()
+        assert isinstance(ci, ConfidenceInterval)
+        low, high = ci
+        estimate = obj.p if obj is res else obj.mean
+        assert 0 < low < estimate < high
+        t = obj.confidence_interval(0.95, method="t")
+        assert t != ci and t.low < estimate < t.high
+        wide = obj.confidence_interval(0.99)
+        assert wide.low < low and wide.high > high
+        with pytest.raises(TypeError):
+            obj.confidence_interval(0.95, "t")
+        with pytest.raises(ValueError, match="method must be one of"):
+            obj.confidence_interval(method="wald")
+        with pytest.raises(ValueError, match="confidence_level must be"):
+            obj.confidence_interval(1.5)
+    assert res.confidence_interval(method="t") == _p_interval(res.runs, 0.95, "t")
+    assert len(res.to_frame()) == 4
+    frame = et.to_frame()
+    assert frame.loc[0, ["mean", "low", "high"]].tolist() == [et.mean, *et.confidence_interval()]
+    with pytest.warns(DiagnosticWarning, match="p̂ = 0"):
+        assert tuple(_hand_made_result(np.zeros(4)).confidence_interval())[0] == 0.0

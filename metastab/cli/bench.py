@@ -132,7 +132,7 @@ def _phase_diagram_bench(args: argparse.Namespace) -> int:
     )
     show = output.Rows(["d", "metastab_real_steps_s", "numpy_real_steps_s", "ratio", "target"])
 
-    def on_row(row):
+    def on_row(row: dict) -> None:
         target = row["target"]
         verdict = (
             ""
@@ -218,7 +218,7 @@ def _escape_bench(args: argparse.Namespace) -> int:
         ]
     )
 
-    def on_row(row):
+    def on_row(row: dict) -> None:
         show(
             {
                 **row,

@@ -13,8 +13,13 @@ from .exits import PROG, UsageError
 from .parser import Parser, add_common, add_out, examples, max_steps, whole
 
 if TYPE_CHECKING:
-    import numpy as np
+    from collections.abc import Sequence
+    from pathlib import Path
 
+    import numpy as np
+    import pandas as pd
+
+    from ..polytope import Polytope
     from ..results import FirstPassage, Run
 
 __all__ = ["add_parsers", "run"]
@@ -155,7 +160,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         else init_seed.sequence
     )
 
-    def init_rng(k: int):
+    def init_rng(k: int) -> np.random.Generator:
         return np.random.default_rng(
             np.random.SeedSequence(base.entropy, spawn_key=tuple(base.spawn_key) + (k,))
         )
@@ -209,7 +214,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     try:
         for model, x0, event in zip(models, starts, events):
             res: FirstPassage | Run  # narrowed by each branch's assignment
-            if passage:
+            if event is not None:  # passage
                 res = first_passage(
                     model,
                     x0,
@@ -275,7 +280,17 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _write_runs(
-    out, argv, polytope, args, base, results, starts, frames, mode, *, interrupted=False
+    out: Path,
+    argv: Sequence[str],
+    polytope: Polytope,
+    args: argparse.Namespace,
+    base: np.random.SeedSequence,
+    results: Sequence[FirstPassage | Run],
+    starts: list[np.ndarray],
+    frames: list[pd.DataFrame],
+    mode: str,
+    *,
+    interrupted: bool = False,
 ) -> None:
     """The table of the finished runs and its sidecar (command, polytope, seeds, runs, x0)."""
     import pandas as pd

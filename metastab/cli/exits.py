@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import sys
 import warnings
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = ["PROG", "UsageError", "USER_ERRORS", "one_line", "main"]
 
@@ -37,7 +41,14 @@ def main(argv: list[str] | None = None) -> int:
         return _run(argv)
 
 
-def _warn(message, category, filename, lineno, file=None, line=None) -> None:
+def _warn(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     """Warnings as one line on stderr, like errors (no source line)."""
     sys.stderr.write(f"{PROG}: warning: {one_line(message)}\n")
 

@@ -8,10 +8,16 @@ import math
 import shlex
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import output
 from .exits import PROG
 from .parser import add_out, examples, whole
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas as pd
 
 __all__ = ["add_parser", "run", "theorem_bound"]
 
@@ -59,7 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fit.set_defaults(handler=run, threads=None)
 
 
-def _read_first_passage(path: Path):
+def _read_first_passage(path: Path) -> tuple[pd.DataFrame, dict]:
     """A first-passage table (CSV/parquet with its sidecar) or a sweep directory."""
     from ..results import read_table
 
@@ -165,7 +171,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         figure = Path(args.figure) if args.figure else default
         arrhenius_figure((table, fit), figure, bound=bound, confidence_level=level)
         print(f"wrote {figure}")
-    if args.out:
+    if out is not None:
         from ..results import provenance, write_table
 
         write_table(
@@ -183,7 +189,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
-def _not_fittable(frame, params: int) -> str:
+def _not_fittable(frame: pd.DataFrame, params: int) -> str:
     """Why the scaling fit of ``frame`` cannot be made ("" when it can): the exponent b of
     log E[T] = a + b·beta (+ c·log beta) needs escapes at ``params`` or more betas."""
     if not {"beta", "steps", "censored"} <= set(frame.columns):
@@ -200,7 +206,14 @@ def _not_fittable(frame, params: int) -> str:
     )
 
 
-def _per_beta_only(args, argv, path, frame, why: str, out) -> int:
+def _per_beta_only(
+    args: argparse.Namespace,
+    argv: Sequence[str],
+    path: Path,
+    frame: pd.DataFrame,
+    why: str,
+    out: Path | None,
+) -> int:
     """``metastab fit`` on a table without a fit: the escape statistics of each beta."""
     from ..exceptions import DiagnosticWarning
     from ..stats import escape_rate, exponentiality_test

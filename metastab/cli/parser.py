@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from .exits import PROG, UsageError
+
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 __all__ = ["build_parser", "Parser", "examples", "whole", "max_steps", "add_common", "add_out"]
 
@@ -15,11 +19,11 @@ __all__ = ["build_parser", "Parser", "examples", "whole", "max_steps", "add_comm
 class Parser(argparse.ArgumentParser):
     """argparse, with its errors as one line (no usage block) and examples kept as written."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 

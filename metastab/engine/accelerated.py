@@ -41,18 +41,25 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._validate import check_memory, real
 from ..kernels import accelerated as _accelerated
 from ..kernels import params as _params
-from ..models import SoftmaxChain
 from ..results import FirstPassage, provenance
 from .backends import resolve
 from .chains import check_event, check_finite, prepare, run_bytes, start
 from .progress import Progress, announce_compile
 from .resolution import _GEOMETRIC, constant_chain, merge_tolerance, scale, work_bytes
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..rng import SeedLike
+    from .backends import Backend
+    from .chains import EventSpec, Model
 
 __all__ = ["budget", "first_passage_accelerated"]
 
@@ -87,13 +94,13 @@ def budget(max_steps: int | float) -> int | float:
 
 
 def first_passage_accelerated(
-    model: SoftmaxChain,
-    x0,
-    event,
+    model: Model,
+    x0: ArrayLike,
+    event: EventSpec,
     *,
     max_steps: int | float,
     chains: int | None = None,
-    rng=None,
+    rng: SeedLike = None,
     progress: bool | Callable = False,
     first_chain: int = 0,
     merge_tol: float | None = None,
@@ -109,7 +116,7 @@ def first_passage_accelerated(
     model : SoftmaxChain or SphereChain
         SoftmaxChain with a constant step (scalar γ or step matrix; schedules are refused), or
         SphereChain with V = I (a crossing token's move is followed by LayerNorm; in-group picks
-        are exact no-ops, so the law above carries over unchanged).
+        are exact no-ops, so the law above carries over unchanged); other models are refused.
     max_steps : int or float
         Step budget, any integral value >= 1 (e.g. 1e100): step counts are float64.
     merge_tol : float in [0, 1], optional
@@ -185,7 +192,18 @@ def first_passage_accelerated(
     )
 
 
-def _run(backend, X, state, dyn, gamma, tols, total, ev, tally, report) -> None:
+def _run(
+    backend: Backend,
+    X: np.ndarray,
+    state: np.ndarray,
+    dyn: _params.Dynamics,
+    gamma: float,
+    tols: np.ndarray,
+    total: float,
+    ev: _params.EventArrays,
+    tally: _accelerated.Tally,
+    report: Progress,
+) -> None:
     """Call the event-driven driver in growing chunks of events until every chain is done."""
     done, chunk = tally.done, _FIRST_CALL_JUMPS
     try:

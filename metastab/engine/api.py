@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -24,16 +25,22 @@ from .chains import check_event, prepare, run_bytes, start
 from .exact import drive, neighbour_sets, record_plan, record_times
 from .progress import announce_compile
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..rng import SeedLike
+    from .chains import EventSpec, Model
+
 __all__ = ["simulate", "first_passage"]
 
 
 def simulate(
-    model,
-    x0,
+    model: Model,
+    x0: ArrayLike,
     *,
     steps: int,
     chains: int | None = None,
-    rng=None,
+    rng: SeedLike = None,
     record_every: int | None = None,
     record_at: Sequence[int] | None = None,
     progress: bool | Callable = False,
@@ -135,11 +142,11 @@ def simulate(
             neighbours = np.empty((C, count, n, n), dtype=bool)
         filled = [0]
 
-        def on_chunk(t):
+        def on_chunk(t: int) -> None:
             if filled[0] < count and t == times[filled[0]]:
                 snapshots[:, filled[0]] = X
                 if neighbours is not None:
-                    neighbour_sets(backend, model, X, t, sets)
+                    neighbour_sets(backend, cast("Hardmax | Localmax", model), X, t, sets)
                     neighbours[:, filled[0]] = sets
                 filled[0] += 1
 
@@ -171,13 +178,13 @@ def simulate(
 
 
 def first_passage(
-    model,
-    x0,
-    event,
+    model: Model,
+    x0: ArrayLike,
+    event: EventSpec,
     *,
     max_steps: int | float,
     chains: int | None = None,
-    rng=None,
+    rng: SeedLike = None,
     progress: bool | Callable = False,
     first_chain: int = 0,
     mode: str = "exact",

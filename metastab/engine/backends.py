@@ -92,36 +92,32 @@ class Backend(Protocol):
 
 
 class Cpu:
-    """The numba kernels on the host's cores (chains in parallel over numba's threads)."""
+    """The numba kernels on the host's cores (chains in parallel over numba's threads); each
+    method passes its arguments, in the order of :class:`Backend`, to the driver of that name."""
 
     name = "cpu"
 
-    def advance(self, X, state, dyn, sched, t0, nsteps, ev, steps, done) -> None:
-        if dyn.kind in (SPHERE_FLOW, SPHERE_CHAIN):
-            _sphere.advance(
-                X, state, dyn, sched, t0, nsteps, ev, steps, done, numba.get_num_threads()
-            )
-            return
-        _drivers.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, numba.get_num_threads())
-
-    def events_at(self, X, ev, out) -> None:
-        _drivers.events_at(X, ev, out)
-
-    def neighbour_sets(self, X, dyn, margin, out) -> None:
-        _drivers.neighbour_sets(X, dyn, margin, out)
-
-    def advance_accelerated(
-        self, X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally
-    ) -> None:
-        _accelerated.advance_accelerated(
-            X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally
+    def advance(self, *args: Any) -> None:
+        # args: X, state, dyn, sched, t0, nsteps, ev, steps, done (as Backend.advance)
+        kernel = (
+            _sphere.advance if args[2].kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers.advance
         )
+        kernel(*args, numba.get_num_threads())
 
-    def excursions(self, X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records) -> None:
-        _splitting.excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records)
+    def events_at(self, *args: Any) -> None:
+        _drivers.events_at(*args)
 
-    def coordinates(self, X, ev, out) -> None:
-        _splitting.coordinates(X, ev, out)
+    def neighbour_sets(self, *args: Any) -> None:
+        _drivers.neighbour_sets(*args)
+
+    def advance_accelerated(self, *args: Any) -> None:
+        _accelerated.advance_accelerated(*args)
+
+    def excursions(self, *args: Any) -> None:
+        _splitting.excursions(*args)
+
+    def coordinates(self, *args: Any) -> None:
+        _splitting.coordinates(*args)
 
     def kernels(self, name: str) -> tuple:
         return {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
 import numpy as np
 
 from .._validate import integer
@@ -10,14 +12,24 @@ from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 from ..rng import Seed, as_seed
 from ..sphere import SPHERE_MODELS, check_on_sphere
 
-__all__ = ["check_model", "prepare", "run_bytes", "start"]
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..models import _Model
+    from ..rng import SeedLike
+    from ..sphere import _SphereModel
+
+__all__ = ["EventSpec", "Model", "check_event", "check_model", "prepare", "run_bytes", "start"]
+
+# The dynamics the engine runs (:data:`MODELS`): those of metastab.models and metastab.sphere.
+Model: TypeAlias = "_Model | _SphereModel"
 
 MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, *SPHERE_MODELS)
 # Largest |score| bound accepted at time 0 (beta * score differences must stay finite).
 _SCORE_LIMIT = 1e307
 
 
-def _initial(x0, chains) -> tuple[np.ndarray, int]:
+def _initial(x0: ArrayLike, chains: int | None) -> tuple[np.ndarray, int]:
     """x0 as a (1 or C, n, d) float64 array (the caller's own array when it is one: the chains
     run on a copy), and the number of chains."""
     try:
@@ -37,13 +49,22 @@ def _initial(x0, chains) -> tuple[np.ndarray, int]:
     return x, x.shape[0]
 
 
-def check_model(model) -> None:
+def check_model(model: object) -> None:
     """TypeError unless ``model`` is one of the dynamics of :mod:`metastab.models`."""
     if not isinstance(model, MODELS):
         raise TypeError(f"model must be one of {[m.__name__ for m in MODELS]}, got {model!r}")
 
 
-def check_event(event) -> None:
+class EventSpec(Protocol):
+    """What the engine needs of a stopping event (:mod:`metastab.events`): its kernel arrays for
+    a start and a score matrix, and its description."""
+
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> Any: ...
+
+    def to_dict(self) -> dict: ...
+
+
+def check_event(event: object) -> None:
     """TypeError unless ``event`` is a stopping event of :mod:`metastab.events`."""
     if not hasattr(event, "compile"):
         raise TypeError(
@@ -65,7 +86,9 @@ def _check_scores(x: np.ndarray, B: np.ndarray) -> None:
         )
 
 
-def prepare(model, x0, chains, first_chain) -> tuple[np.ndarray, int, int]:
+def prepare(
+    model: Model, x0: ArrayLike, chains: int | None, first_chain: int
+) -> tuple[np.ndarray, int, int]:
     """Validated (x, C, first_chain): nothing of the size of the run is allocated yet."""
     check_model(model)
     x, C = _initial(x0, chains)
@@ -86,7 +109,9 @@ def run_bytes(C: int, n: int, d: int) -> int:
     return state + 48 * C + C * n * d + min(C, numba.get_num_threads()) * scratch
 
 
-def start(x: np.ndarray, C: int, rng, first_chain: int) -> tuple[np.ndarray, Seed, np.ndarray]:
+def start(
+    x: np.ndarray, C: int, rng: SeedLike, first_chain: int
+) -> tuple[np.ndarray, Seed, np.ndarray]:
     """The chains' state (a fresh (C, n, d) copy of x), the seed and the per-chain streams.
     Call after the memory check."""
     seed = as_seed(rng)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,12 @@ from ..kernels import params as _params
 from .backends import Backend
 from .chains import check_finite
 from .progress import Progress
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..models import Hardmax, Localmax
+    from .chains import Model
 
 __all__ = ["drive", "neighbour_sets", "record_plan", "record_times"]
 
@@ -27,7 +34,7 @@ _CALL_SECONDS = 0.5
 
 def drive(
     backend: Backend,
-    model,
+    model: Model,
     X: np.ndarray,
     state: np.ndarray,
     total: int,
@@ -72,14 +79,18 @@ def drive(
     return steps, done
 
 
-def neighbour_sets(backend: Backend, model, X: np.ndarray, t: int, out: np.ndarray) -> None:
+def neighbour_sets(
+    backend: Backend, model: Hardmax | Localmax, X: np.ndarray, t: int, out: np.ndarray
+) -> None:
     """out[c, i, j] = whether j is in token i's neighbour (leader) set in X[c] at step t: the set
     that the step from t uses (Hardmax: every index within the tie tolerance, whatever ``ties``)."""
     margin = float(model.margin_arrays(t, 1)[0])
     backend.neighbour_sets(X, model.kernel_params(X.shape[2]), margin, out)
 
 
-def record_plan(record_every, record_at, steps: int):
+def record_plan(
+    record_every: int | None, record_at: ArrayLike | None, steps: int
+) -> tuple[str | None, int, int | np.ndarray | None]:
     """(what, number of snapshots, steps or None) of a recording request, validated; the steps
     of ``record_every`` are built by :func:`record_times` once their memory is checked."""
     if record_every is not None and record_at is not None:
@@ -105,7 +116,9 @@ def record_plan(record_every, record_at, steps: int):
     return "record_at", at.size, at.astype(np.int64)
 
 
-def record_times(plan, steps: int):
+def record_times(
+    plan: tuple[str | None, int, int | np.ndarray | None], steps: int
+) -> np.ndarray | None:
     """The steps at which simulate keeps the state (int64, increasing), or None."""
     _, _, spec = plan
     if spec is None or isinstance(spec, np.ndarray):

@@ -81,5 +81,5 @@ class Progress:
             self.bar.close()
 
 
-def _count(steps) -> str:
+def _count(steps: float) -> str:
     return f"{steps:.4g}" if isinstance(steps, float) and steps >= 1e7 else f"{int(steps)}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,11 @@ from ..kernels import (
 )
 from ..models import SoftmaxChain
 from ..sphere import SphereChain
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .chains import Model
 
 __all__ = [
     "MODES",
@@ -80,7 +86,7 @@ def scale(x: np.ndarray) -> np.ndarray:
     return np.where(size > 0, size, 1.0)
 
 
-def has_frozen_law(model) -> bool:
+def has_frozen_law(model: Model) -> bool:
     """Whether picks of one's own group are exact no-ops, so that the frozen law holds: SA_P
     (SoftmaxChain) with a constant step, or the chain on the sphere with V = I."""
     if isinstance(model, SphereChain):
@@ -89,7 +95,7 @@ def has_frozen_law(model) -> bool:
 
 
 def constant_chain(
-    model, d: int, *, why: str, what: str = "mode='accelerated' needs"
+    model: Model, d: int, *, why: str, what: str = "mode='accelerated' needs"
 ) -> tuple[_params.Dynamics, float]:
     """The kernel parameters and the constant scalar step of a SoftmaxChain with a constant step
     (scalar or matrix), or of a SphereChain with V = I (kind SPHERE_CHAIN: LayerNorm after each
@@ -115,7 +121,9 @@ def constant_chain(
 _GEOMETRIC = "the waiting time is geometric only for a time-homogeneous chain"
 
 
-def cross_probabilities(model: SoftmaxChain, x, *, merge_tol: float | None = None) -> np.ndarray:
+def cross_probabilities(
+    model: SoftmaxChain, x: ArrayLike, *, merge_tol: float | None = None
+) -> np.ndarray:
     """Log-probability that each token picks a token outside its group in one step of SA_P.
 
     Groups are the points of ``x`` after merging at ``merge_tol`` (as the accelerated mode does);
@@ -170,7 +178,12 @@ def work_bytes(C: int, n: int, d: int) -> int:
 
 
 def check_resolution(
-    model, X, *, what: str = "configurations", merge_tol: float | None = None, stacklevel: int = 2
+    model: Model,
+    X: np.ndarray,
+    *,
+    what: str = "configurations",
+    merge_tol: float | None = None,
+    stacklevel: int = 2,
 ) -> bool:
     """Warn (:class:`ResolutionWarning`) when direct stepping cannot leave some of ``X``.
 

@@ -86,8 +86,10 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 from scipy import stats as sps
 
 from .._validate import integer, real
@@ -99,9 +101,18 @@ from ..kernels import streams as _streams
 from ..models import SoftmaxChain
 from ..results import provenance
 from ..rng import Seed, as_seed
+from ..stats.intervals import ConfidenceInterval, check_level
 from .accelerated import budget
 from .backends import Backend, resolve
 from .resolution import MERGE_TOL, MODES, check_resolution, merge_tolerance
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from numpy.typing import ArrayLike
+
+    from ..rng import SeedLike
 
 __all__ = [
     "SplittingResult",
@@ -120,23 +131,25 @@ _EXACT_BUDGET = 10**7
 # --------------------------------------------------------------------------- results
 
 
-def _check_level(confidence_level) -> float:
-    return real("confidence_level", confidence_level, low=0, high=1, low_open=True, high_open=True)
-
-
 def _t_quantile(level: float, runs: int) -> float:
     return float(sps.t.ppf(0.5 + level / 2, runs - 1))
 
 
-def _p_interval(runs: np.ndarray, level: float, method: str) -> tuple[float, float]:
+def _check_method(method: str) -> str:
+    if method not in _INTERVAL_METHODS:
+        raise ValueError(f"method must be one of {_INTERVAL_METHODS}, got {method!r}")
+    return method
+
+
+def _p_interval(runs: np.ndarray, level: float, method: str) -> ConfidenceInterval:
     """The interval of :meth:`SplittingResult.confidence_interval` from the per-run p̂_r."""
     p = float(runs.mean())
     q = _t_quantile(level, runs.size)
     se = float(np.std(runs, ddof=1) / math.sqrt(runs.size))
     if method == "t":
-        return max(0.0, p - q * se), p + q * se
+        return ConfidenceInterval(max(0.0, p - q * se), p + q * se)
     f = math.exp(q * se / p)
-    return p / f, p * f
+    return ConfidenceInterval(p / f, p * f)
 
 
 @dataclass(frozen=True, eq=False)
@@ -180,7 +193,9 @@ class SplittingResult:
         """sd(p̂_r) / √runs."""
         return float(np.std(self.runs, ddof=1) / math.sqrt(self.runs.size))
 
-    def confidence_interval(self, confidence_level=0.95, method="log"):
+    def confidence_interval(
+        self, confidence_level: float = 0.95, *, method: str = "log"
+    ) -> ConfidenceInterval:
         """(low, high) for p from the independent runs.
 
         ``method="log"`` (default): the delta method on log p̄, p̄ exp(± t_{R−1} s/(p̄ √R))
@@ -190,9 +205,8 @@ class SplittingResult:
         0.92 (t, misses above). With every p̂_r = 0 the interval is (0, nan) and a
         DiagnosticWarning says so.
         """
-        level = _check_level(confidence_level)
-        if method not in _INTERVAL_METHODS:
-            raise ValueError(f"method must be one of {_INTERVAL_METHODS}, got {method!r}")
+        level = check_level(confidence_level)
+        method = _check_method(method)
         if self.p == 0:
             warnings.warn(
                 f"all {self.runs.size} splitting runs ended with p̂ = 0: p is below "
@@ -200,7 +214,7 @@ class SplittingResult:
                 DiagnosticWarning,
                 stacklevel=2,
             )
-            return 0.0, math.nan
+            return ConfidenceInterval(0.0, math.nan)
         return _p_interval(self.runs, level, method)
 
     def mean_escape_time(self) -> EscapeTime:
@@ -234,10 +248,8 @@ class SplittingResult:
             reactive_length=float(success.mean() / self.p),
         )
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """One row per run: p̂_r, iterations, killed, mean sojourn and reactive length."""
-        import pandas as pd
-
         return pd.DataFrame(
             {
                 "run": np.arange(self.runs.size),
@@ -266,15 +278,44 @@ class EscapeTime:
     return_length: float = 0.0
     reactive_length: float = 0.0
 
-    def confidence_interval(self, confidence_level=0.95):
-        """(low, high): E[T] exp(± t_{R−1} SE), SE² = Var_r(a_r/ā − p̂_r/p̄) / R (delta method
-        for the log of a ratio of means over R independent runs)."""
-        level = _check_level(confidence_level)
+    def confidence_interval(
+        self, confidence_level: float = 0.95, *, method: str = "log"
+    ) -> ConfidenceInterval:
+        """(low, high) for E[T] by the delta method over the R independent runs, with
+        SE² = Var_r(a_r/ā − p̂_r/p̄) / R the variance of the log of the ratio of means.
+
+        ``method="log"`` (default): E[T] exp(± t_{R−1} SE). ``method="t"``:
+        E[T] (1 ± t_{R−1} SE), clipped at 0.
+        """
+        level = check_level(confidence_level)
+        method = _check_method(method)
         a, p = self.numerators, self.splitting.runs
         R = p.size
         se = float(np.std(a / a.mean() - p / p.mean(), ddof=1) / math.sqrt(R))
-        f = math.exp(_t_quantile(level, R) * se)
-        return self.mean / f, self.mean * f
+        q = _t_quantile(level, R)
+        if method == "t":
+            return ConfidenceInterval(max(0.0, self.mean * (1 - q * se)), self.mean * (1 + q * se))
+        f = math.exp(q * se)
+        return ConfidenceInterval(self.mean / f, self.mean * f)
+
+    def to_frame(self, confidence_level: float = 0.95) -> pd.DataFrame:
+        """One row: mean, its interval (``"log"``), p, sojourn, return and reactive lengths."""
+        low, high = self.confidence_interval(confidence_level)
+        return pd.DataFrame(
+            [
+                {
+                    "mean": self.mean,
+                    "low": low,
+                    "high": high,
+                    "confidence_level": confidence_level,
+                    "p": self.splitting.p,
+                    "runs": self.splitting.runs.size,
+                    "sojourn": self.sojourn,
+                    "return_length": self.return_length,
+                    "reactive_length": self.reactive_length,
+                }
+            ]
+        )
 
 
 # --------------------------------------------------------------------------- the AMS core
@@ -290,13 +331,23 @@ class _Paths:
         self.times = [[np.zeros(1) for _ in range(N)] for _ in range(R)]
         self.states = [[start[r, k][None].copy() for k in range(N)] for r in range(R)]
 
-    def set(self, r, k, levels, times, states):
+    def set(
+        self, r: int, k: int, levels: np.ndarray, times: np.ndarray, states: np.ndarray
+    ) -> None:
         self.levels[r][k], self.times[r][k], self.states[r][k] = levels, times, states
 
 
 def _ams(
-    advance, start, start_level, start_in_b, first_streams, run_keys, choosers, *, kill_ties=True
-):
+    advance: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, list]],
+    start: np.ndarray,
+    start_level: np.ndarray,
+    start_in_b: np.ndarray,
+    first_streams: np.ndarray,
+    run_keys: list,
+    choosers: list[np.random.Generator],
+    *,
+    kill_ties: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Run the AMS iterations (module notes) of all runs in lockstep.
 
     ``advance(X, clock, level, streams)`` runs excursions from the configurations X (K, ...) with
@@ -320,7 +371,7 @@ def _ams(
     first_status = np.full((R, N), _splitting.IN_B)
     budget_hits = 0
 
-    def run(jobs, streams):
+    def run(jobs: list[tuple[int, int]], streams: np.ndarray) -> np.ndarray:
         nonlocal budget_hits
         X = np.stack([paths.states[r][k][-1] for r, k in jobs])
         clock0 = np.array([paths.times[r][k][-1] for r, k in jobs])
@@ -418,7 +469,9 @@ def _ams(
 # --------------------------------------------------------------------------- SA_P front end
 
 
-def _event_arrays(model, x_ref: np.ndarray, event) -> _params.EventArrays:
+def _event_arrays(
+    model: SoftmaxChain, x_ref: np.ndarray, event: LeaveBall | LeaveHull
+) -> _params.EventArrays:
     if not isinstance(event, (LeaveBall, LeaveHull)):
         raise ValueError(
             f"event must be a LeaveBall or a LeaveHull (the events a distance "
@@ -427,7 +480,7 @@ def _event_arrays(model, x_ref: np.ndarray, event) -> _params.EventArrays:
     return event.compile(np.ascontiguousarray(x_ref[None]), model.key_query(x_ref.shape[1]))
 
 
-def _chain(model, d: int) -> tuple[_params.Dynamics, float]:
+def _chain(model: SoftmaxChain, d: int) -> tuple[_params.Dynamics, float]:
     """The kernel parameters and constant scalar step of a SoftmaxChain with a constant step."""
     if not isinstance(model, SoftmaxChain):
         raise ValueError(f"model must be a SoftmaxChain (SA_P), got {model!r}")
@@ -439,7 +492,7 @@ def _chain(model, d: int) -> tuple[_params.Dynamics, float]:
     return model.kernel_params(d), float(model.schedule(0, 1).gammas[0])
 
 
-def _reference(x_ref) -> np.ndarray:
+def _reference(x_ref: ArrayLike) -> np.ndarray:
     try:
         x = np.array(x_ref, dtype=float)
     except (TypeError, ValueError):
@@ -450,7 +503,11 @@ def _reference(x_ref) -> np.ndarray:
 
 
 def reaction_coordinate(
-    x, event: LeaveBall | LeaveHull, *, x_ref=None, B=None
+    x: ArrayLike,
+    event: LeaveBall | LeaveHull,
+    *,
+    x_ref: ArrayLike | None = None,
+    B: ArrayLike | None = None,
 ) -> float | np.ndarray:
     """ξ(X) = max_i dist(x_i, K_i) / r_i of the configurations ``x`` for ``event`` (module notes).
 
@@ -495,12 +552,12 @@ def reaction_coordinate(
 
 def escape_probability(
     model: SoftmaxChain,
-    x_ref,
+    x_ref: ArrayLike,
     event: LeaveBall | LeaveHull,
     *,
     replicas: int = 100,
     runs: int = 20,
-    rng=None,
+    rng: SeedLike = None,
     reference_level: float | None = None,
     mode: str = "accelerated",
     max_steps: int | float | None = None,
@@ -646,7 +703,15 @@ class _Setup:
 
 
 def _setup(
-    model, x_ref, event, replicas, runs, reference_level, mode, max_steps, merge_tol
+    model: SoftmaxChain,
+    x_ref: ArrayLike,
+    event: LeaveBall | LeaveHull,
+    replicas: int,
+    runs: int,
+    reference_level: float | None,
+    mode: str,
+    max_steps: int | float | None,
+    merge_tol: float | None,
 ) -> _Setup:
     """Validate the arguments of :func:`escape_probability`."""
     x = _reference(x_ref)
@@ -692,7 +757,17 @@ class _Excursions:
     def __init__(self, setup: _Setup, backend: Backend):
         self.setup, self.backend = setup, backend
 
-    def __call__(self, X, clock, level, streams, *, low=None, high=np.inf, limit=None):
+    def __call__(
+        self,
+        X: np.ndarray,
+        clock: np.ndarray,
+        level: np.ndarray,
+        streams: np.ndarray,
+        *,
+        low: float | None = None,
+        high: float = np.inf,
+        limit: float | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list, np.ndarray]:
         """(status, clock, level, records, X) of the replicas started from the configurations X
         (K, n, d) with the streams (K, 4) (advanced in place); ``records`` holds per replica its
         (levels, times, states). Bounds default to the reference set, no upper level and the
@@ -727,7 +802,13 @@ class _Excursions:
         per_replica = [tuple(np.concatenate(seq) for seq in rec) for rec in recs]
         return walk.status, walk.clock, walk.level, per_replica, X
 
-    def _call(self, X, streams, bounds, walk) -> _splitting.Records:
+    def _call(
+        self,
+        X: np.ndarray,
+        streams: np.ndarray,
+        bounds: _splitting.Bounds,
+        walk: _splitting.Walk,
+    ) -> _splitting.Records:
         s, K = self.setup, X.shape[0]
         records = _splitting.Records(
             np.empty((K, _RECORDS)),
@@ -756,7 +837,9 @@ def _run_streams(seed: Seed, runs: int) -> tuple[list, list]:
     return keys, choosers
 
 
-def _sojourns(excursions: _Excursions, setup: _Setup, keys: list, max_steps):
+def _sojourns(
+    excursions: _Excursions, setup: _Setup, keys: list, max_steps: int | float | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The sojourns: stream k of run r from x_ref until ξ > z_A (or the event). Returns the
     streams (which the first excursions continue), the sojourn lengths, the entrances Y, whether
     each already meets the event (R, N) and the entrances' ξ."""
@@ -794,7 +877,9 @@ class _Returns:
         self.excursions, self.x_ref = excursions, x_ref
         self.offsets: list[np.ndarray] = []
 
-    def __call__(self, X, clock, level, streams):
+    def __call__(
+        self, X: np.ndarray, clock: np.ndarray, level: np.ndarray, streams: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
         status, clock, level, records, Xe = self.excursions(X, clock, level, streams)
         back = status == _splitting.IN_A
         self.offsets.append(np.linalg.norm(Xe[back] - self.x_ref, axis=2).max(axis=1))
@@ -802,7 +887,7 @@ class _Returns:
 
 
 def mean_escape_time(
-    model: SoftmaxChain, x_ref, event: LeaveBall | LeaveHull, **kwargs
+    model: SoftmaxChain, x_ref: ArrayLike, event: LeaveBall | LeaveHull, **kwargs: Any
 ) -> EscapeTime:
     """Mean first-passage time of ``event`` from ``x_ref``: :func:`escape_probability` (same
     parameters) combined with the cycle statistics by the renewal formula of the module notes,

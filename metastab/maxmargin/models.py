@@ -545,7 +545,7 @@ def local_optimality(
     return LocalOptimality(bool(svm.feasible and not bad), is_global, svm, bad)
 
 
-def correlation(a, b) -> float:
+def correlation(a: ArrayLike, b: ArrayLike) -> float:
     """corr(a, b) = <a, b> / (||a|| ||b||) (Frobenius for matrices; maxmargin.md §1.3)."""
     a = np.asarray(a, dtype=np.float64).ravel()
     b = np.asarray(b, dtype=np.float64).ravel()

@@ -33,7 +33,7 @@ def sup_distance(time: np.ndarray, event: np.ndarray, rate: float, shift: float,
     else:
         log_q = -rate
 
-    def fitted(t):
+    def fitted(t: np.ndarray) -> np.ndarray:
         x = np.maximum(t - shift, 0.0)
         with np.errstate(invalid="ignore"):
             return np.where(x > 0, np.exp(x * log_q), 1.0)
@@ -129,7 +129,7 @@ def exponentiality_test(
 _TINY_RATE = 1e-12
 
 
-def _draw_law(gen, law, rate, size):
+def _draw_law(gen: np.random.Generator, law: str, rate: float, size: int) -> np.ndarray:
     """``size`` draws of the fitted law: Geometric(rate) on {1, 2, ...} or Exp(rate).
 
     For tiny geometric rates by inversion in float64, T = 1 + ⌊E / −log(1 − p)⌋ with E ~ Exp(1)

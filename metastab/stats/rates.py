@@ -32,7 +32,7 @@ __all__ = ["EscapeRate", "RATE_METHODS", "escape_rate", "fit_rate", "rate_interv
 RATE_METHODS = ("exact", "profile")
 
 
-def _loglik(rate, d, E, law):
+def _loglik(rate: float, d: int, E: float, law: str) -> float:
     """Censored log-likelihood of the rate (constant terms dropped)."""
     if law == "exponential":
         return special.xlogy(d, rate) - rate * E
@@ -81,7 +81,7 @@ def rate_interval(d: int, E: float, law: str, level: float, method: str) -> tupl
     rate = d / E
     drop = _loglik(rate, d, E, law) - stats.chi2.ppf(level, 1) / 2
 
-    def gap(r):
+    def gap(r: float) -> float:
         return _loglik(r, d, E, law) - drop
 
     low = math.exp(optimize.brentq(lambda y: gap(math.exp(y)), math.log(rate) - 60, math.log(rate)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,9 @@ from .censoring import CensoredSample, censored_sample, check_law
 from .intervals import ConfidenceInterval, check_level
 from .memorylessness import memoryless_test
 from .rates import EscapeRate, rate_interval
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["ScalingFit", "fit_report", "fit_scaling"]
 
@@ -39,7 +42,9 @@ __all__ = ["ScalingFit", "fit_report", "fit_scaling"]
 _PARAMS = ("intercept", "slope", "prefactor")
 
 
-def _terms(eta, d, E, law):
+def _terms(
+    eta: np.ndarray, d: np.ndarray, E: np.ndarray, law: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row ℓ, dℓ/dη and −d²ℓ/dη² at η = log rate (−inf where p >= 1 is infeasible)."""
     with np.errstate(over="ignore"):  # far-out trial points: ℓ = −inf, rejected by the caller
         mu = np.exp(eta)
@@ -56,10 +61,12 @@ def _terms(eta, d, E, law):
     return ll, d - f * q, f * q / (1 - m)
 
 
-def _newton(Z, offset, d, E, law, theta):
+def _newton(
+    Z: np.ndarray, offset: np.ndarray, d: np.ndarray, E: np.ndarray, law: str, theta: np.ndarray
+) -> tuple[np.ndarray, float, np.ndarray]:
     """Maximise ℓ(θ) with log rate = offset − Zθ; returns (θ, ℓ, information ZᵀHZ)."""
 
-    def loglik(th):
+    def loglik(th: np.ndarray) -> float:
         value = _terms(offset - Z @ th, d, E, law)[0].sum()
         return value if np.isfinite(value) else -np.inf
 
@@ -163,7 +170,7 @@ class ScalingFit:
         free = [k for k in range(Z.shape[1]) if k != j]
         target = self.loglik - stats.chi2.ppf(level, 1) / 2
 
-        def gap(v):
+        def gap(v: float) -> float:
             offset, th = -v * Z[:, j], self.params[free]
             if j > 0:  # raise the intercept until every p < 1 (a feasible start)
                 th = th.copy()
@@ -229,7 +236,7 @@ class ScalingFit:
         return pd.DataFrame(rows)
 
 
-def _design(x, p, center=True):
+def _design(x: np.ndarray, p: int, center: bool = True) -> np.ndarray:
     cols = [np.ones_like(x), x] + ([np.log(x)] if p == 3 else [])
     Z = np.column_stack(cols)
     if center:
@@ -237,7 +244,7 @@ def _design(x, p, center=True):
     return Z
 
 
-def _start(Z, d, E):
+def _start(Z: np.ndarray, d: np.ndarray, E: np.ndarray) -> np.ndarray:
     """Weighted least squares on log(E/(d + 1/2)): a feasible Newton start."""
     w = np.sqrt(d + 0.5)
     theta = np.linalg.lstsq(Z * w[:, None], np.log(E / (d + 0.5)) * w, rcond=None)[0]
@@ -346,7 +353,7 @@ def fit_scaling(
     return _fit_table(_aggregate(frame, x, law, start)[0], x, law, level, prefactor)
 
 
-def _fit_table(table, x, law, level, prefactor) -> ScalingFit:
+def _fit_table(table: pd.DataFrame, x: str, law: str, level: float, prefactor: bool) -> ScalingFit:
     table = table[table["exposure"] > 0].reset_index(drop=True)
     xs, d, E = (table[c].to_numpy(np.float64) for c in (x, "events", "exposure"))
     p = 3 if prefactor else 2

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from .driver import run_sweep
 from .store import SweepError, format_status, status
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["main"]
 
@@ -94,7 +98,7 @@ def _print_status(out: str) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``metastab sweep``; returns the exit status.
 
     Bad input raises ValueError or FileNotFoundError with a one-line message; chunks that still

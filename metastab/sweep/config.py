@@ -63,6 +63,8 @@ from ..results import _scalar_params
 from ..rng import Seed
 
 if TYPE_CHECKING:  # the registry builds them; imported for the annotations only
+    import os
+
     from ..events import Collapse, LeaveBall, LeaveHull, ReachVertices
     from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 
@@ -520,7 +522,7 @@ class Sweep:
         return cls(data, source)
 
     @classmethod
-    def from_toml(cls, path) -> Sweep:
+    def from_toml(cls, path: str | os.PathLike[str]) -> Sweep:
         """Read a sweep from a TOML file (errors name the file)."""
         path = Path(path)
         if not path.is_file():

@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import pandas as pd
@@ -41,6 +41,9 @@ from .store import (
     verify,
     write_json,
 )
+
+if TYPE_CHECKING:
+    import os
 
 __all__ = ["run_sweep", "read_sweep", "SweepSummary", "SweepProgress"]
 
@@ -280,11 +283,11 @@ def _executor(scheduler, cluster, threads, retries, key_prefix, worker_timeout):
 
 
 def run_sweep(
-    sweep,
-    out,
+    sweep: Sweep | str | os.PathLike[str],
+    out: str | os.PathLike[str],
     *,
     scheduler: str | None = None,
-    cluster=None,
+    cluster: str | None = None,
     threads: int | None = None,
     retries: int = 2,
     new: bool = False,
@@ -339,13 +342,13 @@ def run_sweep(
     --------
     >>> summary = run_sweep("studies/sweeps/example.toml", "data/sweeps/example")  # doctest: +SKIP
     """
-    cluster = _check_backend(scheduler, cluster, threads, retries, worker_timeout)
+    workers = _check_backend(scheduler, cluster, threads, retries, worker_timeout)
     if not isinstance(sweep, Sweep):
         sweep = Sweep.from_toml(sweep)
     tic = time.perf_counter()
     # The backend first: an unreachable scheduler or a missing Dask leaves no directory behind.
     executor = _executor(
-        scheduler, cluster, threads, retries, f"metastab-{sweep.hash[:16]}", worker_timeout
+        scheduler, workers, threads, retries, f"metastab-{sweep.hash[:16]}", worker_timeout
     )
     try:
         with open_sweep(out, sweep, new) as out:
@@ -525,7 +528,9 @@ def _sidecar(sweep: Sweep, plan: _Plan, summary: SweepSummary) -> dict:
     }
 
 
-def read_sweep(out, *, partial: bool = False, digests: bool = True) -> tuple[pd.DataFrame, dict]:
+def read_sweep(
+    out: str | os.PathLike[str], *, partial: bool = False, digests: bool = True
+) -> tuple[pd.DataFrame, dict]:
     """The rows of a sweep (one per chain, sorted by point and chain) and its provenance.
 
     Every chunk is checked against the journal before it is read: present, of the recorded

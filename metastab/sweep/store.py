@@ -30,12 +30,15 @@ import time
 import warnings
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..results import sidecar
 from .chunks import TEMP_PREFIX, _fsync_dir, chunk_name, file_digest, final_chunks
 from .config import Sweep
 from .faults import checkpoint
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 fcntl: ModuleType | None
 try:
@@ -90,7 +93,7 @@ def write_json(path: Path, data: dict) -> None:
     _fsync_dir(path.parent)
 
 
-def read_manifest(out) -> dict:
+def read_manifest(out: str | os.PathLike[str]) -> dict:
     """The manifest of the sweep in ``out``; a damaged one is reported with how to recover."""
     path = Path(out) / MANIFEST
     if not path.is_file():
@@ -226,7 +229,7 @@ def _remove_start(out: Path) -> None:
 
 
 @contextlib.contextmanager
-def open_sweep(out, sweep: Sweep, new: bool = False):
+def open_sweep(out: str | os.PathLike[str], sweep: Sweep, new: bool = False) -> Iterator[Path]:
     """Lock the directory for ``sweep`` and yield it, prepared; released on exit.
 
     The lock is taken before anything in the directory is read or written, so two runs (of the
@@ -289,7 +292,7 @@ def read_manifest_ok(out: Path) -> bool:
 
 
 @contextlib.contextmanager
-def locked(out: Path):
+def locked(out: Path) -> Iterator[None]:
     """Hold DIR/.lock for the duration (one running sweep per directory)."""
     if fcntl is None:  # pragma: no cover
         yield
@@ -478,7 +481,9 @@ def recover(out: Path, sweep: Sweep) -> tuple[dict[tuple[int, int], dict], list[
     return done, damaged
 
 
-def verify(out, records: dict[str, dict], digests: bool = True) -> list[str]:
+def verify(
+    out: str | os.PathLike[str], records: dict[str, dict], digests: bool = True
+) -> list[str]:
     """Problems of the chunk files named by ``records`` (name -> done record): missing, size
     or (with ``digests``) SHA-256 differing from the journal. Empty when all are intact."""
     problems = []
@@ -495,7 +500,7 @@ def verify(out, records: dict[str, dict], digests: bool = True) -> list[str]:
     return problems
 
 
-def status(out) -> dict:
+def status(out: str | os.PathLike[str]) -> dict:
     """Progress of the sweep in ``out``, running or not, from its manifest and journal; the
     chunk files' sizes are checked against the journal (state ``damaged`` if one differs)."""
     out = Path(out)

@@ -28,6 +28,16 @@ def hypotheses(polys: pd.DataFrame) -> set:
     return set(polys.loc[ok, "polytope"])
 
 
+def paths_agree(chains: pd.DataFrame) -> np.ndarray:
+    """Per chain: whether the hitting time read from the recorded path equals first_passage's
+    with ReachVertices (both censored, or the same step)."""
+    return np.where(
+        chains["censored"],
+        chains["hit_step_event"] == -1,
+        chains["hit_step_event"] == chains["hit_step"],
+    )
+
+
 def growth_rows(ok: pd.DataFrame) -> pd.DataFrame:
     """Per (polytope, γ): growth of the smallest supported C (extreme start) from the first to
     the last admissible β, and the spread max/min of the corrected constant (its resolution)."""
@@ -112,11 +122,7 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
             source=SOURCE,
         )
     )
-    same = np.where(
-        chains["censored"],
-        chains["hit_step_event"] == -1,
-        chains["hit_step_event"] == chains["hit_step"],
-    )
+    same = paths_agree(chains)
     rows.append(
         check(
             "hitting_times_agree",

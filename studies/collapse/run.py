@@ -29,7 +29,7 @@ from scipy.spatial.distance import pdist
 
 import metastab as ms
 from metastab import stats, theory
-from metastab.report import polytope_from_spec
+from metastab.report import polytope_from_spec, quantile_band, recorded
 from metastab.results import provenance, write_table
 
 
@@ -83,19 +83,6 @@ def per_step_factor(beta, steps, x0, gamma) -> tuple[float, int]:
     return float(factor[t]), t
 
 
-def recorded(model_, x0, steps, every, fine, chains, rng):
-    """Snapshots at every step up to ``fine`` and every ``every`` steps after: two runs from
-    the same seed, whose paths agree step for step (chain k's stream depends only on the seed
-    and k), so the start is seen in full without recording the whole run."""
-    head = ms.simulate(model_, x0, steps=fine, chains=chains, record_every=1, rng=rng)
-    tail = ms.simulate(model_, x0, steps=steps, chains=chains, record_every=every, rng=rng)
-    later = tail.times > fine
-    return (
-        np.concatenate([head.times, tail.times[later]]),
-        np.concatenate([head.trajectory, tail.trajectory[:, later]], axis=1),
-    )
-
-
 def curves(cfg, x0, gamma, seed) -> pd.DataFrame:
     """Diameter against time: SA_β path and SA_P median / 10–90% over chains."""
     steps, every, fine = int(cfg["steps"]), int(cfg["record_every"]), int(cfg["fine"])
@@ -111,20 +98,7 @@ def curves(cfg, x0, gamma, seed) -> pd.DataFrame:
                 chains,
                 np.random.SeedSequence(seed, spawn_key=(2, ib)),
             )
-            q = np.quantile(diameters(paths), [0.1, 0.5, 0.9], axis=0)
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "model": kind,
-                        "beta": float(beta),
-                        "step": times,
-                        "q10": q[0],
-                        "median": q[1],
-                        "q90": q[2],
-                        "chains": chains,
-                    }
-                )
-            )
+            frames.append(quantile_band(diameters(paths), kind, float(beta), times, chains))
     return pd.concat(frames, ignore_index=True)
 
 

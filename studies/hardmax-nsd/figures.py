@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -181,18 +182,21 @@ def _rate(g: pd.DataFrame, power: bool, floor: float):
     return float(stats.linregress(x, np.log(g["diameter_median"])).slope)
 
 
-def report(out: Path) -> str:
-    """Markdown report: the counterexample, the symmetric law, the measured collapse rates."""
-    out = Path(out)
+def _inputs(out: Path) -> SimpleNamespace:
+    """The tables of ``out`` and the values that several sections of the report share."""
     cx, cmeta = read_table(out / "counterexample.csv")
     cfg = checks_config(out)
     sym = _symmetric_summary(read_table(out / "symmetric.csv")[0], cfg)
     steps, rmeta = read_table(out / "random_steps.csv")
     draws = read_table(out / "random_draws.csv")[0]
-    tol = float(rmeta["config"]["random"]["limit_tolerance"])
-    fw_name = "γ^t = 2/(t+2)"
     checks = read_checks(out / "checks.csv").set_index("criterion")
-    printed = checks.loc["printed_bound"]
+    return SimpleNamespace(**{k: v for k, v in locals().items() if k != "out"})
+
+
+def _counterexample(c: SimpleNamespace) -> list[str]:
+    """The published bound, and the counterexample in d = 1 that it fails on."""
+    cx, cmeta = c.cx, c.cmeta
+    printed = c.checks.loc["printed_bound"]
 
     # Step 0 uses γ^0 = 1 and swaps the tokens; token 2 reaches 1/3 at step 2 (counting the
     # schedule from t = 1, as γ^1 = 2/3 first, shifts every index below by one).
@@ -207,7 +211,7 @@ def report(out: Path) -> str:
     h2_from = int(cx["step"].iloc[settle]) if settle < len(cx) else None
     last = cx.iloc[-1]
     C = 2 * cmeta["L"] * cmeta["D0"] ** 2
-    text = [
+    return [
         "# Hardmax, negative semidefinite: Frank-Wolfe over a shrinking hull",
         "",
         "Published ([FW] thm. fw.cluster, γ^t = 2/(t+2)): an O(1/t) bound on J(x_i^t) − "
@@ -247,7 +251,11 @@ def report(out: Path) -> str:
         "",
     ]
 
-    text += [
+
+def _polygons(c: SimpleNamespace) -> list[str]:
+    """Regular polygons: the exact contraction law while the configuration stays symmetric."""
+    sym, cfg = c.sym, c.cfg
+    text = [
         "## Regular polygons: contraction to the origin at an exact rate",
         "",
         "A regular k-gon with B = −I stays a scaled copy of itself: |x^t| = "
@@ -297,8 +305,15 @@ def report(out: Path) -> str:
         "~1e-17/1e-12 = 1e-5.",
         "",
     ]
+    return text
 
-    text += [
+
+def _random(c: SimpleNamespace) -> list[str]:
+    """Random configurations: the collapse rates, where the limit lies, the corrected bound."""
+    steps, draws, rmeta, cfg, checks = c.steps, c.draws, c.rmeta, c.cfg, c.checks
+    tol = float(rmeta["config"]["random"]["limit_tolerance"])
+    fw_name = "γ^t = 2/(t+2)"
+    text = [
         "## Random configurations: collapse to one point, not to the origin",
         "",
         f"{int(draws['chain'].nunique())} draws of {rmeta['config']['random']['n']} Gaussian "
@@ -363,4 +378,11 @@ def report(out: Path) -> str:
         "",
     ]
     text += ["Figures: `counterexample.png`, `symmetric.png`, `random.png`.", ""]
-    return "\n".join(text) + "\n"
+    return text
+
+
+def report(out: Path) -> str:
+    """Markdown report: the counterexample, the symmetric law, the measured collapse rates."""
+    c = _inputs(Path(out))
+    sections = (_counterexample, _polygons, _random)
+    return "\n".join(line for section in sections for line in section(c)) + "\n"

@@ -33,7 +33,7 @@ import pandas as pd
 
 import metastab as ms
 from metastab import stats, theory
-from metastab.report import polytope_from_spec
+from metastab.report import polytope_from_spec, quantile_band, recorded
 from metastab.results import provenance, write_table
 
 
@@ -78,19 +78,6 @@ def models(beta: float, gamma: float) -> dict:
     }
 
 
-def recorded(model, x0, steps, every, fine, chains, rng):
-    """Snapshots at every step up to ``fine`` and every ``every`` steps after: two runs from
-    the same seed, whose paths agree step for step (chain k's stream depends only on the seed
-    and k), so the early transient is seen in full without recording the whole run."""
-    head = ms.simulate(model, x0, steps=fine, chains=chains, record_every=1, rng=rng)
-    tail = ms.simulate(model, x0, steps=steps, chains=chains, record_every=every, rng=rng)
-    later = tail.times > fine
-    return (
-        np.concatenate([head.times, tail.times[later]]),
-        np.concatenate([head.trajectory, tail.trajectory[:, later]], axis=1),
-    )
-
-
 def over_time(P, x0, gamma, cfg, seed) -> pd.DataFrame:
     """Distance to the hardmax path, per β and model, at every step up to ``fine`` and every
     ``record_every`` steps after."""
@@ -103,20 +90,7 @@ def over_time(P, x0, gamma, cfg, seed) -> pd.DataFrame:
             seq = np.random.SeedSequence(seed, spawn_key=(0, ib))
             times, paths = recorded(model, x0, steps, every, fine, chains, seq)
             dist = sup_distance(paths, hard[0])
-            q = np.quantile(dist, [0.1, 0.5, 0.9], axis=0)
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "model": name,
-                        "beta": float(beta),
-                        "step": times,
-                        "q10": q[0],
-                        "median": q[1],
-                        "q90": q[2],
-                        "chains": chains,
-                    }
-                )
-            )
+            frames.append(quantile_band(dist, name, float(beta), times, chains))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -244,14 +218,27 @@ def _chain_fit(stage2: pd.DataFrame) -> dict | None:
         warnings.simplefilter("ignore", stats.DiagnosticWarning)
         fit = stats.fit_scaling(frame)
         lo, hi = fit.confidence_interval("slope")
+    return _fit_row("SA_P, censored joint fit", fit.slope, fit.intercept, frame["beta"], lo, hi)
+
+
+def _fit_row(
+    what: str,
+    slope: float,
+    intercept: float,
+    beta: pd.Series,
+    low: float = np.nan,
+    high: float = np.nan,
+) -> dict:
+    """One row of the fits table: the fitted line, its interval for the slope (NaN for least
+    squares) and the β range it rests on."""
     return {
-        "what": "SA_P, censored joint fit",
-        "slope": fit.slope,
-        "low": lo,
-        "high": hi,
-        "intercept": fit.intercept,
-        "beta_min": frame["beta"].min(),
-        "beta_max": frame["beta"].max(),
+        "what": what,
+        "slope": slope,
+        "low": low,
+        "high": high,
+        "intercept": intercept,
+        "beta_min": beta.min(),
+        "beta_max": beta.max(),
     }
 
 
@@ -261,15 +248,7 @@ def _flow_fit(flow: pd.DataFrame) -> dict | None:
     if len(ok) < 2:
         return None
     slope, intercept = np.polyfit(ok["beta"], np.log(ok["median"]), 1)
-    return {
-        "what": "SA_beta, least squares on log T",
-        "slope": slope,
-        "low": np.nan,
-        "high": np.nan,
-        "intercept": intercept,
-        "beta_min": ok["beta"].min(),
-        "beta_max": ok["beta"].max(),
-    }
+    return _fit_row("SA_beta, least squares on log T", slope, intercept, ok["beta"])
 
 
 def _plateau_fit(flow: pd.DataFrame) -> dict | None:
@@ -279,15 +258,7 @@ def _plateau_fit(flow: pd.DataFrame) -> dict | None:
         return None
     ok = ok[ok["regime"]] if ok["regime"].sum() >= 2 else ok
     slope, intercept = np.polyfit(np.log(ok["beta"]), np.log(ok["plateau"]), 1)
-    return {
-        "what": "SA_beta plateau distance, log-log slope",
-        "slope": slope,
-        "low": np.nan,
-        "high": np.nan,
-        "intercept": intercept,
-        "beta_min": ok["beta"].min(),
-        "beta_max": ok["beta"].max(),
-    }
+    return _fit_row("SA_beta plateau distance, log-log slope", slope, intercept, ok["beta"])
 
 
 def _frozen_fit(chain: pd.DataFrame) -> dict | None:
@@ -295,15 +266,7 @@ def _frozen_fit(chain: pd.DataFrame) -> dict | None:
     if len(chain) < 2:
         return None
     slope, intercept = np.polyfit(chain["beta"], np.log(chain["frozen_mean"] - chain["t0"]), 1)
-    return {
-        "what": "frozen law log(1/p)",
-        "slope": slope,
-        "low": np.nan,
-        "high": np.nan,
-        "intercept": intercept,
-        "beta_min": chain["beta"].min(),
-        "beta_max": chain["beta"].max(),
-    }
+    return _fit_row("frozen law log(1/p)", slope, intercept, chain["beta"])
 
 
 def run(config: dict, out: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -92,8 +93,18 @@ def figures(out: Path) -> None:
     """Draw the panels and time series of the localmax study from the tables in ``out``."""
     out = Path(out)
     summary, series, paths, cfg = _load(out)
+    _panels(out, paths, cfg)
+    styles = _styles(cfg)
+    _hull_figure(out, summary, series, styles)
+    _limit_figure(out, series, styles, float(cfg["gamma"]), int(cfg["series"]))
+    _recovery_figure(out, summary)
+    _quiescent_figure(out, summary, series, styles)
+
+
+def _panels(out: Path, paths: pd.DataFrame, cfg: dict) -> None:
+    """[AFZ] Figure 2 (the four configurations under hardmax, then under localmax) and (e), the
+    dynamics side by side from one start: softmax (several β), hardmax, localmax (several r)."""
     steps = [int(s) for s in cfg["panel_steps"]]
-    # [AFZ] Figure 2 layout: the four configurations under hardmax, then under localmax
     for label, name in (
         ("hardmax", "figure2_hardmax.png"),
         (f"localmax r={min(cfg['r_values']):g}", "figure2_localmax.png"),
@@ -109,7 +120,6 @@ def figures(out: Path) -> None:
             ["C0", "C3", "C2", "C4"],
             dpi=90,
         )
-    # (e) side by side from one start: softmax (several β), hardmax, localmax (several r)
     labels = _side_by_side_labels(cfg)
     colors = ["C1"] * len(cfg["betas"]) + ["k"] + ["C0"] * len(cfg["r_values"]) + ["C2"]
     for config in FIGURE2 + sorted(set(paths["config"]) - set(FIGURE2)):
@@ -124,6 +134,9 @@ def figures(out: Path) -> None:
             colors,
         )
 
+
+def _styles(cfg: dict) -> dict:
+    """Line style of each dynamics in the time-series figures."""
     from matplotlib import colormaps
 
     styles = {"hardmax": dict(color="k", lw=1.6)}
@@ -136,28 +149,48 @@ def figures(out: Path) -> None:
     betas = colormaps["autumn"](np.linspace(0.0, 0.7, len(cfg["betas"])))
     for b, c in zip(cfg["betas"], betas):
         styles[f"softmax β={b:g}"] = dict(color=c, lw=0.9, ls="-.")
-    gamma = float(cfg["gamma"])
+    return styles
 
-    # (a) hull area and hull vertices
+
+def _series_grid(out, series, styles, skip, draw, ylabels, title, name) -> None:
+    """Two rows of panels, one column per Figure-2 configuration: ``draw(top, bottom, config,
+    label, style, rows)`` for each dynamics of ``styles`` not ``skip(label)`` that has a series."""
     fig, axes = canvas(2, 4, width=15, height=6.5, sharex=True)
     for j, config in enumerate(FIGURE2):
         for label, style in styles.items():
+            if skip(label):
+                continue
             s = series[(series["config"] == config) & (series["label"] == label)]
             if s.empty:
                 continue
-            axes[0, j].plot(s["step"], s["area"], label=label, **style)
-            end = summary[(summary["config"] == config) & (summary["label"] == label)]
-            gap = (s["area"] - float(end["area_end"].iloc[0])).clip(lower=1e-16)
-            axes[1, j].semilogy(s["step"], gap, **style)
+            draw(axes[0, j], axes[1, j], config, label, style, s)
         axes[0, j].set_title(TITLES[config])
         axes[1, j].set_xlabel("step t")
-    axes[0, 0].set_ylabel("area of conv{x_i^t}")
-    axes[1, 0].set_ylabel("area(t) − area(∞)  (floored at 1e-16)")
+    axes[0, 0].set_ylabel(ylabels[0])
+    axes[1, 0].set_ylabel(ylabels[1])
     axes[0, 0].legend(fontsize=7)
-    fig.suptitle("(a) the hull shrinks monotonically and converges to a polytope")
-    fig.savefig(out / "hull.png", dpi=DPI)
+    fig.suptitle(title)
+    fig.savefig(out / name, dpi=DPI)
 
-    # (b) distance to the limit
+
+def _hull_figure(out: Path, summary: pd.DataFrame, series: pd.DataFrame, styles: dict) -> None:
+    """(a) hull area and its distance to the limit area."""
+
+    def draw(top, bottom, config, label, style, s):
+        top.plot(s["step"], s["area"], label=label, **style)
+        end = summary[(summary["config"] == config) & (summary["label"] == label)]
+        gap = (s["area"] - float(end["area_end"].iloc[0])).clip(lower=1e-16)
+        bottom.semilogy(s["step"], gap, **style)
+
+    ylabels = ("area of conv{x_i^t}", "area(t) − area(∞)  (floored at 1e-16)")
+    title = "(a) the hull shrinks monotonically and converges to a polytope"
+    _series_grid(out, series, styles, lambda label: False, draw, ylabels, title, "hull.png")
+
+
+def _limit_figure(
+    out: Path, series: pd.DataFrame, styles: dict, gamma: float, horizon: int
+) -> None:
+    """(b) distance of the tokens to their limits, beside (1 − γ)^t."""
     fig, axes = canvas(1, 4, width=15, height=4, sharey=True)
     for j, config in enumerate(FIGURE2):
         ax = axes[j]
@@ -169,7 +202,7 @@ def figures(out: Path) -> None:
                 continue
             ax.semilogy(s["step"], s["max_dist_limit"], label=label, **style)
             ax.semilogy(s["step"], s["min_dist_limit"], alpha=0.5, **{**style, "lw": 0.6})
-        t = np.arange(int(cfg["series"]) + 1)
+        t = np.arange(horizon + 1)
         ax.semilogy(t, (1 - gamma) ** t, color="0.5", ls="--", lw=0.8, label="(1 − γ)^t")
         ax.set_title(TITLES[config])
         ax.set_xlabel("step t")
@@ -178,7 +211,9 @@ def figures(out: Path) -> None:
     fig.suptitle("(b) distances to the limit (over the tokens that move) stay positive and decay")
     fig.savefig(out / "limit_distance.png", dpi=DPI)
 
-    # (c) recovery of hardmax as r_t → 0, and uniform averaging for r large
+
+def _recovery_figure(out: Path, summary: pd.DataFrame) -> None:
+    """(c) recovery of hardmax as r_t → 0, and uniform averaging for r large."""
     fig, axes = canvas(1, 2, width=13, height=4.8)
     van = summary[summary["family"] == "vanishing"].copy()
     van["kind"] = van["label"].str.replace(r"r_t=[0-9.e-]+", "r_t=r0", regex=True)
@@ -231,25 +266,21 @@ def figures(out: Path) -> None:
     fig.suptitle("(c) from hardmax (r = 0) to uniform averaging (r → ∞)")
     fig.savefig(out / "recovery.png", dpi=DPI)
 
-    # (d) quiescent tokens
-    fig, axes = canvas(2, 4, width=15, height=6.5, sharex=True)
-    for j, config in enumerate(FIGURE2):
-        for label, style in styles.items():
-            if label.startswith("softmax") or label == "localmax r large":
-                continue
-            s = series[(series["config"] == config) & (series["label"] == label)]
-            if s.empty:
-                continue
-            n = int(summary[(summary["config"] == config)]["n"].iloc[0])
-            axes[0, j].step(s["step"], s["quiescent"] / n, where="post", label=label, **style)
-            axes[1, j].step(s["step"], s["changed"], where="post", **style)
-        axes[0, j].set_title(TITLES[config])
-        axes[1, j].set_xlabel("step t")
-    axes[0, 0].set_ylabel("fraction quiescent (N_i fixed from t on)")
-    axes[1, 0].set_ylabel("tokens whose N_i changed at t")
-    axes[0, 0].legend(fontsize=7)
-    fig.suptitle("(d) quiescent tokens: neighbour sets stop changing after finitely many steps")
-    fig.savefig(out / "quiescent.png", dpi=DPI)
+
+def _quiescent_figure(out: Path, summary: pd.DataFrame, series: pd.DataFrame, styles: dict) -> None:
+    """(d) quiescent tokens: fraction quiescent and tokens whose neighbour set changed."""
+
+    def draw(top, bottom, config, label, style, s):
+        n = int(summary[(summary["config"] == config)]["n"].iloc[0])
+        top.step(s["step"], s["quiescent"] / n, where="post", label=label, **style)
+        bottom.step(s["step"], s["changed"], where="post", **style)
+
+    def skip(label):
+        return label.startswith("softmax") or label == "localmax r large"
+
+    ylabels = ("fraction quiescent (N_i fixed from t on)", "tokens whose N_i changed at t")
+    title = "(d) quiescent tokens: neighbour sets stop changing after finitely many steps"
+    _series_grid(out, series, styles, skip, draw, ylabels, title, "quiescent.png")
 
 
 # --------------------------------------------------------------------------- report
@@ -272,27 +303,39 @@ def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
     lm = summary[
         summary["family"].isin(["localmax", "localmax-relative", "localmax-large", "vanishing"])
     ]
-    const = summary[summary["family"].isin(["localmax", "localmax-relative"])]
-    scale = summary["area0"].clip(lower=1.0)
     tol = float(cfg["roundoff"])
-    out = {}
-    # (a) nested hulls: the area never grows beyond rounding; settled runs have a limit hull
+    return {
+        "a": _nested_hulls(summary, lm, tol),
+        "b": _no_arrival(summary, lm),
+        "c": _hardmax_to_uniform(summary, tol),
+        "d": _quiescent(lm),
+    }
+
+
+def _nested_hulls(summary: pd.DataFrame, lm: pd.DataFrame, tol: float) -> dict:
+    """(a) nested hulls over the localmax runs ``lm``: the area never grows beyond rounding;
+    settled runs have a limit hull."""
+    scale = summary["area0"].clip(lower=1.0)
     grow = (summary["max_area_increase"] > tol * scale)[lm.index]
-    out["a"] = dict(
+    return dict(
         holds=not grow.any(),
         runs=len(lm),
         grew=int(grow.sum()),
         unsettled=int((~lm["converged"]).sum()),
     )
-    # (b) r > 0: the configuration never reaches its limit in finite time and the largest
-    # distance decays geometrically; single tokens are counted apart
+
+
+def _no_arrival(summary: pd.DataFrame, lm: pd.DataFrame) -> dict:
+    """(b) r > 0, over the localmax runs ``lm``: the configuration never reaches its limit in
+    finite time and the largest distance decays geometrically; single tokens are counted apart."""
     settled = lm[lm["converged"] & (lm["family"] != "localmax-large")]
+    const = summary[summary["family"].isin(["localmax", "localmax-relative"])]
     const = const[const["converged"]]
     arrivals_const = int(const["tokens_at_limit"].sum())
     van = summary[(summary["family"] == "vanishing") & summary["converged"]]
     config_arrivals = int(settled["config_at_limit"].astype(bool).sum())
     rates = settled["decay_rate"].dropna()
-    out["b"] = dict(
+    return dict(
         holds=config_arrivals == 0 and bool((rates < 1).all()),
         fitted=len(rates),
         runs=len(settled),
@@ -311,8 +354,11 @@ def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
         ),
         example=_example(const[const["tokens_at_limit"] > 0]),
     )
-    # (c) r_t below the hardmax score gaps gives the hardmax limit exactly; the distance to it
-    # shrinks with r0; r large is uniform averaging to rounding
+
+
+def _hardmax_to_uniform(summary: pd.DataFrame, tol: float) -> dict:
+    """(c) r_t below the hardmax score gaps gives the hardmax limit exactly; the distance to it
+    shrinks with r0; r large is uniform averaging to rounding."""
     vv = summary[summary["family"] == "vanishing"]
     below = vv[vv["below_gaps"].astype(bool)]
     exact = bool((below["dist_to_hardmax"] <= tol).all())
@@ -331,7 +377,7 @@ def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
     shrink = float(smallest["dist_to_hardmax"].median()) <= float(
         largest["dist_to_hardmax"].median()
     )
-    out["c"] = dict(
+    return dict(
         holds=exact and shrink and uniform <= tol and wide_max <= tol,
         shrink=shrink,
         below=len(below),
@@ -346,17 +392,20 @@ def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
         median_largest=float(largest["dist_to_hardmax"].median()),
         exact_fraction_smallest=float((smallest["dist_to_hardmax"] <= tol).mean()),
     )
-    # (d) every settled localmax run has all tokens quiescent before its resolution step
+
+
+def _quiescent(lm: pd.DataFrame) -> dict:
+    """(d) every settled localmax run of ``lm`` has all tokens quiescent before its
+    resolution step."""
     q = lm[lm["converged"]]
     quiet = q["quiescent_from"] < q["resolution_step"]
-    out["d"] = dict(
+    return dict(
         holds=bool(quiet.all()),
         runs=len(q),
         quiet=int(quiet.sum()),
         median=float(q["quiescent_from"].median()),
         maximum=float(q["quiescent_from"].max()),
     )
-    return out
 
 
 def _recovery_table(summary: pd.DataFrame, tol: float) -> str:
@@ -387,14 +436,21 @@ def _area_ratios(fig2: pd.DataFrame, cfg: dict) -> str:
     return ", ".join(parts)
 
 
-def report(out: Path) -> str:
-    out = Path(out)
-    summary, series, _, cfg = _load(out)
+def _inputs(out: Path) -> SimpleNamespace:
+    """The tables of ``out`` and the values that several sections of the report share."""
+    summary, _, _, cfg = _load(out)
     v = verdicts(summary, cfg)
     tol, res = float(cfg["roundoff"]), float(cfg["resolution"])
     gamma = float(cfg["gamma"])
     n_poly = summary.loc[~summary["config"].isin(FIGURE2), "config"].nunique()
-    text = [
+    fig2 = summary[summary["config"].isin(FIGURE2)]
+    return SimpleNamespace(**{k: v for k, v in locals().items() if k != "out"})
+
+
+def _header(c: SimpleNamespace) -> list[str]:
+    """Title, the model, the runs and the figures."""
+    cfg, tol, res, gamma, n_poly = c.cfg, c.tol, c.res, c.gamma, c.n_poly
+    return [
         "# Localmax dynamics: hull, limits, quiescence, from hardmax to uniform averaging",
         "",
         "Model (science.md §1; this package's reading of the abstract of [LM], not a verified "
@@ -416,8 +472,12 @@ def report(out: Path) -> str:
         "`hull.png` (a), `limit_distance.png` (b), `recovery.png` (c), `quiescent.png` (d).",
         "",
     ]
-    fig2 = summary[summary["config"].isin(FIGURE2)]
-    text += [
+
+
+def _figure2_table(c: SimpleNamespace) -> list[str]:
+    """One row per Figure-2 configuration and dynamics."""
+    fig2 = c.fig2
+    text = [
         "## Figure-2 configurations",
         "",
         "| configuration | dynamics | area t=0 | area t=30 | area ∞ | hull vertices t=30 / ∞ "
@@ -438,11 +498,14 @@ def report(out: Path) -> str:
             f"{_fmt(r['quiescent_from'], '.0f')} | {_fmt(r['decay_rate'], '.3f')} | "
             f"{r['dist_to_hardmax']:.2e} | {'yes' if r['converged'] else 'no'} |"
         )
-    a, b, c, d = v["a"], v["b"], v["c"], v["d"]
-    example = f" (e.g. {b['example']})" if b["example"] else ""
-    stopped = b["arrivals"] + b["vanishing_arrivals"] > 0
-    text += [
-        "",
+    text.append("")
+    return text
+
+
+def _hull(c: SimpleNamespace) -> list[str]:
+    """(a) the hull converges to a polytope."""
+    a, tol, cfg = c.v["a"], c.tol, c.cfg
+    return [
         "## (a) The hull converges to a polytope",
         "",
         "Rule: over every localmax run (constant, relative, large and vanishing r), the hull "
@@ -458,6 +521,15 @@ def report(out: Path) -> str:
         "(clusters never merge "
         "in finite time, see (b)), so it exceeds the limit count until the end.",
         "",
+    ]
+
+
+def _limits(c: SimpleNamespace) -> list[str]:
+    """(b) no finite-time convergence for r > 0."""
+    b, res, gamma = c.v["b"], c.res, c.gamma
+    example = f" (e.g. {b['example']})" if b["example"] else ""
+    stopped = b["arrivals"] + b["vanishing_arrivals"] > 0
+    return [
         "## (b) No finite-time convergence for r > 0",
         "",
         "Rule: in every settled run with r > 0 (constant additive and relative margins, "
@@ -497,6 +569,13 @@ def report(out: Path) -> str:
         )
         + ".",
         "",
+    ]
+
+
+def _recovery(c: SimpleNamespace) -> list[str]:
+    """(c) r_t → 0 recovers hardmax; r large is uniform averaging."""
+    v, tol, cfg = c.v["c"], c.tol, c.cfg
+    return [
         "## (c) r_t → 0 recovers hardmax; r large is uniform averaging",
         "",
         "Rule: a vanishing schedule that stays below the hardmax path's score gaps "
@@ -510,32 +589,39 @@ def report(out: Path) -> str:
         "Median distance of the limit to the hardmax limit (fraction exactly equal, to "
         f"{tol:g}), over all configurations:",
         "",
-        _recovery_table(summary, tol),
+        _recovery_table(c.summary, tol),
         "",
-        f"Measured: {c['below']} of {c['runs']} schedule runs stay below the gaps, and all "
-        f"of them end at the hardmax limit: {'yes' if c['exact'] else 'no'}. Median "
+        f"Measured: {v['below']} of {v['runs']} schedule runs stay below the gaps, and all "
+        f"of them end at the hardmax limit: {'yes' if v['exact'] else 'no'}. Median "
         "distance to the hardmax "
-        f"limit {c['median_largest']:.2e} at r0 = {max(cfg['r0_values']):g} and "
-        f"{c['median_smallest']:.2e} at r0 = {min(cfg['r0_values']):g} "
-        f"({100 * c['exact_fraction_smallest']:.0f}% exact there): the median distance "
-        + ("shrinks" if c["shrink"] else "does not shrink")
+        f"limit {v['median_largest']:.2e} at r0 = {max(cfg['r0_values']):g} and "
+        f"{v['median_smallest']:.2e} at r0 = {min(cfg['r0_values']):g} "
+        f"({100 * v['exact_fraction_smallest']:.0f}% exact there): the median distance "
+        + ("shrinks" if v["shrink"] else "does not shrink")
         + " from the largest r0 to the smallest (the table; `recovery.png`). Explanation, "
         "not tested: schedules decaying more slowly than the tokens converge (q > 1 − γ, or "
         "r0/(1 + t)) eventually exceed the shrinking gap between a leader and its "
         "followers, merge them and move the leader, so their limit differs from "
         "hardmax's. Uniform averaging for r large: largest deviation "
-        f"{c['uniform']:.1e}; over the {c['wide']} constant-r runs with r at least the "
+        f"{v['uniform']:.1e}; over the {v['wide']} constant-r runs with r at least the "
         "initial score spread max_ij s_ij − min_ij s_ij (every token is everyone's "
-        f"neighbour from the start), {c['wide_max']:.1e}; below the spread, the "
-        f"{c['narrow']} runs deviate from uniform averaging by {c['narrow_min']:.2g} at "
-        f"least. **(c) {'holds' if c['holds'] else 'fails'}**"
+        f"neighbour from the start), {v['wide_max']:.1e}; below the spread, the "
+        f"{v['narrow']} runs deviate from uniform averaging by {v['narrow_min']:.2g} at "
+        f"least. **(c) {'holds' if v['holds'] else 'fails'}**"
         + (
             " (exactly for the runs below the score gaps; the others approach the hardmax "
             "limit only as r0 decreases)."
-            if c["exact"] and c["shrink"] and c["exact_fraction_smallest"] < 1
+            if v["exact"] and v["shrink"] and v["exact_fraction_smallest"] < 1
             else "."
         ),
         "",
+    ]
+
+
+def _quiescence(c: SimpleNamespace) -> list[str]:
+    """(d) quiescent tokens."""
+    d = c.v["d"]
+    return [
         "## (d) Quiescent tokens",
         "",
         "Rule: in every settled localmax run, every token's neighbour set stops changing "
@@ -549,15 +635,27 @@ def report(out: Path) -> str:
         "set, so at finite r nearly every token ends as a leader of itself (leaders at "
         "t = 30 in the table), unlike hardmax.",
         "",
+    ]
+
+
+def _side_by_side(c: SimpleNamespace) -> list[str]:
+    """(e) softmax, localmax and hardmax from the same start."""
+    cfg = c.cfg
+    return [
         "## (e) Softmax, localmax, hardmax side by side",
         "",
         "`panels_<config>.png`: rows are SA_β (deterministic softmax layer) at β = "
         f"{', '.join(f'{b:g}' for b in cfg['betas'])}, hardmax, localmax at r = "
         f"{', '.join(f'{r:g}' for r in cfg['r_values'])} and r large, from the same start. "
         "Area of the hull at t = 30 as a fraction of hardmax's (median over the four "
-        "configurations): " + _area_ratios(fig2, cfg) + ".",
+        "configurations): " + _area_ratios(c.fig2, cfg) + ".",
         "",
     ]
+
+
+def _random_polygons(c: SimpleNamespace) -> list[str]:
+    """Medians over the random polygons."""
+    summary, n_poly = c.summary, c.n_poly
     rows = summary[~summary["config"].isin(FIGURE2) & (summary["family"] != "vanishing")]
     agg = rows.groupby("label").agg(
         area=("area_end", "median"),
@@ -567,7 +665,7 @@ def report(out: Path) -> str:
         settled=("converged", "mean"),
         rate=("decay_rate", "median"),
     )
-    text += [
+    text = [
         f"Random polygons ({n_poly}), medians:",
         "",
         "| dynamics | area t=0 | area ∞ | clusters ∞ | dist. to hardmax limit | "
@@ -581,4 +679,21 @@ def report(out: Path) -> str:
             f"| {label} | {r['area0']:.3f} | {r['area']:.3f} | {r['clusters']:.0f} | "
             f"{r['dist']:.2e} | {r['rate']:.3f} | {100 * r['settled']:.0f}% |"
         )
-    return "\n".join(text) + "\n"
+    return text
+
+
+def report(out: Path) -> str:
+    """Markdown report of the localmax study from the tables in ``out``, one renderer per
+    section."""
+    c = _inputs(Path(out))
+    sections = (
+        _header,
+        _figure2_table,
+        _hull,
+        _limits,
+        _recovery,
+        _quiescence,
+        _side_by_side,
+        _random_polygons,
+    )
+    return "\n".join(line for section in sections for line in section(c)) + "\n"

@@ -68,16 +68,7 @@ def models(cfg: dict, *, schedules: bool = True) -> list[dict]:
     """Every dynamics of the study: label, family, parameters and the model."""
     g = float(cfg["gamma"])
     out = [dict(label="hardmax", family="hardmax", model=ms.Hardmax(g, tol=0.0))]
-    for r in cfg["r_values"]:
-        out.append(
-            dict(
-                label=f"localmax r={r:g}",
-                family="localmax",
-                r=float(r),
-                model=ms.Localmax(g, float(r)),
-            )
-        )
-    for r in cfg["r_wide"]:
+    for r in [*cfg["r_values"], *cfg["r_wide"]]:
         out.append(
             dict(
                 label=f"localmax r={r:g}",

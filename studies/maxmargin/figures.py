@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -264,41 +266,76 @@ def figures(out: Path) -> None:
 # report
 
 
+_TABLES = {
+    "svm": "svm_values.csv",
+    "s1": "e1_summary.csv",
+    "l1": "e1_local_optimality.csv",
+    "s2": "e2_summary.csv",
+    "s3": "e3_summary.csv",
+    "r4": "e4_runs.csv",
+    "c4": "e4_curves.csv",
+}
+
+
 def _checks(out: Path, cfg: dict) -> list[tuple]:
     """(experiment, criterion, measured, published / threshold, pass, value, threshold) for every
     criterion: ``measured`` and ``published / threshold`` as printed in the report's table,
     ``value`` the number the pass value is decided on and ``threshold`` what it is compared with
     (NaN where the criterion has no single number)."""
-    svm, s1, l1, s2, s3, r4, c4 = read_tables(
-        out,
-        "svm_values.csv",
-        "e1_summary.csv",
-        "e1_local_optimality.csv",
-        "e2_summary.csv",
-        "e3_summary.csv",
-        "e4_runs.csv",
-        "e4_curves.csv",
+    tab = SimpleNamespace(**dict(zip(_TABLES, read_tables(out, *_TABLES.values()))))
+    rows: list[tuple] = []
+    for experiment in (
+        _e1_checks,
+        _e2_checks,
+        _e3_checks,
+        _e3_dynamics_checks,
+        _e4_checks,
+        _e5_checks,
+        _e6_checks,
+    ):
+        rows += experiment(out, tab, cfg)
+    return rows
+
+
+def _row(exp, what, measured, ref, ok, value=np.nan, threshold=np.nan) -> tuple:
+    return (exp, what, measured, ref, bool(ok), float(value), float(threshold))
+
+
+def _above(
+    exp: str, what: str, value: float, threshold: float, digits: int, note: str = ""
+) -> tuple:
+    """The criterion ``value > threshold``, ``value`` printed with ``digits`` decimals."""
+    return _row(
+        exp,
+        what,
+        f"{value:.{digits}f}",
+        f"> {threshold:g}{note}",
+        value > threshold,
+        value,
+        threshold,
     )
-    rows = []
 
-    def add(exp, what, measured, ref, ok, value=np.nan, threshold=np.nan):
-        rows.append((exp, what, measured, ref, bool(ok), float(value), float(threshold)))
 
-    def obj(exp, problem):
-        return svm[(svm.experiment == exp) & (svm.problem == problem)]
+def _objectives(svm: pd.DataFrame, exp: str, problem: str) -> pd.DataFrame:
+    return svm[(svm.experiment == exp) & (svm.problem == problem)]
 
-    def published(exp, problem):
-        """The objectives of ``problem``, the one farthest from its published value, and the
-        published value and tolerance (config ``[[published]]``)."""
-        pub = next(p for p in cfg["published"] if (p["experiment"], p["problem"]) == (exp, problem))
-        rows_ = obj(exp, problem)
-        worst = rows_.objective.iloc[int(np.argmax(abs(rows_.objective - pub["value"])))]
-        ok = (abs(rows_.objective - pub["value"]) < pub["tol"]).all()
-        return rows_, worst, pub["value"], pub["tol"], ok
 
-    g, gw, gv, gt, gok = published("E1", "global, alpha=0")
-    loc, lw, lv, lt, lok = published("E1", "local, alpha=1")
-    add(
+def _published(svm: pd.DataFrame, cfg: dict, exp: str, problem: str) -> tuple:
+    """The objectives of ``problem``, the one farthest from its published value, and the
+    published value and tolerance (config ``[[published]]``)."""
+    pub = next(p for p in cfg["published"] if (p["experiment"], p["problem"]) == (exp, problem))
+    rows_ = _objectives(svm, exp, problem)
+    worst = rows_.objective.iloc[int(np.argmax(abs(rows_.objective - pub["value"])))]
+    ok = (abs(rows_.objective - pub["value"]) < pub["tol"]).all()
+    return rows_, worst, pub["value"], pub["tol"], ok
+
+
+def _e1_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+    """E1: the global and local max-margin problems, the directions reached, local optimality."""
+    s1, l1 = tab.s1, tab.l1
+    g, gw, gv, gt, gok = _published(tab.svm, cfg, "E1", "global, alpha=0")
+    loc, lw, lv, lt, lok = _published(tab.svm, cfg, "E1", "local, alpha=1")
+    yield _row(
         "E1a",
         "½‖p^mm(α=0)‖² (both c; the farther from the published value)",
         f"{gw:.6f}",
@@ -307,7 +344,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         gw,
         gv,
     )
-    add(
+    yield _row(
         "E1a",
         "½‖p^mm(α=1)‖² (both c; the farther from the published value)",
         f"{lw:.6f}",
@@ -317,7 +354,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         lv,
     )
     both = pd.concat([g, loc])
-    add(
+    yield _row(
         "E1a",
         "KKT certificates",
         f"{int(both.certificate_ok.sum())}/{len(both)} ok",
@@ -327,66 +364,34 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         len(both),
     )
     a = s1[np.isclose(s1.c, 0.9)]
-    add(
-        "E1b",
-        "c=0.9: min corr(p, p^mm_glob), 6 inits",
-        f"{a.corr_global.min():.5f}",
-        "> 0.999",
-        a.corr_global.min() > 0.999,
-        a.corr_global.min(),
-        0.999,
-    )
+    yield _above("E1b", "c=0.9: min corr(p, p^mm_glob), 6 inits", a.corr_global.min(), 0.999, 5)
     b = s1[np.isclose(s1.c, 0.0)]
     gl, lo = b[b.init >= -0.5], b[b.init <= -1.0]
-    add(
-        "E1c",
-        "c=0: min corr with global, s ∈ {1,.5,0,−.5}",
-        f"{gl.corr_global.min():.5f}",
-        "> 0.999",
-        gl.corr_global.min() > 0.999,
-        gl.corr_global.min(),
-        0.999,
+    yield _above(
+        "E1c", "c=0: min corr with global, s ∈ {1,.5,0,−.5}", gl.corr_global.min(), 0.999, 5
     )
-    add(
-        "E1c",
-        "c=0: min corr with (1,0,0), s ∈ {−1,−1.5}",
-        f"{lo.corr_local.min():.5f}",
-        "> 0.999",
-        lo.corr_local.min() > 0.999,
-        lo.corr_local.min(),
-        0.999,
-    )
+    yield _above("E1c", "c=0: min corr with (1,0,0), s ∈ {−1,−1.5}", lo.corr_local.min(), 0.999, 5)
     v09 = l1[np.isclose(l1.c, 0.9) & (l1.alpha == 1)].locally_optimal.iloc[0]
     v0 = l1[np.isclose(l1.c, 0.0) & (l1.alpha == 1)].locally_optimal.iloc[0]
-    add(
+    yield _row(
         "E1d",
         "α=1 locally optimal? (c=0.9 / c=0)",
         f"{bool(v09)} / {bool(v0)}",
         "False / True",
         (not v09) and v0,
     )
-    add(
-        "E1e",
-        "min final softmax prob. of selected token",
-        f"{s1.selected_prob.min():.6f}",
-        "> 0.9999",
-        s1.selected_prob.min() > 0.9999,
-        s1.selected_prob.min(),
-        0.9999,
+    yield _above(
+        "E1e", "min final softmax prob. of selected token", s1.selected_prob.min(), 0.9999, 6
     )
 
+
+def _e2_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+    """E2: normalized against plain gradient descent."""
+    s2 = tab.s2
     ngd, gd = s2[s2.method == "NGD"], s2[s2.method == "GD"]
     n0, g0 = ngd[ngd.init == 0.0].iloc[0], gd[gd.init == 0.0].iloc[0]
-    add(
-        "E2",
-        "NGD: min corr(p, p^mm), 6 inits",
-        f"{ngd.corr_svm.min():.5f}",
-        "> 0.999",
-        ngd.corr_svm.min() > 0.999,
-        ngd.corr_svm.min(),
-        0.999,
-    )
-    add(
+    yield _above("E2", "NGD: min corr(p, p^mm), 6 inits", ngd.corr_svm.min(), 0.999, 5)
+    yield _row(
         "E2",
         "NGD p0=0: ‖p(200)‖",
         f"{n0.norm_200:.3f}",
@@ -395,16 +400,8 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         n0.norm_200,
         20,
     )
-    add(
-        "E2",
-        "NGD p0=0: mean softmax prob. at 50",
-        f"{n0.prob_50:.4f}",
-        "> 0.99 (stored ≈1)",
-        n0.prob_50 > 0.99,
-        n0.prob_50,
-        0.99,
-    )
-    add(
+    yield _above("E2", "NGD p0=0: mean softmax prob. at 50", n0.prob_50, 0.99, 4, " (stored ≈1)")
+    yield _row(
         "E2",
         "GD p0=0: ‖p(200)‖",
         f"{g0.norm_200:.3f}",
@@ -413,7 +410,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         g0.norm_200,
         6,
     )
-    add(
+    yield _row(
         "E2",
         "GD p0=0: mean softmax prob. at 200",
         f"{g0.prob_200:.4f}",
@@ -421,7 +418,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         0.9 < g0.prob_200 < 0.999,
         g0.prob_200,
     )
-    add(
+    yield _row(
         "E2",
         "iterations to prob. 0.95, NGD vs GD (p0=0)",
         f"{int(n0.first_095)} vs {int(g0.first_095)}",
@@ -429,39 +426,43 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         0 <= n0.first_095 < g0.first_095 or (n0.first_095 >= 0 > g0.first_095),
     )
 
-    t_full, tv, tval, ttol, tok = published("E3", "tight, full")
-    nt_rel, nv, nval, ntol, nok = published("E3", "non-tight, relaxed")
 
-    def solution(rows_, exact):
-        # the solutions are tabulated to 6 decimals: within 1e-6 of the exact point
-        return np.allclose(
-            np.array(rows_.solution.iloc[0].split(), float)[:2], exact, rtol=0, atol=1e-6
-        )
+def _solution(rows_: pd.DataFrame, exact: list) -> bool:
+    # the solutions are tabulated to 6 decimals: within 1e-6 of the exact point
+    return np.allclose(
+        np.array(rows_.solution.iloc[0].split(), float)[:2], exact, rtol=0, atol=1e-6
+    )
 
-    add(
+
+def _e3_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+    """E3a: the tight and non-tight joint problems."""
+    t_full, tv, tval, ttol, tok = _published(tab.svm, cfg, "E3", "tight, full")
+    nt_rel, nv, nval, ntol, nok = _published(tab.svm, cfg, "E3", "non-tight, relaxed")
+
+    yield _row(
         "E3a",
         "tight: ½‖p^mm‖², p^mm",
         f"{tv:.6f}, ({t_full.solution.iloc[0]})",
         f"{tval:g} ± {ttol:g}, (4/3, 1/3) to 1e-6",
-        tok and solution(t_full, [4 / 3, 1 / 3]),
+        tok and _solution(t_full, [4 / 3, 1 / 3]),
         tv,
         tval,
     )
-    add(
+    yield _row(
         "E3a",
         "non-tight relaxed: ½‖p^mm‖², p^mm",
         f"{nv:.6f}, ({nt_rel.solution.iloc[0]})",
         f"{nval:g} ± {ntol:g}, (1, 0) to 1e-6",
-        nok and solution(nt_rel, [1, 0]),
+        nok and _solution(nt_rel, [1, 0]),
         nv,
         nval,
     )
     vv = (
-        obj("E3", "tight, v classifier").solution.tolist()
-        + obj("E3", "non-tight, v classifier").solution.tolist()
+        _objectives(tab.svm, "E3", "tight, v classifier").solution.tolist()
+        + _objectives(tab.svm, "E3", "non-tight, v classifier").solution.tolist()
     )
     vdev = max(np.abs(np.array(x.split(), float) - [0, 1]).max() for x in vv)
-    add(
+    yield _row(
         "E3a",
         "v^mm (tight; non-tight)",
         "; ".join(vv),
@@ -470,8 +471,13 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         vdev,
         1e-6,
     )
+
+
+def _e3_dynamics_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+    """E3b–e: the directions reached, the softmax and logistic probabilities."""
+    s3 = tab.s3
     t, nt = s3[s3.case == "tight"].iloc[0], s3[s3.case == "non-tight"].iloc[0]
-    add(
+    yield _row(
         "E3b",
         "corr(v, v^mm) (tight; non-tight)",
         f"{t.corr_v:.6f}; {nt.corr_v:.6f}",
@@ -480,16 +486,8 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         min(t.corr_v, nt.corr_v),
         0.9999,
     )
-    add(
-        "E3c",
-        "tight: corr(p, p^mm)",
-        f"{t.corr_p_full:.6f}",
-        "> 0.9999",
-        t.corr_p_full > 0.9999,
-        t.corr_p_full,
-        0.9999,
-    )
-    add(
+    yield _above("E3c", "tight: corr(p, p^mm)", t.corr_p_full, 0.9999, 6)
+    yield _row(
         "E3d",
         "non-tight: corr(p, p^relax) / corr(p, p^full)",
         f"{nt.corr_p_relaxed:.6f} / {nt.corr_p_full:.4f}",
@@ -498,7 +496,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         nt.corr_p_relaxed,
         0.9999,
     )
-    add(
+    yield _row(
         "E3e",
         "tight: softmax prob. at 0; min (at t)",
         f"{t.prob1_0:.4f}; {t.prob1_min:.4f} (t={int(t.prob1_argmin)})",
@@ -509,7 +507,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         t.prob1_min,
         0.38,
     )
-    add(
+    yield _row(
         "E3e",
         "tight: first t with softmax prob. > 0.99",
         f"{int(t.prob1_first_099)}",
@@ -518,7 +516,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         t.prob1_first_099,
         90,
     )
-    add(
+    yield _row(
         "E3e",
         "tight: logistic prob. at 0; first t > 0.99",
         f"{t.logistic_0:.4f}; {int(t.logistic_first_099)}",
@@ -528,6 +526,10 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         60,
     )
 
+
+def _e4_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+    """E4: W against W^mm_fro, KQ against W^mm_nuc, saturation and ranks."""
+    r4, c4 = tab.r4, tab.c4
     steps = int(c4.iteration.max())
 
     def at(param, col, it):
@@ -535,7 +537,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         return float(row[col].iloc[0]) if len(row) else np.nan
 
     mid = min(1000, steps)
-    add(
+    yield _row(
         "E4a",
         f"mean corr(W, W^mm_fro) at {mid} / {steps}",
         f"{at('W', 'corr_fro_mean', mid):.4f} / {at('W', 'corr_fro_mean', steps):.4f}",
@@ -544,17 +546,16 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         at("W", "corr_fro_mean", steps),
         0.99,
     )
-    add(
+    yield _above(
         "E4b",
         f"mean corr(KQ, W^mm_nuc) at {steps}",
-        f"{at('KQ', 'corr_nuc_mean', steps):.4f}",
-        "> 0.99 (0.997)",
-        at("KQ", "corr_nuc_mean", steps) > 0.99,
         at("KQ", "corr_nuc_mean", steps),
         0.99,
+        4,
+        " (0.997)",
     )
     mismatch = max(at("W", "corr_nuc_mean", steps), at("KQ", "corr_fro_mean", steps))
-    add(
+    yield _row(
         "E4c",
         f"mismatched: corr(W, nuc) / corr(KQ, fro) at {steps}",
         f"{at('W', 'corr_nuc_mean', steps):.4f} / {at('KQ', 'corr_fro_mean', steps):.4f}",
@@ -566,7 +567,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
     w300 = c4[(c4.param == "W") & (c4.iteration >= 300)].max_softmax_mean
     k100 = c4[(c4.param == "KQ") & (c4.iteration >= 100)].max_softmax_mean
     low = min(at("W", "max_softmax_mean", 300), at("KQ", "max_softmax_mean", 100))
-    add(
+    yield _row(
         "E4d",
         "mean max-softmax at 300 (W) / 100 (KQ)",
         f"{at('W', 'max_softmax_mean', 300):.4f} / {at('KQ', 'max_softmax_mean', 100):.4f}",
@@ -577,7 +578,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
     )
     ranks = r4[r4.param == "W"].rank_fro
     full_rank = min(cfg["e4"]["n"], cfg["e4"]["d"])
-    add(
+    yield _row(
         "E4e",
         "rank(W^mm_fro) over runs",
         f"{sorted(set(ranks.tolist()))}",
@@ -587,23 +588,18 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         full_rank,
     )
 
+
+def _e5_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+    """E5: the direction and the offsets of p₂ for the linear and logistic losses."""
     s5, _ = read_table(out / "e5_summary.csv")
     small = s5[s5.C <= 10]
-    add(
-        "E5",
-        "min corr(p, (1,0)) for C ≤ 10, both losses",
-        f"{small.corr_svm.min():.5f}",
-        "> 0.999",
-        small.corr_svm.min() > 0.999,
-        small.corr_svm.min(),
-        0.999,
-    )
+    yield _above("E5", "min corr(p, (1,0)) for C ≤ 10, both losses", small.corr_svm.min(), 0.999, 5)
     offsets = (("linear", 10.0, 1.15), ("linear", 100.0, 2.30), ("logistic", 10.0, -3.19))
     for loss, C, ref in offsets:
         row = s5[(s5.loss == loss) & np.isclose(s5.C, C)]
         if len(row):
             p2 = float(row.p2_final.iloc[0])
-            add(
+            yield _row(
                 "E5",
                 f"p₂ offset at t = 1000, {loss}, C = {C:g}",
                 f"{p2:+.3f}",
@@ -612,11 +608,15 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
                 p2,
                 ref,
             )
+
+
+def _e6_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+    """E6: ranks of the Frobenius solutions, as stated and corrected."""
     r6, _ = read_table(out / "e6_ranks.csv")
     wide = r6[r6.feasible & (r6.d >= r6.n)]
     stated = wide.rank_fro == np.minimum(wide.n, wide.d)
     short = wide[~stated]
-    add(
+    yield _row(
         "E6",
         "Frobenius rank = min(n, d) for feasible d ≥ n (as stated)",
         f"{int(stated.sum())}/{len(wide)}"
@@ -632,7 +632,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         len(wide),
     )
     counted = wide.rank_fro == wide.support_samples
-    add(
+    yield _row(
         "E6",
         "correction: rank = number of samples with an active constraint (d ≥ n)",
         f"{int(counted.sum())}/{len(wide)}",
@@ -641,7 +641,7 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         counted.sum(),
         len(wide),
     )
-    add(
+    yield _row(
         "E6",
         "infeasible instances reported (not ranked); certificates ok",
         f"{int((~r6.feasible).sum())} infeasible; {int(r6.certificate_ok.sum())}/{len(r6)} ok",
@@ -650,19 +650,22 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
         r6.certificate_ok.sum(),
         len(r6),
     )
-    return rows
 
 
-def report(out: Path) -> str:
-    out = Path(out)
+def _inputs(out: Path) -> SimpleNamespace:
+    """The tables of ``out`` and the values that several sections of the report share."""
     run = json.loads((out / "run.json").read_text())
     quick = bool(run.get("quick"))
     cfg = run["config"]
     rows = _checks(out, cfg)
     r4, _ = read_table(out / "e4_runs.csv")
     c4, _ = read_table(out / "e4_curves.csv")
-    hard, _ = read_table(out / "hardmax.csv")
-    side = json.loads((out / "e4_runs.csv.json").read_text())
+    return SimpleNamespace(**{k: v for k, v in locals().items() if k != "run"})
+
+
+def _summary(c: SimpleNamespace) -> list[str]:
+    """Title, the papers and the method, and the table of every criterion."""
+    quick, cfg, rows = c.quick, c.cfg, c.rows
     passed = sum(row[4] for row in rows)
     lines = ["# Max-margin token selection in attention: reproduction", ""]
     if quick:
@@ -693,12 +696,19 @@ def report(out: Path) -> str:
     ]
     lines += ["", f"{passed}/{len(rows)} criteria pass.", ""]
 
+    return lines
+
+
+def _e4_notes(c: SimpleNamespace) -> list[str]:
+    """Notes on E4: selections, nuclear-norm certificates, the ridge, local optimality."""
+    r4, c4, cfg = c.r4, c.c4, c.cfg
+    side = json.loads((c.out / "e4_runs.csv.json").read_text())
     steps = int(c4.iteration.max())
     kinds = r4.groupby("param").selection.value_counts().unstack(fill_value=0)
     gaps = r4.nuc_gap.dropna()
     noridge = c4[(c4.param == "KQ, no ridge") & (c4.iteration == steps)].corr_nuc_mean
     ridge = c4[(c4.param == "KQ") & (c4.iteration == steps)].corr_nuc_mean
-    lines += [
+    return [
         "## Notes on E4",
         "",
         "- Final selections (α = argmax of the final softmax) classified with the local-"
@@ -740,7 +750,11 @@ def report(out: Path) -> str:
         + ".",
         "",
     ]
-    r6, _ = read_table(out / "e6_ranks.csv")
+
+
+def _e6_table(c: SimpleNamespace) -> list[str]:
+    """E6: feasibility and rank of the Frobenius SVM per (n, d)."""
+    r6, _ = read_table(c.out / "e6_ranks.csv")
     table = (
         r6.groupby(["n", "d"])
         .agg(
@@ -751,7 +765,7 @@ def report(out: Path) -> str:
         )
         .reset_index()
     )
-    lines += [
+    lines = [
         "## E6: feasibility and rank of the Frobenius SVM (T = 5, α = globally optimal tokens)",
         "",
         "Infeasible instances are reported as such. From maxmargin.md §4.7, not re-run here: "
@@ -771,7 +785,14 @@ def report(out: Path) -> str:
         f"{_INDEPENDENT.get((int(r.n), int(r.d)), '')} |"
         for r in table.itertuples()
     ]
-    lines += ["", "## Hardmax limit", ""]
+    return lines
+
+
+def _hardmax_limit(c: SimpleNamespace) -> list[str]:
+    """The hardmax limit along the SVM ray and the NGD paths."""
+    cfg = c.cfg
+    hard, _ = read_table(c.out / "hardmax.csv")
+    lines = ["", "## Hardmax limit", ""]
     ray = hard[hard.kind == "SVM ray"]
     bound = hard[hard.kind == "bound"]
     excess = float((ray.gap.values - bound.gap.values).max())
@@ -814,7 +835,15 @@ def report(out: Path) -> str:
         "`e5_losses.png`, `e6_rank.png`, `hardmax.png`.",
         "",
     ]
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def report(out: Path) -> str:
+    """Markdown report of the max-margin study from the tables in ``out``, one renderer per
+    section."""
+    c = _inputs(Path(out))
+    sections = (_summary, _e4_notes, _e6_table, _hardmax_limit)
+    return "\n".join(line for section in sections for line in section(c)) + "\n"
 
 
 # maxmargin.md §4.7, "My LDP run" (feasible instances out of 100, mean Frobenius rank)

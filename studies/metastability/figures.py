@@ -17,12 +17,14 @@ import pandas as pd
 import scipy.stats as sps
 
 from metastab.plotting import canvas, stats, theory
-from metastab.report import checks_config, fmt_p, read_checks, read_tables
+from metastab.report import checks_config, fmt_p, read_checks, read_tables, sibling
 from metastab.report import ci as _ci
 from metastab.report import fmt as _fmt
 from metastab.report import md_table as _table
 from metastab.report import spread as _spread
 from metastab.results import read_table
+
+_checks = sibling(__file__, "checks")
 
 LABELS = {"hull": "T2 (leave group hull + B(0, ε))", "ball": "leave B(v_σ(i), ε)"}
 
@@ -330,16 +332,6 @@ def figures(out: Path) -> None:
 # --------------------------------------------------------------------------- report
 
 
-def _position(value: float, low: float, high: float) -> str:
-    return (
-        "below the interval"
-        if value < low
-        else "above the interval"
-        if value > high
-        else "inside the interval"
-    )
-
-
 def _wider_sentence(fits: pd.DataFrame, hull: pd.DataFrame) -> str:
     """Which of the profile and bootstrap intervals of b is wider, fit by fit, and where the
     CV of T2 exceeds 1 (there the geometric model understates the variance)."""
@@ -383,9 +375,9 @@ def _exponent_statement(checks: pd.DataFrame) -> str:
     parts = [
         f"On the declared range the pure exponential gives b = {e['measured']:.4f} "
         f"[{e['low']:.4f}, {e['high']:.4f}], with c0 = {c0:.4g} "
-        f"{_position(c0, e['low'], e['high'])}; with the prefactor, b = "
+        f"{_checks.position(c0, e['low'], e['high'])}; with the prefactor, b = "
         f"{w['measured']:.4f} [{w['low']:.4f}, {w['high']:.4f}] (c0 "
-        f"{_position(c0, w['low'], w['high'])}) and k = {k['measured']:.3g} "
+        f"{_checks.position(c0, w['low'], w['high'])}) and k = {k['measured']:.3g} "
         f"[{k['low']:.3g}, {k['high']:.3g}]"
     ]
     if k["low"] > 0 or k["high"] < 0:
@@ -398,7 +390,7 @@ def _exponent_statement(checks: pd.DataFrame) -> str:
             f"b moves by {sens['measured']:.4f} with the start of the range, more than "
             f"the width {sens['threshold']:.4f} of its interval"
         )
-    inside = [_position(c0, r["low"], r["high"]) == "inside the interval" for r in (e, w)]
+    inside = [_checks.position(c0, r["low"], r["high"]) == "inside the interval" for r in (e, w)]
     if all(inside):
         parts.append("the data are consistent with b = c0")
     elif any(inside):
@@ -408,7 +400,7 @@ def _exponent_statement(checks: pd.DataFrame) -> str:
             "but do not decide it"
         )
     else:
-        sides = {_position(c0, r["low"], r["high"]) for r in (e, w)}
+        sides = {_checks.position(c0, r["low"], r["high"]) for r in (e, w)}
         parts.append(
             "neither model's interval contains c0: the data locate b near c0 "
             f"(within {max(abs(e['measured'] - c0), abs(w['measured'] - c0)):.3f}), "
