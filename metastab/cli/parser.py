@@ -9,7 +9,16 @@ import math
 from .. import __version__
 from .exits import PROG, UsageError
 
-__all__ = ["build_parser", "Parser", "examples", "whole", "max_steps", "add_common", "add_out"]
+__all__ = [
+    "build_parser",
+    "Parser",
+    "examples",
+    "whole",
+    "max_steps",
+    "add_common",
+    "add_device",
+    "add_out",
+]
 
 
 class Parser(argparse.ArgumentParser):
@@ -72,6 +81,17 @@ def add_common(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="progress bar on stderr (default: on when stderr is a terminal)",
+    )
+
+
+def add_device(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--device``: where the chains run (metastab.engine.backends)."""
+    p.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="cpu (default) or cuda: an NVIDIA GPU through numba-cuda (pip install "
+        "'metastab[cuda]'); the same chains, the same streams",
     )
 
 

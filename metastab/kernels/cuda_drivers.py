@@ -1,0 +1,370 @@
+"""The CUDA driver: many chains, one thread block each, several steps per launch.
+
+:func:`advance` is the device twin of the CPU's ``drivers.advance`` (same arguments, same
+results): block c runs chain c for up to ``nsteps`` steps with its configuration, the updated
+configuration, the vectors B x_i and the step's uniforms in shared memory (in a global scratch
+row when they do not fit), one thread per token (strided when n exceeds the block). Per step:
+thread 0 draws the n uniforms from the chain's xoshiro256** stream; every thread computes its
+tokens' scores (into the chain's n×n weight scratch, token-minor so the accesses coalesce),
+their weights and picks (:mod:`metastab.kernels.cuda_steps`) and their moves; thread 0 then
+resolves the picks that need the stream, in token order (the CPU's order: same draws); the new
+configuration replaces the old, and the event is evaluated on the device
+(:mod:`metastab.kernels.cuda_events`). No host round trip per step.
+"""
+
+import numpy as np
+from numba import cuda, float64, int32, uint64
+
+from .._kernels import CHAIN, FLOW, LOCALMAX, NO_EVENT
+from .cuda_events import event_hit, hull_scratch
+from .cuda_steps import (
+    NAN_PICK,
+    PENDING,
+    chain_pick,
+    flow_target,
+    hardmax_target,
+    localmax_target,
+    move,
+    next_uniform,
+    resolve_pick,
+)
+
+__all__ = ["Scratch", "advance", "block_shape", "layout", "scratch_bytes", "step"]
+
+# Dynamic shared memory a block may take without opting in (bytes).
+_SHARED_BYTES = 48 * 1024
+_MAX_THREADS = 256
+
+
+def layout(n: int, d: int) -> int:
+    """Doubles of a chain's buffer: x, its update and B x_i (n d each), uniforms and pending
+    flags (n each)."""
+    return 3 * n * d + 2 * n
+
+
+def block_shape(n: int, d: int) -> tuple[int, int]:
+    """(threads per block, dynamic shared bytes; 0 when the buffer lives in global memory)."""
+    threads = min(_MAX_THREADS, 32 * ((n + 31) // 32))
+    need = 8 * layout(n, d)
+    return threads, need if need <= _SHARED_BYTES else 0
+
+
+def scratch_bytes(n: int, d: int) -> int:
+    """Device bytes per chain beyond its state: weights (n^2), the global buffer where shared
+    memory is too small, the hull scratch."""
+    hq, hs = hull_scratch(n, d)
+    return 8 * (n * n + layout(n, d) + hq + hs)
+
+
+@cuda.jit(device=True)
+def step(kind, buf, n, d, B, beta, P, use_P, by_point, tol, rule, gamma, r, Wc, st):
+    """One step of the chain in ``buf`` (layout: x, update, B x_i, uniforms, pending flags; the
+    uniforms already drawn for SA_P), by every thread of the block; ``st``: the stream (thread
+    0's) for the rare picks. Ends with the new configuration in place of the old."""
+    tid = cuda.threadIdx.x
+    T = cuda.blockDim.x
+    nd = n * d
+    OUT = nd
+    UNI = 3 * nd
+    PEND = 3 * nd + n
+    bx = buf[2 * nd : UNI]
+    for i in range(tid, n, T):
+        if kind == CHAIN:
+            pick = chain_pick(buf, 0, B, bx, beta, i, n, d, Wc, buf[UNI + i])
+            if pick == PENDING:
+                buf[PEND + i] = 1.0
+            elif pick == NAN_PICK:
+                for k in range(d):
+                    buf[OUT + i * d + k] = np.nan
+            else:
+                move(buf, 0, i, buf, pick * d, gamma, P, use_P, buf, OUT, d)
+            continue
+        if kind == FLOW:
+            flow_target(buf, 0, B, bx, beta, i, n, d, Wc)
+        elif kind == LOCALMAX:
+            localmax_target(buf, 0, B, bx, i, n, d, Wc, r, rule)
+        else:
+            hardmax_target(buf, 0, B, bx, i, n, d, Wc, by_point, tol)
+        move(buf, 0, i, bx, i * d, gamma, P, use_P, buf, OUT, d)
+    cuda.syncthreads()
+    if kind == CHAIN and tid == 0:
+        for i in range(n):
+            if buf[PEND + i] != 0.0:
+                buf[PEND + i] = 0.0
+                pick = resolve_pick(Wc, i, n, buf[UNI + i], st)
+                move(buf, 0, i, buf, pick * d, gamma, P, use_P, buf, OUT, d)
+    cuda.syncthreads()
+    for q in range(tid, nd, T):
+        buf[q] = buf[OUT + q]
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def _run(
+    c,
+    buf,
+    X,
+    state,
+    kind,
+    B,
+    beta,
+    P,
+    use_P,
+    by_point,
+    tol,
+    rule,
+    gammas,
+    margins,
+    t0,
+    nsteps,
+    code,
+    centers,
+    radii,
+    groups,
+    starts,
+    members,
+    scalar,
+    steps,
+    done,
+    W,
+    HQ,
+    HS,
+):
+    """Chain c for up to nsteps steps, with its buffer ``buf`` (shared or global)."""
+    tid = cuda.threadIdx.x
+    T = cuda.blockDim.x
+    d = B.shape[0]
+    n = X.shape[1] // d
+    nd = n * d
+    UNI = 3 * nd
+    PEND = 3 * nd + n
+    flag = cuda.shared.array(1, int32)
+    st = cuda.local.array(4, uint64)
+    for q in range(tid, nd, T):
+        buf[q] = X[c, q]
+    if tid == 0:
+        for w in range(4):
+            st[w] = state[c, w]
+    for i in range(tid, n, T):
+        buf[PEND + i] = 0.0
+    cuda.syncthreads()
+    for t in range(t0, t0 + nsteps):
+        gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+        r = margins[t - t0 if margins.shape[0] > 1 else 0]
+        if kind == CHAIN:
+            if tid == 0:
+                for i in range(n):
+                    buf[UNI + i] = next_uniform(st)
+            cuda.syncthreads()
+        step(kind, buf, n, d, B, beta, P, use_P, by_point, tol, rule, gamma, r, W[c], st)
+        if code != NO_EVENT and event_hit(
+            code,
+            c,
+            buf,
+            n,
+            d,
+            centers,
+            radii,
+            groups,
+            starts,
+            members,
+            scalar,
+            HQ[c],
+            HS[c],
+            flag,
+        ):
+            if tid == 0:
+                steps[c] = t + 1
+                done[c] = True
+            break
+    for q in range(tid, nd, T):
+        X[c, q] = buf[q]
+    if tid == 0:
+        for w in range(4):
+            state[c, w] = st[w]
+
+
+@cuda.jit
+def _advance_shared(
+    X,
+    state,
+    kind,
+    B,
+    beta,
+    P,
+    use_P,
+    by_point,
+    tol,
+    rule,
+    gammas,
+    margins,
+    t0,
+    nsteps,
+    code,
+    centers,
+    radii,
+    groups,
+    starts,
+    members,
+    scalar,
+    steps,
+    done,
+    W,
+    G,
+    HQ,
+    HS,
+):
+    c = cuda.blockIdx.x
+    if done[c]:
+        return
+    buf = cuda.shared.array(0, float64)
+    _run(
+        c,
+        buf,
+        X,
+        state,
+        kind,
+        B,
+        beta,
+        P,
+        use_P,
+        by_point,
+        tol,
+        rule,
+        gammas,
+        margins,
+        t0,
+        nsteps,
+        code,
+        centers,
+        radii,
+        groups,
+        starts,
+        members,
+        scalar,
+        steps,
+        done,
+        W,
+        HQ,
+        HS,
+    )
+
+
+@cuda.jit
+def _advance_global(
+    X,
+    state,
+    kind,
+    B,
+    beta,
+    P,
+    use_P,
+    by_point,
+    tol,
+    rule,
+    gammas,
+    margins,
+    t0,
+    nsteps,
+    code,
+    centers,
+    radii,
+    groups,
+    starts,
+    members,
+    scalar,
+    steps,
+    done,
+    W,
+    G,
+    HQ,
+    HS,
+):
+    c = cuda.blockIdx.x
+    if done[c]:
+        return
+    _run(
+        c,
+        G[c],
+        X,
+        state,
+        kind,
+        B,
+        beta,
+        P,
+        use_P,
+        by_point,
+        tol,
+        rule,
+        gammas,
+        margins,
+        t0,
+        nsteps,
+        code,
+        centers,
+        radii,
+        groups,
+        starts,
+        members,
+        scalar,
+        steps,
+        done,
+        W,
+        HQ,
+        HS,
+    )
+
+
+class Scratch:
+    """Device buffers of :func:`advance` for up to ``C`` chains of n tokens in R^d, kept between
+    calls (a run calls advance once per chunk of steps)."""
+
+    def __init__(self, C: int, n: int, d: int) -> None:
+        hq, hs = hull_scratch(n, d)
+        _, shared = block_shape(n, d)
+        self.shape = (C, n, d)
+        self.W = cuda.device_array((C, n * n))
+        self.G = cuda.device_array((C if not shared else 1, layout(n, d)))
+        self.HQ = cuda.device_array((C, hq))
+        self.HS = cuda.device_array((C, hs), dtype=np.int64)
+
+
+def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
+    """drivers.advance on the device for the chains of one launch: X (C, n d), state (C, 4),
+    steps (C,) and done (C,) are device arrays, updated in place; the parameters are the host
+    NamedTuples (Dynamics, Schedule, EventArrays). ``scratch``: a :class:`Scratch` of C chains."""
+    C = X.shape[0]
+    d = dyn.B.shape[0]
+    n = X.shape[1] // d
+    threads, shared = block_shape(n, d)
+    kernel = _advance_shared if shared else _advance_global
+    centers = np.ascontiguousarray(ev.centers.reshape(ev.centers.shape[0], -1))
+    kernel[C, threads, 0, shared](
+        X,
+        state,
+        dyn.kind,
+        cuda.to_device(dyn.B),
+        float(dyn.beta),
+        cuda.to_device(dyn.P),
+        bool(dyn.use_P),
+        bool(dyn.by_point),
+        float(dyn.tol),
+        int(dyn.rule),
+        cuda.to_device(sched.gammas),
+        cuda.to_device(sched.margins),
+        int(t0),
+        int(nsteps),
+        int(ev.code),
+        cuda.to_device(centers),
+        cuda.to_device(np.ascontiguousarray(ev.radii)),
+        cuda.to_device(ev.groups),
+        cuda.to_device(ev.starts),
+        cuda.to_device(ev.members),
+        float(ev.scalar),
+        steps,
+        done,
+        scratch.W,
+        scratch.G,
+        scratch.HQ,
+        scratch.HS,
+    )

@@ -1,0 +1,324 @@
+"""The CUDA backend: the same chains, the same streams, the CPU's bits under numba's simulator.
+
+numba.cuda reads NUMBA_ENABLE_CUDASIM when it is first imported, so the device tests run in a
+process of their own: :func:`test_cuda_backend_under_simulator` starts pytest on this file with
+the simulator on and METASTAB_CUDA_TESTS=1, which enables the tests marked ``device``. On a
+machine with a GPU, ``metastab bench --device cuda --check`` runs them on the device (without the
+simulator; there the step tests that demand the CPU's bits are expected to hold only where no
+fused multiply-add changes a rounding, and the laws are checked instead). Cases are tiny: the
+simulator runs every thread in Python.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import metastab as ms
+from metastab import _kernels as K
+from metastab import _reference as ref
+
+INNER = os.environ.get("METASTAB_CUDA_TESTS") == "1"
+SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+device = pytest.mark.skipif(
+    not INNER,
+    reason="runs in its own process (test_cuda_backend_under_simulator): numba.cuda must see "
+    "NUMBA_ENABLE_CUDASIM before its first import",
+)
+bits = pytest.mark.skipif(
+    INNER and not SIMULATOR, reason="bit identity with the CPU holds under the simulator"
+)
+
+
+outer = pytest.mark.outer
+
+
+@outer
+def test_cuda_backend_under_simulator():
+    """All the device tests below, under numba's CUDA simulator, in a fresh process."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", METASTAB_CUDA_TESTS="1")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not outer",
+            __file__,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+        timeout=1800,
+    )
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert " passed" in proc.stdout and "skipped" not in proc.stdout, proc.stdout[-2000:]
+
+
+@outer
+def test_cuda_refused_in_one_line_without_a_gpu():
+    """No GPU here (CI): device='cuda' fails with a clear error, the CLI in one line."""
+    from numba import cuda
+
+    if cuda.is_available():
+        pytest.skip("a GPU is present")
+    x0 = ms.regular_polygon(3).vertices
+    with pytest.raises(ms.engine.backends.DeviceUnavailable, match="no CUDA GPU"):
+        ms.simulate(ms.SoftmaxChain(beta=1.0, gamma=0.1), x0, steps=2, device="cuda")
+    with pytest.raises(ValueError, match="device must be one of"):
+        ms.simulate(ms.SoftmaxChain(beta=1.0, gamma=0.1), x0, steps=2, device="gpu")
+    proc = subprocess.run(
+        [sys.executable, "-m", "metastab.cli", "simulate", "--steps", "2", "--device", "cuda"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "no CUDA GPU" in proc.stderr, proc.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# Device tests (METASTAB_CUDA_TESTS=1)
+# --------------------------------------------------------------------------------------------
+
+
+if INNER:  # kernels are module globals: the simulator swaps the ``cuda`` they see
+    from numba import cuda, float64, uint64
+
+    from metastab.kernels.cuda_drivers import block_shape, layout, step
+    from metastab.kernels.cuda_steps import exp_weight, next_u64
+
+    @cuda.jit
+    def _one_step(kind, x, u, state, B, beta, gamma, P, use_P, W):
+        """The driver's ``step`` once on one chain with supplied uniforms."""
+        d = B.shape[0]
+        n = x.shape[0] // d
+        buf = cuda.shared.array(0, float64)
+        st = cuda.local.array(4, uint64)
+        tid = cuda.threadIdx.x
+        if tid == 0:
+            for q in range(n * d):
+                buf[q] = x[q]
+            for i in range(n):
+                buf[3 * n * d + i] = u[i]
+                buf[3 * n * d + n + i] = 0.0
+            for w in range(4):
+                st[w] = state[w]
+        cuda.syncthreads()
+        step(kind, buf, n, d, B, beta, P, use_P, False, 0.0, 0, gamma, 0.0, W[0], st)
+        if tid == 0:
+            for q in range(n * d):
+                x[q] = buf[q]
+            for w in range(4):
+                state[w] = st[w]
+
+    @cuda.jit
+    def _draw(states, out):
+        c = cuda.threadIdx.x
+        for k in range(out.shape[1]):
+            out[c, k] = next_u64(states[c])
+
+    @cuda.jit
+    def _exp(z, out):
+        i = cuda.threadIdx.x
+        out[i] = exp_weight(z[i])
+
+
+def device_step(x, B, beta, gamma, u, state, kind=K.CHAIN):
+    """One device step of the configuration x (n×d) with the uniforms u; advances ``state``."""
+    n, d = x.shape
+    flat = np.ascontiguousarray(x, dtype=float).ravel().copy()
+    g = np.asarray(gamma, dtype=float)
+    P, use_P = (g, True) if g.ndim == 2 else (np.eye(d), False)
+    threads, _ = block_shape(n, d)
+    W = cuda.device_array((1, n * n))
+    _one_step[1, threads, 0, 8 * layout(n, d)](
+        kind,
+        flat,
+        np.asarray(u, float),
+        state,
+        B,
+        beta,
+        float(g) if g.ndim == 0 else 1.0,
+        P,
+        use_P,
+        W,
+    )
+    return flat.reshape(n, d)
+
+
+@device
+def test_streams_are_the_cpus():
+    """xoshiro256** on the device: the CPU's outputs, with carries in every word."""
+    states = np.array(
+        [[2**64 - 1, 2**64 - 1, 2**63 + 5, 1], [1, 2, 3, 4], *ms.Seed(7).streams(2)],
+        dtype=np.uint64,
+    )
+    out = np.zeros((4, 9), dtype=np.uint64)
+    _draw[1, 4](states.copy(), out)
+    for c in range(4):
+        gen = ref.Xoshiro256(states[c])
+        assert [int(v) for v in out[c]] == [gen.next_u64() for _ in range(9)]
+    assert len(set(out.ravel().tolist())) == out.size  # negative control: the draws differ
+
+
+@device
+@bits
+def test_exp_is_the_cpus():
+    """exp_weight == the CPU kernels' exp bit for bit, across the flush to 0 at -708.74."""
+    z = np.concatenate(
+        [[-0.0, 0.0, -1e-300, -708.39, -708.74, -708.8, -745.2, -1e4], -np.geomspace(1e-6, 700, 24)]
+    )
+    want = np.empty_like(z)
+    K.exp_nonpositive(z, want, np.empty_like(z))
+    got = np.zeros_like(z)
+    _exp[1, z.size](z, got)
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    assert got[-1] < got[0] and got[7] == 0.0
+
+
+@device
+@bits
+@pytest.mark.parametrize("beta", [22.0, 28.0])
+def test_rare_picks_and_bernoulli_boundary_same_bits(beta):
+    """The Thm 5.4 triangle repeated to 33 tokens, every u at or next to the exact Bernoulli
+    boundary of the rare picks (some rows need the stream's extra draws, some pick rare): the
+    device step gives the reference's bits and leaves the stream in the same state."""
+    x = np.tile(ms.regular_polygon(3).vertices, (11, 1)) * 0.8
+    n = x.shape[0]
+    drew = False
+    for m in (0, 1, 3):
+        u = np.full(n, m * 2.0**-53)
+        u[::5] = 0.5
+        seed_state = ms.Seed(m).streams(1)[0]
+        gen = ref.Xoshiro256(seed_state.copy())
+        want = ref.chain_step(x, np.eye(2), beta, 0.1, u, gen)
+        state = seed_state.copy()
+        assert np.array_equal(device_step(x, np.eye(2), beta, 0.1, u, state), want)
+        assert [int(v) for v in state] == gen.s
+        drew |= not np.array_equal(state, seed_state)
+    assert drew
+
+
+@device
+@bits
+def test_step_matrix_and_general_B_same_bits():
+    """A non-symmetric B, a step matrix P and coincident tokens: the reference's bits; a
+    different u moves the tokens elsewhere (negative control)."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(7, 3))
+    x[4] = x[1]
+    B = rng.normal(size=(3, 3))
+    P = 0.2 * np.eye(3) + 0.05 * rng.normal(size=(3, 3))
+    u = rng.random(7)
+    st = np.array([1, 2, 3, 4], dtype=np.uint64)
+    want = ref.chain_step(x, B, 2.0, P, u)
+    assert np.array_equal(device_step(x, B, 2.0, P, u, st.copy()), want)
+    assert not np.array_equal(device_step(x, B, 2.0, P, 1 - u, st.copy()), want)
+
+
+PENTAGON = ms.regular_polygon(5)
+
+
+def _x0(n=7, seed=0):
+    """The pentagon's vertices and n - 5 tokens at 0.6 of a random vertex."""
+    rng = np.random.default_rng(seed)
+    return np.vstack([PENTAGON.vertices, 0.6 * PENTAGON.vertices[rng.integers(0, 5, n - 5)]])
+
+
+MODELS = {
+    "chain": ms.SoftmaxChain(beta=6.0, gamma=0.2),
+    "chain-B-schedule": ms.SoftmaxChain(
+        beta=3.0, gamma=np.linspace(0.3, 0.1, 9), B=[[1.0, 0.3], [-0.2, 0.8]]
+    ),
+    "flow": ms.SoftmaxFlow(beta=4.0, gamma=0.3),
+    "hardmax-index": ms.Hardmax(gamma=0.25),
+    "hardmax-point": ms.Hardmax(gamma=0.25, ties="point"),
+    "localmax": ms.Localmax(gamma=0.3, r=0.2),
+}
+
+
+@device
+@bits
+@pytest.mark.parametrize("name", list(MODELS))
+def test_simulate_same_bits_as_cpu(name):
+    """simulate on the device == on the CPU bit for bit, recorded states included (two chunks:
+    record_every splits the run), from a per-chain x0 with chain offsets; another seed differs
+    (negative control, where the model is random)."""
+    model = MODELS[name]
+    x0 = np.stack([_x0(seed=s) for s in range(3)])
+    kw = dict(steps=8, rng=11, record_every=5, first_chain=2)
+    cpu = ms.simulate(model, x0, **kw)
+    gpu = ms.simulate(model, x0, device="cuda", **kw)
+    assert np.array_equal(gpu.trajectory, cpu.trajectory)
+    assert np.array_equal(gpu.final, cpu.final)
+    assert not np.array_equal(cpu.final, x0)
+    if isinstance(model, ms.SoftmaxChain):
+        other = ms.simulate(model, x0, device="cuda", **{**kw, "rng": 12})
+        assert not np.array_equal(other.final, cpu.final)
+
+
+# event, beta, max_steps: some chains meet the event, some are censored
+EVENTS = {
+    "leave-ball": (lambda x0: ms.LeaveBall(0.4), 8.0, 10),
+    "leave-hull": (lambda x0: ms.LeaveHull(groups=PENTAGON.assign(x0), radius=0.1), 8.0, 10),
+    "reach": (lambda x0: ms.ReachVertices(PENTAGON.vertices, radius=0.2), 8.0, 3),
+    "collapse": (lambda x0: ms.Collapse(1.0), 2.0, 8),
+}
+
+
+@device
+@bits
+@pytest.mark.parametrize("event", list(EVENTS))
+def test_first_passage_same_bits_as_cpu(event):
+    """Events on the device, censoring included: the CPU's steps, flags and final states."""
+    x0 = _x0()
+    make, beta, max_steps = EVENTS[event]
+    model = ms.SoftmaxChain(beta=beta, gamma=0.3)
+    kw = dict(max_steps=max_steps, chains=6, rng=3)
+    cpu = ms.first_passage(model, x0, make(x0), **kw)
+    gpu = ms.first_passage(model, x0, make(x0), device="cuda", **kw)
+    assert np.array_equal(gpu.steps, cpu.steps)
+    assert np.array_equal(gpu.censored, cpu.censored)
+    assert np.array_equal(gpu.final, cpu.final)
+    assert 0 < cpu.events < 6  # chains met the event at different steps, others censored
+
+
+@device
+@bits
+def test_launch_shape_and_batches_do_not_change_the_bits(monkeypatch):
+    """Tokens strided over 4 threads, the buffer in global memory, chains in launches of 2:
+    the bits of the default launch (a chain's path depends on its seed only)."""
+    from metastab.engine import backends
+    from metastab.kernels import cuda_drivers
+
+    x0 = _x0(n=9)
+    model = ms.SoftmaxChain(beta=5.0, gamma=0.2)
+    kw = dict(steps=6, chains=5, rng=8, device="cuda")
+    want = ms.simulate(model, x0, **kw).final
+    monkeypatch.setattr(cuda_drivers, "_MAX_THREADS", 4)
+    monkeypatch.setattr(cuda_drivers, "_SHARED_BYTES", 0)
+    monkeypatch.setattr(backends.Cuda, "_batch", lambda self, n, d: 2)
+    assert np.array_equal(ms.simulate(model, x0, **kw).final, want)
+    first = ms.simulate(model, x0, **{**kw, "chains": 2, "first_chain": 3}).final
+    assert np.array_equal(first, want[3:])
+
+
+@device
+def test_accelerated_mode_refused_on_cuda():
+    x0 = ms.regular_polygon(3).vertices
+    with pytest.raises(ValueError, match="device='cpu' only"):
+        ms.first_passage(
+            ms.SoftmaxChain(beta=1.0, gamma=0.1),
+            x0,
+            ms.LeaveBall(0.1),
+            max_steps=10,
+            mode="accelerated",
+            device="cuda",
+        )
