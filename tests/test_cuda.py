@@ -322,3 +322,43 @@ def test_accelerated_mode_refused_on_cuda():
             mode="accelerated",
             device="cuda",
         )
+
+
+def _sweep_config(**run):
+    return {
+        "model": {"kind": "softmax-chain", "gamma": 0.2},
+        "grid": {"beta": [4.0]},
+        "polytope": {"kind": "regular", "k": 3},
+        "initial": {"kind": "clusters", "multiplicities": [2, 2, 2]},
+        "event": {"kind": "leave-ball", "radius": 0.3},
+        "run": {"chains": 4, "chunk": 2, "max_steps": 10, "seed": 7, **run},
+    }
+
+
+@outer
+def test_sweep_device_is_checked_and_left_out_of_the_hash():
+    """[run] device: "cpu" by default, "cuda" accepted, anything else refused by name; the
+    config hash does not depend on it (a sweep may be resumed on another device)."""
+    from metastab.sweep import Sweep
+
+    plain, gpu = Sweep.from_dict(_sweep_config()), Sweep.from_dict(_sweep_config(device="cuda"))
+    assert plain.config["run"]["device"] == "cpu" and gpu.points[0].device == "cuda"
+    assert plain.hash == gpu.hash
+    assert plain.hash != Sweep.from_dict(_sweep_config(seed=8)).hash
+    with pytest.raises(ValueError, match=r"\[run\] device must be one of .* got 'tpu'"):
+        Sweep.from_dict(_sweep_config(device="tpu"))
+
+
+@device
+@bits
+def test_sweep_chunk_on_the_device_is_the_cpus():
+    """A sweep's chunk with [run] device = "cuda": the CPU's chains."""
+    from metastab.sweep import Sweep
+    from metastab.sweep.chunks import ChunkTask, run_chunk
+
+    point = Sweep.from_dict(_sweep_config(device="cuda")).points[0]
+    task = ChunkTask.of(point, 1)
+    assert task.device == "cuda"
+    gpu = run_chunk(task)
+    cpu = run_chunk(ChunkTask(**{**task.__dict__, "device": "cpu"}))
+    assert np.array_equal(gpu.steps, cpu.steps) and np.array_equal(gpu.censored, cpu.censored)
