@@ -151,7 +151,7 @@ class Cuda:
         from ..kernels import cuda_drivers
 
         self._cuda, self._drivers = cuda, cuda_drivers
-        self._scratch = None
+        self._scratch: Any = None
 
     def _batch(self, n: int, d: int) -> int:
         """Chains per launch: their state and scratch within half the free device memory."""
@@ -185,10 +185,10 @@ class Cuda:
             ds.copy_to_host(done[b0:b1])
 
     def events_at(self, X, ev, out) -> None:
-        _kernels.events_at(X, ev, out)
+        _drivers.events_at(X, ev, out)
 
     def neighbour_sets(self, X, dyn, margin, out) -> None:
-        _kernels.neighbour_sets(X, dyn, margin, out)
+        _drivers.neighbour_sets(X, dyn, margin, out)
 
     def advance_accelerated(self, *args) -> None:
         raise ValueError(_CPU_ONLY.format("mode='accelerated'"))
@@ -202,7 +202,7 @@ class Cuda:
     def kernels(self, name: str) -> tuple:
         if name == "accelerated":
             raise ValueError(_CPU_ONLY.format("mode='accelerated'"))
-        return (_kernels.events_at,)
+        return (_drivers.events_at,)
 
 
 _CPU_ONLY = "{} runs on device='cpu' only"

@@ -15,7 +15,6 @@ configuration replaces the old, and the event is evaluated on the device
 import numpy as np
 from numba import cuda, float64, int32, uint64
 
-from .._kernels import CHAIN, FLOW, LOCALMAX, NO_EVENT
 from .cuda_events import event_hit, hull_scratch
 from .cuda_steps import (
     NAN_PICK,
@@ -28,6 +27,7 @@ from .cuda_steps import (
     next_uniform,
     resolve_pick,
 )
+from .params import CHAIN, FLOW, LOCALMAX, NO_EVENT
 
 __all__ = ["Scratch", "advance", "block_shape", "layout", "scratch_bytes", "step"]
 

@@ -11,7 +11,8 @@ import math
 
 from numba import cuda
 
-from .._kernels import _HULL_EPS, _HULL_MAX_ITER, COLLAPSE, LEAVE_BALL, LEAVE_HULL, REACH
+from .events import _HULL_EPS, _HULL_MAX_ITER
+from .params import COLLAPSE, LEAVE_BALL, LEAVE_HULL, REACH
 
 
 @cuda.jit(device=True)

@@ -18,7 +18,8 @@ import math
 import numpy as np
 from numba import cuda
 
-from .._kernels import (
+from .params import RELATIVE
+from .steps import (
     _INV_FACT,
     _LN2_HI,
     _LN2_LO,
@@ -27,7 +28,6 @@ from .._kernels import (
     _TWO_53,
     _Z_MIN,
     RARE_CUT,
-    RELATIVE,
 )
 
 _U = np.uint64
