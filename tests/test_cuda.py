@@ -75,13 +75,18 @@ def test_cuda_refused_in_one_line_without_a_gpu():
         ms.simulate(ms.SoftmaxChain(beta=1.0, gamma=0.1), x0, steps=2, device="cuda")
     with pytest.raises(ValueError, match="device must be one of"):
         ms.simulate(ms.SoftmaxChain(beta=1.0, gamma=0.1), x0, steps=2, device="gpu")
+    for args in (["simulate", "--steps", "2"], ["bench"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "metastab.cli", *args, "--device", "cuda"],
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 2
+        assert proc.stderr.count("\n") == 1 and "no CUDA GPU" in proc.stderr, proc.stderr
     proc = subprocess.run(
-        [sys.executable, "-m", "metastab.cli", "simulate", "--steps", "2", "--device", "cuda"],
-        capture_output=True,
-        text=True,
+        [sys.executable, "-m", "metastab.cli", "bench", "--check"], capture_output=True, text=True
     )
-    assert proc.returncode == 2
-    assert proc.stderr.count("\n") == 1 and "no CUDA GPU" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "--device cuda only" in proc.stderr
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,3 +368,29 @@ def test_sweep_chunk_on_the_device_is_the_cpus():
     gpu = run_chunk(task)
     cpu = run_chunk(ChunkTask(**{**task.__dict__, "device": "cpu"}))
     assert np.array_equal(gpu.steps, cpu.steps) and np.array_equal(gpu.censored, cpu.censored)
+
+
+@device
+def test_check_writes_its_files(tmp_path):
+    """The GPU check (without its pytest run, on tiny workloads): the laws agree, the negative
+    control is rejected, and every file is written with the table and the device's name."""
+    import json
+
+    from metastab import cuda_check
+
+    tiny = (("W1", 20, 2, 20.0, 3, 2, 3, 2), ("sphere-6", 6, 3, 5.0, 2, 2, 2, 2))
+    ok = cuda_check.check(
+        tmp_path,
+        run_tests=False,
+        repeat=1,
+        workloads=tiny,
+        agree=dict(beta=1.0, control=4.0, chains=24),
+    )
+    law = json.loads((tmp_path / "agreement.json").read_text())
+    assert ok and law["passed"]
+    assert min(law["same"].values()) >= 0.01 and max(law["control"].values()) < 0.01
+    rows = json.loads((tmp_path / "bench.json").read_text())
+    assert [r["workload"] for r in rows] == ["W1", "sphere-6"]
+    assert all(r["metastab_cuda"] > 0 and r["metastab_cpu"] > 0 for r in rows)
+    summary = (tmp_path / "summary.md").read_text()
+    assert cuda_check.device_name() in summary and "| W1 | 20, 2, 20 |" in summary
