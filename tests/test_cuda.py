@@ -142,7 +142,7 @@ def device_step(x, B, beta, gamma, u, state, kind=K.CHAIN):
     flat = np.ascontiguousarray(x, dtype=float).ravel().copy()
     g = np.asarray(gamma, dtype=float)
     P, use_P = (g, True) if g.ndim == 2 else (np.eye(d), False)
-    threads, _ = block_shape(n, d)
+    threads = block_shape(n, d)[0]
     W = cuda.device_array((1, n * n))
     _one_step[1, threads, 0, 8 * layout(n, d)](
         kind,
@@ -297,23 +297,28 @@ def test_first_passage_same_bits_as_cpu(event):
 
 
 @device
-@bits
-def test_launch_shape_and_batches_do_not_change_the_bits(monkeypatch):
-    """Tokens strided over 4 threads, the buffer in global memory, chains in launches of 2:
-    the bits of the default launch (a chain's path depends on its seed only)."""
+def test_launch_shape_placement_and_batches_do_not_change_the_bits(monkeypatch):
+    """Tokens strided over 4 threads; the buffer and the weights in shared memory, the buffer
+    only, or neither; chains in launches of 2: the bits of the default launch (a chain's path
+    depends on its seed only; the same device on both sides, so this holds on a GPU too)."""
     from metastab.engine import backends
     from metastab.kernels import cuda_drivers
 
     x0 = _x0(n=9)
+    n, d = x0.shape
     model = ms.SoftmaxChain(beta=5.0, gamma=0.2)
     kw = dict(steps=6, chains=5, rng=8, device="cuda")
     want = ms.simulate(model, x0, **kw).final
+    assert cuda_drivers.block_shape(n, d)[2] == 2
     monkeypatch.setattr(cuda_drivers, "_MAX_THREADS", 4)
-    monkeypatch.setattr(cuda_drivers, "_SHARED_BYTES", 0)
     monkeypatch.setattr(backends.Cuda, "_batch", lambda self, n, d: 2)
-    assert np.array_equal(ms.simulate(model, x0, **kw).final, want)
+    for place, limit in ((1, 8 * cuda_drivers.layout(n, d)), (0, 0)):
+        monkeypatch.setattr(cuda_drivers, "_SHARED_BYTES", limit)
+        assert cuda_drivers.block_shape(n, d) == (4, limit, place)
+        assert np.array_equal(ms.simulate(model, x0, **kw).final, want), place
     first = ms.simulate(model, x0, **{**kw, "chains": 2, "first_chain": 3}).final
     assert np.array_equal(first, want[3:])
+    assert not np.array_equal(first, want[:2])  # negative control: other chains differ
 
 
 @device

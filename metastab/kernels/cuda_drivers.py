@@ -42,18 +42,24 @@ def layout(n: int, d: int) -> int:
     return 3 * n * d + 2 * n
 
 
-def block_shape(n: int, d: int) -> tuple[int, int]:
-    """(threads per block, dynamic shared bytes; 0 when the buffer lives in global memory)."""
+def block_shape(n: int, d: int) -> tuple[int, int, int]:
+    """(threads per block, dynamic shared bytes, placement): the buffer and the n^2 weights in
+    shared memory (placement 2), the buffer only (1), or neither (0, all in global memory)."""
     threads = min(_MAX_THREADS, 32 * ((n + 31) // 32))
-    need = 8 * layout(n, d)
-    return threads, need if need <= _SHARED_BYTES else 0
+    buf = 8 * layout(n, d)
+    if buf + 8 * n * n <= _SHARED_BYTES:
+        return threads, buf + 8 * n * n, 2
+    if buf <= _SHARED_BYTES:
+        return threads, buf, 1
+    return threads, 0, 0
 
 
 def scratch_bytes(n: int, d: int) -> int:
-    """Device bytes per chain beyond its state: weights (n^2), the global buffer where shared
-    memory is too small, the hull scratch."""
+    """Device bytes per chain beyond its state: the weights and the buffer where shared memory
+    is too small for them, the hull scratch."""
     hq, hs = hull_scratch(n, d)
-    return 8 * (n * n + layout(n, d) + hq + hs)
+    place = block_shape(n, d)[2]
+    return 8 * ((n * n if place < 2 else 0) + (layout(n, d) if place == 0 else 0) + hq + hs)
 
 
 @cuda.jit(device=True)
@@ -99,38 +105,13 @@ def step(kind, buf, n, d, B, beta, P, use_P, by_point, tol, rule, gamma, r, Wc, 
     cuda.syncthreads()
 
 
+# fmt: off
+# (the kernels' long flat argument lists, one line each: numba types every array and scalar)
 @cuda.jit(device=True)
-def _run(
-    c,
-    buf,
-    X,
-    state,
-    kind,
-    B,
-    beta,
-    P,
-    use_P,
-    by_point,
-    tol,
-    rule,
-    gammas,
-    margins,
-    t0,
-    nsteps,
-    code,
-    centers,
-    radii,
-    groups,
-    starts,
-    members,
-    scalar,
-    steps,
-    done,
-    W,
-    HQ,
-    HS,
-):
-    """Chain c for up to nsteps steps, with its buffer ``buf`` (shared or global)."""
+def _run(c, buf, Wc, X, state, kind, B, beta, P, use_P, by_point, tol, rule, gammas, margins, t0,
+         nsteps, code, centers, radii, groups, starts, members, scalar, steps, done, HQ, HS):
+    """Chain c for up to nsteps steps, with its buffer ``buf`` and weights ``Wc`` (each in
+    shared or global memory)."""
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
     d = B.shape[0]
@@ -156,23 +137,9 @@ def _run(
                 for i in range(n):
                     buf[UNI + i] = next_uniform(st)
             cuda.syncthreads()
-        step(kind, buf, n, d, B, beta, P, use_P, by_point, tol, rule, gamma, r, W[c], st)
-        if code != NO_EVENT and event_hit(
-            code,
-            c,
-            buf,
-            n,
-            d,
-            centers,
-            radii,
-            groups,
-            starts,
-            members,
-            scalar,
-            HQ[c],
-            HS[c],
-            flag,
-        ):
+        step(kind, buf, n, d, B, beta, P, use_P, by_point, tol, rule, gamma, r, Wc, st)
+        if code != NO_EVENT and event_hit(code, c, buf, n, d, centers, radii, groups, starts,
+                                           members, scalar, HQ[c], HS[c], flag):
             if tid == 0:
                 steps[c] = t + 1
                 done[c] = True
@@ -185,134 +152,43 @@ def _run(
 
 
 @cuda.jit
-def _advance_shared(
-    X,
-    state,
-    kind,
-    B,
-    beta,
-    P,
-    use_P,
-    by_point,
-    tol,
-    rule,
-    gammas,
-    margins,
-    t0,
-    nsteps,
-    code,
-    centers,
-    radii,
-    groups,
-    starts,
-    members,
-    scalar,
-    steps,
-    done,
-    W,
-    G,
-    HQ,
-    HS,
-):
+def _advance_shared(X, state, kind, B, beta, P, use_P, by_point, tol, rule, gammas, margins, t0,
+                    nsteps, code, centers, radii, groups, starts, members, scalar, steps, done,
+                    W, G, HQ, HS):
+    """Block c runs chain c, its buffer and its weights in shared memory (small n d)."""
     c = cuda.blockIdx.x
     if done[c]:
         return
     buf = cuda.shared.array(0, float64)
-    _run(
-        c,
-        buf,
-        X,
-        state,
-        kind,
-        B,
-        beta,
-        P,
-        use_P,
-        by_point,
-        tol,
-        rule,
-        gammas,
-        margins,
-        t0,
-        nsteps,
-        code,
-        centers,
-        radii,
-        groups,
-        starts,
-        members,
-        scalar,
-        steps,
-        done,
-        W,
-        HQ,
-        HS,
-    )
+    _run(c, buf, buf[G.shape[1]:], X, state, kind, B, beta, P, use_P, by_point, tol, rule,
+         gammas, margins, t0, nsteps, code, centers, radii, groups, starts, members, scalar,
+         steps, done, HQ, HS)
 
 
 @cuda.jit
-def _advance_global(
-    X,
-    state,
-    kind,
-    B,
-    beta,
-    P,
-    use_P,
-    by_point,
-    tol,
-    rule,
-    gammas,
-    margins,
-    t0,
-    nsteps,
-    code,
-    centers,
-    radii,
-    groups,
-    starts,
-    members,
-    scalar,
-    steps,
-    done,
-    W,
-    G,
-    HQ,
-    HS,
-):
+def _advance_mixed(X, state, kind, B, beta, P, use_P, by_point, tol, rule, gammas, margins, t0,
+                   nsteps, code, centers, radii, groups, starts, members, scalar, steps, done,
+                   W, G, HQ, HS):
+    """Block c runs chain c, its buffer in shared memory and its weights in global memory."""
     c = cuda.blockIdx.x
     if done[c]:
         return
-    _run(
-        c,
-        G[c],
-        X,
-        state,
-        kind,
-        B,
-        beta,
-        P,
-        use_P,
-        by_point,
-        tol,
-        rule,
-        gammas,
-        margins,
-        t0,
-        nsteps,
-        code,
-        centers,
-        radii,
-        groups,
-        starts,
-        members,
-        scalar,
-        steps,
-        done,
-        W,
-        HQ,
-        HS,
-    )
+    buf = cuda.shared.array(0, float64)
+    _run(c, buf, W[c], X, state, kind, B, beta, P, use_P, by_point, tol, rule, gammas, margins,
+         t0, nsteps, code, centers, radii, groups, starts, members, scalar, steps, done, HQ, HS)
+
+
+@cuda.jit
+def _advance_global(X, state, kind, B, beta, P, use_P, by_point, tol, rule, gammas, margins, t0,
+                    nsteps, code, centers, radii, groups, starts, members, scalar, steps, done,
+                    W, G, HQ, HS):
+    """Block c runs chain c, its buffer and its weights in global memory (large n d)."""
+    c = cuda.blockIdx.x
+    if done[c]:
+        return
+    _run(c, G[c], W[c], X, state, kind, B, beta, P, use_P, by_point, tol, rule, gammas, margins,
+         t0, nsteps, code, centers, radii, groups, starts, members, scalar, steps, done, HQ, HS)
+# fmt: on
 
 
 class Scratch:
@@ -321,10 +197,11 @@ class Scratch:
 
     def __init__(self, C: int, n: int, d: int) -> None:
         hq, hs = hull_scratch(n, d)
-        _, shared = block_shape(n, d)
+        place = block_shape(n, d)[2]
         self.shape = (C, n, d)
-        self.W = cuda.device_array((C, n * n))
-        self.G = cuda.device_array((C if not shared else 1, layout(n, d)))
+        self.W = cuda.device_array((C if place < 2 else 1, n * n))
+        # G's width tells the kernels where the weights start in a shared buffer
+        self.G = cuda.device_array((C if place == 0 else 1, layout(n, d)))
         self.HQ = cuda.device_array((C, hq))
         self.HS = cuda.device_array((C, hs), dtype=np.int64)
 
@@ -336,8 +213,8 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
     C = X.shape[0]
     d = dyn.B.shape[0]
     n = X.shape[1] // d
-    threads, shared = block_shape(n, d)
-    kernel = _advance_shared if shared else _advance_global
+    threads, shared, place = block_shape(n, d)
+    kernel = (_advance_global, _advance_mixed, _advance_shared)[place]
     centers = np.ascontiguousarray(ev.centers.reshape(ev.centers.shape[0], -1))
     kernel[C, threads, 0, shared](
         X,
