@@ -144,6 +144,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             f"max-steps: --mode exact needs an integer below 2^63, got "
             f"{args.max_steps:g} (--mode accelerated takes any integral value)"
         )
+    system.complete(args)
     out = output.out_path(args.out, args.overwrite)
     seed = output.seed(args.seed, "seed")
     init_seed = output.seed(args.init_seed, "init-seed") if args.init_seed is not None else None
@@ -171,7 +172,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     tol = merge_tolerance(merge_tol) if mode == "accelerated" else None
 
     n = starts[0].shape[-2]
-    what = f"{models[0].kind}, gamma {args.gamma:g}, {polytope.name}, n {n}, init {args.init}"
+    space = "unit sphere" if polytope is None else polytope.name
+    step = f"dt {models[0].dt:g}" if hasattr(models[0], "dt") else f"gamma {args.gamma:g}"
+    what = f"{models[0].kind}, {step}, {space}, n {n}, init {args.init}"
     if passage:
         event0 = events[0]
         if event0 is None:
@@ -249,7 +252,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             show = show or output.Rows(columns)
             show(row)
             frame = res.to_frame()
-            frame["polytope"], frame["init"], frame["n"] = polytope.name, args.init, n
+            frame["polytope"], frame["init"], frame["n"] = space, args.init, n
             frame["seed"] = str(seed.entropy)
             frames.append(frame)
             results.append(res)
@@ -286,7 +289,7 @@ def _write_runs(
     meta = {
         "kind": "first-passage" if passage else "run",
         "command": shlex.join([PROG, *argv]),
-        "polytope": polytope.to_dict(),
+        "polytope": None if polytope is None else polytope.to_dict(),
         "init": args.init,
         "init_seed": {"entropy": str(base.entropy), "spawn_key": list(base.spawn_key)},
         "runs": [r.metadata() for r in results],

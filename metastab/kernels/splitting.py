@@ -30,7 +30,9 @@ from .steps import chain_step, chain_work
 from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("accelerated.py", "events.py", "params.py", "steps.py", "streams.py")
+_jit = njit_keyed(
+    "accelerated.py", "drivers.py", "events.py", "params.py", "sphere.py", "steps.py", "streams.py"
+)
 
 # Why a replica stopped.
 IN_A, IN_B, ABOVE, BUDGET, FULL = 0, 1, 2, 3, 4
@@ -140,7 +142,7 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
                 status[c] = FULL
                 break
             if accelerated:
-                wait = jump(x, B, beta, gamma, P, use_P, tol, st, max_steps - clock[c], jw)
+                wait = jump(x, B, beta, gamma, P, use_P, False, tol, st, max_steps - clock[c], jw)
                 if wait == np.inf:
                     clock[c] = max_steps
                     status[c] = BUDGET
