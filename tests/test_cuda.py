@@ -97,13 +97,13 @@ def test_cuda_refused_in_one_line_without_a_gpu():
 if INNER:  # kernels are module globals: the simulator swaps the ``cuda`` they see
     from numba import cuda, float64, uint64
 
-    from metastab.kernels.cuda_drivers import block_shape, layout, step
+    from metastab.kernels.cuda_drivers import block_shape, layout, model_arrays, step
     from metastab.kernels.cuda_steps import exp_weight, next_u64
 
     @cuda.jit
-    def _one_step(kind, x, u, state, B, beta, gamma, P, use_P, W):
+    def _one_step(x, u, state, ip, fp, Bs, Vs, gamma, W):
         """The driver's ``step`` once on one chain with supplied uniforms."""
-        d = B.shape[0]
+        d = Bs.shape[1]
         n = x.shape[0] // d
         buf = cuda.shared.array(0, float64)
         st = cuda.local.array(4, uint64)
@@ -117,7 +117,7 @@ if INNER:  # kernels are module globals: the simulator swaps the ``cuda`` they s
             for w in range(4):
                 st[w] = state[w]
         cuda.syncthreads()
-        step(kind, buf, n, d, B, beta, P, use_P, False, 0.0, 0, gamma, 0.0, W[0], st)
+        step(buf, n, d, ip, fp, Bs, Vs, gamma, 0.0, W[0], st)
         if tid == 0:
             for q in range(n * d):
                 x[q] = buf[q]
@@ -136,24 +136,22 @@ if INNER:  # kernels are module globals: the simulator swaps the ``cuda`` they s
         out[i] = exp_weight(z[i])
 
 
-def device_step(x, B, beta, gamma, u, state, kind=K.CHAIN):
-    """One device step of the configuration x (n×d) with the uniforms u; advances ``state``."""
+def device_step(x, B, beta, gamma, u, state):
+    """One device SA_P step of the configuration x (n×d) with the uniforms u (the driver's
+    ``step``); advances ``state``."""
     n, d = x.shape
     flat = np.ascontiguousarray(x, dtype=float).ravel().copy()
     g = np.asarray(gamma, dtype=float)
     P, use_P = (g, True) if g.ndim == 2 else (np.eye(d), False)
+    dyn = K.Dynamics(K.CHAIN, np.asarray(B, float), beta, P, use_P, False, 0.0, 0)
     threads = block_shape(n, d)[0]
     W = cuda.device_array((1, n * n))
     _one_step[1, threads, 0, 8 * layout(n, d)](
-        kind,
         flat,
         np.asarray(u, float),
         state,
-        B,
-        beta,
+        *model_arrays(dyn),
         float(g) if g.ndim == 0 else 1.0,
-        P,
-        use_P,
         W,
     )
     return flat.reshape(n, d)
@@ -311,7 +309,7 @@ def test_launch_shape_placement_and_batches_do_not_change_the_bits(monkeypatch):
     want = ms.simulate(model, x0, **kw).final
     assert cuda_drivers.block_shape(n, d)[2] == 2
     monkeypatch.setattr(cuda_drivers, "_MAX_THREADS", 4)
-    monkeypatch.setattr(backends.Cuda, "_batch", lambda self, n, d: 2)
+    monkeypatch.setattr(backends.Cuda, "_batch", lambda self, n, d, kind: 2)
     for place, limit in ((1, 8 * cuda_drivers.layout(n, d)), (0, 0)):
         monkeypatch.setattr(cuda_drivers, "_SHARED_BYTES", limit)
         assert cuda_drivers.block_shape(n, d) == (4, limit, place)

@@ -160,20 +160,20 @@ class Cuda:
         self._cuda, self._drivers = cuda, cuda_drivers
         self._scratch: Any = None
 
-    def _batch(self, n: int, d: int) -> int:
+    def _batch(self, n: int, d: int, kind: int) -> int:
         """Chains per launch: their state and scratch within half the free device memory."""
         free = float(self._cuda.current_context().get_memory_info()[0])
         if not 0 < free < math.inf:  # the simulator reports inf
             free = 2.0**31
-        per_chain = 8 * n * d + 41 + self._drivers.scratch_bytes(n, d)
+        per_chain = 8 * n * d + 41 + self._drivers.scratch_bytes(n, d, kind)
         return max(1, int(free // 2 // per_chain))
 
     def advance(self, X, state, dyn, sched, t0, nsteps, ev, steps, done) -> None:
         cuda = self._cuda
         C, n, d = X.shape
-        batch = min(C, self._batch(n, d))
-        if self._scratch is None or self._scratch.shape != (batch, n, d):
-            self._scratch = self._drivers.Scratch(batch, n, d)
+        batch = min(C, self._batch(n, d, dyn.kind))
+        if self._scratch is None or self._scratch.shape != (batch, n, d, dyn.kind):
+            self._scratch = self._drivers.Scratch(batch, n, d, dyn.kind)
         flat = X.reshape(C, n * d)
         for b0 in range(0, C, batch):
             b1 = min(C, b0 + batch)
