@@ -397,3 +397,56 @@ def test_check_writes_its_files(tmp_path):
     assert all(r["metastab_cuda"] > 0 and r["metastab_cpu"] > 0 for r in rows)
     summary = (tmp_path / "summary.md").read_text()
     assert cuda_check.device_name() in summary and "| W1 | 20, 2, 20 |" in summary
+
+
+def _heads(d, seed):
+    rng = np.random.default_rng(seed)
+    return [(np.eye(d) + 0.3 * rng.normal(size=(d, d)), 0.8 * rng.normal(size=(d, d)))
+            for _ in range(2)]  # fmt: skip
+
+
+SPHERE_MODELS = {
+    "flow-post-ln": lambda d: ms.SphereFlow(beta=4.0, dt=0.1),
+    "flow-rk4-usa-causal-heads": lambda d: ms.SphereFlow(
+        beta=2.0, dt=0.2, attention="unnormalized", scheme="rk4", causal=True, heads=_heads(d, 1)
+    ),
+    "flow-post-ln-B-V": lambda d: ms.SphereFlow(
+        beta=3.0, dt=0.3, B=_heads(d, 2)[0][0], V=_heads(d, 2)[0][1]
+    ),  # fmt: skip
+    "chain": lambda d: ms.SphereChain(beta=6.0, gamma=0.3),
+    "chain-B-V": lambda d: ms.SphereChain(
+        beta=3.0, gamma=0.4, B=_heads(d, 3)[0][0], V=_heads(d, 3)[0][1]
+    ),  # fmt: skip
+}
+
+
+@device
+@bits
+@pytest.mark.parametrize("name", list(SPHERE_MODELS))
+def test_sphere_models_same_bits_as_cpu(name):
+    """The sphere flow (post-LN and RK4, softmax and unnormalised, causal, heads, B and V) and
+    the sphere chain on the device: the CPU's bits, recorded states included; the chain with
+    another seed differs (negative control)."""
+    x0 = ms.sphere_uniform(6, 3, chains=2, rng=4)
+    model = SPHERE_MODELS[name](3)
+    kw = dict(steps=5, rng=2, record_every=3)
+    cpu = ms.simulate(model, x0, **kw)
+    gpu = ms.simulate(model, x0, device="cuda", **kw)
+    assert np.array_equal(gpu.trajectory, cpu.trajectory)
+    assert not np.array_equal(cpu.final, x0)
+    if isinstance(model, ms.SphereChain):
+        other = ms.simulate(model, x0, device="cuda", **{**kw, "rng": 3})
+        assert not np.array_equal(other.final, cpu.final)
+
+
+@device
+@bits
+def test_sphere_first_passage_same_bits_as_cpu():
+    """The sphere chain's first passage out of caps, censoring included: the CPU's steps."""
+    x0 = ms.caps(np.eye(3)[:2], [3, 3], 0.2, rng=1)
+    model = ms.SphereChain(beta=5.0, gamma=0.3)
+    kw = dict(max_steps=8, chains=6, rng=5)
+    cpu = ms.first_passage(model, x0, ms.LeaveBall(0.5), **kw)
+    gpu = ms.first_passage(model, x0, ms.LeaveBall(0.5), device="cuda", **kw)
+    assert np.array_equal(gpu.steps, cpu.steps) and np.array_equal(gpu.final, cpu.final)
+    assert 0 < cpu.events < 6
