@@ -41,12 +41,16 @@ __all__ = [
     "check",
 ]
 
-# name, n, d, beta, chains, steps (device), CPU chains, CPU steps: the issue's workloads
+# name, n, d, betas, chains, steps (device), CPU chains, CPU steps: the issue's workloads. SA_P
+# (W1; unit-sphere tokens), and "phase-diagram": the post-LN sphere flow of [GLPR] Fig. 3's script
+# (n = 32, d = 128, 2048 realisations, dt = 0.1 to t = 30, a grid of beta)
 WORKLOADS = (
-    ("W1", 20, 2, 20.0, 65536, 200, 4096, 100),
-    ("sphere-256", 256, 16, 5.0, 4096, 20, 64, 10),
-    ("sphere-1024", 1024, 64, 5.0, 512, 5, 4, 4),
+    ("W1", 20, 2, (20.0,), 65536, 200, 4096, 100),
+    ("sphere-256", 256, 16, (5.0,), 4096, 20, 64, 10),
+    ("sphere-1024", 1024, 64, (5.0,), 512, 5, 4, 4),
+    ("phase-diagram", 32, 128, (1.0, 4.0, 9.0), 2048, 300, 64, 30),
 )
+_DT = 0.1
 # flops of one exponential in the kernels' exp (a degree-13 polynomial and its reduction), as
 # counted in the bound; the float64 vector peak of an H100 / H200 (flop/s)
 EXP_FLOPS = 20
@@ -93,6 +97,21 @@ def torch_chain(x0, beta: float, gamma: float, *, steps: int, chains: int, seed:
     return X
 
 
+def torch_post_ln(X0, beta: float, dt: float, *, steps: int):
+    """Post-LN layers x_i <- N(x_i + dt sum_j softmax_j(beta <x_i, x_j>) x_j) of a batch X0
+    (C, n, d) in torch on the GPU, float64, as the authors' phase-diagram script computes them
+    (batched matmul, softmax, batched matmul, norm); returns the final batch."""
+    import torch
+
+    X = torch.as_tensor(np.asarray(X0, dtype=float), device=torch.device("cuda"))
+    for _ in range(steps):
+        A = torch.softmax(beta * torch.bmm(X, X.transpose(1, 2)), dim=2)
+        X = X + dt * torch.bmm(A, X)
+        X = X / torch.linalg.vector_norm(X, dim=2, keepdim=True)
+    torch.cuda.synchronize()
+    return X
+
+
 def _time(fn, repeat: int) -> float:
     """Best of ``repeat`` timed calls, after one untimed warm-up call."""
     fn()
@@ -118,30 +137,43 @@ def _torch_ready() -> str | None:
 def cuda_bench(
     workloads=WORKLOADS, *, repeat: int = 3, peak: float = PEAK_FLOPS, scale: float = 1.0
 ) -> list[dict]:
-    """One row per workload: token-steps/s of metastab on the device, of :func:`torch_chain` on
-    the same device, of metastab on the CPU (fewer chains and steps, the same per-token work),
-    the ratios, and the fraction of the flop bound that metastab's device rate reaches.
-    ``scale`` multiplies the chains and steps (a quick run: 0.01)."""
+    """One row per workload: token-steps/s of metastab on the device, of the torch version
+    (:func:`torch_chain`, :func:`torch_post_ln`) on the same device, of metastab on the CPU
+    (fewer chains and steps, the same per-token work), the ratios, and the fraction of the flop
+    bound that metastab's device rate reaches (the flow's weighted sums count 2 n d more). A
+    workload with several betas runs each in turn (rates over the whole grid). ``scale``
+    multiplies the chains and steps (a quick run: 0.01)."""
     from .engine import simulate
     from .models import SoftmaxChain
+    from .sphere import SphereFlow
+    from .sphere_configs import sphere_uniform
 
     why_not = _torch_ready()
     rows = []
-    for name, n, d, beta, chains, steps, cpu_chains, cpu_steps in workloads:
+    for name, n, d, betas, chains, steps, cpu_chains, cpu_steps in workloads:
         chains, steps = max(1, int(chains * scale)), max(1, int(steps * scale))
         cpu_chains, cpu_steps = max(1, int(cpu_chains * scale)), max(1, int(cpu_steps * scale))
-        x0 = _x0(name, n, d)
-        model = SoftmaxChain(beta=beta, gamma=_GAMMA)
-        work = chains * n * steps
-        gpu_s = _time(
-            partial(simulate, model, x0, steps=steps, chains=chains, rng=1, device="cuda"), repeat
-        )
-        cpu_s = _time(partial(simulate, model, x0, steps=cpu_steps, chains=cpu_chains, rng=1), 1)
+        flow = name == "phase-diagram"
+        if flow:
+            x0 = sphere_uniform(n, d, chains=chains, rng=0)
+            models = [SphereFlow(beta=b, dt=_DT) for b in betas]
+        else:
+            x0 = _x0(name, n, d)
+            models = [SoftmaxChain(beta=b, gamma=_GAMMA) for b in betas]
+
+        def grid(device, C, k, x0=x0, models=models):
+            start = x0[:C] if x0.ndim == 3 else x0
+            for m in models:
+                simulate(m, start, steps=k, chains=C, rng=1, device=device)
+
+        work = len(betas) * chains * n * steps
+        gpu_s = _time(partial(grid, "cuda", chains, steps), repeat)
+        cpu_s = _time(partial(grid, "cpu", cpu_chains, cpu_steps), 1)
         row = {
             "workload": name,
             "n": n,
             "d": d,
-            "beta": beta,
+            "beta": list(betas),
             "chains": chains,
             "steps": steps,
             "metastab_cuda": work / gpu_s,
@@ -151,13 +183,19 @@ def cuda_bench(
             "torch_note": why_not,
         }
         if why_not is None:
-            torch_s = _time(
-                partial(torch_chain, x0, beta, _GAMMA, steps=steps, chains=chains, seed=1), repeat
-            )
-            row["torch"] = work / torch_s
+
+            def torch_grid(x0=x0, betas=betas, flow=flow, chains=chains, steps=steps):
+                for b in betas:
+                    if flow:
+                        torch_post_ln(x0, b, _DT, steps=steps)
+                    else:
+                        torch_chain(x0, b, _GAMMA, steps=steps, chains=chains, seed=1)
+
+            torch_s = _time(torch_grid, repeat)
+            row["torch"] = len(betas) * chains * n * steps / torch_s
             row["vs_torch"] = torch_s / gpu_s
         row["vs_cpu"] = row["metastab_cuda"] / row["metastab_cpu"]
-        row["bound"] = peak / (2 * n * d + EXP_FLOPS * n)
+        row["bound"] = peak / ((4 if flow else 2) * n * d + EXP_FLOPS * n)
         row["bound_fraction"] = row["metastab_cuda"] / row["bound"]
         rows.append(row)
     return rows
@@ -250,7 +288,8 @@ def table(rows: list[dict]) -> str:
     ]
     for r in rows:
         lines.append(
-            f"| {r['workload']} | {r['n']}, {r['d']}, {r['beta']:g} | {r['chains']} × "
+            f"| {r['workload']} | {r['n']}, {r['d']}, {'/'.join(f'{b:g}' for b in r['beta'])} | "
+            f"{r['chains']} × "
             f"{r['steps']} | {g(r['metastab_cuda'])} | {g(r['torch'])} | "
             f"{g(r['metastab_cpu'])} | {g(r['vs_torch'])} | {g(r['vs_cpu'])} | "
             f"{100 * r['bound_fraction']:.2g} % |"

@@ -381,7 +381,11 @@ def test_check_writes_its_files(tmp_path):
 
     from metastab import cuda_check
 
-    tiny = (("W1", 20, 2, 20.0, 3, 2, 3, 2), ("sphere-6", 6, 3, 5.0, 2, 2, 2, 2))
+    tiny = (
+        ("W1", 20, 2, (20.0,), 3, 2, 3, 2),
+        ("sphere-6", 6, 3, (5.0,), 2, 2, 2, 2),
+        ("phase-diagram", 4, 3, (1.0, 4.0), 2, 2, 2, 2),
+    )
     ok = cuda_check.check(
         tmp_path,
         run_tests=False,
@@ -393,10 +397,11 @@ def test_check_writes_its_files(tmp_path):
     assert ok and law["passed"]
     assert min(law["same"].values()) >= 0.01 and max(law["control"].values()) < 0.01
     rows = json.loads((tmp_path / "bench.json").read_text())
-    assert [r["workload"] for r in rows] == ["W1", "sphere-6"]
+    assert [r["workload"] for r in rows] == ["W1", "sphere-6", "phase-diagram"]
     assert all(r["metastab_cuda"] > 0 and r["metastab_cpu"] > 0 for r in rows)
     summary = (tmp_path / "summary.md").read_text()
     assert cuda_check.device_name() in summary and "| W1 | 20, 2, 20 |" in summary
+    assert "| phase-diagram | 4, 3, 1/4 |" in summary
 
 
 def _heads(d, seed):

@@ -144,11 +144,17 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
 def _cuda_bench(args: argparse.Namespace) -> int:
     """``metastab bench --device cuda [--check]``: the GPU table, or the whole check to files."""
-    from ..cuda_check import PEAK_FLOPS, check, cuda_bench, device_name, table
+    from ..cuda_check import PEAK_FLOPS, WORKLOADS, check, cuda_bench, device_name, table
     from ..engine.backends import resolve
 
     if args.escape or args.sizes:
         raise UsageError("device: --device cuda takes neither --escape nor --sizes")
+    for flag in ("chains", "steps", "beta"):
+        if getattr(args, flag) is not None:
+            raise UsageError(
+                f"{flag}: --device cuda runs the issue's workloads as they are (--scale shrinks "
+                f"them), not --{flag}"
+            )
     if not (math.isfinite(args.scale) and 0 < args.scale <= 1):
         raise UsageError(f"scale must be in (0, 1], got {args.scale!r}")
     if args.out is not None and not args.check:
@@ -156,6 +162,8 @@ def _cuda_bench(args: argparse.Namespace) -> int:
     resolve("cuda")  # one line when there is no GPU
     if args.check:
         out = args.out or "gpu-check"
+        if args.workload != "w1":
+            raise UsageError("workload: --check runs every workload; drop --workload")
         print(f"{PROG} bench --device cuda --check: {device_name()}; files in {out}/", flush=True)
         ok = check(out, scale=args.scale, repeat=args.repeat)
         with open(f"{out}/summary.md") as fh:
@@ -167,7 +175,10 @@ def _cuda_bench(args: argparse.Namespace) -> int:
         f"{args.repeat}; flop bound at {PEAK_FLOPS:.3g} flop/s",
         flush=True,
     )
-    print(table(cuda_bench(scale=args.scale, repeat=args.repeat)))
+    loads = WORKLOADS
+    if args.workload == "phase-diagram":
+        loads = tuple(w for w in WORKLOADS if w[0] == "phase-diagram")
+    print(table(cuda_bench(loads, scale=args.scale, repeat=args.repeat)))
     return 0
 
 
