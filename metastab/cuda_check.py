@@ -44,7 +44,8 @@ __all__ = [
 # name, n, d, betas, chains, steps (device), CPU chains, CPU steps: the issue's workloads. SA_P
 # (W1; unit-sphere tokens), and "phase-diagram": the post-LN sphere flow of [GLPR] Fig. 3's script
 # (n = 32, d = 128, 2048 realisations, dt = 0.1 to t = 30, a grid of beta)
-WORKLOADS = (
+Workload = tuple[str, int, int, tuple[float, ...], int, int, int, int]
+WORKLOADS: tuple[Workload, ...] = (
     ("W1", 20, 2, (20.0,), 65536, 200, 4096, 100),
     ("sphere-256", 256, 16, (5.0,), 4096, 20, 64, 10),
     ("sphere-1024", 1024, 64, (5.0,), 512, 5, 4, 4),
@@ -154,6 +155,7 @@ def cuda_bench(
         chains, steps = max(1, int(chains * scale)), max(1, int(steps * scale))
         cpu_chains, cpu_steps = max(1, int(cpu_chains * scale)), max(1, int(cpu_steps * scale))
         flow = name == "phase-diagram"
+        models: list[SphereFlow] | list[SoftmaxChain]
         if flow:
             x0 = sphere_uniform(n, d, chains=chains, rng=0)
             models = [SphereFlow(beta=b, dt=_DT) for b in betas]
