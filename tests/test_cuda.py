@@ -317,6 +317,13 @@ def test_launch_shape_placement_and_batches_do_not_change_the_bits(monkeypatch):
     first = ms.simulate(model, x0, **{**kw, "chains": 2, "first_chain": 3}).final
     assert np.array_equal(first, want[3:])
     assert not np.array_equal(first, want[:2])  # negative control: other chains differ
+    # per-chain event centres with shared radii, split over the launches
+    starts = np.stack([_x0(n=9, seed=s) for s in range(5)])
+    fp = dict(max_steps=3, rng=8, device="cuda")
+    batched = ms.first_passage(model, starts, ms.LeaveBall(0.3), **fp)
+    monkeypatch.setattr(backends.Cuda, "_batch", lambda self, n, d, kind: 5)
+    whole = ms.first_passage(model, starts, ms.LeaveBall(0.3), **fp)
+    assert np.array_equal(batched.steps, whole.steps) and 0 < whole.events < 5
 
 
 @device

@@ -171,16 +171,17 @@ class Cuda:
     def advance(self, X, state, dyn, sched, t0, nsteps, ev, steps, done) -> None:
         cuda = self._cuda
         C, n, d = X.shape
-        batch = min(C, self._batch(n, d, dyn.kind))
-        if self._scratch is None or self._scratch.shape != (batch, n, d, dyn.kind):
+        if self._scratch is None or self._scratch.shape[1:] != (n, d, dyn.kind):
+            # sized once per run (its own allocation would shrink a later estimate)
+            batch = min(C, self._batch(n, d, dyn.kind))
             self._scratch = self._drivers.Scratch(batch, n, d, dyn.kind)
+        batch = self._scratch.shape[0]
         flat = X.reshape(C, n * d)
         for b0 in range(0, C, batch):
             b1 = min(C, b0 + batch)
             if done[b0:b1].all():
                 continue
-            rows = slice(b0, b1) if ev.centers.shape[0] > 1 else slice(0, 1)
-            part = ev._replace(centers=ev.centers[rows], radii=ev.radii[rows])
+            part = ev._replace(centers=_rows(ev.centers, b0, b1), radii=_rows(ev.radii, b0, b1))
             xs = cuda.to_device(flat[b0:b1])
             ss = cuda.to_device(state[b0:b1])
             ks = cuda.to_device(steps[b0:b1])
@@ -213,6 +214,12 @@ class Cuda:
 
 
 _CPU_ONLY = "{} runs on device='cpu' only"
+
+
+def _rows(a: np.ndarray, b0: int, b1: int) -> np.ndarray:
+    """Chains b0..b1-1 of a per-chain event array, or the shared row (leading size 1)."""
+    return a[b0:b1] if a.shape[0] > 1 else a
+
 
 # device name -> a factory of its backend
 BACKENDS: dict[str, Callable[[], Backend]] = {"cpu": Cpu, "cuda": Cuda}
