@@ -22,6 +22,11 @@ from metastab.kernels import params as K
 from metastab.kernels import reference as ref
 from metastab.kernels import steps
 
+# on a device, small test grids and host arrays draw performance warnings (not errors)
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning"),
+    pytest.mark.filterwarnings("ignore::numba.cuda.core.errors.NumbaPerformanceWarning"),
+]
 INNER = os.environ.get("METASTAB_CUDA_TESTS") == "1"
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 device = pytest.mark.skipif(

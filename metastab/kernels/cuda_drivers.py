@@ -17,8 +17,15 @@ Bs (H, d, d) and Vs (H, d, d), the key-query and value matrices of the sphere mo
 B and the step matrix P of the R^d models as stacks of one.
 """
 
+import warnings
+
 import numpy as np
 from numba import cuda, float64, int32, uint64
+
+try:  # numba-cuda's own warning classes, else those of numba's built-in CUDA target
+    from numba.cuda.core.errors import NumbaPerformanceWarning
+except ImportError:  # pragma: no cover
+    from numba.core.errors import NumbaPerformanceWarning
 
 from .cuda_events import event_hit, hull_scratch
 from .cuda_sphere import chain_move, flow_step
@@ -267,20 +274,25 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
     threads, shared, place = block_shape(n, d, dyn.kind)
     kernel = (_advance_global, _advance_mixed, _advance_shared)[place]
     centers = np.ascontiguousarray(ev.centers.reshape(ev.centers.shape[0], -1))
-    kernel[C, threads, 0, shared](
-        X,
-        state,
-        *(cuda.to_device(a) for a in (ip, fp, Bs, Vs, sched.gammas, sched.margins)),
-        int(t0),
-        int(nsteps),
-        int(ev.code),
-        *(cuda.to_device(np.ascontiguousarray(a)) for a in (centers, ev.radii)),
-        *(cuda.to_device(a) for a in (ev.groups, ev.starts, ev.members)),
-        float(ev.scalar),
-        steps,
-        done,
-        scratch.W,
-        scratch.G,
-        scratch.HQ,
-        scratch.HS,
-    )
+    arrays = [cuda.to_device(a) for a in (ip, fp, Bs, Vs, sched.gammas, sched.margins)]
+    events = [cuda.to_device(np.ascontiguousarray(a)) for a in (centers, ev.radii)]
+    events += [cuda.to_device(a) for a in (ev.groups, ev.starts, ev.members)]
+    with warnings.catch_warnings():
+        # one block per chain: a run of few chains has a small grid by design
+        warnings.simplefilter("ignore", NumbaPerformanceWarning)
+        kernel[C, threads, 0, shared](
+            X,
+            state,
+            *arrays,
+            int(t0),
+            int(nsteps),
+            int(ev.code),
+            *events,
+            float(ev.scalar),
+            steps,
+            done,
+            scratch.W,
+            scratch.G,
+            scratch.HQ,
+            scratch.HS,
+        )
