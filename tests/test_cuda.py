@@ -427,6 +427,7 @@ SPHERE_MODELS = {
     "flow-rk4-usa-causal-heads": lambda d: ms.SphereFlow(
         beta=2.0, dt=0.2, attention="unnormalized", scheme="rk4", causal=True, heads=_heads(d, 1)
     ),
+    "flow-pre-ln-causal": lambda d: ms.SphereFlow(beta=3.0, dt=0.2, scheme="pre-ln", causal=True),
     "flow-post-ln-B-V": lambda d: ms.SphereFlow(
         beta=3.0, dt=0.3, B=_heads(d, 2)[0][0], V=_heads(d, 2)[0][1]
     ),  # fmt: skip
@@ -441,7 +442,7 @@ SPHERE_MODELS = {
 @bits
 @pytest.mark.parametrize("name", list(SPHERE_MODELS))
 def test_sphere_models_same_bits_as_cpu(name):
-    """The sphere flow (post-LN and RK4, softmax and unnormalised, causal, heads, B and V) and
+    """The sphere flow (post-LN, pre-LN, RK4, softmax and unnormalised, causal, heads, B, V) and
     the sphere chain on the device: the CPU's bits, recorded states included; the chain with
     another seed differs (negative control)."""
     x0 = ms.sphere_uniform(6, 3, chains=2, rng=4)

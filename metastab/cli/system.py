@@ -129,8 +129,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--scheme",
-        choices=("post-ln", "rk4"),
-        help="sphere-flow: post-LN layers x <- N(x + dt Attn(x)) or RK4 (default post-ln)",
+        choices=("post-ln", "rk4", "pre-ln"),
+        help="sphere-flow: post-LN layers x <- N(x + dt Attn(x)), RK4, or pre-LN "
+        "x <- x + dt Attn(N(x)) (default post-ln)",
     )
     g.add_argument(
         "--causal",

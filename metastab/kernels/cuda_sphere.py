@@ -14,7 +14,7 @@ import math
 from numba import cuda
 
 from .cuda_steps import exp_weight
-from .params import POST_LN, UNNORMALIZED
+from .params import POST_LN, PRE_LN, UNNORMALIZED
 
 
 @cuda.jit(device=True)
@@ -88,7 +88,8 @@ def normalise(y, yo, i, d, out, oo):
 @cuda.jit(device=True)
 def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, W):
     """One step of the sphere flow by every thread of the block (sphere.flow_step): post-LN
-    x_i <- N(x_i + dt Attn(x)_i), or RK4 on x' = P⊥ Attn(x) then N; the new state goes to the
+    x_i <- N(x_i + dt Attn(x)_i), pre-LN x_i <- x_i + dt Attn(N(x))_i, or RK4 on
+    x' = P⊥ Attn(x) then N; the new state goes to the
     update slot of ``buf`` (x, update, B x_i, uniforms, flags, then K (4 n d) and a stage y)."""
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
@@ -97,6 +98,17 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
     bx = buf[2 * nd : 3 * nd]
     KO = 3 * nd + 2 * n
     Y = KO + 4 * nd
+    if scheme == PRE_LN:  # x_i <- x_i + dt Attn(N(x))_i, the residual not normalised
+        for i in range(tid, n, T):
+            normalise(buf, 0, i, d, buf, Y)
+        cuda.syncthreads()
+        for i in range(tid, n, T):
+            velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, False,
+                     W, bx, buf, KO)  # fmt: skip
+            for k in range(d):
+                q = i * d + k
+                buf[OUT + q] = buf[q] + dt * buf[KO + q]
+        return
     project = scheme != POST_LN
     for i in range(tid, n, T):
         velocity(buf, 0, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, W,

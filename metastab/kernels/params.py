@@ -18,7 +18,7 @@ ADDITIVE, RELATIVE = 0, 1
 # The models on the unit sphere (metastab.sphere), their attention weights and flow schemes.
 SPHERE_FLOW, SPHERE_CHAIN = 10, 11
 SOFTMAX, UNNORMALIZED = 0, 1
-POST_LN, RK4 = 0, 1
+POST_LN, RK4, PRE_LN = 0, 1, 2
 # Stopping events (metastab.events maps its specs onto these).
 NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE = 0, 1, 2, 3, 4
 

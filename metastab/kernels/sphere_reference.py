@@ -99,10 +99,14 @@ def flow_step(
 ) -> np.ndarray:
     """One step of the sphere flow: post-LN x_i ← N(x_i + dt Attn(x)_i), or RK4 on
     ẋ = P⊥ Attn(x) (k1..k4 at x, x + dt/2 k1, x + dt/2 k2, x + dt k3; increment
-    dt/6 · (((k1 + 2 k2) + 2 k3) + k4)) followed by N."""
+    dt/6 · (((k1 + 2 k2) + 2 k3) + k4)) followed by N, or pre-LN x_i ← x_i + dt Attn(N(x))_i
+    (no N after the step)."""
     xs = _rows(x)
     n, d = len(xs), len(xs[0])
     un = attention == "unnormalized"
+    if scheme == "pre-ln":
+        A = velocity([normalise(xi) for xi in xs], heads, beta, un, causal, False)
+        return np.array([[xs[i][k] + dt * A[i][k] for k in range(d)] for i in range(n)])
     if scheme == "post-ln":
         A = velocity(xs, heads, beta, un, causal, False)
         y = [[xs[i][k] + dt * A[i][k] for k in range(d)] for i in range(n)]
