@@ -32,7 +32,7 @@ X0 = ms.regular_polygon(3).vertices
     ids=["simulate", "first_passage", "accelerated", "splitting"],
 )
 def test_unknown_device_is_named(call):
-    with pytest.raises(ValueError, match=r"device must be one of \('cpu',\), got 'gpu7'"):
+    with pytest.raises(ValueError, match=r"device must be one of \('cpu', 'cuda'\), got 'gpu7'"):
         call("gpu7")
 
 

@@ -26,6 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "metastab bench",
             "metastab bench --threads 1",
             "metastab bench --escape --beta 8 10",
+            "metastab bench --device cuda",
+            "metastab bench --device cuda --check --out gpu-check",
             "metastab bench --workload phase-diagram",
         ),
     )
@@ -66,6 +68,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=10.0,
         help="--escape: exact-mode budget in units of the accelerated mean (default 10)",
     )
+    bench.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="cuda: SA_P on the GPU beside torch on the same GPU and metastab's CPU figure, "
+        "with the fraction of the float64 flop bound (metastab.cuda_check.cuda_bench)",
+    )
+    bench.add_argument(
+        "--check",
+        action="store_true",
+        help="--device cuda: the whole GPU check (device tests, escape-time laws against the "
+        "CPU, the bench), written to --out DIR (metastab.cuda_check.check)",
+    )
+    bench.add_argument(
+        "--out", metavar="DIR", help="--check: the folder for its files (default gpu-check)"
+    )
+    bench.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="--device cuda: multiply the bench's chains and steps (default 1; 0.01 for a "
+        "quick look)",
+    )
     add_common(bench)
     bench.set_defaults(handler=run)
 
@@ -74,6 +99,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Run ``metastab bench``; returns the exit status."""
     from ..bench import run_bench
 
+    if args.device == "cuda":
+        return _cuda_bench(args)
+    for flag in ("check", "out"):
+        if getattr(args, flag) not in (None, False):
+            raise UsageError(f"{flag}: --{flag} applies to bench --device cuda only")
+    if args.scale != 1.0:
+        raise UsageError("scale: --scale applies to bench --device cuda only")
     if args.workload == "phase-diagram":
         return _phase_diagram_bench(args)
     if args.steps is None:
@@ -107,6 +139,46 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     )
     verdict = "met" if r["ratio"] >= r["target"] else "NOT met"
     print(f"ratio {r['ratio']:.2f}x  (target >= {r['target']:g}x: {verdict})")
+    return 0
+
+
+def _cuda_bench(args: argparse.Namespace) -> int:
+    """``metastab bench --device cuda [--check]``: the GPU table, or the whole check to files."""
+    from ..cuda_check import PEAK_FLOPS, WORKLOADS, check, cuda_bench, device_name, table
+    from ..engine.backends import resolve
+
+    if args.escape or args.sizes:
+        raise UsageError("device: --device cuda takes neither --escape nor --sizes")
+    for flag in ("chains", "steps", "beta"):
+        if getattr(args, flag) is not None:
+            raise UsageError(
+                f"{flag}: --device cuda runs the issue's workloads as they are (--scale shrinks "
+                f"them), not --{flag}"
+            )
+    if not (math.isfinite(args.scale) and 0 < args.scale <= 1):
+        raise UsageError(f"scale must be in (0, 1], got {args.scale!r}")
+    if args.out is not None and not args.check:
+        raise UsageError("out: --out applies to bench --device cuda --check")
+    resolve("cuda")  # one line when there is no GPU
+    if args.check:
+        out = args.out or "gpu-check"
+        if args.workload != "w1":
+            raise UsageError("workload: --check runs every workload; drop --workload")
+        print(f"{PROG} bench --device cuda --check: {device_name()}; files in {out}/", flush=True)
+        ok = check(out, scale=args.scale, repeat=args.repeat)
+        with open(f"{out}/summary.md") as fh:
+            print(fh.read())
+        print(f"check {'passed' if ok else 'FAILED'} ({out}/)")
+        return 0 if ok else 1
+    print(
+        f"{PROG} bench --device cuda: SA_P, float64, token-steps/s on {device_name()}, best of "
+        f"{args.repeat}; flop bound at {PEAK_FLOPS:.3g} flop/s",
+        flush=True,
+    )
+    loads = WORKLOADS
+    if args.workload == "phase-diagram":
+        loads = tuple(w for w in WORKLOADS if w[0] == "phase-diagram")
+    print(table(cuda_bench(loads, scale=args.scale, repeat=args.repeat)))
     return 0
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from . import output, system
 from .exits import PROG, UsageError
-from .parser import Parser, add_common, add_out, examples, max_steps, whole
+from .parser import Parser, add_common, add_device, add_out, examples, max_steps, whole
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -48,6 +48,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     add_out(g)
     add_common(g)
+    add_device(g)
 
     sim = sub.add_parser(
         "simulate",
@@ -226,6 +227,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                     first_chain=args.first_chain,
                     mode=mode,
                     merge_tol=merge_tol,
+                    device=args.device,
                 )
                 names = {"escapes": "events", "median_escape": "median_T", "mean_escape": "mean_T"}
                 row = {names.get(k, k): v for k, v in escape_summary(res).items()}
@@ -239,6 +241,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                     record_every=args.record_every,
                     progress=progress,
                     first_chain=args.first_chain,
+                    device=args.device,
                 )
                 row = {
                     "chains": res.chains,

@@ -13,7 +13,16 @@ from .exits import PROG, UsageError
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-__all__ = ["build_parser", "Parser", "examples", "whole", "max_steps", "add_common", "add_out"]
+__all__ = [
+    "build_parser",
+    "Parser",
+    "examples",
+    "whole",
+    "max_steps",
+    "add_common",
+    "add_device",
+    "add_out",
+]
 
 
 class Parser(argparse.ArgumentParser):
@@ -76,6 +85,17 @@ def add_common(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="progress bar on stderr (default: on when stderr is a terminal)",
+    )
+
+
+def add_device(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--device``: where the chains run (metastab.engine.backends)."""
+    p.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="cpu (default) or cuda: an NVIDIA GPU through numba-cuda (pip install "
+        "'metastab[cuda]'); the same chains, the same streams",
     )
 
 

@@ -5,12 +5,18 @@ A backend moves chains forward in place on host arrays: ``advance`` (exact steps
 SA_P chain) and ``excursions`` / ``coordinates`` (splitting), each with the arguments of the
 :mod:`metastab.kernels` driver of that name (parameters as the NamedTuples that the models and
 events build), and ``kernels(name)``: the compiled functions a first call of that driver may have
-to compile (for the compile announcement). A second backend (a GPU) is one more class with these
-methods and one more entry of :data:`BACKENDS`; the engine's functions take it as ``device``.
+to compile (for the compile announcement). The engine's functions take the name as ``device``.
+
+"cuda" runs the exact loop on an NVIDIA GPU through numba-cuda (the optional extra
+``metastab[cuda]``; under numba's simulator, ``NUMBA_ENABLE_CUDASIM=1``, without one): the kernels
+of :mod:`metastab.kernels.cuda_drivers`, the same streams and, under the simulator, the CPU's bits.
+The time-0 event check and the neighbour sets of a recording run on the host (once per run or
+per recorded step); the event-driven and splitting drivers exist on the CPU only.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -34,7 +40,12 @@ from ..kernels import (
 )
 from ..kernels.params import SPHERE_CHAIN, SPHERE_FLOW
 
-__all__ = ["BACKENDS", "Backend", "resolve"]
+__all__ = ["BACKENDS", "Backend", "DeviceUnavailable", "resolve"]
+
+
+class DeviceUnavailable(OSError):
+    """The device asked for cannot run here (no numba-cuda, no GPU): an OSError, so the command
+    line reports it in one line."""
 
 
 class Backend(Protocol):
@@ -127,8 +138,89 @@ class Cpu:
         }[name]
 
 
+class Cuda:
+    """The CUDA kernels: one thread block per chain, several steps per launch, chains in batches
+    whose device buffers fit half the free device memory. Buffers are kept between the calls of
+    one run (one backend per run)."""
+
+    name = "cuda"
+
+    def __init__(self) -> None:
+        from numba import cuda
+
+        if not cuda.is_available():
+            raise DeviceUnavailable(
+                "device='cuda': no CUDA GPU is available to numba "
+                "(numba.cuda.is_available() is False; NUMBA_ENABLE_CUDASIM=1 runs the simulator)"
+            )
+        from ..kernels import cuda_drivers
+
+        self._cuda, self._drivers = cuda, cuda_drivers
+        self._scratch: Any = None
+
+    def _batch(self, n: int, d: int, kind: int) -> int:
+        """Chains per launch: their state and scratch within half the free device memory."""
+        free = float(self._cuda.current_context().get_memory_info()[0])
+        if not 0 < free < math.inf:  # the simulator reports inf
+            free = 2.0**31
+        per_chain = 8 * n * d + 41 + self._drivers.scratch_bytes(n, d, kind)
+        return max(1, int(free // 2 // per_chain))
+
+    def advance(self, X, state, dyn, sched, t0, nsteps, ev, steps, done) -> None:
+        cuda = self._cuda
+        C, n, d = X.shape
+        if self._scratch is None or self._scratch.shape[1:] != (n, d, dyn.kind):
+            # sized once per run (its own allocation would shrink a later estimate)
+            batch = min(C, self._batch(n, d, dyn.kind))
+            self._scratch = self._drivers.Scratch(batch, n, d, dyn.kind)
+        batch = self._scratch.shape[0]
+        flat = X.reshape(C, n * d)
+        for b0 in range(0, C, batch):
+            b1 = min(C, b0 + batch)
+            if done[b0:b1].all():
+                continue
+            part = ev._replace(centers=_rows(ev.centers, b0, b1), radii=_rows(ev.radii, b0, b1))
+            xs = cuda.to_device(flat[b0:b1])
+            ss = cuda.to_device(state[b0:b1])
+            ks = cuda.to_device(steps[b0:b1])
+            ds = cuda.to_device(done[b0:b1])
+            self._drivers.advance(xs, ss, dyn, sched, t0, nsteps, part, ks, ds, self._scratch)
+            xs.copy_to_host(flat[b0:b1])
+            ss.copy_to_host(state[b0:b1])
+            ks.copy_to_host(steps[b0:b1])
+            ds.copy_to_host(done[b0:b1])
+
+    def events_at(self, X, ev, out) -> None:
+        _drivers.events_at(X, ev, out)
+
+    def neighbour_sets(self, X, dyn, margin, out) -> None:
+        _drivers.neighbour_sets(X, dyn, margin, out)
+
+    def advance_accelerated(self, *args) -> None:
+        raise ValueError(_CPU_ONLY.format("mode='accelerated'"))
+
+    def excursions(self, *args) -> None:
+        raise ValueError(_CPU_ONLY.format("splitting"))
+
+    def coordinates(self, *args) -> None:
+        raise ValueError(_CPU_ONLY.format("splitting"))
+
+    def kernels(self, name: str) -> tuple:
+        if name == "accelerated":
+            raise ValueError(_CPU_ONLY.format("mode='accelerated'"))
+        return (_drivers.events_at,)
+
+
+_CPU_ONLY = "{} runs on device='cpu' only"
+
+
+def _rows(a: np.ndarray, b0: int, b1: int) -> np.ndarray:
+    """Chains b0..b1-1 of a per-chain event array, or the shared row (leading size 1)."""
+    return a[b0:b1] if a.shape[0] > 1 else a
+
+
 # device name -> a factory of its backend
-BACKENDS: dict[str, Callable[[], Backend]] = {"cpu": Cpu}
+BACKENDS: dict[str, Callable[[], Backend]] = {"cpu": Cpu, "cuda": Cuda}
 
 
 def resolve(device: str = "cpu") -> Backend:
@@ -139,4 +231,15 @@ def resolve(device: str = "cpu") -> Backend:
     """
     if not isinstance(device, str) or device not in BACKENDS:
         raise ValueError(f"device must be one of {tuple(BACKENDS)}, got {device!r}")
+    if device == "cuda" and not cuda_installed():
+        raise DeviceUnavailable(
+            "device='cuda' needs numba-cuda: pip install 'metastab[cuda]' (and an NVIDIA GPU)"
+        )
     return BACKENDS[device]()
+
+
+def cuda_installed() -> bool:
+    """Whether numba's CUDA target can be imported (numba-cuda, or numba's own numba.cuda)."""
+    import importlib.util
+
+    return importlib.util.find_spec("numba.cuda") is not None

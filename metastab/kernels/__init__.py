@@ -17,6 +17,10 @@ drivers. The files, from the bottom up:
 - ``accelerated.py``: the event-driven SA_P kernels (``advance_accelerated``, ``jump``).
 - ``splitting.py``: the splitting kernel (``excursions``, ``coordinates``).
 - ``reference.py``: slow plain-Python twins, compared with the kernels bit for bit in the tests.
+- ``cuda_steps.py``, ``cuda_events.py``, ``cuda_sphere.py``, ``cuda_drivers.py``: the CUDA
+  twins of ``steps``, ``events``, ``sphere`` and ``drivers`` (numba.cuda, loaded only for
+  ``device="cuda"``): one thread block per chain, the same streams and operations, so numba's
+  CUDA simulator gives the CPU's bits.
 
 numba caches a function on its own file only, yet the code it stores holds what it calls from
 other files; so every file whose jitted functions call (or read constants of) a sibling decorates

@@ -88,6 +88,7 @@ class ChunkTask:
     max_steps: int
     seed: dict
     threads: int | None = None
+    device: str = "cpu"
 
     @classmethod
     def of(cls, point: Point, j: int, threads: int | None = None) -> ChunkTask:
@@ -107,6 +108,7 @@ class ChunkTask:
             point.max_steps,
             point.seed.to_dict(),
             threads,
+            point.device,
         )
 
     @property
@@ -152,6 +154,7 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
                 chains=task.chains,
                 rng=Seed.from_dict(task.seed),
                 first_chain=task.first_chain,
+                device=task.device,
             )
             wall = time.perf_counter() - tic
             threads = numba.get_num_threads()

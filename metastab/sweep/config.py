@@ -25,6 +25,7 @@ models on the unit sphere (``sphere-flow``, ``sphere-chain``) take no ``[polytop
     max_steps = 100000
     seed = 1                   # root seed, required
     escapes = 200              # optional: stop adding chunks once 200 chains escaped
+    device = "cpu"             # optional: "cuda" runs the chunks on a GPU (same chains)
 
 The points are the Cartesian product of the axes in the order written (the last axis varies
 fastest). Point p's chains use the streams of ``Seed(seed, spawn_key=(p,))``; its initial
@@ -113,7 +114,9 @@ RUN = {
     "max_steps": Param("max_steps", "int", default=REQUIRED),
     "seed": Param("seed", "int", default=REQUIRED),
     "escapes": Param("escapes", "int", default=None),
+    "device": Param("device", "str", default="cpu"),
 }
+DEVICES = ("cpu", "cuda")
 
 
 # --------------------------------------------------------------------------- value checks
@@ -277,7 +280,12 @@ def normalise(data: dict) -> dict:
         raise ValueError(f"[run] takes {sorted(RUN)}; unknown key(s) {sorted(unknown)}")
     out["run"] = {}
     for key, param in RUN.items():
-        if key in run and not (run[key] is None and param.default is None):
+        if key == "device":
+            value = run.get(key, param.default)
+            if value not in DEVICES:
+                raise ValueError(f"[run] device must be one of {DEVICES}, got {value!r}")
+            out["run"][key] = value
+        elif key in run and not (run[key] is None and param.default is None):
             value = _check(f"[run] {key}", param, run[key])
             if value < (0 if key == "seed" else 1):
                 raise ValueError(f"[run] {key} must be >= {0 if key == 'seed' else 1}, got {value}")
@@ -379,8 +387,12 @@ def check_sizes(config: dict) -> None:
 
 
 def config_hash(config: dict) -> str:
-    """SHA-256 of the canonical JSON of a normalised config."""
-    text = json.dumps(config, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    """SHA-256 of the canonical JSON of a normalised config, less ``[run] device``: where the
+    chains run does not change them, so a sweep may be resumed on another device."""
+    run = {k: v for k, v in config["run"].items() if k != "device"}
+    text = json.dumps(
+        {**config, "run": run}, sort_keys=True, separators=(",", ":"), allow_nan=False
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -410,6 +422,7 @@ class Point:
     max_steps: int
     escapes: int | None
     columns: dict = field(repr=False)
+    device: str = "cpu"
     starts: Callable[..., np.ndarray] | None = field(default=None, repr=False)
 
     @property
@@ -487,6 +500,7 @@ def _build_point(config: dict, index: int, values: tuple) -> Point:
         max_steps=run["max_steps"],
         escapes=run["escapes"],
         columns=columns,
+        device=run["device"],
         starts=build if per_chain else None,
     )
 
