@@ -166,7 +166,18 @@ class Cuda:
         per_chain = 8 * n * d + 41 + self._drivers.scratch_bytes(n, d, kind)
         return max(1, int(free // 2 // per_chain))
 
-    def advance(self, X, state, dyn, sched, t0, nsteps, ev, steps, done) -> None:
+    def advance(
+        self,
+        X: np.ndarray,
+        state: np.ndarray,
+        dyn: Any,
+        sched: Any,
+        t0: int,
+        nsteps: int,
+        ev: Any,
+        steps: np.ndarray,
+        done: np.ndarray,
+    ) -> None:
         cuda = self._cuda
         C, n, d = X.shape
         if self._scratch is None or self._scratch.shape[1:] != (n, d, dyn.kind):
@@ -190,19 +201,17 @@ class Cuda:
             ks.copy_to_host(steps[b0:b1])
             ds.copy_to_host(done[b0:b1])
 
-    def events_at(self, X, ev, out) -> None:
-        _drivers.events_at(X, ev, out)
+    # events on the host: they run once per recorded configuration, not per step
+    events_at = Cpu.events_at
+    neighbour_sets = Cpu.neighbour_sets
 
-    def neighbour_sets(self, X, dyn, margin, out) -> None:
-        _drivers.neighbour_sets(X, dyn, margin, out)
-
-    def advance_accelerated(self, *args) -> None:
+    def advance_accelerated(self, *args: Any) -> None:
         raise ValueError(_CPU_ONLY.format("mode='accelerated'"))
 
-    def excursions(self, *args) -> None:
+    def excursions(self, *args: Any) -> None:
         raise ValueError(_CPU_ONLY.format("splitting"))
 
-    def coordinates(self, *args) -> None:
+    def coordinates(self, *args: Any) -> None:
         raise ValueError(_CPU_ONLY.format("splitting"))
 
     def kernels(self, name: str) -> tuple:
