@@ -22,6 +22,7 @@ _NAMES = {
     "near_vertices": "configs",
     "shrunk": "configs",
     "uniform_in": "configs",
+    "Clusters": "events",
     "Collapse": "events",
     "LeaveBall": "events",
     "LeaveHull": "events",
@@ -43,6 +44,8 @@ _NAMES = {
     "as_seed": "rng",
     "first_passage": "engine",
     "simulate": "engine",
+    "track": "engine",
+    "Track": "observables",
 }
 # submodules reachable as attributes (metastab.stats, metastab.plotting, ...)
 _SUBMODULES = (
@@ -55,6 +58,7 @@ _SUBMODULES = (
     "exceptions",
     "maxmargin",
     "models",
+    "observables",
     "plotting",
     "polytope",
     "registry",
