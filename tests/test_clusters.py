@@ -212,3 +212,93 @@ def test_plateau_durations_go_straight_into_the_scaling_fit():
     # negative control: the rate of a pair at a wider angle is excluded
     wrong = 1.0 - math.cos(theta + 0.3)
     assert not lo <= wrong <= hi
+
+
+# --------------------------------------------------------------------------- command line, sweep
+
+
+def _cli(capsys, *argv):
+    from metastab.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+TRACK = ("track", "--polytope", "regular:6", "--init", "uniform", "--n", "8", "--chains", "30")
+
+
+def test_track_command_writes_plateaus_that_fit_reads(capsys, tmp_path):
+    out, obs = tmp_path / "p.csv", tmp_path / "o.parquet"
+    code, text, err = _cli(
+        capsys, *TRACK, "--beta", "4", "8", "--steps", "300", "--seed", "2",
+        "--out", str(out), "--observables", str(obs), "--record-every", "100",
+    )  # fmt: skip
+    assert code == 0 and err == "", err
+    frame, meta = ms.results.read_table(out)
+    assert meta["kind"] == "plateaus" and sorted(frame["beta"].unique()) == [4.0, 8.0]
+    first = ms.results.read_table(obs)[0]
+    assert first["step"].unique().tolist() == [0, 100, 200, 300] and len(first) == 2 * 30 * 4
+    k0 = int(frame["k"].max())  # every chain's first plateau
+    code, text, err = _cli(capsys, "fit", str(out), "--plateau", str(k0), "--figure", "none")
+    assert code == 0 and "log E[T] = a + b·beta" in text, err
+    # a plateau table without --plateau, and a missing level: one line each, exit 2
+    code, text, err = _cli(capsys, "fit", str(out), "--figure", "none")
+    assert code == 2 and "--plateau K" in err and "Traceback" not in err
+    code, text, err = _cli(capsys, "fit", str(out), "--plateau", "99", "--figure", "none")
+    assert code == 2 and "no plateau at k=99" in err
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (("--delta", "0"), "delta must be in (0, 2]"),
+        (("--delta", "3"), "delta must be in (0, 2]"),
+        (("--n", "1"), "n >= 2"),
+    ],
+)
+def test_track_command_refuses_bad_input(capsys, flags, message):
+    code, text, err = _cli(capsys, *TRACK, "--steps", "5", *flags)
+    assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_passage_with_the_clusters_event(capsys):
+    argv = ("passage", "--event", "clusters", "--init", "uniform", "--n", "8", "--chains", "10")
+    code, text, err = _cli(capsys, *argv, "--at-most", "2", "--delta", "1e-2", "--seed", "1")
+    assert code == 0 and "event clusters" in text, err
+    code, text, err = _cli(capsys, *argv, "--seed", "1")
+    assert code == 2 and "needs --at-most" in err
+    code, text, err = _cli(capsys, *argv, "--at-most", "2", "--event-radius", "0.1")
+    assert code == 2 and "does not apply to --event clusters" in err
+
+
+@pytest.mark.parametrize("bad, message", [({"at_most": 0}, "at_most"), ({"delta": -1}, "delta")])
+def test_clusters_event_refuses_bad_parameters(bad, message):
+    with pytest.raises(ValueError, match=message):
+        ms.Clusters(**{"at_most": 2, **bad})
+
+
+def test_sweep_with_the_clusters_event(tmp_path):
+    from metastab.sweep import Sweep, read_sweep, run_sweep
+
+    config = {
+        "model": {"kind": "softmax-chain", "gamma": 0.2},
+        "grid": {"beta": [2.0, 6.0]},
+        "polytope": {"kind": "regular", "k": 4},
+        "initial": {"kind": "uniform", "n": 6, "seed": 3},
+        "event": {"kind": "clusters", "at_most": 2, "delta": 1e-2},
+        "run": {"chains": 20, "chunk": 10, "max_steps": 500, "seed": 4},
+    }
+    sweep = Sweep.from_dict(config)
+    run_sweep(sweep, tmp_path / "sweep")
+    frame, _ = read_sweep(tmp_path / "sweep")
+    for point in sweep.points:
+        fp = ms.first_passage(
+            point.model, point.x0, point.event, max_steps=500, chains=20, rng=point.seed
+        )
+        rows = frame[frame.point == point.index]
+        np.testing.assert_array_equal(rows.steps, fp.steps)
+        assert (rows.event_at_most == 2).all()
