@@ -1017,7 +1017,10 @@ def event_hit(ev, c, x, work):
 @njit(inline="always")
 def clusters_reached(ev, c, x, t):
     """The CLUSTERS event at time t: records the cluster count's levels (ev.levels[c]) and
-    says whether it is at most ev.at_most."""
+    says whether it is at most ev.at_most. Once a recording chain has reached one cluster every
+    level is set, and a chain that records only (at_most 0) is not counted any more."""
+    if ev.at_most == 0 and c < ev.levels.shape[0] and not np.isnan(ev.levels[c, 0]):
+        return False
     m = cluster_count(x, ev.scalar)
     if c < ev.levels.shape[0]:
         record_levels(ev.levels[c], m, t)

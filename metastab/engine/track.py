@@ -56,8 +56,9 @@ def track(
         As in :func:`~metastab.simulate`; x0 has n >= 2 tokens.
     delta : float in (0, 2]
         A pair is clustered when its cosine is at least 1 − delta (default 1e-3, GLPR Fig. 3).
-    energy_beta : float, optional
-        The β of E_β (default: the model's ``beta``; NaN energies where it is not finite and > 0).
+    energy_beta : float > 0, optional
+        The β of E_β (default: the model's ``beta``; the energies are NaN when that is 0 or
+        infinite, or the model has none).
 
     Returns
     -------
@@ -76,8 +77,11 @@ def track(
     """
     steps = integer("steps", steps, 1)
     threshold = 1.0 - real("delta", delta, low=0, low_open=True, high=2)
-    beta = getattr(model, "beta", math.nan) if energy_beta is None else energy_beta
-    beta = real("energy_beta", beta, low=0) if math.isfinite(beta) else math.nan
+    if energy_beta is None:
+        beta = float(getattr(model, "beta", math.nan))
+        beta = beta if 0 < beta < math.inf else math.nan
+    else:
+        beta = real("energy_beta", energy_beta, low=0, low_open=True)
     backend = resolve(device)
     x, C, first_chain = prepare(model, x0, chains, first_chain)
     n, d = x.shape[1:]
