@@ -354,3 +354,16 @@ def test_energy_beta_is_validated():
     assert np.isnan(tr.observables[..., 4:]).all()  # hardmax has no finite beta
     tr = ms.track(ms.Hardmax(gamma=0.5), x0, steps=2, energy_beta=2.0)
     assert np.isfinite(tr.observables[..., 4:]).all()
+
+
+def test_without_merges_the_observables_are_the_same():
+    x0 = _circle(10, 8)
+    model = ms.SoftmaxChain(beta=5.0, gamma=0.2)
+    full = ms.track(model, x0, steps=50, chains=4, rng=3, record_every=25)
+    light = ms.track(model, x0, steps=50, chains=4, rng=3, record_every=25, merges=False)
+    np.testing.assert_array_equal(full.observables, light.observables)
+    assert light.levels is None and "merges=False" in repr(light)
+    with pytest.raises(ValueError, match="merges=False"):
+        light.to_frame()
+    with pytest.raises(ValueError, match="merges must be True or False"):
+        ms.track(model, x0, steps=5, merges="no")

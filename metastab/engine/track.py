@@ -33,6 +33,7 @@ def track(
     record_every: int | None = None,
     record_at: Sequence[int] | None = None,
     energy_beta: float | None = None,
+    merges: bool = True,
     progress: bool | Callable = False,
     first_chain: int = 0,
     device: str = "cpu",
@@ -56,6 +57,9 @@ def track(
         As in :func:`~metastab.simulate`; x0 has n >= 2 tokens.
     delta : float in (0, 2]
         A pair is clustered when its cosine is at least 1 − delta (default 1e-3, GLPR Fig. 3).
+    merges : bool
+        False: skip the count after every step (O(n² d) per step; no plateaus), when only the
+        observables at the recording times are wanted, as for a phase diagram.
     energy_beta : float > 0, optional
         The β of E_β (default: the model's ``beta``; the energies are NaN when that is 0 or
         infinite, or the model has none).
@@ -76,6 +80,8 @@ def track(
     1      0  1      8     40      True
     """
     steps = integer("steps", steps, 1)
+    if merges is not True and merges is not False:
+        raise ValueError(f"merges must be True or False, got {merges!r}")
     threshold = 1.0 - real("delta", delta, low=0, low_open=True, high=2)
     if energy_beta is None:
         beta = float(getattr(model, "beta", math.nan))
@@ -110,10 +116,10 @@ def track(
 
     on_chunk(0)
     tic = time.perf_counter()
-    drive(backend, model, X, state, steps, ev, progress, on_chunk, times)
+    drive(backend, model, X, state, steps, ev if merges else None, progress, on_chunk, times)
     meta = provenance(wall_seconds=time.perf_counter() - tic, n=n, d=d)
     return Track(
-        levels=ev.levels,
+        levels=ev.levels if merges else None,
         times=times,
         observables=np.ascontiguousarray(observed.transpose(1, 0, 2)),
         steps=steps,
