@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import metastab as ms
-from metastab import _clusters as K
-from metastab import _reference_clusters as ref
+from metastab.kernels import clusters as K
+from metastab.kernels import reference_clusters as ref
 from metastab.observables import Track
 
 

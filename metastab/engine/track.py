@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .. import _clusters
 from .._validate import check_memory, integer, real
 from ..events import clusters_arrays
+from ..kernels import clusters as _clusters
 from ..observables import Track
 from ..results import provenance
 from .backends import resolve
