@@ -228,7 +228,7 @@ class Clusters(_Event):
     clustered pairs cos(x_i, x_j) = <x_i, x_j> / (|x_i| |x_j|) >= 1 − ``delta`` (sphere.md,
     Observables; on the unit sphere the cosine is <x_i, x_j>, for tokens in R^d it compares
     directions, and a token at the origin is in no pair). Evaluated in the kernel by union-find,
-    O(n² d) per step (:func:`metastab.kernels.clusters.cluster_count`).
+    O(n² d) per step (:func:`metastab.kernels.clustering.cluster_count`).
 
     >>> Clusters(at_most=2)
     Clusters(at_most=2, delta=0.001)

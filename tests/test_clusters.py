@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import metastab as ms
-from metastab.kernels import clusters as K
-from metastab.kernels import reference_clusters as ref
+from metastab.kernels import clustering as K
+from metastab.kernels import reference_clustering as ref
 from metastab.observables import Track
 
 

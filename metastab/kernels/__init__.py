@@ -11,7 +11,7 @@ drivers. The files, from the bottom up:
   ``next_uniform``).
 - ``steps.py``: one step of each model (scores, the exact exp, the pick; ``chain_step``,
   ``flow_step``, ``hardmax_step``, ``localmax_step``, each with its ``*_work(n, d)`` scratch).
-- ``clusters.py``: clustered pairs, the number of clusters (``cluster_count``, union-find) and
+- ``clustering.py``: clustered pairs, the number of clusters (``cluster_count``, union-find) and
   the cluster observables of a configuration (``observe``).
 - ``events.py``: ``event_hit`` and the point-to-hull distance ``hull_dist2``.
 - ``drivers.py``: many chains in parallel (``advance``, ``events_at``, ``cross_weights``,
@@ -19,7 +19,7 @@ drivers. The files, from the bottom up:
 - ``accelerated.py``: the event-driven SA_P kernels (``advance_accelerated``, ``jump``).
 - ``splitting.py``: the splitting kernel (``excursions``, ``coordinates``).
 - ``reference.py``: slow plain-Python twins, compared with the kernels bit for bit in the tests.
-- ``reference_clusters.py``: the twins of ``clusters.py``.
+- ``reference_clustering.py``: the twins of ``clustering.py``.
 
 numba caches a function on its own file only, yet the code it stores holds what it calls from
 other files; so every file whose jitted functions call (or read constants of) a sibling decorates

@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit, prange
 
 from .cache import njit_keyed
-from .clusters import cluster_count, record_levels
+from .clustering import cluster_count, record_levels
 from .events import event_hit, hull_work
 from .params import CHAIN, CLUSTERS, FLOW, JIT, LOCALMAX, NO_EVENT
 from .steps import (
@@ -33,7 +33,7 @@ from .steps import (
 from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("clusters.py", "events.py", "params.py", "steps.py", "streams.py")
+_jit = njit_keyed("clustering.py", "events.py", "params.py", "steps.py", "streams.py")
 
 
 @njit(inline="always")

@@ -31,7 +31,7 @@ from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
-    "accelerated.py", "clusters.py", "events.py", "params.py", "steps.py", "streams.py"
+    "accelerated.py", "clustering.py", "events.py", "params.py", "steps.py", "streams.py"
 )
 
 # Why a replica stopped.
