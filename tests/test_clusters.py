@@ -67,6 +67,9 @@ MODELS = [
     ms.SoftmaxChain(beta=4.0, gamma=0.3),
     ms.SoftmaxFlow(beta=2.0, gamma=0.2),
     ms.Hardmax(gamma=0.25),
+    ms.SphereFlow(beta=4.0, dt=0.5),
+    ms.SphereFlow(beta=4.0, dt=0.1, scheme="rk4", attention="unnormalized"),
+    ms.SphereChain(beta=4.0, gamma=0.3),
 ]
 
 
@@ -75,7 +78,7 @@ def _circle(n, seed):
     return np.stack([np.cos(theta), np.sin(theta)], axis=1)
 
 
-@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.kind)
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: f"{m.kind}-{getattr(m, 'scheme', '')}")
 def test_levels_and_observables_follow_the_recorded_path(model):
     """The on-line levels are the first passages of the count path of the simulated states,
     and the recorded observables are those of the states at the recording times."""
@@ -367,3 +370,33 @@ def test_without_merges_the_observables_are_the_same():
         light.to_frame()
     with pytest.raises(ValueError, match="merges must be True or False"):
         ms.track(model, x0, steps=5, merges="no")
+
+
+def test_orthogonal_start_merges_all_at_once_when_the_cosine_of_glpr_reaches_threshold():
+    """GLPR Thm 6.8: from pairwise orthogonal tokens every cosine follows one γ_β(t), the
+    solution of (6.9), so the count drops from n to 1 in a single step (the levels between are
+    skipped), at the first step with γ_β(t) >= 1 − δ."""
+    from scipy.integrate import solve_ivp
+
+    n, beta, dt, delta = 8, 1.0, 0.1, 1e-3
+
+    def rhs(t, g):
+        e = math.exp(beta * g[0])
+        return [2 * e * (1 - g[0]) * ((n - 1) * g[0] + 1) / (math.exp(beta) + (n - 1) * e)]
+
+    def reached(t, g):
+        return g[0] - (1 - delta)
+
+    reached.terminal = True
+    t_star = solve_ivp(rhs, (0, 50), [0.0], events=reached, rtol=1e-12, atol=1e-14).t_events[0][0]
+    model = ms.SphereFlow(beta=beta, dt=dt, scheme="rk4")
+    tr = ms.track(model, ms.orthogonal(n, n), steps=100, rng=0, record_every=1)
+    frame = tr.to_frame()
+    assert frame["k"].tolist() == [n, 1] and frame["censored"].tolist() == [False, True]
+    merge = int(frame["steps"][0])
+    assert (merge - 1) * dt < t_star <= merge * dt  # t* = 4.79
+    obs = tr.observables_frame()
+    assert obs["pair_fraction"][merge - 1] == 0.0 and obs["pair_fraction"][merge] == 1.0
+    # negative control: n = 4 tokens reach the threshold at another step
+    other = ms.track(ms.SphereFlow(beta=beta, dt=dt, scheme="rk4"), ms.orthogonal(4, 4), steps=100)
+    assert int(other.to_frame()["steps"][0]) != merge
