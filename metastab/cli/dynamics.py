@@ -321,6 +321,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             _write_runs(
                 out, argv, polytope, args, base, results, starts, frames, mode, interrupted=True
             )
+            sys.stderr.write(
+                f"\n{PROG}: interrupted: wrote the {len(results)} finished of "
+                f"{len(models)} runs to {out} and {out}.json\n"
+            )
         if observed is not None and observations:
             _write_runs(
                 observed,
@@ -335,10 +339,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                 interrupted=True,
                 kind="observables",
             )
-            sys.stderr.write(
-                f"\n{PROG}: interrupted: wrote the {len(results)} finished of "
-                f"{len(models)} runs to {out} and {out}.json\n"
-            )
+            sys.stderr.write(f"{PROG}: interrupted: their observables in {observed}\n")
         raise
     if passage:
         print(
