@@ -1,6 +1,8 @@
 """SphereChain in mode="accelerated": the exact frozen law at any beta, and agreement with exact
 stepping."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.stats as st
@@ -71,3 +73,17 @@ def test_accelerated_needs_v_identity():
         )
     with pytest.raises(ValueError, match="SoftmaxChain .* or a SphereChain"):
         ms.first_passage(ms.SphereFlow(3.0, 0.1), X0, EVENT, max_steps=10, mode="accelerated")
+
+
+def test_exact_mode_warns_where_cross_picks_underflow():
+    """beta = 1000: every cross pick has weight e^-1000, flushed to 0 by the kernels' exp, so
+    exact stepping can never leave the clusters and says so; with V != I the frozen law does
+    not hold and nothing is claimed (negative control)."""
+    with pytest.warns(ms.ResolutionWarning, match="underflows to 0"):
+        fp = ms.first_passage(ms.SphereChain(1000.0, 0.5), X0, EVENT, max_steps=20, chains=2)
+    assert fp.censored.all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ms.first_passage(
+            ms.SphereChain(1000.0, 0.5, V=0.5 * np.eye(2)), X0, EVENT, max_steps=2, chains=2
+        )
