@@ -12,10 +12,10 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 
-from ._validate import real
+from ._validate import integer, real
 from .kernels import params as _params
 
-__all__ = ["LeaveBall", "LeaveHull", "ReachVertices", "Collapse"]
+__all__ = ["LeaveBall", "LeaveHull", "ReachVertices", "Collapse", "Clusters"]
 
 
 def _radius(value, name: str = "radius") -> float:
@@ -215,3 +215,49 @@ class Collapse(_Event):
         return _params.EventArrays(
             _params.COLLAPSE, np.zeros((1, n, d)), np.zeros((1, n)), *_one_group(n), self.diameter
         )
+
+
+def cluster_threshold(delta) -> float:
+    """The cosine threshold 1 − δ of a clustered pair, δ validated (0 < δ <= 2)."""
+    return 1.0 - real("delta", delta, low=0, low_open=True, high=2)
+
+
+@dataclass(frozen=True, eq=False)
+class Clusters(_Event):
+    """The number of clusters is at most ``at_most``: the connected components of the graph of
+    clustered pairs cos(x_i, x_j) = <x_i, x_j> / (|x_i| |x_j|) >= 1 − ``delta`` (sphere.md,
+    Observables; on the unit sphere the cosine is <x_i, x_j>, for tokens in R^d it compares
+    directions, and a token at the origin is in no pair). Evaluated in the kernel by union-find,
+    O(n² d) per step (:func:`metastab.kernels.clustering.cluster_count`).
+
+    >>> Clusters(at_most=2)
+    Clusters(at_most=2, delta=0.001)
+    """
+
+    at_most: int
+    delta: float = 1e-3
+    kind = "clusters"
+
+    def __post_init__(self):
+        object.__setattr__(self, "at_most", integer("at_most", self.at_most, 1))
+        cluster_threshold(self.delta)
+        object.__setattr__(self, "delta", float(self.delta))
+
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> _params.EventArrays:
+        return clusters_arrays(x0.shape[1:], self.delta, self.at_most, chains=0)
+
+
+def clusters_arrays(shape, delta: float, at_most: int, chains: int) -> _params.EventArrays:
+    """The kernel form of "at most ``at_most`` clusters" (0: never) for n×d configurations
+    (``shape``), with a (chains, n) table of levels (NaN) that the kernels fill for chains
+    0..chains-1 (see :func:`metastab.track`; ``chains=0``: nothing recorded)."""
+    n, d = shape
+    return _params.EventArrays(
+        _params.CLUSTERS,
+        np.zeros((1, n, d)),
+        np.zeros((1, n)),
+        *_one_group(n),
+        cluster_threshold(delta),
+        at_most,
+        np.full((chains, n), np.nan),
+    )

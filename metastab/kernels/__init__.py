@@ -11,6 +11,8 @@ drivers. The files, from the bottom up:
   ``next_uniform``).
 - ``steps.py``: one step of each model (scores, the exact exp, the pick; ``chain_step``,
   ``flow_step``, ``hardmax_step``, ``localmax_step``, each with its ``*_work(n, d)`` scratch).
+- ``clustering.py``: clustered pairs, the number of clusters (``cluster_count``, union-find) and
+  the cluster observables of a configuration (``observe``).
 - ``events.py``: ``event_hit`` and the point-to-hull distance ``hull_dist2``.
 - ``drivers.py``: many chains in parallel (``advance``, ``events_at``, ``cross_weights``,
   ``neighbour_sets``; ``step_tokens`` splits one chain's tokens over threads).
@@ -21,6 +23,7 @@ drivers. The files, from the bottom up:
   twins of ``steps``, ``events``, ``sphere`` and ``drivers`` (numba.cuda, loaded only for
   ``device="cuda"``): one thread block per chain, the same streams and operations, so numba's
   CUDA simulator gives the CPU's bits.
+- ``reference_clustering.py``: the twins of ``clustering.py``.
 
 numba caches a function on its own file only, yet the code it stores holds what it calls from
 other files; so every file whose jitted functions call (or read constants of) a sibling decorates

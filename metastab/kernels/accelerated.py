@@ -55,7 +55,9 @@ from .steps import _move
 from .streams import next_u64
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("drivers.py", "events.py", "params.py", "sphere.py", "steps.py", "streams.py")
+_jit = njit_keyed(
+    "clustering.py", "drivers.py", "events.py", "params.py", "sphere.py", "steps.py", "streams.py"
+)
 
 _U = np.uint64
 _TOP = _U(1) << _U(63)

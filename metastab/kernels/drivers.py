@@ -8,8 +8,9 @@ import numpy as np
 from numba import njit, prange
 
 from .cache import njit_keyed
+from .clustering import cluster_count, record_levels
 from .events import event_hit, hull_work
-from .params import CHAIN, FLOW, JIT, LOCALMAX, NO_EVENT
+from .params import CHAIN, CLUSTERS, FLOW, JIT, LOCALMAX, NO_EVENT
 from .steps import (
     _ROWS,
     _chain_blocks,
@@ -32,7 +33,7 @@ from .steps import (
 from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("events.py", "params.py", "steps.py", "streams.py")
+_jit = njit_keyed("clustering.py", "events.py", "params.py", "steps.py", "streams.py")
 
 
 @njit(inline="always")
@@ -69,10 +70,29 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
 
 
 @njit(inline="always")
+def clusters_reached(ev, c, x, t):
+    """The CLUSTERS event at time t: records the cluster count's levels (ev.levels[c]) and
+    says whether it is at most ev.at_most. Once a recording chain has reached one cluster every
+    level is set, and a chain that records only (at_most 0) is not counted any more."""
+    if ev.at_most == 0 and c < ev.levels.shape[0] and not np.isnan(ev.levels[c, 0]):
+        return False
+    m = cluster_count(x, ev.scalar)
+    if c < ev.levels.shape[0]:
+        record_levels(ev.levels[c], m, t)
+    return m <= ev.at_most
+
+
+@njit(inline="always")
 def _stopped(ev, c, x, work, t, steps, done):
     """Whether chain c meets the event ``ev`` after the step from time t; if so, it is recorded
     as stopped at step t + 1."""
-    if ev.code != NO_EVENT and event_hit(ev, c, x, work):
+    if ev.code == NO_EVENT:
+        return False
+    if ev.code == CLUSTERS:
+        hit = clusters_reached(ev, c, x, t + 1)
+    else:
+        hit = event_hit(ev, c, x, work)
+    if hit:
         steps[c] = t + 1
         done[c] = True
         return True
@@ -175,7 +195,10 @@ def events_at(X, ev, out):
     """out[c] = whether configuration X[c] already satisfies the event ``ev`` (time 0)."""
     C, n, d = X.shape
     for c in prange(C):
-        out[c] = event_hit(ev, c, X[c], hull_work(n, d))
+        if ev.code == CLUSTERS:
+            out[c] = clusters_reached(ev, c, X[c], 0)
+        else:
+            out[c] = event_hit(ev, c, X[c], hull_work(n, d))
 
 
 @_jit(parallel=True, **JIT)

@@ -5,10 +5,11 @@ import numpy as np
 from numba import njit
 
 from .cache import njit_keyed
-from .params import COLLAPSE, JIT, LEAVE_BALL, LEAVE_HULL, REACH
+from .clustering import cluster_count
+from .params import CLUSTERS, COLLAPSE, JIT, LEAVE_BALL, LEAVE_HULL, REACH
 
 # cached only while the kernel files it uses are unchanged (see cache)
-_jit = njit_keyed("params.py")
+_jit = njit_keyed("clustering.py", "params.py")
 
 # Wolfe's min-norm-point algorithm (see _outside_hull): relative optimality tolerance, and a cap on
 # major cycles that is never reached in exact arithmetic (the method is finite).
@@ -192,7 +193,8 @@ def event_hit(ev, c, x, work):
 
     LEAVE_BALL: some |x_i - centers_i| > radii_i.  REACH: every |x_i - centers_i| <= radii_i.
     LEAVE_HULL: some dist(x_i, conv{centers_j : groups_j == groups_i}) > radii_i, with the members
-    of group g in members[starts[g]:starts[g + 1]].  COLLAPSE: diameter of x <= scalar. Centers
+    of group g in members[starts[g]:starts[g + 1]].  COLLAPSE: diameter of x <= scalar.
+    CLUSTERS: at most ``at_most`` connected components of {cos(x_i, x_j) >= scalar}. Centers
     and radii are chain c's rows (or the shared row 0).
     """
     n = x.shape[0]
@@ -223,6 +225,8 @@ def event_hit(ev, c, x, work):
                 if not _dist2(x[i], x[j]) <= lim:
                     return False
         return True
+    if code == CLUSTERS:
+        return cluster_count(x, ev.scalar) <= ev.at_most
     return False
 
 

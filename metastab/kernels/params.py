@@ -20,7 +20,7 @@ SPHERE_FLOW, SPHERE_CHAIN = 10, 11
 SOFTMAX, UNNORMALIZED = 0, 1
 POST_LN, RK4, PRE_LN = 0, 1, 2
 # Stopping events (metastab.events maps its specs onto these).
-NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE = 0, 1, 2, 3, 4
+NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE, CLUSTERS = 0, 1, 2, 3, 4, 5
 
 
 # Parameters travel to the drivers as NamedTuples (numba types them as heterogeneous tuples and
@@ -71,6 +71,11 @@ class EventArrays(NamedTuple):
     starts: np.ndarray  # (G + 1,) int64
     members: np.ndarray  # (n,) int64, token indices sorted by group
     scalar: float
+    # CLUSTERS: stop when the number of clusters is at most ``at_most`` (0: never), and record in
+    # levels[c, k - 1] the first time chain c's count was at most k (NaN until then; chains
+    # beyond levels.shape[0] record nothing); see metastab.events.Clusters and metastab.track
+    at_most: int = 0
+    levels: np.ndarray = np.full((0, 1), np.nan)
 
 
 def no_event(n: int, d: int) -> EventArrays:

@@ -31,7 +31,14 @@ from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
-    "accelerated.py", "drivers.py", "events.py", "params.py", "sphere.py", "steps.py", "streams.py"
+    "accelerated.py",
+    "clustering.py",
+    "drivers.py",
+    "events.py",
+    "params.py",
+    "sphere.py",
+    "steps.py",
+    "streams.py",
 )
 
 # Why a replica stopped.

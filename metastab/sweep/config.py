@@ -66,7 +66,7 @@ from ..rng import Seed
 if TYPE_CHECKING:  # the registry builds them; imported for the annotations only
     import os
 
-    from ..events import Collapse, LeaveBall, LeaveHull, ReachVertices
+    from ..events import Clusters, Collapse, LeaveBall, LeaveHull, ReachVertices
     from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 
 if sys.version_info >= (3, 11):
@@ -414,7 +414,7 @@ class Point:
     model: SoftmaxChain | SoftmaxFlow | Hardmax | Localmax
     polytope: Polytope | None = field(repr=False)
     x0: np.ndarray = field(repr=False)
-    event: LeaveBall | LeaveHull | ReachVertices | Collapse = field(repr=False)
+    event: LeaveBall | LeaveHull | ReachVertices | Collapse | Clusters = field(repr=False)
     seed: Seed
     initial_seed: dict | None
     chains: int
