@@ -119,7 +119,7 @@ def report(out: Path) -> str:
                 {
                     "fraction": float(f),
                     "multiple": float(m),
-                    "max |median − k*|": dev,
+                    "max deviation from k*": dev,
                     **{
                         f"holds at tolerance {tol}": "yes" if dev <= tol else "no"
                         for tol in cfg["count_tolerances"]

@@ -6,7 +6,8 @@ exactly a quadrature (:func:`metastab.theory.merge_time`): log T = β(1 − cos 
 Measured here with :class:`metastab.SphereFlow` (post-LN, dt of the authors' scripts) and
 :func:`metastab.track` (cluster counts in the kernel, plateaus right-censored at the horizon):
 
-- prepared starts: two caps of tokens at angle Δθ, the plateau at 2 clusters against β;
+- prepared starts: two caps of tokens at angle Δθ, the plateau at 2 clusters against β (the
+  first passage to one cluster, :class:`metastab.Clusters`);
 - the same starts with RK4 at small dt against the quadrature (the instrument's control);
 - random starts: n uniform tokens, every plateau of the staircase, with the closest pair of
   clusters and their masses at the plateau's start (a second run records the configuration at
@@ -84,7 +85,8 @@ def _plateaus(tr, part: str, **columns) -> pd.DataFrame:
 
 
 def prepared(cfg: dict, model_kwargs: dict, dt: float, delta: float, seed: int, part: str):
-    """Plateau at 2 clusters from two caps, per angle and exponent β(1 − cos Δθ)."""
+    """Plateau at 2 clusters from two caps, per angle and exponent β(1 − cos Δθ): the first
+    step with at most one cluster (the caps start as two clusters: checked in ``count``)."""
     frames = []
     for ia, angle in enumerate(cfg["angles"]):
         u = 1 - math.cos(angle)
@@ -98,19 +100,24 @@ def prepared(cfg: dict, model_kwargs: dict, dt: float, delta: float, seed: int, 
                 chains,
                 np.random.SeedSequence(seed, spawn_key=(1, ia, ie)),
             )
-            sep = np.empty(chains)
-            log_quad = np.empty(chains)
+            sep, log_quad, count = np.empty(chains), np.empty(chains), np.empty(chains, np.int64)
             for c in range(chains):
                 centres, sizes = circle_clusters(x0[c], delta)
                 sep[c], ma, mb = closest_pair(centres, sizes)
+                count[c] = sizes.size
                 log_quad[c] = theory.merge_time(beta, sep[c], masses=(ma, mb), delta=delta)
             horizon = int(math.ceil(cfg["horizon_factor"] * math.exp(log_quad.max()) / dt))
-            model = ms.SphereFlow(beta, dt, **model_kwargs)
-            tr = ms.track(model, x0, steps=horizon, delta=delta, energy_beta=beta)
-            frame = _plateaus(tr, part, angle=float(angle), exponent=float(exponent), dt=dt)
-            frame = frame[frame["k"] == 2].reset_index(drop=True)
-            frame["separation"] = sep[frame["chain"].to_numpy()]
-            frame["log_time_quadrature"] = log_quad[frame["chain"].to_numpy()]
+            fp = ms.first_passage(
+                ms.SphereFlow(beta, dt, **model_kwargs),
+                x0,
+                ms.Clusters(at_most=1, delta=delta),
+                max_steps=horizon,
+            )
+            frame = fp.to_frame()
+            frame.insert(0, "part", part)
+            frame["start"] = 0
+            frame["angle"], frame["exponent"] = float(angle), float(exponent)
+            frame["count"], frame["separation"], frame["log_time_quadrature"] = count, sep, log_quad
             frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
