@@ -45,15 +45,7 @@ def merge_figure(out: Path) -> None:
     ax = axes[0, 1]
     x = np.arange(len(fits))
     ratio = fits["slope"] / fits["rate"]
-    ax.errorbar(
-        x,
-        ratio,
-        yerr=[ratio - fits["low"] / fits["rate"], fits["high"] / fits["rate"] - ratio],
-        fmt="o",
-        capsize=4,
-        color="C0",
-        label="fit with c log β",
-    )
+    ax.plot(x, ratio, "o", color="C0", label="fit with c log β")
     ax.plot(
         x,
         fits["slope_without_prefactor"] / fits["rate"],
@@ -192,7 +184,8 @@ def report(out: Path) -> str:
         "time is a quadrature (`metastab.theory.merge_time`): log T = β(1 − cos Δθ) − "
         "log(cβ sin²Δθ) + o(1), c = m_a/m_b + m_b/m_a. Model: `SphereFlow` (softmax (SA), "
         f"post-LN, dt = {cfg['dt']:g} as in the authors' scripts), δ = {cfg['delta']:g}; "
-        "plateaus from `metastab.track`, right-censored at the horizon.",
+        "plateaus from `metastab.track` (random starts) and first passages to one cluster "
+        "(`metastab.Clusters`, prepared starts), right-censored at the horizon.",
         "",
         "## Headline numbers",
         "",
@@ -205,8 +198,23 @@ def report(out: Path) -> str:
         + ", ".join(f"{v:.3f}" for v in fits["slope_without_prefactor"] / fits["rate"])
         + ", and the exact quadrature itself on the same β grid gives "
         + ", ".join(f"{v:.3f}" for v in fits["slope_quadrature"] / fits["rate"])
-        + ": the prefactor, not the rate, is what a plain Arrhenius fit misreads.",
+        + "."
+        + (
+            " A plain Arrhenius fit (no log β term) misreads the rate by more than the "
+            "tolerance: the β^(−1) prefactor of the law, not the rate, is what it absorbs."
+            if ((fits["slope_without_prefactor"] / fits["rate"] - 1).abs() > tol).all()
+            and ((ratio - 1).abs() <= tol).all()
+            else ""
+        ),
     ]
+    lines.append(
+        "- **Fitted prefactor** c (log β term; the quadrature's fit on the same grid): "
+        + ", ".join(
+            f"{c:.3f} ({q:.3f}) at {math.degrees(a):.0f}°"
+            for c, q, a in zip(fits["prefactor"], fits["prefactor_quadrature"], fits["angle"])
+        )
+        + "; asymptotically c = −1."
+    )
     rk = _row(checks, "rk4_matches_quadrature")
     post = _row(checks, "post_ln_time_factor")
     lines.append(
@@ -241,11 +249,13 @@ def report(out: Path) -> str:
         "",
     ]
     tols = [float(t) for t in cfg["checks"]["rate_tolerances"]]
+    b_random = float(rnd["measured"])
     table = pd.DataFrame(
         {
             "tolerance": tols,
             "angles passing": [int(((ratio - 1).abs() <= t).sum()) for t in tols],
             "of": len(ratio),
+            "random starts pass": ["yes" if abs(b_random - 1) <= t else "no" for t in tols],
             "wrong rate rejected": [
                 "yes"
                 if (
@@ -258,6 +268,11 @@ def report(out: Path) -> str:
         }
     )
     lines += [
+        "The prepared-start claim and the control at each tolerance (declared: "
+        f"{tol:g} for prepared starts, {fmt(rnd['threshold'])} for random starts); a tolerance "
+        f"that no longer rejects the rate {cfg['checks']['wrong_rate_factor']:g}·(1 − cos Δθ) "
+        "cannot tell the claim from a wrong one:",
+        "",
         md_table(table, {c: c for c in table.columns}),
         "",
         "Figures: `merge_times.png` (prepared caps), `random_plateaus.png` (uniform starts), "
