@@ -90,6 +90,32 @@ def random_sample(out: Path) -> pd.DataFrame:
     return ok
 
 
+def random_beta_fits(out: Path, level: float, min_events: int) -> pd.DataFrame:
+    """Per cluster count k of the random starts (with at least ``min_events`` merges): the
+    plain censored fit of the plateau durations against β, log E[T] = a + bβ, beside the mean
+    1 − cos Δθ of the closest pairs at those plateaus' starts (which vary from start to start,
+    so b is only comparable to it on average)."""
+    frame = read_table(Path(out) / "random.csv")[0]
+    rows = []
+    for k, g in frame.groupby("k"):
+        if (~g["censored"]).sum() < min_events or g["beta"].nunique() < 2:
+            continue
+        fit = _fit(g[FIT_COLUMNS], "beta", False, level)
+        low, high = interval(fit)
+        rows.append(
+            {
+                "k": int(k),
+                "slope": fit.slope,
+                "low": low,
+                "high": high,
+                "mean_rate": float((1 - np.cos(g["separation"])).mean()),
+                "events": int((~g["censored"]).sum()),
+                "censored": int(g["censored"].sum()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def random_fit(sample: pd.DataFrame, level: float):
     return _fit(sample[["s", "chain", "steps", "censored", "start"]], "s", False, level)
 
@@ -232,6 +258,23 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
             source=SOURCE,
         )
     )
+    min_events = int(config["random"]["min_events"])
+    for _, f in random_beta_fits(out, level, min_events).iterrows():
+        rows.append(
+            check(
+                f"random_k{int(f['k'])}_against_beta",
+                "context",
+                f"uniform starts: duration of the plateau at {int(f['k'])} clusters against β",
+                measured=f["slope"],
+                low=f["low"],
+                high=f["high"],
+                threshold=f["mean_rate"],
+                rule=f"b of fit_scaling log E[T] = a + bβ ({int(f['events'])} merges, "
+                f"{int(f['censored'])} censored); threshold column: the mean 1 − cos Δθ of "
+                "the closest pairs at those plateaus' starts",
+                source="this study",
+            )
+        )
     rnd = read_table(out / "random.csv")[0]
     mismatch = int((rnd["count"] != rnd["k"]).sum())
     rows.append(
