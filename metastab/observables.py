@@ -20,10 +20,35 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._clusters import OBSERVABLES
+from .kernels.clusters import OBSERVABLES
 from .results import _describe, _entropy, _scalar_params, write_table
 
-__all__ = ["Track"]
+__all__ = ["Track", "plateau_durations"]
+
+
+def plateau_durations(frame: pd.DataFrame, k: int) -> pd.DataFrame:
+    """The plateaus at ``k`` clusters of a plateau table (:meth:`Track.to_frame`, concatenated
+    over runs) as a first-passage table of their durations: steps = steps − start, the censoring
+    budget max_steps − start, the columns k and start dropped. What
+    :func:`metastab.stats.fit_scaling` and ``metastab fit`` read.
+
+    >>> table = pd.DataFrame({"chain": [0, 0], "k": [3, 2], "start": [0, 5], "steps": [5, 9],
+    ...                       "censored": [False, True], "max_steps": 9, "beta": 1.0})
+    >>> plateau_durations(table, 2)
+       chain  steps  censored  max_steps  beta
+    0      0      4      True          4   1.0
+    """
+    missing = [c for c in ("k", "start", "steps", "censored", "max_steps") if c not in frame]
+    if missing:
+        raise ValueError(f"a plateau table needs the columns {missing} (has {list(frame.columns)})")
+    rows = frame[frame["k"] == k]
+    if rows.empty:
+        found = sorted(int(v) for v in frame["k"].unique())
+        raise ValueError(f"no plateau at k={k} in the table (plateaus at k in {found})")
+    out = rows.drop(columns=["k", "start"]).reset_index(drop=True)
+    out["steps"] = rows["steps"].to_numpy() - rows["start"].to_numpy()
+    out["max_steps"] = rows["max_steps"].to_numpy() - rows["start"].to_numpy()
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,11 +56,11 @@ class Track:
     """Cluster counts of many chains over ``steps`` steps (:func:`metastab.track`).
 
     ``levels[c, k - 1]`` is the first step at which chain c had at most k clusters (NaN: not
-    within ``steps``); ``observables[c, r]`` is the row of :data:`COLUMNS` of chain c at step
-    ``times[r]``. Chains are numbered from ``first_chain``.
+    within ``steps``; None when run with ``merges=False``); ``observables[c, r]`` is the row of
+    :data:`COLUMNS` of chain c at step ``times[r]``. Chains are numbered from ``first_chain``.
     """
 
-    levels: np.ndarray = field(repr=False)
+    levels: np.ndarray | None = field(repr=False)
     times: np.ndarray = field(repr=False)
     observables: np.ndarray = field(repr=False)
     steps: int
@@ -50,12 +75,13 @@ class Track:
 
     @property
     def chains(self) -> int:
-        return self.levels.shape[0]
+        return self.observables.shape[0]
 
     def __repr__(self) -> str:
+        merges = "" if self.levels is not None else ", merges=False"
         return (
             f"Track(model={_describe(self.model)}, delta={self.delta:g}, chains={self.chains}, "
-            f"n={self.levels.shape[1]}, steps={self.steps}, recorded={self.times.size}, "
+            f"steps={self.steps}, recorded={self.times.size}{merges}, "
             f"seed={_entropy(self.seed)})"
         )
 
@@ -70,9 +96,11 @@ class Track:
         and the model's scalar parameters. The duration is steps − start; the plateau at k = 1 is
         censored (no merge can end it). The uncensored ``steps`` are the merge times.
 
-        ``metastab.stats.fit_scaling(frame[frame.k == K], start="start")`` fits the durations of
-        the plateau at K clusters against β (``metastab fit TABLE --plateau K``).
+        ``metastab.stats.fit_scaling(plateau_durations(frame, K))`` fits the durations of the
+        plateau at K clusters against β (``metastab fit TABLE --plateau K``).
         """
+        if self.levels is None:
+            raise ValueError("no plateaus: this run did not count clusters (merges=False)")
         C, n = self.levels.shape
         rows = []
         for k in range(n, 0, -1):
@@ -100,7 +128,8 @@ class Track:
         return frame
 
     def observables_frame(self) -> pd.DataFrame:
-        """One row per chain and recording time: chain, step, clusters, pair_fraction (the
+        """One row per chain and recording time: chain, step (and time = step · dt for a model
+        with a time step dt), clusters, pair_fraction (the
         fraction of clustered pairs), pair12 (tokens 1 and 2 clustered: GLPR Fig. 3's statistic),
         cos12, mean_cos (over pairs i < j), log_energy and energy (E_β at ``energy_beta``),
         delta, energy_beta and the model's scalar parameters."""
@@ -109,6 +138,9 @@ class Track:
             np.arange(self.first_chain, self.first_chain + C), self.times, indexing="ij"
         )
         frame = pd.DataFrame({"chain": chain.ravel(), "step": step.ravel()})
+        dt = self.model.get("dt")
+        if isinstance(dt, float):  # a flow with a time step: the time t = step · dt too
+            frame["time"] = frame["step"] * dt
         for q, name in enumerate(self.COLUMNS):
             frame[name] = self.observables[:, :, q].ravel()
         frame["clusters"] = frame["clusters"].astype(np.int64)

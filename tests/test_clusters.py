@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import metastab as ms
-from metastab import _clusters as K
-from metastab import _reference_clusters as ref
+from metastab.kernels import clusters as K
+from metastab.kernels import reference_clusters as ref
 from metastab.observables import Track
 
 
@@ -212,3 +212,158 @@ def test_plateau_durations_go_straight_into_the_scaling_fit():
     # negative control: the rate of a pair at a wider angle is excluded
     wrong = 1.0 - math.cos(theta + 0.3)
     assert not lo <= wrong <= hi
+
+
+# --------------------------------------------------------------------------- command line, sweep
+
+
+def _cli(capsys, *argv):
+    from metastab.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+TRACK = ("track", "--polytope", "regular:6", "--init", "uniform", "--n", "8", "--chains", "30")
+
+
+def test_track_command_writes_plateaus_that_fit_reads(capsys, tmp_path):
+    out, obs = tmp_path / "p.csv", tmp_path / "o.parquet"
+    code, text, err = _cli(
+        capsys, *TRACK, "--beta", "4", "8", "--steps", "300", "--seed", "2",
+        "--out", str(out), "--observables", str(obs), "--record-every", "100",
+    )  # fmt: skip
+    assert code == 0 and err == "", err
+    frame, meta = ms.results.read_table(out)
+    assert meta["kind"] == "plateaus" and sorted(frame["beta"].unique()) == [4.0, 8.0]
+    first = ms.results.read_table(obs)[0]
+    assert first["step"].unique().tolist() == [0, 100, 200, 300] and len(first) == 2 * 30 * 4
+    k0 = int(frame["k"].max())  # every chain's first plateau
+    code, text, err = _cli(capsys, "fit", str(out), "--plateau", str(k0), "--figure", "none")
+    assert code == 0 and "log E[T] = a + b·beta" in text, err
+    # a plateau table without --plateau, and a missing level: one line each, exit 2
+    code, text, err = _cli(capsys, "fit", str(out), "--figure", "none")
+    assert code == 2 and "--plateau K" in err and "Traceback" not in err
+    code, text, err = _cli(capsys, "fit", str(out), "--plateau", "99", "--figure", "none")
+    assert code == 2 and "no plateau at k=99" in err
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (("--delta", "0"), "delta must be in (0, 2]"),
+        (("--delta", "3"), "delta must be in (0, 2]"),
+        (("--n", "1"), "n >= 2"),
+    ],
+)
+def test_track_command_refuses_bad_input(capsys, flags, message):
+    code, text, err = _cli(capsys, *TRACK, "--steps", "5", *flags)
+    assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_passage_with_the_clusters_event(capsys):
+    argv = ("passage", "--event", "clusters", "--init", "uniform", "--n", "8", "--chains", "10")
+    code, text, err = _cli(capsys, *argv, "--at-most", "2", "--delta", "1e-2", "--seed", "1")
+    assert code == 0 and "event clusters" in text, err
+    code, text, err = _cli(capsys, *argv, "--seed", "1")
+    assert code == 2 and "needs --at-most" in err
+    code, text, err = _cli(capsys, *argv, "--at-most", "2", "--event-radius", "0.1")
+    assert code == 2 and "does not apply to --event clusters" in err
+
+
+@pytest.mark.parametrize("bad, message", [({"at_most": 0}, "at_most"), ({"delta": -1}, "delta")])
+def test_clusters_event_refuses_bad_parameters(bad, message):
+    with pytest.raises(ValueError, match=message):
+        ms.Clusters(**{"at_most": 2, **bad})
+
+
+def test_sweep_with_the_clusters_event(tmp_path):
+    from metastab.sweep import Sweep, read_sweep, run_sweep
+
+    config = {
+        "model": {"kind": "softmax-chain", "gamma": 0.2},
+        "grid": {"beta": [2.0, 6.0]},
+        "polytope": {"kind": "regular", "k": 4},
+        "initial": {"kind": "uniform", "n": 6, "seed": 3},
+        "event": {"kind": "clusters", "at_most": 2, "delta": 1e-2},
+        "run": {"chains": 20, "chunk": 10, "max_steps": 500, "seed": 4},
+    }
+    sweep = Sweep.from_dict(config)
+    run_sweep(sweep, tmp_path / "sweep")
+    frame, _ = read_sweep(tmp_path / "sweep")
+    for point in sweep.points:
+        fp = ms.first_passage(
+            point.model, point.x0, point.event, max_steps=500, chains=20, rng=point.seed
+        )
+        rows = frame[frame.point == point.index]
+        np.testing.assert_array_equal(rows.steps, fp.steps)
+        assert (rows.event_at_most == 2).all()
+
+
+def test_token_parallel_path_records_the_same_levels():
+    """One SA_P chain of n > 32 tokens on two threads splits each step's tokens over the
+    threads (the token-parallel driver): same levels and observables as on one thread."""
+    x0 = _circle(48, 6)
+    model = ms.SoftmaxChain(beta=6.0, gamma=0.3)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = ms.track(model, x0, steps=60, chains=1, rng=2, record_every=30)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = ms.track(model, x0, steps=60, chains=1, rng=2, record_every=30)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(one.levels, two.levels)
+    np.testing.assert_array_equal(one.observables, two.observables)
+    run = ms.simulate(model, x0, steps=60, chains=1, rng=2, record_every=1)
+    counts = [ref.cluster_count(run.trajectory[0, t], 1e-3) for t in range(61)]
+    np.testing.assert_array_equal(one.levels[0], ref.levels(counts, 48))
+
+
+def test_accelerated_mode_stops_at_clusters_with_the_exact_law():
+    """SA_P with γ = 1 from two groups of coincident tokens: a cross pick moves a token onto the
+    other group, so the configuration stays on the two points and the chain merges when one
+    group empties. Accelerated and direct stepping draw the same law (KS, seeded), and a
+    negative control at another β is told apart."""
+    from scipy.stats import ks_2samp
+
+    theta = 1.2
+    x0 = np.array([[1.0, 0.0]] * 3 + [[math.cos(theta), math.sin(theta)]] * 3)
+    event = ms.Clusters(at_most=1)
+    run = {"max_steps": 10**6, "chains": 2000, "rng": 1}
+    fast = ms.first_passage(
+        ms.SoftmaxChain(beta=6.0, gamma=1.0), x0, event, mode="accelerated", **run
+    )
+    exact = ms.first_passage(ms.SoftmaxChain(beta=6.0, gamma=1.0), x0, event, **run)
+    other = ms.first_passage(ms.SoftmaxChain(beta=6.5, gamma=1.0), x0, event, **run)
+    assert not fast.censored.any() and not exact.censored.any()
+    assert ks_2samp(fast.steps, exact.steps).pvalue > 0.01
+    assert ks_2samp(fast.steps, other.steps).pvalue < 1e-3
+
+
+def test_energy_beta_is_validated():
+    x0 = _circle(4, 0)
+    for bad in (0.0, -1.0, math.nan, math.inf):
+        with pytest.raises(ValueError, match="energy_beta"):
+            ms.track(ms.Hardmax(gamma=0.5), x0, steps=2, energy_beta=bad)
+    tr = ms.track(ms.Hardmax(gamma=0.5), x0, steps=2)
+    assert np.isnan(tr.observables[..., 4:]).all()  # hardmax has no finite beta
+    tr = ms.track(ms.Hardmax(gamma=0.5), x0, steps=2, energy_beta=2.0)
+    assert np.isfinite(tr.observables[..., 4:]).all()
+
+
+def test_without_merges_the_observables_are_the_same():
+    x0 = _circle(10, 8)
+    model = ms.SoftmaxChain(beta=5.0, gamma=0.2)
+    full = ms.track(model, x0, steps=50, chains=4, rng=3, record_every=25)
+    light = ms.track(model, x0, steps=50, chains=4, rng=3, record_every=25, merges=False)
+    np.testing.assert_array_equal(full.observables, light.observables)
+    assert light.levels is None and "merges=False" in repr(light)
+    with pytest.raises(ValueError, match="merges=False"):
+        light.to_frame()
+    with pytest.raises(ValueError, match="merges must be True or False"):
+        ms.track(model, x0, steps=5, merges="no")

@@ -1,7 +1,7 @@
 """The resolution of direct stepping, and the group arithmetic shared by the SA_P engines.
 
 Direct (exact-mode) stepping draws every pick with its probability to full relative precision
-(rare picks are decided by an exact Bernoulli trial, see ``_kernels.chain_step``), except picks
+(rare picks are decided by an exact Bernoulli trial, see ``kernels.steps.chain_step``), except picks
 whose weight e^{β(s_ij − max_k s_ik)} the kernels' exp flushes to 0, those with an exponent below
 :func:`underflow_exponent` (≈ −708.7): :func:`check_resolution` warns, with
 :class:`~metastab.ResolutionWarning`, when a configuration can only leave its groups through such
@@ -17,9 +17,20 @@ import warnings
 
 import numpy as np
 
-from .. import _accelerated, _kernels
 from .._validate import check_memory, real
 from ..exceptions import ResolutionWarning
+from ..kernels import (
+    accelerated as _accelerated,
+)
+from ..kernels import (
+    drivers as _drivers,
+)
+from ..kernels import (
+    params as _params,
+)
+from ..kernels import (
+    steps as _steps,
+)
 from ..models import SoftmaxChain
 
 __all__ = [
@@ -51,7 +62,7 @@ def underflow_exponent() -> float:
         if mid in (lo, hi):
             return hi
         z[0] = mid
-        _kernels.exp_nonpositive(z, w, np.empty(1))
+        _steps.exp_nonpositive(z, w, np.empty(1))
         lo, hi = (lo, mid) if w[0] > 0.0 else (mid, hi)
 
 
@@ -70,7 +81,7 @@ def scale(x: np.ndarray) -> np.ndarray:
 
 def constant_chain(
     model, d: int, *, why: str, what: str = "mode='accelerated' needs"
-) -> tuple[_kernels.Dynamics, float]:
+) -> tuple[_params.Dynamics, float]:
     """The kernel parameters and the constant scalar step of a SoftmaxChain with a constant step
     (scalar or matrix); ValueError otherwise, saying ``what`` and ``why``."""
     if not isinstance(model, SoftmaxChain):
@@ -146,10 +157,11 @@ def check_resolution(
     :func:`cross_probabilities`). A configuration with two groups or more is stuck for direct
     stepping when, for every token, every pick outside its group has a weight
     e^{β(s_ij − max_k s_ik)} that the kernels flush to 0 (exponent below
-    :func:`underflow_exponent`): ``_kernels.chain_step`` never draws such a pick, while every pick
-    of positive weight is drawn with its probability. The test uses the kernels' own arithmetic
-    (``_kernels.cross_weights``), with O(n) memory per configuration. Only SoftmaxChain models
-    with a constant step are checked; configurations with non-finite coordinates are skipped.
+    :func:`underflow_exponent`): ``kernels.steps.chain_step`` never draws such a pick, while every
+    pick of positive weight is drawn with its probability. The test uses the kernels' own
+    arithmetic (``kernels.drivers.cross_weights``), with O(n) memory per configuration. Only
+    SoftmaxChain models with a constant step are checked; configurations with non-finite
+    coordinates are skipped.
 
     Returns True when it warned.
     """
@@ -168,7 +180,7 @@ def check_resolution(
         _accelerated.merge_groups(X[c].copy(), tols[c], labels[c], points, mult, count, order)
     dyn, _ = constant_chain(model, d, why=_GEOMETRIC)
     weight, z = np.empty(C), np.empty(C)
-    _kernels.cross_weights(X, dyn.B, dyn.beta, labels, weight, z)
+    _drivers.cross_weights(X, dyn.B, dyn.beta, labels, weight, z)
     stuck = np.isfinite(z) & (weight == 0.0)
     if not stuck.any():
         return False
