@@ -19,17 +19,17 @@ from typing import ClassVar
 
 import numpy as np
 
-from . import _kernels
-from ._sphere_kernels import (
+from ._validate import matrix, real
+from .kernels.params import (
     POST_LN,
     RK4,
     SOFTMAX,
     SPHERE_CHAIN,
     SPHERE_FLOW,
     UNNORMALIZED,
+    Schedule,
     SphereDynamics,
 )
-from ._validate import matrix, real
 
 __all__ = ["SphereFlow", "SphereChain", "SPHERE_TOL", "ATTENTIONS", "SCHEMES", "check_on_sphere"]
 
@@ -140,9 +140,9 @@ class _SphereModel:
             bool((Vs == eye).all()),
         )
 
-    def schedule(self, t0: int, nsteps: int) -> _kernels.Schedule:
+    def schedule(self, t0: int, nsteps: int) -> Schedule:
         """The constant step (dt of the flow, γ of the chain) in the kernels' convention."""
-        return _kernels.Schedule(np.array([self.step]), np.zeros(1))
+        return Schedule(np.array([self.step]), np.zeros(1))
 
     has_schedule = False
 

@@ -24,11 +24,15 @@ from ..kernels import (
     drivers as _drivers,
 )
 from ..kernels import (
+    sphere as _sphere,
+)
+from ..kernels import (
     splitting as _splitting,
 )
 from ..kernels import (
     streams as _streams,
 )
+from ..kernels.params import SPHERE_CHAIN, SPHERE_FLOW
 
 __all__ = ["BACKENDS", "Backend", "resolve"]
 
@@ -93,6 +97,9 @@ class Cpu:
     name = "cpu"
 
     def advance(self, X, state, dyn, sched, t0, nsteps, ev, steps, done) -> None:
+        if dyn.kind in (SPHERE_FLOW, SPHERE_CHAIN):
+            _sphere.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done)
+            return
         _drivers.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, numba.get_num_threads())
 
     def events_at(self, X, ev, out) -> None:

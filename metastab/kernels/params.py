@@ -15,6 +15,10 @@ JIT = dict(cache=True, nogil=True, error_model="numpy")
 CHAIN, FLOW, HARDMAX, LOCALMAX = 0, 1, 2, 3
 # Localmax neighbour rules (metastab.models.NEIGHBOUR_RULES maps names onto these).
 ADDITIVE, RELATIVE = 0, 1
+# The models on the unit sphere (metastab.sphere), their attention weights and flow schemes.
+SPHERE_FLOW, SPHERE_CHAIN = 10, 11
+SOFTMAX, UNNORMALIZED = 0, 1
+POST_LN, RK4 = 0, 1
 # Stopping events (metastab.events maps its specs onto these).
 NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE, CLUSTERS = 0, 1, 2, 3, 4, 5
 
@@ -33,6 +37,20 @@ class Dynamics(NamedTuple):
     by_point: bool  # HARDMAX: average over distinct leader points
     tol: float  # HARDMAX: relative tie tolerance
     rule: int  # LOCALMAX: ADDITIVE or RELATIVE
+
+
+class SphereDynamics(NamedTuple):
+    """The time-independent parameters of a sphere model (``model.kernel_params(d)``)."""
+
+    kind: int  # SPHERE_FLOW or SPHERE_CHAIN
+    Bs: np.ndarray  # (H, d, d) key-query matrices, one per head
+    Vs: np.ndarray  # (H, d, d) value matrices
+    beta: float
+    attention: int  # SOFTMAX or UNNORMALIZED
+    scheme: int  # POST_LN or RK4
+    causal: bool  # token i attends to j <= i only
+    plain_B: bool  # every B is the identity: B x_i is x_i
+    plain_V: bool  # every V is the identity: V y is y
 
 
 class Schedule(NamedTuple):

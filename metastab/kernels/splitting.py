@@ -31,7 +31,14 @@ from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
-    "accelerated.py", "clusters.py", "events.py", "params.py", "steps.py", "streams.py"
+    "accelerated.py",
+    "clusters.py",
+    "drivers.py",
+    "events.py",
+    "params.py",
+    "sphere.py",
+    "steps.py",
+    "streams.py",
 )
 
 # Why a replica stopped.
@@ -142,7 +149,7 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
                 status[c] = FULL
                 break
             if accelerated:
-                wait = jump(x, B, beta, gamma, P, use_P, tol, st, max_steps - clock[c], jw)
+                wait = jump(x, B, beta, gamma, P, use_P, False, tol, st, max_steps - clock[c], jw)
                 if wait == np.inf:
                     clock[c] = max_steps
                     status[c] = BUDGET

@@ -1,9 +1,9 @@
-"""Slow, obviously correct versions of the sphere kernels (:mod:`metastab._sphere_kernels`), for
+"""Slow, obviously correct versions of the sphere kernels (:mod:`metastab.kernels.sphere`), for
 tests only: plain Python floats, one scalar operation at a time, every sum a left-to-right loop in
 the kernels' order, so that the kernels can be compared with this module BIT FOR BIT.
 
 Equations: sphere.md, "Models". Scores s_ij = <B x_i, x_j>; N(y) = y / |y|. The picks of the chain
-and the kernels' exp are those of :mod:`metastab._reference`.
+and the kernels' exp are those of :mod:`metastab.kernels.reference`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ._reference import _rows, exp_nonpositive, pick, scores, softmax_weights
+from .reference import _rows, exp_nonpositive, pick, scores, softmax_weights
 
 
 def _matvec(M: list[list[float]], v: list[float]) -> list[float]:

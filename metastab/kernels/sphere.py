@@ -1,0 +1,283 @@
+"""Numba kernels of the attention dynamics on the unit sphere S^{d-1} (sphere.md, "Models").
+
+Pure functions over arrays, like the other kernels files, whose streams (:mod:`.streams`), picks,
+exp and score blocks (:mod:`.steps`) and event test (:mod:`.drivers`) they reuse. Tokens are rows
+of an n×d array of unit vectors; scores are s_ij = <B x_i, x_j> (B = KᵀQ in the <Q x_i, K x_j> of
+[GLPR]); N(y) = y / |y|. Kind codes and :class:`~.params.SphereDynamics` are in :mod:`.params`.
+
+- :func:`flow_step`: one step of the deterministic flow. The attention output of token i is
+  Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j with w^h_ij = e^{β s^h_ij} / Z^h_i (softmax, (SA):
+  Z^h_i = Σ_k e^{β s^h_ik}) or / n (unnormalised, (USA)), j ≤ i only when causal. Post-LN:
+  x_i ← N(x_i + dt Attn(x)_i). RK4: the classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i,
+  P⊥_x y = y − <x, y> x, then N.
+- :func:`chain_step`: the finite-temperature chain with LayerNorm: token i picks j with
+  probability softmax_j(β s_ij) (the pick of ``steps.chain_step``, exact to full relative
+  precision) and moves to N(x_i + γ (V x_j − x_i)); when that increment leaves x_i unchanged
+  bit for bit (a self-pick or a pick of a coincident token with V = I) the token stays exactly
+  where it is, unnormalised, so such picks are exact no-ops.
+
+Every sum runs in a fixed order (scores: k ascending; weighted sums: j ascending; norms: k
+ascending), so :mod:`.sphere_reference` repeats them bit for bit; loops run across j (the
+score of every token at once) or across k, never reduce in a vector register, and ``fastmath`` is
+off.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .cache import njit_keyed
+from .drivers import _stopped
+from .events import hull_work
+from .params import JIT as _JIT
+from .params import POST_LN, SPHERE_CHAIN, UNNORMALIZED
+from .steps import _ROWS, _SHIFT_BITS, _exp_mantissa, _gram, _pick_slow, _scores_block
+from .streams import next_uniform
+
+# cached only while the kernel files it calls into are unchanged (see cache)
+_jit = njit_keyed("drivers.py", "events.py", "params.py", "steps.py", "streams.py")
+
+# The Gram of B = I holds each pair once (see steps._gram) for n a multiple of _ROWS up to
+# this many tokens (n^2 scores per chain); from 2 blocks on it saves work.
+_GRAM_MAX_N = 2048
+
+
+@_jit(**_JIT)
+def flow_work(n, d):
+    """Scratch buffers of :func:`flow_step` for n tokens in R^d."""
+    t = np.empty(n * _ROWS)
+    g = n // _ROWS if n % _ROWS == 0 and _ROWS < n <= _GRAM_MAX_N else 0
+    return (
+        np.empty((d, n)),  # xt: the state transposed
+        np.empty((d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens
+        np.empty(n * _ROWS),  # W: scores, then weights, of a block: W[j _ROWS + r]
+        t,
+        t.view(np.int64),
+        np.empty(d * _ROWS),  # acc: Σ_j w_ij x_jk of a block: acc[k _ROWS + r]
+        np.empty((3, _ROWS)),  # the row maxima, the weight totals, the (USA) scales
+        np.empty((4, n, d)),  # the four velocities of RK4 (the first: Attn for post-LN)
+        np.empty((n, d)),  # a stage of RK4
+        np.empty((g, n * _ROWS)),  # the blocked Gram (B = I), where it pays
+    )
+
+
+@_jit(**_JIT)
+def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, work):
+    """out_i = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for every i.
+
+    Tokens go in blocks of _ROWS (the last one padded with zeros) held side by side, so that
+    every loop runs across the block and vectorises while each token's sums keep the reference's
+    order: scores s_ij (k ascending) by ``steps._scores_block``, weighted sums Σ_j w_ij x_jk
+    (j ascending) by the same routine on the transposed state. Where causal masking hides j > i,
+    its weight is exactly 0, which leaves every sum unchanged bit for bit."""
+    n, d = x.shape
+    xt, bxt, W, t, tb, acc, rows, _, _, G = work
+    best, total, scale = rows[0], rows[1], rows[2]
+    for k in range(d):
+        for j in range(n):
+            xt[k, j] = x[j, k]
+    gram = plain_B and G.shape[0] > 0
+    if gram:
+        _gram(x, G, bxt, 0, G.shape[0])
+    H = Bs.shape[0]
+    m = n * _ROWS
+    Wm = W.reshape((n, _ROWS))
+    for i0 in range(0, n, _ROWS):
+        r1 = min(_ROWS, n - i0)
+        for r in range(r1):
+            for k in range(d):
+                out[i0 + r, k] = 0.0
+        for h in range(H):
+            if gram:
+                S = G[i0 // _ROWS]
+            else:
+                B = Bs[h]
+                for r in range(_ROWS):
+                    for k in range(d):
+                        if r >= r1:
+                            bxt[k, r] = 0.0
+                        elif plain_B:
+                            bxt[k, r] = x[i0 + r, k]
+                        else:
+                            a = 0.0
+                            for q in range(d):
+                                a += B[k, q] * x[i0 + r, q]
+                            bxt[k, r] = a
+                _scores_block(bxt, x, 0, W)
+                S = W
+            for r in range(_ROWS):
+                best[r] = -np.inf
+            for j in range(n):  # causal: token i0 + r reads j <= i0 + r, i.e. r >= j - i0
+                lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                for r in range(lo, _ROWS):
+                    best[r] = max(best[r], S[j * _ROWS + r])
+            for j in range(n):
+                lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                for r in range(lo):
+                    W[j * _ROWS + r] = -np.inf
+                for r in range(lo, _ROWS):
+                    W[j * _ROWS + r] = beta * (S[j * _ROWS + r] - best[r])
+            for q in range(m):
+                W[q] = _exp_mantissa(W[q], t, q)
+            for q in range(m):
+                e = tb[q] - _SHIFT_BITS
+                tb[q] = (e + 1023) << 52 if e >= -1022 else 0
+            for r in range(_ROWS):
+                total[r] = 0.0
+            for j in range(n):
+                for r in range(_ROWS):
+                    v = W[j * _ROWS + r] * t[j * _ROWS + r]
+                    W[j * _ROWS + r] = v
+                    total[r] += v
+            _scores_block(Wm, xt, 0, acc)  # acc[k _ROWS + r] = Σ_j w_ij x_jk, j ascending
+            if attention == UNNORMALIZED:
+                for r in range(r1):
+                    scale[r] = math.exp(beta * best[r]) / n
+            for r in range(r1):
+                i = i0 + r
+                for k in range(d):
+                    if attention == UNNORMALIZED:
+                        bxt[k, r] = acc[k * _ROWS + r] * scale[r]
+                    else:
+                        bxt[k, r] = acc[k * _ROWS + r] / total[r]
+                for k in range(d):
+                    if plain_V:
+                        out[i, k] += bxt[k, r]
+                    else:
+                        a = 0.0
+                        for q in range(d):
+                            a += Vs[h, k, q] * bxt[q, r]
+                        out[i, k] += a
+        if project:
+            for i in range(i0, i0 + r1):
+                a = 0.0
+                for k in range(d):
+                    a += x[i, k] * out[i, k]
+                for k in range(d):
+                    out[i, k] = out[i, k] - a * x[i, k]
+
+
+@njit(inline="always")
+def _normalise_row(y, i, out):
+    """out_i = y_i / |y_i|, the norm summed in k ascending."""
+    d = y.shape[1]
+    a = 0.0
+    for k in range(d):
+        a += y[i, k] * y[i, k]
+    r = math.sqrt(a)
+    for k in range(d):
+        out[i, k] = y[i, k] / r
+
+
+@njit(inline="always")
+def renormalise_moved(x, i, out):
+    """The LayerNorm of the chain's move: out_i ← N(out_i), unless out_i == x_i bit for bit (the
+    move changed nothing: the token stays exactly where it is, so such picks are no-ops)."""
+    d = x.shape[1]
+    same = True
+    for k in range(d):
+        same = same and out[i, k] == x[i, k]
+    if not same:
+        _normalise_row(out, i, out)
+
+
+@_jit(**_JIT)
+def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
+    """One step of the flow on the sphere (module notes): post-LN x_i ← N(x_i + dt Attn(x)_i),
+    or RK4 on ẋ = P⊥ Attn(x) followed by N. Synchronous: every token reads the old x."""
+    n, d = x.shape
+    K = work[7]
+    y = work[8]
+    if scheme == POST_LN:
+        _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work)
+        for i in range(n):
+            for k in range(d):
+                y[i, k] = x[i, k] + dt * K[0, i, k]
+    else:
+        half = 0.5 * dt
+        _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work)
+        for q in range(1, 4):
+            h = dt if q == 3 else half
+            for i in range(n):
+                for k in range(d):
+                    y[i, k] = x[i, k] + h * K[q - 1, i, k]
+            _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work)
+        sixth = dt / 6.0
+        for i in range(n):
+            for k in range(d):
+                inc = ((K[0, i, k] + 2.0 * K[1, i, k]) + 2.0 * K[2, i, k]) + K[3, i, k]
+                y[i, k] = x[i, k] + sixth * inc
+    for i in range(n):
+        _normalise_row(y, i, out)
+
+
+@_jit(**_JIT)
+def chain_work(n, d):
+    """Scratch buffers of :func:`chain_step` for n tokens in R^d."""
+    t = np.empty(n)
+    return np.empty(d), np.empty(n), np.empty(n), t, t.view(np.int64), np.empty(d)
+
+
+@_jit(**_JIT)
+def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
+    """One step of the chain on the sphere (module notes): token i picks j by the rule of
+    ``steps.chain_step`` (uniform ``u[i]``, rarely further uniforms of the stream ``s``, tokens
+    in increasing order) and moves to N(x_i + γ (V x_j − x_i)), or stays put when the increment
+    changes nothing. Synchronous."""
+    n, d = x.shape
+    bx, sc, w, t, tb, target = work
+    for i in range(n):
+        j = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w, t, tb)
+        for k in range(d):
+            if plain_V:
+                target[k] = x[j, k]
+            else:
+                a = 0.0
+                for q in range(d):
+                    a += V[k, q] * x[j, q]
+                target[k] = a
+        for k in range(d):
+            out[i, k] = x[i, k] + gamma * (target[k] - x[i, k])
+        renormalise_moved(x, i, out)
+
+
+@_jit(parallel=True, **_JIT)
+def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done):
+    """``drivers.advance`` for the sphere models: every chain c with ``done[c]`` False takes up
+    to ``nsteps`` steps in place (step size ``sched.gammas``: dt of the flow, γ of the chain),
+    checking the event ``ev`` after each. Chains run in parallel and never interact, so chain c
+    depends only on its stream, not on the thread count or on how the steps are split."""
+    C, n, d = X.shape
+    # one name per field, bound before the parallel loop (see drivers.advance)
+    kind = dyn.kind
+    Bs = dyn.Bs
+    Vs = dyn.Vs
+    beta = dyn.beta
+    attention = dyn.attention
+    scheme = dyn.scheme
+    causal = dyn.causal
+    plain_B = dyn.plain_B
+    plain_V = dyn.plain_V
+    gammas = sched.gammas
+    for c in prange(C):
+        if done[c]:
+            continue
+        x = X[c]
+        st = state[c]
+        out = np.empty((n, d))
+        u = np.empty(n)
+        hw = hull_work(n, d)
+        fw = flow_work(n, d)
+        cw = chain_work(n, d)
+        for t in range(t0, t0 + nsteps):
+            h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            if kind == SPHERE_CHAIN:
+                for i in range(n):
+                    u[i] = next_uniform(st)
+                chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, cw)
+            else:
+                flow_step(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, out, fw)
+            x[:, :] = out
+            if _stopped(ev, c, x, hw, t, steps, done):
+                break
