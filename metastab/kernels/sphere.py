@@ -36,7 +36,7 @@ from .steps import _ROWS, _SHIFT_BITS, _exp_mantissa, _gram, _pick_slow, _scores
 from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("drivers.py", "events.py", "params.py", "steps.py", "streams.py")
+_jit = njit_keyed("clusters.py", "drivers.py", "events.py", "params.py", "steps.py", "streams.py")
 
 # The Gram of B = I holds each pair once (see steps._gram) for n a multiple of _ROWS up to
 # this many tokens (n^2 scores per chain); from 2 blocks on it saves work.
