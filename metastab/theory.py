@@ -7,6 +7,10 @@
   :func:`sphere_frozen_law` the same for the chain on the sphere (its no-op picks from
   :func:`sphere_jumps`), and :func:`frozen_asymptote` the large-β line of log E[T] of either.
 - :func:`collapse_rate`: the contraction constant of [FW] prop. origin.
+- :func:`meanfield_growth_rates`, :func:`meanfield_clusters`: the unstable modes of the uniform
+  state of (USA) on the circle and k* = argmax_k k² I_k(β) (Bruno, Pasqualotto, Agazzi).
+- :func:`merge_time`: the time two point clusters on the sphere take to merge under (SA) or
+  (USA), the rate e^{β(1 − cos Δθ)} of GKPR's staircase, by quadrature.
 
 Everything is float64 NumPy; nothing here simulates.
 """
@@ -37,6 +41,9 @@ __all__ = [
     "exit_time_bound",
     "frozen_asymptote",
     "frozen_law",
+    "meanfield_clusters",
+    "meanfield_growth_rates",
+    "merge_time",
     "metastability_bound",
     "metastability_exponent",
     "sphere_frozen_law",
@@ -580,3 +587,150 @@ def collapse_rate(beta: float, *, radius: float, n: int, gamma: float) -> Collap
     n = integer("n", n, 1)
     log_c = -2 * abs(beta) * radius**2 - math.log(n)
     return CollapseRate(c=math.exp(log_c), log_c=log_c, gamma=gamma)
+
+
+# --------------------------------------------------------------------------- sphere: mean field
+
+
+def meanfield_growth_rates(beta, k_max) -> np.ndarray:
+    """Linear growth rates λ_1..λ_{k_max} of the Fourier modes of the uniform state of (USA) on
+    the circle (sphere.md statement 6; Bruno, Pasqualotto, Agazzi, arXiv 2410.23228).
+
+    The mean-field (USA) velocity on the circle is v(θ) = ∫ e^{β cos(θ − φ)} sin(φ − θ) ρ(φ) dφ,
+    whose kernel is (1/β) d/du e^{β cos u}; with e^{β cos u} = Σ_k I_k(β) e^{iku}, a perturbation
+    ε e^{ikθ} of ρ = 1/(2π) grows at the rate
+
+        λ_k = k² I_k(β) / β   (I_k the modified Bessel function of the first kind).
+
+    Computed with the exponentially scaled Bessel function: the returned rates are exact and do
+    not overflow for β up to ~700 (λ_k ~ e^β).
+
+    Parameters
+    ----------
+    beta : float, > 0
+    k_max : int, >= 1
+
+    Returns
+    -------
+    ndarray (k_max,)
+        λ_k for k = 1..k_max.
+
+    Examples
+    --------
+    >>> meanfield_growth_rates(4.0, 4).round(3)          # k² I_k(4) / 4
+    array([2.44 , 6.422, 7.509, 5.665])
+    """
+    from scipy.special import ive
+
+    beta = real("beta", beta, low=0, low_open=True)
+    k = np.arange(1, integer("k_max", k_max, 1) + 1, dtype=np.float64)
+    return k * k * ive(k, beta) * math.exp(beta) / beta
+
+
+def meanfield_clusters(beta) -> int:
+    """The number of clusters k* = argmax_{k >= 1} k² I_k(β) that (USA) on the circle forms from
+    a nearly uniform start: the fastest-growing mode of :func:`meanfield_growth_rates` (Bruno,
+    Pasqualotto, Agazzi, arXiv 2410.23228; sphere.md statement 6).
+
+    k² I_k(β) is compared with the exponentially scaled I_k (no overflow at any β); the search
+    runs over k <= 2√(2β) + 10 (the maximiser is near √(2β) for large β) and refuses a maximum on
+    that boundary. A tie (a β on the boundary between two modes) returns the smaller k.
+
+    Parameters
+    ----------
+    beta : float, > 0
+
+    Examples
+    --------
+    >>> [meanfield_clusters(b) for b in (0.5, 1.0, 4.0, 9.0, 32.0)]
+    [1, 1, 3, 4, 8]
+    """
+    from scipy.special import ive
+
+    beta = real("beta", beta, low=0, low_open=True)
+    k = np.arange(1, int(2 * math.sqrt(2 * beta)) + 11, dtype=np.float64)
+    score = k * k * ive(k, beta)
+    best = int(np.argmax(score))
+    if best == k.size - 1:  # pragma: no cover - the bound above holds for every β
+        raise RuntimeError(f"k² I_k({beta}) still grows at k = {k.size}")
+    return best + 1
+
+
+# --------------------------------------------------------------------------- sphere: merges
+
+
+def merge_time(beta, angle, *, masses=(1, 1), delta=1e-3, attention="softmax", n=None) -> float:
+    """log of the time two point clusters on S^{d-1} take to merge under (SA) or (USA), from the
+    angle ``angle`` until their cosine reaches 1 − δ (sphere.md statement 5: GKPR's rate).
+
+    With Q = K = V = I, tokens at one point stay together, so m_a tokens at x_a and m_b at x_b
+    (cos Δ = <x_a, x_b>) form a closed system on the great circle through them. Token a moves
+    towards b at the angular speed w_b sin Δ, w_b its attention weight on b:
+
+        (SA)   w_b = 1 / (1 + (m_a/m_b) e^{β(1 − cos Δ)}),     (USA)  w_b = m_b e^{β cos Δ} / n,
+
+    so Δ' = −(w_b + w_a) sin Δ and T = ∫_{Δ_δ}^{Δ} dΔ' / ((w_a + w_b) sin Δ'),
+    cos Δ_δ = 1 − δ. For (SA) and large β, T = e^{β(1 − cos Δ)} (1 + o(1)) / (c β sin² Δ) with
+    c = m_b/m_a + m_a/m_b: the e^{β(1 − cos Δθ)} law of the time between merges. The integral
+    is taken in the variable v = β(cos Δ' − cos Δ), in which its weight e^{−v} is smooth at any
+    β, so the log time is exact where the time itself would overflow.
+
+    Parameters
+    ----------
+    beta : float, >= 0
+    angle : float in (Δ_δ, π)
+        The initial angle between the clusters, radians.
+    masses : (int, int)
+        Tokens in each cluster.
+    delta : float in (0, 1)
+        Clustered when the cosine is >= 1 − δ.
+    attention : {"softmax", "unnormalized"}
+        (SA) or (USA).
+    n : int, optional
+        (USA) only: the normalisation Z = n (default m_a + m_b).
+
+    Returns
+    -------
+    float
+        log T.
+
+    Examples
+    --------
+    >>> import math
+    >>> T = math.exp(merge_time(0.0, math.pi / 2))  # β = 0: Δ' = −sin Δ, T = log tan(Δ/2) |
+    >>> round(T, 6), round(-math.log(math.tan(math.acos(1 - 1e-3) / 2)), 6)
+    (3.800201, 3.800201)
+    >>> round(merge_time(40.0, math.pi / 2) - 40.0, 3)   # log T − β(1 − cos Δ) → −log(2β)
+    -4.381
+    """
+    from scipy.integrate import quad
+
+    beta = real("beta", beta, low=0)
+    delta = real("delta", delta, low=0, low_open=True, high=1, high_open=True)
+    end = math.acos(1 - delta)
+    angle = real("angle", angle, low=end, low_open=True, high=math.pi, high_open=True)
+    if attention not in ("softmax", "unnormalized"):
+        raise ValueError(f"attention must be 'softmax' or 'unnormalized', got {attention!r}")
+    if len(masses) != 2:
+        raise ValueError(f"masses must be two token counts, got {masses!r}")
+    ma, mb = (float(integer("masses", m, 1)) for m in masses)
+    z = float(ma + mb) if n is None else float(integer("n", n, int(ma + mb)))
+    c0 = math.cos(angle)
+
+    # T = ∫ e^{β(u − u0)} e^{β u0} / (S(u) sin Δ) dΔ with u = 1 − cos Δ; log T = β u0 + log ∫.
+    def rate(c):
+        """(w_a + w_b) e^{β(1 − c)} for (SA), (w_a + w_b) e^{−β c} for (USA)."""
+        if attention == "unnormalized":
+            return (ma + mb) / z
+        e = math.exp(-beta * (1 - c))
+        return 1 / (e + ma / mb) + 1 / (e + mb / ma)
+
+    def integrand(c):  # dΔ = dc / sin Δ: ∫ dc e^{β(c0 − c)} / (rate(c) sin² Δ)
+        return math.exp(beta * (c0 - c)) / (rate(c) * (1 - c * c))
+
+    # weight concentrated within ~1/β of c0: split there so that quad resolves it
+    split = min(1 - delta, c0 + (1.0 / beta if beta > 0 else 1.0))
+    parts = [(c0, split), (split, 1 - delta)] if split < 1 - delta else [(c0, 1 - delta)]
+    total = sum(quad(integrand, a, b, limit=200, epsabs=0, epsrel=1e-11)[0] for a, b in parts)
+    scale = beta * (1 - c0) if attention == "softmax" else -beta * c0
+    return scale + math.log(total)

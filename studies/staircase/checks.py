@@ -1,0 +1,310 @@
+"""Checks of the staircase study (GKPR dynamic metastability), from its tables only.
+
+Claims: the time between merges grows like e^{β(1 − cos Δθ)} (sphere.md statement 5), tested
+(1) from prepared two-cap starts, one censored scaling fit log E[T] = a + bβ + c log β per angle
+(:func:`metastab.stats.fit_scaling`; the log β term is the quadrature's prefactor), b against
+1 − cos Δθ; (2) from random starts, one fit of the plateau durations, each divided by its
+two-cluster prefactor, against s = β(1 − cos Δθ) of the closest pair at the plateau's start:
+slope 1. Controls: a rate 10 % off must be rejected by the same tolerance; RK4 durations must
+match the quadrature; the circle's cluster decomposition must give the kernel's count. The cap
+containment bound is context only: its exact form in the paper could not be verified.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from metastab import stats
+from metastab.report import check, checks_frame
+from metastab.results import read_table
+
+SOURCE = "GKPR arXiv 2410.06833 (sphere.md statement 5)"
+FIT_COLUMNS = ["beta", "chain", "steps", "censored", "max_steps", "start"]
+
+
+def _fit(frame: pd.DataFrame, x: str, prefactor: bool, level: float):
+    # deterministic durations: the deviance says the Poisson law does not fit (it need not)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.DiagnosticWarning)
+        return stats.fit_scaling(
+            frame,
+            x=x,
+            law="exponential",
+            prefactor=prefactor,
+            start="start",
+            confidence_level=level,
+        )
+
+
+def interval(fit) -> tuple[float, float]:
+    """The profile-likelihood interval of the exponent b (far trial points of the profile
+    search overflow exp(η)·exposure to inf, which the search rejects: not an error here)."""
+    with np.errstate(over="ignore"):
+        return fit.confidence_interval("slope")
+
+
+def prepared_fits(out: Path, level: float) -> pd.DataFrame:
+    """Per angle of the post-LN prepared starts: the fitted b (with and without the log β
+    term), c, and the same fit on the quadrature's own log T over the grid."""
+    frame = read_table(Path(out) / "prepared.csv")[0]
+    rows = []
+    for angle, g in frame[frame["part"] == "post-ln"].groupby("angle"):
+        u = 1 - math.cos(angle)
+        fit = _fit(g[FIT_COLUMNS], "beta", True, level)
+        plain = _fit(g[FIT_COLUMNS], "beta", False, level)
+        quad = g.groupby("beta")["log_time_quadrature"].mean()
+        design = np.c_[np.ones(len(quad)), quad.index, np.log(quad.index)]
+        exact = np.linalg.lstsq(design, quad.to_numpy(), rcond=None)[0]
+        rows.append(
+            {
+                "angle": float(angle),
+                "rate": u,
+                "slope": fit.slope,
+                "prefactor": fit.prefactor,
+                "slope_without_prefactor": plain.slope,
+                "slope_quadrature": float(exact[1]),
+                "prefactor_quadrature": float(exact[2]),
+                "beta_min": float(g["beta"].min()),
+                "beta_max": float(g["beta"].max()),
+                "events": int((~g["censored"]).sum()),
+                "chains": len(g),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def random_sample(out: Path) -> pd.DataFrame:
+    """Random-start plateaus with s = β(1 − cos Δθ) of the closest pair at their start and the
+    duration divided by the two-cluster prefactor e^{log T_quad − s} (steps, censored kept)."""
+    frame = read_table(Path(out) / "random.csv")[0]
+    ok = frame[np.isfinite(frame["log_time_quadrature"])].copy()
+    ok["s"] = ok["beta"] * (1 - np.cos(ok["separation"]))
+    scale = np.exp(ok["s"] - ok["log_time_quadrature"])
+    ok["steps"] = (ok["steps"] - ok["start"]) * scale
+    ok["start"] = 0.0
+    return ok
+
+
+def random_beta_fits(out: Path, level: float, min_events: int) -> pd.DataFrame:
+    """Per cluster count k of the random starts (with at least ``min_events`` merges): the
+    plain censored fit of the plateau durations against β, log E[T] = a + bβ, beside the mean
+    1 − cos Δθ of the closest pairs at those plateaus' starts (which vary from start to start,
+    so b is only comparable to it on average)."""
+    frame = read_table(Path(out) / "random.csv")[0]
+    rows = []
+    for k, g in frame.groupby("k"):
+        if (~g["censored"]).sum() < min_events or g["beta"].nunique() < 2:
+            continue
+        fit = _fit(g[FIT_COLUMNS], "beta", False, level)
+        low, high = interval(fit)
+        rows.append(
+            {
+                "k": int(k),
+                "slope": fit.slope,
+                "low": low,
+                "high": high,
+                "mean_rate": float((1 - np.cos(g["separation"])).mean()),
+                "events": int((~g["censored"]).sum()),
+                "censored": int(g["censored"].sum()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def random_fit(sample: pd.DataFrame, level: float):
+    return _fit(sample[["s", "chain", "steps", "censored", "start"]], "s", False, level)
+
+
+def checks(out: Path, config: dict) -> pd.DataFrame:
+    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    out = Path(out)
+    cfg = config["checks"]
+    tol, level = float(cfg["rate_tolerance"]), float(cfg["confidence_level"])
+    fits = prepared_fits(out, level)
+    rows = []
+    for _, f in fits.iterrows():
+        ratio = f["slope"] / f["rate"]
+        rows.append(
+            check(
+                f"rate_{round(math.degrees(f['angle']))}deg",
+                "claim",
+                f"plateau at 2 clusters Δθ = {math.degrees(f['angle']):.0f}° apart lasts "
+                f"∝ e^(β(1 − cos Δθ)), 1 − cos Δθ = {f['rate']:.3f} (prepared caps, post-LN)",
+                measured=ratio,
+                threshold=tol,
+                rule=f"b/(1 − cos Δθ), b from fit_scaling log E[T] = a + bβ + c log β on β = "
+                f"{f['beta_min']:.3g}…{f['beta_max']:.3g} ({int(f['events'])} merges; the flow is "
+                "deterministic, so no sampling interval); pass if |measured − 1| ≤ threshold "
+                "(`rate_tolerance`)",
+                passed=abs(ratio - 1) <= tol,
+                source=SOURCE,
+            )
+        )
+    factor = float(cfg["wrong_rate_factor"])
+    wrong = (fits["slope"] / (factor * fits["rate"]) - 1).abs()
+    rows.append(
+        check(
+            "wrong_rate_rejected",
+            "control",
+            f"the rate test rejects {factor:g}·(1 − cos Δθ) on the same fits",
+            measured=float(wrong.min()),
+            threshold=tol,
+            rule="min over angles of |b/(factor·(1 − cos Δθ)) − 1|; pass if > threshold",
+            passed=bool((wrong > tol).all()),
+            source="this study",
+        )
+    )
+    prep = read_table(out / "prepared.csv")[0]
+    rk4 = prep[(prep["part"] == "rk4") & ~prep["censored"]]
+    err = np.log((rk4["steps"] - rk4["start"]) * rk4["dt"]) - rk4["log_time_quadrature"]
+    ctl_tol = float(config["control"]["log_time_tolerance"])
+    rows.append(
+        check(
+            "rk4_matches_quadrature",
+            "control",
+            "RK4 merge times from the prepared caps against the two-cluster quadrature "
+            "(theory.merge_time): the instrument measures the law it is compared with",
+            measured=float(err.abs().max()) if len(err) else math.nan,
+            threshold=ctl_tol,
+            rule=f"max |log T_rk4 − log T_quad| over {len(rk4)} merges (censored: "
+            f"{int((prep['part'] == 'rk4').sum() - len(rk4))}); pass if ≤ threshold",
+            passed=(len(err) > 0 and float(err.abs().max()) <= ctl_tol)
+            and len(rk4) == int((prep["part"] == "rk4").sum()),
+            source="this study",
+        )
+    )
+    bad = int((prep["count"] != 2).sum())
+    rows.append(
+        check(
+            "prepared_two_clusters",
+            "control",
+            "every prepared start is two clusters at t = 0 (so its first passage to one cluster "
+            "is the plateau at 2)",
+            measured=float(bad),
+            threshold=0.0,
+            rule=f"prepared starts (of {len(prep)}) whose decomposition has another count than 2; "
+            "pass if 0",
+            passed=bad == 0,
+            source="this study",
+        )
+    )
+    post = prep[(prep["part"] == "post-ln") & ~prep["censored"]]
+    lag = np.log((post["steps"] - post["start"]) * post["dt"]) - post["log_time_quadrature"]
+    rows.append(
+        check(
+            "post_ln_time_factor",
+            "context",
+            "post-LN at step dt against (SA): where the cross weights are small a layer moves "
+            "tokens dt/(1 + dt) along the flow, so log T_postLN − log T_quad ≈ log(1 + dt)",
+            measured=float(lag.median()),
+            low=float(lag.min()),
+            high=float(lag.max()),
+            threshold=math.log1p(float(post["dt"].iloc[0])),
+            rule="median (range) over the prepared merges, beside log(1 + dt)",
+            source="this study",
+        )
+    )
+    for _, f in fits.iterrows():
+        deg = round(math.degrees(f["angle"]))
+        rows.append(
+            check(
+                f"finite_beta_{deg}deg",
+                "context",
+                "the exact two-cluster law (quadrature) fitted on the same β grid: what the "
+                "asymptotic rate looks like at these β",
+                measured=f["slope_quadrature"] / f["rate"],
+                threshold=1.0,
+                rule=f"b/(1 − cos Δθ) of log T_quad = a + bβ + c log β (c = "
+                f"{f['prefactor_quadrature']:.3f}; the data's c = {f['prefactor']:.3f})",
+                source="metastab.theory.merge_time",
+            )
+        )
+        rows.append(
+            check(
+                f"no_prefactor_{deg}deg",
+                "context",
+                "the same data fitted without the log β term (a plain Arrhenius fit)",
+                measured=f["slope_without_prefactor"] / f["rate"],
+                threshold=1.0,
+                rule="b/(1 − cos Δθ) of log E[T] = a + bβ",
+                source="this study",
+            )
+        )
+    sample = random_sample(out)
+    events = int((~sample["censored"]).sum())
+    rtol = float(cfg["random_tolerance"])
+    enough = events >= int(config["random"]["min_events"])
+    rfit = random_fit(sample, level) if enough else None
+    rows.append(
+        check(
+            "rate_random_starts",
+            "claim",
+            "from uniform starts, every plateau lasts ∝ e^(β(1 − cos Δθ)), Δθ the closest pair "
+            "of clusters at its start",
+            measured=rfit.slope if rfit else math.nan,
+            low=interval(rfit)[0] if rfit else math.nan,
+            high=interval(rfit)[1] if rfit else math.nan,
+            threshold=rtol,
+            rule=f"b of fit_scaling log E[T'] = a + b·s, s = β(1 − cos Δθ), T' = duration / "
+            f"two-cluster prefactor, {events} merges and {int(sample['censored'].sum())} "
+            f"censored plateaus; pass if |b − 1| ≤ threshold (`random_tolerance`); not "
+            f"testable below {config['random']['min_events']} merges",
+            passed=(abs(rfit.slope - 1) <= rtol) if rfit else None,
+            source=SOURCE,
+        )
+    )
+    min_events = int(config["random"]["min_events"])
+    for _, f in random_beta_fits(out, level, min_events).iterrows():
+        rows.append(
+            check(
+                f"random_k{int(f['k'])}_against_beta",
+                "context",
+                f"uniform starts: duration of the plateau at {int(f['k'])} clusters against β",
+                measured=f["slope"],
+                low=f["low"],
+                high=f["high"],
+                threshold=f["mean_rate"],
+                rule=f"b of fit_scaling log E[T] = a + bβ ({int(f['events'])} merges, "
+                f"{int(f['censored'])} censored); threshold column: the mean 1 − cos Δθ of "
+                "the closest pairs at those plateaus' starts",
+                source="this study",
+            )
+        )
+    rnd = read_table(out / "random.csv")[0]
+    mismatch = int((rnd["count"] != rnd["k"]).sum())
+    rows.append(
+        check(
+            "decomposition_matches_kernel",
+            "control",
+            "the circle's cluster decomposition at each plateau's start gives the kernel's count",
+            measured=float(mismatch),
+            threshold=0.0,
+            rule=f"plateaus whose decomposition has another count than k, of {len(rnd)}; pass if 0",
+            passed=mismatch == 0,
+            source="this study",
+        )
+    )
+    cont = read_table(out / "containment.csv")[0]
+    margin = np.log(cont["steps"] * cont["dt"]) - cont["log_transcribed_bound"]
+    rows.append(
+        check(
+            "cap_containment_transcribed",
+            "context",
+            "third-party transcription (not verified against the paper): tokens stay in the "
+            "2ε-caps up to (ε/n) e^((1 − α)β), α the largest cross-cap cosine",
+            measured=float(margin.min()),
+            low=float(margin.min()),
+            high=float(margin.max()),
+            threshold=0.0,
+            rule=f"log(measured containment time / transcribed time), min (range) over "
+            f"{len(cont)} runs ({int(cont['censored'].sum())} censored: a lower bound); "
+            "≥ 0 where the transcription holds",
+            source="sphere.md statement 5 (transcription)",
+        )
+    )
+    return checks_frame(rows)

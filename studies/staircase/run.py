@@ -1,0 +1,252 @@
+"""Dynamic metastability of (SA) on the circle (GKPR, arXiv 2410.06833; sphere.md statement 5).
+
+Clusters on the circle merge one pair at a time, and the time between merges grows like
+e^{β(1 − cos Δθ)}, Δθ the angle between the closest pair. For two point clusters the time is
+exactly a quadrature (:func:`metastab.theory.merge_time`): log T = β(1 − cos Δθ) − log β + O(1).
+Measured here with :class:`metastab.SphereFlow` (post-LN, dt of the authors' scripts) and
+:func:`metastab.track` (cluster counts in the kernel, plateaus right-censored at the horizon):
+
+- prepared starts: two caps of tokens at angle Δθ, the plateau at 2 clusters against β (the
+  first passage to one cluster, :class:`metastab.Clusters`);
+- the same starts with RK4 at small dt against the quadrature (the instrument's control);
+- random starts: n uniform tokens, every plateau of the staircase, with the closest pair of
+  clusters and their masses at the plateau's start (a second run records the configuration at
+  those steps: the flow is deterministic, so it retraces the first);
+- cap containment: the first step at which a token leaves the 2ε-cap of its centre
+  (:class:`metastab.LeaveBall`), beside a third-party transcription of GKPR's bound;
+- the energy E_β and the cluster count along long runs, at log-spaced steps (the staircase).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import metastab as ms
+from metastab import theory
+from metastab.report import study_meta
+from metastab.results import write_table
+
+
+def on_circle(theta: np.ndarray) -> np.ndarray:
+    """Unit vectors (cos θ, sin θ), shape theta.shape + (2,)."""
+    return np.stack([np.cos(theta), np.sin(theta)], axis=-1)
+
+
+def caps(centres, per_cap: int, radius: float, chains: int, seed) -> np.ndarray:
+    """(chains, len(centres)·per_cap, 2): tokens at angles centre + U(−radius, radius)."""
+    gen = np.random.default_rng(seed)
+    offsets = gen.uniform(-radius, radius, size=(chains, len(centres), per_cap))
+    theta = np.asarray(centres, dtype=np.float64)[None, :, None] + offsets
+    return on_circle(theta.reshape(chains, -1))
+
+
+def circle_clusters(x: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The clusters of a configuration on the circle (n×2): their circular-mean angles and
+    sizes, in angular order.
+
+    On the circle the components of the graph cos(θ_i − θ_j) >= 1 − δ are the arcs between the
+    gaps wider than arccos(1 − δ) of the sorted angles (none or one such gap: one cluster).
+    """
+    theta = np.sort(np.mod(np.arctan2(x[:, 1], x[:, 0]), 2 * math.pi))
+    gaps = np.diff(np.append(theta, theta[0] + 2 * math.pi))
+    wide = np.flatnonzero(gaps > math.acos(1.0 - delta))
+    if wide.size <= 1:
+        groups = [np.roll(theta, -(wide[0] + 1) if wide.size else 0)]
+    else:
+        cut = np.roll(theta, -(wide[-1] + 1))  # start right after the last wide gap
+        bounds = np.sort((wide - wide[-1] - 1) % theta.size)[:-1] + 1
+        groups = np.split(cut, bounds)
+    centres = np.array([math.atan2(np.sin(g).sum(), np.cos(g).sum()) for g in groups])
+    return centres, np.array([g.size for g in groups])
+
+
+def closest_pair(centres: np.ndarray, sizes: np.ndarray) -> tuple[float, int, int]:
+    """The smallest angle between two clusters adjacent on the circle and their sizes."""
+    k = centres.size
+    if k < 2:
+        return math.nan, 0, 0
+    diff = np.abs(np.angle(np.exp(1j * (np.roll(centres, -1) - centres))))
+    if k == 2:
+        diff = diff[:1]
+    a = int(np.argmin(diff))
+    return float(diff[a]), int(sizes[a]), int(sizes[(a + 1) % k])
+
+
+def _plateaus(tr, part: str, **columns) -> pd.DataFrame:
+    frame = tr.to_frame()
+    frame.insert(0, "part", part)
+    for key, value in columns.items():
+        frame[key] = value
+    return frame
+
+
+def prepared(cfg: dict, model_kwargs: dict, dt: float, delta: float, seed: int, part: str):
+    """Plateau at 2 clusters from two caps, per angle and exponent β(1 − cos Δθ): the first
+    step with at most one cluster (the caps start as two clusters: checked in ``count``)."""
+    frames = []
+    for ia, angle in enumerate(cfg["angles"]):
+        u = 1 - math.cos(angle)
+        for ie, exponent in enumerate(cfg["exponents"]):
+            beta = float(exponent) / u
+            chains = int(cfg["chains"])
+            x0 = caps(
+                [0.0, angle],
+                int(cfg["per_cap"]),
+                float(cfg["cap_radius"]),
+                chains,
+                np.random.SeedSequence(seed, spawn_key=(1, ia, ie)),
+            )
+            sep, log_quad, count = np.empty(chains), np.empty(chains), np.empty(chains, np.int64)
+            for c in range(chains):
+                centres, sizes = circle_clusters(x0[c], delta)
+                sep[c], ma, mb = closest_pair(centres, sizes)
+                count[c] = sizes.size
+                log_quad[c] = theory.merge_time(beta, sep[c], masses=(ma, mb), delta=delta)
+            horizon = int(math.ceil(cfg["horizon_factor"] * math.exp(log_quad.max()) / dt))
+            fp = ms.first_passage(
+                ms.SphereFlow(beta, dt, **model_kwargs),
+                x0,
+                ms.Clusters(at_most=1, delta=delta),
+                max_steps=horizon,
+            )
+            frame = fp.to_frame()
+            frame.insert(0, "part", part)
+            frame["start"] = 0
+            frame["angle"], frame["exponent"] = float(angle), float(exponent)
+            frame["count"], frame["separation"], frame["log_time_quadrature"] = count, sep, log_quad
+            frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def random_starts(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame:
+    """Every plateau of the staircase from uniform starts, with the closest pair at its start."""
+    frames = []
+    n, chains, horizon = int(cfg["n"]), int(cfg["chains"]), int(cfg["horizon"])
+    for ib, beta in enumerate(cfg["betas"]):
+        gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3, ib)))
+        x0 = on_circle(gen.uniform(0, 2 * math.pi, size=(chains, n)))
+        model = ms.SphereFlow(float(beta), dt)
+        frame = _plateaus(ms.track(model, x0, steps=horizon, delta=delta), "random", dt=dt)
+        frame = frame[frame["k"] >= 2].reset_index(drop=True)
+        cols = {c: np.full(len(frame), np.nan) for c in ("separation", "log_time_quadrature")}
+        cols |= {c: np.zeros(len(frame), np.int64) for c in ("mass_a", "mass_b", "count")}
+        for c, rows in frame.groupby("chain").groups.items():
+            starts = np.unique(frame.loc[rows, "start"].to_numpy())
+            states = {0: x0[c]}
+            if starts.max() > 0:
+                later = starts[starts > 0]
+                run = ms.simulate(model, x0[c], steps=int(later.max()), record_at=later.tolist())
+                states |= dict(zip(run.times.tolist(), run.trajectory[0]))
+            for r in rows:
+                centres, sizes = circle_clusters(states[int(frame.at[r, "start"])], delta)
+                sep, ma, mb = closest_pair(centres, sizes)
+                cols["count"][r], cols["mass_a"][r], cols["mass_b"][r] = sizes.size, ma, mb
+                cols["separation"][r] = sep
+                if sizes.size >= 2:
+                    cols["log_time_quadrature"][r] = theory.merge_time(
+                        float(beta), sep, masses=(ma, mb), delta=delta
+                    )
+        for key, value in cols.items():
+            frame[key] = value
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def containment(cfg: dict, dt: float, seed: int) -> pd.DataFrame:
+    """First step at which a token leaves the 2ε-cap around its cap's centre."""
+    eps, angle, per_cap = float(cfg["eps"]), float(cfg["angle"]), int(cfg["per_cap"])
+    chains, max_steps = int(cfg["chains"]), int(cfg["max_steps"])
+    centres = on_circle(np.repeat([0.0, angle], per_cap))
+    chord = 2 * math.sin(eps)  # the chord of the angle 2ε
+    frames = []
+    for ib, beta in enumerate(cfg["betas"]):
+        x0 = caps(
+            [0.0, angle], per_cap, eps, chains, np.random.SeedSequence(seed, spawn_key=(4, ib))
+        )
+        cross = np.einsum("cid,cjd->cij", x0[:, :per_cap], x0[:, per_cap:])
+        alpha = cross.reshape(chains, -1).max(axis=1)
+        fp = ms.first_passage(
+            ms.SphereFlow(float(beta), dt),
+            x0,
+            ms.LeaveBall(chord, centers=centres),
+            max_steps=max_steps,
+        )
+        n = 2 * per_cap
+        frames.append(
+            pd.DataFrame(
+                {
+                    "beta": float(beta),
+                    "chain": np.arange(chains),
+                    "steps": fp.steps,
+                    "censored": fp.censored,
+                    "max_steps": max_steps,
+                    "alpha": alpha,
+                    "log_transcribed_bound": np.log(eps / n) + (1 - alpha) * float(beta),
+                    "eps": eps,
+                    "dt": dt,
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def energy(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame:
+    """E_β and the cluster count at log-spaced steps of one run per β from a uniform start."""
+    steps, n = int(cfg["steps"]), int(cfg["n"])
+    at = np.unique(np.geomspace(1, steps, int(cfg["records"])).astype(np.int64))
+    frames = []
+    for ib, beta in enumerate(cfg["betas"]):
+        gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(5, ib)))
+        x0 = on_circle(gen.uniform(0, 2 * math.pi, size=n))
+        tr = ms.track(
+            ms.SphereFlow(float(beta), dt),
+            x0,
+            steps=steps,
+            delta=delta,
+            record_at=[0, *at.tolist()],
+        )
+        frame = tr.observables_frame()
+        frame["dt"] = dt
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def run(config: dict, out: Path) -> None:
+    """All parts of the study, each into its own table with provenance."""
+    out = Path(out)
+    seed, dt, delta = int(config["seed"]), float(config["dt"]), float(config["delta"])
+    meta = study_meta("staircase", config)
+    ctl = dict(config["prepared"], **config["control"])
+    tables = {
+        "prepared.csv": (
+            pd.concat(
+                [
+                    prepared(config["prepared"], {}, dt, delta, seed, "post-ln"),
+                    prepared(ctl, {"scheme": "rk4"}, float(ctl["dt"]), delta, seed, "rk4"),
+                ],
+                ignore_index=True,
+            ),
+            "plateau at 2 clusters from two caps Δθ apart: post-LN (dt of the authors' scripts) "
+            "and RK4 (control), with the two-cluster quadrature log T (time units)",
+        ),
+        "random.csv": (
+            random_starts(config["random"], dt, delta, seed),
+            "every plateau (k >= 2) from uniform starts, censored at the horizon, with the "
+            "closest pair of clusters at its start and the quadrature log T for that pair",
+        ),
+        "containment.csv": (
+            containment(config["containment"], dt, seed),
+            "first step with a token outside the 2ε-cap of its centre, beside the transcribed "
+            "bound (ε/n) e^{(1 − α)β} (time units, log)",
+        ),
+        "energy.csv": (
+            energy(config["energy"], dt, delta, seed),
+            "E_β and the cluster count at log-spaced steps of one run per β",
+        ),
+    }
+    for name, (frame, what) in tables.items():
+        write_table(frame, out / name, dict(meta, table=what))
