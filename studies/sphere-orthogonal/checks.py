@@ -203,7 +203,8 @@ def _random_rows(random: pd.DataFrame, reduction: pd.DataFrame, cfg: dict) -> li
         check(
             "thm69_bound",
             "claim",
-            "Thm 6.9: |<x_i(t), x_j(t)> − γ_β(t)| ≤ 2 c(β) n t √(log d / d), c(β) = e^(10 max(1, β))",
+            "Thm 6.9: |<x_i(t), x_j(t)> − γ_β(t)| ≤ 2 c(β) n t √(log d / d), "
+            "c(β) = e^(10 max(1, β))",
             measured=ratio,
             threshold=1.0,
             rule=f"largest (max over pairs of the deviation) / bound over every start, t > 0, "
