@@ -1,8 +1,9 @@
 """metastab: self-attention dynamics as an interacting particle system, and its metastability.
 
 Simulates many independent chains of the finite-β self-attention Markov chain (SA_P), the
-deterministic softmax layer (SA_β), the hardmax / Frank-Wolfe limit (SA_∞) and localmax dynamics
-with JIT-compiled kernels, and measures first-passage times with censoring.
+deterministic softmax layer (SA_β), the hardmax / Frank-Wolfe limit (SA_∞), localmax dynamics and
+the attention dynamics on the unit sphere (SphereFlow, SphereChain) with JIT-compiled kernels,
+and measures first-passage times with censoring.
 
 Names are imported on first use (PEP 562), so ``import metastab`` and the ``metastab`` command's
 ``--help`` do not load numba, scipy, pandas or matplotlib: ``metastab.SoftmaxChain`` imports
@@ -42,6 +43,11 @@ _NAMES = {
     "Seed": "rng",
     "as_seed": "rng",
     "first_passage": "engine",
+    "SphereChain": "sphere",
+    "SphereFlow": "sphere",
+    "caps": "sphere_configs",
+    "orthogonal": "sphere_configs",
+    "sphere_uniform": "sphere_configs",
     "simulate": "engine",
 }
 # submodules reachable as attributes (metastab.stats, metastab.plotting, ...)
@@ -60,6 +66,8 @@ _SUBMODULES = (
     "registry",
     "results",
     "rng",
+    "sphere",
+    "sphere_configs",
     "splitting",
     "stats",
     "studies",

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numba
 import numpy as np
 
-from .. import _accelerated, _kernels, _splitting
+from .. import _accelerated, _kernels, _sphere_kernels, _splitting
 
 __all__ = ["BACKENDS", "Backend", "resolve"]
 
@@ -82,6 +82,9 @@ class Cpu:
     name = "cpu"
 
     def advance(self, X, state, dyn, sched, t0, nsteps, ev, steps, done) -> None:
+        if isinstance(dyn, _sphere_kernels.SphereDynamics):
+            _sphere_kernels.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done)
+            return
         _kernels.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, numba.get_num_threads())
 
     def events_at(self, X, ev, out) -> None:

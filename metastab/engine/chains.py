@@ -8,10 +8,11 @@ from .._kernels import _ROWS
 from .._validate import integer
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 from ..rng import Seed, as_seed
+from ..sphere import SPHERE_MODELS, check_on_sphere
 
 __all__ = ["check_model", "prepare", "run_bytes", "start"]
 
-MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax)
+MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, *SPHERE_MODELS)
 # Largest |score| bound accepted at time 0 (beta * score differences must stay finite).
 _SCORE_LIMIT = 1e307
 
@@ -69,6 +70,8 @@ def prepare(model, x0, chains, first_chain) -> tuple[np.ndarray, int, int]:
     check_model(model)
     x, C = _initial(x0, chains)
     first_chain = integer("first_chain", first_chain, 0)
+    if isinstance(model, SPHERE_MODELS):
+        check_on_sphere(x)
     _check_scores(x, model.key_query(x.shape[2]))
     return x, C, first_chain
 

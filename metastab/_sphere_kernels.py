@@ -1,0 +1,266 @@
+"""Numba kernels of the attention dynamics on the unit sphere S^{d-1} (sphere.md, "Models").
+
+Pure functions over arrays, like :mod:`metastab._kernels`, whose streams, picks, exp and event
+test they reuse. Tokens are rows of an n×d array of unit vectors; scores are
+s_ij = <B x_i, x_j> (B = KᵀQ in the <Q x_i, K x_j> of [GLPR]); N(y) = y / |y|.
+
+- :func:`flow_step`: one step of the deterministic flow. The attention output of token i is
+  Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j with w^h_ij = e^{β s^h_ij} / Z^h_i (softmax, (SA):
+  Z^h_i = Σ_k e^{β s^h_ik}) or / n (unnormalised, (USA)), j ≤ i only when causal. Post-LN:
+  x_i ← N(x_i + dt Attn(x)_i). RK4: the classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i,
+  P⊥_x y = y − <x, y> x, then N.
+- :func:`chain_step`: the finite-temperature chain with LayerNorm: token i picks j with
+  probability softmax_j(β s_ij) (the pick of ``_kernels.chain_step``, exact to full relative
+  precision) and moves to N(x_i + γ (V x_j − x_i)); when that increment leaves x_i unchanged
+  bit for bit (a self-pick or a pick of a coincident token with V = I) the token stays exactly
+  where it is, unnormalised, so such picks are exact no-ops.
+
+Every sum runs in a fixed order (scores: k ascending; weighted sums: j ascending; norms: k
+ascending), so :mod:`metastab._sphere_reference` repeats them bit for bit; loops run across j (the
+score of every token at once) or across k, never reduce in a vector register, and ``fastmath`` is
+off.
+"""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from ._kernel_cache import njit_keyed
+from ._kernels import (
+    _JIT,
+    _SHIFT_BITS,
+    _exp_mantissa,
+    _pick_slow,
+    _stopped,
+    hull_work,
+    next_uniform,
+)
+
+# cached only while the kernel file it calls into is unchanged (see _kernel_cache)
+_jit = njit_keyed("_kernels.py")
+
+# Model kinds (distinct from the R^d kinds of _kernels).
+SPHERE_FLOW, SPHERE_CHAIN = 10, 11
+# attention weights and flow schemes (metastab.sphere maps the names onto these)
+SOFTMAX, UNNORMALIZED = 0, 1
+POST_LN, RK4 = 0, 1
+
+
+class SphereDynamics(NamedTuple):
+    """The time-independent parameters of a sphere model (``model.kernel_params(d)``)."""
+
+    kind: int  # SPHERE_FLOW or SPHERE_CHAIN
+    Bs: np.ndarray  # (H, d, d) key-query matrices, one per head
+    Vs: np.ndarray  # (H, d, d) value matrices
+    beta: float
+    attention: int  # SOFTMAX or UNNORMALIZED
+    scheme: int  # POST_LN or RK4
+    causal: bool  # token i attends to j <= i only
+    plain_B: bool  # every B is the identity: B x_i is x_i
+    plain_V: bool  # every V is the identity: V y is y
+
+
+@_jit(**_JIT)
+def flow_work(n, d):
+    """Scratch buffers of :func:`flow_step` for n tokens in R^d."""
+    t = np.empty(n)
+    return (
+        np.empty((d, n)),  # xt: the state transposed, for scores across j
+        np.empty(n),  # s: scores of one token, then its weights
+        t,
+        t.view(np.int64),
+        np.empty(d),  # bx
+        np.empty(d),  # acc
+        np.empty((4, n, d)),  # the four velocities of RK4 (the first: Attn for post-LN)
+        np.empty((n, d)),  # a stage of RK4
+    )
+
+
+@_jit(**_JIT)
+def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, work):
+    """out_i = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for every i."""
+    n, d = x.shape
+    xt, s, t, tb, bx, acc = work[:6]
+    for k in range(d):
+        for j in range(n):
+            xt[k, j] = x[j, k]
+    H = Bs.shape[0]
+    for i in range(n):
+        m = i + 1 if causal else n
+        for k in range(d):
+            out[i, k] = 0.0
+        for h in range(H):
+            B = Bs[h]
+            for k in range(d):
+                if plain_B:
+                    bx[k] = x[i, k]
+                else:
+                    a = 0.0
+                    for q in range(d):
+                        a += B[k, q] * x[i, q]
+                    bx[k] = a
+            for j in range(m):
+                s[j] = 0.0
+            for k in range(d):  # s_ij = sum_k (B x_i)_k x_jk, k ascending, across j
+                b = bx[k]
+                for j in range(m):
+                    s[j] += b * xt[k, j]
+            best = -np.inf
+            for j in range(m):
+                best = max(best, s[j])
+            for j in range(m):
+                s[j] = _exp_mantissa(beta * (s[j] - best), t, j)
+            for j in range(m):
+                e = tb[j] - _SHIFT_BITS
+                tb[j] = (e + 1023) << 52 if e >= -1022 else 0
+            total = 0.0
+            for j in range(m):
+                s[j] *= t[j]
+                total += s[j]
+            for k in range(d):
+                acc[k] = 0.0
+            for j in range(m):
+                w = s[j]
+                for k in range(d):
+                    acc[k] += w * x[j, k]
+            if attention == UNNORMALIZED:
+                scale = math.exp(beta * best) / n
+                for k in range(d):
+                    acc[k] = acc[k] * scale
+            else:
+                for k in range(d):
+                    acc[k] = acc[k] / total
+            if plain_V:
+                for k in range(d):
+                    out[i, k] += acc[k]
+            else:
+                V = Vs[h]
+                for k in range(d):
+                    a = 0.0
+                    for q in range(d):
+                        a += V[k, q] * acc[q]
+                    out[i, k] += a
+        if project:
+            a = 0.0
+            for k in range(d):
+                a += x[i, k] * out[i, k]
+            for k in range(d):
+                out[i, k] = out[i, k] - a * x[i, k]
+
+
+@njit(inline="always")
+def _normalise_row(y, i, out):
+    """out_i = y_i / |y_i|, the norm summed in k ascending."""
+    d = y.shape[1]
+    a = 0.0
+    for k in range(d):
+        a += y[i, k] * y[i, k]
+    r = math.sqrt(a)
+    for k in range(d):
+        out[i, k] = y[i, k] / r
+
+
+@_jit(**_JIT)
+def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
+    """One step of the flow on the sphere (module notes): post-LN x_i ← N(x_i + dt Attn(x)_i),
+    or RK4 on ẋ = P⊥ Attn(x) followed by N. Synchronous: every token reads the old x."""
+    n, d = x.shape
+    K = work[6]
+    y = work[7]
+    if scheme == POST_LN:
+        _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work)
+        for i in range(n):
+            for k in range(d):
+                y[i, k] = x[i, k] + dt * K[0, i, k]
+    else:
+        half = 0.5 * dt
+        _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work)
+        for q in range(1, 4):
+            h = dt if q == 3 else half
+            for i in range(n):
+                for k in range(d):
+                    y[i, k] = x[i, k] + h * K[q - 1, i, k]
+            _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work)
+        sixth = dt / 6.0
+        for i in range(n):
+            for k in range(d):
+                inc = ((K[0, i, k] + 2.0 * K[1, i, k]) + 2.0 * K[2, i, k]) + K[3, i, k]
+                y[i, k] = x[i, k] + sixth * inc
+    for i in range(n):
+        _normalise_row(y, i, out)
+
+
+@_jit(**_JIT)
+def chain_work(n, d):
+    """Scratch buffers of :func:`chain_step` for n tokens in R^d."""
+    t = np.empty(n)
+    return np.empty(d), np.empty(n), np.empty(n), t, t.view(np.int64), np.empty(d)
+
+
+@_jit(**_JIT)
+def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
+    """One step of the chain on the sphere (module notes): token i picks j by the rule of
+    ``_kernels.chain_step`` (uniform ``u[i]``, rarely further uniforms of the stream ``s``, tokens
+    in increasing order) and moves to N(x_i + γ (V x_j − x_i)), or stays put when the increment
+    changes nothing. Synchronous."""
+    n, d = x.shape
+    bx, sc, w, t, tb, target = work
+    for i in range(n):
+        j = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w, t, tb)
+        for k in range(d):
+            if plain_V:
+                target[k] = x[j, k]
+            else:
+                a = 0.0
+                for q in range(d):
+                    a += V[k, q] * x[j, q]
+                target[k] = a
+        same = True
+        for k in range(d):
+            out[i, k] = x[i, k] + gamma * (target[k] - x[i, k])
+            same = same and out[i, k] == x[i, k]
+        if not same:
+            _normalise_row(out, i, out)
+
+
+@_jit(parallel=True, **_JIT)
+def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done):
+    """``_kernels.advance`` for the sphere models: every chain c with ``done[c]`` False takes up
+    to ``nsteps`` steps in place (step size ``sched.gammas``: dt of the flow, γ of the chain),
+    checking the event ``ev`` after each. Chains run in parallel and never interact, so chain c
+    depends only on its stream, not on the thread count or on how the steps are split."""
+    C, n, d = X.shape
+    # one name per field, bound before the parallel loop (see _kernels.advance)
+    kind = dyn.kind
+    Bs = dyn.Bs
+    Vs = dyn.Vs
+    beta = dyn.beta
+    attention = dyn.attention
+    scheme = dyn.scheme
+    causal = dyn.causal
+    plain_B = dyn.plain_B
+    plain_V = dyn.plain_V
+    gammas = sched.gammas
+    for c in prange(C):
+        if done[c]:
+            continue
+        x = X[c]
+        st = state[c]
+        out = np.empty((n, d))
+        u = np.empty(n)
+        hw = hull_work(n, d)
+        fw = flow_work(n, d)
+        cw = chain_work(n, d)
+        for t in range(t0, t0 + nsteps):
+            h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            if kind == SPHERE_CHAIN:
+                for i in range(n):
+                    u[i] = next_uniform(st)
+                chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, cw)
+            else:
+                flow_step(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, out, fw)
+            x[:, :] = out
+            if _stopped(ev, c, x, hw, t, steps, done):
+                break

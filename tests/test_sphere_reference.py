@@ -1,0 +1,173 @@
+"""Sphere kernels == the pure-Python reference, bit for bit (np.array_equal on float64 arrays)."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import metastab as ms
+from metastab import _reference as ref
+from metastab import _sphere_kernels as SK
+from metastab import _sphere_reference as sref
+from metastab.sphere import SphereChain, SphereFlow
+
+
+def on_sphere(rng, *shape):
+    x = rng.normal(size=shape)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def k_flow(x, model):
+    x = np.ascontiguousarray(x)
+    n, d = x.shape
+    dyn = model.kernel_params(d)
+    out = np.full((n, d), np.nan)
+    SK.flow_step(
+        x,
+        dyn.Bs,
+        dyn.Vs,
+        dyn.beta,
+        model.dt,
+        dyn.attention,
+        dyn.scheme,
+        dyn.causal,
+        dyn.plain_B,
+        dyn.plain_V,
+        out,
+        SK.flow_work(n, d),
+    )
+    return out
+
+
+def heads_of(model, d):
+    Bs, Vs = model.head_matrices(d)
+    return list(zip(Bs, Vs))
+
+
+RNG = np.random.default_rng(20261126)
+D = 3
+MATRICES = {
+    "identity": {},
+    "B": {"B": RNG.normal(size=(D, D))},
+    "BV": {"B": RNG.normal(size=(D, D)), "V": RNG.normal(size=(D, D))},
+    "heads": {"heads": [(RNG.normal(size=(D, D)), RNG.normal(size=(D, D))) for _ in range(2)]},
+}
+FLOW_CASES = list(
+    itertools.product(("post-ln", "rk4"), ("softmax", "unnormalized"), (False, True), MATRICES)
+)
+
+
+@pytest.mark.parametrize("scheme, attention, causal, mats", FLOW_CASES)
+def test_flow_step_matches_reference(scheme, attention, causal, mats):
+    rng = np.random.default_rng(7)
+    x = on_sphere(rng, 7, D)
+    x[4] = x[1]  # coincident tokens
+    for beta in (0.0, 1.5, 40.0):
+        m = SphereFlow(
+            beta, 0.3, attention=attention, scheme=scheme, causal=causal, **MATRICES[mats]
+        )
+        want = sref.flow_step(
+            x, heads_of(m, D), beta, 0.3, attention=attention, scheme=scheme, causal=causal
+        )
+        assert np.array_equal(k_flow(x, m), want, equal_nan=True)
+        assert np.isfinite(want).all() or (scheme, attention, beta) == ("rk4", "unnormalized", 40.0)
+
+
+@pytest.mark.parametrize("d", [1, 2, 5, 33])
+def test_flow_step_matches_reference_across_dimensions(d):
+    rng = np.random.default_rng(d)
+    x = on_sphere(rng, 9, d)
+    for scheme in ("post-ln", "rk4"):
+        m = SphereFlow(3.0, 0.1, scheme=scheme)
+        assert np.array_equal(
+            k_flow(x, m), sref.flow_step(x, heads_of(m, d), 3.0, 0.1, scheme=scheme)
+        )
+
+
+def k_chain(x, model, u, state):
+    x = np.ascontiguousarray(x)
+    n, d = x.shape
+    dyn = model.kernel_params(d)
+    out = np.full((n, d), np.nan)
+    SK.chain_step(
+        x,
+        dyn.Bs[0],
+        dyn.Vs[0],
+        dyn.plain_V,
+        dyn.beta,
+        model.gamma,
+        u,
+        state,
+        out,
+        SK.chain_work(n, d),
+    )
+    return out
+
+
+@pytest.mark.parametrize("mats", ["identity", "B", "BV"])
+@pytest.mark.parametrize("beta", [0.0, 2.0, 60.0])
+def test_chain_step_matches_reference(mats, beta):
+    rng = np.random.default_rng(11)
+    x = on_sphere(rng, 8, D)
+    x[5] = x[2]
+    x[7] = x[2]
+    m = SphereChain(beta, 0.4, **MATRICES[mats])
+    for trial in range(20):
+        u = rng.random(8)
+        state = np.array([trial + 1, 2, 3, 4], dtype=np.uint64)
+        want = sref.chain_step(
+            x, m.key_query(D), m.head_matrices(D)[1][0], beta, 0.4, u, ref.Xoshiro256(state)
+        )
+        got = k_chain(x, m, u, state.copy())
+        assert np.array_equal(got, want)
+
+
+def test_chain_self_and_coincident_picks_are_exact_no_ops():
+    """With V = I a token that picks itself or a token on its point does not move at all, not
+    even by the rounding of a renormalisation (the no-op of the frozen law)."""
+    rng = np.random.default_rng(3)
+    x = np.repeat(on_sphere(rng, 2, 4), 3, axis=0)
+    x[:3] *= 1.0 + 2.0**-52  # a point one ulp off the sphere: N would move it
+    m = SphereChain(1e6, 0.5)  # beta huge: every token picks a token on its own point
+    got = k_chain(x, m, rng.random(6), np.array([1, 2, 3, 4], dtype=np.uint64))
+    assert np.array_equal(got, x)
+
+
+def run_reference(model, x0, steps, state):
+    x = np.array(x0)
+    n, d = x.shape
+    stream = ref.Xoshiro256(state)
+    for _ in range(steps):
+        if isinstance(model, SphereChain):
+            u = [stream.next_uniform() for _ in range(n)]
+            V = model.head_matrices(d)[1][0]
+            x = sref.chain_step(x, model.key_query(d), V, model.beta, model.gamma, u, stream)
+        else:
+            x = sref.flow_step(
+                x,
+                heads_of(model, d),
+                model.beta,
+                model.dt,
+                attention=model.attention,
+                scheme=model.scheme,
+                causal=model.causal,
+            )
+    return x
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        SphereFlow(4.0, 0.1),
+        SphereFlow(1.0, 0.05, scheme="rk4", attention="unnormalized", **MATRICES["BV"]),
+        SphereChain(5.0, 0.3),
+        SphereChain(5.0, 0.3, **MATRICES["BV"]),
+    ],
+    ids=["flow", "rk4-usa-BV", "chain", "chain-BV"],
+)
+def test_simulate_matches_reference_per_chain(model):
+    x0 = on_sphere(np.random.default_rng(5), 3, 6, D)
+    run = ms.simulate(model, x0, steps=12, rng=99, first_chain=4)
+    streams = ms.as_seed(99).streams(3, 4)
+    for c in range(3):
+        assert np.array_equal(run.final[c], run_reference(model, x0[c], 12, streams[c]))
