@@ -23,6 +23,7 @@ _NAMES = {
     "near_vertices": "configs",
     "shrunk": "configs",
     "uniform_in": "configs",
+    "Clusters": "events",
     "Collapse": "events",
     "LeaveBall": "events",
     "LeaveHull": "events",
@@ -49,6 +50,8 @@ _NAMES = {
     "orthogonal": "sphere_configs",
     "sphere_uniform": "sphere_configs",
     "simulate": "engine",
+    "track": "engine",
+    "Track": "observables",
 }
 # submodules reachable as attributes (metastab.stats, metastab.plotting, ...)
 _SUBMODULES = (
@@ -61,6 +64,7 @@ _SUBMODULES = (
     "exceptions",
     "maxmargin",
     "models",
+    "observables",
     "plotting",
     "polytope",
     "registry",

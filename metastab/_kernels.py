@@ -15,6 +15,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from ._clusters import cluster_count, record_levels
+
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
 # Model kinds (metastab.models maps its classes onto these).
@@ -22,7 +24,7 @@ CHAIN, FLOW, HARDMAX, LOCALMAX = 0, 1, 2, 3
 # Localmax neighbour rules (metastab.models.NEIGHBOUR_RULES maps names onto these).
 ADDITIVE, RELATIVE = 0, 1
 # Stopping events (metastab.events maps its specs onto these).
-NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE = 0, 1, 2, 3, 4
+NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE, CLUSTERS = 0, 1, 2, 3, 4, 5
 
 _U = np.uint64
 _GOLDEN = _U(0x9E3779B97F4A7C15)
@@ -67,6 +69,11 @@ class EventArrays(NamedTuple):
     starts: np.ndarray  # (G + 1,) int64
     members: np.ndarray  # (n,) int64, token indices sorted by group
     scalar: float
+    # CLUSTERS: stop when the number of clusters is at most ``at_most`` (0: never), and record in
+    # levels[c, k - 1] the first time chain c's count was at most k (NaN until then; chains
+    # beyond levels.shape[0] record nothing); see metastab.events.Clusters and metastab.track
+    at_most: int = 0
+    levels: np.ndarray = np.full((0, 1), np.nan)
 
 
 def no_event(n: int, d: int) -> EventArrays:
@@ -970,7 +977,8 @@ def event_hit(ev, c, x, work):
 
     LEAVE_BALL: some |x_i - centers_i| > radii_i.  REACH: every |x_i - centers_i| <= radii_i.
     LEAVE_HULL: some dist(x_i, conv{centers_j : groups_j == groups_i}) > radii_i, with the members
-    of group g in members[starts[g]:starts[g + 1]].  COLLAPSE: diameter of x <= scalar. Centers
+    of group g in members[starts[g]:starts[g + 1]].  COLLAPSE: diameter of x <= scalar.
+    CLUSTERS: at most ``at_most`` connected components of {cos(x_i, x_j) >= scalar}. Centers
     and radii are chain c's rows (or the shared row 0).
     """
     n = x.shape[0]
@@ -1001,7 +1009,19 @@ def event_hit(ev, c, x, work):
                 if not _dist2(x[i], x[j]) <= lim:
                     return False
         return True
+    if code == CLUSTERS:
+        return cluster_count(x, ev.scalar) <= ev.at_most
     return False
+
+
+@njit(inline="always")
+def clusters_reached(ev, c, x, t):
+    """The CLUSTERS event at time t: records the cluster count's levels (ev.levels[c]) and
+    says whether it is at most ev.at_most."""
+    m = cluster_count(x, ev.scalar)
+    if c < ev.levels.shape[0]:
+        record_levels(ev.levels[c], m, t)
+    return m <= ev.at_most
 
 
 # --------------------------------------------------------------------------------------------
@@ -1054,7 +1074,13 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
 def _stopped(ev, c, x, work, t, steps, done):
     """Whether chain c meets the event ``ev`` after the step from time t; if so, it is recorded
     as stopped at step t + 1."""
-    if ev.code != NO_EVENT and event_hit(ev, c, x, work):
+    if ev.code == NO_EVENT:
+        return False
+    if ev.code == CLUSTERS:
+        hit = clusters_reached(ev, c, x, t + 1)
+    else:
+        hit = event_hit(ev, c, x, work)
+    if hit:
         steps[c] = t + 1
         done[c] = True
         return True
@@ -1157,7 +1183,10 @@ def events_at(X, ev, out):
     """out[c] = whether configuration X[c] already satisfies the event ``ev`` (time 0)."""
     C, n, d = X.shape
     for c in prange(C):
-        out[c] = event_hit(ev, c, X[c], hull_work(n, d))
+        if ev.code == CLUSTERS:
+            out[c] = clusters_reached(ev, c, X[c], 0)
+        else:
+            out[c] = event_hit(ev, c, X[c], hull_work(n, d))
 
 
 @njit(parallel=True, **_JIT)

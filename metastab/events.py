@@ -14,9 +14,9 @@ import numpy as np
 
 from . import _kernels
 from ._kernels import EventArrays
-from ._validate import real
+from ._validate import integer, real
 
-__all__ = ["LeaveBall", "LeaveHull", "ReachVertices", "Collapse"]
+__all__ = ["LeaveBall", "LeaveHull", "ReachVertices", "Collapse", "Clusters"]
 
 
 def _radius(value, name: str = "radius") -> float:
@@ -216,3 +216,49 @@ class Collapse(_Event):
         return EventArrays(
             _kernels.COLLAPSE, np.zeros((1, n, d)), np.zeros((1, n)), *_one_group(n), self.diameter
         )
+
+
+def cluster_threshold(delta) -> float:
+    """The cosine threshold 1 − δ of a clustered pair, δ validated (0 < δ <= 2)."""
+    return 1.0 - real("delta", delta, low=0, low_open=True, high=2)
+
+
+@dataclass(frozen=True, eq=False)
+class Clusters(_Event):
+    """The number of clusters is at most ``at_most``: the connected components of the graph of
+    clustered pairs cos(x_i, x_j) = <x_i, x_j> / (|x_i| |x_j|) >= 1 − ``delta`` (sphere.md,
+    Observables; on the unit sphere the cosine is <x_i, x_j>, for tokens in R^d it compares
+    directions, and a token at the origin is in no pair). Evaluated in the kernel by union-find,
+    O(n² d) per step (:func:`metastab._clusters.cluster_count`).
+
+    >>> Clusters(at_most=2)
+    Clusters(at_most=2, delta=0.001)
+    """
+
+    at_most: int
+    delta: float = 1e-3
+    kind = "clusters"
+
+    def __post_init__(self):
+        object.__setattr__(self, "at_most", integer("at_most", self.at_most, 1))
+        cluster_threshold(self.delta)
+        object.__setattr__(self, "delta", float(self.delta))
+
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
+        return clusters_arrays(x0.shape[1:], self.delta, self.at_most, chains=0)
+
+
+def clusters_arrays(shape, delta: float, at_most: int, chains: int) -> EventArrays:
+    """The kernel form of "at most ``at_most`` clusters" (0: never) for n×d configurations
+    (``shape``), with a (chains, n) table of levels (NaN) that the kernels fill for chains
+    0..chains-1 (see :func:`metastab.track`; ``chains=0``: nothing recorded)."""
+    n, d = shape
+    return EventArrays(
+        _kernels.CLUSTERS,
+        np.zeros((1, n, d)),
+        np.zeros((1, n)),
+        *_one_group(n),
+        cluster_threshold(delta),
+        at_most,
+        np.full((chains, n), np.nan),
+    )

@@ -433,6 +433,12 @@ EVENTS = Registry(
             (Param("diameter", "float"),),
             summary="the diameter of the configuration is at most --diameter",
         ),
+        Kind(
+            "clusters",
+            "metastab.events:Clusters",
+            (Param("at_most", "int"), Param("delta", "float")),
+            summary="at most --at-most clusters (components of cos(x_i, x_j) >= 1 - --delta)",
+        ),
     ),
 )
 

@@ -1,4 +1,5 @@
-"""``metastab simulate`` and ``metastab passage``: chains of one system, once per beta (or r)."""
+"""``metastab simulate``, ``metastab passage`` and ``metastab track``: chains of one system, once
+per beta (or r)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from .parser import Parser, add_common, add_out, examples, max_steps, whole
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..observables import Track
     from ..results import FirstPassage, Run
 
 __all__ = ["add_parsers", "run"]
@@ -24,7 +26,8 @@ _MAX_SIDECAR_NUMBERS = 100_000
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    """The ``simulate`` and ``passage`` sub-parsers (the system flags: metastab.cli.system)."""
+    """The ``simulate``, ``passage`` and ``track`` sub-parsers (the system flags:
+    metastab.cli.system)."""
     dyn = Parser(add_help=False)
     system.add_arguments(dyn)
     g = dyn.add_argument_group("run")
@@ -104,6 +107,42 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     pas.set_defaults(handler=run)
 
+    trk = sub.add_parser(
+        "track",
+        parents=[dyn],
+        help="merge times, plateau durations and cluster observables",
+        description="Run independent chains for --steps steps, counting each chain's "
+        "clusters (components of the graph cos(x_i, x_j) >= 1 - DELTA) after every step. "
+        "--out writes the plateaus (one row per chain and plateau: k, start, steps = the "
+        "merge that ends it, censored at --steps), ready for `metastab fit --plateau K`; "
+        "--observables writes the cluster count, clustered-pair fraction, pair (1, 2) and "
+        "energy at the recording times.",
+        epilog=examples(
+            "metastab track --polytope regular:6 --init uniform --n 12 --beta 4 8 "
+            "--steps 2000 --seed 1 --out plateaus.csv",
+            "metastab fit plateaus.csv --plateau 2",
+        ),
+    )
+    trk.add_argument("--steps", type=whole, default=100, help="steps (default 100)")
+    trk.add_argument(
+        "--delta",
+        type=float,
+        default=1e-3,
+        help="a pair is clustered when its cosine is >= 1 - DELTA (default 1e-3)",
+    )
+    trk.add_argument(
+        "--record-every",
+        type=whole,
+        metavar="K",
+        help="observables at steps 0, K, 2K, ... and the last (default: the first and last)",
+    )
+    trk.add_argument(
+        "--observables",
+        metavar="FILE",
+        help="write the observables at the recording times (.csv or .parquet, + FILE.json)",
+    )
+    trk.set_defaults(handler=run)
+
 
 def _diameters(final: np.ndarray) -> np.ndarray:
     """The diameter max_ij |x_i − x_j| of each configuration, over blocks of rows so that the
@@ -120,17 +159,19 @@ def _diameters(final: np.ndarray) -> np.ndarray:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """``metastab simulate`` and ``metastab passage``.
+    """``metastab simulate``, ``metastab passage`` and ``metastab track``.
 
     The header and the seed are printed first, each row as soon as its run finishes; on Ctrl-C
     the finished runs are still written to ``--out``, with ``"interrupted": true`` in the sidecar.
     """
     import numpy as np
 
-    from ..engine import first_passage, merge_tolerance, simulate
+    from ..engine import first_passage, merge_tolerance, simulate, track
+    from ..observables import Track
     from ..stats import escape_summary
 
     passage = args.command == "passage"
+    tracking = args.command == "track"
     mode = getattr(args, "mode", "exact")
     merge_tol = getattr(args, "merge_tol", None)
     if merge_tol is not None and mode != "accelerated":
@@ -144,6 +185,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             f"{args.max_steps:g} (--mode accelerated takes any integral value)"
         )
     out = output.out_path(args.out, args.overwrite)
+    observed = output.out_path(args.observables, args.overwrite) if tracking else None
+    if tracking and not (math.isfinite(args.delta) and 0 < args.delta <= 2):
+        raise UsageError(f"delta must be in (0, 2], got {args.delta!r}")
     seed = output.seed(args.seed, "seed")
     init_seed = output.seed(args.init_seed, "init-seed") if args.init_seed is not None else None
     # The polytope and the configuration get their own streams of the init seed (the run seed's
@@ -198,15 +242,30 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     columns = first + (
         ["chains", "events", "censored", "median_T", "mean_T", "wall_s"]
         if passage
+        else ["chains", "steps", "k0", "k_end", "merges", "median_first_merge", "wall_s"]
+        if tracking
         else ["chains", "steps", "states_kept", "median_diameter", "wall_s"]
     )
     show = None
     progress = output.progress(args)
-    frames, results = [], []
+    frames, results, observations = [], [], []
     try:
         for model, x0, event in zip(models, starts, events):
-            res: FirstPassage | Run  # narrowed by each branch's assignment
-            if passage:
+            res: FirstPassage | Run | Track  # narrowed by each branch's assignment
+            if tracking:
+                res = track(
+                    model,
+                    x0,
+                    steps=args.steps,
+                    delta=args.delta,
+                    chains=args.chains,
+                    rng=seed,
+                    record_every=args.record_every,
+                    progress=progress,
+                    first_chain=args.first_chain,
+                )
+                row = _track_row(res)
+            elif passage:
                 res = first_passage(
                     model,
                     x0,
@@ -245,15 +304,33 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             )
             show = show or output.Rows(columns)
             show(row)
-            frame = res.to_frame()
-            frame["polytope"], frame["init"], frame["n"] = polytope.name, args.init, n
-            frame["seed"] = str(seed.entropy)
-            frames.append(frame)
+            tables = [res.to_frame()]
+            if isinstance(res, Track) and observed is not None:
+                tables.append(res.observables_frame())
+            for frame in tables:
+                frame["polytope"], frame["init"], frame["n"] = polytope.name, args.init, n
+                frame["seed"] = str(seed.entropy)
+            frames.append(tables[0])
+            observations.extend(tables[1:])
             results.append(res)
     except KeyboardInterrupt:
         if out is not None and results:
             _write_runs(
                 out, argv, polytope, args, base, results, starts, frames, mode, interrupted=True
+            )
+        if observed is not None and observations:
+            _write_runs(
+                observed,
+                argv,
+                polytope,
+                args,
+                base,
+                results,
+                starts,
+                observations,
+                mode,
+                interrupted=True,
+                kind="observables",
             )
             sys.stderr.write(
                 f"\n{PROG}: interrupted: wrote the {len(results)} finished of "
@@ -265,14 +342,55 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             "T = first step at which the event holds; median_T over the chains that met it; "
             "mean_T = total observed steps / events (censored MLE of a geometric mean)"
         )
+    if tracking:
+        print(
+            "k0, k_end = median number of clusters at step 0 and at the last step; merges = "
+            "mean number of plateaus ended per chain; median_first_merge over the chains "
+            "with a merge"
+        )
     if out is not None:
         _write_runs(out, argv, polytope, args, base, results, starts, frames, mode)
         print(f"wrote {out} and {out}.json")
+    if observed is not None:
+        _write_runs(
+            observed,
+            argv,
+            polytope,
+            args,
+            base,
+            results,
+            starts,
+            observations,
+            mode,
+            kind="observables",
+        )
+        print(f"wrote {observed} and {observed}.json")
     return 0
 
 
+def _track_row(res: Track) -> dict:
+    """The printed row of one ``track`` run."""
+    import numpy as np
+
+    plateaus = res.to_frame()
+    first = plateaus[plateaus["start"] == 0]
+    counts = res.observables[:, :, 0]
+    return {
+        "chains": res.chains,
+        "steps": res.steps,
+        "k0": float(np.median(counts[:, 0])),
+        "k_end": float(np.median(counts[:, -1])),
+        "merges": float((~plateaus["censored"]).sum() / res.chains),
+        "median_first_merge": (
+            float(first.loc[~first["censored"], "steps"].median())
+            if (~first["censored"]).any()
+            else math.nan
+        ),
+    }
+
+
 def _write_runs(
-    out, argv, polytope, args, base, results, starts, frames, mode, *, interrupted=False
+    out, argv, polytope, args, base, results, starts, frames, mode, *, interrupted=False, kind=None
 ) -> None:
     """The table of the finished runs and its sidecar (command, polytope, seeds, runs, x0)."""
     import pandas as pd
@@ -280,8 +398,9 @@ def _write_runs(
     from ..results import write_table
 
     passage = args.command == "passage"
+    kinds = {"passage": "first-passage", "track": "plateaus", "simulate": "run"}
     meta = {
-        "kind": "first-passage" if passage else "run",
+        "kind": kind or kinds[args.command],
         "command": shlex.join([PROG, *argv]),
         "polytope": polytope.to_dict(),
         "init": args.init,

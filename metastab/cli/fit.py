@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 
 from . import output
-from .exits import PROG
+from .exits import PROG, UsageError
 from .parser import add_out, examples, whole
 
 __all__ = ["add_parser", "run", "theorem_bound"]
@@ -28,6 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "metastab fit escape.csv",
             "metastab fit escape.csv --prefactor --figure none",
             "metastab fit data/sweeps/example",
+            "metastab fit plateaus.csv --plateau 2",
         ),
     )
     fit.add_argument("data", metavar="DATA", help="a .csv/.parquet table or a sweep directory")
@@ -54,6 +55,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="PNG",
         help="figure path (default beside DATA: "
         "NAME.arrhenius.png, or DIR/arrhenius.png); 'none' for no figure",
+    )
+    fit.add_argument(
+        "--plateau",
+        type=int,
+        metavar="K",
+        help="a plateau table (`metastab track --out`): fit the durations of the plateau at K "
+        "clusters",
     )
     add_out(fit, "the per-beta table (.csv or .parquet) and a FILE.json sidecar")
     fit.set_defaults(handler=run, threads=None)
@@ -108,6 +116,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     out = output.out_path(args.out, args.overwrite)
     path = Path(args.data)
     frame, meta = _read_first_passage(path)
+    frame = _plateaus(frame, meta, args.plateau)
     level = args.confidence_level
     why = _not_fittable(frame, 3 if args.prefactor else 2)
     if why:
@@ -181,6 +190,24 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         )
         print(f"wrote {args.out} and {args.out}.json")
     return 0
+
+
+def _plateaus(frame, meta: dict, k: int | None):
+    """The durations of the plateau at ``k`` clusters of a plateau table; other tables as read."""
+    from ..observables import plateau_durations
+
+    plateaus = meta.get("kind") == "plateaus"
+    if not plateaus:
+        if k is not None:
+            raise UsageError(f"plateau: --plateau needs a plateau table, got {meta.get('kind')!r}")
+        return frame
+    if k is None:
+        found = sorted(int(v) for v in frame["k"].unique())
+        raise UsageError(f"plateau: a plateau table: choose one with --plateau K (K in {found})")
+    try:
+        return plateau_durations(frame, k)
+    except ValueError as exc:
+        raise UsageError(f"plateau: {exc}") from None
 
 
 def _not_fittable(frame, params: int) -> str:

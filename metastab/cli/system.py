@@ -28,7 +28,13 @@ DEFAULT_EVENT = "leave-hull"
 # model flags taking several values: one run per value
 SEVERAL = ("beta", "r")
 # event parameter -> flag (--radius is the polytope's scale)
-EVENT_FLAGS = {"radius": "event-radius", "vertex_radius": "vertex-radius", "diameter": "diameter"}
+EVENT_FLAGS = {
+    "radius": "event-radius",
+    "vertex_radius": "vertex-radius",
+    "diameter": "diameter",
+    "at_most": "at-most",
+    "delta": "delta",
+}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -122,6 +128,12 @@ def add_event_arguments(p: argparse.ArgumentParser) -> None:
         help="reach-vertices radius for the vertex tokens (default --event-radius)",
     )
     p.add_argument("--diameter", type=float, help="collapse: target diameter")
+    p.add_argument("--at-most", type=int, metavar="K", help="clusters: stop at K clusters or fewer")
+    p.add_argument(
+        "--delta",
+        type=float,
+        help="clusters: a pair is clustered when its cosine is >= 1 - DELTA (default 1e-3)",
+    )
 
 
 def _build(label: str, registry: Registry, spec: dict, **context: Any) -> Any:

@@ -47,7 +47,8 @@ def check_event(event) -> None:
     """TypeError unless ``event`` is a stopping event of :mod:`metastab.events`."""
     if not hasattr(event, "compile"):
         raise TypeError(
-            f"event must be a LeaveBall, LeaveHull, ReachVertices or Collapse, got {event!r}"
+            f"event must be a LeaveBall, LeaveHull, ReachVertices, Collapse or Clusters, got "
+            f"{event!r}"
         )
 
 

@@ -48,7 +48,9 @@ def drive(
     if ev.code != _kernels.NO_EVENT:
         backend.events_at(X, ev, done)
         steps[done] = 0
-    report = Progress(progress, total, C, by="steps" if ev.code == _kernels.NO_EVENT else "chains")
+    # a clusters event with at_most 0 never stops a chain (it only records the levels)
+    never = ev.code == _kernels.NO_EVENT or (ev.code == _kernels.CLUSTERS and ev.at_most == 0)
+    report = Progress(progress, total, C, by="steps" if never else "chains")
     t, chunk = 0, _FIRST_CALL_STEPS
     try:
         while t < total and not done.all():

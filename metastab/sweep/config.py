@@ -57,7 +57,7 @@ from ..results import _scalar_params
 from ..rng import Seed
 
 if TYPE_CHECKING:  # the registry builds them; imported for the annotations only
-    from ..events import Collapse, LeaveBall, LeaveHull, ReachVertices
+    from ..events import Clusters, Collapse, LeaveBall, LeaveHull, ReachVertices
     from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 
 if sys.version_info >= (3, 11):
@@ -371,7 +371,7 @@ class Point:
     model: SoftmaxChain | SoftmaxFlow | Hardmax | Localmax
     polytope: Polytope = field(repr=False)
     x0: np.ndarray = field(repr=False)
-    event: LeaveBall | LeaveHull | ReachVertices | Collapse = field(repr=False)
+    event: LeaveBall | LeaveHull | ReachVertices | Collapse | Clusters = field(repr=False)
     seed: Seed
     initial_seed: dict | None
     chains: int

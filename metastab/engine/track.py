@@ -1,0 +1,122 @@
+""":func:`track`: the number of clusters of every chain after every step, and the cluster
+observables at recording times, computed on-line in the kernels (no trajectory is kept)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .. import _clusters
+from .._validate import check_memory, integer, real
+from ..events import clusters_arrays
+from ..observables import Track
+from ..results import provenance
+from .backends import resolve
+from .chains import prepare, run_bytes, start
+from .exact import drive, record_plan, record_times
+from .progress import announce_compile
+
+__all__ = ["track"]
+
+
+def track(
+    model,
+    x0,
+    *,
+    steps: int,
+    delta: float = 1e-3,
+    chains: int | None = None,
+    rng=None,
+    record_every: int | None = None,
+    record_at: Sequence[int] | None = None,
+    energy_beta: float | None = None,
+    progress: bool | Callable = False,
+    first_chain: int = 0,
+    device: str = "cpu",
+) -> Track:
+    """Run ``chains`` chains of ``model`` for ``steps`` steps and follow their clusters.
+
+    After every step (and at step 0) the kernel counts each chain's clusters, the connected
+    components of the graph cos(x_i, x_j) >= 1 − ``delta`` (as :class:`~metastab.Clusters`), and
+    records the first step at which the count is at most k, for every k: the merge times and
+    plateau durations of :meth:`Track.to_frame`, right-censored at ``steps``. At the recording
+    times (``record_every`` / ``record_at`` as in :func:`~metastab.simulate`; default steps 0
+    and ``steps``) a kernel reduces each chain's state to the count, the fraction of clustered
+    pairs, the cosine of tokens 1 and 2, the mean cosine and the energy E_β
+    (:meth:`Track.observables_frame`). Chains, streams and bits are those of
+    :func:`~metastab.simulate` with the same arguments: the same seed gives the same table on
+    any thread count.
+
+    Parameters
+    ----------
+    model, x0, steps, chains, rng, record_every, record_at, progress, first_chain, device
+        As in :func:`~metastab.simulate`; x0 has n >= 2 tokens.
+    delta : float in (0, 2]
+        A pair is clustered when its cosine is at least 1 − delta (default 1e-3, GLPR Fig. 3).
+    energy_beta : float, optional
+        The β of E_β (default: the model's ``beta``; NaN energies where it is not finite and > 0).
+
+    Returns
+    -------
+    Track
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import metastab as ms
+    >>> x0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    >>> tr = ms.track(ms.SoftmaxFlow(beta=1.0, gamma=0.5), x0, steps=40, rng=0)
+    >>> tr.to_frame()[["chain", "k", "start", "steps", "censored"]]
+       chain  k  start  steps  censored
+    0      0  3      0      8     False
+    1      0  1      8     40      True
+    """
+    steps = integer("steps", steps, 1)
+    threshold = 1.0 - real("delta", delta, low=0, low_open=True, high=2)
+    beta = getattr(model, "beta", math.nan) if energy_beta is None else energy_beta
+    beta = real("energy_beta", beta, low=0) if math.isfinite(beta) else math.nan
+    backend = resolve(device)
+    x, C, first_chain = prepare(model, x0, chains, first_chain)
+    n, d = x.shape[1:]
+    if n < 2:
+        raise ValueError(f"x0 must hold n >= 2 tokens to have clusters, got n={n}")
+    plan = record_plan(record_every, record_at, steps)
+    what, count, _ = plan
+    times = record_times(plan, steps)
+    if times is None:
+        times, count = np.array([0, steps], dtype=np.int64), 2
+    width = len(_clusters.OBSERVABLES)
+    check_memory(
+        f"{what}: the observables" if what else f"a run of {C} chains of {n} tokens in R^{d}",
+        run_bytes(C, n, d) + 8 * C * n + 8 * C * count * width,
+    )
+    announce_compile(progress, *backend.kernels("exact"), _clusters.observe)
+    X, seed, state = start(x, C, rng, first_chain)
+    ev = clusters_arrays((n, d), float(delta), 0, chains=C)
+    observed = np.empty((count, C, width))  # one contiguous block per recording time
+    filled = [0]
+
+    def on_chunk(t: int) -> None:
+        if filled[0] < count and t == times[filled[0]]:
+            _clusters.observe(X, threshold, beta, observed[filled[0]])
+            filled[0] += 1
+
+    on_chunk(0)
+    tic = time.perf_counter()
+    drive(backend, model, X, state, steps, ev, progress, on_chunk, times)
+    meta = provenance(wall_seconds=time.perf_counter() - tic, n=n, d=d)
+    return Track(
+        levels=ev.levels,
+        times=times,
+        observables=np.ascontiguousarray(observed.transpose(1, 0, 2)),
+        steps=steps,
+        delta=float(delta),
+        energy_beta=beta,
+        model=model.to_dict(),
+        seed=seed.to_dict(),
+        first_chain=int(first_chain),
+        provenance=meta,
+    )
