@@ -30,8 +30,10 @@ def diagram_figure(out: Path) -> None:
     rows = (len(ds) + cols - 1) // cols
     fig, axes = axes_grid(rows, cols, width=4.6 * cols, height=3.8 * rows)
     betas = np.array(sorted(diagram["beta"].unique()))
-    step = np.diff(betas).min() if len(betas) > 1 else 1.0
-    edges = np.concatenate([betas - step / 2, [betas[-1] + step / 2]])
+    mid = (betas[1:] + betas[:-1]) / 2 if len(betas) > 1 else np.array([])
+    first = betas[0] - (mid[0] - betas[0] if len(mid) else 0.5)
+    last = betas[-1] + (betas[-1] - mid[-1] if len(mid) else 0.5)
+    edges = np.concatenate([[first], mid, [last]])  # cells centred between grid β
     mesh = None
     for ax, d in zip(axes.ravel(), ds):
         grid = diagram[diagram["d"] == d].pivot(index="beta", columns="t", values="pair_fraction")

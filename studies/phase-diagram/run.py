@@ -41,22 +41,22 @@ def layer(beta: float, dt: float):
 
 
 def uniform_starts(n: int, d: int, count: int, seed: int, *, reduce: bool) -> np.ndarray:
-    """``count`` starts of n i.i.d. uniform points on S^{d−1}; start c from the stream
-    SeedSequence(seed, spawn_key=(d, c)) (the same for every β and whatever ``count``).
-    ``reduce``: as coordinates in an orthonormal basis of the span (rows of Rᵀ, xᵀ = QR)."""
+    """``count`` starts of n i.i.d. uniform points on S^{d−1} (:func:`metastab.sphere_uniform`,
+    start c the chain c of the seed SeedSequence(seed, spawn_key=(d,)): the same whatever
+    ``count``). ``reduce``: each as its coordinates in an orthonormal basis of its span (rows of
+    Rᵀ from xᵀ = QR: n × min(n, d), the same Gram matrix, so the same cosines all along)."""
+    root = np.random.SeedSequence(seed, spawn_key=(d,))
     out = np.empty((count, n, min(n, d) if reduce else d))
     for c in range(count):
-        g = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(d, c)))
-        x = g.standard_normal((n, d))
-        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        x = ms.sphere_uniform(n, d, chains=1, rng=root, first_chain=c)[0]
         out[c] = np.linalg.qr(x.T)[1].T if reduce and d > n else x
     return out
 
 
-def observed(beta, x0, steps, dt, delta):
-    """times, and the observables of :func:`metastab.track` (starts × layers × columns) at
-    every layer, with the column index of each name."""
-    tr = ms.track(layer(beta, dt), x0, steps=steps, delta=delta, record_every=1)
+def observed(beta, x0, steps, dt, delta, **record):
+    """times, and the observables of :func:`metastab.track` (starts × kept layers × columns)
+    at the layers of ``record`` (``record_every`` or ``record_at``), with each column's index."""
+    tr = ms.track(layer(beta, dt), x0, steps=steps, delta=delta, **record)
     return tr.times * dt, tr.observables, {c: i for i, c in enumerate(tr.COLUMNS)}
 
 
@@ -64,11 +64,12 @@ def diagram(config: dict) -> pd.DataFrame:
     """Per (d, β, t): clustered-pair fraction (mean, standard error) and P(pair (1, 2))."""
     n, dt, delta = int(config["n"]), float(config["dt"]), float(config["delta"])
     steps, count = round(float(config["t_max"]) / dt), int(config["realisations"])
+    every = int(config["record_every"])
     frames = []
     for d in config["ds"]:
         x0 = uniform_starts(n, int(d), count, int(config["seed"]), reduce=True)
         for beta in config["betas"]:
-            t, obs, col = observed(float(beta), x0, steps, dt, delta)
+            t, obs, col = observed(float(beta), x0, steps, dt, delta, record_every=every)
             frac = obs[:, :, col["pair_fraction"]]
             pair = obs[:, :, col["cos12"]] >= 1 - delta
             frames.append(
@@ -93,7 +94,7 @@ def boundary(config: dict, betas) -> pd.DataFrame:
     steps = round(float(config["t_max"]) / dt)
     rows = []
     for beta in betas:
-        run = ms.simulate(layer(float(beta), dt), np.eye(n), steps=steps, record_every=1)
+        run = ms.simulate(layer(float(beta), dt), ms.orthogonal(n, n), steps=steps, record_every=1)
         assert run.trajectory is not None and run.times is not None
         x = run.trajectory[0]
         gram = x @ np.swapaxes(x, 1, 2)
@@ -114,12 +115,13 @@ def circle(config: dict) -> pd.DataFrame:
     n, dt, cfg = int(config["n"]), float(config["dt"]), config["circle"]
     count = int(config["realisations"])
     times = [float(t) for t in cfg["times"]]
-    steps = round(max(times) / dt)
+    layers = sorted({round(t / dt) for t in times})
+    steps = layers[-1]
     x0 = uniform_starts(n, 2, count, int(config["seed"]), reduce=False)
     rows = []
     for beta, published in zip(cfg["betas"], cfg["published"]):
         for delta in sorted({float(config["delta"]), *map(float, cfg["deltas"])}):
-            t, obs, col = observed(float(beta), x0, steps, dt, delta)
+            t, obs, col = observed(float(beta), x0, steps, dt, delta, record_at=layers)
             for when in times:
                 r = int(np.argmin(np.abs(t - when)))
                 k, freq = np.unique(obs[:, r, col["clusters"]].astype(int), return_counts=True)
@@ -145,8 +147,13 @@ def reduction(config: dict) -> pd.DataFrame:
     d, beta, count = int(cfg["d"]), float(cfg["beta"]), int(cfg["realisations"])
     steps = round(float(config["t_max"]) / dt)
     seed = int(config["seed"])
-    t, full, col = observed(beta, uniform_starts(n, d, count, seed, reduce=False), steps, dt, delta)
-    _, span, _ = observed(beta, uniform_starts(n, d, count, seed, reduce=True), steps, dt, delta)
+    every = {"record_every": int(config["record_every"])}
+    t, full, col = observed(
+        beta, uniform_starts(n, d, count, seed, reduce=False), steps, dt, delta, **every
+    )
+    _, span, _ = observed(
+        beta, uniform_starts(n, d, count, seed, reduce=True), steps, dt, delta, **every
+    )
     c = col["cos12"]
     return pd.DataFrame(
         {
@@ -168,7 +175,8 @@ def run(config: dict, out: Path) -> None:
     meta = dict(
         study_meta("phase-diagram", config),
         statement="GLPR Fig. 3 (phase diagram, curve Γ of (6.9)) and Fig. 4 (clusters on S^1)",
-        seeds="start c in dimension d: SeedSequence(seed, spawn_key=(d, c)), the same for every β",
+        seeds="start c in dimension d: chain c of sphere_uniform from "
+        "SeedSequence(seed, spawn_key=(d,)), the same for every beta",
     )
     write_table(
         diagram(config),

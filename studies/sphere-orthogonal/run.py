@@ -74,7 +74,9 @@ def orthogonal_run(n, beta, dt, scheme, attention, cfg, delta):
         max(int((t_star - half) / dt), 0), min(int(math.ceil((t_star + half) / dt)), steps) + 1
     )
     record = np.union1d(np.arange(0, steps + 1, every), fine)
-    run = ms.simulate(flow(beta, dt, scheme, attention), np.eye(n), steps=steps, record_at=record)
+    run = ms.simulate(
+        flow(beta, dt, scheme, attention), ms.orthogonal(n, n), steps=steps, record_at=record
+    )
     assert run.trajectory is not None and run.times is not None
     cos = off_diagonal(run.trajectory[0])
     mean, low, high = cos.mean(axis=1), cos.min(axis=1), cos.max(axis=1)
@@ -140,15 +142,14 @@ def orthogonal(cfg: dict, delta: float) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def uniform_starts(n: int, d: int, count: int, seed: int, *, reduce: bool) -> np.ndarray:
-    """``count`` starts of n i.i.d. uniform points on S^{d−1}, start c drawn from the stream
-    SeedSequence(seed, spawn_key=(1, d, c)) (the same whatever ``count``). ``reduce``: each as
-    its coordinates in an orthonormal basis of its span (rows of Rᵀ from xᵀ = QR: an
-    n × min(n, d) array with the same Gram matrix, so the same cosines along (SA))."""
+    """``count`` starts of n i.i.d. uniform points on S^{d−1} (:func:`metastab.sphere_uniform`,
+    start c the chain c of the seed SeedSequence(seed, spawn_key=(1, d)): the same whatever
+    ``count``). ``reduce``: each as its coordinates in an orthonormal basis of its span (rows of
+    Rᵀ from xᵀ = QR: n × min(n, d), the same Gram matrix, so the same cosines all along)."""
+    root = np.random.SeedSequence(seed, spawn_key=(1, d))
     out = np.empty((count, n, min(n, d) if reduce else d))
     for c in range(count):
-        g = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1, d, c)))
-        x = g.standard_normal((n, d))
-        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        x = ms.sphere_uniform(n, d, chains=1, rng=root, first_chain=c)[0]
         out[c] = np.linalg.qr(x.T)[1].T if reduce and d > n else x
     return out
 
@@ -217,7 +218,7 @@ def run(config: dict, out: Path) -> None:
     meta = dict(
         study_meta("sphere-orthogonal", config),
         statement="GLPR Thm 6.8 (6.9)/(6.10) and Thm 6.9",
-        seeds="start c of d: SeedSequence(seed, spawn_key=(1, d, c))",
+        seeds="start c of d: chain c of sphere_uniform from SeedSequence(seed, spawn_key=(1, d))",
     )
     curves, crossing = orthogonal(config["orthogonal"], delta)
     write_table(
