@@ -113,6 +113,7 @@ def circle_figure(out: Path) -> None:
                 label=f"t = {t:g}",
             )
         ax.axvline(int(g["published"].iloc[0]), color="k", ls=":", label="published")
+        ax.set_xticks(sorted(g["clusters"].unique()))
         ax.set_title(f"β = {beta:g}, n = {meta['config']['n']}, d = 2", fontsize="medium")
         ax.set_xlabel(f"number of clusters (δ = {delta:g})")
         ax.set_ylabel(f"fraction of {int(g['total'].iloc[0])} starts")
