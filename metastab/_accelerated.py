@@ -49,9 +49,10 @@ from numba import njit, prange
 
 from ._kernel_cache import njit_keyed
 from ._kernels import _JIT, NO_EVENT, _move, event_hit, hull_work, next_u64
+from ._sphere_kernels import SPHERE_CHAIN, renormalise_moved
 
 # cached only while the kernel files it calls into are unchanged (see _kernel_cache)
-_jit = njit_keyed("_kernels.py")
+_jit = njit_keyed("_kernels.py", "_sphere_kernels.py")
 
 _U = np.uint64
 _TOP = _U(1) << _U(63)
@@ -289,8 +290,10 @@ def jump_work(n, d):
 
 
 @_jit(**_JIT)
-def jump(x, B, beta, gamma, P, use_P, tol, s, remaining, work):
+def jump(x, B, beta, gamma, P, use_P, sphere, tol, s, remaining, work):
     """One event of the accelerated chain, in place: merge groups, draw the waiting time W, move.
+    With ``sphere`` (the chain on the unit sphere, V = I) a crossing token's move is followed by
+    LayerNorm, as in ``_sphere_kernels.chain_step``.
 
     Returns W (float64 >= 1, the steps from the current time to the step with a cross pick,
     that step included), or ``inf`` without moving when that step would come after ``remaining``
@@ -330,6 +333,8 @@ def jump(x, B, beta, gamma, P, use_P, tol, s, remaining, work):
         b = _destination(s, a, kappa, logw)
         if b >= 0:
             _move(x, i, points[b], gamma, P, use_P, out)
+            if sphere:
+                renormalise_moved(x, i, out)
     for i in range(n):
         for k in range(d):
             x[i, k] = out[i, k]
@@ -350,8 +355,9 @@ class Tally(NamedTuple):
 def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally):
     """Run every chain c with ``tally.done[c]`` False for up to ``max_jumps`` events, in place.
 
-    ``dyn`` is the SA_P model's :class:`~metastab._kernels.Dynamics`, ``gamma`` its constant
-    scalar step (unused with a step matrix). ``tols`` (1 or C,) holds the absolute merge distance,
+    ``dyn`` is the SA_P model's :class:`~metastab._kernels.Dynamics` (kind SPHERE_CHAIN: the chain
+    on the unit sphere with V = I), ``gamma`` its constant scalar step (unused with a step
+    matrix). ``tols`` (1 or C,) holds the absolute merge distance,
     shared or per chain (each chain's own from its own x0, so that a chain does not depend on the
     others). ``time[c] + comp[c]`` is chain c's step count (float64, Neumaier-compensated);
     after each event the stopping event ``ev`` is checked on the new configuration, and a chain
@@ -368,6 +374,7 @@ def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, ta
     P = dyn.P
     beta = dyn.beta
     use_P = dyn.use_P
+    sphere = dyn.kind == SPHERE_CHAIN
     time = tally.time
     comp = tally.comp
     done = tally.done
@@ -383,7 +390,7 @@ def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, ta
         tol = tols[c] if tols.shape[0] > 1 else tols[0]
         for _ in range(max_jumps):
             remaining = max_steps - (time[c] + comp[c])
-            wait = jump(x, B, beta, gamma, P, use_P, tol, st, remaining, work)
+            wait = jump(x, B, beta, gamma, P, use_P, sphere, tol, st, remaining, work)
             jumps[c] += 1
             if wait == np.inf:
                 time[c] = max_steps

@@ -30,9 +30,12 @@ from numba import njit, prange
 from ._kernel_cache import njit_keyed
 from ._kernels import (
     _JIT,
+    _ROWS,
     _SHIFT_BITS,
     _exp_mantissa,
+    _gram,
     _pick_slow,
+    _scores_block,
     _stopped,
     hull_work,
     next_uniform,
@@ -62,92 +65,124 @@ class SphereDynamics(NamedTuple):
     plain_V: bool  # every V is the identity: V y is y
 
 
+# The Gram of B = I holds each pair once (see _kernels._gram) for n a multiple of _ROWS up to
+# this many tokens (n^2 scores per chain); from 2 blocks on it saves work.
+_GRAM_MAX_N = 2048
+
+
 @_jit(**_JIT)
 def flow_work(n, d):
     """Scratch buffers of :func:`flow_step` for n tokens in R^d."""
-    t = np.empty(n)
+    t = np.empty(n * _ROWS)
+    g = n // _ROWS if n % _ROWS == 0 and _ROWS < n <= _GRAM_MAX_N else 0
     return (
-        np.empty((d, n)),  # xt: the state transposed, for scores across j
-        np.empty(n),  # s: scores of one token, then its weights
+        np.empty((d, n)),  # xt: the state transposed
+        np.empty((d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens
+        np.empty(n * _ROWS),  # W: scores, then weights, of a block: W[j _ROWS + r]
         t,
         t.view(np.int64),
-        np.empty(d),  # bx
-        np.empty(d),  # acc
+        np.empty(d * _ROWS),  # acc: Σ_j w_ij x_jk of a block: acc[k _ROWS + r]
+        np.empty((3, _ROWS)),  # the row maxima, the weight totals, the (USA) scales
         np.empty((4, n, d)),  # the four velocities of RK4 (the first: Attn for post-LN)
         np.empty((n, d)),  # a stage of RK4
+        np.empty((g, n * _ROWS)),  # the blocked Gram (B = I), where it pays
     )
 
 
 @_jit(**_JIT)
 def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, work):
-    """out_i = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for every i."""
+    """out_i = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for every i.
+
+    Tokens go in blocks of _ROWS (the last one padded with zeros) held side by side, so that
+    every loop runs across the block and vectorises while each token's sums keep the reference's
+    order: scores s_ij (k ascending) by ``_kernels._scores_block``, weighted sums Σ_j w_ij x_jk
+    (j ascending) by the same routine on the transposed state. Where causal masking hides j > i,
+    its weight is exactly 0, which leaves every sum unchanged bit for bit."""
     n, d = x.shape
-    xt, s, t, tb, bx, acc = work[:6]
+    xt, bxt, W, t, tb, acc, rows, _, _, G = work
+    best, total, scale = rows[0], rows[1], rows[2]
     for k in range(d):
         for j in range(n):
             xt[k, j] = x[j, k]
+    gram = plain_B and G.shape[0] > 0
+    if gram:
+        _gram(x, G, bxt, 0, G.shape[0])
     H = Bs.shape[0]
-    for i in range(n):
-        m = i + 1 if causal else n
-        for k in range(d):
-            out[i, k] = 0.0
+    m = n * _ROWS
+    Wm = W.reshape((n, _ROWS))
+    for i0 in range(0, n, _ROWS):
+        r1 = min(_ROWS, n - i0)
+        for r in range(r1):
+            for k in range(d):
+                out[i0 + r, k] = 0.0
         for h in range(H):
-            B = Bs[h]
-            for k in range(d):
-                if plain_B:
-                    bx[k] = x[i, k]
-                else:
-                    a = 0.0
-                    for q in range(d):
-                        a += B[k, q] * x[i, q]
-                    bx[k] = a
-            for j in range(m):
-                s[j] = 0.0
-            for k in range(d):  # s_ij = sum_k (B x_i)_k x_jk, k ascending, across j
-                b = bx[k]
-                for j in range(m):
-                    s[j] += b * xt[k, j]
-            best = -np.inf
-            for j in range(m):
-                best = max(best, s[j])
-            for j in range(m):
-                s[j] = _exp_mantissa(beta * (s[j] - best), t, j)
-            for j in range(m):
-                e = tb[j] - _SHIFT_BITS
-                tb[j] = (e + 1023) << 52 if e >= -1022 else 0
-            total = 0.0
-            for j in range(m):
-                s[j] *= t[j]
-                total += s[j]
-            for k in range(d):
-                acc[k] = 0.0
-            for j in range(m):
-                w = s[j]
-                for k in range(d):
-                    acc[k] += w * x[j, k]
+            if gram:
+                S = G[i0 // _ROWS]
+            else:
+                B = Bs[h]
+                for r in range(_ROWS):
+                    for k in range(d):
+                        if r >= r1:
+                            bxt[k, r] = 0.0
+                        elif plain_B:
+                            bxt[k, r] = x[i0 + r, k]
+                        else:
+                            a = 0.0
+                            for q in range(d):
+                                a += B[k, q] * x[i0 + r, q]
+                            bxt[k, r] = a
+                _scores_block(bxt, x, 0, W)
+                S = W
+            for r in range(_ROWS):
+                best[r] = -np.inf
+            for j in range(n):
+                for r in range(_ROWS):
+                    if not (causal and j > i0 + r):
+                        best[r] = max(best[r], S[j * _ROWS + r])
+            for j in range(n):
+                for r in range(_ROWS):
+                    if causal and j > i0 + r:
+                        W[j * _ROWS + r] = -np.inf
+                    else:
+                        W[j * _ROWS + r] = beta * (S[j * _ROWS + r] - best[r])
+            for q in range(m):
+                W[q] = _exp_mantissa(W[q], t, q)
+            for q in range(m):
+                e = tb[q] - _SHIFT_BITS
+                tb[q] = (e + 1023) << 52 if e >= -1022 else 0
+            for r in range(_ROWS):
+                total[r] = 0.0
+            for j in range(n):
+                for r in range(_ROWS):
+                    v = W[j * _ROWS + r] * t[j * _ROWS + r]
+                    W[j * _ROWS + r] = v
+                    total[r] += v
+            _scores_block(Wm, xt, 0, acc)  # acc[k _ROWS + r] = Σ_j w_ij x_jk, j ascending
             if attention == UNNORMALIZED:
-                scale = math.exp(beta * best) / n
+                for r in range(r1):
+                    scale[r] = math.exp(beta * best[r]) / n
+            for r in range(r1):
+                i = i0 + r
                 for k in range(d):
-                    acc[k] = acc[k] * scale
-            else:
+                    if attention == UNNORMALIZED:
+                        bxt[k, r] = acc[k * _ROWS + r] * scale[r]
+                    else:
+                        bxt[k, r] = acc[k * _ROWS + r] / total[r]
                 for k in range(d):
-                    acc[k] = acc[k] / total
-            if plain_V:
-                for k in range(d):
-                    out[i, k] += acc[k]
-            else:
-                V = Vs[h]
-                for k in range(d):
-                    a = 0.0
-                    for q in range(d):
-                        a += V[k, q] * acc[q]
-                    out[i, k] += a
+                    if plain_V:
+                        out[i, k] += bxt[k, r]
+                    else:
+                        a = 0.0
+                        for q in range(d):
+                            a += Vs[h, k, q] * bxt[q, r]
+                        out[i, k] += a
         if project:
-            a = 0.0
-            for k in range(d):
-                a += x[i, k] * out[i, k]
-            for k in range(d):
-                out[i, k] = out[i, k] - a * x[i, k]
+            for i in range(i0, i0 + r1):
+                a = 0.0
+                for k in range(d):
+                    a += x[i, k] * out[i, k]
+                for k in range(d):
+                    out[i, k] = out[i, k] - a * x[i, k]
 
 
 @njit(inline="always")
@@ -162,13 +197,25 @@ def _normalise_row(y, i, out):
         out[i, k] = y[i, k] / r
 
 
+@njit(inline="always")
+def renormalise_moved(x, i, out):
+    """The LayerNorm of the chain's move: out_i ← N(out_i), unless out_i == x_i bit for bit (the
+    move changed nothing: the token stays exactly where it is, so such picks are no-ops)."""
+    d = x.shape[1]
+    same = True
+    for k in range(d):
+        same = same and out[i, k] == x[i, k]
+    if not same:
+        _normalise_row(out, i, out)
+
+
 @_jit(**_JIT)
 def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
     """One step of the flow on the sphere (module notes): post-LN x_i ← N(x_i + dt Attn(x)_i),
     or RK4 on ẋ = P⊥ Attn(x) followed by N. Synchronous: every token reads the old x."""
     n, d = x.shape
-    K = work[6]
-    y = work[7]
+    K = work[7]
+    y = work[8]
     if scheme == POST_LN:
         _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work)
         for i in range(n):
@@ -217,12 +264,9 @@ def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
                 for q in range(d):
                     a += V[k, q] * x[j, q]
                 target[k] = a
-        same = True
         for k in range(d):
             out[i, k] = x[i, k] + gamma * (target[k] - x[i, k])
-            same = same and out[i, k] == x[i, k]
-        if not same:
-            _normalise_row(out, i, out)
+        renormalise_moved(x, i, out)
 
 
 @_jit(parallel=True, **_JIT)

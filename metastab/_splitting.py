@@ -38,7 +38,7 @@ from ._kernels import (
 )
 
 # cached only while the kernel files it calls into are unchanged (see _kernel_cache)
-_jit = njit_keyed("_kernels.py", "_accelerated.py")
+_jit = njit_keyed("_kernels.py", "_accelerated.py", "_sphere_kernels.py")
 
 # Why a replica stopped.
 IN_A, IN_B, ABOVE, BUDGET, FULL = 0, 1, 2, 3, 4
@@ -148,7 +148,7 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
                 status[c] = FULL
                 break
             if accelerated:
-                wait = jump(x, B, beta, gamma, P, use_P, tol, st, max_steps - clock[c], jw)
+                wait = jump(x, B, beta, gamma, P, use_P, False, tol, st, max_steps - clock[c], jw)
                 if wait == np.inf:
                     clock[c] = max_steps
                     status[c] = BUDGET

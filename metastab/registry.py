@@ -339,8 +339,15 @@ def _build_polytope(kind: Kind, spec: Mapping, context: Mapping) -> Any:
 
 
 def _build_initial(kind: Kind, spec: Mapping, context: Mapping) -> Any:
-    polytope, model = context["polytope"], context.get("model")
-    args = kind.arguments(spec, {**context, "points": polytope.vertices, "dim": polytope.dim})
+    polytope, model = context.get("polytope"), context.get("model")
+    if polytope is None and {"polytope", "points"} & set(kind.context):
+        raise ValueError(f"initial kind {kind.name!r} needs a polytope")
+    shape = (None, None) if polytope is None else (polytope.vertices, polytope.dim)
+    args = kind.arguments(spec, {**context, "points": shape[0], "dim": shape[1]})
+    # a per-chain kind (sphere configurations) draws one start per chain of the run
+    for name in ("chains", "first_chain"):
+        if name in inspect.signature(kind.make).parameters and context.get(name) is not None:
+            args[name] = context[name]
     if "beta" in args and args["beta"] is None:  # near-vertices follows the model's beta
         beta = getattr(model, "beta", math.inf)
         if not math.isfinite(beta):
@@ -353,7 +360,8 @@ def _build_initial(kind: Kind, spec: Mapping, context: Mapping) -> Any:
 
 def _build_event(kind: Kind, spec: Mapping, context: Mapping) -> Any:
     polytope = context["polytope"]
-    args = kind.arguments(spec, {**context, "vertices": polytope.vertices})
+    vertices = None if polytope is None else polytope.vertices
+    args = kind.arguments(spec, {**context, "vertices": vertices})
     if isinstance(args.get("groups"), str):
         if args["groups"] != "cells":
             raise ValueError(f"groups must be 'cells' or a list of labels, got {args['groups']!r}")
@@ -400,6 +408,16 @@ MODELS = Registry(
             "localmax",
             "metastab.models:Localmax",
             summary="uniform attention over a relaxed argmax",
+        ),
+        Kind(
+            "sphere-flow",
+            "metastab.sphere:SphereFlow",
+            summary="attention dynamics on the unit sphere, (SA)/(USA) by post-LN layers or RK4",
+        ),
+        Kind(
+            "sphere-chain",
+            "metastab.sphere:SphereChain",
+            summary="the finite-beta chain on the unit sphere (LayerNorm after each move)",
         ),
     ),
 )
@@ -543,6 +561,41 @@ INITIALS = Registry(
             fields=("multiplicities",),
             context=("points",),
             summary="vertex a repeated m_a times (comma-separated m_a)",
+        ),
+        Kind(
+            "sphere-uniform",
+            "metastab.sphere_configs:sphere_uniform",
+            (Param("n", "int"), Param("d", "int"), Param("seed", "int", arg="rng")),
+            fields=("d",),
+            random=True,
+            summary="i.i.d. uniform on the sphere S^(D-1), drawn per chain",
+        ),
+        Kind(
+            "orthogonal",
+            "metastab.sphere_configs:orthogonal",
+            (
+                Param("n", "int"),
+                Param("d", "int"),
+                Param("rotate", "bool"),
+                Param("seed", "int", arg="rng"),
+            ),
+            fields=("d",),
+            random=True,
+            words=(("rotate", "rotate", True),),
+            summary="e_1..e_n in R^D (rotate: a random orthonormal frame per chain), D >= n",
+        ),
+        Kind(
+            "caps",
+            "metastab.sphere_configs:caps",
+            (
+                Param("centres", "floats"),
+                Param("sizes", "ints"),
+                Param("angle", "float"),
+                Param("seed", "int", arg="rng"),
+            ),
+            random=True,
+            summary="sizes[a] points uniform in the cap of ANGLE around centres[a], per chain",
+            command_line=False,
         ),
         Kind(
             "file",

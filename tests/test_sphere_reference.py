@@ -69,19 +69,23 @@ def test_flow_step_matches_reference(scheme, attention, causal, mats):
         want = sref.flow_step(
             x, heads_of(m, D), beta, 0.3, attention=attention, scheme=scheme, causal=causal
         )
-        assert np.array_equal(k_flow(x, m), want, equal_nan=True)
-        assert np.isfinite(want).all() or (scheme, attention, beta) == ("rk4", "unnormalized", 40.0)
+        got = k_flow(x, m)
+        if np.isfinite(want).all():
+            assert np.array_equal(got, want)
+        else:  # (USA) by RK4 at beta = 40, dt = 0.3 diverges: both say so
+            assert (scheme, attention, beta) == ("rk4", "unnormalized", 40.0)
+            assert not np.isfinite(got).all()
 
 
-@pytest.mark.parametrize("d", [1, 2, 5, 33])
-def test_flow_step_matches_reference_across_dimensions(d):
+@pytest.mark.parametrize("n, d", [(9, 1), (9, 2), (9, 5), (9, 33), (40, 3), (64, 2), (64, 9)])
+def test_flow_step_matches_reference_across_sizes(n, d):
+    """One block of tokens, a padded last block (n = 40), the symmetric Gram (n = 64)."""
     rng = np.random.default_rng(d)
-    x = on_sphere(rng, 9, d)
-    for scheme in ("post-ln", "rk4"):
-        m = SphereFlow(3.0, 0.1, scheme=scheme)
-        assert np.array_equal(
-            k_flow(x, m), sref.flow_step(x, heads_of(m, d), 3.0, 0.1, scheme=scheme)
-        )
+    x = on_sphere(rng, n, d)
+    for scheme, causal in (("post-ln", False), ("rk4", False), ("post-ln", True)):
+        m = SphereFlow(3.0, 0.1, scheme=scheme, causal=causal)
+        want = sref.flow_step(x, heads_of(m, d), 3.0, 0.1, scheme=scheme, causal=causal)
+        assert np.array_equal(k_flow(x, m), want)
 
 
 def k_chain(x, model, u, state):

@@ -184,6 +184,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             f"max-steps: --mode exact needs an integer below 2^63, got "
             f"{args.max_steps:g} (--mode accelerated takes any integral value)"
         )
+    system.complete(args)
     out = output.out_path(args.out, args.overwrite)
     observed = output.out_path(args.observables, args.overwrite) if tracking else None
     if tracking and not (math.isfinite(args.delta) and 0 < args.delta <= 2):
@@ -214,7 +215,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     tol = merge_tolerance(merge_tol) if mode == "accelerated" else None
 
     n = starts[0].shape[-2]
-    what = f"{models[0].kind}, gamma {args.gamma:g}, {polytope.name}, n {n}, init {args.init}"
+    space = "unit sphere" if polytope is None else polytope.name
+    step = f"dt {models[0].dt:g}" if hasattr(models[0], "dt") else f"gamma {args.gamma:g}"
+    what = f"{models[0].kind}, {step}, {space}, n {n}, init {args.init}"
     if passage:
         event0 = events[0]
         if event0 is None:
@@ -308,7 +311,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             if isinstance(res, Track) and observed is not None:
                 tables.append(res.observables_frame())
             for frame in tables:
-                frame["polytope"], frame["init"], frame["n"] = polytope.name, args.init, n
+                frame["polytope"], frame["init"], frame["n"] = space, args.init, n
                 frame["seed"] = str(seed.entropy)
             frames.append(tables[0])
             observations.extend(tables[1:])
@@ -402,7 +405,7 @@ def _write_runs(
     meta = {
         "kind": kind or kinds[args.command],
         "command": shlex.join([PROG, *argv]),
-        "polytope": polytope.to_dict(),
+        "polytope": None if polytope is None else polytope.to_dict(),
         "init": args.init,
         "init_seed": {"entropy": str(base.entropy), "spawn_key": list(base.spawn_key)},
         "runs": [r.metadata() for r in results],

@@ -16,17 +16,32 @@ from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, Registry
 from .exits import UsageError, one_line
 from .parser import whole
 
-__all__ = ["add_arguments", "add_event_arguments", "polytope", "models", "initial", "event"]
+__all__ = [
+    "add_arguments",
+    "add_event_arguments",
+    "complete",
+    "on_sphere",
+    "polytope",
+    "models",
+    "initial",
+    "event",
+]
 
 DEFAULT_POLYTOPE = "regular:5"
 DEFAULT_INIT = "shrunk:0.5"
 DEFAULT_MODEL = "softmax-chain"
 DEFAULT_BETA = 10.0
 DEFAULT_GAMMA = 0.1
+DEFAULT_DT = 0.1
 DEFAULT_N = 20
 DEFAULT_EVENT = "leave-hull"
+# the models on the unit sphere: no polytope; these defaults instead
+DEFAULT_SPHERE_INIT = "sphere-uniform:2"
+DEFAULT_SPHERE_EVENT = "leave-ball"
 # model flags taking several values: one run per value
 SEVERAL = ("beta", "r")
+# flags of one model kind's own parameters (no default here: the dataclass's)
+MODEL_FLAGS = ("ties", "r", "neighbours", "dt", "attention", "scheme", "causal")
 # event parameter -> flag (--radius is the polytope's scale)
 EVENT_FLAGS = {
     "radius": "event-radius",
@@ -42,11 +57,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("system")
     g.add_argument(
         "--polytope",
-        default=DEFAULT_POLYTOPE,
         metavar="SPEC",
         help=f"{POLYTOPES.spellings}; other parameters as name=value, e.g. "
         f"regular:5:phase=0.3 (aliases: cross:D, random:K[:equinorm]; default "
-        f"{DEFAULT_POLYTOPE})",
+        f"{DEFAULT_POLYTOPE}; none for the sphere models)",
     )
     g.add_argument(
         "--radius",
@@ -62,11 +76,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--init",
-        default=DEFAULT_INIT,
         metavar="SPEC",
         help="initial tokens: "
-        + "; ".join(f"{INITIALS[k].spelling} = {INITIALS[k].summary}" for k in INITIALS)
-        + f" (default {DEFAULT_INIT})",
+        + "; ".join(
+            f"{INITIALS[k].spelling} = {INITIALS[k].summary}"
+            for k in INITIALS
+            if INITIALS[k].command_line
+        )
+        + f" (default {DEFAULT_INIT}; {DEFAULT_SPHERE_INIT} for the sphere models)",
     )
     g = p.add_argument_group("dynamics")
     g.add_argument(
@@ -105,15 +122,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=("additive", "relative"),
         help="localmax neighbour rule (default: metastab.Localmax's)",
     )
+    g.add_argument(
+        "--dt",
+        type=float,
+        help=f"sphere-flow: the step of a post-LN layer or of RK4 (default {DEFAULT_DT:g})",
+    )
+    g.add_argument(
+        "--attention",
+        choices=("softmax", "unnormalized"),
+        help="sphere-flow: softmax weights (SA) or e^(beta s)/n (USA) (default softmax)",
+    )
+    g.add_argument(
+        "--scheme",
+        choices=("post-ln", "rk4"),
+        help="sphere-flow: post-LN layers x <- N(x + dt Attn(x)) or RK4 (default post-ln)",
+    )
+    g.add_argument(
+        "--causal",
+        action="store_const",
+        const=True,
+        help="sphere-flow: token i attends to tokens j <= i only",
+    )
 
 
 def add_event_arguments(p: argparse.ArgumentParser) -> None:
     """The event flags of ``passage``."""
     p.add_argument(
         "--event",
-        default=DEFAULT_EVENT,
         metavar="EVENT",
-        help=f"{', '.join(EVENTS)} (default {DEFAULT_EVENT}: groups = initial cells)",
+        help=f"{', '.join(EVENTS)} (default {DEFAULT_EVENT}: groups = initial cells; "
+        f"{DEFAULT_SPHERE_EVENT} for the sphere models)",
     )
     p.add_argument(
         "--event-radius",
@@ -151,10 +189,34 @@ def _parse(label: str, registry: Registry, text: str) -> dict:
         raise UsageError(str(exc)) from None
 
 
+def on_sphere(args: argparse.Namespace) -> bool:
+    """Whether ``--model`` is one of the models on the unit sphere (no polytope)."""
+    return MODELS[args.model].target.startswith("metastab.sphere:")
+
+
+def complete(args: argparse.Namespace) -> None:
+    """Fill the defaults of ``--polytope``, ``--init`` and ``--event`` that depend on the model."""
+    sphere = on_sphere(args)
+    if sphere and args.polytope is not None:
+        raise UsageError(
+            f"polytope: --model {args.model} moves tokens on the unit sphere and takes no "
+            f"polytope, got --polytope {args.polytope}"
+        )
+    if not sphere and args.polytope is None:
+        args.polytope = DEFAULT_POLYTOPE
+    if args.init is None:
+        args.init = DEFAULT_SPHERE_INIT if sphere else DEFAULT_INIT
+    if getattr(args, "event", "") is None:
+        args.event = DEFAULT_SPHERE_EVENT if sphere else DEFAULT_EVENT
+
+
 def polytope(args: argparse.Namespace, rng: Any) -> Any:
-    """The polytope of ``--polytope``, its vertices scaled by ``--radius``."""
+    """The polytope of ``--polytope``, its vertices scaled by ``--radius`` (None for the sphere
+    models; call :func:`complete` first)."""
     from ..polytope import Polytope
 
+    if args.polytope is None:
+        return None
     radius = args.radius
     if not (math.isfinite(radius) and radius > 0):
         raise UsageError(f"radius must be finite and > 0, got {radius!r}")
@@ -166,7 +228,12 @@ def models(args: argparse.Namespace) -> list:
     """One model per value of ``--beta`` (or of ``--r``, for a model taking r); hardmax, which
     takes neither, is one model."""
     kind = MODELS[args.model]
-    for flag in ("ties", "r", "neighbours"):
+    if not kind.takes("gamma") and args.gamma != DEFAULT_GAMMA:
+        raise UsageError(
+            f"gamma: --model {kind.name} has no gamma (its step is --dt), "
+            f"got --gamma {args.gamma:g}"
+        )
+    for flag in MODEL_FLAGS:
         value = getattr(args, flag)
         if value is not None and not kind.takes(flag):
             owners = " or ".join(k for k in MODELS if MODELS[k].takes(flag))
@@ -183,9 +250,17 @@ def models(args: argparse.Namespace) -> list:
             f"beta: --model {args.model} has no temperature; --beta is only the "
             f"cone size of --init near-vertices (one value), got {args.beta}"
         )
-    spec = {"kind": kind.name, "gamma": args.gamma}
+    spec: dict[str, Any] = {"kind": kind.name}
+    if kind.takes("gamma"):
+        spec["gamma"] = args.gamma
+    if kind.takes("dt"):
+        spec["dt"] = DEFAULT_DT if args.dt is None else args.dt
     spec.update(
-        {k: getattr(args, k) for k in ("ties", "neighbours") if getattr(args, k) is not None}
+        {
+            k: getattr(args, k)
+            for k in MODEL_FLAGS
+            if k not in SEVERAL and k != "dt" and getattr(args, k) is not None
+        }
     )
     several = [k for k in SEVERAL if kind.takes(k)]
     if not several:
@@ -219,7 +294,16 @@ def initial(args: argparse.Namespace, polytope: Any, model: Any, rng: Any) -> An
             raise UsageError(f"beta: --init {kind.name} needs a --beta (it sets the cone size)")
         spec["beta"] = args.beta[0]
     try:
-        return _build("init", INITIALS, spec, polytope=polytope, model=model, rng=rng)
+        return _build(
+            "init",
+            INITIALS,
+            spec,
+            polytope=polytope,
+            model=model,
+            rng=rng,
+            chains=args.chains,
+            first_chain=args.first_chain,
+        )
     except UsageError as exc:
         if "the polytope is in R^" not in str(exc):
             raise
@@ -244,8 +328,16 @@ def event(args: argparse.Namespace, polytope: Any, model: Any, x0: Any) -> Any:
         if not kind.takes(param):
             raise UsageError(f"{flag}: --{flag} does not apply to --event {kind.name}")
         spec[param] = value
+    if polytope is None and kind.name in ("reach-vertices", "leave-hull"):
+        raise UsageError(
+            f"event: --event {kind.name} needs the cells of a polytope; --model "
+            f"{args.model} has none (tokens on the unit sphere)"
+        )
     if kind.name in ("leave-hull", "leave-ball") and "radius" not in spec:
+        if polytope is None:
+            raise UsageError(f"event-radius: --event {kind.name} needs --event-radius here")
         spec["radius"] = 2 * args.gamma * polytope.diameter
+
     for p in kind.parameters:
         if p.default is REQUIRED and p.name not in spec:
             flag = EVENT_FLAGS[p.name]

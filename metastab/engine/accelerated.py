@@ -105,8 +105,10 @@ def first_passage_accelerated(
 
     Parameters
     ----------
-    model : SoftmaxChain
-        With a constant step (scalar γ or step matrix); schedules are refused.
+    model : SoftmaxChain or SphereChain
+        SoftmaxChain with a constant step (scalar γ or step matrix; schedules are refused), or
+        SphereChain with V = I (a crossing token's move is followed by LayerNorm; in-group picks
+        are exact no-ops, so the law above carries over unchanged).
     max_steps : int or float
         Step budget, any integral value >= 1 (e.g. 1e100): step counts are float64.
     merge_tol : float in [0, 1], optional

@@ -18,9 +18,11 @@ import warnings
 import numpy as np
 
 from .. import _accelerated, _kernels
+from .._sphere_kernels import SPHERE_CHAIN
 from .._validate import check_memory, real
 from ..exceptions import ResolutionWarning
 from ..models import SoftmaxChain
+from ..sphere import SphereChain
 
 __all__ = [
     "MODES",
@@ -68,13 +70,33 @@ def scale(x: np.ndarray) -> np.ndarray:
     return np.where(size > 0, size, 1.0)
 
 
+def has_frozen_law(model) -> bool:
+    """Whether picks of one's own group are exact no-ops, so that the frozen law holds: SA_P
+    (SoftmaxChain) with a constant step, or the chain on the sphere with V = I."""
+    if isinstance(model, SphereChain):
+        return model.V is None or bool((model.V == np.eye(len(model.V))).all())
+    return isinstance(model, SoftmaxChain) and not model.has_schedule
+
+
 def constant_chain(
     model, d: int, *, why: str, what: str = "mode='accelerated' needs"
 ) -> tuple[_kernels.Dynamics, float]:
     """The kernel parameters and the constant scalar step of a SoftmaxChain with a constant step
-    (scalar or matrix); ValueError otherwise, saying ``what`` and ``why``."""
+    (scalar or matrix), or of a SphereChain with V = I (kind SPHERE_CHAIN: LayerNorm after each
+    move); ValueError otherwise, saying ``what`` and ``why``."""
+    if isinstance(model, SphereChain):
+        if model.V is not None and not has_frozen_law(model):
+            raise ValueError(
+                f"{what} V = I for a SphereChain (picks of one's own group are no-ops only "
+                f"then), got V={model.V.tolist()!r}"
+            )
+        B = model.key_query(d)
+        dyn = _kernels.Dynamics(SPHERE_CHAIN, B, model.beta, np.eye(d), False, False, 0.0, 0)
+        return dyn, model.gamma
     if not isinstance(model, SoftmaxChain):
-        raise ValueError(f"{what} a SoftmaxChain (SA_P), got {type(model).__name__}")
+        raise ValueError(
+            f"{what} a SoftmaxChain (SA_P) or a SphereChain, got {type(model).__name__}"
+        )
     if model.has_schedule:
         raise ValueError(f"{what} a constant step ({why}), got gamma={model.gamma!r}")
     return model.kernel_params(d), float(model.schedule(0, 1).gammas[0])
@@ -148,12 +170,13 @@ def check_resolution(
     e^{β(s_ij − max_k s_ik)} that the kernels flush to 0 (exponent below
     :func:`underflow_exponent`): ``_kernels.chain_step`` never draws such a pick, while every pick
     of positive weight is drawn with its probability. The test uses the kernels' own arithmetic
-    (``_kernels.cross_weights``), with O(n) memory per configuration. Only SoftmaxChain models
-    with a constant step are checked; configurations with non-finite coordinates are skipped.
+    (``_kernels.cross_weights``), with O(n) memory per configuration. Only the chains with the
+    frozen law (:func:`has_frozen_law`) are checked; configurations with non-finite coordinates
+    are skipped.
 
     Returns True when it warned.
     """
-    if not isinstance(model, SoftmaxChain) or model.has_schedule or len(X) == 0:
+    if not has_frozen_law(model) or len(X) == 0:
         return False
     X = np.array(X, dtype=np.float64)
     X = np.ascontiguousarray(X[np.isfinite(X).all(axis=(1, 2))])
