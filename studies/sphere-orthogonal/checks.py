@@ -28,16 +28,18 @@ def finest(crossing: pd.DataFrame, attention: str, scheme: str = "rk4") -> pd.Da
     return g[g["dt"] == g["dt"].min()]
 
 
-def orders(crossing: pd.DataFrame, attention: str, scheme: str, floor: float) -> pd.DataFrame:
-    """Per (n, β): least-squares slope of log(max error) on log dt over the dt whose error is
-    above the roundoff ``floor`` (NaN with fewer than two)."""
+def orders(
+    crossing: pd.DataFrame, attention: str, scheme: str, floor: float, error: str = "max_error"
+) -> pd.DataFrame:
+    """Per (n, β): least-squares slope of log(error) on log dt over the dt whose error is above
+    the roundoff ``floor`` (NaN with fewer than two). ``error``: ``max_error`` (the largest
+    cosine error) or ``t_star_error`` (|t*_sim − t*|)."""
     g = crossing[(crossing["attention"] == attention) & (crossing["scheme"] == scheme)]
+    g = g.assign(t_star_error=(g["t_star_sim"] - g["t_star"]).abs())
     rows = []
     for (n, beta), h in g.groupby(["n", "beta"]):
-        ok = h[h["max_error"] > floor]
-        slope = (
-            np.polyfit(np.log(ok["dt"]), np.log(ok["max_error"]), 1)[0] if len(ok) >= 2 else np.nan
-        )
+        ok = h[h[error] > floor]
+        slope = np.polyfit(np.log(ok["dt"]), np.log(ok[error]), 1)[0] if len(ok) >= 2 else np.nan
         rows.append({"n": n, "beta": beta, "order": slope, "points": len(ok)})
     return pd.DataFrame(rows)
 
@@ -167,6 +169,23 @@ def _orthogonal_rows(crossing: pd.DataFrame, cfg: dict) -> list[dict]:
                 rule=f"median over (n, β) of the slope of log(max error) on log dt (errors above "
                 f"{floor:g}; interval: min–max over (n, β)) in {list(tol[key])}",
                 passed=ok,
+                source="this study",
+            )
+        )
+    by_time = orders(crossing, "softmax", "post-ln", floor, "t_star_error")["order"].dropna()
+    if len(by_time):
+        rows.append(
+            check(
+                "post_ln_t_star_order",
+                "context",
+                "post-LN: the order of the error in t*, where the cosine error saturates (it is "
+                "at most 1: at large β the layer's late crossing puts it near 1 at every dt)",
+                measured=float(by_time.median()),
+                low=float(by_time.min()),
+                high=float(by_time.max()),
+                threshold=1,
+                rule="median over (n, β) of the slope of log|t*_sim − t*| on log dt (interval: "
+                "min–max over (n, β))",
                 source="this study",
             )
         )
