@@ -56,6 +56,7 @@ _NAMES = {
 # submodules reachable as attributes (metastab.stats, metastab.plotting, ...)
 _SUBMODULES = (
     "bench",
+    "bench_sphere",
     "cli",
     "configs",
     "demo",

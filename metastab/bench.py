@@ -20,10 +20,12 @@ from functools import partial
 import numba
 import numpy as np
 
-from . import _accelerated, _kernels
 from .configs import shrunk
 from .engine import first_passage, simulate
 from .engine.progress import announce_compile
+from .kernels import accelerated as _accelerated
+from .kernels import drivers as _drivers
+from .kernels import streams as _streams
 from .models import SoftmaxChain
 from .polytope import regular_polygon
 
@@ -109,7 +111,7 @@ def run_bench(
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     x0 = workload_w1()
     model = SoftmaxChain(beta=W1_BETA, gamma=W1_GAMMA)
-    announce_compile(progress, _kernels.seed_streams, _kernels.advance)
+    announce_compile(progress, _streams.seed_streams, _drivers.advance)
     simulate(model, x0, steps=2, chains=2, rng=seed)  # warm-up: compile or load the cache
     numpy_chain(x0, W1_BETA, W1_GAMMA, steps=2, chains=2, rng=seed)
     bar = None
@@ -189,10 +191,10 @@ def escape_bench(
         model = SoftmaxChain(beta=float(beta), gamma=gamma)
         announce_compile(
             progress,
-            _kernels.advance,
+            _drivers.advance,
             _accelerated.advance_accelerated,
             _accelerated.cross_logs,
-            _kernels.cross_weights,
+            _drivers.cross_weights,
         )
         for mode in ("exact", "accelerated"):  # warm-up
             first_passage(model, x0, event, max_steps=10, chains=2, rng=seed, mode=mode)

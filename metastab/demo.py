@@ -66,12 +66,13 @@ def escape_demo(
     import pandas as pd
     from scipy import stats
 
-    from . import _kernels
     from .configs import shrunk
     from .engine import first_passage
     from .engine.progress import announce_compile
     from .events import LeaveHull
     from .exceptions import DiagnosticWarning
+    from .kernels import drivers as _drivers
+    from .kernels import streams as _streams
     from .models import SoftmaxChain
     from .polytope import regular_polygon
     from .stats import escape_summary, fit_scaling
@@ -84,7 +85,7 @@ def escape_demo(
     models = [SoftmaxChain(beta=b, gamma=DEMO_GAMMA) for b in betas]  # validate before running
     rows, frames = [], []
     if models:  # warm-up: compile or load the kernels outside the timed runs
-        announce_compile(progress, _kernels.seed_streams, _kernels.advance, _kernels.cross_weights)
+        announce_compile(progress, _streams.seed_streams, _drivers.advance, _drivers.cross_weights)
         with warnings.catch_warnings():  # the timed run warns, if there is cause
             warnings.simplefilter("ignore")
             first_passage(models[0], x0, event, max_steps=2, chains=1, rng=seed)

@@ -2,7 +2,7 @@
 
 The first-passage time of an event is T = min{t >= 0 : the configuration X^t satisfies it}.
 Each spec compiles, for given initial configurations, into the NamedTuple of flat arrays that
-``_kernels.event_hit`` takes (:class:`~metastab._kernels.EventArrays`).
+``kernels.events.event_hit`` takes (:class:`~metastab.kernels.params.EventArrays`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 
-from . import _kernels
-from ._kernels import EventArrays
 from ._validate import integer, real
+from .kernels import params as _params
 
 __all__ = ["LeaveBall", "LeaveHull", "ReachVertices", "Collapse", "Clusters"]
 
@@ -70,15 +69,15 @@ class LeaveBall(_Event):
                 raise ValueError(f"centers must be a finite n×d array, got shape {c.shape}")
             object.__setattr__(self, "centers", _frozen(c))
 
-    def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> _params.EventArrays:
         centers = x0 if self.centers is None else self.centers[None]
         if centers.shape[1:] != x0.shape[1:]:
             raise ValueError(
                 f"centers must have shape {x0.shape[1:]} (n×d), got {centers.shape[1:]}"
             )
         # a writeable copy: a read-only array would make numba compile another `advance`
-        return EventArrays(
-            _kernels.LEAVE_BALL,
+        return _params.EventArrays(
+            _params.LEAVE_BALL,
             np.array(centers, order="C"),
             _radii(self.radius, x0),
             *_one_group(x0.shape[1]),
@@ -90,7 +89,7 @@ class LeaveBall(_Event):
 class LeaveHull(_Event):
     """Some token leaves conv{x_j^0 : groups[j] == groups[i]} + B(0, radius): the exit time T2 of
     [FW] Thm 5.4 (lem. metastab.1). The distance to the group hull is computed with Wolfe's
-    finite min-norm-point algorithm (``_kernels._outside_hull``), exact up to rounding.
+    finite min-norm-point algorithm (``kernels.events._outside_hull``), exact up to rounding.
 
     >>> LeaveHull(groups=[0, 1, 0, 1], radius=0.5).radius
     0.5
@@ -109,7 +108,7 @@ class LeaveHull(_Event):
         object.__setattr__(self, "groups", _frozen(g.astype(np.int64)))
         object.__setattr__(self, "radius", _radius(self.radius))
 
-    def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> _params.EventArrays:
         n = x0.shape[1]
         if self.groups.size != n:
             raise ValueError(
@@ -118,8 +117,8 @@ class LeaveHull(_Event):
         _, labels = np.unique(self.groups, return_inverse=True)
         members = np.argsort(labels, kind="stable").astype(np.int64)
         starts = np.concatenate([[0], np.cumsum(np.bincount(labels))]).astype(np.int64)
-        return EventArrays(
-            _kernels.LEAVE_HULL,
+        return _params.EventArrays(
+            _params.LEAVE_HULL,
             x0,
             _radii(self.radius, x0),
             labels.astype(np.int64),
@@ -173,7 +172,7 @@ class ReachVertices(_Event):
                 )
             object.__setattr__(self, "assignment", _frozen(a.astype(np.int64)))
 
-    def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> _params.EventArrays:
         n, d = x0.shape[1:]
         if self.vertices.shape[1] != d:
             raise ValueError(
@@ -192,8 +191,8 @@ class ReachVertices(_Event):
         on_vertex = np.abs(x0 - centers).max(axis=-1) <= 1e-12 * scale
         # __post_init__ replaced a None vertex_radius by radius
         radii = np.where(on_vertex, cast(float, self.vertex_radius), self.radius)
-        return EventArrays(
-            _kernels.REACH, np.ascontiguousarray(centers), radii, *_one_group(n), 0.0
+        return _params.EventArrays(
+            _params.REACH, np.ascontiguousarray(centers), radii, *_one_group(n), 0.0
         )
 
 
@@ -211,10 +210,10 @@ class Collapse(_Event):
     def __post_init__(self):
         object.__setattr__(self, "diameter", _radius(self.diameter, "diameter"))
 
-    def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> _params.EventArrays:
         n, d = x0.shape[1:]
-        return EventArrays(
-            _kernels.COLLAPSE, np.zeros((1, n, d)), np.zeros((1, n)), *_one_group(n), self.diameter
+        return _params.EventArrays(
+            _params.COLLAPSE, np.zeros((1, n, d)), np.zeros((1, n)), *_one_group(n), self.diameter
         )
 
 
@@ -229,7 +228,7 @@ class Clusters(_Event):
     clustered pairs cos(x_i, x_j) = <x_i, x_j> / (|x_i| |x_j|) >= 1 − ``delta`` (sphere.md,
     Observables; on the unit sphere the cosine is <x_i, x_j>, for tokens in R^d it compares
     directions, and a token at the origin is in no pair). Evaluated in the kernel by union-find,
-    O(n² d) per step (:func:`metastab._clusters.cluster_count`).
+    O(n² d) per step (:func:`metastab.kernels.clustering.cluster_count`).
 
     >>> Clusters(at_most=2)
     Clusters(at_most=2, delta=0.001)
@@ -244,17 +243,17 @@ class Clusters(_Event):
         cluster_threshold(self.delta)
         object.__setattr__(self, "delta", float(self.delta))
 
-    def compile(self, x0: np.ndarray, B: np.ndarray) -> EventArrays:
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> _params.EventArrays:
         return clusters_arrays(x0.shape[1:], self.delta, self.at_most, chains=0)
 
 
-def clusters_arrays(shape, delta: float, at_most: int, chains: int) -> EventArrays:
+def clusters_arrays(shape, delta: float, at_most: int, chains: int) -> _params.EventArrays:
     """The kernel form of "at most ``at_most`` clusters" (0: never) for n×d configurations
     (``shape``), with a (chains, n) table of levels (NaN) that the kernels fill for chains
     0..chains-1 (see :func:`metastab.track`; ``chains=0``: nothing recorded)."""
     n, d = shape
-    return EventArrays(
-        _kernels.CLUSTERS,
+    return _params.EventArrays(
+        _params.CLUSTERS,
         np.zeros((1, n, d)),
         np.zeros((1, n)),
         *_one_group(n),

@@ -17,14 +17,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from . import _kernels
 from ._validate import matrix, real
+from .kernels import params as _params
 
 __all__ = ["SoftmaxChain", "SoftmaxFlow", "Hardmax", "Localmax", "NEIGHBOUR_RULES", "step_matrix"]
 
 TIE_MODES = ("index", "point")
-# Localmax neighbour rules: name -> kernel code (see _kernels.neighbour_cut).
-NEIGHBOUR_RULES = {"additive": _kernels.ADDITIVE, "relative": _kernels.RELATIVE}
+# Localmax neighbour rules: name -> kernel code (see kernels.steps.neighbour_cut).
+NEIGHBOUR_RULES = {"additive": _params.ADDITIVE, "relative": _params.RELATIVE}
 
 
 def _frozen_matrix(value, name: str) -> np.ndarray | None:
@@ -109,14 +109,14 @@ class _Model(_Declared):
         """B as a fresh d×d float64 array (identity when B is None)."""
         return np.eye(d) if self.B is None else matrix("B", self.B, d)
 
-    def kernel_params(self, d: int) -> _kernels.Dynamics:
+    def kernel_params(self, d: int) -> _params.Dynamics:
         """The model's time-independent parameters in R^d as the kernels take them (fresh
         writeable arrays: read-only ones would make numba compile a second version)."""
         if self.has_step_matrix:
             P, use_P = matrix("gamma (step matrix)", self.gamma, d), True
         else:
             P, use_P = np.eye(d), False
-        return _kernels.Dynamics(
+        return _params.Dynamics(
             self.code,
             self.key_query(d),
             float(self.beta),
@@ -141,9 +141,9 @@ class _Model(_Declared):
     def _rule(self) -> int:
         return 0
 
-    def schedule(self, t0: int, nsteps: int) -> _kernels.Schedule:
+    def schedule(self, t0: int, nsteps: int) -> _params.Schedule:
         """Step sizes and margins of steps t0 .. t0 + nsteps - 1 in the kernels' convention."""
-        return _kernels.Schedule(self._gammas(t0, nsteps), self.margin_arrays(t0, nsteps))
+        return _params.Schedule(self._gammas(t0, nsteps), self.margin_arrays(t0, nsteps))
 
     def _gammas(self, t0: int, nsteps: int) -> np.ndarray:
         """γ_t for steps t0 .. t0 + nsteps - 1 (one entry for a constant; one unused 1.0 with a
@@ -194,7 +194,7 @@ class SoftmaxChain(_Model):
     gamma: float | np.ndarray | Callable = 0.1
     B: np.ndarray | None = field(default=None, repr=False)
     kind = "softmax-chain"
-    code = _kernels.CHAIN
+    code = _params.CHAIN
 
     def __post_init__(self):
         object.__setattr__(self, "beta", real("beta", self.beta, low=0))
@@ -214,7 +214,7 @@ class SoftmaxFlow(_Model):
     gamma: float | np.ndarray | Callable = 0.1
     B: np.ndarray | None = field(default=None, repr=False)
     kind = "softmax-flow"
-    code = _kernels.FLOW
+    code = _params.FLOW
 
     def __post_init__(self):
         object.__setattr__(self, "beta", real("beta", self.beta, low=0))
@@ -241,7 +241,7 @@ class Hardmax(_Model):
     ties: str = "index"
     tol: float = 1e-12
     kind = "hardmax"
-    code = _kernels.HARDMAX
+    code = _params.HARDMAX
     beta = math.inf
 
     @property
@@ -331,7 +331,7 @@ class Localmax(_Model):
     B: np.ndarray | None = field(default=None, repr=False)
     neighbours: str = "additive"
     kind = "localmax"
-    code = _kernels.LOCALMAX
+    code = _params.LOCALMAX
     beta = math.inf
 
     def __post_init__(self):

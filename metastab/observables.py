@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._clusters import OBSERVABLES
+from .kernels.clustering import OBSERVABLES
 from .results import _describe, _entropy, _scalar_params, write_table
 
 __all__ = ["Track", "plateau_durations"]
@@ -56,11 +56,11 @@ class Track:
     """Cluster counts of many chains over ``steps`` steps (:func:`metastab.track`).
 
     ``levels[c, k - 1]`` is the first step at which chain c had at most k clusters (NaN: not
-    within ``steps``); ``observables[c, r]`` is the row of :data:`COLUMNS` of chain c at step
-    ``times[r]``. Chains are numbered from ``first_chain``.
+    within ``steps``; None when run with ``merges=False``); ``observables[c, r]`` is the row of
+    :data:`COLUMNS` of chain c at step ``times[r]``. Chains are numbered from ``first_chain``.
     """
 
-    levels: np.ndarray = field(repr=False)
+    levels: np.ndarray | None = field(repr=False)
     times: np.ndarray = field(repr=False)
     observables: np.ndarray = field(repr=False)
     steps: int
@@ -75,12 +75,13 @@ class Track:
 
     @property
     def chains(self) -> int:
-        return self.levels.shape[0]
+        return self.observables.shape[0]
 
     def __repr__(self) -> str:
+        merges = "" if self.levels is not None else ", merges=False"
         return (
             f"Track(model={_describe(self.model)}, delta={self.delta:g}, chains={self.chains}, "
-            f"n={self.levels.shape[1]}, steps={self.steps}, recorded={self.times.size}, "
+            f"steps={self.steps}, recorded={self.times.size}{merges}, "
             f"seed={_entropy(self.seed)})"
         )
 
@@ -98,6 +99,8 @@ class Track:
         ``metastab.stats.fit_scaling(plateau_durations(frame, K))`` fits the durations of the
         plateau at K clusters against β (``metastab fit TABLE --plateau K``).
         """
+        if self.levels is None:
+            raise ValueError("no plateaus: this run did not count clusters (merges=False)")
         C, n = self.levels.shape
         rows = []
         for k in range(n, 0, -1):

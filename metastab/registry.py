@@ -44,6 +44,7 @@ __all__ = [
     "POLYTOPES",
     "INITIALS",
     "REQUIRED",
+    "on_sphere",
     "model_from_dict",
     "event_from_dict",
     "polytope_from_dict",
@@ -607,6 +608,15 @@ INITIALS = Registry(
         ),
     ),
 )
+
+
+def on_sphere(model_kind: str) -> bool:
+    """Whether the model kind moves tokens on the unit sphere (and so takes no polytope).
+
+    >>> on_sphere("sphere-flow"), on_sphere("softmax-chain")
+    (True, False)
+    """
+    return MODELS[model_kind].target.startswith("metastab.sphere:")
 
 
 def model_from_dict(data: Mapping[str, Any]) -> Any:

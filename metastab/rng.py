@@ -1,9 +1,10 @@
 """Seeds: one user-facing ``rng`` in, one independent xoshiro256** stream per chain out.
 
 The root is a :class:`numpy.random.SeedSequence`; it is hashed into a 128-bit key, and chain c's
-stream is a pure function of (key, c) (see ``_kernels.seed_streams``). Hence chain c is the same
-whatever the number of chains, the chunk it runs in, the machine or the thread count, and a sweep
-can be split anywhere. The root entropy is always recorded, even when the user passed ``None``.
+stream is a pure function of (key, c) (see ``kernels.streams.seed_streams``). Hence chain c is the
+same whatever the number of chains, the chunk it runs in, the machine or the thread count, and a
+sweep can be split anywhere. The root entropy is always recorded, even when the user passed
+``None``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import cast
 
 import numpy as np
 
-from . import _kernels
+from .kernels import streams as _streams
 
 __all__ = ["Seed", "as_seed"]
 
@@ -37,7 +38,7 @@ class Seed:
             raise ValueError(f"chains and first must be >= 0, got chains={chains}, first={first}")
         key = self.sequence.generate_state(2, np.uint64)
         out = np.empty((chains, 4), dtype=np.uint64)
-        _kernels.seed_streams(key[0], key[1], np.uint64(first), out)
+        _streams.seed_streams(key[0], key[1], np.uint64(first), out)
         return out
 
     def to_dict(self) -> dict:

@@ -19,22 +19,23 @@ from typing import ClassVar
 
 import numpy as np
 
-from . import _kernels
-from ._sphere_kernels import (
+from ._validate import matrix, real
+from .kernels.params import (
     POST_LN,
+    PRE_LN,
     RK4,
     SOFTMAX,
     SPHERE_CHAIN,
     SPHERE_FLOW,
     UNNORMALIZED,
+    Schedule,
     SphereDynamics,
 )
-from ._validate import matrix, real
 
 __all__ = ["SphereFlow", "SphereChain", "SPHERE_TOL", "ATTENTIONS", "SCHEMES", "check_on_sphere"]
 
 ATTENTIONS = {"softmax": SOFTMAX, "unnormalized": UNNORMALIZED}
-SCHEMES = {"post-ln": POST_LN, "rk4": RK4}
+SCHEMES = {"post-ln": POST_LN, "rk4": RK4, "pre-ln": PRE_LN}
 # Largest | |x_i| - 1 | accepted in an initial configuration: rounding of a float64
 # normalisation is ~1e-16, a table written with 10 significant digits ~1e-10.
 SPHERE_TOL = 1e-9
@@ -140,9 +141,9 @@ class _SphereModel:
             bool((Vs == eye).all()),
         )
 
-    def schedule(self, t0: int, nsteps: int) -> _kernels.Schedule:
+    def schedule(self, t0: int, nsteps: int) -> Schedule:
         """The constant step (dt of the flow, γ of the chain) in the kernels' convention."""
-        return _kernels.Schedule(np.array([self.step]), np.zeros(1))
+        return Schedule(np.array([self.step]), np.zeros(1))
 
     has_schedule = False
 
@@ -182,6 +183,10 @@ class SphereFlow(_SphereModel):
     - ``scheme="rk4"``: one classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i
       (P⊥_x y = y − <x, y> x) of size dt, then every token is renormalised: fourth order in dt
       for (SA) / (USA).
+    - ``scheme="pre-ln"``: x_i ← x_i + dt Attn(N(x))_i, LayerNorm before attention and the
+      residual stream not renormalised, so the tokens leave the sphere (x0 must still lie on
+      it). This is sphere.md's reading of the pre-LN variant of Karagodin et al. (their simulator
+      simuformer), not checked against their code.
 
     Parameters
     ----------
@@ -191,7 +196,7 @@ class SphereFlow(_SphereModel):
     B, V : d×d arrays, optional
         Key-query (scores <B x_i, x_j>, i.e. B = KᵀQ) and value matrices; identity by default.
     attention : {"softmax", "unnormalized"}
-    scheme : {"post-ln", "rk4"}
+    scheme : {"post-ln", "rk4", "pre-ln"}
     causal : bool
     heads : sequence of (B, V) pairs, optional
         Several heads whose outputs add (then ``B`` and ``V`` must be None).

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from metastab import _kernels as K
+from metastab.kernels import steps as _steps
 from metastab.models import NEIGHBOUR_RULES
 
 
@@ -21,7 +21,7 @@ def k_chain(x, B, beta, gamma, u, state=None):
     out = np.full((n, d), np.nan)
     if state is None:
         state = np.array([1, 2, 3, 4], dtype=np.uint64)
-    K.chain_step(
+    _steps.chain_step(
         x,
         np.ascontiguousarray(B, dtype=float),
         float(beta),
@@ -31,7 +31,7 @@ def k_chain(x, B, beta, gamma, u, state=None):
         np.asarray(u, dtype=float),
         state,
         out,
-        K.chain_work(n, d),
+        _steps.chain_work(n, d),
     )
     return out
 
@@ -41,8 +41,15 @@ def k_flow(x, B, beta, gamma):
     n, d = x.shape
     g, P, use_P = split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
-    K.flow_step(
-        x, np.ascontiguousarray(B, dtype=float), float(beta), g, P, use_P, out, K.flow_work(n, d)
+    _steps.flow_step(
+        x,
+        np.ascontiguousarray(B, dtype=float),
+        float(beta),
+        g,
+        P,
+        use_P,
+        out,
+        _steps.flow_work(n, d),
     )
     return out
 
@@ -52,7 +59,7 @@ def k_hardmax(x, B, gamma, ties="index", tol=0.0):
     n, d = x.shape
     g, P, use_P = split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
-    K.hardmax_step(
+    _steps.hardmax_step(
         x,
         np.ascontiguousarray(B, dtype=float),
         g,
@@ -61,7 +68,7 @@ def k_hardmax(x, B, gamma, ties="index", tol=0.0):
         ties == "point",
         float(tol),
         out,
-        K.hardmax_work(n, d),
+        _steps.hardmax_work(n, d),
     )
     return out
 
@@ -71,7 +78,7 @@ def k_localmax(x, B, gamma, r, rule):
     n, d = x.shape
     g, P, use_P = split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
-    K.localmax_step(
+    _steps.localmax_step(
         x,
         np.ascontiguousarray(B, dtype=float),
         g,
@@ -80,6 +87,6 @@ def k_localmax(x, B, gamma, r, rule):
         float(r),
         NEIGHBOUR_RULES[rule],
         out,
-        K.localmax_work(n, d),
+        _steps.localmax_work(n, d),
     )
     return out

@@ -17,8 +17,9 @@ from numba import njit
 from scipy import stats
 
 import metastab as ms
-from metastab import _accelerated, engine, theory
+from metastab import engine, theory
 from metastab.engine import accelerated as accelerate
+from metastab.kernels import accelerated as _accelerated
 from metastab.stats import escape_rate, exponentiality_test
 
 SEED = 20_251_126

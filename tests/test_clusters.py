@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import metastab as ms
-from metastab import _clusters as K
-from metastab import _reference_clusters as ref
+from metastab.kernels import clustering as K
+from metastab.kernels import reference_clustering as ref
 from metastab.observables import Track
 
 
@@ -302,3 +302,68 @@ def test_sweep_with_the_clusters_event(tmp_path):
         rows = frame[frame.point == point.index]
         np.testing.assert_array_equal(rows.steps, fp.steps)
         assert (rows.event_at_most == 2).all()
+
+
+def test_token_parallel_path_records_the_same_levels():
+    """One SA_P chain of n > 32 tokens on two threads splits each step's tokens over the
+    threads (the token-parallel driver): same levels and observables as on one thread."""
+    x0 = _circle(48, 6)
+    model = ms.SoftmaxChain(beta=6.0, gamma=0.3)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = ms.track(model, x0, steps=60, chains=1, rng=2, record_every=30)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = ms.track(model, x0, steps=60, chains=1, rng=2, record_every=30)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(one.levels, two.levels)
+    np.testing.assert_array_equal(one.observables, two.observables)
+    run = ms.simulate(model, x0, steps=60, chains=1, rng=2, record_every=1)
+    counts = [ref.cluster_count(run.trajectory[0, t], 1e-3) for t in range(61)]
+    np.testing.assert_array_equal(one.levels[0], ref.levels(counts, 48))
+
+
+def test_accelerated_mode_stops_at_clusters_with_the_exact_law():
+    """SA_P with γ = 1 from two groups of coincident tokens: a cross pick moves a token onto the
+    other group, so the configuration stays on the two points and the chain merges when one
+    group empties. Accelerated and direct stepping draw the same law (KS, seeded), and a
+    negative control at another β is told apart."""
+    from scipy.stats import ks_2samp
+
+    theta = 1.2
+    x0 = np.array([[1.0, 0.0]] * 3 + [[math.cos(theta), math.sin(theta)]] * 3)
+    event = ms.Clusters(at_most=1)
+    run = {"max_steps": 10**6, "chains": 2000, "rng": 1}
+    fast = ms.first_passage(
+        ms.SoftmaxChain(beta=6.0, gamma=1.0), x0, event, mode="accelerated", **run
+    )
+    exact = ms.first_passage(ms.SoftmaxChain(beta=6.0, gamma=1.0), x0, event, **run)
+    other = ms.first_passage(ms.SoftmaxChain(beta=6.5, gamma=1.0), x0, event, **run)
+    assert not fast.censored.any() and not exact.censored.any()
+    assert ks_2samp(fast.steps, exact.steps).pvalue > 0.01
+    assert ks_2samp(fast.steps, other.steps).pvalue < 1e-3
+
+
+def test_energy_beta_is_validated():
+    x0 = _circle(4, 0)
+    for bad in (0.0, -1.0, math.nan, math.inf):
+        with pytest.raises(ValueError, match="energy_beta"):
+            ms.track(ms.Hardmax(gamma=0.5), x0, steps=2, energy_beta=bad)
+    tr = ms.track(ms.Hardmax(gamma=0.5), x0, steps=2)
+    assert np.isnan(tr.observables[..., 4:]).all()  # hardmax has no finite beta
+    tr = ms.track(ms.Hardmax(gamma=0.5), x0, steps=2, energy_beta=2.0)
+    assert np.isfinite(tr.observables[..., 4:]).all()
+
+
+def test_without_merges_the_observables_are_the_same():
+    x0 = _circle(10, 8)
+    model = ms.SoftmaxChain(beta=5.0, gamma=0.2)
+    full = ms.track(model, x0, steps=50, chains=4, rng=3, record_every=25)
+    light = ms.track(model, x0, steps=50, chains=4, rng=3, record_every=25, merges=False)
+    np.testing.assert_array_equal(full.observables, light.observables)
+    assert light.levels is None and "merges=False" in repr(light)
+    with pytest.raises(ValueError, match="merges=False"):
+        light.to_frame()
+    with pytest.raises(ValueError, match="merges must be True or False"):
+        ms.track(model, x0, steps=5, merges="no")

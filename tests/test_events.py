@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab import _kernels as K
-from metastab import _reference as ref
+from metastab.kernels import events as _events
+from metastab.kernels import reference as ref
 
 # --------------------------------------------------------------------------------------------
 # LeaveHull: the kernel's point-to-hull decision against the exact distance
@@ -18,12 +18,12 @@ def _kernel_outside(p, pts, r):
     pts = np.ascontiguousarray(pts, dtype=float)
     m, d = pts.shape
     return bool(
-        K._outside_hull(
+        _events._outside_hull(
             np.ascontiguousarray(p, dtype=float),
             pts,
             np.arange(m, dtype=np.int64),
             r * r,
-            K.hull_work(m, d),
+            _events.hull_work(m, d),
         )
     )
 
@@ -144,7 +144,7 @@ def test_leave_hull_event_hit_matches_reference():
         dists = [ref.hull_distance(x[i], x0[groups == groups[i]]) for i in range(n)]
         if min(abs(di - ev.radius) for di in dists) < 1e-9:
             continue
-        got = K.event_hit(comp, 0, x, K.hull_work(n, d))
+        got = _events.event_hit(comp, 0, x, _events.hull_work(n, d))
         assert got == ref.leave_hull(x, x0, groups, [ev.radius] * n)
         assert got == (max(dists) > ev.radius)
 
@@ -156,10 +156,10 @@ def test_leave_hull_groups_with_arbitrary_labels():
     comp = ev.compile(x0[None], np.eye(2))
     x = x0.copy()
     x[0] = [0.5, 0.05]  # still within 0.1 of its segment
-    hit = K.event_hit(comp, 0, x, K.hull_work(4, 2))
+    hit = _events.event_hit(comp, 0, x, _events.hull_work(4, 2))
     assert not hit
     x[0] = [3.0, 3.0]  # inside the hull of everybody, far from its own group's segment
-    hit = K.event_hit(comp, 0, x, K.hull_work(4, 2))
+    hit = _events.event_hit(comp, 0, x, _events.hull_work(4, 2))
     assert hit
 
 
@@ -310,12 +310,12 @@ def test_hull_distance_kernel_matches_exact_distance():
             pts = np.ascontiguousarray(pts, dtype=float)
             m = pts.shape[0]
             for p in _query_points(rng, pts):
-                got = K.hull_dist2(
+                got = _events.hull_dist2(
                     np.ascontiguousarray(p, dtype=float),
                     pts,
                     np.arange(m, dtype=np.int64),
                     -1.0,
-                    K.hull_work(m, d),
+                    _events.hull_work(m, d),
                 )
                 worst = max(worst, abs(math.sqrt(got) - ref.hull_distance(p, pts)))
     assert worst < 1e-12, worst

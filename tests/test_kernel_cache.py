@@ -1,11 +1,13 @@
 """numba's on-disk cache must not serve code compiled from older versions of other kernel files.
 
 numba keys a cached function on its own file only; the machine code it stores includes the jitted
-functions it calls from other files. Kernel files that call into others are therefore cached with
-``_kernel_cache.njit_keyed``, keyed on the sources of those files.
+functions it calls from other files (and the constants it reads from them). The files of
+``metastab.kernels`` that import from siblings are therefore cached with ``cache.njit_keyed``,
+keyed on the sources of those files and, transitively, of what they import.
 """
 
 import ast
+import importlib
 import subprocess
 import sys
 import textwrap
@@ -14,15 +16,17 @@ from pathlib import Path
 import pytest
 
 import metastab
-from metastab import _accelerated, _kernel_cache, _kernels, _splitting
+from metastab.kernels import cache
 
 PACKAGE = Path(metastab.__file__).parent
-KERNEL_FILES = ("_kernels.py", "_accelerated.py", "_splitting.py")
+KERNELS = PACKAGE / "kernels"
+# every file of the kernels folder but the cache itself, which holds no kernel
+KERNEL_FILES = sorted(p.name for p in KERNELS.glob("*.py") if p.name != "cache.py")
 
 
 def _kernel_imports(name: str) -> list[str]:
-    """The kernel files that the kernel file ``name`` imports from, in import order."""
-    tree = ast.parse((PACKAGE / name).read_text())
+    """The sibling kernel files that the kernels file ``name`` imports from, in import order."""
+    tree = ast.parse((KERNELS / name).read_text())
     found = []
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
@@ -44,6 +48,10 @@ def _kernel_closure(name: str) -> set[str]:
     return seen
 
 
+def _module(name: str):
+    return importlib.import_module(f"metastab.kernels.{Path(name).stem}")
+
+
 def _cached_dispatchers(module):
     return [
         f
@@ -54,25 +62,44 @@ def _cached_dispatchers(module):
     ]
 
 
-def test_base_kernels_call_no_other_kernel_file():
-    """_kernels.py may use plain njit(cache=True): its code comes from its own file only."""
-    assert _kernel_imports("_kernels.py") == []
-    assert _cached_dispatchers(_kernels)
-    assert all(type(f._cache).__name__ == "FunctionCache" for f in _cached_dispatchers(_kernels))
+def _misskeyed(module, deps: set[str]) -> list[str]:
+    """The cached functions of ``module`` whose cache is not keyed on exactly the files ``deps``
+    (numba's plain cache counts as keyed on nothing)."""
+    want = cache.source_key(*deps) if deps else None
+    return [
+        f.__name__ for f in _cached_dispatchers(module) if getattr(f._cache, "key", None) != want
+    ]
 
 
-@pytest.mark.parametrize("module", [_accelerated, _splitting], ids=lambda m: m.__name__)
-def test_dependent_kernels_are_keyed_on_what_they_import(module):
-    """Every cached function of a kernel file that imports from other kernel files carries the
-    hash of exactly those files (and of what they import) in its cache index key."""
-    name = Path(module.__file__).name
-    deps = _kernel_closure(name)
-    assert deps, name
-    functions = _cached_dispatchers(module)
-    assert functions
-    for f in functions:
-        assert isinstance(f._cache, _kernel_cache._KeyedCache), f.__name__
-        assert f._cache.key == _kernel_cache.source_key(*deps), f.__name__
+def test_the_kernels_import_nothing_else_from_metastab():
+    for name in [*KERNEL_FILES, "cache.py"]:
+        for node in ast.walk(ast.parse((KERNELS / name).read_text())):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level == 1 or not (node.module or "").startswith("metastab"), name
+                assert node.level <= 1, name
+            if isinstance(node, ast.Import):
+                assert not any(a.name.startswith("metastab") for a in node.names), name
+
+
+@pytest.mark.parametrize("name", KERNEL_FILES)
+def test_kernels_are_keyed_on_the_files_they_import(name):
+    """Every cached function of a kernels file carries the hash of exactly the sibling files it
+    imports from (and of what they import) in its cache index key; a file that imports no
+    sibling may use numba's plain cache."""
+    assert not _misskeyed(_module(name), _kernel_closure(name)), name
+
+
+def test_the_key_check_fails_for_a_stale_key():
+    """Negative control: a key that leaves out a file the kernels import, or names one more,
+    is caught for every cached function."""
+    name = "splitting.py"
+    module, deps = _module(name), _kernel_closure(name)
+    functions = [f.__name__ for f in _cached_dispatchers(module)]
+    assert len(functions) == 3 and "accelerated.py" in deps
+    for dropped in deps:
+        assert _misskeyed(module, deps - {dropped}) == functions, dropped
+    assert _misskeyed(module, deps | {"reference.py"}) == functions
+    assert _misskeyed(_module("streams.py"), set()) == ["seed_streams", "next_u64", "next_uniform"]
 
 
 _INNER = """
@@ -92,7 +119,7 @@ def outer():
 """
 _KEYED = """
 from pathlib import Path
-from metastab._kernel_cache import njit_keyed
+from metastab.kernels.cache import njit_keyed
 from inner import value
 
 @njit_keyed("inner.py", root=Path(__file__).parent)(cache=True)

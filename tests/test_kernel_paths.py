@@ -8,8 +8,9 @@ import pytest
 from kernel_calls import k_chain
 
 import metastab as ms
-from metastab import _kernels as K
-from metastab import _reference as ref
+from metastab.kernels import drivers as _drivers
+from metastab.kernels import reference as ref
+from metastab.kernels import steps as _steps
 
 
 def sphere(n, d, seed):
@@ -36,14 +37,14 @@ def test_blocked_and_gram_scores_match_reference(n, d):
 
 def test_gram_path_is_taken_and_refused_where_it_must_be():
     x = sphere(64, 8, 0)
-    G = K.chain_work(64, 8)[-1]
-    assert K._use_gram(x, np.eye(8), G)
-    assert not K._use_gram(x, 2.0 * np.eye(8), G)  # not the identity
+    G = _steps.chain_work(64, 8)[-1]
+    assert _steps._use_gram(x, np.eye(8), G)
+    assert not _steps._use_gram(x, 2.0 * np.eye(8), G)  # not the identity
     bad = x.copy()
     bad[2, 1] = np.inf
-    assert not K._use_gram(bad, np.eye(8), G)
-    assert K.chain_work(20, 8)[-1].size == 0  # no Gram below one block of tokens
-    assert K.chain_work(64, 2)[-1].size == 0  # nor in low dimension
+    assert not _steps._use_gram(bad, np.eye(8), G)
+    assert _steps.chain_work(20, 8)[-1].size == 0  # no Gram below one block of tokens
+    assert _steps.chain_work(64, 2)[-1].size == 0  # nor in low dimension
 
 
 @pytest.mark.parametrize("n,d", [(96, 8), (70, 3)])
@@ -71,8 +72,10 @@ def _tokens_step(x, beta, gamma, u, state, T):
     """One token-parallel step (the step of ``advance`` with fewer chains than threads)."""
     n, d = x.shape
     out = np.full((n, d), np.nan)
-    cw = K.chain_work(n, d)
-    K.step_tokens(x, np.eye(d), beta, gamma, np.eye(d), False, u, state, out, cw[-2], cw[-1], T)
+    cw = _steps.chain_work(n, d)
+    _drivers.step_tokens(
+        x, np.eye(d), beta, gamma, np.eye(d), False, u, state, out, cw[-2], cw[-1], T
+    )
     return out
 
 
@@ -132,7 +135,7 @@ def test_blocks_with_and_without_rare_weights_match_reference(beta):
     n, d = 40, 3
     x = sphere(n, d, 7)
     s = x @ x.T
-    rare = np.exp(beta * (s - s.max(axis=1, keepdims=True))) < K.RARE_CUT
+    rare = np.exp(beta * (s - s.max(axis=1, keepdims=True))) < _steps.RARE_CUT
     assert rare.any(axis=1).all() if beta > 100 else not rare.any()
     u = np.random.default_rng(2).random(n)
     u[::7] = 0.0  # below the rare probability wherever there are rare picks

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 import metastab as ms
-from metastab import _kernels
+from metastab.kernels import steps as _steps
 
 SEED = 20_250_813
 
@@ -145,14 +145,14 @@ def test_independence_negative_control():
     n, d = x.shape
     U, law = point_law(x, B_ONE, BETA_ONE)
     gen = np.random.default_rng(SEED)
-    out, work, P = np.empty((n, d)), _kernels.chain_work(n, d), np.eye(d)
+    out, work, P = np.empty((n, d)), _steps.chain_work(n, d), np.eye(d)
     state = ms.Seed(SEED).streams(1)[0]
     draws = 10_000
     finals = np.empty((draws, n, d))
     for c in range(draws):
         u = gen.random(n)
         u[2] = u[0]
-        _kernels.chain_step(x, B_ONE, BETA_ONE, GAMMA_ONE, P, False, u, state, out, work)
+        _steps.chain_step(x, B_ONE, BETA_ONE, GAMMA_ONE, P, False, u, state, out, work)
         finals[c] = out
     pick = picked_points(x, finals, GAMMA_ONE, U)
     # The marginals are still right (the control isolates the joint law): p > 1e-3 each.

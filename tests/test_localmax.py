@@ -11,10 +11,10 @@ import pytest
 from kernel_calls import k_hardmax, k_localmax
 
 import metastab as ms
-from metastab import _kernels as K
-from metastab import _reference as ref
 from metastab.engine import chains
 from metastab.engine import exact as sim
+from metastab.kernels import params as _params
+from metastab.kernels import reference as ref
 from metastab.models import NEIGHBOUR_RULES
 from metastab.registry import model_from_dict
 
@@ -315,7 +315,7 @@ def test_model_is_frozen_and_round_trips():
     m = ms.Localmax(
         np.array([0.5, 0.25]), [0.3, 0.0], B=[[1.0, 2.0], [0.0, 1.0]], neighbours="relative"
     )
-    assert m.kind == "localmax" and m.code == K.LOCALMAX and m.rule == K.RELATIVE
+    assert m.kind == "localmax" and m.code == _params.LOCALMAX and m.rule == _params.RELATIVE
     assert m.has_schedule and m.has_margin_schedule
     with pytest.raises(ValueError):
         m.r[0] = 1.0

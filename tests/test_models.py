@@ -38,11 +38,11 @@ def test_arrays_are_frozen_copies():
 
 
 def test_model_kinds_and_codes():
-    from metastab import _kernels as K
+    from metastab.kernels import params as _params
 
-    assert ms.SoftmaxChain(beta=1).code == K.CHAIN
-    assert ms.SoftmaxFlow(beta=1).code == K.FLOW
-    assert ms.Hardmax().code == K.HARDMAX
+    assert ms.SoftmaxChain(beta=1).code == _params.CHAIN
+    assert ms.SoftmaxFlow(beta=1).code == _params.FLOW
+    assert ms.Hardmax().code == _params.HARDMAX
     assert ms.SoftmaxChain(beta=1).has_step_matrix is False
     assert ms.SoftmaxChain(beta=1, gamma=np.eye(2) / 2).has_step_matrix is True
     assert ms.SoftmaxChain(beta=1, gamma=[0.5]).has_schedule is True

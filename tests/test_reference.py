@@ -7,8 +7,9 @@ import pytest
 from kernel_calls import k_chain, k_flow, k_hardmax
 
 import metastab as ms
-from metastab import _kernels as K
-from metastab import _reference as ref
+from metastab.kernels import reference as ref
+from metastab.kernels import steps as _steps
+from metastab.kernels import streams as _streams
 
 # --------------------------------------------------------------------------------------------
 # helpers
@@ -263,7 +264,7 @@ KEYS = [
 @pytest.mark.parametrize("first", [0, 1, 17, 2**40 + 3])
 def test_seed_streams_match_reference(key, first):
     out = np.empty((5, 4), dtype=np.uint64)
-    K.seed_streams(np.uint64(key[0]), np.uint64(key[1]), np.uint64(first), out)
+    _streams.seed_streams(np.uint64(key[0]), np.uint64(key[1]), np.uint64(first), out)
     assert np.array_equal(out, ref.seed_streams(key[0], key[1], first, 5))
 
 
@@ -272,7 +273,7 @@ def test_seed_streams_large_chain_index():
     key = ref.seed_keys(5)
     first = 2**62 + 1
     out = np.empty((2, 4), dtype=np.uint64)
-    K.seed_streams(np.uint64(key[0]), np.uint64(key[1]), np.uint64(first), out)
+    _streams.seed_streams(np.uint64(key[0]), np.uint64(key[1]), np.uint64(first), out)
     assert np.array_equal(out, ref.seed_streams(key[0], key[1], first, 2))
 
 
@@ -282,10 +283,10 @@ def test_xoshiro_outputs_match_reference(key):
         state = np.array(ref.seed_stream(key[0], key[1], chain), dtype=np.uint64)
         gen = ref.Xoshiro256(state)
         for _ in range(200):
-            assert int(K.next_u64(state)) == gen.next_u64()
+            assert int(_streams.next_u64(state)) == gen.next_u64()
         assert np.array_equal(state, gen.state())
         for _ in range(200):
-            u = K.next_uniform(state)
+            u = _streams.next_uniform(state)
             assert u == gen.next_uniform()
             assert 0.0 <= u < 1.0
 
@@ -455,7 +456,7 @@ def test_kernel_exp_matches_reference_and_libm():
         ]
     )
     got = np.empty_like(z)
-    K.exp_nonpositive(z, got, np.empty_like(z))
+    _steps.exp_nonpositive(z, got, np.empty_like(z))
     want = np.array([ref.exp_nonpositive(float(v)) for v in z])
     assert np.array_equal(got, want)
     libm = np.array([math.exp(v) for v in z])

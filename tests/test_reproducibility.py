@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab import _kernels
 from metastab.engine import exact as sim
+from metastab.kernels import drivers as _drivers
 
 X0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0], [0.2, 0.1], [-0.3, 0.4]])
 CHAIN = ms.SoftmaxChain(beta=4.0, gamma=0.3, B=[[1.0, 0.3], [-0.2, 0.9]])
@@ -85,13 +85,13 @@ def test_splitting_steps_into_calls_does_not_matter(monkeypatch, model):
     monkeypatch.setattr(sim, "_FIRST_CALL_STEPS", 1)
     monkeypatch.setattr(sim, "_CALL_SECONDS", 0.0)  # never grow: 60 calls of one step
     calls = []
-    orig = _kernels.advance
+    orig = _drivers.advance
 
     def counting(*args):
         calls.append(args[5])
         return orig(*args)
 
-    monkeypatch.setattr(_kernels, "advance", counting)
+    monkeypatch.setattr(_drivers, "advance", counting)
     many = _run(model=model)
     assert len(calls) == 60 and set(calls) == {1}
     assert np.array_equal(one_call.final, many.final)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab import _reference as ref
-from metastab import _sphere_kernels as SK
-from metastab import _sphere_reference as sref
+from metastab.kernels import reference as ref
+from metastab.kernels import sphere as SK
+from metastab.kernels import sphere_reference as sref
 from metastab.sphere import SphereChain, SphereFlow
 
 
@@ -53,7 +53,9 @@ MATRICES = {
     "heads": {"heads": [(RNG.normal(size=(D, D)), RNG.normal(size=(D, D))) for _ in range(2)]},
 }
 FLOW_CASES = list(
-    itertools.product(("post-ln", "rk4"), ("softmax", "unnormalized"), (False, True), MATRICES)
+    itertools.product(
+        ("post-ln", "rk4", "pre-ln"), ("softmax", "unnormalized"), (False, True), MATRICES
+    )
 )
 
 
@@ -62,6 +64,8 @@ def test_flow_step_matches_reference(scheme, attention, causal, mats):
     rng = np.random.default_rng(7)
     x = on_sphere(rng, 7, D)
     x[4] = x[1]  # coincident tokens
+    if scheme == "pre-ln":  # its residual stream leaves the sphere
+        x *= rng.uniform(0.5, 2.0, size=(7, 1))
     for beta in (0.0, 1.5, 40.0):
         m = SphereFlow(
             beta, 0.3, attention=attention, scheme=scheme, causal=causal, **MATRICES[mats]
@@ -82,7 +86,12 @@ def test_flow_step_matches_reference_across_sizes(n, d):
     """One block of tokens, a padded last block (n = 40), the symmetric Gram (n = 64)."""
     rng = np.random.default_rng(d)
     x = on_sphere(rng, n, d)
-    for scheme, causal in (("post-ln", False), ("rk4", False), ("post-ln", True)):
+    for scheme, causal in (
+        ("post-ln", False),
+        ("rk4", False),
+        ("post-ln", True),
+        ("pre-ln", False),
+    ):
         m = SphereFlow(3.0, 0.1, scheme=scheme, causal=causal)
         want = sref.flow_step(x, heads_of(m, d), 3.0, 0.1, scheme=scheme, causal=causal)
         assert np.array_equal(k_flow(x, m), want)

@@ -17,7 +17,6 @@ from numba import njit
 from scipy import stats
 
 import metastab as ms
-from metastab import _kernels, _reference, _splitting
 from metastab.engine.splitting import (
     _ams,
     _p_interval,
@@ -25,6 +24,9 @@ from metastab.engine.splitting import (
     mean_escape_time,
     reaction_coordinate,
 )
+from metastab.kernels import reference as _reference
+from metastab.kernels import splitting as _splitting
+from metastab.kernels import streams as _streams
 from metastab.stats import DiagnosticWarning
 
 SEED = 20_251_127
@@ -44,7 +46,7 @@ def _walk(X, clock, level, state, rec_level, rec_time, rec_state, n_rec, status)
         pos = X[c, 0, 0]
         n_rec[c] = 0
         while True:
-            pos += 1.0 if _kernels.next_uniform(state[c]) < Q else -1.0
+            pos += 1.0 if _streams.next_uniform(state[c]) < Q else -1.0
             clock[c] += 1.0
             top = np.inf if pos >= M else pos
             if top > level[c]:
@@ -89,7 +91,7 @@ def _ruin(runs, replicas, seed, kill_ties=True):
         )
     first = np.empty((runs * replicas, 4), np.uint64)
     for r in range(runs):
-        _kernels.seed_streams(
+        _streams.seed_streams(
             keys[r][0], keys[r][1], np.uint64(0), first[r * replicas : (r + 1) * replicas]
         )
     start = np.ones((runs, replicas, 1, 1))

@@ -23,13 +23,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "per observed escape of first_passage in exact and in accelerated "
         "mode, and their ratio, at a few betas.",
         epilog=examples(
-            "metastab bench", "metastab bench --threads 1", "metastab bench --escape --beta 8 10"
+            "metastab bench",
+            "metastab bench --threads 1",
+            "metastab bench --escape --beta 8 10",
+            "metastab bench --workload phase-diagram",
         ),
+    )
+    bench.add_argument(
+        "--workload",
+        choices=("w1", "phase-diagram"),
+        default="w1",
+        help="w1: SA_P on the pentagon (default); phase-diagram: the sphere flow, post-LN, "
+        "n=32, d in {2, 32, 128}, beside batched NumPy (metastab.bench_sphere)",
     )
     bench.add_argument(
         "--chains", type=whole, default=None, help="default 2048 (--escape: 60 per beta and mode)"
     )
-    bench.add_argument("--steps", type=whole, default=500, help="default 500")
+    bench.add_argument("--steps", type=whole, default=None, help="default 500 (phase-diagram: 30)")
     bench.add_argument("--repeat", type=whole, default=3, help="best of REPEAT (default 3)")
     bench.add_argument(
         "--sizes",
@@ -64,6 +74,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Run ``metastab bench``; returns the exit status."""
     from ..bench import run_bench
 
+    if args.workload == "phase-diagram":
+        return _phase_diagram_bench(args)
+    if args.steps is None:
+        args.steps = 500
     if args.escape:
         return _escape_bench(args)
     if args.sizes:
@@ -93,6 +107,54 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     )
     verdict = "met" if r["ratio"] >= r["target"] else "NOT met"
     print(f"ratio {r['ratio']:.2f}x  (target >= {r['target']:g}x: {verdict})")
+    return 0
+
+
+def _phase_diagram_bench(args: argparse.Namespace) -> int:
+    """``metastab bench --workload phase-diagram``: the sphere flow against batched NumPy, one
+    row per d, printed as soon as it is measured."""
+    import numba
+
+    from ..bench_sphere import PHASE_CHAINS, PHASE_STEPS, phase_diagram_bench
+
+    for flag in ("escape", "sizes"):
+        if getattr(args, flag):
+            raise UsageError(f"{flag}: --{flag} does not apply to --workload phase-diagram")
+    if args.beta is not None:
+        raise UsageError("beta: --beta applies to bench --escape only")
+    chains = PHASE_CHAINS if args.chains is None else args.chains
+    steps = PHASE_STEPS if args.steps is None else args.steps
+    print(
+        f"{PROG} bench --workload phase-diagram: sphere flow, post-LN, n=32 i.i.d. uniform on "
+        f"S^(d-1), beta=4, dt=0.1, B=V=I; {chains} realisations x {steps} steps, best of "
+        f"{args.repeat} (alternating), numba threads {numba.get_num_threads()}",
+        flush=True,
+    )
+    show = output.Rows(["d", "metastab_real_steps_s", "numpy_real_steps_s", "ratio", "target"])
+
+    def on_row(row):
+        target = row["target"]
+        verdict = (
+            ""
+            if target is None
+            else f">= {target:g}x " + ("met" if row["ratio"] >= target else "NOT met")
+        )
+        show(
+            {
+                "d": row["d"],
+                "metastab_real_steps_s": f"{row['metastab_rate']:.4g}",
+                "numpy_real_steps_s": f"{row['numpy_rate']:.4g}",
+                "ratio": f"{row['ratio']:.2f}x",
+                "target": verdict or "-",
+            }
+        )
+        if row["max_difference"] > 1e-9:
+            raise RuntimeError(
+                f"metastab and NumPy disagree by {row['max_difference']:.3g} at d={row['d']}"
+            )
+
+    phase_diagram_bench(chains=chains, steps=steps, repeat=args.repeat, on_row=on_row)
+    print("real_steps_s = realisations x steps / best wall seconds; ratio = NumPy s / metastab s")
     return 0
 
 

@@ -87,6 +87,8 @@ def theorem_bound(meta: dict, frame: object) -> tuple[dict | None, str]:
 
     from ..polytope import Polytope
 
+    if meta.get("kind") == "plateaus":
+        return None, "plateau durations (Thm 5.4 bounds exit times, not merges)"
     runs = meta.get("runs") or []
     if not runs or "polytope" not in meta or not meta.get("x0"):
         return None, "the sidecar lacks the polytope, the runs or x0"

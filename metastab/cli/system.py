@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, Registry
+from ..registry import on_sphere as registry_on_sphere
 from .exits import UsageError, one_line
 from .parser import whole
 
@@ -134,8 +135,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--scheme",
-        choices=("post-ln", "rk4"),
-        help="sphere-flow: post-LN layers x <- N(x + dt Attn(x)) or RK4 (default post-ln)",
+        choices=("post-ln", "rk4", "pre-ln"),
+        help="sphere-flow: post-LN layers x <- N(x + dt Attn(x)), RK4, or pre-LN "
+        "x <- x + dt Attn(N(x)) (default post-ln)",
     )
     g.add_argument(
         "--causal",
@@ -191,7 +193,7 @@ def _parse(label: str, registry: Registry, text: str) -> dict:
 
 def on_sphere(args: argparse.Namespace) -> bool:
     """Whether ``--model`` is one of the models on the unit sphere (no polytope)."""
-    return MODELS[args.model].target.startswith("metastab.sphere:")
+    return registry_on_sphere(args.model)
 
 
 def complete(args: argparse.Namespace) -> None:

@@ -3,7 +3,7 @@
 - :mod:`~metastab.engine.api`: :func:`simulate` and :func:`first_passage` (validation, memory
   checks, mode dispatch);
 - :mod:`~metastab.engine.exact`: the exact loop (every step, chunked kernel calls);
-- :mod:`~metastab.engine.track`: :func:`track`, cluster counts and observables on-line;
+- :mod:`~metastab.engine.tracking`: :func:`track`, cluster counts and observables on-line;
 - :mod:`~metastab.engine.accelerated`: ``mode="accelerated"``, the event-driven SA_P chain;
 - :mod:`~metastab.engine.splitting`: adaptive multilevel splitting (escape probabilities and
   mean escape times);
@@ -32,7 +32,7 @@ from .splitting import (
     mean_escape_time,
     reaction_coordinate,
 )
-from .track import track
+from .tracking import track
 
 __all__ = [
     "BACKENDS",

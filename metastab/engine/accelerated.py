@@ -5,7 +5,7 @@ the same chain SA_P (science.md §1), the same events and the same :class:`~meta
 but instead of stepping through the steps in which every token picks a token of its own group
 (exact no-ops) it draws the number of such steps from their geometric law (science.md §3,
 "Exact laws usable as tests", last paragraph) and then the step with a cross-group pick from its
-conditional law. The equations are in :mod:`metastab._accelerated`.
+conditional law. The equations are in :mod:`metastab.kernels.accelerated`.
 
 What is exact and what is not
 -----------------------------
@@ -44,8 +44,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import _accelerated, _kernels
 from .._validate import check_memory, real
+from ..kernels import accelerated as _accelerated
+from ..kernels import params as _params
 from ..models import SoftmaxChain
 from ..results import FirstPassage, provenance
 from .backends import resolve
@@ -157,7 +158,7 @@ def first_passage_accelerated(
         np.zeros(C, dtype=bool),
         np.zeros(C, dtype=np.int64),
     )
-    if ev.code != _kernels.NO_EVENT:
+    if ev.code != _params.NO_EVENT:
         backend.events_at(X, ev, tally.done)
     tic = time.perf_counter()
     _run(backend, X, state, dyn, gamma, tols, float(total), ev, tally, Progress(progress, total, C))

@@ -3,7 +3,7 @@
 A backend moves chains forward in place on host arrays: ``advance`` (exact steps, any model),
 ``events_at`` (the event at time 0), ``neighbour_sets``, ``advance_accelerated`` (the event-driven
 SA_P chain) and ``excursions`` / ``coordinates`` (splitting), each with the arguments of the
-:mod:`metastab._kernels` driver of that name (parameters as the NamedTuples that the models and
+:mod:`metastab.kernels` driver of that name (parameters as the NamedTuples that the models and
 events build), and ``kernels(name)``: the compiled functions a first call of that driver may have
 to compile (for the compile announcement). A second backend (a GPU) is one more class with these
 methods and one more entry of :data:`BACKENDS`; the engine's functions take it as ``device``.
@@ -17,7 +17,22 @@ from typing import Any, Protocol
 import numba
 import numpy as np
 
-from .. import _accelerated, _kernels, _sphere_kernels, _splitting
+from ..kernels import (
+    accelerated as _accelerated,
+)
+from ..kernels import (
+    drivers as _drivers,
+)
+from ..kernels import (
+    sphere as _sphere,
+)
+from ..kernels import (
+    splitting as _splitting,
+)
+from ..kernels import (
+    streams as _streams,
+)
+from ..kernels.params import SPHERE_CHAIN, SPHERE_FLOW
 
 __all__ = ["BACKENDS", "Backend", "resolve"]
 
@@ -82,16 +97,16 @@ class Cpu:
     name = "cpu"
 
     def advance(self, X, state, dyn, sched, t0, nsteps, ev, steps, done) -> None:
-        if isinstance(dyn, _sphere_kernels.SphereDynamics):
-            _sphere_kernels.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done)
+        if dyn.kind in (SPHERE_FLOW, SPHERE_CHAIN):
+            _sphere.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done)
             return
-        _kernels.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, numba.get_num_threads())
+        _drivers.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, numba.get_num_threads())
 
     def events_at(self, X, ev, out) -> None:
-        _kernels.events_at(X, ev, out)
+        _drivers.events_at(X, ev, out)
 
     def neighbour_sets(self, X, dyn, margin, out) -> None:
-        _kernels.neighbour_sets(X, dyn, margin, out)
+        _drivers.neighbour_sets(X, dyn, margin, out)
 
     def advance_accelerated(
         self, X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally
@@ -108,8 +123,8 @@ class Cpu:
 
     def kernels(self, name: str) -> tuple:
         return {
-            "exact": (_kernels.seed_streams, _kernels.advance),
-            "passage": (_kernels.seed_streams, _kernels.advance, _kernels.cross_weights),
+            "exact": (_streams.seed_streams, _drivers.advance),
+            "passage": (_streams.seed_streams, _drivers.advance, _drivers.cross_weights),
             "accelerated": (_accelerated.advance_accelerated,),
         }[name]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import _ROWS
 from .._validate import integer
+from ..kernels.steps import _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 from ..rng import Seed, as_seed
 from ..sphere import SPHERE_MODELS, check_on_sphere

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import _kernels
 from .._validate import integer
+from ..kernels import params as _params
 from .backends import Backend
 from .chains import check_finite
 from .progress import Progress
@@ -31,7 +31,7 @@ def drive(
     X: np.ndarray,
     state: np.ndarray,
     total: int,
-    ev: _kernels.EventArrays | None,
+    ev: _params.EventArrays | None,
     progress: bool | Callable,
     on_chunk: Callable[[int], None] | None = None,
     stops: np.ndarray | None = None,
@@ -42,14 +42,14 @@ def drive(
     C, n, d = X.shape
     dyn = model.kernel_params(d)
     if ev is None:
-        ev = _kernels.no_event(n, d)
+        ev = _params.no_event(n, d)
     steps = np.full(C, total, dtype=np.int64)
     done = np.zeros(C, dtype=bool)
-    if ev.code != _kernels.NO_EVENT:
+    if ev.code != _params.NO_EVENT:
         backend.events_at(X, ev, done)
         steps[done] = 0
     # a clusters event with at_most 0 never stops a chain (it only records the levels)
-    never = ev.code == _kernels.NO_EVENT or (ev.code == _kernels.CLUSTERS and ev.at_most == 0)
+    never = ev.code == _params.NO_EVENT or (ev.code == _params.CLUSTERS and ev.at_most == 0)
     report = Progress(progress, total, C, by="steps" if never else "chains")
     t, chunk = 0, _FIRST_CALL_STEPS
     try:

@@ -1,7 +1,7 @@
 """The resolution of direct stepping, and the group arithmetic shared by the SA_P engines.
 
 Direct (exact-mode) stepping draws every pick with its probability to full relative precision
-(rare picks are decided by an exact Bernoulli trial, see ``_kernels.chain_step``), except picks
+(rare picks are decided by an exact Bernoulli trial, see ``kernels.steps.chain_step``), except picks
 whose weight e^{β(s_ij − max_k s_ik)} the kernels' exp flushes to 0, those with an exponent below
 :func:`underflow_exponent` (≈ −708.7): :func:`check_resolution` warns, with
 :class:`~metastab.ResolutionWarning`, when a configuration can only leave its groups through such
@@ -17,10 +17,20 @@ import warnings
 
 import numpy as np
 
-from .. import _accelerated, _kernels
-from .._sphere_kernels import SPHERE_CHAIN
 from .._validate import check_memory, real
 from ..exceptions import ResolutionWarning
+from ..kernels import (
+    accelerated as _accelerated,
+)
+from ..kernels import (
+    drivers as _drivers,
+)
+from ..kernels import (
+    params as _params,
+)
+from ..kernels import (
+    steps as _steps,
+)
 from ..models import SoftmaxChain
 from ..sphere import SphereChain
 
@@ -53,7 +63,7 @@ def underflow_exponent() -> float:
         if mid in (lo, hi):
             return hi
         z[0] = mid
-        _kernels.exp_nonpositive(z, w, np.empty(1))
+        _steps.exp_nonpositive(z, w, np.empty(1))
         lo, hi = (lo, mid) if w[0] > 0.0 else (mid, hi)
 
 
@@ -80,7 +90,7 @@ def has_frozen_law(model) -> bool:
 
 def constant_chain(
     model, d: int, *, why: str, what: str = "mode='accelerated' needs"
-) -> tuple[_kernels.Dynamics, float]:
+) -> tuple[_params.Dynamics, float]:
     """The kernel parameters and the constant scalar step of a SoftmaxChain with a constant step
     (scalar or matrix), or of a SphereChain with V = I (kind SPHERE_CHAIN: LayerNorm after each
     move); ValueError otherwise, saying ``what`` and ``why``."""
@@ -91,7 +101,7 @@ def constant_chain(
                 f"then), got V={model.V.tolist()!r}"
             )
         B = model.key_query(d)
-        dyn = _kernels.Dynamics(SPHERE_CHAIN, B, model.beta, np.eye(d), False, False, 0.0, 0)
+        dyn = _params.Dynamics(_params.SPHERE_CHAIN, B, model.beta, np.eye(d), False, False, 0.0, 0)
         return dyn, model.gamma
     if not isinstance(model, SoftmaxChain):
         raise ValueError(
@@ -168,11 +178,11 @@ def check_resolution(
     :func:`cross_probabilities`). A configuration with two groups or more is stuck for direct
     stepping when, for every token, every pick outside its group has a weight
     e^{β(s_ij − max_k s_ik)} that the kernels flush to 0 (exponent below
-    :func:`underflow_exponent`): ``_kernels.chain_step`` never draws such a pick, while every pick
-    of positive weight is drawn with its probability. The test uses the kernels' own arithmetic
-    (``_kernels.cross_weights``), with O(n) memory per configuration. Only the chains with the
-    frozen law (:func:`has_frozen_law`) are checked; configurations with non-finite coordinates
-    are skipped.
+    :func:`underflow_exponent`): ``kernels.steps.chain_step`` never draws such a pick, while every
+    pick of positive weight is drawn with its probability. The test uses the kernels' own
+    arithmetic (``kernels.drivers.cross_weights``), with O(n) memory per configuration. Only the
+    chains with the frozen law (:func:`has_frozen_law`) are checked; configurations with
+    non-finite coordinates are skipped.
 
     Returns True when it warned.
     """
@@ -191,7 +201,7 @@ def check_resolution(
         _accelerated.merge_groups(X[c].copy(), tols[c], labels[c], points, mult, count, order)
     dyn, _ = constant_chain(model, d, why=_GEOMETRIC)
     weight, z = np.empty(C), np.empty(C)
-    _kernels.cross_weights(X, dyn.B, dyn.beta, labels, weight, z)
+    _drivers.cross_weights(X, dyn.B, dyn.beta, labels, weight, z)
     stuck = np.isfinite(z) & (weight == 0.0)
     if not stuck.any():
         return False

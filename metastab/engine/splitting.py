@@ -90,10 +90,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as sps
 
-from .. import _kernels, _splitting
 from .._validate import integer, real
 from ..events import LeaveBall, LeaveHull
 from ..exceptions import DiagnosticWarning
+from ..kernels import params as _params
+from ..kernels import splitting as _splitting
+from ..kernels import streams as _streams
 from ..models import SoftmaxChain
 from ..results import provenance
 from ..rng import Seed, as_seed
@@ -397,7 +399,7 @@ def _ams(
         if again:
             streams = np.empty((len(again), 4), np.uint64)
             for q, (r, _k) in enumerate(again):
-                _kernels.seed_streams(
+                _streams.seed_streams(
                     run_keys[r][0], run_keys[r][1], np.uint64(next_stream[r]), streams[q : q + 1]
                 )
                 next_stream[r] += 1
@@ -416,7 +418,7 @@ def _ams(
 # --------------------------------------------------------------------------- SA_P front end
 
 
-def _event_arrays(model, x_ref: np.ndarray, event) -> _kernels.EventArrays:
+def _event_arrays(model, x_ref: np.ndarray, event) -> _params.EventArrays:
     if not isinstance(event, (LeaveBall, LeaveHull)):
         raise ValueError(
             f"event must be a LeaveBall or a LeaveHull (the events a distance "
@@ -425,7 +427,7 @@ def _event_arrays(model, x_ref: np.ndarray, event) -> _kernels.EventArrays:
     return event.compile(np.ascontiguousarray(x_ref[None]), model.key_query(x_ref.shape[1]))
 
 
-def _chain(model, d: int) -> tuple[_kernels.Dynamics, float]:
+def _chain(model, d: int) -> tuple[_params.Dynamics, float]:
     """The kernel parameters and constant scalar step of a SoftmaxChain with a constant step."""
     if not isinstance(model, SoftmaxChain):
         raise ValueError(f"model must be a SoftmaxChain (SA_P), got {model!r}")
@@ -630,9 +632,9 @@ class _Setup:
     tol: float  # absolute merge distance (exact mode: 0)
     z_A: float  # reference level, distance units
     low: float  # reference level, units of the radius
-    dyn: _kernels.Dynamics
+    dyn: _params.Dynamics
     gamma: float
-    ev: _kernels.EventArrays
+    ev: _params.EventArrays
 
     @property
     def n(self) -> int:
@@ -761,7 +763,7 @@ def _sojourns(excursions: _Excursions, setup: _Setup, keys: list, max_steps):
     R, N, n, d = setup.runs, setup.replicas, setup.n, setup.d
     streams = np.empty((R * N, 4), np.uint64)
     for r in range(R):
-        _kernels.seed_streams(keys[r][0], keys[r][1], np.uint64(0), streams[r * N : (r + 1) * N])
+        _streams.seed_streams(keys[r][0], keys[r][1], np.uint64(0), streams[r * N : (r + 1) * N])
     X0 = np.broadcast_to(setup.x, (R * N, n, d))
     status, sojourn, _, _, Y = excursions(
         X0,

@@ -92,6 +92,10 @@ class ChunkTask:
     @classmethod
     def of(cls, point: Point, j: int, threads: int | None = None) -> ChunkTask:
         first, chains = point.chunk_range(j)
+        if point.starts is None:
+            x0 = point.x0
+        else:  # one start per chain, chain c's from the point's initial seed and c
+            x0 = point.starts(chains=chains, first_chain=first)
         return cls(
             point.index,
             j,
@@ -99,7 +103,7 @@ class ChunkTask:
             chains,
             point.model.to_dict(),
             point.event.to_dict(),
-            point.x0,
+            x0,
             point.max_steps,
             point.seed.to_dict(),
             threads,

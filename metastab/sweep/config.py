@@ -1,7 +1,8 @@
 """Sweep configurations: a TOML file (or a dict of the same shape) expanded into grid points.
 
 A sweep has six tables: ``[model]``, ``[polytope]``, ``[initial]`` and ``[event]`` (each with a
-``kind`` and that kind's parameters), ``[grid]`` (every list is an axis) and ``[run]``::
+``kind`` and that kind's parameters), ``[grid]`` (every list is an axis) and ``[run]``; the
+models on the unit sphere (``sphere-flow``, ``sphere-chain``) take no ``[polytope]``::
 
     [model]
     kind = "softmax-chain"     # also "softmax-flow", "hardmax", "localmax"
@@ -29,7 +30,9 @@ The points are the Cartesian product of the axes in the order written (the last 
 fastest). Point p's chains use the streams of ``Seed(seed, spawn_key=(p,))``; its initial
 configuration is drawn from ``SeedSequence(seed, spawn_key=(p, 0))``, or from
 ``SeedSequence(initial.seed)`` when ``[initial]`` sets ``seed`` (then points that share the
-initial parameters share x0). Unknown keys are refused, so a typo never passes silently.
+initial parameters share x0). The sphere configurations (``sphere-uniform``, ``orthogonal``,
+``caps``) draw one start per chain instead, chain c's from that seed and c. Unknown keys are
+refused, so a typo never passes silently.
 
 The kinds, their parameters and defaults are those of :mod:`metastab.registry` (the defaults of
 the dataclasses and constructors): ``[polytope] kind = "regular"`` takes ``k``, ``radius`` and
@@ -38,11 +41,14 @@ the dataclasses and constructors): ``[polytope] kind = "regular"`` takes ``k``, 
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import itertools
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -52,7 +58,7 @@ import numpy as np
 
 from .._validate import integer, real
 from ..polytope import Polytope
-from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, Param, Registry
+from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, Param, Registry, on_sphere
 from ..results import _scalar_params
 from ..rng import Seed
 
@@ -77,6 +83,11 @@ KINDS: dict[str, Registry] = {
     "initial": INITIALS,
     "event": EVENTS,
 }
+
+
+def sections(model_kind: str) -> tuple[str, ...]:
+    """The kind tables of a sweep of this model: no ``[polytope]`` for the sphere models."""
+    return tuple(s for s in SECTIONS if s != "polytope" or not on_sphere(model_kind))
 
 
 def params(section: str, kind: str) -> dict[str, Param]:
@@ -152,23 +163,24 @@ def _kind(section: str, table: dict) -> str:
 
 
 def _grid_axes(grid: dict, kinds: dict) -> list[tuple[str, str, list]]:
+    tables = tuple(kinds)
     """(section, key, values) per axis, in the order written. A bare key names the model's
     parameter if the model takes it, else that of the one table whose kind takes it;
     ``section.key`` (a TOML dotted key) names the table."""
     axes = []
     for name, value in grid.items():
         if isinstance(value, dict):
-            if name not in SECTIONS:
-                raise ValueError(f"[grid] {name}.* must name a table among {SECTIONS}")
+            if name not in tables:
+                raise ValueError(f"[grid] {name}.* must name a table among {tables}")
             axes += [(name, key, values) for key, values in value.items()]
             continue
-        owners = [s for s in SECTIONS if name in params(s, kinds[s])]
+        owners = [s for s in tables if name in params(s, kinds[s])]
         if "model" in owners:  # beta is the model's (near-vertices follows it by default)
             owners = ["model"]
         if not owners:
             raise ValueError(
                 f"[grid] axis {name!r} is not a parameter of "
-                + ", ".join(f"{s} {kinds[s]!r}" for s in SECTIONS)
+                + ", ".join(f"{s} {kinds[s]!r}" for s in tables)
             )
         if len(owners) > 1:
             raise ValueError(
@@ -222,15 +234,21 @@ def normalise(data: dict) -> dict:
         raise ValueError(
             f"unknown table(s) {sorted(unknown)}; a sweep has {[*SECTIONS, 'grid', 'run']}"
         )
-    tables = {s: _table(data, s) for s in SECTIONS}
-    kinds = {s: _kind(s, tables[s]) for s in SECTIONS}
+    kept = sections(_kind("model", _table(data, "model")))
+    if "polytope" not in kept and "polytope" in data:
+        raise ValueError(
+            f"[polytope]: model {data['model']['kind']!r} moves tokens on the unit sphere and "
+            f"takes no polytope"
+        )
+    tables = {s: _table(data, s) for s in kept}
+    kinds = {s: _kind(s, tables[s]) for s in kept}
     grid = data.get("grid", {})
     if not isinstance(grid, dict):
         raise ValueError("[grid] must be a table of axes")
     axes = _grid_axes(grid, kinds)
     on_grid = {(s, k) for s, k, _ in axes}
     out: dict[str, Any] = {"format": FORMAT}
-    for s in SECTIONS:
+    for s in kept:
         taken = params(s, kinds[s])
         unknown = set(tables[s]) - set(taken) - {"kind"}
         if unknown:
@@ -285,7 +303,7 @@ def _values(config: dict, section: str, key: str) -> list[tuple[str, Any]]:
 
 def _sizes(config: dict) -> dict[str, list[tuple[str, int]]]:
     """Upper bounds of k (vertices), d (dimension) and n (tokens) as (where, value) pairs."""
-    kind = config["polytope"]["kind"]
+    kind = config.get("polytope", {}).get("kind")
     ks, ds = [], []
     if kind in ("regular", "random-polygon", "gaussian"):
         ks = _values(config, "polytope", "k")
@@ -306,10 +324,19 @@ def _sizes(config: dict) -> dict[str, list[tuple[str, int]]]:
         ]
     if kind in ("regular", "random-polygon"):
         ds = [("the polygon", 2)]
-    if config["initial"]["kind"] == "clusters":
+    initial = config["initial"]["kind"]
+    if initial == "clusters":
         ns = [(f"{w} (sum)", sum(v)) for w, v in _values(config, "initial", "multiplicities")]
+    elif initial == "caps":
+        ns = [(f"{w} (sum)", sum(v)) for w, v in _values(config, "initial", "sizes")]
+        ds = [
+            (w, len(v[0]) if isinstance(v[0], list) else len(v))
+            for w, v in _values(config, "initial", "centres")
+        ]
     else:
         ns = _values(config, "initial", "n")
+    if "d" in params("initial", initial):
+        ds = _values(config, "initial", "d")
     return {"k": ks, "d": ds, "n": ns}
 
 
@@ -363,13 +390,15 @@ class Point:
     """One grid point: everything a chunk of its chains needs, built and validated.
 
     ``seed`` roots the chains' streams (chain k depends only on it and k); ``x0`` is shared by
-    every chain of the point; ``columns`` are the constant columns of its rows.
+    every chain of the point, or, for a kind drawn per chain, is chain 0's start, and
+    ``starts(chains=, first_chain=)`` draws those of a chunk; ``columns`` are the constant
+    columns of its rows.
     """
 
     index: int
     params: dict
     model: SoftmaxChain | SoftmaxFlow | Hardmax | Localmax
-    polytope: Polytope = field(repr=False)
+    polytope: Polytope | None = field(repr=False)
     x0: np.ndarray = field(repr=False)
     event: LeaveBall | LeaveHull | ReachVertices | Collapse | Clusters = field(repr=False)
     seed: Seed
@@ -379,6 +408,7 @@ class Point:
     max_steps: int
     escapes: int | None
     columns: dict = field(repr=False)
+    starts: Callable[..., np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def n_chunks(self) -> int:
@@ -411,17 +441,21 @@ def _prefixed(prefix: str, spec: dict) -> dict:
 def _build_point(config: dict, index: int, values: tuple) -> Point:
     run = config["run"]
     params = {name: value for (name, _), value in zip(config["grid"], values)}
-    specs = {s: dict(config[s]) for s in SECTIONS}
+    specs = {s: dict(config[s]) for s in SECTIONS if s in config}
     for name, value in params.items():
         section, key = name.split(".", 1)
         specs[section][key] = value
     model = MODELS.build(specs["model"])
-    polytope = POLYTOPES.build(specs["polytope"], rng=run["seed"])
+    polytope = POLYTOPES.build(specs["polytope"], rng=run["seed"]) if "polytope" in specs else None
     if specs["initial"].get("seed") is not None:
         seq = np.random.SeedSequence(specs["initial"]["seed"])
     else:
         seq = np.random.SeedSequence(run["seed"], spawn_key=(index, 0))
-    x0 = INITIALS.build(specs["initial"], polytope=polytope, model=model, rng=seq)
+    build = functools.partial(
+        INITIALS.build, specs["initial"], polytope=polytope, model=model, rng=seq
+    )
+    per_chain = "chains" in inspect.signature(INITIALS[specs["initial"]["kind"]].make).parameters
+    x0 = build(chains=1)[0] if per_chain else build()
     x0.setflags(write=False)
     event = EVENTS.build(specs["event"], polytope=polytope, model=model, x0=x0)
     event.compile(x0[None], model.key_query(x0.shape[1]))  # shape checks now, not on a worker
@@ -429,7 +463,7 @@ def _build_point(config: dict, index: int, values: tuple) -> Point:
         "point": index,
         **_scalar_params(model.to_dict(), event.to_dict()),
         "max_steps": run["max_steps"],
-        **_prefixed("polytope", specs["polytope"]),
+        **_prefixed("polytope", specs.get("polytope", {})),
         **_prefixed("initial", specs["initial"]),
     }
     columns["initial_n"] = int(x0.shape[0])
@@ -451,6 +485,7 @@ def _build_point(config: dict, index: int, values: tuple) -> Point:
         max_steps=run["max_steps"],
         escapes=run["escapes"],
         columns=columns,
+        starts=build if per_chain else None,
     )
 
 

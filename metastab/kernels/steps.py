@@ -1,154 +1,23 @@
-"""All numba code: pure functions over arrays (no objects, no globals but constants, no printing).
+"""One step of each model, driven by supplied uniforms: pure functions over arrays (no objects, no
+globals but constants, no printing), compared bit for bit with :mod:`metastab.kernels.reference`.
 
-Two tiers. The *step* functions advance one configuration by one step and are driven by supplied
-uniforms, so that ``tests`` can compare them bit for bit with :mod:`metastab._reference`. The
-*driver* :func:`advance` runs many independent chains in parallel (``prange`` over chains), each
-with its own xoshiro256** stream whose state lives in a caller-owned array, so a chain's path
-depends only on its seed: not on the thread count, the chunking of chains or of steps.
-
-Arithmetic is written as explicit loops in a fixed order and ``fastmath`` stays off: the reference
-repeats the same operations in the same order, which is what makes bit-for-bit tests possible.
+Each step has a ``*_work(n, d)`` factory of its scratch buffers. Arithmetic is written as explicit
+loops in a fixed order and ``fastmath`` stays off: the reference repeats the same operations in the
+same order, which is what makes bit-for-bit tests possible. Equations: science.md §1.
 """
 
-from typing import NamedTuple
-
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from ._clusters import cluster_count, record_levels
+from .cache import njit_keyed
+from .params import JIT, RELATIVE
+from .streams import _U, next_u64, next_uniform
 
-_JIT = dict(cache=True, nogil=True, error_model="numpy")
-
-# Model kinds (metastab.models maps its classes onto these).
-CHAIN, FLOW, HARDMAX, LOCALMAX = 0, 1, 2, 3
-# Localmax neighbour rules (metastab.models.NEIGHBOUR_RULES maps names onto these).
-ADDITIVE, RELATIVE = 0, 1
-# Stopping events (metastab.events maps its specs onto these).
-NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE, CLUSTERS = 0, 1, 2, 3, 4, 5
-
-_U = np.uint64
-_GOLDEN = _U(0x9E3779B97F4A7C15)
-_TWO_M53 = 1.0 / 9007199254740992.0
-# Wolfe's min-norm-point algorithm (see _outside_hull): relative optimality tolerance, and a cap on
-# major cycles that is never reached in exact arithmetic (the method is finite).
-_HULL_EPS = 1e-12
-_HULL_MAX_ITER = 1000
+# cached only while the kernel files it calls into are unchanged (see cache)
+_jit = njit_keyed("params.py", "streams.py")
 
 
-# Parameters travel to the drivers as NamedTuples (numba types them as heterogeneous tuples and
-# compiles one driver for all models and events); the spec objects of metastab.models and
-# metastab.events build them.
-class Dynamics(NamedTuple):
-    """The time-independent parameters of a model (``model.kernel_params(d)``)."""
-
-    kind: int  # CHAIN, FLOW, HARDMAX or LOCALMAX
-    B: np.ndarray  # (d, d) key-query matrix
-    beta: float  # inverse temperature (inf for HARDMAX and LOCALMAX)
-    P: np.ndarray  # (d, d) step matrix, used when use_P
-    use_P: bool
-    by_point: bool  # HARDMAX: average over distinct leader points
-    tol: float  # HARDMAX: relative tie tolerance
-    rule: int  # LOCALMAX: ADDITIVE or RELATIVE
-
-
-class Schedule(NamedTuple):
-    """Per-step parameters of steps t0 .. t0 + k - 1 (``model.schedule(t0, k)``): one entry
-    for a constant."""
-
-    gammas: np.ndarray  # scalar steps (one unused 1.0 with a step matrix)
-    margins: np.ndarray  # LOCALMAX margins r_t (one unused 0.0 for the other models)
-
-
-class EventArrays(NamedTuple):
-    """The kernel form of a stopping event (``event.compile(x0, B)``; see :func:`event_hit`)."""
-
-    code: int
-    centers: np.ndarray  # (1 or C, n, d)
-    radii: np.ndarray  # (1 or C, n)
-    groups: np.ndarray  # (n,) int64, group labels 0..G-1
-    starts: np.ndarray  # (G + 1,) int64
-    members: np.ndarray  # (n,) int64, token indices sorted by group
-    scalar: float
-    # CLUSTERS: stop when the number of clusters is at most ``at_most`` (0: never), and record in
-    # levels[c, k - 1] the first time chain c's count was at most k (NaN until then; chains
-    # beyond levels.shape[0] record nothing); see metastab.events.Clusters and metastab.track
-    at_most: int = 0
-    levels: np.ndarray = np.full((0, 1), np.nan)
-
-
-def no_event(n: int, d: int) -> EventArrays:
-    """The event that never holds, for runs of n tokens in R^d."""
-    return EventArrays(
-        NO_EVENT,
-        np.zeros((1, n, d)),
-        np.zeros((1, n)),
-        np.zeros(n, np.int64),
-        np.array([0, n], np.int64),
-        np.arange(n, dtype=np.int64),
-        0.0,
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Random numbers: splitmix64 (seeding) and xoshiro256** (streams), Blackman & Vigna (2018).
-# --------------------------------------------------------------------------------------------
-
-
-@njit(inline="always")
-def _rotl(x, k):
-    return (x << _U(k)) | (x >> _U(64 - k))
-
-
-@njit(inline="always")
-def _mix64(z):
-    """The splitmix64 output function (a bijection of uint64)."""
-    z = (z ^ (z >> _U(30))) * _U(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> _U(27))) * _U(0x94D049BB133111EB)
-    return z ^ (z >> _U(31))
-
-
-@njit(**_JIT)
-def seed_streams(key0, key1, first, out):
-    """Fill ``out[k]`` with the xoshiro256** state of chain ``first + k``.
-
-    Chain c starts a splitmix64 sequence at ``key0 ^ mix64(key1 + c)`` and takes four outputs,
-    the seeding recommended for xoshiro; the state depends on (key, c) only (prefix property).
-    """
-    for k in range(out.shape[0]):
-        z = _U(key0) ^ _mix64(_U(key1) + _U(first + k))
-        for w in range(4):
-            z = z + _GOLDEN
-            out[k, w] = _mix64(z)
-
-
-@njit(**_JIT)
-def next_u64(s):
-    """One xoshiro256** output; advances the state ``s`` (uint64[4]) in place."""
-    s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
-    result = _rotl(s1 * _U(5), 7) * _U(9)
-    t = s1 << _U(17)
-    s2 ^= s0
-    s3 ^= s1
-    s1 ^= s2
-    s0 ^= s3
-    s2 ^= t
-    s3 = _rotl(s3, 45)
-    s[0], s[1], s[2], s[3] = s0, s1, s2, s3
-    return result
-
-
-@njit(**_JIT)
-def next_uniform(s):
-    """A uniform on [0, 1) with 53 random bits: (x >> 11) * 2**-53."""
-    return float(next_u64(s) >> _U(11)) * _TWO_M53
-
-
-# --------------------------------------------------------------------------------------------
-# One step (uniform-driven tier)
-# --------------------------------------------------------------------------------------------
-
-
-@njit(**_JIT)
+@_jit(**JIT)
 def _row_scores(x, B, i, bx, s):
     """s[j] = <B x_i, x_j> for all j; returns max_j s[j]."""
     n, d = x.shape
@@ -240,7 +109,7 @@ def _exp_scale(w, t, tb, m):
         w[j] *= t[j]
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def exp_nonpositive(z, out, t):
     """out[j] = exp(z[j]) for z[j] <= 0 with the kernels' own exp (see _exp_mantissa)."""
     m = z.shape[0]
@@ -249,7 +118,7 @@ def exp_nonpositive(z, out, t):
     _exp_scale(out, t, t.view(np.int64), m)
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def _softmax_weights(s, best, beta, w, t, tb):
     """w[j] = exp(beta (s[j] - max s)) (max-shifted: no overflow at any beta); returns sum."""
     n = s.shape[0]
@@ -271,7 +140,7 @@ RARE_CUT = 2.0**-20
 _TWO_53 = 9007199254740992.0
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def bernoulli(p, u, s):
     """An exact Bernoulli(p) trial for any double p in [0, 1], driven by the uniform ``u``.
 
@@ -292,7 +161,7 @@ def bernoulli(p, u, s):
         m = float(next_u64(s) >> _U(11))
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def _pick_rare(w, hi, s):
     """The pick among {j : w[j] < hi} (the rare picks of the weights ``w``): the rule of
     chain_step applied to that set (its own total and cut, a fresh uniform from the stream
@@ -328,7 +197,7 @@ def _pick_rare(w, hi, s):
         return last
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def _pick_slow(x, B, beta, i, ui, s, bx, sc, w, t, tb):
     """Token i's pick by the rule of chain_step, scalar, with the stream ``s`` at hand: the
     Bernoulli trial with its extra draws, then :func:`_pick_rare` or the inversion over the
@@ -366,7 +235,7 @@ _GRAM_MIN_D = 8
 _GRAM_MAX_N = 2048
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def chain_work(n, d):
     """Scratch buffers of :func:`chain_step` for n tokens in R^d: those of one block of tokens
     (:func:`block_work`), those of the pending picks (a flag per token and one scalar row for
@@ -379,7 +248,7 @@ def chain_work(n, d):
     return block_work(n, d) + (pending, np.empty((g, n * _ROWS)))
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def block_work(n, d):
     """Scratch buffers of :func:`_chain_blocks` (one set per thread that runs blocks)."""
     rows = min(n, _ROWS)
@@ -454,7 +323,7 @@ def _scores_block(bxt, x, j0, S):
                 S[p + r] += bxt[k, r] * xjk
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def _use_gram(x, B, G):
     """Whether chain_step takes the scores from the symmetric Gram: G allocated (n a multiple of
     _ROWS), B the identity and x finite. Then (B x_i)_k == x_ik up to the sign of zero, which no
@@ -472,7 +341,7 @@ def _use_gram(x, B, G):
     return acc == 0.0
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def _gram(x, G, bxt, b0, b1):
     """G[b, j _ROWS + r] = <x_i, x_j> (k ascending) for i = b _ROWS + r, the scores of block b in
     the layout of chain_step's W (for B = I, see _use_gram). Block b computes the pairs with
@@ -622,7 +491,7 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
     return held
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw):
     """The picks and moves of the tokens flagged by _chain_blocks, one after the other in
     increasing token order: the only place where a step draws from the stream ``s``, so the
@@ -635,7 +504,7 @@ def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw):
             _move(x, i, x[pick], gamma, P, use_P, out)
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
 
@@ -674,14 +543,14 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
         _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def flow_work(n, d):
     """Scratch buffers of :func:`flow_step` for n tokens in R^d."""
     t = np.empty(n)
     return np.empty(d), np.empty(n), np.empty(n), np.empty(d), t, t.view(np.int64)
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def flow_step(x, B, beta, gamma, P, use_P, out, work):
     """SA_beta, one deterministic softmax layer ([FW] eq. softmax.ODE):
     x_i <- x_i + gamma (sum_j softmax_j(beta s_ij) x_j - x_i)."""
@@ -698,7 +567,7 @@ def flow_step(x, B, beta, gamma, P, use_P, out, work):
         _move(x, i, target, gamma, P, use_P, out)
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def _same_point(x, j, k, tol):
     """Leaders j and k are one point: max-norm distance <= tol * max(|x_j|_inf, |x_k|_inf)."""
     diff = 0.0
@@ -709,7 +578,7 @@ def _same_point(x, j, k, tol):
     return diff <= tol * size
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def _mean_above(x, s, cut, by_point, tol, target):
     """target = the mean of x_j over {j : s[j] >= cut}: over the indices, or with ``by_point``
     over the distinct points among them (see _same_point); summed in increasing j."""
@@ -735,13 +604,13 @@ def _mean_above(x, s, cut, by_point, tol, target):
         target[k] /= count
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def hardmax_work(n, d):
     """Scratch buffers of :func:`hardmax_step` for n tokens in R^d."""
     return np.empty(d), np.empty(n), np.empty(d)
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, work):
     """SA_inf, one hardmax / Frank-Wolfe step ([FW] eq. hardmax.dynamics.V).
 
@@ -760,12 +629,12 @@ def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, work):
         _move(x, i, target, gamma, P, use_P, out)
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def neighbour_cut(rule, best, r):
     """The localmax score threshold of one token: j is a neighbour of i iff s_ij >= cut.
 
     ADDITIVE: cut = max_k s_ik - r; RELATIVE: cut = max_k s_ik - r |max_k s_ik|. A new rule is one
-    more branch here (and in ``_reference.neighbour_cut``) and one more name in
+    more branch here (and in ``reference.neighbour_cut``) and one more name in
     ``metastab.models.NEIGHBOUR_RULES``.
     """
     if rule == RELATIVE:
@@ -773,13 +642,13 @@ def neighbour_cut(rule, best, r):
     return best - r
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def localmax_work(n, d):
     """Scratch buffers of :func:`localmax_step` for n tokens in R^d."""
     return np.empty(d), np.empty(n), np.empty(d)
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def localmax_step(x, B, gamma, P, use_P, r, rule, out, work):
     """Localmax, one step (science.md §1, this package's reading of [LM]).
 
@@ -794,455 +663,3 @@ def localmax_step(x, B, gamma, P, use_P, r, rule, out, work):
         best = _row_scores(x, B, i, bx, s)
         _mean_above(x, s, neighbour_cut(rule, best, r), False, 0.0, target)
         _move(x, i, target, gamma, P, use_P, out)
-
-
-# --------------------------------------------------------------------------------------------
-# Stopping events, evaluated on a configuration
-# --------------------------------------------------------------------------------------------
-
-
-@njit(**_JIT)
-def _dist2(a, b):
-    acc = 0.0
-    for k in range(a.shape[0]):
-        diff = a[k] - b[k]
-        acc += diff * diff
-    return acc
-
-
-@njit(**_JIT)
-def hull_work(n, d):
-    """Scratch buffers of :func:`_outside_hull` for up to n points in R^d (one set per chain)."""
-    return (
-        np.empty((n, d)),
-        np.empty(d + 2, np.int64),
-        np.empty(d + 2),
-        np.empty(d + 2),
-        np.empty((d + 3, d + 3)),
-        np.empty(d + 3),
-        np.empty(d),
-    )
-
-
-@njit(**_JIT)
-def _affine_min(q, S, k, a, M, rhs):
-    """a[:k] = the affine weights of the min-norm point of aff{q[S[0]], ..., q[S[k-1]]}.
-
-    Solves [G 1; 1' 0] [a; mu] = [0; 1] with G_ij = <q_Si, q_Sj> by Gaussian elimination with
-    partial pivoting (k <= d + 1, so the system is tiny).
-    """
-    d = q.shape[1]
-    K = k + 1
-    for i in range(k):
-        for j in range(k):
-            acc = 0.0
-            for m in range(d):
-                acc += q[S[i], m] * q[S[j], m]
-            M[i, j] = acc
-        M[i, k] = 1.0
-        M[k, i] = 1.0
-        rhs[i] = 0.0
-    M[k, k] = 0.0
-    rhs[k] = 1.0
-    for c in range(K):
-        piv = c
-        for r in range(c + 1, K):
-            if abs(M[r, c]) > abs(M[piv, c]):
-                piv = r
-        if piv != c:
-            for j in range(K):
-                M[c, j], M[piv, j] = M[piv, j], M[c, j]
-            rhs[c], rhs[piv] = rhs[piv], rhs[c]
-        for r in range(c + 1, K):
-            f = M[r, c] / M[c, c]
-            for j in range(c, K):
-                M[r, j] -= f * M[c, j]
-            rhs[r] -= f * rhs[c]
-    for c in range(K - 1, -1, -1):
-        acc = rhs[c]
-        for j in range(c + 1, K):
-            acc -= M[c, j] * rhs[j]
-        rhs[c] = acc / M[c, c]
-    for i in range(k):
-        a[i] = rhs[i]
-
-
-@njit(**_JIT)
-def hull_dist2(p, pts, members, stop, work):
-    """dist(p, conv{pts[j] : j in members})^2, or, as soon as it is known to be <= ``stop``, some
-    value <= ``stop`` (pass stop < 0 for the distance itself).
-
-    Wolfe's (1976) min-norm-point algorithm on q_j = pts[j] - p: a finite active-set method that
-    keeps a corral S of at most d + 1 affinely independent points and the min-norm point x of
-    conv(q_S); it stops when the Wolfe gap |x|^2 - min_j <x, q_j> is below _HULL_EPS * max |q_j|^2
-    (x is then the projection up to rounding) or when S spans R^d (then p is inside). Exact where
-    Frank-Wolfe-type certificates stall on thin hulls. Since |x|^2 >= dist^2, it answers "inside"
-    as soon as |x|^2 <= stop. The min-norm point x (the projection minus p) is left in work[6].
-    """
-    q, S, w, a, M, rhs, x = work
-    m = members.shape[0]
-    d = p.shape[0]
-    scale = 0.0
-    best, jbest = np.inf, 0
-    for r in range(m):
-        acc = 0.0
-        for k in range(d):
-            q[r, k] = pts[members[r], k] - p[k]
-            acc += q[r, k] * q[r, k]
-        scale = max(scale, acc)
-        if acc < best:
-            best, jbest = acc, r
-    if best <= stop:
-        return best
-    S[0] = jbest
-    w[0] = 1.0
-    size = 1
-    for k in range(d):
-        x[k] = q[jbest, k]
-    xx = best
-    for _ in range(_HULL_MAX_ITER):
-        j, lo = -1, np.inf
-        for r in range(m):
-            acc = 0.0
-            for k in range(d):
-                acc += x[k] * q[r, k]
-            if acc < lo:
-                lo, j = acc, r
-        if xx - lo <= _HULL_EPS * scale or size == d + 1:
-            break
-        fresh = True
-        for i in range(size):
-            if S[i] == j:
-                fresh = False
-        if not fresh:  # rounding: the best vertex is already in the corral
-            break
-        S[size] = j
-        w[size] = 0.0
-        size += 1
-        while True:  # minor cycles: move towards the affine minimiser, drop points that hit zero
-            _affine_min(q, S, size, a, M, rhs)
-            interior = True
-            for i in range(size):
-                if a[i] <= _HULL_EPS:
-                    interior = False
-            if interior:
-                for i in range(size):
-                    w[i] = a[i]
-                break
-            theta = 1.0
-            for i in range(size):
-                if a[i] <= _HULL_EPS and w[i] - a[i] > 0.0:
-                    theta = min(theta, w[i] / (w[i] - a[i]))
-            kept = 0
-            for i in range(size):
-                wi = theta * a[i] + (1.0 - theta) * w[i]
-                if wi > _HULL_EPS:
-                    S[kept] = S[i]
-                    w[kept] = wi
-                    kept += 1
-            if kept == 0:  # only through rounding
-                kept = 1
-                w[0] = 1.0
-            size = kept
-            tot = 0.0
-            for i in range(size):
-                tot += w[i]
-            for i in range(size):
-                w[i] /= tot
-            if size == 1:
-                break
-        xx = 0.0
-        for k in range(d):
-            acc = 0.0
-            for i in range(size):
-                acc += w[i] * q[S[i], k]
-            x[k] = acc
-            xx += acc * acc
-        if xx <= stop:
-            return xx
-    if size == d + 1:
-        return 0.0
-    return xx
-
-
-@njit(**_JIT)
-def _outside_hull(p, pts, members, r2, work):
-    """Is dist(p, conv{pts[j] : j in members})^2 > r2?  (see :func:`hull_dist2`)"""
-    return hull_dist2(p, pts, members, r2, work) > r2
-
-
-@njit(**_JIT)
-def event_hit(ev, c, x, work):
-    """Does the configuration x of chain c satisfy the stopping event ``ev`` (an EventArrays)?
-
-    LEAVE_BALL: some |x_i - centers_i| > radii_i.  REACH: every |x_i - centers_i| <= radii_i.
-    LEAVE_HULL: some dist(x_i, conv{centers_j : groups_j == groups_i}) > radii_i, with the members
-    of group g in members[starts[g]:starts[g + 1]].  COLLAPSE: diameter of x <= scalar.
-    CLUSTERS: at most ``at_most`` connected components of {cos(x_i, x_j) >= scalar}. Centers
-    and radii are chain c's rows (or the shared row 0).
-    """
-    n = x.shape[0]
-    code = ev.code
-    centers = _row(ev.centers, c)
-    radii = _row(ev.radii, c)
-    if code == LEAVE_BALL:
-        for i in range(n):
-            if _dist2(x[i], centers[i]) > radii[i] * radii[i]:
-                return True
-        return False
-    if code == REACH:
-        for i in range(n):
-            if not _dist2(x[i], centers[i]) <= radii[i] * radii[i]:
-                return False
-        return True
-    if code == LEAVE_HULL:
-        for i in range(n):
-            g = ev.groups[i]
-            own = ev.members[ev.starts[g] : ev.starts[g + 1]]
-            if _outside_hull(x[i], centers, own, radii[i] * radii[i], work):
-                return True
-        return False
-    if code == COLLAPSE:
-        lim = ev.scalar * ev.scalar
-        for i in range(n):
-            for j in range(i + 1, n):
-                if not _dist2(x[i], x[j]) <= lim:
-                    return False
-        return True
-    if code == CLUSTERS:
-        return cluster_count(x, ev.scalar) <= ev.at_most
-    return False
-
-
-@njit(inline="always")
-def clusters_reached(ev, c, x, t):
-    """The CLUSTERS event at time t: records the cluster count's levels (ev.levels[c]) and
-    says whether it is at most ev.at_most."""
-    m = cluster_count(x, ev.scalar)
-    if c < ev.levels.shape[0]:
-        record_levels(ev.levels[c], m, t)
-    return m <= ev.at_most
-
-
-# --------------------------------------------------------------------------------------------
-# Driver: many chains in parallel
-# --------------------------------------------------------------------------------------------
-
-
-@njit(inline="always")
-def _row(a, c):
-    """a[c] for per-chain arrays, a[0] for shared ones (leading size 1)."""
-    if a.shape[0] > 1:
-        return a[c]
-    return a[0]
-
-
-@njit(inline="always")
-def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
-    """:func:`chain_step` with its blocks of tokens (and of the Gram) split over T threads, then
-    the pending picks in token order; ``pw`` and ``G`` are the last two buffers of
-    :func:`chain_work`. Same bits as chain_step at any T. Inlined into :func:`_advance_tokens`,
-    whose parallel compilation runs the prange loops on threads."""
-    n, d = x.shape
-    nb = (n + _ROWS - 1) // _ROWS
-    gram = _use_gram(x, B, G)
-    if gram:
-        ng = G.shape[0]
-        for q in prange(T):
-            _gram(x, G, np.empty((d, _ROWS)), q * ng // T, (q + 1) * ng // T)
-    for q in prange(T):
-        _chain_blocks(
-            x,
-            B,
-            beta,
-            gamma,
-            P,
-            use_P,
-            u,
-            out,
-            block_work(n, d),
-            G,
-            gram,
-            q * nb // T,
-            (q + 1) * nb // T,
-            pw[0],
-        )
-    _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
-
-
-@njit(inline="always")
-def _stopped(ev, c, x, work, t, steps, done):
-    """Whether chain c meets the event ``ev`` after the step from time t; if so, it is recorded
-    as stopped at step t + 1."""
-    if ev.code == NO_EVENT:
-        return False
-    if ev.code == CLUSTERS:
-        hit = clusters_reached(ev, c, x, t + 1)
-    else:
-        hit = event_hit(ev, c, x, work)
-    if hit:
-        steps[c] = t + 1
-        done[c] = True
-        return True
-    return False
-
-
-@njit(parallel=True, **_JIT)
-def _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
-    """:func:`advance` for SA_P with fewer chains than threads: chains one after the other, each
-    step's blocks of tokens (and of the Gram) split over the threads. A token's arithmetic does
-    not depend on which thread runs its block, so the bits are those of the chain-parallel path."""
-    C, n, d = X.shape
-    B = dyn.B
-    P = dyn.P
-    beta = dyn.beta
-    use_P = dyn.use_P
-    gammas = sched.gammas
-    cw = chain_work(n, d)
-    pw, G = cw[-2], cw[-1]
-    out = np.empty((n, d))
-    u = np.empty(n)
-    work = hull_work(n, d)
-    for c in range(C):
-        if done[c]:
-            continue
-        x = X[c]
-        st = state[c]
-        for t in range(t0, t0 + nsteps):
-            gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-            for i in range(n):
-                u[i] = next_uniform(st)
-            step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, T)
-            x[:, :] = out
-            if _stopped(ev, c, x, work, t, steps, done):
-                break
-
-
-@njit(parallel=True, **_JIT)
-def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
-    """Advance every chain c with ``done[c]`` False by up to ``nsteps`` steps, in place.
-
-    ``X`` (C, n, d) holds the current configurations and ``state`` (C, 4) the chains' streams;
-    ``dyn`` (a :class:`Dynamics`) is the model, and the step taken from global time t
-    (t0 <= t < t0 + nsteps) uses ``sched.gammas[t - t0]``, or ``sched.gammas[0]`` if it has one
-    entry (constant step); the localmax margin r_t is taken from ``sched.margins`` in the same way
-    (shared by all chains). After each step the event ``ev`` (an :class:`EventArrays`) is checked;
-    a chain that meets it records ``steps[c]`` (the number of steps taken since time 0) and stops.
-    Chains never interact: the result of chain c does not depend on the thread count or on how
-    the steps are split into calls. With fewer SA_P chains than ``threads`` (pass numba's thread
-    count), the threads share each step's tokens instead (:func:`_advance_tokens`).
-    """
-    C, n, d = X.shape
-    kind = dyn.kind
-    if kind == CHAIN and C < threads and n > _ROWS:
-        _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads)
-        return
-    # one name per field, bound before the parallel loop: numba's parallel lowering does not write
-    # back through arrays unpacked from a tuple (``a, b = t``), so drivers never unpack one
-    B = dyn.B
-    P = dyn.P
-    beta = dyn.beta
-    use_P = dyn.use_P
-    by_point = dyn.by_point
-    tol = dyn.tol
-    rule = dyn.rule
-    gammas = sched.gammas
-    margins = sched.margins
-    for c in prange(C):
-        if done[c]:
-            continue
-        x = X[c]
-        out = np.empty((n, d))
-        u = np.empty(n)
-        work = hull_work(n, d)
-        cw = chain_work(n, d)
-        fw = flow_work(n, d)
-        hw = hardmax_work(n, d)
-        lw = localmax_work(n, d)
-        st = state[c]
-        for t in range(t0, t0 + nsteps):
-            gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-            if kind == CHAIN:
-                for i in range(n):
-                    u[i] = next_uniform(st)
-                chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw)
-            elif kind == FLOW:
-                flow_step(x, B, beta, gamma, P, use_P, out, fw)
-            elif kind == LOCALMAX:
-                r = margins[t - t0 if margins.shape[0] > 1 else 0]
-                localmax_step(x, B, gamma, P, use_P, r, rule, out, lw)
-            else:
-                hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, hw)
-            x[:, :] = out
-            if _stopped(ev, c, x, work, t, steps, done):
-                break
-
-
-@njit(parallel=True, **_JIT)
-def events_at(X, ev, out):
-    """out[c] = whether configuration X[c] already satisfies the event ``ev`` (time 0)."""
-    C, n, d = X.shape
-    for c in prange(C):
-        if ev.code == CLUSTERS:
-            out[c] = clusters_reached(ev, c, X[c], 0)
-        else:
-            out[c] = event_hit(ev, c, X[c], hull_work(n, d))
-
-
-@njit(parallel=True, **_JIT)
-def cross_weights(X, B, beta, labels, weight, z):
-    """Per configuration X[c]: over tokens i and picks j with labels[c, j] != labels[c, i], the
-    largest exponent beta (s_ij - max_k s_ik) in z[c] (-inf if there is no such pair) and the
-    largest weight exp of it in weight[c], computed with the operations of chain_step, so that
-    weight[c] == 0 exactly when chain_step can draw no such pick from X[c]. O(n) memory per
-    configuration."""
-    C, n, d = X.shape
-    for c in prange(C):
-        x = X[c]
-        bx = np.empty(d)
-        s = np.empty(n)
-        t = np.empty(1)
-        w = np.empty(1)
-        top = -np.inf
-        for i in range(n):
-            best = _row_scores(x, B, i, bx, s)
-            for j in range(n):
-                if labels[c, j] != labels[c, i]:
-                    top = max(top, beta * (s[j] - best))
-        z[c] = top
-        t[0] = top
-        exp_nonpositive(t, w, np.empty(1))
-        weight[c] = w[0] if top > -np.inf else 0.0
-
-
-@njit(parallel=True, **_JIT)
-def neighbour_sets(X, dyn, margin, out):
-    """out[c, i, j] = whether j is in the neighbour (leader) set of token i in configuration X[c].
-
-    ``dyn`` is the model's :class:`Dynamics`. LOCALMAX: N_i = {j : s_ij >= cut} with
-    :func:`neighbour_cut` (``dyn.rule``, margin r). HARDMAX:
-    L_i = {j : s_ij >= max_k s_ik - tol max_k |s_ik|}, every index within the tolerance (the
-    ``ties`` mode only changes how leaders are averaged). The scores and thresholds are computed
-    with the same operations as :func:`localmax_step` and :func:`hardmax_step`, so these are
-    exactly the sets that a step from X[c] uses.
-    """
-    C, n, d = X.shape
-    B = dyn.B
-    kind = dyn.kind
-    rule = dyn.rule
-    tol = dyn.tol
-    for c in prange(C):
-        x = X[c]
-        bx = np.empty(d)
-        s = np.empty(n)
-        for i in range(n):
-            best = _row_scores(x, B, i, bx, s)
-            if kind == LOCALMAX:
-                cut = neighbour_cut(rule, best, margin)
-            else:
-                scale = 0.0
-                for j in range(n):
-                    scale = max(scale, abs(s[j]))
-                cut = best - tol * scale
-            for j in range(n):
-                out[c, i, j] = not s[j] < cut

@@ -1,14 +1,14 @@
 """Numba kernels of adaptive multilevel splitting (:mod:`metastab.engine.splitting`).
 
-Pure functions over arrays, like :mod:`metastab._kernels`, whose xoshiro256** streams, SA_P step
-(:func:`~metastab._kernels.chain_step`), event test and hull distance they reuse; the accelerated
-mode takes the exact event-driven step :func:`metastab._accelerated.jump`.
+Pure functions over arrays, like the other kernels, whose xoshiro256** streams, SA_P step
+(:func:`~metastab.kernels.steps.chain_step`), event test and hull distance they reuse; the
+accelerated mode takes the exact event-driven step :func:`metastab.kernels.accelerated.jump`.
 
 **Reaction coordinate.** For a LeaveBall or LeaveHull event with radii r_i,
 ξ(X) = max_i dist(x_i, K_i) / r_i, K_i the ball centre c_i or the group hull
 conv{x_j^0 : groups_j = groups_i}: the quantity the event thresholds, in units of the radius
 (the event holds when ξ > 1, up to rounding; the kernels decide the event with
-:func:`~metastab._kernels.event_hit` itself, so it is exactly that of ``first_passage``).
+:func:`~metastab.kernels.events.event_hit` itself, so it is exactly that of ``first_passage``).
 
 **One call** advances replicas until they meet the event, fall to ξ <= ``low`` (the reference
 set), rise above ``high``, exhaust their step budget, or fill their record buffer, and records
@@ -22,23 +22,24 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
-from ._accelerated import jump, jump_work, merge_groups
-from ._kernel_cache import njit_keyed
-from ._kernels import (
-    _JIT,
-    LEAVE_BALL,
-    _dist2,
-    _row,
-    chain_step,
-    chain_work,
-    event_hit,
-    hull_dist2,
-    hull_work,
-    next_uniform,
-)
+from .accelerated import jump, jump_work, merge_groups
+from .cache import njit_keyed
+from .events import _dist2, _row, event_hit, hull_dist2, hull_work
+from .params import JIT, LEAVE_BALL
+from .steps import chain_step, chain_work
+from .streams import next_uniform
 
-# cached only while the kernel files it calls into are unchanged (see _kernel_cache)
-_jit = njit_keyed("_kernels.py", "_accelerated.py", "_sphere_kernels.py")
+# cached only while the kernel files it calls into are unchanged (see cache)
+_jit = njit_keyed(
+    "accelerated.py",
+    "clustering.py",
+    "drivers.py",
+    "events.py",
+    "params.py",
+    "sphere.py",
+    "steps.py",
+    "streams.py",
+)
 
 # Why a replica stopped.
 IN_A, IN_B, ABOVE, BUDGET, FULL = 0, 1, 2, 3, 4
@@ -69,12 +70,12 @@ class Records(NamedTuple):
     written: np.ndarray  # (C,) int64 records written by this call (not "count": tuple.count)
 
 
-@_jit(**_JIT)
+@_jit(**JIT)
 def coordinate(ev, c, x, work):
     """ξ(x) = max_i dist(x_i, K_i) / radii[i] (module notes) of chain c's configuration x for a
     LEAVE_BALL or LEAVE_HULL event ``ev``.
 
-    The hull distance is :func:`~metastab._kernels.hull_dist2` (Wolfe's min-norm point) asked
+    The hull distance is :func:`~metastab.kernels.events.hull_dist2` (Wolfe's min-norm point) asked
     with a negative threshold, so that it never stops early.
     """
     n = x.shape[0]
@@ -94,17 +95,17 @@ def coordinate(ev, c, x, work):
     return top
 
 
-@_jit(parallel=True, **_JIT)
+@_jit(parallel=True, **JIT)
 def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records):
     """Advance every replica c from ``X[c]`` (in place) until it stops; ``walk.status[c]`` says
     why.
 
-    A step is one step of SA_P (``dyn``, a :class:`~metastab._kernels.Dynamics`, with the
-    constant scalar step ``gamma``): :func:`~metastab._kernels.chain_step` on ``n`` uniforms of
+    A step is one step of SA_P (``dyn``, a :class:`~metastab.kernels.params.Dynamics`, with the
+    constant scalar step ``gamma``): :func:`~metastab.kernels.steps.chain_step` on ``n`` uniforms of
     the replica's stream ``state[c]``, and that stream for its rare extra draws, exactly as
-    ``_kernels.advance``; ``clock[c]`` += 1), or with
-    ``accelerated`` one event of :func:`~metastab._accelerated.jump` (merge at ``tol``, geometric
-    wait, the step with a cross pick; ``clock[c]`` += the wait; then the merge at ``tol`` that the
+    ``drivers.advance``; ``clock[c]`` += 1), or with ``accelerated`` one event of
+    :func:`~metastab.kernels.accelerated.jump` (merge at ``tol``, geometric wait, the step with a
+    cross pick; ``clock[c]`` += the wait; then the merge at ``tol`` that the
     next jump would start with, so that states are seen merged). After each step, in this order:
     the event holds -> IN_B (recorded with level inf); ξ > ``level[c]`` -> ``level[c]`` = ξ and
     a record (ξ, clock, configuration) at ``records.*[c, written[c]]``; ξ <= ``bounds.low`` -> IN_A;
@@ -191,7 +192,7 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
                 break
 
 
-@_jit(parallel=True, **_JIT)
+@_jit(parallel=True, **JIT)
 def coordinates(X, ev, out):
     """out[c] = ξ(X[c]) (see :func:`coordinate`)."""
     C, n, d = X.shape

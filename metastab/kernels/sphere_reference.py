@@ -1,9 +1,9 @@
-"""Slow, obviously correct versions of the sphere kernels (:mod:`metastab._sphere_kernels`), for
+"""Slow, obviously correct versions of the sphere kernels (:mod:`metastab.kernels.sphere`), for
 tests only: plain Python floats, one scalar operation at a time, every sum a left-to-right loop in
 the kernels' order, so that the kernels can be compared with this module BIT FOR BIT.
 
 Equations: sphere.md, "Models". Scores s_ij = <B x_i, x_j>; N(y) = y / |y|. The picks of the chain
-and the kernels' exp are those of :mod:`metastab._reference`.
+and the kernels' exp are those of :mod:`metastab.kernels.reference`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ._reference import _rows, exp_nonpositive, pick, scores, softmax_weights
+from .reference import _rows, exp_nonpositive, pick, scores, softmax_weights
 
 
 def _matvec(M: list[list[float]], v: list[float]) -> list[float]:
@@ -99,10 +99,14 @@ def flow_step(
 ) -> np.ndarray:
     """One step of the sphere flow: post-LN x_i ← N(x_i + dt Attn(x)_i), or RK4 on
     ẋ = P⊥ Attn(x) (k1..k4 at x, x + dt/2 k1, x + dt/2 k2, x + dt k3; increment
-    dt/6 · (((k1 + 2 k2) + 2 k3) + k4)) followed by N."""
+    dt/6 · (((k1 + 2 k2) + 2 k3) + k4)) followed by N, or pre-LN x_i ← x_i + dt Attn(N(x))_i
+    (no N after the step)."""
     xs = _rows(x)
     n, d = len(xs), len(xs[0])
     un = attention == "unnormalized"
+    if scheme == "pre-ln":
+        A = velocity([normalise(xi) for xi in xs], heads, beta, un, causal, False)
+        return np.array([[xs[i][k] + dt * A[i][k] for k in range(d)] for i in range(n)])
     if scheme == "post-ln":
         A = velocity(xs, heads, beta, un, causal, False)
         y = [[xs[i][k] + dt * A[i][k] for k in range(d)] for i in range(n)]

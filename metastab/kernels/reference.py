@@ -1,4 +1,4 @@
-"""Slow, obviously correct versions of every kernel in :mod:`metastab._kernels`, for tests only.
+"""Slow, obviously correct versions of every kernel in :mod:`metastab.kernels`, for tests only.
 
 Everything here is plain Python: integers mod 2**64 for the random numbers, Python floats for the
 arithmetic (exp included: :func:`exp_nonpositive` is the kernels' own polynomial exp), one scalar
@@ -25,12 +25,11 @@ import math
 
 import numpy as np
 
+from .params import CHAIN, FLOW, HARDMAX, LOCALMAX
+
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
 TWO_M53 = 2.0**-53
-
-# Kernel kind codes, repeated here so that this module does not import the kernels.
-CHAIN, FLOW, HARDMAX, LOCALMAX = 0, 1, 2, 3
 
 
 # --------------------------------------------------------------------------------------------
@@ -149,7 +148,7 @@ def exp_nonpositive(z: float) -> float:
     """The kernels' exp(z) for z <= 0: z = k ln2 + r with k = round(z log2 e) (by adding 1.5·2^52),
     r = (z − k ln2_hi) − k ln2_lo, e^r by the degree-13 Taylor polynomial in Horner form, times
     2^k; 0 when k < −1022 (results below the normal range are flushed). Same operations, same
-    order as ``_kernels._exp_mantissa`` / ``_exp_scale``; within ~1 ulp of ``math.exp``."""
+    order as ``steps._exp_mantissa`` / ``_exp_scale``; within ~1 ulp of ``math.exp``."""
     z = max(z, -745.0) if z == z else z
     shifted = z * LOG2E + SHIFT
     k = shifted - SHIFT

@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .. import _clusters
 from .._validate import check_memory, integer, real
 from ..events import clusters_arrays
+from ..kernels import clustering as _clusters
 from ..observables import Track
 from ..results import provenance
 from .backends import resolve
@@ -33,6 +33,7 @@ def track(
     record_every: int | None = None,
     record_at: Sequence[int] | None = None,
     energy_beta: float | None = None,
+    merges: bool = True,
     progress: bool | Callable = False,
     first_chain: int = 0,
     device: str = "cpu",
@@ -56,8 +57,12 @@ def track(
         As in :func:`~metastab.simulate`; x0 has n >= 2 tokens.
     delta : float in (0, 2]
         A pair is clustered when its cosine is at least 1 − delta (default 1e-3, GLPR Fig. 3).
-    energy_beta : float, optional
-        The β of E_β (default: the model's ``beta``; NaN energies where it is not finite and > 0).
+    merges : bool
+        False: skip the count after every step (O(n² d) per step; no plateaus), when only the
+        observables at the recording times are wanted, as for a phase diagram.
+    energy_beta : float > 0, optional
+        The β of E_β (default: the model's ``beta``; the energies are NaN when that is 0 or
+        infinite, or the model has none).
 
     Returns
     -------
@@ -75,9 +80,14 @@ def track(
     1      0  1      8     40      True
     """
     steps = integer("steps", steps, 1)
+    if merges is not True and merges is not False:
+        raise ValueError(f"merges must be True or False, got {merges!r}")
     threshold = 1.0 - real("delta", delta, low=0, low_open=True, high=2)
-    beta = getattr(model, "beta", math.nan) if energy_beta is None else energy_beta
-    beta = real("energy_beta", beta, low=0) if math.isfinite(beta) else math.nan
+    if energy_beta is None:
+        beta = float(getattr(model, "beta", math.nan))
+        beta = beta if 0 < beta < math.inf else math.nan
+    else:
+        beta = real("energy_beta", energy_beta, low=0, low_open=True)
     backend = resolve(device)
     x, C, first_chain = prepare(model, x0, chains, first_chain)
     n, d = x.shape[1:]
@@ -106,10 +116,10 @@ def track(
 
     on_chunk(0)
     tic = time.perf_counter()
-    drive(backend, model, X, state, steps, ev, progress, on_chunk, times)
+    drive(backend, model, X, state, steps, ev if merges else None, progress, on_chunk, times)
     meta = provenance(wall_seconds=time.perf_counter() - tic, n=n, d=d)
     return Track(
-        levels=ev.levels,
+        levels=ev.levels if merges else None,
         times=times,
         observables=np.ascontiguousarray(observed.transpose(1, 0, 2)),
         steps=steps,

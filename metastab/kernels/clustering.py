@@ -6,7 +6,7 @@ Tokens i and j form a *clustered pair* when their cosine <x_i, x_j> / (|x_i| |x_
 compares directions only. A token at the origin has no direction: it is in no clustered pair.
 The *clusters* are the connected components of the graph of clustered pairs.
 
-Arithmetic is explicit loops in a fixed order (no fastmath), so that ``_clusters_reference``
+Arithmetic is explicit loops in a fixed order (no fastmath), so that :mod:`.reference_clustering`
 repeats it bit for bit.
 """
 
@@ -15,7 +15,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
-_JIT = dict(cache=True, nogil=True, error_model="numpy")
+from .cache import njit_keyed
+from .params import JIT
+
+# cached only while the kernel files it uses are unchanged (see cache)
+_jit = njit_keyed("params.py")
 
 # Columns of the rows that :func:`observe` writes.
 OBSERVABLES = ("clusters", "pair_fraction", "cos12", "mean_cos", "log_energy", "energy")
@@ -59,7 +63,7 @@ def _root(parent, i):
     return i
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def cluster_count(x, threshold):
     """Number of connected components of the graph {(i, j) : cos(x_i, x_j) >= threshold}
     (threshold = 1 − δ), by union-find; a pair already in one component is not compared."""
@@ -89,7 +93,7 @@ def record_levels(levels, m, t):
         levels[k] = t
 
 
-@njit(**_JIT)
+@_jit(**JIT)
 def observe_one(x, threshold, beta, out):
     """The row of :data:`OBSERVABLES` of one configuration x (n >= 2 tokens) into ``out``.
 
@@ -132,7 +136,7 @@ def observe_one(x, threshold, beta, out):
         out[5] = np.nan
 
 
-@njit(parallel=True, **_JIT)
+@_jit(parallel=True, **JIT)
 def observe(X, threshold, beta, out):
     """out[c] = the :data:`OBSERVABLES` row of configuration X[c] (:func:`observe_one`), for
     every chain c in parallel."""

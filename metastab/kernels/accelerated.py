@@ -1,7 +1,7 @@
 """Numba kernels of the event-driven SA_P chain (``first_passage(..., mode="accelerated")``).
 
-Pure functions over arrays, like :mod:`metastab._kernels`, whose xoshiro256** streams, event test
-and model codes they reuse. Equations: science.md §1 (the chain SA_P) and §3, "Exact laws usable
+Pure functions over arrays, like the other kernels, whose xoshiro256** streams, event test and
+model codes they reuse. Equations: science.md §1 (the chain SA_P) and §3, "Exact laws usable
 as tests" (the frozen configuration and its geometric exit law).
 
 **Groups.** Tokens that sit on one point form a group (κ distinct points u_a, multiplicities
@@ -47,12 +47,17 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ._kernel_cache import njit_keyed
-from ._kernels import _JIT, NO_EVENT, _move, event_hit, hull_work, next_u64
-from ._sphere_kernels import SPHERE_CHAIN, renormalise_moved
+from .cache import njit_keyed
+from .events import event_hit, hull_work
+from .params import JIT, NO_EVENT, SPHERE_CHAIN
+from .sphere import renormalise_moved
+from .steps import _move
+from .streams import next_u64
 
-# cached only while the kernel files it calls into are unchanged (see _kernel_cache)
-_jit = njit_keyed("_kernels.py", "_sphere_kernels.py")
+# cached only while the kernel files it calls into are unchanged (see cache)
+_jit = njit_keyed(
+    "clustering.py", "drivers.py", "events.py", "params.py", "sphere.py", "steps.py", "streams.py"
+)
 
 _U = np.uint64
 _TOP = _U(1) << _U(63)
@@ -64,11 +69,11 @@ _MAX_ZERO_WORDS = 16
 
 
 # --------------------------------------------------------------------------------------------
-# Random numbers of full relative precision (built on _kernels.next_u64)
+# Random numbers of full relative precision (built on streams.next_u64)
 # --------------------------------------------------------------------------------------------
 
 
-@_jit(**_JIT)
+@_jit(**JIT)
 def _binade(s):
     """(e, f): a uniform U on (0, 1) as U = 2^{−e−1} (1 + f), f in [0, 1) with 52 random bits.
 
@@ -90,7 +95,7 @@ def _binade(s):
     return e, f
 
 
-@_jit(**_JIT)
+@_jit(**JIT)
 def next_log_uniform(s):
     """log U for U uniform on (0, 1) with full relative precision (see :func:`_binade`).
 
@@ -101,7 +106,7 @@ def next_log_uniform(s):
     return math.log1p(f) - (e + 1) * _LN2
 
 
-@_jit(**_JIT)
+@_jit(**JIT)
 def next_exponential(s):
     """E ~ Exp(1) with full relative precision near 0 and an exact tail.
 
@@ -131,7 +136,7 @@ def _logaddexp(a, b):
     return b + math.log1p(math.exp(a - b))
 
 
-@_jit(**_JIT)
+@_jit(**JIT)
 def stay_cross_logs(log_r):
     """(log q, log c, ℓ) of a token with odds r = c/q of crossing: log q = −log(1 + r),
     log c = log r − log(1 + r), ℓ = log(−log q) = log log(1 + r); stable for any log r,
@@ -147,7 +152,7 @@ def stay_cross_logs(log_r):
     return -t, log_r - t, ell
 
 
-@_jit(**_JIT)
+@_jit(**JIT)
 def log1mexp_neg(lm):
     """log(1 − e^{L}) from lm = log(−L), L <= 0: the log-probability of at least one cross pick.
 
@@ -168,7 +173,7 @@ def log1mexp_neg(lm):
 # --------------------------------------------------------------------------------------------
 
 
-@_jit(**_JIT)
+@_jit(**JIT)
 def merge_groups(x, tol, label, points, mult, count, order):
     """Merge tokens into groups, in place; returns κ, the number of groups.
 
@@ -224,7 +229,7 @@ def merge_groups(x, tol, label, points, mult, count, order):
     return kappa
 
 
-@_jit(**_JIT)
+@_jit(**JIT)
 def group_logs(points, mult, kappa, B, beta, bu, logw, log_q, log_c, ell):
     """Per group a < κ: log q_a, log c_a, ℓ_a (module notes) and the log-weights
     logw[a, b] = log m_b + β(<B u_a, u_b> − <B u_a, u_a>) of the points a token at u_a picks."""
@@ -257,7 +262,7 @@ def group_logs(points, mult, kappa, B, beta, bu, logw, log_q, log_c, ell):
         log_q[a], log_c[a], ell[a] = stay_cross_logs(log_r)
 
 
-@_jit(**_JIT)
+@_jit(**JIT)
 def _destination(s, a, kappa, logw):
     """b ≠ a with probability ∝ e^{logw[a, b]}: the exponential race argmin_b log E_b − logw[a, b]
     (E_b ~ Exp(1) of full relative precision), exact for weights of any size."""
@@ -271,7 +276,7 @@ def _destination(s, a, kappa, logw):
     return pick
 
 
-@_jit(**_JIT)
+@_jit(**JIT)
 def jump_work(n, d):
     """Scratch buffers of :func:`jump` for n tokens in R^d."""
     return (
@@ -289,11 +294,11 @@ def jump_work(n, d):
     )
 
 
-@_jit(**_JIT)
+@_jit(**JIT)
 def jump(x, B, beta, gamma, P, use_P, sphere, tol, s, remaining, work):
     """One event of the accelerated chain, in place: merge groups, draw the waiting time W, move.
     With ``sphere`` (the chain on the unit sphere, V = I) a crossing token's move is followed by
-    LayerNorm, as in ``_sphere_kernels.chain_step``.
+    LayerNorm, as in ``sphere.chain_step``.
 
     Returns W (float64 >= 1, the steps from the current time to the step with a cross pick,
     that step included), or ``inf`` without moving when that step would come after ``remaining``
@@ -351,13 +356,13 @@ class Tally(NamedTuple):
     jumps: np.ndarray  # int64: events drawn
 
 
-@_jit(parallel=True, **_JIT)
+@_jit(parallel=True, **JIT)
 def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally):
     """Run every chain c with ``tally.done[c]`` False for up to ``max_jumps`` events, in place.
 
-    ``dyn`` is the SA_P model's :class:`~metastab._kernels.Dynamics` (kind SPHERE_CHAIN: the chain
-    on the unit sphere with V = I), ``gamma`` its constant scalar step (unused with a step
-    matrix). ``tols`` (1 or C,) holds the absolute merge distance,
+    ``dyn`` is the SA_P model's :class:`~metastab.kernels.params.Dynamics` (kind SPHERE_CHAIN:
+    the chain on the unit sphere with V = I), ``gamma`` its constant scalar step (unused with a
+    step matrix). ``tols`` (1 or C,) holds the absolute merge distance,
     shared or per chain (each chain's own from its own x0, so that a chain does not depend on the
     others). ``time[c] + comp[c]`` is chain c's step count (float64, Neumaier-compensated);
     after each event the stopping event ``ev`` is checked on the new configuration, and a chain
@@ -409,7 +414,7 @@ def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, ta
                 break
 
 
-@_jit(parallel=True, **_JIT)
+@_jit(parallel=True, **JIT)
 def cross_logs(X, B, beta, tols, out):
     """out[c, i] = log of the probability that token i of configuration X[c] picks a token outside
     its group in one step (groups merged at ``tols[c]`` on a copy: X is not changed)."""

@@ -1,71 +1,46 @@
 """Numba kernels of the attention dynamics on the unit sphere S^{d-1} (sphere.md, "Models").
 
-Pure functions over arrays, like :mod:`metastab._kernels`, whose streams, picks, exp and event
-test they reuse. Tokens are rows of an n×d array of unit vectors; scores are
-s_ij = <B x_i, x_j> (B = KᵀQ in the <Q x_i, K x_j> of [GLPR]); N(y) = y / |y|.
+Pure functions over arrays, like the other kernels files, whose streams (:mod:`.streams`), picks,
+exp and score blocks (:mod:`.steps`) and event test (:mod:`.drivers`) they reuse. Tokens are rows
+of an n×d array of unit vectors; scores are s_ij = <B x_i, x_j> (B = KᵀQ in the <Q x_i, K x_j> of
+[GLPR]); N(y) = y / |y|. Kind codes and :class:`~.params.SphereDynamics` are in :mod:`.params`.
 
 - :func:`flow_step`: one step of the deterministic flow. The attention output of token i is
   Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j with w^h_ij = e^{β s^h_ij} / Z^h_i (softmax, (SA):
   Z^h_i = Σ_k e^{β s^h_ik}) or / n (unnormalised, (USA)), j ≤ i only when causal. Post-LN:
   x_i ← N(x_i + dt Attn(x)_i). RK4: the classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i,
-  P⊥_x y = y − <x, y> x, then N.
+  P⊥_x y = y − <x, y> x, then N. Pre-LN: x_i ← x_i + dt Attn(N(x))_i, the tokens normalised
+  before attention and the residual stream left as it is (sphere.md's reading of the variant of
+  Karagodin et al. and their simulator simuformer, not checked against their code).
 - :func:`chain_step`: the finite-temperature chain with LayerNorm: token i picks j with
-  probability softmax_j(β s_ij) (the pick of ``_kernels.chain_step``, exact to full relative
+  probability softmax_j(β s_ij) (the pick of ``steps.chain_step``, exact to full relative
   precision) and moves to N(x_i + γ (V x_j − x_i)); when that increment leaves x_i unchanged
   bit for bit (a self-pick or a pick of a coincident token with V = I) the token stays exactly
   where it is, unnormalised, so such picks are exact no-ops.
 
 Every sum runs in a fixed order (scores: k ascending; weighted sums: j ascending; norms: k
-ascending), so :mod:`metastab._sphere_reference` repeats them bit for bit; loops run across j (the
+ascending), so :mod:`.sphere_reference` repeats them bit for bit; loops run across j (the
 score of every token at once) or across k, never reduce in a vector register, and ``fastmath`` is
 off.
 """
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
-from ._kernel_cache import njit_keyed
-from ._kernels import (
-    _JIT,
-    _ROWS,
-    _SHIFT_BITS,
-    _exp_mantissa,
-    _gram,
-    _pick_slow,
-    _scores_block,
-    _stopped,
-    hull_work,
-    next_uniform,
-)
+from .cache import njit_keyed
+from .drivers import _stopped
+from .events import hull_work
+from .params import JIT as _JIT
+from .params import POST_LN, PRE_LN, SPHERE_CHAIN, UNNORMALIZED
+from .steps import _ROWS, _SHIFT_BITS, _exp_mantissa, _gram, _pick_slow, _scores_block
+from .streams import next_uniform
 
-# cached only while the kernel file it calls into is unchanged (see _kernel_cache)
-_jit = njit_keyed("_kernels.py")
+# cached only while the kernel files it calls into are unchanged (see cache)
+_jit = njit_keyed("clustering.py", "drivers.py", "events.py", "params.py", "steps.py", "streams.py")
 
-# Model kinds (distinct from the R^d kinds of _kernels).
-SPHERE_FLOW, SPHERE_CHAIN = 10, 11
-# attention weights and flow schemes (metastab.sphere maps the names onto these)
-SOFTMAX, UNNORMALIZED = 0, 1
-POST_LN, RK4 = 0, 1
-
-
-class SphereDynamics(NamedTuple):
-    """The time-independent parameters of a sphere model (``model.kernel_params(d)``)."""
-
-    kind: int  # SPHERE_FLOW or SPHERE_CHAIN
-    Bs: np.ndarray  # (H, d, d) key-query matrices, one per head
-    Vs: np.ndarray  # (H, d, d) value matrices
-    beta: float
-    attention: int  # SOFTMAX or UNNORMALIZED
-    scheme: int  # POST_LN or RK4
-    causal: bool  # token i attends to j <= i only
-    plain_B: bool  # every B is the identity: B x_i is x_i
-    plain_V: bool  # every V is the identity: V y is y
-
-
-# The Gram of B = I holds each pair once (see _kernels._gram) for n a multiple of _ROWS up to
+# The Gram of B = I holds each pair once (see steps._gram) for n a multiple of _ROWS up to
 # this many tokens (n^2 scores per chain); from 2 blocks on it saves work.
 _GRAM_MAX_N = 2048
 
@@ -95,7 +70,7 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
 
     Tokens go in blocks of _ROWS (the last one padded with zeros) held side by side, so that
     every loop runs across the block and vectorises while each token's sums keep the reference's
-    order: scores s_ij (k ascending) by ``_kernels._scores_block``, weighted sums Σ_j w_ij x_jk
+    order: scores s_ij (k ascending) by ``steps._scores_block``, weighted sums Σ_j w_ij x_jk
     (j ascending) by the same routine on the transposed state. Where causal masking hides j > i,
     its weight is exactly 0, which leaves every sum unchanged bit for bit."""
     n, d = x.shape
@@ -135,16 +110,16 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
                 S = W
             for r in range(_ROWS):
                 best[r] = -np.inf
+            for j in range(n):  # causal: token i0 + r reads j <= i0 + r, i.e. r >= j - i0
+                lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                for r in range(lo, _ROWS):
+                    best[r] = max(best[r], S[j * _ROWS + r])
             for j in range(n):
-                for r in range(_ROWS):
-                    if not (causal and j > i0 + r):
-                        best[r] = max(best[r], S[j * _ROWS + r])
-            for j in range(n):
-                for r in range(_ROWS):
-                    if causal and j > i0 + r:
-                        W[j * _ROWS + r] = -np.inf
-                    else:
-                        W[j * _ROWS + r] = beta * (S[j * _ROWS + r] - best[r])
+                lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                for r in range(lo):
+                    W[j * _ROWS + r] = -np.inf
+                for r in range(lo, _ROWS):
+                    W[j * _ROWS + r] = beta * (S[j * _ROWS + r] - best[r])
             for q in range(m):
                 W[q] = _exp_mantissa(W[q], t, q)
             for q in range(m):
@@ -212,10 +187,19 @@ def renormalise_moved(x, i, out):
 @_jit(**_JIT)
 def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
     """One step of the flow on the sphere (module notes): post-LN x_i ← N(x_i + dt Attn(x)_i),
-    or RK4 on ẋ = P⊥ Attn(x) followed by N. Synchronous: every token reads the old x."""
+    RK4 on ẋ = P⊥ Attn(x) followed by N, or pre-LN x_i ← x_i + dt Attn(N(x))_i (not
+    renormalised). Synchronous: every token reads the old x."""
     n, d = x.shape
     K = work[7]
     y = work[8]
+    if scheme == PRE_LN:
+        for i in range(n):
+            _normalise_row(x, i, y)
+        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work)
+        for i in range(n):
+            for k in range(d):
+                out[i, k] = x[i, k] + dt * K[0, i, k]
+        return
     if scheme == POST_LN:
         _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work)
         for i in range(n):
@@ -249,7 +233,7 @@ def chain_work(n, d):
 @_jit(**_JIT)
 def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
     """One step of the chain on the sphere (module notes): token i picks j by the rule of
-    ``_kernels.chain_step`` (uniform ``u[i]``, rarely further uniforms of the stream ``s``, tokens
+    ``steps.chain_step`` (uniform ``u[i]``, rarely further uniforms of the stream ``s``, tokens
     in increasing order) and moves to N(x_i + γ (V x_j − x_i)), or stays put when the increment
     changes nothing. Synchronous."""
     n, d = x.shape
@@ -271,12 +255,12 @@ def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
 
 @_jit(parallel=True, **_JIT)
 def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done):
-    """``_kernels.advance`` for the sphere models: every chain c with ``done[c]`` False takes up
+    """``drivers.advance`` for the sphere models: every chain c with ``done[c]`` False takes up
     to ``nsteps`` steps in place (step size ``sched.gammas``: dt of the flow, γ of the chain),
     checking the event ``ev`` after each. Chains run in parallel and never interact, so chain c
     depends only on its stream, not on the thread count or on how the steps are split."""
     C, n, d = X.shape
-    # one name per field, bound before the parallel loop (see _kernels.advance)
+    # one name per field, bound before the parallel loop (see drivers.advance)
     kind = dyn.kind
     Bs = dyn.Bs
     Vs = dyn.Vs

@@ -1,0 +1,91 @@
+"""Kind codes, event codes and the NamedTuples in which parameters travel to the kernels.
+
+Pure Python (no numba): the spec objects of :mod:`metastab.models` and :mod:`metastab.events` build
+these tuples, and :mod:`metastab.kernels.reference` shares the codes.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+# numba options of every cached kernel
+JIT = dict(cache=True, nogil=True, error_model="numpy")
+
+# Model kinds (metastab.models maps its classes onto these).
+CHAIN, FLOW, HARDMAX, LOCALMAX = 0, 1, 2, 3
+# Localmax neighbour rules (metastab.models.NEIGHBOUR_RULES maps names onto these).
+ADDITIVE, RELATIVE = 0, 1
+# The models on the unit sphere (metastab.sphere), their attention weights and flow schemes.
+SPHERE_FLOW, SPHERE_CHAIN = 10, 11
+SOFTMAX, UNNORMALIZED = 0, 1
+POST_LN, RK4, PRE_LN = 0, 1, 2
+# Stopping events (metastab.events maps its specs onto these).
+NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE, CLUSTERS = 0, 1, 2, 3, 4, 5
+
+
+# Parameters travel to the drivers as NamedTuples (numba types them as heterogeneous tuples and
+# compiles one driver for all models and events); the spec objects of metastab.models and
+# metastab.events build them.
+class Dynamics(NamedTuple):
+    """The time-independent parameters of a model (``model.kernel_params(d)``)."""
+
+    kind: int  # CHAIN, FLOW, HARDMAX or LOCALMAX
+    B: np.ndarray  # (d, d) key-query matrix
+    beta: float  # inverse temperature (inf for HARDMAX and LOCALMAX)
+    P: np.ndarray  # (d, d) step matrix, used when use_P
+    use_P: bool
+    by_point: bool  # HARDMAX: average over distinct leader points
+    tol: float  # HARDMAX: relative tie tolerance
+    rule: int  # LOCALMAX: ADDITIVE or RELATIVE
+
+
+class SphereDynamics(NamedTuple):
+    """The time-independent parameters of a sphere model (``model.kernel_params(d)``)."""
+
+    kind: int  # SPHERE_FLOW or SPHERE_CHAIN
+    Bs: np.ndarray  # (H, d, d) key-query matrices, one per head
+    Vs: np.ndarray  # (H, d, d) value matrices
+    beta: float
+    attention: int  # SOFTMAX or UNNORMALIZED
+    scheme: int  # POST_LN or RK4
+    causal: bool  # token i attends to j <= i only
+    plain_B: bool  # every B is the identity: B x_i is x_i
+    plain_V: bool  # every V is the identity: V y is y
+
+
+class Schedule(NamedTuple):
+    """Per-step parameters of steps t0 .. t0 + k - 1 (``model.schedule(t0, k)``): one entry
+    for a constant."""
+
+    gammas: np.ndarray  # scalar steps (one unused 1.0 with a step matrix)
+    margins: np.ndarray  # LOCALMAX margins r_t (one unused 0.0 for the other models)
+
+
+class EventArrays(NamedTuple):
+    """The kernel form of a stopping event (``event.compile(x0, B)``; see :func:`event_hit`)."""
+
+    code: int
+    centers: np.ndarray  # (1 or C, n, d)
+    radii: np.ndarray  # (1 or C, n)
+    groups: np.ndarray  # (n,) int64, group labels 0..G-1
+    starts: np.ndarray  # (G + 1,) int64
+    members: np.ndarray  # (n,) int64, token indices sorted by group
+    scalar: float
+    # CLUSTERS: stop when the number of clusters is at most ``at_most`` (0: never), and record in
+    # levels[c, k - 1] the first time chain c's count was at most k (NaN until then; chains
+    # beyond levels.shape[0] record nothing); see metastab.events.Clusters and metastab.track
+    at_most: int = 0
+    levels: np.ndarray = np.full((0, 1), np.nan)
+
+
+def no_event(n: int, d: int) -> EventArrays:
+    """The event that never holds, for runs of n tokens in R^d."""
+    return EventArrays(
+        NO_EVENT,
+        np.zeros((1, n, d)),
+        np.zeros((1, n)),
+        np.zeros(n, np.int64),
+        np.array([0, n], np.int64),
+        np.arange(n, dtype=np.int64),
+        0.0,
+    )
