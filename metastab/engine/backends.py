@@ -98,7 +98,9 @@ class Cpu:
 
     def advance(self, X, state, dyn, sched, t0, nsteps, ev, steps, done) -> None:
         if dyn.kind in (SPHERE_FLOW, SPHERE_CHAIN):
-            _sphere.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done)
+            _sphere.advance(
+                X, state, dyn, sched, t0, nsteps, ev, steps, done, numba.get_num_threads()
+            )
             return
         _drivers.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, numba.get_num_threads())
 

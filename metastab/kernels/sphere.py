@@ -46,53 +46,60 @@ _GRAM_MAX_N = 2048
 
 
 @_jit(**_JIT)
-def flow_work(n, d):
-    """Scratch buffers of :func:`flow_step` for n tokens in R^d."""
+def block_work(n, d):
+    """Scratch buffers of :func:`_velocity_blocks` (one set per thread that runs blocks)."""
     t = np.empty(n * _ROWS)
-    g = n // _ROWS if n % _ROWS == 0 and _ROWS < n <= _GRAM_MAX_N else 0
     return (
-        np.empty((d, n)),  # xt: the state transposed
         np.empty((d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens
         np.empty(n * _ROWS),  # W: scores, then weights, of a block: W[j _ROWS + r]
         t,
         t.view(np.int64),
         np.empty(d * _ROWS),  # acc: Σ_j w_ij x_jk of a block: acc[k _ROWS + r]
         np.empty((3, _ROWS)),  # the row maxima, the weight totals, the (USA) scales
-        np.empty((4, n, d)),  # the four velocities of RK4 (the first: Attn for post-LN)
-        np.empty((n, d)),  # a stage of RK4
-        np.empty((g, n * _ROWS)),  # the blocked Gram (B = I), where it pays
     )
 
 
 @_jit(**_JIT)
-def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, work):
-    """out_i = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for every i.
+def flow_work(n, d):
+    """Scratch buffers of :func:`flow_step` for n tokens in R^d."""
+    g = n // _ROWS if n % _ROWS == 0 and _ROWS < n <= _GRAM_MAX_N else 0
+    return (
+        np.empty((d, n)),  # xt: the state transposed
+        np.empty((g, n * _ROWS)),  # the blocked Gram (B = I), where it pays
+        np.empty((4, n, d)),  # the four velocities of RK4 (the first: Attn for post-LN)
+        np.empty((n, d)),  # a stage of RK4
+        block_work(n, d),
+    )
+
+
+@_jit(**_JIT)
+def _velocity_blocks(
+    x, xt, G, gram, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, bw, b0, b1
+):
+    """out_i = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for the tokens
+    of blocks b0 <= b < b1 (token i in block i // _ROWS); ``xt`` is x transposed and, with
+    ``gram``, G its blocked Gram. Blocks only read x, so they may run on different threads.
 
     Tokens go in blocks of _ROWS (the last one padded with zeros) held side by side, so that
     every loop runs across the block and vectorises while each token's sums keep the reference's
     order: scores s_ij (k ascending) by ``steps._scores_block``, weighted sums Σ_j w_ij x_jk
     (j ascending) by the same routine on the transposed state. Where causal masking hides j > i,
-    its weight is exactly 0, which leaves every sum unchanged bit for bit."""
+    its weight is exactly 0, which leaves every sum of a finite state unchanged bit for bit."""
     n, d = x.shape
-    xt, bxt, W, t, tb, acc, rows, _, _, G = work
+    bxt, W, t, tb, acc, rows = bw
     best, total, scale = rows[0], rows[1], rows[2]
-    for k in range(d):
-        for j in range(n):
-            xt[k, j] = x[j, k]
-    gram = plain_B and G.shape[0] > 0
-    if gram:
-        _gram(x, G, bxt, 0, G.shape[0])
     H = Bs.shape[0]
     m = n * _ROWS
     Wm = W.reshape((n, _ROWS))
-    for i0 in range(0, n, _ROWS):
+    for b in range(b0, b1):
+        i0 = b * _ROWS
         r1 = min(_ROWS, n - i0)
         for r in range(r1):
             for k in range(d):
                 out[i0 + r, k] = 0.0
         for h in range(H):
             if gram:
-                S = G[i0 // _ROWS]
+                S = G[b]
             else:
                 B = Bs[h]
                 for r in range(_ROWS):
@@ -161,6 +168,65 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
 
 
 @njit(inline="always")
+def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, work, T):
+    """:func:`_velocity_blocks` for every token, the blocks (and those of the Gram) split over
+    T threads where this is inlined into a parallel function (one thread elsewhere); the bits
+    do not depend on T."""
+    n, d = x.shape
+    xt, G = work[0], work[1]
+    for k in range(d):
+        for j in range(n):
+            xt[k, j] = x[j, k]
+    gram = plain_B and G.shape[0] > 0
+    nb = (n + _ROWS - 1) // _ROWS
+    if T == 1:
+        if gram:
+            _gram(x, G, work[4][0], 0, G.shape[0])
+        _velocity_blocks(
+            x,
+            xt,
+            G,
+            gram,
+            Bs,
+            Vs,
+            beta,
+            attention,
+            causal,
+            plain_B,
+            plain_V,
+            project,
+            out,
+            work[4],
+            0,
+            nb,
+        )
+        return
+    if gram:
+        ng = G.shape[0]
+        for q in prange(T):
+            _gram(x, G, np.empty((d, _ROWS)), q * ng // T, (q + 1) * ng // T)
+    for q in prange(T):
+        _velocity_blocks(
+            x,
+            xt,
+            G,
+            gram,
+            Bs,
+            Vs,
+            beta,
+            attention,
+            causal,
+            plain_B,
+            plain_V,
+            project,
+            out,
+            block_work(n, d),
+            q * nb // T,
+            (q + 1) * nb // T,
+        )
+
+
+@njit(inline="always")
 def _normalise_row(y, i, out):
     """out_i = y_i / |y_i|, the norm summed in k ascending."""
     d = y.shape[1]
@@ -184,36 +250,36 @@ def renormalise_moved(x, i, out):
         _normalise_row(out, i, out)
 
 
-@_jit(**_JIT)
-def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
+@njit(inline="always")
+def _flow(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work, T):
     """One step of the flow on the sphere (module notes): post-LN x_i ← N(x_i + dt Attn(x)_i),
     RK4 on ẋ = P⊥ Attn(x) followed by N, or pre-LN x_i ← x_i + dt Attn(N(x))_i (not
     renormalised). Synchronous: every token reads the old x."""
     n, d = x.shape
-    K = work[7]
-    y = work[8]
+    K = work[2]
+    y = work[3]
     if scheme == PRE_LN:
         for i in range(n):
             _normalise_row(x, i, y)
-        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work)
+        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
         for i in range(n):
             for k in range(d):
                 out[i, k] = x[i, k] + dt * K[0, i, k]
         return
     if scheme == POST_LN:
-        _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work)
+        _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
         for i in range(n):
             for k in range(d):
                 y[i, k] = x[i, k] + dt * K[0, i, k]
     else:
         half = 0.5 * dt
-        _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work)
+        _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, T)
         for q in range(1, 4):
             h = dt if q == 3 else half
             for i in range(n):
                 for k in range(d):
                     y[i, k] = x[i, k] + h * K[q - 1, i, k]
-            _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work)
+            _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, T)
         sixth = dt / 6.0
         for i in range(n):
             for k in range(d):
@@ -221,6 +287,12 @@ def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, 
                 y[i, k] = x[i, k] + sixth * inc
     for i in range(n):
         _normalise_row(y, i, out)
+
+
+@_jit(**_JIT)
+def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
+    """One step of the flow on the sphere (see :func:`_flow`), on one thread."""
+    _flow(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work, 1)
 
 
 @_jit(**_JIT)
@@ -254,12 +326,47 @@ def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
 
 
 @_jit(parallel=True, **_JIT)
-def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done):
+def _advance_tokens(X, dyn, sched, t0, nsteps, ev, steps, done, T):
+    """:func:`advance` for the flow with fewer chains than threads: chains one after the other,
+    the blocks of tokens of each step split over T threads (same bits as the chain-parallel
+    path)."""
+    C, n, d = X.shape
+    Bs = dyn.Bs
+    Vs = dyn.Vs
+    beta = dyn.beta
+    attention = dyn.attention
+    scheme = dyn.scheme
+    causal = dyn.causal
+    plain_B = dyn.plain_B
+    plain_V = dyn.plain_V
+    gammas = sched.gammas
+    out = np.empty((n, d))
+    hw = hull_work(n, d)
+    fw = flow_work(n, d)
+    for c in range(C):
+        if done[c]:
+            continue
+        x = X[c]
+        for t in range(t0, t0 + nsteps):
+            h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            _flow(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, out, fw, T)
+            x[:, :] = out
+            if _stopped(ev, c, x, hw, t, steps, done):
+                break
+
+
+@_jit(parallel=True, **_JIT)
+def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     """``drivers.advance`` for the sphere models: every chain c with ``done[c]`` False takes up
     to ``nsteps`` steps in place (step size ``sched.gammas``: dt of the flow, γ of the chain),
     checking the event ``ev`` after each. Chains run in parallel and never interact, so chain c
-    depends only on its stream, not on the thread count or on how the steps are split."""
+    depends only on its stream, not on the thread count or on how the steps are split. A flow
+    with fewer chains than ``threads`` (pass numba's thread count) and more than one block of
+    tokens shares each step's blocks over the threads instead (:func:`_advance_tokens`)."""
     C, n, d = X.shape
+    if dyn.kind != SPHERE_CHAIN and C < threads and n > _ROWS:
+        _advance_tokens(X, dyn, sched, t0, nsteps, ev, steps, done, threads)
+        return
     # one name per field, bound before the parallel loop (see drivers.advance)
     kind = dyn.kind
     Bs = dyn.Bs
