@@ -182,7 +182,13 @@ def report(out: Path) -> str:
         "## Findings (each from the checks table)",
         "",
         f"- **Γ and the transition** (Fig. 3): the fraction of (t, β) cells on the wrong side "
-        f"of Γ is {_by_d(gamma)} (`gamma_improves_with_d`: {row['gamma_improves_with_d', 'pass']};"
+        f"of Γ is {_by_d(gamma)}: it falls to {fmt(gamma.min(), 3)} at d = {gamma.idxmin()}"
+        + (
+            f" and rises by at most {fmt(gamma.diff().max(), 3)} from one larger d to the next"
+            if gamma.idxmin() != gamma.index[-1]
+            else ""
+        )
+        + f" (`gamma_improves_with_d`: {row['gamma_improves_with_d', 'pass']};"
         f" `gamma_at_largest_d`, tolerance {fmt(row['gamma_at_largest_d', 'threshold'])}: "
         f"{row['gamma_at_largest_d', 'pass']}). Against the layer's own curve t*_dt it is "
         f"{_by_d(layer)}"
