@@ -54,11 +54,15 @@ def test_order_fit_reads_the_slope_and_skips_the_roundoff_floor():
             "beta": 1.0,
             "dt": dt,
             "max_error": np.maximum(3 * dt**4, 1e-13),
+            "t_star": 5.0,
+            "t_star_sim": 5.0 + 0.2 * dt,
         }
     )
     assert ORTH_CHECKS.orders(crossing, "softmax", "rk4", 1e-11)["order"].iloc[0] == (
         pytest.approx(4)
     )
+    by_time = ORTH_CHECKS.orders(crossing, "softmax", "rk4", 1e-11, "t_star_error")
+    assert by_time["order"].iloc[0] == pytest.approx(1)
     crossing.loc[3, "max_error"] = 1e-13  # at the floor: left out
     assert ORTH_CHECKS.orders(crossing, "softmax", "rk4", 1e-11)["points"].iloc[0] == 3
 
