@@ -89,22 +89,24 @@ def diagram(config: dict) -> pd.DataFrame:
 
 
 def boundary(config: dict, betas) -> pd.DataFrame:
-    """Γ of (6.9) and the layer's own t*_dt from the orthogonal start (NaN beyond t_max)."""
+    """Γ of (6.9) and the layer's own t*_dt: the first layer at which the orthogonal start is
+    one cluster (:class:`metastab.Clusters`; all its cosines are equal, so every pair clusters
+    at that layer), NaN beyond t_max."""
     n, dt, delta = int(config["n"]), float(config["dt"]), float(config["delta"])
     steps = round(float(config["t_max"]) / dt)
     rows = []
     for beta in betas:
-        run = ms.simulate(layer(float(beta), dt), ms.orthogonal(n, n), steps=steps, record_every=1)
-        assert run.trajectory is not None and run.times is not None
-        x = run.trajectory[0]
-        gram = x @ np.swapaxes(x, 1, 2)
-        least = gram[:, ~np.eye(n, dtype=bool)].min(axis=1)
-        hit = np.flatnonzero(least >= 1 - delta)
+        fp = ms.first_passage(
+            layer(float(beta), dt),
+            ms.orthogonal(n, n),
+            ms.Clusters(at_most=1, delta=delta),
+            max_steps=steps,
+        )
         rows.append(
             {
                 "beta": float(beta),
                 "t_star": theory.orthogonal_time(float(beta), n, delta=delta),
-                "t_star_layer": float(run.times[hit[0]] * dt) if hit.size else math.nan,
+                "t_star_layer": math.nan if fp.censored[0] else float(fp.steps[0] * dt),
             }
         )
     return pd.DataFrame(rows)
