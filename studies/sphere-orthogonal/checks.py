@@ -1,0 +1,288 @@
+"""Checks of the sphere-orthogonal study (GLPR Thm 6.8 and 6.9), from the tables only.
+
+Claims: from an orthogonal start all pairwise cosines stay equal and follow γ_β of (6.9) / (6.10)
+(rk4 at its finest step), t*(β) included; from uniform starts the deviation from γ_β stays below
+Thm 6.9's bound and falls with d at least as fast as its √(log d / d). Controls: the comparison
+tells (6.9) from (6.10); rk4 and post-LN converge at their nominal orders (without that, the
+finest-step numbers would not speak for the flow); the span reduction of d > n agrees with the
+full-d run. Context: the field's post-LN at dt = 0.1, how loose Thm 6.9 is, its probability.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from metastab.report import check, checks_frame
+from metastab.results import read_table
+
+SOURCE = "GLPR (arXiv 2312.10794)"
+
+
+def finest(crossing: pd.DataFrame, attention: str, scheme: str = "rk4") -> pd.DataFrame:
+    """The runs of ``attention``/``scheme`` at their smallest dt, one per (n, β)."""
+    g = crossing[(crossing["attention"] == attention) & (crossing["scheme"] == scheme)]
+    return g[g["dt"] == g["dt"].min()]
+
+
+def orders(
+    crossing: pd.DataFrame, attention: str, scheme: str, floor: float, error: str = "max_error"
+) -> pd.DataFrame:
+    """Per (n, β): least-squares slope of log(error) on log dt over the dt whose error is above
+    the roundoff ``floor`` (NaN with fewer than two). ``error``: ``max_error`` (the largest
+    cosine error) or ``t_star_error`` (|t*_sim − t*|)."""
+    g = crossing[(crossing["attention"] == attention) & (crossing["scheme"] == scheme)]
+    g = g.assign(t_star_error=(g["t_star_sim"] - g["t_star"]).abs())
+    rows = []
+    for (n, beta), h in g.groupby(["n", "beta"]):
+        ok = h[h[error] > floor]
+        slope = np.polyfit(np.log(ok["dt"]), np.log(ok[error]), 1)[0] if len(ok) >= 2 else np.nan
+        rows.append({"n": n, "beta": beta, "order": slope, "points": len(ok)})
+    return pd.DataFrame(rows)
+
+
+def d_rates(random: pd.DataFrame, t_ref: float) -> pd.DataFrame:
+    """Per β: slopes on log d of log median D(t_ref) and of log(median D / √(log d / d))."""
+    at = random[np.isclose(random["t"], t_ref)]
+    rows = []
+    for beta, g in at.groupby("beta"):
+        med = g.groupby("d")["max_deviation"].median()
+        d = med.index.to_numpy(float)
+        rows.append(
+            {
+                "beta": beta,
+                "slope": np.polyfit(np.log(d), np.log(med.to_numpy()), 1)[0],
+                "relative_slope": np.polyfit(
+                    np.log(d), np.log(med.to_numpy() / np.sqrt(np.log(d) / d)), 1
+                )[0],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _list(values: pd.Series) -> str:
+    """The distinct values, sorted, for a rule's text."""
+    return "{" + ", ".join(f"{v:g}" for v in sorted(values.unique())) + "}"
+
+
+def _band(values: pd.Series, band) -> tuple[float, bool]:
+    med = float(values.median())
+    return med, bool(band[0] <= med <= band[1])
+
+
+def _orthogonal_rows(crossing: pd.DataFrame, cfg: dict) -> list[dict]:
+    tol = cfg["checks"]
+    sa, usa = finest(crossing, "softmax"), finest(crossing, "unnormalized")
+    spread = float(crossing["max_spread"].max())
+    both = pd.concat([sa, usa])
+    t_err = float((both["t_star_sim"] / both["t_star"] - 1).abs().max())
+    rows = [
+        check(
+            "thm68_equal_cosines",
+            "claim",
+            "Thm 6.8: from pairwise orthogonal tokens all pairwise cosines stay equal",
+            measured=spread,
+            threshold=tol["equal_tolerance"],
+            rule=f"largest max − min of the pairwise cosines over every kept step of all "
+            f"{len(crossing)} runs (rk4, post-LN, (SA), (USA)) ≤ threshold",
+            passed=spread <= tol["equal_tolerance"],
+            source=f"{SOURCE}, Thm 6.8",
+        )
+    ]
+    for name, g, eq in (("sa", sa, "(6.9)"), ("usa", usa, "(6.10)")):
+        err = float(g["max_error"].max())
+        rows.append(
+            check(
+                f"thm68_cosine_{name}",
+                "claim",
+                f"Thm 6.8: the common cosine is γ_β(t), the solution of {eq}",
+                measured=err,
+                threshold=tol["cosine_tolerance"],
+                rule=f"largest |mean cosine − γ_β(t)| over t ≤ 1.1 t*, rk4 at dt = "
+                f"{g['dt'].min():g}, over n ∈ {_list(g['n'])}, β ∈ {_list(g['beta'])} ≤ threshold",
+                passed=err <= tol["cosine_tolerance"],
+                source=f"{SOURCE}, Thm 6.8, eq. {eq}",
+            )
+        )
+    rows.append(
+        check(
+            "thm68_t_star",
+            "claim",
+            "t*(β), the time γ_β reaches 1 − δ, from (6.9)/(6.10) is the simulated one",
+            measured=t_err,
+            threshold=tol["time_tolerance"],
+            rule="largest |t*_sim / t* − 1| over the (SA) and (USA) runs at the finest rk4 dt "
+            "(t*_sim: cubic inverse interpolation of log(1 − cosine) between kept steps) "
+            "≤ threshold",
+            passed=t_err <= tol["time_tolerance"],
+            source=f"{SOURCE}, Thm 6.8; sphere.md statement 1",
+        )
+    )
+    moved = [float(x) for x in tol["moved"]]
+    sa_err = float(sa["max_error"].max())
+    rows.append(
+        check(
+            "thm68_cosine_sa_moved",
+            "context",
+            "how `thm68_cosine_sa` moves with its tolerance",
+            measured=sa_err,
+            rule="; ".join(
+                f"at tolerance {m:g} it would {'pass' if sa_err <= m else 'fail'}" for m in moved
+            ),
+            source="this study",
+        )
+    )
+    other = pd.concat([sa, usa])
+    other = other[other["beta"] > 0]
+    sep = float(other["other_error"].min())
+    rows.append(
+        check(
+            "other_equation",
+            "control",
+            "the comparison tells (6.9) from (6.10): each model's run against the other's equation",
+            measured=sep,
+            threshold=tol["cosine_tolerance"],
+            rule="smallest largest-|mean cosine − other equation's γ| over the finest rk4 runs "
+            "at β > 0 (where the two differ) > threshold (`cosine_tolerance`)",
+            passed=sep > tol["cosine_tolerance"],
+            source="this study",
+        )
+    )
+    floor = float(tol["roundoff_floor"])
+    for scheme, key, nominal in (("rk4", "rk4_order", 4), ("post-ln", "post_ln_order", 1)):
+        o = orders(crossing, "softmax", scheme, floor)["order"].dropna()
+        if o.empty:
+            continue
+        med, ok = _band(o, tol[key])
+        rows.append(
+            check(
+                f"{key}",
+                "control",
+                f"{scheme} converges to (SA) at its nominal order {nominal} as dt → 0",
+                measured=med,
+                low=float(o.min()),
+                high=float(o.max()),
+                threshold=nominal,
+                rule=f"median over (n, β) of the slope of log(max error) on log dt (errors above "
+                f"{floor:g}; interval: min–max over (n, β)) in {list(tol[key])}",
+                passed=ok,
+                source="this study",
+            )
+        )
+    by_time = orders(crossing, "softmax", "post-ln", floor, "t_star_error")["order"].dropna()
+    if len(by_time):
+        rows.append(
+            check(
+                "post_ln_t_star_order",
+                "context",
+                "post-LN: the order of the error in t*, where the cosine error saturates (it is "
+                "at most 1: at large β the layer's late crossing puts it near 1 at every dt)",
+                measured=float(by_time.median()),
+                low=float(by_time.min()),
+                high=float(by_time.max()),
+                threshold=1,
+                rule="median over (n, β) of the slope of log|t*_sim − t*| on log dt (interval: "
+                "min–max over (n, β))",
+                source="this study",
+            )
+        )
+    post = crossing[(crossing["scheme"] == "post-ln") & np.isclose(crossing["dt"], 0.1)]
+    if len(post):
+        shift = (post["t_star_sim"] / post["t_star"] - 1).abs()
+        rows.append(
+            check(
+                "post_ln_layer_shift",
+                "context",
+                "the field's post-LN layer (dt = 0.1) against (6.9): relative shift of t*",
+                measured=float(shift.max()),
+                low=float(shift.min()),
+                high=float(shift.max()),
+                rule="|t*_sim / t* − 1| at dt = 0.1, range over (n, β)",
+                source="this study",
+            )
+        )
+    return rows
+
+
+def _random_rows(random: pd.DataFrame, reduction: pd.DataFrame, cfg: dict) -> list[dict]:
+    tol, rcfg = cfg["checks"], cfg["random"]
+    later = random[random["t"] > 0]
+    ratio = float((later["max_deviation"] / later["bound"]).max())
+    med = later.groupby(["beta", "d", "t"])[["max_deviation", "bound"]].median()
+    loose = np.log10(med["bound"] / med["max_deviation"])
+    rates = d_rates(random, float(rcfg["t_ref"]))
+    worst = float(rates["relative_slope"].max())
+    n, d_max = int(rcfg["n"]), int(random["d"].max())
+    prob = float(random.loc[random["d"] == d_max, "probability"].iloc[0])
+    gap = float(reduction["max_gap"].max())
+    return [
+        check(
+            "thm69_bound",
+            "claim",
+            "Thm 6.9: |<x_i(t), x_j(t)> − γ_β(t)| ≤ 2 c(β) n t √(log d / d), "
+            "c(β) = e^(10 max(1, β))",
+            measured=ratio,
+            threshold=1.0,
+            rule=f"largest (max over pairs of the deviation) / bound over every start, t > 0, "
+            f"d ∈ {_list(random['d'])}, β ∈ {_list(random['beta'])} ≤ 1",
+            passed=ratio <= 1.0,
+            source=f"{SOURCE}, Thm 6.9",
+        ),
+        check(
+            "thm69_d_rate",
+            "claim",
+            "Thm 6.9: the deviation is small for d large, at the rate √(log d / d) of its bound",
+            measured=worst,
+            threshold=float(tol["rate_slack"]),
+            rule=f"largest over β of the slope of log(median D(t = {rcfg['t_ref']:g}) / "
+            "√(log d / d)) on log d ≤ threshold (`rate_slack`); slopes of log median D on log d: "
+            + ", ".join(f"β = {r.beta:g}: {r.slope:.3f}" for r in rates.itertuples()),
+            passed=worst <= float(tol["rate_slack"]),
+            source=f"{SOURCE}, Thm 6.9",
+        ),
+        check(
+            "thm69_looseness",
+            "context",
+            "how loose the bound is: log10(bound / median deviation)",
+            measured=float(loose.min()),
+            low=float(loose.min()),
+            high=float(loose.max()),
+            rule="range over (β, d, t > 0) of the median over starts",
+            source=f"{SOURCE}, Thm 6.9",
+        ),
+        check(
+            "thm69_probability",
+            "context",
+            "the probability 1 − 2n²d^(−1/64) with which the bound is guaranteed",
+            measured=prob,
+            threshold=0.0,
+            rule=f"at the largest d = {d_max} (n = {n}); it is positive only for d > (2n²)^64 = "
+            f"10^{64 * math.log10(2 * n * n):.0f}: the guarantee is vacuous at every d here",
+            source=f"{SOURCE}, Thm 6.9",
+        ),
+        check(
+            "span_reduction",
+            "control",
+            "d > n simulated in the n-dimensional span of x(0) is the full-d flow",
+            measured=gap,
+            threshold=float(tol["reduction_tolerance"]),
+            rule=f"largest |cosine (full d = {int(reduction['d'].iloc[0])}) − cosine (span)| "
+            f"over {int(reduction['starts'].iloc[0])} starts, every β and grid time ≤ threshold",
+            passed=gap <= float(tol["reduction_tolerance"]),
+            source="this study",
+        ),
+    ]
+
+
+def checks(out: Path, config: dict) -> pd.DataFrame:
+    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    out = Path(out)
+    crossing = read_table(out / "crossing.csv")[0]
+    random = read_table(out / "random.parquet")[0]
+    reduction = read_table(out / "reduction.csv")[0]
+    return checks_frame(
+        _orthogonal_rows(crossing, config) + _random_rows(random, reduction, config)
+    )

@@ -1,0 +1,86 @@
+"""The measuring helpers of the sphere-orthogonal and phase-diagram studies, on cases with known
+answers (the studies themselves run in tests/test_studies.py)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metastab.report import sibling
+from metastab.studies import study_root
+
+ORTH = sibling(study_root() / "sphere-orthogonal" / "run.py", "run")
+ORTH_CHECKS = sibling(study_root() / "sphere-orthogonal" / "run.py", "checks")
+DIAGRAM = sibling(study_root() / "phase-diagram" / "run.py", "checks")
+PD_RUN = sibling(study_root() / "phase-diagram" / "run.py", "run")
+
+
+@pytest.mark.parametrize("dt", [0.1, 0.05])
+def test_crossing_time_is_fourth_order_on_a_known_curve(dt):
+    # γ = 1 − e^{−2t}·(1 + sin t / 10): smooth, monotone; the crossing of 1 − δ solved exactly
+    def gap(t):
+        return np.exp(-2 * t) * (1 + np.sin(t) / 10)
+
+    delta = 1e-3
+    from scipy.optimize import brentq
+
+    exact = brentq(lambda t: gap(t) - delta, 0, 10, xtol=1e-14)
+    t = np.arange(0, 10, dt)
+    got = ORTH.crossing_time(t, 1 - gap(t), delta)
+    assert abs(got - exact) < 5 * dt**4  # linear interpolation in γ errs by 2.5e-3 at dt = 0.1
+    assert math.isnan(ORTH.crossing_time(t[:5], 1 - gap(t[:5]), delta))  # not reached
+
+
+@pytest.mark.parametrize("reduce_to", ["orthogonal", "phase"])
+def test_span_coordinates_keep_every_cosine(reduce_to):
+    module = ORTH if reduce_to == "orthogonal" else PD_RUN
+    full = module.uniform_starts(5, 40, 3, 7, reduce=False)
+    span = module.uniform_starts(5, 40, 3, 7, reduce=True)
+    assert span.shape == (3, 5, 5) and full.shape == (3, 5, 40)
+    gram = full @ full.transpose(0, 2, 1)
+    assert np.allclose(span @ span.transpose(0, 2, 1), gram, rtol=0, atol=1e-14)
+    # start c is the same whatever the count
+    assert np.array_equal(module.uniform_starts(5, 40, 1, 7, reduce=False)[0], full[0])
+
+
+def test_order_fit_reads_the_slope_and_skips_the_roundoff_floor():
+    dt = np.array([0.4, 0.2, 0.1, 0.05])
+    crossing = pd.DataFrame(
+        {
+            "attention": "softmax",
+            "scheme": "rk4",
+            "n": 32,
+            "beta": 1.0,
+            "dt": dt,
+            "max_error": np.maximum(3 * dt**4, 1e-13),
+            "t_star": 5.0,
+            "t_star_sim": 5.0 + 0.2 * dt,
+        }
+    )
+    assert ORTH_CHECKS.orders(crossing, "softmax", "rk4", 1e-11)["order"].iloc[0] == (
+        pytest.approx(4)
+    )
+    by_time = ORTH_CHECKS.orders(crossing, "softmax", "rk4", 1e-11, "t_star_error")
+    assert by_time["order"].iloc[0] == pytest.approx(1)
+    crossing.loc[3, "max_error"] = 1e-13  # at the floor: left out
+    assert ORTH_CHECKS.orders(crossing, "softmax", "rk4", 1e-11)["points"].iloc[0] == 3
+
+
+def test_mismatch_is_zero_on_the_curve_and_counts_a_shifted_transition():
+    t = np.arange(0, 30.01, 0.5)
+    boundary = pd.DataFrame({"beta": [0.0, 4.0, 9.0], "t_star": [5.2, 7.0, np.nan]})
+    rows = []
+    for d, shift in ((2, 3.0), (1024, 0.0)):
+        for beta, t_star in zip(boundary["beta"], boundary["t_star"]):
+            edge = np.inf if np.isnan(t_star) else t_star + shift
+            rows.append(
+                pd.DataFrame(
+                    {"d": d, "beta": beta, "t": t, "pair_fraction": (t >= edge).astype(float)}
+                )
+            )
+    diagram = pd.concat(rows, ignore_index=True)
+    m = DIAGRAM.mismatch(diagram, boundary, 0.5, "t_star")
+    assert m[1024] == 0
+    # a transition 3 time units late: 6 cells of 61 on each of the two β with a finite t*
+    assert m[2] == pytest.approx(12 / (3 * len(t)))
