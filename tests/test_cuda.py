@@ -345,6 +345,20 @@ def test_accelerated_mode_refused_on_cuda():
         )
 
 
+@device
+def test_clusters_event_refused_on_cuda():
+    x0 = ms.regular_polygon(3).vertices
+    model = ms.SoftmaxFlow(beta=1.0, gamma=0.1)
+    with pytest.raises(ValueError, match="Clusters event .*device='cpu' only"):
+        ms.first_passage(model, x0, ms.Clusters(at_most=1), max_steps=10, device="cuda")
+    with pytest.raises(ValueError, match="device='cpu' only"):
+        ms.track(model, x0, steps=10, device="cuda")
+    # record-only tracking (no per-step count) runs: the observables are reduced on the host
+    tr = ms.track(model, x0, steps=10, merges=False, device="cuda")
+    cpu = ms.track(model, x0, steps=10, merges=False)
+    assert np.array_equal(tr.observables, cpu.observables)
+
+
 def _sweep_config(**run):
     return {
         "model": {"kind": "softmax-chain", "gamma": 0.2},

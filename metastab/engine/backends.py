@@ -38,7 +38,7 @@ from ..kernels import (
 from ..kernels import (
     streams as _streams,
 )
-from ..kernels.params import SPHERE_CHAIN, SPHERE_FLOW
+from ..kernels.params import CLUSTERS, SPHERE_CHAIN, SPHERE_FLOW
 
 __all__ = ["BACKENDS", "Backend", "DeviceUnavailable", "resolve"]
 
@@ -178,6 +178,8 @@ class Cuda:
         steps: np.ndarray,
         done: np.ndarray,
     ) -> None:
+        if ev.code == CLUSTERS:  # the device kernels have no cluster count (yet)
+            raise ValueError(_CPU_ONLY.format("the Clusters event (and track's merge times)"))
         cuda = self._cuda
         C, n, d = X.shape
         if self._scratch is None or self._scratch.shape[1:] != (n, d, dyn.kind):
