@@ -28,6 +28,7 @@ import sys
 import time
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -73,7 +74,9 @@ def _x0(name: str, n: int, d: int, seed: int = 0) -> np.ndarray:
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-def torch_chain(x0, beta: float, gamma: float, *, steps: int, chains: int, seed: int = 0):
+def torch_chain(
+    x0: np.ndarray, beta: float, gamma: float, *, steps: int, chains: int, seed: int = 0
+) -> Any:
     """SA_P for B = I in torch on the GPU, float64; returns the final states (a torch tensor).
 
     Per step: scores by batched matmul, softmax, cumulative sum, one uniform per token,
@@ -98,7 +101,7 @@ def torch_chain(x0, beta: float, gamma: float, *, steps: int, chains: int, seed:
     return X
 
 
-def torch_post_ln(X0, beta: float, dt: float, *, steps: int):
+def torch_post_ln(X0: np.ndarray, beta: float, dt: float, *, steps: int) -> Any:
     """Post-LN layers x_i <- N(x_i + dt sum_j softmax_j(beta <x_i, x_j>) x_j) of a batch X0
     (C, n, d) in torch on the GPU, float64, as the authors' phase-diagram script computes them
     (batched matmul, softmax, batched matmul, norm); returns the final batch."""
@@ -136,7 +139,11 @@ def _torch_ready() -> str | None:
 
 
 def cuda_bench(
-    workloads=WORKLOADS, *, repeat: int = 3, peak: float = PEAK_FLOPS, scale: float = 1.0
+    workloads: tuple[Workload, ...] = WORKLOADS,
+    *,
+    repeat: int = 3,
+    peak: float = PEAK_FLOPS,
+    scale: float = 1.0,
 ) -> list[dict]:
     """One row per workload: token-steps/s of metastab on the device, of the torch version
     (:func:`torch_chain`, :func:`torch_post_ln`) on the same device, of metastab on the CPU
@@ -171,7 +178,7 @@ def cuda_bench(
         work = len(betas) * chains * n * steps
         gpu_s = _time(partial(grid, "cuda", chains, steps), repeat)
         cpu_s = _time(partial(grid, "cpu", cpu_chains, cpu_steps), 1)
-        row = {
+        row: dict[str, Any] = {
             "workload": name,
             "n": n,
             "d": d,
@@ -300,12 +307,12 @@ def table(rows: list[dict]) -> str:
 
 
 def check(
-    out,
+    out: str | Path,
     *,
     scale: float = 1.0,
     run_tests: bool = True,
     repeat: int = 3,
-    workloads=WORKLOADS,
+    workloads: tuple[Workload, ...] = WORKLOADS,
     agree: dict | None = None,
 ) -> bool:
     """The whole GPU check, written to the folder ``out``: ``tests.log`` and ``tests.xml`` (the

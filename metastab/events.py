@@ -217,7 +217,7 @@ class Collapse(_Event):
         )
 
 
-def cluster_threshold(delta) -> float:
+def cluster_threshold(delta: float) -> float:
     """The cosine threshold 1 − δ of a clustered pair, δ validated (0 < δ <= 2)."""
     return 1.0 - real("delta", delta, low=0, low_open=True, high=2)
 
@@ -247,7 +247,9 @@ class Clusters(_Event):
         return clusters_arrays(x0.shape[1:], self.delta, self.at_most, chains=0)
 
 
-def clusters_arrays(shape, delta: float, at_most: int, chains: int) -> _params.EventArrays:
+def clusters_arrays(
+    shape: tuple[int, int], delta: float, at_most: int, chains: int
+) -> _params.EventArrays:
     """The kernel form of "at most ``at_most`` clusters" (0: never) for n×d configurations
     (``shape``), with a (chains, n) table of levels (NaN) that the kernels fill for chains
     0..chains-1 (see :func:`metastab.track`; ``chains=0``: nothing recorded)."""

@@ -162,10 +162,10 @@ class Track:
             "provenance": self.provenance,
         }
 
-    def save(self, path) -> Path:
+    def save(self, path: str | Path) -> Path:
         """Write :meth:`to_frame` (the plateaus) to ``.csv`` or ``.parquet`` with a sidecar."""
         return write_table(self.to_frame(), path, self.metadata())
 
-    def save_observables(self, path) -> Path:
+    def save_observables(self, path: str | Path) -> Path:
         """Write :meth:`observables_frame` to ``.csv`` or ``.parquet`` with a sidecar."""
         return write_table(self.observables_frame(), path, self.metadata("observables"))

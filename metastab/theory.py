@@ -384,7 +384,7 @@ def _unit_points(points) -> np.ndarray:
     return U
 
 
-def sphere_jumps(points, gamma) -> np.ndarray:
+def sphere_jumps(points: ArrayLike, gamma: float) -> np.ndarray:
     """How far one pick moves a token of the sphere chain with V = I (sphere.md, "Models").
 
     A token at u_a that picks a token at u_b moves to N((1 − γ) u_a + γ u_b), at the angle
@@ -433,7 +433,13 @@ def sphere_jumps(points, gamma) -> np.ndarray:
     return 2 * np.sin(phi / 2)
 
 
-def sphere_frozen_law(points, multiplicities, beta, gamma, B=None) -> FrozenLaw:
+def sphere_frozen_law(
+    points: ArrayLike,
+    multiplicities: ArrayLike,
+    beta: ArrayLike,
+    gamma: float,
+    B: ArrayLike | None = None,
+) -> FrozenLaw:
     """Exit law of the sphere chain (V = I) frozen at κ distinct points of S^{d−1}.
 
     As :func:`frozen_law` (science.md §3, "Exact laws"), with the no-op picks of the sphere
@@ -477,12 +483,18 @@ class FrozenAsymptote:
     exponent: float
     log_prefactor: float
 
-    def log_mean(self, beta) -> np.ndarray:
+    def log_mean(self, beta: ArrayLike) -> np.ndarray:
         """The asymptote β Δ − log N of log E[T]."""
         return np.asarray(beta, dtype=np.float64) * self.exponent - self.log_prefactor
 
 
-def frozen_asymptote(points, multiplicities, B=None, *, gamma=None) -> FrozenAsymptote:
+def frozen_asymptote(
+    points: ArrayLike,
+    multiplicities: ArrayLike,
+    B: ArrayLike | None = None,
+    *,
+    gamma: float | None = None,
+) -> FrozenAsymptote:
     """The large-β line of log E[T] for :func:`frozen_law` (``gamma`` None) or
     :func:`sphere_frozen_law` (``gamma`` given: the sphere's no-op picks).
 
@@ -602,7 +614,7 @@ def collapse_rate(beta: float, *, radius: float, n: int, gamma: float) -> Collap
 # --------------------------------------------------------------------------- sphere: mean field
 
 
-def meanfield_growth_rates(beta, k_max) -> np.ndarray:
+def meanfield_growth_rates(beta: float, k_max: int) -> np.ndarray:
     """Linear growth rates λ_1..λ_{k_max} of the Fourier modes of the uniform state of (USA) on
     the circle (sphere.md statement 6; Bruno, Pasqualotto, Agazzi, arXiv 2410.23228).
 
@@ -637,7 +649,7 @@ def meanfield_growth_rates(beta, k_max) -> np.ndarray:
     return k * k * ive(k, beta) * math.exp(beta) / beta
 
 
-def meanfield_clusters(beta) -> int:
+def meanfield_clusters(beta: float) -> int:
     """The number of clusters k* = argmax_{k >= 1} k² I_k(β) that (USA) on the circle forms from
     a nearly uniform start: the fastest-growing mode of :func:`meanfield_growth_rates` (Bruno,
     Pasqualotto, Agazzi, arXiv 2410.23228; sphere.md statement 6).
@@ -669,7 +681,15 @@ def meanfield_clusters(beta) -> int:
 # --------------------------------------------------------------------------- sphere: merges
 
 
-def merge_time(beta, angle, *, masses=(1, 1), delta=1e-3, attention="softmax", n=None) -> float:
+def merge_time(
+    beta: float,
+    angle: float,
+    *,
+    masses: tuple[int, int] = (1, 1),
+    delta: float = 1e-3,
+    attention: str = "softmax",
+    n: int | None = None,
+) -> float:
     """log of the time two point clusters on S^{d-1} take to merge under (SA) or (USA), from the
     angle ``angle`` until their cosine reaches 1 − δ (sphere.md statement 5: GKPR's rate).
 
@@ -759,7 +779,9 @@ def _attention(attention: str) -> str:
     return attention
 
 
-def orthogonal_rate(gamma, beta, n, *, attention: str = "softmax"):
+def orthogonal_rate(
+    gamma: ArrayLike, beta: float, n: int, *, attention: str = "softmax"
+) -> np.ndarray:
     """The right-hand side of GLPR Thm 6.8's equation for the common cosine γ_β(t).
 
     (SA), eq. (6.9):   γ̇ = 2 e^{βγ} (1 − γ)((n − 1)γ + 1) / (e^β + (n − 1) e^{βγ}),
@@ -812,7 +834,9 @@ def _orthogonal_args(beta, n, attention):
     return beta, n, _attention(attention)
 
 
-def orthogonal_cosine(t, beta, n, *, attention: str = "softmax") -> np.ndarray:
+def orthogonal_cosine(
+    t: ArrayLike, beta: float, n: int, *, attention: str = "softmax"
+) -> np.ndarray:
     """γ_β(t): the common pairwise cosine of n tokens started pairwise orthogonal (GLPR Thm 6.8).
 
     Solves (6.9) (``attention="softmax"``, the flow (SA)) or (6.10) (``"unnormalized"``, (USA))
@@ -853,7 +877,9 @@ def orthogonal_cosine(t, beta, n, *, attention: str = "softmax") -> np.ndarray:
     return 0.0 - np.expm1(sol.y[0][np.searchsorted(grid, times)])  # 0 − 0.0: no −0.0
 
 
-def orthogonal_time(beta, n, *, delta: float = 1e-3, attention: str = "softmax") -> float:
+def orthogonal_time(
+    beta: float, n: int, *, delta: float = 1e-3, attention: str = "softmax"
+) -> float:
     """t*(β): the time at which γ_β(t) of (6.9)/(6.10) reaches 1 − δ (every pair clustered).
 
     Solved as :func:`orthogonal_cosine` with a terminal event log(1 − γ) = log δ; γ̇ > 0 on
@@ -884,7 +910,9 @@ def orthogonal_time(beta, n, *, delta: float = 1e-3, attention: str = "softmax")
     raise RuntimeError(f"γ_β did not reach 1 − δ = {1 - delta:g} (β = {beta:g}, n = {n})")
 
 
-def phase_boundary(betas, n, *, delta: float = 1e-3, attention: str = "softmax") -> np.ndarray:
+def phase_boundary(
+    betas: ArrayLike, n: int, *, delta: float = 1e-3, attention: str = "softmax"
+) -> np.ndarray:
     """The curve Γ = {(t, β): γ_β(t) = 1 − δ} of GLPR Fig. 3: t*(β) of :func:`orthogonal_time`
     at each β of ``betas`` (an array of their shape).
 
@@ -897,7 +925,7 @@ def phase_boundary(betas, n, *, delta: float = 1e-3, attention: str = "softmax")
     ).reshape(b.shape)
 
 
-def random_start_bound(t, beta, n, d) -> np.ndarray:
+def random_start_bound(t: ArrayLike, beta: float, n: int, d: ArrayLike) -> np.ndarray:
     """The short-time term of GLPR Thm 6.9's deviation bound for n i.i.d. uniform starts on
     S^{d−1}: |<x_i(t), x_j(t)> − γ_β(t)| <= 2 c(β) n t √(log d / d), c(β) = e^{10 max(1, β)}.
 
@@ -915,7 +943,7 @@ def random_start_bound(t, beta, n, d) -> np.ndarray:
     return 2.0 * math.exp(10.0 * max(1.0, beta)) * n * t * math.sqrt(math.log(d) / d)
 
 
-def random_start_probability(n, d) -> float:
+def random_start_probability(n: int, d: float) -> float:
     """The probability 1 − 2n² d^{−1/64} with which GLPR Thm 6.9's bound holds (negative, that
     is vacuous, unless d > (2n²)^64).
 
