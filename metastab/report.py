@@ -304,6 +304,32 @@ def ci(low: float, high: float, digits: int = 3) -> str:
     return f"[{fmt(low, digits)}, {fmt(high, digits)}]"
 
 
+def wider(row: pd.Series | dict, a: str, b: str) -> tuple[float, float, str]:
+    """The wider of two intervals ``(row[a_low], row[a_high])`` (a profile-likelihood interval)
+    and ``(row[b_low], row[b_high])`` (a bootstrap one, possibly missing), and the name of the
+    one chosen.
+
+    >>> wider({"b_low": 1.0, "b_high": 2.0, "c_low": 0.5, "c_high": 3.0}, "b", "c")
+    (0.5, 3.0, 'bootstrap')
+    """
+    wa = row[f"{a}_high"] - row[f"{a}_low"]
+    wb = row[f"{b}_high"] - row[f"{b}_low"]
+    if not np.isfinite(wb) or wa >= wb:
+        return float(row[f"{a}_low"]), float(row[f"{a}_high"]), "profile"
+    return float(row[f"{b}_low"]), float(row[f"{b}_high"]), "bootstrap"
+
+
+def position(value: float, low: float, high: float) -> str:
+    """Where ``value`` lies relative to the interval [low, high].
+
+    >>> position(0.5, 1.0, 2.0), position(1.5, 1.0, 2.0)
+    ('below the interval', 'inside the interval')
+    """
+    if value < low:
+        return "below the interval"
+    return "above the interval" if value > high else "inside the interval"
+
+
 def md_table(frame: pd.DataFrame, columns: dict, digits: int = 3) -> str:
     """A markdown table of ``frame``'s ``columns`` (name → header); numbers through :func:`fmt`,
     strings as they are."""

@@ -7,24 +7,27 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from cli_calls import run
 
 import metastab
 from metastab.bench import numpy_chain, workload_w1
-from metastab.cli import main
 from metastab.results import read_table
 
-
-def run(capsys, *argv):
-    """main(argv) -> (exit status, stdout, stderr)."""
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 PASSAGE = ("passage", "--chains", "16", "--max-steps", "400", "--seed", "5")
+# three β with escapes enough for a fit
+FIT_DATA = (
+    "passage",
+    "--chains",
+    "60",
+    "--max-steps",
+    "5000",
+    "--seed",
+    "3",
+    "--beta",
+    "5",
+    "7",
+    "9",
+)
 
 
 # --------------------------------------------------------------------------- outputs
@@ -373,22 +376,7 @@ def test_numpy_baseline_is_a_convex_step():
 
 def test_fit_reads_passage_output_and_draws_the_bound(capsys, tmp_path):
     data = tmp_path / "fp.parquet"
-    code, _, _ = run(
-        capsys,
-        "passage",
-        "--chains",
-        "60",
-        "--max-steps",
-        "5000",
-        "--seed",
-        "3",
-        "--beta",
-        "5",
-        "7",
-        "9",
-        "--out",
-        str(data),
-    )
+    code, _, _ = run(capsys, *FIT_DATA, "--out", str(data))
     assert code == 0
     code, out, err = run(
         capsys, "fit", str(data), "--resamples", "49", "--out", str(tmp_path / "per_beta.csv")
@@ -553,22 +541,7 @@ def test_sweep_over_localmax_margins(capsys, tmp_path):
 
 def test_fit_prefactor_reports_c_and_its_test(capsys, tmp_path):
     data = tmp_path / "fp.csv"
-    run(
-        capsys,
-        "passage",
-        "--chains",
-        "60",
-        "--max-steps",
-        "5000",
-        "--seed",
-        "3",
-        "--beta",
-        "5",
-        "7",
-        "9",
-        "--out",
-        str(data),
-    )
+    run(capsys, *FIT_DATA, "--out", str(data))
     code, out, _ = run(
         capsys, "fit", str(data), "--prefactor", "--resamples", "19", "--figure", "none"
     )

@@ -8,6 +8,7 @@ import numba
 import numpy as np
 import pandas as pd
 import pytest
+from cli_calls import run as _cli
 
 import metastab as ms
 from metastab.kernels import clustering as K
@@ -109,19 +110,26 @@ def test_clusters_event_stops_at_the_recorded_level():
     assert 0 < np.isnan(tr.levels[:, 0]).sum() < 40  # some chains merge, some do not
 
 
-def test_thread_count_does_not_matter():
-    x0 = _circle(40, 3)
-    model = ms.SoftmaxChain(beta=5.0, gamma=0.2)
+def _same_on_one_and_two_threads(model, x0, **kwargs):
+    """``ms.track(model, x0, **kwargs)`` on one thread, after asserting that two threads record
+    the same levels and observables."""
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = ms.track(model, x0, steps=80, chains=5, rng=11, record_every=20)
+        one = ms.track(model, x0, **kwargs)
         numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = ms.track(model, x0, steps=80, chains=5, rng=11, record_every=20)
+        two = ms.track(model, x0, **kwargs)
     finally:
         numba.set_num_threads(before)
     np.testing.assert_array_equal(one.levels, two.levels)
     np.testing.assert_array_equal(one.observables, two.observables)
+    return one
+
+
+def test_thread_count_does_not_matter():
+    x0 = _circle(40, 3)
+    model = ms.SoftmaxChain(beta=5.0, gamma=0.2)
+    one = _same_on_one_and_two_threads(model, x0, steps=80, chains=5, rng=11, record_every=20)
     other = ms.track(model, x0, steps=80, chains=5, rng=12, record_every=20)
     assert not np.array_equal(one.observables, other.observables)  # the seed does matter
 
@@ -220,17 +228,6 @@ def test_plateau_durations_go_straight_into_the_scaling_fit():
 # --------------------------------------------------------------------------- command line, sweep
 
 
-def _cli(capsys, *argv):
-    from metastab.cli import main
-
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 TRACK = ("track", "--polytope", "regular:6", "--init", "uniform", "--n", "8", "--chains", "30")
 
 
@@ -312,16 +309,7 @@ def test_token_parallel_path_records_the_same_levels():
     threads (the token-parallel driver): same levels and observables as on one thread."""
     x0 = _circle(48, 6)
     model = ms.SoftmaxChain(beta=6.0, gamma=0.3)
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = ms.track(model, x0, steps=60, chains=1, rng=2, record_every=30)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = ms.track(model, x0, steps=60, chains=1, rng=2, record_every=30)
-    finally:
-        numba.set_num_threads(before)
-    np.testing.assert_array_equal(one.levels, two.levels)
-    np.testing.assert_array_equal(one.observables, two.observables)
+    one = _same_on_one_and_two_threads(model, x0, steps=60, chains=1, rng=2, record_every=30)
     run = ms.simulate(model, x0, steps=60, chains=1, rng=2, record_every=1)
     counts = [ref.cluster_count(run.trajectory[0, t], 1e-3) for t in range(61)]
     np.testing.assert_array_equal(one.levels[0], ref.levels(counts, 48))

@@ -2,20 +2,10 @@
 
 import numpy as np
 import pytest
+from cli_calls import run
 
 import metastab as ms
-from metastab.cli import main
 from metastab.results import read_table
-
-
-def run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 SIM = ("simulate", "--model", "sphere-flow", "--beta", "4", "--steps", "20", "--seed", "3")
 

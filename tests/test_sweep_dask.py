@@ -4,9 +4,6 @@ cluster. Results must equal the embedded run bit for bit."""
 import json
 import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,9 +12,9 @@ pytest.importorskip(
     "distributed", reason="the Dask tests need dask[distributed] (pip install 'metastab[dask]')"
 )
 
-from metastab.sweep import Sweep, main, read_sweep, run_sweep  # noqa: E402
+from dask_processes import start_cluster, stop  # noqa: E402
 
-START_TIMEOUT = 60
+from metastab.sweep import Sweep, main, read_sweep, run_sweep  # noqa: E402
 
 
 def config() -> dict:
@@ -43,79 +40,13 @@ def embedded(tmp_path_factory):
     return out
 
 
-def _stop(procs):
-    """Terminate the workers, then the scheduler (killed if not gone within 10 s)."""
-    for proc in reversed(procs):
-        if proc.poll() is None:
-            proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def _wait_for(condition, what, procs):
-    deadline = time.monotonic() + START_TIMEOUT
-    while not condition():
-        for proc in procs:
-            assert proc.poll() is None, f"a Dask process exited while waiting for {what}"
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def test_killed_worker_mid_run_gives_the_embedded_result(embedded, tmp_path):
     """`dask scheduler` and two `dask worker` processes on 127.0.0.1; worker B is killed with
     SIGKILL once it has finished a chunk; the sweep completes on A, bit-identical."""
-    scheduler_file = tmp_path / "scheduler.json"
-    dask = [sys.executable, "-m", "dask"]
-    logs = open(tmp_path / "dask.log", "wb")
     procs = []
     try:
-        procs.append(
-            subprocess.Popen(
-                dask
-                + [
-                    "scheduler",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    "0",
-                    "--no-dashboard",
-                    "--scheduler-file",
-                    str(scheduler_file),
-                ],
-                stdout=logs,
-                stderr=logs,
-            )
-        )
-        _wait_for(scheduler_file.exists, "the scheduler", procs)
-        address = json.loads(scheduler_file.read_text())["address"]
+        address = start_cluster(tmp_path, ["A", "B"], procs)
         assert address.startswith("tcp://127.0.0.1:")
-        for name in ("A", "B"):
-            procs.append(
-                subprocess.Popen(
-                    dask
-                    + [
-                        "worker",
-                        address,
-                        "--name",
-                        name,
-                        "--nthreads",
-                        "1",
-                        "--no-nanny",
-                        "--no-dashboard",
-                        "--host",
-                        "127.0.0.1",
-                        "--local-directory",
-                        str(tmp_path / name),
-                    ],
-                    stdout=logs,
-                    stderr=logs,
-                )
-            )
-        log = tmp_path / "dask.log"
-        _wait_for(lambda: log.read_text().count("Register worker") >= 2, "two workers", procs)
         worker_a, worker_b = procs[1], procs[2]
         out = tmp_path / "sweep"
         killed_after = []
@@ -143,8 +74,7 @@ def test_killed_worker_mid_run_gives_the_embedded_result(embedded, tmp_path):
         frame, meta = read_sweep(out)
         assert len(frame) == 640 and meta["provenance"]["backend"].startswith("dask tcp://")
     finally:
-        _stop(procs)
-        logs.close()
+        stop(procs)
 
 
 def test_local_cluster_from_the_command(embedded, tmp_path, capsys):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from dask_processes import start_cluster, stop
 from test_sweep import _toml, files, tiny
 
 from metastab import cli
@@ -444,67 +445,6 @@ def test_a_killed_worker_is_not_reported_as_retries(tmp_path, monkeypatch):
     assert "after 2 retries" not in str(err.value) and "4 different workers" in str(err.value)
 
 
-def _dask_cluster(tmp_path, workers=1):
-    """A scheduler and ``workers`` nanny-less workers on 127.0.0.1: (address, processes)."""
-    scheduler_file = tmp_path / "scheduler.json"
-    dask = [sys.executable, "-m", "dask"]
-    log = open(tmp_path / "dask.log", "wb")
-    procs = [
-        subprocess.Popen(
-            dask
-            + [
-                "scheduler",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--no-dashboard",
-                "--scheduler-file",
-                str(scheduler_file),
-            ],
-            stdout=log,
-            stderr=log,
-        )
-    ]
-    deadline = time.monotonic() + 60
-    while not scheduler_file.exists():
-        assert procs[0].poll() is None and time.monotonic() < deadline
-        time.sleep(0.05)
-    address = json.loads(scheduler_file.read_text())["address"]
-    for i in range(workers):
-        procs.append(
-            subprocess.Popen(
-                dask
-                + [
-                    "worker",
-                    address,
-                    "--nthreads",
-                    "1",
-                    "--no-nanny",
-                    "--no-dashboard",
-                    "--host",
-                    "127.0.0.1",
-                    "--local-directory",
-                    str(tmp_path / f"w{i}"),
-                ],
-                stdout=log,
-                stderr=log,
-            )
-        )
-    while (tmp_path / "dask.log").read_text().count("Register worker") < workers:
-        assert all(p.poll() is None for p in procs) and time.monotonic() < deadline
-        time.sleep(0.05)
-    log.close()
-    return address, procs
-
-
-def _stop(procs):
-    for proc in reversed(procs):
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(timeout=10)
-
-
 def _kill_after_first_chunk(proc):
     killed = []
 
@@ -522,9 +462,9 @@ def test_dask_losing_its_only_worker_or_its_scheduler_ends_and_resumes(victim, r
     """The last worker (or the scheduler) is killed after the first chunk: the run ends within
     the watchdog's time with the unfinished chunks named, and resumes bit-identical."""
     pytest.importorskip("distributed")
-    address, procs = _dask_cluster(tmp_path)
-    out = tmp_path / "sweep"
+    out, procs = tmp_path / "sweep", []
     try:
+        address = start_cluster(tmp_path, ["w0"], procs)
         progress, killed = _kill_after_first_chunk(procs[1 if victim == "worker" else 0])
         tic = time.perf_counter()
         with pytest.raises(SweepError) as err:
@@ -533,7 +473,7 @@ def test_dask_losing_its_only_worker_or_its_scheduler_ends_and_resumes(victim, r
             )
         assert time.perf_counter() - tic < 60
     finally:
-        _stop(procs)
+        stop(procs)
     text = str(err.value)
     assert "\n" not in text and ("run the same command again" in text or "run again" in text)
     if victim == "worker":

@@ -257,7 +257,28 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     )
     show = None
     progress = output.progress(args)
-    frames, results, observations = [], [], []
+    frames: list[pd.DataFrame] = []
+    observations: list[pd.DataFrame] = []
+    results: list[FirstPassage | Run | Track] = []
+
+    def save(
+        path: Path, tables: list[pd.DataFrame], interrupted: bool = False, kind: str | None = None
+    ) -> None:
+        """Write ``tables`` of the finished runs to ``path`` with the sidecar."""
+        _write_runs(
+            path,
+            argv,
+            polytope,
+            args,
+            base,
+            results,
+            starts,
+            tables,
+            mode,
+            interrupted=interrupted,
+            kind=kind,
+        )
+
     try:
         for model, x0, event in zip(models, starts, events):
             res: FirstPassage | Run | Track  # narrowed by each branch's assignment
@@ -326,27 +347,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             results.append(res)
     except KeyboardInterrupt:
         if out is not None and results:
-            _write_runs(
-                out, argv, polytope, args, base, results, starts, frames, mode, interrupted=True
-            )
+            save(out, frames, interrupted=True)
             sys.stderr.write(
                 f"\n{PROG}: interrupted: wrote the {len(results)} finished of "
                 f"{len(models)} runs to {out} and {out}.json\n"
             )
         if observed is not None and observations:
-            _write_runs(
-                observed,
-                argv,
-                polytope,
-                args,
-                base,
-                results,
-                starts,
-                observations,
-                mode,
-                interrupted=True,
-                kind="observables",
-            )
+            save(observed, observations, interrupted=True, kind="observables")
             sys.stderr.write(f"{PROG}: interrupted: their observables in {observed}\n")
         raise
     if passage:
@@ -361,21 +368,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             "with a merge"
         )
     if out is not None:
-        _write_runs(out, argv, polytope, args, base, results, starts, frames, mode)
+        save(out, frames)
         print(f"wrote {out} and {out}.json")
     if observed is not None:
-        _write_runs(
-            observed,
-            argv,
-            polytope,
-            args,
-            base,
-            results,
-            starts,
-            observations,
-            mode,
-            kind="observables",
-        )
+        save(observed, observations, kind="observables")
         print(f"wrote {observed} and {observed}.json")
     return 0
 

@@ -16,21 +16,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.report import check, checks_frame, fmt, read_tables
+from metastab.report import check, checks_frame, fmt, position, read_tables, wider
 from metastab.results import read_table
 
 SOURCE = "[FW] lem. metastab.1, Thm 5.4"
 BOUND = "P[T2 ≥ t] ≥ 1 − exp((1 + ε/γ) log(γt/ε) + (1 + ε/γ) log n − β c0 ε/(2γ)) for t > 1"
-
-
-def wider(row, a: str, b: str) -> tuple[float, float, str]:
-    """The wider of two intervals ``(row[a_low], row[a_high])``, ``(row[b_low], row[b_high])``,
-    and the name of the one chosen."""
-    wa = row[f"{a}_high"] - row[f"{a}_low"]
-    wb = row[f"{b}_high"] - row[f"{b}_low"]
-    if not np.isfinite(wb) or wa >= wb:
-        return float(row[f"{a}_low"]), float(row[f"{a}_high"]), "profile"
-    return float(row[f"{b}_low"]), float(row[f"{b}_high"]), "bootstrap"
 
 
 def declared(starts: pd.DataFrame, config: dict):
@@ -40,17 +30,6 @@ def declared(starts: pd.DataFrame, config: dict):
         return None
     at = starts[np.isclose(starts["beta_start"], float(config["tail_from_beta"]))]
     return (at if not at.empty else starts.sort_values("beta_start")).iloc[-1]
-
-
-def position(value: float, low: float, high: float) -> str:
-    """Where ``value`` lies relative to the interval [low, high]."""
-    return (
-        "below the interval"
-        if value < low
-        else "above the interval"
-        if value > high
-        else "inside the interval"
-    )
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:

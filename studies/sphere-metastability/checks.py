@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.report import check, checks_frame, fmt, read_tables
+from metastab.report import check, checks_frame, fmt, position, read_tables, wider
 from metastab.results import read_table
 
 LAW = (
@@ -26,23 +26,6 @@ LAW = (
     "p = 1 − Π_a q_a^{m_a}, q_a the probability of a no-op pick"
 )
 SOURCE = "science.md §3 (exact laws), sphere.md statement 7"
-
-
-def wider(row, a: str, b: str) -> tuple[float, float, str]:
-    """The wider of two intervals ``(row[a_low], row[a_high])``, ``(row[b_low], row[b_high])``,
-    and the name of the one chosen."""
-    wa = row[f"{a}_high"] - row[f"{a}_low"]
-    wb = row[f"{b}_high"] - row[f"{b}_low"]
-    if not np.isfinite(wb) or wa >= wb:
-        return float(row[f"{a}_low"]), float(row[f"{a}_high"]), "profile"
-    return float(row[f"{b}_low"]), float(row[f"{b}_high"]), "bootstrap"
-
-
-def position(value: float, low: float, high: float) -> str:
-    """Where ``value`` lies relative to the interval [low, high]."""
-    if value < low:
-        return "below the interval"
-    return "above the interval" if value > high else "inside the interval"
 
 
 def declared(fits: pd.DataFrame, event: str, config: dict):
