@@ -15,9 +15,9 @@ from .steps import (
     _ROWS,
     _chain_blocks,
     _gram,
+    _plain,
     _resolve_pending,
     _row_scores,
-    _use_gram,
     block_work,
     chain_step,
     chain_work,
@@ -44,7 +44,8 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
     whose parallel compilation runs the prange loops on threads."""
     n, d = x.shape
     nb = (n + _ROWS - 1) // _ROWS
-    gram = _use_gram(x, B, G)
+    plain = _plain(x, B)
+    gram = plain and G.shape[0] * _ROWS == n
     if gram:
         ng = G.shape[0]
         for q in prange(T):
@@ -62,6 +63,7 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
             block_work(n, d),
             G,
             gram,
+            plain,
             q * nb // T,
             (q + 1) * nb // T,
             pw[0],

@@ -270,8 +270,9 @@ def block_work(n, d):
 def _scores4(bxt, x, j, S, p):
     """S[p + q _ROWS + r] = sum_k bxt[k, r] x[j + q, k] for q < 4, r < _ROWS, k ascending.
 
-    Four rows of scores per pass over k, two k per step: each load and store of a partial sum
-    serves two multiply-adds, and the constant row offsets let LLVM vectorise across r."""
+    Four rows of scores per pass over k, four (then two, then one) k per step: each load and
+    store of a partial sum serves several multiply-adds (the sums stay in memory: LLVM cannot
+    prove the arrays distinct), and the constant row offsets let LLVM vectorise across r."""
     d = x.shape[1]
     p1 = p + _ROWS
     p2 = p + 2 * _ROWS
@@ -282,6 +283,18 @@ def _scores4(bxt, x, j, S, p):
         S[p2 + r] = 0.0
         S[p3 + r] = 0.0
     k = 0
+    while k + 4 <= d:  # four k per step: one load and store of a partial sum per four terms
+        a0, b0, c0, e0 = x[j, k], x[j, k + 1], x[j, k + 2], x[j, k + 3]
+        a1, b1, c1, e1 = x[j + 1, k], x[j + 1, k + 1], x[j + 1, k + 2], x[j + 1, k + 3]
+        a2, b2, c2, e2 = x[j + 2, k], x[j + 2, k + 1], x[j + 2, k + 2], x[j + 2, k + 3]
+        a3, b3, c3, e3 = x[j + 3, k], x[j + 3, k + 1], x[j + 3, k + 2], x[j + 3, k + 3]
+        for r in range(_ROWS):
+            y, z, v, w = bxt[k, r], bxt[k + 1, r], bxt[k + 2, r], bxt[k + 3, r]
+            S[p + r] = (((S[p + r] + y * a0) + z * b0) + v * c0) + w * e0
+            S[p1 + r] = (((S[p1 + r] + y * a1) + z * b1) + v * c1) + w * e1
+            S[p2 + r] = (((S[p2 + r] + y * a2) + z * b2) + v * c2) + w * e2
+            S[p3 + r] = (((S[p3 + r] + y * a3) + z * b3) + v * c3) + w * e3
+        k += 4
     while k + 2 <= d:
         a0, b0 = x[j, k], x[j, k + 1]
         a1, b1 = x[j + 1, k], x[j + 1, k + 1]
@@ -324,12 +337,10 @@ def _scores_block(bxt, x, j0, S):
 
 
 @_jit(**JIT)
-def _use_gram(x, B, G):
-    """Whether chain_step takes the scores from the symmetric Gram: G allocated (n a multiple of
-    _ROWS), B the identity and x finite. Then (B x_i)_k == x_ik up to the sign of zero, which no
-    score can see (a sum that starts at +0.0 never becomes -0.0), so s_ij = s_ji bit for bit."""
-    if G.shape[0] * _ROWS != x.shape[0]:
-        return False
+def _plain(x, B):
+    """Whether B is the identity and x finite. Then (B x_i)_k == x_ik up to the sign of zero,
+    which no score can see (a sum that starts at +0.0 never becomes -0.0): chain_step may use
+    x_i for B x_i, and s_ij = s_ji bit for bit."""
     d = B.shape[0]
     for k in range(d):
         for m in range(d):
@@ -339,6 +350,13 @@ def _use_gram(x, B, G):
     for v in x.ravel():
         acc += v * 0.0  # NaN iff some v is not finite
     return acc == 0.0
+
+
+@_jit(**JIT)
+def _use_gram(x, B, G):
+    """Whether chain_step takes the scores from the symmetric Gram: G allocated (n a multiple of
+    _ROWS) and :func:`_plain`."""
+    return G.shape[0] * _ROWS == x.shape[0] and _plain(x, B)
 
 
 @_jit(**JIT)
@@ -362,14 +380,129 @@ def _gram(x, G, bxt, b0, b1):
                 dst[p + r * _ROWS] = Gb[j * _ROWS + r]
 
 
+# The passes of _chain_blocks over one block of tokens i0 + r (r < r1), W[j * r1 + r] holding
+# token i0 + r's j-th entry. Each is compiled on its own: LLVM vectorises these small loops across
+# r better than one large inlined body.
+
+
+@_jit(**JIT)
+def _block_bx(x, B, i0, r1, plain, bxt):
+    """bxt[k, r] = (B x_{i0 + r})_k, m ascending; x_{i0 + r} itself when ``plain``."""
+    d = x.shape[1]
+    for r in range(r1):
+        for k in range(d):
+            if plain:
+                bxt[k, r] = x[i0 + r, k]
+            else:
+                acc = 0.0
+                for m in range(d):
+                    acc += B[k, m] * x[i0 + r, m]
+                bxt[k, r] = acc
+
+
+@_jit(**JIT)
+def _short_scores(x, bxt, r1, W, best):
+    """W[j r1 + r] = s_{i0 + r, j} = sum_k bxt[k, r] x_jk (k ascending, from +0.0) and best[r] its
+    maximum over j, for a block shorter than _ROWS (one pass over j, the first two k together)."""
+    n, d = x.shape
+    for r in range(r1):
+        best[r] = -np.inf
+    for j in range(n):
+        base = j * r1
+        if d >= 2:
+            a0 = x[j, 0]
+            a1 = x[j, 1]
+            for r in range(r1):
+                W[base + r] = (0.0 + bxt[0, r] * a0) + bxt[1, r] * a1
+        else:
+            a0 = x[j, 0] if d == 1 else 0.0
+            for r in range(r1):
+                W[base + r] = 0.0 + (bxt[0, r] * a0 if d == 1 else 0.0)
+        for k in range(2, d):
+            xjk = x[j, k]
+            for r in range(r1):
+                W[base + r] += bxt[k, r] * xjk
+        for r in range(r1):
+            best[r] = max(best[r], W[base + r])
+
+
+@_jit(**JIT)
+def _row_max(W, n, r1, best):
+    """best[r] = max_j W[j r1 + r]."""
+    for r in range(r1):
+        best[r] = -np.inf
+    for j in range(n):
+        base = j * r1
+        for r in range(r1):
+            best[r] = max(best[r], W[base + r])
+
+
+@_jit(**JIT)
+def _block_weights(W, n, r1, best, beta, t, tb):
+    """W[j r1 + r] <- exp(beta (W[j r1 + r] - best[r])) (the kernels' exp); returns how many of
+    them are rare (< RARE_CUT)."""
+    for j in range(n):
+        base = j * r1
+        for r in range(r1):
+            W[base + r] = beta * (W[base + r] - best[r])
+    m = r1 * n
+    for q in range(m):
+        W[q] = _exp_mantissa(W[q], t, q)
+    for q in range(m):
+        k = tb[q] - _SHIFT_BITS
+        tb[q] = (k + 1023) << 52 if k >= -1022 else 0
+    few = 0
+    for q in range(m):  # the second pass of _exp_scale, counting the rare weights
+        v = W[q] * t[q]
+        W[q] = v
+        few += v < RARE_CUT
+    return few
+
+
+@_jit(**JIT)
+def _cumulate(W, n, r1, few, rare, keep):
+    """W[j r1 + r] <- the cumulative sum over j' <= j of the weights that are not rare; rare[r]
+    and keep[r] the totals of the rare and of the other weights. Without rare weights in the
+    block (``few`` 0) one cumulative sum, as the reference does with S_rare = 0."""
+    for r in range(r1):
+        rare[r] = 0.0
+        keep[r] = 0.0
+    if few == 0:
+        for j in range(n):
+            base = j * r1
+            for r in range(r1):
+                keep[r] += W[base + r]
+                W[base + r] = keep[r]
+    else:
+        for j in range(n):
+            base = j * r1
+            for r in range(r1):
+                v = W[base + r]
+                small = v < RARE_CUT
+                rare[r] += v if small else 0.0
+                keep[r] += 0.0 if small else v
+                W[base + r] = keep[r]
+
+
+@_jit(**JIT)
+def _count_below(W, n, r1, thr, cnt):
+    """cnt[r] = #{j : W[j r1 + r] <= thr[r]}."""
+    for r in range(r1):
+        cnt[r] = 0
+    for j in range(n):
+        base = j * r1
+        for r in range(r1):
+            cnt[r] += W[base + r] <= thr[r]
+
+
 @njit(inline="always")
-def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pend):
+def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, plain, b0, b1, pend):
     """:func:`chain_step` for the tokens i0 <= i < i0 + r1 of blocks b0 <= b < b1 (i0 = b rows,
     the last block possibly shorter); with ``gram`` the scores are read from G, else computed
-    here. A token whose pick may be rare, i.e. needs the stream, is only flagged in ``pend``
-    (for :func:`_resolve_pending`); returns the number flagged. Tokens only read x and draw
-    nothing, so blocks may run on different threads. A block without rare weights sums them as
-    the reference does with S_rare = 0 (one cumulative sum, threshold u S_keep)."""
+    here (from x_i itself where ``plain``, see _plain). A token whose pick may be rare, i.e.
+    needs the stream, is only flagged in ``pend`` (for :func:`_resolve_pending`); returns the
+    number flagged. Tokens only read x and draw nothing, so blocks may run on different threads.
+    """
     n, d = x.shape
     bxt, W, t, tb, best, thr, cnt, rare, keep = work
     rows = thr.shape[0]
@@ -379,74 +512,16 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
         r1 = min(rows, n - i0)
         if gram:
             W = G[b]
+            _row_max(W, n, r1, best)
         else:
-            for r in range(r1):
-                for k in range(d):
-                    acc = 0.0
-                    for m in range(d):
-                        acc += B[k, m] * x[i0 + r, m]
-                    bxt[k, r] = acc
-        for r in range(r1):
-            best[r] = -np.inf
-        if not gram and r1 < _ROWS:
-            for j in range(n):  # scores s_ij = sum_k (B x_i)_k x_jk, k ascending, from +0.0
-                base = j * r1
-                if d >= 2:  # the first two terms in one pass
-                    a0 = x[j, 0]
-                    a1 = x[j, 1]
-                    for r in range(r1):
-                        W[base + r] = (0.0 + bxt[0, r] * a0) + bxt[1, r] * a1
-                else:
-                    a0 = x[j, 0] if d == 1 else 0.0
-                    for r in range(r1):
-                        W[base + r] = 0.0 + (bxt[0, r] * a0 if d == 1 else 0.0)
-                for k in range(2, d):
-                    xjk = x[j, k]
-                    for r in range(r1):
-                        W[base + r] += bxt[k, r] * xjk
-                for r in range(r1):
-                    best[r] = max(best[r], W[base + r])
-        else:
-            if not gram:
+            _block_bx(x, B, i0, r1, plain, bxt)
+            if r1 < _ROWS:
+                _short_scores(x, bxt, r1, W, best)
+            else:
                 _scores_block(bxt, x, 0, W)
-            for j in range(n):
-                base = j * r1
-                for r in range(r1):
-                    best[r] = max(best[r], W[base + r])
-        for j in range(n):
-            base = j * r1
-            for r in range(r1):
-                W[base + r] = beta * (W[base + r] - best[r])
-        m = r1 * n
-        for q in range(m):
-            W[q] = _exp_mantissa(W[q], t, q)
-        for q in range(m):
-            k = tb[q] - _SHIFT_BITS
-            tb[q] = (k + 1023) << 52 if k >= -1022 else 0
-        few = 0
-        for q in range(m):  # the second pass of _exp_scale, counting the rare weights
-            v = W[q] * t[q]
-            W[q] = v
-            few += v < RARE_CUT
-        for r in range(r1):
-            rare[r] = 0.0
-            keep[r] = 0.0
-            cnt[r] = 0
-        if few == 0:  # no rare pick in the block: S_rare = 0, the sums of the reference as they are
-            for j in range(n):
-                base = j * r1
-                for r in range(r1):
-                    keep[r] += W[base + r]
-                    W[base + r] = keep[r]
-        else:  # rare weights summed apart; cumulative weights of the others, in place
-            for j in range(n):
-                base = j * r1
-                for r in range(r1):
-                    v = W[base + r]
-                    small = v < RARE_CUT
-                    rare[r] += v if small else 0.0
-                    keep[r] += 0.0 if small else v
-                    W[base + r] = keep[r]
+                _row_max(W, n, r1, best)
+        few = _block_weights(W, n, r1, best, beta, t, tb)
+        _cumulate(W, n, r1, few, rare, keep)
         maybe = 0
         for r in range(r1):
             # the rare picks fill [0, rare) of the scale [0, rare + keep); u (rare + keep) >=
@@ -471,10 +546,7 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, b0, b1, pe
                     thr[r] = -np.inf  # the count below adds nothing
                     here = True
                     held += 1
-        for j in range(n):
-            base = j * r1
-            for r in range(r1):
-                cnt[r] += W[base + r] <= thr[r]
+        _count_below(W, n, r1, thr, cnt)
         for r in range(r1):
             i = i0 + r
             pick = cnt[r]
@@ -529,17 +601,18 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     that every loop runs across tokens and vectorises, while each token's sums are accumulated
     in increasing j and k exactly as in the reference. Cumulative weights never decrease, so the
     first j whose cumulative weight exceeds the threshold is the count of those that do not.
-    For B = I the scores come from the symmetric Gram, each pair once (see _use_gram, _gram).
+    For B = I (and x finite) B x_i is x_i itself, and where n is a multiple of _ROWS the scores
+    come from the symmetric Gram, each pair once (see _plain, _gram).
     """
     n = x.shape[0]
     work_b, pw, G = work[:-2], work[-2], work[-1]
-    gram = _use_gram(x, B, G)
+    plain = _plain(x, B)
+    gram = plain and G.shape[0] * _ROWS == n
     if gram:
         _gram(x, G, work_b[0], 0, G.shape[0])
     rows = work_b[4].shape[0]
-    if _chain_blocks(
-        x, B, beta, gamma, P, use_P, u, out, work_b, G, gram, 0, (n + rows - 1) // rows, pw[0]
-    ):
+    nb = (n + rows - 1) // rows
+    if _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work_b, G, gram, plain, 0, nb, pw[0]):
         _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
 
 
