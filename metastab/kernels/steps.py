@@ -346,10 +346,10 @@ def _plain(x, B):
         for m in range(d):
             if B[k, m] != (1.0 if k == m else 0.0):
                 return False
-    acc = 0.0
+    bad = False
     for v in x.ravel():
-        acc += v * 0.0  # NaN iff some v is not finite
-    return acc == 0.0
+        bad |= not v - v == 0.0  # NaN iff v is not finite; an OR needs no order: it vectorises
+    return not bad
 
 
 @_jit(**JIT)
@@ -373,11 +373,13 @@ def _gram(x, G, bxt, b0, b1):
                 bxt[k, r] = x[i0 + r, k]
         Gb = G[b]
         _scores_block(bxt, x, i0, Gb)
-        for j in range(i0 + _ROWS, n):
-            dst = G[j // _ROWS]
-            p = i0 * _ROWS + j % _ROWS
+        for c in range(b + 1, n // _ROWS):  # tile by tile, each row of a mirrored tile at once
+            dst = G[c]
+            j0 = c * _ROWS
             for r in range(_ROWS):
-                dst[p + r * _ROWS] = Gb[j * _ROWS + r]
+                p = (i0 + r) * _ROWS
+                for q in range(_ROWS):
+                    dst[p + q] = Gb[(j0 + q) * _ROWS + r]
 
 
 # The passes of _chain_blocks over one block of tokens i0 + r (r < r1), W[j * r1 + r] holding
