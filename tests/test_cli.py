@@ -332,6 +332,20 @@ def test_bench_runs_and_prints_a_ratio(capsys):
     assert "ratio" in out and "token-steps/s" in out and "threads 1" in out
 
 
+def test_sizes_bench_reports_each_target_and_the_peak_fraction():
+    from metastab.bench import PEAK_TARGET, SIZE_TARGETS, sizes_bench
+    from metastab.cli.bench import _verdict
+
+    r = sizes_bench(((32, 8, 4, 2), (256, 16, 2, 1)), repeat=1)
+    assert [w["target"] for w in r["rows"]] == [None, SIZE_TARGETS[(256, 16)]]
+    assert r["peak_target"] == PEAK_TARGET and 0 < r["peak_fraction"] < 1
+    last = r["rows"][-1]
+    assert r["peak_fraction"] == pytest.approx(last["gflops"] * 1e9 / r["peak_flops"])
+    assert _verdict(10.0, 10.0, "x") == ">= 10x met"
+    assert _verdict(9.99, 10.0, "x") == ">= 10x NOT met"
+    assert _verdict(3.0, None, "x") == "-"
+
+
 def test_bench_rejects_bad_sizes(capsys):
     code, _, err = run(capsys, "bench", "--repeat", "0")
     assert code == 2 and "repeat" in err and len(err.strip().splitlines()) == 1
