@@ -73,8 +73,9 @@ def _tokens_step(x, beta, gamma, u, state, T):
     n, d = x.shape
     out = np.full((n, d), np.nan)
     cw = _steps.chain_work(n, d)
+    tw = _steps.thread_works(T, n, d)
     _drivers.step_tokens(
-        x, np.eye(d), beta, gamma, np.eye(d), False, u, state, out, cw[-2], cw[-1], T
+        x, np.eye(d), beta, gamma, np.eye(d), False, u, state, out, cw[-2], cw[-1], tw, T
     )
     return out
 

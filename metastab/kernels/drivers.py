@@ -18,7 +18,6 @@ from .steps import (
     _plain,
     _resolve_pending,
     _row_scores,
-    block_work,
     chain_step,
     chain_work,
     exp_nonpositive,
@@ -29,6 +28,8 @@ from .steps import (
     localmax_step,
     localmax_work,
     neighbour_cut,
+    thread_work,
+    thread_works,
 )
 from .streams import next_uniform
 
@@ -37,11 +38,12 @@ _jit = njit_keyed("clustering.py", "events.py", "params.py", "steps.py", "stream
 
 
 @njit(inline="always")
-def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
+def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, tw, T):
     """:func:`chain_step` with its blocks of tokens (and of the Gram) split over T threads, then
     the pending picks in token order; ``pw`` and ``G`` are the last two buffers of
-    :func:`chain_work`. Same bits as chain_step at any T. Inlined into :func:`_advance_tokens`,
-    whose parallel compilation runs the prange loops on threads."""
+    :func:`chain_work`, ``tw`` the threads' buffers (:func:`thread_works`). Same bits as
+    chain_step at any T. Inlined into :func:`_advance_tokens`, whose parallel compilation runs
+    the prange loops on threads."""
     n, d = x.shape
     nb = (n + _ROWS - 1) // _ROWS
     plain = _plain(x, B)
@@ -49,7 +51,8 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
     if gram:
         ng = G.shape[0]
         for q in prange(T):
-            _gram(x, G, np.empty((d, _ROWS)), q * ng // T, (q + 1) * ng // T)
+            for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
+                _gram(x, G, tw[0][q], b, b + 1)
     for q in prange(T):
         _chain_blocks(
             x,
@@ -60,7 +63,7 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, T):
             use_P,
             u,
             out,
-            block_work(n, d),
+            thread_work(tw, q),
             G,
             gram,
             plain,
@@ -114,6 +117,7 @@ def _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
     gammas = sched.gammas
     cw = chain_work(n, d)
     pw, G = cw[-2], cw[-1]
+    tw = thread_works(T, n, d)
     out = np.empty((n, d))
     u = np.empty(n)
     work = hull_work(n, d)
@@ -126,7 +130,7 @@ def _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
             gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
             for i in range(n):
                 u[i] = next_uniform(st)
-            step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, T)
+            step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, tw, T)
             x[:, :] = out
             if _stopped(ev, c, x, work, t, steps, done):
                 break
