@@ -336,8 +336,8 @@ def test_sizes_bench_reports_each_target_and_the_peak_fraction():
     from metastab.bench import PEAK_TARGET, SIZE_TARGETS, sizes_bench
     from metastab.cli.bench import _verdict
 
-    r = sizes_bench(((32, 8, 4, 2), (256, 16, 2, 1)), repeat=1)
-    assert [w["target"] for w in r["rows"]] == [None, SIZE_TARGETS[(256, 16)]]
+    r = sizes_bench(((32, 8, 4, 2), (256, 16, 64, 1)), repeat=1)
+    assert [w["target"] for w in r["rows"]] == [None, SIZE_TARGETS[(256, 16, 64)]]
     assert r["peak_target"] == PEAK_TARGET and 0 < r["peak_fraction"] < 1
     last = r["rows"][-1]
     assert r["peak_fraction"] == pytest.approx(last["gflops"] * 1e9 / r["peak_flops"])
