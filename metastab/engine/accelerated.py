@@ -152,7 +152,7 @@ def first_passage_accelerated(
     dyn, gamma = constant_chain(model, d, why=_GEOMETRIC)
     check_memory(
         f"an accelerated run of {C} chains of {n} tokens in R^{d}",
-        run_bytes(C, n, d) + x.nbytes + 8 * 4 * C + work_bytes(C, n, d),
+        run_bytes(C, n, d, model) + x.nbytes + 8 * 4 * C + work_bytes(C, n, d),
     )
     announce_compile(progress, *backend.kernels("accelerated"))
     X, seed, state = start(x, C, rng, first_chain)

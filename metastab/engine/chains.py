@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 import numpy as np
 
 from .._validate import integer
-from ..kernels.steps import _ROWS
+from ..kernels.sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
+from ..kernels.steps import _GRAM_MAX_N, _GRAM_MIN_D, _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 from ..rng import Seed, as_seed
 from ..sphere import SPHERE_MODELS, check_on_sphere
@@ -100,14 +101,28 @@ def prepare(
     return x, C, first_chain
 
 
-def run_bytes(C: int, n: int, d: int) -> int:
-    """Memory of a run of C chains of n tokens in R^d: the state, the per-chain streams and
-    counters, the finiteness check's mask, and the kernels' scratch buffers per thread."""
+def run_bytes(C: int, n: int, d: int, model: Model | None = None) -> int:
+    """Memory of a run of C chains of n tokens in R^d of ``model`` (None: a Euclidean model).
+
+    The state, the per-chain streams and counters, the finiteness check's mask, and the
+    kernels' scratch buffers: one set per thread that runs chains, with the blocked Gram matrix
+    of n^2 scores where the kernels keep one (:func:`metastab.kernels.steps.chain_work`, and
+    :func:`metastab.kernels.sphere.flow_work` with the flow's four Runge–Kutta stages), and one
+    block of tokens' buffers per thread (with fewer chains than threads, the threads share each
+    chain's blocks)."""
     import numba
 
+    threads = numba.get_num_threads()
+    sphere = isinstance(model, SPHERE_MODELS)
+    if sphere:
+        gram = n % _ROWS == 0 and _ROWS < n <= _SPHERE_GRAM_MAX_N
+    else:
+        gram = n % _ROWS == 0 and d >= _GRAM_MIN_D and n <= _GRAM_MAX_N
+    per_token = 2 * min(n, _ROWS) + (8 if sphere else 4) * d + 8 + (n if gram else 0)
+    scratch = 8 * n * per_token + 8 * (d + 3) ** 2
+    block = 8 * _ROWS * (2 * n + 2 * d + 3)
     state = 8 * C * n * d
-    scratch = 8 * n * (2 * min(n, _ROWS) + 4 * d + 8) + 8 * (d + 3) ** 2
-    return state + 48 * C + C * n * d + min(C, numba.get_num_threads()) * scratch
+    return state + 48 * C + C * n * d + min(C, threads) * scratch + threads * block
 
 
 def start(
