@@ -11,14 +11,13 @@ from ..kernels.sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
 from ..kernels.steps import _GRAM_MAX_N, _GRAM_MIN_D, _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 from ..rng import Seed, as_seed
-from ..sphere import SPHERE_MODELS, check_on_sphere
+from ..sphere import SPHERE_MODELS, SphereFlow, _SphereModel, check_on_sphere
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from ..models import _Model
     from ..rng import SeedLike
-    from ..sphere import _SphereModel
 
 __all__ = ["EventSpec", "Model", "check_event", "check_model", "prepare", "run_bytes", "start"]
 
@@ -136,11 +135,24 @@ def start(
     return X, seed, seed.streams(C, first_chain)
 
 
-def check_finite(X: np.ndarray, when: str) -> None:
-    """FloatingPointError naming the first chain with a non-finite state."""
+def check_finite(X: np.ndarray, when: str, model: Model) -> None:
+    """FloatingPointError naming the first chain with a non-finite state and the likely cause:
+    the step (with scalar steps the scores keep the bound that :func:`_check_scores` checks at
+    time 0, so they do not overflow)."""
     if not np.isfinite(X).all():
         c = int(np.flatnonzero(~np.isfinite(X).all(axis=(1, 2)))[0])
-        raise FloatingPointError(
-            f"chain {c} has a non-finite state{when}: scores overflowed, or "
-            f"a step matrix grew the hull without bound"
-        )
+        raise FloatingPointError(f"chain {c} has a non-finite state{when}: {_unstable(model)}")
+
+
+def _unstable(model: Model) -> str:
+    """What makes the steps of ``model`` diverge, with the value to change."""
+    value: Any  # a constant step of either kind of model
+    if isinstance(model, _SphereModel):
+        name, value = ("dt" if isinstance(model, SphereFlow) else "gamma"), model.step
+    elif model.has_step_matrix:
+        return "the step matrix gamma grew the hull without bound; use a smaller step matrix"
+    elif model.has_schedule:
+        return "a step of the gamma schedule is too large to be stable; use smaller steps"
+    else:
+        name, value = "gamma", model.gamma
+    return f"the step size {name} = {value:g} is too large to be stable; use a smaller {name}"
