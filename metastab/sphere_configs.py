@@ -45,9 +45,21 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 
 def sphere_uniform(
-    n: int, d: int, *, chains: int | None = None, rng: RNGLike = None, first_chain: int = 0
+    n: int,
+    d: int,
+    *,
+    span: bool = False,
+    chains: int | None = None,
+    rng: RNGLike = None,
+    first_chain: int = 0,
 ) -> np.ndarray:
     """n points i.i.d. uniform on S^{d-1} (normalised standard Gaussians), any d >= 1.
+
+    ``span=True`` gives each configuration as its coordinates in an orthonormal basis of the
+    span of its points: n × min(n, d) instead of n × d, the same Gram matrix <x_i, x_j> (so,
+    with B = V = I, the same cosines all along a sphere flow, which never leaves that span);
+    for d > n the rows of Rᵀ from the QR factorisation xᵀ = QR of the n × d draw, for d <= n
+    the draw itself. Only one n × d draw is held at a time.
 
     Examples
     --------
@@ -57,9 +69,20 @@ def sphere_uniform(
     >>> bool((sphere_uniform(32, 8, chains=2, rng=1, first_chain=1)[0]
     ...       == sphere_uniform(32, 8, chains=3, rng=1)[1]).all())   # chain 1 is chain 1
     True
+    >>> y = sphere_uniform(32, 1024, span=True, chains=3, rng=1)
+    >>> y.shape, bool(np.allclose(y @ y.transpose(0, 2, 1), x @ x.transpose(0, 2, 1)))
+    ((3, 32, 32), True)
     """
     n, d = integer("n", n, 1), integer("d", d, 1)
-    return _draw(lambda g: _unit(g.standard_normal((n, d))), chains, rng, first_chain)
+    if span is not True and span is not False:
+        raise ValueError(f"span must be True or False, got {span!r}")
+    reduce = span and d > n
+
+    def draw(g: np.random.Generator) -> np.ndarray:
+        x = _unit(g.standard_normal((n, d)))
+        return np.ascontiguousarray(np.linalg.qr(x.T)[1].T) if reduce else x
+
+    return _draw(draw, chains, rng, first_chain)
 
 
 def orthogonal(

@@ -305,6 +305,25 @@ def test_step_matrix_that_blows_up_is_reported():
         ms.simulate(model, X0, steps=50)
 
 
+def test_unstable_step_size_is_named_with_its_value():
+    """RK4 with a step far beyond its stability region ((USA): weights up to e^β): the error
+    names dt with its value and the remedy, not overflowing scores (x0 is on the sphere, the
+    scores are bounded); the same start with a ten times smaller dt stays finite (control)."""
+    x0 = ms.sphere_uniform(8, 3, rng=1)
+    flow = ms.SphereFlow(beta=4.0, dt=0.5, scheme="rk4", attention="unnormalized")
+    with pytest.raises(FloatingPointError) as err:
+        ms.simulate(flow, x0, steps=50)
+    assert str(err.value) == (
+        "chain 0 has a non-finite state by step 16: the step size dt = 0.5 is too large to be "
+        "stable; use a smaller dt"
+    )
+    small = ms.SphereFlow(beta=4.0, dt=0.05, scheme="rk4", attention="unnormalized")
+    assert np.isfinite(ms.simulate(small, x0, steps=50).final).all()
+    P = np.array([[1e150, 0.0], [0.0, 1e150]])
+    with pytest.raises(FloatingPointError, match="step matrix gamma grew the hull without bound"):
+        ms.simulate(ms.Hardmax(gamma=P, B=-np.eye(2)), X0, steps=50)
+
+
 # --------------------------------------------------------------------------- memory
 
 

@@ -7,13 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import metastab as ms
 from metastab.report import sibling
-from metastab.studies import study_root
+from metastab.studies import load_config, study_root
 
 ORTH = sibling(study_root() / "sphere-orthogonal" / "run.py", "run")
 ORTH_CHECKS = sibling(study_root() / "sphere-orthogonal" / "run.py", "checks")
 DIAGRAM = sibling(study_root() / "phase-diagram" / "run.py", "checks")
-PD_RUN = sibling(study_root() / "phase-diagram" / "run.py", "run")
 
 
 @pytest.mark.parametrize("dt", [0.1, 0.05])
@@ -32,16 +32,45 @@ def test_crossing_time_is_fourth_order_on_a_known_curve(dt):
     assert math.isnan(ORTH.crossing_time(t[:5], 1 - gap(t[:5]), delta))  # not reached
 
 
-@pytest.mark.parametrize("reduce_to", ["orthogonal", "phase"])
-def test_span_coordinates_keep_every_cosine(reduce_to):
-    module = ORTH if reduce_to == "orthogonal" else PD_RUN
-    full = module.uniform_starts(5, 40, 3, 7, reduce=False)
-    span = module.uniform_starts(5, 40, 3, 7, reduce=True)
-    assert span.shape == (3, 5, 5) and full.shape == (3, 5, 40)
-    gram = full @ full.transpose(0, 2, 1)
-    assert np.allclose(span @ span.transpose(0, 2, 1), gram, rtol=0, atol=1e-14)
-    # start c is the same whatever the count
-    assert np.array_equal(module.uniform_starts(5, 40, 1, 7, reduce=False)[0], full[0])
+def former_uniform_starts(n, d, count, seed, key, reduce):
+    """The studies' former helper (with its spawn key as an argument), kept to check that the
+    shared sphere_uniform(span=...) draws the same bits."""
+    root = np.random.SeedSequence(seed, spawn_key=key)
+    out = np.empty((count, n, min(n, d) if reduce else d))
+    for c in range(count):
+        x = ms.sphere_uniform(n, d, chains=1, rng=root, first_chain=c)[0]
+        out[c] = np.linalg.qr(x.T)[1].T if reduce and d > n else x
+    return out
+
+
+def study_starts(quick):
+    """(n, d, count, seed, spawn key, span) of every draw of starts the two studies make."""
+    calls = []
+    c = load_config("phase-diagram", quick=quick)
+    n, seed, count = int(c["n"]), int(c["seed"]), int(c["realisations"])
+    calls += [(n, int(d), count, seed, (int(d),), True) for d in c["ds"]]
+    calls.append((n, 2, count, seed, (2,), False))
+    d, count = int(c["reduction"]["d"]), int(c["reduction"]["realisations"])
+    calls += [(n, d, count, seed, (d,), span) for span in (False, True)]
+    o = load_config("sphere-orthogonal", quick=quick)
+    r, seed = o["random"], int(o["seed"])
+    n, count = int(r["n"]), int(r["realisations"])
+    calls += [(n, int(d), count, seed, (1, int(d)), True) for d in r["ds"]]
+    d, count = int(r["check_d"]), int(r["check_realisations"])
+    calls += [(n, d, count, seed, (1, d), span) for span in (False, True)]
+    return calls
+
+
+@pytest.mark.parametrize("quick", [True, False], ids=["quick", "full"])
+def test_study_starts_are_those_of_the_former_helper(quick):
+    """Bit for bit, at the seeds and sizes of both configs (full: the first 4 starts of each
+    draw; start c does not depend on the count)."""
+    for n, d, count, seed, key, span in study_starts(quick):
+        count = count if quick else min(count, 4)
+        root = np.random.SeedSequence(seed, spawn_key=key)
+        new = ms.sphere_uniform(n, d, span=span, chains=count, rng=root)
+        old = former_uniform_starts(n, d, count, seed, key, span)
+        assert new.shape == old.shape and new.tobytes() == old.tobytes(), (n, d, key, span)
 
 
 def test_order_fit_reads_the_slope_and_skips_the_roundoff_floor():

@@ -154,6 +154,30 @@ def test_caps_are_uniform_in_the_cap(d, angle):
         assert abs(frac - 0.5) > 4 * np.sqrt(0.25 / m)  # the circle's law would be 1/2
 
 
+def test_span_coordinates_keep_the_gram_matrix_and_the_flow():
+    """span=True: each start as its n × min(n, d) coordinates in its span, unit rows with the
+    same Gram matrix (to roundoff) as the n × d draw, chain c the same whatever the count; for
+    d <= n the draw itself. A sphere flow with B = V = I never leaves the span, so the run on
+    the coordinates has the cosines of the full run."""
+    full = ms.sphere_uniform(5, 40, chains=3, rng=7)
+    span = ms.sphere_uniform(5, 40, span=True, chains=3, rng=7)
+    assert span.shape == (3, 5, 5) and span.flags.c_contiguous
+    gram = full @ full.transpose(0, 2, 1)
+    assert np.allclose(span @ span.transpose(0, 2, 1), gram, rtol=0, atol=1e-14)
+    assert np.array_equal(
+        ms.sphere_uniform(5, 40, span=True, chains=1, rng=7, first_chain=2)[0], span[2]
+    )
+    assert np.array_equal(
+        ms.sphere_uniform(5, 4, span=True, chains=2, rng=7),
+        ms.sphere_uniform(5, 4, chains=2, rng=7),
+    )
+    flow = ms.SphereFlow(beta=2.0, dt=0.1, scheme="rk4")
+    a, b = (ms.simulate(flow, x, steps=30).final for x in (full, span))
+    assert np.allclose(a @ a.transpose(0, 2, 1), b @ b.transpose(0, 2, 1), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="span must be True or False, got 'yes'"):
+        ms.sphere_uniform(5, 40, span="yes")
+
+
 def test_uniform_on_the_sphere_has_isotropic_moments():
     x = ms.sphere_uniform(20000, 3, rng=0)
     assert np.abs(x.mean(axis=0)).max() < 4 / np.sqrt(3 * 20000)

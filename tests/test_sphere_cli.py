@@ -77,6 +77,14 @@ def test_sphere_flow_user_errors_are_one_line(capsys, argv, message):
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
+def test_unstable_step_is_one_line_naming_dt(capsys):
+    argv = ("--scheme", "rk4", "--attention", "unnormalized", "--dt", "0.5")
+    code, out, err = run(capsys, *SIM, *argv, "--init", "sphere-uniform:3", "--n", "8")
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("metastab: error: chain ") and "overflow" not in err
+    assert "the step size dt = 0.5 is too large to be stable; use a smaller dt" in err
+
+
 def test_x0_off_the_sphere_is_one_line(capsys, tmp_path):
     path = tmp_path / "x0.npy"
     np.save(path, np.ones((3, 2)))

@@ -546,6 +546,52 @@ def test_profile_ends_are_the_likelihood_ratio_set():
     assert frame.loc[1, "profile_low"] == lo
 
 
+# Deterministic durations, one escape per β: the profile search of every parameter tries points
+# where exposure·e^η passes the float range (an overflow warning before they were handled).
+STEEP = pd.DataFrame(
+    {
+        "beta": [6.100654, 14.590225, 26.271053, 29.003552, 35.138641, 48.175831],
+        "steps": [10, 48, 533, 949, 3215, 46018],
+        "censored": False,
+    }
+)
+
+
+def test_profile_search_past_the_float_range_is_silent_and_exact():
+    """Far-out trial points have log-likelihood −inf and are rejected without a floating-point
+    warning (warnings are errors here); the ends still solve ℓ̂ − ℓ_profile = χ²₁(0.95)/2,
+    checked against an independent maximisation over the other two parameters."""
+    fit = fit_scaling(STEEP, law="exponential", prefactor=True)
+    x, d, E = fit._data
+    Z = np.c_[np.ones_like(x), x, np.log(x)]
+    drop = sps.chi2.ppf(0.95, 1) / 2
+    for j, name in enumerate(("intercept", "slope", "prefactor")):
+        lo, hi = fit.confidence_interval(name)
+        assert lo < fit.params[j] < hi
+        for end in (lo, hi):
+
+            def neg(th, end=end, j=j):
+                eta = -Z @ np.insert(th, j, end)  # log rate
+                return -np.sum(d * eta - E * np.exp(eta))
+
+            free = np.delete(fit.params, j)
+            best = optimize.minimize(neg, free, method="Nelder-Mead", options={"fatol": 1e-12})
+            assert fit.loglik + best.fun == pytest.approx(drop, rel=1e-4), (name, end)
+
+
+def test_profile_search_with_a_singular_information_is_silent():
+    """Three near-collinear rows and three parameters: some profile starts have a Fisher
+    information that underflows; Newton's method refuses the non-finite step instead of
+    evaluating it (an invalid-value warning before). The ends are not checked here: where
+    Newton's method fails, the search takes the point as outside the interval."""
+    frame = pd.DataFrame(
+        {"beta": [11.378407, 12.360903, 12.520838], "steps": [15, 21, 20], "censored": False}
+    )
+    fit = fit_scaling(frame, prefactor=True)
+    lo, hi = fit.confidence_interval("prefactor")
+    assert lo < fit.prefactor < hi
+
+
 def test_scaling_coverage_check_rejects_a_too_narrow_interval():
     rng = np.random.default_rng(15)
     cis = [

@@ -152,7 +152,7 @@ def first_passage_accelerated(
     dyn, gamma = constant_chain(model, d, why=_GEOMETRIC)
     check_memory(
         f"an accelerated run of {C} chains of {n} tokens in R^{d}",
-        run_bytes(C, n, d) + x.nbytes + 8 * 4 * C + work_bytes(C, n, d),
+        run_bytes(C, n, d, model) + x.nbytes + 8 * 4 * C + work_bytes(C, n, d),
     )
     announce_compile(progress, *backend.kernels("accelerated"))
     X, seed, state = start(x, C, rng, first_chain)
@@ -168,7 +168,8 @@ def first_passage_accelerated(
     if ev.code != _params.NO_EVENT:
         backend.events_at(X, ev, tally.done)
     tic = time.perf_counter()
-    _run(backend, X, state, dyn, gamma, tols, float(total), ev, tally, Progress(progress, total, C))
+    report = Progress(progress, total, C)
+    _run(backend, model, X, state, dyn, gamma, tols, float(total), ev, tally, report)
     steps = tally.time + tally.comp
     steps[tally.censored] = float(total)
     meta = provenance(
@@ -194,6 +195,7 @@ def first_passage_accelerated(
 
 def _run(
     backend: Backend,
+    model: Model,
     X: np.ndarray,
     state: np.ndarray,
     dyn: _params.Dynamics,
@@ -212,7 +214,7 @@ def _run(
             backend.advance_accelerated(X, state, dyn, gamma, tols, total, chunk, ev, tally)
             if time.perf_counter() - t0 < _CALL_SECONDS:
                 chunk *= 2
-            check_finite(X, "")
+            check_finite(X, "", model)
             running = ~done
             now = float((tally.time + tally.comp)[running].min()) if running.any() else total
             report(now, int(done.sum()))

@@ -127,7 +127,7 @@ def simulate(
     plan = record_plan(record_every, record_at, steps)
     what, count, _ = plan
     set_bytes = C * n * n if record_neighbours else 0
-    need = run_bytes(C, n, d) + count * (8 * C * n * d + set_bytes) + set_bytes
+    need = run_bytes(C, n, d, model) + count * (8 * C * n * d + set_bytes) + set_bytes
     check_memory(
         f"{what}: the trajectory" if what else f"a run of {C} chains of {n} tokens in R^{d}", need
     )
@@ -245,7 +245,8 @@ def first_passage(
     # the event's arrays may hold one copy of x, the last resolution check one of the censored
     # chains' states
     check_memory(
-        f"a run of {C} chains of {n} tokens in R^{d}", run_bytes(C, n, d) + x.nbytes + 8 * C * n * d
+        f"a run of {C} chains of {n} tokens in R^{d}",
+        run_bytes(C, n, d, model) + x.nbytes + 8 * C * n * d,
     )
     announce_compile(progress, *backend.kernels("passage"))
     resolution.check_resolution(model, x, what="initial configurations")

@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 import numpy as np
 
 from .._validate import integer
-from ..kernels.steps import _ROWS
+from ..kernels.sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
+from ..kernels.steps import _GRAM_MAX_N, _GRAM_MIN_D, _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 from ..rng import Seed, as_seed
-from ..sphere import SPHERE_MODELS, check_on_sphere
+from ..sphere import SPHERE_MODELS, SphereFlow, _SphereModel, check_on_sphere
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from ..models import _Model
     from ..rng import SeedLike
-    from ..sphere import _SphereModel
 
 __all__ = ["EventSpec", "Model", "check_event", "check_model", "prepare", "run_bytes", "start"]
 
@@ -100,14 +100,28 @@ def prepare(
     return x, C, first_chain
 
 
-def run_bytes(C: int, n: int, d: int) -> int:
-    """Memory of a run of C chains of n tokens in R^d: the state, the per-chain streams and
-    counters, the finiteness check's mask, and the kernels' scratch buffers per thread."""
+def run_bytes(C: int, n: int, d: int, model: Model | None = None) -> int:
+    """Memory of a run of C chains of n tokens in R^d of ``model`` (None: a Euclidean model).
+
+    The state, the per-chain streams and counters, the finiteness check's mask, and the
+    kernels' scratch buffers: one set per thread that runs chains, with the blocked Gram matrix
+    of n^2 scores where the kernels keep one (:func:`metastab.kernels.steps.chain_work`, and
+    :func:`metastab.kernels.sphere.flow_work` with the flow's four Runge–Kutta stages), and one
+    block of tokens' buffers per thread (with fewer chains than threads, the threads share each
+    chain's blocks)."""
     import numba
 
+    threads = numba.get_num_threads()
+    sphere = isinstance(model, SPHERE_MODELS)
+    if sphere:
+        gram = n % _ROWS == 0 and _ROWS < n <= _SPHERE_GRAM_MAX_N
+    else:
+        gram = n % _ROWS == 0 and d >= _GRAM_MIN_D and n <= _GRAM_MAX_N
+    per_token = 2 * min(n, _ROWS) + (8 if sphere else 4) * d + 8 + (n if gram else 0)
+    scratch = 8 * n * per_token + 8 * (d + 3) ** 2
+    block = 8 * _ROWS * (2 * n + 2 * d + 3)
     state = 8 * C * n * d
-    scratch = 8 * n * (2 * min(n, _ROWS) + 4 * d + 8) + 8 * (d + 3) ** 2
-    return state + 48 * C + C * n * d + min(C, numba.get_num_threads()) * scratch
+    return state + 48 * C + C * n * d + min(C, threads) * scratch + threads * block
 
 
 def start(
@@ -121,11 +135,24 @@ def start(
     return X, seed, seed.streams(C, first_chain)
 
 
-def check_finite(X: np.ndarray, when: str) -> None:
-    """FloatingPointError naming the first chain with a non-finite state."""
+def check_finite(X: np.ndarray, when: str, model: Model) -> None:
+    """FloatingPointError naming the first chain with a non-finite state and the likely cause:
+    the step (with scalar steps the scores keep the bound that :func:`_check_scores` checks at
+    time 0, so they do not overflow)."""
     if not np.isfinite(X).all():
         c = int(np.flatnonzero(~np.isfinite(X).all(axis=(1, 2)))[0])
-        raise FloatingPointError(
-            f"chain {c} has a non-finite state{when}: scores overflowed, or "
-            f"a step matrix grew the hull without bound"
-        )
+        raise FloatingPointError(f"chain {c} has a non-finite state{when}: {_unstable(model)}")
+
+
+def _unstable(model: Model) -> str:
+    """What makes the steps of ``model`` diverge, with the value to change."""
+    value: Any  # a constant step of either kind of model
+    if isinstance(model, _SphereModel):
+        name, value = ("dt" if isinstance(model, SphereFlow) else "gamma"), model.step
+    elif model.has_step_matrix:
+        return "the step matrix gamma grew the hull without bound; use a smaller step matrix"
+    elif model.has_schedule:
+        return "a step of the gamma schedule is too large to be stable; use smaller steps"
+    else:
+        name, value = "gamma", model.gamma
+    return f"the step size {name} = {value:g} is too large to be stable; use a smaller {name}"

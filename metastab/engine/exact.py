@@ -72,7 +72,7 @@ def drive(
             if time.perf_counter() - tic < _CALL_SECONDS:
                 chunk *= 2
             t += k
-            check_finite(X, f" by step {t}")
+            check_finite(X, f" by step {t}", model)
             if on_chunk is not None:
                 on_chunk(t)
             report(t, int(done.sum()))

@@ -108,7 +108,7 @@ def track(
     width = len(_clusters.OBSERVABLES)
     check_memory(
         f"{what}: the observables" if what else f"a run of {C} chains of {n} tokens in R^{d}",
-        run_bytes(C, n, d) + 8 * C * n + 8 * C * count * width,
+        run_bytes(C, n, d, model) + 8 * C * n + 8 * C * count * width,
     )
     announce_compile(progress, *backend.kernels("exact"), _clusters.observe)
     X, seed, state = start(x, C, rng, first_chain)

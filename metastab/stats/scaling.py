@@ -40,17 +40,21 @@ __all__ = ["ScalingFit", "fit_report", "fit_scaling"]
 # on the centred design (x − x̄, log x − mean log x); intervals are in the uncentred (a, b, c).
 
 _PARAMS = ("intercept", "slope", "prefactor")
+# log of the largest float64, less a margin for the rounding of log E + η
+_LOG_HUGE = math.log(np.finfo(np.float64).max) - 1e-6
 
 
 def _terms(
     eta: np.ndarray, d: np.ndarray, E: np.ndarray, law: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row ℓ, dℓ/dη and −d²ℓ/dη² at η = log rate (−inf where p >= 1 is infeasible)."""
-    with np.errstate(over="ignore"):  # far-out trial points: ℓ = −inf, rejected by the caller
-        mu = np.exp(eta)
+    """Per row ℓ, dℓ/dη and −d²ℓ/dη² at η = log rate (exposure E > 0): ℓ = −inf where the
+    rate is infeasible (p >= 1) or E·e^η passes the float range (far-out trial points of the
+    profile search, which the caller rejects); never a floating-point warning."""
     if law == "exponential":
-        with np.errstate(invalid="ignore"):
-            return d * eta - E * mu, d - E * mu, E * mu
+        huge = np.maximum(eta, eta + np.log(E)) >= _LOG_HUGE
+        mean = np.where(huge, np.inf, E * np.exp(np.where(huge, 0.0, eta)))  # events expected
+        return np.where(huge, -np.inf, d * eta - mean), d - mean, mean
+    mu = np.exp(np.minimum(eta, 1.0))  # η > 1 is infeasible whatever mu > 1 is
     f = E - d
     ok = mu < 1
     m = np.where(ok, mu, 0.0)
@@ -78,6 +82,8 @@ def _newton(
         _, g, h = _terms(offset - Z @ theta, d, E, law)
         info = Z.T @ (h[:, None] * Z)
         step = np.linalg.lstsq(info, -Z.T @ g, rcond=None)[0]
+        if not np.isfinite(step).all():  # the information underflowed: a far-out trial point
+            raise ValueError("Newton's method found no ascent direction")
         t = 1.0
         while (new := loglik(theta + t * step)) < current - 1e-12 * abs(current):
             t /= 2

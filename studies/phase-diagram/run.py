@@ -40,19 +40,6 @@ def layer(beta: float, dt: float):
     return ms.SphereFlow(beta, dt, scheme="post-ln")
 
 
-def uniform_starts(n: int, d: int, count: int, seed: int, *, reduce: bool) -> np.ndarray:
-    """``count`` starts of n i.i.d. uniform points on S^{d−1} (:func:`metastab.sphere_uniform`,
-    start c the chain c of the seed SeedSequence(seed, spawn_key=(d,)): the same whatever
-    ``count``). ``reduce``: each as its coordinates in an orthonormal basis of its span (rows of
-    Rᵀ from xᵀ = QR: n × min(n, d), the same Gram matrix, so the same cosines all along)."""
-    root = np.random.SeedSequence(seed, spawn_key=(d,))
-    out = np.empty((count, n, min(n, d) if reduce else d))
-    for c in range(count):
-        x = ms.sphere_uniform(n, d, chains=1, rng=root, first_chain=c)[0]
-        out[c] = np.linalg.qr(x.T)[1].T if reduce and d > n else x
-    return out
-
-
 def observed(beta, x0, steps, dt, delta, **record):
     """times, and the observables of :func:`metastab.track` (starts × kept layers × columns)
     at the layers of ``record`` (``record_every`` or ``record_at``), with each column's index."""
@@ -67,7 +54,8 @@ def diagram(config: dict) -> pd.DataFrame:
     every = int(config["record_every"])
     frames = []
     for d in config["ds"]:
-        x0 = uniform_starts(n, int(d), count, int(config["seed"]), reduce=True)
+        root = np.random.SeedSequence(int(config["seed"]), spawn_key=(int(d),))
+        x0 = ms.sphere_uniform(n, int(d), span=True, chains=count, rng=root)
         for beta in config["betas"]:
             t, obs, col = observed(float(beta), x0, steps, dt, delta, record_every=every)
             frac = obs[:, :, col["pair_fraction"]]
@@ -119,7 +107,8 @@ def circle(config: dict) -> pd.DataFrame:
     times = [float(t) for t in cfg["times"]]
     layers = sorted({round(t / dt) for t in times})
     steps = layers[-1]
-    x0 = uniform_starts(n, 2, count, int(config["seed"]), reduce=False)
+    root = np.random.SeedSequence(int(config["seed"]), spawn_key=(2,))
+    x0 = ms.sphere_uniform(n, 2, chains=count, rng=root)
     rows = []
     for beta, published in zip(cfg["betas"], cfg["published"]):
         for delta in sorted({float(config["delta"]), *map(float, cfg["deltas"])}):
@@ -148,14 +137,12 @@ def reduction(config: dict) -> pd.DataFrame:
     cfg = config["reduction"]
     d, beta, count = int(cfg["d"]), float(cfg["beta"]), int(cfg["realisations"])
     steps = round(float(config["t_max"]) / dt)
-    seed = int(config["seed"])
+    root = np.random.SeedSequence(int(config["seed"]), spawn_key=(d,))
     every = {"record_every": int(config["record_every"])}
-    t, full, col = observed(
-        beta, uniform_starts(n, d, count, seed, reduce=False), steps, dt, delta, **every
-    )
-    _, span, _ = observed(
-        beta, uniform_starts(n, d, count, seed, reduce=True), steps, dt, delta, **every
-    )
+    x0 = ms.sphere_uniform(n, d, chains=count, rng=root)
+    t, full, col = observed(beta, x0, steps, dt, delta, **every)
+    x0 = ms.sphere_uniform(n, d, span=True, chains=count, rng=root)
+    _, span, _ = observed(beta, x0, steps, dt, delta, **every)
     c = col["cos12"]
     return pd.DataFrame(
         {

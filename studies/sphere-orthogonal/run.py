@@ -141,19 +141,6 @@ def orthogonal(cfg: dict, delta: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.concat(curves, ignore_index=True), pd.DataFrame(rows)
 
 
-def uniform_starts(n: int, d: int, count: int, seed: int, *, reduce: bool) -> np.ndarray:
-    """``count`` starts of n i.i.d. uniform points on S^{d−1} (:func:`metastab.sphere_uniform`,
-    start c the chain c of the seed SeedSequence(seed, spawn_key=(1, d)): the same whatever
-    ``count``). ``reduce``: each as its coordinates in an orthonormal basis of its span (rows of
-    Rᵀ from xᵀ = QR: n × min(n, d), the same Gram matrix, so the same cosines all along)."""
-    root = np.random.SeedSequence(seed, spawn_key=(1, d))
-    out = np.empty((count, n, min(n, d) if reduce else d))
-    for c in range(count):
-        x = ms.sphere_uniform(n, d, chains=1, rng=root, first_chain=c)[0]
-        out[c] = np.linalg.qr(x.T)[1].T if reduce and d > n else x
-    return out
-
-
 def random_run(beta, x0, cfg):
     """Pairwise cosines of the starts x0 at the grid times; (SA), rk4."""
     dt, grid = float(cfg["dt"]), float(cfg["grid"])
@@ -169,7 +156,8 @@ def random_starts(cfg: dict, seed: int) -> pd.DataFrame:
     n = int(cfg["n"])
     frames = []
     for d in cfg["ds"]:
-        x0 = uniform_starts(n, int(d), int(cfg["realisations"]), seed, reduce=True)
+        root = np.random.SeedSequence(seed, spawn_key=(1, int(d)))
+        x0 = ms.sphere_uniform(n, int(d), span=True, chains=int(cfg["realisations"]), rng=root)
         for beta in cfg["betas"]:
             times, cos = random_run(float(beta), x0, cfg)
             gamma = theory.orthogonal_cosine(times, float(beta), n)
@@ -197,8 +185,9 @@ def reduction(cfg: dict, seed: int) -> pd.DataFrame:
     """The span reduction against the full-d run, on the first starts at ``check_d``."""
     n, d = int(cfg["n"]), int(cfg["check_d"])
     count = int(cfg["check_realisations"])
-    full = uniform_starts(n, d, count, seed, reduce=False)
-    reduced = uniform_starts(n, d, count, seed, reduce=True)
+    root = np.random.SeedSequence(seed, spawn_key=(1, d))
+    full = ms.sphere_uniform(n, d, chains=count, rng=root)
+    reduced = ms.sphere_uniform(n, d, span=True, chains=count, rng=root)
     rows = []
     for beta in cfg["betas"]:
         times, a = random_run(float(beta), full, cfg)

@@ -41,13 +41,6 @@ def _fit(frame: pd.DataFrame, x: str, prefactor: bool, level: float):
         )
 
 
-def interval(fit) -> tuple[float, float]:
-    """The profile-likelihood interval of the exponent b (far trial points of the profile
-    search overflow exp(η)·exposure to inf, which the search rejects: not an error here)."""
-    with np.errstate(over="ignore"):
-        return fit.confidence_interval("slope")
-
-
 def prepared_fits(out: Path, level: float) -> pd.DataFrame:
     """Per angle of the post-LN prepared starts: the fitted b (with and without the log β
     term), c, and the same fit on the quadrature's own log T over the grid."""
@@ -101,7 +94,7 @@ def random_beta_fits(out: Path, level: float, min_events: int) -> pd.DataFrame:
         if (~g["censored"]).sum() < min_events or g["beta"].nunique() < 2:
             continue
         fit = _fit(g[FIT_COLUMNS], "beta", False, level)
-        low, high = interval(fit)
+        low, high = fit.confidence_interval("slope")
         rows.append(
             {
                 "k": int(k),
@@ -240,6 +233,7 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
     rtol = float(cfg["random_tolerance"])
     enough = events >= int(config["random"]["min_events"])
     rfit = random_fit(sample, level) if enough else None
+    low, high = rfit.confidence_interval("slope") if rfit else (math.nan, math.nan)
     rows.append(
         check(
             "rate_random_starts",
@@ -247,8 +241,8 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
             "from uniform starts, every plateau lasts ∝ e^(β(1 − cos Δθ)), Δθ the closest pair "
             "of clusters at its start",
             measured=rfit.slope if rfit else math.nan,
-            low=interval(rfit)[0] if rfit else math.nan,
-            high=interval(rfit)[1] if rfit else math.nan,
+            low=low,
+            high=high,
             threshold=rtol,
             rule=f"b of fit_scaling log E[T'] = a + b·s, s = β(1 − cos Δθ), T' = duration / "
             f"two-cluster prefactor, {events} merges and {int(sample['censored'].sum())} "
