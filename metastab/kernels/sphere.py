@@ -46,29 +46,37 @@ _GRAM_MAX_N = 2048
 
 
 @_jit(**_JIT)
-def block_work(n, d):
-    """Scratch buffers of :func:`_velocity_blocks` (one set per thread that runs blocks)."""
-    t = np.empty(n * _ROWS)
+def thread_works(T, n, d):
+    """Scratch buffers of :func:`_velocity_blocks` for T threads: each array with a leading axis
+    of T, allocated once per run (:func:`thread_work` takes one thread's set)."""
+    t = np.empty((T, n * _ROWS))
     return (
-        np.empty((d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens
-        np.empty(n * _ROWS),  # W: scores, then weights, of a block: W[j _ROWS + r]
+        np.empty((T, d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens
+        np.empty((T, n * _ROWS)),  # W: scores, then weights, of a block: W[j _ROWS + r]
         t,
         t.view(np.int64),
-        np.empty(d * _ROWS),  # acc: Σ_j w_ij x_jk of a block: acc[k _ROWS + r]
-        np.empty((3, _ROWS)),  # the row maxima, the weight totals, the (USA) scales
+        np.empty((T, d * _ROWS)),  # acc: Σ_j w_ij x_jk of a block: acc[k _ROWS + r]
+        np.empty((T, 3, _ROWS)),  # the row maxima, the weight totals, the (USA) scales
     )
 
 
+@njit(inline="always")
+def thread_work(tw, q):
+    """Thread q's buffers of :func:`thread_works`."""
+    return (tw[0][q], tw[1][q], tw[2][q], tw[3][q], tw[4][q], tw[5][q])
+
+
 @_jit(**_JIT)
-def flow_work(n, d):
-    """Scratch buffers of :func:`flow_step` for n tokens in R^d."""
+def flow_work(n, d, T=1):
+    """Scratch buffers of :func:`flow_step` for n tokens in R^d, with those of T threads that
+    share a step's blocks."""
     g = n // _ROWS if n % _ROWS == 0 and _ROWS < n <= _GRAM_MAX_N else 0
     return (
         np.empty((d, n)),  # xt: the state transposed
         np.empty((g, n * _ROWS)),  # the blocked Gram (B = I), where it pays
         np.empty((4, n, d)),  # the four velocities of RK4 (the first: Attn for post-LN)
         np.empty((n, d)),  # a stage of RK4
-        block_work(n, d),
+        thread_works(T, n, d),
     )
 
 
@@ -179,9 +187,10 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
             xt[k, j] = x[j, k]
     gram = plain_B and G.shape[0] > 0
     nb = (n + _ROWS - 1) // _ROWS
+    tw = work[4]
     if T == 1:
         if gram:
-            _gram(x, G, work[4][0], 0, G.shape[0])
+            _gram(x, G, tw[0][0], 0, G.shape[0])
         _velocity_blocks(
             x,
             xt,
@@ -196,7 +205,7 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
             plain_V,
             project,
             out,
-            work[4],
+            thread_work(tw, 0),
             0,
             nb,
         )
@@ -204,7 +213,8 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
     if gram:
         ng = G.shape[0]
         for q in prange(T):
-            _gram(x, G, np.empty((d, _ROWS)), q * ng // T, (q + 1) * ng // T)
+            for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
+                _gram(x, G, tw[0][q], b, b + 1)
     for q in prange(T):
         _velocity_blocks(
             x,
@@ -220,7 +230,7 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
             plain_V,
             project,
             out,
-            block_work(n, d),
+            thread_work(tw, q),
             q * nb // T,
             (q + 1) * nb // T,
         )
@@ -342,7 +352,7 @@ def _advance_tokens(X, dyn, sched, t0, nsteps, ev, steps, done, T):
     gammas = sched.gammas
     out = np.empty((n, d))
     hw = hull_work(n, d)
-    fw = flow_work(n, d)
+    fw = flow_work(n, d, T)
     for c in range(C):
         if done[c]:
             continue
