@@ -319,7 +319,9 @@ def sizes_bench(
     """Token-steps per second of metastab.simulate and of :func:`numpy_chain` from n = 20 to
     transformer-like n and d (unit-sphere tokens, B = I), and the machine's FMA peak.
 
-    Both run in the same process, the median of ``repeat`` timed runs each after a warm-up.
+    Both run in the same process, alternating: the median over ``repeat`` turns of the better of
+    two back-to-back runs (the first run after the other side's can be slowed by where the
+    operating system left the threads: up to 2x for one chain split over two threads).
     ``gflops`` counts the 2 n d flops of scores per token-step; ``peak_fraction`` is that rate at
     the last size over :func:`fma_peak`, measured in the same run.
 
@@ -327,8 +329,7 @@ def sizes_bench(
     -------
     dict: rows (a list of dicts n, d, chains, steps, numba_rate, numpy_rate, ratio, gflops and
     target, the ratio of :data:`SIZE_TARGETS` or None), peak_flops, peak_fraction (at the last
-    size), peak_target,
-    threads, repeat.
+    size), peak_target, threads, repeat.
     """
     rows = []
     for n, d, chains, steps in sizes:
@@ -339,11 +340,11 @@ def sizes_bench(
         t_numba, t_numpy = [], []
         for _ in range(repeat):  # interleaved, so that both see the same machine load
             t_numba.append(
-                _best(partial(simulate, model, x0, steps=steps, chains=chains, rng=seed), 1)
+                _best(partial(simulate, model, x0, steps=steps, chains=chains, rng=seed), 2)
             )
             t_numpy.append(
                 _best(
-                    partial(numpy_chain, x0, beta, gamma, steps=steps, chains=chains, rng=seed), 1
+                    partial(numpy_chain, x0, beta, gamma, steps=steps, chains=chains, rng=seed), 2
                 )
             )
         work = chains * steps * n

@@ -146,3 +146,20 @@ def test_blocks_with_and_without_rare_weights_match_reference(beta):
     assert np.array_equal(got, ref.chain_step(x, np.eye(d), beta, 0.3, u, gen))
     assert np.array_equal(state, gen.state())
     assert (state != ms.Seed(3).streams(1)[0]).any() == (beta > 100)  # drew only when rare
+
+
+@pytest.mark.parametrize("n,d", [(64, 8), (20, 2), (70, 3)])
+def test_overflowing_scores_give_the_reference_nans(n, d):
+    """Coordinates near the float range: some scores are +-inf and some rows' weights NaN. The
+    passes that take maxima and counts several rows at a time still give the reference's bits,
+    NaN where it has NaN."""
+    x = sphere(n, d, 7)
+    x[2] *= 1e160  # s_22 = +inf, so is every score of row 2 with a token along x_2
+    x[5] = -x[2]  # s_25 = -inf: inf - inf in row 2's weights
+    x[9] *= 1e150
+    u = np.random.default_rng(3).random(n)
+    for B in (np.eye(d), np.random.default_rng(4).normal(size=(d, d))):
+        got = k_chain(x, B, 5.0, 0.3, u)
+        want = ref.chain_step(x, B, 5.0, 0.3, u)
+        assert np.isnan(want).any() and np.isfinite(want).any()
+        assert np.array_equal(got, want, equal_nan=True)

@@ -455,10 +455,20 @@ def _short_scores(x, bxt, r1, W, best):
 
 @_jit(**JIT)
 def _row_max(W, n, r1, best):
-    """best[r] = max_j W[j r1 + r]."""
+    """best[r] = max_j W[j r1 + r], taken in any order: a maximum of scores is exact (no score
+    is -0.0, and a row with a NaN score has NaN weights whatever its maximum)."""
     for r in range(r1):
         best[r] = -np.inf
-    for j in range(n):
+    j4 = 0
+    while j4 + 4 <= n:  # four j per pass: one load and store of best[r] per four entries
+        b0 = j4 * r1
+        b1 = b0 + r1
+        b2 = b1 + r1
+        b3 = b2 + r1
+        for r in range(r1):
+            best[r] = max(best[r], max(max(W[b0 + r], W[b1 + r]), max(W[b2 + r], W[b3 + r])))
+        j4 += 4
+    for j in range(j4, n):
         base = j * r1
         for r in range(r1):
             best[r] = max(best[r], W[base + r])
@@ -494,21 +504,43 @@ def _cumulate(W, n, r1, few, rare, keep):
     for r in range(r1):
         rare[r] = 0.0
         keep[r] = 0.0
-    if few == 0:
-        for j in range(n):
-            base = j * r1
-            for r in range(r1):
-                keep[r] += W[base + r]
-                W[base + r] = keep[r]
-    else:
-        for j in range(n):
-            base = j * r1
-            for r in range(r1):
-                v = W[base + r]
-                small = v < RARE_CUT
-                rare[r] += v if small else 0.0
-                keep[r] += 0.0 if small else v
-                W[base + r] = keep[r]
+    j4 = 0
+    while j4 + 4 <= n:  # four j per pass (the same additions in the same order)
+        b0 = j4 * r1
+        b1 = b0 + r1
+        b2 = b1 + r1
+        b3 = b2 + r1
+        for r in range(r1):
+            if few == 0:
+                a = keep[r] + W[b0 + r]
+                W[b0 + r] = a
+                a += W[b1 + r]
+                W[b1 + r] = a
+                a += W[b2 + r]
+                W[b2 + r] = a
+                a += W[b3 + r]
+                W[b3 + r] = a
+                keep[r] = a
+            else:
+                ra = rare[r]
+                a = keep[r]
+                for base in (b0, b1, b2, b3):
+                    v = W[base + r]
+                    small = v < RARE_CUT
+                    ra += v if small else 0.0
+                    a += 0.0 if small else v
+                    W[base + r] = a
+                rare[r] = ra
+                keep[r] = a
+        j4 += 4
+    for j in range(j4, n):
+        base = j * r1
+        for r in range(r1):
+            v = W[base + r]
+            small = few != 0 and v < RARE_CUT
+            rare[r] += v if small else 0.0
+            keep[r] += 0.0 if small else v
+            W[base + r] = keep[r]
 
 
 @_jit(**JIT)
@@ -516,7 +548,17 @@ def _count_below(W, n, r1, thr, cnt):
     """cnt[r] = #{j : W[j r1 + r] <= thr[r]}."""
     for r in range(r1):
         cnt[r] = 0
-    for j in range(n):
+    j4 = 0
+    while j4 + 4 <= n:  # four j per pass: integer counts, in any order
+        b0 = j4 * r1
+        b1 = b0 + r1
+        b2 = b1 + r1
+        b3 = b2 + r1
+        for r in range(r1):
+            c = thr[r]
+            cnt[r] += (W[b0 + r] <= c) + (W[b1 + r] <= c) + (W[b2 + r] <= c) + (W[b3 + r] <= c)
+        j4 += 4
+    for j in range(j4, n):
         base = j * r1
         for r in range(r1):
             cnt[r] += W[base + r] <= thr[r]
