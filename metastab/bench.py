@@ -16,7 +16,7 @@ import math
 import sys
 import time
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -26,6 +26,7 @@ from .engine import first_passage, simulate
 from .engine.progress import announce_compile
 from .kernels import accelerated as _accelerated
 from .kernels import drivers as _drivers
+from .kernels import steps as _steps
 from .kernels import streams as _streams
 from .models import SoftmaxChain
 from .polytope import regular_polygon
@@ -44,6 +45,7 @@ __all__ = [
     "escape_bench",
     "sizes_bench",
     "fma_peak",
+    "exp_seconds",
     "TARGET_RATIO",
     "ESCAPE_BETAS",
     "ESCAPE_CHAINS",
@@ -303,6 +305,22 @@ def fma_peak(seconds: float = 0.3, repeat: int = 5) -> float:
     return flops / _best(lambda: _fma_threads(reps, 0.999, 1e-3, acc), repeat)
 
 
+@numba.njit  # not cached: it calls into a kernel file, whose edits numba's cache would miss
+def _exp_loop(reps, z, out, t):
+    for _ in range(reps):
+        _steps.exp_nonpositive(z, out, t)
+
+
+def exp_seconds(repeat: int = 5, size: int = 1024, reps: int = 2000) -> float:
+    """Seconds per exponential of the kernels' own exp on one thread (the bit-exact polynomial
+    of :func:`metastab.kernels.steps.exp_nonpositive`, which every softmax weight goes through),
+    best of ``repeat`` runs over ``size`` arguments in [-30, 0], ``reps`` times each."""
+    z = -30.0 * np.random.default_rng(0).random(size)
+    out, t = np.empty(size), np.empty(size)
+    _exp_loop(1, z, out, t)
+    return _best(lambda: _exp_loop(reps, z, out, t), repeat) / (reps * size)
+
+
 def _sphere(n: int, d: int, seed: int) -> np.ndarray:
     x = np.random.default_rng(seed).normal(size=(n, d))
     return x / np.linalg.norm(x, axis=1, keepdims=True)
@@ -329,9 +347,9 @@ def sizes_bench(
     -------
     dict: rows (a list of dicts n, d, chains, steps, numba_rate, numpy_rate, ratio, gflops and
     target, the ratio of :data:`SIZE_TARGETS` or None), peak_flops, peak_fraction (at the last
-    size), peak_target, threads, repeat.
+    size), peak_target, exp_seconds (:func:`exp_seconds`), threads, repeat.
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
     for n, d, chains, steps in sizes:
         x0 = _sphere(n, d, seed)
         model = SoftmaxChain(beta=beta, gamma=gamma)
@@ -368,6 +386,7 @@ def sizes_bench(
         "peak_flops": peak,
         "peak_fraction": rows[-1]["gflops"] * 1e9 / peak,
         "peak_target": PEAK_TARGET,
+        "exp_seconds": exp_seconds(),
         "threads": numba.get_num_threads(),
         "repeat": repeat,
     }

@@ -341,6 +341,7 @@ def test_sizes_bench_reports_each_target_and_the_peak_fraction():
     assert r["peak_target"] == PEAK_TARGET and 0 < r["peak_fraction"] < 1
     last = r["rows"][-1]
     assert r["peak_fraction"] == pytest.approx(last["gflops"] * 1e9 / r["peak_flops"])
+    assert 1e-11 < r["exp_seconds"] < 1e-6
     assert _verdict(10.0, 10.0, "x") == ">= 10x met"
     assert _verdict(9.99, 10.0, "x") == ">= 10x NOT met"
     assert _verdict(3.0, None, "x") == "-"

@@ -255,6 +255,10 @@ def _sizes_bench(args: argparse.Namespace) -> int:
         f"measured FMA peak {r['peak_flops'] / 1e9:.1f} GFLOP/s; largest size at "
         f"{fraction:.0f} % of it ({_verdict(fraction, 100 * r['peak_target'], ' %')})"
     )
+    print(
+        f"the kernels' bit-exact exp: {1e9 * r['exp_seconds']:.2f} ns per exponential on one "
+        "thread (n of them per token-step)"
+    )
     return 0
 
 
