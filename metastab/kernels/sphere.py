@@ -34,7 +34,15 @@ from .drivers import _stopped
 from .events import hull_work
 from .params import JIT as _JIT
 from .params import POST_LN, PRE_LN, SPHERE_CHAIN, UNNORMALIZED
-from .steps import _ROWS, _SHIFT_BITS, _exp_mantissa, _gram, _pick_slow, _scores_block
+from .steps import (
+    _ROWS,
+    _SHIFT_BITS,
+    _block_bx,
+    _exp_mantissa,
+    _gram,
+    _pick_slow,
+    _scores_block,
+)
 from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
@@ -109,18 +117,10 @@ def _velocity_blocks(
             if gram:
                 S = G[b]
             else:
-                B = Bs[h]
-                for r in range(_ROWS):
+                _block_bx(x, Bs[h], i0, r1, plain_B, bxt)
+                for r in range(r1, _ROWS):  # the padding of a short last block
                     for k in range(d):
-                        if r >= r1:
-                            bxt[k, r] = 0.0
-                        elif plain_B:
-                            bxt[k, r] = x[i0 + r, k]
-                        else:
-                            a = 0.0
-                            for q in range(d):
-                                a += B[k, q] * x[i0 + r, q]
-                            bxt[k, r] = a
+                        bxt[k, r] = 0.0
                 _scores_block(bxt, x, 0, W)
                 S = W
             for r in range(_ROWS):
