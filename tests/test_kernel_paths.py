@@ -38,11 +38,12 @@ def test_blocked_and_gram_scores_match_reference(n, d):
 def test_gram_path_is_taken_and_refused_where_it_must_be():
     x = sphere(64, 8, 0)
     G = _steps.chain_work(64, 8)[-1]
-    assert _steps._use_gram(x, np.eye(8), G)
-    assert not _steps._use_gram(x, 2.0 * np.eye(8), G)  # not the identity
+    assert _steps._paths(x, np.eye(8), G) == (True, True)
+    assert _steps._paths(x, 2.0 * np.eye(8), G) == (False, False)  # not the identity
+    assert _steps._paths(x, np.eye(8), _steps.chain_work(64, 2)[-1]) == (True, False)
     bad = x.copy()
     bad[2, 1] = np.inf
-    assert not _steps._use_gram(bad, np.eye(8), G)
+    assert _steps._paths(bad, np.eye(8), G) == (False, False)
     assert _steps.chain_work(20, 8)[-1].size == 0  # no Gram below one block of tokens
     assert _steps.chain_work(64, 2)[-1].size == 0  # nor in low dimension
 

@@ -15,7 +15,7 @@ from .steps import (
     _ROWS,
     _chain_blocks,
     _gram,
-    _plain,
+    _paths,
     _resolve_pending,
     _row_scores,
     chain_step,
@@ -46,8 +46,7 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, tw, T):
     the prange loops on threads."""
     n, d = x.shape
     nb = (n + _ROWS - 1) // _ROWS
-    plain = _plain(x, B)
-    gram = plain and G.shape[0] * _ROWS == n
+    plain, gram = _paths(x, B, G)
     if gram:
         ng = G.shape[0]
         for q in prange(T):

@@ -378,16 +378,17 @@ def _plain(x, B):
 
 
 @_jit(**JIT)
-def _use_gram(x, B, G):
-    """Whether chain_step takes the scores from the symmetric Gram: G allocated (n a multiple of
-    _ROWS) and :func:`_plain`."""
-    return G.shape[0] * _ROWS == x.shape[0] and _plain(x, B)
+def _paths(x, B, G):
+    """(plain, gram): whether chain_step may use x_i for B x_i (:func:`_plain`), and whether it
+    takes the scores from the symmetric Gram as well (G allocated: n a multiple of _ROWS)."""
+    plain = _plain(x, B)
+    return plain, plain and G.shape[0] * _ROWS == x.shape[0]
 
 
 @_jit(**JIT)
 def _gram(x, G, bxt, b0, b1):
     """G[b, j _ROWS + r] = <x_i, x_j> (k ascending) for i = b _ROWS + r, the scores of block b in
-    the layout of chain_step's W (for B = I, see _use_gram). Block b computes the pairs with
+    the layout of chain_step's W (for B = I, see _paths). Block b computes the pairs with
     j >= i0 = b _ROWS and mirrors those with j >= i0 + _ROWS into block j // _ROWS: each pair
     once. Different blocks write disjoint entries, so blocks may run on different threads."""
     n, d = x.shape
@@ -671,12 +672,11 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     in increasing j and k exactly as in the reference. Cumulative weights never decrease, so the
     first j whose cumulative weight exceeds the threshold is the count of those that do not.
     For B = I (and x finite) B x_i is x_i itself, and where n is a multiple of _ROWS the scores
-    come from the symmetric Gram, each pair once (see _plain, _gram).
+    come from the symmetric Gram, each pair once (see _paths, _gram).
     """
     n = x.shape[0]
     work_b, pw, G = work[:-2], work[-2], work[-1]
-    plain = _plain(x, B)
-    gram = plain and G.shape[0] * _ROWS == n
+    plain, gram = _paths(x, B, G)
     if gram:
         _gram(x, G, work_b[0], 0, G.shape[0])
     rows = work_b[4].shape[0]
