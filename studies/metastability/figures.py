@@ -514,7 +514,9 @@ def _header(c: SimpleNamespace) -> list[str]:
         f"{cfg['accelerated_beta_stop']:g} (seed {cfg['accelerated_seed']}); direct stepping "
         "climbs its affordable ladder from β = "
         f"{cfg['beta_start']:g} (seed {cfg['seed']}, independent of the other) and is the "
-        "cross-check where both exist.",
+        "cross-check where both exist. Every β has its own root of streams, "
+        "SeedSequence([seed, round(1000 β)]) of the engine's seed, so the samples of different β "
+        "are independent, as the fits across β assume.",
         "",
     ]
     return lines

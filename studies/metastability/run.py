@@ -3,7 +3,7 @@
 Setup (``config.toml``): the regular triangle K on the unit circle (equinorm, acute cones,
 c0 > 0, B = I), a token on every vertex and ``per_vertex`` more tokens per vertex at distance
 ``offset`` from it, γ and ε = 2 γ d(K). Two first-passage times per chain, with common random
-numbers (chain k draws the same uniforms in both runs, so T_ball <= T2 path by path):
+numbers (chain k draws the same uniforms in both runs at one β, so T_ball <= T2 path by path):
 
 - ``hull``: T2, the first step at which some token leaves conv{x_j^0 : σ(j) = σ(i)} + B(0, ε)
   (:class:`metastab.LeaveHull`), the exit time of Thm 5.4;
@@ -28,6 +28,9 @@ Two engines run the same chain:
   ``accelerated_seed``, so its samples are independent of the direct ones where both exist, and
   the two are compared there (:func:`crosscheck`).
   :func:`merge_tol_effect` reruns one β at several ``merge_tols``.
+
+Every β has its own root of streams, derived from the engine's seed (:func:`streams`), so the
+samples of different β are independent, as the scaling fits across β assume.
 
 Everything is a pure function of the configuration and its seeds, so the tables are reproducible
 bit for bit; only wall times vary.
@@ -187,15 +190,39 @@ def predicted_mean(history: list[tuple[float, float]], beta: float, c0: float) -
     return m1 * math.exp(slope * (beta - b1))
 
 
+def streams(seed: int, beta: float) -> np.random.SeedSequence:
+    """The root of the chains' streams at ``beta``: SeedSequence([seed, round(1000 β)]).
+
+    One root per β makes the samples of different β independent, as the joint scaling fit and
+    its intervals assume (with one root for all β, chain c would draw the same uniforms at every
+    β, and the accelerated engine the same Exp(1) variates scaled by 1/p). Every event run at
+    one β shares its root, so each chain follows one path for all of them (T_ball <= T2).
+    Distinct β of a grid must differ in round(1000 β).
+
+    >>> streams(20260101, 5.0).entropy
+    [20260101, 5000]
+    """
+    return np.random.SeedSequence([int(seed), int(round(1000 * beta))])
+
+
 def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options):
     """One first-passage run: the per-chain frame and its cost (wall seconds, steps simulated).
 
-    ``options`` go to :func:`metastab.first_passage` (``mode``, ``merge_tol``). Step counts are
-    float64 (the accelerated engine's are; the direct engine's are integers below 2^53).
-    ``jumps`` is the number of events the accelerated engine drew (0 for direct stepping).
+    The chains' streams come from ``streams(seed, model.beta)``. ``options`` go to
+    :func:`metastab.first_passage` (``mode``, ``merge_tol``). Step counts are float64 (the
+    accelerated engine's are; the direct engine's are integers below 2^53). ``jumps`` is the
+    number of events the accelerated engine drew (0 for direct stepping).
     """
     tic = time.perf_counter()
-    fp = ms.first_passage(model, x0, event, max_steps=max_steps, chains=chains, rng=seed, **options)
+    fp = ms.first_passage(
+        model,
+        x0,
+        event,
+        max_steps=max_steps,
+        chains=chains,
+        rng=streams(seed, model.beta),
+        **options,
+    )
     wall = time.perf_counter() - tic
     frame = fp.to_frame()[["chain", "steps", "censored", "max_steps", "beta"]]
     frame = frame.astype({"steps": np.float64, "max_steps": np.float64})
@@ -348,9 +375,10 @@ def climb_accelerated(config: dict, state: dict, log=print):
 def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
     """T2 at one β (``merge_tol_beta``) with the accelerated engine at every ``merge_tols``.
 
-    Same chains (seed) at every tolerance. Per tolerance: escapes, mean T2 with its exact 95 %
-    interval, events drawn per escape (jumps), wall seconds, and the log-rank p-value of the
-    T2 sample against the one at the study's ``merge_tol``.
+    Same chains (root ``streams(accelerated_seed + 1, merge_tol_beta)``) at every tolerance.
+    Per tolerance: escapes, mean T2 with its exact 95 % interval, events drawn per escape
+    (jumps), wall seconds, and the log-rank p-value of the T2 sample against the one at the
+    study's ``merge_tol``.
     """
     facts = state["facts"]
     beta = float(config["merge_tol_beta"])
@@ -737,7 +765,7 @@ def merge_points(state: dict, steps: dict, *, chains: int, seed: int) -> pd.Data
     point inside K short of its vertex; the cost of a cross-group pick from there is the gap
     <u_a, u_a> − <u_a, u_b> between merge points u_a, u_b, smaller than c0. Medians over chains
     of the group centroids' norm, of the largest distance of a token to its centroid, and of the
-    smallest gap.
+    smallest gap. Streams: ``streams(seed, β)``, a root per β.
     """
     x0 = state["x0"]
     groups = np.asarray(state["facts"]["groups"])
@@ -749,7 +777,7 @@ def merge_points(state: dict, steps: dict, *, chains: int, seed: int) -> pd.Data
             x0,
             steps=count,
             chains=chains,
-            rng=seed,
+            rng=streams(seed, beta),
         )
         centroids = np.stack([run.final[:, groups == a].mean(axis=1) for a in labels], axis=1)
         spread = np.max(
@@ -910,6 +938,7 @@ def analyse(
             "chains": config["seed"],
             "accelerated_chains": config["accelerated_seed"],
             "merge_tol_chains": int(config["accelerated_seed"]) + 1,
+            "per_beta_root": "SeedSequence([seed, round(1000 beta)])",
             "configuration": config["config_seed"],
             "statistics": config["stats_seed"],
         },

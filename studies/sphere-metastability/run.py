@@ -21,11 +21,12 @@ Two engines run the same chain: ``direct`` (``mode="exact"``, every step) at the
 ``direct_jump_betas`` and ``direct_cap_betas``, and ``accelerated`` (``mode="accelerated"``: the
 waiting time of every frozen stretch drawn from its geometric law) on the β grid to
 E[T_jump] >= ``target_mean``; the two have independent seeds and every β its own streams
-(:func:`streams`). The law of T_jump is tested at every β by a KS test of the randomised
+(``streams``). The law of T_jump is tested at every β by a KS test of the randomised
 probability integral transform (:func:`pit`, exact for a discrete law); the negative control is
-the same sample against the law of a chain whose tokens never pick themselves. The escape-rate
-helpers (:func:`quiet`, :func:`logrank_p`, :func:`poisson_limit_intervals`) are those of the R^d
-study, whose committed tables (``rd_study``) are copied into ``rd.csv`` for the comparison.
+the same sample against the law of a chain whose tokens never pick themselves. The streams and
+the escape-rate helpers (:func:`quiet`, :func:`logrank_p`, :func:`poisson_limit_intervals`) are
+those of the R^d study, whose committed tables (``rd_study``) are copied into ``rd.csv`` for
+the comparison.
 
 Everything is a pure function of the configuration and its seeds; only wall times vary.
 """
@@ -52,6 +53,8 @@ ENGINES = ("direct", "accelerated")
 ROOT = Path(__file__).resolve().parents[2]
 _RD = sibling(ROOT / "studies" / "metastability" / "run.py", "run")
 quiet, logrank_p, poisson_limit_intervals = _RD.quiet, _RD.logrank_p, _RD.poisson_limit_intervals
+# a root of streams per β, shared by both events (each chain follows one path: T_jump <= T_cap)
+streams = _RD.streams
 
 
 # --------------------------------------------------------------------------- setup
@@ -135,17 +138,6 @@ def pit(steps, log_stay: float, v) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- runs
-
-
-def streams(seed: int, beta: float) -> np.random.SeedSequence:
-    """The root of the chains' streams at ``beta``: SeedSequence([seed, round(1000 β)]).
-
-    One root per β makes the samples of different β independent (with one root for all β the
-    accelerated engine would draw the same Exp(1) variates at every β, scaled by 1/p, and the
-    scaling fit's intervals would be meaningless); both events share it, so each chain follows
-    one path for both (T_jump <= T_cap).
-    """
-    return np.random.SeedSequence([int(seed), int(round(1000 * beta))])
 
 
 def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options):
