@@ -637,6 +637,8 @@ def test_profile_ends_on_near_collinear_data_are_the_likelihood_ratio_set():
     independently), not where Newton's method first failed. Silent: warnings are errors here."""
     fit = fit_scaling(COLLINEAR, prefactor=True)
     assert_likelihood_ratio_ends(fit)
+    # control: the lower end the search used to report, where Newton's method first failed
+    assert profile_drop(fit, 0, -247.43668869127697) < 1e-3
     lo, hi = fit.confidence_interval("intercept")
     assert hi - lo > 2 * fit.stderr("intercept")  # Wald: 3.9 s.e.; the flat profile is wider
 
@@ -654,14 +656,16 @@ def test_profile_ends_where_no_escape_probability_below_one_exists():
 
 
 def test_profile_ends_of_random_fits_are_the_likelihood_ratio_set():
-    """A handful of random well-posed datasets, both laws, with and without the prefactor."""
+    """A dozen random well-posed datasets: both laws, with and without the prefactor, 4 or 5 β
+    values, from 3 to 40 chains per β (some β without an escape)."""
     rng = np.random.default_rng(20)
     for law in ("geometric", "exponential"):
         for prefactor in (False, True):
-            betas = np.sort(rng.uniform(1, 8, size=4))
-            a, b = rng.uniform(-1, 1), rng.uniform(0.2, 1.5)
-            frame = chain_frame(rng, betas, a, b, 30, 400, law=law)
-            assert_likelihood_ratio_ends(fit_scaling(frame, law=law, prefactor=prefactor))
+            for chains in (3, 10, 40):
+                betas = np.sort(rng.uniform(1, 8, size=rng.integers(4, 6)))
+                a, b = rng.uniform(0.05, 1), rng.uniform(0.2, 1.5)
+                frame = chain_frame(rng, betas, a, b, chains, 400, law=law)
+                assert_likelihood_ratio_ends(fit_scaling(frame, law=law, prefactor=prefactor))
 
 
 def test_scaling_coverage_check_rejects_a_too_narrow_interval():

@@ -114,7 +114,10 @@ class _Profile:
     point nearest to it, moved along the tangent of the profile path, dθ_f/dv = −I_ff⁻¹ I_fj
     (the derivative of the score equations; at θ̂ the regression Σ_fj/Σ_jj of the Wald
     ellipse): a continuation along the profile, which reaches points far out in the parameter
-    without leaving the neighbourhood of the data.
+    without leaving the neighbourhood of the data. Where Newton's method still fails, the point
+    halfway is solved first; where no choice of the others gives every p < 1 (geometric law,
+    decided by :func:`_feasible`) ℓ_p = −inf. A failure is never read as a drop: a point that
+    cannot be maximised raises.
     """
 
     def __init__(
@@ -240,7 +243,8 @@ class ScalingFit:
         of the fit).
 
         ``method="wald"``: estimate ± z·stderr (Fisher information). ``method="profile"``:
-        {θ_j : 2(ℓ̂ − max_{others} ℓ) <= χ²_1(level)}, an end is ±inf if ℓ never drops that far.
+        {θ_j : 2(ℓ̂ − max_{others} ℓ) <= χ²_1(level)}, an end is ±inf if ℓ does not drop that
+        far within 2³⁰ standard errors; ValueError if the profile cannot be maximised somewhere.
         """
         j = self._index(param)
         level = check_level(self.confidence_level if confidence_level is None else confidence_level)
