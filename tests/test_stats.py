@@ -579,17 +579,93 @@ def test_profile_search_past_the_float_range_is_silent_and_exact():
             assert fit.loglik + best.fun == pytest.approx(drop, rel=1e-4), (name, end)
 
 
-def test_profile_search_with_a_singular_information_is_silent():
-    """Three near-collinear rows and three parameters: some profile starts have a Fisher
-    information that underflows; Newton's method refuses the non-finite step instead of
-    evaluating it (an invalid-value warning before). The ends are not checked here: where
-    Newton's method fails, the search takes the point as outside the interval."""
+def profile_drop(fit, j, v):
+    """2 (ℓ̂ − ℓ_profile(v)) for parameter j at v, written out independently of the package:
+    the log-likelihood of the law summed over the rows, maximised over the other parameters by
+    Nelder–Mead in the coordinates that whiten the Wald ellipse of the fit (started at its
+    regression of the others on θ_j; restarted until it stops improving)."""
+    x, d, E = fit._data
+    Z = np.c_[np.ones_like(x), x] if fit.prefactor is None else np.c_[np.ones_like(x), x, np.log(x)]
+    S, free = fit.cov, [k for k in range(fit.params.size) if k != j]
+    mid = fit.params[free] + S[free, j] / S[j, j] * (v - fit.params[j])
+    L = np.linalg.cholesky(S[np.ix_(free, free)] - np.outer(S[free, j], S[j, free]) / S[j, j])
+
+    def neg(u):
+        eta = -Z @ np.insert(mid + L @ u, j, v)  # log rate
+        if fit.law == "exponential":
+            return -np.sum(d * eta - E * np.exp(eta)) if eta.max() < 700 else 1e300
+        if eta.max() >= 0:  # some p >= 1: a penalty that leads back to p < 1
+            return 1e10 * (1 + eta.max())
+        return -np.sum(d * eta + (E - d) * np.log1p(-np.exp(eta)))
+
+    best = optimize.OptimizeResult(x=np.zeros(len(free)), fun=neg(np.zeros(len(free))))
+    while True:
+        new = optimize.minimize(
+            neg, best.x, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-13}
+        )
+        if not new.fun < best.fun - 1e-12:
+            return 2 * (fit.loglik + best.fun)
+        best = new
+
+
+def assert_likelihood_ratio_ends(fit, rel=1e-6):
+    """Every finite end of every parameter's 95% profile interval has 2 (ℓ̂ − ℓ_profile) =
+    χ²₁(0.95) within ``rel``; an infinite end has the profile above the cut out to 2^30 s.e."""
+    cut = sps.chi2.ppf(0.95, 1)
+    for j, name in enumerate(("intercept", "slope", "prefactor")[: fit.params.size]):
+        ends = fit.confidence_interval(name)
+        assert ends.low < fit.params[j] < ends.high, name
+        for sign, end in zip((-1, 1), ends):
+            if math.isfinite(end):
+                assert profile_drop(fit, j, end) == pytest.approx(cut, rel=rel), (name, end)
+            else:
+                assert end == sign * math.inf
+                far = fit.params[j] + sign * fit.stderr(name) * 2.0 ** np.arange(0, 31, 5)
+                assert all(profile_drop(fit, j, v) < cut for v in far), name
+
+
+# Three near-collinear β (1, β and log β nearly dependent over [11.4, 12.5]), one escape each,
+# and three parameters: the profile ends lie thousands of units from the estimates.
+COLLINEAR = pd.DataFrame(
+    {"beta": [11.378407, 12.360903, 12.520838], "steps": [15, 21, 20], "censored": False}
+)
+
+
+def test_profile_ends_on_near_collinear_data_are_the_likelihood_ratio_set():
+    """Far along the profile, a start from the estimate has rates that overflow or an
+    information that underflows; the ends still solve 2 (ℓ̂ − ℓ_profile) = χ²₁(0.95) (checked
+    independently), not where Newton's method first failed. Silent: warnings are errors here."""
+    fit = fit_scaling(COLLINEAR, prefactor=True)
+    assert_likelihood_ratio_ends(fit)
+    # control: the lower end the search used to report, where Newton's method first failed
+    assert profile_drop(fit, 0, -247.43668869127697) < 1e-3
+    lo, hi = fit.confidence_interval("intercept")
+    assert hi - lo > 2 * fit.stderr("intercept")  # Wald: 3.9 s.e.; the flat profile is wider
+
+
+def test_profile_ends_where_no_escape_probability_below_one_exists():
+    """Geometric law with a row at β = 0, p = e^(−a) there: the intercept's profile is −inf
+    for a <= 0 (no choice of the slope gives every p < 1), which the search meets at its
+    trial points; the lower end is still the likelihood-ratio end just above 0."""
     frame = pd.DataFrame(
-        {"beta": [11.378407, 12.360903, 12.520838], "steps": [15, 21, 20], "censored": False}
+        {"beta": [0.0] * 10 + [1, 1, 2, 2], "steps": [1] * 9 + [3, 3, 5, 10, 20], "censored": False}
     )
-    fit = fit_scaling(frame, prefactor=True)
-    lo, hi = fit.confidence_interval("prefactor")
-    assert lo < fit.prefactor < hi
+    fit = fit_scaling(frame)
+    assert_likelihood_ratio_ends(fit)
+    assert 0 < fit.confidence_interval("intercept").low < fit.intercept - fit.stderr("intercept")
+
+
+def test_profile_ends_of_random_fits_are_the_likelihood_ratio_set():
+    """A dozen random well-posed datasets: both laws, with and without the prefactor, 4 or 5 β
+    values, from 3 to 40 chains per β (some β without an escape)."""
+    rng = np.random.default_rng(20)
+    for law in ("geometric", "exponential"):
+        for prefactor in (False, True):
+            for chains in (3, 10, 40):
+                betas = np.sort(rng.uniform(1, 8, size=rng.integers(4, 6)))
+                a, b = rng.uniform(0.05, 1), rng.uniform(0.2, 1.5)
+                frame = chain_frame(rng, betas, a, b, chains, 400, law=law)
+                assert_likelihood_ratio_ends(fit_scaling(frame, law=law, prefactor=prefactor))
 
 
 def test_scaling_coverage_check_rejects_a_too_narrow_interval():

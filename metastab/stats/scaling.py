@@ -94,11 +94,93 @@ def _newton(
             break
         if np.abs(t * step).max() < 1e-10 * (1 + np.abs(theta).max()):
             _, g, h = _terms(offset - Z @ theta, d, E, law)
+            # the maximum only where the score vanishes on the scale of its terms: a step made
+            # small by the line search or by an underflowed information is no convergence
+            if (np.abs(Z.T @ g) > 1e-6 * (np.abs(Z).T @ (d + np.abs(d - g)))).any():
+                raise ValueError("Newton's method stalled short of the maximum")
             return theta, current, Z.T @ (h[:, None] * Z)
     raise ValueError(
         "the scaling fit did not converge: the maximum-likelihood exponent is "
         "infinite (events at too few x values, zero events elsewhere)"
     )
+
+
+class _Profile:
+    """The profile log-likelihood ℓ_p(v) = max ℓ(θ) over the other parameters at θ_j = v.
+
+    ℓ is concave in θ (concave in each η, and η is linear in θ), so ℓ_p is concave in v and
+    Newton's ascent from any feasible start reaches the maximum; what fails is a start far from
+    it (rates that overflow, an information that underflows). So each v starts from the solved
+    point nearest to it, moved along the tangent of the profile path, dθ_f/dv = −I_ff⁻¹ I_fj
+    (the derivative of the score equations; at θ̂ the regression Σ_fj/Σ_jj of the Wald
+    ellipse): a continuation along the profile, which reaches points far out in the parameter
+    without leaving the neighbourhood of the data. Where Newton's method still fails, the point
+    halfway is solved first; where no choice of the others gives every p < 1 (geometric law,
+    decided by :func:`_feasible`) ℓ_p = −inf. A failure is never read as a drop: a point that
+    cannot be maximised raises.
+    """
+
+    def __init__(
+        self,
+        Z: np.ndarray,
+        d: np.ndarray,
+        E: np.ndarray,
+        law: str,
+        j: int,
+        theta: np.ndarray,
+    ) -> None:
+        self.Z, self.d, self.E, self.law, self.j, self.name = Z, d, E, law, j, _PARAMS[j]
+        self.free = [k for k in range(Z.shape[1]) if k != j]
+        self.solved: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+        self._keep(float(theta[j]), np.asarray(theta, np.float64)[self.free])
+
+    def _keep(self, v: float, th: np.ndarray) -> None:
+        """Store the maximiser ``th`` at ``v`` with the path's tangent there."""
+        Z, j, f = self.Z, self.j, self.free
+        h = _terms(-Z @ np.insert(th, j, v), self.d, self.E, self.law)[2]
+        info = Z.T @ (h[:, None] * Z)
+        tangent = np.linalg.lstsq(info[np.ix_(f, f)], -info[f, j], rcond=None)[0]
+        self.solved[v] = th, tangent if np.isfinite(tangent).all() else np.zeros_like(th)
+
+    def __call__(self, v: float, depth: int = 0) -> float:
+        near = min(self.solved, key=lambda u: (abs(u - v), u))
+        th, tangent = self.solved[near]
+        offset, Zf = -v * self.Z[:, self.j], self.Z[:, self.free]
+        for start in (th + (v - near) * tangent, th):
+            if self.j > 0 and not np.isfinite(
+                _terms(offset - Zf @ start, self.d, self.E, self.law)[0].sum()
+            ):
+                start = start.copy()  # raise the intercept until every p < 1 (a feasible start)
+                start[0] += max(float((offset - Zf @ start).max()), -1.0) + 1.0
+            try:
+                fitted, ll, _ = _newton(Zf, offset, self.d, self.E, self.law, start)
+            except (ValueError, np.linalg.LinAlgError):
+                continue
+            self._keep(v, fitted)
+            return ll
+        if self.law == "geometric" and not _feasible(Zf, offset):
+            return -math.inf  # every choice of the others has some p >= 1
+        mid = (near + v) / 2  # a shorter step of the continuation first
+        if depth == 60 or mid in (near, v):
+            raise ValueError(
+                f"the profile likelihood of {self.name} could not be maximised at "
+                f"{self.name}={float(v)!r}; use method='wald'"
+            )
+        self(mid, depth + 1)
+        return self(v, depth + 1)
+
+
+def _feasible(Z: np.ndarray, offset: np.ndarray) -> bool:
+    """Whether some θ has every log rate offset − Zθ < 0 (every p < 1): the linear programme
+    max s subject to Zθ − s >= offset, s <= 1, has s > 0."""
+    n, m = Z.shape
+    res = optimize.linprog(
+        np.r_[np.zeros(m), -1.0],
+        A_ub=np.c_[-Z, np.ones(n)],
+        b_ub=-offset,
+        bounds=[(None, None)] * m + [(None, 1.0)],
+    )
+    return bool(res.status == 0 and -res.fun > 0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,7 +243,8 @@ class ScalingFit:
         of the fit).
 
         ``method="wald"``: estimate ± z·stderr (Fisher information). ``method="profile"``:
-        {θ_j : 2(ℓ̂ − max_{others} ℓ) <= χ²_1(level)}, an end is ±inf if ℓ never drops that far.
+        {θ_j : 2(ℓ̂ − max_{others} ℓ) <= χ²_1(level)}, an end is ±inf if ℓ does not drop that
+        far within 2³⁰ standard errors; ValueError if the profile cannot be maximised somewhere.
         """
         j = self._index(param)
         level = check_level(self.confidence_level if confidence_level is None else confidence_level)
@@ -172,19 +255,13 @@ class ScalingFit:
         if method != "profile":
             raise ValueError(f"method must be 'profile' or 'wald', got {method!r}")
         x, d, E = self._data
-        Z = _design(x, self.params.size, center=False)
-        free = [k for k in range(Z.shape[1]) if k != j]
+        profile = _Profile(
+            _design(x, self.params.size, center=False), d, E, self.law, j, self.params
+        )
         target = self.loglik - stats.chi2.ppf(level, 1) / 2
 
-        def gap(v: float) -> float:
-            offset, th = -v * Z[:, j], self.params[free]
-            if j > 0:  # raise the intercept until every p < 1 (a feasible start)
-                th = th.copy()
-                th[0] += max(float((offset - Z[:, free] @ th).max()), -1.0) + 1.0
-            try:
-                return _newton(Z[:, free], offset, d, E, self.law, th)[1] - target
-            except (ValueError, np.linalg.LinAlgError):
-                return -1e300  # no feasible fit: far outside the interval
+        def gap(v: float) -> float:  # −inf (no p < 1 possible) as a finite number for brentq
+            return max(profile(v) - target, -1e300)
 
         if not gap(est) > 0:
             raise ValueError(
@@ -194,12 +271,12 @@ class ScalingFit:
         ends = []
         for sign in (-1.0, 1.0):
             k = 1.0
-            while gap(est + sign * k * se) > 0 and k < 2.0**30:
+            while (inside := gap(est + sign * k * se) > 0) and k < 2.0**30:
                 k *= 2
             far = est + sign * k * se
             ends.append(
                 sign * math.inf
-                if gap(far) > 0
+                if inside
                 else optimize.brentq(gap, *sorted((est, far)), xtol=1e-10 * (1 + abs(est)))
             )
         return ConfidenceInterval(*ends)
