@@ -178,8 +178,8 @@ def _velocity_blocks(
 @njit(inline="always")
 def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, work, T):
     """:func:`_velocity_blocks` for every token, the blocks (and those of the Gram) split over
-    T threads where this is inlined into a parallel function (one thread elsewhere); the bits
-    do not depend on T."""
+    T threads where this is inlined into a parallel function (elsewhere, and inside the
+    chain-parallel loop, the prange loops run as plain loops); the bits do not depend on T."""
     n, d = x.shape
     xt, G = work[0], work[1]
     for k in range(d):
@@ -188,28 +188,6 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
     gram = plain_B and G.shape[0] > 0
     nb = (n + _ROWS - 1) // _ROWS
     tw = work[4]
-    if T == 1:
-        if gram:
-            _gram(x, G, tw[0][0], 0, G.shape[0])
-        _velocity_blocks(
-            x,
-            xt,
-            G,
-            gram,
-            Bs,
-            Vs,
-            beta,
-            attention,
-            causal,
-            plain_B,
-            plain_V,
-            project,
-            out,
-            thread_work(tw, 0),
-            0,
-            nb,
-        )
-        return
     if gram:
         ng = G.shape[0]
         for q in prange(T):

@@ -141,21 +141,12 @@ def pit(steps, log_stay: float, v) -> np.ndarray:
 
 
 def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options):
-    """One first-passage run: the per-chain frame and its cost (wall seconds, events drawn)."""
-    tic = time.perf_counter()
-    fp = ms.first_passage(
-        model,
-        x0,
-        event,
-        max_steps=max_steps,
-        chains=chains,
-        rng=streams(seed, model.beta),
-        **options,
+    """The R^d study's run point (streams(seed, β), float64 step counts), with the wall seconds
+    and the events drawn as its cost."""
+    frame, cost = _RD.run_point(
+        model, x0, event, chains=chains, max_steps=max_steps, seed=seed, **options
     )
-    wall = time.perf_counter() - tic
-    frame = fp.to_frame()[["chain", "steps", "censored", "max_steps", "beta"]]
-    frame = frame.astype({"steps": np.float64, "max_steps": np.float64})
-    return frame, {"wall_s": wall, "jumps": int(fp.provenance.get("jumps", 0))}
+    return frame, {"wall_s": cost["wall_s"], "jumps": cost["jumps"]}
 
 
 def accelerated_betas(config: dict) -> np.ndarray:
