@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numba
 import numpy as np
 
+from . import bench_jax
 from .configs import shrunk
 from .engine import first_passage, simulate
 from .engine.progress import announce_compile
@@ -55,6 +56,7 @@ __all__ = [
 ]
 
 TARGET_RATIO = 12.0  # W1: metastab at least 12x the NumPy chain, same run
+JAX_TARGET = 5.0  # W1: metastab at least 5x the JAX chain (inverse-CDF pick), same run
 ESCAPE_BETAS = (8.0, 10.0, 12.0)
 ESCAPE_CHAINS = 60
 W1_BETA = 20.0
@@ -118,7 +120,9 @@ def run_bench(
     the timings do not include it).
 
     Returns a dict: chains, steps, n, repeat, threads, numba_seconds, numpy_seconds,
-    numba_rate, numpy_rate (token-steps/s), ratio and target.
+    numba_rate, numpy_rate (token-steps/s), ratio and target; with JAX installed (the ``bench``
+    extra) also jax_seconds, jax_rate, jax_ratio (JAX seconds / metastab seconds) and
+    jax_target, timed after the other two (else None).
     """
     for name, value in (("chains", chains), ("steps", steps), ("repeat", repeat)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -128,12 +132,18 @@ def run_bench(
     announce_compile(progress, _streams.seed_streams, _drivers.advance)
     simulate(model, x0, steps=2, chains=2, rng=seed)  # warm-up: compile or load the cache
     numpy_chain(x0, W1_BETA, W1_GAMMA, steps=2, chains=2, rng=seed)
+    use_jax = bench_jax.available()
+    if use_jax:  # compile for the timed shape
+        bench_jax.jax_chain(x0, W1_BETA, W1_GAMMA, steps=steps, chains=chains, seed=seed)
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(
-            total=2 * repeat, desc="timed runs (numba, then numpy)", unit="run", file=sys.stderr
+            total=(3 if use_jax else 2) * repeat,
+            desc="timed runs (numba, numpy, jax)",
+            unit="run",
+            file=sys.stderr,
         )
     try:
         numba_s = _best(
@@ -144,6 +154,15 @@ def run_bench(
             repeat,
             bar,
         )
+        jax_s = None
+        if use_jax:
+            jax_s = _best(
+                lambda: bench_jax.jax_chain(
+                    x0, W1_BETA, W1_GAMMA, steps=steps, chains=chains, seed=seed
+                ),
+                repeat,
+                bar,
+            )
     finally:
         if bar is not None:
             bar.close()
@@ -160,6 +179,10 @@ def run_bench(
         "numpy_rate": work / numpy_s,
         "ratio": numpy_s / numba_s,
         "target": TARGET_RATIO,
+        "jax_seconds": jax_s,
+        "jax_rate": None if jax_s is None else work / jax_s,
+        "jax_ratio": None if jax_s is None else jax_s / numba_s,
+        "jax_target": JAX_TARGET,
     }
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 import numba
 import numpy as np
 
+from . import bench_jax
 from .engine import simulate
 from .sphere import SphereFlow
 from .sphere_configs import sphere_uniform
@@ -31,8 +32,9 @@ PHASE_CHAINS = 2048
 PHASE_BETA = 4.0
 PHASE_DT = 0.1
 PHASE_STEPS = 30
-# the issue's targets: metastab / NumPy realisation-steps per second
+# targets: metastab / NumPy and metastab / JAX realisation-steps per second
 TARGETS = {2: 3.0, 128: 1.5}
+JAX_TARGET = 2.0
 
 
 def numpy_post_ln(X: np.ndarray, beta: float, dt: float, *, steps: int) -> np.ndarray:
@@ -77,7 +79,10 @@ def phase_diagram_bench(
 
     Each row: d, n, chains, steps, repeat, threads, metastab_seconds, numpy_seconds,
     metastab_rate, numpy_rate, ratio (NumPy seconds / metastab seconds), target (or None) and
-    max_difference (largest |coordinate difference| of the two final states).
+    max_difference (largest |coordinate difference| of the two final states); with JAX
+    installed (the ``bench`` extra, :func:`metastab.bench_jax.jax_post_ln`, timed in the same
+    alternation) also jax_seconds, jax_rate, jax_ratio (JAX seconds / metastab seconds),
+    jax_target and jax_difference (else None).
     """
     for name, value in (("chains", chains), ("steps", steps), ("repeat", repeat)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -88,7 +93,10 @@ def phase_diagram_bench(
         X = sphere_uniform(PHASE_N, d, chains=chains, rng=seed)
         simulate(model, X[:2], steps=2)  # warm-up: compile or load the cache
         numpy_post_ln(X[:2], PHASE_BETA, PHASE_DT, steps=2)
-        best = {"metastab": np.inf, "numpy": np.inf}
+        use_jax = bench_jax.available()
+        if use_jax:  # compile for the timed shape
+            bench_jax.jax_post_ln(X, PHASE_BETA, PHASE_DT, steps=steps)
+        best = {"metastab": np.inf, "numpy": np.inf, "jax": np.inf}
         for _ in range(repeat):  # alternately, so that a busy spell hits both alike
             tic = time.perf_counter()
             ours = simulate(model, X, steps=steps).final
@@ -96,6 +104,10 @@ def phase_diagram_bench(
             tic = time.perf_counter()
             theirs = numpy_post_ln(X, PHASE_BETA, PHASE_DT, steps=steps)
             best["numpy"] = min(best["numpy"], time.perf_counter() - tic)
+            if use_jax:
+                tic = time.perf_counter()
+                jaxs = bench_jax.jax_post_ln(X, PHASE_BETA, PHASE_DT, steps=steps)
+                best["jax"] = min(best["jax"], time.perf_counter() - tic)
         work = chains * steps
         row = {
             "d": d,
@@ -111,6 +123,11 @@ def phase_diagram_bench(
             "ratio": best["numpy"] / best["metastab"],
             "target": TARGETS.get(d),
             "max_difference": float(np.abs(ours - theirs).max()),
+            "jax_seconds": best["jax"] if use_jax else None,
+            "jax_rate": work / best["jax"] if use_jax else None,
+            "jax_ratio": best["jax"] / best["metastab"] if use_jax else None,
+            "jax_target": JAX_TARGET,
+            "jax_difference": float(np.abs(ours - jaxs).max()) if use_jax else None,
         }
         rows.append(row)
         if on_row is not None:

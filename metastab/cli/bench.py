@@ -138,6 +138,15 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         f"  ({r['numpy_seconds']:.3f} s)"
     )
     print(f"ratio {r['ratio']:.2f}x  (target {_verdict(r['ratio'], r['target'], 'x')})")
+    if r["jax_rate"] is None:
+        print("jax: not installed (pip install 'metastab[bench]' adds the JAX baseline)")
+    else:
+        print(
+            f"jax (jit, float64)          {r['jax_rate'] / 1e6:8.2f} M token-steps/s"
+            f"  ({r['jax_seconds']:.3f} s)"
+        )
+        target = _verdict(r["jax_ratio"], r["jax_target"], "x")
+        print(f"ratio to jax {r['jax_ratio']:.2f}x  (target {target})")
     return 0
 
 
@@ -201,9 +210,11 @@ def _phase_diagram_bench(args: argparse.Namespace) -> int:
         f"{args.repeat} (alternating), numba threads {numba.get_num_threads()}",
         flush=True,
     )
-    show = output.Rows(["d", "metastab_real_steps_s", "numpy_real_steps_s", "ratio", "target"])
+    columns = ["d", "metastab_real_steps_s", "numpy_real_steps_s", "ratio", "target"]
+    show = output.Rows(columns + ["jax_real_steps_s", "jax_ratio", "jax_target"])
 
     def on_row(row: dict) -> None:
+        jax = row["jax_rate"] is not None
         show(
             {
                 "d": row["d"],
@@ -211,15 +222,22 @@ def _phase_diagram_bench(args: argparse.Namespace) -> int:
                 "numpy_real_steps_s": f"{row['numpy_rate']:.4g}",
                 "ratio": f"{row['ratio']:.2f}x",
                 "target": _verdict(row["ratio"], row["target"], "x"),
+                "jax_real_steps_s": f"{row['jax_rate']:.4g}" if jax else "-",
+                "jax_ratio": f"{row['jax_ratio']:.2f}x" if jax else "-",
+                "jax_target": _verdict(row["jax_ratio"], row["jax_target"], "x") if jax else "-",
             }
         )
-        if row["max_difference"] > 1e-9:
-            raise RuntimeError(
-                f"metastab and NumPy disagree by {row['max_difference']:.3g} at d={row['d']}"
-            )
+        for name in ("max_difference", "jax_difference"):
+            if row[name] is not None and row[name] > 1e-9:
+                raise RuntimeError(
+                    f"metastab and the baseline disagree by {row[name]:.3g} at d={row['d']}"
+                )
 
     phase_diagram_bench(chains=chains, steps=steps, repeat=args.repeat, on_row=on_row)
-    print("real_steps_s = realisations x steps / best wall seconds; ratio = NumPy s / metastab s")
+    print(
+        "real_steps_s = realisations x steps / best wall seconds; ratio = NumPy s / metastab s, "
+        "jax_ratio = JAX s / metastab s (- : JAX not installed; pip install 'metastab[bench]')"
+    )
     return 0
 
 

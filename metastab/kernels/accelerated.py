@@ -56,7 +56,15 @@ from .streams import next_u64
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
-    "clustering.py", "drivers.py", "events.py", "params.py", "sphere.py", "steps.py", "streams.py"
+    "arith.py",
+    "clustering.py",
+    "drivers.py",
+    "events.py",
+    "params.py",
+    "scores.py",
+    "sphere.py",
+    "steps.py",
+    "streams.py",
 )
 
 _U = np.uint64

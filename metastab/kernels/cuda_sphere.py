@@ -1,9 +1,10 @@
 """The sphere models on the device: the CUDA twins of :mod:`metastab.kernels.sphere`.
 
 Same equations (sphere.md, "Models"), same operations in the same order as the CPU kernels, so
-the simulator gives their bits: scores s_ij = <B x_i, x_j> (k ascending from +0.0), max-shifted
-weights by the kernels' exp (a causal mask gives weight exactly 0), totals and weighted sums
-Σ_j w_ij x_jk in increasing j, the value matrix, heads summed in order, the norm in increasing k.
+the simulator gives their bits: the flow's fused arithmetic (``arith``: each multiply-add one fma,
+the exp ``cuda_steps.exp_fused``) in scores s_ij = <B x_i, x_j> (k ascending from +0.0),
+max-shifted weights (a causal mask gives weight exactly 0), totals and weighted sums Σ_j w_ij x_jk
+in increasing j, the value matrix, heads summed in order, the norm in increasing k.
 Per token (one thread each, see :mod:`.cuda_drivers`): :func:`velocity` is Attn(x)_i (projected
 onto the tangent space for RK4); :func:`flow_step` is the whole post-LN or RK4 step, by every
 thread of the block; :func:`chain_move` is the chain's LayerNormed move after its pick.
@@ -13,7 +14,7 @@ import math
 
 from numba import cuda
 
-from .cuda_steps import exp_weight
+from .cuda_steps import exp_fused, fma
 from .params import POST_LN, PRE_LN, UNNORMALIZED
 
 
@@ -31,55 +32,53 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
             else:
                 a = 0.0
                 for q in range(d):
-                    a += Bs[h, k, q] * src[so + i * d + q]
+                    a = fma(Bs[h, k, q], src[so + i * d + q], a)
                 bx[i * d + k] = a
         best = -math.inf
         for j in range(n):
             a = 0.0
             for k in range(d):
-                a += bx[i * d + k] * src[so + j * d + k]
+                a = fma(bx[i * d + k], src[so + j * d + k], a)
             W[j * n + i] = a
             if not (causal and j > i):
                 best = max(best, a)
         total = 0.0
         for j in range(n):
-            v = 0.0 if causal and j > i else exp_weight(beta * (W[j * n + i] - best))
+            v = 0.0 if causal and j > i else exp_fused(beta * (W[j * n + i] - best))
             W[j * n + i] = v
             total += v
         for k in range(d):
             a = 0.0
             for j in range(n):
-                a += W[j * n + i] * src[so + j * d + k]
+                a = fma(W[j * n + i], src[so + j * d + k], a)
             bx[i * d + k] = a
-        if attention == UNNORMALIZED:
-            scale = math.exp(beta * best) / n
-            for k in range(d):
-                bx[i * d + k] = bx[i * d + k] * scale
-        else:
-            for k in range(d):
-                bx[i * d + k] = bx[i * d + k] / total
+        scale = math.exp(beta * best) / n if attention == UNNORMALIZED else 1.0 / total
+        for k in range(d):
+            bx[i * d + k] = bx[i * d + k] * scale
         for k in range(d):
             if plain_V:
-                K[ko + i * d + k] += bx[i * d + k]
+                a = bx[i * d + k]
             else:
                 a = 0.0
                 for q in range(d):
-                    a += Vs[h, k, q] * bx[i * d + q]
-                K[ko + i * d + k] += a
+                    a = fma(Vs[h, k, q], bx[i * d + q], a)
+            K[ko + i * d + k] = a if h == 0 else K[ko + i * d + k] + a
     if project:
         a = 0.0
         for k in range(d):
-            a += src[so + i * d + k] * K[ko + i * d + k]
+            a = fma(src[so + i * d + k], K[ko + i * d + k], a)
         for k in range(d):
-            K[ko + i * d + k] = K[ko + i * d + k] - a * src[so + i * d + k]
+            K[ko + i * d + k] = fma(-a, src[so + i * d + k], K[ko + i * d + k])
 
 
 @cuda.jit(device=True)
-def normalise(y, yo, i, d, out, oo):
-    """out_i = y_i / |y_i|, the norm summed in k ascending (sphere._normalise_row)."""
+def normalise(y, yo, i, d, out, oo, fused):
+    """out_i = y_i / |y_i|, the norm summed in k ascending (sphere._normalise_row), each term
+    one fma where ``fused`` (the flow), a product and a sum otherwise (the chain)."""
     a = 0.0
     for k in range(d):
-        a += y[yo + i * d + k] * y[yo + i * d + k]
+        v = y[yo + i * d + k]
+        a = fma(v, v, a) if fused else a + v * v
     r = math.sqrt(a)
     for k in range(d):
         out[oo + i * d + k] = y[yo + i * d + k] / r
@@ -100,14 +99,14 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
     Y = KO + 4 * nd
     if scheme == PRE_LN:  # x_i <- x_i + dt Attn(N(x))_i, the residual not normalised
         for i in range(tid, n, T):
-            normalise(buf, 0, i, d, buf, Y)
+            normalise(buf, 0, i, d, buf, Y, True)
         cuda.syncthreads()
         for i in range(tid, n, T):
             velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, False,
                      W, bx, buf, KO)  # fmt: skip
             for k in range(d):
                 q = i * d + k
-                buf[OUT + q] = buf[q] + dt * buf[KO + q]
+                buf[OUT + q] = fma(dt, buf[KO + q], buf[q])
         return
     project = scheme != POST_LN
     for i in range(tid, n, T):
@@ -118,8 +117,8 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
         for i in range(tid, n, T):
             for k in range(d):
                 q = i * d + k
-                buf[Y + q] = buf[q] + dt * buf[KO + q]
-            normalise(buf, Y, i, d, buf, OUT)
+                buf[Y + q] = fma(dt, buf[KO + q], buf[q])
+            normalise(buf, Y, i, d, buf, OUT, True)
         return
     half = 0.5 * dt
     for s in range(1, 4):
@@ -127,7 +126,7 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
         for i in range(tid, n, T):
             for k in range(d):
                 q = i * d + k
-                buf[Y + q] = buf[q] + h * buf[KO + (s - 1) * nd + q]
+                buf[Y + q] = fma(h, buf[KO + (s - 1) * nd + q], buf[q])
         cuda.syncthreads()
         for i in range(tid, n, T):
             velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, W,
@@ -142,8 +141,8 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
             K2 = buf[KO + 2 * nd + q]
             K3 = buf[KO + 3 * nd + q]
             inc = ((K0 + 2.0 * K1) + 2.0 * K2) + K3
-            buf[Y + q] = buf[q] + sixth * inc
-        normalise(buf, Y, i, d, buf, OUT)
+            buf[Y + q] = fma(sixth, inc, buf[q])
+        normalise(buf, Y, i, d, buf, OUT, True)
 
 
 @cuda.jit(device=True)
@@ -166,4 +165,4 @@ def chain_move(buf, i, j, d, V, plain_V, gamma, OUT, bx):
         buf[OUT + i * d + k] = v
         same = same and v == xk
     if not same:
-        normalise(buf, OUT, i, d, buf, OUT)
+        normalise(buf, OUT, i, d, buf, OUT, False)

@@ -16,8 +16,9 @@ wrap-around): multiplications by 5 and 9 are shifts and a carry-safe add.
 import math
 
 import numpy as np
-from numba import cuda
+from numba import config, cuda
 
+from . import arith
 from .params import RELATIVE
 from .steps import (
     _INV_FACT,
@@ -108,6 +109,30 @@ def exp_weight(z):
     p = _INV_FACT[13]
     for q in range(12, -1, -1):
         p = p * r + _INV_FACT[q]
+    if k != k:
+        return p  # NaN
+    if k < -1022.0:
+        return p * 0.0
+    return p * _pow2(int(k))
+
+
+# a b + c rounded once: the device's fma.rn.f64; the simulator's cuda.fma rounds twice, so there
+# the exactly rounded fma of the reference kernels stands in for it
+fma = arith.fma_exact if config.ENABLE_CUDASIM else cuda.fma
+
+
+@cuda.jit(device=True)
+def exp_fused(z):
+    """exp(z) for z <= 0 with the fused kernels' exp (``arith.exp_fma``): the same reduction and
+    polynomial, one fma per step, results below 2^-1022 flushed to 0."""
+    if z < arith.Z_MIN:
+        z = arith.Z_MIN
+    shifted = fma(z, arith.LOG2E, arith.SHIFT)
+    k = shifted - arith.SHIFT
+    r = fma(-k, arith.LN2_LO, fma(-k, arith.LN2_HI, z))
+    p = fma(_INV_FACT[13], r, _INV_FACT[12])
+    for q in range(11, -1, -1):
+        p = fma(p, r, _INV_FACT[q])
     if k != k:
         return p  # NaN
     if k < -1022.0:

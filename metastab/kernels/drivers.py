@@ -34,7 +34,9 @@ from .steps import (
 from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("clustering.py", "events.py", "params.py", "steps.py", "streams.py")
+_jit = njit_keyed(
+    "arith.py", "clustering.py", "events.py", "params.py", "scores.py", "steps.py", "streams.py"
+)
 
 
 @njit(inline="always")

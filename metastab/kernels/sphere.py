@@ -29,24 +29,44 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .arith import exp_fma, fma, mul_add
 from .cache import njit_keyed
 from .drivers import _stopped
 from .events import hull_work
 from .params import JIT as _JIT
 from .params import POST_LN, PRE_LN, SPHERE_CHAIN, UNNORMALIZED
-from .steps import (
-    _ROWS,
-    _SHIFT_BITS,
-    _block_bx,
-    _exp_mantissa,
-    _gram,
-    _pick_slow,
-    _scores_block,
-)
+from .scores import ROWS as _ROWS
+from .scores import score_loops
+from .steps import _pick_slow
 from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("clustering.py", "drivers.py", "events.py", "params.py", "steps.py", "streams.py")
+_jit = njit_keyed(
+    "arith.py",
+    "clustering.py",
+    "drivers.py",
+    "events.py",
+    "params.py",
+    "scores.py",
+    "steps.py",
+    "streams.py",
+)
+
+# the flow's score loops, in fused arithmetic (see arith)
+_scores_block, _gram_loop, _bx_loop = score_loops(fma)
+
+
+@_jit(**_JIT)
+def _gram(x, G, bxt, b0, b1):
+    """The symmetric Gram of blocks b0 <= b < b1 (``scores.score_loops``' gram, fused)."""
+    _gram_loop(x, G, bxt, b0, b1)
+
+
+@_jit(**_JIT)
+def _block_bx(x, B, i0, r1, plain, bxt):
+    """bxt[k, r] = (B x_{i0 + r})_k (``scores.score_loops``' block_bx, fused)."""
+    _bx_loop(x, B, i0, r1, plain, bxt)
+
 
 # The Gram of B = I holds each pair once (see steps._gram) for n a multiple of _ROWS up to
 # this many tokens (n^2 scores per chain); from 2 blocks on it saves work.
@@ -57,21 +77,18 @@ _GRAM_MAX_N = 2048
 def thread_works(T, n, d):
     """Scratch buffers of :func:`_velocity_blocks` for T threads: each array with a leading axis
     of T, allocated once per run (:func:`thread_work` takes one thread's set)."""
-    t = np.empty((T, n * _ROWS))
     return (
         np.empty((T, d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens
         np.empty((T, n * _ROWS)),  # W: scores, then weights, of a block: W[j _ROWS + r]
-        t,
-        t.view(np.int64),
         np.empty((T, d * _ROWS)),  # acc: Σ_j w_ij x_jk of a block: acc[k _ROWS + r]
-        np.empty((T, 3, _ROWS)),  # the row maxima, the weight totals, the (USA) scales
+        np.empty((T, 3, _ROWS)),  # the row maxima, the weight totals, the scales
     )
 
 
 @njit(inline="always")
 def thread_work(tw, q):
     """Thread q's buffers of :func:`thread_works`."""
-    return (tw[0][q], tw[1][q], tw[2][q], tw[3][q], tw[4][q], tw[5][q])
+    return (tw[0][q], tw[1][q], tw[2][q], tw[3][q])
 
 
 @_jit(**_JIT)
@@ -98,21 +115,20 @@ def _velocity_blocks(
 
     Tokens go in blocks of _ROWS (the last one padded with zeros) held side by side, so that
     every loop runs across the block and vectorises while each token's sums keep the reference's
-    order: scores s_ij (k ascending) by ``steps._scores_block``, weighted sums Σ_j w_ij x_jk
-    (j ascending) by the same routine on the transposed state. Where causal masking hides j > i,
-    its weight is exactly 0, which leaves every sum of a finite state unchanged bit for bit."""
+    order: scores s_ij (k ascending) and weighted sums Σ_j w_ij x_jk (j ascending, by the same
+    loop on the transposed state), each term one fused multiply-add; weights
+    w_ij = exp(β (s_ij − max_j s_ij)) by ``arith.exp_fma``, their totals in increasing j. Where
+    causal masking hides j > i, its weight is exactly 0, which leaves every sum of a finite state
+    unchanged bit for bit. The sums are scaled by 1 / total (softmax) or e^{β max_j s_ij} / n
+    (USA)."""
     n, d = x.shape
-    bxt, W, t, tb, acc, rows = bw
+    bxt, W, acc, rows = bw
     best, total, scale = rows[0], rows[1], rows[2]
     H = Bs.shape[0]
-    m = n * _ROWS
     Wm = W.reshape((n, _ROWS))
     for b in range(b0, b1):
         i0 = b * _ROWS
         r1 = min(_ROWS, n - i0)
-        for r in range(r1):
-            for k in range(d):
-                out[i0 + r, k] = 0.0
         for h in range(H):
             if gram:
                 S = G[b]
@@ -125,6 +141,7 @@ def _velocity_blocks(
                 S = W
             for r in range(_ROWS):
                 best[r] = -np.inf
+                total[r] = 0.0
             for j in range(n):  # causal: token i0 + r reads j <= i0 + r, i.e. r >= j - i0
                 lo = min(max(j - i0, 0), _ROWS) if causal else 0
                 for r in range(lo, _ROWS):
@@ -132,47 +149,37 @@ def _velocity_blocks(
             for j in range(n):
                 lo = min(max(j - i0, 0), _ROWS) if causal else 0
                 for r in range(lo):
-                    W[j * _ROWS + r] = -np.inf
+                    W[j * _ROWS + r] = 0.0
                 for r in range(lo, _ROWS):
-                    W[j * _ROWS + r] = beta * (S[j * _ROWS + r] - best[r])
-            for q in range(m):
-                W[q] = _exp_mantissa(W[q], t, q)
-            for q in range(m):
-                e = tb[q] - _SHIFT_BITS
-                tb[q] = (e + 1023) << 52 if e >= -1022 else 0
-            for r in range(_ROWS):
-                total[r] = 0.0
-            for j in range(n):
-                for r in range(_ROWS):
-                    v = W[j * _ROWS + r] * t[j * _ROWS + r]
+                    v = exp_fma(beta * (S[j * _ROWS + r] - best[r]))
                     W[j * _ROWS + r] = v
                     total[r] += v
             _scores_block(Wm, xt, 0, acc)  # acc[k _ROWS + r] = Σ_j w_ij x_jk, j ascending
-            if attention == UNNORMALIZED:
-                for r in range(r1):
+            for r in range(_ROWS):
+                if attention == UNNORMALIZED:
                     scale[r] = math.exp(beta * best[r]) / n
+                else:
+                    scale[r] = 1.0 / total[r]
+            for k in range(d):
+                for r in range(_ROWS):
+                    acc[k * _ROWS + r] *= scale[r]
             for r in range(r1):
                 i = i0 + r
                 for k in range(d):
-                    if attention == UNNORMALIZED:
-                        bxt[k, r] = acc[k * _ROWS + r] * scale[r]
-                    else:
-                        bxt[k, r] = acc[k * _ROWS + r] / total[r]
-                for k in range(d):
                     if plain_V:
-                        out[i, k] += bxt[k, r]
+                        a = acc[k * _ROWS + r]
                     else:
                         a = 0.0
                         for q in range(d):
-                            a += Vs[h, k, q] * bxt[q, r]
-                        out[i, k] += a
+                            a = fma(Vs[h, k, q], acc[q * _ROWS + r], a)
+                    out[i, k] = a if h == 0 else out[i, k] + a
         if project:
             for i in range(i0, i0 + r1):
                 a = 0.0
                 for k in range(d):
-                    a += x[i, k] * out[i, k]
+                    a = fma(x[i, k], out[i, k], a)
                 for k in range(d):
-                    out[i, k] = out[i, k] - a * x[i, k]
+                    out[i, k] = fma(-a, x[i, k], out[i, k])
 
 
 @njit(inline="always")
@@ -215,12 +222,13 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
 
 
 @njit(inline="always")
-def _normalise_row(y, i, out):
-    """out_i = y_i / |y_i|, the norm summed in k ascending."""
+def _normalise_row(y, i, out, madd):
+    """out_i = y_i / |y_i|, the norm summed in k ascending with the multiply-add ``madd``
+    (``arith.fma`` in the flow, ``arith.mul_add`` in the chain)."""
     d = y.shape[1]
     a = 0.0
     for k in range(d):
-        a += y[i, k] * y[i, k]
+        a = madd(y[i, k], y[i, k], a)
     r = math.sqrt(a)
     for k in range(d):
         out[i, k] = y[i, k] / r
@@ -235,7 +243,7 @@ def renormalise_moved(x, i, out):
     for k in range(d):
         same = same and out[i, k] == x[i, k]
     if not same:
-        _normalise_row(out, i, out)
+        _normalise_row(out, i, out, mul_add)
 
 
 @njit(inline="always")
@@ -248,17 +256,17 @@ def _flow(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out,
     y = work[3]
     if scheme == PRE_LN:
         for i in range(n):
-            _normalise_row(x, i, y)
+            _normalise_row(x, i, y, fma)
         _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
         for i in range(n):
             for k in range(d):
-                out[i, k] = x[i, k] + dt * K[0, i, k]
+                out[i, k] = fma(dt, K[0, i, k], x[i, k])
         return
     if scheme == POST_LN:
         _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
         for i in range(n):
             for k in range(d):
-                y[i, k] = x[i, k] + dt * K[0, i, k]
+                y[i, k] = fma(dt, K[0, i, k], x[i, k])
     else:
         half = 0.5 * dt
         _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, T)
@@ -266,15 +274,15 @@ def _flow(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out,
             h = dt if q == 3 else half
             for i in range(n):
                 for k in range(d):
-                    y[i, k] = x[i, k] + h * K[q - 1, i, k]
+                    y[i, k] = fma(h, K[q - 1, i, k], x[i, k])
             _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, T)
         sixth = dt / 6.0
         for i in range(n):
             for k in range(d):
                 inc = ((K[0, i, k] + 2.0 * K[1, i, k]) + 2.0 * K[2, i, k]) + K[3, i, k]
-                y[i, k] = x[i, k] + sixth * inc
+                y[i, k] = fma(sixth, inc, x[i, k])
     for i in range(n):
-        _normalise_row(y, i, out)
+        _normalise_row(y, i, out, fma)
 
 
 @_jit(**_JIT)

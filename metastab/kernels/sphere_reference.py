@@ -12,18 +12,34 @@ import math
 
 import numpy as np
 
+from .arith import exp_fma_exact, fma_exact
 from .reference import _rows, exp_nonpositive, pick, scores, softmax_weights
 
 
-def _matvec(M: list[list[float]], v: list[float]) -> list[float]:
+def mul_add(a: float, b: float, c: float) -> float:
+    """a b + c rounded twice (``arith.mul_add``)."""
+    return a * b + c
+
+
+def _matvec(M: list[list[float]], v: list[float], madd=mul_add) -> list[float]:
+    """M v, each entry summed in q ascending from +0.0 with the multiply-add ``madd``."""
     d = len(v)
     out = []
     for k in range(d):
         acc = 0.0
         for q in range(d):
-            acc += M[k][q] * v[q]
+            acc = madd(M[k][q], v[q], acc)
         out.append(acc)
     return out
+
+
+def normalise(y: list[float], madd=mul_add) -> list[float]:
+    """N(y) = y / |y|, the squared norm summed in k ascending (fused in the flow)."""
+    acc = 0.0
+    for v in y:
+        acc = madd(v, v, acc)
+    r = math.sqrt(acc)
+    return [v / r for v in y]
 
 
 def _exp(z: float) -> float:
@@ -34,46 +50,46 @@ def _exp(z: float) -> float:
         return math.inf
 
 
-def normalise(y: list[float]) -> list[float]:
-    """N(y) = y / |y|, the squared norm summed in k ascending."""
-    acc = 0.0
-    for v in y:
-        acc += v * v
-    r = math.sqrt(acc)
-    return [v / r for v in y]
-
-
 def attention(x, heads, beta: float, unnormalized: bool = False, causal: bool = False):
     """Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j, w_ij = e^{β s_ij} / Z_i with Z_i = Σ_k e^{β s_ik}
     (softmax, (SA)) or n (unnormalised, (USA)); j ≤ i only when causal. ``heads`` is a list of
-    (B, V) pairs. The softmax mean is (Σ_j w_j x_j) / Σ_j w_j with w_j = exp(β(s_j − max s));
-    the (USA) sum is (Σ_j w_j x_j) · (e^{β max s} / n)."""
+    (B, V) pairs. Fused arithmetic (``arith``): B x_i, s_ij = <B x_i, x_j> (k ascending) and
+    Σ_j w_j x_j (j ascending) one fma per term; w_j = exp_fma(β(s_j − max s)), Σ_j w_j in
+    increasing j; the sums times 1 / Σ_j w_j (softmax) or e^{β max s} / n (USA); V by fmas;
+    heads added in order."""
     xs = _rows(x)
     n, d = len(xs), len(xs[0])
     out = []
     for i in range(n):
         m = i + 1 if causal else n
         a = [0.0] * d
-        for B, V in heads:
-            s = scores(xs, B, i)[:m]
-            w, total = softmax_weights(s, beta)
+        for h, (B, V) in enumerate(heads):
+            bx = _matvec(_rows(B), xs[i], fma_exact)
+            s = []
+            for j in range(m):
+                acc = 0.0
+                for k in range(d):
+                    acc = fma_exact(bx[k], xs[j][k], acc)
+                s.append(acc)
+            best = max(s)
+            w = [exp_fma_exact(beta * (v - best)) for v in s]
+            total = 0.0
+            for v in w:
+                total += v
             acc = [0.0] * d
             for j in range(m):
                 for k in range(d):
-                    acc[k] += w[j] * xs[j][k]
-            if unnormalized:
-                scale = _exp(beta * max(s)) / n
-                g = [v * scale for v in acc]
-            else:
-                g = [v / total for v in acc]
-            vg = _matvec(_rows(V), g)
-            a = [a[k] + vg[k] for k in range(d)]
+                    acc[k] = fma_exact(w[j], xs[j][k], acc[k])
+            scale = _exp(beta * best) / n if unnormalized else 1.0 / total
+            g = [v * scale for v in acc]
+            vg = _matvec(_rows(V), g, fma_exact)
+            a = vg if h == 0 else [a[k] + vg[k] for k in range(d)]
         out.append(a)
     return out
 
 
 def velocity(x, heads, beta: float, unnormalized: bool, causal: bool, project: bool):
-    """Attn(x)_i, or P⊥_{x_i} Attn(x)_i = A_i − <x_i, A_i> x_i with ``project``."""
+    """Attn(x)_i, or P⊥_{x_i} Attn(x)_i = A_i − <x_i, A_i> x_i with ``project`` (fused)."""
     xs = _rows(x)
     A = attention(xs, heads, beta, unnormalized, causal)
     if not project:
@@ -82,8 +98,8 @@ def velocity(x, heads, beta: float, unnormalized: bool, causal: bool, project: b
     for xi, ai in zip(xs, A):
         dot = 0.0
         for k in range(len(xi)):
-            dot += xi[k] * ai[k]
-        out.append([ai[k] - dot * xi[k] for k in range(len(xi))])
+            dot = fma_exact(xi[k], ai[k], dot)
+        out.append([fma_exact(-dot, xi[k], ai[k]) for k in range(len(xi))])
     return out
 
 
@@ -100,31 +116,29 @@ def flow_step(
     """One step of the sphere flow: post-LN x_i ← N(x_i + dt Attn(x)_i), or RK4 on
     ẋ = P⊥ Attn(x) (k1..k4 at x, x + dt/2 k1, x + dt/2 k2, x + dt k3; increment
     dt/6 · (((k1 + 2 k2) + 2 k3) + k4)) followed by N, or pre-LN x_i ← x_i + dt Attn(N(x))_i
-    (no N after the step)."""
+    (no N after the step). Each x + h k is one fma, and so is each term of |y|^2."""
     xs = _rows(x)
     n, d = len(xs), len(xs[0])
     un = attention == "unnormalized"
+
+    def ahead(h, K):
+        return [[fma_exact(h, K[i][k], xs[i][k]) for k in range(d)] for i in range(n)]
+
     if scheme == "pre-ln":
-        A = velocity([normalise(xi) for xi in xs], heads, beta, un, causal, False)
-        return np.array([[xs[i][k] + dt * A[i][k] for k in range(d)] for i in range(n)])
+        A = velocity([normalise(xi, fma_exact) for xi in xs], heads, beta, un, causal, False)
+        return np.array(ahead(dt, A))
     if scheme == "post-ln":
-        A = velocity(xs, heads, beta, un, causal, False)
-        y = [[xs[i][k] + dt * A[i][k] for k in range(d)] for i in range(n)]
+        y = ahead(dt, velocity(xs, heads, beta, un, causal, False))
     else:
         K = [velocity(xs, heads, beta, un, causal, True)]
         for h in (0.5 * dt, 0.5 * dt, dt):
-            stage = [[xs[i][k] + h * K[-1][i][k] for k in range(d)] for i in range(n)]
-            K.append(velocity(stage, heads, beta, un, causal, True))
-        sixth = dt / 6.0
-        y = [
-            [
-                xs[i][k]
-                + sixth * (((K[0][i][k] + 2.0 * K[1][i][k]) + 2.0 * K[2][i][k]) + K[3][i][k])
-                for k in range(d)
-            ]
+            K.append(velocity(ahead(h, K[-1]), heads, beta, un, causal, True))
+        inc = [
+            [((K[0][i][k] + 2.0 * K[1][i][k]) + 2.0 * K[2][i][k]) + K[3][i][k] for k in range(d)]
             for i in range(n)
         ]
-    return np.array([normalise(yi) for yi in y])
+        y = ahead(dt / 6.0, inc)
+    return np.array([normalise(yi, fma_exact) for yi in y])
 
 
 def chain_step(x, B, V, beta: float, gamma: float, u, rng=None) -> np.ndarray:

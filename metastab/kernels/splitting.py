@@ -32,10 +32,12 @@ from .streams import next_uniform
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
     "accelerated.py",
+    "arith.py",
     "clustering.py",
     "drivers.py",
     "events.py",
     "params.py",
+    "scores.py",
     "sphere.py",
     "steps.py",
     "streams.py",

@@ -9,12 +9,18 @@ same order, which is what makes bit-for-bit tests possible. Equations: science.m
 import numpy as np
 from numba import njit
 
+from .arith import mul_add
 from .cache import njit_keyed
 from .params import JIT, RELATIVE
+from .scores import ROWS as _ROWS
+from .scores import score_loops
 from .streams import _U, next_u64, next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("params.py", "streams.py")
+_jit = njit_keyed("arith.py", "params.py", "scores.py", "streams.py")
+
+# the score loops of every step here, in unfused arithmetic (see scores)
+_scores_block, _gram_loop, _bx_loop = score_loops(mul_add)
 
 
 @_jit(**JIT)
@@ -131,7 +137,6 @@ def _softmax_weights(s, best, beta, w, t, tb):
     return total
 
 
-_ROWS = 32  # tokens whose weights chain_step computes together (bounds the work buffers)
 # A pick j among candidates of largest weight w_max is *rare* when w_j < RARE_CUT w_max. Rare
 # picks are decided by an exact Bernoulli and drawn apart (see chain_step); the others weigh at
 # least 2^-20 w_max >= 2^-20 / n of their total, so inverting a 53-bit uniform over them realises
@@ -289,78 +294,6 @@ def thread_work(tw, q):
     )
 
 
-@njit(inline="always")
-def _scores4(bxt, x, j, S, p):
-    """S[p + q _ROWS + r] = sum_k bxt[k, r] x[j + q, k] for q < 4, r < _ROWS, k ascending.
-
-    Four rows of scores per pass over k, four (then two, then one) k per step: each load and
-    store of a partial sum serves several multiply-adds (the sums stay in memory: LLVM cannot
-    prove the arrays distinct), and the constant row offsets let LLVM vectorise across r."""
-    d = x.shape[1]
-    p1 = p + _ROWS
-    p2 = p + 2 * _ROWS
-    p3 = p + 3 * _ROWS
-    for r in range(_ROWS):
-        S[p + r] = 0.0
-        S[p1 + r] = 0.0
-        S[p2 + r] = 0.0
-        S[p3 + r] = 0.0
-    k = 0
-    while k + 4 <= d:  # four k per step: one load and store of a partial sum per four terms
-        a0, b0, c0, e0 = x[j, k], x[j, k + 1], x[j, k + 2], x[j, k + 3]
-        a1, b1, c1, e1 = x[j + 1, k], x[j + 1, k + 1], x[j + 1, k + 2], x[j + 1, k + 3]
-        a2, b2, c2, e2 = x[j + 2, k], x[j + 2, k + 1], x[j + 2, k + 2], x[j + 2, k + 3]
-        a3, b3, c3, e3 = x[j + 3, k], x[j + 3, k + 1], x[j + 3, k + 2], x[j + 3, k + 3]
-        for r in range(_ROWS):
-            y, z, v, w = bxt[k, r], bxt[k + 1, r], bxt[k + 2, r], bxt[k + 3, r]
-            S[p + r] = (((S[p + r] + y * a0) + z * b0) + v * c0) + w * e0
-            S[p1 + r] = (((S[p1 + r] + y * a1) + z * b1) + v * c1) + w * e1
-            S[p2 + r] = (((S[p2 + r] + y * a2) + z * b2) + v * c2) + w * e2
-            S[p3 + r] = (((S[p3 + r] + y * a3) + z * b3) + v * c3) + w * e3
-        k += 4
-    while k + 2 <= d:
-        a0, b0 = x[j, k], x[j, k + 1]
-        a1, b1 = x[j + 1, k], x[j + 1, k + 1]
-        a2, b2 = x[j + 2, k], x[j + 2, k + 1]
-        a3, b3 = x[j + 3, k], x[j + 3, k + 1]
-        for r in range(_ROWS):
-            y = bxt[k, r]
-            z = bxt[k + 1, r]
-            S[p + r] = (S[p + r] + y * a0) + z * b0
-            S[p1 + r] = (S[p1 + r] + y * a1) + z * b1
-            S[p2 + r] = (S[p2 + r] + y * a2) + z * b2
-            S[p3 + r] = (S[p3 + r] + y * a3) + z * b3
-        k += 2
-    if k < d:
-        a0, a1, a2, a3 = x[j, k], x[j + 1, k], x[j + 2, k], x[j + 3, k]
-        for r in range(_ROWS):
-            y = bxt[k, r]
-            S[p + r] += y * a0
-            S[p1 + r] += y * a1
-            S[p2 + r] += y * a2
-            S[p3 + r] += y * a3
-
-
-@njit(inline="always")
-def _scores_block(bxt, x, j0, S):
-    """S[j _ROWS + r] = sum_k bxt[k, r] x[j, k] for j0 <= j < n (a full block of _ROWS tokens)."""
-    n, d = x.shape
-    # max: a provably non-negative index spares numba's wraparound of negative indices,
-    # which would stop LLVM from vectorising (a 5x slower kernel)
-    j4 = max(j0, 0)
-    while j4 + 4 <= n:
-        _scores4(bxt, x, j4, S, j4 * _ROWS)
-        j4 += 4
-    for j in range(j4, n):  # the last n - j4 < 4 rows one at a time
-        p = j * _ROWS
-        for r in range(_ROWS):
-            S[p + r] = 0.0
-        for k in range(d):
-            xjk = x[j, k]
-            for r in range(_ROWS):
-                S[p + r] += bxt[k, r] * xjk
-
-
 @_jit(**JIT)
 def _plain(x, B):
     """Whether B is the identity and x finite. Then (B x_i)_k == x_ik up to the sign of zero,
@@ -387,25 +320,8 @@ def _paths(x, B, G):
 
 @_jit(**JIT)
 def _gram(x, G, bxt, b0, b1):
-    """G[b, j _ROWS + r] = <x_i, x_j> (k ascending) for i = b _ROWS + r, the scores of block b in
-    the layout of chain_step's W (for B = I, see _paths). Block b computes the pairs with
-    j >= i0 = b _ROWS and mirrors those with j >= i0 + _ROWS into block j // _ROWS: each pair
-    once. Different blocks write disjoint entries, so blocks may run on different threads."""
-    n, d = x.shape
-    for b in range(b0, b1):
-        i0 = b * _ROWS
-        for r in range(_ROWS):
-            for k in range(d):
-                bxt[k, r] = x[i0 + r, k]
-        Gb = G[b]
-        _scores_block(bxt, x, i0, Gb)
-        for c in range(b + 1, n // _ROWS):  # tile by tile, each row of a mirrored tile at once
-            dst = G[c]
-            j0 = c * _ROWS
-            for r in range(_ROWS):
-                p = (i0 + r) * _ROWS
-                for q in range(_ROWS):
-                    dst[p + q] = Gb[(j0 + q) * _ROWS + r]
+    """The symmetric Gram of blocks b0 <= b < b1 (``scores.score_loops``' gram, unfused)."""
+    _gram_loop(x, G, bxt, b0, b1)
 
 
 # The passes of _chain_blocks over one block of tokens i0 + r (r < r1), W[j * r1 + r] holding
@@ -415,17 +331,8 @@ def _gram(x, G, bxt, b0, b1):
 
 @_jit(**JIT)
 def _block_bx(x, B, i0, r1, plain, bxt):
-    """bxt[k, r] = (B x_{i0 + r})_k, m ascending; x_{i0 + r} itself when ``plain``."""
-    d = x.shape[1]
-    for r in range(r1):
-        for k in range(d):
-            if plain:
-                bxt[k, r] = x[i0 + r, k]
-            else:
-                acc = 0.0
-                for m in range(d):
-                    acc += B[k, m] * x[i0 + r, m]
-                bxt[k, r] = acc
+    """bxt[k, r] = (B x_{i0 + r})_k (``scores.score_loops``' block_bx, unfused)."""
+    _bx_loop(x, B, i0, r1, plain, bxt)
 
 
 @_jit(**JIT)

@@ -1,0 +1,136 @@
+"""The arithmetic of the fused kernels: explicit fused multiply-adds and the FMA exp.
+
+LLVM contracts nothing on its own (numba sets no fast-math flags), so a kernel's multiply-adds
+fuse exactly where it calls :func:`fma`: each is rounded once, as IEEE 754 fusedMultiplyAdd, on
+every target (``llvm.fma.f64`` here, the CUDA ``fma.rn.f64`` on a device), and the plain-Python
+twins repeat it with :func:`fma_exact`. :func:`exp_fma` is the kernels' exp of the fused kernels.
+
+So far the sphere flow (:mod:`.sphere`, :mod:`.cuda_sphere`) computes with this arithmetic; the
+other kernels use the unfused operations of :mod:`.steps`.
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from llvmlite import ir
+from numba import njit
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+__all__ = ["as_bits", "exp_fma", "exp_fma_exact", "fma", "fma_exact", "from_bits", "mul_add"]
+
+
+@intrinsic
+def fma(typingctx, a, b, c):
+    """a b + c rounded once (``llvm.fma.f64``: the hardware instruction where the CPU has one)."""
+    sig = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()] * 3)
+        f = cgutils.get_or_insert_function(builder.module, fnty, "llvm.fma.f64")
+        return builder.call(f, args)
+
+    return sig, codegen
+
+
+@njit(inline="always")
+def mul_add(a, b, c):
+    """a b + c rounded twice (the product, then the sum): the unfused twin of :func:`fma`."""
+    return a * b + c
+
+
+@intrinsic
+def from_bits(typingctx, i):
+    """The double whose IEEE 754 bits are the int64 ``i``."""
+    sig = types.float64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return sig, codegen
+
+
+@intrinsic
+def as_bits(typingctx, x):
+    """The IEEE 754 bits of the double ``x`` as an int64."""
+    sig = types.int64(types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return sig, codegen
+
+
+# exp(z) for z <= 0: Cody-Waite reduction z = k ln2 + r, |r| <= ln2 / 2 (k by adding 1.5 2^52,
+# r with two fused steps), the degree-13 Taylor polynomial of e^r in Horner form, one fma per
+# degree (truncation < 2^-57), times 2^k built from the exponent bits; within 1 ulp of a correctly
+# rounded exp. Results with k < -1022 (z < -708.4) are flushed to 0. One pass, no table, no call:
+# LLVM vectorises a loop of it.
+LOG2E = 1.4426950408889634
+SHIFT = 6755399441055744.0  # 1.5 * 2**52: adding it rounds z * log2(e) to an integer k
+SHIFT_BITS = 4843621399236968448  # the bit pattern of SHIFT
+LN2_HI = 0.6931471803691238
+LN2_LO = 1.9082149292705877e-10
+Z_MIN = -745.0  # below the smallest subnormal's log; keeps k small
+INV_FACT = tuple(1.0 / math.factorial(q) for q in range(14))
+_C = INV_FACT
+
+
+@njit(inline="always")
+def exp_fma(z):
+    """exp(z) for z <= 0 (module notes); NaN for NaN."""
+    if z < Z_MIN:  # (NaN stays NaN)
+        z = Z_MIN
+    shifted = fma(z, LOG2E, SHIFT)
+    k = shifted - SHIFT
+    r = fma(-k, LN2_LO, fma(-k, LN2_HI, z))
+    p = fma(_C[13], r, _C[12])
+    p = fma(p, r, _C[11])
+    p = fma(p, r, _C[10])
+    p = fma(p, r, _C[9])
+    p = fma(p, r, _C[8])
+    p = fma(p, r, _C[7])
+    p = fma(p, r, _C[6])
+    p = fma(p, r, _C[5])
+    p = fma(p, r, _C[4])
+    p = fma(p, r, _C[3])
+    p = fma(p, r, _C[2])
+    p = fma(p, r, _C[1])
+    p = fma(p, r, _C[0])
+    e = as_bits(shifted) - np.int64(SHIFT_BITS)
+    return p * (from_bits((e + 1023) << 52) if e >= -1022 else 0.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Plain-Python twins (the reference kernels and numba's CUDA simulator)
+# --------------------------------------------------------------------------------------------
+
+
+def fma_exact(a: float, b: float, c: float) -> float:
+    """a b + c rounded once to the nearest double (ties to even), in plain Python: the exact
+    rational result rounded by CPython's correctly rounded integer division."""
+    a, b, c = float(a), float(b), float(c)
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return a * b + c  # inf and NaN propagate as in IEEE fma
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        return a * b + c  # then a b is exact, and the float sum has IEEE's sign of zero
+    try:
+        return exact.numerator / exact.denominator
+    except OverflowError:
+        return math.copysign(math.inf, exact)
+
+
+def exp_fma_exact(z: float) -> float:
+    """:func:`exp_fma` in plain Python, operation for operation."""
+    z = max(z, Z_MIN) if z == z else z
+    shifted = fma_exact(z, LOG2E, SHIFT)
+    k = shifted - SHIFT
+    r = fma_exact(-k, LN2_LO, fma_exact(-k, LN2_HI, z))
+    p = fma_exact(_C[13], r, _C[12])
+    for c in reversed(_C[:12]):
+        p = fma_exact(p, r, c)
+    if k != k:
+        return math.nan
+    return p * (2.0 ** int(k) if k >= -1022 else 0.0)
