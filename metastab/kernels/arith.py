@@ -111,15 +111,17 @@ def fma_exact(a: float, b: float, c: float) -> float:
     """a b + c rounded once to the nearest double (ties to even), in plain Python: the exact
     rational result rounded by CPython's correctly rounded integer division."""
     a, b, c = float(a), float(b), float(c)
-    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
-        return a * b + c  # inf and NaN propagate as in IEEE fma
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return a * b + c  # an infinite or NaN product: as in IEEE fma
+    if not math.isfinite(c):
+        return c  # a finite exact product (even one beyond the float range) leaves c as it is
     exact = Fraction(a) * Fraction(b) + Fraction(c)
     if exact == 0:
         return a * b + c  # then a b is exact, and the float sum has IEEE's sign of zero
     try:
         return exact.numerator / exact.denominator
     except OverflowError:
-        return math.copysign(math.inf, exact)
+        return math.inf if exact > 0 else -math.inf
 
 
 def exp_fma_exact(z: float) -> float:

@@ -64,24 +64,59 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
                     a = fma(Vs[h, k, q], bx[i * d + q], a)
             K[ko + i * d + k] = a if h == 0 else K[ko + i * d + k] + a
     if project:
-        a = 0.0
-        for k in range(d):
-            a = fma(src[so + i * d + k], K[ko + i * d + k], a)
+        a = dot8(src, so, K, ko, i, d)
         for k in range(d):
             K[ko + i * d + k] = fma(-a, src[so + i * d + k], K[ko + i * d + k])
 
 
 @cuda.jit(device=True)
-def normalise(y, yo, i, d, out, oo, fused):
-    """out_i = y_i / |y_i|, the norm summed in k ascending (sphere._normalise_row), each term
-    one fma where ``fused`` (the flow), a product and a sum otherwise (the chain)."""
+def dot8(a, ao, b, bo, i, d):
+    """<a_i, b_i> as the fused CPU kernels sum it (sphere._dot8): eight partial sums over
+    k ≡ m (mod 8), k ascending, one fma each, then ((p0 + p1) + (p2 + p3)) + ((p4 + p5) +
+    (p6 + p7))."""
+    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = 0.0
+    for k in range(d):
+        m = k % 8
+        u = a[ao + i * d + k]
+        w = b[bo + i * d + k]
+        if m == 0:
+            p0 = fma(u, w, p0)
+        elif m == 1:
+            p1 = fma(u, w, p1)
+        elif m == 2:
+            p2 = fma(u, w, p2)
+        elif m == 3:
+            p3 = fma(u, w, p3)
+        elif m == 4:
+            p4 = fma(u, w, p4)
+        elif m == 5:
+            p5 = fma(u, w, p5)
+        elif m == 6:
+            p6 = fma(u, w, p6)
+        else:
+            p7 = fma(u, w, p7)
+    return ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
+
+
+@cuda.jit(device=True)
+def normalise(y, yo, i, d, out, oo):
+    """The chain's LayerNorm out_i = y_i / |y_i|, the norm summed in k ascending
+    (sphere._normalise_row)."""
     a = 0.0
     for k in range(d):
-        v = y[yo + i * d + k]
-        a = fma(v, v, a) if fused else a + v * v
+        a += y[yo + i * d + k] * y[yo + i * d + k]
     r = math.sqrt(a)
     for k in range(d):
         out[oo + i * d + k] = y[yo + i * d + k] / r
+
+
+@cuda.jit(device=True)
+def normalise_fused(y, yo, i, d, out, oo):
+    """The flow's LayerNorm out_i = y_i (1 / |y_i|), |y_i|^2 by :func:`dot8`
+    (sphere._normalise_fused)."""
+    c = 1.0 / math.sqrt(dot8(y, yo, y, yo, i, d))
+    for k in range(d):
+        out[oo + i * d + k] = y[yo + i * d + k] * c
 
 
 @cuda.jit(device=True)
@@ -99,7 +134,7 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
     Y = KO + 4 * nd
     if scheme == PRE_LN:  # x_i <- x_i + dt Attn(N(x))_i, the residual not normalised
         for i in range(tid, n, T):
-            normalise(buf, 0, i, d, buf, Y, True)
+            normalise_fused(buf, 0, i, d, buf, Y)
         cuda.syncthreads()
         for i in range(tid, n, T):
             velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, False,
@@ -118,7 +153,7 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
             for k in range(d):
                 q = i * d + k
                 buf[Y + q] = fma(dt, buf[KO + q], buf[q])
-            normalise(buf, Y, i, d, buf, OUT, True)
+            normalise_fused(buf, Y, i, d, buf, OUT)
         return
     half = 0.5 * dt
     for s in range(1, 4):
@@ -142,7 +177,7 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
             K3 = buf[KO + 3 * nd + q]
             inc = ((K0 + 2.0 * K1) + 2.0 * K2) + K3
             buf[Y + q] = fma(sixth, inc, buf[q])
-        normalise(buf, Y, i, d, buf, OUT, True)
+        normalise_fused(buf, Y, i, d, buf, OUT)
 
 
 @cuda.jit(device=True)
@@ -165,4 +200,4 @@ def chain_move(buf, i, j, d, V, plain_V, gamma, OUT, bx):
         buf[OUT + i * d + k] = v
         same = same and v == xk
     if not same:
-        normalise(buf, OUT, i, d, buf, OUT, False)
+        normalise(buf, OUT, i, d, buf, OUT)

@@ -13,11 +13,12 @@ ROWS = 32  # tokens held side by side in a block
 
 
 def score_loops(madd):
-    """The inlined loops (scores_block, gram, block_bx) with ``madd`` as their multiply-add."""
+    """The inlined loops (scores_block, gram_tile, gram, block_bx) with ``madd`` as their
+    multiply-add."""
 
     @njit(inline="always")
-    def scores4(bxt, x, j, S, p):
-        """S[p + q ROWS + r] = sum_k bxt[k, r] x[j + q, k] for q < 4, r < ROWS, k ascending.
+    def scores4(bxt, x, j, S, p, hi):
+        """S[p + q ROWS + r] = sum_k bxt[k, r] x[j + q, k] for q < 4, r < hi, k ascending.
 
         Four rows of scores per pass over k, four (then two, then one) k per step: each load and
         store of a partial sum serves several multiply-adds (the sums stay in memory: LLVM cannot
@@ -26,7 +27,7 @@ def score_loops(madd):
         p1 = p + ROWS
         p2 = p + 2 * ROWS
         p3 = p + 3 * ROWS
-        for r in range(ROWS):
+        for r in range(hi):
             S[p + r] = 0.0
             S[p1 + r] = 0.0
             S[p2 + r] = 0.0
@@ -37,7 +38,7 @@ def score_loops(madd):
             a1, b1, c1, e1 = x[j + 1, k], x[j + 1, k + 1], x[j + 1, k + 2], x[j + 1, k + 3]
             a2, b2, c2, e2 = x[j + 2, k], x[j + 2, k + 1], x[j + 2, k + 2], x[j + 2, k + 3]
             a3, b3, c3, e3 = x[j + 3, k], x[j + 3, k + 1], x[j + 3, k + 2], x[j + 3, k + 3]
-            for r in range(ROWS):
+            for r in range(hi):
                 y, z, v, w = bxt[k, r], bxt[k + 1, r], bxt[k + 2, r], bxt[k + 3, r]
                 S[p + r] = madd(w, e0, madd(v, c0, madd(z, b0, madd(y, a0, S[p + r]))))
                 S[p1 + r] = madd(w, e1, madd(v, c1, madd(z, b1, madd(y, a1, S[p1 + r]))))
@@ -49,7 +50,7 @@ def score_loops(madd):
             a1, b1 = x[j + 1, k], x[j + 1, k + 1]
             a2, b2 = x[j + 2, k], x[j + 2, k + 1]
             a3, b3 = x[j + 3, k], x[j + 3, k + 1]
-            for r in range(ROWS):
+            for r in range(hi):
                 y = bxt[k, r]
                 z = bxt[k + 1, r]
                 S[p + r] = madd(z, b0, madd(y, a0, S[p + r]))
@@ -59,7 +60,7 @@ def score_loops(madd):
             k += 2
         if k < d:
             a0, a1, a2, a3 = x[j, k], x[j + 1, k], x[j + 2, k], x[j + 3, k]
-            for r in range(ROWS):
+            for r in range(hi):
                 y = bxt[k, r]
                 S[p + r] = madd(y, a0, S[p + r])
                 S[p1 + r] = madd(y, a1, S[p1 + r])
@@ -74,7 +75,7 @@ def score_loops(madd):
         # which would stop LLVM from vectorising (a 5x slower kernel)
         j4 = max(j0, 0)
         while j4 + 4 <= n:
-            scores4(bxt, x, j4, S, j4 * ROWS)
+            scores4(bxt, x, j4, S, j4 * ROWS, ROWS)
             j4 += 4
         for j in range(j4, n):  # the last n - j4 < 4 rows one at a time
             p = j * ROWS
@@ -84,6 +85,21 @@ def score_loops(madd):
                 xjk = x[j, k]
                 for r in range(ROWS):
                     S[p + r] = madd(bxt[k, r], xjk, S[p + r])
+
+    @njit(inline="always")
+    def gram_tile(bxt, x, j0, S):
+        """The diagonal tile j0 <= j < j0 + ROWS of a symmetric Gram (bxt holding x_{j0 + r}) in
+        the layout of scores_block, each pair once: the lanes r below the tile's diagonal (r < 8
+        ceil((j - j0 + 1) / 8) with j rounded up to its group of four) computed, the others
+        mirrored. A score and its mirror are the same sum (x_ik x_jk = x_jk x_ik, k ascending),
+        so the tile equals scores_block's bit for bit."""
+        j4 = j0
+        while j4 < j0 + ROWS:
+            scores4(bxt, x, j4, S, j4 * ROWS, min(ROWS, (j4 - j0 + 11) // 8 * 8))
+            j4 += 4
+        for q in range(ROWS):
+            for r in range(min(ROWS, ((q // 4) * 4 + 11) // 8 * 8), ROWS):
+                S[(j0 + q) * ROWS + r] = S[(j0 + r) * ROWS + q]
 
     @njit(inline="always")
     def gram(x, G, bxt, b0, b1):
@@ -98,7 +114,8 @@ def score_loops(madd):
                 for k in range(d):
                     bxt[k, r] = x[i0 + r, k]
             Gb = G[b]
-            scores_block(bxt, x, i0, Gb)
+            gram_tile(bxt, x, i0, Gb)
+            scores_block(bxt, x, i0 + ROWS, Gb)
             for c in range(b + 1, n // ROWS):  # tile by tile, each row of a mirrored tile at once
                 dst = G[c]
                 j0 = c * ROWS
@@ -121,4 +138,4 @@ def score_loops(madd):
                         acc = madd(B[k, m], x[i0 + r, m], acc)
                     bxt[k, r] = acc
 
-    return scores_block, gram, block_bx
+    return scores_block, gram_tile, gram, block_bx

@@ -1,9 +1,10 @@
 """Numba kernels of the attention dynamics on the unit sphere S^{d-1} (sphere.md, "Models").
 
-Pure functions over arrays, like the other kernels files, whose streams (:mod:`.streams`), picks,
-exp and score blocks (:mod:`.steps`) and event test (:mod:`.drivers`) they reuse. Tokens are rows
-of an n×d array of unit vectors; scores are s_ij = <B x_i, x_j> (B = KᵀQ in the <Q x_i, K x_j> of
-[GLPR]); N(y) = y / |y|. Kind codes and :class:`~.params.SphereDynamics` are in :mod:`.params`.
+Pure functions over arrays, like the other kernels files, whose streams (:mod:`.streams`),
+picks (:mod:`.steps`), score loops (:mod:`.scores`) and event test (:mod:`.drivers`) they reuse.
+Tokens are rows of an n×d array of unit vectors; scores are s_ij = <B x_i, x_j> (B = KᵀQ in the
+<Q x_i, K x_j> of [GLPR]); N(y) = y / |y|. Kind codes and :class:`~.params.SphereDynamics` are
+in :mod:`.params`.
 
 - :func:`flow_step`: one step of the deterministic flow. The attention output of token i is
   Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j with w^h_ij = e^{β s^h_ij} / Z^h_i (softmax, (SA):
@@ -18,10 +19,12 @@ of an n×d array of unit vectors; scores are s_ij = <B x_i, x_j> (B = KᵀQ in t
   bit for bit (a self-pick or a pick of a coincident token with V = I) the token stays exactly
   where it is, unnormalised, so such picks are exact no-ops.
 
-Every sum runs in a fixed order (scores: k ascending; weighted sums: j ascending; norms: k
-ascending), so :mod:`.sphere_reference` repeats them bit for bit; loops run across j (the
-score of every token at once) or across k, never reduce in a vector register, and ``fastmath`` is
-off.
+The flow computes in the fused arithmetic of :mod:`.arith` (each multiply-add one fma, the exp
+``arith.exp_fma``); the chain in the unfused arithmetic of ``steps.chain_step``, whose pick it
+shares. Every sum runs in a fixed order (scores and B x_i: k ascending; weighted sums: j
+ascending; the flow's norms and projections: eight partial sums over k, see :func:`_dot8`; the
+chain's norm: k ascending), so :mod:`.sphere_reference` repeats them bit for bit; loops run across
+tokens or across k, never reduce in a vector register, and ``fastmath`` is off.
 """
 
 import math
@@ -29,7 +32,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .arith import exp_fma, fma, mul_add
+from .arith import exp_fma, fma
 from .cache import njit_keyed
 from .drivers import _stopped
 from .events import hull_work
@@ -53,7 +56,7 @@ _jit = njit_keyed(
 )
 
 # the flow's score loops, in fused arithmetic (see arith)
-_scores_block, _gram_loop, _bx_loop = score_loops(fma)
+_scores_block, _gram_tile, _gram_loop, _bx_loop = score_loops(fma)
 
 
 @_jit(**_JIT)
@@ -80,7 +83,7 @@ def thread_works(T, n, d):
     return (
         np.empty((T, d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens
         np.empty((T, n * _ROWS)),  # W: scores, then weights, of a block: W[j _ROWS + r]
-        np.empty((T, d * _ROWS)),  # acc: Σ_j w_ij x_jk of a block: acc[k _ROWS + r]
+        np.empty((T, _ROWS, d)),  # acc: the scaled sums Σ_j w_ij x_j of a block's tokens
         np.empty((T, 3, _ROWS)),  # the row maxima, the weight totals, the scales
     )
 
@@ -105,6 +108,43 @@ def flow_work(n, d, T=1):
     )
 
 
+@njit(inline="always")
+def _block_weights(W, p, lo, total):
+    """W[p + r] <- exp(W[p + r]) for lo <= r < _ROWS (``arith.exp_fma``), added to total[r]."""
+    for r in range(lo, _ROWS):
+        v = exp_fma(W[p + r])
+        W[p + r] = v
+        total[r] += v
+
+
+@njit(inline="always")
+def _weighted_row(W, x, r, c, g):
+    """g = c Σ_j W[j _ROWS + r] x_j, the sum from +0.0 in increasing j, one fma per term (four j
+    per pass over k: one load and store of g_k per four terms), then one product by c."""
+    n, d = x.shape
+    for k in range(d):
+        g[k] = 0.0
+    j = 0
+    while j + 4 <= n:
+        w0 = W[j * _ROWS + r]
+        w1 = W[(j + 1) * _ROWS + r]
+        w2 = W[(j + 2) * _ROWS + r]
+        w3 = W[(j + 3) * _ROWS + r]
+        for k in range(d):
+            a = fma(w0, x[j, k], g[k])
+            a = fma(w1, x[j + 1, k], a)
+            a = fma(w2, x[j + 2, k], a)
+            g[k] = fma(w3, x[j + 3, k], a)
+        j += 4
+    while j < n:
+        w0 = W[j * _ROWS + r]
+        for k in range(d):
+            g[k] = fma(w0, x[j, k], g[k])
+        j += 1
+    for k in range(d):
+        g[k] *= c
+
+
 @_jit(**_JIT)
 def _velocity_blocks(
     x, xt, G, gram, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, bw, b0, b1
@@ -125,13 +165,15 @@ def _velocity_blocks(
     bxt, W, acc, rows = bw
     best, total, scale = rows[0], rows[1], rows[2]
     H = Bs.shape[0]
-    Wm = W.reshape((n, _ROWS))
     for b in range(b0, b1):
         i0 = b * _ROWS
         r1 = min(_ROWS, n - i0)
         for h in range(H):
             if gram:
                 S = G[b]
+            elif plain_B and n == _ROWS:  # one full block: B x_i = x_i, held in xt already
+                _gram_tile(xt, x, 0, W)
+                S = W
             else:
                 _block_bx(x, Bs[h], i0, r1, plain_B, bxt)
                 for r in range(r1, _ROWS):  # the padding of a short last block
@@ -151,33 +193,30 @@ def _velocity_blocks(
                 for r in range(lo):
                     W[j * _ROWS + r] = 0.0
                 for r in range(lo, _ROWS):
-                    v = exp_fma(beta * (S[j * _ROWS + r] - best[r]))
-                    W[j * _ROWS + r] = v
-                    total[r] += v
-            _scores_block(Wm, xt, 0, acc)  # acc[k _ROWS + r] = Σ_j w_ij x_jk, j ascending
+                    W[j * _ROWS + r] = beta * (S[j * _ROWS + r] - best[r])
+            for j in range(n):  # a pass of its own: S may be W, which would stop vectorising
+                _block_weights(W, j * _ROWS, min(max(j - i0, 0), _ROWS) if causal else 0, total)
             for r in range(_ROWS):
                 if attention == UNNORMALIZED:
                     scale[r] = math.exp(beta * best[r]) / n
                 else:
                     scale[r] = 1.0 / total[r]
-            for k in range(d):
-                for r in range(_ROWS):
-                    acc[k * _ROWS + r] *= scale[r]
             for r in range(r1):
                 i = i0 + r
-                for k in range(d):
-                    if plain_V:
-                        a = acc[k * _ROWS + r]
-                    else:
+                g = acc[r]
+                _weighted_row(W, x, r, scale[r], g)
+                if plain_V:
+                    for k in range(d):
+                        out[i, k] = g[k] if h == 0 else out[i, k] + g[k]
+                else:
+                    for k in range(d):
                         a = 0.0
                         for q in range(d):
-                            a = fma(Vs[h, k, q], acc[q * _ROWS + r], a)
-                    out[i, k] = a if h == 0 else out[i, k] + a
+                            a = fma(Vs[h, k, q], g[q], a)
+                        out[i, k] = a if h == 0 else out[i, k] + a
         if project:
             for i in range(i0, i0 + r1):
-                a = 0.0
-                for k in range(d):
-                    a = fma(x[i, k], out[i, k], a)
+                a = _dot8(x, out, i)
                 for k in range(d):
                     out[i, k] = fma(-a, x[i, k], out[i, k])
 
@@ -222,13 +261,55 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
 
 
 @njit(inline="always")
-def _normalise_row(y, i, out, madd):
-    """out_i = y_i / |y_i|, the norm summed in k ascending with the multiply-add ``madd``
-    (``arith.fma`` in the flow, ``arith.mul_add`` in the chain)."""
+def _dot8(a, b, i):
+    """<a_i, b_i> as eight partial sums p_m = Σ_{k ≡ m (mod 8)} a_ik b_ik (k ascending, one fma
+    each) added as ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)): eight independent chains,
+    where one chain of d fmas would wait d times on the fma's latency."""
+    d = a.shape[1]
+    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = 0.0
+    k = 0
+    while k + 8 <= d:
+        p0 = fma(a[i, k], b[i, k], p0)
+        p1 = fma(a[i, k + 1], b[i, k + 1], p1)
+        p2 = fma(a[i, k + 2], b[i, k + 2], p2)
+        p3 = fma(a[i, k + 3], b[i, k + 3], p3)
+        p4 = fma(a[i, k + 4], b[i, k + 4], p4)
+        p5 = fma(a[i, k + 5], b[i, k + 5], p5)
+        p6 = fma(a[i, k + 6], b[i, k + 6], p6)
+        p7 = fma(a[i, k + 7], b[i, k + 7], p7)
+        k += 8
+    if k < d:
+        p0 = fma(a[i, k], b[i, k], p0)
+    if k + 1 < d:
+        p1 = fma(a[i, k + 1], b[i, k + 1], p1)
+    if k + 2 < d:
+        p2 = fma(a[i, k + 2], b[i, k + 2], p2)
+    if k + 3 < d:
+        p3 = fma(a[i, k + 3], b[i, k + 3], p3)
+    if k + 4 < d:
+        p4 = fma(a[i, k + 4], b[i, k + 4], p4)
+    if k + 5 < d:
+        p5 = fma(a[i, k + 5], b[i, k + 5], p5)
+    if k + 6 < d:
+        p6 = fma(a[i, k + 6], b[i, k + 6], p6)
+    return ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
+
+
+@njit(inline="always")
+def _normalise_fused(y, i, out):
+    """out_i = y_i (1 / |y_i|) (the flow's LayerNorm), |y_i|^2 by :func:`_dot8`."""
+    c = 1.0 / math.sqrt(_dot8(y, y, i))
+    for k in range(y.shape[1]):
+        out[i, k] = y[i, k] * c
+
+
+@njit(inline="always")
+def _normalise_row(y, i, out):
+    """out_i = y_i / |y_i| (the chain's LayerNorm), the norm summed in k ascending."""
     d = y.shape[1]
     a = 0.0
     for k in range(d):
-        a = madd(y[i, k], y[i, k], a)
+        a += y[i, k] * y[i, k]
     r = math.sqrt(a)
     for k in range(d):
         out[i, k] = y[i, k] / r
@@ -243,7 +324,7 @@ def renormalise_moved(x, i, out):
     for k in range(d):
         same = same and out[i, k] == x[i, k]
     if not same:
-        _normalise_row(out, i, out, mul_add)
+        _normalise_row(out, i, out)
 
 
 @njit(inline="always")
@@ -256,7 +337,7 @@ def _flow(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out,
     y = work[3]
     if scheme == PRE_LN:
         for i in range(n):
-            _normalise_row(x, i, y, fma)
+            _normalise_fused(x, i, y)
         _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
         for i in range(n):
             for k in range(d):
@@ -282,7 +363,7 @@ def _flow(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out,
                 inc = ((K[0, i, k] + 2.0 * K[1, i, k]) + 2.0 * K[2, i, k]) + K[3, i, k]
                 y[i, k] = fma(sixth, inc, x[i, k])
     for i in range(n):
-        _normalise_row(y, i, out, fma)
+        _normalise_fused(y, i, out)
 
 
 @_jit(**_JIT)

@@ -16,30 +16,41 @@ from .arith import exp_fma_exact, fma_exact
 from .reference import _rows, exp_nonpositive, pick, scores, softmax_weights
 
 
-def mul_add(a: float, b: float, c: float) -> float:
-    """a b + c rounded twice (``arith.mul_add``)."""
-    return a * b + c
-
-
-def _matvec(M: list[list[float]], v: list[float], madd=mul_add) -> list[float]:
-    """M v, each entry summed in q ascending from +0.0 with the multiply-add ``madd``."""
+def _matvec(M: list[list[float]], v: list[float], madd=None) -> list[float]:
+    """M v, each entry summed in q ascending from +0.0 (each term one ``madd``, a fused
+    multiply-add, where given)."""
     d = len(v)
     out = []
     for k in range(d):
         acc = 0.0
         for q in range(d):
-            acc = madd(M[k][q], v[q], acc)
+            acc = acc + M[k][q] * v[q] if madd is None else madd(M[k][q], v[q], acc)
         out.append(acc)
     return out
 
 
-def normalise(y: list[float], madd=mul_add) -> list[float]:
-    """N(y) = y / |y|, the squared norm summed in k ascending (fused in the flow)."""
+def normalise(y: list[float]) -> list[float]:
+    """N(y) = y / |y| (the chain's LayerNorm), the squared norm summed in k ascending."""
     acc = 0.0
     for v in y:
-        acc = madd(v, v, acc)
+        acc += v * v
     r = math.sqrt(acc)
     return [v / r for v in y]
+
+
+def dot8(a: list[float], b: list[float]) -> float:
+    """<a, b> as the fused kernels sum it: p_m = Σ_{k ≡ m (mod 8)} a_k b_k (k ascending, one
+    fma each), then ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))."""
+    p = [0.0] * 8
+    for k in range(len(a)):
+        p[k % 8] = fma_exact(a[k], b[k], p[k % 8])
+    return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]))
+
+
+def normalise_fused(y: list[float]) -> list[float]:
+    """N(y) = y (1 / |y|) (the flow's LayerNorm), |y|^2 by :func:`dot8`."""
+    c = 1.0 / math.sqrt(dot8(y, y))
+    return [v * c for v in y]
 
 
 def _exp(z: float) -> float:
@@ -96,9 +107,7 @@ def velocity(x, heads, beta: float, unnormalized: bool, causal: bool, project: b
         return A
     out = []
     for xi, ai in zip(xs, A):
-        dot = 0.0
-        for k in range(len(xi)):
-            dot = fma_exact(xi[k], ai[k], dot)
+        dot = dot8(xi, ai)
         out.append([fma_exact(-dot, xi[k], ai[k]) for k in range(len(xi))])
     return out
 
@@ -116,7 +125,7 @@ def flow_step(
     """One step of the sphere flow: post-LN x_i ← N(x_i + dt Attn(x)_i), or RK4 on
     ẋ = P⊥ Attn(x) (k1..k4 at x, x + dt/2 k1, x + dt/2 k2, x + dt k3; increment
     dt/6 · (((k1 + 2 k2) + 2 k3) + k4)) followed by N, or pre-LN x_i ← x_i + dt Attn(N(x))_i
-    (no N after the step). Each x + h k is one fma, and so is each term of |y|^2."""
+    (no N after the step). Each x + h k is one fma; N by :func:`normalise_fused`."""
     xs = _rows(x)
     n, d = len(xs), len(xs[0])
     un = attention == "unnormalized"
@@ -125,7 +134,7 @@ def flow_step(
         return [[fma_exact(h, K[i][k], xs[i][k]) for k in range(d)] for i in range(n)]
 
     if scheme == "pre-ln":
-        A = velocity([normalise(xi, fma_exact) for xi in xs], heads, beta, un, causal, False)
+        A = velocity([normalise_fused(xi) for xi in xs], heads, beta, un, causal, False)
         return np.array(ahead(dt, A))
     if scheme == "post-ln":
         y = ahead(dt, velocity(xs, heads, beta, un, causal, False))
@@ -138,7 +147,7 @@ def flow_step(
             for i in range(n)
         ]
         y = ahead(dt / 6.0, inc)
-    return np.array([normalise(yi, fma_exact) for yi in y])
+    return np.array([normalise_fused(yi) for yi in y])
 
 
 def chain_step(x, B, V, beta: float, gamma: float, u, rng=None) -> np.ndarray:
@@ -157,4 +166,12 @@ def chain_step(x, B, V, beta: float, gamma: float, u, rng=None) -> np.ndarray:
     return np.array(new, dtype=float)
 
 
-__all__ = ["attention", "chain_step", "exp_nonpositive", "flow_step", "normalise", "velocity"]
+__all__ = [
+    "attention",
+    "chain_step",
+    "exp_nonpositive",
+    "flow_step",
+    "normalise",
+    "normalise_fused",
+    "velocity",
+]

@@ -20,7 +20,7 @@ from .streams import _U, next_u64, next_uniform
 _jit = njit_keyed("arith.py", "params.py", "scores.py", "streams.py")
 
 # the score loops of every step here, in unfused arithmetic (see scores)
-_scores_block, _gram_loop, _bx_loop = score_loops(mul_add)
+_scores_block, _, _gram_loop, _bx_loop = score_loops(mul_add)
 
 
 @_jit(**JIT)
