@@ -24,10 +24,10 @@ import numpy as np
 from .configs import shrunk
 from .engine import first_passage, simulate
 from .engine.progress import announce_compile
-from .kernels import accelerated as _accelerated
-from .kernels import drivers as _drivers
-from .kernels import steps as _steps
 from .kernels import streams as _streams
+from .kernels.cpu import accelerated as _accelerated
+from .kernels.cpu import drivers as _drivers
+from .kernels.cpu import steps as _steps
 from .models import SoftmaxChain
 from .polytope import regular_polygon
 
@@ -313,7 +313,7 @@ def _exp_loop(reps, z, out, t):
 
 def exp_seconds(repeat: int = 5, size: int = 1024, reps: int = 2000) -> float:
     """Seconds per exponential of the kernels' own exp on one thread (the bit-exact polynomial
-    of :func:`metastab.kernels.steps.exp_nonpositive`, which every softmax weight goes through),
+    of :func:`metastab.kernels.cpu.steps.exp_nonpositive`, which every softmax weight goes through),
     best of ``repeat`` runs over ``size`` arguments in [-30, 0], ``reps`` times each."""
     z = -30.0 * np.random.default_rng(0).random(size)
     out, t = np.empty(size), np.empty(size)

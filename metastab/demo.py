@@ -79,8 +79,8 @@ def escape_demo(
     from .engine.progress import announce_compile
     from .events import LeaveHull
     from .exceptions import DiagnosticWarning
-    from .kernels import drivers as _drivers
     from .kernels import streams as _streams
+    from .kernels.cpu import drivers as _drivers
     from .models import SoftmaxChain
     from .polytope import regular_polygon
     from .stats import escape_summary, fit_scaling

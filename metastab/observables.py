@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .kernels.clustering import OBSERVABLES
+from .kernels.cpu.clustering import OBSERVABLES
 from .results import _describe, _entropy, _scalar_params, write_table
 
 __all__ = ["Track", "plateau_durations"]

@@ -19,7 +19,7 @@ from scipy import stats
 import metastab as ms
 from metastab import engine, theory
 from metastab.engine import accelerated as accelerate
-from metastab.kernels import accelerated as _accelerated
+from metastab.kernels.cpu import accelerated as _accelerated
 from metastab.stats import escape_rate, exponentiality_test
 
 SEED = 20_251_126

@@ -14,7 +14,7 @@ import metastab as ms
 from metastab.engine import chains
 from metastab.engine import exact as sim
 from metastab.kernels import params as _params
-from metastab.kernels import reference as ref
+from metastab.kernels.reference import euclidean as ref
 from metastab.models import NEIGHBOUR_RULES
 from metastab.registry import model_from_dict
 

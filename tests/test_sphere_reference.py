@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab.kernels import reference as ref
-from metastab.kernels import sphere as SK
-from metastab.kernels import sphere_reference as sref
+from metastab.kernels.cpu import sphere as SK
+from metastab.kernels.reference import euclidean as ref
+from metastab.kernels.reference import sphere as sref
 from metastab.sphere import SphereChain, SphereFlow
 
 

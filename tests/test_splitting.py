@@ -24,9 +24,9 @@ from metastab.engine.splitting import (
     mean_escape_time,
     reaction_coordinate,
 )
-from metastab.kernels import reference as _reference
-from metastab.kernels import splitting as _splitting
 from metastab.kernels import streams as _streams
+from metastab.kernels.cpu import splitting as _splitting
+from metastab.kernels.reference import euclidean as _reference
 from metastab.stats import DiagnosticWarning
 
 SEED = 20_251_127

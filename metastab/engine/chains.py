@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 import numpy as np
 
 from .._validate import integer
-from ..kernels.sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
-from ..kernels.steps import _GRAM_MAX_N, _GRAM_MIN_D, _ROWS
+from ..kernels.cpu.sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
+from ..kernels.cpu.steps import _GRAM_MAX_N, _GRAM_MIN_D, _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 from ..rng import Seed, as_seed
 from ..sphere import SPHERE_MODELS, SphereFlow, _SphereModel, check_on_sphere
@@ -105,8 +105,8 @@ def run_bytes(C: int, n: int, d: int, model: Model | None = None) -> int:
 
     The state, the per-chain streams and counters, the finiteness check's mask, and the
     kernels' scratch buffers: one set per thread that runs chains, with the blocked Gram matrix
-    of n^2 scores where the kernels keep one (:func:`metastab.kernels.steps.chain_work`, and
-    :func:`metastab.kernels.sphere.flow_work` with the flow's four Runge–Kutta stages), and one
+    of n^2 scores where the kernels keep one (:func:`metastab.kernels.cpu.steps.chain_work`, and
+    :func:`metastab.kernels.cpu.sphere.flow_work` with the flow's four Runge–Kutta stages), and one
     block of tokens' buffers per thread (with fewer chains than threads, the threads share each
     chain's blocks)."""
     import numba

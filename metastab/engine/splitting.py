@@ -96,8 +96,8 @@ from .._validate import integer, real
 from ..events import LeaveBall, LeaveHull
 from ..exceptions import DiagnosticWarning
 from ..kernels import params as _params
-from ..kernels import splitting as _splitting
 from ..kernels import streams as _streams
+from ..kernels.cpu import splitting as _splitting
 from ..models import SoftmaxChain
 from ..results import provenance
 from ..rng import Seed, as_seed

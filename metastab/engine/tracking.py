@@ -12,7 +12,7 @@ import numpy as np
 
 from .._validate import check_memory, integer, real
 from ..events import clusters_arrays
-from ..kernels import clustering as _clusters
+from ..kernels.cpu import clustering as _clusters
 from ..observables import Track
 from ..results import provenance
 from .backends import resolve

@@ -47,16 +47,22 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from .cache import njit_keyed
+from ..cache import njit_keyed
+from ..params import JIT, NO_EVENT, SPHERE_CHAIN
+from ..streams import next_u64
 from .events import event_hit, hull_work
-from .params import JIT, NO_EVENT, SPHERE_CHAIN
 from .sphere import renormalise_moved
 from .steps import _move
-from .streams import next_u64
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
-    "clustering.py", "drivers.py", "events.py", "params.py", "sphere.py", "steps.py", "streams.py"
+    "cpu/clustering.py",
+    "cpu/drivers.py",
+    "cpu/events.py",
+    "cpu/sphere.py",
+    "cpu/steps.py",
+    "params.py",
+    "streams.py",
 )
 
 _U = np.uint64

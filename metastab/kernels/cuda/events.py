@@ -11,8 +11,8 @@ import math
 
 from numba import cuda
 
-from .events import _HULL_EPS, _HULL_MAX_ITER
-from .params import COLLAPSE, LEAVE_BALL, LEAVE_HULL, REACH
+from ..cpu.events import _HULL_EPS, _HULL_MAX_ITER
+from ..params import COLLAPSE, LEAVE_BALL, LEAVE_HULL, REACH
 
 
 @cuda.jit(device=True)

@@ -9,9 +9,9 @@ same order, which is what makes bit-for-bit tests possible. Equations: science.m
 import numpy as np
 from numba import njit
 
-from .cache import njit_keyed
-from .params import JIT, RELATIVE
-from .streams import _U, next_u64, next_uniform
+from ..cache import njit_keyed
+from ..params import JIT, RELATIVE
+from ..streams import _U, next_u64, next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed("params.py", "streams.py")

@@ -15,8 +15,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .cache import njit_keyed
-from .params import JIT
+from ..cache import njit_keyed
+from ..params import JIT
 
 # cached only while the kernel files it uses are unchanged (see cache)
 _jit = njit_keyed("params.py")

@@ -7,10 +7,11 @@ serves every model and event: their parameters arrive as the NamedTuples of :mod
 import numpy as np
 from numba import njit, prange
 
-from .cache import njit_keyed
+from ..cache import njit_keyed
+from ..params import CHAIN, CLUSTERS, FLOW, JIT, LOCALMAX, NO_EVENT
+from ..streams import next_uniform
 from .clustering import cluster_count, record_levels
 from .events import event_hit, hull_work
-from .params import CHAIN, CLUSTERS, FLOW, JIT, LOCALMAX, NO_EVENT
 from .steps import (
     _ROWS,
     _chain_blocks,
@@ -31,10 +32,9 @@ from .steps import (
     thread_work,
     thread_works,
 )
-from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("clustering.py", "events.py", "params.py", "steps.py", "streams.py")
+_jit = njit_keyed("cpu/clustering.py", "cpu/events.py", "cpu/steps.py", "params.py", "streams.py")
 
 
 @njit(inline="always")

@@ -4,12 +4,12 @@ distance :func:`hull_dist2` (Wolfe's min-norm-point algorithm) it uses for LEAVE
 import numpy as np
 from numba import njit
 
-from .cache import njit_keyed
+from ..cache import njit_keyed
+from ..params import CLUSTERS, COLLAPSE, JIT, LEAVE_BALL, LEAVE_HULL, REACH
 from .clustering import cluster_count
-from .params import CLUSTERS, COLLAPSE, JIT, LEAVE_BALL, LEAVE_HULL, REACH
 
 # cached only while the kernel files it uses are unchanged (see cache)
-_jit = njit_keyed("clustering.py", "params.py")
+_jit = njit_keyed("cpu/clustering.py", "params.py")
 
 # Wolfe's min-norm-point algorithm (see _outside_hull): relative optimality tolerance, and a cap on
 # major cycles that is never reached in exact arithmetic (the method is finite).

@@ -29,11 +29,12 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .cache import njit_keyed
+from ..cache import njit_keyed
+from ..params import JIT as _JIT
+from ..params import POST_LN, PRE_LN, SPHERE_CHAIN, UNNORMALIZED
+from ..streams import next_uniform
 from .drivers import _stopped
 from .events import hull_work
-from .params import JIT as _JIT
-from .params import POST_LN, PRE_LN, SPHERE_CHAIN, UNNORMALIZED
 from .steps import (
     _ROWS,
     _SHIFT_BITS,
@@ -43,10 +44,16 @@ from .steps import (
     _pick_slow,
     _scores_block,
 )
-from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("clustering.py", "drivers.py", "events.py", "params.py", "steps.py", "streams.py")
+_jit = njit_keyed(
+    "cpu/clustering.py",
+    "cpu/drivers.py",
+    "cpu/events.py",
+    "cpu/steps.py",
+    "params.py",
+    "streams.py",
+)
 
 # The Gram of B = I holds each pair once (see steps._gram) for n a multiple of _ROWS up to
 # this many tokens (n^2 scores per chain); from 2 blocks on it saves work.

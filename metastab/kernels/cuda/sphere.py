@@ -13,8 +13,8 @@ import math
 
 from numba import cuda
 
-from .cuda_steps import exp_weight
-from .params import POST_LN, PRE_LN, UNNORMALIZED
+from ..params import POST_LN, PRE_LN, UNNORMALIZED
+from .steps import exp_weight
 
 
 @cuda.jit(device=True)

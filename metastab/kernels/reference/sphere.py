@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .reference import _rows, exp_nonpositive, pick, scores, softmax_weights
+from .euclidean import _rows, exp_nonpositive, pick, scores, softmax_weights
 
 
 def _matvec(M: list[list[float]], v: list[float]) -> list[float]:

@@ -18,8 +18,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from .params import RELATIVE
-from .steps import (
+from ..cpu.steps import (
     _INV_FACT,
     _LN2_HI,
     _LN2_LO,
@@ -29,6 +28,7 @@ from .steps import (
     _Z_MIN,
     RARE_CUT,
 )
+from ..params import RELATIVE
 
 _U = np.uint64
 _LOW32 = _U(0xFFFFFFFF)

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .params import CHAIN, FLOW, HARDMAX, LOCALMAX
+from ..params import CHAIN, FLOW, HARDMAX, LOCALMAX
 
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15

@@ -22,22 +22,22 @@ from typing import NamedTuple
 import numpy as np
 from numba import prange
 
+from ..cache import njit_keyed
+from ..params import JIT, LEAVE_BALL
+from ..streams import next_uniform
 from .accelerated import jump, jump_work, merge_groups
-from .cache import njit_keyed
 from .events import _dist2, _row, event_hit, hull_dist2, hull_work
-from .params import JIT, LEAVE_BALL
 from .steps import chain_step, chain_work
-from .streams import next_uniform
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
-    "accelerated.py",
-    "clustering.py",
-    "drivers.py",
-    "events.py",
+    "cpu/accelerated.py",
+    "cpu/clustering.py",
+    "cpu/drivers.py",
+    "cpu/events.py",
+    "cpu/sphere.py",
+    "cpu/steps.py",
     "params.py",
-    "sphere.py",
-    "steps.py",
     "streams.py",
 )
 

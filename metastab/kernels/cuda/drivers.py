@@ -27,9 +27,10 @@ try:  # numba-cuda's own warning classes, else those of numba's built-in CUDA ta
 except ImportError:  # pragma: no cover
     from numba.core.errors import NumbaPerformanceWarning
 
-from .cuda_events import event_hit, hull_scratch
-from .cuda_sphere import chain_move, flow_step
-from .cuda_steps import (
+from ..params import CHAIN, FLOW, LOCALMAX, NO_EVENT, SPHERE_CHAIN, SPHERE_FLOW
+from .events import event_hit, hull_scratch
+from .sphere import chain_move, flow_step
+from .steps import (
     NAN_PICK,
     PENDING,
     chain_pick,
@@ -40,7 +41,6 @@ from .cuda_steps import (
     next_uniform,
     resolve_pick,
 )
-from .params import CHAIN, FLOW, LOCALMAX, NO_EVENT, SPHERE_CHAIN, SPHERE_FLOW
 
 __all__ = [
     "Scratch",
