@@ -1,8 +1,8 @@
 """Throughput of SA_P: metastab's numba kernels beside a plain vectorised NumPy chain.
 
 Workload W1: the regular pentagon on the unit circle plus 15 interior tokens at 0.5·v_a
-(round robin, :func:`metastab.configs.shrunk`), n = 20, d = 2, β = 20, γ = 0.1, B = I, by default
-2048 chains × 500 steps. The figure of merit is token-steps per second,
+(round robin, :func:`metastab.setups.initial.shrunk`), n = 20, d = 2, β = 20, γ = 0.1, B = I, by
+default 2048 chains × 500 steps. The figure of merit is token-steps per second,
 chains × steps × n / wall seconds, best of ``repeat`` timed runs, each after an untimed warm-up
 (which compiles or loads the numba cache).
 
@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import numba
 import numpy as np
 
-from .configs import shrunk
 from .engine import first_passage, simulate
 from .engine.progress import announce_compile
 from .kernels import streams as _streams
@@ -29,7 +28,8 @@ from .kernels.cpu import accelerated as _accelerated
 from .kernels.cpu import drivers as _drivers
 from .kernels.cpu import steps as _steps
 from .models import SoftmaxChain
-from .polytope import regular_polygon
+from .setups.initial import shrunk
+from .setups.polytopes import regular_polygon
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -175,14 +175,14 @@ def escape_bench(
     """Seconds per observed escape of ``first_passage`` in exact and in accelerated mode.
 
     Workload: the [FW] Thm 5.4 exit from the clustered state on the regular triangle (unit
-    circle, B = I): the vertices, then six tokens at 0.8·v_a (:func:`metastab.configs.shrunk`,
-    two per vertex, coincident), γ = 0.1, event :class:`~metastab.LeaveHull` with the groups of
-    the vertices and ε = 2γ d(K). For each β the accelerated mode runs ``chains`` chains to their
-    escape; the exact mode runs ``chains`` chains with the budget ``exact_factor`` times the
-    accelerated mean (a few are censored: seconds are divided by the escapes observed). Each
-    mode is warmed up (compiled or loaded from the cache) before it is timed. Not a timed test.
-    ``progress=True`` shows the runs' progress bars on stderr; ``on_row(row)`` is called with
-    each β's row as soon as it is measured.
+    circle, B = I): the vertices, then six tokens at 0.8·v_a
+    (:func:`metastab.setups.initial.shrunk`, two per vertex, coincident), γ = 0.1, event
+    :class:`~metastab.LeaveHull` with the groups of the vertices and ε = 2γ d(K). For each β the
+    accelerated mode runs ``chains`` chains to their escape; the exact mode runs ``chains``
+    chains with the budget ``exact_factor`` times the accelerated mean (a few are censored:
+    seconds are divided by the escapes observed). Each mode is warmed up (compiled or loaded from
+    the cache) before it is timed. Not a timed test. ``progress=True`` shows the runs' progress
+    bars on stderr; ``on_row(row)`` is called with each β's row as soon as it is measured.
 
     Returns
     -------

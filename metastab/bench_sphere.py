@@ -20,8 +20,8 @@ import numba
 import numpy as np
 
 from .engine import simulate
-from .sphere import SphereFlow
-from .sphere_configs import sphere_uniform
+from .models.sphere import SphereFlow
+from .setups.sphere import sphere_uniform
 
 __all__ = ["numpy_post_ln", "phase_diagram_bench", "PHASE_DIMS", "TARGETS"]
 

@@ -153,8 +153,8 @@ def cuda_bench(
     multiplies the chains and steps (a quick run: 0.01)."""
     from .engine import simulate
     from .models import SoftmaxChain
-    from .sphere import SphereFlow
-    from .sphere_configs import sphere_uniform
+    from .models.sphere import SphereFlow
+    from .setups.sphere import sphere_uniform
 
     why_not = _torch_ready()
     rows = []
@@ -214,7 +214,7 @@ def _escape_problem():
     """The Thm 5.4 exit of the README's example: pentagon vertices + 15 tokens at 0.5 v_a."""
     from .bench import workload_w1
     from .events import LeaveHull
-    from .polytope import regular_polygon
+    from .setups.polytopes import regular_polygon
 
     P = regular_polygon(5)
     x0 = workload_w1()

@@ -74,7 +74,6 @@ def escape_demo(
     import pandas as pd
     from scipy import stats
 
-    from .configs import shrunk
     from .engine import first_passage
     from .engine.progress import announce_compile
     from .events import LeaveHull
@@ -82,7 +81,8 @@ def escape_demo(
     from .kernels import streams as _streams
     from .kernels.cpu import drivers as _drivers
     from .models import SoftmaxChain
-    from .polytope import regular_polygon
+    from .setups.initial import shrunk
+    from .setups.polytopes import regular_polygon
     from .stats import escape_summary, fit_scaling
     from .theory import metastability_exponent
 

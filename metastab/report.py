@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from typing import IO
 
     from .engine.chains import Model
-    from .polytope import Polytope
     from .rng import RNGLike, SeedLike
+    from .setups.polytopes import Polytope
 
 __all__ = [
     "COLUMNS",

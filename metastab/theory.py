@@ -29,8 +29,8 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ._validate import integer, real
-from .polytope import Polytope
-from .sphere import SPHERE_TOL
+from .models.sphere import SPHERE_TOL
+from .setups.polytopes import Polytope
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -396,7 +396,7 @@ def sphere_jumps(points: ArrayLike, gamma: float) -> np.ndarray:
     Parameters
     ----------
     points : array_like (κ, d)
-        Distinct points of S^{d−1} (norms within ``metastab.sphere.SPHERE_TOL`` of 1, the
+        Distinct points of S^{d−1} (norms within ``metastab.models.sphere.SPHERE_TOL`` of 1, the
         tolerance of the sphere models' initial configurations).
     gamma : float in (0, 1]
 
@@ -517,7 +517,7 @@ def frozen_asymptote(
 
     Examples
     --------
-    >>> from metastab.polytope import simplex
+    >>> from metastab.setups.polytopes import simplex
     >>> a = frozen_asymptote(simplex(2).vertices, [3, 3, 3], gamma=0.1)
     >>> round(a.exponent, 12), round(math.exp(a.log_prefactor), 9)   # 1 − cos 120°; 6 pairs × 3
     (1.5, 18.0)

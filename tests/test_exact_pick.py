@@ -22,8 +22,8 @@ from scipy import stats
 
 import metastab as ms
 from metastab import engine
-from metastab.configs import shrunk
 from metastab.kernels.reference import euclidean as ref
+from metastab.setups.initial import shrunk
 
 GRID = 2**53
 ULP = Fraction(1, GRID)

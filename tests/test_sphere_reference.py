@@ -9,7 +9,7 @@ import metastab as ms
 from metastab.kernels.cpu import sphere as SK
 from metastab.kernels.reference import euclidean as ref
 from metastab.kernels.reference import sphere as sref
-from metastab.sphere import SphereChain, SphereFlow
+from metastab.models.sphere import SphereChain, SphereFlow
 
 
 def on_sphere(rng, *shape):

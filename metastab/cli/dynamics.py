@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..observables import Track
-    from ..polytope import Polytope
     from ..results import FirstPassage, Run
+    from ..setups.polytopes import Polytope
 
 __all__ = ["add_parsers", "run"]
 

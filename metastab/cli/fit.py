@@ -91,7 +91,7 @@ def theorem_bound(meta: dict, frame: object) -> tuple[dict | None, str]:
     ``metastab passage`` with a leave-hull event and a scalar gamma, or (None, why not)."""
     import numpy as np
 
-    from ..polytope import Polytope
+    from ..setups.polytopes import Polytope
 
     if meta.get("kind") == "plateaus":
         return None, "plateau durations (Thm 5.4 bounds exit times, not merges)"

@@ -10,18 +10,18 @@ from .._validate import integer
 from ..kernels.cpu.sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
 from ..kernels.cpu.steps import _GRAM_MAX_N, _GRAM_MIN_D, _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
+from ..models.sphere import SPHERE_MODELS, SphereFlow, _SphereModel, check_on_sphere
 from ..rng import Seed, as_seed
-from ..sphere import SPHERE_MODELS, SphereFlow, _SphereModel, check_on_sphere
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from ..models import _Model
+    from ..models.euclidean import _Model
     from ..rng import SeedLike
 
 __all__ = ["EventSpec", "Model", "check_event", "check_model", "prepare", "run_bytes", "start"]
 
-# The dynamics the engine runs (:data:`MODELS`): those of metastab.models and metastab.sphere.
+# The dynamics the engine runs (:data:`MODELS`): those of metastab.models (euclidean and sphere).
 Model: TypeAlias = "_Model | _SphereModel"
 
 MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, *SPHERE_MODELS)

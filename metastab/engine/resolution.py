@@ -25,7 +25,7 @@ from ..kernels.cpu import accelerated as _accelerated
 from ..kernels.cpu import drivers as _drivers
 from ..kernels.cpu import steps as _steps
 from ..models import SoftmaxChain
-from ..sphere import SphereChain
+from ..models.sphere import SphereChain
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike

@@ -58,10 +58,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validate import integer, real
-from ..polytope import Polytope
 from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, Param, Registry, on_sphere
 from ..results import _scalar_params
 from ..rng import Seed
+from ..setups.polytopes import Polytope
 
 if TYPE_CHECKING:  # the registry builds them; imported for the annotations only
     import os

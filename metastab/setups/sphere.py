@@ -1,11 +1,11 @@
-"""Initial configurations on the unit sphere S^{d-1}, for :mod:`metastab.sphere`'s models.
+"""Initial configurations on the unit sphere S^{d-1}, for :mod:`metastab.models.sphere`'s models.
 
 Every function returns a fresh float64 array of unit rows: one n×d configuration, or, with
 ``chains=C``, a C×n×d stack in which chain c (``first_chain <= c < first_chain + C``) is drawn
 from its own stream, a pure function of (``rng``, c): the same chain gets the same start whatever
 the number of chains or how a run is split (the streams of :mod:`metastab.rng` do the same for
 the dynamics). Without ``chains`` the one configuration is drawn from
-``numpy.random.default_rng(rng)``, like :mod:`metastab.configs`.
+``numpy.random.default_rng(rng)``, like :mod:`metastab.setups.initial`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validate import integer, real
-from .rng import RNGLike, as_seed
+from .._validate import integer, real
+from ..rng import RNGLike, as_seed
 
 __all__ = ["sphere_uniform", "orthogonal", "caps"]
 

@@ -1,6 +1,8 @@
 """Initial configurations: pure functions of (polytope, n, ..., rng) returning an n×d array.
 
-Every function returns a fresh, writable float64 array of shape (n, d); tokens are rows.
+Every function returns a fresh, writable float64 array of shape (n, d); tokens are rows. The
+starts on the unit sphere (:mod:`metastab.setups.sphere`: ``sphere_uniform``, ``orthogonal``,
+``caps``) are named here too, so that ``metastab.initial`` holds every initial configuration.
 """
 
 from __future__ import annotations
@@ -11,13 +13,25 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validate import integer, real
-from .polytope import Polytope
+from .._validate import integer, real
+from .polytopes import Polytope
+from .sphere import caps, orthogonal, sphere_uniform
 
 # what numpy.random.default_rng accepts
 RandomState = int | np.random.SeedSequence | np.random.Generator | None
 
-__all__ = ["near_vertices", "in_cells", "uniform_in", "clusters", "shrunk", "from_file"]
+__all__ = [
+    "near_vertices",
+    "in_cells",
+    "uniform_in",
+    "clusters",
+    "shrunk",
+    "from_file",
+    # on the sphere (setups/sphere.py)
+    "sphere_uniform",
+    "orthogonal",
+    "caps",
+]
 
 
 def _check_polytope(polytope) -> Polytope:
@@ -55,7 +69,7 @@ def uniform_in(polytope: Polytope, n: int, *, rng: RandomState = None) -> np.nda
 
     Examples
     --------
-    >>> from metastab.polytope import regular_polygon
+    >>> from metastab.setups.polytopes import regular_polygon
     >>> P = regular_polygon(5)
     >>> X = uniform_in(P, 100, rng=0)
     >>> X.shape, bool(P.contains(X).all())
@@ -75,7 +89,7 @@ def in_cells(polytope: Polytope, n: int, *, rng: RandomState = None) -> np.ndarr
 
     Examples
     --------
-    >>> from metastab.polytope import simplex
+    >>> from metastab.setups.polytopes import simplex
     >>> X = in_cells(simplex(2), 10, rng=1)
     >>> X.shape, bool(np.array_equal(X[:3], simplex(2).vertices))
     ((10, 2), True)
@@ -178,7 +192,7 @@ def near_vertices(
 
     Examples
     --------
-    >>> from metastab.polytope import simplex
+    >>> from metastab.setups.polytopes import simplex
     >>> S = simplex(2)
     >>> X = near_vertices(S, 9, beta=1e4, rng=0)
     >>> S.assign(X).tolist()
@@ -267,7 +281,7 @@ def shrunk(polytope: Polytope, n: int, factor: float) -> np.ndarray:
 
     Examples
     --------
-    >>> from metastab.polytope import regular_polygon
+    >>> from metastab.setups.polytopes import regular_polygon
     >>> shrunk(regular_polygon(4), 6, 0.5)[4:].round(12).tolist()
     [[0.5, 0.0], [0.0, 0.5]]
     """

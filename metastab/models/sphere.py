@@ -9,7 +9,7 @@ and N(y) = y / |y|. Initial configurations must lie on the sphere: |x_i| within
 - :class:`SphereFlow`: the deterministic dynamics (SA) / (USA), post-LN layers or RK4.
 - :class:`SphereChain`: the finite-temperature chain with LayerNorm.
 
-Initial configurations on the sphere are in :mod:`metastab.sphere_configs`.
+Initial configurations on the sphere are in :mod:`metastab.setups.sphere`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ._validate import matrix, real
-from .kernels.params import (
+from .._validate import matrix, real
+from ..kernels.params import (
     POST_LN,
     PRE_LN,
     RK4,

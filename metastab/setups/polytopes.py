@@ -16,12 +16,12 @@ from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
 from scipy.spatial.distance import pdist
 
-from ._validate import integer, matrix, real
+from .._validate import integer, matrix, real
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from .rng import RNGLike
+    from ..rng import RNGLike
 
 __all__ = ["Polytope", "regular_polygon", "random_polygon", "simplex", "cross_polytope", "gaussian"]
 

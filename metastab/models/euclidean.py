@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from ._validate import matrix, real
-from .kernels import params as _params
+from .._validate import matrix, real
+from ..kernels import params as _params
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
