@@ -39,8 +39,8 @@ _NAMES = {
     "random_polygon": "setups.polytopes",
     "regular_polygon": "setups.polytopes",
     "simplex": "setups.polytopes",
-    "FirstPassage": "results",
-    "Run": "results",
+    "FirstPassage": "results.passage",
+    "Run": "results.passage",
     "Seed": "rng",
     "as_seed": "rng",
     "first_passage": "engine",
@@ -51,7 +51,7 @@ _NAMES = {
     "sphere_uniform": "setups.sphere",
     "simulate": "engine",
     "track": "engine",
-    "Track": "observables",
+    "Track": "results.track",
 }
 # submodules reachable as attributes (metastab.stats, metastab.plotting, ...)
 _SUBMODULES = (
@@ -64,14 +64,12 @@ _SUBMODULES = (
     "exceptions",
     "maxmargin",
     "models",
-    "observables",
     "plotting",
     "registry",
     "report",
     "results",
     "rng",
     "setups",
-    "splitting",
     "stats",
     "studies",
     "sweep",
@@ -86,9 +84,11 @@ _NAMESPACES = {
 # (old attribute -> its module now). They are not listed by dir(metastab); use the new names.
 _ALIASES = {
     "configs": "setups.initial",
+    "observables": "results.track",
     "polytope": "setups.polytopes",
     "sphere": "models.sphere",
     "sphere_configs": "setups.sphere",
+    "splitting": "engine.splitting",
 }
 
 __all__ = sorted(_NAMES, key=str.lower) + ["__version__"]

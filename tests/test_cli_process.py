@@ -66,8 +66,11 @@ def test_help_and_version_answer_quickly():
 def test_lazy_names_and_submodules_are_attributes():
     import metastab as ms
 
-    for name in ("stats", "theory", "plotting", "splitting", "sweep", "maxmargin", "exceptions"):
+    for name in ("stats", "theory", "plotting", "sweep", "maxmargin", "exceptions", "results"):
         assert getattr(ms, name).__name__ == f"metastab.{name}"
+    assert ms.polytopes.__name__ == "metastab.setups.polytopes"
+    assert ms.initial.__name__ == "metastab.setups.initial"
+    assert callable(ms.initial.shrunk) and callable(ms.initial.sphere_uniform)
     assert callable(ms.simulate) and callable(ms.first_passage)
     assert {"SoftmaxChain", "first_passage", "stats", "plotting"} <= set(dir(ms))
     assert {"fit_scaling", "fit_report", "ScalingFit"} <= set(dir(ms.stats))

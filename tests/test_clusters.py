@@ -13,7 +13,7 @@ from cli_calls import run as _cli
 import metastab as ms
 from metastab.kernels.cpu import clustering as K
 from metastab.kernels.reference import clustering as ref
-from metastab.observables import Track
+from metastab.results.track import Track
 
 
 def _configs(seed=0):

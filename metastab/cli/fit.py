@@ -202,7 +202,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
 def _plateaus(frame: pd.DataFrame, meta: dict, k: int | None) -> pd.DataFrame:
     """The durations of the plateau at ``k`` clusters of a plateau table; other tables as read."""
-    from ..observables import plateau_durations
+    from ..results.track import plateau_durations
 
     plateaus = meta.get("kind") == "plateaus"
     if not plateaus:

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .kernels.cpu.clustering import OBSERVABLES
-from .results import _describe, _entropy, _scalar_params, write_table
+from ..kernels.cpu.clustering import OBSERVABLES
+from .io import describe, scalar_params, seed_entropy, write_table
 
 __all__ = ["Track", "plateau_durations"]
 
@@ -80,13 +80,13 @@ class Track:
     def __repr__(self) -> str:
         merges = "" if self.levels is not None else ", merges=False"
         return (
-            f"Track(model={_describe(self.model)}, delta={self.delta:g}, chains={self.chains}, "
+            f"Track(model={describe(self.model)}, delta={self.delta:g}, chains={self.chains}, "
             f"steps={self.steps}, recorded={self.times.size}{merges}, "
-            f"seed={_entropy(self.seed)})"
+            f"seed={seed_entropy(self.seed)})"
         )
 
     def _params(self) -> dict:
-        return {**_scalar_params(self.model, {}), "delta": self.delta}
+        return {**scalar_params(self.model, {}), "delta": self.delta}
 
     def to_frame(self) -> pd.DataFrame:
         """The plateaus, one row per chain and plateau of its staircase (see the module notes):
