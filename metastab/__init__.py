@@ -66,7 +66,6 @@ _SUBMODULES = (
     "models",
     "plotting",
     "registry",
-    "report",
     "results",
     "rng",
     "setups",
@@ -86,6 +85,10 @@ _ALIASES = {
     "configs": "setups.initial",
     "observables": "results.track",
     "polytope": "setups.polytopes",
+    # the checks tables and the verdict rule; report's markdown helpers are in studies.render,
+    # sibling and the study helpers in studies.runner, polytope_from_spec is
+    # registry.polytope_from_dict
+    "report": "studies.verdict",
     "sphere": "models.sphere",
     "sphere_configs": "setups.sphere",
     "splitting": "engine.splitting",

@@ -630,6 +630,19 @@ def event_from_dict(data: Mapping[str, Any]) -> Any:
 
 
 def polytope_from_dict(spec: Mapping[str, Any], rng: Any = None) -> Any:
-    """The polytope of a spec dict such as ``{"kind": "regular", "k": 5}`` (``rng``: the stream
-    of a random kind whose ``seed`` is unset)."""
+    """The polytope of a spec dict of :data:`POLYTOPES`, such as a study config's polytope entry
+    (``{kind = "regular", k = 5}``, ``{kind = "random-polygon", k = 6, seed = 3}``; the old
+    spelling ``"random"`` is an alias); ``rng`` is the stream of a random kind whose ``seed`` is
+    unset.
+
+    Raises
+    ------
+    ValueError
+        If the kind is not a polytope kind, or a parameter is missing, unknown or bad.
+
+    Examples
+    --------
+    >>> polytope_from_dict({"kind": "random", "k": 5, "seed": 2}).name
+    'random-5'
+    """
     return POLYTOPES.build(spec, rng=rng)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .plotting import canvas
+from ..plotting import canvas
 
 if TYPE_CHECKING:
     import os

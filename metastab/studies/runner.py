@@ -9,18 +9,22 @@ A study is a folder ``studies/NAME/`` holding
 - ``run.py`` with ``run(config: dict, out: Path) -> None``: computes, writing tables with
   provenance sidecars (:func:`metastab.results.write_table`) into ``out``;
 - ``checks.py`` with ``checks(out: Path, config: dict) -> pandas.DataFrame``: the checks table
-  (:mod:`metastab.report`), computed from the tables in ``out`` and the thresholds of ``config``
-  only;
+  (:mod:`metastab.studies.verdict`), computed from the tables in ``out`` and the thresholds of
+  ``config`` only;
 - ``figures.py`` with ``figures(out: Path) -> None`` (PNG figures, reading ``out`` only) and
   ``report(out: Path) -> str`` (markdown, reading ``out`` only, ``checks.csv`` included; no
   ``Verdict:`` line of its own).
 
 :func:`run_study` runs them in order: run, checks (``out/checks.csv``), figures, report; it ends
-the report with the checks table and the ``Verdict:`` line of :func:`metastab.report.verdict_line`
-and writes ``out/report.md`` and ``out/run.json`` (the configuration used, the wall time of each
-stage and the provenance). ``render=True`` skips the run and recomputes checks, figures and
-report from the tables already in ``out``. Studies live in the repository, not in the installed
-package: run them from a clone.
+the report with the checks table and the ``Verdict:`` line of
+:func:`metastab.studies.verdict.verdict_line` and writes ``out/report.md`` and ``out/run.json``
+(the configuration used, the wall time of each stage and the provenance). ``render=True`` skips
+the run and recomputes checks, figures and report from the tables already in ``out``. Studies
+live in the repository, not in the installed package: run them from a clone.
+
+The helpers the studies' own files share are here too: :func:`sibling` (load a study's module),
+:func:`study_meta` and :func:`read_tables` (their tables' provenance), :func:`recorded` and
+:func:`quantile_band` (recorded runs and their quantiles).
 """
 
 from __future__ import annotations
@@ -33,27 +37,46 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import report as _report
-from .results import provenance
+import numpy as np
+import pandas as pd
+
+from ..results import provenance, read_table
+from .render import checks_markdown
+from .verdict import verdict_line, write_checks
 
 if TYPE_CHECKING:
     import os
     from collections.abc import Callable
     from types import ModuleType
 
+    from ..engine.chains import Model
+    from ..rng import SeedLike
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["study_root", "list_studies", "load_config", "study_about", "run_study"]
+__all__ = [
+    "study_root",
+    "list_studies",
+    "load_config",
+    "study_about",
+    "run_study",
+    "sibling",
+    "study_meta",
+    "read_tables",
+    "recorded",
+    "quantile_band",
+]
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
 
 def study_root() -> Path:
     """The ``studies/`` folder: beside the package in a clone, else in the working directory."""
-    for root in (Path(__file__).resolve().parents[1] / "studies", Path.cwd() / "studies"):
+    # this file is metastab/studies/runner.py: the clone's root is three folders up
+    for root in (Path(__file__).resolve().parents[2] / "studies", Path.cwd() / "studies"):
         if root.is_dir():
             return root
     raise FileNotFoundError(
@@ -110,7 +133,7 @@ def study_about(name: str) -> dict:
 
 def _module(folder: Path, stem: str) -> ModuleType:
     """The module ``stem.py`` of a study folder (loaded from its path: not a package)."""
-    return _report.sibling(folder / f"{stem}.py", stem)
+    return sibling(folder / f"{stem}.py", stem)
 
 
 def run_study(
@@ -169,7 +192,7 @@ def run_study(
     tic = time.perf_counter()
     log(f"study {name}: checks")
     checks = _module(folder, "checks").checks(out, cfg)
-    _report.write_checks(
+    write_checks(
         checks, out, {"study": name, "quick": quick, "config": cfg, "provenance": provenance()}
     )
     seconds["checks"] = time.perf_counter() - tic
@@ -193,12 +216,14 @@ def run_study(
             "writes it from checks.csv"
         )
     command = f"metastab study {name}" + (" --quick" if quick else "")
+    # names metastab.report (now an alias of metastab.studies.verdict) so that the committed
+    # reports render byte for byte; write metastab.studies.verdict with the studies' next run
     text = (
         text.rstrip() + "\n\n## Checks\n\nEvery criterion, from `checks.csv` (roles and the "
         "verdict rule: `metastab.report`):\n\n"
-        + _report.checks_markdown(checks)
+        + checks_markdown(checks)
         + "\n\n"
-        + _report.verdict_line(checks)
+        + verdict_line(checks)
         + "\n"
         + f"\nComputed by `{command}` in {seconds['run']:.0f} s (checks "
         f"{seconds['checks']:.0f} s, figures {seconds['figures']:.0f} s) on "
@@ -208,3 +233,75 @@ def run_study(
     report.write_text(text)
     log(f"study {name}: wrote {report}")
     return report
+
+
+# --------------------------------------------------------------------------- helpers of studies
+
+
+def read_tables(out: str | os.PathLike[str], *names: str) -> list[pd.DataFrame]:
+    """The tables ``out/NAME`` (as :func:`metastab.results.read_table` reads them), in order,
+    without their provenance."""
+    return [read_table(Path(out) / name)[0] for name in names]
+
+
+def sibling(file: str | os.PathLike[str], stem: str) -> ModuleType:
+    """The module ``stem.py`` beside ``file`` (a study's ``figures.py`` from its ``checks.py``),
+    loaded from its path: study folders are not packages."""
+    import importlib.util
+
+    path = Path(file).with_name(f"{stem}.py")
+    spec = importlib.util.spec_from_file_location(f"metastab_study_{path.parent.name}_{stem}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as a module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def study_meta(study: str, config: dict) -> dict:
+    """The provenance every table of a study carries: its name, config, seed and environment."""
+    return {
+        "study": study,
+        "config": config,
+        "seed": int(config["seed"]),
+        "provenance": provenance(),
+    }
+
+
+def recorded(
+    model: Model, x0: np.ndarray, steps: int, every: int, fine: int, chains: int, rng: SeedLike
+) -> tuple[np.ndarray, np.ndarray]:
+    """(times, trajectories) of ``chains`` chains: every step up to ``fine``, every ``every``
+    steps after, up to ``steps``. Two runs from the same seed, whose paths agree step for step
+    (chain k's stream depends only on the seed and k), so the start is seen in full without
+    recording the whole run."""
+    from ..engine import simulate
+
+    head = simulate(model, x0, steps=fine, chains=chains, record_every=1, rng=rng)
+    tail = simulate(model, x0, steps=steps, chains=chains, record_every=every, rng=rng)
+    assert head.times is not None and tail.times is not None  # recorded runs
+    assert head.trajectory is not None and tail.trajectory is not None
+    later = tail.times > fine
+    return (
+        np.concatenate([head.times, tail.times[later]]),
+        np.concatenate([head.trajectory, tail.trajectory[:, later]], axis=1),
+    )
+
+
+def quantile_band(
+    values: np.ndarray, model: str, beta: float, times: np.ndarray, chains: int
+) -> pd.DataFrame:
+    """The 10%, 50% and 90% quantiles over the chains (axis 0) of ``values`` at each of
+    ``times``: columns model, beta, step, q10, median, q90, chains."""
+    q = np.quantile(values, [0.1, 0.5, 0.9], axis=0)
+    return pd.DataFrame(
+        {
+            "model": model,
+            "beta": beta,
+            "step": times,
+            "q10": q[0],
+            "median": q[1],
+            "q90": q[2],
+            "chains": chains,
+        }
+    )
