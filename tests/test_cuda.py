@@ -405,7 +405,7 @@ def test_check_writes_its_files(tmp_path):
     control is rejected, and every file is written with the table and the device's name."""
     import json
 
-    from metastab import cuda_check
+    from metastab.bench import cuda_check
 
     tiny = (
         ("W1", 20, 2, (20.0,), 3, 2, 3, 2),

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from .rng import SeedLike
+    from ..rng import SeedLike
 
 # The library is imported inside the functions: the command line reads the constants below
 # for its --help without loading numba, scipy or pandas.
@@ -74,17 +74,14 @@ def escape_demo(
     import pandas as pd
     from scipy import stats
 
-    from .engine import first_passage
-    from .engine.progress import announce_compile
-    from .events import LeaveHull
-    from .exceptions import DiagnosticWarning
-    from .kernels import streams as _streams
-    from .kernels.cpu import drivers as _drivers
-    from .models import SoftmaxChain
-    from .setups.initial import shrunk
-    from .setups.polytopes import regular_polygon
-    from .stats import escape_summary, fit_scaling
-    from .theory import metastability_exponent
+    from ..engine import announce_compile_for, first_passage
+    from ..events import LeaveHull
+    from ..exceptions import DiagnosticWarning
+    from ..models import SoftmaxChain
+    from ..setups.initial import shrunk
+    from ..setups.polytopes import regular_polygon
+    from ..stats import escape_summary, fit_scaling
+    from ..theory import metastability_exponent
 
     polytope = regular_polygon(5)
     x0 = shrunk(polytope, DEMO_N, DEMO_FACTOR)
@@ -93,7 +90,7 @@ def escape_demo(
     models = [SoftmaxChain(beta=b, gamma=DEMO_GAMMA) for b in betas]  # validate before running
     rows, frames = [], []
     if models:  # warm-up: compile or load the kernels outside the timed runs
-        announce_compile(progress, _streams.seed_streams, _drivers.advance, _drivers.cross_weights)
+        announce_compile_for(progress, "passage")
         with warnings.catch_warnings():  # the timed run warns, if there is cause
             warnings.simplefilter("ignore")
             first_passage(models[0], x0, event, max_steps=2, chains=1, rng=seed)

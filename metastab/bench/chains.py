@@ -21,22 +21,18 @@ from typing import TYPE_CHECKING, Any
 import numba
 import numpy as np
 
-from .engine import first_passage, simulate
-from .engine.progress import announce_compile
-from .kernels import streams as _streams
-from .kernels.cpu import accelerated as _accelerated
-from .kernels.cpu import drivers as _drivers
-from .kernels.cpu import steps as _steps
-from .models import SoftmaxChain
-from .setups.initial import shrunk
-from .setups.polytopes import regular_polygon
+from ..engine import announce_compile_for, first_passage, simulate
+from ..kernels.cpu import steps as _steps
+from ..models import SoftmaxChain
+from ..setups.initial import shrunk
+from ..setups.polytopes import regular_polygon
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from numpy.typing import ArrayLike
 
-    from .rng import RNGLike
+    from ..rng import RNGLike
 
 __all__ = [
     "numpy_chain",
@@ -125,7 +121,7 @@ def run_bench(
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     x0 = workload_w1()
     model = SoftmaxChain(beta=W1_BETA, gamma=W1_GAMMA)
-    announce_compile(progress, _streams.seed_streams, _drivers.advance)
+    announce_compile_for(progress, "exact")
     simulate(model, x0, steps=2, chains=2, rng=seed)  # warm-up: compile or load the cache
     numpy_chain(x0, W1_BETA, W1_GAMMA, steps=2, chains=2, rng=seed)
     bar = None
@@ -194,7 +190,7 @@ def escape_bench(
     >>> for row in escape_bench((8.0, 12.0)):         # doctest: +SKIP
     ...     print(row["beta"], f"{row['ratio']:.0f}x")
     """
-    from .events import LeaveHull
+    from ..events import LeaveHull
 
     x0 = shrunk(regular_polygon(3), 9, 0.8)
     K = regular_polygon(3)
@@ -203,13 +199,7 @@ def escape_bench(
     rows = []
     for beta in betas:
         model = SoftmaxChain(beta=float(beta), gamma=gamma)
-        announce_compile(
-            progress,
-            _drivers.advance,
-            _accelerated.advance_accelerated,
-            _accelerated.cross_logs,
-            _drivers.cross_weights,
-        )
+        announce_compile_for(progress, "passage", "accelerated")
         for mode in ("exact", "accelerated"):  # warm-up
             first_passage(model, x0, event, max_steps=10, chains=2, rng=seed, mode=mode)
         tic = time.perf_counter()

@@ -66,7 +66,7 @@ _CONTROL_SHIFT = 0.5
 
 def _x0(name: str, n: int, d: int, seed: int = 0) -> np.ndarray:
     """W1's configuration, or n unit-sphere tokens in R^d."""
-    from .bench import workload_w1
+    from .chains import workload_w1
 
     if name == "W1":
         return workload_w1()
@@ -151,10 +151,10 @@ def cuda_bench(
     bound that metastab's device rate reaches (the flow's weighted sums count 2 n d more). A
     workload with several betas runs each in turn (rates over the whole grid). ``scale``
     multiplies the chains and steps (a quick run: 0.01)."""
-    from .engine import simulate
-    from .models import SoftmaxChain
-    from .models.sphere import SphereFlow
-    from .setups.sphere import sphere_uniform
+    from ..engine import simulate
+    from ..models import SoftmaxChain
+    from ..models.sphere import SphereFlow
+    from ..setups.sphere import sphere_uniform
 
     why_not = _torch_ready()
     rows = []
@@ -212,9 +212,9 @@ def cuda_bench(
 
 def _escape_problem():
     """The Thm 5.4 exit of the README's example: pentagon vertices + 15 tokens at 0.5 v_a."""
-    from .bench import workload_w1
-    from .events import LeaveHull
-    from .setups.polytopes import regular_polygon
+    from ..events import LeaveHull
+    from ..setups.polytopes import regular_polygon
+    from .chains import workload_w1
 
     P = regular_polygon(5)
     x0 = workload_w1()
@@ -234,8 +234,8 @@ def agreement(
     ``passed`` when the laws agree at level 0.01 and both tests reject the control at it."""
     from scipy import stats
 
-    from .engine import first_passage
-    from .models import SoftmaxChain
+    from ..engine import first_passage
+    from ..models import SoftmaxChain
 
     x0, event = _escape_problem()
 

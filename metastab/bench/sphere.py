@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 import numba
 import numpy as np
 
-from .engine import simulate
-from .models.sphere import SphereFlow
-from .setups.sphere import sphere_uniform
+from ..engine import simulate
+from ..models.sphere import SphereFlow
+from ..setups.sphere import sphere_uniform
 
 __all__ = ["numpy_post_ln", "phase_diagram_bench", "PHASE_DIMS", "TARGETS"]
 
