@@ -2,27 +2,14 @@
 
 - :mod:`.chains`: the throughput of SA_P on workload W1 beside a NumPy chain (``metastab
   bench``), seconds per escape in exact and accelerated mode, the sizes bench; its public names
-  are also this package's (``metastab.bench.run_bench``, as before the layout by role).
+  are also this package's (``metastab.bench.run_bench``, as before the layout by role), loaded
+  on first use (PEP 562) so that importing :mod:`.demo` for its constants loads no numba.
 - :mod:`.sphere`: the phase-diagram workload, the sphere flow beside batched NumPy.
 - :mod:`.cuda_check`: the GPU bench beside torch and the CPU, and the laws against the CPU.
 - :mod:`.demo`: the demo experiment (``metastab demo``).
 """
 
-from .chains import (
-    ESCAPE_BETAS,
-    ESCAPE_CHAINS,
-    PEAK_TARGET,
-    SIZE_TARGETS,
-    SIZES,
-    TARGET_RATIO,
-    escape_bench,
-    exp_seconds,
-    fma_peak,
-    numpy_chain,
-    run_bench,
-    sizes_bench,
-    workload_w1,
-)
+import importlib as _importlib
 
 __all__ = [
     "numpy_chain",
@@ -39,3 +26,11 @@ __all__ = [
     "SIZE_TARGETS",
     "PEAK_TARGET",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(".chains", __name__), name)
+    globals()[name] = value
+    return value
