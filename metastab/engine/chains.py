@@ -21,10 +21,12 @@ if TYPE_CHECKING:
 
 __all__ = ["EventSpec", "Model", "check_event", "check_model", "prepare", "run_bytes", "start"]
 
-# The dynamics the engine runs (:data:`MODELS`): those of metastab.models (euclidean and sphere).
+# The dynamics the engine runs (:data:`MODEL_TYPES`): those of metastab.models (euclidean and
+# sphere).
 Model: TypeAlias = "_Model | _SphereModel"
 
-MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, *SPHERE_MODELS)
+# The spec classes the engine runs (the registry's MODELS is the table of model kinds by name).
+MODEL_TYPES = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, *SPHERE_MODELS)
 # Largest |score| bound accepted at time 0 (beta * score differences must stay finite).
 _SCORE_LIMIT = 1e307
 
@@ -51,8 +53,8 @@ def _initial(x0: ArrayLike, chains: int | None) -> tuple[np.ndarray, int]:
 
 def check_model(model: object) -> None:
     """TypeError unless ``model`` is one of the dynamics of :mod:`metastab.models`."""
-    if not isinstance(model, MODELS):
-        raise TypeError(f"model must be one of {[m.__name__ for m in MODELS]}, got {model!r}")
+    if not isinstance(model, MODEL_TYPES):
+        raise TypeError(f"model must be one of {[m.__name__ for m in MODEL_TYPES]}, got {model!r}")
 
 
 class EventSpec(Protocol):
