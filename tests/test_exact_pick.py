@@ -1,6 +1,6 @@
 """Direct stepping draws every pick with its probability to full relative precision.
 
-The kernels' pick (``kernels.cpu.steps.chain_step``, bit for bit ``reference.pick``, see
+The kernels' pick (``kernels.cpu.steps.chain_step``, bit for bit ``reference.euclidean.pick``, see
 tests/test_reference.py) is a deterministic function of the token's uniform u = m 2^-53 and,
 rarely, of further uniforms of the chain's stream. Its law is computed here EXACTLY, as a
 rational number, by enumerating the integers m level by level (bisection over m: the outcome is

@@ -167,7 +167,7 @@ HULL = ms.LeaveHull(groups=GROUPS, radius=1.0)
 GAMMA, BETA = 0.45, 40.0
 # Merging at 0.2 (relative) snaps a returning token onto its vertex before its group mates are
 # pulled towards it, so that the chain re-enters A at X_REF exactly and cycles are i.i.d. (the
-# renewal assumption of metastab.splitting). Direct and splitting simulate this same chain.
+# renewal assumption of metastab.engine.splitting). Direct and splitting simulate this same chain.
 MERGE = 0.2
 
 
