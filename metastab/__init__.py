@@ -8,6 +8,8 @@ and measures first-passage times with censoring.
 Names are imported on first use (PEP 562), so ``import metastab`` and the ``metastab`` command's
 ``--help`` do not load numba, scipy, pandas or matplotlib: ``metastab.SoftmaxChain`` imports
 :mod:`metastab.models`, ``metastab.stats`` the statistics module, and so on.
+``metastab.polytopes`` and ``metastab.initial`` are the polytopes and the initial configurations
+(:mod:`metastab.setups.polytopes`, :mod:`metastab.setups.initial`).
 """
 
 import importlib as _importlib
@@ -113,4 +115,5 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_NAMES) | set(_SUBMODULES) | set(_NAMESPACES))
+    names = set(globals()) - set(_ALIASES)
+    return sorted(names | set(_NAMES) | set(_SUBMODULES) | set(_NAMESPACES))
