@@ -11,26 +11,11 @@
 
 import importlib as _importlib
 
-__all__ = [
-    "numpy_chain",
-    "workload_w1",
-    "run_bench",
-    "escape_bench",
-    "sizes_bench",
-    "fma_peak",
-    "exp_seconds",
-    "TARGET_RATIO",
-    "ESCAPE_BETAS",
-    "ESCAPE_CHAINS",
-    "SIZES",
-    "SIZE_TARGETS",
-    "PEAK_TARGET",
-]
-
 
 def __getattr__(name: str) -> object:
-    if name not in __all__:
+    chains = _importlib.import_module(".chains", __name__)
+    if name not in chains.__all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(".chains", __name__), name)
+    value = getattr(chains, name)
     globals()[name] = value
     return value

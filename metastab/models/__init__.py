@@ -7,20 +7,8 @@
 Their initial configurations are in :mod:`metastab.setups`; the engine runs them.
 """
 
-from .euclidean import NEIGHBOUR_RULES, Hardmax, Localmax, SoftmaxChain, SoftmaxFlow, step_matrix
-from .sphere import ATTENTIONS, SCHEMES, SPHERE_TOL, SphereChain, SphereFlow, check_on_sphere
+from . import euclidean, sphere
+from .euclidean import *  # noqa: F403  (its public names, named here too)
+from .sphere import *  # noqa: F403  (its public names, named here too)
 
-__all__ = [
-    "SoftmaxChain",
-    "SoftmaxFlow",
-    "Hardmax",
-    "Localmax",
-    "NEIGHBOUR_RULES",
-    "step_matrix",
-    "SphereFlow",
-    "SphereChain",
-    "SPHERE_TOL",
-    "ATTENTIONS",
-    "SCHEMES",
-    "check_on_sphere",
-]
+__all__ = [*euclidean.__all__, *sphere.__all__]

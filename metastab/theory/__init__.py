@@ -16,56 +16,9 @@ Everything is float64 NumPy; nothing here simulates. Every public name is import
 package (``from metastab.theory import frozen_law``).
 """
 
-from .euclidean import (
-    ClusteringPhase,
-    CollapseRate,
-    clustering_phase,
-    collapse_rate,
-    exit_time_bound,
-    metastability_bound,
-    metastability_exponent,
-)
-from .frozen import (
-    FrozenAsymptote,
-    FrozenLaw,
-    frozen_asymptote,
-    frozen_law,
-    sphere_frozen_law,
-    sphere_jumps,
-)
-from .sphere import (
-    meanfield_clusters,
-    meanfield_growth_rates,
-    merge_time,
-    orthogonal_cosine,
-    orthogonal_rate,
-    orthogonal_time,
-    phase_boundary,
-    random_start_bound,
-    random_start_probability,
-)
+from . import euclidean, frozen, sphere
+from .euclidean import *  # noqa: F403  (its public names, named here too)
+from .frozen import *  # noqa: F403  (its public names, named here too)
+from .sphere import *  # noqa: F403  (its public names, named here too)
 
-__all__ = [
-    "ClusteringPhase",
-    "CollapseRate",
-    "FrozenAsymptote",
-    "FrozenLaw",
-    "clustering_phase",
-    "collapse_rate",
-    "orthogonal_cosine",
-    "orthogonal_rate",
-    "orthogonal_time",
-    "phase_boundary",
-    "random_start_bound",
-    "random_start_probability",
-    "exit_time_bound",
-    "frozen_asymptote",
-    "frozen_law",
-    "meanfield_clusters",
-    "meanfield_growth_rates",
-    "merge_time",
-    "metastability_bound",
-    "metastability_exponent",
-    "sphere_frozen_law",
-    "sphere_jumps",
-]
+__all__ = [*euclidean.__all__, *frozen.__all__, *sphere.__all__]
