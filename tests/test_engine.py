@@ -25,7 +25,7 @@ X0 = ms.regular_polygon(3).vertices
         lambda dev: ms.first_passage(
             ms.SoftmaxChain(2.0), X0, ms.LeaveBall(0.1), max_steps=2, mode="accelerated", device=dev
         ),
-        lambda dev: ms.splitting.escape_probability(
+        lambda dev: engine.escape_probability(
             ms.SoftmaxChain(2.0),
             np.repeat(X0, 2, axis=0),
             ms.LeaveHull(groups=np.repeat(np.arange(3), 2), radius=1.0),
