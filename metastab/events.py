@@ -2,7 +2,7 @@
 
 The first-passage time of an event is T = min{t >= 0 : the configuration X^t satisfies it}.
 Each spec compiles, for given initial configurations, into the NamedTuple of flat arrays that
-``kernels.events.event_hit`` takes (:class:`~metastab.kernels.params.EventArrays`).
+``kernels.cpu.events.event_hit`` takes (:class:`~metastab.kernels.params.EventArrays`).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class LeaveBall(_Event):
 class LeaveHull(_Event):
     """Some token leaves conv{x_j^0 : groups[j] == groups[i]} + B(0, radius): the exit time T2 of
     [FW] Thm 5.4 (lem. metastab.1). The distance to the group hull is computed with Wolfe's
-    finite min-norm-point algorithm (``kernels.events._outside_hull``), exact up to rounding.
+    finite min-norm-point algorithm (``kernels.cpu.events._outside_hull``), exact up to rounding.
 
     >>> LeaveHull(groups=[0, 1, 0, 1], radius=0.5).radius
     0.5
@@ -228,7 +228,7 @@ class Clusters(_Event):
     clustered pairs cos(x_i, x_j) = <x_i, x_j> / (|x_i| |x_j|) >= 1 − ``delta`` (sphere.md,
     Observables; on the unit sphere the cosine is <x_i, x_j>, for tokens in R^d it compares
     directions, and a token at the origin is in no pair). Evaluated in the kernel by union-find,
-    O(n² d) per step (:func:`metastab.kernels.clustering.cluster_count`).
+    O(n² d) per step (:func:`metastab.kernels.cpu.clustering.cluster_count`).
 
     >>> Clusters(at_most=2)
     Clusters(at_most=2, delta=0.001)

@@ -412,12 +412,12 @@ MODELS = Registry(
         ),
         Kind(
             "sphere-flow",
-            "metastab.sphere:SphereFlow",
+            "metastab.models.sphere:SphereFlow",
             summary="attention dynamics on the unit sphere, (SA)/(USA) by post-LN layers or RK4",
         ),
         Kind(
             "sphere-chain",
-            "metastab.sphere:SphereChain",
+            "metastab.models.sphere:SphereChain",
             summary="the finite-beta chain on the unit sphere (LayerNorm after each move)",
         ),
     ),
@@ -466,14 +466,14 @@ POLYTOPES = Registry(
     (
         Kind(
             "regular",
-            "metastab.polytope:regular_polygon",
+            "metastab.setups.polytopes:regular_polygon",
             (Param("k", "int"), Param("radius", "float"), Param("phase", "float")),
             fields=("k",),
             summary="regular K-gon on the circle of radius 1",
         ),
         Kind(
             "random-polygon",
-            "metastab.polytope:random_polygon",
+            "metastab.setups.polytopes:random_polygon",
             (Param("k", "int"), Param("equal_norm", "bool"), Param("seed", "int", arg="rng")),
             fields=("k",),
             aliases=("random",),
@@ -483,14 +483,14 @@ POLYTOPES = Registry(
         ),
         Kind(
             "simplex",
-            "metastab.polytope:simplex",
+            "metastab.setups.polytopes:simplex",
             (Param("d", "int"),),
             fields=("d",),
             summary="regular simplex in R^D",
         ),
         Kind(
             "cross-polytope",
-            "metastab.polytope:cross_polytope",
+            "metastab.setups.polytopes:cross_polytope",
             (Param("d", "int"),),
             fields=("d",),
             aliases=("cross",),
@@ -498,7 +498,7 @@ POLYTOPES = Registry(
         ),
         Kind(
             "gaussian",
-            "metastab.polytope:gaussian",
+            "metastab.setups.polytopes:gaussian",
             (Param("k", "int"), Param("d", "int"), Param("seed", "int", arg="rng")),
             fields=("k", "d"),
             random=True,
@@ -506,7 +506,7 @@ POLYTOPES = Registry(
         ),
         Kind(
             "vertices",
-            "metastab.polytope:Polytope",
+            "metastab.setups.polytopes:Polytope",
             (Param("vertices", "floats"),),
             context=("name",),
             summary="the given vertices",
@@ -520,7 +520,7 @@ INITIALS = Registry(
     (
         Kind(
             "shrunk",
-            "metastab.configs:shrunk",
+            "metastab.setups.initial:shrunk",
             (Param("n", "int"), Param("factor", "float")),
             fields=("factor",),
             context=("polytope",),
@@ -528,7 +528,7 @@ INITIALS = Registry(
         ),
         Kind(
             "near-vertices",
-            "metastab.configs:near_vertices",
+            "metastab.setups.initial:near_vertices",
             (
                 Param("n", "int"),
                 Param("beta", "float", default=None),
@@ -541,7 +541,7 @@ INITIALS = Registry(
         ),
         Kind(
             "in-cells",
-            "metastab.configs:in_cells",
+            "metastab.setups.initial:in_cells",
             (Param("n", "int"), Param("seed", "int", arg="rng")),
             context=("polytope",),
             random=True,
@@ -549,7 +549,7 @@ INITIALS = Registry(
         ),
         Kind(
             "uniform",
-            "metastab.configs:uniform_in",
+            "metastab.setups.initial:uniform_in",
             (Param("n", "int"), Param("seed", "int", arg="rng")),
             context=("polytope",),
             random=True,
@@ -557,7 +557,7 @@ INITIALS = Registry(
         ),
         Kind(
             "clusters",
-            "metastab.configs:clusters",
+            "metastab.setups.initial:clusters",
             (Param("multiplicities", "ints"),),
             fields=("multiplicities",),
             context=("points",),
@@ -565,7 +565,7 @@ INITIALS = Registry(
         ),
         Kind(
             "sphere-uniform",
-            "metastab.sphere_configs:sphere_uniform",
+            "metastab.setups.sphere:sphere_uniform",
             (Param("n", "int"), Param("d", "int"), Param("seed", "int", arg="rng")),
             fields=("d",),
             random=True,
@@ -573,7 +573,7 @@ INITIALS = Registry(
         ),
         Kind(
             "orthogonal",
-            "metastab.sphere_configs:orthogonal",
+            "metastab.setups.sphere:orthogonal",
             (
                 Param("n", "int"),
                 Param("d", "int"),
@@ -587,7 +587,7 @@ INITIALS = Registry(
         ),
         Kind(
             "caps",
-            "metastab.sphere_configs:caps",
+            "metastab.setups.sphere:caps",
             (
                 Param("centres", "floats"),
                 Param("sizes", "ints"),
@@ -600,7 +600,7 @@ INITIALS = Registry(
         ),
         Kind(
             "file",
-            "metastab.configs:from_file",
+            "metastab.setups.initial:from_file",
             (Param("path", "path"),),
             fields=("path",),
             context=("dim",),
@@ -616,7 +616,7 @@ def on_sphere(model_kind: str) -> bool:
     >>> on_sphere("sphere-flow"), on_sphere("softmax-chain")
     (True, False)
     """
-    return MODELS[model_kind].target.startswith("metastab.sphere:")
+    return MODELS[model_kind].target.startswith("metastab.models.sphere:")
 
 
 def model_from_dict(data: Mapping[str, Any]) -> Any:
@@ -630,6 +630,19 @@ def event_from_dict(data: Mapping[str, Any]) -> Any:
 
 
 def polytope_from_dict(spec: Mapping[str, Any], rng: Any = None) -> Any:
-    """The polytope of a spec dict such as ``{"kind": "regular", "k": 5}`` (``rng``: the stream
-    of a random kind whose ``seed`` is unset)."""
+    """The polytope of a spec dict of :data:`POLYTOPES`, such as a study config's polytope entry
+    (``{kind = "regular", k = 5}``, ``{kind = "random-polygon", k = 6, seed = 3}``; the old
+    spelling ``"random"`` is an alias); ``rng`` is the stream of a random kind whose ``seed`` is
+    unset.
+
+    Raises
+    ------
+    ValueError
+        If the kind is not a polytope kind, or a parameter is missing, unknown or bad.
+
+    Examples
+    --------
+    >>> polytope_from_dict({"kind": "random", "k": 5, "seed": 2}).name
+    'random-5'
+    """
     return POLYTOPES.build(spec, rng=rng)

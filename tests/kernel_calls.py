@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from metastab.kernels import steps as _steps
+from metastab.kernels.cpu import steps as _steps
 from metastab.models import NEIGHBOUR_RULES
 
 

@@ -19,7 +19,7 @@ from scipy import stats
 import metastab as ms
 from metastab import engine, theory
 from metastab.engine import accelerated as accelerate
-from metastab.kernels import accelerated as _accelerated
+from metastab.kernels.cpu import accelerated as _accelerated
 from metastab.stats import escape_rate, exponentiality_test
 
 SEED = 20_251_126
@@ -134,7 +134,7 @@ def test_accelerated_agrees_with_exact_on_the_theorem_workload():
     [1.56, 2.28] (accelerated), 99.9% Clopper–Pearson. Negative control at 1.05 β: KS p = 5e-33,
     rate 1.00e-5 [0.82, 1.21], AD p <= 0.001.
     """
-    from metastab.configs import shrunk
+    from metastab.setups.initial import shrunk
 
     K = ms.regular_polygon(3)
     x0 = shrunk(K, 9, 0.8)

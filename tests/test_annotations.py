@@ -5,14 +5,6 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "metastab"
-# numba modules: typed by numba at compile time, not annotated
-KERNEL_FILES = {
-    "_kernels.py",
-    "_accelerated.py",
-    "_splitting.py",
-    "_reference.py",
-    "_kernel_cache.py",
-}
 
 
 def _unannotated(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metastab.report import sibling
+from metastab.studies.runner import sibling
 
 circle = sibling(Path(__file__).resolve().parents[1] / "studies" / "staircase" / "run.py", "run")
 

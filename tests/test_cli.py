@@ -10,7 +10,7 @@ import pytest
 from cli_calls import run
 
 import metastab
-from metastab.bench import numpy_chain, workload_w1
+from metastab.bench import jax_baselines, numpy_chain, workload_w1
 from metastab.results import read_table
 
 PASSAGE = ("passage", "--chains", "16", "--max-steps", "400", "--seed", "5")
@@ -601,8 +601,8 @@ def test_command_line_refuses_what_a_kind_does_not_take(capsys, argv, words):
 
 
 def test_phase_diagram_bench_rows_and_baselines():
-    from metastab import bench_jax
-    from metastab.bench_sphere import JAX_TARGET, phase_diagram_bench
+    from metastab.bench import jax_baselines as bench_jax
+    from metastab.bench.sphere import JAX_TARGET, phase_diagram_bench
 
     (row,) = phase_diagram_bench(dims=(3,), chains=4, steps=2, repeat=1)
     assert row["d"] == 3 and row["chains"] == 4 and row["steps"] == 2
@@ -613,17 +613,18 @@ def test_phase_diagram_bench_rows_and_baselines():
         assert row["jax_rate"] is None and row["jax_ratio"] is None
 
 
-@pytest.mark.skipif(not metastab.bench_jax.available(), reason="JAX not installed (bench extra)")
+@pytest.mark.skipif(not jax_baselines.available(), reason="JAX not installed (bench extra)")
 def test_jax_baselines_compute_the_models():
-    from metastab import bench_jax
-    from metastab.bench import W1_BETA, W1_GAMMA, workload_w1
-    from metastab.bench_sphere import numpy_post_ln
+    from metastab.bench.chains import W1_BETA, W1_GAMMA, workload_w1
+    from metastab.bench.sphere import numpy_post_ln
 
     X = metastab.sphere_uniform(8, 4, chains=3, rng=0)
     assert np.allclose(
-        bench_jax.jax_post_ln(X, 4.0, 0.1, steps=5), numpy_post_ln(X, 4.0, 0.1, steps=5), atol=1e-13
+        jax_baselines.jax_post_ln(X, 4.0, 0.1, steps=5),
+        numpy_post_ln(X, 4.0, 0.1, steps=5),
+        atol=1e-13,
     )
-    out = bench_jax.jax_chain(workload_w1(), W1_BETA, W1_GAMMA, steps=50, chains=16, seed=0)
+    out = jax_baselines.jax_chain(workload_w1(), W1_BETA, W1_GAMMA, steps=50, chains=16, seed=0)
     assert out.shape == (16, 20, 2) and np.isfinite(out).all()
     # every token stays in the hull of the start (the chain moves towards tokens)
     assert np.abs(out).max() <= 1.0 + 1e-12

@@ -11,9 +11,9 @@ import pytest
 from cli_calls import run as _cli
 
 import metastab as ms
-from metastab.kernels import clustering as K
-from metastab.kernels import reference_clustering as ref
-from metastab.observables import Track
+from metastab.kernels.cpu import clustering as K
+from metastab.kernels.reference import clustering as ref
+from metastab.results.track import Track
 
 
 def _configs(seed=0):

@@ -1,12 +1,12 @@
-"""Tests for metastab.configs: initial configurations."""
+"""Tests for metastab.setups.initial: initial configurations."""
 
 import time
 
 import numpy as np
 import pytest
 
-from metastab.configs import clusters, in_cells, near_vertices, uniform_in
-from metastab.polytope import Polytope, cross_polytope, regular_polygon, simplex
+from metastab.setups.initial import clusters, in_cells, near_vertices, uniform_in
+from metastab.setups.polytopes import Polytope, cross_polytope, regular_polygon, simplex
 
 PENTAGON = regular_polygon(5)
 
@@ -133,7 +133,7 @@ def test_near_vertices_is_uniform_on_the_eroded_cone():
     weights on the cone's corners (not uniform), is rejected."""
     from scipy.stats import ks_2samp
 
-    from metastab.configs import _eroded_cone
+    from metastab.setups.initial import _eroded_cone
 
     beta, m = 1e4, 3000
     eta, delta = beta ** (-1 / 8), beta ** (-1 / 4)

@@ -19,8 +19,8 @@ import pytest
 
 import metastab as ms
 from metastab.kernels import params as K
-from metastab.kernels import reference as ref
-from metastab.kernels import steps
+from metastab.kernels.cpu import steps
+from metastab.kernels.reference import euclidean as ref
 
 # on a device, small test grids and host arrays draw performance warnings (not errors)
 pytestmark = [
@@ -102,8 +102,8 @@ def test_cuda_refused_in_one_line_without_a_gpu():
 if INNER:  # kernels are module globals: the simulator swaps the ``cuda`` they see
     from numba import cuda, float64, uint64
 
-    from metastab.kernels.cuda_drivers import block_shape, layout, model_arrays, step
-    from metastab.kernels.cuda_steps import exp_weight, next_u64
+    from metastab.kernels.cuda.drivers import block_shape, layout, model_arrays, step
+    from metastab.kernels.cuda.steps import exp_weight, next_u64
 
     @cuda.jit
     def _one_step(x, u, state, ip, fp, Bs, Vs, gamma, W):
@@ -305,7 +305,7 @@ def test_launch_shape_placement_and_batches_do_not_change_the_bits(monkeypatch):
     only, or neither; chains in launches of 2: the bits of the default launch (a chain's path
     depends on its seed only; the same device on both sides, so this holds on a GPU too)."""
     from metastab.engine import backends
-    from metastab.kernels import cuda_drivers
+    from metastab.kernels.cuda import drivers as cuda_drivers
 
     x0 = _x0(n=9)
     n, d = x0.shape
@@ -405,7 +405,7 @@ def test_check_writes_its_files(tmp_path):
     control is rejected, and every file is written with the table and the device's name."""
     import json
 
-    from metastab import cuda_check
+    from metastab.bench import cuda_check
 
     tiny = (
         ("W1", 20, 2, (20.0,), 3, 2, 3, 2),

@@ -1,7 +1,10 @@
 """The engine's layout: one place resolves the device, module names never shadow public names."""
 
 import importlib
+import os
 import pkgutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -22,7 +25,7 @@ X0 = ms.regular_polygon(3).vertices
         lambda dev: ms.first_passage(
             ms.SoftmaxChain(2.0), X0, ms.LeaveBall(0.1), max_steps=2, mode="accelerated", device=dev
         ),
-        lambda dev: ms.splitting.escape_probability(
+        lambda dev: engine.escape_probability(
             ms.SoftmaxChain(2.0),
             np.repeat(X0, 2, axis=0),
             ms.LeaveHull(groups=np.repeat(np.arange(3), 2), radius=1.0),
@@ -43,17 +46,44 @@ def test_cpu_is_the_default_device():
     assert engine.resolve().name == "cpu"
 
 
-def _modules(package):
+def _packages(package):
+    yield package
     for info in pkgutil.iter_modules(package.__path__):
-        yield info.name
         if info.ispkg:
-            yield from _modules(importlib.import_module(f"{package.__name__}.{info.name}"))
+            yield from _packages(importlib.import_module(f"{package.__name__}.{info.name}"))
+
+
+def _children(package):
+    return {info.name for info in pkgutil.iter_modules(package.__path__)}
 
 
 def test_no_module_is_named_like_a_public_function():
-    """``metastab.simulate`` is the function; no submodule of the package takes a public name of
-    the package or of the engine."""
-    public = set(ms.__all__) | set(engine.__all__)
-    assert not public & set(_modules(ms))
+    """``metastab.simulate`` is the function; no submodule of a package takes a public name of
+    that package (importing it would rebind the name to the module), and no module of the top
+    level takes a name of the engine, whose functions the package names. A module may share a
+    name with a function of another package (``metastab.results.track`` beside ``metastab.track``):
+    it shadows nothing."""
+    for package in _packages(ms):
+        public = set(getattr(package, "__all__", ()))
+        if package is ms:
+            public |= set(engine.__all__)
+        assert not public & _children(package), package.__name__
+    assert "track" in _children(ms.results) and callable(ms.track)
     assert callable(ms.simulate) and callable(ms.first_passage)
     assert ms.splitting.escape_probability is engine.escape_probability
+
+
+def test_compile_announcement_by_the_name_of_a_run(tmp_path):
+    """``engine.announce_compile_for`` (what the demo and the benchmarks call, by the name of a
+    run) says it once before cold kernels compile, and nothing without a progress bar."""
+    code = (
+        "from metastab.engine import announce_compile_for\n"
+        "announce_compile_for(False, 'passage')\n"
+        "announce_compile_for(True, 'passage', 'accelerated')\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}  # nothing cached
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.count("compiling kernels (once") == 1
+    with pytest.raises(KeyError):
+        engine.announce_compile_for(True, "no-such-run")

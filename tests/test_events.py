@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab.kernels import events as _events
-from metastab.kernels import reference as ref
+from metastab.kernels.cpu import events as _events
+from metastab.kernels.reference import euclidean as ref
 
 # --------------------------------------------------------------------------------------------
 # LeaveHull: the kernel's point-to-hull decision against the exact distance

@@ -1,6 +1,6 @@
 """Direct stepping draws every pick with its probability to full relative precision.
 
-The kernels' pick (``kernels.steps.chain_step``, bit for bit ``reference.pick``, see
+The kernels' pick (``kernels.cpu.steps.chain_step``, bit for bit ``reference.euclidean.pick``, see
 tests/test_reference.py) is a deterministic function of the token's uniform u = m 2^-53 and,
 rarely, of further uniforms of the chain's stream. Its law is computed here EXACTLY, as a
 rational number, by enumerating the integers m level by level (bisection over m: the outcome is
@@ -22,8 +22,8 @@ from scipy import stats
 
 import metastab as ms
 from metastab import engine
-from metastab.configs import shrunk
-from metastab.kernels import reference as ref
+from metastab.kernels.reference import euclidean as ref
+from metastab.setups.initial import shrunk
 
 GRID = 2**53
 ULP = Fraction(1, GRID)

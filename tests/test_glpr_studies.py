@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import metastab as ms
-from metastab.report import sibling
 from metastab.studies import load_config, study_root
+from metastab.studies.runner import sibling
 
 ORTH = sibling(study_root() / "sphere-orthogonal" / "run.py", "run")
 ORTH_CHECKS = sibling(study_root() / "sphere-orthogonal" / "run.py", "checks")

@@ -2,8 +2,8 @@
 
 numba keys a cached function on its own file only; the machine code it stores includes the jitted
 functions it calls from other files (and the constants it reads from them). The files of
-``metastab.kernels`` that import from siblings are therefore cached with ``cache.njit_keyed``,
-keyed on the sources of those files and, transitively, of what they import.
+``metastab.kernels`` that import from other kernel files are therefore cached with
+``cache.njit_keyed``, keyed on the sources of those files and, transitively, of what they import.
 """
 
 import ast
@@ -20,19 +20,35 @@ from metastab.kernels import cache
 
 PACKAGE = Path(metastab.__file__).parent
 KERNELS = PACKAGE / "kernels"
-# every file of the kernels folder but the cache itself, which holds no kernel
-KERNEL_FILES = sorted(p.name for p in KERNELS.glob("*.py") if p.name != "cache.py")
+# every file of the kernels folder and its subfolders but the cache itself, which holds no
+# kernel, by its path under kernels/ ("cpu/steps.py"): the names njit_keyed takes
+FILES = sorted(p.relative_to(KERNELS).as_posix() for p in KERNELS.rglob("*.py"))
+KERNEL_FILES = [f for f in FILES if f != "cache.py"]
+
+
+def _resolve(name: str, node: ast.ImportFrom) -> list[str] | None:
+    """The kernel files (paths under kernels/) that the relative import ``node`` of the file
+    ``name`` reads, or None if it reaches above the kernels folder."""
+    folder = Path(name).parent.parts
+    up = node.level - 1
+    if up > len(folder):
+        return None
+    base = [*folder[: len(folder) - up], *(node.module.split(".") if node.module else [])]
+    module = "/".join(base) + ".py"
+    if module in FILES:
+        return [module]
+    # ``from .cpu import steps``: the names are files of a folder
+    return [f for a in node.names if (f := "/".join([*base, a.name]) + ".py") in FILES]
 
 
 def _kernel_imports(name: str) -> list[str]:
-    """The sibling kernel files that the kernels file ``name`` imports from, in import order."""
+    """The kernel files that the kernels file ``name`` imports from, in import order (the cache
+    module holds no kernel)."""
     tree = ast.parse((KERNELS / name).read_text())
     found = []
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-            file = node.module + ".py"
-            if file in KERNEL_FILES:
-                found.append(file)
+        if isinstance(node, ast.ImportFrom) and node.level >= 1:
+            found += [f for f in _resolve(name, node) or [] if f != "cache.py"]
     return found
 
 
@@ -49,7 +65,10 @@ def _kernel_closure(name: str) -> set[str]:
 
 
 def _module(name: str):
-    return importlib.import_module(f"metastab.kernels.{Path(name).stem}")
+    parts = Path(name).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return importlib.import_module(".".join(["metastab.kernels", *parts]))
 
 
 def _cached_dispatchers(module):
@@ -72,33 +91,53 @@ def _misskeyed(module, deps: set[str]) -> list[str]:
 
 
 def test_the_kernels_import_nothing_else_from_metastab():
-    for name in [*KERNEL_FILES, "cache.py"]:
+    for name in FILES:
         for node in ast.walk(ast.parse((KERNELS / name).read_text())):
             if isinstance(node, ast.ImportFrom):
-                assert node.level == 1 or not (node.module or "").startswith("metastab"), name
-                assert node.level <= 1, name
+                assert node.level >= 1 or not (node.module or "").startswith("metastab"), name
+                if node.level >= 1:
+                    assert _resolve(name, node), (name, node.module)  # a kernel file
             if isinstance(node, ast.Import):
                 assert not any(a.name.startswith("metastab") for a in node.names), name
 
 
+def test_the_import_reader_sees_subfolders_and_what_leaves_the_kernels():
+    """Negative control of :func:`_resolve`: a relative import resolves to the kernel file it
+    names across folders, and one that climbs out of the kernels folder is caught."""
+
+    def node(code: str) -> ast.ImportFrom:
+        first = ast.parse(code).body[0]
+        assert isinstance(first, ast.ImportFrom)
+        return first
+
+    assert _resolve("cuda/steps.py", node("from ..cpu.steps import RARE_CUT")) == ["cpu/steps.py"]
+    assert _resolve("cpu/drivers.py", node("from ..streams import next_uniform")) == ["streams.py"]
+    assert _resolve("cpu/drivers.py", node("from .steps import chain_step")) == ["cpu/steps.py"]
+    assert _resolve("cuda/drivers.py", node("from ..cpu import events")) == ["cpu/events.py"]
+    assert _resolve("cpu/steps.py", node("from ...models import SoftmaxChain")) is None
+    assert _resolve("cpu/steps.py", node("from ..models import SoftmaxChain")) == []
+    assert "cpu/steps.py" in _kernel_closure("cpu/drivers.py")
+    assert "params.py" in _kernel_closure("cuda/sphere.py")
+
+
 @pytest.mark.parametrize("name", KERNEL_FILES)
 def test_kernels_are_keyed_on_the_files_they_import(name):
-    """Every cached function of a kernels file carries the hash of exactly the sibling files it
+    """Every cached function of a kernels file carries the hash of exactly the kernel files it
     imports from (and of what they import) in its cache index key; a file that imports no
-    sibling may use numba's plain cache."""
+    other kernel file may use numba's plain cache."""
     assert not _misskeyed(_module(name), _kernel_closure(name)), name
 
 
 def test_the_key_check_fails_for_a_stale_key():
     """Negative control: a key that leaves out a file the kernels import, or names one more,
     is caught for every cached function."""
-    name = "splitting.py"
+    name = "cpu/splitting.py"
     module, deps = _module(name), _kernel_closure(name)
     functions = [f.__name__ for f in _cached_dispatchers(module)]
-    assert len(functions) == 3 and "accelerated.py" in deps
+    assert len(functions) == 3 and "cpu/accelerated.py" in deps
     for dropped in deps:
         assert _misskeyed(module, deps - {dropped}) == functions, dropped
-    assert _misskeyed(module, deps | {"reference.py"}) == functions
+    assert _misskeyed(module, deps | {"reference/euclidean.py"}) == functions
     assert _misskeyed(_module("streams.py"), set()) == ["seed_streams", "next_u64", "next_uniform"]
 
 

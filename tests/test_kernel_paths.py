@@ -8,9 +8,9 @@ import pytest
 from kernel_calls import k_chain
 
 import metastab as ms
-from metastab.kernels import drivers as _drivers
-from metastab.kernels import reference as ref
-from metastab.kernels import steps as _steps
+from metastab.kernels.cpu import drivers as _drivers
+from metastab.kernels.cpu import steps as _steps
+from metastab.kernels.reference import euclidean as ref
 
 
 def sphere(n, d, seed):

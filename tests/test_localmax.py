@@ -14,7 +14,7 @@ import metastab as ms
 from metastab.engine import chains
 from metastab.engine import exact as sim
 from metastab.kernels import params as _params
-from metastab.kernels import reference as ref
+from metastab.kernels.reference import euclidean as ref
 from metastab.models import NEIGHBOUR_RULES
 from metastab.registry import model_from_dict
 
@@ -189,7 +189,7 @@ def test_chunking_and_threads_do_not_matter(monkeypatch):
 @pytest.mark.parametrize("d", [1, 2, 3])
 def test_a_step_never_leaves_the_current_hull(d, rule):
     """Scalar γ: every new token is a convex combination of the current tokens (exact distance
-    to the hull, :func:`metastab._reference.hull_distance`)."""
+    to the hull, :func:`metastab.kernels.reference.euclidean.hull_distance`)."""
     rng = np.random.default_rng(100 + d)
     for trial in range(6):
         x = rng.normal(size=(6, d)) * rng.uniform(0.1, 10.0)

@@ -1,4 +1,4 @@
-"""Tests for metastab.polytope: the geometry of science.md §2."""
+"""Tests for metastab.setups.polytopes: the geometry of science.md §2."""
 
 import dataclasses
 import json
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from metastab.polytope import (
+from metastab.setups.polytopes import (
     Polytope,
     cross_polytope,
     gaussian,
@@ -209,7 +209,7 @@ def test_degenerate_hulls_do_not_raise(vertices, extreme):
 
 
 def test_qhull_failure_falls_back_to_joggle(monkeypatch):
-    import metastab.polytope as mod
+    import metastab.setups.polytopes as mod
 
     real = mod.ConvexHull
 

@@ -7,9 +7,9 @@ import pytest
 from kernel_calls import k_chain, k_flow, k_hardmax
 
 import metastab as ms
-from metastab.kernels import reference as ref
-from metastab.kernels import steps as _steps
 from metastab.kernels import streams as _streams
+from metastab.kernels.cpu import steps as _steps
+from metastab.kernels.reference import euclidean as ref
 
 # --------------------------------------------------------------------------------------------
 # helpers

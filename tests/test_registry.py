@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab.registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED
-from metastab.report import polytope_from_spec
+from metastab.registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, polytope_from_dict
 from metastab.sweep import Sweep
 from metastab.sweep.config import config_hash, normalise
 
@@ -133,11 +132,11 @@ def test_bad_spellings_name_the_flag_and_the_text(text, words):
 
 
 def test_studies_build_their_polytopes_from_the_registry():
-    assert polytope_from_spec({"kind": "random", "k": 6, "seed": 3}) == ms.random_polygon(6, rng=3)
+    assert polytope_from_dict({"kind": "random", "k": 6, "seed": 3}) == ms.random_polygon(6, rng=3)
     spec = {"kind": "gaussian", "k": 4, "d": 3}
-    assert polytope_from_spec(spec, rng=1) == ms.gaussian(4, 3, rng=1)
+    assert polytope_from_dict(spec, rng=1) == ms.gaussian(4, 3, rng=1)
     with pytest.raises(ValueError, match="polytope kind must be one of"):
-        polytope_from_spec({"kind": "dodecahedron"})
+        polytope_from_dict({"kind": "dodecahedron"})
 
 
 def test_sweep_takes_shrunk_and_file_initial_configurations(tmp_path):

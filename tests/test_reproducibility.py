@@ -7,7 +7,7 @@ import pytest
 
 import metastab as ms
 from metastab.engine import exact as sim
-from metastab.kernels import drivers as _drivers
+from metastab.kernels.cpu import drivers as _drivers
 
 X0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0], [0.2, 0.1], [-0.3, 0.4]])
 CHAIN = ms.SoftmaxChain(beta=4.0, gamma=0.3, B=[[1.0, 0.3], [-0.2, 0.9]])

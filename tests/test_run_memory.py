@@ -8,7 +8,7 @@ from cli_calls import run
 import metastab as ms
 from metastab import _validate as validate
 from metastab.engine.chains import run_bytes
-from metastab.kernels import events, sphere, steps
+from metastab.kernels.cpu import events, sphere, steps
 
 FLOW = ms.SphereFlow(beta=1.0, dt=0.1)
 
@@ -28,8 +28,8 @@ def buffer_bytes(*buffers) -> int:
 
 
 def kernel_scratch(model, n: int, d: int) -> int:
-    """What one thread that runs chains allocates (kernels.drivers.advance and
-    kernels.sphere.advance): the step's output, its uniforms and the work factories."""
+    """What one thread that runs chains allocates (kernels.cpu.drivers.advance and
+    kernels.cpu.sphere.advance): the step's output, its uniforms and the work factories."""
     own = (np.empty((n, d)), np.empty(n), events.hull_work(n, d))
     if isinstance(model, ms.SphereFlow | ms.SphereChain):
         return buffer_bytes(*own, sphere.flow_work(n, d), sphere.chain_work(n, d))

@@ -7,7 +7,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import metastab as ms
-from metastab.sphere import SPHERE_TOL
+from metastab.models.sphere import SPHERE_TOL
 
 N, BETA, T = 4, 1.0, 4.0
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab.kernels import reference as ref
-from metastab.kernels import sphere as SK
-from metastab.kernels import sphere_reference as sref
-from metastab.sphere import SphereChain, SphereFlow
+from metastab.kernels.cpu import sphere as SK
+from metastab.kernels.reference import euclidean as ref
+from metastab.kernels.reference import sphere as sref
+from metastab.models.sphere import SphereChain, SphereFlow
 
 
 def on_sphere(rng, *shape):

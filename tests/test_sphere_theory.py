@@ -9,9 +9,9 @@ from scipy import stats
 from test_accelerate import geometric_p
 
 import metastab as ms
-from metastab.polytope import cross_polytope, simplex
-from metastab.report import sibling
+from metastab.setups.polytopes import cross_polytope, simplex
 from metastab.studies import study_root
+from metastab.studies.runner import sibling
 from metastab.theory import frozen_asymptote, frozen_law, sphere_frozen_law, sphere_jumps
 
 TRIANGLE = simplex(2).vertices  # 1 − cos 120° = 3/2

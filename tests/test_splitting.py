@@ -24,9 +24,9 @@ from metastab.engine.splitting import (
     mean_escape_time,
     reaction_coordinate,
 )
-from metastab.kernels import reference as _reference
-from metastab.kernels import splitting as _splitting
 from metastab.kernels import streams as _streams
+from metastab.kernels.cpu import splitting as _splitting
+from metastab.kernels.reference import euclidean as _reference
 from metastab.stats import DiagnosticWarning
 
 SEED = 20_251_127
@@ -167,7 +167,7 @@ HULL = ms.LeaveHull(groups=GROUPS, radius=1.0)
 GAMMA, BETA = 0.45, 40.0
 # Merging at 0.2 (relative) snaps a returning token onto its vertex before its group mates are
 # pulled towards it, so that the chain re-enters A at X_REF exactly and cycles are i.i.d. (the
-# renewal assumption of metastab.splitting). Direct and splitting simulate this same chain.
+# renewal assumption of metastab.engine.splitting). Direct and splitting simulate this same chain.
 MERGE = 0.2
 
 

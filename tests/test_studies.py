@@ -11,9 +11,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metastab import report as rp
 from metastab.cli import main
-from metastab.studies import _folder, _module, list_studies, load_config, run_study, study_about
+from metastab.studies import verdict as rp
+from metastab.studies.runner import (
+    _folder,
+    _module,
+    list_studies,
+    load_config,
+    run_study,
+    study_about,
+)
 
 STUDIES = list_studies()
 ROOT = Path(__file__).resolve().parents[1]

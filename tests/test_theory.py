@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from metastab.polytope import regular_polygon, simplex
+from metastab.setups.polytopes import regular_polygon, simplex
 from metastab.theory import (
     clustering_phase,
     collapse_rate,

@@ -7,7 +7,8 @@ the model(s) and the event from :mod:`metastab.registry`, runs :func:`metastab.s
 table with a JSON provenance sidecar. Every error a user can cause exits with status 2 and one
 line on stderr, no traceback (:mod:`metastab.cli.exits`).
 
-Layout: :mod:`~metastab.cli.parser` (the top-level parser, the shared flags and value types),
+Layout: :mod:`~metastab.cli.command` (the top-level parser and :func:`main`, the only module that
+imports the command modules), :mod:`~metastab.cli.parser` (the shared flags and value types),
 one module per command (:mod:`~metastab.cli.dynamics` for ``simulate`` and ``passage``,
 :mod:`~metastab.cli.demo`, :mod:`~metastab.cli.bench`, :mod:`~metastab.cli.fit`,
 :mod:`~metastab.cli.study`; ``sweep`` is :mod:`metastab.sweep.command`), each with its parser
@@ -18,7 +19,6 @@ are imported where they are used, so that ``--help`` and ``--version`` answer at
 
 from __future__ import annotations
 
-from .exits import main
-from .parser import build_parser
+from .command import build_parser, main
 
 __all__ = ["main", "build_parser"]

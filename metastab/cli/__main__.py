@@ -2,6 +2,6 @@
 
 import sys
 
-from .exits import main
+from .command import main
 
 sys.exit(main())

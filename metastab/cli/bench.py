@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=("w1", "phase-diagram"),
         default="w1",
         help="w1: SA_P on the pentagon (default); phase-diagram: the sphere flow, post-LN, "
-        "n=32, d in {2, 32, 128}, beside batched NumPy (metastab.bench_sphere)",
+        "n=32, d in {2, 32, 128}, beside batched NumPy (metastab.bench.sphere)",
     )
     bench.add_argument(
         "--chains", type=whole, default=None, help="default 2048 (--escape: 60 per beta and mode)"
@@ -73,13 +73,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=("cpu", "cuda"),
         default="cpu",
         help="cuda: SA_P on the GPU beside torch on the same GPU and metastab's CPU figure, "
-        "with the fraction of the float64 flop bound (metastab.cuda_check.cuda_bench)",
+        "with the fraction of the float64 flop bound (metastab.bench.cuda_check.cuda_bench)",
     )
     bench.add_argument(
         "--check",
         action="store_true",
         help="--device cuda: the whole GPU check (device tests, escape-time laws against the "
-        "CPU, the bench), written to --out DIR (metastab.cuda_check.check)",
+        "CPU, the bench), written to --out DIR (metastab.bench.cuda_check.check)",
     )
     bench.add_argument(
         "--out", metavar="DIR", help="--check: the folder for its files (default gpu-check)"
@@ -97,7 +97,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Run ``metastab bench``; returns the exit status."""
-    from ..bench import run_bench
+    from ..bench.chains import run_bench
 
     if args.device == "cuda":
         return _cuda_bench(args)
@@ -152,7 +152,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
 def _cuda_bench(args: argparse.Namespace) -> int:
     """``metastab bench --device cuda [--check]``: the GPU table, or the whole check to files."""
-    from ..cuda_check import PEAK_FLOPS, WORKLOADS, check, cuda_bench, device_name, table
+    from ..bench.cuda_check import PEAK_FLOPS, WORKLOADS, check, cuda_bench, device_name, table
     from ..engine.backends import resolve
 
     if args.escape or args.sizes:
@@ -195,7 +195,7 @@ def _phase_diagram_bench(args: argparse.Namespace) -> int:
     row per d, printed as soon as it is measured."""
     import numba
 
-    from ..bench_sphere import PHASE_CHAINS, PHASE_STEPS, phase_diagram_bench
+    from ..bench.sphere import PHASE_CHAINS, PHASE_STEPS, phase_diagram_bench
 
     for flag in ("escape", "sizes"):
         if getattr(args, flag):
@@ -250,7 +250,7 @@ def _verdict(value: float, target: float | None, unit: str) -> str:
 
 def _sizes_bench(args: argparse.Namespace) -> int:
     """``metastab bench --sizes``: SA_P from n = 20 to transformer-like sizes, and the FMA peak."""
-    from ..bench import sizes_bench
+    from ..bench.chains import sizes_bench
 
     r = sizes_bench(repeat=args.repeat)
     print(
@@ -285,7 +285,7 @@ def _escape_bench(args: argparse.Namespace) -> int:
     row per beta, printed as soon as it is measured."""
     import numba
 
-    from ..bench import ESCAPE_BETAS, ESCAPE_CHAINS, escape_bench
+    from ..bench.chains import ESCAPE_BETAS, ESCAPE_CHAINS, escape_bench
 
     chains = ESCAPE_CHAINS if args.chains is None else args.chains
     if chains < 1:

@@ -14,7 +14,7 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``demo`` sub-parser."""
-    from ..demo import DEMO_BETAS, DEMO_CHAINS, DEMO_MAX_STEPS, DEMO_SEED
+    from ..bench.demo import DEMO_BETAS, DEMO_CHAINS, DEMO_MAX_STEPS, DEMO_SEED
 
     demo = sub.add_parser(
         "demo",
@@ -47,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Run ``metastab demo``; returns the exit status."""
-    from ..demo import escape_demo
+    from ..bench.demo import escape_demo
     from ..results import provenance, write_table
 
     out = output.out_path(args.out, args.overwrite)

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from ..observables import Track
-    from ..polytope import Polytope
     from ..results import FirstPassage, Run
+    from ..results.track import Track
+    from ..setups.polytopes import Polytope
 
 __all__ = ["add_parsers", "run"]
 
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     import numpy as np
 
     from ..engine import first_passage, merge_tolerance, simulate, track
-    from ..observables import Track
+    from ..results.track import Track
     from ..stats import escape_summary
 
     passage = args.command == "passage"

@@ -91,7 +91,7 @@ def theorem_bound(meta: dict, frame: object) -> tuple[dict | None, str]:
     ``metastab passage`` with a leave-hull event and a scalar gamma, or (None, why not)."""
     import numpy as np
 
-    from ..polytope import Polytope
+    from ..setups.polytopes import Polytope
 
     if meta.get("kind") == "plateaus":
         return None, "plateau durations (Thm 5.4 bounds exit times, not merges)"
@@ -202,7 +202,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
 def _plateaus(frame: pd.DataFrame, meta: dict, k: int | None) -> pd.DataFrame:
     """The durations of the plateau at ``k`` clusters of a plateau table; other tables as read."""
-    from ..observables import plateau_durations
+    from ..results.track import plateau_durations
 
     plateaus = meta.get("kind") == "plateaus"
     if not plateaus:

@@ -1,5 +1,6 @@
-"""The ``metastab`` parser: the top level, the flags and value types the commands share, and one
-sub-parser per command, each built by its module's ``add_parser``."""
+"""The flags and value types that the commands of ``metastab`` share, and the parser class that
+reports their errors in one line. The top-level parser, which gathers the commands' sub-parsers,
+is :func:`metastab.cli.command.build_parser`."""
 
 from __future__ import annotations
 
@@ -7,14 +8,12 @@ import argparse
 import math
 from typing import TYPE_CHECKING
 
-from .. import __version__
-from .exits import PROG, UsageError
+from .exits import UsageError
 
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 __all__ = [
-    "build_parser",
     "Parser",
     "examples",
     "whole",
@@ -108,34 +107,3 @@ def add_out(
     p.add_argument(
         "--overwrite", action="store_true", help="replace an existing --out FILE (default: refuse)"
     )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command but ``sweep`` (which has its own: metastab.sweep.command)."""
-    from . import bench, demo, dynamics, fit, study
-
-    parser = Parser(
-        prog=PROG,
-        epilog=examples(
-            "metastab demo",
-            "metastab passage --beta 8 12 16 --seed 1 --out escape.csv",
-            "metastab fit escape.csv",
-            "metastab COMMAND --help",
-        ),
-        description="Self-attention dynamics as an interacting particle system: "
-        "simulate the finite-beta chain SA_P, the softmax flow and hardmax, and measure "
-        "first-passage (escape) times.",
-    )
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    dynamics.add_parsers(sub)
-    demo.add_parser(sub)
-    bench.add_parser(sub)
-    fit.add_parser(sub)
-    sub.add_parser(
-        "sweep",
-        add_help=False,
-        help="run or resume a parameter sweep (embedded or on Dask); see metastab sweep --help",
-    )
-    study.add_parser(sub)
-    return parser

@@ -215,7 +215,7 @@ def complete(args: argparse.Namespace) -> None:
 def polytope(args: argparse.Namespace, rng: Any) -> Any:
     """The polytope of ``--polytope``, its vertices scaled by ``--radius`` (None for the sphere
     models; call :func:`complete` first)."""
-    from ..polytope import Polytope
+    from ..setups.polytopes import Polytope
 
     if args.polytope is None:
         return None

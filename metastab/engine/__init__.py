@@ -10,13 +10,15 @@
 - :mod:`~metastab.engine.resolution`: what direct stepping resolves (underflow of pick weights,
   cross-group probabilities);
 - :mod:`~metastab.engine.chains`, :mod:`~metastab.engine.progress`: inputs, state and progress
-  shared by the above;
+  shared by the above (and :func:`announce_compile_for`, the compile announcement of the runs
+  that the demo and the benchmarks warm up);
 - :mod:`~metastab.engine.backends`: where the chains run, chosen by the ``device`` argument.
 """
 
 from .accelerated import budget, first_passage_accelerated
 from .api import first_passage, simulate
 from .backends import BACKENDS, resolve
+from .progress import announce_compile_for
 from .resolution import (
     MERGE_TOL,
     MODES,
@@ -40,6 +42,7 @@ __all__ = [
     "MODES",
     "EscapeTime",
     "SplittingResult",
+    "announce_compile_for",
     "budget",
     "check_resolution",
     "cross_probabilities",

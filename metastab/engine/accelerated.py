@@ -5,7 +5,7 @@ the same chain SA_P (science.md §1), the same events and the same :class:`~meta
 but instead of stepping through the steps in which every token picks a token of its own group
 (exact no-ops) it draws the number of such steps from their geometric law (science.md §3,
 "Exact laws usable as tests", last paragraph) and then the step with a cross-group pick from its
-conditional law. The equations are in :mod:`metastab.kernels.accelerated`.
+conditional law. The equations are in :mod:`metastab.kernels.cpu.accelerated`.
 
 What is exact and what is not
 -----------------------------
@@ -46,8 +46,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._validate import check_memory, real
-from ..kernels import accelerated as _accelerated
 from ..kernels import params as _params
+from ..kernels.cpu import accelerated as _accelerated
 from ..results import FirstPassage, provenance
 from .backends import resolve
 from .chains import check_event, check_finite, prepare, run_bytes, start

@@ -54,7 +54,7 @@ def simulate(
     ----------
     model : SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, SphereFlow or SphereChain
     x0 : array, (n, d) shared by all chains or (chains, n, d) one per chain (unit rows for the
-        sphere models, within ``metastab.sphere.SPHERE_TOL``)
+        sphere models, within ``metastab.models.sphere.SPHERE_TOL``)
     steps : int >= 1
     chains : int, optional (default 1, or x0.shape[0] for a 3-D x0)
     rng : None, int, SeedSequence or Generator

@@ -9,7 +9,7 @@ to compile (for the compile announcement). The engine's functions take the name 
 
 "cuda" runs the exact loop on an NVIDIA GPU through numba-cuda (the optional extra
 ``metastab[cuda]``; under numba's simulator, ``NUMBA_ENABLE_CUDASIM=1``, without one): the kernels
-of :mod:`metastab.kernels.cuda_drivers`, the same streams and, under the simulator, the CPU's bits.
+of :mod:`metastab.kernels.cuda.drivers`, the same streams and, under the simulator, the CPU's bits.
 The time-0 event check and the neighbour sets of a recording run on the host (once per run or
 per recorded step); the event-driven and splitting drivers exist on the CPU only.
 """
@@ -23,21 +23,11 @@ from typing import Any, Protocol
 import numba
 import numpy as np
 
-from ..kernels import (
-    accelerated as _accelerated,
-)
-from ..kernels import (
-    drivers as _drivers,
-)
-from ..kernels import (
-    sphere as _sphere,
-)
-from ..kernels import (
-    splitting as _splitting,
-)
-from ..kernels import (
-    streams as _streams,
-)
+from ..kernels import streams as _streams
+from ..kernels.cpu import accelerated as _accelerated
+from ..kernels.cpu import drivers as _drivers
+from ..kernels.cpu import sphere as _sphere
+from ..kernels.cpu import splitting as _splitting
 from ..kernels.params import CLUSTERS, SPHERE_CHAIN, SPHERE_FLOW
 
 __all__ = ["BACKENDS", "Backend", "DeviceUnavailable", "resolve"]
@@ -153,7 +143,7 @@ class Cuda:
                 "device='cuda': no CUDA GPU is available to numba "
                 "(numba.cuda.is_available() is False; NUMBA_ENABLE_CUDASIM=1 runs the simulator)"
             )
-        from ..kernels import cuda_drivers
+        from ..kernels.cuda import drivers as cuda_drivers
 
         self._cuda, self._drivers = cuda, cuda_drivers
         self._scratch: Any = None

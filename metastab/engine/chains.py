@@ -7,24 +7,26 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 import numpy as np
 
 from .._validate import integer
-from ..kernels.sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
-from ..kernels.steps import _GRAM_MAX_N, _GRAM_MIN_D, _ROWS
+from ..kernels.cpu.sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
+from ..kernels.cpu.steps import _GRAM_MAX_N, _GRAM_MIN_D, _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
+from ..models.sphere import SPHERE_MODELS, SphereFlow, _SphereModel, check_on_sphere
 from ..rng import Seed, as_seed
-from ..sphere import SPHERE_MODELS, SphereFlow, _SphereModel, check_on_sphere
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from ..models import _Model
+    from ..models.euclidean import _Model
     from ..rng import SeedLike
 
 __all__ = ["EventSpec", "Model", "check_event", "check_model", "prepare", "run_bytes", "start"]
 
-# The dynamics the engine runs (:data:`MODELS`): those of metastab.models and metastab.sphere.
+# The dynamics the engine runs (:data:`MODEL_TYPES`): those of metastab.models (euclidean and
+# sphere).
 Model: TypeAlias = "_Model | _SphereModel"
 
-MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, *SPHERE_MODELS)
+# The spec classes the engine runs (the registry's MODELS is the table of model kinds by name).
+MODEL_TYPES = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, *SPHERE_MODELS)
 # Largest |score| bound accepted at time 0 (beta * score differences must stay finite).
 _SCORE_LIMIT = 1e307
 
@@ -51,8 +53,8 @@ def _initial(x0: ArrayLike, chains: int | None) -> tuple[np.ndarray, int]:
 
 def check_model(model: object) -> None:
     """TypeError unless ``model`` is one of the dynamics of :mod:`metastab.models`."""
-    if not isinstance(model, MODELS):
-        raise TypeError(f"model must be one of {[m.__name__ for m in MODELS]}, got {model!r}")
+    if not isinstance(model, MODEL_TYPES):
+        raise TypeError(f"model must be one of {[m.__name__ for m in MODEL_TYPES]}, got {model!r}")
 
 
 class EventSpec(Protocol):
@@ -105,8 +107,8 @@ def run_bytes(C: int, n: int, d: int, model: Model | None = None) -> int:
 
     The state, the per-chain streams and counters, the finiteness check's mask, and the
     kernels' scratch buffers: one set per thread that runs chains, with the blocked Gram matrix
-    of n^2 scores where the kernels keep one (:func:`metastab.kernels.steps.chain_work`, and
-    :func:`metastab.kernels.sphere.flow_work` with the flow's four Runge–Kutta stages), and one
+    of n^2 scores where the kernels keep one (:func:`metastab.kernels.cpu.steps.chain_work`, and
+    :func:`metastab.kernels.cpu.sphere.flow_work` with the flow's four Runge–Kutta stages), and one
     block of tokens' buffers per thread (with fewer chains than threads, the threads share each
     chain's blocks)."""
     import numba

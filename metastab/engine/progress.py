@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Progress", "announce_compile", "kernels_cold"]
+__all__ = ["Progress", "announce_compile", "announce_compile_for", "kernels_cold"]
 
 
 def kernels_cold(*dispatchers: Any) -> bool:
@@ -26,6 +26,19 @@ def announce_compile(progress: bool | Callable, *dispatchers: Any) -> None:
     if progress is True and kernels_cold(*dispatchers):
         sys.stderr.write("compiling kernels (once; later runs load them from the cache)...\n")
         sys.stderr.flush()
+
+
+def announce_compile_for(progress: bool | Callable, *runs: str, device: str = "cpu") -> None:
+    """:func:`announce_compile` for the kernels that a first run of each of ``runs`` calls on
+    ``device``: ``"exact"`` (:func:`~metastab.engine.simulate`), ``"passage"``
+    (:func:`~metastab.engine.first_passage`) or ``"accelerated"`` (its accelerated mode). For
+    callers outside the engine (the demo, the benchmarks), which need not know the kernels."""
+    if progress is not True:
+        return
+    from .backends import resolve
+
+    backend = resolve(device)
+    announce_compile(progress, *(f for run in runs for f in backend.kernels(run)))
 
 
 class Progress:

@@ -1,9 +1,9 @@
 """The resolution of direct stepping, and the group arithmetic shared by the SA_P engines.
 
 Direct (exact-mode) stepping draws every pick with its probability to full relative precision
-(rare picks are decided by an exact Bernoulli trial, see ``kernels.steps.chain_step``), except picks
-whose weight e^{β(s_ij − max_k s_ik)} the kernels' exp flushes to 0, those with an exponent below
-:func:`underflow_exponent` (≈ −708.7): :func:`check_resolution` warns, with
+(rare picks are decided by an exact Bernoulli trial, see ``kernels.cpu.steps.chain_step``),
+except picks whose weight e^{β(s_ij − max_k s_ik)} the kernels' exp flushes to 0, those with an
+exponent below :func:`underflow_exponent` (≈ −708.7): :func:`check_resolution` warns, with
 :class:`~metastab.ResolutionWarning`, when a configuration can only leave its groups through such
 picks; :func:`cross_probabilities` gives the log-probabilities of leaving a group in one step,
 at any β. Groups are the points of a configuration after merging at ``merge_tol``, as the
@@ -20,20 +20,12 @@ import numpy as np
 
 from .._validate import check_memory, real
 from ..exceptions import ResolutionWarning
-from ..kernels import (
-    accelerated as _accelerated,
-)
-from ..kernels import (
-    drivers as _drivers,
-)
-from ..kernels import (
-    params as _params,
-)
-from ..kernels import (
-    steps as _steps,
-)
+from ..kernels import params as _params
+from ..kernels.cpu import accelerated as _accelerated
+from ..kernels.cpu import drivers as _drivers
+from ..kernels.cpu import steps as _steps
 from ..models import SoftmaxChain
-from ..sphere import SphereChain
+from ..models.sphere import SphereChain
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -191,9 +183,9 @@ def check_resolution(
     :func:`cross_probabilities`). A configuration with two groups or more is stuck for direct
     stepping when, for every token, every pick outside its group has a weight
     e^{β(s_ij − max_k s_ik)} that the kernels flush to 0 (exponent below
-    :func:`underflow_exponent`): ``kernels.steps.chain_step`` never draws such a pick, while every
-    pick of positive weight is drawn with its probability. The test uses the kernels' own
-    arithmetic (``kernels.drivers.cross_weights``), with O(n) memory per configuration. Only the
+    :func:`underflow_exponent`): ``kernels.cpu.steps.chain_step`` never draws such a pick, while
+    every pick of positive weight is drawn with its probability. The test uses the kernels' own
+    arithmetic (``kernels.cpu.drivers.cross_weights``), with O(n) memory per configuration. Only the
     chains with the frozen law (:func:`has_frozen_law`) are checked; configurations with
     non-finite coordinates are skipped.
 

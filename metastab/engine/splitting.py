@@ -96,8 +96,8 @@ from .._validate import integer, real
 from ..events import LeaveBall, LeaveHull
 from ..exceptions import DiagnosticWarning
 from ..kernels import params as _params
-from ..kernels import splitting as _splitting
 from ..kernels import streams as _streams
+from ..kernels.cpu import splitting as _splitting
 from ..models import SoftmaxChain
 from ..results import provenance
 from ..rng import Seed, as_seed
@@ -609,7 +609,7 @@ def escape_probability(
     Examples
     --------
     >>> import numpy as np, metastab as ms
-    >>> from metastab.splitting import escape_probability
+    >>> from metastab.engine import escape_probability
     >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)   # frozen
     >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
     >>> res = escape_probability(ms.SoftmaxChain(beta=30.0, gamma=0.45), x, ev, replicas=50,
@@ -896,7 +896,7 @@ def mean_escape_time(
     Examples
     --------
     >>> import numpy as np, metastab as ms
-    >>> from metastab.splitting import mean_escape_time
+    >>> from metastab.engine import mean_escape_time
     >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)
     >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
     >>> et = mean_escape_time(ms.SoftmaxChain(beta=30.0, gamma=0.45), x, ev, replicas=50,

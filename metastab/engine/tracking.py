@@ -12,9 +12,9 @@ import numpy as np
 
 from .._validate import check_memory, integer, real
 from ..events import clusters_arrays
-from ..kernels import clustering as _clusters
-from ..observables import Track
+from ..kernels.cpu import clustering as _clusters
 from ..results import provenance
+from ..results.track import Track
 from .backends import resolve
 from .chains import prepare, run_bytes, start
 from .exact import drive, record_plan, record_times

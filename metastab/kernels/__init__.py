@@ -2,32 +2,39 @@
 
 Nothing here imports the rest of metastab: the spec objects of :mod:`metastab.models` and
 :mod:`metastab.events` build the parameter tuples of :mod:`.params`, and the engine calls the
-drivers. The files, from the bottom up:
+drivers. A folder per target; the leaves that every target shares sit at the top. From the
+bottom up:
 
 - ``params.py``: kind and event codes, the NamedTuples ``Dynamics``, ``Schedule`` and
   ``EventArrays`` in which parameters travel, ``no_event``, the numba options ``JIT`` (no numba).
-- ``cache.py``: :func:`~.cache.njit_keyed`, numba's on-disk cache keyed also on sibling files.
+- ``cache.py``: :func:`~.cache.njit_keyed`, numba's on-disk cache keyed also on other kernel
+  files.
 - ``streams.py``: per-chain xoshiro256** streams (``seed_streams``, ``next_u64``,
   ``next_uniform``).
-- ``steps.py``: one step of each model (scores, the exact exp, the pick; ``chain_step``,
-  ``flow_step``, ``hardmax_step``, ``localmax_step``, each with its ``*_work(n, d)`` scratch).
-- ``clustering.py``: clustered pairs, the number of clusters (``cluster_count``, union-find) and
-  the cluster observables of a configuration (``observe``).
-- ``events.py``: ``event_hit`` and the point-to-hull distance ``hull_dist2``.
-- ``drivers.py``: many chains in parallel (``advance``, ``events_at``, ``cross_weights``,
-  ``neighbour_sets``; ``step_tokens`` splits one chain's tokens over threads).
-- ``accelerated.py``: the event-driven SA_P kernels (``advance_accelerated``, ``jump``).
-- ``splitting.py``: the splitting kernel (``excursions``, ``coordinates``).
-- ``reference.py``: slow plain-Python twins, compared with the kernels bit for bit in the tests.
-- ``cuda_steps.py``, ``cuda_events.py``, ``cuda_sphere.py``, ``cuda_drivers.py``: the CUDA
-  twins of ``steps``, ``events``, ``sphere`` and ``drivers`` (numba.cuda, loaded only for
-  ``device="cuda"``): one thread block per chain, the same streams and operations, so numba's
-  CUDA simulator gives the CPU's bits.
-- ``reference_clustering.py``: the twins of ``clustering.py``.
+- ``cpu/``: the CPU kernels.
+
+  - ``steps.py``: one step of each model (scores, the exact exp, the pick; ``chain_step``,
+    ``flow_step``, ``hardmax_step``, ``localmax_step``, each with its ``*_work(n, d)`` scratch).
+  - ``clustering.py``: clustered pairs, the number of clusters (``cluster_count``, union-find)
+    and the cluster observables of a configuration (``observe``).
+  - ``events.py``: ``event_hit`` and the point-to-hull distance ``hull_dist2``.
+  - ``drivers.py``: many chains in parallel (``advance``, ``events_at``, ``cross_weights``,
+    ``neighbour_sets``; ``step_tokens`` splits one chain's tokens over threads).
+  - ``sphere.py``: the sphere models: the flow (post-LN, RK4) and the chain, and their driver.
+  - ``accelerated.py``: the event-driven SA_P kernels (``advance_accelerated``, ``jump``).
+  - ``splitting.py``: the splitting kernel (``excursions``, ``coordinates``).
+
+- ``cuda/``: ``steps.py``, ``events.py``, ``sphere.py``, ``drivers.py``, the CUDA twins of
+  those of ``cpu/`` (numba.cuda, loaded only for ``device="cuda"``): one thread block per
+  chain, the same streams and operations, so numba's CUDA simulator gives the CPU's bits.
+- ``reference/``: slow plain-Python twins, compared with the kernels bit for bit in the tests:
+  ``euclidean.py`` (of ``cpu/steps.py``, ``events.py``, ``drivers.py``, ``accelerated.py``),
+  ``sphere.py`` (of ``cpu/sphere.py``) and ``clustering.py`` (of ``cpu/clustering.py``).
 
 numba caches a function on its own file only, yet the code it stores holds what it calls from
-other files; so every file whose jitted functions call (or read constants of) a sibling decorates
-them with ``cache.njit_keyed("sibling.py", ...)``, naming its sibling imports and theirs.
-Import the files themselves (``from metastab.kernels import drivers``); this package re-exports
-nothing, so that each kernel has one name.
+other files; so every file whose jitted functions call (or read constants of) another kernel file
+decorates them with ``cache.njit_keyed("cpu/steps.py", "params.py", ...)``, naming by their paths
+under ``kernels/`` the files it imports from and what those import.
+Import the files themselves (``from metastab.kernels.cpu import drivers``); no package here
+re-exports anything, so that each kernel has one name.
 """

@@ -2,10 +2,11 @@
 
 numba keys a cached function on its own source file only (modification time and size), but the
 machine code it stores also holds every jitted function it calls from other files, inlined or
-linked, and the constants it reads from them. A kernel file that imports from sibling files
-therefore decorates its functions with :func:`njit_keyed`, naming those files and, transitively,
-what they import: their source hash joins the cache's index key, so any edit to them makes numba
-compile afresh instead of loading stale code (``tests/test_kernel_cache.py`` checks the names).
+linked, and the constants it reads from them. A kernel file that imports from other kernel files
+therefore decorates its functions with :func:`njit_keyed`, naming those files (by their paths
+under ``kernels/``, such as ``"cpu/steps.py"``) and, transitively, what they import: their
+source hash joins the cache's index key, so any edit to them makes numba compile afresh instead
+of loading stale code (``tests/test_kernel_cache.py`` checks the names).
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ _HERE = Path(__file__).parent
 
 
 def source_key(*files: str, root: Path = _HERE) -> str:
-    """SHA-256 of the named source files of the folder ``root`` (default: the kernels folder), in
-    any order."""
+    """SHA-256 of the named source files, paths relative to the folder ``root`` (default: the
+    kernels folder), in any order."""
     h = hashlib.sha256()
     for name in sorted(files):
         h.update(name.encode() + b"\0" + (Path(root) / name).read_bytes() + b"\0")

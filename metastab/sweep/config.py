@@ -58,10 +58,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validate import integer, real
-from ..polytope import Polytope
 from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, Param, Registry, on_sphere
-from ..results import _scalar_params
+from ..results.io import scalar_params
 from ..rng import Seed
+from ..setups.polytopes import Polytope
 
 if TYPE_CHECKING:  # the registry builds them; imported for the annotations only
     import os
@@ -476,7 +476,7 @@ def _build_point(config: dict, index: int, values: tuple) -> Point:
     event.compile(x0[None], model.key_query(x0.shape[1]))  # shape checks now, not on a worker
     columns = {
         "point": index,
-        **_scalar_params(model.to_dict(), event.to_dict()),
+        **scalar_params(model.to_dict(), event.to_dict()),
         "max_steps": run["max_steps"],
         **_prefixed("polytope", specs.get("polytope", {})),
         **_prefixed("initial", specs["initial"]),

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.report import check, checks_frame
 from metastab.results import read_table
+from metastab.studies.verdict import check, checks_frame
 
 SOURCE = "[FW] lem. first.phase, Thm 5.2"
 
@@ -56,7 +56,7 @@ def growth_rows(ok: pd.DataFrame) -> pd.DataFrame:
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     summary = read_table(out / "summary.csv")[0]
     polys = read_table(out / "polytopes.csv")[0]

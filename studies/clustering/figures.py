@@ -8,9 +8,10 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from metastab.report import checks_config, read_checks, sibling
 from metastab.results import read_table
-from metastab.study_figures import axes_grid, legend_below
+from metastab.studies.figures import axes_grid, legend_below
+from metastab.studies.runner import sibling
+from metastab.studies.verdict import checks_config, read_checks
 
 _checks = sibling(__file__, "checks")
 

@@ -35,7 +35,7 @@ from scipy.spatial import ConvexHull, HalfspaceIntersection
 
 import metastab as ms
 from metastab import theory
-from metastab.report import polytope_from_spec
+from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
 
 # --------------------------------------------------------------------------- geometry
@@ -50,7 +50,7 @@ def build_polytope(spec: dict) -> ms.Polytope:
     equinorm triangles are drawn until one has acute cones.
     """
     if spec["kind"] != "random-acute":
-        return polytope_from_spec(spec)
+        return polytope_from_dict(spec)
     k = int(spec["k"])
     if k != 3:
         raise ValueError(f"an equinorm polygon with acute cones is a triangle, got k={k}")

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.report import checks_config
 from metastab.results import read_table
-from metastab.study_figures import axes_grid, legend_below
+from metastab.studies.figures import axes_grid, legend_below
+from metastab.studies.verdict import checks_config
 
 MODELS = {
     "SA_beta": ("SA_β (softmax layer)", "C3", "^"),

@@ -29,8 +29,9 @@ from scipy.spatial.distance import pdist
 
 import metastab as ms
 from metastab import stats, theory
-from metastab.report import polytope_from_spec, quantile_band, recorded
+from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
+from metastab.studies.runner import quantile_band, recorded
 
 
 def model(kind: str, beta: float, gamma: float, d: int):
@@ -170,7 +171,7 @@ def run(config: dict, out: Path) -> None:
     """Collapse times of SA_β and SA_P, the per-step check, curves and summaries."""
     out = Path(out)
     seed, gamma, ratio = int(config["seed"]), float(config["gamma"]), float(config["ratio"])
-    P = polytope_from_spec(config["polytope"])
+    P = polytope_from_dict(config["polytope"])
     x0 = ms.in_cells(P, int(config["tokens"]), rng=np.random.SeedSequence(seed, spawn_key=(9,)))
     R = float(np.linalg.norm(x0, axis=1).max())
     meta = {

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from metastab.report import check, checks_frame, read_tables
+from metastab.studies.runner import read_tables
+from metastab.studies.verdict import check, checks_frame
 
 SOURCE = "[FW] §2"
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     parity, sampler, dom, quad, vor = read_tables(
         out,

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from metastab.report import md_cell, read_tables
 from metastab.results import read_table
-from metastab.study_figures import axes_row, draw
+from metastab.studies.figures import axes_row, draw
+from metastab.studies.render import md_cell
+from metastab.studies.runner import read_tables
 
 
 def _outline(ax, V, owns=None):

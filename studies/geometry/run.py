@@ -25,8 +25,8 @@ from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, HalfspaceIntersection
 
 import metastab as ms
-from metastab.report import study_meta
 from metastab.results import write_table
+from metastab.studies.runner import study_meta
 
 # --------------------------------------------------------------------------- the paper's samplers
 

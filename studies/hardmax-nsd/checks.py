@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from metastab.report import check, checks_frame
 from metastab.results import read_table
+from metastab.studies.verdict import check, checks_frame
 
 SOURCE = "[FW] thm. fw.cluster"
 FW = "γ^t = 2/(t+2)"
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     cx, cmeta = read_table(out / "counterexample.csv")
     draws = read_table(out / "random_draws.csv")[0]

@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metastab.report import checks_config, fmt, read_checks
 from metastab.results import read_table
-from metastab.study_figures import axes_row, draw, palette
+from metastab.studies.figures import axes_row, draw, palette
+from metastab.studies.render import fmt
+from metastab.studies.verdict import checks_config, read_checks
 
 # --------------------------------------------------------------------------- figures
 

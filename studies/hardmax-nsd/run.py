@@ -26,8 +26,8 @@ from scipy.optimize import nnls
 from scipy.spatial.distance import pdist
 
 import metastab as ms
-from metastab.report import study_meta
 from metastab.results import write_table
+from metastab.studies.runner import study_meta
 
 # Weight of the row Σλ = 1 in the non-negative least squares for the hull minimum, relative to
 # the scale of the points: the constraint is then met to ~1e-12 relative, and λ is renormalised

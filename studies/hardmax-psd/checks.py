@@ -15,14 +15,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metastab.report import check, checks_frame, sibling
 from metastab.results import read_table
+from metastab.studies.runner import sibling
+from metastab.studies.verdict import check, checks_frame
 
 SOURCE = "[FW] thm. exp.fast.polytope"
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     lines, meta = read_table(out / "lines.csv")
     floor = float(config["lines"]["floor"])

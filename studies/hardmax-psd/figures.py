@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metastab.report import checks_config
 from metastab.results import read_table
-from metastab.study_figures import axes_row, draw, palette
+from metastab.studies.figures import axes_row, draw, palette
+from metastab.studies.verdict import checks_config
 
 # Smallest normalised distance drawn on log axes: float64 roundoff of |x − v| / |x^0 − v|.
 EPS_FLOOR = 1e-17

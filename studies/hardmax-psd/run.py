@@ -23,8 +23,9 @@ import pandas as pd
 from scipy import integrate, stats
 
 import metastab as ms
-from metastab.report import polytope_from_spec, study_meta
+from metastab.registry import polytope_from_dict
 from metastab.results import write_table
+from metastab.studies.runner import study_meta
 
 # --------------------------------------------------------------------------- inputs
 
@@ -45,9 +46,9 @@ def polytope(spec: dict, seed: int) -> tuple[ms.Polytope, int]:
     """The polytope of a spec and the number of draws needed for every vertex to own its cell
     (the theorem's genericity hypothesis; regular polygons always satisfy it)."""
     if spec["kind"] != "gaussian":
-        return polytope_from_spec(spec, rng=seed), 1
+        return polytope_from_dict(spec, rng=seed), 1
     for draw, ss in enumerate(np.random.SeedSequence(seed).spawn(100), start=1):
-        P = polytope_from_spec(spec, rng=ss)
+        P = polytope_from_dict(spec, rng=ss)
         if P.all_own_cells():
             return P, draw
     raise RuntimeError("no Gaussian polytope with every vertex owning its cell in 100 draws")

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from metastab.report import check, checks_frame
 from metastab.results import read_table
+from metastab.studies.verdict import check, checks_frame
 
 SOURCE = "[FW] §5 (metastability: finite β follows hardmax)"
 
@@ -36,7 +36,7 @@ def plateau_points(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     summary, meta = read_table(out / "summary.csv")
     fits = read_table(out / "fits.csv")[0]

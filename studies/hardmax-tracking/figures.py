@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 
 from metastab.plotting import survival_figure
-from metastab.report import read_checks
 from metastab.results import read_table
-from metastab.study_figures import axes_grid, legend_below
+from metastab.studies.figures import axes_grid, legend_below
+from metastab.studies.verdict import read_checks
 
 MODELS = {"SA_P": ("SA_P (Markov chain)", "C0"), "SA_beta": ("SA_β (softmax layer)", "C3")}
 

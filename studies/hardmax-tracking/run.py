@@ -33,8 +33,9 @@ import pandas as pd
 
 import metastab as ms
 from metastab import stats, theory
-from metastab.report import polytope_from_spec, quantile_band, recorded
+from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
+from metastab.studies.runner import quantile_band, recorded
 
 
 def start(P: ms.Polytope, n: int, margin: float, rng) -> np.ndarray:
@@ -273,7 +274,7 @@ def run(config: dict, out: Path) -> None:
     """Compute the distance-over-time table, the tracking times and their summaries."""
     out = Path(out)
     seed, gamma, eps = int(config["seed"]), float(config["gamma"]), float(config["eps"])
-    P = polytope_from_spec(config["polytope"])
+    P = polytope_from_dict(config["polytope"])
     x0 = start(
         P,
         int(config["tokens"]),

@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from metastab.report import check, checks_frame, sibling
 from metastab.results import read_table
+from metastab.studies.runner import sibling
+from metastab.studies.verdict import check, checks_frame
 
 SOURCE = "[LM] abstract (this package's reading)"
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     summary, meta = read_table(Path(out) / "summary.csv")
     v = sibling(__file__, "figures").verdicts(summary, meta["config"] | config)
     tol = f"{config['roundoff']:g}"

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from metastab.plotting import canvas
-from metastab.report import checks_config
 from metastab.results import read_table
+from metastab.studies.verdict import checks_config
 
 FIGURE2 = ["emerging", "triangle", "square", "non-leader"]
 TITLES = {

@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from metastab.report import check, checks_frame, sibling
 from metastab.results import read_table
+from metastab.studies.runner import sibling
+from metastab.studies.verdict import check, checks_frame
 
 SOURCE = "[MM]"
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     rows, stated = [], None
     for k, (exp, what, measured, ref, ok, value, threshold) in enumerate(

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from metastab.plotting import canvas
-from metastab.report import read_tables
 from metastab.results import read_table
+from metastab.studies.runner import read_tables
 
 
 def _figure(ncols, width=4.2, height=3.6):

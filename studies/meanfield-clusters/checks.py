@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from metastab.report import check, checks_frame
 from metastab.results import read_table
+from metastab.studies.verdict import check, checks_frame
 
 SOURCE = "Bruno, Pasqualotto, Agazzi arXiv 2410.23228 (sphere.md statement 6)"
 
@@ -44,7 +44,7 @@ def deviation(table: pd.DataFrame, shift: int = 0) -> float:
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     fraction, multiple = float(config["min_fraction"]), float(config["claim_multiple"])
     tol, shift = int(config["count_tolerance"]), int(config["wrong_shift"])

@@ -23,8 +23,8 @@ import pandas as pd
 
 import metastab as ms
 from metastab import theory
-from metastab.report import sibling, study_meta
 from metastab.results import write_table
+from metastab.studies.runner import sibling, study_meta
 
 # the circle's cluster decomposition, shared with the staircase study
 circle = sibling(Path(__file__).resolve().parents[1] / "staircase" / "run.py", "run")

@@ -16,8 +16,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.report import check, checks_frame, fmt, position, read_tables, wider
 from metastab.results import read_table
+from metastab.studies.render import fmt, position, wider
+from metastab.studies.runner import read_tables
+from metastab.studies.verdict import check, checks_frame
 
 SOURCE = "[FW] lem. metastab.1, Thm 5.4"
 BOUND = "P[T2 ≥ t] ≥ 1 − exp((1 + ε/γ) log(γt/ε) + (1 + ε/γ) log n − β c0 ε/(2γ)) for t > 1"
@@ -33,7 +35,7 @@ def declared(starts: pd.DataFrame, config: dict):
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     per, meta = read_table(out / "per_beta.csv")
     fits, starts, bound, cross, tol = read_tables(

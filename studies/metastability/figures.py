@@ -17,12 +17,14 @@ import pandas as pd
 import scipy.stats as sps
 
 from metastab.plotting import canvas, stats, theory
-from metastab.report import checks_config, fmt_p, read_checks, read_tables, sibling
-from metastab.report import ci as _ci
-from metastab.report import fmt as _fmt
-from metastab.report import md_table as _table
-from metastab.report import spread as _spread
 from metastab.results import read_table
+from metastab.studies.render import ci as _ci
+from metastab.studies.render import fmt as _fmt
+from metastab.studies.render import fmt_p
+from metastab.studies.render import md_table as _table
+from metastab.studies.render import spread as _spread
+from metastab.studies.runner import read_tables, sibling
+from metastab.studies.verdict import checks_config, read_checks
 
 _checks = sibling(__file__, "checks")
 

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from metastab.report import check, checks_frame
 from metastab.results import read_table
+from metastab.studies.verdict import check, checks_frame
 
 SOURCE = "GLPR (arXiv 2312.10794)"
 
@@ -175,7 +175,7 @@ def _circle_rows(circle, config) -> list[dict]:
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     diagram = read_table(out / "diagram.parquet")[0]
     boundary = read_table(out / "boundary.csv")[0]

@@ -7,9 +7,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.report import checks_config, fmt, md_table, read_checks, sibling
 from metastab.results import read_table
-from metastab.study_figures import axes_grid, draw, palette
+from metastab.studies.figures import axes_grid, draw, palette
+from metastab.studies.render import fmt, md_table
+from metastab.studies.runner import sibling
+from metastab.studies.verdict import checks_config, read_checks
 
 checks_module = sibling(__file__, "checks")
 

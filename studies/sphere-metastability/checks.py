@@ -18,8 +18,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.report import check, checks_frame, fmt, position, read_tables, wider
 from metastab.results import read_table
+from metastab.studies.render import fmt, position, wider
+from metastab.studies.runner import read_tables
+from metastab.studies.verdict import check, checks_frame
 
 LAW = (
     "T_jump (first moving pick from frozen clusters) is geometric with "
@@ -264,7 +266,7 @@ def rd_rows(rd: pd.DataFrame, fits: pd.DataFrame, config: dict) -> list[dict]:
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     per, meta = read_table(out / "per_beta.csv")
     law, fits, cross, rd, tol = read_tables(

@@ -13,12 +13,14 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from metastab.report import checks_config, fmt_p, read_checks, read_tables
-from metastab.report import ci as _ci
-from metastab.report import fmt as _fmt
-from metastab.report import md_table as _table
 from metastab.results import read_table
-from metastab.study_figures import axes_row, draw, palette
+from metastab.studies.figures import axes_row, draw, palette
+from metastab.studies.render import ci as _ci
+from metastab.studies.render import fmt as _fmt
+from metastab.studies.render import fmt_p
+from metastab.studies.render import md_table as _table
+from metastab.studies.runner import read_tables
+from metastab.studies.verdict import checks_config, read_checks
 
 LOG10 = math.log(10)
 MIN_MEAN = 20.0  # law.png (a) shows the β with E[T_jump] >= this, where T/E[T] is near Exp(1)

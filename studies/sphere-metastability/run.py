@@ -44,9 +44,9 @@ from scipy.stats import kstest
 
 import metastab as ms
 from metastab import stats, theory
-from metastab.polytope import simplex
-from metastab.report import sibling
 from metastab.results import provenance, read_table, write_table
+from metastab.setups.polytopes import simplex
+from metastab.studies.runner import sibling
 
 EVENTS = ("jump", "cap")
 ENGINES = ("direct", "accelerated")

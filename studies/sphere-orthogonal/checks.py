@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metastab.report import check, checks_frame
 from metastab.results import read_table
+from metastab.studies.verdict import check, checks_frame
 
 SOURCE = "GLPR (arXiv 2312.10794)"
 
@@ -278,7 +278,7 @@ def _random_rows(random: pd.DataFrame, reduction: pd.DataFrame, cfg: dict) -> li
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     crossing = read_table(out / "crossing.csv")[0]
     random = read_table(out / "random.parquet")[0]

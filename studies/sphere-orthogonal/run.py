@@ -29,8 +29,8 @@ import pandas as pd
 
 import metastab as ms
 from metastab import theory
-from metastab.report import study_meta
 from metastab.results import write_table
+from metastab.studies.runner import study_meta
 
 
 def flow(beta: float, dt: float, scheme: str, attention: str = "softmax"):

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from metastab import stats
-from metastab.report import check, checks_frame
 from metastab.results import read_table
+from metastab.studies.verdict import check, checks_frame
 
 SOURCE = "GKPR arXiv 2410.06833 (sphere.md statement 5)"
 FIT_COLUMNS = ["beta", "chain", "steps", "censored", "max_steps", "start"]
@@ -114,7 +114,7 @@ def random_fit(sample: pd.DataFrame, level: float):
 
 
 def checks(out: Path, config: dict) -> pd.DataFrame:
-    """The checks table of the study (columns of :mod:`metastab.report`)."""
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     cfg = config["checks"]
     tol, level = float(cfg["rate_tolerance"]), float(cfg["confidence_level"])

@@ -1,0 +1,377 @@
+"""The GPU check: ``metastab bench --device cuda [--check]``.
+
+:func:`cuda_bench` times SA_P on the device (``simulate(..., device="cuda")``) beside a torch
+implementation of the same chain (:func:`torch_chain`: batched matmul, softmax, cumulative sum,
+searchsorted, gather, float64: the field's usual way) on the same GPU in the same run, and beside
+metastab's CPU figure, in token-steps per second (chains × n × steps / s). It reports the
+fraction of the float64 flop bound reached: a token-step costs 2 n d flops of scores and about
+:data:`EXP_FLOPS` n of exponentials, so a card of ``peak`` flop/s bounds the rate near
+peak / (2 n d + EXP_FLOPS n).
+
+:func:`agreement` checks that the device's escape-time law is the CPU's (on a device fused
+multiply-adds may round differently, so bits are not compared): first-passage times of the
+[FW] Thm 5.4 exit on both, from independent seeds, compared by two-sample Kolmogorov–Smirnov and
+Anderson–Darling tests; a negative control (the device at a slightly larger β) must be rejected.
+
+:func:`check` runs the device tests (``tests/test_cuda.py`` without the simulator), the agreement
+and the bench, and writes everything to a folder (see its docstring).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "WORKLOADS",
+    "EXP_FLOPS",
+    "PEAK_FLOPS",
+    "torch_chain",
+    "cuda_bench",
+    "agreement",
+    "check",
+]
+
+# name, n, d, betas, chains, steps (device), CPU chains, CPU steps: the issue's workloads. SA_P
+# (W1; unit-sphere tokens), and "phase-diagram": the post-LN sphere flow of [GLPR] Fig. 3's script
+# (n = 32, d = 128, 2048 realisations, dt = 0.1 to t = 30, a grid of beta)
+Workload = tuple[str, int, int, tuple[float, ...], int, int, int, int]
+WORKLOADS: tuple[Workload, ...] = (
+    ("W1", 20, 2, (20.0,), 65536, 200, 4096, 100),
+    ("sphere-256", 256, 16, (5.0,), 4096, 20, 64, 10),
+    ("sphere-1024", 1024, 64, (5.0,), 512, 5, 4, 4),
+    ("phase-diagram", 32, 128, (1.0, 4.0, 9.0), 2048, 300, 64, 30),
+)
+_DT = 0.1
+# flops of one exponential in the kernels' exp (a degree-13 polynomial and its reduction), as
+# counted in the bound; the float64 vector peak of an H100 / H200 (flop/s)
+EXP_FLOPS = 20
+PEAK_FLOPS = 34e12
+_GAMMA = 0.1
+# agreement: escape-time samples per device, the significance level, and the control's beta
+_AGREE_CHAINS = 2000
+_ALPHA = 0.01
+_CONTROL_SHIFT = 0.5
+
+
+def _x0(name: str, n: int, d: int, seed: int = 0) -> np.ndarray:
+    """W1's configuration, or n unit-sphere tokens in R^d."""
+    from .chains import workload_w1
+
+    if name == "W1":
+        return workload_w1()
+    x = np.random.default_rng(seed).normal(size=(n, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def torch_chain(
+    x0: np.ndarray, beta: float, gamma: float, *, steps: int, chains: int, seed: int = 0
+) -> Any:
+    """SA_P for B = I in torch on the GPU, float64; returns the final states (a torch tensor).
+
+    Per step: scores by batched matmul, softmax, cumulative sum, one uniform per token,
+    searchsorted (the inverse-CDF pick), gather, and the synchronous move. The same law as
+    metastab's chain up to the resolution of the picks (a single uniform: picks of probability
+    below ~2^-53 relative are never drawn), not the same random numbers.
+    """
+    import torch
+
+    dev = torch.device("cuda")
+    gen = torch.Generator(device=dev).manual_seed(seed)
+    x = torch.as_tensor(np.asarray(x0, dtype=float), device=dev)
+    n, d = x.shape
+    X = x.expand(chains, n, d).clone()
+    for _ in range(steps):
+        S = torch.bmm(X, X.transpose(1, 2))
+        cdf = torch.cumsum(torch.softmax(beta * S, dim=2), dim=2)
+        u = torch.rand(chains, n, 1, generator=gen, dtype=torch.float64, device=dev)
+        j = torch.searchsorted(cdf, u * cdf[:, :, -1:]).clamp_(max=n - 1)
+        X += gamma * (torch.gather(X, 1, j.expand(chains, n, d)) - X)
+    torch.cuda.synchronize()
+    return X
+
+
+def torch_post_ln(X0: np.ndarray, beta: float, dt: float, *, steps: int) -> Any:
+    """Post-LN layers x_i <- N(x_i + dt sum_j softmax_j(beta <x_i, x_j>) x_j) of a batch X0
+    (C, n, d) in torch on the GPU, float64, as the authors' phase-diagram script computes them
+    (batched matmul, softmax, batched matmul, norm); returns the final batch."""
+    import torch
+
+    X = torch.as_tensor(np.asarray(X0, dtype=float), device=torch.device("cuda"))
+    for _ in range(steps):
+        A = torch.softmax(beta * torch.bmm(X, X.transpose(1, 2)), dim=2)
+        X = X + dt * torch.bmm(A, X)
+        X = X / torch.linalg.vector_norm(X, dim=2, keepdim=True)
+    torch.cuda.synchronize()
+    return X
+
+
+def _time(fn, repeat: int) -> float:
+    """Best of ``repeat`` timed calls, after one untimed warm-up call."""
+    fn()
+    best = np.inf
+    for _ in range(repeat):
+        tic = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - tic)
+    return best
+
+
+def _torch_ready() -> str | None:
+    """None when torch can run on the GPU, else why not."""
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    if not torch.cuda.is_available():
+        return "torch sees no GPU"
+    return None
+
+
+def cuda_bench(
+    workloads: tuple[Workload, ...] = WORKLOADS,
+    *,
+    repeat: int = 3,
+    peak: float = PEAK_FLOPS,
+    scale: float = 1.0,
+) -> list[dict]:
+    """One row per workload: token-steps/s of metastab on the device, of the torch version
+    (:func:`torch_chain`, :func:`torch_post_ln`) on the same device, of metastab on the CPU
+    (fewer chains and steps, the same per-token work), the ratios, and the fraction of the flop
+    bound that metastab's device rate reaches (the flow's weighted sums count 2 n d more). A
+    workload with several betas runs each in turn (rates over the whole grid). ``scale``
+    multiplies the chains and steps (a quick run: 0.01)."""
+    from ..engine import simulate
+    from ..models import SoftmaxChain
+    from ..models.sphere import SphereFlow
+    from ..setups.sphere import sphere_uniform
+
+    why_not = _torch_ready()
+    rows = []
+    for name, n, d, betas, chains, steps, cpu_chains, cpu_steps in workloads:
+        chains, steps = max(1, int(chains * scale)), max(1, int(steps * scale))
+        cpu_chains, cpu_steps = max(1, int(cpu_chains * scale)), max(1, int(cpu_steps * scale))
+        flow = name == "phase-diagram"
+        models: list[SphereFlow] | list[SoftmaxChain]
+        if flow:
+            x0 = sphere_uniform(n, d, chains=chains, rng=0)
+            models = [SphereFlow(beta=b, dt=_DT) for b in betas]
+        else:
+            x0 = _x0(name, n, d)
+            models = [SoftmaxChain(beta=b, gamma=_GAMMA) for b in betas]
+
+        def grid(device, C, k, x0=x0, models=models):
+            start = x0[:C] if x0.ndim == 3 else x0
+            for m in models:
+                simulate(m, start, steps=k, chains=C, rng=1, device=device)
+
+        work = len(betas) * chains * n * steps
+        gpu_s = _time(partial(grid, "cuda", chains, steps), repeat)
+        cpu_s = _time(partial(grid, "cpu", cpu_chains, cpu_steps), 1)
+        row: dict[str, Any] = {
+            "workload": name,
+            "n": n,
+            "d": d,
+            "beta": list(betas),
+            "chains": chains,
+            "steps": steps,
+            "metastab_cuda": work / gpu_s,
+            "metastab_cpu": cpu_chains * n * cpu_steps / cpu_s,
+            "torch": None,
+            "vs_torch": None,
+            "torch_note": why_not,
+        }
+        if why_not is None:
+
+            def torch_grid(x0=x0, betas=betas, flow=flow, chains=chains, steps=steps):
+                for b in betas:
+                    if flow:
+                        torch_post_ln(x0, b, _DT, steps=steps)
+                    else:
+                        torch_chain(x0, b, _GAMMA, steps=steps, chains=chains, seed=1)
+
+            torch_s = _time(torch_grid, repeat)
+            row["torch"] = len(betas) * chains * n * steps / torch_s
+            row["vs_torch"] = torch_s / gpu_s
+        row["vs_cpu"] = row["metastab_cuda"] / row["metastab_cpu"]
+        row["bound"] = peak / ((4 if flow else 2) * n * d + EXP_FLOPS * n)
+        row["bound_fraction"] = row["metastab_cuda"] / row["bound"]
+        rows.append(row)
+    return rows
+
+
+def _escape_problem():
+    """The Thm 5.4 exit of the README's example: pentagon vertices + 15 tokens at 0.5 v_a."""
+    from ..events import LeaveHull
+    from ..setups.polytopes import regular_polygon
+    from .chains import workload_w1
+
+    P = regular_polygon(5)
+    x0 = workload_w1()
+    return x0, LeaveHull(groups=P.assign(x0), radius=2 * _GAMMA * P.diameter)
+
+
+def agreement(
+    beta: float = 13.0,
+    *,
+    chains: int = _AGREE_CHAINS,
+    control: float | None = None,
+    max_steps: int = 200_000,
+) -> dict:
+    """KS and AD tests of the device's escape-time law against the CPU's (independent seeds),
+    and the negative control (the device at beta ``control``, default beta + 0.5, against the
+    CPU at beta), which must be rejected. Returns the samples' means and the p-values;
+    ``passed`` when the laws agree at level 0.01 and both tests reject the control at it."""
+    from scipy import stats
+
+    from ..engine import first_passage
+    from ..models import SoftmaxChain
+
+    x0, event = _escape_problem()
+
+    def times(b, device, seed):
+        fp = first_passage(
+            SoftmaxChain(beta=b, gamma=_GAMMA),
+            x0,
+            event,
+            max_steps=max_steps,
+            chains=chains,
+            rng=seed,
+            device=device,
+        )
+        if fp.censored.any():
+            raise RuntimeError(f"{int(fp.censored.sum())} chains censored: raise max_steps")
+        return fp.steps.astype(float)
+
+    control = beta + _CONTROL_SHIFT if control is None else control
+    cpu, gpu, other = times(beta, "cpu", 1), times(beta, "cuda", 2), times(control, "cuda", 3)
+
+    def tests(a, b):
+        ad = stats.anderson_ksamp(
+            [a, b], variant="midrank", method=stats.PermutationMethod(n_resamples=999)
+        )
+        return {"ks_p": float(stats.ks_2samp(a, b).pvalue), "ad_p": float(ad.pvalue)}
+
+    same, ctrl = tests(gpu, cpu), tests(other, cpu)
+    return {
+        "beta": beta,
+        "control_beta": control,
+        "chains": chains,
+        "mean_cpu": float(cpu.mean()),
+        "mean_cuda": float(gpu.mean()),
+        "mean_control": float(other.mean()),
+        "same": same,
+        "control": ctrl,
+        "passed": min(same.values()) >= _ALPHA and max(ctrl.values()) < _ALPHA,
+    }
+
+
+def device_name() -> str:
+    """The GPU's name as numba reports it (the simulator's under NUMBA_ENABLE_CUDASIM)."""
+    from numba import cuda
+
+    name = getattr(cuda.get_current_device(), "name", "numba's CUDA simulator")
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def table(rows: list[dict]) -> str:
+    """The bench rows as a Markdown table."""
+
+    def g(v):
+        return "–" if v is None else f"{v:.3g}"
+
+    lines = [
+        "| workload | n, d, β | chains × steps | metastab cuda | torch f64 | metastab CPU | "
+        "vs torch | vs CPU | of flop bound |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['workload']} | {r['n']}, {r['d']}, {'/'.join(f'{b:g}' for b in r['beta'])} | "
+            f"{r['chains']} × "
+            f"{r['steps']} | {g(r['metastab_cuda'])} | {g(r['torch'])} | "
+            f"{g(r['metastab_cpu'])} | {g(r['vs_torch'])} | {g(r['vs_cpu'])} | "
+            f"{100 * r['bound_fraction']:.2g} % |"
+        )
+    return "\n".join(lines)
+
+
+def check(
+    out: str | Path,
+    *,
+    scale: float = 1.0,
+    run_tests: bool = True,
+    repeat: int = 3,
+    workloads: tuple[Workload, ...] = WORKLOADS,
+    agree: dict | None = None,
+) -> bool:
+    """The whole GPU check, written to the folder ``out``: ``tests.log`` and ``tests.xml`` (the
+    device tests, pytest's output and JUnit report), ``agreement.json`` (:func:`agreement`),
+    ``bench.json`` and ``bench.md`` (:func:`cuda_bench`) and ``summary.md`` (the date, the
+    device, the table and the verdicts). Returns whether the tests and the agreement passed.
+    ``scale`` < 1 shrinks the bench (a quick run); ``agree``: keywords of :func:`agreement`."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    device = device_name()
+    lines = [f"# metastab GPU check, {stamp}", "", f"device: {device}; host: {platform.node()}", ""]
+    ok = True
+    if run_tests:
+        tests = Path(__file__).resolve().parent.parent / "tests" / "test_cuda.py"
+        if tests.is_file():
+            env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    "-m",
+                    "not outer",
+                    f"--junitxml={out / 'tests.xml'}",
+                    str(tests),
+                ],
+                env={**env, "METASTAB_CUDA_TESTS": "1"},
+                capture_output=True,
+                text=True,
+            )
+            (out / "tests.log").write_text(proc.stdout + proc.stderr)
+            last = (proc.stdout.strip().splitlines() or ["no output"])[-1]
+            ok &= proc.returncode == 0
+            lines += [f"device tests: {last}", ""]
+        else:
+            lines += [f"device tests: not run ({tests} not found: run from a source checkout)", ""]
+    law = agreement(**(agree or {}))
+    (out / "agreement.json").write_text(json.dumps(law, indent=2) + "\n")
+    ok &= law["passed"]
+    lines += [
+        f"escape-time law, device against CPU (beta {law['beta']:g}, {law['chains']} chains "
+        f"each): KS p = {law['same']['ks_p']:.3g}, AD p = {law['same']['ad_p']:.3g}; "
+        f"negative control (device at beta {law['control_beta']:g}): KS p = "
+        f"{law['control']['ks_p']:.3g}, AD p = {law['control']['ad_p']:.3g}; "
+        f"{'passed' if law['passed'] else 'FAILED'}",
+        "",
+    ]
+    rows = cuda_bench(workloads, scale=scale, repeat=repeat)
+    (out / "bench.json").write_text(json.dumps(rows, indent=2) + "\n")
+    (out / "bench.md").write_text(table(rows) + "\n")
+    lines += [
+        f"token-steps/s, float64, best of {repeat}; flop bound at {PEAK_FLOPS:.3g} flop/s",
+        "",
+        table(rows),
+        "",
+    ]
+    (out / "summary.md").write_text("\n".join(lines))
+    return ok

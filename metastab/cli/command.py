@@ -1,0 +1,108 @@
+"""The ``metastab`` command itself: the top-level parser, which gathers one sub-parser per command
+(each built by its module's ``add_parser``), and :func:`main`, the console script, which
+dispatches and applies the exit policy of :mod:`~metastab.cli.exits`.
+
+The command modules import the shared flags of :mod:`~metastab.cli.parser` and the policy of
+:mod:`~metastab.cli.exits`; only this module imports the command modules (on first use, so that
+``--help`` and ``--version`` answer at once), so no module of the command imports one that
+imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from typing import TYPE_CHECKING
+
+from .. import __version__
+from .exits import PROG, USER_ERRORS, UsageError, one_line
+from .parser import Parser, examples
+
+if TYPE_CHECKING:
+    from typing import TextIO
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command but ``sweep`` (which has its own: metastab.sweep.command)."""
+    from . import bench, demo, dynamics, fit, study
+
+    parser = Parser(
+        prog=PROG,
+        epilog=examples(
+            "metastab demo",
+            "metastab passage --beta 8 12 16 --seed 1 --out escape.csv",
+            "metastab fit escape.csv",
+            "metastab COMMAND --help",
+        ),
+        description="Self-attention dynamics as an interacting particle system: "
+        "simulate the finite-beta chain SA_P, the softmax flow and hardmax, and measure "
+        "first-passage (escape) times.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    dynamics.add_parsers(sub)
+    demo.add_parser(sub)
+    bench.add_parser(sub)
+    fit.add_parser(sub)
+    sub.add_parser(
+        "sweep",
+        add_help=False,
+        help="run or resume a parameter sweep (embedded or on Dask); see metastab sweep --help",
+    )
+    study.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``metastab`` console script; returns the exit status.
+
+    User errors raise SystemExit(2) after one line on stderr; ``--help``/``--version`` exit 0.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _warn
+        return _run(argv)
+
+
+def _warn(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Warnings as one line on stderr, like errors (no source line)."""
+    sys.stderr.write(f"{PROG}: warning: {one_line(message)}\n")
+
+
+def _run(argv: list[str]) -> int:
+    # the numba thread count is restored afterwards (numba is imported only by commands that run)
+    saved = sys.modules["numba"].get_num_threads() if "numba" in sys.modules else None
+    try:
+        if argv[:1] == ["sweep"]:  # its own parser: metastab.sweep.command
+            from ..sweep import main as sweep_main
+
+            return sweep_main(argv[1:])
+        args = build_parser().parse_args(argv)
+        if args.threads is not None:
+            import numba
+
+            limit = numba.config.NUMBA_NUM_THREADS
+            if not 1 <= args.threads <= limit:
+                raise UsageError(f"threads must be an integer in [1, {limit}], got {args.threads}")
+            numba.set_num_threads(args.threads)
+        return args.handler(args, argv)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\n{PROG}: interrupted\n")
+        raise SystemExit(130) from None
+    except USER_ERRORS as exc:
+        sys.stderr.write(f"{PROG}: error: {one_line(exc)}\n")
+        raise SystemExit(2) from None
+    finally:
+        if "numba" in sys.modules:
+            numba = sys.modules["numba"]
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS if saved is None else saved)

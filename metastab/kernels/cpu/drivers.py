@@ -1,0 +1,273 @@
+"""Drivers: many independent chains in parallel (``prange`` over chains), each with its own
+xoshiro256** stream (:mod:`.streams`) whose state lives in a caller-owned array, so a chain's path
+depends only on its seed: not on the thread count, the chunking of chains or of steps. One driver
+serves every model and event: their parameters arrive as the NamedTuples of :mod:`.params`.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from ..cache import njit_keyed
+from ..params import CHAIN, CLUSTERS, FLOW, JIT, LOCALMAX, NO_EVENT
+from ..streams import next_uniform
+from .clustering import cluster_count, record_levels
+from .events import event_hit, hull_work
+from .steps import (
+    _ROWS,
+    _chain_blocks,
+    _gram,
+    _paths,
+    _resolve_pending,
+    _row_scores,
+    chain_step,
+    chain_work,
+    exp_nonpositive,
+    flow_step,
+    flow_work,
+    hardmax_step,
+    hardmax_work,
+    localmax_step,
+    localmax_work,
+    neighbour_cut,
+    thread_work,
+    thread_works,
+)
+
+# cached only while the kernel files it calls into are unchanged (see cache)
+_jit = njit_keyed(
+    "arith.py",
+    "cpu/clustering.py",
+    "cpu/events.py",
+    "cpu/scores.py",
+    "cpu/steps.py",
+    "params.py",
+    "streams.py",
+)
+
+
+@njit(inline="always")
+def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, tw, T):
+    """:func:`chain_step` with its blocks of tokens (and of the Gram) split over T threads, then
+    the pending picks in token order; ``pw`` and ``G`` are the last two buffers of
+    :func:`chain_work`, ``tw`` the threads' buffers (:func:`thread_works`). Same bits as
+    chain_step at any T. Inlined into :func:`_advance_tokens`, whose parallel compilation runs
+    the prange loops on threads."""
+    n, d = x.shape
+    nb = (n + _ROWS - 1) // _ROWS
+    plain, gram = _paths(x, B, G)
+    if gram:
+        ng = G.shape[0]
+        for q in prange(T):
+            for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
+                _gram(x, G, tw[0][q], b, b + 1)
+    for q in prange(T):
+        _chain_blocks(
+            x,
+            B,
+            beta,
+            gamma,
+            P,
+            use_P,
+            u,
+            out,
+            thread_work(tw, q),
+            G,
+            gram,
+            plain,
+            q * nb // T,
+            (q + 1) * nb // T,
+            pw[0],
+        )
+    _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
+
+
+@njit(inline="always")
+def clusters_reached(ev, c, x, t):
+    """The CLUSTERS event at time t: records the cluster count's levels (ev.levels[c]) and
+    says whether it is at most ev.at_most. Once a recording chain has reached one cluster every
+    level is set, and a chain that records only (at_most 0) is not counted any more."""
+    if ev.at_most == 0 and c < ev.levels.shape[0] and not np.isnan(ev.levels[c, 0]):
+        return False
+    m = cluster_count(x, ev.scalar)
+    if c < ev.levels.shape[0]:
+        record_levels(ev.levels[c], m, t)
+    return m <= ev.at_most
+
+
+@njit(inline="always")
+def _stopped(ev, c, x, work, t, steps, done):
+    """Whether chain c meets the event ``ev`` after the step from time t; if so, it is recorded
+    as stopped at step t + 1."""
+    if ev.code == NO_EVENT:
+        return False
+    if ev.code == CLUSTERS:
+        hit = clusters_reached(ev, c, x, t + 1)
+    else:
+        hit = event_hit(ev, c, x, work)
+    if hit:
+        steps[c] = t + 1
+        done[c] = True
+        return True
+    return False
+
+
+@_jit(parallel=True, **JIT)
+def _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
+    """:func:`advance` for SA_P with fewer chains than threads: chains one after the other, each
+    step's blocks of tokens (and of the Gram) split over the threads. A token's arithmetic does
+    not depend on which thread runs its block, so the bits are those of the chain-parallel path."""
+    C, n, d = X.shape
+    B = dyn.B
+    P = dyn.P
+    beta = dyn.beta
+    use_P = dyn.use_P
+    gammas = sched.gammas
+    cw = chain_work(n, d)
+    pw, G = cw[-2], cw[-1]
+    tw = thread_works(T, n, d)
+    out = np.empty((n, d))
+    u = np.empty(n)
+    work = hull_work(n, d)
+    for c in range(C):
+        if done[c]:
+            continue
+        x = X[c]
+        st = state[c]
+        for t in range(t0, t0 + nsteps):
+            gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            for i in range(n):
+                u[i] = next_uniform(st)
+            step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, tw, T)
+            x[:, :] = out
+            if _stopped(ev, c, x, work, t, steps, done):
+                break
+
+
+@_jit(parallel=True, **JIT)
+def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
+    """Advance every chain c with ``done[c]`` False by up to ``nsteps`` steps, in place.
+
+    ``X`` (C, n, d) holds the current configurations and ``state`` (C, 4) the chains' streams;
+    ``dyn`` (a :class:`Dynamics`) is the model, and the step taken from global time t
+    (t0 <= t < t0 + nsteps) uses ``sched.gammas[t - t0]``, or ``sched.gammas[0]`` if it has one
+    entry (constant step); the localmax margin r_t is taken from ``sched.margins`` in the same way
+    (shared by all chains). After each step the event ``ev`` (an :class:`EventArrays`) is checked;
+    a chain that meets it records ``steps[c]`` (the number of steps taken since time 0) and stops.
+    Chains never interact: the result of chain c does not depend on the thread count or on how
+    the steps are split into calls. With fewer SA_P chains than ``threads`` (pass numba's thread
+    count), the threads share each step's tokens instead (:func:`_advance_tokens`).
+    """
+    C, n, d = X.shape
+    kind = dyn.kind
+    if kind == CHAIN and C < threads and n > _ROWS:
+        _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads)
+        return
+    # one name per field, bound before the parallel loop: numba's parallel lowering does not write
+    # back through arrays unpacked from a tuple (``a, b = t``), so drivers never unpack one
+    B = dyn.B
+    P = dyn.P
+    beta = dyn.beta
+    use_P = dyn.use_P
+    by_point = dyn.by_point
+    tol = dyn.tol
+    rule = dyn.rule
+    gammas = sched.gammas
+    margins = sched.margins
+    for c in prange(C):
+        if done[c]:
+            continue
+        x = X[c]
+        out = np.empty((n, d))
+        u = np.empty(n)
+        work = hull_work(n, d)
+        cw = chain_work(n, d)
+        fw = flow_work(n, d)
+        hw = hardmax_work(n, d)
+        lw = localmax_work(n, d)
+        st = state[c]
+        for t in range(t0, t0 + nsteps):
+            gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            if kind == CHAIN:
+                for i in range(n):
+                    u[i] = next_uniform(st)
+                chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw)
+            elif kind == FLOW:
+                flow_step(x, B, beta, gamma, P, use_P, out, fw)
+            elif kind == LOCALMAX:
+                r = margins[t - t0 if margins.shape[0] > 1 else 0]
+                localmax_step(x, B, gamma, P, use_P, r, rule, out, lw)
+            else:
+                hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, hw)
+            x[:, :] = out
+            if _stopped(ev, c, x, work, t, steps, done):
+                break
+
+
+@_jit(parallel=True, **JIT)
+def events_at(X, ev, out):
+    """out[c] = whether configuration X[c] already satisfies the event ``ev`` (time 0)."""
+    C, n, d = X.shape
+    for c in prange(C):
+        if ev.code == CLUSTERS:
+            out[c] = clusters_reached(ev, c, X[c], 0)
+        else:
+            out[c] = event_hit(ev, c, X[c], hull_work(n, d))
+
+
+@_jit(parallel=True, **JIT)
+def cross_weights(X, B, beta, labels, weight, z):
+    """Per configuration X[c]: over tokens i and picks j with labels[c, j] != labels[c, i], the
+    largest exponent beta (s_ij - max_k s_ik) in z[c] (-inf if there is no such pair) and the
+    largest weight exp of it in weight[c], computed with the operations of chain_step, so that
+    weight[c] == 0 exactly when chain_step can draw no such pick from X[c]. O(n) memory per
+    configuration."""
+    C, n, d = X.shape
+    for c in prange(C):
+        x = X[c]
+        bx = np.empty(d)
+        s = np.empty(n)
+        t = np.empty(1)
+        w = np.empty(1)
+        top = -np.inf
+        for i in range(n):
+            best = _row_scores(x, B, i, bx, s)
+            for j in range(n):
+                if labels[c, j] != labels[c, i]:
+                    top = max(top, beta * (s[j] - best))
+        z[c] = top
+        t[0] = top
+        exp_nonpositive(t, w, np.empty(1))
+        weight[c] = w[0] if top > -np.inf else 0.0
+
+
+@_jit(parallel=True, **JIT)
+def neighbour_sets(X, dyn, margin, out):
+    """out[c, i, j] = whether j is in the neighbour (leader) set of token i in configuration X[c].
+
+    ``dyn`` is the model's :class:`Dynamics`. LOCALMAX: N_i = {j : s_ij >= cut} with
+    :func:`neighbour_cut` (``dyn.rule``, margin r). HARDMAX:
+    L_i = {j : s_ij >= max_k s_ik - tol max_k |s_ik|}, every index within the tolerance (the
+    ``ties`` mode only changes how leaders are averaged). The scores and thresholds are computed
+    with the same operations as :func:`localmax_step` and :func:`hardmax_step`, so these are
+    exactly the sets that a step from X[c] uses.
+    """
+    C, n, d = X.shape
+    B = dyn.B
+    kind = dyn.kind
+    rule = dyn.rule
+    tol = dyn.tol
+    for c in prange(C):
+        x = X[c]
+        bx = np.empty(d)
+        s = np.empty(n)
+        for i in range(n):
+            best = _row_scores(x, B, i, bx, s)
+            if kind == LOCALMAX:
+                cut = neighbour_cut(rule, best, margin)
+            else:
+                scale = 0.0
+                for j in range(n):
+                    scale = max(scale, abs(s[j]))
+                cut = best - tol * scale
+            for j in range(n):
+                out[c, i, j] = not s[j] < cut

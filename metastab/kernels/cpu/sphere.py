@@ -1,0 +1,478 @@
+"""Numba kernels of the attention dynamics on the unit sphere S^{d-1} (sphere.md, "Models").
+
+Pure functions over arrays, like the other kernels files, whose streams (:mod:`.streams`),
+picks (:mod:`.steps`), score loops (:mod:`.scores`) and event test (:mod:`.drivers`) they reuse.
+Tokens are rows of an n×d array of unit vectors; scores are s_ij = <B x_i, x_j> (B = KᵀQ in the
+<Q x_i, K x_j> of [GLPR]); N(y) = y / |y|. Kind codes and :class:`~.params.SphereDynamics` are
+in :mod:`.params`.
+
+- :func:`flow_step`: one step of the deterministic flow. The attention output of token i is
+  Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j with w^h_ij = e^{β s^h_ij} / Z^h_i (softmax, (SA):
+  Z^h_i = Σ_k e^{β s^h_ik}) or / n (unnormalised, (USA)), j ≤ i only when causal. Post-LN:
+  x_i ← N(x_i + dt Attn(x)_i). RK4: the classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i,
+  P⊥_x y = y − <x, y> x, then N. Pre-LN: x_i ← x_i + dt Attn(N(x))_i, the tokens normalised
+  before attention and the residual stream left as it is (sphere.md's reading of the variant of
+  Karagodin et al. and their simulator simuformer, not checked against their code).
+- :func:`chain_step`: the finite-temperature chain with LayerNorm: token i picks j with
+  probability softmax_j(β s_ij) (the pick of ``steps.chain_step``, exact to full relative
+  precision) and moves to N(x_i + γ (V x_j − x_i)); when that increment leaves x_i unchanged
+  bit for bit (a self-pick or a pick of a coincident token with V = I) the token stays exactly
+  where it is, unnormalised, so such picks are exact no-ops.
+
+The flow computes in the fused arithmetic of :mod:`.arith` (each multiply-add one fma, the exp
+``arith.exp_fma``); the chain in the unfused arithmetic of ``steps.chain_step``, whose pick it
+shares. Every sum runs in a fixed order (scores and B x_i: k ascending; weighted sums: j
+ascending; the flow's norms and projections: eight partial sums over k, see :func:`_dot8`; the
+chain's norm: k ascending), so :mod:`.sphere_reference` repeats them bit for bit; loops run across
+tokens or across k, never reduce in a vector register, and ``fastmath`` is off.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ..arith import exp_fma, fma
+from ..cache import njit_keyed
+from ..params import JIT as _JIT
+from ..params import POST_LN, PRE_LN, SPHERE_CHAIN, UNNORMALIZED
+from ..streams import next_uniform
+from .drivers import _stopped
+from .events import hull_work
+from .scores import ROWS as _ROWS
+from .scores import score_loops
+from .steps import _pick_slow
+
+# cached only while the kernel files it calls into are unchanged (see cache)
+_jit = njit_keyed(
+    "arith.py",
+    "cpu/clustering.py",
+    "cpu/drivers.py",
+    "cpu/events.py",
+    "cpu/scores.py",
+    "cpu/steps.py",
+    "params.py",
+    "streams.py",
+)
+
+# the flow's score loops, in fused arithmetic (see arith)
+_scores_block, _gram_tile, _gram_loop, _bx_loop = score_loops(fma)
+
+
+@_jit(**_JIT)
+def _gram(x, G, bxt, b0, b1):
+    """The symmetric Gram of blocks b0 <= b < b1 (``scores.score_loops``' gram, fused)."""
+    _gram_loop(x, G, bxt, b0, b1)
+
+
+@_jit(**_JIT)
+def _block_bx(x, B, i0, r1, plain, bxt):
+    """bxt[k, r] = (B x_{i0 + r})_k (``scores.score_loops``' block_bx, fused)."""
+    _bx_loop(x, B, i0, r1, plain, bxt)
+
+
+# The Gram of B = I holds each pair once (see steps._gram) for n a multiple of _ROWS up to
+# this many tokens (n^2 scores per chain); from 2 blocks on it saves work.
+_GRAM_MAX_N = 2048
+
+
+@_jit(**_JIT)
+def thread_works(T, n, d):
+    """Scratch buffers of :func:`_velocity_blocks` for T threads: each array with a leading axis
+    of T, allocated once per run (:func:`thread_work` takes one thread's set)."""
+    return (
+        np.empty((T, d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens
+        np.empty((T, n * _ROWS)),  # W: scores, then weights, of a block: W[j _ROWS + r]
+        np.empty((T, _ROWS, d)),  # acc: the scaled sums Σ_j w_ij x_j of a block's tokens
+        np.empty((T, 3, _ROWS)),  # the row maxima, the weight totals, the scales
+    )
+
+
+@njit(inline="always")
+def thread_work(tw, q):
+    """Thread q's buffers of :func:`thread_works`."""
+    return (tw[0][q], tw[1][q], tw[2][q], tw[3][q])
+
+
+@_jit(**_JIT)
+def flow_work(n, d, T=1):
+    """Scratch buffers of :func:`flow_step` for n tokens in R^d, with those of T threads that
+    share a step's blocks."""
+    g = n // _ROWS if n % _ROWS == 0 and _ROWS < n <= _GRAM_MAX_N else 0
+    return (
+        np.empty((d, n)),  # xt: the state transposed
+        np.empty((g, n * _ROWS)),  # the blocked Gram (B = I), where it pays
+        np.empty((4, n, d)),  # the four velocities of RK4 (the first: Attn for post-LN)
+        np.empty((n, d)),  # a stage of RK4
+        thread_works(T, n, d),
+    )
+
+
+@njit(inline="always")
+def _block_weights(W, p, lo, total):
+    """W[p + r] <- exp(W[p + r]) for lo <= r < _ROWS (``arith.exp_fma``), added to total[r]."""
+    for r in range(lo, _ROWS):
+        v = exp_fma(W[p + r])
+        W[p + r] = v
+        total[r] += v
+
+
+@njit(inline="always")
+def _weighted_row(W, x, r, c, g):
+    """g = c Σ_j W[j _ROWS + r] x_j, the sum from +0.0 in increasing j, one fma per term (four j
+    per pass over k: one load and store of g_k per four terms), then one product by c."""
+    n, d = x.shape
+    for k in range(d):
+        g[k] = 0.0
+    j = 0
+    while j + 4 <= n:
+        w0 = W[j * _ROWS + r]
+        w1 = W[(j + 1) * _ROWS + r]
+        w2 = W[(j + 2) * _ROWS + r]
+        w3 = W[(j + 3) * _ROWS + r]
+        for k in range(d):
+            a = fma(w0, x[j, k], g[k])
+            a = fma(w1, x[j + 1, k], a)
+            a = fma(w2, x[j + 2, k], a)
+            g[k] = fma(w3, x[j + 3, k], a)
+        j += 4
+    while j < n:
+        w0 = W[j * _ROWS + r]
+        for k in range(d):
+            g[k] = fma(w0, x[j, k], g[k])
+        j += 1
+    for k in range(d):
+        g[k] *= c
+
+
+@_jit(**_JIT)
+def _velocity_blocks(
+    x, xt, G, gram, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, bw, b0, b1
+):
+    """out_i = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for the tokens
+    of blocks b0 <= b < b1 (token i in block i // _ROWS); ``xt`` is x transposed and, with
+    ``gram``, G its blocked Gram. Blocks only read x, so they may run on different threads.
+
+    Tokens go in blocks of _ROWS (the last one padded with zeros) held side by side, so that
+    every loop runs across the block and vectorises while each token's sums keep the reference's
+    order: scores s_ij (k ascending) and weighted sums Σ_j w_ij x_jk (j ascending, by the same
+    loop on the transposed state), each term one fused multiply-add; weights
+    w_ij = exp(β (s_ij − max_j s_ij)) by ``arith.exp_fma``, their totals in increasing j. Where
+    causal masking hides j > i, its weight is exactly 0, which leaves every sum of a finite state
+    unchanged bit for bit. The sums are scaled by 1 / total (softmax) or e^{β max_j s_ij} / n
+    (USA)."""
+    n, d = x.shape
+    bxt, W, acc, rows = bw
+    best, total, scale = rows[0], rows[1], rows[2]
+    H = Bs.shape[0]
+    for b in range(b0, b1):
+        i0 = b * _ROWS
+        r1 = min(_ROWS, n - i0)
+        for h in range(H):
+            if gram:
+                S = G[b]
+            elif plain_B and n == _ROWS:  # one full block: B x_i = x_i, held in xt already
+                _gram_tile(xt, x, 0, W)
+                S = W
+            else:
+                _block_bx(x, Bs[h], i0, r1, plain_B, bxt)
+                for r in range(r1, _ROWS):  # the padding of a short last block
+                    for k in range(d):
+                        bxt[k, r] = 0.0
+                _scores_block(bxt, x, 0, W)
+                S = W
+            for r in range(_ROWS):
+                best[r] = -np.inf
+                total[r] = 0.0
+            for j in range(n):  # causal: token i0 + r reads j <= i0 + r, i.e. r >= j - i0
+                lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                for r in range(lo, _ROWS):
+                    best[r] = max(best[r], S[j * _ROWS + r])
+            for j in range(n):
+                lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                for r in range(lo):
+                    W[j * _ROWS + r] = 0.0
+                for r in range(lo, _ROWS):
+                    W[j * _ROWS + r] = beta * (S[j * _ROWS + r] - best[r])
+            for j in range(n):  # a pass of its own: S may be W, which would stop vectorising
+                _block_weights(W, j * _ROWS, min(max(j - i0, 0), _ROWS) if causal else 0, total)
+            for r in range(_ROWS):
+                if attention == UNNORMALIZED:
+                    scale[r] = math.exp(beta * best[r]) / n
+                else:
+                    scale[r] = 1.0 / total[r]
+            for r in range(r1):
+                i = i0 + r
+                g = acc[r]
+                _weighted_row(W, x, r, scale[r], g)
+                if plain_V:
+                    for k in range(d):
+                        out[i, k] = g[k] if h == 0 else out[i, k] + g[k]
+                else:
+                    for k in range(d):
+                        a = 0.0
+                        for q in range(d):
+                            a = fma(Vs[h, k, q], g[q], a)
+                        out[i, k] = a if h == 0 else out[i, k] + a
+        if project:
+            for i in range(i0, i0 + r1):
+                a = _dot8(x, out, i)
+                for k in range(d):
+                    out[i, k] = fma(-a, x[i, k], out[i, k])
+
+
+@njit(inline="always")
+def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, work, T):
+    """:func:`_velocity_blocks` for every token, the blocks (and those of the Gram) split over
+    T threads where this is inlined into a parallel function (elsewhere, and inside the
+    chain-parallel loop, the prange loops run as plain loops); the bits do not depend on T."""
+    n, d = x.shape
+    xt, G = work[0], work[1]
+    for k in range(d):
+        for j in range(n):
+            xt[k, j] = x[j, k]
+    gram = plain_B and G.shape[0] > 0
+    nb = (n + _ROWS - 1) // _ROWS
+    tw = work[4]
+    if gram:
+        ng = G.shape[0]
+        for q in prange(T):
+            for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
+                _gram(x, G, tw[0][q], b, b + 1)
+    for q in prange(T):
+        _velocity_blocks(
+            x,
+            xt,
+            G,
+            gram,
+            Bs,
+            Vs,
+            beta,
+            attention,
+            causal,
+            plain_B,
+            plain_V,
+            project,
+            out,
+            thread_work(tw, q),
+            q * nb // T,
+            (q + 1) * nb // T,
+        )
+
+
+@njit(inline="always")
+def _dot8(a, b, i):
+    """<a_i, b_i> as eight partial sums p_m = Σ_{k ≡ m (mod 8)} a_ik b_ik (k ascending, one fma
+    each) added as ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)): eight independent chains,
+    where one chain of d fmas would wait d times on the fma's latency."""
+    d = a.shape[1]
+    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = 0.0
+    k = 0
+    while k + 8 <= d:
+        p0 = fma(a[i, k], b[i, k], p0)
+        p1 = fma(a[i, k + 1], b[i, k + 1], p1)
+        p2 = fma(a[i, k + 2], b[i, k + 2], p2)
+        p3 = fma(a[i, k + 3], b[i, k + 3], p3)
+        p4 = fma(a[i, k + 4], b[i, k + 4], p4)
+        p5 = fma(a[i, k + 5], b[i, k + 5], p5)
+        p6 = fma(a[i, k + 6], b[i, k + 6], p6)
+        p7 = fma(a[i, k + 7], b[i, k + 7], p7)
+        k += 8
+    if k < d:
+        p0 = fma(a[i, k], b[i, k], p0)
+    if k + 1 < d:
+        p1 = fma(a[i, k + 1], b[i, k + 1], p1)
+    if k + 2 < d:
+        p2 = fma(a[i, k + 2], b[i, k + 2], p2)
+    if k + 3 < d:
+        p3 = fma(a[i, k + 3], b[i, k + 3], p3)
+    if k + 4 < d:
+        p4 = fma(a[i, k + 4], b[i, k + 4], p4)
+    if k + 5 < d:
+        p5 = fma(a[i, k + 5], b[i, k + 5], p5)
+    if k + 6 < d:
+        p6 = fma(a[i, k + 6], b[i, k + 6], p6)
+    return ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
+
+
+@njit(inline="always")
+def _normalise_fused(y, i, out):
+    """out_i = y_i (1 / |y_i|) (the flow's LayerNorm), |y_i|^2 by :func:`_dot8`."""
+    c = 1.0 / math.sqrt(_dot8(y, y, i))
+    for k in range(y.shape[1]):
+        out[i, k] = y[i, k] * c
+
+
+@njit(inline="always")
+def _normalise_row(y, i, out):
+    """out_i = y_i / |y_i| (the chain's LayerNorm), the norm summed in k ascending."""
+    d = y.shape[1]
+    a = 0.0
+    for k in range(d):
+        a += y[i, k] * y[i, k]
+    r = math.sqrt(a)
+    for k in range(d):
+        out[i, k] = y[i, k] / r
+
+
+@njit(inline="always")
+def renormalise_moved(x, i, out):
+    """The LayerNorm of the chain's move: out_i ← N(out_i), unless out_i == x_i bit for bit (the
+    move changed nothing: the token stays exactly where it is, so such picks are no-ops)."""
+    d = x.shape[1]
+    same = True
+    for k in range(d):
+        same = same and out[i, k] == x[i, k]
+    if not same:
+        _normalise_row(out, i, out)
+
+
+@njit(inline="always")
+def _flow(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work, T):
+    """One step of the flow on the sphere (module notes): post-LN x_i ← N(x_i + dt Attn(x)_i),
+    RK4 on ẋ = P⊥ Attn(x) followed by N, or pre-LN x_i ← x_i + dt Attn(N(x))_i (not
+    renormalised). Synchronous: every token reads the old x."""
+    n, d = x.shape
+    K = work[2]
+    y = work[3]
+    if scheme == PRE_LN:
+        for i in range(n):
+            _normalise_fused(x, i, y)
+        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
+        for i in range(n):
+            for k in range(d):
+                out[i, k] = fma(dt, K[0, i, k], x[i, k])
+        return
+    if scheme == POST_LN:
+        _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
+        for i in range(n):
+            for k in range(d):
+                y[i, k] = fma(dt, K[0, i, k], x[i, k])
+    else:
+        half = 0.5 * dt
+        _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, T)
+        for q in range(1, 4):
+            h = dt if q == 3 else half
+            for i in range(n):
+                for k in range(d):
+                    y[i, k] = fma(h, K[q - 1, i, k], x[i, k])
+            _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, T)
+        sixth = dt / 6.0
+        for i in range(n):
+            for k in range(d):
+                inc = ((K[0, i, k] + 2.0 * K[1, i, k]) + 2.0 * K[2, i, k]) + K[3, i, k]
+                y[i, k] = fma(sixth, inc, x[i, k])
+    for i in range(n):
+        _normalise_fused(y, i, out)
+
+
+@_jit(**_JIT)
+def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
+    """One step of the flow on the sphere (see :func:`_flow`), on one thread."""
+    _flow(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work, 1)
+
+
+@_jit(**_JIT)
+def chain_work(n, d):
+    """Scratch buffers of :func:`chain_step` for n tokens in R^d."""
+    t = np.empty(n)
+    return np.empty(d), np.empty(n), np.empty(n), t, t.view(np.int64), np.empty(d)
+
+
+@_jit(**_JIT)
+def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
+    """One step of the chain on the sphere (module notes): token i picks j by the rule of
+    ``steps.chain_step`` (uniform ``u[i]``, rarely further uniforms of the stream ``s``, tokens
+    in increasing order) and moves to N(x_i + γ (V x_j − x_i)), or stays put when the increment
+    changes nothing. Synchronous."""
+    n, d = x.shape
+    bx, sc, w, t, tb, target = work
+    for i in range(n):
+        j = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w, t, tb)
+        for k in range(d):
+            if plain_V:
+                target[k] = x[j, k]
+            else:
+                a = 0.0
+                for q in range(d):
+                    a += V[k, q] * x[j, q]
+                target[k] = a
+        for k in range(d):
+            out[i, k] = x[i, k] + gamma * (target[k] - x[i, k])
+        renormalise_moved(x, i, out)
+
+
+@_jit(parallel=True, **_JIT)
+def _advance_tokens(X, dyn, sched, t0, nsteps, ev, steps, done, T):
+    """:func:`advance` for the flow with fewer chains than threads: chains one after the other,
+    the blocks of tokens of each step split over T threads (same bits as the chain-parallel
+    path)."""
+    C, n, d = X.shape
+    Bs = dyn.Bs
+    Vs = dyn.Vs
+    beta = dyn.beta
+    attention = dyn.attention
+    scheme = dyn.scheme
+    causal = dyn.causal
+    plain_B = dyn.plain_B
+    plain_V = dyn.plain_V
+    gammas = sched.gammas
+    out = np.empty((n, d))
+    hw = hull_work(n, d)
+    fw = flow_work(n, d, T)
+    for c in range(C):
+        if done[c]:
+            continue
+        x = X[c]
+        for t in range(t0, t0 + nsteps):
+            h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            _flow(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, out, fw, T)
+            x[:, :] = out
+            if _stopped(ev, c, x, hw, t, steps, done):
+                break
+
+
+@_jit(parallel=True, **_JIT)
+def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
+    """``drivers.advance`` for the sphere models: every chain c with ``done[c]`` False takes up
+    to ``nsteps`` steps in place (step size ``sched.gammas``: dt of the flow, γ of the chain),
+    checking the event ``ev`` after each. Chains run in parallel and never interact, so chain c
+    depends only on its stream, not on the thread count or on how the steps are split. A flow
+    with fewer chains than ``threads`` (pass numba's thread count) and more than one block of
+    tokens shares each step's blocks over the threads instead (:func:`_advance_tokens`)."""
+    C, n, d = X.shape
+    if dyn.kind != SPHERE_CHAIN and C < threads and n > _ROWS:
+        _advance_tokens(X, dyn, sched, t0, nsteps, ev, steps, done, threads)
+        return
+    # one name per field, bound before the parallel loop (see drivers.advance)
+    kind = dyn.kind
+    Bs = dyn.Bs
+    Vs = dyn.Vs
+    beta = dyn.beta
+    attention = dyn.attention
+    scheme = dyn.scheme
+    causal = dyn.causal
+    plain_B = dyn.plain_B
+    plain_V = dyn.plain_V
+    gammas = sched.gammas
+    for c in prange(C):
+        if done[c]:
+            continue
+        x = X[c]
+        st = state[c]
+        out = np.empty((n, d))
+        u = np.empty(n)
+        hw = hull_work(n, d)
+        fw = flow_work(n, d)
+        cw = chain_work(n, d)
+        for t in range(t0, t0 + nsteps):
+            h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            if kind == SPHERE_CHAIN:
+                for i in range(n):
+                    u[i] = next_uniform(st)
+                chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, cw)
+            else:
+                flow_step(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, out, fw)
+            x[:, :] = out
+            if _stopped(ev, c, x, hw, t, steps, done):
+                break

@@ -1,0 +1,202 @@
+"""Numba kernels of adaptive multilevel splitting (:mod:`metastab.engine.splitting`).
+
+Pure functions over arrays, like the other kernels, whose xoshiro256** streams, SA_P step
+(:func:`~metastab.kernels.steps.chain_step`), event test and hull distance they reuse; the
+accelerated mode takes the exact event-driven step :func:`metastab.kernels.accelerated.jump`.
+
+**Reaction coordinate.** For a LeaveBall or LeaveHull event with radii r_i,
+ξ(X) = max_i dist(x_i, K_i) / r_i, K_i the ball centre c_i or the group hull
+conv{x_j^0 : groups_j = groups_i}: the quantity the event thresholds, in units of the radius
+(the event holds when ξ > 1, up to rounding; the kernels decide the event with
+:func:`~metastab.kernels.events.event_hit` itself, so it is exactly that of ``first_passage``).
+
+**One call** advances replicas until they meet the event, fall to ξ <= ``low`` (the reference
+set), rise above ``high``, exhaust their step budget, or fill their record buffer, and records
+(ξ, step, configuration) whenever ξ exceeds the replica's running maximum: these records are the
+states at which a replica's path first exceeds each level, which is what splitting branches from.
+"""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import prange
+
+from ..cache import njit_keyed
+from ..params import JIT, LEAVE_BALL
+from ..streams import next_uniform
+from .accelerated import jump, jump_work, merge_groups
+from .events import _dist2, _row, event_hit, hull_dist2, hull_work
+from .steps import chain_step, chain_work
+
+# cached only while the kernel files it calls into are unchanged (see cache)
+_jit = njit_keyed(
+    "arith.py",
+    "cpu/accelerated.py",
+    "cpu/clustering.py",
+    "cpu/drivers.py",
+    "cpu/events.py",
+    "cpu/scores.py",
+    "cpu/sphere.py",
+    "cpu/steps.py",
+    "params.py",
+    "streams.py",
+)
+
+# Why a replica stopped.
+IN_A, IN_B, ABOVE, BUDGET, FULL = 0, 1, 2, 3, 4
+
+
+class Bounds(NamedTuple):
+    """Where a replica stops: at xi <= low (back in A), xi > high, or clock >= max_steps."""
+
+    low: float
+    high: float
+    max_steps: float
+
+
+class Walk(NamedTuple):
+    """Per-replica state of :func:`excursions` (arrays of length C, updated in place)."""
+
+    clock: np.ndarray  # float64 steps taken
+    level: np.ndarray  # float64 running maximum of xi
+    status: np.ndarray  # int64 why the replica stopped (IN_A, IN_B, ABOVE, BUDGET, FULL)
+
+
+class Records(NamedTuple):
+    """Record buffers of one call of :func:`excursions` (capacity R per replica)."""
+
+    level: np.ndarray  # (C, R) xi at each record (inf: the event)
+    time: np.ndarray  # (C, R) clock at each record
+    state: np.ndarray  # (C, R, n, d) configuration at each record
+    written: np.ndarray  # (C,) int64 records written by this call (not "count": tuple.count)
+
+
+@_jit(**JIT)
+def coordinate(ev, c, x, work):
+    """ξ(x) = max_i dist(x_i, K_i) / radii[i] (module notes) of chain c's configuration x for a
+    LEAVE_BALL or LEAVE_HULL event ``ev``.
+
+    The hull distance is :func:`~metastab.kernels.events.hull_dist2` (Wolfe's min-norm point) asked
+    with a negative threshold, so that it never stops early.
+    """
+    n = x.shape[0]
+    centers = _row(ev.centers, c)
+    radii = _row(ev.radii, c)
+    top = 0.0
+    for i in range(n):
+        if ev.code == LEAVE_BALL:
+            d2 = _dist2(x[i], centers[i])
+        else:
+            g = ev.groups[i]
+            own = ev.members[ev.starts[g] : ev.starts[g + 1]]
+            d2 = hull_dist2(x[i], centers, own, -1.0, work)
+        xi = math.sqrt(d2) / radii[i]
+        if xi > top:
+            top = xi
+    return top
+
+
+@_jit(parallel=True, **JIT)
+def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records):
+    """Advance every replica c from ``X[c]`` (in place) until it stops; ``walk.status[c]`` says
+    why.
+
+    A step is one step of SA_P (``dyn``, a :class:`~metastab.kernels.params.Dynamics`, with the
+    constant scalar step ``gamma``): :func:`~metastab.kernels.steps.chain_step` on ``n`` uniforms of
+    the replica's stream ``state[c]``, and that stream for its rare extra draws, exactly as
+    ``drivers.advance``; ``clock[c]`` += 1), or with ``accelerated`` one event of
+    :func:`~metastab.kernels.accelerated.jump` (merge at ``tol``, geometric wait, the step with a
+    cross pick; ``clock[c]`` += the wait; then the merge at ``tol`` that the
+    next jump would start with, so that states are seen merged). After each step, in this order:
+    the event holds -> IN_B (recorded with level inf); ξ > ``level[c]`` -> ``level[c]`` = ξ and
+    a record (ξ, clock, configuration) at ``records.*[c, written[c]]``; ξ <= ``bounds.low`` -> IN_A;
+    ξ > ``bounds.high`` -> ABOVE. Before each step: ``clock[c] >= bounds.max_steps`` -> BUDGET
+    (also when the accelerated wait would pass it; the clock is then set to ``max_steps``); a
+    full record buffer -> FULL (call again with a fresh buffer to continue: the stream resumes
+    where it stopped). ``records.written[c]`` counts this call's records.
+    """
+    C, n, d = X.shape
+    # one name per field: numba's parallel lowering does not write back through arrays unpacked
+    # from a tuple (``a, b = t``)
+    B = dyn.B
+    P = dyn.P
+    beta = dyn.beta
+    use_P = dyn.use_P
+    low = bounds.low
+    high = bounds.high
+    max_steps = bounds.max_steps
+    clock = walk.clock
+    level = walk.level
+    status = walk.status
+    rec_level = records.level
+    rec_time = records.time
+    rec_state = records.state
+    n_rec = records.written
+    cap = rec_level.shape[1]
+    for c in prange(C):
+        x = X[c]
+        st = state[c]
+        out = np.empty((n, d))
+        u = np.empty(n)
+        cw = chain_work(n, d)
+        jw = jump_work(n, d)
+        hw = hull_work(n, d)
+        n_rec[c] = 0
+        while True:
+            if clock[c] >= max_steps:
+                status[c] = BUDGET
+                break
+            if n_rec[c] == cap:
+                status[c] = FULL
+                break
+            if accelerated:
+                wait = jump(x, B, beta, gamma, P, use_P, False, tol, st, max_steps - clock[c], jw)
+                if wait == np.inf:
+                    clock[c] = max_steps
+                    status[c] = BUDGET
+                    break
+                clock[c] += wait
+                # merge now what the next jump would merge first, so that a token back within
+                # the merge distance of its group point is seen there (else the next jump's wait
+                # would be drawn from the frozen configuration before ξ could see the return)
+                merge_groups(x, tol, jw[0], jw[1], jw[2], jw[3], jw[4])
+            else:
+                for i in range(n):
+                    u[i] = next_uniform(st)
+                chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw)
+                for i in range(n):
+                    for k in range(d):
+                        x[i, k] = out[i, k]
+                clock[c] += 1.0
+            if event_hit(ev, c, x, hw):
+                r = n_rec[c]
+                level[c] = np.inf
+                rec_level[c, r] = np.inf
+                rec_time[c, r] = clock[c]
+                rec_state[c, r] = x
+                n_rec[c] = r + 1
+                status[c] = IN_B
+                break
+            xi = coordinate(ev, c, x, hw)
+            if xi > level[c]:
+                r = n_rec[c]
+                level[c] = xi
+                rec_level[c, r] = xi
+                rec_time[c, r] = clock[c]
+                rec_state[c, r] = x
+                n_rec[c] = r + 1
+            if xi <= low:
+                status[c] = IN_A
+                break
+            if xi > high:
+                status[c] = ABOVE
+                break
+
+
+@_jit(parallel=True, **JIT)
+def coordinates(X, ev, out):
+    """out[c] = ξ(X[c]) (see :func:`coordinate`)."""
+    C, n, d = X.shape
+    for c in prange(C):
+        out[c] = coordinate(ev, c, X[c], hull_work(n, d))

@@ -1,0 +1,714 @@
+"""One step of each model, driven by supplied uniforms: pure functions over arrays (no objects, no
+globals but constants, no printing), compared bit for bit with :mod:`metastab.kernels.reference`.
+
+Each step has a ``*_work(n, d)`` factory of its scratch buffers. Arithmetic is written as explicit
+loops in a fixed order and ``fastmath`` stays off: the reference repeats the same operations in the
+same order, which is what makes bit-for-bit tests possible. Equations: science.md §1.
+"""
+
+import numpy as np
+from numba import njit
+
+from ..arith import mul_add
+from ..cache import njit_keyed
+from ..params import JIT, RELATIVE
+from ..streams import _U, next_u64, next_uniform
+from .scores import ROWS as _ROWS
+from .scores import score_loops
+
+# cached only while the kernel files it calls into are unchanged (see cache)
+_jit = njit_keyed("arith.py", "params.py", "scores.py", "streams.py")
+
+# the score loops of every step here, in unfused arithmetic (see scores)
+_scores_block, _, _gram_loop, _bx_loop = score_loops(mul_add)
+
+
+@_jit(**JIT)
+def _row_scores(x, B, i, bx, s):
+    """s[j] = <B x_i, x_j> for all j; returns max_j s[j]."""
+    n, d = x.shape
+    for k in range(d):
+        acc = 0.0
+        for m in range(d):
+            acc += B[k, m] * x[i, m]
+        bx[k] = acc
+    best = -np.inf
+    for j in range(n):
+        acc = 0.0
+        for k in range(d):
+            acc += bx[k] * x[j, k]
+        s[j] = acc
+        if acc > best:
+            best = acc
+    return best
+
+
+@njit(inline="always")
+def _move(x, i, target, gamma, P, use_P, out):
+    """out_i = x_i + gamma (target - x_i), or x_i + P (target - x_i) for a step matrix.
+
+    Written as an increment so that target == x_i is an exact no-op (a self-pick moves nothing).
+    """
+    d = x.shape[1]
+    if use_P:
+        for k in range(d):
+            acc = 0.0
+            for m in range(d):
+                acc += P[k, m] * (target[m] - x[i, m])
+            out[i, k] = x[i, k] + acc
+    else:
+        for k in range(d):
+            out[i, k] = x[i, k] + gamma * (target[k] - x[i, k])
+
+
+# exp(z) for z <= 0 as a short, vectorisable polynomial (libm's exp is an opaque call that stops
+# LLVM from vectorising the weight loop). Cody-Waite reduction z = k ln2 + r, |r| <= ln2 / 2, the
+# degree-13 Taylor polynomial of e^r (truncation < 2^-57), and 2^k built from the exponent bits;
+# max error ~1 ulp against a correctly rounded exp. Results with k < -1022 (z < -708.74) are flushed
+# to 0: such a pick is never drawn (engine.check_resolution warns where that matters).
+_LOG2E = 1.4426950408889634
+_SHIFT = 6755399441055744.0  # 1.5 * 2**52: adding it rounds z * log2(e) to an integer k
+_SHIFT_BITS = np.int64(4843621399236968448)  # the bit pattern of _SHIFT
+_LN2_HI = 0.6931471803691238  # ln 2 split in two: k * _LN2_HI is exact for |k| < 2**20
+_LN2_LO = 1.9082149292705877e-10
+_Z_MIN = -745.0  # below the smallest subnormal's log; keeps k small
+_INV_FACT = (
+    1.0,
+    1.0,
+    0.5,
+    1.0 / 6.0,
+    1.0 / 24.0,
+    1.0 / 120.0,
+    1.0 / 720.0,
+    1.0 / 5040.0,
+    1.0 / 40320.0,
+    1.0 / 362880.0,
+    1.0 / 3628800.0,
+    1.0 / 39916800.0,
+    1.0 / 479001600.0,
+    1.0 / 6227020800.0,
+)
+
+
+@njit(inline="always")
+def _exp_mantissa(z, t, j):
+    """e^r of z = k ln2 + r; stores z log2(e) + _SHIFT (which holds k in its low bits) in t[j]."""
+    if z < _Z_MIN:
+        z = _Z_MIN
+    shifted = z * _LOG2E + _SHIFT
+    k = shifted - _SHIFT
+    r = (z - k * _LN2_HI) - k * _LN2_LO
+    p = _INV_FACT[13]
+    for q in range(12, -1, -1):  # Horner; LLVM unrolls this fixed-length loop
+        p = p * r + _INV_FACT[q]
+    t[j] = shifted
+    return p
+
+
+@njit(inline="always")
+def _exp_scale(w, t, tb, m):
+    """w[j] *= 2^k_j for j < m, k_j read from the bits of t[j] (tb is t viewed as int64)."""
+    for j in range(m):
+        k = tb[j] - _SHIFT_BITS
+        tb[j] = (k + 1023) << 52 if k >= -1022 else 0
+    for j in range(m):
+        w[j] *= t[j]
+
+
+@_jit(**JIT)
+def exp_nonpositive(z, out, t):
+    """out[j] = exp(z[j]) for z[j] <= 0 with the kernels' own exp (see _exp_mantissa)."""
+    m = z.shape[0]
+    for j in range(m):
+        out[j] = _exp_mantissa(z[j], t, j)
+    _exp_scale(out, t, t.view(np.int64), m)
+
+
+@_jit(**JIT)
+def _softmax_weights(s, best, beta, w, t, tb):
+    """w[j] = exp(beta (s[j] - max s)) (max-shifted: no overflow at any beta); returns sum."""
+    n = s.shape[0]
+    for j in range(n):
+        w[j] = _exp_mantissa(beta * (s[j] - best), t, j)
+    _exp_scale(w, t, tb, n)
+    total = 0.0
+    for j in range(n):
+        total += w[j]
+    return total
+
+
+# A pick j among candidates of largest weight w_max is *rare* when w_j < RARE_CUT w_max. Rare
+# picks are decided by an exact Bernoulli and drawn apart (see chain_step); the others weigh at
+# least 2^-20 w_max >= 2^-20 / n of their total, so inverting a 53-bit uniform over them realises
+# each with a relative error below ~n 2^-33.
+RARE_CUT = 2.0**-20
+_TWO_53 = 9007199254740992.0
+
+
+@_jit(**JIT)
+def bernoulli(p, u, s):
+    """An exact Bernoulli(p) trial for any double p in [0, 1], driven by the uniform ``u``.
+
+    ``u`` = m 2^-53 (m an integer) stands for U = (m + V) 2^-53 with V uniform on [0, 1); the
+    trial is U < p. With q = p 2^53 (exact): m + 1 <= q gives True, m >= q gives False, and
+    otherwise (m = floor q) the answer is V < q - m, decided in the same way by the next 53-bit
+    uniform of the stream ``s`` (q - m is exact). Extra draws happen with probability < 2^-53 per
+    trial and end after at most ~21 (the bits of q run out).
+    """
+    q = p * _TWO_53
+    m = u * _TWO_53
+    while True:
+        if m + 1.0 <= q:
+            return True
+        if not m < q:
+            return False
+        q = (q - m) * _TWO_53
+        m = float(next_u64(s) >> _U(11))
+
+
+@_jit(**JIT)
+def _pick_rare(w, hi, s):
+    """The pick among {j : w[j] < hi} (the rare picks of the weights ``w``): the rule of
+    chain_step applied to that set (its own total and cut, a fresh uniform from the stream
+    ``s``), again and again while the pick falls in the set's own rare part."""
+    n = w.shape[0]
+    while True:
+        top = 0.0
+        for j in range(n):
+            if w[j] < hi:
+                top = max(top, w[j])
+        cut = RARE_CUT * top
+        rare = 0.0
+        keep = 0.0
+        for j in range(n):
+            if w[j] < cut:
+                rare += w[j]
+            elif w[j] < hi:
+                keep += w[j]
+        tot = rare + keep
+        u = next_uniform(s)
+        if rare > 0.0 and bernoulli(rare / tot, u, s):
+            hi = cut
+            continue
+        thr = max(u * tot - rare, 0.0)
+        cum = 0.0
+        last = -1
+        for j in range(n):
+            if cut <= w[j] < hi:
+                cum += w[j]
+                if cum > thr:
+                    return j
+                last = j
+        return last
+
+
+@_jit(**JIT)
+def _pick_slow(x, B, beta, i, ui, s, bx, sc, w, t, tb):
+    """Token i's pick by the rule of chain_step, scalar, with the stream ``s`` at hand: the
+    Bernoulli trial with its extra draws, then :func:`_pick_rare` or the inversion over the
+    other picks. The row's weights and sums are recomputed with the operations of
+    _chain_blocks (same bits). Runs only for the tokens that _chain_blocks leaves pending."""
+    best = _row_scores(x, B, i, bx, sc)
+    _softmax_weights(sc, best, beta, w, t, tb)
+    n = w.shape[0]
+    rare = 0.0
+    keep = 0.0
+    for j in range(n):
+        v = w[j]
+        small = v < RARE_CUT
+        rare += v if small else 0.0
+        keep += 0.0 if small else v
+    tot = rare + keep
+    if rare > 0.0 and bernoulli(rare / tot, ui, s):
+        return _pick_rare(w, RARE_CUT, s)
+    thr = max(ui * tot - rare, 0.0)
+    cum = 0.0
+    last = 0
+    for j in range(n):
+        v = 0.0 if w[j] < RARE_CUT else w[j]
+        if cum + v != cum or j == 0:
+            last = j
+        cum += v
+        if cum > thr:
+            return j
+    return last  # rounding: the threshold reached the total
+
+
+# The symmetric Gram (see _gram) pays from this dimension on (below it the mirroring costs more
+# than the halved score work), up to this many tokens (it holds n^2 scores per chain).
+_GRAM_MIN_D = 8
+_GRAM_MAX_N = 2048
+
+
+@_jit(**JIT)
+def chain_work(n, d):
+    """Scratch buffers of :func:`chain_step` for n tokens in R^d: those of one block of tokens
+    (:func:`block_work`), those of the pending picks (a flag per token and one scalar row for
+    :func:`_pick_slow`) and the blocked Gram matrix of :func:`_gram` (empty where
+    :func:`chain_step` never uses it)."""
+    gram = n % _ROWS == 0 and d >= _GRAM_MIN_D and n <= _GRAM_MAX_N
+    g = n // _ROWS if gram else 0
+    t1 = np.empty(n)
+    pending = (np.zeros(n, np.bool_), np.empty(d), np.empty(n), np.empty(n), t1, t1.view(np.int64))
+    return block_work(n, d) + (pending, np.empty((g, n * _ROWS)))
+
+
+@_jit(**JIT)
+def block_work(n, d):
+    """Scratch buffers of :func:`_chain_blocks` (one set per thread that runs blocks)."""
+    return thread_work(thread_works(1, n, d), 0)
+
+
+@_jit(**JIT)
+def thread_works(T, n, d):
+    """T sets of :func:`block_work` buffers in one tuple of arrays with a leading axis of T, so
+    that a run that splits its steps over T threads allocates them once (see thread_work)."""
+    rows = min(n, _ROWS)
+    t = np.empty((T, rows * n))
+    return (
+        np.empty((T, d, rows)),
+        np.empty((T, rows * n)),
+        t,
+        t.view(np.int64),
+        np.empty((T, rows)),
+        np.empty((T, rows)),
+        np.empty((T, rows), np.int64),
+        np.empty((T, rows)),
+        np.empty((T, rows)),
+    )
+
+
+@njit(inline="always")
+def thread_work(tw, q):
+    """The q-th set of :func:`thread_works`: the buffers of one :func:`block_work`."""
+    return (
+        tw[0][q],
+        tw[1][q],
+        tw[2][q],
+        tw[3][q],
+        tw[4][q],
+        tw[5][q],
+        tw[6][q],
+        tw[7][q],
+        tw[8][q],
+    )
+
+
+@_jit(**JIT)
+def _plain(x, B):
+    """Whether B is the identity and x finite. Then (B x_i)_k == x_ik up to the sign of zero,
+    which no score can see (a sum that starts at +0.0 never becomes -0.0): chain_step may use
+    x_i for B x_i, and s_ij = s_ji bit for bit."""
+    d = B.shape[0]
+    for k in range(d):
+        for m in range(d):
+            if B[k, m] != (1.0 if k == m else 0.0):
+                return False
+    bad = False
+    for v in x.ravel():
+        bad |= not v - v == 0.0  # NaN iff v is not finite; an OR needs no order: it vectorises
+    return not bad
+
+
+@_jit(**JIT)
+def _paths(x, B, G):
+    """(plain, gram): whether chain_step may use x_i for B x_i (:func:`_plain`), and whether it
+    takes the scores from the symmetric Gram as well (G allocated: n a multiple of _ROWS)."""
+    plain = _plain(x, B)
+    return plain, plain and G.shape[0] * _ROWS == x.shape[0]
+
+
+@_jit(**JIT)
+def _gram(x, G, bxt, b0, b1):
+    """The symmetric Gram of blocks b0 <= b < b1 (``scores.score_loops``' gram, unfused)."""
+    _gram_loop(x, G, bxt, b0, b1)
+
+
+# The passes of _chain_blocks over one block of tokens i0 + r (r < r1), W[j * r1 + r] holding
+# token i0 + r's j-th entry. Each is compiled on its own: LLVM vectorises these small loops across
+# r better than one large inlined body.
+
+
+@_jit(**JIT)
+def _block_bx(x, B, i0, r1, plain, bxt):
+    """bxt[k, r] = (B x_{i0 + r})_k (``scores.score_loops``' block_bx, unfused)."""
+    _bx_loop(x, B, i0, r1, plain, bxt)
+
+
+@_jit(**JIT)
+def _short_scores(x, bxt, r1, W, best):
+    """W[j r1 + r] = s_{i0 + r, j} = sum_k bxt[k, r] x_jk (k ascending, from +0.0) and best[r] its
+    maximum over j, for a block shorter than _ROWS (one pass over j, the first two k together)."""
+    n, d = x.shape
+    for r in range(r1):
+        best[r] = -np.inf
+    for j in range(n):
+        base = j * r1
+        if d >= 2:
+            a0 = x[j, 0]
+            a1 = x[j, 1]
+            for r in range(r1):
+                W[base + r] = (0.0 + bxt[0, r] * a0) + bxt[1, r] * a1
+        else:
+            a0 = x[j, 0] if d == 1 else 0.0
+            for r in range(r1):
+                W[base + r] = 0.0 + (bxt[0, r] * a0 if d == 1 else 0.0)
+        for k in range(2, d):
+            xjk = x[j, k]
+            for r in range(r1):
+                W[base + r] += bxt[k, r] * xjk
+        for r in range(r1):
+            best[r] = max(best[r], W[base + r])
+
+
+@_jit(**JIT)
+def _row_max(W, n, r1, best):
+    """best[r] = max_j W[j r1 + r], taken in any order: a maximum of scores is exact (no score
+    is -0.0, and a row with a NaN score has NaN weights whatever its maximum)."""
+    for r in range(r1):
+        best[r] = -np.inf
+    j4 = 0
+    while j4 + 4 <= n:  # four j per pass: one load and store of best[r] per four entries
+        b0 = j4 * r1
+        b1 = b0 + r1
+        b2 = b1 + r1
+        b3 = b2 + r1
+        for r in range(r1):
+            best[r] = max(best[r], max(max(W[b0 + r], W[b1 + r]), max(W[b2 + r], W[b3 + r])))
+        j4 += 4
+    for j in range(j4, n):
+        base = j * r1
+        for r in range(r1):
+            best[r] = max(best[r], W[base + r])
+
+
+@_jit(**JIT)
+def _block_weights(W, n, r1, best, beta, t, tb):
+    """W[j r1 + r] <- exp(beta (W[j r1 + r] - best[r])) (the kernels' exp); returns how many of
+    them are rare (< RARE_CUT)."""
+    for j in range(n):
+        base = j * r1
+        for r in range(r1):
+            W[base + r] = beta * (W[base + r] - best[r])
+    m = r1 * n
+    for q in range(m):
+        W[q] = _exp_mantissa(W[q], t, q)
+    for q in range(m):
+        k = tb[q] - _SHIFT_BITS
+        tb[q] = (k + 1023) << 52 if k >= -1022 else 0
+    few = 0
+    for q in range(m):  # the second pass of _exp_scale, counting the rare weights
+        v = W[q] * t[q]
+        W[q] = v
+        few += v < RARE_CUT
+    return few
+
+
+@_jit(**JIT)
+def _cumulate(W, n, r1, few, rare, keep):
+    """W[j r1 + r] <- the cumulative sum over j' <= j of the weights that are not rare; rare[r]
+    and keep[r] the totals of the rare and of the other weights. Without rare weights in the
+    block (``few`` 0) one cumulative sum, as the reference does with S_rare = 0."""
+    for r in range(r1):
+        rare[r] = 0.0
+        keep[r] = 0.0
+    j4 = 0
+    while j4 + 4 <= n:  # four j per pass (the same additions in the same order)
+        b0 = j4 * r1
+        b1 = b0 + r1
+        b2 = b1 + r1
+        b3 = b2 + r1
+        for r in range(r1):
+            if few == 0:
+                a = keep[r] + W[b0 + r]
+                W[b0 + r] = a
+                a += W[b1 + r]
+                W[b1 + r] = a
+                a += W[b2 + r]
+                W[b2 + r] = a
+                a += W[b3 + r]
+                W[b3 + r] = a
+                keep[r] = a
+            else:
+                ra = rare[r]
+                a = keep[r]
+                for base in (b0, b1, b2, b3):
+                    v = W[base + r]
+                    small = v < RARE_CUT
+                    ra += v if small else 0.0
+                    a += 0.0 if small else v
+                    W[base + r] = a
+                rare[r] = ra
+                keep[r] = a
+        j4 += 4
+    for j in range(j4, n):
+        base = j * r1
+        for r in range(r1):
+            v = W[base + r]
+            small = few != 0 and v < RARE_CUT
+            rare[r] += v if small else 0.0
+            keep[r] += 0.0 if small else v
+            W[base + r] = keep[r]
+
+
+@_jit(**JIT)
+def _count_below(W, n, r1, thr, cnt):
+    """cnt[r] = #{j : W[j r1 + r] <= thr[r]}."""
+    for r in range(r1):
+        cnt[r] = 0
+    j4 = 0
+    while j4 + 4 <= n:  # four j per pass: integer counts, in any order
+        b0 = j4 * r1
+        b1 = b0 + r1
+        b2 = b1 + r1
+        b3 = b2 + r1
+        for r in range(r1):
+            c = thr[r]
+            cnt[r] += (W[b0 + r] <= c) + (W[b1 + r] <= c) + (W[b2 + r] <= c) + (W[b3 + r] <= c)
+        j4 += 4
+    for j in range(j4, n):
+        base = j * r1
+        for r in range(r1):
+            cnt[r] += W[base + r] <= thr[r]
+
+
+@njit(inline="always")
+def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, plain, b0, b1, pend):
+    """:func:`chain_step` for the tokens i0 <= i < i0 + r1 of blocks b0 <= b < b1 (i0 = b rows,
+    the last block possibly shorter); with ``gram`` the scores are read from G, else computed
+    here (from x_i itself where ``plain``, see _plain). A token whose pick may be rare, i.e.
+    needs the stream, is only flagged in ``pend`` (for :func:`_resolve_pending`); returns the
+    number flagged. Tokens only read x and draw nothing, so blocks may run on different threads.
+    """
+    n, d = x.shape
+    bxt, W, t, tb, best, thr, cnt, rare, keep = work
+    rows = thr.shape[0]
+    held = 0
+    for b in range(b0, b1):
+        i0 = b * rows
+        r1 = min(rows, n - i0)
+        if gram:
+            W = G[b]
+            _row_max(W, n, r1, best)
+        else:
+            _block_bx(x, B, i0, r1, plain, bxt)
+            if r1 < _ROWS:
+                _short_scores(x, bxt, r1, W, best)
+            else:
+                _scores_block(bxt, x, 0, W)
+                _row_max(W, n, r1, best)
+        few = _block_weights(W, n, r1, best, beta, t, tb)
+        _cumulate(W, n, r1, few, rare, keep)
+        maybe = 0
+        for r in range(r1):
+            # the rare picks fill [0, rare) of the scale [0, rare + keep); u (rare + keep) >=
+            # 2 rare implies U >= p (not rare) and uu - rare >= 0, decided without computing p
+            ra = rare[r]
+            uu = u[i0 + r] * (ra + keep[r])
+            e = uu - ra
+            thr[r] = e if e > 0.0 else 0.0
+            maybe += uu < 2.0 * ra
+        here = False
+        if maybe > 0:
+            for r in range(r1):
+                # not decided above: so does u 2^53 >= p 2^53 (the first test of bernoulli);
+                # otherwise the pick is pending
+                tot = rare[r] + keep[r]
+                if (
+                    not u[i0 + r] * tot >= 2.0 * rare[r]
+                    and rare[r] > 0.0
+                    and u[i0 + r] * _TWO_53 < (rare[r] / tot) * _TWO_53
+                ):
+                    pend[i0 + r] = True
+                    thr[r] = -np.inf  # the count below adds nothing
+                    here = True
+                    held += 1
+        _count_below(W, n, r1, thr, cnt)
+        for r in range(r1):
+            i = i0 + r
+            pick = cnt[r]
+            if pick == n:  # rounding: the threshold reached the total
+                pick = n - 1
+                while pick > 0 and W[pick * r1 + r] == W[(pick - 1) * r1 + r]:
+                    pick -= 1
+            if not keep[r] >= 1.0:  # NaN weights (finite ones sum to >= 1: the largest is 1)
+                for k in range(d):
+                    out[i, k] = np.nan
+                continue
+            if not (here and pend[i]):
+                _move(x, i, x[pick], gamma, P, use_P, out)
+    return held
+
+
+@_jit(**JIT)
+def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw):
+    """The picks and moves of the tokens flagged by _chain_blocks, one after the other in
+    increasing token order: the only place where a step draws from the stream ``s``, so the
+    draws, and the bits, do not depend on how the blocks were run. Clears the flags."""
+    pend, bx, sc, w, t, tb = pw
+    for i in range(x.shape[0]):
+        if pend[i]:
+            pend[i] = False
+            pick = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w, t, tb)
+            _move(x, i, x[pick], gamma, P, use_P, out)
+
+
+@_jit(**JIT)
+def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
+    """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
+
+    Token i picks j with probability softmax_j(beta s_ij), tokens independently, and moves to
+    x_i + gamma (x_j - x_i). With weights w_j = exp(beta (s_ij - max_k s_ik)) (the largest is 1),
+    the picks with w_j < RARE_CUT are *rare*, of total probability p = S_rare / (S_rare + S_keep)
+    (sums of positive terms: full relative precision). First an exact Bernoulli(p)
+    (:func:`bernoulli`, driven by the uniform ``u[i]`` and, with probability < 2^-53, by further
+    uniforms of the stream ``s``) decides whether the pick is rare. If not, j is drawn by
+    inversion of the cumulative weights of the other picks, as if the rare ones came first: the
+    first j whose cumulative weight exceeds max(u[i] (S_rare + S_keep) - S_rare, 0) (u[i] S_keep
+    when there are no rare picks), or, if rounding leaves none, the last j at which the
+    cumulative weight grew. If rare, :func:`_pick_rare` draws j among the rare picks by the same
+    rule, with uniforms from ``s``. Every pick is thus realised with its probability to a
+    relative error of about n 2^-33 or better, however small; only weights that exp flushes to 0
+    (beta (s_ij - max) below -708.74, see _exp_mantissa) are never picked. The tokens that may need
+    the stream are flagged by the blocks and resolved afterwards in increasing token order
+    (:func:`_resolve_pending`), so a chain's path is a function of its seed only, whatever the
+    thread count.
+
+    The work runs over blocks of tokens i held side by side (W[j * rows + r] for token i0 + r), so
+    that every loop runs across tokens and vectorises, while each token's sums are accumulated
+    in increasing j and k exactly as in the reference. Cumulative weights never decrease, so the
+    first j whose cumulative weight exceeds the threshold is the count of those that do not.
+    For B = I (and x finite) B x_i is x_i itself, and where n is a multiple of _ROWS the scores
+    come from the symmetric Gram, each pair once (see _paths, _gram).
+    """
+    n = x.shape[0]
+    work_b, pw, G = work[:-2], work[-2], work[-1]
+    plain, gram = _paths(x, B, G)
+    if gram:
+        _gram(x, G, work_b[0], 0, G.shape[0])
+    rows = work_b[4].shape[0]
+    nb = (n + rows - 1) // rows
+    if _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work_b, G, gram, plain, 0, nb, pw[0]):
+        _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
+
+
+@_jit(**JIT)
+def flow_work(n, d):
+    """Scratch buffers of :func:`flow_step` for n tokens in R^d."""
+    t = np.empty(n)
+    return np.empty(d), np.empty(n), np.empty(n), np.empty(d), t, t.view(np.int64)
+
+
+@_jit(**JIT)
+def flow_step(x, B, beta, gamma, P, use_P, out, work):
+    """SA_beta, one deterministic softmax layer ([FW] eq. softmax.ODE):
+    x_i <- x_i + gamma (sum_j softmax_j(beta s_ij) x_j - x_i)."""
+    n, d = x.shape
+    bx, s, w, target, t, tb = work
+    for i in range(n):
+        best = _row_scores(x, B, i, bx, s)
+        total = _softmax_weights(s, best, beta, w, t, tb)
+        for k in range(d):
+            acc = 0.0
+            for j in range(n):
+                acc += w[j] * x[j, k]
+            target[k] = acc / total
+        _move(x, i, target, gamma, P, use_P, out)
+
+
+@_jit(**JIT)
+def _same_point(x, j, k, tol):
+    """Leaders j and k are one point: max-norm distance <= tol * max(|x_j|_inf, |x_k|_inf)."""
+    diff = 0.0
+    size = 0.0
+    for m in range(x.shape[1]):
+        diff = max(diff, abs(x[j, m] - x[k, m]))
+        size = max(size, abs(x[j, m]), abs(x[k, m]))
+    return diff <= tol * size
+
+
+@_jit(**JIT)
+def _mean_above(x, s, cut, by_point, tol, target):
+    """target = the mean of x_j over {j : s[j] >= cut}: over the indices, or with ``by_point``
+    over the distinct points among them (see _same_point); summed in increasing j."""
+    n, d = x.shape
+    for k in range(d):
+        target[k] = 0.0
+    count = 0
+    for j in range(n):
+        if s[j] < cut:
+            continue
+        if by_point:
+            seen = False
+            for q in range(j):
+                if s[q] >= cut and _same_point(x, j, q, tol):
+                    seen = True
+                    break
+            if seen:
+                continue
+        for k in range(d):
+            target[k] += x[j, k]
+        count += 1
+    for k in range(d):
+        target[k] /= count
+
+
+@_jit(**JIT)
+def hardmax_work(n, d):
+    """Scratch buffers of :func:`hardmax_step` for n tokens in R^d."""
+    return np.empty(d), np.empty(n), np.empty(d)
+
+
+@_jit(**JIT)
+def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, work):
+    """SA_inf, one hardmax / Frank-Wolfe step ([FW] eq. hardmax.dynamics.V).
+
+    Leaders L_i = {j : s_ij >= max_k s_ik - tol * max_k |s_ik|} (a relative tie tolerance);
+    the target is the mean of x_j over the indices in L_i (``by_point`` False, [AFZ]) or over the
+    distinct points among them (``by_point`` True, [FW]'s set reading; see _same_point).
+    """
+    n, d = x.shape
+    bx, s, target = work
+    for i in range(n):
+        best = _row_scores(x, B, i, bx, s)
+        scale = 0.0
+        for j in range(n):
+            scale = max(scale, abs(s[j]))
+        _mean_above(x, s, best - tol * scale, by_point, tol, target)
+        _move(x, i, target, gamma, P, use_P, out)
+
+
+@_jit(**JIT)
+def neighbour_cut(rule, best, r):
+    """The localmax score threshold of one token: j is a neighbour of i iff s_ij >= cut.
+
+    ADDITIVE: cut = max_k s_ik - r; RELATIVE: cut = max_k s_ik - r |max_k s_ik|. A new rule is one
+    more branch here (and in ``reference.neighbour_cut``) and one more name in
+    ``metastab.models.NEIGHBOUR_RULES``.
+    """
+    if rule == RELATIVE:
+        return best - r * abs(best)
+    return best - r
+
+
+@_jit(**JIT)
+def localmax_work(n, d):
+    """Scratch buffers of :func:`localmax_step` for n tokens in R^d."""
+    return np.empty(d), np.empty(n), np.empty(d)
+
+
+@_jit(**JIT)
+def localmax_step(x, B, gamma, P, use_P, r, rule, out, work):
+    """Localmax, one step (science.md §1, this package's reading of [LM]).
+
+    Neighbour set N_i = {j : s_ij >= cut_i} with cut_i from :func:`neighbour_cut` (additive:
+    max_k s_ik - r); x_i <- x_i + gamma (mean_{j in N_i} x_j - x_i), the mean over indices.
+    With r = 0 the arithmetic is that of :func:`hardmax_step` with tol = 0 and index ties, so
+    the two agree bit for bit.
+    """
+    n, d = x.shape
+    bx, s, target = work
+    for i in range(n):
+        best = _row_scores(x, B, i, bx, s)
+        _mean_above(x, s, neighbour_cut(rule, best, r), False, 0.0, target)
+        _move(x, i, target, gamma, P, use_P, out)

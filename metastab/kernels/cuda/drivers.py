@@ -1,0 +1,298 @@
+"""The CUDA driver: many chains, one thread block each, several steps per launch.
+
+:func:`advance` is the device twin of the CPU's ``drivers.advance`` (same arguments, same
+results): block c runs chain c for up to ``nsteps`` steps with its configuration, the updated
+configuration, the vectors B x_i and the step's uniforms in shared memory (in a global scratch
+row when they do not fit), one thread per token (strided when n exceeds the block). Per step:
+thread 0 draws the n uniforms from the chain's xoshiro256** stream; every thread computes its
+tokens' scores (into the chain's n×n weight scratch, token-minor so the accesses coalesce),
+their weights and picks (:mod:`metastab.kernels.cuda_steps`) and their moves; thread 0 then
+resolves the picks that need the stream, in token order (the CPU's order: same draws); the new
+configuration replaces the old, and the event is evaluated on the device
+(:mod:`metastab.kernels.cuda_events`). No host round trip per step. The sphere models
+(:mod:`metastab.kernels.cuda_sphere`) run in the same driver.
+
+The model's scalars travel in two small arrays (:func:`model_arrays`), its matrices as stacks:
+Bs (H, d, d) and Vs (H, d, d), the key-query and value matrices of the sphere models' heads, or
+B and the step matrix P of the R^d models as stacks of one.
+"""
+
+import warnings
+
+import numpy as np
+from numba import cuda, float64, int32, uint64
+
+try:  # numba-cuda's own warning classes, else those of numba's built-in CUDA target
+    from numba.cuda.core.errors import NumbaPerformanceWarning
+except ImportError:  # pragma: no cover
+    from numba.core.errors import NumbaPerformanceWarning
+
+from ..params import CHAIN, FLOW, LOCALMAX, NO_EVENT, SPHERE_CHAIN, SPHERE_FLOW
+from .events import event_hit, hull_scratch
+from .sphere import chain_move, flow_step
+from .steps import (
+    NAN_PICK,
+    PENDING,
+    chain_pick,
+    flow_target,
+    hardmax_target,
+    localmax_target,
+    move,
+    next_uniform,
+    resolve_pick,
+)
+
+__all__ = [
+    "Scratch",
+    "advance",
+    "block_shape",
+    "layout",
+    "model_arrays",
+    "scratch_bytes",
+    "step",
+]
+
+# Dynamic shared memory a block may take without opting in (bytes).
+_SHARED_BYTES = 48 * 1024
+_MAX_THREADS = 256
+# the slots of model_arrays' integer and float arrays
+KIND, USE_P, BY_POINT, RULE, ATTENTION, SCHEME, CAUSAL, PLAIN_B, PLAIN_V = range(9)
+BETA, TOL = range(2)
+
+
+def model_arrays(dyn) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(ints, floats, Bs, Vs) of a Dynamics (R^d models) or SphereDynamics."""
+    if hasattr(dyn, "Bs"):
+        ints = [dyn.kind, 0, 0, 0, dyn.attention, dyn.scheme, dyn.causal, dyn.plain_B, dyn.plain_V]
+        return (
+            np.array(ints, np.int64),
+            np.array([dyn.beta, 0.0]),
+            np.ascontiguousarray(dyn.Bs, dtype=float),
+            np.ascontiguousarray(dyn.Vs, dtype=float),
+        )
+    ints = [dyn.kind, dyn.use_P, dyn.by_point, dyn.rule, 0, 0, 0, 0, 0]
+    return (
+        np.array(ints, np.int64),
+        np.array([dyn.beta, dyn.tol]),
+        np.ascontiguousarray(dyn.B[None], dtype=float),
+        np.ascontiguousarray(dyn.P[None], dtype=float),
+    )
+
+
+def layout(n: int, d: int, kind: int = CHAIN) -> int:
+    """Doubles of a chain's buffer: x, its update and B x_i (n d each), uniforms and pending
+    flags (n each); for the sphere flow also the four RK4 velocities and a stage (5 n d)."""
+    return 3 * n * d + 2 * n + (5 * n * d if kind == SPHERE_FLOW else 0)
+
+
+def block_shape(n: int, d: int, kind: int = CHAIN) -> tuple[int, int, int]:
+    """(threads per block, dynamic shared bytes, placement): the buffer and the n^2 weights in
+    shared memory (placement 2), the buffer only (1), or neither (0, all in global memory)."""
+    threads = min(_MAX_THREADS, 32 * ((n + 31) // 32))
+    buf = 8 * layout(n, d, kind)
+    if buf + 8 * n * n <= _SHARED_BYTES:
+        return threads, buf + 8 * n * n, 2
+    if buf <= _SHARED_BYTES:
+        return threads, buf, 1
+    return threads, 0, 0
+
+
+def scratch_bytes(n: int, d: int, kind: int = CHAIN) -> int:
+    """Device bytes per chain beyond its state: the weights and the buffer where shared memory
+    is too small for them, the hull scratch."""
+    hq, hs = hull_scratch(n, d)
+    place = block_shape(n, d, kind)[2]
+    own = (n * n if place < 2 else 0) + (layout(n, d, kind) if place == 0 else 0)
+    return 8 * (own + hq + hs)
+
+
+@cuda.jit(device=True)
+def step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st):
+    """One step of the chain in ``buf`` (layout: x, update, B x_i, uniforms, pending flags; the
+    uniforms already drawn for the chains), by every thread of the block; ``st``: the stream
+    (thread 0's) for the rare picks. Ends with the new configuration in place of the old."""
+    tid = cuda.threadIdx.x
+    T = cuda.blockDim.x
+    nd = n * d
+    OUT = nd
+    UNI = 3 * nd
+    PEND = 3 * nd + n
+    bx = buf[2 * nd : UNI]
+    kind = ip[KIND]
+    beta = fp[BETA]
+    B = Bs[0]
+    P = Vs[0]
+    use_P = ip[USE_P] != 0
+    picks = kind == CHAIN or kind == SPHERE_CHAIN
+    if kind == SPHERE_FLOW:
+        flow_step(buf, n, d, Bs, Vs, beta, gamma, ip[ATTENTION], ip[SCHEME], ip[CAUSAL] != 0,
+                  ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc)  # fmt: skip
+    else:
+        for i in range(tid, n, T):
+            if picks:
+                pick = chain_pick(buf, 0, B, bx, beta, i, n, d, Wc, buf[UNI + i])
+                if pick == PENDING:
+                    buf[PEND + i] = 1.0
+                elif pick == NAN_PICK:
+                    for k in range(d):
+                        buf[OUT + i * d + k] = np.nan
+                elif kind == SPHERE_CHAIN:
+                    chain_move(buf, i, pick, d, P, ip[PLAIN_V] != 0, gamma, OUT, bx)
+                else:
+                    move(buf, 0, i, buf, pick * d, gamma, P, use_P, buf, OUT, d)
+                continue
+            if kind == FLOW:
+                flow_target(buf, 0, B, bx, beta, i, n, d, Wc)
+            elif kind == LOCALMAX:
+                localmax_target(buf, 0, B, bx, i, n, d, Wc, r, ip[RULE])
+            else:
+                hardmax_target(buf, 0, B, bx, i, n, d, Wc, ip[BY_POINT] != 0, fp[TOL])
+            move(buf, 0, i, bx, i * d, gamma, P, use_P, buf, OUT, d)
+    cuda.syncthreads()
+    if picks and tid == 0:
+        for i in range(n):
+            if buf[PEND + i] != 0.0:
+                buf[PEND + i] = 0.0
+                pick = resolve_pick(Wc, i, n, buf[UNI + i], st)
+                if kind == SPHERE_CHAIN:
+                    chain_move(buf, i, pick, d, P, ip[PLAIN_V] != 0, gamma, OUT, bx)
+                else:
+                    move(buf, 0, i, buf, pick * d, gamma, P, use_P, buf, OUT, d)
+    cuda.syncthreads()
+    for q in range(tid, nd, T):
+        buf[q] = buf[OUT + q]
+    cuda.syncthreads()
+
+
+# fmt: off
+# (the kernels' long flat argument lists, kept compact)
+@cuda.jit(device=True)
+def _run(c, buf, Wc, X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code, centers, radii,
+         groups, starts, members, scalar, steps, done, HQ, HS):
+    """Chain c for up to nsteps steps, with its buffer ``buf`` and weights ``Wc`` (each in
+    shared or global memory)."""
+    tid = cuda.threadIdx.x
+    T = cuda.blockDim.x
+    d = Bs.shape[1]
+    n = X.shape[1] // d
+    nd = n * d
+    UNI = 3 * nd
+    PEND = 3 * nd + n
+    picks = ip[KIND] == CHAIN or ip[KIND] == SPHERE_CHAIN
+    flag = cuda.shared.array(1, int32)
+    st = cuda.local.array(4, uint64)
+    for q in range(tid, nd, T):
+        buf[q] = X[c, q]
+    if tid == 0:
+        for w in range(4):
+            st[w] = state[c, w]
+    for i in range(tid, n, T):
+        buf[PEND + i] = 0.0
+    cuda.syncthreads()
+    for t in range(t0, t0 + nsteps):
+        gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+        r = margins[t - t0 if margins.shape[0] > 1 else 0]
+        if picks:
+            if tid == 0:
+                for i in range(n):
+                    buf[UNI + i] = next_uniform(st)
+            cuda.syncthreads()
+        step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st)
+        if code != NO_EVENT and event_hit(code, c, buf, n, d, centers, radii, groups, starts,
+                                           members, scalar, HQ[c], HS[c], flag):
+            if tid == 0:
+                steps[c] = t + 1
+                done[c] = True
+            break
+    for q in range(tid, nd, T):
+        X[c, q] = buf[q]
+    if tid == 0:
+        for w in range(4):
+            state[c, w] = st[w]
+
+
+@cuda.jit
+def _advance_shared(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code, centers, radii,
+                    groups, starts, members, scalar, steps, done, W, G, HQ, HS):
+    """Block c runs chain c, its buffer and its weights in shared memory (small n d)."""
+    c = cuda.blockIdx.x
+    if done[c]:
+        return
+    buf = cuda.shared.array(0, float64)
+    _run(c, buf, buf[G.shape[1]:], X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code,
+         centers, radii, groups, starts, members, scalar, steps, done, HQ, HS)
+
+
+@cuda.jit
+def _advance_mixed(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code, centers, radii,
+                   groups, starts, members, scalar, steps, done, W, G, HQ, HS):
+    """Block c runs chain c, its buffer in shared memory and its weights in global memory."""
+    c = cuda.blockIdx.x
+    if done[c]:
+        return
+    buf = cuda.shared.array(0, float64)
+    _run(c, buf, W[c], X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code, centers,
+         radii, groups, starts, members, scalar, steps, done, HQ, HS)
+
+
+@cuda.jit
+def _advance_global(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code, centers, radii,
+                    groups, starts, members, scalar, steps, done, W, G, HQ, HS):
+    """Block c runs chain c, its buffer and its weights in global memory (large n d)."""
+    c = cuda.blockIdx.x
+    if done[c]:
+        return
+    _run(c, G[c], W[c], X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code, centers,
+         radii, groups, starts, members, scalar, steps, done, HQ, HS)
+# fmt: on
+
+
+class Scratch:
+    """Device buffers of :func:`advance` for up to ``C`` chains of n tokens in R^d of the model
+    kind ``kind``, kept between calls (a run calls advance once per chunk of steps)."""
+
+    def __init__(self, C: int, n: int, d: int, kind: int = CHAIN) -> None:
+        hq, hs = hull_scratch(n, d)
+        place = block_shape(n, d, kind)[2]
+        self.shape = (C, n, d, kind)
+        self.W = cuda.device_array((C if place < 2 else 1, n * n))
+        # G's width tells the kernels where the weights start in a shared buffer
+        self.G = cuda.device_array((C if place == 0 else 1, layout(n, d, kind)))
+        self.HQ = cuda.device_array((C, hq))
+        self.HS = cuda.device_array((C, hs), dtype=np.int64)
+
+
+def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
+    """drivers.advance on the device for the chains of one launch: X (C, n d), state (C, 4),
+    steps (C,) and done (C,) are device arrays, updated in place; the parameters are the host
+    NamedTuples (Dynamics or SphereDynamics, Schedule, EventArrays). ``scratch``: a
+    :class:`Scratch` of C chains."""
+    C = X.shape[0]
+    ip, fp, Bs, Vs = model_arrays(dyn)
+    d = Bs.shape[1]
+    n = X.shape[1] // d
+    threads, shared, place = block_shape(n, d, dyn.kind)
+    kernel = (_advance_global, _advance_mixed, _advance_shared)[place]
+    centers = np.ascontiguousarray(ev.centers.reshape(ev.centers.shape[0], -1))
+    arrays = [cuda.to_device(a) for a in (ip, fp, Bs, Vs, sched.gammas, sched.margins)]
+    events = [cuda.to_device(np.ascontiguousarray(a)) for a in (centers, ev.radii)]
+    events += [cuda.to_device(a) for a in (ev.groups, ev.starts, ev.members)]
+    with warnings.catch_warnings():
+        # one block per chain: a run of few chains has a small grid by design
+        warnings.simplefilter("ignore", NumbaPerformanceWarning)
+        kernel[C, threads, 0, shared](
+            X,
+            state,
+            *arrays,
+            int(t0),
+            int(nsteps),
+            int(ev.code),
+            *events,
+            float(ev.scalar),
+            steps,
+            done,
+            scratch.W,
+            scratch.G,
+            scratch.HQ,
+            scratch.HS,
+        )

@@ -1,0 +1,222 @@
+"""Stopping events on the device: the CPU's :func:`metastab.kernels.events.event_hit`, per block.
+
+A block (one chain) evaluates the event together: LEAVE_BALL, REACH and COLLAPSE split their
+tokens (pairs) over the threads and meet in a shared flag; LEAVE_HULL runs Wolfe's min-norm-point
+algorithm (:func:`hull_dist2`, the CPU's operations on flat scratch arrays) on thread 0. The
+answer is a yes/no that every thread gets, the same as the CPU's on the same configuration
+(under the simulator; on a device the hull's roundings may differ).
+"""
+
+import math
+
+from numba import cuda
+
+from ..cpu.events import _HULL_EPS, _HULL_MAX_ITER
+from ..params import COLLAPSE, LEAVE_BALL, LEAVE_HULL, REACH
+
+
+@cuda.jit(device=True)
+def _dist2(x, xo, i, cen, co, d):
+    acc = 0.0
+    for k in range(d):
+        diff = x[xo + i * d + k] - cen[co + i * d + k]
+        acc += diff * diff
+    return acc
+
+
+@cuda.jit(device=True)
+def _affine_min(q, d, S, k, w):
+    """w[a + i] (i < k) = the affine weights of the min-norm point of aff{q_S0, ..., q_Sk-1}
+    (events._affine_min: the same elimination); w holds [.., a (d + 2), M (d + 3)^2, rhs]."""
+    a = d + 2
+    M = 2 * (d + 2)
+    rhs = M + (d + 3) * (d + 3)
+    L = d + 3  # row stride of M
+    K = k + 1
+    for i in range(k):
+        for j in range(k):
+            acc = 0.0
+            for m in range(d):
+                acc += q[S[i] * d + m] * q[S[j] * d + m]
+            w[M + i * L + j] = acc
+        w[M + i * L + k] = 1.0
+        w[M + k * L + i] = 1.0
+        w[rhs + i] = 0.0
+    w[M + k * L + k] = 0.0
+    w[rhs + k] = 1.0
+    for c in range(K):
+        piv = c
+        for r in range(c + 1, K):
+            if abs(w[M + r * L + c]) > abs(w[M + piv * L + c]):
+                piv = r
+        if piv != c:
+            for j in range(K):
+                tmp = w[M + c * L + j]
+                w[M + c * L + j] = w[M + piv * L + j]
+                w[M + piv * L + j] = tmp
+            tmp = w[rhs + c]
+            w[rhs + c] = w[rhs + piv]
+            w[rhs + piv] = tmp
+        for r in range(c + 1, K):
+            f = w[M + r * L + c] / w[M + c * L + c]
+            for j in range(c, K):
+                w[M + r * L + j] -= f * w[M + c * L + j]
+            w[rhs + r] -= f * w[rhs + c]
+    for c in range(K - 1, -1, -1):
+        acc = w[rhs + c]
+        for j in range(c + 1, K):
+            acc -= w[M + c * L + j] * w[rhs + j]
+        w[rhs + c] = acc / w[M + c * L + c]
+    for i in range(k):
+        w[a + i] = w[rhs + i]
+
+
+def hull_scratch(n: int, d: int) -> tuple[int, int]:
+    """(float64, int64) scratch sizes of :func:`hull_dist2` for groups of up to n points in R^d:
+    q (n d), then w (d + 2), a (d + 2), M ((d + 3)^2), rhs (d + 3) and x (d); the corral S."""
+    return n * d + 2 * (d + 2) + (d + 3) ** 2 + (d + 3) + d, d + 2
+
+
+@cuda.jit(device=True)
+def hull_dist2(p, po, pts, co, members, m0, m1, stop, d, q, S, w):
+    """dist(p, conv{pts[j] : j in members[m0:m1]})^2, or some value <= ``stop`` as soon as that is
+    known: events.hull_dist2 (Wolfe 1976) with the same operations. ``q`` holds the shifted
+    points, ``w`` the weights and the elimination's work, ``S`` the corral."""
+    m = m1 - m0
+    xo = 2 * (d + 2) + (d + 3) * (d + 3) + (d + 3)  # the min-norm point x in w
+    a = d + 2
+    scale = 0.0
+    best = math.inf
+    jbest = 0
+    for r in range(m):
+        acc = 0.0
+        j = members[m0 + r]
+        for k in range(d):
+            v = pts[co + j * d + k] - p[po + k]
+            q[r * d + k] = v
+            acc += v * v
+        scale = max(scale, acc)
+        if acc < best:
+            best = acc
+            jbest = r
+    if best <= stop:
+        return best
+    S[0] = jbest
+    w[0] = 1.0
+    size = 1
+    for k in range(d):
+        w[xo + k] = q[jbest * d + k]
+    xx = best
+    for _ in range(_HULL_MAX_ITER):
+        j = -1
+        lo = math.inf
+        for r in range(m):
+            acc = 0.0
+            for k in range(d):
+                acc += w[xo + k] * q[r * d + k]
+            if acc < lo:
+                lo = acc
+                j = r
+        if xx - lo <= _HULL_EPS * scale or size == d + 1:
+            break
+        fresh = True
+        for i in range(size):
+            if S[i] == j:
+                fresh = False
+        if not fresh:
+            break
+        S[size] = j
+        w[size] = 0.0
+        size += 1
+        while True:
+            _affine_min(q, d, S, size, w)
+            interior = True
+            for i in range(size):
+                if w[a + i] <= _HULL_EPS:
+                    interior = False
+            if interior:
+                for i in range(size):
+                    w[i] = w[a + i]
+                break
+            theta = 1.0
+            for i in range(size):
+                if w[a + i] <= _HULL_EPS and w[i] - w[a + i] > 0.0:
+                    theta = min(theta, w[i] / (w[i] - w[a + i]))
+            kept = 0
+            for i in range(size):
+                wi = theta * w[a + i] + (1.0 - theta) * w[i]
+                if wi > _HULL_EPS:
+                    S[kept] = S[i]
+                    w[kept] = wi
+                    kept += 1
+            if kept == 0:
+                kept = 1
+                w[0] = 1.0
+            size = kept
+            tot = 0.0
+            for i in range(size):
+                tot += w[i]
+            for i in range(size):
+                w[i] /= tot
+            if size == 1:
+                break
+        xx = 0.0
+        for k in range(d):
+            acc = 0.0
+            for i in range(size):
+                acc += w[i] * q[S[i] * d + k]
+            w[xo + k] = acc
+            xx += acc * acc
+        if xx <= stop:
+            return xx
+    if size == d + 1:
+        return 0.0
+    return xx
+
+
+@cuda.jit(device=True)
+def event_hit(code, c, x, n, d, centers, radii, groups, starts, members, scalar, hq, hs, flag):
+    """Whether chain c's configuration x (flat, n d) meets the event (events.event_hit); every
+    thread of the block calls it and gets the answer. ``centers`` (1 or C, n d) and ``radii``
+    (1 or C, n) are per chain or shared; hq, hs: chain c's hull scratch (see hull_scratch);
+    ``flag``: one shared int32."""
+    tid = cuda.threadIdx.x
+    T = cuda.blockDim.x
+    cen = centers[c if centers.shape[0] > 1 else 0]
+    rad = radii[c if radii.shape[0] > 1 else 0]
+    if tid == 0:
+        flag[0] = 0
+    cuda.syncthreads()
+    # flag: LEAVE_BALL / LEAVE_HULL: some token out; REACH / COLLAPSE: some token (pair) not in
+    if code == LEAVE_BALL or code == REACH:
+        for i in range(tid, n, T):
+            dist = _dist2(x, 0, i, cen, 0, d)
+            r2 = rad[i] * rad[i]
+            if (code == LEAVE_BALL and dist > r2) or (code == REACH and not dist <= r2):
+                flag[0] = 1
+    elif code == COLLAPSE:
+        lim = scalar * scalar
+        for i in range(tid, n, T):
+            for j in range(i + 1, n):
+                acc = 0.0
+                for k in range(d):
+                    diff = x[i * d + k] - x[j * d + k]
+                    acc += diff * diff
+                if not acc <= lim:
+                    flag[0] = 1
+    elif code == LEAVE_HULL and tid == 0:
+        for i in range(n):
+            g = groups[i]
+            r2 = rad[i] * rad[i]
+            dist = hull_dist2(
+                x, i * d, cen, 0, members, starts[g], starts[g + 1], r2, d, hq, hs, hq[n * d :]
+            )
+            if dist > r2:
+                flag[0] = 1
+                break
+    cuda.syncthreads()
+    out = flag[0] != 0
+    cuda.syncthreads()  # nobody clears the flag before everyone has read it
+    if code == REACH or code == COLLAPSE:
+        return not out
+    return out

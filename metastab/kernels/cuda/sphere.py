@@ -1,0 +1,203 @@
+"""The sphere models on the device: the CUDA twins of :mod:`metastab.kernels.sphere`.
+
+Same equations (sphere.md, "Models"), same operations in the same order as the CPU kernels, so
+the simulator gives their bits: the flow's fused arithmetic (``arith``: each multiply-add one fma,
+the exp ``cuda_steps.exp_fused``) in scores s_ij = <B x_i, x_j> (k ascending from +0.0),
+max-shifted weights (a causal mask gives weight exactly 0), totals and weighted sums Σ_j w_ij x_jk
+in increasing j, the value matrix, heads summed in order, the norm in increasing k.
+Per token (one thread each, see :mod:`.cuda_drivers`): :func:`velocity` is Attn(x)_i (projected
+onto the tangent space for RK4); :func:`flow_step` is the whole post-LN or RK4 step, by every
+thread of the block; :func:`chain_move` is the chain's LayerNormed move after its pick.
+"""
+
+import math
+
+from numba import cuda
+
+from ..params import POST_LN, PRE_LN, UNNORMALIZED
+from .steps import exp_fused, fma
+
+
+@cuda.jit(device=True)
+def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, W,
+             bx, K, ko):  # fmt: skip
+    """K[ko + i d + k] = Attn(src)_i (sphere.flow's _velocity), or its projection P⊥ onto the
+    tangent space at src_i with ``project``; bx[i d ...] and W's column i are scratch."""
+    for k in range(d):
+        K[ko + i * d + k] = 0.0
+    for h in range(Bs.shape[0]):
+        for k in range(d):
+            if plain_B:
+                bx[i * d + k] = src[so + i * d + k]
+            else:
+                a = 0.0
+                for q in range(d):
+                    a = fma(Bs[h, k, q], src[so + i * d + q], a)
+                bx[i * d + k] = a
+        best = -math.inf
+        for j in range(n):
+            a = 0.0
+            for k in range(d):
+                a = fma(bx[i * d + k], src[so + j * d + k], a)
+            W[j * n + i] = a
+            if not (causal and j > i):
+                best = max(best, a)
+        total = 0.0
+        for j in range(n):
+            v = 0.0 if causal and j > i else exp_fused(beta * (W[j * n + i] - best))
+            W[j * n + i] = v
+            total += v
+        for k in range(d):
+            a = 0.0
+            for j in range(n):
+                a = fma(W[j * n + i], src[so + j * d + k], a)
+            bx[i * d + k] = a
+        scale = math.exp(beta * best) / n if attention == UNNORMALIZED else 1.0 / total
+        for k in range(d):
+            bx[i * d + k] = bx[i * d + k] * scale
+        for k in range(d):
+            if plain_V:
+                a = bx[i * d + k]
+            else:
+                a = 0.0
+                for q in range(d):
+                    a = fma(Vs[h, k, q], bx[i * d + q], a)
+            K[ko + i * d + k] = a if h == 0 else K[ko + i * d + k] + a
+    if project:
+        a = dot8(src, so, K, ko, i, d)
+        for k in range(d):
+            K[ko + i * d + k] = fma(-a, src[so + i * d + k], K[ko + i * d + k])
+
+
+@cuda.jit(device=True)
+def dot8(a, ao, b, bo, i, d):
+    """<a_i, b_i> as the fused CPU kernels sum it (sphere._dot8): eight partial sums over
+    k ≡ m (mod 8), k ascending, one fma each, then ((p0 + p1) + (p2 + p3)) + ((p4 + p5) +
+    (p6 + p7))."""
+    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = 0.0
+    for k in range(d):
+        m = k % 8
+        u = a[ao + i * d + k]
+        w = b[bo + i * d + k]
+        if m == 0:
+            p0 = fma(u, w, p0)
+        elif m == 1:
+            p1 = fma(u, w, p1)
+        elif m == 2:
+            p2 = fma(u, w, p2)
+        elif m == 3:
+            p3 = fma(u, w, p3)
+        elif m == 4:
+            p4 = fma(u, w, p4)
+        elif m == 5:
+            p5 = fma(u, w, p5)
+        elif m == 6:
+            p6 = fma(u, w, p6)
+        else:
+            p7 = fma(u, w, p7)
+    return ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
+
+
+@cuda.jit(device=True)
+def normalise(y, yo, i, d, out, oo):
+    """The chain's LayerNorm out_i = y_i / |y_i|, the norm summed in k ascending
+    (sphere._normalise_row)."""
+    a = 0.0
+    for k in range(d):
+        a += y[yo + i * d + k] * y[yo + i * d + k]
+    r = math.sqrt(a)
+    for k in range(d):
+        out[oo + i * d + k] = y[yo + i * d + k] / r
+
+
+@cuda.jit(device=True)
+def normalise_fused(y, yo, i, d, out, oo):
+    """The flow's LayerNorm out_i = y_i (1 / |y_i|), |y_i|^2 by :func:`dot8`
+    (sphere._normalise_fused)."""
+    c = 1.0 / math.sqrt(dot8(y, yo, y, yo, i, d))
+    for k in range(d):
+        out[oo + i * d + k] = y[yo + i * d + k] * c
+
+
+@cuda.jit(device=True)
+def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, W):
+    """One step of the sphere flow by every thread of the block (sphere.flow_step): post-LN
+    x_i <- N(x_i + dt Attn(x)_i), pre-LN x_i <- x_i + dt Attn(N(x))_i, or RK4 on
+    x' = P⊥ Attn(x) then N; the new state goes to the
+    update slot of ``buf`` (x, update, B x_i, uniforms, flags, then K (4 n d) and a stage y)."""
+    tid = cuda.threadIdx.x
+    T = cuda.blockDim.x
+    nd = n * d
+    OUT = nd
+    bx = buf[2 * nd : 3 * nd]
+    KO = 3 * nd + 2 * n
+    Y = KO + 4 * nd
+    if scheme == PRE_LN:  # x_i <- x_i + dt Attn(N(x))_i, the residual not normalised
+        for i in range(tid, n, T):
+            normalise_fused(buf, 0, i, d, buf, Y)
+        cuda.syncthreads()
+        for i in range(tid, n, T):
+            velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, False,
+                     W, bx, buf, KO)  # fmt: skip
+            for k in range(d):
+                q = i * d + k
+                buf[OUT + q] = fma(dt, buf[KO + q], buf[q])
+        return
+    project = scheme != POST_LN
+    for i in range(tid, n, T):
+        velocity(buf, 0, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, W,
+                 bx, buf, KO)  # fmt: skip
+    cuda.syncthreads()
+    if scheme == POST_LN:
+        for i in range(tid, n, T):
+            for k in range(d):
+                q = i * d + k
+                buf[Y + q] = fma(dt, buf[KO + q], buf[q])
+            normalise_fused(buf, Y, i, d, buf, OUT)
+        return
+    half = 0.5 * dt
+    for s in range(1, 4):
+        h = dt if s == 3 else half
+        for i in range(tid, n, T):
+            for k in range(d):
+                q = i * d + k
+                buf[Y + q] = fma(h, buf[KO + (s - 1) * nd + q], buf[q])
+        cuda.syncthreads()
+        for i in range(tid, n, T):
+            velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, W,
+                     bx, buf, KO + s * nd)  # fmt: skip
+        cuda.syncthreads()
+    sixth = dt / 6.0
+    for i in range(tid, n, T):
+        for k in range(d):
+            q = i * d + k
+            K0 = buf[KO + q]
+            K1 = buf[KO + nd + q]
+            K2 = buf[KO + 2 * nd + q]
+            K3 = buf[KO + 3 * nd + q]
+            inc = ((K0 + 2.0 * K1) + 2.0 * K2) + K3
+            buf[Y + q] = fma(sixth, inc, buf[q])
+        normalise_fused(buf, Y, i, d, buf, OUT)
+
+
+@cuda.jit(device=True)
+def chain_move(buf, i, j, d, V, plain_V, gamma, OUT, bx):
+    """The sphere chain's move of token i after picking j (sphere.chain_step): the update slot
+    gets N(x_i + gamma (V x_j - x_i)), or x_i itself when the increment changes nothing bit for
+    bit (then the pick is an exact no-op); bx[i d ...] holds the target."""
+    for k in range(d):
+        if plain_V:
+            bx[i * d + k] = buf[j * d + k]
+        else:
+            a = 0.0
+            for q in range(d):
+                a += V[k, q] * buf[j * d + q]
+            bx[i * d + k] = a
+    same = True
+    for k in range(d):
+        xk = buf[i * d + k]
+        v = xk + gamma * (bx[i * d + k] - xk)
+        buf[OUT + i * d + k] = v
+        same = same and v == xk
+    if not same:
+        normalise(buf, OUT, i, d, buf, OUT)

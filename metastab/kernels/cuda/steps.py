@@ -1,0 +1,360 @@
+"""One token's step of each model as CUDA device functions (numba.cuda), with the CPU's bits.
+
+The arithmetic of every function here repeats, operation for operation, that of the CPU kernels
+(:mod:`metastab.kernels.steps`): the same xoshiro256** streams, the same polynomial exp, the same
+scores summed in increasing k from +0.0, the same pick rule (rare picks decided by an exact
+Bernoulli trial, the others by inversion of the cumulative weights). Under numba's CUDA simulator,
+which runs this code as Python with IEEE doubles, the GPU path therefore gives the CPU's bits; on
+a device, fused multiply-adds may round differently and only the laws agree.
+
+Arrays are flat: a configuration is x[xo + i d + k]; a chain's score row of token i is
+W[j n + i] (token-minor, so the threads of a block, one token each, read and write W coalesced).
+Integer arithmetic on uint64 never overflows a Python-level operation (the simulator warns on
+wrap-around): multiplications by 5 and 9 are shifts and a carry-safe add.
+"""
+
+import math
+
+import numpy as np
+from numba import config, cuda
+
+from .. import arith
+from ..cpu.steps import (
+    _INV_FACT,
+    _LN2_HI,
+    _LN2_LO,
+    _LOG2E,
+    _SHIFT,
+    _TWO_53,
+    _Z_MIN,
+    RARE_CUT,
+)
+from ..params import RELATIVE
+
+_U = np.uint64
+_LOW32 = _U(0xFFFFFFFF)
+_TWO_M53 = 1.0 / 9007199254740992.0
+# pick codes of chain_pick besides a token index
+PENDING, NAN_PICK = -1, -2
+
+
+# --------------------------------------------------------------------------------------------
+# Streams: xoshiro256** (the CPU's next_u64 / next_uniform, same outputs)
+# --------------------------------------------------------------------------------------------
+
+
+@cuda.jit(device=True)
+def _add64(a, b):
+    """a + b mod 2^64 from 32-bit halves (no intermediate wraps around)."""
+    lo = (a & _LOW32) + (b & _LOW32)
+    hi = (a >> _U(32)) + (b >> _U(32)) + (lo >> _U(32))
+    return ((hi & _LOW32) << _U(32)) | (lo & _LOW32)
+
+
+@cuda.jit(device=True)
+def next_u64(s):
+    """One xoshiro256** output; advances the state ``s`` (uint64[4]) in place."""
+    s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
+    f = _add64(s1 << _U(2), s1)  # s1 * 5
+    f = (f << _U(7)) | (f >> _U(57))
+    result = _add64(f << _U(3), f)  # * 9
+    t = s1 << _U(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = (s3 << _U(45)) | (s3 >> _U(19))
+    s[0] = s0
+    s[1] = s1
+    s[2] = s2
+    s[3] = s3
+    return result
+
+
+@cuda.jit(device=True)
+def next_uniform(s):
+    """A uniform on [0, 1) with 53 random bits: (x >> 11) 2^-53."""
+    return float(next_u64(s) >> _U(11)) * _TWO_M53
+
+
+# --------------------------------------------------------------------------------------------
+# exp and the exact pick
+# --------------------------------------------------------------------------------------------
+
+
+@cuda.jit(device=True)
+def _pow2(k):
+    """2^k for an integer k in [-1022, 0], exactly (a product of exact powers of two)."""
+    m = -k
+    p = 1.0
+    f = 0.5
+    while m > 0:
+        if m & 1:
+            p *= f
+        f *= f
+        m >>= 1
+    return p
+
+
+@cuda.jit(device=True)
+def exp_weight(z):
+    """exp(z) for z <= 0 with the CPU kernels' exp (steps._exp_mantissa, _exp_scale): the same
+    reduction and polynomial, results below 2^-1022 flushed to 0."""
+    if z < _Z_MIN:
+        z = _Z_MIN
+    shifted = z * _LOG2E + _SHIFT
+    k = shifted - _SHIFT
+    r = (z - k * _LN2_HI) - k * _LN2_LO
+    p = _INV_FACT[13]
+    for q in range(12, -1, -1):
+        p = p * r + _INV_FACT[q]
+    if k != k:
+        return p  # NaN
+    if k < -1022.0:
+        return p * 0.0
+    return p * _pow2(int(k))
+
+
+# a b + c rounded once: the device's fma.rn.f64; the simulator's cuda.fma rounds twice, so there
+# the exactly rounded fma of the reference kernels stands in for it
+fma = arith.fma_exact if config.ENABLE_CUDASIM else cuda.fma
+
+
+@cuda.jit(device=True)
+def exp_fused(z):
+    """exp(z) for z <= 0 with the fused kernels' exp (``arith.exp_fma``): the same reduction and
+    polynomial, one fma per step, results below 2^-1022 flushed to 0."""
+    if z < arith.Z_MIN:
+        z = arith.Z_MIN
+    shifted = fma(z, arith.LOG2E, arith.SHIFT)
+    k = shifted - arith.SHIFT
+    r = fma(-k, arith.LN2_LO, fma(-k, arith.LN2_HI, z))
+    p = fma(_INV_FACT[13], r, _INV_FACT[12])
+    for q in range(11, -1, -1):
+        p = fma(p, r, _INV_FACT[q])
+    if k != k:
+        return p  # NaN
+    if k < -1022.0:
+        return p * 0.0
+    return p * _pow2(int(k))
+
+
+@cuda.jit(device=True)
+def bernoulli(p, u, s):
+    """The exact Bernoulli(p) trial of the CPU kernels (steps.bernoulli), same draws."""
+    q = p * _TWO_53
+    m = u * _TWO_53
+    while True:
+        if m + 1.0 <= q:
+            return True
+        if not m < q:
+            return False
+        q = (q - m) * _TWO_53
+        m = float(next_u64(s) >> _U(11))
+
+
+@cuda.jit(device=True)
+def _invert(W, i, n, thr):
+    """The first j whose cumulative weight over the kept (not rare) weights of row i exceeds
+    ``thr``, or, if rounding leaves none, the last j at which it grew (steps._pick_slow)."""
+    cum = 0.0
+    last = 0
+    for j in range(n):
+        v = W[j * n + i]
+        v = 0.0 if v < RARE_CUT else v
+        if cum + v != cum or j == 0:
+            last = j
+        cum += v
+        if cum > thr:
+            return j
+    return last
+
+
+@cuda.jit(device=True)
+def _pick_rare(W, i, n, hi, s):
+    """The pick among the weights of row i below ``hi``: steps._pick_rare, same draws."""
+    while True:
+        top = 0.0
+        for j in range(n):
+            v = W[j * n + i]
+            if v < hi:
+                top = max(top, v)
+        cut = RARE_CUT * top
+        rare = 0.0
+        keep = 0.0
+        for j in range(n):
+            v = W[j * n + i]
+            if v < cut:
+                rare += v
+            elif v < hi:
+                keep += v
+        tot = rare + keep
+        u = next_uniform(s)
+        if rare > 0.0 and bernoulli(rare / tot, u, s):
+            hi = cut
+            continue
+        thr = max(u * tot - rare, 0.0)
+        cum = 0.0
+        last = -1
+        for j in range(n):
+            v = W[j * n + i]
+            if cut <= v < hi:
+                cum += v
+                if cum > thr:
+                    return j
+                last = j
+        return last
+
+
+@cuda.jit(device=True)
+def _sums(W, i, n):
+    """(S_rare, S_keep) of row i, each summed in increasing j."""
+    rare = 0.0
+    keep = 0.0
+    for j in range(n):
+        v = W[j * n + i]
+        if v < RARE_CUT:
+            rare += v
+        else:
+            keep += v
+    return rare, keep
+
+
+@cuda.jit(device=True)
+def row_scores(x, xo, B, bx, i, n, d, W):
+    """W[j n + i] = s_ij = <B x_i, x_j> (k ascending from +0.0), B x_i kept in bx[i d ...];
+    returns max_j s_ij."""
+    for k in range(d):
+        acc = 0.0
+        for m in range(d):
+            acc += B[k, m] * x[xo + i * d + m]
+        bx[i * d + k] = acc
+    best = -math.inf
+    for j in range(n):
+        acc = 0.0
+        for k in range(d):
+            acc += bx[i * d + k] * x[xo + j * d + k]
+        W[j * n + i] = acc
+        if acc > best:
+            best = acc
+    return best
+
+
+@cuda.jit(device=True)
+def chain_pick(x, xo, B, bx, beta, i, n, d, W, u):
+    """Token i's SA_P pick ([FW] eq. softmax.process) by the rule of steps.chain_step, from the
+    uniform ``u``: a token index, PENDING when the exact Bernoulli trial needs the stream (then
+    :func:`resolve_pick`, in token order), or NAN_PICK for non-finite weights. Leaves the
+    weights exp(beta (s_ij - max_k s_ik)) in W."""
+    best = row_scores(x, xo, B, bx, i, n, d, W)
+    for j in range(n):
+        W[j * n + i] = exp_weight(beta * (W[j * n + i] - best))
+    rare, keep = _sums(W, i, n)
+    tot = rare + keep
+    uu = u * tot
+    if not keep >= 1.0:  # finite weights sum to >= 1 (the largest is 1)
+        return NAN_PICK
+    if not uu >= 2.0 * rare and rare > 0.0 and u * _TWO_53 < (rare / tot) * _TWO_53:
+        return PENDING
+    e = uu - rare
+    return _invert(W, i, n, e if e > 0.0 else 0.0)
+
+
+@cuda.jit(device=True)
+def resolve_pick(W, i, n, u, s):
+    """The pick of a PENDING token from the weights left in W (steps._pick_slow): the Bernoulli
+    trial with its extra draws from the stream ``s``, then the rare pick or the inversion."""
+    rare, keep = _sums(W, i, n)
+    tot = rare + keep
+    if rare > 0.0 and bernoulli(rare / tot, u, s):
+        return _pick_rare(W, i, n, RARE_CUT, s)
+    return _invert(W, i, n, max(u * tot - rare, 0.0))
+
+
+@cuda.jit(device=True)
+def move(x, xo, i, tx, to, gamma, P, use_P, out, oo, d):
+    """out_i = x_i + gamma (target - x_i), or x_i + P (target - x_i), the target being
+    tx[to ...]; an exact no-op when the target is x_i."""
+    for k in range(d):
+        if use_P:
+            acc = 0.0
+            for m in range(d):
+                acc += P[k, m] * (tx[to + m] - x[xo + i * d + m])
+            out[oo + i * d + k] = x[xo + i * d + k] + acc
+        else:
+            xk = x[xo + i * d + k]
+            out[oo + i * d + k] = xk + gamma * (tx[to + k] - xk)
+
+
+@cuda.jit(device=True)
+def flow_target(x, xo, B, bx, beta, i, n, d, W):
+    """SA_beta's target of token i ([FW] eq. softmax.ODE): sum_j softmax_j(beta s_ij) x_j, left
+    in bx[i d ...] (steps.flow_step)."""
+    best = row_scores(x, xo, B, bx, i, n, d, W)
+    total = 0.0
+    for j in range(n):
+        W[j * n + i] = exp_weight(beta * (W[j * n + i] - best))
+    for j in range(n):
+        total += W[j * n + i]
+    for k in range(d):
+        acc = 0.0
+        for j in range(n):
+            acc += W[j * n + i] * x[xo + j * d + k]
+        bx[i * d + k] = acc / total
+
+
+@cuda.jit(device=True)
+def _same_point(x, xo, j, q, d, tol):
+    """steps._same_point: max-norm distance <= tol max(|x_j|_inf, |x_q|_inf)."""
+    diff = 0.0
+    size = 0.0
+    for m in range(d):
+        a = x[xo + j * d + m]
+        b = x[xo + q * d + m]
+        diff = max(diff, abs(a - b))
+        size = max(size, abs(a), abs(b))
+    return diff <= tol * size
+
+
+@cuda.jit(device=True)
+def _mean_above(x, xo, W, i, n, d, cut, by_point, tol, bx):
+    """bx[i d ...] = the mean of x_j over {j : s_ij >= cut} (steps._mean_above)."""
+    for k in range(d):
+        bx[i * d + k] = 0.0
+    count = 0
+    for j in range(n):
+        if W[j * n + i] < cut:
+            continue
+        if by_point:
+            seen = False
+            for q in range(j):
+                if W[q * n + i] >= cut and _same_point(x, xo, j, q, d, tol):
+                    seen = True
+                    break
+            if seen:
+                continue
+        for k in range(d):
+            bx[i * d + k] += x[xo + j * d + k]
+        count += 1
+    for k in range(d):
+        bx[i * d + k] /= count
+
+
+@cuda.jit(device=True)
+def hardmax_target(x, xo, B, bx, i, n, d, W, by_point, tol):
+    """SA_inf's target of token i ([FW] eq. hardmax.dynamics.V; steps.hardmax_step): the mean of
+    the leaders within the relative tie tolerance, left in bx[i d ...]."""
+    best = row_scores(x, xo, B, bx, i, n, d, W)
+    scale = 0.0
+    for j in range(n):
+        scale = max(scale, abs(W[j * n + i]))
+    _mean_above(x, xo, W, i, n, d, best - tol * scale, by_point, tol, bx)
+
+
+@cuda.jit(device=True)
+def localmax_target(x, xo, B, bx, i, n, d, W, r, rule):
+    """Localmax's target of token i (steps.localmax_step, cut of steps.neighbour_cut), in bx."""
+    best = row_scores(x, xo, B, bx, i, n, d, W)
+    cut = best - r * abs(best) if rule == RELATIVE else best - r
+    _mean_above(x, xo, W, i, n, d, cut, False, 0.0, bx)

@@ -1,0 +1,177 @@
+"""Slow, obviously correct versions of the sphere kernels (:mod:`metastab.kernels.sphere`), for
+tests only: plain Python floats, one scalar operation at a time, every sum a left-to-right loop in
+the kernels' order, so that the kernels can be compared with this module BIT FOR BIT.
+
+Equations: sphere.md, "Models". Scores s_ij = <B x_i, x_j>; N(y) = y / |y|. The picks of the chain
+and the kernels' exp are those of :mod:`metastab.kernels.reference`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..arith import exp_fma_exact, fma_exact
+from .euclidean import _rows, exp_nonpositive, pick, scores, softmax_weights
+
+
+def _matvec(M: list[list[float]], v: list[float], madd=None) -> list[float]:
+    """M v, each entry summed in q ascending from +0.0 (each term one ``madd``, a fused
+    multiply-add, where given)."""
+    d = len(v)
+    out = []
+    for k in range(d):
+        acc = 0.0
+        for q in range(d):
+            acc = acc + M[k][q] * v[q] if madd is None else madd(M[k][q], v[q], acc)
+        out.append(acc)
+    return out
+
+
+def normalise(y: list[float]) -> list[float]:
+    """N(y) = y / |y| (the chain's LayerNorm), the squared norm summed in k ascending."""
+    acc = 0.0
+    for v in y:
+        acc += v * v
+    r = math.sqrt(acc)
+    return [v / r for v in y]
+
+
+def dot8(a: list[float], b: list[float]) -> float:
+    """<a, b> as the fused kernels sum it: p_m = Σ_{k ≡ m (mod 8)} a_k b_k (k ascending, one
+    fma each), then ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))."""
+    p = [0.0] * 8
+    for k in range(len(a)):
+        p[k % 8] = fma_exact(a[k], b[k], p[k % 8])
+    return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]))
+
+
+def normalise_fused(y: list[float]) -> list[float]:
+    """N(y) = y (1 / |y|) (the flow's LayerNorm), |y|^2 by :func:`dot8`."""
+    c = 1.0 / math.sqrt(dot8(y, y))
+    return [v * c for v in y]
+
+
+def _exp(z: float) -> float:
+    """math.exp, with inf where it overflows (as in the kernels)."""
+    try:
+        return math.exp(z)
+    except OverflowError:
+        return math.inf
+
+
+def attention(x, heads, beta: float, unnormalized: bool = False, causal: bool = False):
+    """Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j, w_ij = e^{β s_ij} / Z_i with Z_i = Σ_k e^{β s_ik}
+    (softmax, (SA)) or n (unnormalised, (USA)); j ≤ i only when causal. ``heads`` is a list of
+    (B, V) pairs. Fused arithmetic (``arith``): B x_i, s_ij = <B x_i, x_j> (k ascending) and
+    Σ_j w_j x_j (j ascending) one fma per term; w_j = exp_fma(β(s_j − max s)), Σ_j w_j in
+    increasing j; the sums times 1 / Σ_j w_j (softmax) or e^{β max s} / n (USA); V by fmas;
+    heads added in order."""
+    xs = _rows(x)
+    n, d = len(xs), len(xs[0])
+    out = []
+    for i in range(n):
+        m = i + 1 if causal else n
+        a = [0.0] * d
+        for h, (B, V) in enumerate(heads):
+            bx = _matvec(_rows(B), xs[i], fma_exact)
+            s = []
+            for j in range(m):
+                sj = 0.0
+                for k in range(d):
+                    sj = fma_exact(bx[k], xs[j][k], sj)
+                s.append(sj)
+            best = max(s)
+            w = [exp_fma_exact(beta * (v - best)) for v in s]
+            total = 0.0
+            for v in w:
+                total += v
+            acc = [0.0] * d
+            for j in range(m):
+                for k in range(d):
+                    acc[k] = fma_exact(w[j], xs[j][k], acc[k])
+            scale = _exp(beta * best) / n if unnormalized else 1.0 / total
+            g = [v * scale for v in acc]
+            vg = _matvec(_rows(V), g, fma_exact)
+            a = vg if h == 0 else [a[k] + vg[k] for k in range(d)]
+        out.append(a)
+    return out
+
+
+def velocity(x, heads, beta: float, unnormalized: bool, causal: bool, project: bool):
+    """Attn(x)_i, or P⊥_{x_i} Attn(x)_i = A_i − <x_i, A_i> x_i with ``project`` (fused)."""
+    xs = _rows(x)
+    A = attention(xs, heads, beta, unnormalized, causal)
+    if not project:
+        return A
+    out = []
+    for xi, ai in zip(xs, A):
+        dot = dot8(xi, ai)
+        out.append([fma_exact(-dot, xi[k], ai[k]) for k in range(len(xi))])
+    return out
+
+
+def flow_step(
+    x,
+    heads,
+    beta: float,
+    dt: float,
+    *,
+    attention: str = "softmax",
+    scheme: str = "post-ln",
+    causal: bool = False,
+) -> np.ndarray:
+    """One step of the sphere flow: post-LN x_i ← N(x_i + dt Attn(x)_i), or RK4 on
+    ẋ = P⊥ Attn(x) (k1..k4 at x, x + dt/2 k1, x + dt/2 k2, x + dt k3; increment
+    dt/6 · (((k1 + 2 k2) + 2 k3) + k4)) followed by N, or pre-LN x_i ← x_i + dt Attn(N(x))_i
+    (no N after the step). Each x + h k is one fma; N by :func:`normalise_fused`."""
+    xs = _rows(x)
+    n, d = len(xs), len(xs[0])
+    un = attention == "unnormalized"
+
+    def ahead(h, K):
+        return [[fma_exact(h, K[i][k], xs[i][k]) for k in range(d)] for i in range(n)]
+
+    if scheme == "pre-ln":
+        A = velocity([normalise_fused(xi) for xi in xs], heads, beta, un, causal, False)
+        return np.array(ahead(dt, A))
+    if scheme == "post-ln":
+        y = ahead(dt, velocity(xs, heads, beta, un, causal, False))
+    else:
+        K = [velocity(xs, heads, beta, un, causal, True)]
+        for h in (0.5 * dt, 0.5 * dt, dt):
+            K.append(velocity(ahead(h, K[-1]), heads, beta, un, causal, True))
+        inc = [
+            [((K[0][i][k] + 2.0 * K[1][i][k]) + 2.0 * K[2][i][k]) + K[3][i][k] for k in range(d)]
+            for i in range(n)
+        ]
+        y = ahead(dt / 6.0, inc)
+    return np.array([normalise_fused(yi) for yi in y])
+
+
+def chain_step(x, B, V, beta: float, gamma: float, u, rng=None) -> np.ndarray:
+    """One step of the sphere chain: token i picks j by ``_reference.pick`` (uniform u[i], rarely
+    further uniforms of ``rng``, tokens in order) and moves to y = x_i + γ (V x_j − x_i), then to
+    N(y), unless y equals x_i exactly (then it stays)."""
+    xs = _rows(x)
+    Vr = _rows(V)
+    new = []
+    for i in range(len(xs)):
+        w, _ = softmax_weights(scores(xs, B, i), beta)
+        j = pick(w, float(u[i]), rng)
+        target = _matvec(Vr, xs[j])
+        y = [xs[i][k] + gamma * (target[k] - xs[i][k]) for k in range(len(target))]
+        new.append(y if y == xs[i] else normalise(y))
+    return np.array(new, dtype=float)
+
+
+__all__ = [
+    "attention",
+    "chain_step",
+    "exp_nonpositive",
+    "flow_step",
+    "normalise",
+    "normalise_fused",
+    "velocity",
+]

@@ -1,0 +1,277 @@
+"""The attention dynamics on the unit sphere S^{d-1}, as frozen validated descriptions (sphere.md).
+
+Tokens are unit vectors (LayerNorm); scores are s_ij = <B x_i, x_j> as for every model of the
+package, so the <Q x_i, K x_j> of [GLPR] (Geshkovski, Letrouit, Polyanskiy, Rigollet, *A
+mathematical perspective on Transformers*, arXiv 2312.10794) is B = KᵀQ; V is the value matrix
+and N(y) = y / |y|. Initial configurations must lie on the sphere: |x_i| within
+:data:`SPHERE_TOL` of 1, or the run is refused (nothing is normalised silently).
+
+- :class:`SphereFlow`: the deterministic dynamics (SA) / (USA), post-LN layers or RK4.
+- :class:`SphereChain`: the finite-temperature chain with LayerNorm.
+
+Initial configurations on the sphere are in :mod:`metastab.setups.sphere`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from .._validate import matrix, real
+from ..kernels.params import (
+    POST_LN,
+    PRE_LN,
+    RK4,
+    SOFTMAX,
+    SPHERE_CHAIN,
+    SPHERE_FLOW,
+    UNNORMALIZED,
+    Schedule,
+    SphereDynamics,
+)
+
+__all__ = ["SphereFlow", "SphereChain", "SPHERE_TOL", "ATTENTIONS", "SCHEMES", "check_on_sphere"]
+
+ATTENTIONS = {"softmax": SOFTMAX, "unnormalized": UNNORMALIZED}
+SCHEMES = {"post-ln": POST_LN, "rk4": RK4, "pre-ln": PRE_LN}
+# Largest | |x_i| - 1 | accepted in an initial configuration: rounding of a float64
+# normalisation is ~1e-16, a table written with 10 significant digits ~1e-10.
+SPHERE_TOL = 1e-9
+
+
+def check_on_sphere(x: np.ndarray) -> None:
+    """ValueError naming the first token of ``x`` (n×d or chains×n×d) whose norm is farther than
+    :data:`SPHERE_TOL` from 1.
+
+    >>> check_on_sphere(np.array([[1.0, 0.0], [0.6, 0.8]]))
+    >>> check_on_sphere(np.array([[1.0, 0.0], [1.0, 1.0]]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: x0 must lie on the unit sphere (...), got |x0[1]| = 1.41421356237 (normalise ...)
+    """
+    norms = np.sqrt(np.einsum("...k,...k->...", x, x))
+    bad = ~(np.abs(norms - 1.0) <= SPHERE_TOL)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"x0 must lie on the unit sphere (| |x_i| - 1 | <= {SPHERE_TOL:g}), got "
+            f"|x0{list(where)}| = {norms[where]:.12g} (normalise it before the run)"
+        )
+
+
+def _frozen_matrix(value, name: str) -> np.ndarray | None:
+    if value is None:
+        return None
+    a = matrix(name, value)
+    a.setflags(write=False)
+    return a
+
+
+def _heads(value) -> np.ndarray | None:
+    """Validate ``heads``: a sequence of (B, V) pairs of d×d matrices, as an (H, 2, d, d) array."""
+    if value is None:
+        return None
+    try:
+        a = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "heads must be a sequence of (B, V) pairs of d×d matrices, got a ragged or "
+            "non-numeric value"
+        ) from None
+    if a.ndim != 4 or a.shape[1] != 2 or a.shape[2] != a.shape[3] or 0 in a.shape:
+        raise ValueError(
+            f"heads must be a sequence of (B, V) pairs of d×d matrices (shape (H, 2, d, d)), "
+            f"got shape {a.shape}"
+        )
+    if not np.isfinite(a).all():
+        raise ValueError("heads must be finite")
+    a.setflags(write=False)
+    return a
+
+
+def _choice(name: str, value, options: dict) -> str:
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{name} must be one of {tuple(options)}, got {value!r}")
+    return value
+
+
+class _SphereModel:
+    """Shared key-query / value handling of the sphere models (a plain class: its annotations
+    are declarations, not dataclass fields)."""
+
+    def _validate(self):
+        object.__setattr__(self, "beta", real("beta", self.beta, low=0))
+        object.__setattr__(self, "B", _frozen_matrix(self.B, "B"))
+        object.__setattr__(self, "V", _frozen_matrix(self.V, "V"))
+
+    def head_matrices(self, d: int) -> tuple[np.ndarray, np.ndarray]:
+        """(Bs, Vs): the key-query and value matrices of every head as fresh (H, d, d) arrays
+        (identity where not given)."""
+        heads = getattr(self, "heads", None)
+        if heads is not None:
+            if heads.shape[2] != d:
+                raise ValueError(
+                    f"heads must hold {d}×{d} matrices for tokens in R^{d}, got shape {heads.shape}"
+                )
+            return np.array(heads[:, 0]), np.array(heads[:, 1])
+        B = np.eye(d) if self.B is None else matrix("B", self.B, d)
+        V = np.eye(d) if self.V is None else matrix("V", self.V, d)
+        return B[None], V[None]
+
+    def key_query(self, d: int) -> np.ndarray:
+        """B (of the first head) as a fresh d×d array (identity when not given): the matrix that
+        events and score checks read."""
+        return self.head_matrices(d)[0][0]
+
+    def kernel_params(self, d: int) -> SphereDynamics:
+        """The model's parameters as the sphere kernels take them (fresh writeable arrays)."""
+        Bs, Vs = self.head_matrices(d)
+        eye = np.eye(d)
+        return SphereDynamics(
+            self.code,
+            Bs,
+            Vs,
+            float(self.beta),
+            ATTENTIONS[getattr(self, "attention", "softmax")],
+            SCHEMES[getattr(self, "scheme", "post-ln")],
+            bool(getattr(self, "causal", False)),
+            bool((Bs == eye).all()),
+            bool((Vs == eye).all()),
+        )
+
+    def schedule(self, t0: int, nsteps: int) -> Schedule:
+        """The constant step (dt of the flow, γ of the chain) in the kernels' convention."""
+        return Schedule(np.array([self.step]), np.zeros(1))
+
+    has_schedule = False
+
+    def to_dict(self) -> dict:
+        out = {"kind": self.kind}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            out[name] = value.tolist() if isinstance(value, np.ndarray) else value
+        return out
+
+    # declared by each subclass
+    kind: ClassVar[str]
+    code: ClassVar[int]
+    __dataclass_fields__: ClassVar[dict]
+    beta: float
+    B: np.ndarray | None
+    V: np.ndarray | None
+
+    @property
+    def step(self) -> float:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, eq=False)
+class SphereFlow(_SphereModel):
+    """Deterministic attention dynamics on S^{d-1} (sphere.md: (SA), (USA), post-LN, RK4).
+
+    The attention output of token i is Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j, summed over the heads
+    (one head (B, V) unless ``heads`` is given), with w_ij = e^{β<B x_i, x_j>} / Z_i:
+    Z_i = Σ_k e^{β<B x_i, x_k>} for ``attention="softmax"`` ([GLPR] eq. (SA)) and Z_i = n for
+    ``"unnormalized"`` ([GLPR] eq. (USA)); with ``causal`` token i attends to j ≤ i only (Z_i
+    summed over those j; still n for (USA)).
+
+    - ``scheme="post-ln"``: x_i ← N(x_i + dt Attn(x)_i), one transformer layer with the residual
+      added before LayerNorm, as in the authors' scripts (dt = 0.1 there); it converges to the ODE
+      as dt → 0. The residual adds Attn itself, not its projection.
+    - ``scheme="rk4"``: one classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i
+      (P⊥_x y = y − <x, y> x) of size dt, then every token is renormalised: fourth order in dt
+      for (SA) / (USA).
+    - ``scheme="pre-ln"``: x_i ← x_i + dt Attn(N(x))_i, LayerNorm before attention and the
+      residual stream not renormalised, so the tokens leave the sphere (x0 must still lie on
+      it). This is sphere.md's reading of the pre-LN variant of Karagodin et al. (their simulator
+      simuformer), not checked against their code.
+
+    Parameters
+    ----------
+    beta : float >= 0
+    dt : float > 0
+        The step (the layer's weight of the residual branch, or the RK4 time step).
+    B, V : d×d arrays, optional
+        Key-query (scores <B x_i, x_j>, i.e. B = KᵀQ) and value matrices; identity by default.
+    attention : {"softmax", "unnormalized"}
+    scheme : {"post-ln", "rk4", "pre-ln"}
+    causal : bool
+    heads : sequence of (B, V) pairs, optional
+        Several heads whose outputs add (then ``B`` and ``V`` must be None).
+
+    Examples
+    --------
+    >>> m = SphereFlow(beta=1.0, dt=0.1)
+    >>> m.kind, m.scheme, m.attention
+    ('sphere-flow', 'post-ln', 'softmax')
+    """
+
+    beta: float
+    dt: float
+    B: np.ndarray | None = field(default=None, repr=False)
+    V: np.ndarray | None = field(default=None, repr=False)
+    attention: str = "softmax"
+    scheme: str = "post-ln"
+    causal: bool = False
+    heads: np.ndarray | None = field(default=None, repr=False)
+    kind = "sphere-flow"
+    code = SPHERE_FLOW
+
+    def __post_init__(self):
+        self._validate()
+        object.__setattr__(self, "dt", real("dt", self.dt, low=0, low_open=True))
+        _choice("attention", self.attention, ATTENTIONS)
+        _choice("scheme", self.scheme, SCHEMES)
+        if self.causal is not True and self.causal is not False:
+            raise ValueError(f"causal must be True or False, got {self.causal!r}")
+        object.__setattr__(self, "heads", _heads(self.heads))
+        if self.heads is not None and (self.B is not None or self.V is not None):
+            raise ValueError("give heads or B and V, not both")
+
+    @property
+    def step(self) -> float:
+        return self.dt
+
+
+@dataclass(frozen=True, eq=False)
+class SphereChain(_SphereModel):
+    """The finite-temperature attention chain on S^{d-1} (sphere.md, "Finite-temperature chain").
+
+    Each token i independently picks j with probability softmax_j(β<B x_i, x_j>) (itself included;
+    coincident tokens add their probabilities) and moves to N(x_i + γ (V x_j − x_i)); all tokens
+    move synchronously. A move that leaves x_i unchanged bit for bit (with V = I: a self-pick or
+    a pick of a coincident token) is an exact no-op, so with V = I a configuration of κ distinct
+    points is frozen until the first cross pick, with the geometric law of science.md §3.
+
+    Parameters
+    ----------
+    beta : float >= 0
+    gamma : float in (0, 1]
+    B, V : d×d arrays, optional
+        Key-query and value matrices; identity by default.
+
+    Examples
+    --------
+    >>> SphereChain(beta=10.0, gamma=0.5).kind
+    'sphere-chain'
+    """
+
+    beta: float
+    gamma: float = 0.1
+    B: np.ndarray | None = field(default=None, repr=False)
+    V: np.ndarray | None = field(default=None, repr=False)
+    kind = "sphere-chain"
+    code = SPHERE_CHAIN
+
+    def __post_init__(self):
+        self._validate()
+        object.__setattr__(self, "gamma", real("gamma", self.gamma, low=0, high=1, low_open=True))
+
+    @property
+    def step(self) -> float:
+        return self.gamma
+
+
+SPHERE_MODELS = (SphereFlow, SphereChain)

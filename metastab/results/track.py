@@ -1,0 +1,171 @@
+"""The result of :func:`metastab.track`: cluster counts, merge times and plateau durations per
+chain, and the cluster observables along the run, as tidy tables with provenance.
+
+Plateaus are read from the *levels* that the kernel records on-line: L_c(k), the first step at
+which chain c has at most k clusters (sphere.md, Observables: k(t) is the number of connected
+components of the graph <x_i, x_j> >= 1 − δ). The running minimum of k(t) is a staircase; chain
+c sits on the plateau at k from L_c(k) until L_c(k − 1), the merge that ends it, and a plateau
+still open at the horizon is right-censored there. A count that drops by several clusters at once
+skips the levels in between (they have no plateau). For the deterministic flows k(t) rarely goes
+back up; for a chain, or a pair that drifts out of the threshold, the count may rise for a while:
+the levels, like any first-passage time, ignore that, and :meth:`Track.observables_frame` shows
+k(t) itself at the recording times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..kernels.cpu.clustering import OBSERVABLES
+from .io import describe, scalar_params, seed_entropy, write_table
+
+__all__ = ["Track", "plateau_durations"]
+
+
+def plateau_durations(frame: pd.DataFrame, k: int) -> pd.DataFrame:
+    """The plateaus at ``k`` clusters of a plateau table (:meth:`Track.to_frame`, concatenated
+    over runs) as a first-passage table of their durations: steps = steps − start, the censoring
+    budget max_steps − start, the columns k and start dropped. What
+    :func:`metastab.stats.fit_scaling` and ``metastab fit`` read.
+
+    >>> table = pd.DataFrame({"chain": [0, 0], "k": [3, 2], "start": [0, 5], "steps": [5, 9],
+    ...                       "censored": [False, True], "max_steps": 9, "beta": 1.0})
+    >>> plateau_durations(table, 2)
+       chain  steps  censored  max_steps  beta
+    0      0      4      True          4   1.0
+    """
+    missing = [c for c in ("k", "start", "steps", "censored", "max_steps") if c not in frame]
+    if missing:
+        raise ValueError(f"a plateau table needs the columns {missing} (has {list(frame.columns)})")
+    rows = frame[frame["k"] == k]
+    if rows.empty:
+        found = sorted(int(v) for v in frame["k"].unique())
+        raise ValueError(f"no plateau at k={k} in the table (plateaus at k in {found})")
+    out = rows.drop(columns=["k", "start"]).reset_index(drop=True)
+    out["steps"] = rows["steps"].to_numpy() - rows["start"].to_numpy()
+    out["max_steps"] = rows["max_steps"].to_numpy() - rows["start"].to_numpy()
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Track:
+    """Cluster counts of many chains over ``steps`` steps (:func:`metastab.track`).
+
+    ``levels[c, k - 1]`` is the first step at which chain c had at most k clusters (NaN: not
+    within ``steps``; None when run with ``merges=False``); ``observables[c, r]`` is the row of
+    :data:`COLUMNS` of chain c at step ``times[r]``. Chains are numbered from ``first_chain``.
+    """
+
+    levels: np.ndarray | None = field(repr=False)
+    times: np.ndarray = field(repr=False)
+    observables: np.ndarray = field(repr=False)
+    steps: int
+    delta: float
+    energy_beta: float
+    model: dict
+    seed: dict
+    first_chain: int = 0
+    provenance: dict = field(default_factory=dict, repr=False)
+
+    COLUMNS = OBSERVABLES
+
+    @property
+    def chains(self) -> int:
+        return self.observables.shape[0]
+
+    def __repr__(self) -> str:
+        merges = "" if self.levels is not None else ", merges=False"
+        return (
+            f"Track(model={describe(self.model)}, delta={self.delta:g}, chains={self.chains}, "
+            f"steps={self.steps}, recorded={self.times.size}{merges}, "
+            f"seed={seed_entropy(self.seed)})"
+        )
+
+    def _params(self) -> dict:
+        return {**scalar_params(self.model, {}), "delta": self.delta}
+
+    def to_frame(self) -> pd.DataFrame:
+        """The plateaus, one row per chain and plateau of its staircase (see the module notes):
+        chain, k (the number of clusters), start (the step at which the count first reached
+        k or less), steps (the merge that ended the plateau: the first step with fewer than k
+        clusters; or ``max_steps``, the horizon, with censored True), censored, max_steps, delta
+        and the model's scalar parameters. The duration is steps − start; the plateau at k = 1 is
+        censored (no merge can end it). The uncensored ``steps`` are the merge times.
+
+        ``metastab.stats.fit_scaling(plateau_durations(frame, K))`` fits the durations of the
+        plateau at K clusters against β (``metastab fit TABLE --plateau K``).
+        """
+        if self.levels is None:
+            raise ValueError("no plateaus: this run did not count clusters (merges=False)")
+        C, n = self.levels.shape
+        rows = []
+        for k in range(n, 0, -1):
+            start = self.levels[:, k - 1]
+            after = self.levels[:, k - 2] if k > 1 else np.full(C, np.nan)
+            ended = ~np.isnan(after)
+            on = ~np.isnan(start) & (~ended | (after > start))
+            chain = np.flatnonzero(on)
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "chain": chain + self.first_chain,
+                        "k": k,
+                        "start": start[on].astype(np.int64),
+                        "steps": np.where(ended[on], after[on], self.steps).astype(np.int64),
+                        "censored": ~ended[on],
+                    }
+                )
+            )
+        frame = pd.concat(rows, ignore_index=True).sort_values(["chain", "start"], kind="stable")
+        frame = frame.reset_index(drop=True)
+        frame["max_steps"] = self.steps
+        for key, value in self._params().items():
+            frame[key] = value
+        return frame
+
+    def observables_frame(self) -> pd.DataFrame:
+        """One row per chain and recording time: chain, step (and time = step · dt for a model
+        with a time step dt), clusters, pair_fraction (the
+        fraction of clustered pairs), pair12 (tokens 1 and 2 clustered: GLPR Fig. 3's statistic),
+        cos12, mean_cos (over pairs i < j), log_energy and energy (E_β at ``energy_beta``),
+        delta, energy_beta and the model's scalar parameters."""
+        C, R = self.observables.shape[:2]
+        chain, step = np.meshgrid(
+            np.arange(self.first_chain, self.first_chain + C), self.times, indexing="ij"
+        )
+        frame = pd.DataFrame({"chain": chain.ravel(), "step": step.ravel()})
+        dt = self.model.get("dt")
+        if isinstance(dt, float):  # a flow with a time step: the time t = step · dt too
+            frame["time"] = frame["step"] * dt
+        for q, name in enumerate(self.COLUMNS):
+            frame[name] = self.observables[:, :, q].ravel()
+        frame["clusters"] = frame["clusters"].astype(np.int64)
+        frame.insert(frame.columns.get_loc("cos12"), "pair12", frame["cos12"] >= 1.0 - self.delta)
+        for key, value in {**self._params(), "energy_beta": self.energy_beta}.items():
+            frame[key] = value
+        return frame
+
+    def metadata(self, kind: str = "plateaus") -> dict:
+        return {
+            "kind": kind,
+            "model": self.model,
+            "delta": self.delta,
+            "energy_beta": self.energy_beta,
+            "seed": self.seed,
+            "first_chain": self.first_chain,
+            "max_steps": self.steps,
+            "chains": self.chains,
+            "provenance": self.provenance,
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write :meth:`to_frame` (the plateaus) to ``.csv`` or ``.parquet`` with a sidecar."""
+        return write_table(self.to_frame(), path, self.metadata())
+
+    def save_observables(self, path: str | Path) -> Path:
+        """Write :meth:`observables_frame` to ``.csv`` or ``.parquet`` with a sidecar."""
+        return write_table(self.observables_frame(), path, self.metadata("observables"))

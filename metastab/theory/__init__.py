@@ -1,0 +1,24 @@
+"""The published bounds and exact laws of science.md §3 and sphere.md, as functions.
+
+- :mod:`.euclidean`: [FW] in R^d: :func:`clustering_phase` (m, τ and T1 of the clustering phase,
+  Thm 5.2), :func:`metastability_bound`, :func:`metastability_exponent`, :func:`exit_time_bound`
+  (the lower bound on P[T2 >= t] of Thm 5.4 and what it implies for E[T2]) and
+  :func:`collapse_rate` (prop. origin).
+- :mod:`.frozen`: the exact geometric exit law of a frozen configuration, :func:`frozen_law`, in
+  log space; :func:`sphere_frozen_law` the same for the chain on the sphere (its no-op picks from
+  :func:`sphere_jumps`), and :func:`frozen_asymptote` the large-β line of log E[T] of either.
+- :mod:`.sphere`: the attention dynamics on the sphere: :func:`meanfield_growth_rates`,
+  :func:`meanfield_clusters` (Bruno, Pasqualotto, Agazzi), :func:`merge_time` (GKPR's staircase,
+  by quadrature), :func:`orthogonal_cosine`, :func:`orthogonal_time`, :func:`phase_boundary`
+  (GLPR Thm 6.8), :func:`random_start_bound`, :func:`random_start_probability` (GLPR Thm 6.9).
+
+Everything is float64 NumPy; nothing here simulates. Every public name is importable from this
+package (``from metastab.theory import frozen_law``).
+"""
+
+from . import euclidean, frozen, sphere
+from .euclidean import *  # noqa: F403  (its public names, named here too)
+from .frozen import *  # noqa: F403  (its public names, named here too)
+from .sphere import *  # noqa: F403  (its public names, named here too)
+
+__all__ = [*euclidean.__all__, *frozen.__all__, *sphere.__all__]
