@@ -5,8 +5,8 @@ fuse exactly where it calls :func:`fma`: each is rounded once, as IEEE 754 fused
 every target (``llvm.fma.f64`` here, the CUDA ``fma.rn.f64`` on a device), and the plain-Python
 twins repeat it with :func:`fma_exact`. :func:`exp_fma` is the kernels' exp of the fused kernels.
 
-So far the sphere flow (:mod:`.sphere`, :mod:`.cuda_sphere`) computes with this arithmetic; the
-other kernels use the unfused operations of :mod:`.steps`.
+So far the sphere flow (:mod:`.cpu.sphere`, :mod:`.cuda.sphere`) computes with this arithmetic;
+the other kernels use the unfused operations of :mod:`.cpu.steps`.
 """
 
 import math

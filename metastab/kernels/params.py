@@ -15,7 +15,7 @@ JIT = dict(cache=True, nogil=True, error_model="numpy")
 CHAIN, FLOW, HARDMAX, LOCALMAX = 0, 1, 2, 3
 # Localmax neighbour rules (metastab.models.NEIGHBOUR_RULES maps names onto these).
 ADDITIVE, RELATIVE = 0, 1
-# The models on the unit sphere (metastab.sphere), their attention weights and flow schemes.
+# The models on the unit sphere (metastab.models.sphere), their attention weights and flow schemes.
 SPHERE_FLOW, SPHERE_CHAIN = 10, 11
 SOFTMAX, UNNORMALIZED = 0, 1
 POST_LN, RK4, PRE_LN = 0, 1, 2

@@ -2,7 +2,8 @@
 
 Each chain owns a stream whose state (uint64[4]) lives in a caller-owned array and depends only on
 (key, chain index) (:func:`seed_streams`), so a chain's path does not depend on the thread count or
-on the chunking of chains. :mod:`metastab.kernels.reference` repeats these with Python integers.
+on the chunking of chains. :mod:`metastab.kernels.reference.euclidean` repeats these with Python
+integers.
 """
 
 import numpy as np

@@ -6,8 +6,8 @@ Tokens i and j form a *clustered pair* when their cosine <x_i, x_j> / (|x_i| |x_
 compares directions only. A token at the origin has no direction: it is in no clustered pair.
 The *clusters* are the connected components of the graph of clustered pairs.
 
-Arithmetic is explicit loops in a fixed order (no fastmath), so that :mod:`.reference_clustering`
-repeats it bit for bit.
+Arithmetic is explicit loops in a fixed order (no fastmath), so that
+:mod:`metastab.kernels.reference.clustering` repeats it bit for bit.
 """
 
 import math

@@ -23,8 +23,9 @@ The flow computes in the fused arithmetic of :mod:`.arith` (each multiply-add on
 ``arith.exp_fma``); the chain in the unfused arithmetic of ``steps.chain_step``, whose pick it
 shares. Every sum runs in a fixed order (scores and B x_i: k ascending; weighted sums: j
 ascending; the flow's norms and projections: eight partial sums over k, see :func:`_dot8`; the
-chain's norm: k ascending), so :mod:`.sphere_reference` repeats them bit for bit; loops run across
-tokens or across k, never reduce in a vector register, and ``fastmath`` is off.
+chain's norm: k ascending), so :mod:`metastab.kernels.reference.sphere` repeats them bit for
+bit; loops run across tokens or across k, never reduce in a vector register, and ``fastmath`` is
+off.
 """
 
 import math

@@ -1,7 +1,7 @@
 """Numba kernels of adaptive multilevel splitting (:mod:`metastab.engine.splitting`).
 
 Pure functions over arrays, like the other kernels, whose xoshiro256** streams, SA_P step
-(:func:`~metastab.kernels.steps.chain_step`), event test and hull distance they reuse; the
+(:func:`~metastab.kernels.cpu.steps.chain_step`), event test and hull distance they reuse; the
 accelerated mode takes the exact event-driven step :func:`metastab.kernels.accelerated.jump`.
 
 **Reaction coordinate.** For a LeaveBall or LeaveHull event with radii r_i,
@@ -103,10 +103,10 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
     why.
 
     A step is one step of SA_P (``dyn``, a :class:`~metastab.kernels.params.Dynamics`, with the
-    constant scalar step ``gamma``): :func:`~metastab.kernels.steps.chain_step` on ``n`` uniforms of
-    the replica's stream ``state[c]``, and that stream for its rare extra draws, exactly as
-    ``drivers.advance``; ``clock[c]`` += 1), or with ``accelerated`` one event of
-    :func:`~metastab.kernels.accelerated.jump` (merge at ``tol``, geometric wait, the step with a
+    constant scalar step ``gamma``): :func:`~metastab.kernels.cpu.steps.chain_step` on ``n``
+    uniforms of the replica's stream ``state[c]``, and that stream for its rare extra draws,
+    exactly as ``drivers.advance``; ``clock[c]`` += 1), or with ``accelerated`` one event of
+    :func:`~metastab.kernels.cpu.accelerated.jump` (merge at ``tol``, geometric wait, the step with a
     cross pick; ``clock[c]`` += the wait; then the merge at ``tol`` that the
     next jump would start with, so that states are seen merged). After each step, in this order:
     the event holds -> IN_B (recorded with level inf); ξ > ``level[c]`` -> ``level[c]`` = ξ and

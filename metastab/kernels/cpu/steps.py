@@ -1,5 +1,6 @@
 """One step of each model, driven by supplied uniforms: pure functions over arrays (no objects, no
-globals but constants, no printing), compared bit for bit with :mod:`metastab.kernels.reference`.
+globals but constants, no printing), compared bit for bit with
+:mod:`metastab.kernels.reference.euclidean`.
 
 Each step has a ``*_work(n, d)`` factory of its scratch buffers. Arithmetic is written as explicit
 loops in a fixed order and ``fastmath`` stays off: the reference repeats the same operations in the
@@ -17,7 +18,7 @@ from .scores import ROWS as _ROWS
 from .scores import score_loops
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("arith.py", "params.py", "scores.py", "streams.py")
+_jit = njit_keyed("arith.py", "cpu/scores.py", "params.py", "streams.py")
 
 # the score loops of every step here, in unfused arithmetic (see scores)
 _scores_block, _, _gram_loop, _bx_loop = score_loops(mul_add)

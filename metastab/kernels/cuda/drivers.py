@@ -6,11 +6,11 @@ configuration, the vectors B x_i and the step's uniforms in shared memory (in a 
 row when they do not fit), one thread per token (strided when n exceeds the block). Per step:
 thread 0 draws the n uniforms from the chain's xoshiro256** stream; every thread computes its
 tokens' scores (into the chain's n×n weight scratch, token-minor so the accesses coalesce),
-their weights and picks (:mod:`metastab.kernels.cuda_steps`) and their moves; thread 0 then
+their weights and picks (:mod:`metastab.kernels.cuda.steps`) and their moves; thread 0 then
 resolves the picks that need the stream, in token order (the CPU's order: same draws); the new
 configuration replaces the old, and the event is evaluated on the device
-(:mod:`metastab.kernels.cuda_events`). No host round trip per step. The sphere models
-(:mod:`metastab.kernels.cuda_sphere`) run in the same driver.
+(:mod:`metastab.kernels.cuda.events`). No host round trip per step. The sphere models
+(:mod:`metastab.kernels.cuda.sphere`) run in the same driver.
 
 The model's scalars travel in two small arrays (:func:`model_arrays`), its matrices as stacks:
 Bs (H, d, d) and Vs (H, d, d), the key-query and value matrices of the sphere models' heads, or

@@ -1,8 +1,8 @@
 """One token's step of each model as CUDA device functions (numba.cuda), with the CPU's bits.
 
 The arithmetic of every function here repeats, operation for operation, that of the CPU kernels
-(:mod:`metastab.kernels.steps`): the same xoshiro256** streams, the same polynomial exp, the same
-scores summed in increasing k from +0.0, the same pick rule (rare picks decided by an exact
+(:mod:`metastab.kernels.cpu.steps`): the same xoshiro256** streams, the same polynomial exp, the
+same scores summed in increasing k from +0.0, the same pick rule (rare picks decided by an exact
 Bernoulli trial, the others by inversion of the cumulative weights). Under numba's CUDA simulator,
 which runs this code as Python with IEEE doubles, the GPU path therefore gives the CPU's bits; on
 a device, fused multiply-adds may round differently and only the laws agree.

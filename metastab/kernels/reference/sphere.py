@@ -1,9 +1,9 @@
-"""Slow, obviously correct versions of the sphere kernels (:mod:`metastab.kernels.sphere`), for
+"""Slow, obviously correct versions of the sphere kernels (:mod:`metastab.kernels.cpu.sphere`), for
 tests only: plain Python floats, one scalar operation at a time, every sum a left-to-right loop in
 the kernels' order, so that the kernels can be compared with this module BIT FOR BIT.
 
 Equations: sphere.md, "Models". Scores s_ij = <B x_i, x_j>; N(y) = y / |y|. The picks of the chain
-and the kernels' exp are those of :mod:`metastab.kernels.reference`.
+and the kernels' exp are those of :mod:`metastab.kernels.reference.euclidean`.
 """
 
 from __future__ import annotations
