@@ -106,9 +106,9 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
     constant scalar step ``gamma``): :func:`~metastab.kernels.cpu.steps.chain_step` on ``n``
     uniforms of the replica's stream ``state[c]``, and that stream for its rare extra draws,
     exactly as ``drivers.advance``; ``clock[c]`` += 1), or with ``accelerated`` one event of
-    :func:`~metastab.kernels.cpu.accelerated.jump` (merge at ``tol``, geometric wait, the step with a
-    cross pick; ``clock[c]`` += the wait; then the merge at ``tol`` that the
-    next jump would start with, so that states are seen merged). After each step, in this order:
+    :func:`~metastab.kernels.cpu.accelerated.jump` (merge at ``tol``, geometric wait, the step
+    with a cross pick; ``clock[c]`` += the wait; then the merge at ``tol`` that the next jump
+    would start with, so that states are seen merged). After each step, in this order:
     the event holds -> IN_B (recorded with level inf); ξ > ``level[c]`` -> ``level[c]`` = ξ and
     a record (ξ, clock, configuration) at ``records.*[c, written[c]]``; ξ <= ``bounds.low`` -> IN_A;
     ξ > ``bounds.high`` -> ABOVE. Before each step: ``clock[c] >= bounds.max_steps`` -> BUDGET
