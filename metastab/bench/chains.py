@@ -108,7 +108,13 @@ def _best(fn, repeat: int, bar=None) -> float:
 
 
 def run_bench(
-    *, chains: int = 2048, steps: int = 500, repeat: int = 3, seed: int = 0, progress: bool = False
+    *,
+    chains: int = 2048,
+    steps: int = 500,
+    repeat: int = 3,
+    seed: int = 0,
+    progress: bool = False,
+    jax: bool | None = None,
 ) -> dict:
     """Token-steps per second of metastab.simulate and of :func:`numpy_chain` on W1.
 
@@ -117,8 +123,8 @@ def run_bench(
 
     Returns a dict: chains, steps, n, repeat, threads, numba_seconds, numpy_seconds,
     numba_rate, numpy_rate (token-steps/s), ratio and target; with JAX installed (the ``bench``
-    extra) also jax_seconds, jax_rate, jax_ratio (JAX seconds / metastab seconds) and
-    jax_target, timed after the other two (else None).
+    extra; ``jax``: see :func:`.jax_baselines.wanted`) also jax_seconds, jax_rate, jax_ratio
+    (JAX seconds / metastab seconds) and jax_target, timed after the other two (else None).
     """
     for name, value in (("chains", chains), ("steps", steps), ("repeat", repeat)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -128,7 +134,7 @@ def run_bench(
     announce_compile_for(progress, "exact")
     simulate(model, x0, steps=2, chains=2, rng=seed)  # warm-up: compile or load the cache
     numpy_chain(x0, W1_BETA, W1_GAMMA, steps=2, chains=2, rng=seed)
-    use_jax = bench_jax.available()
+    use_jax = bench_jax.wanted(jax)
     if use_jax:  # compile for the timed shape
         bench_jax.jax_chain(x0, W1_BETA, W1_GAMMA, steps=steps, chains=chains, seed=seed)
     bar = None

@@ -20,12 +20,21 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["available", "jax_chain", "jax_post_ln"]
+__all__ = ["available", "jax_chain", "jax_post_ln", "wanted"]
 
 
 def available() -> bool:
     """Whether JAX is installed (the ``bench`` extra)."""
     return importlib.util.find_spec("jax") is not None
+
+
+def wanted(jax: bool | None) -> bool:
+    """Whether a benchmark runs its JAX baseline: ``jax`` None runs it where JAX is installed,
+    False never (JAX then never loads: its threads would make later forks of the process
+    unsafe), True always (ModuleNotFoundError, with the remedy, where JAX is missing)."""
+    if jax and not available():
+        raise ModuleNotFoundError("jax: not installed; pip install 'metastab[bench]' adds it")
+    return available() if jax is None else bool(jax)
 
 
 def _jax() -> Any:

@@ -72,6 +72,7 @@ def phase_diagram_bench(
     repeat: int = 3,
     seed: int = 0,
     on_row: Callable[[dict], None] | None = None,
+    jax: bool | None = None,
 ) -> list[dict]:
     """Realisation-steps per second of ``metastab.simulate(SphereFlow(4, 0.1), ...)`` and of
     :func:`numpy_post_ln` on the phase-diagram workload, one row per d (``on_row(row)`` is called
@@ -81,7 +82,8 @@ def phase_diagram_bench(
     metastab_rate, numpy_rate, ratio (NumPy seconds / metastab seconds), target (or None) and
     max_difference (largest |coordinate difference| of the two final states); with JAX
     installed (the ``bench`` extra, :func:`metastab.bench.jax_baselines.jax_post_ln`, timed in
-    the same alternation) also jax_seconds, jax_rate, jax_ratio (JAX seconds / metastab seconds),
+    the same alternation; ``jax``: see :func:`.jax_baselines.wanted`) also jax_seconds,
+    jax_rate, jax_ratio (JAX seconds / metastab seconds),
     jax_target and jax_difference (else None).
     """
     for name, value in (("chains", chains), ("steps", steps), ("repeat", repeat)):
@@ -93,7 +95,7 @@ def phase_diagram_bench(
         X = sphere_uniform(PHASE_N, d, chains=chains, rng=seed)
         simulate(model, X[:2], steps=2)  # warm-up: compile or load the cache
         numpy_post_ln(X[:2], PHASE_BETA, PHASE_DT, steps=2)
-        use_jax = bench_jax.available()
+        use_jax = bench_jax.wanted(jax)
         if use_jax:  # compile for the timed shape
             bench_jax.jax_post_ln(X, PHASE_BETA, PHASE_DT, steps=steps)
         best = {"metastab": np.inf, "numpy": np.inf, "jax": np.inf}

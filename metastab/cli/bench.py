@@ -91,6 +91,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="--device cuda: multiply the bench's chains and steps (default 1; 0.01 for a "
         "quick look)",
     )
+    bench.add_argument(
+        "--no-jax",
+        action="store_true",
+        help="W1 and phase-diagram: leave out the JAX baseline even where JAX is installed",
+    )
     add_common(bench)
     bench.set_defaults(handler=run)
 
@@ -108,6 +113,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UsageError("scale: --scale applies to bench --device cuda only")
     if args.workload == "phase-diagram":
         return _phase_diagram_bench(args)
+    if args.no_jax and (args.escape or args.sizes):
+        raise UsageError("no-jax: --no-jax applies to the W1 and phase-diagram benches only")
     if args.steps is None:
         args.steps = 500
     if args.escape:
@@ -123,7 +130,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         flush=True,
     )
     r = run_bench(
-        chains=chains, steps=args.steps, repeat=args.repeat, progress=output.progress(args)
+        chains=chains,
+        steps=args.steps,
+        repeat=args.repeat,
+        progress=output.progress(args),
+        jax=False if args.no_jax else None,
     )
     print(
         f"{r['chains']} chains x {r['steps']} steps, best of {r['repeat']}, "
@@ -139,7 +150,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     )
     print(f"ratio {r['ratio']:.2f}x  (target {_verdict(r['ratio'], r['target'], 'x')})")
     if r["jax_rate"] is None:
-        print("jax: not installed (pip install 'metastab[bench]' adds the JAX baseline)")
+        why = "--no-jax" if args.no_jax else "not installed; pip install 'metastab[bench]' adds it"
+        print(f"jax: not run ({why})")
     else:
         print(
             f"jax (jit, float64)          {r['jax_rate'] / 1e6:8.2f} M token-steps/s"
@@ -155,8 +167,8 @@ def _cuda_bench(args: argparse.Namespace) -> int:
     from ..bench.cuda_check import PEAK_FLOPS, WORKLOADS, check, cuda_bench, device_name, table
     from ..engine.backends import resolve
 
-    if args.escape or args.sizes:
-        raise UsageError("device: --device cuda takes neither --escape nor --sizes")
+    if args.escape or args.sizes or args.no_jax:
+        raise UsageError("device: --device cuda takes none of --escape, --sizes, --no-jax")
     for flag in ("chains", "steps", "beta"):
         if getattr(args, flag) is not None:
             raise UsageError(
@@ -233,7 +245,13 @@ def _phase_diagram_bench(args: argparse.Namespace) -> int:
                     f"metastab and the baseline disagree by {row[name]:.3g} at d={row['d']}"
                 )
 
-    phase_diagram_bench(chains=chains, steps=steps, repeat=args.repeat, on_row=on_row)
+    phase_diagram_bench(
+        chains=chains,
+        steps=steps,
+        repeat=args.repeat,
+        on_row=on_row,
+        jax=False if args.no_jax else None,
+    )
     print(
         "real_steps_s = realisations x steps / best wall seconds; ratio = NumPy s / metastab s, "
         "jax_ratio = JAX s / metastab s (- : JAX not installed; pip install 'metastab[bench]')"
