@@ -72,6 +72,11 @@ def _block_bx(x, B, i0, r1, plain, bxt):
     _bx_loop(x, B, i0, r1, plain, bxt)
 
 
+# Below this dimension a block's weighted sums run across its tokens (from x transposed) and its
+# scores in full, above it row by row and each pair of the symmetric Gram's diagonal tile once:
+# the same sums either way, in the same order.
+_SMALL_D = 8
+
 # The Gram of B = I holds each pair once (see steps._gram) for n a multiple of _ROWS up to
 # this many tokens (n^2 scores per chain); from 2 blocks on it saves work.
 _GRAM_MAX_N = 2048
@@ -110,10 +115,12 @@ def flow_work(n, d, T=1):
 
 
 @njit(inline="always")
-def _block_weights(W, p, lo, total):
-    """W[p + r] <- exp(W[p + r]) for lo <= r < _ROWS (``arith.exp_fma``), added to total[r]."""
+def _block_weights(S, W, p, lo, best, beta, total):
+    """W[p + r] = exp(β (S[p + r] − best[r])) for lo <= r < _ROWS (``arith.exp_fma``), added to
+    total[r]. S is W itself or another array, never a different part of W: LLVM then vectorises
+    the loop (with S a view that might overlap W it would not)."""
     for r in range(lo, _ROWS):
-        v = exp_fma(W[p + r])
+        v = exp_fma(beta * (S[p + r] - best[r]))
         W[p + r] = v
         total[r] += v
 
@@ -173,7 +180,10 @@ def _velocity_blocks(
             if gram:
                 S = G[b]
             elif plain_B and n == _ROWS:  # one full block: B x_i = x_i, held in xt already
-                _gram_tile(xt, x, 0, W)
+                if d >= _SMALL_D:
+                    _gram_tile(xt, x, 0, W)
+                else:  # below, mirroring the triangle costs more than it saves
+                    _scores_block(xt, x, 0, W)
                 S = W
             else:
                 _block_bx(x, Bs[h], i0, r1, plain_B, bxt)
@@ -193,19 +203,26 @@ def _velocity_blocks(
                 lo = min(max(j - i0, 0), _ROWS) if causal else 0
                 for r in range(lo):
                     W[j * _ROWS + r] = 0.0
-                for r in range(lo, _ROWS):
-                    W[j * _ROWS + r] = beta * (S[j * _ROWS + r] - best[r])
-            for j in range(n):  # a pass of its own: S may be W, which would stop vectorising
-                _block_weights(W, j * _ROWS, min(max(j - i0, 0), _ROWS) if causal else 0, total)
+                if gram:
+                    _block_weights(G[b], W, j * _ROWS, lo, best, beta, total)
+                else:
+                    _block_weights(W, W, j * _ROWS, lo, best, beta, total)
             for r in range(_ROWS):
                 if attention == UNNORMALIZED:
                     scale[r] = math.exp(beta * best[r]) / n
                 else:
                     scale[r] = 1.0 / total[r]
+            if d < _SMALL_D:  # the same sums, vectorised across the block's tokens
+                accT = bxt.reshape(d * _ROWS)  # free once the scores are computed
+                _scores_block(W.reshape((n, _ROWS)), xt, 0, accT)
+                for r in range(r1):
+                    for k in range(d):
+                        acc[r, k] = accT[k * _ROWS + r] * scale[r]
             for r in range(r1):
                 i = i0 + r
                 g = acc[r]
-                _weighted_row(W, x, r, scale[r], g)
+                if d >= _SMALL_D:
+                    _weighted_row(W, x, r, scale[r], g)
                 if plain_V:
                     for k in range(d):
                         out[i, k] = g[k] if h == 0 else out[i, k] + g[k]
