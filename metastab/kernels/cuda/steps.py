@@ -116,9 +116,16 @@ def exp_weight(z):
     return p * _pow2(int(k))
 
 
-# a b + c rounded once: the device's fma.rn.f64; the simulator's cuda.fma rounds twice, so there
-# the exactly rounded fma of the reference kernels stands in for it
-fma = arith.fma_exact if config.ENABLE_CUDASIM else cuda.fma
+if config.ENABLE_CUDASIM:
+    # the simulator's cuda.fma rounds twice: the reference kernels' exactly rounded fma stands in
+    fma = arith.fma_exact
+else:
+
+    @cuda.jit(device=True, inline=True)
+    def fma(a, b, c):
+        """a b + c rounded once: the device's fma.rn.f64 (cuda.fma is a typing stub that device
+        code must call by its own name, not through a global alias)."""
+        return cuda.fma(a, b, c)
 
 
 @cuda.jit(device=True)
