@@ -1,4 +1,4 @@
-"""The dynamics, as frozen validated specs that hold no behaviour (science.md §1, sphere.md).
+"""The dynamics, as frozen validated specs that hold no behaviour (the models of [FW] and [GLPR]).
 
 - :mod:`.euclidean`: the models in R^d: :class:`SoftmaxChain` (SA_P), :class:`SoftmaxFlow`
   (SA_β), :class:`Hardmax` (SA_∞), :class:`Localmax`, and :func:`step_matrix`.

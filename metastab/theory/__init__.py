@@ -1,4 +1,4 @@
-"""The published bounds and exact laws of science.md §3 and sphere.md, as functions.
+"""The published bounds and exact laws ([FW] in R^d; [GLPR] and others on the sphere), as functions.
 
 - :mod:`.euclidean`: [FW] in R^d: :func:`clustering_phase` (m, τ and T1 of the clustering phase,
   Thm 5.2), :func:`metastability_bound`, :func:`metastability_exponent`, :func:`exit_time_bound`

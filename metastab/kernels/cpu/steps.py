@@ -10,6 +10,7 @@ same order, which is what makes bit-for-bit tests possible. Equations: science.m
 import numpy as np
 from numba import njit
 
+from .. import arith
 from ..arith import mul_add
 from ..cache import njit_keyed
 from ..params import JIT, RELATIVE
@@ -67,28 +68,15 @@ def _move(x, i, target, gamma, P, use_P, out):
 # degree-13 Taylor polynomial of e^r (truncation < 2^-57), and 2^k built from the exponent bits;
 # max error ~1 ulp against a correctly rounded exp. Results with k < -1022 (z < -708.74) are flushed
 # to 0: such a pick is never drawn (engine.check_resolution warns where that matters).
-_LOG2E = 1.4426950408889634
-_SHIFT = 6755399441055744.0  # 1.5 * 2**52: adding it rounds z * log2(e) to an integer k
-_SHIFT_BITS = np.int64(4843621399236968448)  # the bit pattern of _SHIFT
-_LN2_HI = 0.6931471803691238  # ln 2 split in two: k * _LN2_HI is exact for |k| < 2**20
-_LN2_LO = 1.9082149292705877e-10
-_Z_MIN = -745.0  # below the smallest subnormal's log; keeps k small
-_INV_FACT = (
-    1.0,
-    1.0,
-    0.5,
-    1.0 / 6.0,
-    1.0 / 24.0,
-    1.0 / 120.0,
-    1.0 / 720.0,
-    1.0 / 5040.0,
-    1.0 / 40320.0,
-    1.0 / 362880.0,
-    1.0 / 3628800.0,
-    1.0 / 39916800.0,
-    1.0 / 479001600.0,
-    1.0 / 6227020800.0,
-)
+# The constants are those of the fused kernels' exp (arith): k * LN2_HI is exact for |k| < 2**20,
+# and adding SHIFT = 1.5 * 2**52 rounds z * log2(e) to an integer k.
+_LOG2E = arith.LOG2E
+_SHIFT = arith.SHIFT
+_SHIFT_BITS = np.int64(arith.SHIFT_BITS)  # the bit pattern of _SHIFT
+_LN2_HI = arith.LN2_HI
+_LN2_LO = arith.LN2_LO
+_Z_MIN = arith.Z_MIN  # below the smallest subnormal's log; keeps k small
+_INV_FACT = arith.INV_FACT
 
 
 @njit(inline="always")
