@@ -46,14 +46,20 @@ __all__ = [
     "Scratch",
     "advance",
     "block_shape",
+    "launch",
     "layout",
     "model_arrays",
     "scratch_bytes",
+    "scratch_shapes",
     "step",
 ]
 
-# Dynamic shared memory a block may take without opting in (bytes).
-_SHARED_BYTES = 48 * 1024
+# Shared memory a block may take without opting in, static and dynamic together (bytes), and
+# the part kept for the kernels' static shared arrays (the event flag; ptxas's figure is checked
+# against it by metastab.bench.cuda_compile): dynamic shared memory gets the rest.
+SHARED_LIMIT = 48 * 1024
+STATIC_SHARED = 256
+_SHARED_BYTES = SHARED_LIMIT - STATIC_SHARED
 _MAX_THREADS = 256
 # the slots of model_arrays' integer and float arrays
 KIND, USE_P, BY_POINT, RULE, ATTENTION, SCHEME, CAUSAL, PLAIN_B, PLAIN_V = range(9)
@@ -247,26 +253,35 @@ def _advance_global(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code,
 # fmt: on
 
 
+def scratch_shapes(C: int, n: int, d: int, kind: int = CHAIN) -> dict:
+    """name -> (shape, dtype) of :func:`advance`'s device buffers for up to C chains: the
+    weights W and buffers G where shared memory is too small (G's width tells the kernels where
+    the weights start in a shared buffer), the hull scratch HQ and HS."""
+    hq, hs = hull_scratch(n, d)
+    place = block_shape(n, d, kind)[2]
+    return {
+        "W": ((C if place < 2 else 1, n * n), np.float64),
+        "G": ((C if place == 0 else 1, layout(n, d, kind)), np.float64),
+        "HQ": ((C, hq), np.float64),
+        "HS": ((C, hs), np.int64),
+    }
+
+
 class Scratch:
     """Device buffers of :func:`advance` for up to ``C`` chains of n tokens in R^d of the model
-    kind ``kind``, kept between calls (a run calls advance once per chunk of steps)."""
+    kind ``kind`` (:func:`scratch_shapes`), kept between calls (a run calls advance once per
+    chunk of steps)."""
 
     def __init__(self, C: int, n: int, d: int, kind: int = CHAIN) -> None:
-        hq, hs = hull_scratch(n, d)
-        place = block_shape(n, d, kind)[2]
         self.shape = (C, n, d, kind)
-        self.W = cuda.device_array((C if place < 2 else 1, n * n))
-        # G's width tells the kernels where the weights start in a shared buffer
-        self.G = cuda.device_array((C if place == 0 else 1, layout(n, d, kind)))
-        self.HQ = cuda.device_array((C, hq))
-        self.HS = cuda.device_array((C, hs), dtype=np.int64)
+        for name, (shape, dtype) in scratch_shapes(C, n, d, kind).items():
+            setattr(self, name, cuda.device_array(shape, dtype=dtype))
 
 
-def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
-    """drivers.advance on the device for the chains of one launch: X (C, n d), state (C, 4),
-    steps (C,) and done (C,) are device arrays, updated in place; the parameters are the host
-    NamedTuples (Dynamics or SphereDynamics, Schedule, EventArrays). ``scratch``: a
-    :class:`Scratch` of C chains."""
+def launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch, to_device=cuda.to_device):
+    """(kernel, launch shape (blocks, threads, stream, shared bytes), arguments) of one
+    :func:`advance`; ``to_device`` moves the small host arrays (identity: the host arguments
+    whose types the kernel is compiled for, see :mod:`metastab.bench.cuda_compile`)."""
     C = X.shape[0]
     ip, fp, Bs, Vs = model_arrays(dyn)
     d = Bs.shape[1]
@@ -274,25 +289,21 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
     threads, shared, place = block_shape(n, d, dyn.kind)
     kernel = (_advance_global, _advance_mixed, _advance_shared)[place]
     centers = np.ascontiguousarray(ev.centers.reshape(ev.centers.shape[0], -1))
-    arrays = [cuda.to_device(a) for a in (ip, fp, Bs, Vs, sched.gammas, sched.margins)]
-    events = [cuda.to_device(np.ascontiguousarray(a)) for a in (centers, ev.radii)]
-    events += [cuda.to_device(a) for a in (ev.groups, ev.starts, ev.members)]
+    small = [ip, fp, Bs, Vs, sched.gammas, sched.margins]
+    small += [centers, np.ascontiguousarray(ev.radii), ev.groups, ev.starts, ev.members]
+    a = [to_device(np.ascontiguousarray(v)) for v in small]
+    args = (X, state, *a[:6], int(t0), int(nsteps), int(ev.code), *a[6:], float(ev.scalar), steps,
+            done, scratch.W, scratch.G, scratch.HQ, scratch.HS)  # fmt: skip
+    return kernel, (C, threads, 0, shared), args
+
+
+def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
+    """drivers.advance on the device for the chains of one launch: X (C, n d), state (C, 4),
+    steps (C,) and done (C,) are device arrays, updated in place; the parameters are the host
+    NamedTuples (Dynamics or SphereDynamics, Schedule, EventArrays). ``scratch``: a
+    :class:`Scratch` of C chains."""
+    kernel, shape, args = launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch)
     with warnings.catch_warnings():
         # one block per chain: a run of few chains has a small grid by design
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
-        kernel[C, threads, 0, shared](
-            X,
-            state,
-            *arrays,
-            int(t0),
-            int(nsteps),
-            int(ev.code),
-            *events,
-            float(ev.scalar),
-            steps,
-            done,
-            scratch.W,
-            scratch.G,
-            scratch.HQ,
-            scratch.HS,
-        )
+        kernel[shape](*args)

@@ -1,0 +1,100 @@
+"""The GPU kernels compiled for real GPUs without one (metastab.bench.cuda_compile).
+
+The launch signatures need numba-cuda only; the compiling tests need libNVVM and ptxas (the
+``cuda`` extra) and are skipped without them. The whole table, every kernel for sm_80 and sm_90,
+is ``metastab bench --device cuda --compile-only``, which ``.ci/run`` runs.
+"""
+
+import re
+
+import pytest
+
+from metastab.bench import cuda_compile as cc
+
+pytest.importorskip("numba.cuda")
+
+
+def _toolchain() -> None:
+    try:
+        cc.ptxas_path()
+        cc._probe((8, 0))
+    except cc.ToolchainMissing as exc:
+        pytest.skip(str(exc))
+    except Exception as exc:  # libNVVM absent: numba-cuda raises its own errors
+        if "nvvm" in f"{type(exc).__name__} {exc}".lower():
+            pytest.skip(f"libNVVM unavailable: {exc}")
+        raise
+
+
+def test_one_signature_per_kernel_for_every_model_and_event():
+    """Every model and device event launches the same argument types: each kernel compiles
+    once per run, and the compile-only table covers every launch."""
+    types = cc.launch_types()
+    assert sorted(types) == ["_advance_global", "_advance_mixed", "_advance_shared"]
+    for name, sigs in types.items():
+        assert len(sigs) == 1, (name, sigs)
+    from metastab.kernels.cuda import drivers
+
+    n_args = drivers._advance_shared.py_func.__code__.co_argcount
+    assert all(len(sig) == n_args for sigs in types.values() for sig in sigs)
+
+
+def test_ptxas_fusable_counts_plain_products_feeding_sums():
+    ptx = "\n".join(
+        [
+            "mul.f64 %fd3, %fd1, %fd2;",  # feeds the add: fusable
+            "add.f64 %fd4, %fd0, %fd3;",
+            "mul.f64 %fd5, %fd1, %fd2;",  # feeds a division only
+            "div.rn.f64 %fd6, %fd5, %fd0;",
+            "mul.rn.f64 %fd7, %fd1, %fd2;",  # rounded as written
+            "sub.f64 %fd8, %fd7, %fd0;",
+        ]
+    )
+    assert cc.ptxas_fusable(ptx) == 1
+
+
+def test_the_device_arithmetic_never_fuses_and_the_plain_one_does():
+    """mul() stays mul.rn.f64 next to a sum, with contraction allowed; the plain product is
+    contracted by NVVM (the negative control of the count)."""
+    _toolchain()
+    from numba import types
+
+    from metastab.kernels.cuda.arith import fma, mul
+
+    def rounded(x):
+        x[0] = mul(x[1], x[2]) + x[3]
+
+    def plain(x):
+        x[0] = x[1] * x[2] + x[3]
+
+    def fused(x):
+        x[0] = fma(x[1], x[2], x[3])
+
+    sig = (types.Array(types.float64, 1, "C"),)
+    fmas = {}
+    for f in (rounded, plain, fused):
+        ptx = cc._ptx(f, sig, (9, 0), True)
+        fmas[f.__name__] = len(re.findall(r"\bfma\.rn\.f64", ptx))
+        assert cc.ptxas_fusable(ptx) == 0
+        if f is rounded:
+            assert re.search(r"\bmul\.rn\.f64", ptx)
+    assert fmas == {"rounded": 0, "plain": 1, "fused": 1}
+    # with contraction forbidden NVVM rounds the plain product as written, as mul() does
+    forbidden = cc._ptx(plain, sig, (9, 0), False)
+    assert not re.search(r"\bfma\.rn\.f64", forbidden) and re.search(r"\bmul\.rn\.f64", forbidden)
+
+
+def test_failures_name_each_problem():
+    row = dict.fromkeys(cc.COLUMNS, "")
+    good = dict(row, kernel="k", arch="sm_90", compiled=True, implicit_fma=0, shared_bytes=16)
+    assert cc.failures([good]) == []
+    bad = [
+        dict(good, implicit_fma=3),
+        dict(good, shared_bytes=4096),
+        dict(good, compiled=False, error="NvvmError: x"),
+    ]
+    found = cc.failures(bad)
+    assert len(found) == 3
+    assert "3 implicit fma" in found[0]
+    assert "4096 B of static shared memory" in found[1]
+    assert "not compiled (NvvmError: x)" in found[2]
