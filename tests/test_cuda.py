@@ -104,7 +104,9 @@ def test_cuda_refused_in_one_line_without_a_gpu():
 if INNER:  # kernels are module globals: the simulator swaps the ``cuda`` they see
     from numba import cuda, float64, uint64
 
-    from metastab.kernels.cuda.drivers import block_shape, layout, model_arrays, step
+    from metastab.kernels.cuda.drivers import block_shape, layout, model_arrays, step_for
+
+    step = step_for(K.CHAIN)
     from metastab.kernels.cuda.steps import exp_weight, next_u64
 
     @cuda.jit

@@ -26,17 +26,21 @@ def _toolchain() -> None:
         raise
 
 
-def test_one_signature_per_kernel_for_every_model_and_event():
-    """Every model and device event launches the same argument types: each kernel compiles
-    once per run, and the compile-only table covers every launch."""
-    types = cc.launch_types()
-    assert sorted(types) == ["_advance_global", "_advance_mixed", "_advance_shared"]
-    for name, sigs in types.items():
-        assert len(sigs) == 1, (name, sigs)
+def test_one_kernel_per_model_and_event_each_with_one_signature():
+    """Every model kind and device event has its kernel, launched with one signature (each
+    compiles once per run), and the compile-only table covers every launch."""
+    from metastab.kernels import params as K
     from metastab.kernels.cuda import drivers
 
-    n_args = drivers._advance_shared.py_func.__code__.co_argcount
-    assert all(len(sig) == n_args for sigs in types.values() for sig in sigs)
+    found = cc.launches()
+    kinds = (K.CHAIN, K.FLOW, K.HARDMAX, K.LOCALMAX, K.SPHERE_FLOW, K.SPHERE_CHAIN)
+    codes = (K.NO_EVENT, K.LEAVE_BALL, K.LEAVE_HULL, K.REACH, K.COLLAPSE)
+    assert sorted(found) == sorted(drivers.kernel_name(k, c) for k in kinds for c in codes)
+    for name, (kernel, sig) in found.items():
+        assert len(sig) == kernel.py_func.__code__.co_argcount, name
+    # a kernel per (kind, event): the same object for the same pair, another for another
+    assert drivers.kernel_for(K.CHAIN, K.NO_EVENT) is drivers.kernel_for(K.CHAIN, K.NO_EVENT)
+    assert drivers.kernel_for(K.CHAIN, K.NO_EVENT) is not drivers.kernel_for(K.FLOW, K.NO_EVENT)
 
 
 def test_ptxas_fusable_counts_plain_products_feeding_sums():

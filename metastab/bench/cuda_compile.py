@@ -1,11 +1,11 @@
 """The GPU code compiled for real GPUs without one: ``metastab bench --device cuda --compile-only``.
 
-:func:`compile_kernels` compiles every kernel that the CUDA backend can launch
-(:func:`metastab.kernels.cuda.drivers.launch`), with the argument types of its real launches, for
-each architecture of :data:`ARCHS` (sm_80 A100, sm_90 H100 / H200): numba-cuda and libNVVM to
-PTX, then ``ptxas -v`` for what the device will run. Per kernel and architecture it reports the
-registers per thread, spilled bytes, static shared memory and the fused multiply-adds that the
-source did not ask for:
+:func:`compile_kernels` compiles every kernel that the CUDA backend can launch (one per model
+kind and event: :func:`metastab.kernels.cuda.drivers.kernel_for`), with the argument
+types of its real launches, for each architecture of :data:`ARCHS` (sm_80 A100, sm_90 H100 /
+H200): numba-cuda and libNVVM to PTX, then ``ptxas -v`` for what the device will run. Per kernel
+and architecture it reports the registers per thread, spilled bytes, static shared memory and
+the fused multiply-adds that the source did not ask for:
 
 - ``nvvm_fma``: NVVM contracts ``a * b + c`` by default; the ``fma.rn.f64`` count of the PTX built
   with contraction allowed minus that of the PTX built with it forbidden (the source's own
@@ -27,7 +27,10 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import importlib.util
+import multiprocessing
+import os
 import re
 import shutil
 import subprocess
@@ -35,6 +38,7 @@ import tempfile
 import time
 import types as pytypes
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +50,7 @@ __all__ = [
     "REGISTER_TARGET",
     "ToolchainMissing",
     "compile_kernels",
-    "launch_types",
+    "launches",
     "ptxas_path",
     "write_csv",
 ]
@@ -118,10 +122,13 @@ def _representatives() -> list[tuple[Any, Any]]:
     return [(m, e) for m in models for e in events]
 
 
-def launch_types() -> dict[str, set[tuple]]:
-    """kernel name -> the argument types (numba types) of its launches for every model and event
-    of the backend, from :func:`~metastab.kernels.cuda.drivers.launch` on host arrays of the
-    launch's dtypes and layouts (device arrays of the same have the same numba types)."""
+@functools.cache
+def launches() -> dict[str, tuple[Any, tuple]]:
+    """kernel name -> (kernel, argument types) for every kernel that the backend launches: one
+    per model kind and device event, the types from
+    :func:`~metastab.kernels.cuda.drivers.launch` on host arrays of the launch's dtypes and
+    layouts (device arrays of the same have the same numba types). Raises if a kernel would be
+    launched with two signatures (compiled twice in a run)."""
     import numba
 
     from ..kernels.cuda import drivers
@@ -129,23 +136,24 @@ def launch_types() -> dict[str, set[tuple]]:
 
     n, d, C = 3, 2, 2
     x0 = np.array([[1.0, 0.0], [0.0, 1.0], [-0.6, 0.8]])
-    kernels = (drivers._advance_shared, drivers._advance_mixed, drivers._advance_global)
-    signatures: set[tuple] = set()
+    found: dict[str, tuple[Any, tuple]] = {}
     for model, event in _representatives():
         dyn = model.kernel_params(d)
         ev = no_event(n, d) if event is None else event.compile(x0[None], model.key_query(d))
-        scratch = pytypes.SimpleNamespace(
-            **{k: np.zeros(s, t) for k, (s, t) in drivers.scratch_shapes(C, n, d, dyn.kind).items()}
-        )
+        shapes = drivers.scratch_shapes(C, n, d, dyn.kind)
+        scratch = pytypes.SimpleNamespace(**{k: np.zeros(s, t) for k, (s, t) in shapes.items()})
         X = np.zeros((C, n * d))
         state = np.zeros((C, 4), np.uint64)
         steps = np.zeros(C, np.int64)
         done = np.zeros(C, bool)
-        _, _, args = drivers.launch(
+        kernel, _, args = drivers.launch(
             X, state, dyn, model.schedule(0, 1), 0, 1, ev, steps, done, scratch, to_device=_same
         )
-        signatures.add(tuple(numba.typeof(a) for a in args))
-    return {k.py_func.__name__: signatures for k in kernels}
+        sig = tuple(numba.typeof(a) for a in args)
+        name = drivers.kernel_name(dyn.kind, ev.code)
+        if found.setdefault(name, (kernel, sig))[1] != sig:
+            raise RuntimeError(f"{name} is launched with two signatures: {sig}, {found[name]}")
+    return found
 
 
 def _same(a: np.ndarray) -> np.ndarray:
@@ -226,13 +234,17 @@ def _probe(cc: tuple[int, int]) -> None:
         )
 
 
-def _ptxas(ptx: str, cc: tuple[int, int]) -> dict[str, int]:
-    """registers, spill_bytes (stores + loads), shared_bytes of ``ptxas -v``."""
+def _ptxas(ptx: str, cc: tuple[int, int], max_registers: int | None = None) -> dict[str, int]:
+    """registers, spill_bytes (stores + loads), shared_bytes of ``ptxas -v``, with the kernel's
+    register cap (the one numba-cuda's linker passes when it loads the kernel)."""
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "kernel.ptx"
         src.write_text(ptx)
+        command = [str(ptxas_path()), f"-arch=sm_{cc[0]}{cc[1]}", "-v"]
+        if max_registers:
+            command.append(f"--maxrregcount={max_registers}")
         out = subprocess.run(
-            [str(ptxas_path()), f"-arch=sm_{cc[0]}{cc[1]}", "-v", str(src), "-o", str(src) + ".o"],
+            command + [str(src), "-o", str(src) + ".o"],
             capture_output=True,
             text=True,
             timeout=_PTXAS_SECONDS,
@@ -252,16 +264,15 @@ def _ptxas(ptx: str, cc: tuple[int, int]) -> dict[str, int]:
 
 
 def compile_kernels(
-    archs: tuple[tuple[int, int], ...] = ARCHS, on_row: Any = None
+    archs: tuple[tuple[int, int], ...] = ARCHS, on_row: Any = None, jobs: int | None = None
 ) -> list[dict[str, Any]]:
-    """One row per kernel, launch signature and architecture (columns :data:`COLUMNS`); a kernel
-    that fails to compile gets ``compiled=False`` and the error. ``on_row(row)`` sees each row as
-    it is measured. Raises :class:`ToolchainMissing` without numba-cuda, libNVVM or ptxas."""
+    """One row per kernel and architecture (columns :data:`COLUMNS`), in ``jobs`` processes
+    (default: the CPU count, at most 4); a kernel that fails to compile gets ``compiled=False``
+    and the error. ``on_row(row)`` sees each row as it is measured, in order. Raises
+    :class:`ToolchainMissing` without numba-cuda, libNVVM or ptxas."""
     if importlib.util.find_spec("numba.cuda") is None:
         raise ToolchainMissing("numba-cuda is not installed: pip install 'metastab[cuda]'")
     ptxas_path()
-    from ..kernels.cuda import drivers
-
     try:
         _probe(archs[0])
     except Exception as exc:  # libNVVM missing or unusable
@@ -270,33 +281,36 @@ def compile_kernels(
                 f"libNVVM unavailable ({exc}): pip install 'metastab[cuda]'"
             ) from exc
         raise
+    tasks = [(name, cc) for name in launches() for cc in archs]
+    jobs = min(4, os.cpu_count() or 1) if jobs is None else jobs
     rows = []
-    for name, signatures in launch_types().items():
-        func = getattr(drivers, name).py_func
-        for k, sig in enumerate(sorted(signatures, key=str)):
-            label = name if len(signatures) == 1 else f"{name}#{k}"
-            for cc in archs:
-                row: dict[str, Any] = dict.fromkeys(COLUMNS, "")
-                row.update(kernel=label, arch=f"sm_{cc[0]}{cc[1]}", compiled=False)
-                tic = time.perf_counter()
-                try:
-                    ptx = _ptx(func, sig, cc, True)
-                    nvvm = len(_FMA.findall(ptx)) - len(_FMA.findall(_ptx(func, sig, cc, False)))
-                    fusable = ptxas_fusable(ptx)
-                    row.update(_ptxas(ptx, cc))
-                    row.update(
-                        compiled=True,
-                        nvvm_fma=nvvm,
-                        ptxas_fusable=fusable,
-                        implicit_fma=nvvm + fusable,
-                    )
-                except Exception as exc:
-                    row["error"] = f"{type(exc).__name__}: {exc}".replace("\n", " ")
-                row["seconds"] = round(time.perf_counter() - tic, 1)
-                rows.append(row)
-                if on_row is not None:
-                    on_row(row)
+    # spawned workers: each compiles from a fresh import, never from a forked numba state
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for row in pool.map(_compile_one, tasks):
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
     return rows
+
+
+def _compile_one(task: tuple[str, tuple[int, int]]) -> dict[str, Any]:
+    """The row of one kernel (by name) and architecture."""
+    name, cc = task
+    row: dict[str, Any] = dict.fromkeys(COLUMNS, "")
+    row.update(kernel=name, arch=f"sm_{cc[0]}{cc[1]}", compiled=False)
+    tic = time.perf_counter()
+    try:
+        kernel, sig = launches()[name]
+        ptx = _ptx(kernel.py_func, sig, cc, True)
+        forbidden = _ptx(kernel.py_func, sig, cc, False)
+        nvvm = len(_FMA.findall(ptx)) - len(_FMA.findall(forbidden))
+        fusable = ptxas_fusable(ptx)
+        row.update(_ptxas(ptx, cc, kernel.targetoptions.get("max_registers")))
+        row.update(compiled=True, nvvm_fma=nvvm, ptxas_fusable=fusable, implicit_fma=nvvm + fusable)
+    except Exception as exc:
+        row["error"] = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+    row["seconds"] = round(time.perf_counter() - tic, 1)
+    return row
 
 
 def failures(rows: list[dict[str, Any]]) -> list[str]:

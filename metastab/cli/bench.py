@@ -244,10 +244,14 @@ def _compile_only(args: argparse.Namespace) -> int:
     except ToolchainMissing as exc:
         raise UsageError(f"compile-only: {exc}") from exc
     write_csv(rows, out / "kernels.csv")
-    worst = max((r["registers"] for r in rows if r["compiled"]), default=0)
+    compiled = [r for r in rows if r["compiled"]]
+    worst = max((r["registers"] for r in compiled), default=0)
+    over = sum(r["registers"] > REGISTER_TARGET for r in compiled)
+    spilled = sum(r["spill_bytes"] > 0 for r in compiled)
     print(
-        f"registers per thread: at most {worst} "
-        f"(target <= {REGISTER_TARGET}: {'met' if worst <= REGISTER_TARGET else 'NOT met'})"
+        f"registers per thread: at most {worst}; {over} of {len(compiled)} above "
+        f"{REGISTER_TARGET} (target <= {REGISTER_TARGET}: {'met' if not over else 'NOT met'}); "
+        f"{spilled} with spills"
     )
     problems = failures(rows)
     for line in problems:

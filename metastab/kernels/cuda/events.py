@@ -7,6 +7,7 @@ answer is a yes/no that every thread gets, the same as the CPU's on the same con
 (under the simulator; on a device the hull's roundings may differ).
 """
 
+import functools
 import math
 
 from numba import cuda
@@ -175,49 +176,56 @@ def hull_dist2(p, po, pts, co, members, m0, m1, stop, d, q, S, w):
     return xx
 
 
-@cuda.jit(device=True)
-def event_hit(code, c, x, n, d, centers, radii, groups, starts, members, scalar, hq, hs, flag):
-    """Whether chain c's configuration x (flat, n d) meets the event (events.event_hit); every
-    thread of the block calls it and gets the answer. ``centers`` (1 or C, n d) and ``radii``
-    (1 or C, n) are per chain or shared; hq, hs: chain c's hull scratch (see hull_scratch);
-    ``flag``: one shared int32."""
-    tid = cuda.threadIdx.x
-    T = cuda.blockDim.x
-    cen = centers[c if centers.shape[0] > 1 else 0]
-    rad = radii[c if radii.shape[0] > 1 else 0]
-    if tid == 0:
-        flag[0] = 0
-    cuda.syncthreads()
-    # flag: LEAVE_BALL / LEAVE_HULL: some token out; REACH / COLLAPSE: some token (pair) not in
-    if code == LEAVE_BALL or code == REACH:
-        for i in range(tid, n, T):
-            dist = _dist2(x, 0, i, cen, 0, d)
-            r2 = mul(rad[i], rad[i])
-            if (code == LEAVE_BALL and dist > r2) or (code == REACH and not dist <= r2):
-                flag[0] = 1
-    elif code == COLLAPSE:
-        lim = mul(scalar, scalar)
-        for i in range(tid, n, T):
-            for j in range(i + 1, n):
-                acc = 0.0
-                for k in range(d):
-                    diff = x[i * d + k] - x[j * d + k]
-                    acc += mul(diff, diff)
-                if not acc <= lim:
+@functools.cache
+def event_hit_for(code: int):
+    """The device function ``event_hit(c, x, n, d, centers, radii, groups, starts, members,
+    scalar, hq, hs, flag)`` of the event ``code``, a constant of the compiled code (the other
+    events' paths are not in it): whether chain c's configuration x (flat, n d) meets the event
+    (events.event_hit); every thread of the block calls it and gets the answer. ``centers``
+    (1 or C, n d) and ``radii`` (1 or C, n) are per chain or shared; hq, hs: chain c's hull
+    scratch (see hull_scratch); ``flag``: one shared int32."""
+
+    @cuda.jit(device=True)
+    def event_hit(c, x, n, d, centers, radii, groups, starts, members, scalar, hq, hs, flag):
+        tid = cuda.threadIdx.x
+        T = cuda.blockDim.x
+        cen = centers[c if centers.shape[0] > 1 else 0]
+        rad = radii[c if radii.shape[0] > 1 else 0]
+        if tid == 0:
+            flag[0] = 0
+        cuda.syncthreads()
+        # flag: LEAVE_BALL / LEAVE_HULL: some token out; REACH / COLLAPSE: a token (pair) not in
+        if code == LEAVE_BALL or code == REACH:
+            for i in range(tid, n, T):
+                dist = _dist2(x, 0, i, cen, 0, d)
+                r2 = mul(rad[i], rad[i])
+                if (code == LEAVE_BALL and dist > r2) or (code == REACH and not dist <= r2):
                     flag[0] = 1
-    elif code == LEAVE_HULL and tid == 0:
-        for i in range(n):
-            g = groups[i]
-            r2 = mul(rad[i], rad[i])
-            dist = hull_dist2(
-                x, i * d, cen, 0, members, starts[g], starts[g + 1], r2, d, hq, hs, hq[n * d :]
-            )
-            if dist > r2:
-                flag[0] = 1
-                break
-    cuda.syncthreads()
-    out = flag[0] != 0
-    cuda.syncthreads()  # nobody clears the flag before everyone has read it
-    if code == REACH or code == COLLAPSE:
-        return not out
-    return out
+        elif code == COLLAPSE:
+            lim = mul(scalar, scalar)
+            for i in range(tid, n, T):
+                for j in range(i + 1, n):
+                    acc = 0.0
+                    for k in range(d):
+                        diff = x[i * d + k] - x[j * d + k]
+                        acc += mul(diff, diff)
+                    if not acc <= lim:
+                        flag[0] = 1
+        elif code == LEAVE_HULL and tid == 0:
+            for i in range(n):
+                g = groups[i]
+                r2 = mul(rad[i], rad[i])
+                dist = hull_dist2(
+                    x, i * d, cen, 0, members, starts[g], starts[g + 1], r2, d, hq, hs, hq[n * d :]
+                )
+                if dist > r2:
+                    flag[0] = 1
+                    break
+        cuda.syncthreads()
+        out = flag[0] != 0
+        cuda.syncthreads()  # nobody clears the flag before everyone has read it
+        if code == REACH or code == COLLAPSE:
+            return not out
+        return out
+
+    return event_hit
