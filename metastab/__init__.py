@@ -43,6 +43,7 @@ _NAMES = {
     "simplex": "setups.polytopes",
     "FirstPassage": "results.passage",
     "Run": "results.passage",
+    "load": "results.protocol",
     "Seed": "rng",
     "as_seed": "rng",
     "first_passage": "engine",

@@ -16,7 +16,7 @@ from ..kernels.cpu import clustering as _clusters
 from ..results import provenance
 from ..results.track import Track
 from .backends import resolve
-from .chains import prepare, run_bytes, start
+from .chains import initial, prepare, run_bytes, start
 from .exact import drive, record_plan, record_times
 from .progress import announce_compile
 
@@ -136,4 +136,16 @@ def track(
         seed=seed.to_dict(),
         first_chain=int(first_chain),
         provenance=meta,
+        x0=initial(x),
+        arguments={
+            "steps": steps,
+            "delta": float(delta),
+            "chains": C,
+            "record_every": None if record_every is None else int(record_every),
+            "record_at": None if record_at is None else [int(t) for t in record_at],
+            "energy_beta": None if energy_beta is None else beta,
+            "merges": merges,
+            "first_chain": int(first_chain),
+            "device": device,
+        },
     )

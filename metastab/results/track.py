@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ..kernels.cpu.clustering import OBSERVABLES
-from .io import describe, scalar_params, seed_entropy, write_table
+from .io import describe, scalar_params, seed_entropy
+from .protocol import Result
 
 __all__ = ["Track", "plateau_durations"]
 
@@ -52,13 +53,18 @@ def plateau_durations(frame: pd.DataFrame, k: int) -> pd.DataFrame:
 
 
 @dataclass(frozen=True, eq=False)
-class Track:
+class Track(Result):
     """Cluster counts of many chains over ``steps`` steps (:func:`metastab.track`).
 
     ``levels[c, k - 1]`` is the first step at which chain c had at most k clusters (NaN: not
     within ``steps``; None when run with ``merges=False``); ``observables[c, r]`` is the row of
     :data:`COLUMNS` of chain c at step ``times[r]``. Chains are numbered from ``first_chain``.
+    ``x0`` and ``arguments`` (the other keyword arguments of :func:`metastab.track`) are what
+    :meth:`replay` reruns it from.
     """
+
+    KIND = "plateaus"
+    REPLAY = "metastab.engine:track"
 
     levels: np.ndarray | None = field(repr=False)
     times: np.ndarray = field(repr=False)
@@ -70,6 +76,8 @@ class Track:
     seed: dict
     first_chain: int = 0
     provenance: dict = field(default_factory=dict, repr=False)
+    x0: np.ndarray | None = field(default=None, repr=False)
+    arguments: dict = field(default_factory=dict, repr=False)
 
     COLUMNS = OBSERVABLES
 
@@ -149,23 +157,10 @@ class Track:
             frame[key] = value
         return frame
 
-    def metadata(self, kind: str = "plateaus") -> dict:
-        return {
-            "kind": kind,
-            "model": self.model,
-            "delta": self.delta,
-            "energy_beta": self.energy_beta,
-            "seed": self.seed,
-            "first_chain": self.first_chain,
-            "max_steps": self.steps,
-            "chains": self.chains,
-            "provenance": self.provenance,
-        }
-
-    def save(self, path: str | Path) -> Path:
-        """Write :meth:`to_frame` (the plateaus) to ``.csv`` or ``.parquet`` with a sidecar."""
-        return write_table(self.to_frame(), path, self.metadata())
+    def summary(self) -> dict:
+        return {"max_steps": self.steps, "chains": self.chains}
 
     def save_observables(self, path: str | Path) -> Path:
-        """Write :meth:`observables_frame` to ``.csv`` or ``.parquet`` with a sidecar."""
-        return write_table(self.observables_frame(), path, self.metadata("observables"))
+        """Write :meth:`observables_frame` to ``.csv`` or ``.parquet`` with its sidecar (kind
+        ``"observables"``) and the arrays: :meth:`load` reads the Track back from either file."""
+        return self._write(self.observables_frame(), path, "observables")
