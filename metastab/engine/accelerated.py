@@ -140,7 +140,7 @@ def first_passage_accelerated(
     >>> x0 = np.repeat([[1.0, 0.0], [-0.5, 0.8], [-0.5, -0.8]], 2, axis=0)
     >>> fp = ms.first_passage(ms.SoftmaxChain(beta=100.0, gamma=0.5), x0, ms.LeaveBall(0.1),
     ...                       max_steps=1e100, chains=4, rng=1, mode="accelerated")
-    >>> fp.steps.dtype, bool(fp.censored.any()), bool((fp.steps > 2.0**63).all())
+    >>> fp.times.dtype, bool(fp.censored.any()), bool((fp.times > 2.0**63).all())
     (dtype('float64'), False, True)
     """
     total = budget(max_steps)

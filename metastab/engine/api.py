@@ -225,7 +225,7 @@ def first_passage(
     >>> x0 = ms.regular_polygon(5).vertices
     >>> fp = ms.first_passage(ms.SoftmaxChain(beta=2.0, gamma=0.5), x0, ms.LeaveBall(0.1),
     ...                       max_steps=1000, chains=8, rng=3)
-    >>> fp.steps.shape, fp.censored.dtype
+    >>> fp.times.shape, fp.censored.dtype
     ((8,), dtype('bool'))
     """
     if mode == "accelerated":

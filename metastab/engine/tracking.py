@@ -81,10 +81,10 @@ def track(
     >>> import metastab as ms
     >>> x0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
     >>> tr = ms.track(ms.SoftmaxFlow(beta=1.0, gamma=0.5), x0, steps=40, rng=0)
-    >>> tr.to_frame()[["chain", "k", "start", "steps", "censored"]]
-       chain  k  start  steps  censored
-    0      0  3      0      8     False
-    1      0  1      8     40      True
+    >>> tr.to_frame()[["chain", "k", "start", "end", "censored"]]
+       chain  k  start  end  censored
+    0      0  3      0    8     False
+    1      0  1      8   40      True
     """
     steps = integer("steps", steps, 1)
     if merges is not True and merges is not False:

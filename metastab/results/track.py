@@ -29,25 +29,28 @@ __all__ = ["Track", "plateau_durations"]
 
 def plateau_durations(frame: pd.DataFrame, k: int) -> pd.DataFrame:
     """The plateaus at ``k`` clusters of a plateau table (:meth:`Track.to_frame`, concatenated
-    over runs) as a first-passage table of their durations: steps = steps − start, the censoring
-    budget max_steps − start, the columns k and start dropped. What
-    :func:`metastab.stats.fit_scaling` and ``metastab fit`` read.
+    over runs) as a first-passage table of their durations: steps = end − start, the censoring
+    budget max_steps − start, the columns k, start and end dropped. What
+    :func:`metastab.stats.fit_scaling` and ``metastab fit`` read. A table written before the
+    plateau's end had its own name holds it in ``steps``: read as ``end``.
 
-    >>> table = pd.DataFrame({"chain": [0, 0], "k": [3, 2], "start": [0, 5], "steps": [5, 9],
+    >>> table = pd.DataFrame({"chain": [0, 0], "k": [3, 2], "start": [0, 5], "end": [5, 9],
     ...                       "censored": [False, True], "max_steps": 9, "beta": 1.0})
     >>> plateau_durations(table, 2)
        chain  steps  censored  max_steps  beta
     0      0      4      True          4   1.0
     """
-    missing = [c for c in ("k", "start", "steps", "censored", "max_steps") if c not in frame]
+    if "end" not in frame and "steps" in frame:  # the column's former name
+        frame = frame.rename(columns={"steps": "end"})
+    missing = [c for c in ("k", "start", "end", "censored", "max_steps") if c not in frame]
     if missing:
         raise ValueError(f"a plateau table needs the columns {missing} (has {list(frame.columns)})")
     rows = frame[frame["k"] == k]
     if rows.empty:
         found = sorted(int(v) for v in frame["k"].unique())
         raise ValueError(f"no plateau at k={k} in the table (plateaus at k in {found})")
-    out = rows.drop(columns=["k", "start"]).reset_index(drop=True)
-    out["steps"] = rows["steps"].to_numpy() - rows["start"].to_numpy()
+    out = rows.drop(columns=["k", "start"]).rename(columns={"end": "steps"}).reset_index(drop=True)
+    out["steps"] = rows["end"].to_numpy() - rows["start"].to_numpy()
     out["max_steps"] = rows["max_steps"].to_numpy() - rows["start"].to_numpy()
     return out
 
@@ -99,10 +102,11 @@ class Track(Result):
     def to_frame(self) -> pd.DataFrame:
         """The plateaus, one row per chain and plateau of its staircase (see the module notes):
         chain, k (the number of clusters), start (the step at which the count first reached
-        k or less), steps (the merge that ended the plateau: the first step with fewer than k
+        k or less), end (the merge that ended the plateau: the first step with fewer than k
         clusters; or ``max_steps``, the horizon, with censored True), censored, max_steps, delta
-        and the model's scalar parameters. The duration is steps − start; the plateau at k = 1 is
-        censored (no merge can end it). The uncensored ``steps`` are the merge times.
+        and the model's scalar parameters. The duration is end − start; the plateau at k = 1 is
+        censored (no merge can end it). The uncensored ``end`` are the merge times. (The column
+        ``end`` was called ``steps`` before; :func:`plateau_durations` reads both.)
 
         ``metastab.stats.fit_scaling(plateau_durations(frame, K))`` fits the durations of the
         plateau at K clusters against β (``metastab fit TABLE --plateau K``).
@@ -123,7 +127,7 @@ class Track(Result):
                         "chain": chain + self.first_chain,
                         "k": k,
                         "start": start[on].astype(np.int64),
-                        "steps": np.where(ended[on], after[on], self.steps).astype(np.int64),
+                        "end": np.where(ended[on], after[on], self.steps).astype(np.int64),
                         "censored": ~ended[on],
                     }
                 )
