@@ -23,8 +23,10 @@ class FirstPassage(Result):
     ``final[c]`` is chain c's configuration when it stopped. Chains are numbered from
     ``first_chain``; chain k's path depends only on the seed and k. ``times`` is int64, or
     float64 from ``first_passage(..., mode="accelerated")`` (``max_steps`` may then be a float;
-    ``provenance["mode"]`` says which). ``x0`` and ``arguments`` (the other keyword arguments
-    of :func:`metastab.first_passage`) are what :meth:`replay` reruns it from.
+    ``provenance["mode"]`` says which). Like ``Run.times`` and ``Track.times``, ``times`` counts
+    steps; for a flow with a time step dt the time is ``times * dt``. ``x0`` and ``arguments``
+    (the other keyword arguments of :func:`metastab.first_passage`) are what :meth:`replay`
+    reruns it from. ``steps``, the former name of ``times``, is a deprecated alias.
     """
 
     KIND = "first-passage"
@@ -80,7 +82,7 @@ class FirstPassage(Result):
         frame["max_steps"] = self.max_steps
         return frame
 
-    def summary(self) -> dict:
+    def _extras(self) -> dict:
         return {"chains": self.chains}
 
 
@@ -154,5 +156,5 @@ class Run(Result):
             frame[key] = value
         return frame
 
-    def summary(self) -> dict:
+    def _extras(self) -> dict:
         return {"chains": self.chains}

@@ -79,20 +79,20 @@ class Result:
     def to_frame(self) -> pd.DataFrame:
         raise NotImplementedError
 
-    def summary(self) -> dict:
+    def _extras(self) -> dict:
         """Derived entries of the sidecar, for its readers (not read back by :func:`load`)."""
         return {}
 
     def metadata(self, kind: str | None = None) -> dict:
         """The sidecar: kind, class, schema version, the fields that are not arrays, and
-        :meth:`summary`."""
+        the derived entries of ``_extras()`` (such as ``chains``)."""
         fields, _ = self._parts()
         return {
             "kind": kind or self.KIND,
             "class": type(self).__name__,
             "schema_version": SCHEMA_VERSION,
             **fields,
-            **self.summary(),
+            **self._extras(),
         }
 
     def save(self, path: str | os.PathLike[str]) -> Path:
@@ -134,7 +134,7 @@ class Result:
 
     def _parts(self, prefix: str = "") -> tuple[dict, dict[str, np.ndarray]]:
         """(the fields that go into the sidecar, the arrays keyed by ``prefix`` + name); a
-        nested result's fields are its own :meth:`metadata`."""
+        nested result goes into the sidecar as a dict of its kind, class and fields."""
         fields: dict[str, Any] = {}
         arrays: dict[str, np.ndarray] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]

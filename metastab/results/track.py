@@ -161,7 +161,7 @@ class Track(Result):
             frame[key] = value
         return frame
 
-    def summary(self) -> dict:
+    def _extras(self) -> dict:
         return {"max_steps": self.steps, "chains": self.chains}
 
     def save_observables(self, path: str | Path) -> Path:

@@ -239,7 +239,8 @@ def repeated_points(points: ArrayLike, multiplicities: ArrayLike) -> np.ndarray:
     """Points repeated with multiplicities, in order: row a appears m_a times.
 
     The frozen configurations of the exact laws in science.md §3 (κ distinct points with
-    multiplicities m_a).
+    multiplicities m_a). ``clusters``, its former name, is a deprecated alias (the name is the
+    event's, :class:`metastab.Clusters`).
 
     Parameters
     ----------
