@@ -10,7 +10,8 @@ __all__ = ["DiagnosticWarning", "ResolutionWarning"]
 
 class DiagnosticWarning(RuntimeWarning):
     """A statistic is reported but says less than it seems: no events, most chains censored,
-    chains excluded, a model that does not fit. The message carries the numbers."""
+    chains excluded, a model that does not fit; or a replay runs under other versions than the
+    result it repeats (``result.replay()``). The message carries the numbers."""
 
 
 class ResolutionWarning(RuntimeWarning):

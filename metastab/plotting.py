@@ -73,7 +73,7 @@ def _groups(data, by):
         if by in data:
             return [(f"{by} = {v:g}", g) for v, g in data.groupby(by, sort=True)]
         return [("", data)]
-    if hasattr(data, "steps") and hasattr(data, "censored"):
+    if hasattr(data, "times") and hasattr(data, "censored"):
         beta = getattr(data, "model", {}).get(by)
         return [(f"{by} = {beta:g}" if beta is not None else "", data)]
     raise ValueError(

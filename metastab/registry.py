@@ -10,9 +10,10 @@ spec in :mod:`metastab.models`, its kernel step, and one :class:`Kind` in :data:
 
 Command-line spelling: ``KIND:V1:V2`` gives the kind's positional ``fields`` in order, and any
 other parameter as ``name=value`` (``regular:5:phase=0.3``); a list is comma-separated
-(``clusters:4,4,4``); a path is the whole rest (``file:C:/x0.npy``). The older spellings
+(``repeated-points:4,4,4``); a path is the whole rest (``file:C:/x0.npy``). The older spellings
 ``cross:D`` and ``random:K[:equinorm]`` are accepted as aliases of ``cross-polytope:D`` and
-``random-polygon:K[:equal_norm]``.
+``random-polygon:K[:equal_norm]``, and the initial kind ``clusters`` (deprecated: the name of an
+event) as an alias of ``repeated-points``.
 
 Examples
 --------
@@ -556,11 +557,12 @@ INITIALS = Registry(
             summary="uniform points of K",
         ),
         Kind(
-            "clusters",
-            "metastab.setups.initial:clusters",
+            "repeated-points",
+            "metastab.setups.initial:repeated_points",
             (Param("multiplicities", "ints"),),
             fields=("multiplicities",),
             context=("points",),
+            aliases=("clusters",),
             summary="vertex a repeated m_a times (comma-separated m_a)",
         ),
         Kind(

@@ -292,7 +292,7 @@ def test_first_passage_same_bits_as_cpu(event):
     kw = dict(max_steps=max_steps, chains=6, rng=3)
     cpu = ms.first_passage(model, x0, make(x0), **kw)
     gpu = ms.first_passage(model, x0, make(x0), device="cuda", **kw)
-    assert np.array_equal(gpu.steps, cpu.steps)
+    assert np.array_equal(gpu.times, cpu.times)
     assert np.array_equal(gpu.censored, cpu.censored)
     assert np.array_equal(gpu.final, cpu.final)
     assert 0 < cpu.events < 6  # chains met the event at different steps, others censored
@@ -327,7 +327,7 @@ def test_launch_shape_placement_and_batches_do_not_change_the_bits(monkeypatch):
     batched = ms.first_passage(model, starts, ms.LeaveBall(0.3), **fp)
     monkeypatch.setattr(backends.Cuda, "_batch", lambda self, n, d, kind: 5)
     whole = ms.first_passage(model, starts, ms.LeaveBall(0.3), **fp)
-    assert np.array_equal(batched.steps, whole.steps) and 0 < whole.events < 5
+    assert np.array_equal(batched.times, whole.times) and 0 < whole.events < 5
 
 
 @device
@@ -363,7 +363,7 @@ def _sweep_config(**run):
         "model": {"kind": "softmax-chain", "gamma": 0.2},
         "grid": {"beta": [4.0]},
         "polytope": {"kind": "regular", "k": 3},
-        "initial": {"kind": "clusters", "multiplicities": [2, 2, 2]},
+        "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2]},
         "event": {"kind": "leave-ball", "radius": 0.3},
         "run": {"chains": 4, "chunk": 2, "max_steps": 10, "seed": 7, **run},
     }
@@ -394,7 +394,7 @@ def test_sweep_chunk_on_the_device_is_the_cpus():
     assert task.device == "cuda"
     gpu = run_chunk(task)
     cpu = run_chunk(ChunkTask(**{**task.__dict__, "device": "cpu"}))
-    assert np.array_equal(gpu.steps, cpu.steps) and np.array_equal(gpu.censored, cpu.censored)
+    assert np.array_equal(gpu.times, cpu.times) and np.array_equal(gpu.censored, cpu.censored)
 
 
 @device
@@ -482,5 +482,5 @@ def test_sphere_first_passage_same_bits_as_cpu():
     kw = dict(max_steps=8, chains=6, rng=5)
     cpu = ms.first_passage(model, x0, ms.LeaveBall(0.5), **kw)
     gpu = ms.first_passage(model, x0, ms.LeaveBall(0.5), device="cuda", **kw)
-    assert np.array_equal(gpu.steps, cpu.steps) and np.array_equal(gpu.final, cpu.final)
+    assert np.array_equal(gpu.times, cpu.times) and np.array_equal(gpu.final, cpu.final)
     assert 0 < cpu.events < 6

@@ -53,6 +53,7 @@ def tiny(**tables) -> dict:
         "model": {"kind": "softmax-chain", "gamma": 0.1},
         "grid": {"beta": [4.0, 10.0]},
         "polytope": {"kind": "regular", "k": 5},
+        # the former name of repeated-points: a sweep written with it keeps its config hash
         "initial": {"kind": "clusters", "multiplicities": [2, 2, 2, 2, 2]},
         "event": {"kind": "leave-ball", "radius": 0.3},
         "run": {"chains": 60, "chunk": 20, "max_steps": 200, "seed": 7},
@@ -106,7 +107,8 @@ def test_polytope_spellings(text, spec):
 @pytest.mark.parametrize(
     "text, spec",
     [
-        ("clusters:2,3", {"kind": "clusters", "multiplicities": [2, 3]}),
+        ("repeated-points:2,3", {"kind": "repeated-points", "multiplicities": [2, 3]}),
+        ("clusters:2,3", {"kind": "repeated-points", "multiplicities": [2, 3]}),  # old alias
         ("file:C:/x:y.npy", {"kind": "file", "path": "C:/x:y.npy"}),
         ("near-vertices:max_tries=5", {"kind": "near-vertices", "max_tries": 5}),
     ],

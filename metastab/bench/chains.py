@@ -243,7 +243,7 @@ def escape_bench(
             progress=progress,
         )
         fast_s = time.perf_counter() - tic
-        mean = float(fast.steps.mean())
+        mean = float(fast.times.mean())
         tic = time.perf_counter()
         exact = first_passage(
             model,

@@ -260,7 +260,7 @@ def agreement(
         )
         if fp.censored.any():
             raise RuntimeError(f"{int(fp.censored.sum())} chains censored: raise max_steps")
-        return fp.steps.astype(float)
+        return fp.times.astype(float)
 
     control = beta + _CONTROL_SHIFT if control is None else control
     cpu, gpu, other = times(beta, "cpu", 1), times(beta, "cuda", 2), times(control, "cuda", 3)

@@ -119,7 +119,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="merge times, plateau durations and cluster observables",
         description="Run independent chains for --steps steps, counting each chain's "
         "clusters (components of the graph cos(x_i, x_j) >= 1 - DELTA) after every step. "
-        "--out writes the plateaus (one row per chain and plateau: k, start, steps = the "
+        "--out writes the plateaus (one row per chain and plateau: k, start, end = the "
         "merge that ends it, censored at --steps), ready for `metastab fit --plateau K`; "
         "--observables writes the cluster count, clustered-pair fraction, pair (1, 2) and "
         "energy at the recording times.",
@@ -390,7 +390,7 @@ def _track_row(res: Track) -> dict:
         "k_end": float(np.median(counts[:, -1])),
         "merges": float((~plateaus["censored"]).sum() / res.chains),
         "median_first_merge": (
-            float(first.loc[~first["censored"], "steps"].median())
+            float(first.loc[~first["censored"], "end"].median())
             if (~first["censored"]).any()
             else math.nan
         ),

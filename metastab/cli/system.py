@@ -1,9 +1,10 @@
 """The system of ``simulate`` and ``passage`` from its flags: polytope, initial configuration,
 model(s) and event, each built through :mod:`metastab.registry`.
 
-The kinds, their command-line spellings (``--polytope gaussian:K:D``, ``--init clusters:M,M,...``)
-and the parameters each takes are the registry's; the flags' own defaults (``--gamma 0.1`` for
-every model, ``--beta 10``, ``--n 20``) are the command's, stated here once.
+The kinds, their command-line spellings (``--polytope gaussian:K:D``,
+``--init repeated-points:M,M,...``) and the parameters each takes are the registry's; the flags'
+own defaults (``--gamma 0.1`` for every model, ``--beta 10``, ``--n 20``) are the command's,
+stated here once.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--n",
         type=whole,
         default=None,
-        help=f"number of tokens (default {DEFAULT_N}; with --init file:PATH or clusters, theirs)",
+        help=f"number of tokens (default {DEFAULT_N}; "
+        f"with --init file:PATH or repeated-points, theirs)",
     )
     g.add_argument(
         "--init",

@@ -102,6 +102,12 @@ def prepare(
     return x, C, first_chain
 
 
+def initial(x: np.ndarray) -> np.ndarray:
+    """A copy of the validated x of :func:`prepare` as the caller gave it for a result to
+    keep: n×d when one configuration is shared by all chains, else chains×n×d."""
+    return np.array(x[0] if x.shape[0] == 1 else x)
+
+
 def run_bytes(C: int, n: int, d: int, model: Model | None = None) -> int:
     """Memory of a run of C chains of n tokens in R^d of ``model`` (None: a Euclidean model).
 

@@ -14,7 +14,7 @@ models on the unit sphere (``sphere-flow``, ``sphere-chain``) take no ``[polytop
     kind = "regular"           # also "simplex", "cross-polytope", "random-polygon", "gaussian",
     k = 5                      #      "vertices"
     [initial]
-    kind = "near-vertices"     # also "in-cells", "uniform", "clusters", "shrunk", "file"
+    kind = "near-vertices"     # also "in-cells", "uniform", "repeated-points", "shrunk", "file"
     n = 10
     [event]
     kind = "leave-ball"        # also "leave-hull", "reach-vertices", "collapse"
@@ -158,11 +158,16 @@ def _table(data: dict, name: str) -> dict:
     return table
 
 
+# Former names of renamed kinds, accepted for one release and kept as written (so a sweep's
+# normalised config, its hash and its output directory stay what they were).
+_RENAMED = {"initial": ("clusters",)}
+
+
 def _kind(section: str, table: dict) -> str:
     kinds = KINDS[section]
     kind = table.get("kind")
-    # canonical names only (the aliases are old command-line ones)
-    if not isinstance(kind, str) or kind not in list(kinds):
+    # canonical names only (the other aliases are old command-line ones)
+    if not isinstance(kind, str) or kind not in (*kinds, *_RENAMED.get(section, ())):
         raise ValueError(f"[{section}] kind must be one of {sorted(kinds)}, got {kind!r}")
     return kind
 
@@ -335,7 +340,7 @@ def _sizes(config: dict) -> dict[str, list[tuple[str, int]]]:
     if kind in ("regular", "random-polygon"):
         ds = [("the polygon", 2)]
     initial = config["initial"]["kind"]
-    if initial == "clusters":
+    if INITIALS[initial].name == "repeated-points":
         ns = [(f"{w} (sum)", sum(v)) for w, v in _values(config, "initial", "multiplicities")]
     elif initial == "caps":
         ns = [(f"{w} (sum)", sum(v)) for w, v in _values(config, "initial", "sizes")]

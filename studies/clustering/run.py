@@ -222,7 +222,7 @@ def event_hitting_times(P, starts, consts, model, C_event, beta, chains, horizon
         fp = ms.first_passage(
             model, x0, event, max_steps=horizon, chains=chains, rng=seq, first_chain=i * chains
         )
-        out.append(np.where(fp.censored, -1, fp.steps))
+        out.append(np.where(fp.censored, -1, fp.times))
     return np.concatenate(out)
 
 

@@ -65,7 +65,7 @@ def collapse_times(kind, betas, chains, max_steps, x0, gamma, ratio, seed) -> pd
                     "model": kind,
                     "beta": float(beta),
                     "chain": np.arange(chains),
-                    "steps": fp.steps,
+                    "steps": fp.times,
                     "censored": fp.censored,
                     "max_steps": max_steps,
                 }

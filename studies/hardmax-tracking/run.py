@@ -121,7 +121,7 @@ def tracking_times(P, x0, model, chains, max_steps, eps, t0, seed_key, seed) -> 
             max_steps=max_steps,
             rng=np.random.SeedSequence(seed, spawn_key=seed_key + (2,)),
         )
-        steps[alive] = t0 + fp.steps
+        steps[alive] = t0 + fp.times
         censored[alive] = fp.censored
     return pd.DataFrame(
         {

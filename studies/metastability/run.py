@@ -226,7 +226,7 @@ def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options)
     wall = time.perf_counter() - tic
     frame = fp.to_frame()[["chain", "steps", "censored", "max_steps", "beta"]]
     frame = frame.astype({"steps": np.float64, "max_steps": np.float64})
-    simulated = float(np.sum(fp.steps, dtype=np.float64))
+    simulated = float(np.sum(fp.times, dtype=np.float64))
     return frame, {
         "wall_s": wall,
         "steps_simulated": simulated,

@@ -94,7 +94,7 @@ def boundary(config: dict, betas) -> pd.DataFrame:
             {
                 "beta": float(beta),
                 "t_star": theory.orthogonal_time(float(beta), n, delta=delta),
-                "t_star_layer": math.nan if fp.censored[0] else float(fp.steps[0] * dt),
+                "t_star_layer": math.nan if fp.censored[0] else float(fp.times[0] * dt),
             }
         )
     return pd.DataFrame(rows)

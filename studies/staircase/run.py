@@ -77,7 +77,9 @@ def closest_pair(centres: np.ndarray, sizes: np.ndarray) -> tuple[float, int, in
 
 
 def _plateaus(tr, part: str, **columns) -> pd.DataFrame:
-    frame = tr.to_frame()
+    # the study's tables keep "steps" for the plateau's end (a first passage from step 0), as
+    # the first-passage frames of prepared() beside them
+    frame = tr.to_frame().rename(columns={"end": "steps"})
     frame.insert(0, "part", part)
     for key, value in columns.items():
         frame[key] = value
@@ -181,7 +183,7 @@ def containment(cfg: dict, dt: float, seed: int) -> pd.DataFrame:
                 {
                     "beta": float(beta),
                     "chain": np.arange(chains),
-                    "steps": fp.steps,
+                    "steps": fp.times,
                     "censored": fp.censored,
                     "max_steps": max_steps,
                     "alpha": alpha,
