@@ -557,8 +557,12 @@ def format_status(info: dict) -> str:
     ]
     if info["last_update"]:
         lines.append(f"  last chunk event {time.time() - info['last_update']:.0f} s ago")
-    for name, error in info["failed"].items():
-        lines.append(f"  FAILED {name}: {error}")
+    errors: dict[str, list[str]] = {}
+    for name, error in sorted(info["failed"].items()):
+        errors.setdefault(error, []).append(name)
+    for error, names in errors.items():  # each distinct error once
+        more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+        lines.append(f"  FAILED {names[0]}{more}: {error}")
     for problem in info.get("problems", []):
         lines.append(f"  DAMAGED {problem}: run the sweep again to recompute it")
     return "\n".join(lines)
