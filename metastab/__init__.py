@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 _NAMES = {
     "DiagnosticWarning": "exceptions",
     "ResolutionWarning": "exceptions",
+    "StepSizeWarning": "exceptions",
     "clusters": "setups.initial",
     "in_cells": "setups.initial",
     "near_vertices": "setups.initial",

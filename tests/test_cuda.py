@@ -455,6 +455,7 @@ SPHERE_MODELS = {
 @device
 @bits
 @pytest.mark.parametrize("name", list(SPHERE_MODELS))
+@pytest.mark.filterwarnings("ignore::metastab.exceptions.StepSizeWarning")  # bits, not accuracy
 def test_sphere_models_same_bits_as_cpu(name):
     """The sphere flow (post-LN, pre-LN, RK4, softmax and unnormalised, causal, heads, B, V) and
     the sphere chain on the device: the CPU's bits, recorded states included; the chain with

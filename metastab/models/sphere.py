@@ -14,12 +14,15 @@ Initial configurations on the sphere are in :mod:`metastab.setups.sphere`.
 
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
 from .._validate import matrix, real
+from ..exceptions import StepSizeWarning
 from ..kernels.params import (
     POST_LN,
     PRE_LN,
@@ -32,13 +35,27 @@ from ..kernels.params import (
     SphereDynamics,
 )
 
-__all__ = ["SphereFlow", "SphereChain", "SPHERE_TOL", "ATTENTIONS", "SCHEMES", "check_on_sphere"]
+__all__ = [
+    "SphereFlow",
+    "SphereChain",
+    "SPHERE_TOL",
+    "ATTENTIONS",
+    "SCHEMES",
+    "RK4_INTERVAL",
+    "check_on_sphere",
+    "check_step",
+]
 
 ATTENTIONS = {"softmax": SOFTMAX, "unnormalized": UNNORMALIZED}
 SCHEMES = {"post-ln": POST_LN, "rk4": RK4, "pre-ln": PRE_LN}
 # Largest | |x_i| - 1 | accepted in an initial configuration: rounding of a float64
 # normalisation is ~1e-16, a table written with 10 significant digits ~1e-10.
 SPHERE_TOL = 1e-9
+# The real stability interval [-c, 0] of classical RK4: its amplification 1 + z + z²/2 + z³/6 +
+# z⁴/24 equals 1 at z = -c, the real root of z³ + 4z² + 12z + 24 (c = 2.785...).
+RK4_INTERVAL = float(-next(r.real for r in np.roots([1.0, 4.0, 12.0, 24.0]) if abs(r.imag) < 1e-9))
+# dt·r below which each scheme is stable (see SphereFlow.stable_dt)
+_STABLE = {"post-ln": 1.0, "pre-ln": 2.0, "rk4": RK4_INTERVAL}
 
 
 def check_on_sphere(x: np.ndarray) -> None:
@@ -233,6 +250,54 @@ class SphereFlow(_SphereModel):
     @property
     def step(self) -> float:
         return self.dt
+
+    def stable_dt(self, d: int) -> float:
+        """The largest step of the scheme's stable range for tokens in R^d: c / r.
+
+        r = Σ_h ‖V_h‖₂ w_h bounds |Attn(x)_i| for tokens on the sphere: the weights sum to
+        w_h = 1 for softmax, and to at most w_h = e^{β‖B_h‖₂} for (USA) (n weights of at most
+        e^{β‖B_h‖₂}/n). r is also the rate at which deviations from a cluster decay (with
+        V = I and softmax, u̇_i = ū − u_i to first order around a cluster: rate 1 = r). Then
+
+        - ``"post-ln"``, c = 1: <x_i, x_i + dt Attn_i> >= 1 − dt·r > 0, so no layer turns a
+          token by a quarter turn or more; beyond, x_i + dt Attn_i can vanish;
+        - ``"pre-ln"``, c = 2: forward Euler is stable on a mode of rate r iff dt·r <= 2;
+        - ``"rk4"``, c = :data:`RK4_INTERVAL` = 2.785...: the real stability interval of RK4.
+
+        >>> round(SphereFlow(1.0, 0.1, scheme="rk4").stable_dt(3), 6)
+        2.785294
+        >>> round(SphereFlow(2.0, 0.1, attention="unnormalized").stable_dt(3), 4)  # 1 / e^2
+        0.1353
+        """
+        Bs, Vs = self.head_matrices(d)
+        r = sum(
+            np.linalg.norm(V, 2)
+            * (
+                math.exp(self.beta * np.linalg.norm(B, 2))
+                if self.attention == "unnormalized"
+                else 1
+            )
+            for B, V in zip(Bs, Vs)
+        )
+        return float(_STABLE[self.scheme] / r) if r > 0 else math.inf
+
+
+def check_step(model: SphereFlow | SphereChain, d: int, stacklevel: int = 2) -> None:
+    """Warn (:class:`~metastab.exceptions.StepSizeWarning`) when a SphereFlow's ``dt`` is beyond
+    its scheme's stable range (:meth:`SphereFlow.stable_dt`); the chain's γ in (0, 1] always is
+    within its own."""
+    if not isinstance(model, SphereFlow):
+        return
+    limit = model.stable_dt(d)
+    if model.dt > limit:
+        warnings.warn(
+            f"dt = {model.dt:g} is beyond the stable range of scheme {model.scheme!r} "
+            f"(dt <= {limit:.4g} for this beta, attention and B, V: "
+            f"see SphereFlow.stable_dt): the run may diverge or not follow the flow; use a "
+            f"smaller dt",
+            StepSizeWarning,
+            stacklevel=stacklevel + 1,
+        )
 
 
 @dataclass(frozen=True, eq=False)
