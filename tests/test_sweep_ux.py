@@ -106,13 +106,27 @@ def test_distinct_failures_are_each_named(tmp_path, monkeypatch):
     assert shown.count("FAILED") == 2 and "and 2 more: ValueError: point 1 is bad" in shown
 
 
-@pytest.fixture(scope="module")
-def replicates(tmp_path_factory):
-    out = tmp_path_factory.mktemp("replicates") / "sweep"
+def replicates_config() -> dict:
     config = tiny({"seed": [7, 8]})
     del config["run"]["seed"]
-    run_sweep(Sweep.from_dict(config), out)
-    return read_sweep(out)[0]
+    return config
+
+
+@pytest.fixture(scope="module")
+def replicates_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("replicates") / "sweep"
+    run_sweep(Sweep.from_dict(replicates_config()), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def replicates(replicates_dir):
+    return read_sweep(replicates_dir)[0]
+
+
+def test_a_seed_axis_sweep_resumes(replicates_dir):
+    summary = run_sweep(Sweep.from_dict(replicates_config()), replicates_dir)
+    assert summary.chunks_run == 0 and summary.chunks_reused == 12
 
 
 def test_seed_is_a_grid_axis_with_a_seed_column(replicates):
@@ -190,3 +204,14 @@ def test_a_defaulted_radius_needs_a_polytope():
     }
     with pytest.raises(ValueError, match="radius: leave-ball needs a radius here"):
         Sweep.from_dict(config)
+
+
+def test_a_seed_axis_survives_normalising_twice():
+    """A manifest holds the normalised config (run.seed None beside the axis): it normalises to
+    itself, so a resume recognises the sweep."""
+    from metastab.sweep.config import normalise
+
+    config = tiny({"seed": [7, 8]})
+    del config["run"]["seed"]
+    once = normalise(config)
+    assert once["run"]["seed"] is None and normalise(once) == once

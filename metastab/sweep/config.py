@@ -299,7 +299,7 @@ def normalise(data: dict) -> dict:
     out["run"] = {}
     for key, param in RUN.items():
         if ("run", key) in on_grid:  # the seed: one value per point
-            if key in run:
+            if run.get(key) is not None:
                 raise ValueError(f"run.{key} is set both in [run] and as a [grid] axis")
             out["run"][key] = None
         elif key == "device":
