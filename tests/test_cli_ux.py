@@ -18,7 +18,8 @@ def test_out_in_a_missing_folder_is_refused_unless_asked(capsys, tmp_path):
     path = tmp_path / "no" / "such" / "x.csv"
     code, out, err = run(capsys, *PASSAGE, "--out", str(path))
     assert code == 2 and err.count("\n") == 1
-    assert f"no folder {str(path.parent)!r}" in err and "--mkdir" in err
+    assert f"cannot write {str(path)!r}: no folder {str(path.parent)!r}" in err
+    assert "--mkdir" in err
     assert not (tmp_path / "no").exists() and out == ""
     code, out, err = run(capsys, *PASSAGE, "--out", str(path), "--mkdir")
     assert code == 0 and path.is_file() and path.with_name("x.csv.json").is_file()

@@ -30,10 +30,10 @@ def out_path(out: str | None, overwrite: bool = False, mkdir: bool = False) -> P
         raise UsageError(f"out must end in .csv or .parquet, got {out!r}")
     if path.is_dir():
         raise UsageError(f"out: {out!r} is a folder")
-    if not mkdir and not path.parent.is_dir():  # a typo in the path creates no folders
+    if not mkdir and not path.parent.exists():  # a typo in the path creates no folders
         raise UsageError(
-            f"out: no folder {str(path.parent)!r} to write {path.name!r} in; create it, or pass "
-            f"--mkdir"
+            f"out: cannot write {out!r}: no folder {str(path.parent)!r} (create it, or pass "
+            f"--mkdir)"
         )
     for existing in (path, sidecar(path)):
         if existing.exists() and not overwrite:
