@@ -35,6 +35,7 @@ from .store import (
     Journal,
     SweepError,
     SweepWarning,
+    failures,
     latest,
     open_sweep,
     read_manifest,
@@ -400,13 +401,7 @@ def _run(sweep: Sweep, out: Path, executor, progress, tic: float) -> SweepSummar
 
 def _failures(plan: _Plan, retry_note: str) -> str:
     """The failed chunks in one line: each distinct error once, with its count."""
-    errors: dict[str, list[str]] = {}
-    for name, text in sorted(plan.failed.values()):
-        errors.setdefault(text, []).append(name)
-    shown = "; ".join(
-        f"{names[0]}{f' and {len(names) - 1} more' if len(names) > 1 else ''}: {text}"
-        for text, names in errors.items()
-    )
+    shown = "; ".join(failures(dict(plan.failed.values())))
     fix = (
         "run again to retry"
         if plan.transient
