@@ -22,7 +22,9 @@ X0 = ms.sphere_uniform(6, 3, rng=1)
         (ms.SphereFlow(1.0, 10.0), "dt <= 1 "),
         (ms.SphereFlow(1.0, 5.0, scheme="rk4"), "dt <= 2.785"),
         (ms.SphereFlow(1.0, 2.5, scheme="pre-ln"), "dt <= 2 "),
-        (ms.SphereFlow(2.0, 0.2, attention="unnormalized"), f"dt <= {math.exp(-2):.4g}"),
+        (ms.SphereFlow(2.0, 6.0, attention="unnormalized"), f"dt <= {2 * math.e:.4g}"),
+        (ms.SphereFlow(2.0, 0.5, scheme="rk4", attention="unnormalized"), "dt <= 0.3769"),
+        (ms.SphereFlow(1.0, 0.6, V=2 * np.eye(3)), "dt <= 0.5 "),
     ],
 )
 def test_a_step_beyond_the_stable_range_warns_with_the_range(model, limit):
@@ -38,7 +40,8 @@ def test_a_step_beyond_the_stable_range_warns_with_the_range(model, limit):
         ms.SphereFlow(1.0, 0.99),
         ms.SphereFlow(1.0, 2.7, scheme="rk4"),
         ms.SphereFlow(1.0, 2.0, scheme="pre-ln"),
-        ms.SphereFlow(2.0, 0.13, attention="unnormalized"),
+        ms.SphereFlow(2.0, 5.4, attention="unnormalized"),
+        ms.SphereFlow(2.0, 0.37, scheme="rk4", attention="unnormalized"),
         ms.SphereChain(1.0, 1.0),
     ],
 )
@@ -52,6 +55,15 @@ def test_the_rk4_interval_is_where_its_amplification_reaches_one():
     z = -RK4_INTERVAL
     assert 1 + z + z**2 / 2 + z**3 / 6 + z**4 / 24 == pytest.approx(1.0, abs=1e-12)
     assert RK4_INTERVAL == pytest.approx(2.7853, abs=1e-4)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5, 1.0, 2.0, 5.0])
+def test_the_post_ln_usa_range_is_the_largest_opposing_weight(beta):
+    """1 / stable_dt = max over cosines c in [-1, 0] of -c e^(beta c), found on a grid."""
+    c = np.linspace(-1.0, 0.0, 100_001)
+    largest = float((-c * np.exp(beta * c)).max())
+    model = ms.SphereFlow(beta, 0.1, attention="unnormalized")
+    assert 1 / model.stable_dt(3) == pytest.approx(largest, rel=1e-8)
 
 
 def test_the_range_scales_with_the_value_matrix():

@@ -252,34 +252,43 @@ class SphereFlow(_SphereModel):
         return self.dt
 
     def stable_dt(self, d: int) -> float:
-        """The largest step of the scheme's stable range for tokens in R^d: c / r.
+        """The largest step of the scheme's stable range for tokens in R^d.
 
-        r = Σ_h ‖V_h‖₂ w_h bounds |Attn(x)_i| for tokens on the sphere: the weights sum to
-        w_h = 1 for softmax, and to at most w_h = e^{β‖B_h‖₂} for (USA) (n weights of at most
-        e^{β‖B_h‖₂}/n). r is also the rate at which deviations from a cluster decay (with
-        V = I and softmax, u̇_i = ū − u_i to first order around a cluster: rate 1 = r). Then
+        With w_h the weights' sum (1 for softmax; at most e^{β‖B_h‖₂} for (USA), n weights of at
+        most e^{β‖B_h‖₂}/n), r = Σ_h ‖V_h‖₂ w_h bounds |Attn(x)_i| on the sphere and the rate at
+        which deviations from a cluster decay (V = I: u̇_i = ū − u_i to first order around a
+        cluster, rate 1 for softmax and e^β for (USA)). The explicit schemes are stable on that
+        mode while dt·r stays in their real stability interval:
 
-        - ``"post-ln"``, c = 1: <x_i, x_i + dt Attn_i> >= 1 − dt·r > 0, so no layer turns a
-          token by a quarter turn or more; beyond, x_i + dt Attn_i can vanish;
-        - ``"pre-ln"``, c = 2: forward Euler is stable on a mode of rate r iff dt·r <= 2;
-        - ``"rk4"``, c = :data:`RK4_INTERVAL` = 2.785...: the real stability interval of RK4.
+        - ``"pre-ln"`` (forward Euler): dt <= 2 / r;
+        - ``"rk4"``: dt <= :data:`RK4_INTERVAL` / r (2.785...).
+
+        A post-LN layer contracts a cluster at any dt (u_i ← (u_i + dt·w·ū)/(1 + dt·w)); its
+        limit is the residual: <x_i, x_i + dt Attn_i> >= 1 − dt·m > 0 for dt < 1/m, where m bounds
+        −<x_i, Attn_i>, so that no layer turns a token by a quarter turn or more (beyond,
+        x_i + dt Attn_i can vanish). m = r in general; with B = V = I the tokens opposite x_i
+        (cosine c < 0) weigh e^{βc}/n each under (USA), so m = max_{c in [-1, 0]} −c e^{βc}:
+        e^{−β} for β <= 1, 1/(eβ) beyond.
 
         >>> round(SphereFlow(1.0, 0.1, scheme="rk4").stable_dt(3), 6)
         2.785294
-        >>> round(SphereFlow(2.0, 0.1, attention="unnormalized").stable_dt(3), 4)  # 1 / e^2
-        0.1353
+        >>> round(SphereFlow(2.0, 0.1, scheme="rk4", attention="unnormalized").stable_dt(3), 4)
+        0.3769
+        >>> round(SphereFlow(2.0, 0.1, attention="unnormalized").stable_dt(3), 4)  # e·β
+        5.4366
         """
         Bs, Vs = self.head_matrices(d)
-        r = sum(
-            np.linalg.norm(V, 2)
-            * (
-                math.exp(self.beta * np.linalg.norm(B, 2))
-                if self.attention == "unnormalized"
-                else 1
-            )
-            for B, V in zip(Bs, Vs)
-        )
-        return float(_STABLE[self.scheme] / r) if r > 0 else math.inf
+        usa = self.attention == "unnormalized"
+        eye = np.eye(d)
+        bound = 0.0  # r, or m for post-LN
+        for B, V in zip(Bs, Vs):
+            if self.scheme == "post-ln" and usa and (B == eye).all() and (V == eye).all():
+                beta = self.beta
+                bound += math.exp(-beta) if beta <= 1 else 1 / (math.e * beta)
+            else:
+                weights = math.exp(self.beta * np.linalg.norm(B, 2)) if usa else 1.0
+                bound += float(np.linalg.norm(V, 2)) * weights
+        return _STABLE[self.scheme] / bound if bound > 0 else math.inf
 
 
 def check_step(model: SphereFlow | SphereChain, d: int, stacklevel: int = 2) -> None:
