@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 _NAMES = {
     "DiagnosticWarning": "exceptions",
     "ResolutionWarning": "exceptions",
+    "StepSizeWarning": "exceptions",
     "in_cells": "setups.initial",
     "near_vertices": "setups.initial",
     "repeated_points": "setups.initial",
@@ -121,5 +122,6 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    names = set(globals()) - set(_ALIASES)
-    return sorted(names | set(_NAMES) | set(_SUBMODULES) | set(_NAMESPACES))
+    # the public names only: not the helpers of this module, nor the private submodules and
+    # aliases that imports leave in its namespace
+    return sorted(set(__all__) | set(_SUBMODULES) | set(_NAMESPACES))

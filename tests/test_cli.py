@@ -35,8 +35,8 @@ FIT_DATA = (
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_passage_writes_a_tidy_table_and_sidecar(capsys, tmp_path, suffix):
-    path = tmp_path / f"sub/fp{suffix}"
-    code, out, err = run(capsys, *PASSAGE, "--beta", "4", "8", "--out", str(path))
+    path = tmp_path / f"sub/fp{suffix}"  # a folder to create: --mkdir
+    code, out, err = run(capsys, *PASSAGE, "--beta", "4", "8", "--out", str(path), "--mkdir")
     assert code == 0 and err == ""
     frame, meta = read_table(path)
     assert len(frame) == 2 * 16

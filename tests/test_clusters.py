@@ -69,7 +69,7 @@ MODELS = [
     ms.SoftmaxFlow(beta=2.0, gamma=0.2),
     ms.Hardmax(gamma=0.25),
     ms.SphereFlow(beta=4.0, dt=0.5),
-    ms.SphereFlow(beta=4.0, dt=0.1, scheme="rk4", attention="unnormalized"),
+    ms.SphereFlow(beta=4.0, dt=0.05, scheme="rk4", attention="unnormalized"),
     ms.SphereChain(beta=4.0, gamma=0.3),
 ]
 

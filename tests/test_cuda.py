@@ -458,6 +458,7 @@ SPHERE_MODELS = {
 @pytest.mark.parametrize(
     "name", [pytest.param(m, marks=libm) if "usa" in m else m for m in SPHERE_MODELS]
 )
+@pytest.mark.filterwarnings("ignore::metastab.exceptions.StepSizeWarning")  # bits, not accuracy
 def test_sphere_models_same_bits_as_cpu(name):
     """The sphere flow (post-LN, pre-LN, RK4, softmax and unnormalised, causal, heads, B, V) and
     the sphere chain on the device: the CPU's bits, recorded states included; the chain with

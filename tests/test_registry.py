@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab.registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, polytope_from_dict
+from metastab.registry import (
+    EVENTS,
+    INITIALS,
+    MODELS,
+    POLYTOPES,
+    RADIUS_DEFAULTED,
+    REQUIRED,
+    polytope_from_dict,
+)
 from metastab.sweep import Sweep
 from metastab.sweep.config import config_hash, normalise
 
@@ -80,6 +88,8 @@ def test_defaults_are_read_from_the_signatures():
             for p in kind.parameters:
                 if p.name in ("groups", "beta") and registry in (EVENTS, INITIALS):
                     continue  # the recipe's own: the initial cells; the model's beta
+                if p.name == "radius" and registry is EVENTS and name in RADIUS_DEFAULTED:
+                    continue  # 2·gamma·diam(K), from the polytope and the model
                 assert p.default is signature[p.target_arg].default, (name, p.name)
     assert POLYTOPES["regular"].defaults() == {"k": REQUIRED, "radius": 1.0, "phase": 0.0}
     # negative control: a required dataclass field has no default

@@ -13,7 +13,7 @@ import argparse
 import math
 from typing import Any
 
-from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, Registry
+from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, RADIUS_DEFAULTED, REQUIRED, Registry
 from ..registry import on_sphere as registry_on_sphere
 from .exits import UsageError, one_line
 from .parser import whole
@@ -317,7 +317,8 @@ def initial(args: argparse.Namespace, polytope: Any, model: Any, rng: Any) -> An
 
 def event(args: argparse.Namespace, polytope: Any, model: Any, x0: Any) -> Any:
     """The stopping event of ``passage``: ``--event`` with its flags; the radius of leave-hull
-    and leave-ball defaults to 2·gamma·diam(K), the smallest of [FW] Thm 5.4 (ε/γ >= 2 d(K))."""
+    and leave-ball defaults to 2·gamma·diam(K), the smallest of [FW] Thm 5.4 (ε/γ >= 2 d(K)):
+    :func:`metastab.registry.default_event_radius`, as in a sweep."""
     try:
         kind = EVENTS[args.event]
     except ValueError as exc:
@@ -337,10 +338,8 @@ def event(args: argparse.Namespace, polytope: Any, model: Any, x0: Any) -> Any:
             f"event: --event {kind.name} needs the cells of a polytope; --model "
             f"{args.model} has none (tokens on the unit sphere)"
         )
-    if kind.name in ("leave-hull", "leave-ball") and "radius" not in spec:
-        if polytope is None:
-            raise UsageError(f"event-radius: --event {kind.name} needs --event-radius here")
-        spec["radius"] = 2 * args.gamma * polytope.diameter
+    if kind.name in RADIUS_DEFAULTED and "radius" not in spec and polytope is None:
+        raise UsageError(f"event-radius: --event {kind.name} needs --event-radius here")
 
     for p in kind.parameters:
         if p.default is REQUIRED and p.name not in spec:

@@ -10,7 +10,7 @@ from .._validate import integer
 from ..kernels.cpu.sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
 from ..kernels.cpu.steps import _GRAM_MAX_N, _GRAM_MIN_D, _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
-from ..models.sphere import SPHERE_MODELS, SphereFlow, _SphereModel, check_on_sphere
+from ..models.sphere import SPHERE_MODELS, SphereFlow, _SphereModel, check_on_sphere, check_step
 from ..rng import Seed, as_seed
 
 if TYPE_CHECKING:
@@ -98,6 +98,7 @@ def prepare(
     first_chain = integer("first_chain", first_chain, 0)
     if isinstance(model, SPHERE_MODELS):
         check_on_sphere(x)
+        check_step(model, x.shape[2], stacklevel=3)  # at the caller of simulate, track, ...
     _check_scores(x, model.key_query(x.shape[2]))
     return x, C, first_chain
 
