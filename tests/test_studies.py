@@ -13,14 +13,7 @@ import pytest
 
 from metastab.cli import main
 from metastab.studies import verdict as rp
-from metastab.studies.runner import (
-    _folder,
-    _module,
-    list_studies,
-    load_config,
-    run_study,
-    study_about,
-)
+from metastab.studies.runner import Study, list_studies, load_config, run_study, study_about
 
 STUDIES = list_studies()
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +43,7 @@ def verdict_problems(folder: Path) -> list[str]:
 def checks_problems(name: str, folder: Path) -> list[str]:
     """Differences between the committed checks.csv and the one recomputed from the tables."""
     committed = rp.read_checks(folder / "checks.csv")
-    fresh = _module(_folder(name), "checks").checks(folder, load_config(name))
+    fresh = Study(name).checks(folder, load_config(name))
     fresh = rp.read_checks(io.StringIO(fresh.to_csv(index=False)))
     problems = []
     if list(fresh["criterion"]) != list(committed["criterion"]):
@@ -261,7 +254,7 @@ def test_metastability_draws_every_beta_from_its_own_root(monkeypatch):
     # that β (one path per chain). With one root for all β (the old seeding) this fails.
     import metastab as ms
 
-    run = _module(_folder("metastability"), "run")
+    run = Study("metastability").module("run")
     cfg = load_config("metastability", quick=True) | {
         "beta_stop": 6.0,
         "min_chains": 4,

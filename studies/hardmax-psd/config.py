@@ -1,0 +1,46 @@
+"""The typed configuration of the hardmax-psd study (``config.toml``; its comments say
+what each key means)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metastab.studies.study import StudyConfig, bounded
+
+
+@dataclass(frozen=True)
+class Lines(StudyConfig):
+    """The ``[...]`` table Lines."""
+    n: int = bounded(1)
+    steps: int = bounded(1)
+    polytopes: list[dict]
+    schedules: list[dict]
+    floor: float
+
+
+@dataclass(frozen=True)
+class Ode(StudyConfig):
+    """The ``[...]`` table Ode."""
+    k: int = bounded(1)
+    n: int = bounded(1)
+    horizon: float
+    record_dt: float
+    dts: list[float]
+
+
+@dataclass(frozen=True)
+class Gaussian(StudyConfig):
+    """The ``[...]`` table Gaussian."""
+    ks: list[int]
+    ds: list[int]
+    draws: int = bounded(1)
+
+
+@dataclass(frozen=True)
+class Config(StudyConfig):
+    seed: int
+    roundoff: float
+    gaussian_miss: float
+    lines: Lines
+    ode: Ode
+    gaussian: Gaussian
