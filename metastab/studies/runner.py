@@ -47,8 +47,8 @@ from ..results import provenance, read_table
 from .render import checks_markdown
 from .study import (
     ConfigError,
+    ReportTemplate,
     StudyConfig,
-    fill,
     list_studies,
     study_folder,
     study_module,
@@ -158,9 +158,12 @@ class Study:
         self.module("figures").figures(out)
 
     def report(self, out: Path) -> str:
-        """The report's template filled with the values computed from the tables in ``out``."""
+        """The report: ``report.py``'s ``report(out, template)`` from the tables in ``out`` and
+        the parts of the template ``report.md`` (a study without a template: ``report(out)``)."""
         template = self.folder / "report.md"
-        return fill(template.read_text(), self.module("report").values(out), name=str(template))
+        if not template.is_file():
+            return self.module("report").report(out)
+        return self.module("report").report(out, ReportTemplate.read(template))
 
 
 def load_config(

@@ -14,9 +14,11 @@ outside a field's :func:`bounded` range, naming the key and the value. A config 
 read-only mapping too (``config["seed"]``), and :meth:`StudyConfig.to_dict` gives back the TOML
 table it was read from (what the tables' provenance records).
 
-**Report.** A study's ``report.md`` is a :class:`string.Template`; its ``report.py`` computes the
-values, ``values(out) -> dict[str, str]``, from the tables in ``out`` only. :func:`fill` refuses a
-placeholder without a value and a value without a placeholder.
+**Report.** A study's ``report.md`` holds all the text of its report, as named parts (a line
+``<!-- part: NAME -->`` opens each): :class:`string.Template` texts whose ``$placeholders`` the
+study's ``report.py`` fills with values computed from the tables in ``out``; where the report's
+wording depends on a result, the code chooses between parts (:class:`ReportTemplate`).
+:func:`fill` refuses a placeholder without a value and a value without a placeholder.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import Iterator, Sequence
 
 __all__ = [
@@ -49,6 +52,7 @@ __all__ = [
     "list_studies",
     "study_module",
     "fill",
+    "ReportTemplate",
 ]
 
 PACKAGE = "metastab_studies"
@@ -305,7 +309,49 @@ def fill(template: str, values: Mapping[str, str], *, name: str = "report.md") -
     missing, unused = sorted(wanted - set(values)), sorted(set(values) - wanted)
     if missing or unused:
         raise ValueError(
-            f"{name}: placeholders without a value {missing}, values without a placeholder "
-            f"{unused}"
+            f"{name}: placeholders without a value {missing}, values without a placeholder {unused}"
         )
     return tpl.substitute(values)
+
+
+_PART = re.compile(r"^<!-- part: ([a-z][a-z0-9_]*) -->\n", re.MULTILINE)
+
+
+class ReportTemplate:
+    """The named parts of a report template: the text after each line ``<!-- part: NAME -->``
+    up to the next such line, without its final newline (text before the first part is a
+    preamble for the template's reader).
+
+    >>> t = ReportTemplate("<!-- part: fit -->\\nb = $b, $where.\\n<!-- part: inside -->\\n"
+    ...                    "c0 inside the interval\\n")
+    >>> t("fit", b="0.52", where=t("inside"))
+    'b = 0.52, c0 inside the interval.'
+
+    Raises
+    ------
+    ValueError
+        If two parts share a name, or (on use) a part is unknown or its values do not match
+        its placeholders.
+    """
+
+    def __init__(self, text: str, name: str = "report.md") -> None:
+        pieces = _PART.split(text)
+        self.name = name
+        self.parts: dict[str, str] = {}
+        for part, body in zip(pieces[1::2], pieces[2::2]):
+            if part in self.parts:
+                raise ValueError(f"{name}: two parts named {part!r}")
+            self.parts[part] = body[:-1] if body.endswith("\n") else body
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> ReportTemplate:
+        """The template of the file ``path``."""
+        return cls(Path(path).read_text(), str(path))
+
+    def __call__(self, part: str, **values: object) -> str:
+        """Part ``part`` filled with ``values`` (each written with ``str``)."""
+        if part not in self.parts:
+            raise ValueError(f"{self.name}: no part {part!r}; the parts are {sorted(self.parts)}")
+        return fill(
+            self.parts[part], {k: str(v) for k, v in values.items()}, name=f"{self.name}:{part}"
+        )

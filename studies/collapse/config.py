@@ -11,6 +11,7 @@ from metastab.studies.study import StudyConfig, bounded
 @dataclass(frozen=True)
 class Polytope(StudyConfig):
     """The ``[...]`` table Polytope."""
+
     kind: str
     k: int = bounded(1)
 
@@ -18,6 +19,7 @@ class Polytope(StudyConfig):
 @dataclass(frozen=True)
 class Flow(StudyConfig):
     """The ``[...]`` table Flow."""
+
     betas: list[float]
     max_steps: int = bounded(1)
     record_cap: int
@@ -26,6 +28,7 @@ class Flow(StudyConfig):
 @dataclass(frozen=True)
 class Chain(StudyConfig):
     """The ``[...]`` table Chain."""
+
     betas: list[float]
     chains: int = bounded(1)
     max_steps: int = bounded(1)
@@ -34,6 +37,7 @@ class Chain(StudyConfig):
 @dataclass(frozen=True)
 class Curves(StudyConfig):
     """The ``[...]`` table Curves."""
+
     betas: list[float]
     steps: int = bounded(1)
     fine: int = bounded(1)

@@ -11,6 +11,7 @@ from metastab.studies.study import StudyConfig, bounded
 @dataclass(frozen=True)
 class Cells(StudyConfig):
     """The ``[...]`` table Cells."""
+
     k: int = bounded(1)
     radial_range: list[float]
     grid: int
@@ -21,6 +22,7 @@ class Cells(StudyConfig):
 @dataclass(frozen=True)
 class Dominance(StudyConfig):
     """The ``[...]`` table Dominance."""
+
     k: int = bounded(1)
     target: int
     eta: float
@@ -32,6 +34,7 @@ class Dominance(StudyConfig):
 @dataclass(frozen=True)
 class Quadratic(StudyConfig):
     """The ``[...]`` table Quadratic."""
+
     k: int = bounded(1)
     B: list[list[list[float]]]
     grid: int
@@ -40,6 +43,7 @@ class Quadratic(StudyConfig):
 @dataclass(frozen=True)
 class Voronoi(StudyConfig):
     """The ``[...]`` table Voronoi."""
+
     ks: list[int]
     draws: int = bounded(1)
     grid: int

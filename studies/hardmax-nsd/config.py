@@ -11,6 +11,7 @@ from metastab.studies.study import StudyConfig, bounded
 @dataclass(frozen=True)
 class Counterexample(StudyConfig):
     """The ``[...]`` table Counterexample."""
+
     x0: list[float]
     steps: int = bounded(1)
 
@@ -18,6 +19,7 @@ class Counterexample(StudyConfig):
 @dataclass(frozen=True)
 class Symmetric(StudyConfig):
     """The ``[...]`` table Symmetric."""
+
     ks: list[int]
     steps: int = bounded(1)
     schedules: list[dict]
@@ -26,6 +28,7 @@ class Symmetric(StudyConfig):
 @dataclass(frozen=True)
 class Random(StudyConfig):
     """The ``[...]`` table Random."""
+
     n: int = bounded(1)
     draws: int = bounded(1)
     steps: int = bounded(1)

@@ -11,6 +11,7 @@ from metastab.studies.study import StudyConfig, bounded
 @dataclass(frozen=True)
 class Lines(StudyConfig):
     """The ``[...]`` table Lines."""
+
     n: int = bounded(1)
     steps: int = bounded(1)
     polytopes: list[dict]
@@ -21,6 +22,7 @@ class Lines(StudyConfig):
 @dataclass(frozen=True)
 class Ode(StudyConfig):
     """The ``[...]`` table Ode."""
+
     k: int = bounded(1)
     n: int = bounded(1)
     horizon: float
@@ -31,6 +33,7 @@ class Ode(StudyConfig):
 @dataclass(frozen=True)
 class Gaussian(StudyConfig):
     """The ``[...]`` table Gaussian."""
+
     ks: list[int]
     ds: list[int]
     draws: int = bounded(1)

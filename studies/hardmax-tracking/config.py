@@ -11,6 +11,7 @@ from metastab.studies.study import StudyConfig, bounded
 @dataclass(frozen=True)
 class Polytope(StudyConfig):
     """The ``[...]`` table Polytope."""
+
     kind: str
     k: int = bounded(1)
 
@@ -18,6 +19,7 @@ class Polytope(StudyConfig):
 @dataclass(frozen=True)
 class OverTime(StudyConfig):
     """The ``[...]`` table OverTime."""
+
     betas: list[float]
     steps: int = bounded(1)
     fine: int = bounded(1)
@@ -28,6 +30,7 @@ class OverTime(StudyConfig):
 @dataclass(frozen=True)
 class AgainstBeta(StudyConfig):
     """The ``[...]`` table AgainstBeta."""
+
     chain_betas: list[float]
     chains: int = bounded(1)
     chain_max_steps: int = bounded(1)

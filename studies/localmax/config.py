@@ -11,6 +11,7 @@ from metastab.studies.study import StudyConfig, bounded
 @dataclass(frozen=True)
 class Polygons(StudyConfig):
     """The ``[...]`` table Polygons."""
+
     vertices: list[int]
     per_size: int
     n: int = bounded(1)

@@ -11,6 +11,7 @@ from metastab.studies.study import StudyConfig, bounded
 @dataclass(frozen=True)
 class E1(StudyConfig):
     """The ``[...]`` table E1."""
+
     cs: list[float]
     inits: list[float]
     steps: int = bounded(1)
@@ -20,6 +21,7 @@ class E1(StudyConfig):
 @dataclass(frozen=True)
 class E2(StudyConfig):
     """The ``[...]`` table E2."""
+
     seed: int
     inits: list[float]
     steps: int = bounded(1)
@@ -30,6 +32,7 @@ class E2(StudyConfig):
 @dataclass(frozen=True)
 class E3(StudyConfig):
     """The ``[...]`` table E3."""
+
     steps: int = bounded(1)
     lr: float
 
@@ -37,6 +40,7 @@ class E3(StudyConfig):
 @dataclass(frozen=True)
 class E4(StudyConfig):
     """The ``[...]`` table E4."""
+
     runs: int
     n: int = bounded(1)
     T: int
@@ -50,6 +54,7 @@ class E4(StudyConfig):
 @dataclass(frozen=True)
 class E5(StudyConfig):
     """The ``[...]`` table E5."""
+
     Cs: list[float]
     steps: int = bounded(1)
     lr: float
@@ -58,6 +63,7 @@ class E5(StudyConfig):
 @dataclass(frozen=True)
 class E6(StudyConfig):
     """The ``[...]`` table E6."""
+
     ns: list[int]
     T: int
     ds: list[int]
@@ -67,6 +73,7 @@ class E6(StudyConfig):
 @dataclass(frozen=True)
 class Hardmax(StudyConfig):
     """The ``[...]`` table Hardmax."""
+
     scales: list[float]
 
 

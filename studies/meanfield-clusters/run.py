@@ -20,14 +20,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from metastab_studies.staircase import run as circle  # the circle's cluster decomposition
 
 import metastab as ms
 from metastab import theory
 from metastab.results import write_table
-from metastab.studies.runner import sibling, study_meta
-
-# the circle's cluster decomposition, shared with the staircase study
-circle = sibling(Path(__file__).resolve().parents[1] / "staircase" / "run.py", "run")
+from metastab.studies.runner import study_meta
 
 
 def schedule(beta: float, n: int, dt_growth: float, multiples) -> tuple[float, float, list]:

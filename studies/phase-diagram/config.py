@@ -11,6 +11,7 @@ from metastab.studies.study import StudyConfig, bounded
 @dataclass(frozen=True)
 class Circle(StudyConfig):
     """The ``[...]`` table Circle."""
+
     betas: list[float]
     published: list[int]
     times: list[float]
@@ -20,6 +21,7 @@ class Circle(StudyConfig):
 @dataclass(frozen=True)
 class Reduction(StudyConfig):
     """The ``[...]`` table Reduction."""
+
     d: int
     beta: float
     realisations: int = bounded(1)
@@ -28,6 +30,7 @@ class Reduction(StudyConfig):
 @dataclass(frozen=True)
 class Checks(StudyConfig):
     """The ``[...]`` table Checks."""
+
     mismatch_tolerance: float
     monotone_slack: float
     estimator_z: float

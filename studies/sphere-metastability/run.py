@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from metastab_studies.metastability import run as _RD
 from scipy.special import logsumexp
 from scipy.stats import kstest
 
@@ -46,12 +47,10 @@ import metastab as ms
 from metastab import stats, theory
 from metastab.results import provenance, read_table, write_table
 from metastab.setups.polytopes import simplex
-from metastab.studies.runner import sibling
 
 EVENTS = ("jump", "cap")
 ENGINES = ("direct", "accelerated")
 ROOT = Path(__file__).resolve().parents[2]
-_RD = sibling(ROOT / "studies" / "metastability" / "run.py", "run")
 quiet, logrank_p, poisson_limit_intervals = _RD.quiet, _RD.logrank_p, _RD.poisson_limit_intervals
 # a root of streams per β, shared by both events (each chain follows one path: T_jump <= T_cap)
 streams = _RD.streams

@@ -11,6 +11,7 @@ from metastab.studies.study import StudyConfig, bounded
 @dataclass(frozen=True)
 class Orthogonal(StudyConfig):
     """The ``[...]`` table Orthogonal."""
+
     ns: list[int]
     betas: list[float]
     rk4_dts: list[float]
@@ -26,6 +27,7 @@ class Orthogonal(StudyConfig):
 @dataclass(frozen=True)
 class Random(StudyConfig):
     """The ``[...]`` table Random."""
+
     n: int = bounded(1)
     ds: list[int]
     betas: list[float]
@@ -41,6 +43,7 @@ class Random(StudyConfig):
 @dataclass(frozen=True)
 class Checks(StudyConfig):
     """The ``[...]`` table Checks."""
+
     equal_tolerance: float
     cosine_tolerance: float
     time_tolerance: float

@@ -11,6 +11,7 @@ from metastab.studies.study import StudyConfig, bounded
 @dataclass(frozen=True)
 class Prepared(StudyConfig):
     """The ``[...]`` table Prepared."""
+
     angles: list[float]
     per_cap: int
     cap_radius: float
@@ -22,6 +23,7 @@ class Prepared(StudyConfig):
 @dataclass(frozen=True)
 class Control(StudyConfig):
     """The ``[...]`` table Control."""
+
     dt: float
     exponents: list[float]
     chains: int = bounded(1)
@@ -31,6 +33,7 @@ class Control(StudyConfig):
 @dataclass(frozen=True)
 class Random(StudyConfig):
     """The ``[...]`` table Random."""
+
     n: int = bounded(1)
     betas: list[float]
     chains: int = bounded(1)
@@ -41,6 +44,7 @@ class Random(StudyConfig):
 @dataclass(frozen=True)
 class Containment(StudyConfig):
     """The ``[...]`` table Containment."""
+
     eps: float
     angle: float
     per_cap: int
@@ -52,6 +56,7 @@ class Containment(StudyConfig):
 @dataclass(frozen=True)
 class Energy(StudyConfig):
     """The ``[...]`` table Energy."""
+
     n: int = bounded(1)
     betas: list[float]
     steps: int = bounded(1)
@@ -61,6 +66,7 @@ class Energy(StudyConfig):
 @dataclass(frozen=True)
 class Checks(StudyConfig):
     """The ``[...]`` table Checks."""
+
     rate_tolerance: float
     rate_tolerances: list[float]
     wrong_rate_factor: float
