@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -235,9 +236,11 @@ class StudyConfig(Mapping):
         unknown = [k for k in table if k not in fields]
         if unknown:
             k = unknown[0]
-            raise ConfigError(
-                f"unknown key {where + k!r} (= {table[k]!r}); the keys are: {', '.join(fields)}"
+            near = difflib.get_close_matches(k, fields, n=1)
+            hint = (
+                f"did you mean {where + near[0]!r}?" if near else f"the keys: {', '.join(fields)}"
             )
+            raise ConfigError(f"unknown key {where + k!r} (= {table[k]!r}); {hint}")
         hints = typing.get_type_hints(cls)
         values = {}
         for name, field in fields.items():
