@@ -378,7 +378,7 @@ def run(config: dict, out: Path) -> None:
                 profiles.append(profile)
     meta = {
         "study": "clustering",
-        "config": config,
+        "config": config.to_dict(),
         "provenance": provenance(),
         "seeds": "initial conditions: SeedSequence(seed, spawn_key=(polytope, beta)); "
         "SA_P chains: SeedSequence(seed, spawn_key=(polytope, beta, gamma, 1)), "

@@ -410,7 +410,7 @@ def _run(cfg: dict, out: Path) -> None:
                         )
                     )
     meta = dict(
-        config=cfg,
+        config=cfg.to_dict(),
         provenance=provenance(),
         model="see run.py: models()",
         note="B = I; configurations of [AFZ] Figure 2 constructed, not transcribed",

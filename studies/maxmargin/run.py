@@ -420,7 +420,7 @@ def hardmax_ray(cfg, rows):
 
 def run(config: dict, out: Path) -> None:
     out = Path(out)
-    meta = {"config": config, "provenance": provenance()}
+    meta = {"config": config.to_dict(), "provenance": provenance()}
     svm_rows, hard_rows, seconds = [], [], {}
 
     tic = time.perf_counter()

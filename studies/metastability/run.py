@@ -933,7 +933,7 @@ def analyse(
     order_violations = int((wide["ball"] > wide["hull"]).sum())
     meta = {
         "study": "metastability",
-        "config": config,
+        "config": config.to_dict(),
         "seeds": {
             "chains": config["seed"],
             "accelerated_chains": config["accelerated_seed"],

@@ -487,7 +487,7 @@ def run(config: dict, out: Path) -> None:
     per = per_beta_table(chains, costs, config)
     meta = {
         "study": "sphere-metastability",
-        "config": config,
+        "config": config.to_dict(),
         "seeds": {
             "direct": config["seed"],
             "accelerated": config["accelerated_seed"],
