@@ -1,4 +1,5 @@
-"""The report of the phase-diagram study: its text, from the tables in ``out`` only."""
+"""The report of the phase-diagram study: the parts of ``report.md`` filled from the tables in
+``out`` only."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from metastab.studies.render import fmt, md_table
+from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config, read_checks
 
 from . import checks as checks_module
@@ -36,8 +38,9 @@ def _by_d(values: pd.Series) -> str:
     return ", ".join(f"{fmt(v, 3)} (d = {d})" for d, v in values.items())
 
 
-def report(out: Path) -> str:
+def report(out: Path, template: ReportTemplate) -> str:
     """Markdown report: the diagram against Γ and the circle counts; findings from checks.csv."""
+    t = template
     out = Path(out)
     diagram, boundary, circle, meta = load(out)
     cfg = checks_config(out)
@@ -51,60 +54,53 @@ def report(out: Path) -> str:
     m = checks_module.modes(circle)
     gamma = checks_module.mismatch(diagram, boundary, level, "t_star")
     layer = checks_module.mismatch(diagram, boundary, level, "t_star_layer")
-    lines = [
-        "# The phase diagram and clusters on the circle (GLPR Fig. 3 and 4)",
-        "",
-        f"(SA) with Q = K = V = I in the authors' post-LN layer x_i ← N(x_i + dt Attn(x)_i), dt = "
-        f"{cfg['dt']:g}, up to t = {cfg['t_max']:g}; n = {cfg['n']} i.i.d. uniform tokens on "
-        f"S^(d−1), {cfg['realisations']} starts per (d, β), d ∈ {cfg['ds']}, β ∈ {cfg['betas']} "
-        f"(the same starts for every β). The statistic is P(<x_1(t), x_2(t)> ≥ 1 − δ), δ = "
-        f"{cfg['delta']:g}, estimated by the mean over starts of the fraction of clustered pairs "
-        "(checked against the literal pair (1, 2): `pair_estimator`), reduced on-line by "
-        "`metastab.track`. Γ = {(t, β): γ_β(t) = 1 − δ} is t*(β) of (6.9) "
-        "(`metastab.theory.phase_boundary`); t*_dt(β) is the first layer at which the "
-        "orthogonal start clusters under the same post-LN layer. A (t, β) cell is clustered when "
-        f"the probability is ≥ {level:g}; the findings with that level at "
-        f"{cfg['levels_moved']} are listed as context. For d > n a start runs in the "
-        "n-dimensional span of x(0) (exact; `span_reduction`).",
-        "",
-        "## Findings (each from the checks table)",
-        "",
-        f"- **Γ and the transition** (Fig. 3): the fraction of (t, β) cells on the wrong side "
-        f"of Γ is {_by_d(gamma)}: it falls to {fmt(gamma.min(), 3)} at d = {gamma.idxmin()}"
-        + (
-            f" and rises by at most {fmt(gamma.diff().max(), 3)} from one larger d to the next"
-            if gamma.idxmin() != gamma.index[-1]
-            else ""
-        )
-        + f" (`gamma_improves_with_d`: {row['gamma_improves_with_d', 'pass']};"
-        f" `gamma_at_largest_d`, tolerance {fmt(row['gamma_at_largest_d', 'threshold'])}: "
-        f"{row['gamma_at_largest_d', 'pass']}). Against the layer's own curve t*_dt it is "
-        f"{_by_d(layer)}"
-        + (
-            ": at the largest d what remains against Γ is mostly the post-LN step "
-            f"(dt = {cfg['dt']:g}), not the dimension."
-            if layer.iloc[-1] < gamma.iloc[-1] / 2
-            else "."
-        ),
+    findings = [
+        t("level_moved", level=f"{moved:g}", rule=row[f"level_{moved:g}", "rule"])
+        for moved in cfg["levels_moved"]
     ]
-    for moved in cfg["levels_moved"]:
-        lines.append(f"- Level {moved:g}: {row[f'level_{moved:g}', 'rule']}.")
     for beta, g in m[np.isclose(m["delta"], float(cfg["delta"]))].groupby("beta"):
         key = f"circle_beta_{beta:g}"
-        lines.append(
-            f"- **Circle, β = {beta:g}** (Fig. 4): the most frequent count is "
-            + ", ".join(f"{r.mode} at t = {r.t:g}" for r in g.itertuples())
-            + f"; the published {int(row[key, 'threshold'])} clusters in a share "
-            f"{fmt(row[key, 'measured'])} [{fmt(row[key, 'low'])}, {fmt(row[key, 'high'])}] of "
-            f"the starts at the worse time (`{key}`: {row[key, 'pass']})."
+        findings.append(
+            t(
+                "circle",
+                beta=f"{beta:g}",
+                modes=", ".join(f"{r.mode} at t = {r.t:g}" for r in g.itertuples()),
+                published=int(row[key, "threshold"]),
+                share=fmt(row[key, "measured"]),
+                low=fmt(row[key, "low"]),
+                high=fmt(row[key, "high"]),
+                key=key,
+                passed=row[key, "pass"],
+            )
         )
     if "circle_delta_moved" in checks.index:
-        lines.append(f"- δ moved: {row['circle_delta_moved', 'rule']}.")
-    lines += [
-        "",
-        f"## Transition time: first t with probability ≥ {level:g}, against Γ",
-        "",
-        md_table(
+        findings.append(t("delta_moved", rule=row["circle_delta_moved", "rule"]))
+    return t(
+        "report",
+        dt=f"{cfg['dt']:g}",
+        t_max=f"{cfg['t_max']:g}",
+        n=cfg["n"],
+        realisations=cfg["realisations"],
+        ds=cfg["ds"],
+        betas=cfg["betas"],
+        delta=f"{cfg['delta']:g}",
+        level=f"{level:g}",
+        levels_moved=cfg["levels_moved"],
+        gamma_by_d=_by_d(gamma),
+        gamma_min=fmt(gamma.min(), 3),
+        gamma_argmin=gamma.idxmin(),
+        rises=(
+            t("rises", rise=fmt(gamma.diff().max(), 3)) if gamma.idxmin() != gamma.index[-1] else ""
+        ),
+        improves=row["gamma_improves_with_d", "pass"],
+        tolerance=fmt(row["gamma_at_largest_d", "threshold"]),
+        at_largest=row["gamma_at_largest_d", "pass"],
+        layer_by_d=_by_d(layer),
+        layer_note=(
+            t("post_ln", dt=f"{cfg['dt']:g}") if layer.iloc[-1] < gamma.iloc[-1] / 2 else t("plain")
+        ),
+        findings="\n".join(findings),
+        transitions=md_table(
             wide,
             {
                 "beta": "β",
@@ -113,10 +109,7 @@ def report(out: Path) -> str:
                 "t_star_layer": "t*_dt (post-LN)",
             },
         ),
-        "",
-        "## Cluster count on the circle",
-        "",
-        md_table(
+        circle=md_table(
             m,
             {
                 "beta": "β",
@@ -129,10 +122,4 @@ def report(out: Path) -> str:
                 "high": "95% high",
             },
         ),
-        "",
-        "Figures: `diagram.png` (the probability over (t, β) per d with Γ and t*_dt), "
-        "`mismatch.png` (cells on the wrong side of Γ and of t*_dt against d, three levels), "
-        "`circle.png` (the cluster count on the circle at the published times).",
-        "",
-    ]
-    return "\n".join(lines)
+    )
