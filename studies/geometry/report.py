@@ -1,4 +1,5 @@
-"""The report of the geometry study: its text, from the tables in ``out`` only."""
+"""The report of the geometry study: the parts of ``report.md`` filled from the tables in ``out``
+only."""
 
 from __future__ import annotations
 
@@ -6,10 +7,17 @@ from pathlib import Path
 
 from metastab.studies.render import md_cell
 from metastab.studies.runner import read_tables
+from metastab.studies.study import ReportTemplate
 
 
-def report(out: Path) -> str:
+def _rel(a: float, b: float) -> str:
+    """|a − b| / b for the text."""
+    return f"{abs(a - b) / b:.1e}"
+
+
+def report(out: Path, template: ReportTemplate) -> str:
     """Markdown report: measured geometry beside the paper's pictures and statements."""
+    t = template
     out = Path(out)
     parity, own, sampler, dom, quad, vor = read_tables(
         out,
@@ -23,125 +31,81 @@ def report(out: Path) -> str:
     own, dom = own.iloc[0], dom.iloc[0]
     eq = vor[vor["vertices"] == "B-equinorm"]["agreement"]
     var = vor[vor["vertices"] == "varying norms"]["agreement"]
-    lines = ["# Geometry: cells, dominance cones, erosions, landscape, Voronoi agreement", ""]
-    lines += [
-        "The paper's figure scripts (cells, dominance cone, erosion, quadratic landscape) "
-        "were re-run seed for seed: their polygon samplers are reproduced in `run.py` and "
-        "every set is recomputed with `metastab.Polytope` on the same grids.",
-        "",
-    ]
-    lines += [
-        "## Cells (random polygons, unit vs raw inner products)",
-        "",
-        "The label agreement below compares `Polytope.assign` with the scripts' argmax rule "
-        "as written: both implement the same rule, so it shows parity with the scripts "
-        "and cannot fail in practice; it carries no weight in the verdict.",
-        "",
-        "| panel | k | grid | labels = script labels | K-membership differs from the "
-        "script's | vertices owning their cell | empty cells | smallest cell / area K |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for _, r in parity.iterrows():
-        lines.append(
-            f"| {md_cell(r['panel'])} | {r['k']} | {r['grid']}² | "
-            f"{r['label_agreement']:.6f} | "
-            f"{r['inside_disagreements']} points | "
-            f"{r['vertices_owning']}/{r['k']} | {r['empty_cells']} | "
-            f"{r['smallest_cell_area'] / r['area_K']:.3f} |"
-        )
-    lines += [
-        "",
-        f"Over {int(own['draws'])} polygons of the scripts' sampler "
-        f"(k = {int(own['k'])}, "
-        "radii uniform in [0.4, 1], all points on the hull): "
-        f"{own['vertex_fraction_owning']:.3f} of the vertices own their raw-product cell and "
-        f"only {own['polygon_fraction_all_owning']:.3f} of the polygons have every vertex "
-        "owning its cell; with unit-normalised products every vertex owns its cell "
-        "(|v_a| > <v_a, v_b>/|v_b|); the paper's varying-norm figure uses unit products. "
-        + (
-            "The genericity hypothesis of the positive-definite theorem is therefore a real "
-            "restriction for raw products with varying norms."
-            if own["polygon_fraction_all_owning"] < 1
-            else "Every sampled polygon meets the genericity hypothesis of the positive-definite "
-            "theorem even with raw products."
-        ),
-        "",
-    ]
     same = dict(zip(sampler["equal_norm"], sampler["same_vertex_set"]))
-    lines += [
-        f"`metastab.random_polygon(k, own_cells=False, rng=seed)` returns the scripts' "
-        f"vertex set for equal norms: {same.get(True)}; for varying norms: "
-        f"{same.get(False)}.",
-        "",
-    ]
-    rel = lambda a, b: abs(a - b) / b  # noqa: E731
     delta = float(dom["erosion"])
-    lines += [
-        "## Dominance cone and erosion",
-        "",
-        f"Equinorm {int(dom['k'])}-gon (seed of the script), vertex {int(dom['target'])}, "
-        f"η = {dom['eta']:g}, erosion δ = {dom['erosion']:g}, grid {int(dom['grid'])}² "
-        f"(step {dom['grid_step']:.4f}).",
-        "",
-        "| set | exact polygon | package on the grid | script construction |",
-        "|---|---|---|---|",
-        f"| area of I(η) | {dom['area_exact']:.5f} | {dom['area_package_grid']:.5f} | "
-        f"{dom['area_script']:.5f} |",
-        f"| area of I(η) ⊖ δ | {dom['eroded_area_exact']:.5f} | "
-        f"{dom['eroded_area_package_grid']:.5f} | {dom['eroded_area_script']:.5f} |",
-        "",
-        "Relative differences to the exact areas: package "
-        f"{rel(dom['area_package_grid'], dom['area_exact']):.1e} "
-        f"/ {rel(dom['eroded_area_package_grid'], dom['eroded_area_exact']):.1e}, script "
-        f"{rel(dom['area_script'], dom['area_exact']):.1e} / "
-        f"{rel(dom['eroded_area_script'], dom['eroded_area_exact']):.1e} (*explanation, not "
-        "tested:* the script's hull of grid points lies inside the true cone, so it is "
-        "biased low by about one grid step times the perimeter). Package membership equals "
-        "the exact half-plane test on "
-        f"{dom['membership_agreement']:.6f} of the grid; the cone lies in the target's own "
-        f"cell: {bool(dom['cone_inside_own_cell'])}; its inradius is "
-        f"{dom['inradius_package']:.4f} "
-        + (
-            f"≥ δ = {delta:g}, so the erosion is non-empty."
-            if dom["inradius_package"] >= delta
-            else f"< δ = {delta:g}, so the erosion is empty."
-        ),
-        "",
-    ]
-    lines += [
-        "## Quadratic landscape J(x) = ½<Bx, x> over K",
-        "",
-        "| B | max J on grid | max J at vertices | min J at vertices | min J on grid | 0 in K |",
-        "|---|---|---|---|---|---|",
-    ]
-    for _, r in quad.iterrows():
-        lines.append(
-            f"| {r['B']} | {r['J_max_grid']:.5f} | {r['J_max_vertices']:.5f} | "
-            f"{r['J_min_vertices']:.5f} | {r['J_min_grid']:.2e} | {r['origin_in_K']} |"
+    cell_rows = [
+        t(
+            "cell_row",
+            panel=md_cell(r["panel"]),
+            k=r["k"],
+            grid=r["grid"],
+            agreement=f"{r['label_agreement']:.6f}",
+            differs=r["inside_disagreements"],
+            owning=r["vertices_owning"],
+            empty=r["empty_cells"],
+            smallest=f"{r['smallest_cell_area'] / r['area_K']:.3f}",
         )
-    gap = float((quad["J_max_grid"] - quad["J_max_vertices"]).max())
-    lines += [
-        "",
-        "J is convex, so its maximum over K is attained at vertices (structural, not a "
-        f"test): the grid maximum minus the vertex maximum is at most {gap:.2e}; with "
-        "vertices on the level set <Bv, v> = 1 every vertex value is "
-        f"{quad['J_max_vertices'].max():.6f}, and the grid minimum "
-        f"is {quad['J_min_grid'].max():.1e} (J = 0 at the origin; the origin lies in K: "
-        f"{bool(quad['origin_in_K'].all())}).",
-        "",
+        for _, r in parity.iterrows()
     ]
-    lines += [
-        "## Voronoi agreement",
-        "",
-        f"Fraction of grid points of K where the cell label argmax_a <Bx, v_a> equals the "
-        f"B-Voronoi label argmin_a <B(x − v_a), x − v_a>, over {len(eq)} B-equinorm polygons "
-        f"({vor['B_matrix'].nunique()} matrices B, "
-        f"k in {sorted(int(k) for k in vor['k'].unique())}): "
-        f"min {eq.min():.6f}, mean {eq.mean():.6f} (published: 1, the cells are "
-        "Vor_B(v_a) ∩ K; check `voronoi_equinorm`). Negative control, the same angles with "
-        "radii uniform in "
-        f"[0.4, 1]: min {var.min():.3f}, mean {var.mean():.3f}, max {var.max():.3f}.",
-        "",
+    quadratic_rows = [
+        t(
+            "quadratic_row",
+            B=r["B"],
+            max_grid=f"{r['J_max_grid']:.5f}",
+            max_vertices=f"{r['J_max_vertices']:.5f}",
+            min_vertices=f"{r['J_min_vertices']:.5f}",
+            min_grid=f"{r['J_min_grid']:.2e}",
+            origin=r["origin_in_K"],
+        )
+        for _, r in quad.iterrows()
     ]
-    lines += ["Figures: `cells.png`, `dominance.png`, `quadratic.png`, `voronoi.png`.", ""]
-    return "\n".join(lines) + "\n"
+    return (
+        t(
+            "report",
+            cell_rows="\n".join(cell_rows),
+            draws=int(own["draws"]),
+            k=int(own["k"]),
+            vertex_fraction=f"{own['vertex_fraction_owning']:.3f}",
+            polygon_fraction=f"{own['polygon_fraction_all_owning']:.3f}",
+            genericity=t("restrictive" if own["polygon_fraction_all_owning"] < 1 else "generic"),
+            same_equal=same.get(True),
+            same_varying=same.get(False),
+            dom_k=int(dom["k"]),
+            target=int(dom["target"]),
+            eta=f"{dom['eta']:g}",
+            erosion=f"{dom['erosion']:g}",
+            grid=int(dom["grid"]),
+            grid_step=f"{dom['grid_step']:.4f}",
+            area_exact=f"{dom['area_exact']:.5f}",
+            area_package=f"{dom['area_package_grid']:.5f}",
+            area_script=f"{dom['area_script']:.5f}",
+            eroded_exact=f"{dom['eroded_area_exact']:.5f}",
+            eroded_package=f"{dom['eroded_area_package_grid']:.5f}",
+            eroded_script=f"{dom['eroded_area_script']:.5f}",
+            rel_package=_rel(dom["area_package_grid"], dom["area_exact"]),
+            rel_package_eroded=_rel(dom["eroded_area_package_grid"], dom["eroded_area_exact"]),
+            rel_script=_rel(dom["area_script"], dom["area_exact"]),
+            rel_script_eroded=_rel(dom["eroded_area_script"], dom["eroded_area_exact"]),
+            membership=f"{dom['membership_agreement']:.6f}",
+            inside_own=bool(dom["cone_inside_own_cell"]),
+            inradius=f"{dom['inradius_package']:.4f}",
+            erosion_verdict=t(
+                "non_empty" if dom["inradius_package"] >= delta else "empty",
+                erosion=f"{delta:g}",
+            ),
+            quadratic_rows="\n".join(quadratic_rows),
+            gap=f"{float((quad['J_max_grid'] - quad['J_max_vertices']).max()):.2e}",
+            vertex_value=f"{quad['J_max_vertices'].max():.6f}",
+            grid_min=f"{quad['J_min_grid'].max():.1e}",
+            origin_in_K=bool(quad["origin_in_K"].all()),
+            equinorm=len(eq),
+            matrices=vor["B_matrix"].nunique(),
+            ks=sorted(int(k) for k in vor["k"].unique()),
+            eq_min=f"{eq.min():.6f}",
+            eq_mean=f"{eq.mean():.6f}",
+            var_min=f"{var.min():.3f}",
+            var_mean=f"{var.mean():.3f}",
+            var_max=f"{var.max():.3f}",
+        )
+        + "\n"
+    )
