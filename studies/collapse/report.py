@@ -1,4 +1,5 @@
-"""The report of the collapse study: its text, from the tables in ``out`` only."""
+"""The report of the collapse study: the parts of ``report.md`` filled from the tables in ``out``
+only."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config
 
 from .figures import load
 
 
-def _row(r) -> str:
+def _row(t: ReportTemplate, r: pd.Series) -> str:
     med = "> " + f"{r['max_steps']:.3g}" if not np.isfinite(r["median"]) else f"{r['median']:.4g}"
     ratio = (
         "–"
@@ -24,22 +26,31 @@ def _row(r) -> str:
         if not np.isfinite(r.get("worst_factor", np.nan))
         else f"{r['worst_factor']:.6f} (1 − γc = 1 − {10 ** (r['log10_c']) * r['gamma']:.3g})"
     )
-    return (
-        f"| {r['model']} | {r['beta']:g} | {r['censored']}/{r['chains']} | {med} | "
-        f"10^{r['log10_bound_steps']:.2f} | {ratio} | {worst} |"
+    return t(
+        "row",
+        model=r["model"],
+        beta=f"{r['beta']:g}",
+        censored=r["censored"],
+        chains=r["chains"],
+        median=med,
+        bound=f"{r['log10_bound_steps']:.2f}",
+        ratio=ratio,
+        worst=worst,
     )
 
 
-def _slower(summary: pd.DataFrame) -> str:
+def _slower(t: ReportTemplate, summary: pd.DataFrame) -> str:
     """SA_P against SA_β at the largest β both observed."""
     both = summary.pivot_table(index="beta", columns="model", values="median").dropna()
     both = both[np.isfinite(both).all(axis=1)] if len(both) else both
     if both.empty or "SA_P" not in both or "SA_beta" not in both:
         return ""
     b = both.index.max()
-    return (
-        f"at β = {b:g} SA_P takes {both.loc[b, 'SA_P']:.3g} steps against "
-        f"{both.loc[b, 'SA_beta']:.3g} for SA_β."
+    return t(
+        "slower",
+        beta=f"{b:g}",
+        chain=f"{both.loc[b, 'SA_P']:.3g}",
+        flow=f"{both.loc[b, 'SA_beta']:.3g}",
     )
 
 
@@ -50,22 +61,23 @@ def _loose(rows: pd.DataFrame) -> str:
     return f"10^{x.min():.1f}–10^{x.max():.1f}" if len(x) else "not observed"
 
 
-def _at_zero(seen: pd.DataFrame, n: int) -> str:
+def _at_zero(t: ReportTemplate, seen: pd.DataFrame, n: int) -> str:
     """At β = 0 SA_β is plain averaging (factor 1 − γ) while the bound's c is 1/n."""
     z = seen[(seen["beta"] == 0) & (seen["model"] == "SA_beta")]
     if z.empty:
         return ""
-    ratio = 10 ** z["log10_bound_over_median"].iloc[0]
-    worst = float(z["worst_factor"].iloc[0])
-    return (
-        f" At β = 0 (plain averaging) the ratio is {ratio:.3g} (n = {n}); there the bound's "
-        f"c is 1/n while the largest measured per-step factor is {worst:.4g} (1 − γ = "
-        f"{1 - float(z['gamma'].iloc[0]):.4g})."
+    return t(
+        "at_zero",
+        ratio=f"{10 ** z['log10_bound_over_median'].iloc[0]:.3g}",
+        n=n,
+        worst=f"{float(z['worst_factor'].iloc[0]):.4g}",
+        one_minus_gamma=f"{1 - float(z['gamma'].iloc[0]):.4g}",
     )
 
 
-def report(out: Path) -> str:
+def report(out: Path, template: ReportTemplate) -> str:
     """Markdown report: measured collapse times beside the guaranteed rate."""
+    t = template
     out = Path(out)
     summary, fits, _, meta = load(out)
     cfg = meta["config"]
@@ -76,84 +88,79 @@ def report(out: Path) -> str:
     violations = flow[flow["worst_factor"] > flow["guaranteed_factor"] * (1 + tol)]
     growing = flow["worst_factor"] > 1 + tol
     seen = summary[np.isfinite(summary["log10_bound_over_median"])]
-    lines = [
-        "# Collapse to one point ([FW] prop. origin)",
-        "",
-        f"One start on the {meta['polytope']['name']} polygon: n = {n} tokens (vertex tokens "
-        f"on the vertices, the others uniform in K), R = max|x_j| = {R:.4f}, γ = "
-        f"{cfg['gamma']:g}. Collapse time: first step with diam ≤ {cfg['ratio']:g}·diam₀. "
-        "Guaranteed by the proposition: diam shrinks by at least 1 − γc per step, c = "
-        "e^(−2|β|R²)/n, so the collapse takes at most log(ratio)/log(1 − γc) steps. "
-        "SA_β: one path per β; SA_P: "
-        f"{int(cfg['chain']['chains'])} chains per β (censored at "
-        f"{int(cfg['chain']['max_steps']):,} steps).",
-        "",
-        "## Headline numbers",
-        "",
+    bullets = [
+        t(
+            "contraction",
+            record_cap=f"{int(cfg['flow']['record_cap']):,}",
+            exceeds="never exceeds" if violations.empty else "EXCEEDS",
+            violations=len(violations),
+            betas=len(flow),
+            increases="never increases" if not growing.any() else "INCREASES at some step",
+        )
     ]
-    lines.append(
-        f"- **Per-step contraction (SA_β)**: checked at every step of every SA_β path (up to "
-        f"{int(cfg['flow']['record_cap']):,} steps): the largest factor diam(X^(t+1))/diam(X^t) "
-        + ("never exceeds" if violations.empty else "EXCEEDS")
-        + f" 1 − γc ({len(violations)} violations in {len(flow)} β); the diameter "
-        f"{'never increases' if not growing.any() else 'INCREASES at some step'}."
-    )
     if len(seen):
-        lines.append(
-            f"- **How loose the guaranteed rate is**: bound / measured median collapse time = "
-            f"10^{seen['log10_bound_over_median'].min():.1f} to "
-            f"10^{seen['log10_bound_over_median'].max():.1f} over the β where collapse was "
-            "observed." + _at_zero(seen, n)
+        bullets.append(
+            t(
+                "loose",
+                low=f"{seen['log10_bound_over_median'].min():.1f}",
+                high=f"{seen['log10_bound_over_median'].max():.1f}",
+                at_zero=_at_zero(t, seen, n),
+            )
         )
     for _, f in fits.iterrows():
-        lines.append(
-            f"- **Exponent ({f['model']})**: log(median T) grows like {f['slope']:.3f}·β over "
-            f"β = {f['beta_min']:g}–{f['beta_max']:g}; the bound's exponent is 2R² = "
-            f"{2 * R * R:.3f} (ratio {2 * R * R / f['slope']:.2f})."
+        bullets.append(
+            t(
+                "exponent",
+                model=f["model"],
+                slope=f"{f['slope']:.3f}",
+                beta_min=f"{f['beta_min']:g}",
+                beta_max=f"{f['beta_max']:g}",
+                bound_exponent=f"{2 * R * R:.3f}",
+                ratio=f"{2 * R * R / f['slope']:.2f}",
+            )
         )
     cens = summary[~np.isfinite(summary["median"])]
     if len(cens):
-        lines.append(
-            "- **Not observed within the budget**: "
-            + ", ".join(
-                f"{r['model']} at β = {r['beta']:g} (> {r['max_steps']:,} steps)"
-                for _, r in cens.iterrows()
-            )
-            + " (not tested there)."
+        where = ", ".join(
+            f"{r['model']} at β = {r['beta']:g} (> {r['max_steps']:,} steps)"
+            for _, r in cens.iterrows()
         )
+        bullets.append(t("censored", where=where))
     chain = summary[summary["model"] == "SA_P"]
     if len(chain):
-        lines.append(
-            f"- **SA_P** (not covered by the proposition, which is about SA_β): median "
-            f"collapse time {chain['median'].min():.3g}–{chain['median'].max():.3g} steps over "
-            f"β = {chain['beta'].min():g}–{chain['beta'].max():g}, "
-            f"{int(chain['censored'].sum())} of {int(chain['chains'].sum())} chains censored; "
-            f"{_slower(summary)}"
+        bullets.append(
+            t(
+                "chain",
+                median_min=f"{chain['median'].min():.3g}",
+                median_max=f"{chain['median'].max():.3g}",
+                beta_min=f"{chain['beta'].min():g}",
+                beta_max=f"{chain['beta'].max():g}",
+                censored=int(chain["censored"].sum()),
+                chains=int(chain["chains"].sum()),
+                slower=_slower(t, summary),
+            )
         )
     neg = summary[summary["beta"] < 0]
     if len(neg):
-        lines.append(
-            f"- **Negative β** (B = −I): collapse in {neg['median'].min():.3g}–"
-            f"{neg['median'].max():.3g} steps (β = 0: "
-            f"{summary.loc[summary['beta'] == 0, 'median'].min():.3g}); the bound depends on "
-            "|β| only (a mathematical remark), and bound / measured there is "
-            + _loose(neg)
-            + " against "
-            + _loose(summary[summary["beta"] > 0])
-            + " for β > 0."
+        bullets.append(
+            t(
+                "negative",
+                median_min=f"{neg['median'].min():.3g}",
+                median_max=f"{neg['median'].max():.3g}",
+                median_zero=f"{summary.loc[summary['beta'] == 0, 'median'].min():.3g}",
+                loose_negative=_loose(neg),
+                loose_positive=_loose(summary[summary["beta"] > 0]),
+            )
         )
-    lines += [
-        "",
-        "| model | β | censored | median collapse time | bound (steps) | bound / "
-        "measured | worst per-step factor (SA_β) |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    lines += [_row(r) for _, r in summary.iterrows()]
-    lines += [
-        "",
-        "Figures: `collapse_time.png` (median collapse time against β with the bound "
-        "dashed; bound/measured), `diameter.png` (diameter against time per β with the "
-        "guaranteed (1 − γc)^t dashed).",
-        "",
-    ]
-    return "\n".join(lines)
+    return t(
+        "report",
+        polytope=meta["polytope"]["name"],
+        n=n,
+        R=f"{R:.4f}",
+        gamma=f"{cfg['gamma']:g}",
+        ratio=f"{cfg['ratio']:g}",
+        chains=int(cfg["chain"]["chains"]),
+        max_steps=f"{int(cfg['chain']['max_steps']):,}",
+        bullets="\n".join(bullets),
+        rows="\n".join(_row(t, r) for _, r in summary.iterrows()),
+    )
