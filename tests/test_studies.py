@@ -400,5 +400,7 @@ def test_a_report_template_refuses_a_missing_or_unused_value():
         t("a", b=1, x=2)
     with pytest.raises(ValueError, match="no part 'd'"):
         t("d")
+    with pytest.raises(ValueError, match="a malformed part line after part 'a'"):
+        ReportTemplate("<!-- part: a -->\nx\n<!-- part: b-c -->\ny\n")
     with pytest.raises(ValueError, match="two parts named 'a'"):
         ReportTemplate("<!-- part: a -->\nx\n<!-- part: a -->\ny\n")

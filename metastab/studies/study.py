@@ -317,7 +317,7 @@ def fill(template: str, values: Mapping[str, str], *, name: str = "report.md") -
     return tpl.substitute(values)
 
 
-_PART = re.compile(r"^<!-- part: ([a-z][a-z0-9_]*) -->\n", re.MULTILINE)
+_PART = re.compile(r"^<!-- part: ([A-Za-z_][A-Za-z0-9_]*) -->\n", re.MULTILINE)
 
 
 class ReportTemplate:
@@ -344,6 +344,8 @@ class ReportTemplate:
         for part, body in zip(pieces[1::2], pieces[2::2]):
             if part in self.parts:
                 raise ValueError(f"{name}: two parts named {part!r}")
+            if "\n<!-- part:" in "\n" + body:
+                raise ValueError(f"{name}: a malformed part line after part {part!r}")
             self.parts[part] = body[:-1] if body.endswith("\n") else body
 
     @classmethod
