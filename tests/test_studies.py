@@ -377,6 +377,7 @@ def test_stages_are_apart_checks_never_import_figures_and_figures_hold_no_report
     folder = ROOT / "studies" / name
     for stem in ("config", "run", "checks", "figures", "report"):
         assert (folder / f"{stem}.py").is_file(), f"{name} has no {stem}.py"
+    assert (folder / "report.md").is_file(), f"{name} has no report template"
     tree = ast.parse((folder / "checks.py").read_text())
     imported = {
         alias.name

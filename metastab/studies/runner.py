@@ -14,9 +14,11 @@ A study is a folder ``studies/NAME/`` holding
   (:mod:`metastab.studies.verdict`), computed from the tables in ``out`` and the thresholds of
   ``config`` only;
 - ``figures.py`` with ``figures(out: Path) -> None``: the PNG figures, reading ``out`` only;
-- ``report.md``, the report's template, and ``report.py`` with ``values(out: Path) -> dict``:
-  the template's values, computed from ``out`` only (``checks.csv`` included), every finding's
-  wording chosen there by code (:func:`~.study.fill`); no ``Verdict:`` line of its own.
+- ``report.md``, all the text of the report as named parts with ``$placeholders``
+  (:class:`~.study.ReportTemplate`), and ``report.py`` with
+  ``report(out: Path, template: ReportTemplate) -> str``: the parts filled with values computed
+  from ``out`` only (``checks.csv`` included), the parts of every finding chosen there by
+  computed conditions; no ``Verdict:`` line of its own.
 
 :func:`run_study` runs them in order: run, checks (``out/checks.csv``), figures, report; it ends
 the report with the checks table and the ``Verdict:`` line of
@@ -159,11 +161,9 @@ class Study:
 
     def report(self, out: Path) -> str:
         """The report: ``report.py``'s ``report(out, template)`` from the tables in ``out`` and
-        the parts of the template ``report.md`` (a study without a template: ``report(out)``)."""
-        template = self.folder / "report.md"
-        if not template.is_file():
-            return self.module("report").report(out)
-        return self.module("report").report(out, ReportTemplate.read(template))
+        the parts of the study's template ``report.md``."""
+        template = ReportTemplate.read(self.folder / "report.md")
+        return self.module("report").report(out, template)
 
 
 def load_config(
