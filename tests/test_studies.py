@@ -321,6 +321,8 @@ def _edited_config(tmp_path, name, old, new):
         ("min_chains = 35", "min_chains = 35.0", "key 'min_chains' must be an integer, got 35.0"),
         ("min_chains = 35", "min_chains = 0", "key 'min_chains' must lie in [1, inf], got 0"),
         ("gamma = 0.1", "gamma = true", "key 'gamma' must be a number, got True"),
+        ("gamma = 0.1", "gamma = 1.5", "key 'gamma' must lie in [0.0, 1.0], got 1.5"),
+        ("max_chains = 100", "max_chains = 20", "key 'min_chains' (35) must not exceed"),
         ("gamma = 0.1", "gamma = nan", "key 'gamma' must be a number, got nan"),
         ("merge_tols = [", "merge_tols = ['x', ", "key 'merge_tols[0]' must be a number, got 'x'"),
     ],

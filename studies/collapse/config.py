@@ -9,16 +9,8 @@ from metastab.studies.study import StudyConfig, bounded
 
 
 @dataclass(frozen=True)
-class Polytope(StudyConfig):
-    """The ``[...]`` table Polytope."""
-
-    kind: str
-    k: int = bounded(1)
-
-
-@dataclass(frozen=True)
 class Flow(StudyConfig):
-    """The ``[...]`` table Flow."""
+    """The ``[flow]`` table."""
 
     betas: list[float]
     max_steps: int = bounded(1)
@@ -27,7 +19,7 @@ class Flow(StudyConfig):
 
 @dataclass(frozen=True)
 class Chain(StudyConfig):
-    """The ``[...]`` table Chain."""
+    """The ``[chain]`` table."""
 
     betas: list[float]
     chains: int = bounded(1)
@@ -36,7 +28,7 @@ class Chain(StudyConfig):
 
 @dataclass(frozen=True)
 class Curves(StudyConfig):
-    """The ``[...]`` table Curves."""
+    """The ``[curves]`` table."""
 
     betas: list[float]
     steps: int = bounded(1)
@@ -47,13 +39,16 @@ class Curves(StudyConfig):
 
 @dataclass(frozen=True)
 class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
     seed: int
     gamma: float
     tokens: int
     ratio: float
     contraction_roundoff: float
     informative_margin: float
-    polytope: Polytope
+    polytope: dict  # a spec of metastab.registry.POLYTOPES, checked when built
     flow: Flow
     chain: Chain
     curves: Curves

@@ -10,7 +10,7 @@ from metastab.studies.study import StudyConfig, bounded
 
 @dataclass(frozen=True)
 class Cells(StudyConfig):
-    """The ``[...]`` table Cells."""
+    """The ``[cells]`` table."""
 
     k: int = bounded(1)
     radial_range: list[float]
@@ -21,7 +21,7 @@ class Cells(StudyConfig):
 
 @dataclass(frozen=True)
 class Dominance(StudyConfig):
-    """The ``[...]`` table Dominance."""
+    """The ``[dominance]`` table."""
 
     k: int = bounded(1)
     target: int
@@ -33,7 +33,7 @@ class Dominance(StudyConfig):
 
 @dataclass(frozen=True)
 class Quadratic(StudyConfig):
-    """The ``[...]`` table Quadratic."""
+    """The ``[quadratic]`` table."""
 
     k: int = bounded(1)
     B: list[list[list[float]]]
@@ -42,7 +42,7 @@ class Quadratic(StudyConfig):
 
 @dataclass(frozen=True)
 class Voronoi(StudyConfig):
-    """The ``[...]`` table Voronoi."""
+    """The ``[voronoi]`` table."""
 
     ks: list[int]
     draws: int = bounded(1)
@@ -52,6 +52,9 @@ class Voronoi(StudyConfig):
 
 @dataclass(frozen=True)
 class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
     seed: int
     cells: Cells
     dominance: Dominance

@@ -10,7 +10,7 @@ from metastab.studies.study import StudyConfig, bounded
 
 @dataclass(frozen=True)
 class Counterexample(StudyConfig):
-    """The ``[...]`` table Counterexample."""
+    """The ``[counterexample]`` table."""
 
     x0: list[float]
     steps: int = bounded(1)
@@ -18,7 +18,7 @@ class Counterexample(StudyConfig):
 
 @dataclass(frozen=True)
 class Symmetric(StudyConfig):
-    """The ``[...]`` table Symmetric."""
+    """The ``[symmetric]`` table."""
 
     ks: list[int]
     steps: int = bounded(1)
@@ -27,7 +27,7 @@ class Symmetric(StudyConfig):
 
 @dataclass(frozen=True)
 class Random(StudyConfig):
-    """The ``[...]`` table Random."""
+    """The ``[random]`` table."""
 
     n: int = bounded(1)
     draws: int = bounded(1)
@@ -40,6 +40,9 @@ class Random(StudyConfig):
 
 @dataclass(frozen=True)
 class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
     seed: int
     symmetry_roundoff: float
     symmetry_break: float

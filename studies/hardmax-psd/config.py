@@ -10,7 +10,7 @@ from metastab.studies.study import StudyConfig, bounded
 
 @dataclass(frozen=True)
 class Lines(StudyConfig):
-    """The ``[...]`` table Lines."""
+    """The ``[lines]`` table."""
 
     n: int = bounded(1)
     steps: int = bounded(1)
@@ -21,7 +21,7 @@ class Lines(StudyConfig):
 
 @dataclass(frozen=True)
 class Ode(StudyConfig):
-    """The ``[...]`` table Ode."""
+    """The ``[ode]`` table."""
 
     k: int = bounded(1)
     n: int = bounded(1)
@@ -32,7 +32,7 @@ class Ode(StudyConfig):
 
 @dataclass(frozen=True)
 class Gaussian(StudyConfig):
-    """The ``[...]`` table Gaussian."""
+    """The ``[gaussian]`` table."""
 
     ks: list[int]
     ds: list[int]
@@ -41,6 +41,9 @@ class Gaussian(StudyConfig):
 
 @dataclass(frozen=True)
 class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
     seed: int
     roundoff: float
     gaussian_miss: float

@@ -9,16 +9,8 @@ from metastab.studies.study import StudyConfig, bounded
 
 
 @dataclass(frozen=True)
-class Polytope(StudyConfig):
-    """The ``[...]`` table Polytope."""
-
-    kind: str
-    k: int = bounded(1)
-
-
-@dataclass(frozen=True)
 class OverTime(StudyConfig):
-    """The ``[...]`` table OverTime."""
+    """The ``[over_time]`` table."""
 
     betas: list[float]
     steps: int = bounded(1)
@@ -29,7 +21,7 @@ class OverTime(StudyConfig):
 
 @dataclass(frozen=True)
 class AgainstBeta(StudyConfig):
-    """The ``[...]`` table AgainstBeta."""
+    """The ``[against_beta]`` table."""
 
     chain_betas: list[float]
     chains: int = bounded(1)
@@ -40,12 +32,15 @@ class AgainstBeta(StudyConfig):
 
 @dataclass(frozen=True)
 class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
     seed: int
     gamma: float
     tokens: int
     cone_margin: float
     eps: float
     settle: float
-    polytope: Polytope
+    polytope: dict  # a spec of metastab.registry.POLYTOPES, checked when built
     over_time: OverTime
     against_beta: AgainstBeta

@@ -10,7 +10,7 @@ from metastab.studies.study import StudyConfig, bounded
 
 @dataclass(frozen=True)
 class Polygons(StudyConfig):
-    """The ``[...]`` table Polygons."""
+    """The ``[polygons]`` table."""
 
     vertices: list[int]
     per_size: int
@@ -19,6 +19,9 @@ class Polygons(StudyConfig):
 
 @dataclass(frozen=True)
 class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
     seed: int
     gamma: float
     steps: int = bounded(1)

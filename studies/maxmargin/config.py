@@ -10,7 +10,7 @@ from metastab.studies.study import StudyConfig, bounded
 
 @dataclass(frozen=True)
 class E1(StudyConfig):
-    """The ``[...]`` table E1."""
+    """The ``[e1]`` table."""
 
     cs: list[float]
     inits: list[float]
@@ -20,7 +20,7 @@ class E1(StudyConfig):
 
 @dataclass(frozen=True)
 class E2(StudyConfig):
-    """The ``[...]`` table E2."""
+    """The ``[e2]`` table."""
 
     seed: int
     inits: list[float]
@@ -31,7 +31,7 @@ class E2(StudyConfig):
 
 @dataclass(frozen=True)
 class E3(StudyConfig):
-    """The ``[...]`` table E3."""
+    """The ``[e3]`` table."""
 
     steps: int = bounded(1)
     lr: float
@@ -39,7 +39,7 @@ class E3(StudyConfig):
 
 @dataclass(frozen=True)
 class E4(StudyConfig):
-    """The ``[...]`` table E4."""
+    """The ``[e4]`` table."""
 
     runs: int
     n: int = bounded(1)
@@ -53,7 +53,7 @@ class E4(StudyConfig):
 
 @dataclass(frozen=True)
 class E5(StudyConfig):
-    """The ``[...]`` table E5."""
+    """The ``[e5]`` table."""
 
     Cs: list[float]
     steps: int = bounded(1)
@@ -62,7 +62,7 @@ class E5(StudyConfig):
 
 @dataclass(frozen=True)
 class E6(StudyConfig):
-    """The ``[...]`` table E6."""
+    """The ``[e6]`` table."""
 
     ns: list[int]
     T: int
@@ -72,13 +72,16 @@ class E6(StudyConfig):
 
 @dataclass(frozen=True)
 class Hardmax(StudyConfig):
-    """The ``[...]`` table Hardmax."""
+    """The ``[hardmax]`` table."""
 
     scales: list[float]
 
 
 @dataclass(frozen=True)
 class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
     aligned_corr: float
     hardmax_roundoff: float
     e1: E1

@@ -10,7 +10,7 @@ from metastab.studies.study import StudyConfig, bounded
 
 @dataclass(frozen=True)
 class Circle(StudyConfig):
-    """The ``[...]`` table Circle."""
+    """The ``[circle]`` table."""
 
     betas: list[float]
     published: list[int]
@@ -20,7 +20,7 @@ class Circle(StudyConfig):
 
 @dataclass(frozen=True)
 class Reduction(StudyConfig):
-    """The ``[...]`` table Reduction."""
+    """The ``[reduction]`` table."""
 
     d: int
     beta: float
@@ -29,7 +29,7 @@ class Reduction(StudyConfig):
 
 @dataclass(frozen=True)
 class Checks(StudyConfig):
-    """The ``[...]`` table Checks."""
+    """The ``[checks]`` table."""
 
     mismatch_tolerance: float
     monotone_slack: float
@@ -39,6 +39,9 @@ class Checks(StudyConfig):
 
 @dataclass(frozen=True)
 class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
     seed: int
     n: int = bounded(1)
     delta: float

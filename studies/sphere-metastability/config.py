@@ -10,6 +10,9 @@ from metastab.studies.study import StudyConfig, bounded
 
 @dataclass(frozen=True)
 class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
     simplex_dim: int
     per_point: int
     gamma: float

@@ -10,7 +10,7 @@ from metastab.studies.study import StudyConfig, bounded
 
 @dataclass(frozen=True)
 class Orthogonal(StudyConfig):
-    """The ``[...]`` table Orthogonal."""
+    """The ``[orthogonal]`` table."""
 
     ns: list[int]
     betas: list[float]
@@ -26,7 +26,7 @@ class Orthogonal(StudyConfig):
 
 @dataclass(frozen=True)
 class Random(StudyConfig):
-    """The ``[...]`` table Random."""
+    """The ``[random]`` table."""
 
     n: int = bounded(1)
     ds: list[int]
@@ -42,7 +42,7 @@ class Random(StudyConfig):
 
 @dataclass(frozen=True)
 class Checks(StudyConfig):
-    """The ``[...]`` table Checks."""
+    """The ``[checks]`` table."""
 
     equal_tolerance: float
     cosine_tolerance: float
@@ -57,6 +57,9 @@ class Checks(StudyConfig):
 
 @dataclass(frozen=True)
 class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
     seed: int
     delta: float
     orthogonal: Orthogonal

@@ -10,7 +10,7 @@ from metastab.studies.study import StudyConfig, bounded
 
 @dataclass(frozen=True)
 class Prepared(StudyConfig):
-    """The ``[...]`` table Prepared."""
+    """The ``[prepared]`` table."""
 
     angles: list[float]
     per_cap: int
@@ -22,7 +22,7 @@ class Prepared(StudyConfig):
 
 @dataclass(frozen=True)
 class Control(StudyConfig):
-    """The ``[...]`` table Control."""
+    """The ``[control]`` table."""
 
     dt: float
     exponents: list[float]
@@ -32,7 +32,7 @@ class Control(StudyConfig):
 
 @dataclass(frozen=True)
 class Random(StudyConfig):
-    """The ``[...]`` table Random."""
+    """The ``[random]`` table."""
 
     n: int = bounded(1)
     betas: list[float]
@@ -43,7 +43,7 @@ class Random(StudyConfig):
 
 @dataclass(frozen=True)
 class Containment(StudyConfig):
-    """The ``[...]`` table Containment."""
+    """The ``[containment]`` table."""
 
     eps: float
     angle: float
@@ -55,7 +55,7 @@ class Containment(StudyConfig):
 
 @dataclass(frozen=True)
 class Energy(StudyConfig):
-    """The ``[...]`` table Energy."""
+    """The ``[energy]`` table."""
 
     n: int = bounded(1)
     betas: list[float]
@@ -65,7 +65,7 @@ class Energy(StudyConfig):
 
 @dataclass(frozen=True)
 class Checks(StudyConfig):
-    """The ``[...]`` table Checks."""
+    """The ``[checks]`` table."""
 
     rate_tolerance: float
     rate_tolerances: list[float]
@@ -76,6 +76,9 @@ class Checks(StudyConfig):
 
 @dataclass(frozen=True)
 class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
     seed: int
     delta: float
     dt: float
