@@ -1,4 +1,4 @@
-"""Figures and report of the clustering study ([FW] Thm 5.2), reading only the study's outputs."""
+"""Figures of the clustering study ([FW] Thm 5.2), reading only the study's outputs."""
 
 from __future__ import annotations
 

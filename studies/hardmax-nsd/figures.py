@@ -1,4 +1,4 @@
-"""Figures and report of the hardmax-nsd study; reads only the tables that run.py wrote."""
+"""Figures of the hardmax-nsd study; reads only the tables that run.py wrote."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures and report of the hardmax-tracking study, reading only the study's outputs."""
+"""Figures of the hardmax-tracking study, reading only the study's outputs."""
 
 from __future__ import annotations
 

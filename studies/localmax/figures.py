@@ -1,4 +1,4 @@
-"""Figures and report of the localmax study (reads only the tables written by run.py)."""
+"""Figures of the localmax study (reads only the tables written by run.py)."""
 
 from __future__ import annotations
 

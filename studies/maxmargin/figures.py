@@ -1,4 +1,4 @@
-"""Figures and report of the max-margin study; reads only the tables in ``out``."""
+"""Figures of the max-margin study; reads only the tables in ``out``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures and report of the meanfield-clusters study, reading only its outputs."""
+"""Figures of the meanfield-clusters study, reading only its outputs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures and report of the phase-diagram study (GLPR Fig. 3 and 4), reading only its outputs."""
+"""Figures of the phase-diagram study (GLPR Fig. 3 and 4), reading only its outputs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures and report of the sphere-orthogonal study (GLPR Thm 6.8 / 6.9), reading its outputs."""
+"""Figures of the sphere-orthogonal study (GLPR Thm 6.8 / 6.9), reading its outputs."""
 
 from __future__ import annotations
 

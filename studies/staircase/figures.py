@@ -1,4 +1,4 @@
-"""Figures and report of the staircase study (GKPR dynamic metastability), reading its outputs."""
+"""Figures of the staircase study (GKPR dynamic metastability), reading its outputs."""
 
 from __future__ import annotations
 
