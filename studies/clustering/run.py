@@ -38,6 +38,8 @@ from metastab import theory
 from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
 
+from .config import Config
+
 # --------------------------------------------------------------------------- geometry
 
 
@@ -347,7 +349,7 @@ def polytope_row(P: ms.Polytope, threshold: float) -> dict:
     }
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Compute the chain table, decay profiles and polytope table of the clustering study."""
     out = Path(out)
     seed = int(config["seed"])

@@ -34,6 +34,8 @@ from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
 from metastab.studies.runner import beta_scan, quantile_band, recorded
 
+from .config import Config
+
 
 def model(kind: str, beta: float, gamma: float, d: int):
     """SA_β or SA_P at signed β: β < 0 is |β| with B = −I."""
@@ -168,7 +170,7 @@ def fit_exponent(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Collapse times of SA_β and SA_P, the per-step check, curves and summaries."""
     out = Path(out)
     seed, gamma, ratio = int(config["seed"]), float(config["gamma"]), float(config["ratio"])

@@ -18,10 +18,12 @@ from scipy import stats
 from metastab.results import read_table
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "[FW] thm. exp.fast.polytope"
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     lines, meta = read_table(out / "lines.csv")

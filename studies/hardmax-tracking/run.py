@@ -38,6 +38,8 @@ from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
 from metastab.studies.runner import beta_scan, quantile_band, recorded
 
+from .config import Config
+
 
 def start(P: ms.Polytope, n: int, margin: float, rng) -> np.ndarray:
     """Vertex tokens on the vertices, the other n − κ tokens uniform on K conditioned on
@@ -277,7 +279,7 @@ def _frozen_fit(chain: pd.DataFrame) -> dict | None:
     return _fit_row("frozen law log(1/p)", slope, intercept, chain["beta"])
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Compute the distance-over-time table, the tracking times and their summaries."""
     out = Path(out)
     seed, gamma, eps = int(config["seed"]), float(config["gamma"]), float(config["eps"])

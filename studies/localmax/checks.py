@@ -16,6 +16,8 @@ import pandas as pd
 from metastab.results import read_table
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "[LM] abstract (this package's reading)"
 TITLES = {
     "emerging": "emerging leader",
@@ -25,7 +27,7 @@ TITLES = {
 }
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     summary, meta = read_table(Path(out) / "summary.csv")
     v = verdicts(summary, meta["config"] | config.to_dict())

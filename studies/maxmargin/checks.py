@@ -19,10 +19,12 @@ from metastab.results import read_table
 from metastab.studies.runner import read_tables
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "[MM]"
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     rows, stated = [], None

@@ -48,6 +48,8 @@ from metastab import stats, theory
 from metastab.results import provenance, read_table, write_table
 from metastab.setups.polytopes import simplex
 
+from .config import Config
+
 EVENTS = ("jump", "cap")
 ENGINES = ("direct", "accelerated")
 ROOT = Path(__file__).resolve().parents[2]
@@ -474,7 +476,7 @@ def rd_tables(config: dict) -> pd.DataFrame:
 # --------------------------------------------------------------------------- entry point
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Compute every table of the study into ``out`` (module docstring): chains.parquet,
     per_beta.csv, law.csv, exponent.csv, crosscheck.csv, rd.csv and merge_tol.csv, each with a
     JSON sidecar."""
