@@ -52,6 +52,8 @@ from metastab import stats, theory
 from metastab.engine import underflow_exponent
 from metastab.results import provenance, write_table
 
+from .config import Config
+
 EVENTS = ("hull", "ball")
 ENGINES = ("direct", "accelerated")
 # The kernels' exp flushes weights e^z with z below this (≈ -708.74) to 0.
@@ -890,7 +892,7 @@ def bound_check(chains: pd.DataFrame, per: pd.DataFrame, facts: dict) -> pd.Data
 # --------------------------------------------------------------------------- entry point
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Compute every table of the study into ``out`` (see the module docstring).
 
     Parameters
@@ -933,7 +935,7 @@ def analyse(
     order_violations = int((wide["ball"] > wide["hull"]).sum())
     meta = {
         "study": "metastability",
-        "config": config,
+        "config": config.to_dict(),
         "seeds": {
             "chains": config["seed"],
             "accelerated_chains": config["accelerated_seed"],

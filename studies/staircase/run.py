@@ -30,6 +30,8 @@ from metastab import theory
 from metastab.results import write_table
 from metastab.studies.runner import study_meta
 
+from .config import Config
+
 
 def on_circle(theta: np.ndarray) -> np.ndarray:
     """Unit vectors (cos θ, sin θ), shape theta.shape + (2,)."""
@@ -217,7 +219,7 @@ def energy(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """All parts of the study, each into its own table with provenance."""
     out = Path(out)
     seed, dt, delta = int(config["seed"]), float(config["dt"]), float(config["delta"])
