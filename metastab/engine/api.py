@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from .._validate import check_memory, integer
+from ..kernels.params import NO_EVENT
 from ..models import Hardmax, Localmax
 from ..results import FirstPassage, Run, provenance
 from . import resolution
@@ -131,7 +132,8 @@ def simulate(
     check_memory(
         f"{what}: the trajectory" if what else f"a run of {C} chains of {n} tokens in R^{d}", need
     )
-    announce_compile(progress, *backend.kernels("exact"))
+    launch = (C, n, model.kernel_params(d).kind, NO_EVENT)
+    announce_compile(progress, *backend.kernels("exact", launch))
     X, seed, state = start(x, C, rng, first_chain)
     snapshots, neighbours = None, None
     times = record_times(plan, steps)
@@ -258,10 +260,11 @@ def first_passage(
         f"a run of {C} chains of {n} tokens in R^{d}",
         run_bytes(C, n, d, model) + x.nbytes + 8 * C * n * d,
     )
-    announce_compile(progress, *backend.kernels("passage"))
+    ev = event.compile(np.ascontiguousarray(x), model.key_query(d))
+    launch = (C, n, model.kernel_params(d).kind, ev.code)
+    announce_compile(progress, *backend.kernels("passage", launch))
     resolution.check_resolution(model, x, what="initial configurations")
     X, seed, state = start(x, C, rng, first_chain)
-    ev = event.compile(np.ascontiguousarray(x), model.key_query(d))
     tic = time.perf_counter()
     times, done = drive(backend, model, X, state, max_steps, ev, progress)
     resolution.check_resolution(

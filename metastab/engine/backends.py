@@ -28,7 +28,7 @@ from ..kernels.cpu import accelerated as _accelerated
 from ..kernels.cpu import drivers as _drivers
 from ..kernels.cpu import sphere as _sphere
 from ..kernels.cpu import splitting as _splitting
-from ..kernels.params import CLUSTERS, SPHERE_CHAIN, SPHERE_FLOW
+from ..kernels.params import CLUSTERS, NO_EVENT, SPHERE_CHAIN, SPHERE_FLOW
 
 __all__ = ["BACKENDS", "Backend", "DeviceUnavailable", "resolve"]
 
@@ -89,7 +89,7 @@ class Backend(Protocol):
 
     def coordinates(self, X: np.ndarray, ev: Any, out: np.ndarray) -> None: ...
 
-    def kernels(self, name: str) -> tuple: ...
+    def kernels(self, name: str, launch: tuple | None = None) -> tuple: ...
 
 
 class Cpu:
@@ -100,10 +100,8 @@ class Cpu:
 
     def advance(self, *args: Any) -> None:
         # args: X, state, dyn, sched, t0, nsteps, ev, steps, done (as Backend.advance)
-        kernel = (
-            _sphere.advance if args[2].kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers.advance
-        )
-        kernel(*args, numba.get_num_threads())
+        drivers = _sphere if args[2].kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
+        drivers.advance(*args, numba.get_num_threads())
 
     def events_at(self, *args: Any) -> None:
         _drivers.events_at(*args)
@@ -120,10 +118,18 @@ class Cpu:
     def coordinates(self, *args: Any) -> None:
         _splitting.coordinates(*args)
 
-    def kernels(self, name: str) -> tuple:
+    def kernels(self, name: str, launch: tuple | None = None) -> tuple:
+        # launch: (chains, n, kind, code) of the run, whose kernel is one of many (kernel_for)
+        run: tuple = ()
+        if launch is not None:
+            chains, n, kind, code = launch
+            drivers = _sphere if kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
+            run = (drivers.kernel_for(chains, n, kind, code, numba.get_num_threads()),)
+            if code != NO_EVENT:
+                run += (_drivers.events_at_for(code),)
         return {
-            "exact": (_streams.seed_streams, _drivers.advance),
-            "passage": (_streams.seed_streams, _drivers.advance, _drivers.cross_weights),
+            "exact": (_streams.seed_streams, *run),
+            "passage": (_streams.seed_streams, *run, _drivers.cross_weights),
             "accelerated": (_accelerated.advance_accelerated,),
         }[name]
 
@@ -206,7 +212,7 @@ class Cuda:
     def coordinates(self, *args: Any) -> None:
         raise ValueError(_CPU_ONLY.format("splitting"))
 
-    def kernels(self, name: str) -> tuple:
+    def kernels(self, name: str, launch: tuple | None = None) -> tuple:
         if name == "accelerated":
             raise ValueError(_CPU_ONLY.format("mode='accelerated'"))
         return (_drivers.events_at,)

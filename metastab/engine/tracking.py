@@ -13,6 +13,7 @@ import numpy as np
 from .._validate import check_memory, integer, real
 from ..events import clusters_arrays
 from ..kernels.cpu import clustering as _clusters
+from ..kernels.params import CLUSTERS
 from ..results import provenance
 from ..results.track import Track
 from .backends import resolve
@@ -110,7 +111,8 @@ def track(
         f"{what}: the observables" if what else f"a run of {C} chains of {n} tokens in R^{d}",
         run_bytes(C, n, d, model) + 8 * C * n + 8 * C * count * width,
     )
-    announce_compile(progress, *backend.kernels("exact"), _clusters.observe)
+    launch = (C, n, model.kernel_params(d).kind, CLUSTERS)
+    announce_compile(progress, *backend.kernels("exact", launch), _clusters.observe)
     X, seed, state = start(x, C, rng, first_chain)
     ev = clusters_arrays((n, d), float(delta), 0, chains=C)
     observed = np.empty((count, C, width))  # one contiguous block per recording time

@@ -1,8 +1,12 @@
 """Drivers: many independent chains in parallel (``prange`` over chains), each with its own
 xoshiro256** stream (:mod:`.streams`) whose state lives in a caller-owned array, so a chain's path
-depends only on its seed: not on the thread count, the chunking of chains or of steps. One driver
-serves every model and event: their parameters arrive as the NamedTuples of :mod:`.params`.
+depends only on its seed: not on the thread count, the chunking of chains or of steps. The
+parameters arrive as the NamedTuples of :mod:`.params`; the model kind and the event code choose
+the kernel (:func:`kernel_for`), compiled with both as constants, so that a run compiles only its
+own model's and event's paths.
 """
+
+import functools
 
 import numpy as np
 from numba import njit, prange
@@ -11,7 +15,7 @@ from ..cache import njit_keyed
 from ..params import CHAIN, CLUSTERS, FLOW, JIT, LOCALMAX, NO_EVENT
 from ..streams import next_uniform
 from .clustering import cluster_count, record_levels
-from .events import event_hit, hull_work
+from .events import TESTS, hull_work
 from .steps import (
     _ROWS,
     _chain_blocks,
@@ -94,56 +98,134 @@ def clusters_reached(ev, c, x, t):
     return m <= ev.at_most
 
 
-@njit(inline="always")
-def _stopped(ev, c, x, work, t, steps, done):
-    """Whether chain c meets the event ``ev`` after the step from time t; if so, it is recorded
-    as stopped at step t + 1."""
-    if ev.code == NO_EVENT:
+@functools.cache
+def stopped_for(code: int):
+    """``stopped(ev, c, x, work, t, steps, done)`` of the event ``code``: whether chain c meets
+    the event after the step from time t; if so, it is recorded as stopped at step t + 1. The
+    code is a constant of the compiled function: it holds its own event's test only."""
+    test = TESTS[code]
+
+    @_jit(**JIT)
+    def stopped(ev, c, x, work, t, steps, done):
+        if code == NO_EVENT:
+            return False
+        if code == CLUSTERS:
+            hit = clusters_reached(ev, c, x, t + 1)
+        else:
+            hit = test(ev, c, x, work)
+        if hit:
+            steps[c] = t + 1
+            done[c] = True
+            return True
         return False
-    if ev.code == CLUSTERS:
-        hit = clusters_reached(ev, c, x, t + 1)
-    else:
-        hit = event_hit(ev, c, x, work)
-    if hit:
-        steps[c] = t + 1
-        done[c] = True
-        return True
-    return False
+
+    return stopped
 
 
-@_jit(parallel=True, **JIT)
-def _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
-    """:func:`advance` for SA_P with fewer chains than threads: chains one after the other, each
-    step's blocks of tokens (and of the Gram) split over the threads. A token's arithmetic does
-    not depend on which thread runs its block, so the bits are those of the chain-parallel path."""
-    C, n, d = X.shape
-    B = dyn.B
-    P = dyn.P
-    beta = dyn.beta
-    use_P = dyn.use_P
-    gammas = sched.gammas
-    cw = chain_work(n, d)
-    pw, G = cw[-2], cw[-1]
-    tw = thread_works(T, n, d)
-    out = np.empty((n, d))
-    u = np.empty(n)
-    work = hull_work(n, d)
-    for c in range(C):
-        if done[c]:
-            continue
-        x = X[c]
-        st = state[c]
-        for t in range(t0, t0 + nsteps):
-            gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-            for i in range(n):
-                u[i] = next_uniform(st)
-            step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, tw, T)
-            x[:, :] = out
-            if _stopped(ev, c, x, work, t, steps, done):
-                break
+@functools.cache
+def _tokens_for(code: int):
+    """The kernel of SA_P with fewer chains than threads for the event ``code``: chains one after
+    the other, each step's blocks of tokens (and of the Gram) split over the threads. A token's
+    arithmetic does not depend on which thread runs its block, so the bits are those of the
+    chain-parallel path."""
+    stopped = stopped_for(code)
+
+    @_jit(parallel=True, **JIT)
+    def advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
+        C, n, d = X.shape
+        B = dyn.B
+        P = dyn.P
+        beta = dyn.beta
+        use_P = dyn.use_P
+        gammas = sched.gammas
+        cw = chain_work(n, d)
+        pw, G = cw[-2], cw[-1]
+        tw = thread_works(T, n, d)
+        out = np.empty((n, d))
+        u = np.empty(n)
+        work = hull_work(n, d)
+        for c in range(C):
+            if done[c]:
+                continue
+            x = X[c]
+            st = state[c]
+            for t in range(t0, t0 + nsteps):
+                gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+                for i in range(n):
+                    u[i] = next_uniform(st)
+                step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, tw, T)
+                x[:, :] = out
+                if stopped(ev, c, x, work, t, steps, done):
+                    break
+
+    return advance_tokens
 
 
-@_jit(parallel=True, **JIT)
+@functools.cache
+def _chains_for(kind: int, code: int):
+    """The kernel of the model kind ``kind`` and the event ``code``, chains in parallel (see
+    :func:`advance`). Both are constants of the compiled code: it holds its own paths only."""
+    stopped = stopped_for(code)
+
+    @_jit(parallel=True, **JIT)
+    def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
+        C, n, d = X.shape
+        # one name per field, bound before the parallel loop: numba's parallel lowering does not
+        # write back through arrays unpacked from a tuple (``a, b = t``), so drivers never unpack
+        B = dyn.B
+        P = dyn.P
+        beta = dyn.beta
+        use_P = dyn.use_P
+        by_point = dyn.by_point
+        tol = dyn.tol
+        rule = dyn.rule
+        gammas = sched.gammas
+        margins = sched.margins
+        for c in prange(C):
+            if done[c]:
+                continue
+            x = X[c]
+            out = np.empty((n, d))
+            u = np.empty(n)
+            work = hull_work(n, d)
+            if kind == CHAIN:
+                w = chain_work(n, d)
+            elif kind == FLOW:
+                w = flow_work(n, d)
+            elif kind == LOCALMAX:
+                w = localmax_work(n, d)
+            else:
+                w = hardmax_work(n, d)
+            st = state[c]
+            for t in range(t0, t0 + nsteps):
+                gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+                if kind == CHAIN:
+                    for i in range(n):
+                        u[i] = next_uniform(st)
+                    chain_step(x, B, beta, gamma, P, use_P, u, st, out, w)
+                elif kind == FLOW:
+                    flow_step(x, B, beta, gamma, P, use_P, out, w)
+                elif kind == LOCALMAX:
+                    r = margins[t - t0 if margins.shape[0] > 1 else 0]
+                    localmax_step(x, B, gamma, P, use_P, r, rule, out, w)
+                else:
+                    hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, w)
+                x[:, :] = out
+                if stopped(ev, c, x, work, t, steps, done):
+                    break
+
+    return advance_chains
+
+
+def kernel_for(chains: int, n: int, kind: int, code: int, threads: int):
+    """The kernel that :func:`advance` runs for ``chains`` chains of n tokens of the model kind
+    ``kind`` with the event ``code`` on ``threads`` threads (a numba dispatcher, compiled on first
+    call; one per kind, event and path, so that a run compiles only what it uses)."""
+    if kind == CHAIN and chains < threads and n > _ROWS:
+        return _tokens_for(code)
+    return _chains_for(kind, code)
+
+
 def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     """Advance every chain c with ``done[c]`` False by up to ``nsteps`` steps, in place.
 
@@ -155,63 +237,34 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     a chain that meets it records ``steps[c]`` (the number of steps taken since time 0) and stops.
     Chains never interact: the result of chain c does not depend on the thread count or on how
     the steps are split into calls. With fewer SA_P chains than ``threads`` (pass numba's thread
-    count), the threads share each step's tokens instead (:func:`_advance_tokens`).
+    count), the threads share each step's tokens instead. Runs :func:`kernel_for`'s kernel.
     """
-    C, n, d = X.shape
-    kind = dyn.kind
-    if kind == CHAIN and C < threads and n > _ROWS:
-        _advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads)
-        return
-    # one name per field, bound before the parallel loop: numba's parallel lowering does not write
-    # back through arrays unpacked from a tuple (``a, b = t``), so drivers never unpack one
-    B = dyn.B
-    P = dyn.P
-    beta = dyn.beta
-    use_P = dyn.use_P
-    by_point = dyn.by_point
-    tol = dyn.tol
-    rule = dyn.rule
-    gammas = sched.gammas
-    margins = sched.margins
-    for c in prange(C):
-        if done[c]:
-            continue
-        x = X[c]
-        out = np.empty((n, d))
-        u = np.empty(n)
-        work = hull_work(n, d)
-        cw = chain_work(n, d)
-        fw = flow_work(n, d)
-        hw = hardmax_work(n, d)
-        lw = localmax_work(n, d)
-        st = state[c]
-        for t in range(t0, t0 + nsteps):
-            gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-            if kind == CHAIN:
-                for i in range(n):
-                    u[i] = next_uniform(st)
-                chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw)
-            elif kind == FLOW:
-                flow_step(x, B, beta, gamma, P, use_P, out, fw)
-            elif kind == LOCALMAX:
-                r = margins[t - t0 if margins.shape[0] > 1 else 0]
-                localmax_step(x, B, gamma, P, use_P, r, rule, out, lw)
+    C, n, _ = X.shape
+    kernel = kernel_for(C, n, dyn.kind, ev.code, threads)
+    kernel(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads)
+
+
+@functools.cache
+def events_at_for(code: int):
+    """``events_at(X, ev, out)`` of the event ``code``: out[c] = whether configuration X[c]
+    already satisfies the event (time 0)."""
+    test = TESTS[code]
+
+    @_jit(parallel=True, **JIT)
+    def events_at(X, ev, out):
+        C, n, d = X.shape
+        for c in prange(C):
+            if code == CLUSTERS:
+                out[c] = clusters_reached(ev, c, X[c], 0)
             else:
-                hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, hw)
-            x[:, :] = out
-            if _stopped(ev, c, x, work, t, steps, done):
-                break
+                out[c] = test(ev, c, X[c], hull_work(n, d))
+
+    return events_at
 
 
-@_jit(parallel=True, **JIT)
 def events_at(X, ev, out):
     """out[c] = whether configuration X[c] already satisfies the event ``ev`` (time 0)."""
-    C, n, d = X.shape
-    for c in prange(C):
-        if ev.code == CLUSTERS:
-            out[c] = clusters_reached(ev, c, X[c], 0)
-        else:
-            out[c] = event_hit(ev, c, X[c], hull_work(n, d))
+    events_at_for(ev.code)(X, ev, out)
 
 
 @_jit(parallel=True, **JIT)

@@ -1,11 +1,12 @@
-"""Stopping events evaluated on one configuration: :func:`event_hit` and the point-to-hull
-distance :func:`hull_dist2` (Wolfe's min-norm-point algorithm) it uses for LEAVE_HULL."""
+"""Stopping events evaluated on one configuration: one test per event code (:data:`TESTS`),
+:func:`event_hit` over all of them, and the point-to-hull distance :func:`hull_dist2` (Wolfe's
+min-norm-point algorithm) that LEAVE_HULL uses."""
 
 import numpy as np
 from numba import njit
 
 from ..cache import njit_keyed
-from ..params import CLUSTERS, COLLAPSE, JIT, LEAVE_BALL, LEAVE_HULL, REACH
+from ..params import CLUSTERS, COLLAPSE, JIT, LEAVE_BALL, LEAVE_HULL, NO_EVENT, REACH
 from .clustering import cluster_count
 
 # cached only while the kernel files it uses are unchanged (see cache)
@@ -188,45 +189,93 @@ def _outside_hull(p, pts, members, r2, work):
 
 
 @_jit(**JIT)
-def event_hit(ev, c, x, work):
-    """Does the configuration x of chain c satisfy the stopping event ``ev`` (an EventArrays)?
-
-    LEAVE_BALL: some |x_i - centers_i| > radii_i.  REACH: every |x_i - centers_i| <= radii_i.
-    LEAVE_HULL: some dist(x_i, conv{centers_j : groups_j == groups_i}) > radii_i, with the members
-    of group g in members[starts[g]:starts[g + 1]].  COLLAPSE: diameter of x <= scalar.
-    CLUSTERS: at most ``at_most`` connected components of {cos(x_i, x_j) >= scalar}. Centers
-    and radii are chain c's rows (or the shared row 0).
-    """
-    n = x.shape[0]
-    code = ev.code
+def leave_ball(ev, c, x, work):
+    """LEAVE_BALL: some |x_i - centers_i| > radii_i."""
     centers = _row(ev.centers, c)
     radii = _row(ev.radii, c)
-    if code == LEAVE_BALL:
-        for i in range(n):
-            if _dist2(x[i], centers[i]) > radii[i] * radii[i]:
-                return True
-        return False
-    if code == REACH:
-        for i in range(n):
-            if not _dist2(x[i], centers[i]) <= radii[i] * radii[i]:
+    for i in range(x.shape[0]):
+        if _dist2(x[i], centers[i]) > radii[i] * radii[i]:
+            return True
+    return False
+
+
+@_jit(**JIT)
+def reach(ev, c, x, work):
+    """REACH: every |x_i - centers_i| <= radii_i."""
+    centers = _row(ev.centers, c)
+    radii = _row(ev.radii, c)
+    for i in range(x.shape[0]):
+        if not _dist2(x[i], centers[i]) <= radii[i] * radii[i]:
+            return False
+    return True
+
+
+@_jit(**JIT)
+def leave_hull(ev, c, x, work):
+    """LEAVE_HULL: some dist(x_i, conv{centers_j : groups_j == groups_i}) > radii_i, with the
+    members of group g in members[starts[g]:starts[g + 1]]."""
+    centers = _row(ev.centers, c)
+    radii = _row(ev.radii, c)
+    for i in range(x.shape[0]):
+        g = ev.groups[i]
+        own = ev.members[ev.starts[g] : ev.starts[g + 1]]
+        if _outside_hull(x[i], centers, own, radii[i] * radii[i], work):
+            return True
+    return False
+
+
+@_jit(**JIT)
+def collapse(ev, c, x, work):
+    """COLLAPSE: the diameter of x is at most ev.scalar."""
+    n = x.shape[0]
+    lim = ev.scalar * ev.scalar
+    for i in range(n):
+        for j in range(i + 1, n):
+            if not _dist2(x[i], x[j]) <= lim:
                 return False
-        return True
+    return True
+
+
+@_jit(**JIT)
+def clusters(ev, c, x, work):
+    """CLUSTERS: at most ``at_most`` connected components of {cos(x_i, x_j) >= scalar}."""
+    return cluster_count(x, ev.scalar) <= ev.at_most
+
+
+@_jit(**JIT)
+def never(ev, c, x, work):
+    """NO_EVENT."""
+    return False
+
+
+# event code -> its test: kernels specialised to one event call it by name (see drivers)
+TESTS = {
+    NO_EVENT: never,
+    LEAVE_BALL: leave_ball,
+    REACH: reach,
+    LEAVE_HULL: leave_hull,
+    COLLAPSE: collapse,
+    CLUSTERS: clusters,
+}
+
+
+@_jit(**JIT)
+def event_hit(ev, c, x, work):
+    """Does the configuration x of chain c satisfy the stopping event ``ev`` (an EventArrays)?
+    The test of its code (:data:`TESTS`): centers and radii are chain c's rows (or the shared
+    row 0). For kernels that serve every event; a kernel of one event calls its test directly.
+    """
+    code = ev.code
+    if code == LEAVE_BALL:
+        return leave_ball(ev, c, x, work)
+    if code == REACH:
+        return reach(ev, c, x, work)
     if code == LEAVE_HULL:
-        for i in range(n):
-            g = ev.groups[i]
-            own = ev.members[ev.starts[g] : ev.starts[g + 1]]
-            if _outside_hull(x[i], centers, own, radii[i] * radii[i], work):
-                return True
-        return False
+        return leave_hull(ev, c, x, work)
     if code == COLLAPSE:
-        lim = ev.scalar * ev.scalar
-        for i in range(n):
-            for j in range(i + 1, n):
-                if not _dist2(x[i], x[j]) <= lim:
-                    return False
-        return True
+        return collapse(ev, c, x, work)
     if code == CLUSTERS:
-        return cluster_count(x, ev.scalar) <= ev.at_most
+        return clusters(ev, c, x, work)
     return False
 
 

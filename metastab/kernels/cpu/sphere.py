@@ -28,6 +28,7 @@ bit; loops run across tokens or across k, never reduce in a vector register, and
 off.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -38,7 +39,7 @@ from ..cache import njit_keyed
 from ..params import JIT as _JIT
 from ..params import POST_LN, PRE_LN, SPHERE_CHAIN, UNNORMALIZED
 from ..streams import next_uniform
-from .drivers import _stopped
+from .drivers import stopped_for
 from .events import hull_work
 from .scores import ROWS as _ROWS
 from .scores import score_loops
@@ -346,42 +347,66 @@ def renormalise_moved(x, i, out):
 
 
 @njit(inline="always")
-def _flow(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work, T):
-    """One step of the flow on the sphere (module notes): post-LN x_i ← N(x_i + dt Attn(x)_i),
-    RK4 on ẋ = P⊥ Attn(x) followed by N, or pre-LN x_i ← x_i + dt Attn(N(x))_i (not
-    renormalised). Synchronous: every token reads the old x."""
+def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
+    """Pre-LN: x_i ← x_i + dt Attn(N(x))_i (not renormalised)."""
     n, d = x.shape
     K = work[2]
     y = work[3]
-    if scheme == PRE_LN:
-        for i in range(n):
-            _normalise_fused(x, i, y)
-        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
-        for i in range(n):
-            for k in range(d):
-                out[i, k] = fma(dt, K[0, i, k], x[i, k])
-        return
-    if scheme == POST_LN:
-        _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
-        for i in range(n):
-            for k in range(d):
-                y[i, k] = fma(dt, K[0, i, k], x[i, k])
-    else:
-        half = 0.5 * dt
-        _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, T)
-        for q in range(1, 4):
-            h = dt if q == 3 else half
-            for i in range(n):
-                for k in range(d):
-                    y[i, k] = fma(h, K[q - 1, i, k], x[i, k])
-            _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, T)
-        sixth = dt / 6.0
-        for i in range(n):
-            for k in range(d):
-                inc = ((K[0, i, k] + 2.0 * K[1, i, k]) + 2.0 * K[2, i, k]) + K[3, i, k]
-                y[i, k] = fma(sixth, inc, x[i, k])
+    for i in range(n):
+        _normalise_fused(x, i, y)
+    _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
+    for i in range(n):
+        for k in range(d):
+            out[i, k] = fma(dt, K[0, i, k], x[i, k])
+
+
+@njit(inline="always")
+def _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
+    """Post-LN: x_i ← N(x_i + dt Attn(x)_i)."""
+    n, d = x.shape
+    K = work[2]
+    y = work[3]
+    _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
+    for i in range(n):
+        for k in range(d):
+            y[i, k] = fma(dt, K[0, i, k], x[i, k])
     for i in range(n):
         _normalise_fused(y, i, out)
+
+
+@njit(inline="always")
+def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
+    """RK4 on ẋ = P⊥ Attn(x), followed by N."""
+    n, d = x.shape
+    K = work[2]
+    y = work[3]
+    half = 0.5 * dt
+    _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, T)
+    for q in range(1, 4):
+        h = dt if q == 3 else half
+        for i in range(n):
+            for k in range(d):
+                y[i, k] = fma(h, K[q - 1, i, k], x[i, k])
+        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, T)
+    sixth = dt / 6.0
+    for i in range(n):
+        for k in range(d):
+            inc = ((K[0, i, k] + 2.0 * K[1, i, k]) + 2.0 * K[2, i, k]) + K[3, i, k]
+            y[i, k] = fma(sixth, inc, x[i, k])
+    for i in range(n):
+        _normalise_fused(y, i, out)
+
+
+@njit(inline="always")
+def _flow(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work, T):
+    """One step of the flow on the sphere (module notes) by its scheme: :func:`_post_ln`,
+    :func:`_rk4` or :func:`_pre_ln`. Synchronous: every token reads the old x."""
+    if scheme == PRE_LN:
+        _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
+    elif scheme == POST_LN:
+        _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
+    else:
+        _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
 
 
 @_jit(**_JIT)
@@ -420,77 +445,108 @@ def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
         renormalise_moved(x, i, out)
 
 
-@_jit(parallel=True, **_JIT)
-def _advance_tokens(X, dyn, sched, t0, nsteps, ev, steps, done, T):
-    """:func:`advance` for the flow with fewer chains than threads: chains one after the other,
-    the blocks of tokens of each step split over T threads (same bits as the chain-parallel
-    path)."""
-    C, n, d = X.shape
-    Bs = dyn.Bs
-    Vs = dyn.Vs
-    beta = dyn.beta
-    attention = dyn.attention
-    scheme = dyn.scheme
-    causal = dyn.causal
-    plain_B = dyn.plain_B
-    plain_V = dyn.plain_V
-    gammas = sched.gammas
-    out = np.empty((n, d))
-    hw = hull_work(n, d)
-    fw = flow_work(n, d, T)
-    for c in range(C):
-        if done[c]:
-            continue
-        x = X[c]
-        for t in range(t0, t0 + nsteps):
-            h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-            _flow(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, out, fw, T)
-            x[:, :] = out
-            if _stopped(ev, c, x, hw, t, steps, done):
-                break
+@functools.cache
+def _tokens_for(code: int):
+    """The flow's kernel with fewer chains than threads for the event ``code``: chains one after
+    the other, the blocks of tokens of each step split over T threads (same bits as the
+    chain-parallel path)."""
+    stopped = stopped_for(code)
+
+    @_jit(parallel=True, **_JIT)
+    def advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
+        C, n, d = X.shape
+        Bs = dyn.Bs
+        Vs = dyn.Vs
+        beta = dyn.beta
+        attention = dyn.attention
+        scheme = dyn.scheme
+        causal = dyn.causal
+        plain_B = dyn.plain_B
+        plain_V = dyn.plain_V
+        gammas = sched.gammas
+        out = np.empty((n, d))
+        hw = hull_work(n, d)
+        fw = flow_work(n, d, T)
+        for c in range(C):
+            if done[c]:
+                continue
+            x = X[c]
+            for t in range(t0, t0 + nsteps):
+                h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+                _flow(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, out, fw, T)
+                x[:, :] = out
+                if stopped(ev, c, x, hw, t, steps, done):
+                    break
+
+    return advance_tokens
 
 
-@_jit(parallel=True, **_JIT)
+@functools.cache
+def _chains_for(kind: int, code: int, scheme: int):
+    """The kernel of the sphere model ``kind``, the event ``code`` and the flow's ``scheme``,
+    chains in parallel (see :func:`advance`); the three are constants of the compiled code."""
+    stopped = stopped_for(code)
+
+    @_jit(parallel=True, **_JIT)
+    def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
+        C, n, d = X.shape
+        # one name per field, bound before the parallel loop (see drivers._chains_for)
+        Bs = dyn.Bs
+        Vs = dyn.Vs
+        beta = dyn.beta
+        attention = dyn.attention
+        causal = dyn.causal
+        plain_B = dyn.plain_B
+        plain_V = dyn.plain_V
+        gammas = sched.gammas
+        for c in prange(C):
+            if done[c]:
+                continue
+            x = X[c]
+            st = state[c]
+            out = np.empty((n, d))
+            u = np.empty(n)
+            hw = hull_work(n, d)
+            if kind == SPHERE_CHAIN:
+                w = chain_work(n, d)
+            else:
+                w = flow_work(n, d)
+            for t in range(t0, t0 + nsteps):
+                h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+                if kind == SPHERE_CHAIN:
+                    for i in range(n):
+                        u[i] = next_uniform(st)
+                    chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, w)
+                elif scheme == POST_LN:  # the scheme is a constant: one of the three compiles
+                    _post_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, out, w, 1)
+                elif scheme == PRE_LN:
+                    _pre_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, out, w, 1)
+                else:
+                    _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, out, w, 1)
+                x[:, :] = out
+                if stopped(ev, c, x, hw, t, steps, done):
+                    break
+
+    return advance_chains
+
+
+def kernel_for(chains: int, n: int, kind: int, code: int, threads: int, scheme: int = POST_LN):
+    """The kernel that :func:`advance` runs (see ``drivers.kernel_for``; ``scheme``: the flow's):
+    a flow with fewer chains than threads and more than one block of tokens shares each step's
+    blocks over the threads."""
+    if kind != SPHERE_CHAIN and chains < threads and n > _ROWS:
+        return _tokens_for(code)
+    return _chains_for(kind, code, POST_LN if kind == SPHERE_CHAIN else scheme)
+
+
 def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     """``drivers.advance`` for the sphere models: every chain c with ``done[c]`` False takes up
     to ``nsteps`` steps in place (step size ``sched.gammas``: dt of the flow, γ of the chain),
     checking the event ``ev`` after each. Chains run in parallel and never interact, so chain c
     depends only on its stream, not on the thread count or on how the steps are split. A flow
     with fewer chains than ``threads`` (pass numba's thread count) and more than one block of
-    tokens shares each step's blocks over the threads instead (:func:`_advance_tokens`)."""
-    C, n, d = X.shape
-    if dyn.kind != SPHERE_CHAIN and C < threads and n > _ROWS:
-        _advance_tokens(X, dyn, sched, t0, nsteps, ev, steps, done, threads)
-        return
-    # one name per field, bound before the parallel loop (see drivers.advance)
-    kind = dyn.kind
-    Bs = dyn.Bs
-    Vs = dyn.Vs
-    beta = dyn.beta
-    attention = dyn.attention
-    scheme = dyn.scheme
-    causal = dyn.causal
-    plain_B = dyn.plain_B
-    plain_V = dyn.plain_V
-    gammas = sched.gammas
-    for c in prange(C):
-        if done[c]:
-            continue
-        x = X[c]
-        st = state[c]
-        out = np.empty((n, d))
-        u = np.empty(n)
-        hw = hull_work(n, d)
-        fw = flow_work(n, d)
-        cw = chain_work(n, d)
-        for t in range(t0, t0 + nsteps):
-            h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-            if kind == SPHERE_CHAIN:
-                for i in range(n):
-                    u[i] = next_uniform(st)
-                chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, cw)
-            else:
-                flow_step(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, out, fw)
-            x[:, :] = out
-            if _stopped(ev, c, x, hw, t, steps, done):
-                break
+    tokens shares each step's blocks over the threads instead. Runs :func:`kernel_for`'s
+    kernel."""
+    C, n, _ = X.shape
+    kernel = kernel_for(C, n, dyn.kind, ev.code, threads, dyn.scheme)
+    kernel(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads)
