@@ -39,7 +39,7 @@ from metastab.sweep import (
 )
 from metastab.sweep.faults import KILL_AT, PAUSE_AT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 

@@ -23,7 +23,7 @@ from metastab.studies.runner import (
 )
 
 STUDIES = list_studies()
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"
 # a number: not inside a word, an exponent (^) or a longer number; a sentence's full stop may end it
 NUMBER = re.compile(r"(?<![\w.^−-])[−-]?\d+(?:\.\d+)?(?:e[+−-]?\d+)?(?!\w|\.\d)")
