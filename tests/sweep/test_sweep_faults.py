@@ -457,6 +457,7 @@ def _kill_after_first_chunk(proc):
     return progress, killed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("victim", ["worker", "scheduler"])
 def test_dask_losing_its_only_worker_or_its_scheduler_ends_and_resumes(victim, reference, tmp_path):
     """The last worker (or the scheduler) is killed after the first chunk: the run ends within
