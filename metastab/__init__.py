@@ -20,9 +20,10 @@ __version__ = "0.1.0"
 _NAMES = {
     "DiagnosticWarning": "exceptions",
     "ResolutionWarning": "exceptions",
-    "clusters": "setups.initial",
+    "StepSizeWarning": "exceptions",
     "in_cells": "setups.initial",
     "near_vertices": "setups.initial",
+    "repeated_points": "setups.initial",
     "shrunk": "setups.initial",
     "uniform_in": "setups.initial",
     "Clusters": "events",
@@ -43,6 +44,7 @@ _NAMES = {
     "simplex": "setups.polytopes",
     "FirstPassage": "results.passage",
     "Run": "results.passage",
+    "load": "results.protocol",
     "Seed": "rng",
     "as_seed": "rng",
     "first_passage": "engine",
@@ -80,10 +82,12 @@ _NAMESPACES = {
     "polytopes": "setups.polytopes",
 }
 # Aliases for one release: the attribute names of the modules that moved in the layout by role
-# (old attribute -> its module now). They are not listed by dir(metastab); use the new names.
-# metastab.bench, models, results, studies and theory kept their names: those packages name the
-# public contents of the former modules.
+# (old attribute -> its module now), and renamed names ("module:name"). They are not listed by
+# dir(metastab); use the new names. metastab.bench, models, results, studies and theory kept
+# their names: those packages name the public contents of the former modules.
 _ALIASES = {
+    # the initial configuration, renamed apart from the event metastab.Clusters
+    "clusters": "setups.initial:repeated_points",
     "bench_sphere": "bench.sphere",
     "configs": "setups.initial",
     "demo": "bench.demo",
@@ -107,7 +111,10 @@ def __getattr__(name: str) -> object:
     elif name in _SUBMODULES:
         value = _importlib.import_module(f".{name}", __name__)
     elif name in _NAMESPACES or name in _ALIASES:
-        value = _importlib.import_module(f".{_NAMESPACES.get(name) or _ALIASES[name]}", __name__)
+        module, _, attribute = (_NAMESPACES.get(name) or _ALIASES[name]).partition(":")
+        value = _importlib.import_module(f".{module}", __name__)
+        if attribute:
+            value = getattr(value, attribute)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function
@@ -115,5 +122,6 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    names = set(globals()) - set(_ALIASES)
-    return sorted(names | set(_NAMES) | set(_SUBMODULES) | set(_NAMESPACES))
+    # the public names only: not the helpers of this module, nor the private submodules and
+    # aliases that imports leave in its namespace
+    return sorted(set(__all__) | set(_SUBMODULES) | set(_NAMESPACES))

@@ -1,21 +1,30 @@
 """The public warnings of metastab, in one module (as :mod:`numpy.exceptions`).
 
-Both are :class:`RuntimeWarning` subclasses and are exported at top level
-(``metastab.DiagnosticWarning``, ``metastab.ResolutionWarning``). This module imports nothing,
-so catching or filtering them loads neither numba nor scipy.
+All are :class:`RuntimeWarning` subclasses and are exported at top level
+(``metastab.DiagnosticWarning``, ``metastab.ResolutionWarning``, ``metastab.StepSizeWarning``).
+This module imports nothing, so catching or filtering them loads neither numba nor scipy.
 """
 
-__all__ = ["DiagnosticWarning", "ResolutionWarning"]
+__all__ = ["DiagnosticWarning", "ResolutionWarning", "StepSizeWarning"]
 
 
 class DiagnosticWarning(RuntimeWarning):
     """A statistic is reported but says less than it seems: no events, most chains censored,
-    chains excluded, a model that does not fit. The message carries the numbers."""
+    chains excluded, a model that does not fit; or a replay runs under other versions than the
+    result it repeats (``result.replay()``). The message carries the numbers."""
 
 
 class ResolutionWarning(RuntimeWarning):
     """Direct stepping cannot draw the moves a run needs: their weights e^{β(s_ij − max_k s_ik)}
     underflow to 0 in the kernels' exp (exponent below
     :func:`metastab.engine.underflow_exponent`), so chains stay where they are and are
-    censored, and a fitted rate or exponent is wrong. The message gives the numbers; use
-    ``mode="accelerated"``."""
+    censored, and a fitted rate or exponent is wrong. The message gives the numbers and ends
+    with :attr:`REMEDY` (which the command line says in its own terms)."""
+
+    REMEDY = "first_passage(..., mode='accelerated')"
+
+
+class StepSizeWarning(RuntimeWarning):
+    """A step size beyond the stable range of its scheme (:meth:`metastab.SphereFlow.stable_dt`):
+    the run may diverge, or follow something else than the flow it discretises. The message names
+    the step, the range and why."""

@@ -1,18 +1,22 @@
 """Figures of first-passage statistics: survival curves and the Arrhenius plot.
 
-matplotlib and seaborn are imported inside the functions (never by the core), and figures are
-drawn on the Agg canvas without pyplot, so no global backend state is touched. Every function
-returns the :class:`matplotlib.figure.Figure` and, given ``path``, writes it (format by suffix).
+matplotlib and seaborn are imported here and inside the functions (never by the core); figures are
+drawn on the Agg canvas without pyplot, so no global backend state is touched and no figure stays
+open. Every function returns the figure (a :class:`matplotlib.figure.Figure` with a PNG
+representation, so that a notebook shows it inline as a cell's value, with no ``%matplotlib``
+line) and, given ``path``, writes it (format by suffix).
 """
 
 from __future__ import annotations
 
+import io
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from . import stats, theory
 
@@ -20,9 +24,7 @@ if TYPE_CHECKING:
     import os
     from typing import Any
 
-    from matplotlib.figure import Figure
-
-__all__ = ["arrhenius_figure", "canvas", "save", "survival_figure"]
+__all__ = ["InlineFigure", "arrhenius_figure", "canvas", "save", "survival_figure"]
 
 
 def canvas(
@@ -43,11 +45,20 @@ def canvas(
     (2,)
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), layout="constrained")
+    fig = InlineFigure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
     return fig, fig.subplots(rows, cols, squeeze=squeeze, **subplots)
+
+
+class InlineFigure(Figure):
+    """A Figure that a notebook shows inline as a cell's value. Without pyplot nothing registers
+    a display formatter for figures, and IPython would print ``<Figure size ...>``."""
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png")
+        return buffer.getvalue()
 
 
 def save(fig: Figure, path: str | os.PathLike[str] | None, *, dpi: int = 150) -> Figure:
@@ -73,7 +84,7 @@ def _groups(data, by):
         if by in data:
             return [(f"{by} = {v:g}", g) for v, g in data.groupby(by, sort=True)]
         return [("", data)]
-    if hasattr(data, "steps") and hasattr(data, "censored"):
+    if hasattr(data, "times") and hasattr(data, "censored"):
         beta = getattr(data, "model", {}).get(by)
         return [(f"{by} = {beta:g}" if beta is not None else "", data)]
     raise ValueError(

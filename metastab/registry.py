@@ -10,9 +10,10 @@ spec in :mod:`metastab.models`, its kernel step, and one :class:`Kind` in :data:
 
 Command-line spelling: ``KIND:V1:V2`` gives the kind's positional ``fields`` in order, and any
 other parameter as ``name=value`` (``regular:5:phase=0.3``); a list is comma-separated
-(``clusters:4,4,4``); a path is the whole rest (``file:C:/x0.npy``). The older spellings
+(``repeated-points:4,4,4``); a path is the whole rest (``file:C:/x0.npy``). The older spellings
 ``cross:D`` and ``random:K[:equinorm]`` are accepted as aliases of ``cross-polytope:D`` and
-``random-polygon:K[:equal_norm]``.
+``random-polygon:K[:equal_norm]``, and the initial kind ``clusters`` (deprecated: the name of an
+event) as an alias of ``repeated-points``.
 
 Examples
 --------
@@ -44,6 +45,7 @@ __all__ = [
     "POLYTOPES",
     "INITIALS",
     "REQUIRED",
+    "default_event_radius",
     "on_sphere",
     "model_from_dict",
     "event_from_dict",
@@ -61,7 +63,8 @@ class Param:
 
     ``arg`` is the constructor's name for it when that differs (``seed`` is passed as ``rng``);
     ``default`` is given only where the recipe's default is not the constructor's (the sweep's
-    ``groups = "cells"``: the initial cells, which the constructor cannot know).
+    ``groups = "cells"``: the initial cells, which the constructor cannot know; an event's
+    ``radius = None``: :func:`default_event_radius`).
     """
 
     name: str
@@ -363,11 +366,39 @@ def _build_event(kind: Kind, spec: Mapping, context: Mapping) -> Any:
     polytope = context["polytope"]
     vertices = None if polytope is None else polytope.vertices
     args = kind.arguments(spec, {**context, "vertices": vertices})
+    if kind.name in RADIUS_DEFAULTED and args["radius"] is None:
+        args["radius"] = default_event_radius(kind.name, context["model"], polytope)
     if isinstance(args.get("groups"), str):
         if args["groups"] != "cells":
             raise ValueError(f"groups must be 'cells' or a list of labels, got {args['groups']!r}")
         args["groups"] = _cells(polytope, context["model"], context["x0"])
     return kind.make(**args)
+
+
+# the events whose radius defaults to default_event_radius
+RADIUS_DEFAULTED = ("leave-ball", "leave-hull")
+
+
+def default_event_radius(event: str, model: Any, polytope: Any) -> float:
+    """The default radius ε of a leave-hull or leave-ball event: 2·gamma·diam(K), the smallest
+    for which [FW] Thm 5.4 bounds the exit time (it asks ε/γ >= 2 d(K)). The one definition of
+    the command line and the sweep; refused without a polytope or a scalar gamma.
+
+    >>> from metastab import SoftmaxChain, regular_polygon
+    >>> round(default_event_radius("leave-hull", SoftmaxChain(2.0, 0.1), regular_polygon(4)), 6)
+    0.4
+    """
+    gamma = getattr(model, "gamma", None)
+    if polytope is None:
+        raise ValueError(
+            f"radius: {event} needs a radius here (its default, 2·gamma·diam(K), needs a polytope)"
+        )
+    if isinstance(gamma, bool) or not isinstance(gamma, (int, float)):
+        raise ValueError(
+            f"radius: {event} needs a radius here (its default, 2·gamma·diam(K), needs a scalar "
+            f"gamma, got {gamma!r})"
+        )
+    return 2 * float(gamma) * polytope.diameter
 
 
 def _cells(polytope: Any, model: Any, x0: Any) -> Any:
@@ -429,13 +460,13 @@ EVENTS = Registry(
         Kind(
             "leave-ball",
             "metastab.events:LeaveBall",
-            (Param("radius", "float"),),
+            (Param("radius", "float", default=None),),
             summary="some token leaves the ball of radius EPS around its start",
         ),
         Kind(
             "leave-hull",
             "metastab.events:LeaveHull",
-            (Param("radius", "float"), Param("groups", "groups", default="cells")),
+            (Param("radius", "float", default=None), Param("groups", "groups", default="cells")),
             summary="some token leaves the hull of its initial cell's tokens + B(0, EPS): T2 of "
             "Thm 5.4",
         ),
@@ -556,11 +587,12 @@ INITIALS = Registry(
             summary="uniform points of K",
         ),
         Kind(
-            "clusters",
-            "metastab.setups.initial:clusters",
+            "repeated-points",
+            "metastab.setups.initial:repeated_points",
             (Param("multiplicities", "ints"),),
             fields=("multiplicities",),
             context=("points",),
+            aliases=("clusters",),
             summary="vertex a repeated m_a times (comma-separated m_a)",
         ),
         Kind(

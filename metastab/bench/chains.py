@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 from ..engine import announce_compile_for, first_passage, simulate
+from ..engine.progress import tqdm_class
 from ..kernels.cpu import steps as _steps
 from ..models import SoftmaxChain
 from ..setups.initial import shrunk
@@ -139,9 +140,7 @@ def run_bench(
         bench_jax.jax_chain(x0, W1_BETA, W1_GAMMA, steps=steps, chains=chains, seed=seed)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(
+        bar = tqdm_class()(
             total=(3 if use_jax else 2) * repeat,
             desc="timed runs (numba, numpy, jax)",
             unit="run",
@@ -243,7 +242,7 @@ def escape_bench(
             progress=progress,
         )
         fast_s = time.perf_counter() - tic
-        mean = float(fast.steps.mean())
+        mean = float(fast.times.mean())
         tic = time.perf_counter()
         exact = first_passage(
             model,

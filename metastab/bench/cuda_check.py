@@ -8,24 +8,31 @@ fraction of the float64 flop bound reached: a token-step costs 2 n d flops of sc
 :data:`EXP_FLOPS` n of exponentials, so a card of ``peak`` flop/s bounds the rate near
 peak / (2 n d + EXP_FLOPS n).
 
-:func:`agreement` checks that the device's escape-time law is the CPU's (on a device fused
-multiply-adds may round differently, so bits are not compared): first-passage times of the
-[FW] Thm 5.4 exit on both, from independent seeds, compared by two-sample Kolmogorov–Smirnov and
-Anderson–Darling tests; a negative control (the device at a slightly larger β) must be rejected.
+:func:`same_bits` runs every model on the device and on the CPU from the same seed and compares
+the results bit for bit: the device kernels round every product as written and fuse only where
+the CPU does (:mod:`metastab.kernels.cuda.arith`; ``metastab bench --device cuda --compile-only``
+counts the fusions the compilers add: none), so the bits should be the CPU's. :func:`agreement`
+checks the escape-time law as well: first-passage times of the [FW] Thm 5.4 exit on both, from
+independent seeds, compared by two-sample Kolmogorov–Smirnov and Anderson–Darling tests; a
+negative control (the device at a slightly larger β) must be rejected.
 
-:func:`check` runs the device tests (``tests/test_cuda.py`` without the simulator), the agreement
-and the bench, and writes everything to a folder (see its docstring).
+:func:`check` runs the device tests (``tests/test_cuda.py`` without the simulator), the bits, the
+agreement and the bench, each under a time limit, and writes everything to a folder (see its
+docstring).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -39,7 +46,9 @@ __all__ = [
     "torch_chain",
     "cuda_bench",
     "agreement",
+    "LIMITS",
     "check",
+    "same_bits",
 ]
 
 # name, n, d, betas, chains, steps (device), CPU chains, CPU steps: the issue's workloads. SA_P
@@ -251,7 +260,7 @@ def agreement(
         )
         if fp.censored.any():
             raise RuntimeError(f"{int(fp.censored.sum())} chains censored: raise max_steps")
-        return fp.steps.astype(float)
+        return fp.times.astype(float)
 
     control = beta + _CONTROL_SHIFT if control is None else control
     cpu, gpu, other = times(beta, "cpu", 1), times(beta, "cuda", 2), times(control, "cuda", 3)
@@ -274,6 +283,46 @@ def agreement(
         "control": ctrl,
         "passed": min(same.values()) >= _ALPHA and max(ctrl.values()) < _ALPHA,
     }
+
+
+def same_bits(steps: int = 50, chains: int = 64) -> list[dict]:
+    """One row per model: the final states of ``simulate`` on the device and on the CPU from
+    the same seed, and whether they are equal bit for bit (NaN where the CPU has NaN)."""
+    from ..engine import simulate
+    from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
+    from ..models.sphere import SphereChain, SphereFlow
+    from ..setups.sphere import sphere_uniform
+    from .chains import workload_w1
+
+    w1 = workload_w1()
+    ball = sphere_uniform(16, 8, rng=3)
+    cases: list[tuple[str, Any, np.ndarray]] = [
+        ("SoftmaxChain W1", SoftmaxChain(beta=20.0, gamma=_GAMMA), w1),
+        ("SoftmaxFlow W1", SoftmaxFlow(beta=20.0, gamma=_GAMMA), w1),
+        ("Hardmax W1", Hardmax(gamma=_GAMMA), w1),
+        ("Localmax W1", Localmax(gamma=_GAMMA, r=0.05), w1),
+        ("SphereChain n=16 d=8", SphereChain(beta=4.0, gamma=_GAMMA), ball),
+        ("SphereFlow post-LN n=16 d=8", SphereFlow(beta=4.0, dt=_DT), ball),
+        ("SphereFlow rk4 n=16 d=8", SphereFlow(beta=4.0, dt=_DT, scheme="rk4"), ball),
+    ]
+    rows = []
+    for name, model, x0 in cases:
+        runs = [
+            simulate(model, x0, steps=steps, chains=chains, rng=7, device=dev).final
+            for dev in ("cuda", "cpu")
+        ]
+        differ = ~((runs[0] == runs[1]) | (np.isnan(runs[0]) & np.isnan(runs[1])))
+        rows.append(
+            {
+                "model": name,
+                "chains": chains,
+                "steps": steps,
+                "equal": not differ.any(),
+                "differing_values": int(differ.sum()),
+                "max_abs_difference": float(np.nanmax(np.abs(runs[0] - runs[1]))),
+            }
+        )
+    return rows
 
 
 def device_name() -> str:
@@ -306,6 +355,27 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+# seconds each step of check() may take (the whole check fits 4 minutes of device time once the
+# kernels are compiled; compiling them is cached between runs in numba's cache)
+LIMITS = {"tests": 120.0, "bits": 30.0, "agreement": 45.0, "bench": 45.0}
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float, what: str) -> Iterator[None]:
+    """Raise TimeoutError in the block after ``seconds`` (SIGALRM: the main thread, Unix)."""
+
+    def expire(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"{what} ran past its {seconds:g} s limit")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def check(
     out: str | Path,
     *,
@@ -314,14 +384,20 @@ def check(
     repeat: int = 3,
     workloads: tuple[Workload, ...] = WORKLOADS,
     agree: dict | None = None,
+    bits: dict | None = None,
+    limits: dict | None = None,
 ) -> bool:
     """The whole GPU check, written to the folder ``out``: ``tests.log`` and ``tests.xml`` (the
-    device tests, pytest's output and JUnit report), ``agreement.json`` (:func:`agreement`),
-    ``bench.json`` and ``bench.md`` (:func:`cuda_bench`) and ``summary.md`` (the date, the
-    device, the table and the verdicts). Returns whether the tests and the agreement passed.
-    ``scale`` < 1 shrinks the bench (a quick run); ``agree``: keywords of :func:`agreement`."""
+    device tests, pytest's output and JUnit report), ``bits.json`` (:func:`same_bits`),
+    ``agreement.json`` (:func:`agreement`), ``bench.json`` and ``bench.md`` (:func:`cuda_bench`)
+    and ``summary.md`` (the date, the device, the tables and the verdicts). Every step runs under
+    its limit of :data:`LIMITS` (``limits`` overrides some); one that runs past it is reported
+    and fails the check. Returns whether the tests, the bits and the agreement passed. ``scale``
+    < 1 shrinks the bench (a quick run); ``agree`` and ``bits``: keywords of :func:`agreement` and
+    :func:`same_bits`."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    limit = {**LIMITS, **(limits or {})}
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     device = device_name()
     lines = [f"# metastab GPU check, {stamp}", "", f"device: {device}; host: {platform.node()}", ""]
@@ -330,48 +406,69 @@ def check(
         tests = Path(__file__).resolve().parent.parent / "tests" / "test_cuda.py"
         if tests.is_file():
             env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pytest",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    "-m",
-                    "not outer",
-                    f"--junitxml={out / 'tests.xml'}",
-                    str(tests),
-                ],
-                env={**env, "METASTAB_CUDA_TESTS": "1"},
-                capture_output=True,
-                text=True,
-            )
-            (out / "tests.log").write_text(proc.stdout + proc.stderr)
-            last = (proc.stdout.strip().splitlines() or ["no output"])[-1]
-            ok &= proc.returncode == 0
+            command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m"]
+            command += ["not outer", f"--junitxml={out / 'tests.xml'}", str(tests)]
+            try:
+                proc = subprocess.run(
+                    command,
+                    env={**env, "METASTAB_CUDA_TESTS": "1"},
+                    capture_output=True,
+                    text=True,
+                    timeout=limit["tests"],
+                )
+                (out / "tests.log").write_text(proc.stdout + proc.stderr)
+                last = (proc.stdout.strip().splitlines() or ["no output"])[-1]
+                ok &= proc.returncode == 0
+            except subprocess.TimeoutExpired:
+                last, ok = f"FAILED: ran past its {limit['tests']:g} s limit", False
             lines += [f"device tests: {last}", ""]
         else:
             lines += [f"device tests: not run ({tests} not found: run from a source checkout)", ""]
-    law = agreement(**(agree or {}))
-    (out / "agreement.json").write_text(json.dumps(law, indent=2) + "\n")
-    ok &= law["passed"]
-    lines += [
-        f"escape-time law, device against CPU (beta {law['beta']:g}, {law['chains']} chains "
-        f"each): KS p = {law['same']['ks_p']:.3g}, AD p = {law['same']['ad_p']:.3g}; "
-        f"negative control (device at beta {law['control_beta']:g}): KS p = "
-        f"{law['control']['ks_p']:.3g}, AD p = {law['control']['ad_p']:.3g}; "
-        f"{'passed' if law['passed'] else 'FAILED'}",
-        "",
-    ]
-    rows = cuda_bench(workloads, scale=scale, repeat=repeat)
-    (out / "bench.json").write_text(json.dumps(rows, indent=2) + "\n")
-    (out / "bench.md").write_text(table(rows) + "\n")
-    lines += [
-        f"token-steps/s, float64, best of {repeat}; flop bound at {PEAK_FLOPS:.3g} flop/s",
-        "",
-        table(rows),
-        "",
-    ]
+
+    def step(name: str, fn: Any) -> Any:
+        nonlocal ok
+        try:
+            with _time_limit(limit[name], name):
+                return fn()
+        except TimeoutError as exc:
+            ok = False
+            lines.extend([f"{name}: FAILED: {exc}", ""])
+            return None
+
+    equal = step("bits", lambda: same_bits(**(bits or {})))
+    if equal is not None:
+        (out / "bits.json").write_text(json.dumps(equal, indent=2) + "\n")
+        ok &= all(r["equal"] for r in equal)
+        lines += ["same seed, device against CPU, bit for bit:", ""]
+        lines += ["| model | chains × steps | equal | differing values | max abs difference |"]
+        lines += ["|---|---|---|---|---|"]
+        lines += [
+            f"| {r['model']} | {r['chains']} × {r['steps']} | {'yes' if r['equal'] else 'NO'} | "
+            f"{r['differing_values']} | {r['max_abs_difference']:.3g} |"
+            for r in equal
+        ]
+        lines += [""]
+    law = step("agreement", lambda: agreement(**(agree or {})))
+    if law is not None:
+        (out / "agreement.json").write_text(json.dumps(law, indent=2) + "\n")
+        ok &= law["passed"]
+        lines += [
+            f"escape-time law, device against CPU (beta {law['beta']:g}, {law['chains']} chains "
+            f"each): KS p = {law['same']['ks_p']:.3g}, AD p = {law['same']['ad_p']:.3g}; "
+            f"negative control (device at beta {law['control_beta']:g}): KS p = "
+            f"{law['control']['ks_p']:.3g}, AD p = {law['control']['ad_p']:.3g}; "
+            f"{'passed' if law['passed'] else 'FAILED'}",
+            "",
+        ]
+    rows = step("bench", lambda: cuda_bench(workloads, scale=scale, repeat=repeat))
+    if rows is not None:
+        (out / "bench.json").write_text(json.dumps(rows, indent=2) + "\n")
+        (out / "bench.md").write_text(table(rows) + "\n")
+        lines += [
+            f"token-steps/s, float64, best of {repeat}; flop bound at {PEAK_FLOPS:.3g} flop/s",
+            "",
+            table(rows),
+            "",
+        ]
     (out / "summary.md").write_text("\n".join(lines))
     return ok

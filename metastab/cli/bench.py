@@ -28,6 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "metastab bench --escape --beta 8 10",
             "metastab bench --device cuda",
             "metastab bench --device cuda --check --out gpu-check",
+            "metastab bench --device cuda --compile-only --out gpu-kernels",
             "metastab bench --workload phase-diagram",
         ),
     )
@@ -82,7 +83,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "CPU, the bench), written to --out DIR (metastab.bench.cuda_check.check)",
     )
     bench.add_argument(
-        "--out", metavar="DIR", help="--check: the folder for its files (default gpu-check)"
+        "--compile-only",
+        action="store_true",
+        help="--device cuda, no GPU needed: compile every kernel the backend can launch for "
+        "sm_80 and sm_90 (NVVM, ptxas) and write DIR/kernels.csv: registers, spills, shared "
+        "memory, implicit fma; exits 1 if a kernel fails to compile, has an implicit fma or "
+        "too much static shared memory (metastab.bench.cuda_compile)",
+    )
+    bench.add_argument(
+        "--out",
+        metavar="DIR",
+        help="--check / --compile-only: the folder for its files (default gpu-check / gpu-kernels)",
     )
     bench.add_argument(
         "--scale",
@@ -106,8 +117,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
     if args.device == "cuda":
         return _cuda_bench(args)
-    for flag in ("check", "out"):
+    for flag in ("check", "compile_only", "out"):
         if getattr(args, flag) not in (None, False):
+            flag = flag.replace("_", "-")
             raise UsageError(f"{flag}: --{flag} applies to bench --device cuda only")
     if args.scale != 1.0:
         raise UsageError("scale: --scale applies to bench --device cuda only")
@@ -177,8 +189,10 @@ def _cuda_bench(args: argparse.Namespace) -> int:
             )
     if not (math.isfinite(args.scale) and 0 < args.scale <= 1):
         raise UsageError(f"scale must be in (0, 1], got {args.scale!r}")
-    if args.out is not None and not args.check:
-        raise UsageError("out: --out applies to bench --device cuda --check")
+    if args.out is not None and not (args.check or args.compile_only):
+        raise UsageError("out: --out applies to bench --device cuda --check or --compile-only")
+    if args.compile_only:
+        return _compile_only(args)
     resolve("cuda")  # one line when there is no GPU
     if args.check:
         out = args.out or "gpu-check"
@@ -200,6 +214,50 @@ def _cuda_bench(args: argparse.Namespace) -> int:
         loads = tuple(w for w in WORKLOADS if w[0] == "phase-diagram")
     print(table(cuda_bench(loads, scale=args.scale, repeat=args.repeat)))
     return 0
+
+
+def _compile_only(args: argparse.Namespace) -> int:
+    """``metastab bench --device cuda --compile-only``: the kernels compiled for real GPUs,
+    one row each as it is measured, and DIR/kernels.csv."""
+    from pathlib import Path
+
+    from ..bench.cuda_compile import (
+        ARCHS,
+        COLUMNS,
+        REGISTER_TARGET,
+        ToolchainMissing,
+        compile_kernels,
+        failures,
+        write_csv,
+    )
+
+    if args.check or args.workload != "w1" or args.scale != 1.0 or args.repeat != 3:
+        raise UsageError("compile-only: --compile-only takes only --out (it times nothing)")
+    out = Path(args.out or "gpu-kernels")
+    out.mkdir(parents=True, exist_ok=True)
+    archs = ", ".join(f"sm_{a}{b}" for a, b in ARCHS)
+    print(f"{PROG} bench --device cuda --compile-only: every launchable kernel for {archs}, "
+          "with NVVM and ptxas (no GPU needed)", flush=True)  # fmt: skip
+    show = output.Rows([c for c in COLUMNS if c != "error"])
+    try:
+        rows = compile_kernels(on_row=lambda row: show(row))
+    except ToolchainMissing as exc:
+        raise UsageError(f"compile-only: {exc}") from exc
+    write_csv(rows, out / "kernels.csv")
+    compiled = [r for r in rows if r["compiled"]]
+    worst = max((r["registers"] for r in compiled), default=0)
+    over = sum(r["registers"] > REGISTER_TARGET for r in compiled)
+    spilled = sum(r["spill_bytes"] > 0 for r in compiled)
+    print(
+        f"registers per thread: at most {worst}; {over} of {len(compiled)} above "
+        f"{REGISTER_TARGET} (target <= {REGISTER_TARGET}: {'met' if not over else 'NOT met'}); "
+        f"{spilled} with spills"
+    )
+    problems = failures(rows)
+    for line in problems:
+        print(f"FAILED {line}")
+    print(f"{out / 'kernels.csv'}: {len(rows)} rows, {'FAILED' if problems else 'all compiled'}")
+    return 1 if problems else 0
 
 
 def _phase_diagram_bench(args: argparse.Namespace) -> int:

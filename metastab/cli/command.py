@@ -16,6 +16,7 @@ import warnings
 from typing import TYPE_CHECKING
 
 from .. import __version__
+from ..exceptions import ResolutionWarning
 from .exits import PROG, USER_ERRORS, UsageError, one_line
 from .parser import Parser, examples
 
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from typing import TextIO
 
 __all__ = ["build_parser", "main"]
+
+# the remedies that warnings name in the library's terms -> in the command's
+_IN_CLI_TERMS = {ResolutionWarning.REMEDY: "--mode accelerated"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,8 +79,12 @@ def _warn(
     file: TextIO | None = None,
     line: str | None = None,
 ) -> None:
-    """Warnings as one line on stderr, like errors (no source line)."""
-    sys.stderr.write(f"{PROG}: warning: {one_line(message)}\n")
+    """Warnings as one line on stderr, like errors (no source line), with the library's
+    remedies in the command's terms."""
+    text = one_line(message)
+    for api, flag in _IN_CLI_TERMS.items():
+        text = text.replace(api, flag)
+    sys.stderr.write(f"{PROG}: warning: {text}\n")
 
 
 def _run(argv: list[str]) -> int:
@@ -96,8 +104,8 @@ def _run(argv: list[str]) -> int:
                 raise UsageError(f"threads must be an integer in [1, {limit}], got {args.threads}")
             numba.set_num_threads(args.threads)
         return args.handler(args, argv)
-    except KeyboardInterrupt:
-        sys.stderr.write(f"\n{PROG}: interrupted\n")
+    except KeyboardInterrupt as exc:  # its text, if any, says what was saved
+        sys.stderr.write(f"\n{PROG}: interrupted{f': {exc}' if str(exc) else ''}\n")
         raise SystemExit(130) from None
     except USER_ERRORS as exc:
         sys.stderr.write(f"{PROG}: error: {one_line(exc)}\n")

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     from ..bench.demo import escape_demo
     from ..results import provenance, write_table
 
-    out = output.out_path(args.out, args.overwrite)
+    out = output.out_path(args.out, args.overwrite, args.mkdir)
     seed = output.seed(args.seed, "seed")
     table = escape_demo(
         args.beta,

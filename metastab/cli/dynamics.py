@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import math
 import shlex
-import sys
 from typing import TYPE_CHECKING
 
 from . import output, system
@@ -119,7 +118,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="merge times, plateau durations and cluster observables",
         description="Run independent chains for --steps steps, counting each chain's "
         "clusters (components of the graph cos(x_i, x_j) >= 1 - DELTA) after every step. "
-        "--out writes the plateaus (one row per chain and plateau: k, start, steps = the "
+        "--out writes the plateaus (one row per chain and plateau: k, start, end = the "
         "merge that ends it, censored at --steps), ready for `metastab fit --plateau K`; "
         "--observables writes the cluster count, clustered-pair fraction, pair (1, 2) and "
         "energy at the recording times.",
@@ -191,8 +190,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             f"{args.max_steps:g} (--mode accelerated takes any integral value)"
         )
     system.complete(args)
-    out = output.out_path(args.out, args.overwrite)
-    observed = output.out_path(args.observables, args.overwrite) if tracking else None
+    out = output.out_path(args.out, args.overwrite, args.mkdir)
+    observed = output.out_path(args.observables, args.overwrite, args.mkdir) if tracking else None
     if tracking and not (math.isfinite(args.delta) and 0 < args.delta <= 2):
         raise UsageError(f"delta must be in (0, 2], got {args.delta!r}")
     seed = output.seed(args.seed, "seed")
@@ -249,7 +248,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         else []
     )
     columns = first + (
-        ["chains", "events", "censored", "median_T", "mean_T", "wall_s"]
+        ["chains", "events", "censored", "sample_median_T", "mean_T", "wall_s"]
         if passage
         else ["chains", "steps", "k0", "k_end", "merges", "median_first_merge", "wall_s"]
         if tracking
@@ -309,7 +308,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                     merge_tol=merge_tol,
                     device=args.device,
                 )
-                names = {"escapes": "events", "median_escape": "median_T", "mean_escape": "mean_T"}
+                names = {
+                    "escapes": "events",
+                    "median_escape": "sample_median_T",
+                    "mean_escape": "mean_T",
+                }
                 row = {names.get(k, k): v for k, v in escape_summary(res).items()}
             else:
                 res = simulate(
@@ -346,20 +349,21 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             observations.extend(tables[1:])
             results.append(res)
     except KeyboardInterrupt:
+        notes = []  # what was saved: said once, by the command's "interrupted" line
         if out is not None and results:
             save(out, frames, interrupted=True)
-            sys.stderr.write(
-                f"\n{PROG}: interrupted: wrote the {len(results)} finished of "
-                f"{len(models)} runs to {out} and {out}.json\n"
+            notes.append(
+                f"wrote the {len(results)} finished of {len(models)} runs to {out} and {out}.json"
             )
         if observed is not None and observations:
             save(observed, observations, interrupted=True, kind="observables")
-            sys.stderr.write(f"{PROG}: interrupted: their observables in {observed}\n")
-        raise
+            notes.append(f"their observables in {observed}")
+        raise KeyboardInterrupt("; ".join(notes)) from None
     if passage:
         print(
-            "T = first step at which the event holds; median_T over the chains that met it; "
-            "mean_T = total observed steps / events (censored MLE of a geometric mean)"
+            "T = first step at which the event holds; sample_median_T = median of T over the "
+            "chains that met it (metastab fit's median is the fitted law's); mean_T = total "
+            "observed steps / events (censored MLE of a geometric mean)"
         )
     if tracking:
         print(
@@ -390,7 +394,7 @@ def _track_row(res: Track) -> dict:
         "k_end": float(np.median(counts[:, -1])),
         "merges": float((~plateaus["censored"]).sum() / res.chains),
         "median_first_merge": (
-            float(first.loc[~first["censored"], "steps"].median())
+            float(first.loc[~first["censored"], "end"].median())
             if (~first["censored"]).any()
             else math.nan
         ),

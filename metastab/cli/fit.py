@@ -121,7 +121,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     from ..plotting import arrhenius_figure
     from ..stats import fit_report
 
-    out = output.out_path(args.out, args.overwrite)
+    out = output.out_path(args.out, args.overwrite, args.mkdir)
     path = Path(args.data)
     frame, meta = _read_first_passage(path)
     frame = _plateaus(frame, meta, args.plateau)
@@ -149,6 +149,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         "note",
     ]
     print(output.table(table[[c for c in cols if c in table.columns]].to_dict("records")))
+    print(_legend(fit.law))
     b_lo, b_hi = fit.confidence_interval("slope")
     a_lo, a_hi = fit.confidence_interval("intercept")
     print(
@@ -198,6 +199,15 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         )
         print(f"wrote {args.out} and {args.out}.json")
     return 0
+
+
+def _legend(law: str) -> str:
+    """What the per-beta columns are: the fitted law's statistics, not the sample's."""
+    return (
+        f"mean = E[T] of the fitted {law} law (metastab passage's mean_T), with exact "
+        f"intervals; the median columns of --out are the law's too, not the sample median of "
+        f"the chains that met the event (metastab passage's sample_median_T)"
+    )
 
 
 def _plateaus(frame: pd.DataFrame, meta: dict, k: int | None) -> pd.DataFrame:
@@ -284,6 +294,7 @@ def _per_beta_only(
         )
     print(f"{PROG} fit: {path} ({len(frame)} chains, {args.law} law, {level:.0%} intervals)")
     print(output.table(rows))
+    print(_legend(args.law))
     print(f"no scaling fit: {why}")
     if out is not None:
         import pandas as pd

@@ -17,10 +17,10 @@ if TYPE_CHECKING:
 __all__ = ["out_path", "seed", "progress", "table", "Rows", "steps_format"]
 
 
-def out_path(out: str | None, overwrite: bool = False) -> Path | None:
+def out_path(out: str | None, overwrite: bool = False, mkdir: bool = False) -> Path | None:
     """The ``--out`` path, checked before anything is computed: a .csv or .parquet name in a
-    folder that can be written (created at the end when missing), and not an existing file
-    unless ``--overwrite``."""
+    folder that exists (or, with ``--mkdir``, can be created: it is, at the end), which can be
+    written, and not an existing file unless ``--overwrite``."""
     from ..results import check_writable, sidecar
 
     if out is None:
@@ -30,6 +30,11 @@ def out_path(out: str | None, overwrite: bool = False) -> Path | None:
         raise UsageError(f"out must end in .csv or .parquet, got {out!r}")
     if path.is_dir():
         raise UsageError(f"out: {out!r} is a folder")
+    if not mkdir and not path.parent.exists():  # a typo in the path creates no folders
+        raise UsageError(
+            f"out: cannot write {out!r}: no folder {str(path.parent)!r} (create it, or pass "
+            f"--mkdir)"
+        )
     for existing in (path, sidecar(path)):
         if existing.exists() and not overwrite:
             raise UsageError(f"out: {str(existing)!r} exists; pass --overwrite to replace it")
@@ -58,7 +63,7 @@ def table(rows: list[dict]) -> str:
     frame = pd.DataFrame(rows)
     formats: dict[str, Callable[[float], str]] = {"wall_s": "{:.2f}".format, "beta": "{:g}".format}
     for col in frame.columns:
-        if col.startswith(("median_", "mean_")) and col != "median_diameter":
+        if col.startswith(("median_", "mean_", "sample_median_")) and col != "median_diameter":
             formats[col] = steps_format
         elif col not in formats and frame[col].dtype.kind == "f":
             formats[col] = "{:.6g}".format
@@ -84,7 +89,10 @@ def _cell(column: str, value: object) -> str:
     if column == "wall_s":
         return f"{value:.2f}"
     if isinstance(value, float):
-        if column.startswith(("median_", "mean_")) and column != "median_diameter":
+        if (
+            column.startswith(("median_", "mean_", "sample_median_"))
+            and column != "median_diameter"
+        ):
             return "nan" if math.isnan(value) else steps_format(value)
         return f"{value:.6g}"
     return str(value)

@@ -102,8 +102,14 @@ def add_out(
     p: argparse.ArgumentParser | argparse._ArgumentGroup,
     what: str = "a tidy .csv or .parquet table and a FILE.json provenance sidecar",
 ) -> None:
-    """``--out FILE`` and ``--overwrite``."""
+    """``--out FILE``, ``--overwrite`` and ``--mkdir``."""
     p.add_argument("--out", metavar="FILE", help=f"write {what}; checked before the run starts")
     p.add_argument(
         "--overwrite", action="store_true", help="replace an existing --out FILE (default: refuse)"
+    )
+    p.add_argument(
+        "--mkdir",
+        action="store_true",
+        help="create the missing folders of --out FILE (default: refuse, so that a mistyped "
+        "path creates nothing)",
     )

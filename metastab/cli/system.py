@@ -1,9 +1,10 @@
 """The system of ``simulate`` and ``passage`` from its flags: polytope, initial configuration,
 model(s) and event, each built through :mod:`metastab.registry`.
 
-The kinds, their command-line spellings (``--polytope gaussian:K:D``, ``--init clusters:M,M,...``)
-and the parameters each takes are the registry's; the flags' own defaults (``--gamma 0.1`` for
-every model, ``--beta 10``, ``--n 20``) are the command's, stated here once.
+The kinds, their command-line spellings (``--polytope gaussian:K:D``,
+``--init repeated-points:M,M,...``) and the parameters each takes are the registry's; the flags'
+own defaults (``--gamma 0.1`` for every model, ``--beta 10``, ``--n 20``) are the command's,
+stated here once.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import argparse
 import math
 from typing import Any
 
-from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, Registry
+from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, RADIUS_DEFAULTED, REQUIRED, Registry
 from ..registry import on_sphere as registry_on_sphere
 from .exits import UsageError, one_line
 from .parser import whole
@@ -73,7 +74,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--n",
         type=whole,
         default=None,
-        help=f"number of tokens (default {DEFAULT_N}; with --init file:PATH or clusters, theirs)",
+        help=f"number of tokens (default {DEFAULT_N}; "
+        f"with --init file:PATH or repeated-points, theirs)",
     )
     g.add_argument(
         "--init",
@@ -315,7 +317,8 @@ def initial(args: argparse.Namespace, polytope: Any, model: Any, rng: Any) -> An
 
 def event(args: argparse.Namespace, polytope: Any, model: Any, x0: Any) -> Any:
     """The stopping event of ``passage``: ``--event`` with its flags; the radius of leave-hull
-    and leave-ball defaults to 2·gamma·diam(K), the smallest of [FW] Thm 5.4 (ε/γ >= 2 d(K))."""
+    and leave-ball defaults to 2·gamma·diam(K), the smallest of [FW] Thm 5.4 (ε/γ >= 2 d(K)):
+    :func:`metastab.registry.default_event_radius`, as in a sweep."""
     try:
         kind = EVENTS[args.event]
     except ValueError as exc:
@@ -335,10 +338,8 @@ def event(args: argparse.Namespace, polytope: Any, model: Any, x0: Any) -> Any:
             f"event: --event {kind.name} needs the cells of a polytope; --model "
             f"{args.model} has none (tokens on the unit sphere)"
         )
-    if kind.name in ("leave-hull", "leave-ball") and "radius" not in spec:
-        if polytope is None:
-            raise UsageError(f"event-radius: --event {kind.name} needs --event-radius here")
-        spec["radius"] = 2 * args.gamma * polytope.diameter
+    if kind.name in RADIUS_DEFAULTED and "radius" not in spec and polytope is None:
+        raise UsageError(f"event-radius: --event {kind.name} needs --event-radius here")
 
     for p in kind.parameters:
         if p.default is REQUIRED and p.name not in spec:

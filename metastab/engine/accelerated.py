@@ -50,7 +50,7 @@ from ..kernels import params as _params
 from ..kernels.cpu import accelerated as _accelerated
 from ..results import FirstPassage, provenance
 from .backends import resolve
-from .chains import check_event, check_finite, prepare, run_bytes, start
+from .chains import check_event, check_finite, initial, prepare, run_bytes, start
 from .progress import Progress, announce_compile
 from .resolution import _GEOMETRIC, constant_chain, merge_tolerance, scale, work_bytes
 
@@ -131,7 +131,7 @@ def first_passage_accelerated(
     Returns
     -------
     FirstPassage
-        ``steps`` is float64 (the step of the event, or ``max_steps`` when censored);
+        ``times`` is float64 (the step of the event, or ``max_steps`` when censored);
         ``provenance`` records ``mode``, ``merge_tol`` and ``jumps`` (events drawn in all).
 
     Examples
@@ -140,7 +140,7 @@ def first_passage_accelerated(
     >>> x0 = np.repeat([[1.0, 0.0], [-0.5, 0.8], [-0.5, -0.8]], 2, axis=0)
     >>> fp = ms.first_passage(ms.SoftmaxChain(beta=100.0, gamma=0.5), x0, ms.LeaveBall(0.1),
     ...                       max_steps=1e100, chains=4, rng=1, mode="accelerated")
-    >>> fp.steps.dtype, bool(fp.censored.any()), bool((fp.steps > 2.0**63).all())
+    >>> fp.times.dtype, bool(fp.censored.any()), bool((fp.times > 2.0**63).all())
     (dtype('float64'), False, True)
     """
     total = budget(max_steps)
@@ -170,8 +170,8 @@ def first_passage_accelerated(
     tic = time.perf_counter()
     report = Progress(progress, total, C)
     _run(backend, model, X, state, dyn, gamma, tols, float(total), ev, tally, report)
-    steps = tally.time + tally.comp
-    steps[tally.censored] = float(total)
+    times = tally.time + tally.comp
+    times[tally.censored] = float(total)
     meta = provenance(
         wall_seconds=time.perf_counter() - tic,
         n=n,
@@ -181,7 +181,7 @@ def first_passage_accelerated(
         jumps=int(tally.jumps.sum()),
     )
     return FirstPassage(
-        steps=steps,
+        times=times,
         censored=tally.censored,
         final=X,
         max_steps=total,
@@ -190,6 +190,15 @@ def first_passage_accelerated(
         seed=seed.to_dict(),
         first_chain=int(first_chain),
         provenance=meta,
+        x0=initial(x),
+        arguments={
+            "max_steps": total,
+            "chains": C,
+            "first_chain": int(first_chain),
+            "mode": "accelerated",
+            "merge_tol": merge_tol,
+            "device": device,
+        },
     )
 
 

@@ -21,7 +21,7 @@ from ..results import FirstPassage, Run, provenance
 from . import resolution
 from .accelerated import first_passage_accelerated
 from .backends import resolve
-from .chains import check_event, prepare, run_bytes, start
+from .chains import check_event, initial, prepare, run_bytes, start
 from .exact import drive, neighbour_sets, record_plan, record_times
 from .progress import announce_compile
 
@@ -174,6 +174,16 @@ def simulate(
         first_chain=int(first_chain),
         provenance=meta,
         neighbours=neighbours,
+        x0=initial(x),
+        arguments={
+            "steps": steps,
+            "chains": C,
+            "record_every": None if record_every is None else int(record_every),
+            "record_at": None if record_at is None else [int(t) for t in record_at],
+            "first_chain": int(first_chain),
+            "record_neighbours": record_neighbours,
+            "device": device,
+        },
     )
 
 
@@ -215,7 +225,7 @@ def first_passage(
     >>> x0 = ms.regular_polygon(5).vertices
     >>> fp = ms.first_passage(ms.SoftmaxChain(beta=2.0, gamma=0.5), x0, ms.LeaveBall(0.1),
     ...                       max_steps=1000, chains=8, rng=3)
-    >>> fp.steps.shape, fp.censored.dtype
+    >>> fp.times.shape, fp.censored.dtype
     ((8,), dtype('bool'))
     """
     if mode == "accelerated":
@@ -253,13 +263,13 @@ def first_passage(
     X, seed, state = start(x, C, rng, first_chain)
     ev = event.compile(np.ascontiguousarray(x), model.key_query(d))
     tic = time.perf_counter()
-    steps, done = drive(backend, model, X, state, max_steps, ev, progress)
+    times, done = drive(backend, model, X, state, max_steps, ev, progress)
     resolution.check_resolution(
         model, X if not done.any() else X[~done], what="censored chains (final states)"
     )
     meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
     return FirstPassage(
-        steps=steps,
+        times=times,
         censored=~done,
         final=X,
         max_steps=max_steps,
@@ -268,4 +278,12 @@ def first_passage(
         seed=seed.to_dict(),
         first_chain=int(first_chain),
         provenance=meta,
+        x0=initial(x),
+        arguments={
+            "max_steps": max_steps,
+            "chains": C,
+            "first_chain": int(first_chain),
+            "mode": "exact",
+            "device": device,
+        },
     )

@@ -10,7 +10,7 @@ from .._validate import integer
 from ..kernels.cpu.sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
 from ..kernels.cpu.steps import _GRAM_MAX_N, _GRAM_MIN_D, _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
-from ..models.sphere import SPHERE_MODELS, SphereFlow, _SphereModel, check_on_sphere
+from ..models.sphere import SPHERE_MODELS, SphereFlow, _SphereModel, check_on_sphere, check_step
 from ..rng import Seed, as_seed
 
 if TYPE_CHECKING:
@@ -98,8 +98,15 @@ def prepare(
     first_chain = integer("first_chain", first_chain, 0)
     if isinstance(model, SPHERE_MODELS):
         check_on_sphere(x)
+        check_step(model, x.shape[2], stacklevel=3)  # at the caller of simulate, track, ...
     _check_scores(x, model.key_query(x.shape[2]))
     return x, C, first_chain
+
+
+def initial(x: np.ndarray) -> np.ndarray:
+    """A copy of the validated x of :func:`prepare` as the caller gave it for a result to
+    keep: n×d when one configuration is shared by all chains, else chains×n×d."""
+    return np.array(x[0] if x.shape[0] == 1 else x)
 
 
 def run_bytes(C: int, n: int, d: int, model: Model | None = None) -> int:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Progress", "announce_compile", "announce_compile_for", "kernels_cold"]
+__all__ = ["Progress", "announce_compile", "announce_compile_for", "kernels_cold", "tqdm_class"]
 
 
 def kernels_cold(*dispatchers: Any) -> bool:
@@ -56,8 +57,7 @@ class Progress:
         self.callback = progress if callable(progress) else None
         self.total, self.by, self.bar = total, by, None
         if progress is True:
-            from tqdm.auto import tqdm
-
+            tqdm = tqdm_class()
             if by == "steps":
                 self.bar = tqdm(
                     total=int(total),
@@ -92,6 +92,16 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def tqdm_class() -> Any:
+    """tqdm's widget in a Jupyter kernel that has ipywidgets, else its text bar. (``tqdm.auto``
+    warns "IProgress not found" in a kernel without ipywidgets before it falls back.)"""
+    if "ipykernel" in sys.modules and importlib.util.find_spec("ipywidgets") is not None:
+        from tqdm.notebook import tqdm
+    else:
+        from tqdm.std import tqdm
+    return tqdm
 
 
 def _count(steps: float) -> str:

@@ -216,8 +216,7 @@ def check_resolution(
         f"point) through picks whose weight e^(beta*(s_ij - max_k s_ik)) underflows to 0 "
         f"(exponent below {underflow_exponent():.1f}; the likeliest such pick has "
         f"exponent {worst:.1f} at beta={model.beta:g}): direct stepping never draws "
-        f"them, such chains stay frozen and are censored. Use "
-        f"first_passage(..., mode='accelerated')",
+        f"them, such chains stay frozen and are censored. Use {ResolutionWarning.REMEDY}",
         ResolutionWarning,
         stacklevel=stacklevel + 1,
     )

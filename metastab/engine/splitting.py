@@ -99,7 +99,8 @@ from ..kernels import params as _params
 from ..kernels import streams as _streams
 from ..kernels.cpu import splitting as _splitting
 from ..models import SoftmaxChain
-from ..results import provenance
+from ..results import Result, provenance
+from ..results.protocol import plain
 from ..rng import Seed, as_seed
 from ..stats.intervals import ConfidenceInterval, check_level
 from .accelerated import budget
@@ -153,7 +154,7 @@ def _p_interval(runs: np.ndarray, level: float, method: str) -> ConfidenceInterv
 
 
 @dataclass(frozen=True, eq=False)
-class SplittingResult:
+class SplittingResult(Result):
     """Escape probability by adaptive multilevel splitting (module notes).
 
     ``runs`` holds the independent per-run estimates p̂_r (each unbiased), ``p`` their mean.
@@ -165,8 +166,14 @@ class SplittingResult:
     ``returns`` counts the excursions (first or resampled) that returned to A, and
     ``displaced_returns`` those that came back with some token farther than the merge distance
     (exact mode: the default one) from its place in ``x_ref`` (the largest such distance:
-    ``largest_return_offset``): the cycles then do not restart at ``x_ref``.
+    ``largest_return_offset``): the cycles then do not restart at ``x_ref``. ``x_ref`` and
+    ``arguments`` (the other keyword arguments of :func:`escape_probability`) are what
+    :meth:`replay` reruns it from.
     """
+
+    KIND = "splitting"
+    REPLAY = "metastab.engine:escape_probability"
+    START = "x_ref"
 
     p: float
     runs: np.ndarray = field(repr=False)
@@ -187,6 +194,8 @@ class SplittingResult:
     event: dict = field(default_factory=dict, repr=False)
     seed: dict = field(default_factory=dict, repr=False)
     provenance: dict = field(default_factory=dict, repr=False)
+    x_ref: np.ndarray | None = field(default=None, repr=False)
+    arguments: dict = field(default_factory=dict, repr=False)
 
     @property
     def standard_error(self) -> float:
@@ -263,13 +272,17 @@ class SplittingResult:
 
 
 @dataclass(frozen=True, eq=False)
-class EscapeTime:
+class EscapeTime(Result):
     """Mean escape time E[T] from the splitting runs and the cycle statistics (module notes).
 
     ``mean`` = Σ_r a_r / Σ_r p̂_r with a_r = σ̄_r + mean(ρ 1_fail)_r + p̂_r ρ̄_success,r (the
     ``numerators``). ``sojourn`` = E[σ], ``return_length`` = E[ρ | fail],
-    ``reactive_length`` = E[ρ | success] (estimates).
+    ``reactive_length`` = E[ρ | success] (estimates). :meth:`replay` replays the splitting
+    runs and combines them again.
     """
+
+    KIND = "escape-time"
+    REPLAY = "metastab.engine:mean_escape_time"
 
     mean: float
     numerators: np.ndarray = field(repr=False)
@@ -277,6 +290,14 @@ class EscapeTime:
     sojourn: float = 0.0
     return_length: float = 0.0
     reactive_length: float = 0.0
+
+    @property
+    def provenance(self) -> dict:
+        """The splitting runs' provenance."""
+        return self.splitting.provenance
+
+    def _rerun(self) -> EscapeTime:
+        return self.splitting._rerun().mean_escape_time()
 
     def confidence_interval(
         self, confidence_level: float = 0.95, *, method: str = "log"
@@ -673,6 +694,16 @@ def escape_probability(
         event=event.to_dict(),
         seed=seed.to_dict(),
         provenance=meta,
+        x_ref=setup.x.copy(),
+        arguments={
+            "replicas": N,
+            "runs": R,
+            "reference_level": plain(reference_level),
+            "mode": setup.mode,
+            "max_steps": plain(max_steps),
+            "merge_tol": plain(merge_tol),
+            "device": device,
+        },
     )
 
 

@@ -16,7 +16,7 @@ from ..kernels.cpu import clustering as _clusters
 from ..results import provenance
 from ..results.track import Track
 from .backends import resolve
-from .chains import prepare, run_bytes, start
+from .chains import initial, prepare, run_bytes, start
 from .exact import drive, record_plan, record_times
 from .progress import announce_compile
 
@@ -81,10 +81,10 @@ def track(
     >>> import metastab as ms
     >>> x0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
     >>> tr = ms.track(ms.SoftmaxFlow(beta=1.0, gamma=0.5), x0, steps=40, rng=0)
-    >>> tr.to_frame()[["chain", "k", "start", "steps", "censored"]]
-       chain  k  start  steps  censored
-    0      0  3      0      8     False
-    1      0  1      8     40      True
+    >>> tr.to_frame()[["chain", "k", "start", "end", "censored"]]
+       chain  k  start  end  censored
+    0      0  3      0    8     False
+    1      0  1      8   40      True
     """
     steps = integer("steps", steps, 1)
     if merges is not True and merges is not False:
@@ -136,4 +136,16 @@ def track(
         seed=seed.to_dict(),
         first_chain=int(first_chain),
         provenance=meta,
+        x0=initial(x),
+        arguments={
+            "steps": steps,
+            "delta": float(delta),
+            "chains": C,
+            "record_every": None if record_every is None else int(record_every),
+            "record_at": None if record_at is None else [int(t) for t in record_at],
+            "energy_beta": None if energy_beta is None else beta,
+            "merges": merges,
+            "first_chain": int(first_chain),
+            "device": device,
+        },
     )

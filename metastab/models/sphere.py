@@ -14,12 +14,15 @@ Initial configurations on the sphere are in :mod:`metastab.setups.sphere`.
 
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
 from .._validate import matrix, real
+from ..exceptions import StepSizeWarning
 from ..kernels.params import (
     POST_LN,
     PRE_LN,
@@ -32,13 +35,27 @@ from ..kernels.params import (
     SphereDynamics,
 )
 
-__all__ = ["SphereFlow", "SphereChain", "SPHERE_TOL", "ATTENTIONS", "SCHEMES", "check_on_sphere"]
+__all__ = [
+    "SphereFlow",
+    "SphereChain",
+    "SPHERE_TOL",
+    "ATTENTIONS",
+    "SCHEMES",
+    "RK4_INTERVAL",
+    "check_on_sphere",
+    "check_step",
+]
 
 ATTENTIONS = {"softmax": SOFTMAX, "unnormalized": UNNORMALIZED}
 SCHEMES = {"post-ln": POST_LN, "rk4": RK4, "pre-ln": PRE_LN}
 # Largest | |x_i| - 1 | accepted in an initial configuration: rounding of a float64
 # normalisation is ~1e-16, a table written with 10 significant digits ~1e-10.
 SPHERE_TOL = 1e-9
+# The real stability interval [-c, 0] of classical RK4: its amplification 1 + z + z²/2 + z³/6 +
+# z⁴/24 equals 1 at z = -c, the real root of z³ + 4z² + 12z + 24 (c = 2.785...).
+RK4_INTERVAL = float(-next(r.real for r in np.roots([1.0, 4.0, 12.0, 24.0]) if abs(r.imag) < 1e-9))
+# dt·r below which each scheme is stable (see SphereFlow.stable_dt)
+_STABLE = {"post-ln": 1.0, "pre-ln": 2.0, "rk4": RK4_INTERVAL}
 
 
 def check_on_sphere(x: np.ndarray) -> None:
@@ -233,6 +250,63 @@ class SphereFlow(_SphereModel):
     @property
     def step(self) -> float:
         return self.dt
+
+    def stable_dt(self, d: int) -> float:
+        """The largest step of the scheme's stable range for tokens in R^d.
+
+        With w_h the weights' sum (1 for softmax; at most e^{β‖B_h‖₂} for (USA), n weights of at
+        most e^{β‖B_h‖₂}/n), r = Σ_h ‖V_h‖₂ w_h bounds |Attn(x)_i| on the sphere and the rate at
+        which deviations from a cluster decay (V = I: u̇_i = ū − u_i to first order around a
+        cluster, rate 1 for softmax and e^β for (USA)). The explicit schemes are stable on that
+        mode while dt·r stays in their real stability interval:
+
+        - ``"pre-ln"`` (forward Euler): dt <= 2 / r;
+        - ``"rk4"``: dt <= :data:`RK4_INTERVAL` / r (2.785...).
+
+        A post-LN layer contracts a cluster at any dt (u_i ← (u_i + dt·w·ū)/(1 + dt·w)); its
+        limit is the residual: <x_i, x_i + dt Attn_i> >= 1 − dt·m > 0 for dt < 1/m, where m bounds
+        −<x_i, Attn_i>, so that no layer turns a token by a quarter turn or more (beyond,
+        x_i + dt Attn_i can vanish). m = r in general; with B = V = I the tokens opposite x_i
+        (cosine c < 0) weigh e^{βc}/n each under (USA), so m = max_{c in [-1, 0]} −c e^{βc}:
+        e^{−β} for β <= 1, 1/(eβ) beyond.
+
+        >>> round(SphereFlow(1.0, 0.1, scheme="rk4").stable_dt(3), 6)
+        2.785294
+        >>> round(SphereFlow(2.0, 0.1, scheme="rk4", attention="unnormalized").stable_dt(3), 4)
+        0.3769
+        >>> round(SphereFlow(2.0, 0.1, attention="unnormalized").stable_dt(3), 4)  # e·β
+        5.4366
+        """
+        Bs, Vs = self.head_matrices(d)
+        usa = self.attention == "unnormalized"
+        eye = np.eye(d)
+        bound = 0.0  # r, or m for post-LN
+        for B, V in zip(Bs, Vs):
+            if self.scheme == "post-ln" and usa and (B == eye).all() and (V == eye).all():
+                beta = self.beta
+                bound += math.exp(-beta) if beta <= 1 else 1 / (math.e * beta)
+            else:
+                weights = math.exp(self.beta * np.linalg.norm(B, 2)) if usa else 1.0
+                bound += float(np.linalg.norm(V, 2)) * weights
+        return _STABLE[self.scheme] / bound if bound > 0 else math.inf
+
+
+def check_step(model: SphereFlow | SphereChain, d: int, stacklevel: int = 2) -> None:
+    """Warn (:class:`~metastab.exceptions.StepSizeWarning`) when a SphereFlow's ``dt`` is beyond
+    its scheme's stable range (:meth:`SphereFlow.stable_dt`); the chain's γ in (0, 1] always is
+    within its own."""
+    if not isinstance(model, SphereFlow):
+        return
+    limit = model.stable_dt(d)
+    if model.dt > limit:
+        warnings.warn(
+            f"dt = {model.dt:g} is beyond the stable range of scheme {model.scheme!r} "
+            f"(dt <= {limit:.4g} for this beta, attention and B, V: "
+            f"see SphereFlow.stable_dt): the run may diverge or not follow the flow; use a "
+            f"smaller dt",
+            StepSizeWarning,
+            stacklevel=stacklevel + 1,
+        )
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,16 +6,21 @@
   :func:`~.track.plateau_durations`.
 - :mod:`.io`: :func:`write_table` and :func:`read_table` (CSV or parquet with a JSON sidecar),
   :func:`provenance`, :func:`check_writable`, and the helpers the result objects share.
-
-Every result has ``to_frame()`` (tidy long form), ``metadata()`` and ``save(path)``.
+- :mod:`.protocol`: :class:`Result`, what every result shares: ``to_frame()`` (tidy long
+  form), ``metadata()``, ``save(path)``, ``load(path)`` and ``replay()``; and :func:`load`,
+  which reads any saved result back as its class.
 """
 
 from .io import check_writable, provenance, read_table, sidecar, write_table
 from .passage import FirstPassage, Run
+from .protocol import SCHEMA_VERSION, Result, load
 
 __all__ = [
     "FirstPassage",
     "Run",
+    "Result",
+    "load",
+    "SCHEMA_VERSION",
     "provenance",
     "write_table",
     "read_table",

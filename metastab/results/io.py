@@ -1,8 +1,9 @@
 """Tables on disk with their provenance, and the helpers that the result objects share.
 
 :func:`write_table` writes a tidy frame as CSV or parquet with a JSON sidecar
-(:func:`sidecar`) holding :func:`provenance` and the run's parameters; :func:`read_table` reads
-both back; :func:`check_writable` checks an output path before a long run. :func:`describe`,
+(:func:`sidecar`) holding :func:`provenance` and the run's parameters, and a saved result's
+arrays as ``.npz`` (:func:`arrays_file`); :func:`read_table` reads the table and sidecar back;
+:func:`check_writable` checks an output path before a long run. :func:`describe`,
 :func:`seed_entropy` and :func:`scalar_params` put a result's specs and seed into its repr and
 its frame (:mod:`.passage`, :mod:`.track`).
 """
@@ -14,7 +15,7 @@ import os
 import platform
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ __all__ = [
     "provenance",
     "sidecar",
     "check_writable",
+    "arrays_file",
     "write_table",
     "read_table",
     "describe",
@@ -103,14 +105,25 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], meta: dict) -> Path:
-    """Write ``frame`` as CSV or parquet (by suffix) with a JSON provenance sidecar, atomically
+def arrays_file(path: Path) -> Path:
+    """The arrays stored next to a saved result's table: ``run.csv`` -> ``run.csv.npz``."""
+    return path.with_name(path.name + ".npz")
+
+
+def write_table(
+    frame: pd.DataFrame,
+    path: str | os.PathLike[str],
+    meta: dict,
+    arrays: dict[str, np.ndarray] | None = None,
+) -> Path:
+    """Write ``frame`` as CSV or parquet (by suffix) with a JSON provenance sidecar, and
+    ``arrays`` (if given) bit for bit as ``.npz`` beside them (:func:`arrays_file`), atomically
     (through temporary files and renames). Errors name ``path``."""
     path = Path(path)
     if path.suffix not in (".csv", ".parquet"):
         raise ValueError(f"out must end in .csv or .parquet, got {str(path)!r}")
     tmp = path.with_name(path.name + ".tmp")
-    side_tmp = sidecar(tmp)
+    side_tmp, arrays_tmp = sidecar(tmp), arrays_file(tmp)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.suffix == ".csv":
@@ -118,10 +131,14 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike[str], meta: dict) -
         else:
             frame.to_parquet(tmp, index=False)
         side_tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+        if arrays is not None:
+            with open(arrays_tmp, "wb") as fh:  # a file object: savez adds no suffix
+                np.savez(fh, **cast("dict[str, Any]", arrays))
+            os.replace(arrays_tmp, arrays_file(path))
         os.replace(side_tmp, sidecar(path))
         os.replace(tmp, path)
     except OSError as exc:
-        for leftover in (tmp, side_tmp):
+        for leftover in (tmp, side_tmp, arrays_tmp):
             leftover.unlink(missing_ok=True)
         raise OSError(f"out: cannot write {str(path)!r}: {exc.strerror or exc}") from None
     return path

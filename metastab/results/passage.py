@@ -4,33 +4,35 @@ bulk arrays, tidy frames, and the provenance that travels with them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from .io import describe, scalar_params, seed_entropy, write_table
-
-if TYPE_CHECKING:
-    import os
-    from pathlib import Path
+from .io import describe, scalar_params, seed_entropy
+from .protocol import Result
 
 __all__ = ["FirstPassage", "Run"]
 
 
 @dataclass(frozen=True, eq=False)
-class FirstPassage:
+class FirstPassage(Result):
     """First-passage times of many independent chains.
 
-    ``steps[c]`` is the first step t >= 0 at which chain c met the event, or ``max_steps`` with
+    ``times[c]`` is the first step t >= 0 at which chain c met the event, or ``max_steps`` with
     ``censored[c]`` True when it had not by then (right-censored: never an event time).
     ``final[c]`` is chain c's configuration when it stopped. Chains are numbered from
-    ``first_chain``; chain k's path depends only on the seed and k. ``steps`` is int64, or
+    ``first_chain``; chain k's path depends only on the seed and k. ``times`` is int64, or
     float64 from ``first_passage(..., mode="accelerated")`` (``max_steps`` may then be a float;
-    ``provenance["mode"]`` says which).
+    ``provenance["mode"]`` says which). Like ``Run.times`` and ``Track.times``, ``times`` counts
+    steps; for a flow with a time step dt the time is ``times * dt``. ``x0`` and ``arguments``
+    (the other keyword arguments of :func:`metastab.first_passage`) are what :meth:`replay`
+    reruns it from. ``steps``, the former name of ``times``, is a deprecated alias.
     """
 
-    steps: np.ndarray = field(repr=False)
+    KIND = "first-passage"
+    REPLAY = "metastab.engine:first_passage"
+
+    times: np.ndarray = field(repr=False)
     censored: np.ndarray = field(repr=False)
     final: np.ndarray = field(repr=False)
     max_steps: int | float
@@ -39,10 +41,17 @@ class FirstPassage:
     seed: dict
     first_chain: int = 0
     provenance: dict = field(default_factory=dict, repr=False)
+    x0: np.ndarray | None = field(default=None, repr=False)
+    arguments: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def steps(self) -> np.ndarray:
+        """Deprecated alias of :attr:`times` (kept for one release)."""
+        return self.times
 
     @property
     def chains(self) -> int:
-        return self.steps.size
+        return self.times.size
 
     def __repr__(self) -> str:
         return (
@@ -64,7 +73,7 @@ class FirstPassage:
                 "chain": np.arange(
                     self.first_chain, self.first_chain + self.chains, dtype=np.int64
                 ),
-                "steps": self.steps,
+                "steps": self.times,
                 "censored": self.censored,
             }
         )
@@ -73,32 +82,24 @@ class FirstPassage:
         frame["max_steps"] = self.max_steps
         return frame
 
-    def metadata(self) -> dict:
-        return {
-            "kind": "first-passage",
-            "model": self.model,
-            "event": self.event,
-            "seed": self.seed,
-            "first_chain": self.first_chain,
-            "max_steps": self.max_steps,
-            "chains": self.chains,
-            "provenance": self.provenance,
-        }
-
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write :meth:`to_frame` to ``.csv`` or ``.parquet`` with a ``.json`` sidecar."""
-        return write_table(self.to_frame(), path, self.metadata())
+    def _extras(self) -> dict:
+        return {"chains": self.chains}
 
 
 @dataclass(frozen=True, eq=False)
-class Run:
+class Run(Result):
     """States of many chains after ``steps`` steps, and, when recorded, a thinned trajectory.
 
     ``trajectory[c, r]`` is chain c's configuration at step ``times[r]`` (times 0, k, 2k, ... for
     ``record_every=k``, the last step always included). With ``record_neighbours=True`` (Hardmax,
     Localmax), ``neighbours[c, r, i, j]`` says whether j is in token i's neighbour set N_i (the
-    leader set L_i for Hardmax) used by the step from ``times[r]``.
+    leader set L_i for Hardmax) used by the step from ``times[r]``. ``x0`` and ``arguments``
+    (the other keyword arguments of :func:`metastab.simulate`) are what :meth:`replay` reruns
+    it from.
     """
+
+    KIND = "run"
+    REPLAY = "metastab.engine:simulate"
 
     final: np.ndarray = field(repr=False)
     steps: int
@@ -109,6 +110,8 @@ class Run:
     first_chain: int = 0
     provenance: dict = field(default_factory=dict, repr=False)
     neighbours: np.ndarray | None = field(default=None, repr=False)
+    x0: np.ndarray | None = field(default=None, repr=False)
+    arguments: dict = field(default_factory=dict, repr=False)
 
     @property
     def chains(self) -> int:
@@ -153,17 +156,5 @@ class Run:
             frame[key] = value
         return frame
 
-    def metadata(self) -> dict:
-        return {
-            "kind": "run",
-            "model": self.model,
-            "seed": self.seed,
-            "steps": self.steps,
-            "first_chain": self.first_chain,
-            "chains": self.chains,
-            "provenance": self.provenance,
-        }
-
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write :meth:`to_frame` to ``.csv`` or ``.parquet`` with a ``.json`` sidecar."""
-        return write_table(self.to_frame(), path, self.metadata())
+    def _extras(self) -> dict:
+        return {"chains": self.chains}

@@ -21,44 +21,53 @@ import numpy as np
 import pandas as pd
 
 from ..kernels.cpu.clustering import OBSERVABLES
-from .io import describe, scalar_params, seed_entropy, write_table
+from .io import describe, scalar_params, seed_entropy
+from .protocol import Result
 
 __all__ = ["Track", "plateau_durations"]
 
 
 def plateau_durations(frame: pd.DataFrame, k: int) -> pd.DataFrame:
     """The plateaus at ``k`` clusters of a plateau table (:meth:`Track.to_frame`, concatenated
-    over runs) as a first-passage table of their durations: steps = steps − start, the censoring
-    budget max_steps − start, the columns k and start dropped. What
-    :func:`metastab.stats.fit_scaling` and ``metastab fit`` read.
+    over runs) as a first-passage table of their durations: steps = end − start, the censoring
+    budget max_steps − start, the columns k, start and end dropped. What
+    :func:`metastab.stats.fit_scaling` and ``metastab fit`` read. A table written before the
+    plateau's end had its own name holds it in ``steps``: read as ``end``.
 
-    >>> table = pd.DataFrame({"chain": [0, 0], "k": [3, 2], "start": [0, 5], "steps": [5, 9],
+    >>> table = pd.DataFrame({"chain": [0, 0], "k": [3, 2], "start": [0, 5], "end": [5, 9],
     ...                       "censored": [False, True], "max_steps": 9, "beta": 1.0})
     >>> plateau_durations(table, 2)
        chain  steps  censored  max_steps  beta
     0      0      4      True          4   1.0
     """
-    missing = [c for c in ("k", "start", "steps", "censored", "max_steps") if c not in frame]
+    if "end" not in frame and "steps" in frame:  # the column's former name
+        frame = frame.rename(columns={"steps": "end"})
+    missing = [c for c in ("k", "start", "end", "censored", "max_steps") if c not in frame]
     if missing:
         raise ValueError(f"a plateau table needs the columns {missing} (has {list(frame.columns)})")
     rows = frame[frame["k"] == k]
     if rows.empty:
         found = sorted(int(v) for v in frame["k"].unique())
         raise ValueError(f"no plateau at k={k} in the table (plateaus at k in {found})")
-    out = rows.drop(columns=["k", "start"]).reset_index(drop=True)
-    out["steps"] = rows["steps"].to_numpy() - rows["start"].to_numpy()
+    out = rows.drop(columns=["k", "start"]).rename(columns={"end": "steps"}).reset_index(drop=True)
+    out["steps"] = rows["end"].to_numpy() - rows["start"].to_numpy()
     out["max_steps"] = rows["max_steps"].to_numpy() - rows["start"].to_numpy()
     return out
 
 
 @dataclass(frozen=True, eq=False)
-class Track:
+class Track(Result):
     """Cluster counts of many chains over ``steps`` steps (:func:`metastab.track`).
 
     ``levels[c, k - 1]`` is the first step at which chain c had at most k clusters (NaN: not
     within ``steps``; None when run with ``merges=False``); ``observables[c, r]`` is the row of
     :data:`COLUMNS` of chain c at step ``times[r]``. Chains are numbered from ``first_chain``.
+    ``x0`` and ``arguments`` (the other keyword arguments of :func:`metastab.track`) are what
+    :meth:`replay` reruns it from.
     """
+
+    KIND = "plateaus"
+    REPLAY = "metastab.engine:track"
 
     levels: np.ndarray | None = field(repr=False)
     times: np.ndarray = field(repr=False)
@@ -70,6 +79,8 @@ class Track:
     seed: dict
     first_chain: int = 0
     provenance: dict = field(default_factory=dict, repr=False)
+    x0: np.ndarray | None = field(default=None, repr=False)
+    arguments: dict = field(default_factory=dict, repr=False)
 
     COLUMNS = OBSERVABLES
 
@@ -91,10 +102,11 @@ class Track:
     def to_frame(self) -> pd.DataFrame:
         """The plateaus, one row per chain and plateau of its staircase (see the module notes):
         chain, k (the number of clusters), start (the step at which the count first reached
-        k or less), steps (the merge that ended the plateau: the first step with fewer than k
+        k or less), end (the merge that ended the plateau: the first step with fewer than k
         clusters; or ``max_steps``, the horizon, with censored True), censored, max_steps, delta
-        and the model's scalar parameters. The duration is steps − start; the plateau at k = 1 is
-        censored (no merge can end it). The uncensored ``steps`` are the merge times.
+        and the model's scalar parameters. The duration is end − start; the plateau at k = 1 is
+        censored (no merge can end it). The uncensored ``end`` are the merge times. (The column
+        ``end`` was called ``steps`` before; :func:`plateau_durations` reads both.)
 
         ``metastab.stats.fit_scaling(plateau_durations(frame, K))`` fits the durations of the
         plateau at K clusters against β (``metastab fit TABLE --plateau K``).
@@ -115,7 +127,7 @@ class Track:
                         "chain": chain + self.first_chain,
                         "k": k,
                         "start": start[on].astype(np.int64),
-                        "steps": np.where(ended[on], after[on], self.steps).astype(np.int64),
+                        "end": np.where(ended[on], after[on], self.steps).astype(np.int64),
                         "censored": ~ended[on],
                     }
                 )
@@ -149,23 +161,10 @@ class Track:
             frame[key] = value
         return frame
 
-    def metadata(self, kind: str = "plateaus") -> dict:
-        return {
-            "kind": kind,
-            "model": self.model,
-            "delta": self.delta,
-            "energy_beta": self.energy_beta,
-            "seed": self.seed,
-            "first_chain": self.first_chain,
-            "max_steps": self.steps,
-            "chains": self.chains,
-            "provenance": self.provenance,
-        }
-
-    def save(self, path: str | Path) -> Path:
-        """Write :meth:`to_frame` (the plateaus) to ``.csv`` or ``.parquet`` with a sidecar."""
-        return write_table(self.to_frame(), path, self.metadata())
+    def _extras(self) -> dict:
+        return {"max_steps": self.steps, "chains": self.chains}
 
     def save_observables(self, path: str | Path) -> Path:
-        """Write :meth:`observables_frame` to ``.csv`` or ``.parquet`` with a sidecar."""
-        return write_table(self.observables_frame(), path, self.metadata("observables"))
+        """Write :meth:`observables_frame` to ``.csv`` or ``.parquet`` with its sidecar (kind
+        ``"observables"``) and the arrays: :meth:`load` reads the Track back from either file."""
+        return self._write(self.observables_frame(), path, "observables")

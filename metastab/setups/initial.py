@@ -24,7 +24,7 @@ __all__ = [
     "near_vertices",
     "in_cells",
     "uniform_in",
-    "clusters",
+    "repeated_points",
     "shrunk",
     "from_file",
     # on the sphere (setups/sphere.py)
@@ -235,11 +235,12 @@ def near_vertices(
     return X
 
 
-def clusters(points: ArrayLike, multiplicities: ArrayLike) -> np.ndarray:
+def repeated_points(points: ArrayLike, multiplicities: ArrayLike) -> np.ndarray:
     """Points repeated with multiplicities, in order: row a appears m_a times.
 
     The frozen configurations of the exact laws in science.md §3 (κ distinct points with
-    multiplicities m_a).
+    multiplicities m_a). ``clusters``, its former name, is a deprecated alias (the name is the
+    event's, :class:`metastab.Clusters`).
 
     Parameters
     ----------
@@ -254,7 +255,7 @@ def clusters(points: ArrayLike, multiplicities: ArrayLike) -> np.ndarray:
 
     Examples
     --------
-    >>> clusters([[0.0, 1.0], [2.0, 3.0]], [2, 1]).tolist()
+    >>> repeated_points([[0.0, 1.0], [2.0, 3.0]], [2, 1]).tolist()
     [[0.0, 1.0], [0.0, 1.0], [2.0, 3.0]]
     """
     P = np.asarray(points, dtype=np.float64)
@@ -270,6 +271,11 @@ def clusters(points: ArrayLike, multiplicities: ArrayLike) -> np.ndarray:
     if np.any(m < 1):
         raise ValueError(f"multiplicities must all be >= 1, got {multiplicities!r}")
     return np.repeat(P, m, axis=0)
+
+
+# Deprecated alias of repeated_points for one release (``clusters`` names the event
+# metastab.Clusters).
+clusters = repeated_points
 
 
 def shrunk(polytope: Polytope, n: int, factor: float) -> np.ndarray:

@@ -18,7 +18,9 @@ Every result (:class:`Survival`, :class:`EscapeRate`, :class:`ScalingFit`) has i
 estimates as properties (``median``, ``mean``, ``rate``, ``slope``, ...), a
 ``confidence_interval(confidence_level=None, *, method=...)`` returning a
 :class:`ConfidenceInterval` ``(low, high)`` -- ``None`` is the level the result was made with,
-0.95 by default; :class:`ScalingFit` takes the parameter's name first -- and ``to_frame()``.
+0.95 by default; :class:`ScalingFit` takes the parameter's name first -- and ``to_frame()``; its
+repr shows the estimates with their intervals and counts (an HTML table in a notebook:
+:mod:`~metastab.stats.display`).
 Diagnostics are :class:`~metastab.exceptions.DiagnosticWarning`, re-exported here.
 """
 

@@ -70,9 +70,10 @@ def censored_sample(
                 f"pass censored only with an array of steps, not with {type(steps).__name__}"
             )
         src = steps
-        get = src.__getitem__ if isinstance(src, pd.DataFrame) else lambda k: getattr(src, k)
-        steps, censored = get("steps"), get("censored")
-        if max_steps is None and (not isinstance(src, pd.DataFrame) or "max_steps" in src):
+        frame = isinstance(src, pd.DataFrame)
+        get = src.__getitem__ if frame else lambda k: getattr(src, k)
+        steps, censored = get("steps" if frame else "times"), get("censored")
+        if max_steps is None and (not frame or "max_steps" in src):
             max_steps = np.asarray(get("max_steps"))
     if censored is None:
         raise ValueError(

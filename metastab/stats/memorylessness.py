@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .censoring import CensoredSample, censored_sample, check_law, product_limit
+from .display import number
 from .rates import fit_rate
 
 __all__ = ["ExponentialityTest", "exponentiality_test", "memoryless_test", "sup_distance"]
@@ -57,6 +58,14 @@ class ExponentialityTest:
     shift: float
     n_resamples: int
     null_distribution: np.ndarray = field(repr=False)
+
+    def __repr__(self) -> str:
+        shift = f", shift {number(self.shift)}" if self.shift else ""
+        return (
+            f"ExponentialityTest({self.law}: D={number(self.statistic)}, "
+            f"p={number(self.pvalue)} ({self.n_resamples} resamples); fitted rate "
+            f"{number(self.rate)}{shift})"
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row: statistic, pvalue, law, rate, shift, n_resamples."""

@@ -25,6 +25,7 @@ from scipy import optimize, special, stats
 
 from ..exceptions import DiagnosticWarning
 from .censoring import censored_sample, check_law
+from .display import html_table, interval, number
 from .intervals import ConfidenceInterval, check_level, garwood_interval
 
 __all__ = ["EscapeRate", "RATE_METHODS", "escape_rate", "fit_rate", "rate_interval"]
@@ -192,6 +193,39 @@ class EscapeRate:
         if self.law == "exponential":
             return np.exp(-self.rate * x)
         return np.exp(x * math.log1p(-self.rate)) if self.rate < 1 else (x == 0).astype(float)
+
+    def _rows(self) -> tuple[str, list[list[str]]]:
+        rows = [
+            [name, number(value), interval(*ci)]
+            for name, value, ci in (
+                ("rate", self.rate, self.confidence_interval()),
+                ("mean", self.mean, self.mean_interval()),
+                ("median", self.median, self.median_interval()),
+            )
+        ]
+        shift = f", shift {number(self.shift)}" if self.shift else ""
+        counts = (
+            f"{self.events} events, {self.censored} censored of {self.chains} chains, exposure "
+            f"{number(self.exposure)}{shift}"
+        )
+        return counts, rows
+
+    def __repr__(self) -> str:
+        counts, rows = self._rows()
+        estimates = ", ".join(f"{name}={value} {ci}" for name, value, ci in rows)
+        return (
+            f"EscapeRate({self.law}: {estimates} ({self.confidence_level:.0%} {self.method} "
+            f"CI); {counts})"
+        )
+
+    def _repr_html_(self) -> str:
+        counts, rows = self._rows()
+        return html_table(
+            f"Escape rate ({self.law} law)",
+            ["", "estimate", f"{self.confidence_level:.0%} CI ({self.method})"],
+            rows,
+            counts,
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row: law, chains, events, censored, exposure, rate, mean, median and intervals."""

@@ -20,6 +20,7 @@ from scipy import optimize, special, stats
 
 from ..exceptions import DiagnosticWarning
 from .censoring import CensoredSample, censored_sample, check_law
+from .display import html_table, interval, number
 from .intervals import ConfidenceInterval, check_level
 from .memorylessness import memoryless_test
 from .rates import EscapeRate, rate_interval
@@ -292,6 +293,44 @@ class ScalingFit:
         half = stats.norm.ppf(0.5 + level / 2) * np.sqrt(np.einsum("ij,jk,ik->i", Z, self.cov, Z))
         mid = Z @ self.params
         return ConfidenceInterval(mid - half, mid + half)
+
+    def _law(self) -> str:
+        return f"a + b·{self.x}" + (f" + c·log {self.x}" if self.prefactor is not None else "")
+
+    def _rows(self) -> tuple[str, str, list[list[str]]]:
+        """The profile intervals (Wald's where the profile cannot be evaluated) of the
+        parameters, and the counts behind them."""
+        rows, methods = [], set()
+        for name, est in zip(_PARAMS, self.params):
+            try:
+                ci, how = self.confidence_interval(name), "profile"
+            except ValueError:
+                ci, how = self.confidence_interval(name, method="wald"), "Wald"
+            methods.add(how)
+            rows.append([name, number(est), number(self.stderr(name)), interval(*ci)])
+        per = self.per_beta
+        counts = (
+            f"deviance {number(self.deviance)} on {self.df} df; {len(per)} {self.x} values, "
+            f"{int(per['events'].sum())} events of {int(per['chains'].sum())} chains"
+        )
+        return counts, "/".join(sorted(methods)), rows
+
+    def __repr__(self) -> str:
+        counts, how, rows = self._rows()
+        estimates = ", ".join(f"{r[0]}={r[1]} {r[3]}" for r in [rows[1], rows[0], *rows[2:]])
+        return (
+            f"ScalingFit({self.law}, log E[T] = {self._law()}: {estimates} "
+            f"({self.confidence_level:.0%} {how} CI); {counts})"
+        )
+
+    def _repr_html_(self) -> str:
+        counts, how, rows = self._rows()
+        return html_table(
+            f"log E[T] = {self._law()} ({self.law} law)",
+            ["", "estimate", "stderr", f"{self.confidence_level:.0%} CI ({how})"],
+            rows,
+            counts,
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per parameter: estimate, stderr, Wald and profile intervals, fit summary."""

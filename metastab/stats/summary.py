@@ -34,12 +34,12 @@ def escape_summary(fp: Any) -> dict[str, Any]:
     >>> sorted(escape_summary(fp))
     ['censored', 'chains', 'escapes', 'mean_escape', 'median_escape']
     """
-    escaped = fp.steps[~fp.censored]
+    escaped = fp.times[~fp.censored]
     escapes = int(escaped.size)
     return {
         "chains": fp.chains,
         "escapes": escapes,
         "censored": int(fp.censored.sum()),
         "median_escape": float(np.median(escaped)) if escapes else math.nan,
-        "mean_escape": float(fp.steps.sum()) / escapes if escapes else math.nan,
+        "mean_escape": float(fp.times.sum()) / escapes if escapes else math.nan,
     }

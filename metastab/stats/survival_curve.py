@@ -13,6 +13,7 @@ from scipy import stats
 
 from ..exceptions import DiagnosticWarning
 from .censoring import censored_sample, product_limit
+from .display import html_table, interval, number
 from .intervals import ConfidenceInterval, check_level
 
 __all__ = ["Survival", "survival"]
@@ -70,6 +71,42 @@ class Survival:
         """First time with S(t) <= 1/2; ``inf`` when the curve stays above 1/2."""
         below = np.flatnonzero(self.probability <= 0.5)
         return float(self.time[below[0]]) if below.size else math.inf
+
+    def median_interval(
+        self, confidence_level: float | None = None, *, method: str = "log-log"
+    ) -> ConfidenceInterval:
+        """(low, high) for the median: the first times at which the band's lower and upper
+        ends reach 1/2 (Brookmeyer and Crowley's interval, from the pointwise band);
+        ``inf`` where that end stays above 1/2."""
+        low, high = self.confidence_interval(confidence_level, method=method)
+        ends = []
+        for band in (np.nan_to_num(low, nan=0.0), np.nan_to_num(high, nan=1.0)):
+            below = np.flatnonzero(band <= 0.5)
+            ends.append(float(self.time[below[0]]) if below.size else math.inf)
+        return ConfidenceInterval(*ends)
+
+    def _rows(self) -> tuple[str, list[list[str]]]:
+        low, high = self.median_interval()
+        counts = (
+            f"{self.n_events} events, {self.chains - self.n_events} censored of {self.chains} "
+            f"chains"
+        )
+        return counts, [["median", number(self.median), interval(low, high)]]
+
+    def __repr__(self) -> str:
+        counts, rows = self._rows()
+        return (
+            f"Survival(median={rows[0][1]} {rows[0][2]} ({self.confidence_level:.0%} CI); {counts})"
+        )
+
+    def _repr_html_(self) -> str:
+        counts, rows = self._rows()
+        return html_table(
+            "Kaplan–Meier survival",
+            ["", "estimate", f"{self.confidence_level:.0%} CI"],
+            rows,
+            counts,
+        )
 
     def to_frame(
         self, confidence_level: float | None = None, *, method: str = "log-log"

@@ -1,9 +1,13 @@
 """The study framework: what runs, checks and renders the reproduction studies of the
 repository's ``studies/`` folder (the studies themselves live there, not in the package).
 
-- :mod:`.runner`: :func:`run_study` by name (``metastab study``), its config and the helpers the
-  studies' own files share (:func:`~.runner.sibling`, :func:`~.runner.study_meta`,
-  :func:`~.runner.read_tables`, :func:`~.runner.recorded`, :func:`~.runner.quantile_band`).
+- :mod:`.study`: a study's folder as the package ``metastab_studies.NAME``
+  (:func:`~.study.study_module`), the base of the studies' typed configurations
+  (:class:`~.study.StudyConfig`) and the report templates (:func:`~.study.fill`).
+- :mod:`.runner`: :class:`~.runner.Study` and :func:`run_study` by name (``metastab study``),
+  and the helpers the studies' own files share (:func:`~.runner.study_meta`,
+  :func:`~.runner.read_tables`, :func:`~.runner.beta_scan`, :func:`~.runner.recorded`,
+  :func:`~.runner.quantile_band`).
 - :mod:`.verdict`: checks tables (:func:`~.verdict.check`, :func:`~.verdict.checks_frame`) and
   the one verdict rule (:func:`~.verdict.verdict`).
 - :mod:`.render`: the markdown and number formatting of the reports.
@@ -12,6 +16,17 @@ repository's ``studies/`` folder (the studies themselves live there, not in the 
 Nothing of the core imports this package.
 """
 
-from .runner import list_studies, load_config, run_study, study_about, study_root
+from .runner import Study, list_studies, load_config, run_study, study_about, study_root
+from .study import ConfigError, StudyConfig, study_module
 
-__all__ = ["study_root", "list_studies", "load_config", "study_about", "run_study"]
+__all__ = [
+    "Study",
+    "StudyConfig",
+    "ConfigError",
+    "study_root",
+    "list_studies",
+    "load_config",
+    "study_about",
+    "study_module",
+    "run_study",
+]

@@ -6,14 +6,19 @@ A study is a folder ``studies/NAME/`` holding
   merges into tables) for the reduced run that the test suite exercises; an ``[about]`` table
   (``description``, and ``seconds_full`` / ``seconds_quick``, the measured wall times) describes
   the study for ``metastab study --list`` and is not passed to the study;
-- ``run.py`` with ``run(config: dict, out: Path) -> None``: computes, writing tables with
+- ``config.py``: ``Config``, the typed parameters (a :class:`~.study.StudyConfig`) that
+  ``config.toml`` is checked against;
+- ``run.py`` with ``run(config: Config, out: Path) -> None``: computes, writing tables with
   provenance sidecars (:func:`metastab.results.write_table`) into ``out``;
-- ``checks.py`` with ``checks(out: Path, config: dict) -> pandas.DataFrame``: the checks table
+- ``checks.py`` with ``checks(out: Path, config: Config) -> pandas.DataFrame``: the checks table
   (:mod:`metastab.studies.verdict`), computed from the tables in ``out`` and the thresholds of
   ``config`` only;
-- ``figures.py`` with ``figures(out: Path) -> None`` (PNG figures, reading ``out`` only) and
-  ``report(out: Path) -> str`` (markdown, reading ``out`` only, ``checks.csv`` included; no
-  ``Verdict:`` line of its own).
+- ``figures.py`` with ``figures(out: Path) -> None``: the PNG figures, reading ``out`` only;
+- ``report.md``, all the text of the report as named parts with ``$placeholders``
+  (:class:`~.study.ReportTemplate`), and ``report.py`` with
+  ``report(out: Path, template: ReportTemplate) -> str``: the parts filled with values computed
+  from ``out`` only (``checks.csv`` included), the parts of every finding chosen there by
+  computed conditions; no ``Verdict:`` line of its own.
 
 :func:`run_study` runs them in order: run, checks (``out/checks.csv``), figures, report; it ends
 the report with the checks table and the ``Verdict:`` line of
@@ -22,9 +27,9 @@ the report with the checks table and the ``Verdict:`` line of
 the run and recomputes checks, figures and report from the tables already in ``out``. Studies
 live in the repository, not in the installed package: run them from a clone.
 
-The helpers the studies' own files share are here too: :func:`sibling` (load a study's module),
-:func:`study_meta` and :func:`read_tables` (their tables' provenance), :func:`recorded` and
-:func:`quantile_band` (recorded runs and their quantiles).
+The helpers the studies' own files share are here too: :func:`study_meta` and
+:func:`read_tables` (their tables' provenance), :func:`beta_scan` (a measurement at every β of a
+grid), :func:`recorded` and :func:`quantile_band` (recorded runs and their quantiles).
 """
 
 from __future__ import annotations
@@ -42,11 +47,20 @@ import pandas as pd
 
 from ..results import provenance, read_table
 from .render import checks_markdown
+from .study import (
+    ConfigError,
+    ReportTemplate,
+    StudyConfig,
+    list_studies,
+    study_folder,
+    study_module,
+    study_root,
+)
 from .verdict import verdict_line, write_checks
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from types import ModuleType
 
     from ..engine.chains import Model
@@ -58,6 +72,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = [
+    "Study",
     "study_root",
     "list_studies",
     "load_config",
@@ -66,37 +81,10 @@ __all__ = [
     "sibling",
     "study_meta",
     "read_tables",
+    "beta_scan",
     "recorded",
     "quantile_band",
 ]
-
-_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
-
-
-def study_root() -> Path:
-    """The ``studies/`` folder: beside the package in a clone, else in the working directory."""
-    # this file is metastab/studies/runner.py: the clone's root is three folders up
-    for root in (Path(__file__).resolve().parents[2] / "studies", Path.cwd() / "studies"):
-        if root.is_dir():
-            return root
-    raise FileNotFoundError(
-        "no studies/ folder beside the metastab package or in the working "
-        "directory: studies live in the metastab repository; run from a clone"
-    )
-
-
-def list_studies() -> list[str]:
-    """Names of the studies (folders of ``studies/`` with a ``run.py``), sorted."""
-    return sorted(p.parent.name for p in study_root().glob("*/run.py"))
-
-
-def _folder(name: str) -> Path:
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(f"study name must be lower-case letters, digits and '-', got {name!r}")
-    folder = study_root() / name
-    if not (folder / "run.py").is_file():
-        raise ValueError(f"unknown study {name!r}; the studies are: {', '.join(list_studies())}")
-    return folder
 
 
 def _merge(base: dict, over: dict) -> dict:
@@ -109,31 +97,85 @@ def _merge(base: dict, over: dict) -> dict:
     return out
 
 
-def load_config(
-    name: str, *, quick: bool = False, path: str | os.PathLike[str] | None = None
-) -> dict:
-    """The configuration of study ``name`` (or of the TOML file ``path``), with its ``[quick]``
-    overrides applied when ``quick``; the ``quick`` table itself is removed."""
-    file = Path(path) if path is not None else _folder(name) / "config.toml"
+def _toml(file: Path) -> dict:
     try:
-        config = tomllib.loads(file.read_text()) if file.exists() else {}
+        return tomllib.loads(file.read_text()) if file.exists() else {}
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{file}: {exc}") from None
-    over = config.pop("quick", {})
-    config.pop("about", None)
-    return _merge(config, over) if quick else config
+
+
+class Study:
+    """Study ``name`` of the ``studies/`` folder: its modules (imported once, as
+    ``metastab_studies.NAME.STEM``), its typed configuration and its four stages.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a study's name.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.folder = study_folder(name)
+        self.name = name
+
+    def module(self, stem: str) -> ModuleType:
+        """The study's module ``STEM.py``."""
+        return study_module(self.name, stem)
+
+    def config(
+        self, *, quick: bool = False, path: str | os.PathLike[str] | None = None
+    ) -> StudyConfig:
+        """The study's ``Config`` from its ``config.toml`` (or the TOML file ``path``), with its
+        ``[quick]`` overrides applied when ``quick``.
+
+        Raises
+        ------
+        ConfigError
+            If a key is unknown or missing or a value is refused; the message names the file.
+        """
+        file = Path(path) if path is not None else self.folder / "config.toml"
+        table = _toml(file)
+        over = table.pop("quick", {})
+        table.pop("about", None)
+        try:
+            return self.module("config").Config.from_dict(_merge(table, over) if quick else table)
+        except ConfigError as exc:
+            raise ConfigError(f"{file}{' [quick]' if quick else ''}: {exc}") from None
+
+    def about(self) -> dict:
+        """The ``[about]`` table of the study's config: ``description`` (what it reproduces),
+        ``seconds_full`` and ``seconds_quick`` (measured wall times), each absent if not given."""
+        return _toml(self.folder / "config.toml").get("about", {})
+
+    def run(self, config: StudyConfig, out: Path) -> None:
+        """Compute the study's tables into ``out``."""
+        self.module("run").run(config, out)
+
+    def checks(self, out: Path, config: StudyConfig) -> pd.DataFrame:
+        """The checks table, from the tables in ``out`` and the thresholds of ``config``."""
+        return self.module("checks").checks(out, config)
+
+    def figures(self, out: Path) -> None:
+        """Draw the figures from the tables in ``out``."""
+        self.module("figures").figures(out)
+
+    def report(self, out: Path) -> str:
+        """The report: ``report.py``'s ``report(out, template)`` from the tables in ``out`` and
+        the parts of the study's template ``report.md``."""
+        template = ReportTemplate.read(self.folder / "report.md")
+        return self.module("report").report(out, template)
+
+
+def load_config(
+    name: str, *, quick: bool = False, path: str | os.PathLike[str] | None = None
+) -> StudyConfig:
+    """The typed configuration of study ``name`` (:meth:`Study.config`)."""
+    return Study(name).config(quick=quick, path=path)
 
 
 def study_about(name: str) -> dict:
-    """The ``[about]`` table of study ``name``'s config: ``description`` (what it reproduces),
-    ``seconds_full`` and ``seconds_quick`` (measured wall times), each absent if not given."""
-    file = _folder(name) / "config.toml"
-    return tomllib.loads(file.read_text()).get("about", {}) if file.exists() else {}
-
-
-def _module(folder: Path, stem: str) -> ModuleType:
-    """The module ``stem.py`` of a study folder (loaded from its path: not a package)."""
-    return sibling(folder / f"{stem}.py", stem)
+    """The ``[about]`` table of study ``name`` (:meth:`Study.about`)."""
+    return Study(name).about()
 
 
 def run_study(
@@ -156,12 +198,14 @@ def run_study(
     Raises
     ------
     ValueError
-        If ``render`` and ``out`` holds no ``run.json``, or its configuration differs.
+        If the configuration is refused (:class:`~.study.ConfigError`), or ``render`` and ``out``
+        holds no ``run.json``, or its configuration differs.
     RuntimeError
         If the study's report writes a ``Verdict:`` line of its own.
     """
-    folder = _folder(name)
-    cfg = load_config(name, quick=quick, path=config)
+    study = Study(name)
+    cfg = study.config(quick=quick, path=config)
+    table = cfg.to_dict()
     if out is None:
         out = study_root().parent / "data" / name / ("quick" if quick else "")
     out = Path(out)
@@ -175,7 +219,7 @@ def run_study(
         changed = sorted(
             k
             for k, v in old.get("config", {}).items()
-            if json.dumps(cfg.get(k), default=str) != json.dumps(v, default=str)
+            if json.dumps(table.get(k), default=str) != json.dumps(v, default=str)
         )
         if changed:
             raise ValueError(
@@ -187,29 +231,28 @@ def run_study(
     else:
         tic = time.perf_counter()
         log(f"study {name}: computing into {out}")
-        _module(folder, "run").run(cfg, out)
+        study.run(cfg, out)
         seconds["run"] = time.perf_counter() - tic
     tic = time.perf_counter()
     log(f"study {name}: checks")
-    checks = _module(folder, "checks").checks(out, cfg)
+    checks = study.checks(out, cfg)
     write_checks(
-        checks, out, {"study": name, "quick": quick, "config": cfg, "provenance": provenance()}
+        checks, out, {"study": name, "quick": quick, "config": table, "provenance": provenance()}
     )
     seconds["checks"] = time.perf_counter() - tic
-    draw = _module(folder, "figures")
     tic = time.perf_counter()
     log(f"study {name}: figures")
-    draw.figures(out)
+    study.figures(out)
     seconds["figures"] = time.perf_counter() - tic
     meta: dict[str, Any] = {
         "study": name,
         "quick": quick,
-        "config": cfg,
+        "config": table,
         "seconds": seconds,
         "provenance": provenance(),
     }
     (out / "run.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
-    text = draw.report(out)
+    text = study.report(out)
     if re.search(r"^Verdict:", text, re.MULTILINE):
         raise RuntimeError(
             f"study {name}: its report writes a 'Verdict:' line; the runner "
@@ -245,27 +288,38 @@ def read_tables(out: str | os.PathLike[str], *names: str) -> list[pd.DataFrame]:
 
 
 def sibling(file: str | os.PathLike[str], stem: str) -> ModuleType:
-    """The module ``stem.py`` beside ``file`` (a study's ``figures.py`` from its ``checks.py``),
-    loaded from its path: study folders are not packages."""
-    import importlib.util
-
-    path = Path(file).with_name(f"{stem}.py")
-    spec = importlib.util.spec_from_file_location(f"metastab_study_{path.parent.name}_{stem}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path} as a module")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The module ``stem.py`` of the study folder holding ``file`` (:func:`~.study.study_module`:
+    imported once, not executed again)."""
+    return study_module(Path(file).resolve().parent.name, stem)
 
 
-def study_meta(study: str, config: dict) -> dict:
+def study_meta(study: str, config: StudyConfig) -> dict:
     """The provenance every table of a study carries: its name, config, seed and environment."""
     return {
         "study": study,
-        "config": config,
+        "config": config.to_dict(),
         "seed": int(config["seed"]),
         "provenance": provenance(),
     }
+
+
+def beta_scan(
+    betas: Iterable[float],
+    measure: Callable[[float, int], pd.DataFrame | Iterable[pd.DataFrame]],
+) -> pd.DataFrame:
+    """The frames of ``measure(beta, index)`` at every β of ``betas``, concatenated in order;
+    ``index`` is β's place in the scan (the spawn key of its streams).
+
+    >>> beta_scan([1, 2.5], lambda b, i: pd.DataFrame({"beta": [b], "i": [i]}))
+       beta  i
+    0   1.0  0
+    1   2.5  1
+    """
+    frames: list[pd.DataFrame] = []
+    for index, beta in enumerate(betas):
+        got = measure(float(beta), index)
+        frames.extend([got] if isinstance(got, pd.DataFrame) else got)
+    return pd.concat(frames, ignore_index=True)
 
 
 def recorded(

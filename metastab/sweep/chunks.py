@@ -160,7 +160,7 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
             threads = numba.get_num_threads()
         finally:
             numba.set_num_threads(before)
-    return ChunkResult(fp.steps, fp.censored, wall, threads, socket.gethostname(), os.getpid())
+    return ChunkResult(fp.times, fp.censored, wall, threads, socket.gethostname(), os.getpid())
 
 
 def schema(point: Point) -> pa.Schema:

@@ -7,6 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from ..engine.backends import DeviceUnavailable
 from .driver import run_sweep
 from .store import SweepError, format_status, status
 
@@ -130,8 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SweepError as exc:
         print(f"metastab sweep: {exc}", file=sys.stderr)
         return 1
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, DeviceUnavailable):
+        raise  # a user's error: one line from the command
     except OSError as exc:  # disk full, read-only, permissions: what is written is consistent
         text = " ".join(str(exc).split())
         hint = (

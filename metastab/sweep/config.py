@@ -14,7 +14,7 @@ models on the unit sphere (``sphere-flow``, ``sphere-chain``) take no ``[polytop
     kind = "regular"           # also "simplex", "cross-polytope", "random-polygon", "gaussian",
     k = 5                      #      "vertices"
     [initial]
-    kind = "near-vertices"     # also "in-cells", "uniform", "clusters", "shrunk", "file"
+    kind = "near-vertices"     # also "in-cells", "uniform", "repeated-points", "shrunk", "file"
     n = 10
     [event]
     kind = "leave-ball"        # also "leave-hull", "reach-vertices", "collapse"
@@ -23,7 +23,7 @@ models on the unit sphere (``sphere-flow``, ``sphere-chain``) take no ``[polytop
     chains = 2000              # per point; with `escapes`, the cap
     chunk = 250                # chains per task (and per parquet file)
     max_steps = 100000
-    seed = 1                   # root seed, required
+    seed = 1                   # root seed, required (or an axis: [grid] seed = [1, 2, 3])
     escapes = 200              # optional: stop adding chunks once 200 chains escaped
     device = "cpu"             # optional: "cuda" runs the chunks on a GPU (same chains)
 
@@ -32,8 +32,11 @@ fastest). Point p's chains use the streams of ``Seed(seed, spawn_key=(p,))``; it
 configuration is drawn from ``SeedSequence(seed, spawn_key=(p, 0))``, or from
 ``SeedSequence(initial.seed)`` when ``[initial]`` sets ``seed`` (then points that share the
 initial parameters share x0). The sphere configurations (``sphere-uniform``, ``orthogonal``,
-``caps``) draw one start per chain instead, chain c's from that seed and c. Unknown keys are
-refused, so a typo never passes silently.
+``caps``) draw one start per chain instead, chain c's from that seed and c. A ``seed`` axis
+(``[grid] seed = [1, 2]``: replicates) gives each point its seed, and p is then the point's index
+among the other axes, so that the rows of seed s are those of the same sweep with
+``[run] seed = s``. Every row has a ``seed`` column. Unknown keys are refused, so a typo never
+passes silently.
 
 The kinds, their parameters and defaults are those of :mod:`metastab.registry` (the defaults of
 the dataclasses and constructors): ``[polytope] kind = "regular"`` takes ``k``, ``radius`` and
@@ -158,20 +161,35 @@ def _table(data: dict, name: str) -> dict:
     return table
 
 
+# Former names of renamed kinds, accepted for one release and kept as written (so a sweep's
+# normalised config, its hash and its output directory stay what they were).
+_RENAMED = {"initial": ("clusters",)}
+
+
 def _kind(section: str, table: dict) -> str:
     kinds = KINDS[section]
     kind = table.get("kind")
-    # canonical names only (the aliases are old command-line ones)
-    if not isinstance(kind, str) or kind not in list(kinds):
+    # canonical names only (the other aliases are old command-line ones)
+    if not isinstance(kind, str) or kind not in (*kinds, *_RENAMED.get(section, ())):
         raise ValueError(f"[{section}] kind must be one of {sorted(kinds)}, got {kind!r}")
     return kind
 
 
+def _axis_params(section: str, kinds: dict) -> dict[str, Param]:
+    """The parameters a grid axis of table ``[section]`` may set (of ``[run]``: the seed)."""
+    return {"seed": RUN["seed"]} if section == "run" else params(section, kinds[section])
+
+
+def _either(words: list[str], conjunction: str) -> str:
+    """``a, b or c``."""
+    return f" {conjunction} ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
+
+
 def _grid_axes(grid: dict, kinds: dict) -> list[tuple[str, str, list]]:
-    tables = tuple(kinds)
     """(section, key, values) per axis, in the order written. A bare key names the model's
-    parameter if the model takes it, else that of the one table whose kind takes it;
-    ``section.key`` (a TOML dotted key) names the table."""
+    parameter if the model takes it, else that of the one table whose kind takes it (``seed``:
+    also ``[run]``'s, the replicates); ``section.key`` (a TOML dotted key) names the table."""
+    tables = (*kinds, "run")
     axes = []
     for name, value in grid.items():
         if isinstance(value, dict):
@@ -179,18 +197,19 @@ def _grid_axes(grid: dict, kinds: dict) -> list[tuple[str, str, list]]:
                 raise ValueError(f"[grid] {name}.* must name a table among {tables}")
             axes += [(name, key, values) for key, values in value.items()]
             continue
-        owners = [s for s in tables if name in params(s, kinds[s])]
+        owners = [s for s in tables if name in _axis_params(s, kinds)]
         if "model" in owners:  # beta is the model's (near-vertices follows it by default)
             owners = ["model"]
         if not owners:
             raise ValueError(
                 f"[grid] axis {name!r} is not a parameter of "
-                + ", ".join(f"{s} {kinds[s]!r}" for s in tables)
+                + ", ".join(f"{s} {kinds[s]!r}" for s in kinds)
+                + " (nor the [run] seed)"
             )
         if len(owners) > 1:
             raise ValueError(
-                f"[grid] axis {name!r} is ambiguous ({' and '.join(owners)} take it): "
-                f"write {owners[0]}.{name} or {owners[1]}.{name}"
+                f"[grid] axis {name!r} is ambiguous ({_either(owners, 'and')} take it): "
+                f"write {_either([f'{o}.{name}' for o in owners], 'or')}"
             )
         axes.append((owners[0], name, value))
     out, seen = [], set()
@@ -198,18 +217,22 @@ def _grid_axes(grid: dict, kinds: dict) -> list[tuple[str, str, list]]:
         where = f"[grid] {section}.{key}"
         if key == "kind":
             raise ValueError(f"{where}: the kind cannot be a grid axis (write one sweep per kind)")
-        if key not in params(section, kinds[section]):
-            raise ValueError(
-                f"{where}: {section} {kinds[section]!r} takes "
-                f"{sorted(params(section, kinds[section]))}, not {key!r}"
+        taken = _axis_params(section, kinds)
+        if key not in taken:
+            what = (
+                "[run] takes the axis seed"
+                if section == "run"
+                else (f"{section} {kinds[section]!r} takes {sorted(taken)}")
             )
+            raise ValueError(f"{where}: {what}, not {key!r}")
         if (section, key) in seen:
             raise ValueError(f"{where} is given twice")
         seen.add((section, key))
         if not isinstance(values, list) or not values:
             raise ValueError(f"{where} must be a non-empty list of values, got {values!r}")
-        param = params(section, kinds[section])[key]
-        values = [_check(f"{where}[{i}]", param, v) for i, v in enumerate(values)]
+        values = [_check(f"{where}[{i}]", taken[key], v) for i, v in enumerate(values)]
+        if section == "run" and min(values) < 0:
+            raise ValueError(f"{where} must hold integers >= 0, got {values!r}")
         dumped = [json.dumps(v) for v in values]
         if len(set(dumped)) != len(dumped):
             raise ValueError(f"{where} repeats a value: {values!r}")
@@ -280,7 +303,11 @@ def normalise(data: dict) -> dict:
         raise ValueError(f"[run] takes {sorted(RUN)}; unknown key(s) {sorted(unknown)}")
     out["run"] = {}
     for key, param in RUN.items():
-        if key == "device":
+        if ("run", key) in on_grid:  # the seed: one value per point
+            if run.get(key) is not None:
+                raise ValueError(f"run.{key} is set both in [run] and as a [grid] axis")
+            out["run"][key] = None
+        elif key == "device":
             value = run.get(key, param.default)
             if value not in DEVICES:
                 raise ValueError(f"[run] device must be one of {DEVICES}, got {value!r}")
@@ -335,7 +362,7 @@ def _sizes(config: dict) -> dict[str, list[tuple[str, int]]]:
     if kind in ("regular", "random-polygon"):
         ds = [("the polygon", 2)]
     initial = config["initial"]["kind"]
-    if initial == "clusters":
+    if INITIALS[initial].name == "repeated-points":
         ns = [(f"{w} (sum)", sum(v)) for w, v in _values(config, "initial", "multiplicities")]
     elif initial == "caps":
         ns = [(f"{w} (sum)", sum(v)) for w, v in _values(config, "initial", "sizes")]
@@ -453,19 +480,23 @@ def _prefixed(prefix: str, spec: dict) -> dict:
     return {f"{prefix}_{k}": v for k, v in spec.items() if isinstance(v, (bool, int, float, str))}
 
 
-def _build_point(config: dict, index: int, values: tuple) -> Point:
+def _build_point(config: dict, index: int, values: tuple, stream: int) -> Point:
+    """Point ``index`` of the grid; its streams are those of point ``stream`` of the sweep
+    with its seed in ``[run]`` (the index over the axes other than the seed)."""
     run = config["run"]
     params = {name: value for (name, _), value in zip(config["grid"], values)}
+    seed = params.get("run.seed", run["seed"])
     specs = {s: dict(config[s]) for s in SECTIONS if s in config}
     for name, value in params.items():
         section, key = name.split(".", 1)
-        specs[section][key] = value
+        if section != "run":
+            specs[section][key] = value
     model = MODELS.build(specs["model"])
-    polytope = POLYTOPES.build(specs["polytope"], rng=run["seed"]) if "polytope" in specs else None
+    polytope = POLYTOPES.build(specs["polytope"], rng=seed) if "polytope" in specs else None
     if specs["initial"].get("seed") is not None:
         seq = np.random.SeedSequence(specs["initial"]["seed"])
     else:
-        seq = np.random.SeedSequence(run["seed"], spawn_key=(index, 0))
+        seq = np.random.SeedSequence(seed, spawn_key=(stream, 0))
     build = functools.partial(
         INITIALS.build, specs["initial"], polytope=polytope, model=model, rng=seq
     )
@@ -482,6 +513,7 @@ def _build_point(config: dict, index: int, values: tuple) -> Point:
         **_prefixed("initial", specs["initial"]),
     }
     columns["initial_n"] = int(x0.shape[0])
+    columns["seed"] = seed
     uses_seq = INITIALS[specs["initial"]["kind"]].random
     initial_seed = (
         {"entropy": str(seq.entropy), "spawn_key": list(seq.spawn_key)} if uses_seq else None
@@ -493,7 +525,7 @@ def _build_point(config: dict, index: int, values: tuple) -> Point:
         polytope=polytope,
         x0=x0,
         event=event,
-        seed=Seed(run["seed"], (index,)),
+        seed=Seed(seed, (stream,)),
         initial_seed=initial_seed,
         chains=run["chains"],
         chunk=min(run["chunk"], run["chains"]),
@@ -557,11 +589,16 @@ class Sweep:
 
     @cached_property
     def points(self) -> tuple[Point, ...]:
-        axes = [values for _, values in self.config["grid"]]
+        grid = self.config["grid"]
         points = []
-        for index, values in enumerate(itertools.product(*axes)):
+        for index, picks in enumerate(itertools.product(*(range(len(v)) for _, v in grid))):
+            values = tuple(axis[k] for (_, axis), k in zip(grid, picks))
+            stream = 0  # the index of the point among the axes other than the seed
+            for (name, axis), k in zip(grid, picks):
+                if name != "run.seed":
+                    stream = stream * len(axis) + k
             try:
-                points.append(_build_point(self.config, index, values))
+                points.append(_build_point(self.config, index, values, stream))
             except (ValueError, TypeError) as exc:
                 where = ", ".join(f"{n}={v!r}" for (n, _), v in zip(self.config["grid"], values))
                 raise ValueError(f"point {index} ({where or 'no grid'}): {exc}") from None

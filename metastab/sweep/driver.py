@@ -24,16 +24,18 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..engine.backends import resolve
 from ..results import provenance, sidecar
 from .chunks import ChunkTask, chunk_name, chunk_table, final_chunks, write_atomic
 from .config import Sweep
-from .executors import DaskExecutor, Embedded, Stalled, parse_cluster
+from .executors import DaskExecutor, Embedded, Stalled, parse_cluster, transient
 from .faults import checkpoint
 from .store import (
     RESULTS,
     Journal,
     SweepError,
     SweepWarning,
+    failures,
     latest,
     open_sweep,
     read_manifest,
@@ -103,6 +105,7 @@ class _Plan:
         self.flying: dict[int, set[int]] = {p.index: set() for p in self.points}
         self.in_flight = 0
         self.failed: dict[tuple[int, int], Any] = {}  # (point, j) -> (chunk name, error text)
+        self.transient = False  # whether a failure might pass on a retry
         # point -> chunks kept, once known (it never changes afterwards)
         self.decided: dict[int, Any] = {}
         self.pointer = dict.fromkeys(range(len(self.points)), 0)  # lowest chunk not yet submitted
@@ -345,6 +348,8 @@ def run_sweep(
     workers = _check_backend(scheduler, cluster, threads, retries, worker_timeout)
     if not isinstance(sweep, Sweep):
         sweep = Sweep.from_toml(sweep)
+    if scheduler is None:  # the chunks run on this machine: its device must be there
+        resolve(sweep.config["run"]["device"])
     tic = time.perf_counter()
     # The backend first: an unreachable scheduler or a missing Dask leaves no directory behind.
     executor = _executor(
@@ -389,14 +394,20 @@ def _run(sweep: Sweep, out: Path, executor, progress, tic: float) -> SweepSummar
             summary,
         )
     if plan.failed:
-        raise SweepError(
-            f"{len(plan.failed)} chunk(s) failed ({executor.retry_note}); the rest "
-            f"is saved, run again to retry: "
-            + "; ".join(f"{k}: {v}" for k, v in summary.failed.items()),
-            summary,
-        )
+        raise SweepError(_failures(plan, executor.retry_note), summary)
     write_json(sidecar(out / RESULTS), _sidecar(sweep, plan, summary))
     return summary
+
+
+def _failures(plan: _Plan, retry_note: str) -> str:
+    """The failed chunks in one line: each distinct error once, with its count."""
+    shown = "; ".join(failures(dict(plan.failed.values())))
+    fix = (
+        "run again to retry"
+        if plan.transient
+        else "a retry cannot fix it: fix the config or the machine, then run the same command"
+    )
+    return f"{len(plan.failed)} chunk(s) failed ({retry_note}); the rest is saved, {fix}: {shown}"
 
 
 def _drive(
@@ -416,6 +427,7 @@ def _drive(
         if error is not None:
             text = "".join(traceback.format_exception_only(type(error), error)).strip()
             plan.failed[(p, j)] = (task.name, text)
+            plan.transient |= transient(error)
             journal.append(_record(task, "failed", error=text))
             continue
         final = plan.final(p)
@@ -599,6 +611,9 @@ def read_sweep(
                 f"{out}: chunk {name} is not this sweep's chunk (stamp or row count "
                 f"differs from the journal): {fix}"
             )
+        if "seed" not in table.column_names:  # written before rows had the seed column
+            seed = manifest["config"]["run"]["seed"]
+            table = table.append_column("seed", pa.array([seed] * table.num_rows, pa.int64()))
         tables.append(table.replace_schema_metadata(None))
     frame = pa.concat_tables(tables).to_pandas()
     return frame.sort_values(["point", "chain"], ignore_index=True), meta

@@ -16,9 +16,10 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from ..engine.backends import DeviceUnavailable
 from .chunks import ChunkResult, ChunkTask, run_chunk
 
-__all__ = ["Embedded", "DaskExecutor", "Stalled", "ChunkLost", "parse_cluster"]
+__all__ = ["Embedded", "DaskExecutor", "Stalled", "ChunkLost", "parse_cluster", "transient"]
 
 _CONNECT_TIMEOUT = "30s"
 _WINDOW_REFRESH = 5.0  # seconds between looks at the number of Dask worker threads
@@ -32,6 +33,13 @@ class Stalled(Exception):
 
 class ChunkLost(RuntimeError):
     """A chunk's future vanished without a result (its scheduler went away)."""
+
+
+def transient(error: BaseException) -> bool:
+    """Whether a chunk's error may pass on a retry. A chunk is a pure function of its task, so
+    a bad value (ValueError, TypeError, ArithmeticError) or a missing device recurs every time;
+    the machine's errors (memory, files, a lost worker) may not."""
+    return not isinstance(error, (ValueError, TypeError, ArithmeticError, DeviceUnavailable))
 
 
 class Embedded:

@@ -54,6 +54,7 @@ __all__ = [
     "Journal",
     "recover",
     "status",
+    "failures",
     "read_manifest",
     "verify",
 ]
@@ -544,6 +545,21 @@ def status(out: str | os.PathLike[str]) -> dict:
     }
 
 
+def failures(failed: dict[str, str]) -> list[str]:
+    """Failed chunks (name -> error) with each distinct error once: ``FIRST and K more: ERROR``.
+
+    >>> failures({"p1": "ValueError: x", "p0": "ValueError: x", "p2": "OSError: y"})
+    ['p0 and 1 more: ValueError: x', 'p2: OSError: y']
+    """
+    chunks: dict[str, list[str]] = {}
+    for name, error in sorted(failed.items()):
+        chunks.setdefault(error, []).append(name)
+    return [
+        f"{names[0]}{f' and {len(names) - 1} more' if len(names) > 1 else ''}: {error}"
+        for error, names in chunks.items()
+    ]
+
+
 def format_status(info: dict) -> str:
     """``status()`` as a few human-readable lines."""
     running = f" (pid {info['runner_pid']})" if info["state"] == "running" else ""
@@ -557,8 +573,7 @@ def format_status(info: dict) -> str:
     ]
     if info["last_update"]:
         lines.append(f"  last chunk event {time.time() - info['last_update']:.0f} s ago")
-    for name, error in info["failed"].items():
-        lines.append(f"  FAILED {name}: {error}")
+    lines += [f"  FAILED {line}" for line in failures(info["failed"])]
     for problem in info.get("problems", []):
         lines.append(f"  DAMAGED {problem}: run the sweep again to recompute it")
     return "\n".join(lines)

@@ -19,6 +19,8 @@ import pandas as pd
 from metastab.results import read_table
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "[FW] lem. first.phase, Thm 5.2"
 
 
@@ -55,7 +57,7 @@ def growth_rows(ok: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     summary = read_table(out / "summary.csv")[0]

@@ -38,6 +38,8 @@ from metastab import theory
 from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
 
+from .config import Config
+
 # --------------------------------------------------------------------------- geometry
 
 
@@ -222,7 +224,7 @@ def event_hitting_times(P, starts, consts, model, C_event, beta, chains, horizon
         fp = ms.first_passage(
             model, x0, event, max_steps=horizon, chains=chains, rng=seq, first_chain=i * chains
         )
-        out.append(np.where(fp.censored, -1, fp.steps))
+        out.append(np.where(fp.censored, -1, fp.times))
     return np.concatenate(out)
 
 
@@ -347,7 +349,7 @@ def polytope_row(P: ms.Polytope, threshold: float) -> dict:
     }
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Compute the chain table, decay profiles and polytope table of the clustering study."""
     out = Path(out)
     seed = int(config["seed"])
@@ -378,7 +380,7 @@ def run(config: dict, out: Path) -> None:
                 profiles.append(profile)
     meta = {
         "study": "clustering",
-        "config": config,
+        "config": config.to_dict(),
         "provenance": provenance(),
         "seeds": "initial conditions: SeedSequence(seed, spawn_key=(polytope, beta)); "
         "SA_P chains: SeedSequence(seed, spawn_key=(polytope, beta, gamma, 1)), "

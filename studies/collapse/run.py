@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,9 @@ import metastab as ms
 from metastab import stats, theory
 from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
-from metastab.studies.runner import quantile_band, recorded
+from metastab.studies.runner import beta_scan, quantile_band, recorded
+
+from .config import Config
 
 
 def model(kind: str, beta: float, gamma: float, d: int):
@@ -49,29 +52,28 @@ def diameters(paths: np.ndarray) -> np.ndarray:
 def collapse_times(kind, betas, chains, max_steps, x0, gamma, ratio, seed) -> pd.DataFrame:
     """First step with diam <= ratio · diam(X^0), per β and chain (censored at max_steps)."""
     event = ms.Collapse(ratio * pdist(x0).max())
-    frames = []
-    for ib, beta in enumerate(betas):
+
+    def at(beta: float, ib: int) -> pd.DataFrame:
         fp = ms.first_passage(
-            model(kind, float(beta), gamma, x0.shape[1]),
+            model(kind, beta, gamma, x0.shape[1]),
             x0,
             event,
             max_steps=max_steps,
             chains=chains,
             rng=np.random.SeedSequence(seed, spawn_key=(1, ib)),
         )
-        frames.append(
-            pd.DataFrame(
-                {
-                    "model": kind,
-                    "beta": float(beta),
-                    "chain": np.arange(chains),
-                    "steps": fp.steps,
-                    "censored": fp.censored,
-                    "max_steps": max_steps,
-                }
-            )
+        return pd.DataFrame(
+            {
+                "model": kind,
+                "beta": beta,
+                "chain": np.arange(chains),
+                "steps": fp.times,
+                "censored": fp.censored,
+                "max_steps": max_steps,
+            }
         )
-    return pd.concat(frames, ignore_index=True)
+
+    return beta_scan(betas, at)
 
 
 def per_step_factor(beta, steps, x0, gamma) -> tuple[float, int]:
@@ -87,11 +89,11 @@ def per_step_factor(beta, steps, x0, gamma) -> tuple[float, int]:
 def curves(cfg, x0, gamma, seed) -> pd.DataFrame:
     """Diameter against time: SA_β path and SA_P median / 10–90% over chains."""
     steps, every, fine = int(cfg["steps"]), int(cfg["record_every"]), int(cfg["fine"])
-    frames = []
-    for ib, beta in enumerate(cfg["betas"]):
+
+    def at(beta: float, ib: int) -> Iterator[pd.DataFrame]:
         for kind, chains in (("SA_beta", 1), ("SA_P", int(cfg["chains"]))):
             times, paths = recorded(
-                model(kind, float(beta), gamma, x0.shape[1]),
+                model(kind, beta, gamma, x0.shape[1]),
                 x0,
                 steps,
                 every,
@@ -99,8 +101,9 @@ def curves(cfg, x0, gamma, seed) -> pd.DataFrame:
                 chains,
                 np.random.SeedSequence(seed, spawn_key=(2, ib)),
             )
-            frames.append(quantile_band(diameters(paths), kind, float(beta), times, chains))
-    return pd.concat(frames, ignore_index=True)
+            yield quantile_band(diameters(paths), kind, beta, times, chains)
+
+    return beta_scan(cfg["betas"], at)
 
 
 def summarise(times, x0, gamma, ratio, record_cap) -> pd.DataFrame:
@@ -167,7 +170,7 @@ def fit_exponent(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Collapse times of SA_β and SA_P, the per-step check, curves and summaries."""
     out = Path(out)
     seed, gamma, ratio = int(config["seed"]), float(config["gamma"]), float(config["ratio"])
@@ -176,7 +179,7 @@ def run(config: dict, out: Path) -> None:
     R = float(np.linalg.norm(x0, axis=1).max())
     meta = {
         "study": "collapse",
-        "config": config,
+        "config": config.to_dict(),
         "provenance": provenance(),
         "polytope": P.to_dict(),
         "x0": x0.tolist(),

@@ -17,10 +17,12 @@ import pandas as pd
 from metastab.studies.runner import read_tables
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "[FW] §2"
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     parity, sampler, dom, quad, vor = read_tables(

@@ -28,6 +28,8 @@ import metastab as ms
 from metastab.results import write_table
 from metastab.studies.runner import study_meta
 
+from .config import Config
+
 # --------------------------------------------------------------------------- the paper's samplers
 
 
@@ -401,7 +403,7 @@ def run_voronoi(cfg, seed, out, meta):
 # --------------------------------------------------------------------------- entry point
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Compute every table of the geometry study into ``out``."""
     seed = int(config["seed"])
     meta = study_meta("geometry", config)

@@ -16,11 +16,13 @@ import pandas as pd
 from metastab.results import read_table
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "[FW] thm. fw.cluster"
 FW = "γ^t = 2/(t+2)"
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     cx, cmeta = read_table(out / "counterexample.csv")

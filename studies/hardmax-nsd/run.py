@@ -29,6 +29,8 @@ import metastab as ms
 from metastab.results import write_table
 from metastab.studies.runner import study_meta
 
+from .config import Config
+
 # Weight of the row Σλ = 1 in the non-negative least squares for the hull minimum, relative to
 # the scale of the points: the constraint is then met to ~1e-12 relative, and λ is renormalised
 # so that the returned point lies in the hull exactly.
@@ -271,7 +273,7 @@ def run_random(cfg, seed, out, meta):
 # --------------------------------------------------------------------------- entry point
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Compute the counterexample, symmetric-polygon and random-configuration tables."""
     seed = int(config["seed"])
     meta = study_meta("hardmax-nsd", config)

@@ -16,19 +16,20 @@ import pandas as pd
 from scipy import stats
 
 from metastab.results import read_table
-from metastab.studies.runner import sibling
 from metastab.studies.verdict import check, checks_frame
+
+from .config import Config
 
 SOURCE = "[FW] thm. exp.fast.polytope"
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     lines, meta = read_table(out / "lines.csv")
     floor = float(config["lines"]["floor"])
     roundoff = float(config["roundoff"])
-    summary = sibling(__file__, "figures")._line_summary(lines, floor)
+    summary = _line_summary(lines, floor)
     ode = read_table(out / "ode.csv")[0]
     gauss = read_table(out / "gaussian.csv")[0]
     worst = float(summary["vector_error"].max())
@@ -114,3 +115,30 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
         )
     )
     return checks_frame(rows)
+
+
+def _line_summary(lines: pd.DataFrame, floor: float) -> pd.DataFrame:
+    """Per polytope and schedule: worst deviations and the final measured vs predicted ratio."""
+    rows = []
+    for (poly, name), g in lines.groupby(["polytope", "schedule"], sort=False):
+        ok = g["product"] >= floor
+        rel = np.maximum(
+            np.abs(g["ratio_max"][ok] / g["product"][ok] - 1),
+            np.abs(g["ratio_min"][ok] / g["product"][ok] - 1),
+        )
+        last = g.iloc[-1]
+        rows.append(
+            {
+                "polytope": poly,
+                "d": int(last["d"]),
+                "schedule": name,
+                "t": int(last["step"]),
+                "measured": last["ratio_max"],
+                "predicted": last["product"],
+                "rate_error": rel.max(),
+                "vector_error": g["vector_error"].max(),
+                "vector_error_resolved": g["vector_error"][ok].max(),
+                "vertex_moved": g["vertex_displacement"].max(),
+            }
+        )
+    return pd.DataFrame(rows)

@@ -27,6 +27,8 @@ from metastab.registry import polytope_from_dict
 from metastab.results import write_table
 from metastab.studies.runner import study_meta
 
+from .config import Config
+
 # --------------------------------------------------------------------------- inputs
 
 
@@ -206,7 +208,7 @@ def run_gaussian(cfg, seed, out, meta):
 # --------------------------------------------------------------------------- entry point
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Compute the straight-line, ODE and Gaussian-vertices tables into ``out``."""
     seed = int(config["seed"])
     meta = study_meta("hardmax-psd", config)

@@ -18,6 +18,8 @@ from scipy import stats as sps
 from metastab.results import read_table
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "[FW] §5 (metastability: finite β follows hardmax)"
 
 
@@ -35,7 +37,7 @@ def plateau_points(summary: pd.DataFrame) -> pd.DataFrame:
     return ok[ok["regime"]] if ok["regime"].sum() >= 2 else ok
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     summary, meta = read_table(out / "summary.csv")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +36,9 @@ import metastab as ms
 from metastab import stats, theory
 from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
-from metastab.studies.runner import quantile_band, recorded
+from metastab.studies.runner import beta_scan, quantile_band, recorded
+
+from .config import Config
 
 
 def start(P: ms.Polytope, n: int, margin: float, rng) -> np.ndarray:
@@ -84,15 +87,15 @@ def over_time(P, x0, gamma, cfg, seed) -> pd.DataFrame:
     ``record_every`` steps after."""
     steps, every, fine = int(cfg["steps"]), int(cfg["record_every"]), int(cfg["fine"])
     _, hard = recorded(ms.Hardmax(gamma=gamma), x0, steps, every, fine, 1, 0)
-    frames = []
-    for ib, beta in enumerate(cfg["betas"]):
-        for name, model in models(float(beta), gamma).items():
+
+    def at(beta: float, ib: int) -> Iterator[pd.DataFrame]:
+        for name, model in models(beta, gamma).items():
             chains = int(cfg["chains"]) if name == "SA_P" else 1
             seq = np.random.SeedSequence(seed, spawn_key=(0, ib))
             times, paths = recorded(model, x0, steps, every, fine, chains, seq)
-            dist = sup_distance(paths, hard[0])
-            frames.append(quantile_band(dist, name, float(beta), times, chains))
-    return pd.concat(frames, ignore_index=True)
+            yield quantile_band(sup_distance(paths, hard[0]), name, beta, times, chains)
+
+    return beta_scan(cfg["betas"], at)
 
 
 def tracking_times(P, x0, model, chains, max_steps, eps, t0, seed_key, seed) -> pd.DataFrame:
@@ -121,7 +124,7 @@ def tracking_times(P, x0, model, chains, max_steps, eps, t0, seed_key, seed) -> 
             max_steps=max_steps,
             rng=np.random.SeedSequence(seed, spawn_key=seed_key + (2,)),
         )
-        steps[alive] = t0 + fp.steps
+        steps[alive] = t0 + fp.times
         censored[alive] = fp.censored
     return pd.DataFrame(
         {
@@ -138,20 +141,26 @@ def tracking_times(P, x0, model, chains, max_steps, eps, t0, seed_key, seed) -> 
 
 def against_beta(P, x0, gamma, cfg, eps, t0, seed) -> pd.DataFrame:
     """Tracking times of SA_P (many chains) and SA_β (one path) on their β grids."""
-    frames = []
-    for name, betas, chains, max_steps in (
-        ("SA_P", cfg["chain_betas"], int(cfg["chains"]), int(cfg["chain_max_steps"])),
-        ("SA_beta", cfg["flow_betas"], 1, int(cfg["flow_max_steps"])),
-    ):
-        for ib, beta in enumerate(betas):
-            model = models(float(beta), gamma)[name]
+
+    def scan(name: str, betas: list[float], chains: int, max_steps: int) -> pd.DataFrame:
+        def at(beta: float, ib: int) -> pd.DataFrame:
+            key = (1, int(name == "SA_P"), ib)
             f = tracking_times(
-                P, x0, model, chains, max_steps, eps, t0, (1, int(name == "SA_P"), ib), seed
+                P, x0, models(beta, gamma)[name], chains, max_steps, eps, t0, key, seed
             )
-            f.insert(0, "beta", float(beta))
+            f.insert(0, "beta", beta)
             f.insert(0, "model", name)
-            frames.append(f)
-    return pd.concat(frames, ignore_index=True)
+            return f
+
+        return beta_scan(betas, at)
+
+    return pd.concat(
+        [
+            scan("SA_P", cfg["chain_betas"], int(cfg["chains"]), int(cfg["chain_max_steps"])),
+            scan("SA_beta", cfg["flow_betas"], 1, int(cfg["flow_max_steps"])),
+        ],
+        ignore_index=True,
+    )
 
 
 def summarise(times: pd.DataFrame, P, x0, jump: float, eps: float):
@@ -270,7 +279,7 @@ def _frozen_fit(chain: pd.DataFrame) -> dict | None:
     return _fit_row("frozen law log(1/p)", slope, intercept, chain["beta"])
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Compute the distance-over-time table, the tracking times and their summaries."""
     out = Path(out)
     seed, gamma, eps = int(config["seed"]), float(config["gamma"]), float(config["eps"])
@@ -293,7 +302,7 @@ def run(config: dict, out: Path) -> None:
     )
     meta = {
         "study": "hardmax-tracking",
-        "config": config,
+        "config": config.to_dict(),
         "provenance": provenance(),
         "polytope": P.to_dict(),
         "x0": x0.tolist(),

@@ -1,7 +1,7 @@
 """Checks of the localmax study ([LM]'s statements, read from its abstract; the neighbour rule is
 this package's reading, not a verified transcription), from the tables only.
 
-The rules (a)–(d) are those of ``figures.verdicts``, stated in the report. Claims: (a) the hull
+The rules (a)–(d) are those of :func:`verdicts`, stated in the report. Claims: (a) the hull
 converges, (b) no finite-time convergence for r > 0, token by token, (c) r_t → 0 recovers the
 hardmax limit, (d) quiescent tokens. Corrections: (b) for the configuration as a whole, and (c)
 while r_t stays below the hardmax score gaps (with r large giving uniform averaging).
@@ -14,16 +14,23 @@ from pathlib import Path
 import pandas as pd
 
 from metastab.results import read_table
-from metastab.studies.runner import sibling
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "[LM] abstract (this package's reading)"
+TITLES = {
+    "emerging": "emerging leader",
+    "triangle": "triangle",
+    "square": "square",
+    "non-leader": "non-leader clusters",
+}
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     summary, meta = read_table(Path(out) / "summary.csv")
-    v = sibling(__file__, "figures").verdicts(summary, meta["config"] | config)
+    v = verdicts(summary, meta["config"] | config.to_dict())
     tol = f"{config['roundoff']:g}"
     a, b, c, d = v["a"], v["b"], v["c"], v["d"]
     arrivals = b["arrivals"] + b["vanishing_arrivals"]
@@ -99,4 +106,122 @@ def checks(out: Path, config: dict) -> pd.DataFrame:
                 source=SOURCE,
             ),
         ]
+    )
+
+
+def _example(frame: pd.DataFrame) -> str:
+    """'configuration, dynamics' of the first row of ``frame`` (empty string if none)."""
+    if frame.empty:
+        return ""
+    r = frame.iloc[0]
+    return f"{TITLES.get(r['config'], r['config'])}, {r['label']}"
+
+
+def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
+    """The pass/fail of (a)–(d) by the rules stated in the report (no tuning to the data)."""
+    lm = summary[
+        summary["family"].isin(["localmax", "localmax-relative", "localmax-large", "vanishing"])
+    ]
+    tol = float(cfg["roundoff"])
+    return {
+        "a": _nested_hulls(summary, lm, tol),
+        "b": _no_arrival(summary, lm),
+        "c": _hardmax_to_uniform(summary, tol),
+        "d": _quiescent(lm),
+    }
+
+
+def _nested_hulls(summary: pd.DataFrame, lm: pd.DataFrame, tol: float) -> dict:
+    """(a) nested hulls over the localmax runs ``lm``: the area never grows beyond rounding;
+    settled runs have a limit hull."""
+    scale = summary["area0"].clip(lower=1.0)
+    grow = (summary["max_area_increase"] > tol * scale)[lm.index]
+    return dict(
+        holds=not grow.any(),
+        runs=len(lm),
+        grew=int(grow.sum()),
+        unsettled=int((~lm["converged"]).sum()),
+    )
+
+
+def _no_arrival(summary: pd.DataFrame, lm: pd.DataFrame) -> dict:
+    """(b) r > 0, over the localmax runs ``lm``: the configuration never reaches its limit in
+    finite time and the largest distance decays geometrically; single tokens are counted apart."""
+    settled = lm[lm["converged"] & (lm["family"] != "localmax-large")]
+    const = summary[summary["family"].isin(["localmax", "localmax-relative"])]
+    const = const[const["converged"]]
+    arrivals_const = int(const["tokens_at_limit"].sum())
+    van = summary[(summary["family"] == "vanishing") & summary["converged"]]
+    config_arrivals = int(settled["config_at_limit"].astype(bool).sum())
+    rates = settled["decay_rate"].dropna()
+    return dict(
+        holds=config_arrivals == 0 and bool((rates < 1).all()),
+        fitted=len(rates),
+        runs=len(settled),
+        const_runs=len(const),
+        arrivals=arrivals_const,
+        const_runs_with_arrivals=int((const["tokens_at_limit"] > 0).sum()),
+        rate_min=float(rates.min()),
+        rate_max=float(rates.max()),
+        rate_median=float(rates.median()),
+        vanishing_arrivals=int(van["tokens_at_limit"].sum()),
+        vanishing_runs_with_arrivals=int((van["tokens_at_limit"] > 0).sum()),
+        vanishing_runs=len(van),
+        config_arrivals=config_arrivals,
+        slowest=_example(
+            settled.dropna(subset=["decay_rate"]).sort_values("decay_rate", ascending=False)
+        ),
+        example=_example(const[const["tokens_at_limit"] > 0]),
+    )
+
+
+def _hardmax_to_uniform(summary: pd.DataFrame, tol: float) -> dict:
+    """(c) r_t below the hardmax score gaps gives the hardmax limit exactly; the distance to it
+    shrinks with r0; r large is uniform averaging to rounding."""
+    vv = summary[summary["family"] == "vanishing"]
+    below = vv[vv["below_gaps"].astype(bool)]
+    exact = bool((below["dist_to_hardmax"] <= tol).all())
+    smallest = vv[vv["r"] == vv["r"].min()]
+    largest = vv[vv["r"] == vv["r"].max()]
+    large = summary[summary["family"] == "localmax-large"]
+    uniform = float(large["dist_to_uniform"].max())
+    # r at least the initial score spread: every token is everyone's neighbour from the start
+    # (the hull only shrinks, so the spread too): exactly uniform averaging
+    wide = summary[
+        summary["family"].isin(["localmax", "localmax-large"])
+        & (summary["r"] >= summary["score_spread"])
+    ]
+    narrow = summary[(summary["family"] == "localmax") & (summary["r"] < summary["score_spread"])]
+    wide_max = float(wide["dist_to_uniform"].max())
+    shrink = float(smallest["dist_to_hardmax"].median()) <= float(
+        largest["dist_to_hardmax"].median()
+    )
+    return dict(
+        holds=exact and shrink and uniform <= tol and wide_max <= tol,
+        shrink=shrink,
+        below=len(below),
+        wide=len(wide),
+        wide_max=wide_max,
+        narrow=len(narrow),
+        narrow_min=float(narrow["dist_to_uniform"].min()),
+        exact=exact,
+        uniform=uniform,
+        runs=len(vv),
+        median_smallest=float(smallest["dist_to_hardmax"].median()),
+        median_largest=float(largest["dist_to_hardmax"].median()),
+        exact_fraction_smallest=float((smallest["dist_to_hardmax"] <= tol).mean()),
+    )
+
+
+def _quiescent(lm: pd.DataFrame) -> dict:
+    """(d) every settled localmax run of ``lm`` has all tokens quiescent before its
+    resolution step."""
+    q = lm[lm["converged"]]
+    quiet = q["quiescent_from"] < q["resolution_step"]
+    return dict(
+        holds=bool(quiet.all()),
+        runs=len(q),
+        quiet=int(quiet.sum()),
+        median=float(q["quiescent_from"].median()),
+        maximum=float(q["quiescent_from"].max()),
     )

@@ -30,6 +30,8 @@ from scipy.spatial import ConvexHull, QhullError
 import metastab as ms
 from metastab.results import provenance, write_table
 
+from .config import Config
+
 # --------------------------------------------------------------------------- inputs
 
 
@@ -351,7 +353,7 @@ def tidy_paths(name: str, label: str, path: np.ndarray, leaders, steps: int) -> 
 # --------------------------------------------------------------------------- driver
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Compute every table of the study into ``out`` (see the module docstring).
 
     The runs are many and tiny (n ≤ 16 tokens, one kernel call per recorded step), so numba runs
@@ -410,7 +412,7 @@ def _run(cfg: dict, out: Path) -> None:
                         )
                     )
     meta = dict(
-        config=cfg,
+        config=cfg.to_dict(),
         provenance=provenance(),
         model="see run.py: models()",
         note="B = I; configurations of [AFZ] Figure 2 constructed, not transcribed",

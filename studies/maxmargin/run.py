@@ -18,6 +18,8 @@ import pandas as pd
 from metastab import maxmargin as mm
 from metastab.results import provenance, write_table
 
+from .config import Config
+
 W3 = np.diag([1.0, 1.0, 0.0])  # [MM] W = Wk^T Wq = diag(1, 1, 0)
 V3 = np.array([0.0, 0.0, 1.0])  # [MM] v = (0, 0, 1): the third coordinate is the token score
 
@@ -418,9 +420,9 @@ def hardmax_ray(cfg, rows):
             )
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     out = Path(out)
-    meta = {"config": config, "provenance": provenance()}
+    meta = {"config": config.to_dict(), "provenance": provenance()}
     svm_rows, hard_rows, seconds = [], [], {}
 
     tic = time.perf_counter()

@@ -16,6 +16,8 @@ import pandas as pd
 from metastab.results import read_table
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "Bruno, Pasqualotto, Agazzi arXiv 2410.23228 (sphere.md statement 6)"
 
 
@@ -43,7 +45,7 @@ def deviation(table: pd.DataFrame, shift: int = 0) -> float:
     return float((top["median"] - top["k_star"] - shift).abs().max())
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     fraction, multiple = float(config["min_fraction"]), float(config["claim_multiple"])

@@ -20,14 +20,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from metastab_studies.staircase import run as circle  # the circle's cluster decomposition
 
 import metastab as ms
 from metastab import theory
 from metastab.results import write_table
-from metastab.studies.runner import sibling, study_meta
+from metastab.studies.runner import beta_scan, study_meta
 
-# the circle's cluster decomposition, shared with the staircase study
-circle = sibling(Path(__file__).resolve().parents[1] / "staircase" / "run.py", "run")
+from .config import Config
 
 
 def schedule(beta: float, n: int, dt_growth: float, multiples) -> tuple[float, float, list]:
@@ -38,14 +38,14 @@ def schedule(beta: float, n: int, dt_growth: float, multiples) -> tuple[float, f
     return dt, t_form, [int(math.ceil(m * t_form / dt)) for m in multiples]
 
 
-def counts(config: dict) -> pd.DataFrame:
+def counts(config: Config) -> pd.DataFrame:
     """One row per (β, N, chain, multiple): cluster sizes at that time, as counts."""
     seed, delta = int(config["seed"]), float(config["delta"])
     fractions = [float(f) for f in config["min_fractions"]]
-    rows = []
-    for ib, beta in enumerate(config["betas"]):
-        beta = float(beta)
+
+    def at(beta: float, ib: int) -> pd.DataFrame:
         k_star = theory.meanfield_clusters(beta)
+        rows = []
         for iN, n in enumerate(config["tokens"]):
             n, chains = int(n), int(config["chains"])
             dt, t_form, at = schedule(beta, n, float(config["dt_growth"]), config["multiples"])
@@ -74,10 +74,12 @@ def counts(config: dict) -> pd.DataFrame:
                     for f in fractions:
                         row[f"count_{f:g}"] = int((sizes >= f * n).sum())
                     rows.append(row)
-    return pd.DataFrame(rows)
+        return pd.DataFrame(rows)
+
+    return beta_scan(config["betas"], at)
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """The cluster counts against β, N and time, with provenance."""
     write_table(
         counts(config),

@@ -21,6 +21,8 @@ from metastab.studies.render import fmt, position, wider
 from metastab.studies.runner import read_tables
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "[FW] lem. metastab.1, Thm 5.4"
 BOUND = "P[T2 ≥ t] ≥ 1 − exp((1 + ε/γ) log(γt/ε) + (1 + ε/γ) log n − β c0 ε/(2γ)) for t > 1"
 
@@ -34,7 +36,7 @@ def declared(starts: pd.DataFrame, config: dict):
     return (at if not at.empty else starts.sort_values("beta_start")).iloc[-1]
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     per, meta = read_table(out / "per_beta.csv")

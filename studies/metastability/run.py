@@ -52,6 +52,8 @@ from metastab import stats, theory
 from metastab.engine import underflow_exponent
 from metastab.results import provenance, write_table
 
+from .config import Config
+
 EVENTS = ("hull", "ball")
 ENGINES = ("direct", "accelerated")
 # The kernels' exp flushes weights e^z with z below this (≈ -708.74) to 0.
@@ -226,7 +228,7 @@ def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options)
     wall = time.perf_counter() - tic
     frame = fp.to_frame()[["chain", "steps", "censored", "max_steps", "beta"]]
     frame = frame.astype({"steps": np.float64, "max_steps": np.float64})
-    simulated = float(np.sum(fp.steps, dtype=np.float64))
+    simulated = float(np.sum(fp.times, dtype=np.float64))
     return frame, {
         "wall_s": wall,
         "steps_simulated": simulated,
@@ -890,7 +892,7 @@ def bound_check(chains: pd.DataFrame, per: pd.DataFrame, facts: dict) -> pd.Data
 # --------------------------------------------------------------------------- entry point
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Compute every table of the study into ``out`` (see the module docstring).
 
     Parameters
@@ -933,7 +935,7 @@ def analyse(
     order_violations = int((wide["ball"] > wide["hull"]).sum())
     meta = {
         "study": "metastability",
-        "config": config,
+        "config": config.to_dict(),
         "seeds": {
             "chains": config["seed"],
             "accelerated_chains": config["accelerated_seed"],

@@ -20,6 +20,8 @@ from scipy.stats import binomtest
 from metastab.results import read_table
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "GLPR (arXiv 2312.10794)"
 
 
@@ -174,7 +176,7 @@ def _circle_rows(circle, config) -> list[dict]:
     return rows
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     diagram = read_table(out / "diagram.parquet")[0]

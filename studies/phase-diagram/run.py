@@ -34,6 +34,8 @@ from metastab import theory
 from metastab.results import write_table
 from metastab.studies.runner import study_meta
 
+from .config import Config
+
 
 def layer(beta: float, dt: float):
     """The post-LN layer of (SA), Q = K = V = I."""
@@ -94,7 +96,7 @@ def boundary(config: dict, betas) -> pd.DataFrame:
             {
                 "beta": float(beta),
                 "t_star": theory.orthogonal_time(float(beta), n, delta=delta),
-                "t_star_layer": math.nan if fp.censored[0] else float(fp.steps[0] * dt),
+                "t_star_layer": math.nan if fp.censored[0] else float(fp.times[0] * dt),
             }
         )
     return pd.DataFrame(rows)
@@ -158,7 +160,7 @@ def reduction(config: dict) -> pd.DataFrame:
     )
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """The diagram, the boundaries, the circle counts and the reduction check."""
     out = Path(out)
     meta = dict(

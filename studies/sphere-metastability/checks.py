@@ -23,6 +23,8 @@ from metastab.studies.render import fmt, position, wider
 from metastab.studies.runner import read_tables
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 LAW = (
     "T_jump (first moving pick from frozen clusters) is geometric with "
     "p = 1 − Π_a q_a^{m_a}, q_a the probability of a no-op pick"
@@ -265,7 +267,7 @@ def rd_rows(rd: pd.DataFrame, fits: pd.DataFrame, config: dict) -> list[dict]:
     return rows
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     per, meta = read_table(out / "per_beta.csv")

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from metastab_studies.metastability import run as _RD
 from scipy.special import logsumexp
 from scipy.stats import kstest
 
@@ -46,12 +47,12 @@ import metastab as ms
 from metastab import stats, theory
 from metastab.results import provenance, read_table, write_table
 from metastab.setups.polytopes import simplex
-from metastab.studies.runner import sibling
+
+from .config import Config
 
 EVENTS = ("jump", "cap")
 ENGINES = ("direct", "accelerated")
 ROOT = Path(__file__).resolve().parents[2]
-_RD = sibling(ROOT / "studies" / "metastability" / "run.py", "run")
 quiet, logrank_p, poisson_limit_intervals = _RD.quiet, _RD.logrank_p, _RD.poisson_limit_intervals
 # a root of streams per β, shared by both events (each chain follows one path: T_jump <= T_cap)
 streams = _RD.streams
@@ -475,7 +476,7 @@ def rd_tables(config: dict) -> pd.DataFrame:
 # --------------------------------------------------------------------------- entry point
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Compute every table of the study into ``out`` (module docstring): chains.parquet,
     per_beta.csv, law.csv, exponent.csv, crosscheck.csv, rd.csv and merge_tol.csv, each with a
     JSON sidecar."""
@@ -488,7 +489,7 @@ def run(config: dict, out: Path) -> None:
     per = per_beta_table(chains, costs, config)
     meta = {
         "study": "sphere-metastability",
-        "config": config,
+        "config": config.to_dict(),
         "seeds": {
             "direct": config["seed"],
             "accelerated": config["accelerated_seed"],

@@ -19,6 +19,8 @@ import pandas as pd
 from metastab.results import read_table
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "GLPR (arXiv 2312.10794)"
 
 
@@ -277,7 +279,7 @@ def _random_rows(random: pd.DataFrame, reduction: pd.DataFrame, cfg: dict) -> li
     ]
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     crossing = read_table(out / "crossing.csv")[0]

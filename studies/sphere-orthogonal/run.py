@@ -32,6 +32,8 @@ from metastab import theory
 from metastab.results import write_table
 from metastab.studies.runner import study_meta
 
+from .config import Config
+
 
 def flow(beta: float, dt: float, scheme: str, attention: str = "softmax"):
     """The attention flow on the sphere, Q = K = V = I."""
@@ -200,7 +202,7 @@ def reduction(cfg: dict, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """Thm 6.8 runs, t* and convergence; Thm 6.9 deviations; the span-reduction check."""
     out = Path(out)
     seed, delta = int(config["seed"]), float(config["delta"])

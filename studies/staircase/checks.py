@@ -23,6 +23,8 @@ from metastab import stats
 from metastab.results import read_table
 from metastab.studies.verdict import check, checks_frame
 
+from .config import Config
+
 SOURCE = "GKPR arXiv 2410.06833 (sphere.md statement 5)"
 FIT_COLUMNS = ["beta", "chain", "steps", "censored", "max_steps", "start"]
 
@@ -113,7 +115,7 @@ def random_fit(sample: pd.DataFrame, level: float):
     return _fit(sample[["s", "chain", "steps", "censored", "start"]], "s", False, level)
 
 
-def checks(out: Path, config: dict) -> pd.DataFrame:
+def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     cfg = config["checks"]

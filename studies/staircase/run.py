@@ -30,6 +30,8 @@ from metastab import theory
 from metastab.results import write_table
 from metastab.studies.runner import study_meta
 
+from .config import Config
+
 
 def on_circle(theta: np.ndarray) -> np.ndarray:
     """Unit vectors (cos θ, sin θ), shape theta.shape + (2,)."""
@@ -77,7 +79,9 @@ def closest_pair(centres: np.ndarray, sizes: np.ndarray) -> tuple[float, int, in
 
 
 def _plateaus(tr, part: str, **columns) -> pd.DataFrame:
-    frame = tr.to_frame()
+    # the study's tables keep "steps" for the plateau's end (a first passage from step 0), as
+    # the first-passage frames of prepared() beside them
+    frame = tr.to_frame().rename(columns={"end": "steps"})
     frame.insert(0, "part", part)
     for key, value in columns.items():
         frame[key] = value
@@ -181,7 +185,7 @@ def containment(cfg: dict, dt: float, seed: int) -> pd.DataFrame:
                 {
                     "beta": float(beta),
                     "chain": np.arange(chains),
-                    "steps": fp.steps,
+                    "steps": fp.times,
                     "censored": fp.censored,
                     "max_steps": max_steps,
                     "alpha": alpha,
@@ -215,7 +219,7 @@ def energy(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def run(config: dict, out: Path) -> None:
+def run(config: Config, out: Path) -> None:
     """All parts of the study, each into its own table with provenance."""
     out = Path(out)
     seed, dt, delta = int(config["seed"]), float(config["dt"]), float(config["delta"])

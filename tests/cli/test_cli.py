@@ -35,8 +35,8 @@ FIT_DATA = (
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_passage_writes_a_tidy_table_and_sidecar(capsys, tmp_path, suffix):
-    path = tmp_path / f"sub/fp{suffix}"
-    code, out, err = run(capsys, *PASSAGE, "--beta", "4", "8", "--out", str(path))
+    path = tmp_path / f"sub/fp{suffix}"  # a folder to create: --mkdir
+    code, out, err = run(capsys, *PASSAGE, "--beta", "4", "8", "--out", str(path), "--mkdir")
     assert code == 0 and err == ""
     frame, meta = read_table(path)
     assert len(frame) == 2 * 16
@@ -455,7 +455,7 @@ beta = [2.0, 3.0, 4.0]
 kind = "regular"
 k = 3
 [initial]
-kind = "clusters"
+kind = "repeated-points"
 multiplicities = [2, 2, 2]
 [event]
 kind = "leave-ball"
@@ -574,22 +574,26 @@ def test_fit_prefactor_reports_c_and_its_test(capsys, tmp_path):
 PASSAGE_SHORT = ("passage", "--chains", "4", "--max-steps", "50", "--seed", "1")
 
 
-def test_command_line_takes_uniform_and_clusters(capsys):
+def test_command_line_takes_uniform_and_repeated_points(capsys):
     code, out, err = run(
         capsys, *PASSAGE_SHORT, "--init", "uniform", "--n", "9", "--event", "leave-ball"
     )
     assert (code, err) == (0, ""), err
     assert "init uniform" in out and "n 9" in out
-    code, out, err = run(capsys, *PASSAGE_SHORT, "--init", "clusters:2,2,2,2,2")
-    assert (code, err) == (0, ""), err
-    assert "n 10" in out
+    for spelling in ("repeated-points", "clusters"):  # the second: the deprecated alias
+        code, out, err = run(capsys, *PASSAGE_SHORT, "--init", f"{spelling}:2,2,2,2,2")
+        assert (code, err) == (0, ""), err
+        assert "n 10" in out
 
 
 @pytest.mark.parametrize(
     "argv, words",
     [
-        (("--init", "clusters:2,2,2,2,2", "--n", "12"), ["n: --n cannot be combined", "clusters"]),
-        (("--init", "clusters:2,x"), ["init", "multiplicities", "'2,x'"]),
+        (
+            ("--init", "repeated-points:2,2,2,2,2", "--n", "12"),
+            ["n: --n cannot be combined", "repeated-points"],
+        ),
+        (("--init", "repeated-points:2,x"), ["init", "multiplicities", "'2,x'"]),
         (("--diameter", "0.5"), ["diameter", "does not apply", "leave-hull"]),
         (("--neighbours", "relative"), ["neighbours", "localmax"]),
         (("--model", "localmax"), ["r: --model localmax needs --r"]),

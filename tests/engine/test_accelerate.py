@@ -102,13 +102,13 @@ def _anderson_p(a, b) -> float:
 #   simplex3d-nonsymmetric          KS p = 0.79,  AD p >= 0.25 | KS p = 2e-38, AD p <= 0.001
 def test_accelerated_agrees_with_exact_in_distribution(both_modes):
     name, exact, fast, wrong = both_modes
-    ks = stats.ks_2samp(exact.steps, fast.steps).pvalue
-    ad = _anderson_p(exact.steps, fast.steps)
+    ks = stats.ks_2samp(exact.times, fast.times).pvalue
+    ad = _anderson_p(exact.times, fast.times)
     assert ks > ALPHA and ad > ALPHA, (name, ks, ad)
     # negative control: the accelerated chain at 1.1 β is told apart from the exact one
-    ks_bad = stats.ks_2samp(exact.steps, wrong.steps).pvalue
+    ks_bad = stats.ks_2samp(exact.times, wrong.times).pvalue
     assert ks_bad < 1e-6, (name, ks_bad)
-    assert _anderson_p(exact.steps, wrong.steps) <= 1e-3
+    assert _anderson_p(exact.times, wrong.times) <= 1e-3
 
 
 def test_accelerated_and_exact_rates_agree(both_modes):
@@ -156,9 +156,9 @@ def test_accelerated_agrees_with_exact_on_the_theorem_workload():
     ]
     exact, fast, wrong = runs
     assert not any(fp.censored.any() for fp in runs)
-    assert stats.ks_2samp(exact.steps, fast.steps).pvalue > ALPHA
-    assert _anderson_p(exact.steps, fast.steps) > ALPHA
-    assert stats.ks_2samp(exact.steps, wrong.steps).pvalue < 1e-6
+    assert stats.ks_2samp(exact.times, fast.times).pvalue > ALPHA
+    assert _anderson_p(exact.times, fast.times) > ALPHA
+    assert stats.ks_2samp(exact.times, wrong.times).pvalue < 1e-6
     fits = [escape_rate(fp, confidence_level=0.999).confidence_interval() for fp in runs]
     assert fits[0][0] < fits[1][1] and fits[1][0] < fits[0][1]
     assert fits[2][1] < fits[0][0]
@@ -276,7 +276,7 @@ def frozen_fast():
 
 def test_frozen_geometric_law(frozen_fast):
     law = theory.frozen_law(POINTS, MULT, 5.0, B_NS)
-    T = frozen_fast.steps
+    T = frozen_fast.times
     assert not frozen_fast.censored.any() and T.min() >= 1 and (T == np.floor(T)).all()
     # Measured: chi-square p = 0.19 (mean 17.776 against 1/p = 17.797); the law at 1.1 β gives
     # p = 0 (underflow).
@@ -329,7 +329,7 @@ def test_beta_200_escapes_match_theory(frozen_huge):
     cross pick (p ≈ 9e-79 < 2^-53), the accelerated chain escapes with the frozen law: p T is
     Exp(1) up to O(p)."""
     law = theory.frozen_law(POINTS, MULT, BETA_HUGE, B_NS)
-    T = frozen_huge.steps
+    T = frozen_huge.times
     assert law.p < 1e-70 and not frozen_huge.censored.any()
     assert T.dtype == np.float64 and T.min() > 2.0**63
     # Measured: KS p = 0.97; at 1.01 β (p smaller by e^-1.8) p underflows to 0.
@@ -368,7 +368,7 @@ def test_frozen_forever_is_censored_not_looping():
         rng=1,
         mode="accelerated",
     )
-    assert fp.censored.all() and (fp.steps == 1e30).all() and np.array_equal(fp.final[0], x0)
+    assert fp.censored.all() and (fp.times == 1e30).all() and np.array_equal(fp.final[0], x0)
 
 
 # ------------------------------------------------------------------ resolution of exact stepping
@@ -439,9 +439,9 @@ def _fp(chains=8, first_chain=0, rng=5, **kw):
 
 def test_accelerated_same_seed_same_bits():
     a, b = _fp(), _fp()
-    assert np.array_equal(a.steps, b.steps) and np.array_equal(a.final, b.final)
-    assert len(set(a.steps.tolist())) > 1
-    assert not np.array_equal(_fp(rng=6).steps, a.steps)
+    assert np.array_equal(a.times, b.times) and np.array_equal(a.final, b.final)
+    assert len(set(a.times.tolist())) > 1
+    assert not np.array_equal(_fp(rng=6).steps, a.times)
     assert a.provenance["mode"] == "accelerated" and a.provenance["merge_tol"] == 1e-10
 
 
@@ -456,15 +456,15 @@ def test_accelerated_thread_count_does_not_matter():
         two = _fp()
     finally:
         numba.set_num_threads(before)
-    assert np.array_equal(one.steps, two.steps) and np.array_equal(one.final, two.final)
+    assert np.array_equal(one.times, two.times) and np.array_equal(one.final, two.final)
 
 
 def test_accelerated_prefix_property():
     small, big = _fp(chains=3), _fp(chains=9)
-    assert np.array_equal(small.steps, big.steps[:3])
+    assert np.array_equal(small.times, big.times[:3])
     assert np.array_equal(small.final, big.final[:3])
     for k in (0, 4, 8):
-        assert _fp(chains=1, first_chain=k).steps[0] == big.steps[k]
+        assert _fp(chains=1, first_chain=k).steps[0] == big.times[k]
 
 
 def test_accelerated_per_chain_x0():
@@ -477,9 +477,9 @@ def test_accelerated_per_chain_x0():
     part = ms.first_passage(
         model, X[2:4], event, max_steps=10**6, rng=3, first_chain=2, mode="accelerated"
     )
-    assert np.array_equal(part.steps, whole.steps[2:4])
+    assert np.array_equal(part.times, whole.times[2:4])
     assert np.array_equal(part.final, whole.final[2:4])
-    assert whole.events == 5 and len(set(whole.steps.tolist())) == 5
+    assert whole.events == 5 and len(set(whole.times.tolist())) == 5
 
 
 def test_accelerated_progress_callback():
@@ -500,7 +500,7 @@ def test_budget_beyond_int64():
         rng=1,
         mode="accelerated",
     )
-    assert fp.max_steps == 1e30 and (fp.steps == 1e30).all() and fp.censored.all()
+    assert fp.max_steps == 1e30 and (fp.times == 1e30).all() and fp.censored.all()
     frame = fp.to_frame()
     assert frame["steps"].dtype == np.float64 and frame["max_steps"].iloc[0] == 1e30
 
@@ -519,15 +519,15 @@ def test_accelerated_calls_do_not_matter(monkeypatch):
     monkeypatch.setattr(_accelerated, "advance_accelerated", counting)
     many = _fp()
     assert len(calls) > 100 and set(calls) == {1}
-    assert np.array_equal(default.steps, many.steps) and np.array_equal(default.final, many.final)
+    assert np.array_equal(default.times, many.times) and np.array_equal(default.final, many.final)
 
 
 def test_exact_mode_is_the_default():
     model, x0, event = REPRO
     a = ms.first_passage(model, x0, event, max_steps=300, chains=6, rng=4)
     b = ms.first_passage(model, x0, event, max_steps=300, chains=6, rng=4, mode="exact")
-    assert np.array_equal(a.steps, b.steps) and np.array_equal(a.final, b.final)
-    assert a.steps.dtype == np.int64 and "mode" not in a.provenance
+    assert np.array_equal(a.times, b.times) and np.array_equal(a.final, b.final)
+    assert a.times.dtype == np.int64 and "mode" not in a.provenance
 
 
 def test_merge_tol_zero_is_exact_and_agrees():
@@ -535,7 +535,7 @@ def test_merge_tol_zero_is_exact_and_agrees():
     a = _fp(chains=300, rng=11)
     b = _fp(chains=300, rng=12, merge_tol=0.0)
     # Measured: KS p = 0.25 (66 757 events with the default, 193 669 with merge_tol = 0).
-    assert stats.ks_2samp(a.steps, b.steps).pvalue > ALPHA
+    assert stats.ks_2samp(a.times, b.times).pvalue > ALPHA
     assert b.provenance["jumps"] > a.provenance["jumps"]  # relaxation runs to the last ulp
 
 
@@ -591,4 +591,4 @@ def test_step_matrix_is_supported():
         mode="accelerated",
     )
     law = theory.frozen_law(POINTS, MULT, 5.0, B_NS)
-    assert geometric_p(fp.steps, law.p) > ALPHA  # measured p = 0.06
+    assert geometric_p(fp.times, law.p) > ALPHA  # measured p = 0.06

@@ -9,6 +9,7 @@ import pytest
 
 import metastab as ms
 from metastab.engine import chains as sim
+from metastab.exceptions import StepSizeWarning
 
 validate = importlib.import_module("metastab._validate")
 
@@ -311,7 +312,7 @@ def test_unstable_step_size_is_named_with_its_value():
     scores are bounded); the same start with a ten times smaller dt stays finite (control)."""
     x0 = ms.sphere_uniform(8, 3, rng=1)
     flow = ms.SphereFlow(beta=4.0, dt=0.5, scheme="rk4", attention="unnormalized")
-    with pytest.raises(FloatingPointError) as err:
+    with pytest.raises(FloatingPointError) as err, pytest.warns(StepSizeWarning, match="dt = 0.5"):
         ms.simulate(flow, x0, steps=50)
     assert str(err.value) == (
         "chain 0 has a non-finite state by step 16: the step size dt = 0.5 is too large to be "

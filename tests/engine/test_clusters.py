@@ -13,7 +13,7 @@ from cli_calls import run as _cli
 import metastab as ms
 from metastab.kernels.cpu import clustering as K
 from metastab.kernels.reference import clustering as ref
-from metastab.results.track import Track
+from metastab.results.track import Track, plateau_durations
 
 
 def _configs(seed=0):
@@ -69,7 +69,7 @@ MODELS = [
     ms.SoftmaxFlow(beta=2.0, gamma=0.2),
     ms.Hardmax(gamma=0.25),
     ms.SphereFlow(beta=4.0, dt=0.5),
-    ms.SphereFlow(beta=4.0, dt=0.1, scheme="rk4", attention="unnormalized"),
+    ms.SphereFlow(beta=4.0, dt=0.05, scheme="rk4", attention="unnormalized"),
     ms.SphereChain(beta=4.0, gamma=0.3),
 ]
 
@@ -106,7 +106,7 @@ def test_clusters_event_stops_at_the_recorded_level():
         fp = ms.first_passage(model, x0, ms.Clusters(at_most=k), max_steps=45, chains=40, rng=7)
         level = tr.levels[:, k - 1]
         np.testing.assert_array_equal(fp.censored, np.isnan(level))
-        np.testing.assert_array_equal(fp.steps[~fp.censored], level[~fp.censored])
+        np.testing.assert_array_equal(fp.times[~fp.censored], level[~fp.censored])
     assert 0 < np.isnan(tr.levels[:, 0]).sum() < 40  # some chains merge, some do not
 
 
@@ -159,7 +159,7 @@ def test_plateau_table_from_levels():
         ],
         steps=50,
     )
-    got = tr.to_frame()[["chain", "k", "start", "steps", "censored"]]
+    got = tr.to_frame()[["chain", "k", "start", "end", "censored"]]
     expected = pd.DataFrame(
         [
             (10, 5, 0, 4, False),
@@ -169,7 +169,7 @@ def test_plateau_table_from_levels():
             (11, 2, 30, 50, True),
             (12, 5, 0, 50, True),
         ],
-        columns=["chain", "k", "start", "steps", "censored"],
+        columns=["chain", "k", "start", "end", "censored"],
     )
     pd.testing.assert_frame_equal(got, expected, check_dtype=False)
     frame = tr.to_frame()
@@ -199,6 +199,19 @@ def _two_token_mean(beta, c):
     return 1.0 / (2.0 * p * (1.0 - p))
 
 
+def test_plateau_durations_read_the_former_column_name():
+    """Tables written before the plateau's end was called ``end`` hold it in ``steps``."""
+    tr = _track([[9, 9, 4, 4, 0], [np.nan, 30, 30, 0, 0]], steps=50)
+    new = tr.to_frame()
+    old = new.rename(columns={"end": "steps"})
+    for k in (2, 3, 4):
+        pd.testing.assert_frame_equal(plateau_durations(old, k), plateau_durations(new, k))
+    got = plateau_durations(new, 4)
+    assert list(got["steps"]) == [30] and list(got["max_steps"]) == [50]
+    with pytest.raises(ValueError, match=r"needs the columns \['end'\]"):
+        plateau_durations(new.drop(columns="end"), 4)
+
+
 def test_plateau_durations_go_straight_into_the_scaling_fit():
     theta = 1.2
     c = 1.0 - math.cos(theta)
@@ -209,9 +222,9 @@ def test_plateau_durations_go_straight_into_the_scaling_fit():
         for b in betas
     ]
     plateaus = pd.concat(frames, ignore_index=True)
-    two = plateaus[plateaus["k"] == 2]
+    two = plateau_durations(plateaus, 2)
     assert two["censored"].any() and not two["censored"].all()
-    table, fit = ms.stats.fit_report(two, start="start", confidence_level=0.99, n_resamples=99)
+    table, fit = ms.stats.fit_report(two, confidence_level=0.99, n_resamples=99)
     # every beta's mean plateau length covers the exact law (99%, seeded)
     exact = np.array([_two_token_mean(b, c) for b in betas])
     assert ((table["mean_low"] <= exact) & (exact <= table["mean_high"])).all(), table
@@ -300,7 +313,7 @@ def test_sweep_with_the_clusters_event(tmp_path):
             point.model, point.x0, point.event, max_steps=500, chains=20, rng=point.seed
         )
         rows = frame[frame.point == point.index]
-        np.testing.assert_array_equal(rows.steps, fp.steps)
+        np.testing.assert_array_equal(rows.steps, fp.times)
         assert (rows.event_at_most == 2).all()
 
 
@@ -332,8 +345,8 @@ def test_accelerated_mode_stops_at_clusters_with_the_exact_law():
     exact = ms.first_passage(ms.SoftmaxChain(beta=6.0, gamma=1.0), x0, event, **run)
     other = ms.first_passage(ms.SoftmaxChain(beta=6.5, gamma=1.0), x0, event, **run)
     assert not fast.censored.any() and not exact.censored.any()
-    assert ks_2samp(fast.steps, exact.steps).pvalue > 0.01
-    assert ks_2samp(fast.steps, other.steps).pvalue < 1e-3
+    assert ks_2samp(fast.times, exact.times).pvalue > 0.01
+    assert ks_2samp(fast.times, other.times).pvalue < 1e-3
 
 
 def test_energy_beta_is_validated():
@@ -381,10 +394,10 @@ def test_orthogonal_start_merges_all_at_once_when_the_cosine_of_glpr_reaches_thr
     tr = ms.track(model, ms.orthogonal(n, n), steps=100, rng=0, record_every=1)
     frame = tr.to_frame()
     assert frame["k"].tolist() == [n, 1] and frame["censored"].tolist() == [False, True]
-    merge = int(frame["steps"][0])
+    merge = int(frame["end"][0])
     assert (merge - 1) * dt < t_star <= merge * dt  # t* = 4.79
     obs = tr.observables_frame()
     assert obs["pair_fraction"][merge - 1] == 0.0 and obs["pair_fraction"][merge] == 1.0
     # negative control: n = 4 tokens reach the threshold at another step
     other = ms.track(ms.SphereFlow(beta=beta, dt=dt, scheme="rk4"), ms.orthogonal(4, 4), steps=100)
-    assert int(other.to_frame()["steps"][0]) != merge
+    assert int(other.to_frame()["end"][0]) != merge

@@ -197,7 +197,7 @@ def test_reach_vertices_hardmax_straight_lines():
     x0 = np.concatenate([TRIANGLE, 0.5 * TRIANGLE])
     ev = ms.ReachVertices(TRIANGLE, radius=0.1, vertex_radius=1e-12)
     fp = ms.first_passage(ms.Hardmax(gamma=0.25), x0, ev, max_steps=50, chains=2, rng=0)
-    assert list(fp.steps) == [6, 6] and not fp.censored.any()
+    assert list(fp.times) == [6, 6] and not fp.censored.any()
     assert np.array_equal(fp.final[0, :3], TRIANGLE)
     np.testing.assert_allclose(fp.final[0, 3:], TRIANGLE - 0.5 * 0.75**6 * TRIANGLE, atol=1e-14)
     pred = ref.event_predicate(ev, x0, np.eye(2))
@@ -213,11 +213,11 @@ def test_reach_vertices_vertex_radius_is_applied():
         model, x0, ms.ReachVertices(TRIANGLE, 0.3, vertex_radius=1e-12), max_steps=40, rng=0
     )
     loose = ms.first_passage(model, x0, ms.ReachVertices(TRIANGLE, 0.3), max_steps=40, rng=0)
-    assert tight.censored.all() and tight.steps[0] == 40
-    assert not loose.censored.any() and 1 <= loose.steps[0] < 40
+    assert tight.censored.all() and tight.times[0] == 40
+    assert not loose.censored.any() and 1 <= loose.times[0] < 40
     pred = ref.event_predicate(ms.ReachVertices(TRIANGLE, 0.3), x0, np.eye(2))
     _, t, hit = ref.run_chain(ref.FLOW, x0, np.eye(2), beta=20.0, gamma=0.5, steps=40, event=pred)
-    assert hit and t == loose.steps[0]
+    assert hit and t == loose.times[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -235,7 +235,7 @@ def test_collapse_known_configuration(model):
     each step. From diameter 2, the first t with 2 · 0.5^t <= 0.1 is t = 5."""
     x0 = np.array([[-1.0, 0.0], [1.0, 0.0], [0.0, 0.5], [0.2, -0.3]])
     fp = ms.first_passage(model, x0, ms.Collapse(0.1), max_steps=100, rng=0)
-    assert fp.steps[0] == 5 and not fp.censored[0]
+    assert fp.times[0] == 5 and not fp.censored[0]
     diam = max(np.linalg.norm(a - b) for a in fp.final[0] for b in fp.final[0])
     assert math.isclose(diam, 2 * 0.5**5, rel_tol=1e-12)
     np.testing.assert_allclose(fp.final[0].mean(axis=0), x0.mean(axis=0), atol=1e-15)
@@ -255,7 +255,7 @@ def test_event_at_time_zero(event):
     fp = ms.first_passage(
         ms.SoftmaxChain(beta=1.0, gamma=0.5), x0, event, max_steps=10, chains=3, rng=1
     )
-    assert list(fp.steps) == [0, 0, 0]
+    assert list(fp.times) == [0, 0, 0]
     assert not fp.censored.any() and fp.events == 3
     assert np.array_equal(fp.final, np.broadcast_to(x0, (3, 4, 2)))
 
@@ -265,7 +265,7 @@ def test_censored_chain_is_not_an_event():
     fp = ms.first_passage(
         ms.SoftmaxChain(beta=1.0, gamma=0.5), x0, ms.LeaveBall(100.0), max_steps=25, chains=4, rng=1
     )
-    assert list(fp.steps) == [25] * 4
+    assert list(fp.times) == [25] * 4
     assert fp.censored.all() and fp.events == 0
     frame = fp.to_frame()
     assert frame["censored"].all() and (frame["steps"] == 25).all()
@@ -284,7 +284,7 @@ def test_mixed_events_and_censoring_per_chain():
     fp = ms.first_passage(
         ms.SoftmaxFlow(beta=0.0, gamma=0.5), x0, ms.Collapse(0.01), max_steps=20, rng=0
     )
-    assert list(fp.steps) == [0, 8, 20]  # 2 · 0.5^t <= 0.01 first at t = 8
+    assert list(fp.times) == [0, 8, 20]  # 2 · 0.5^t <= 0.01 first at t = 8
     assert list(fp.censored) == [False, False, True]
     assert fp.events == 2
 
@@ -296,7 +296,7 @@ def test_leave_ball_per_chain_centers():
         ms.SoftmaxFlow(beta=0.0, gamma=0.5), x0, ms.LeaveBall(0.6), max_steps=5, rng=0
     )
     # each token moves γ/2 · separation per step: 0.25 (censored) and 0.75 (exits at step 1)
-    assert list(fp.steps) == [5, 1]
+    assert list(fp.times) == [5, 1]
     assert list(fp.censored) == [True, False]
 
 

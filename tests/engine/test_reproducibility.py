@@ -28,7 +28,7 @@ def test_same_seed_same_result():
     a, b = _run(), _run()
     assert np.array_equal(a.final, b.final)
     fa, fb = _fp(), _fp()
-    assert np.array_equal(fa.steps, fb.steps)
+    assert np.array_equal(fa.times, fb.times)
     assert np.array_equal(fa.censored, fb.censored)
     assert np.array_equal(fa.final, fb.final)
     # and the chains are not all the same (the streams are distinct)
@@ -48,7 +48,7 @@ def test_thread_count_does_not_matter():
     finally:
         numba.set_num_threads(before)
     assert np.array_equal(one.final, two.final)
-    assert np.array_equal(fp_one.steps, fp_two.steps)
+    assert np.array_equal(fp_one.times, fp_two.times)
     assert np.array_equal(fp_one.final, fp_two.final)
     assert one.provenance["threads"] == 1 and two.provenance["threads"] == 2
 
@@ -57,14 +57,14 @@ def test_prefix_property():
     small, big = _run(chains=3), _run(chains=9)
     assert np.array_equal(small.final, big.final[:3])
     fs, fb = _fp(chains=3), _fp(chains=9)
-    assert np.array_equal(fs.steps, fb.steps[:3])
+    assert np.array_equal(fs.times, fb.times[:3])
     assert np.array_equal(fs.censored, fb.censored[:3])
     for k in (0, 4, 8):
         one = _run(chains=1, first_chain=k)
         assert np.array_equal(one.final[0], big.final[k])
         assert one.first_chain == k
         fone = _fp(chains=1, first_chain=k)
-        assert fone.steps[0] == fb.steps[k]
+        assert fone.times[0] == fb.times[k]
     # a sweep split in two chunks of chains is the sweep
     tail = _run(chains=5, first_chain=4)
     assert np.array_equal(np.concatenate([big.final[:4], tail.final]), big.final)
@@ -96,7 +96,7 @@ def test_splitting_steps_into_calls_does_not_matter(monkeypatch, model):
     assert len(calls) == 60 and set(calls) == {1}
     assert np.array_equal(one_call.final, many.final)
     fp_many = _fp()
-    assert np.array_equal(fp_one.steps, fp_many.steps)
+    assert np.array_equal(fp_one.times, fp_many.times)
     assert np.array_equal(fp_one.final, fp_many.final)
     # uneven chunks: 3, 6, 12, ... (growing) against 1-step calls
     monkeypatch.setattr(sim, "_FIRST_CALL_STEPS", 3)
@@ -164,7 +164,7 @@ def test_none_records_fresh_entropy_that_reproduces():
         assert np.array_equal(again.final, res.final)
         assert np.array_equal(_run(rng=ms.Seed.from_dict(res.seed)).final, res.final)
     fp = _fp(rng=None)
-    assert np.array_equal(_fp(rng=int(fp.seed["entropy"])).steps, fp.steps)
+    assert np.array_equal(_fp(rng=int(fp.seed["entropy"])).steps, fp.times)
 
 
 def test_results_record_seed_and_provenance(tmp_path):
@@ -176,7 +176,7 @@ def test_results_record_seed_and_provenance(tmp_path):
     path = fp.save(tmp_path / "fp.csv")
     frame, side = ms.results.read_table(path)
     assert ms.Seed.from_dict(side["seed"]) == ms.Seed(2**100 + 3)
-    assert np.array_equal(frame["steps"].to_numpy(), fp.steps)
+    assert np.array_equal(frame["steps"].to_numpy(), fp.times)
 
 
 @pytest.mark.parametrize("bad", [-1, True, 1.5, "seed", [1, 2]])

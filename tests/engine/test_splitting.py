@@ -201,7 +201,7 @@ def direct():
         merge_tol=MERGE,
     )
     assert not fp.censored.any()
-    return fp.steps
+    return fp.times
 
 
 def _splitting_time(beta, seed=SEED + 2):
@@ -280,7 +280,7 @@ def test_exact_mode_steps_like_first_passage():
             rng=ms.Seed(seed.entropy, seed.spawn_key + (r, 0)),
         )
         # the first step with a move leaves A and meets the event, which ends the sojourn
-        np.testing.assert_array_equal(res.sojourns[r], fp.steps)
+        np.testing.assert_array_equal(res.sojourns[r], fp.times)
         assert res.first_escaped[r].all() and (res.runs == 1).all()
 
 
@@ -336,7 +336,7 @@ def test_default_merge_degenerates_to_direct_simulation():
     et = mean_escape_time(model, X_REF, HULL, replicas=50, runs=10, rng=SEED + 3)
     assert et.splitting.returns == 0 and (et.splitting.runs == 1).all()
     low, high = et.confidence_interval()
-    assert low <= fp.steps.mean() <= high, (low, fp.steps.mean(), high)
+    assert low <= fp.times.mean() <= high, (low, fp.times.mean(), high)
 
 
 def test_displaced_returns_warn():
@@ -368,8 +368,8 @@ def test_exact_mode_mean_escape_time_agrees_with_direct():
     assert not fp.censored.any()
     et = mean_escape_time(model, X_REF, HULL, replicas=50, runs=10, rng=SEED + 4, mode="exact")
     low, high = et.confidence_interval()
-    msg = f"splitting {et.mean:.4g} [{low:.4g}, {high:.4g}], direct {fp.steps.mean():.4g}"
-    assert low <= fp.steps.mean() <= high, msg
+    msg = f"splitting {et.mean:.4g} [{low:.4g}, {high:.4g}], direct {fp.times.mean():.4g}"
+    assert low <= fp.times.mean() <= high, msg
     assert et.splitting.returns == 0
 
 
@@ -390,7 +390,7 @@ def test_mean_escape_time_interval_coverage():
         mode="accelerated",
         merge_tol=MERGE,
     )
-    truth = fp.steps.mean()
+    truth = fp.times.mean()
     covered = 0
     for rep in range(100):
         et = mean_escape_time(

@@ -314,12 +314,12 @@ def test_exact_and_accelerated_escape_laws_agree_through_rare_picks(beta):
     ]
     exact, fast, wrong = runs
     assert not any(fp.censored.any() for fp in runs)
-    ks, ad = stats.ks_2samp(exact.steps, fast.steps).pvalue, _anderson_p(exact.steps, fast.steps)
+    ks, ad = stats.ks_2samp(exact.times, fast.times).pvalue, _anderson_p(exact.times, fast.times)
     assert ks > 1e-3 and ad > 1e-3, (ks, ad)
-    ks_bad = stats.ks_2samp(exact.steps, wrong.steps).pvalue
-    assert ks_bad < 1e-6 and _anderson_p(exact.steps, wrong.steps) <= 1e-3, ks_bad
+    ks_bad = stats.ks_2samp(exact.times, wrong.times).pvalue
+    assert ks_bad < 1e-6 and _anderson_p(exact.times, wrong.times) <= 1e-3, ks_bad
     law = theory.frozen_law(vertices, np.full(3, 3), beta, np.eye(2))
-    assert geometric_p(exact.steps.astype(float), law.p) > 1e-3
+    assert geometric_p(exact.times.astype(float), law.p) > 1e-3
 
 
 if __name__ == "__main__":  # the table quoted in the docstrings above and in the README

@@ -158,7 +158,7 @@ def test_first_passage_matches_reference():
         ref.LOCALMAX, X0, np.eye(2), gamma=0.3, r=1.0, steps=300, event=pred
     )
     assert hit and not fp.censored.any()
-    assert (fp.steps == t).all()
+    assert (fp.times == t).all()
     assert np.array_equal(fp.final[0], want)
 
 

@@ -405,7 +405,7 @@ def test_first_passage_matches_reference(name, model, x0, event):
     pred = ref.event_predicate(event, x0, model.key_query(2))
     for c in range(chains):
         want, t, hit = _ref_run(model, x0, states[c], max_steps, pred)
-        assert fp.steps[c] == t, (name, c)
+        assert fp.times[c] == t, (name, c)
         assert fp.censored[c] == (not hit)
         assert np.array_equal(fp.final[c], want)
     # the cases are meant to exercise events, not censoring only
@@ -435,7 +435,7 @@ def test_first_passage_per_chain_x0_matches_reference(make_event):
     for c in range(4):
         pred = ref.event_predicate(event, x0[c], B)
         want, t, hit = _ref_run(model, x0[c], states[c], 200, pred)
-        assert fp.steps[c] == t and fp.censored[c] == (not hit)
+        assert fp.times[c] == t and fp.censored[c] == (not hit)
         assert np.array_equal(fp.final[c], want)
     assert fp.events > 0
 

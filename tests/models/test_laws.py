@@ -220,7 +220,7 @@ def test_frozen_first_cross_pick_is_geometric(frozen):
     _, fp = frozen
     p, _, _ = frozen_law(BETA_FROZEN, B_FROZEN)
     assert 5 < 1 / p < 50  # mean waiting time ≈ 17.8 steps
-    T = fp.steps
+    T = fp.times
     assert T.min() >= 1
     # Mean within 4 standard errors of 1/p; sd of Geometric(p) is sqrt(1 − p) / p.
     # Measured with SEED: mean 17.573 vs 1/p = 17.797, z = −1.83.
@@ -235,7 +235,7 @@ def test_frozen_negative_control(frozen):
     Measured with SEED: z = −54.7 against 1/p = 28.3, chi-square p underflows to 0."""
     _, fp = frozen
     p_bad, _, _ = frozen_law(1.1 * BETA_FROZEN, B_FROZEN)
-    T = fp.steps
+    T = fp.times
     se = np.sqrt(1 - p_bad) / p_bad / np.sqrt(T.size)
     assert abs(T.mean() - 1 / p_bad) > 4 * se
     assert geometric_p(T, p_bad) < 1e-6

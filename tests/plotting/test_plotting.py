@@ -46,7 +46,7 @@ def test_survival_figure_per_beta(frame, tmp_path):
 def test_survival_figure_accepts_firstpassage_and_dicts(frame, tmp_path):
     sub = frame[frame["beta"] == 2.0]
     fp = FirstPassage(
-        steps=sub["steps"].to_numpy(),
+        times=sub["steps"].to_numpy(),
         censored=sub["censored"].to_numpy(),
         final=np.zeros((len(sub), 1, 1)),
         max_steps=200,

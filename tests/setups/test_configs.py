@@ -5,7 +5,7 @@ import time
 import numpy as np
 import pytest
 
-from metastab.setups.initial import clusters, in_cells, near_vertices, uniform_in
+from metastab.setups.initial import in_cells, near_vertices, repeated_points, uniform_in
 from metastab.setups.polytopes import Polytope, cross_polytope, regular_polygon, simplex
 
 PENTAGON = regular_polygon(5)
@@ -179,15 +179,15 @@ def test_near_vertices_bad_arguments():
         uniform_in(PENTAGON, 2.0)
 
 
-# --------------------------------------------------------------------------- clusters
+# --------------------------------------------------------------------------- repeated points
 
 
-def test_clusters():
-    X = clusters([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], [2, 1, 3])
+def test_repeated_points():
+    X = repeated_points([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], [2, 1, 3])
     np.testing.assert_array_equal(X, [[0, 1], [0, 1], [2, 3], [4, 5], [4, 5], [4, 5]])
     assert X.dtype == np.float64 and X.flags.writeable
     pts = PENTAGON.vertices
-    Y = clusters(pts, np.array([1, 1, 1, 1, 1], dtype=np.int32))
+    Y = repeated_points(pts, np.array([1, 1, 1, 1, 1], dtype=np.int32))
     np.testing.assert_array_equal(Y, pts)
     Y[0, 0] = 5.0
     assert PENTAGON.vertices[0, 0] == 1.0
@@ -204,6 +204,15 @@ def test_clusters():
         ([0.0, 1.0], [1, 1], "points must have shape"),
     ],
 )
-def test_clusters_bad_inputs(points, mult, match):
+def test_repeated_points_bad_inputs(points, mult, match):
     with pytest.raises(ValueError, match=match):
-        clusters(points, mult)
+        repeated_points(points, mult)
+
+
+def test_clusters_is_a_deprecated_alias_of_repeated_points():
+    """The old name of the initial configuration (now the event's, metastab.Clusters, alone)."""
+    import metastab as ms
+    from metastab.setups import initial
+
+    assert ms.clusters is ms.repeated_points is initial.clusters
+    assert "clusters" not in dir(ms) and ms.Clusters is not ms.clusters

@@ -102,7 +102,7 @@ def test_survival_frame_and_firstpassage_input():
     rng = np.random.default_rng(1)
     t, c = geometric(rng, 0.1, 50, 20)
     fp = FirstPassage(
-        steps=t,
+        times=t,
         censored=c,
         final=np.zeros((50, 2, 1)),
         max_steps=20,
@@ -399,7 +399,7 @@ def test_exponentiality_test_is_seeded_and_uses_firstpassage_budget():
     rng = np.random.default_rng(10)
     t, c = geometric(rng, 0.02, 100, 50)
     fp = FirstPassage(
-        steps=t, censored=c, final=np.zeros((100, 1, 1)), max_steps=50, model={}, event={}, seed={}
+        times=t, censored=c, final=np.zeros((100, 1, 1)), max_steps=50, model={}, event={}, seed={}
     )
     a = exponentiality_test(fp, n_resamples=99, rng=3)
     b = exponentiality_test(t, c, n_resamples=99, rng=3)

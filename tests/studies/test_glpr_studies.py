@@ -8,12 +8,11 @@ import pandas as pd
 import pytest
 
 import metastab as ms
-from metastab.studies import load_config, study_root
-from metastab.studies.runner import sibling
+from metastab.studies import load_config, study_module
 
-ORTH = sibling(study_root() / "sphere-orthogonal" / "run.py", "run")
-ORTH_CHECKS = sibling(study_root() / "sphere-orthogonal" / "run.py", "checks")
-DIAGRAM = sibling(study_root() / "phase-diagram" / "run.py", "checks")
+ORTH = study_module("sphere-orthogonal", "run")
+ORTH_CHECKS = study_module("sphere-orthogonal", "checks")
+DIAGRAM = study_module("phase-diagram", "checks")
 
 
 @pytest.mark.parametrize("dt", [0.1, 0.05])

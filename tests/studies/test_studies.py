@@ -12,15 +12,10 @@ import pandas as pd
 import pytest
 
 from metastab.cli import main
+from metastab.studies import ConfigError, study_module
 from metastab.studies import verdict as rp
-from metastab.studies.runner import (
-    _folder,
-    _module,
-    list_studies,
-    load_config,
-    run_study,
-    study_about,
-)
+from metastab.studies.runner import Study, list_studies, load_config, run_study, study_about
+from metastab.studies.study import ReportTemplate
 
 STUDIES = list_studies()
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +45,7 @@ def verdict_problems(folder: Path) -> list[str]:
 def checks_problems(name: str, folder: Path) -> list[str]:
     """Differences between the committed checks.csv and the one recomputed from the tables."""
     committed = rp.read_checks(folder / "checks.csv")
-    fresh = _module(_folder(name), "checks").checks(folder, load_config(name))
+    fresh = Study(name).checks(folder, load_config(name))
     fresh = rp.read_checks(io.StringIO(fresh.to_csv(index=False)))
     problems = []
     if list(fresh["criterion"]) != list(committed["criterion"]):
@@ -261,7 +256,7 @@ def test_metastability_draws_every_beta_from_its_own_root(monkeypatch):
     # that β (one path per chain). With one root for all β (the old seeding) this fails.
     import metastab as ms
 
-    run = _module(_folder("metastability"), "run")
+    run = Study("metastability").module("run")
     cfg = load_config("metastability", quick=True) | {
         "beta_stop": 6.0,
         "min_chains": 4,
@@ -302,3 +297,113 @@ def test_metastability_draws_every_beta_from_its_own_root(monkeypatch):
     assert run.climb_accelerated(cfg, state, log)[0].equals(fast)
     other = run.climb_accelerated(cfg | {"accelerated_seed": 1}, state, log)[0]
     assert not other["steps"].equals(fast["steps"])
+
+
+def _edited_config(tmp_path, name, old, new):
+    """A copy of study ``name``'s config.toml with the line ``old`` replaced by ``new``."""
+    text = (ROOT / "studies" / name / "config.toml").read_text()
+    assert old in text
+    path = tmp_path / "config.toml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "min_chains = 35",
+            "min_chain = 35",
+            "unknown key 'min_chain' (= 35); did you mean 'min_chains'?",
+        ),
+        ("min_chains = 35", "", "missing key 'min_chains'"),
+        ("min_chains = 35", 'min_chains = "35"', "key 'min_chains' must be an integer, got '35'"),
+        ("min_chains = 35", "min_chains = 35.0", "key 'min_chains' must be an integer, got 35.0"),
+        ("min_chains = 35", "min_chains = 0", "key 'min_chains' must lie in [1, inf], got 0"),
+        ("gamma = 0.1", "gamma = true", "key 'gamma' must be a number, got True"),
+        ("gamma = 0.1", "gamma = 1.5", "key 'gamma' must lie in [0.0, 1.0], got 1.5"),
+        ("max_chains = 100", "max_chains = 20", "key 'min_chains' (35) must not exceed"),
+        ("gamma = 0.1", "gamma = nan", "key 'gamma' must be a number, got nan"),
+        ("merge_tols = [", "merge_tols = ['x', ", "key 'merge_tols[0]' must be a number, got 'x'"),
+    ],
+)
+def test_a_config_with_a_wrong_key_or_value_is_refused_naming_both(tmp_path, old, new, message):
+    path = _edited_config(tmp_path, "metastability", old, new)
+    with pytest.raises(ConfigError) as info:
+        load_config("metastability", path=path)
+    assert str(info.value).startswith(f"{path}: {message}"), str(info.value)
+
+
+def test_nested_tables_are_checked_with_their_path(tmp_path):
+    path = _edited_config(tmp_path, "phase-diagram", "[checks]", "[checks]\nextra = 1\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'checks\.extra' \(= 1\)"):
+        load_config("phase-diagram", path=path)
+    config = load_config("phase-diagram")
+    assert config.reduction.d == config["reduction"]["d"] and config.to_dict()["reduction"]
+
+
+def test_a_refused_config_is_one_line_and_exit_2_on_the_command_line(tmp_path, capsys):
+    path = _edited_config(tmp_path, "metastability", "min_chains = 35", "min_chains = -1")
+    with pytest.raises(SystemExit) as info:
+        main(["study", "metastability", "--config", str(path), "--out", str(tmp_path)])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'min_chains' must lie in [1, inf], got -1" in err
+    assert not (tmp_path / "run.json").exists()  # refused before anything ran
+
+
+def test_a_config_is_typed_and_records_its_toml_table():
+    config = load_config("metastability", quick=True)
+    assert isinstance(config.min_chains, int) and config["min_chains"] == config.min_chains
+    table = config.to_dict()
+    assert list(table)[:3] == ["polygon_vertices", "gamma", "eps_over_gamma_diameter"]
+    assert (config | {"min_chains": 4}).min_chains == 4 and config.min_chains == 30
+    with pytest.raises(ConfigError, match="unknown key 'chains'"):
+        config | {"chains": 4}  # noqa: B018
+
+
+def test_studies_import_each_other_once_as_modules():
+    import metastab_studies.staircase.run as staircase
+
+    assert study_module("staircase", "run") is staircase
+    assert study_module("meanfield-clusters", "run").circle is staircase
+    assert study_module("sphere-metastability", "run")._RD is study_module("metastability", "run")
+    with pytest.raises(ValueError, match="unknown study 'nope'"):
+        study_module("nope", "run")
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_stages_are_apart_checks_never_import_figures_and_figures_hold_no_report(name):
+    import ast
+
+    folder = ROOT / "studies" / name
+    for stem in ("config", "run", "checks", "figures", "report"):
+        assert (folder / f"{stem}.py").is_file(), f"{name} has no {stem}.py"
+    assert (folder / "report.md").is_file(), f"{name} has no report template"
+    tree = ast.parse((folder / "checks.py").read_text())
+    imported = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    } | {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not any("figures" in m or "report" in m for m in imported), imported
+    figures = {
+        n.name for n in ast.parse((folder / "figures.py").read_text()).body if hasattr(n, "name")
+    }
+    assert "report" not in figures and "report" in dir(study_module(name, "report"))
+
+
+def test_a_report_template_refuses_a_missing_or_unused_value():
+    t = ReportTemplate("<!-- part: a -->\nb = $b.\n<!-- part: c -->\nc\n")
+    assert t("a", b=1) == "b = 1." and t("c") == "c"
+    with pytest.raises(ValueError, match=r"without a value \['b'\]"):
+        t("a")
+    with pytest.raises(ValueError, match=r"without a placeholder \['x'\]"):
+        t("a", b=1, x=2)
+    with pytest.raises(ValueError, match="no part 'd'"):
+        t("d")
+    with pytest.raises(ValueError, match="a malformed part line after part 'a'"):
+        ReportTemplate("<!-- part: a -->\nx\n<!-- part: b-c -->\ny\n")
+    with pytest.raises(ValueError, match="two parts named 'a'"):
+        ReportTemplate("<!-- part: a -->\nx\n<!-- part: a -->\ny\n")

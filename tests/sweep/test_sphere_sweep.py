@@ -40,7 +40,7 @@ def test_sweep_rows_equal_first_passage(tmp_path):
             rng=point.seed,
         )
         got = rows[rows["point"] == point.index]
-        assert np.array_equal(got["steps"].to_numpy(), fp.steps)
+        assert np.array_equal(got["steps"].to_numpy(), fp.times)
 
 
 @pytest.mark.parametrize(

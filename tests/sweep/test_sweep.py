@@ -65,7 +65,7 @@ def tiny(**run) -> dict:
         "model": {"kind": "softmax-chain", "gamma": 0.1},
         "grid": {"beta": [4.0, 10.0]},
         "polytope": {"kind": "regular", "k": 5},
-        "initial": {"kind": "clusters", "multiplicities": [2, 2, 2, 2, 2]},
+        "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2, 2, 2]},
         "event": {"kind": "leave-ball", "radius": 0.3},
         "run": {"chains": 60, "chunk": 20, "max_steps": 200, "seed": 7, **run},
     }
@@ -183,7 +183,7 @@ def test_a_chunk_is_a_slice_of_the_whole_point():
         task = ChunkTask.of(point, j, threads=1)
         result = run_chunk(task)
         part = slice(task.first_chain, task.first_chain + task.chains)
-        np.testing.assert_array_equal(result.steps, whole.steps[part])
+        np.testing.assert_array_equal(result.steps, whole.times[part])
         np.testing.assert_array_equal(result.censored, whole.censored[part])
     assert whole.events > 0 and whole.censored.any()  # the tiny sweep has both outcomes
 
@@ -215,7 +215,7 @@ def test_run_writes_a_dataset_that_matches_first_passage(reference):
         )
         rows = frame[frame.point == point.index]
         np.testing.assert_array_equal(rows.chain, np.arange(60))
-        np.testing.assert_array_equal(rows.steps, fp.steps)
+        np.testing.assert_array_equal(rows.steps, fp.times)
         np.testing.assert_array_equal(rows.censored, fp.censored)
         assert (rows.beta == point.model.beta).all() and (rows.max_steps == 200).all()
     assert meta["kind"] == "sweep" and meta["rows"] == 120

@@ -23,7 +23,7 @@ def config() -> dict:
         "model": {"kind": "softmax-chain", "gamma": 0.1},
         "grid": {"beta": [12.0, 14.0]},
         "polytope": {"kind": "regular", "k": 5},
-        "initial": {"kind": "clusters", "multiplicities": [2, 2, 2, 2, 2]},
+        "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2, 2, 2]},
         "event": {"kind": "leave-ball", "radius": 0.3},
         "run": {"chains": 320, "chunk": 40, "max_steps": 3000, "seed": 11},
     }

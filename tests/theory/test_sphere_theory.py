@@ -140,8 +140,8 @@ def test_sphere_chain_first_moving_pick_follows_the_sphere_law():
     assert not fp.censored.any()
     law, plain = sphere_frozen_law(U, m, beta, gamma), frozen_law(U, m, beta)
     assert law.mean == pytest.approx(2.0063, abs=1e-4) and plain.mean < 0.95 * law.mean
-    assert geometric_p(fp.steps, law.p) > 1e-3
-    assert geometric_p(fp.steps, plain.p) < 1e-6
+    assert geometric_p(fp.times, law.p) > 1e-3
+    assert geometric_p(fp.times, plain.p) < 1e-6
 
 
 def test_randomised_pit_of_the_study_is_uniform_for_the_geometric_law():

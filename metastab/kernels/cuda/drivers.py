@@ -12,11 +12,16 @@ configuration replaces the old, and the event is evaluated on the device
 (:mod:`metastab.kernels.cuda.events`). No host round trip per step. The sphere models
 (:mod:`metastab.kernels.cuda.sphere`) run in the same driver.
 
+Each model kind and event has its own kernel (:func:`kernel_for`): the two are constants of the
+compiled code, so a run compiles only its own paths and a kernel holds the registers of its own
+paths only (``metastab bench --device cuda --compile-only`` lists them).
+
 The model's scalars travel in two small arrays (:func:`model_arrays`), its matrices as stacks:
 Bs (H, d, d) and Vs (H, d, d), the key-query and value matrices of the sphere models' heads, or
 B and the step matrix P of the R^d models as stacks of one.
 """
 
+import functools
 import warnings
 
 import numpy as np
@@ -27,8 +32,20 @@ try:  # numba-cuda's own warning classes, else those of numba's built-in CUDA ta
 except ImportError:  # pragma: no cover
     from numba.core.errors import NumbaPerformanceWarning
 
-from ..params import CHAIN, FLOW, LOCALMAX, NO_EVENT, SPHERE_CHAIN, SPHERE_FLOW
-from .events import event_hit, hull_scratch
+from ..params import (
+    CHAIN,
+    COLLAPSE,
+    FLOW,
+    HARDMAX,
+    LEAVE_BALL,
+    LEAVE_HULL,
+    LOCALMAX,
+    NO_EVENT,
+    REACH,
+    SPHERE_CHAIN,
+    SPHERE_FLOW,
+)
+from .events import event_hit_for, hull_scratch
 from .sphere import chain_move, flow_step
 from .steps import (
     NAN_PICK,
@@ -46,15 +63,28 @@ __all__ = [
     "Scratch",
     "advance",
     "block_shape",
+    "kernel_for",
+    "kernel_name",
+    "launch",
     "layout",
     "model_arrays",
     "scratch_bytes",
-    "step",
+    "scratch_shapes",
+    "step_for",
 ]
 
-# Dynamic shared memory a block may take without opting in (bytes).
-_SHARED_BYTES = 48 * 1024
+# Shared memory a block may take without opting in, static and dynamic together (bytes), and
+# the part kept for the kernels' static shared arrays (the event flag; ptxas's figure is checked
+# against it by metastab.bench.cuda_compile): dynamic shared memory gets the rest.
+SHARED_LIMIT = 48 * 1024
+STATIC_SHARED = 256
+_SHARED_BYTES = SHARED_LIMIT - STATIC_SHARED
 _MAX_THREADS = 256
+# names of the kinds and events (the kernels' names)
+KIND_NAMES = {CHAIN: "chain", FLOW: "flow", HARDMAX: "hardmax", LOCALMAX: "localmax",
+              SPHERE_FLOW: "sphere-flow", SPHERE_CHAIN: "sphere-chain"}  # fmt: skip
+EVENT_NAMES = {NO_EVENT: "no-event", LEAVE_BALL: "leave-ball", LEAVE_HULL: "leave-hull",
+               REACH: "reach", COLLAPSE: "collapse"}  # fmt: skip
 # the slots of model_arrays' integer and float arrays
 KIND, USE_P, BY_POINT, RULE, ATTENTION, SCHEME, CAUSAL, PLAIN_B, PLAIN_V = range(9)
 BETA, TOL = range(2)
@@ -106,160 +136,192 @@ def scratch_bytes(n: int, d: int, kind: int = CHAIN) -> int:
     return 8 * (own + hq + hs)
 
 
-@cuda.jit(device=True)
-def step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st):
-    """One step of the chain in ``buf`` (layout: x, update, B x_i, uniforms, pending flags; the
-    uniforms already drawn for the chains), by every thread of the block; ``st``: the stream
-    (thread 0's) for the rare picks. Ends with the new configuration in place of the old."""
-    tid = cuda.threadIdx.x
-    T = cuda.blockDim.x
-    nd = n * d
-    OUT = nd
-    UNI = 3 * nd
-    PEND = 3 * nd + n
-    bx = buf[2 * nd : UNI]
-    kind = ip[KIND]
-    beta = fp[BETA]
-    B = Bs[0]
-    P = Vs[0]
-    use_P = ip[USE_P] != 0
+@functools.cache
+def step_for(kind: int):
+    """The device function ``step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st)`` of the model
+    kind ``kind``: one step of the chain in ``buf`` (layout: x, update, B x_i, uniforms, pending
+    flags; the uniforms already drawn for the chains), by every thread of the block; ``st``: the
+    stream (thread 0's) for the rare picks. Ends with the new configuration in place of the old.
+    ``kind`` is a constant of the compiled code: the other models' paths are not in it."""
     picks = kind == CHAIN or kind == SPHERE_CHAIN
-    if kind == SPHERE_FLOW:
-        flow_step(buf, n, d, Bs, Vs, beta, gamma, ip[ATTENTION], ip[SCHEME], ip[CAUSAL] != 0,
-                  ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc)  # fmt: skip
-    else:
+
+    @cuda.jit(device=True)
+    def step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st):
+        tid = cuda.threadIdx.x
+        T = cuda.blockDim.x
+        nd = n * d
+        OUT = nd
+        UNI = 3 * nd
+        PEND = 3 * nd + n
+        bx = buf[2 * nd : UNI]
+        beta = fp[BETA]
+        B = Bs[0]
+        P = Vs[0]
+        use_P = ip[USE_P] != 0
+        if kind == SPHERE_FLOW:
+            flow_step(buf, n, d, Bs, Vs, beta, gamma, ip[ATTENTION], ip[SCHEME], ip[CAUSAL] != 0,
+                      ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc)  # fmt: skip
+        else:
+            for i in range(tid, n, T):
+                if picks:
+                    pick = chain_pick(buf, 0, B, bx, beta, i, n, d, Wc, buf[UNI + i])
+                    if pick == PENDING:
+                        buf[PEND + i] = 1.0
+                    elif pick == NAN_PICK:
+                        for k in range(d):
+                            buf[OUT + i * d + k] = np.nan
+                    elif kind == SPHERE_CHAIN:
+                        chain_move(buf, i, pick, d, P, ip[PLAIN_V] != 0, gamma, OUT, bx)
+                    else:
+                        move(buf, 0, i, buf, pick * d, gamma, P, use_P, buf, OUT, d)
+                    continue
+                if kind == FLOW:
+                    flow_target(buf, 0, B, bx, beta, i, n, d, Wc)
+                elif kind == LOCALMAX:
+                    localmax_target(buf, 0, B, bx, i, n, d, Wc, r, ip[RULE])
+                else:
+                    hardmax_target(buf, 0, B, bx, i, n, d, Wc, ip[BY_POINT] != 0, fp[TOL])
+                move(buf, 0, i, bx, i * d, gamma, P, use_P, buf, OUT, d)
+        cuda.syncthreads()
+        if picks and tid == 0:
+            for i in range(n):
+                if buf[PEND + i] != 0.0:
+                    buf[PEND + i] = 0.0
+                    pick = resolve_pick(Wc, i, n, buf[UNI + i], st)
+                    if kind == SPHERE_CHAIN:
+                        chain_move(buf, i, pick, d, P, ip[PLAIN_V] != 0, gamma, OUT, bx)
+                    else:
+                        move(buf, 0, i, buf, pick * d, gamma, P, use_P, buf, OUT, d)
+        cuda.syncthreads()
+        for q in range(tid, nd, T):
+            buf[q] = buf[OUT + q]
+        cuda.syncthreads()
+
+    return step
+
+
+@functools.cache
+def kernel_for(kind: int, code: int):
+    """The launch kernel of the model kind ``kind`` and the event ``code``: block c runs chain c
+    for up to nsteps steps, its buffer and weights in shared memory (``place`` 2), its buffer
+    only (1) or neither (0, in global memory; see :func:`block_shape`). ``kind`` and ``code``
+    are constants of the compiled code, so a run compiles its own paths only."""
+    step = step_for(kind)
+    hit = event_hit_for(code)
+    picks = kind == CHAIN or kind == SPHERE_CHAIN
+
+    # fmt: off
+    # (the kernels' long flat argument lists, kept compact)
+    @cuda.jit(device=True)
+    def run(c, buf, Wc, X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
+            groups, starts, members, scalar, steps, done, HQ, HS):
+        tid = cuda.threadIdx.x
+        T = cuda.blockDim.x
+        d = Bs.shape[1]
+        n = X.shape[1] // d
+        nd = n * d
+        UNI = 3 * nd
+        PEND = 3 * nd + n
+        flag = cuda.shared.array(1, int32)
+        st = cuda.local.array(4, uint64)
+        for q in range(tid, nd, T):
+            buf[q] = X[c, q]
+        if tid == 0:
+            for w in range(4):
+                st[w] = state[c, w]
         for i in range(tid, n, T):
+            buf[PEND + i] = 0.0
+        cuda.syncthreads()
+        for t in range(t0, t0 + nsteps):
+            gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            r = margins[t - t0 if margins.shape[0] > 1 else 0]
             if picks:
-                pick = chain_pick(buf, 0, B, bx, beta, i, n, d, Wc, buf[UNI + i])
-                if pick == PENDING:
-                    buf[PEND + i] = 1.0
-                elif pick == NAN_PICK:
-                    for k in range(d):
-                        buf[OUT + i * d + k] = np.nan
-                elif kind == SPHERE_CHAIN:
-                    chain_move(buf, i, pick, d, P, ip[PLAIN_V] != 0, gamma, OUT, bx)
-                else:
-                    move(buf, 0, i, buf, pick * d, gamma, P, use_P, buf, OUT, d)
-                continue
-            if kind == FLOW:
-                flow_target(buf, 0, B, bx, beta, i, n, d, Wc)
-            elif kind == LOCALMAX:
-                localmax_target(buf, 0, B, bx, i, n, d, Wc, r, ip[RULE])
-            else:
-                hardmax_target(buf, 0, B, bx, i, n, d, Wc, ip[BY_POINT] != 0, fp[TOL])
-            move(buf, 0, i, bx, i * d, gamma, P, use_P, buf, OUT, d)
-    cuda.syncthreads()
-    if picks and tid == 0:
-        for i in range(n):
-            if buf[PEND + i] != 0.0:
-                buf[PEND + i] = 0.0
-                pick = resolve_pick(Wc, i, n, buf[UNI + i], st)
-                if kind == SPHERE_CHAIN:
-                    chain_move(buf, i, pick, d, P, ip[PLAIN_V] != 0, gamma, OUT, bx)
-                else:
-                    move(buf, 0, i, buf, pick * d, gamma, P, use_P, buf, OUT, d)
-    cuda.syncthreads()
-    for q in range(tid, nd, T):
-        buf[q] = buf[OUT + q]
-    cuda.syncthreads()
+                if tid == 0:
+                    for i in range(n):
+                        buf[UNI + i] = next_uniform(st)
+                cuda.syncthreads()
+            step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st)
+            if code != NO_EVENT and hit(c, buf, n, d, centers, radii, groups, starts, members,
+                                        scalar, HQ[c], HS[c], flag):
+                if tid == 0:
+                    steps[c] = t + 1
+                    done[c] = True
+                break
+        for q in range(tid, nd, T):
+            X[c, q] = buf[q]
+        if tid == 0:
+            for w in range(4):
+                state[c, w] = st[w]
+
+    @cuda.jit
+    def advance_kernel(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
+                       groups, starts, members, scalar, steps, done, W, G, HQ, HS, place):
+        c = cuda.blockIdx.x
+        if done[c]:
+            return
+        if place == 2:
+            buf = cuda.shared.array(0, float64)
+            Wc = buf[G.shape[1]:]
+        elif place == 1:
+            buf = cuda.shared.array(0, float64)
+            Wc = W[c]
+        else:
+            buf = G[c]
+            Wc = W[c]
+        run(c, buf, Wc, X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
+            groups, starts, members, scalar, steps, done, HQ, HS)
+    # fmt: on
+
+    return advance_kernel
 
 
-# fmt: off
-# (the kernels' long flat argument lists, kept compact)
-@cuda.jit(device=True)
-def _run(c, buf, Wc, X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code, centers, radii,
-         groups, starts, members, scalar, steps, done, HQ, HS):
-    """Chain c for up to nsteps steps, with its buffer ``buf`` and weights ``Wc`` (each in
-    shared or global memory)."""
-    tid = cuda.threadIdx.x
-    T = cuda.blockDim.x
-    d = Bs.shape[1]
-    n = X.shape[1] // d
-    nd = n * d
-    UNI = 3 * nd
-    PEND = 3 * nd + n
-    picks = ip[KIND] == CHAIN or ip[KIND] == SPHERE_CHAIN
-    flag = cuda.shared.array(1, int32)
-    st = cuda.local.array(4, uint64)
-    for q in range(tid, nd, T):
-        buf[q] = X[c, q]
-    if tid == 0:
-        for w in range(4):
-            st[w] = state[c, w]
-    for i in range(tid, n, T):
-        buf[PEND + i] = 0.0
-    cuda.syncthreads()
-    for t in range(t0, t0 + nsteps):
-        gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-        r = margins[t - t0 if margins.shape[0] > 1 else 0]
-        if picks:
-            if tid == 0:
-                for i in range(n):
-                    buf[UNI + i] = next_uniform(st)
-            cuda.syncthreads()
-        step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st)
-        if code != NO_EVENT and event_hit(code, c, buf, n, d, centers, radii, groups, starts,
-                                           members, scalar, HQ[c], HS[c], flag):
-            if tid == 0:
-                steps[c] = t + 1
-                done[c] = True
-            break
-    for q in range(tid, nd, T):
-        X[c, q] = buf[q]
-    if tid == 0:
-        for w in range(4):
-            state[c, w] = st[w]
+def kernel_name(kind: int, code: int) -> str:
+    """The name of :func:`kernel_for`'s kernel, e.g. ``advance[chain,leave-hull]``."""
+    return f"advance[{KIND_NAMES[kind]},{EVENT_NAMES[code]}]"
 
 
-@cuda.jit
-def _advance_shared(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code, centers, radii,
-                    groups, starts, members, scalar, steps, done, W, G, HQ, HS):
-    """Block c runs chain c, its buffer and its weights in shared memory (small n d)."""
-    c = cuda.blockIdx.x
-    if done[c]:
-        return
-    buf = cuda.shared.array(0, float64)
-    _run(c, buf, buf[G.shape[1]:], X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code,
-         centers, radii, groups, starts, members, scalar, steps, done, HQ, HS)
-
-
-@cuda.jit
-def _advance_mixed(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code, centers, radii,
-                   groups, starts, members, scalar, steps, done, W, G, HQ, HS):
-    """Block c runs chain c, its buffer in shared memory and its weights in global memory."""
-    c = cuda.blockIdx.x
-    if done[c]:
-        return
-    buf = cuda.shared.array(0, float64)
-    _run(c, buf, W[c], X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code, centers,
-         radii, groups, starts, members, scalar, steps, done, HQ, HS)
-
-
-@cuda.jit
-def _advance_global(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code, centers, radii,
-                    groups, starts, members, scalar, steps, done, W, G, HQ, HS):
-    """Block c runs chain c, its buffer and its weights in global memory (large n d)."""
-    c = cuda.blockIdx.x
-    if done[c]:
-        return
-    _run(c, G[c], W[c], X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, code, centers,
-         radii, groups, starts, members, scalar, steps, done, HQ, HS)
-# fmt: on
+def scratch_shapes(C: int, n: int, d: int, kind: int = CHAIN) -> dict:
+    """name -> (shape, dtype) of :func:`advance`'s device buffers for up to C chains: the
+    weights W and buffers G where shared memory is too small (G's width tells the kernels where
+    the weights start in a shared buffer), the hull scratch HQ and HS."""
+    hq, hs = hull_scratch(n, d)
+    place = block_shape(n, d, kind)[2]
+    return {
+        "W": ((C if place < 2 else 1, n * n), np.float64),
+        "G": ((C if place == 0 else 1, layout(n, d, kind)), np.float64),
+        "HQ": ((C, hq), np.float64),
+        "HS": ((C, hs), np.int64),
+    }
 
 
 class Scratch:
     """Device buffers of :func:`advance` for up to ``C`` chains of n tokens in R^d of the model
-    kind ``kind``, kept between calls (a run calls advance once per chunk of steps)."""
+    kind ``kind`` (:func:`scratch_shapes`), kept between calls (a run calls advance once per
+    chunk of steps)."""
 
     def __init__(self, C: int, n: int, d: int, kind: int = CHAIN) -> None:
-        hq, hs = hull_scratch(n, d)
-        place = block_shape(n, d, kind)[2]
         self.shape = (C, n, d, kind)
-        self.W = cuda.device_array((C if place < 2 else 1, n * n))
-        # G's width tells the kernels where the weights start in a shared buffer
-        self.G = cuda.device_array((C if place == 0 else 1, layout(n, d, kind)))
-        self.HQ = cuda.device_array((C, hq))
-        self.HS = cuda.device_array((C, hs), dtype=np.int64)
+        for name, (shape, dtype) in scratch_shapes(C, n, d, kind).items():
+            setattr(self, name, cuda.device_array(shape, dtype=dtype))
+
+
+def launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch, to_device=cuda.to_device):
+    """(kernel, launch shape (blocks, threads, stream, shared bytes), arguments) of one
+    :func:`advance`; ``to_device`` moves the small host arrays (identity: the host arguments
+    whose types the kernel is compiled for, see :mod:`metastab.bench.cuda_compile`)."""
+    C = X.shape[0]
+    ip, fp, Bs, Vs = model_arrays(dyn)
+    d = Bs.shape[1]
+    n = X.shape[1] // d
+    threads, shared, place = block_shape(n, d, dyn.kind)
+    kernel = kernel_for(dyn.kind, ev.code)
+    centers = np.ascontiguousarray(ev.centers.reshape(ev.centers.shape[0], -1))
+    small = [ip, fp, Bs, Vs, sched.gammas, sched.margins]
+    small += [centers, np.ascontiguousarray(ev.radii), ev.groups, ev.starts, ev.members]
+    a = [to_device(np.ascontiguousarray(v)) for v in small]
+    args = (X, state, *a[:6], int(t0), int(nsteps), *a[6:], float(ev.scalar), steps, done,
+            scratch.W, scratch.G, scratch.HQ, scratch.HS, place)  # fmt: skip
+    return kernel, (C, threads, 0, shared), args
 
 
 def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
@@ -267,32 +329,8 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
     steps (C,) and done (C,) are device arrays, updated in place; the parameters are the host
     NamedTuples (Dynamics or SphereDynamics, Schedule, EventArrays). ``scratch``: a
     :class:`Scratch` of C chains."""
-    C = X.shape[0]
-    ip, fp, Bs, Vs = model_arrays(dyn)
-    d = Bs.shape[1]
-    n = X.shape[1] // d
-    threads, shared, place = block_shape(n, d, dyn.kind)
-    kernel = (_advance_global, _advance_mixed, _advance_shared)[place]
-    centers = np.ascontiguousarray(ev.centers.reshape(ev.centers.shape[0], -1))
-    arrays = [cuda.to_device(a) for a in (ip, fp, Bs, Vs, sched.gammas, sched.margins)]
-    events = [cuda.to_device(np.ascontiguousarray(a)) for a in (centers, ev.radii)]
-    events += [cuda.to_device(a) for a in (ev.groups, ev.starts, ev.members)]
+    kernel, shape, args = launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch)
     with warnings.catch_warnings():
         # one block per chain: a run of few chains has a small grid by design
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
-        kernel[C, threads, 0, shared](
-            X,
-            state,
-            *arrays,
-            int(t0),
-            int(nsteps),
-            int(ev.code),
-            *events,
-            float(ev.scalar),
-            steps,
-            done,
-            scratch.W,
-            scratch.G,
-            scratch.HQ,
-            scratch.HS,
-        )
+        kernel[shape](*args)

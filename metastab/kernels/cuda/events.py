@@ -7,12 +7,14 @@ answer is a yes/no that every thread gets, the same as the CPU's on the same con
 (under the simulator; on a device the hull's roundings may differ).
 """
 
+import functools
 import math
 
 from numba import cuda
 
 from ..cpu.events import _HULL_EPS, _HULL_MAX_ITER
 from ..params import COLLAPSE, LEAVE_BALL, LEAVE_HULL, REACH
+from .arith import mul
 
 
 @cuda.jit(device=True)
@@ -20,7 +22,7 @@ def _dist2(x, xo, i, cen, co, d):
     acc = 0.0
     for k in range(d):
         diff = x[xo + i * d + k] - cen[co + i * d + k]
-        acc += diff * diff
+        acc += mul(diff, diff)
     return acc
 
 
@@ -37,7 +39,7 @@ def _affine_min(q, d, S, k, w):
         for j in range(k):
             acc = 0.0
             for m in range(d):
-                acc += q[S[i] * d + m] * q[S[j] * d + m]
+                acc += mul(q[S[i] * d + m], q[S[j] * d + m])
             w[M + i * L + j] = acc
         w[M + i * L + k] = 1.0
         w[M + k * L + i] = 1.0
@@ -60,12 +62,12 @@ def _affine_min(q, d, S, k, w):
         for r in range(c + 1, K):
             f = w[M + r * L + c] / w[M + c * L + c]
             for j in range(c, K):
-                w[M + r * L + j] -= f * w[M + c * L + j]
-            w[rhs + r] -= f * w[rhs + c]
+                w[M + r * L + j] -= mul(f, w[M + c * L + j])
+            w[rhs + r] -= mul(f, w[rhs + c])
     for c in range(K - 1, -1, -1):
         acc = w[rhs + c]
         for j in range(c + 1, K):
-            acc -= w[M + c * L + j] * w[rhs + j]
+            acc -= mul(w[M + c * L + j], w[rhs + j])
         w[rhs + c] = acc / w[M + c * L + c]
     for i in range(k):
         w[a + i] = w[rhs + i]
@@ -94,7 +96,7 @@ def hull_dist2(p, po, pts, co, members, m0, m1, stop, d, q, S, w):
         for k in range(d):
             v = pts[co + j * d + k] - p[po + k]
             q[r * d + k] = v
-            acc += v * v
+            acc += mul(v, v)
         scale = max(scale, acc)
         if acc < best:
             best = acc
@@ -113,11 +115,11 @@ def hull_dist2(p, po, pts, co, members, m0, m1, stop, d, q, S, w):
         for r in range(m):
             acc = 0.0
             for k in range(d):
-                acc += w[xo + k] * q[r * d + k]
+                acc += mul(w[xo + k], q[r * d + k])
             if acc < lo:
                 lo = acc
                 j = r
-        if xx - lo <= _HULL_EPS * scale or size == d + 1:
+        if xx - lo <= mul(_HULL_EPS, scale) or size == d + 1:
             break
         fresh = True
         for i in range(size):
@@ -144,7 +146,7 @@ def hull_dist2(p, po, pts, co, members, m0, m1, stop, d, q, S, w):
                     theta = min(theta, w[i] / (w[i] - w[a + i]))
             kept = 0
             for i in range(size):
-                wi = theta * w[a + i] + (1.0 - theta) * w[i]
+                wi = mul(theta, w[a + i]) + mul(1.0 - theta, w[i])
                 if wi > _HULL_EPS:
                     S[kept] = S[i]
                     w[kept] = wi
@@ -164,9 +166,9 @@ def hull_dist2(p, po, pts, co, members, m0, m1, stop, d, q, S, w):
         for k in range(d):
             acc = 0.0
             for i in range(size):
-                acc += w[i] * q[S[i] * d + k]
+                acc += mul(w[i], q[S[i] * d + k])
             w[xo + k] = acc
-            xx += acc * acc
+            xx += mul(acc, acc)
         if xx <= stop:
             return xx
     if size == d + 1:
@@ -174,49 +176,56 @@ def hull_dist2(p, po, pts, co, members, m0, m1, stop, d, q, S, w):
     return xx
 
 
-@cuda.jit(device=True)
-def event_hit(code, c, x, n, d, centers, radii, groups, starts, members, scalar, hq, hs, flag):
-    """Whether chain c's configuration x (flat, n d) meets the event (events.event_hit); every
-    thread of the block calls it and gets the answer. ``centers`` (1 or C, n d) and ``radii``
-    (1 or C, n) are per chain or shared; hq, hs: chain c's hull scratch (see hull_scratch);
-    ``flag``: one shared int32."""
-    tid = cuda.threadIdx.x
-    T = cuda.blockDim.x
-    cen = centers[c if centers.shape[0] > 1 else 0]
-    rad = radii[c if radii.shape[0] > 1 else 0]
-    if tid == 0:
-        flag[0] = 0
-    cuda.syncthreads()
-    # flag: LEAVE_BALL / LEAVE_HULL: some token out; REACH / COLLAPSE: some token (pair) not in
-    if code == LEAVE_BALL or code == REACH:
-        for i in range(tid, n, T):
-            dist = _dist2(x, 0, i, cen, 0, d)
-            r2 = rad[i] * rad[i]
-            if (code == LEAVE_BALL and dist > r2) or (code == REACH and not dist <= r2):
-                flag[0] = 1
-    elif code == COLLAPSE:
-        lim = scalar * scalar
-        for i in range(tid, n, T):
-            for j in range(i + 1, n):
-                acc = 0.0
-                for k in range(d):
-                    diff = x[i * d + k] - x[j * d + k]
-                    acc += diff * diff
-                if not acc <= lim:
+@functools.cache
+def event_hit_for(code: int):
+    """The device function ``event_hit(c, x, n, d, centers, radii, groups, starts, members,
+    scalar, hq, hs, flag)`` of the event ``code``, a constant of the compiled code (the other
+    events' paths are not in it): whether chain c's configuration x (flat, n d) meets the event
+    (events.event_hit); every thread of the block calls it and gets the answer. ``centers``
+    (1 or C, n d) and ``radii`` (1 or C, n) are per chain or shared; hq, hs: chain c's hull
+    scratch (see hull_scratch); ``flag``: one shared int32."""
+
+    @cuda.jit(device=True)
+    def event_hit(c, x, n, d, centers, radii, groups, starts, members, scalar, hq, hs, flag):
+        tid = cuda.threadIdx.x
+        T = cuda.blockDim.x
+        cen = centers[c if centers.shape[0] > 1 else 0]
+        rad = radii[c if radii.shape[0] > 1 else 0]
+        if tid == 0:
+            flag[0] = 0
+        cuda.syncthreads()
+        # flag: LEAVE_BALL / LEAVE_HULL: some token out; REACH / COLLAPSE: a token (pair) not in
+        if code == LEAVE_BALL or code == REACH:
+            for i in range(tid, n, T):
+                dist = _dist2(x, 0, i, cen, 0, d)
+                r2 = mul(rad[i], rad[i])
+                if (code == LEAVE_BALL and dist > r2) or (code == REACH and not dist <= r2):
                     flag[0] = 1
-    elif code == LEAVE_HULL and tid == 0:
-        for i in range(n):
-            g = groups[i]
-            r2 = rad[i] * rad[i]
-            dist = hull_dist2(
-                x, i * d, cen, 0, members, starts[g], starts[g + 1], r2, d, hq, hs, hq[n * d :]
-            )
-            if dist > r2:
-                flag[0] = 1
-                break
-    cuda.syncthreads()
-    out = flag[0] != 0
-    cuda.syncthreads()  # nobody clears the flag before everyone has read it
-    if code == REACH or code == COLLAPSE:
-        return not out
-    return out
+        elif code == COLLAPSE:
+            lim = mul(scalar, scalar)
+            for i in range(tid, n, T):
+                for j in range(i + 1, n):
+                    acc = 0.0
+                    for k in range(d):
+                        diff = x[i * d + k] - x[j * d + k]
+                        acc += mul(diff, diff)
+                    if not acc <= lim:
+                        flag[0] = 1
+        elif code == LEAVE_HULL and tid == 0:
+            for i in range(n):
+                g = groups[i]
+                r2 = mul(rad[i], rad[i])
+                dist = hull_dist2(
+                    x, i * d, cen, 0, members, starts[g], starts[g + 1], r2, d, hq, hs, hq[n * d :]
+                )
+                if dist > r2:
+                    flag[0] = 1
+                    break
+        cuda.syncthreads()
+        out = flag[0] != 0
+        cuda.syncthreads()  # nobody clears the flag before everyone has read it
+        if code == REACH or code == COLLAPSE:
+            return not out
+        return out
+
+    return event_hit

@@ -15,7 +15,8 @@ import math
 from numba import cuda
 
 from ..params import POST_LN, PRE_LN, UNNORMALIZED
-from .steps import exp_fused, fma
+from .arith import fma, mul
+from .steps import exp_fused
 
 
 @cuda.jit(device=True)
@@ -44,7 +45,7 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
                 best = max(best, a)
         total = 0.0
         for j in range(n):
-            v = 0.0 if causal and j > i else exp_fused(beta * (W[j * n + i] - best))
+            v = 0.0 if causal and j > i else exp_fused(mul(beta, W[j * n + i] - best))
             W[j * n + i] = v
             total += v
         for k in range(d):
@@ -52,9 +53,9 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
             for j in range(n):
                 a = fma(W[j * n + i], src[so + j * d + k], a)
             bx[i * d + k] = a
-        scale = math.exp(beta * best) / n if attention == UNNORMALIZED else 1.0 / total
+        scale = math.exp(mul(beta, best)) / n if attention == UNNORMALIZED else 1.0 / total
         for k in range(d):
-            bx[i * d + k] = bx[i * d + k] * scale
+            bx[i * d + k] = mul(bx[i * d + k], scale)
         for k in range(d):
             if plain_V:
                 a = bx[i * d + k]
@@ -104,7 +105,7 @@ def normalise(y, yo, i, d, out, oo):
     (sphere._normalise_row)."""
     a = 0.0
     for k in range(d):
-        a += y[yo + i * d + k] * y[yo + i * d + k]
+        a += mul(y[yo + i * d + k], y[yo + i * d + k])
     r = math.sqrt(a)
     for k in range(d):
         out[oo + i * d + k] = y[yo + i * d + k] / r
@@ -116,7 +117,7 @@ def normalise_fused(y, yo, i, d, out, oo):
     (sphere._normalise_fused)."""
     c = 1.0 / math.sqrt(dot8(y, yo, y, yo, i, d))
     for k in range(d):
-        out[oo + i * d + k] = y[yo + i * d + k] * c
+        out[oo + i * d + k] = mul(y[yo + i * d + k], c)
 
 
 @cuda.jit(device=True)
@@ -155,7 +156,7 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
                 buf[Y + q] = fma(dt, buf[KO + q], buf[q])
             normalise_fused(buf, Y, i, d, buf, OUT)
         return
-    half = 0.5 * dt
+    half = mul(0.5, dt)
     for s in range(1, 4):
         h = dt if s == 3 else half
         for i in range(tid, n, T):
@@ -175,7 +176,7 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
             K1 = buf[KO + nd + q]
             K2 = buf[KO + 2 * nd + q]
             K3 = buf[KO + 3 * nd + q]
-            inc = ((K0 + 2.0 * K1) + 2.0 * K2) + K3
+            inc = ((K0 + mul(2.0, K1)) + mul(2.0, K2)) + K3
             buf[Y + q] = fma(sixth, inc, buf[q])
         normalise_fused(buf, Y, i, d, buf, OUT)
 
@@ -191,12 +192,12 @@ def chain_move(buf, i, j, d, V, plain_V, gamma, OUT, bx):
         else:
             a = 0.0
             for q in range(d):
-                a += V[k, q] * buf[j * d + q]
+                a += mul(V[k, q], buf[j * d + q])
             bx[i * d + k] = a
     same = True
     for k in range(d):
         xk = buf[i * d + k]
-        v = xk + gamma * (bx[i * d + k] - xk)
+        v = xk + mul(gamma, bx[i * d + k] - xk)
         buf[OUT + i * d + k] = v
         same = same and v == xk
     if not same:

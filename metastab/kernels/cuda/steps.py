@@ -3,9 +3,11 @@
 The arithmetic of every function here repeats, operation for operation, that of the CPU kernels
 (:mod:`metastab.kernels.cpu.steps`): the same xoshiro256** streams, the same polynomial exp, the
 same scores summed in increasing k from +0.0, the same pick rule (rare picks decided by an exact
-Bernoulli trial, the others by inversion of the cumulative weights). Under numba's CUDA simulator,
-which runs this code as Python with IEEE doubles, the GPU path therefore gives the CPU's bits; on
-a device, fused multiply-adds may round differently and only the laws agree.
+Bernoulli trial, the others by inversion of the cumulative weights). Every product is
+:func:`~metastab.kernels.cuda.arith.mul`, rounded as written, and every fused multiply-add an
+explicit :func:`~metastab.kernels.cuda.arith.fma`, as on the CPU: a device and numba's CUDA
+simulator (this code run as Python with IEEE doubles) compute the CPU's operations with the CPU's
+roundings, hence its bits.
 
 Arrays are flat: a configuration is x[xo + i d + k]; a chain's score row of token i is
 W[j n + i] (token-minor, so the threads of a block, one token each, read and write W coalesced).
@@ -16,7 +18,7 @@ wrap-around): multiplications by 5 and 9 are shifts and a carry-safe add.
 import math
 
 import numpy as np
-from numba import config, cuda
+from numba import cuda
 
 from .. import arith
 from ..cpu.steps import (
@@ -30,6 +32,7 @@ from ..cpu.steps import (
     RARE_CUT,
 )
 from ..params import RELATIVE
+from .arith import fma, mul
 
 _U = np.uint64
 _LOW32 = _U(0xFFFFFFFF)
@@ -75,7 +78,7 @@ def next_u64(s):
 @cuda.jit(device=True)
 def next_uniform(s):
     """A uniform on [0, 1) with 53 random bits: (x >> 11) 2^-53."""
-    return float(next_u64(s) >> _U(11)) * _TWO_M53
+    return mul(float(next_u64(s) >> _U(11)), _TWO_M53)
 
 
 # --------------------------------------------------------------------------------------------
@@ -91,8 +94,8 @@ def _pow2(k):
     f = 0.5
     while m > 0:
         if m & 1:
-            p *= f
-        f *= f
+            p = mul(p, f)
+        f = mul(f, f)
         m >>= 1
     return p
 
@@ -103,29 +106,17 @@ def exp_weight(z):
     reduction and polynomial, results below 2^-1022 flushed to 0."""
     if z < _Z_MIN:
         z = _Z_MIN
-    shifted = z * _LOG2E + _SHIFT
+    shifted = mul(z, _LOG2E) + _SHIFT
     k = shifted - _SHIFT
-    r = (z - k * _LN2_HI) - k * _LN2_LO
+    r = (z - mul(k, _LN2_HI)) - mul(k, _LN2_LO)
     p = _INV_FACT[13]
     for q in range(12, -1, -1):
-        p = p * r + _INV_FACT[q]
+        p = mul(p, r) + _INV_FACT[q]
     if k != k:
         return p  # NaN
     if k < -1022.0:
-        return p * 0.0
-    return p * _pow2(int(k))
-
-
-if config.ENABLE_CUDASIM:
-    # the simulator's cuda.fma rounds twice: the reference kernels' exactly rounded fma stands in
-    fma = arith.fma_exact
-else:
-
-    @cuda.jit(device=True, inline=True)
-    def fma(a, b, c):
-        """a b + c rounded once: the device's fma.rn.f64 (cuda.fma is a typing stub that device
-        code must call by its own name, not through a global alias)."""
-        return cuda.fma(a, b, c)
+        return mul(p, 0.0)
+    return mul(p, _pow2(int(k)))
 
 
 @cuda.jit(device=True)
@@ -143,21 +134,21 @@ def exp_fused(z):
     if k != k:
         return p  # NaN
     if k < -1022.0:
-        return p * 0.0
-    return p * _pow2(int(k))
+        return mul(p, 0.0)
+    return mul(p, _pow2(int(k)))
 
 
 @cuda.jit(device=True)
 def bernoulli(p, u, s):
     """The exact Bernoulli(p) trial of the CPU kernels (steps.bernoulli), same draws."""
-    q = p * _TWO_53
-    m = u * _TWO_53
+    q = mul(p, _TWO_53)
+    m = mul(u, _TWO_53)
     while True:
         if m + 1.0 <= q:
             return True
         if not m < q:
             return False
-        q = (q - m) * _TWO_53
+        q = mul(q - m, _TWO_53)
         m = float(next_u64(s) >> _U(11))
 
 
@@ -187,7 +178,7 @@ def _pick_rare(W, i, n, hi, s):
             v = W[j * n + i]
             if v < hi:
                 top = max(top, v)
-        cut = RARE_CUT * top
+        cut = mul(RARE_CUT, top)
         rare = 0.0
         keep = 0.0
         for j in range(n):
@@ -201,7 +192,7 @@ def _pick_rare(W, i, n, hi, s):
         if rare > 0.0 and bernoulli(rare / tot, u, s):
             hi = cut
             continue
-        thr = max(u * tot - rare, 0.0)
+        thr = max(mul(u, tot) - rare, 0.0)
         cum = 0.0
         last = -1
         for j in range(n):
@@ -235,13 +226,13 @@ def row_scores(x, xo, B, bx, i, n, d, W):
     for k in range(d):
         acc = 0.0
         for m in range(d):
-            acc += B[k, m] * x[xo + i * d + m]
+            acc += mul(B[k, m], x[xo + i * d + m])
         bx[i * d + k] = acc
     best = -math.inf
     for j in range(n):
         acc = 0.0
         for k in range(d):
-            acc += bx[i * d + k] * x[xo + j * d + k]
+            acc += mul(bx[i * d + k], x[xo + j * d + k])
         W[j * n + i] = acc
         if acc > best:
             best = acc
@@ -256,13 +247,13 @@ def chain_pick(x, xo, B, bx, beta, i, n, d, W, u):
     weights exp(beta (s_ij - max_k s_ik)) in W."""
     best = row_scores(x, xo, B, bx, i, n, d, W)
     for j in range(n):
-        W[j * n + i] = exp_weight(beta * (W[j * n + i] - best))
+        W[j * n + i] = exp_weight(mul(beta, W[j * n + i] - best))
     rare, keep = _sums(W, i, n)
     tot = rare + keep
-    uu = u * tot
+    uu = mul(u, tot)
     if not keep >= 1.0:  # finite weights sum to >= 1 (the largest is 1)
         return NAN_PICK
-    if not uu >= 2.0 * rare and rare > 0.0 and u * _TWO_53 < (rare / tot) * _TWO_53:
+    if not uu >= mul(2.0, rare) and rare > 0.0 and mul(u, _TWO_53) < mul(rare / tot, _TWO_53):
         return PENDING
     e = uu - rare
     return _invert(W, i, n, e if e > 0.0 else 0.0)
@@ -276,7 +267,7 @@ def resolve_pick(W, i, n, u, s):
     tot = rare + keep
     if rare > 0.0 and bernoulli(rare / tot, u, s):
         return _pick_rare(W, i, n, RARE_CUT, s)
-    return _invert(W, i, n, max(u * tot - rare, 0.0))
+    return _invert(W, i, n, max(mul(u, tot) - rare, 0.0))
 
 
 @cuda.jit(device=True)
@@ -287,11 +278,11 @@ def move(x, xo, i, tx, to, gamma, P, use_P, out, oo, d):
         if use_P:
             acc = 0.0
             for m in range(d):
-                acc += P[k, m] * (tx[to + m] - x[xo + i * d + m])
+                acc += mul(P[k, m], tx[to + m] - x[xo + i * d + m])
             out[oo + i * d + k] = x[xo + i * d + k] + acc
         else:
             xk = x[xo + i * d + k]
-            out[oo + i * d + k] = xk + gamma * (tx[to + k] - xk)
+            out[oo + i * d + k] = xk + mul(gamma, tx[to + k] - xk)
 
 
 @cuda.jit(device=True)
@@ -301,13 +292,13 @@ def flow_target(x, xo, B, bx, beta, i, n, d, W):
     best = row_scores(x, xo, B, bx, i, n, d, W)
     total = 0.0
     for j in range(n):
-        W[j * n + i] = exp_weight(beta * (W[j * n + i] - best))
+        W[j * n + i] = exp_weight(mul(beta, W[j * n + i] - best))
     for j in range(n):
         total += W[j * n + i]
     for k in range(d):
         acc = 0.0
         for j in range(n):
-            acc += W[j * n + i] * x[xo + j * d + k]
+            acc += mul(W[j * n + i], x[xo + j * d + k])
         bx[i * d + k] = acc / total
 
 
@@ -321,7 +312,7 @@ def _same_point(x, xo, j, q, d, tol):
         b = x[xo + q * d + m]
         diff = max(diff, abs(a - b))
         size = max(size, abs(a), abs(b))
-    return diff <= tol * size
+    return diff <= mul(tol, size)
 
 
 @cuda.jit(device=True)
@@ -356,12 +347,12 @@ def hardmax_target(x, xo, B, bx, i, n, d, W, by_point, tol):
     scale = 0.0
     for j in range(n):
         scale = max(scale, abs(W[j * n + i]))
-    _mean_above(x, xo, W, i, n, d, best - tol * scale, by_point, tol, bx)
+    _mean_above(x, xo, W, i, n, d, best - mul(tol, scale), by_point, tol, bx)
 
 
 @cuda.jit(device=True)
 def localmax_target(x, xo, B, bx, i, n, d, W, r, rule):
     """Localmax's target of token i (steps.localmax_step, cut of steps.neighbour_cut), in bx."""
     best = row_scores(x, xo, B, bx, i, n, d, W)
-    cut = best - r * abs(best) if rule == RELATIVE else best - r
+    cut = best - mul(r, abs(best)) if rule == RELATIVE else best - r
     _mean_above(x, xo, W, i, n, d, cut, False, 0.0, bx)

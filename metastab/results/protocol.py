@@ -1,0 +1,230 @@
+"""One protocol for every result: ``to_frame()``, ``metadata()``, ``save(path)``, ``load(path)``
+and ``replay()``.
+
+A saved result is three files: its tidy table (``to_frame()``, CSV or parquet, what other tools
+read), the table's JSON sidecar (``metadata()``: the result's ``kind`` and class, the
+:data:`SCHEMA_VERSION`, its scalar and dict fields, provenance included) and ``<table>.npz``
+with its arrays, bit for bit. :func:`load` reads the sidecar, picks the class by its ``kind``
+(:data:`KINDS`) and rebuilds the object from the sidecar's fields and the arrays.
+
+A result keeps what its computation needs to run again: the model and event as their
+``to_dict``, the seed, the initial configuration ``x0`` and the other arguments of the call
+(``arguments``). :meth:`Result.replay` rebuilds the model and event (:mod:`metastab.registry`)
+and calls the function again; chains are pure functions of the seed and their index, so the
+replay gives the same bits, on any thread count. When the versions of metastab, NumPy, Numba,
+SciPy or Python differ from those recorded, a :class:`~metastab.DiagnosticWarning` says which
+(the bits may then differ), and the replay runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+import numpy as np
+
+from ..exceptions import DiagnosticWarning
+from .io import arrays_file, provenance, sidecar, write_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["SCHEMA_VERSION", "KINDS", "VERSIONS", "Result", "load"]
+
+# Version of the saved form: 1 added the arrays file, the class, x0 and the call's arguments.
+SCHEMA_VERSION = 1
+# A sidecar's kind -> the class that loads it ("module:class", imported on first use: the
+# splitting results live in the engine, which imports this package).
+KINDS = {
+    "first-passage": "metastab.results.passage:FirstPassage",
+    "run": "metastab.results.passage:Run",
+    "plateaus": "metastab.results.track:Track",
+    "observables": "metastab.results.track:Track",
+    "splitting": "metastab.engine.splitting:SplittingResult",
+    "escape-time": "metastab.engine.splitting:EscapeTime",
+}
+# The provenance entries that a replay compares with the running ones.
+VERSIONS = ("metastab", "numpy", "numba", "scipy", "python")
+
+R = TypeVar("R", bound="Result")
+
+
+def _target(spec: str) -> Any:
+    module, name = spec.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+class Result:
+    """The shared half of the result dataclasses: saving, loading and replaying.
+
+    A subclass sets :attr:`KIND` (its sidecar ``kind``), :attr:`REPLAY` (``"module:function"``
+    that computed it) and defines ``to_frame()``; its fields ``model``, ``seed``, ``x0`` (or
+    the field :attr:`START` names), ``arguments`` (and ``event`` if it has one) are what
+    :meth:`replay` passes back.
+    """
+
+    KIND: ClassVar[str]
+    REPLAY: ClassVar[str]
+    START: ClassVar[str] = "x0"  # the field holding the initial configuration
+    # fields of the subclasses that replay reads (EscapeTime replays its splitting result)
+    model: dict
+    seed: dict
+    arguments: dict
+
+    def to_frame(self) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def _extras(self) -> dict:
+        """Derived entries of the sidecar, for its readers (not read back by :func:`load`)."""
+        return {}
+
+    def metadata(self, kind: str | None = None) -> dict:
+        """The sidecar: kind, class, schema version, the fields that are not arrays, and
+        the derived entries of ``_extras()`` (such as ``chains``)."""
+        fields, _ = self._parts()
+        return {
+            "kind": kind or self.KIND,
+            "class": type(self).__name__,
+            "schema_version": SCHEMA_VERSION,
+            **fields,
+            **self._extras(),
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`to_frame` to ``.csv`` or ``.parquet`` with its ``.json`` sidecar and the
+        arrays (``.npz``): what :meth:`load` reads back."""
+        return self._write(self.to_frame(), path, self.KIND)
+
+    def _write(self, frame: pd.DataFrame, path: str | os.PathLike[str], kind: str) -> Path:
+        return write_table(frame, path, self.metadata(kind), self._parts()[1])
+
+    @classmethod
+    def load(cls: type[R], path: str | os.PathLike[str]) -> R:
+        """The result saved at ``path`` by :meth:`save`; ValueError if it is not a ``cls``."""
+        result = load(path)
+        if not isinstance(result, cls):
+            raise ValueError(f"{str(path)!r} holds a {type(result).__name__}, not a {cls.__name__}")
+        return result
+
+    def replay(self: R) -> R:
+        """Run the computation again from the recorded model, event, x0, seed and arguments:
+        the same bits (a :class:`~metastab.DiagnosticWarning` first if versions differ)."""
+        check_versions(getattr(self, "provenance", {}))
+        return self._rerun()
+
+    def _rerun(self: R) -> R:
+        from ..registry import event_from_dict, model_from_dict
+        from ..rng import Seed
+
+        x0 = getattr(self, self.START, None)
+        if x0 is None:
+            raise ValueError(
+                f"this {type(self).__name__} holds no {self.START} (it was not made by "
+                f"{self.REPLAY.split(':')[1]}), so it cannot be replayed"
+            )
+        inputs = [model_from_dict(self.model), x0]
+        if hasattr(self, "event"):
+            inputs.append(event_from_dict(self.event))
+        return _target(self.REPLAY)(*inputs, rng=Seed.from_dict(self.seed), **self.arguments)
+
+    def _parts(self, prefix: str = "") -> tuple[dict, dict[str, np.ndarray]]:
+        """(the fields that go into the sidecar, the arrays keyed by ``prefix`` + name); a
+        nested result goes into the sidecar as a dict of its kind, class and fields."""
+        fields: dict[str, Any] = {}
+        arrays: dict[str, np.ndarray] = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                arrays[prefix + f.name] = value
+            elif isinstance(value, Result):
+                sub, sub_arrays = value._parts(f"{prefix}{f.name}/")
+                fields[f.name] = {"kind": value.KIND, "class": type(value).__name__, **sub}
+                arrays.update(sub_arrays)
+            else:
+                fields[f.name] = value
+        return fields, arrays
+
+    @classmethod
+    def _rebuild(cls: type[R], meta: dict, arrays: Any, where: str, prefix: str = "") -> R:
+        values = {}
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            key = prefix + f.name
+            if key in arrays:
+                values[f.name] = arrays[key]
+            elif f.name in meta:
+                value = meta[f.name]
+                if isinstance(value, dict) and value.get("kind") in KINDS and "class" in value:
+                    value = _target(KINDS[value["kind"]])._rebuild(value, arrays, where, key + "/")
+                values[f.name] = value
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ValueError(f"{where}: the saved {cls.__name__} has no field {f.name!r}")
+        return cls(**values)
+
+
+def plain(value: Any) -> Any:
+    """A NumPy scalar as the Python number it holds (for the JSON sidecar); else ``value``."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def check_versions(recorded: dict) -> None:
+    """Warn (DiagnosticWarning) when :data:`VERSIONS` of ``recorded`` differ from the running
+    ones."""
+    now = provenance()
+    changed = [
+        f"{k} {recorded[k]} -> {now[k]}"
+        for k in VERSIONS
+        if k in recorded and recorded[k] != now[k]
+    ]
+    if changed:
+        warnings.warn(
+            f"replaying under other versions than the result's ({', '.join(changed)}): "
+            f"the bits may differ",
+            DiagnosticWarning,
+            stacklevel=3,
+        )
+
+
+def load(path: str | os.PathLike[str]) -> Result:
+    """The result saved at ``path`` (by a result's ``save``), of its class: a
+    :class:`~metastab.FirstPassage`, :class:`~metastab.Run`, :class:`~metastab.Track`,
+    :class:`~metastab.engine.SplittingResult` or :class:`~metastab.engine.EscapeTime`.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` or its sidecar does not exist.
+    ValueError
+        If the sidecar names no known kind, or the result was saved without its arrays (before
+        schema version 1: read its table with :func:`metastab.results.read_table`), or a field
+        is missing (named).
+    """
+    path = Path(path)
+    where = str(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {where!r}")
+    side = sidecar(path)
+    if not side.exists():
+        raise FileNotFoundError(f"{where!r} has no sidecar {str(side)!r}: not a saved result")
+    meta = json.loads(side.read_text())
+    kind = meta.get("kind")
+    if kind not in KINDS:
+        raise ValueError(
+            f"{where!r}: the sidecar's kind is {kind!r}, not a result kind ({sorted(KINDS)})"
+        )
+    if "schema_version" not in meta or not arrays_file(path).exists():
+        raise ValueError(
+            f"{where!r} was saved without schema_version and arrays ({arrays_file(path).name}): "
+            f"only its table can be read (metastab.results.read_table)"
+        )
+    if meta["schema_version"] > SCHEMA_VERSION:
+        raise ValueError(
+            f"{where!r} has schema_version {meta['schema_version']}, newer than this "
+            f"metastab reads ({SCHEMA_VERSION})"
+        )
+    with np.load(arrays_file(path), allow_pickle=False) as arrays:
+        return _target(KINDS[kind])._rebuild(meta, dict(arrays), where)

@@ -1,0 +1,54 @@
+"""The typed configuration of the collapse study (``config.toml``; its comments say
+what each key means)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metastab.studies.study import StudyConfig, bounded
+
+
+@dataclass(frozen=True)
+class Flow(StudyConfig):
+    """The ``[flow]`` table."""
+
+    betas: list[float]
+    max_steps: int = bounded(1)
+    record_cap: int
+
+
+@dataclass(frozen=True)
+class Chain(StudyConfig):
+    """The ``[chain]`` table."""
+
+    betas: list[float]
+    chains: int = bounded(1)
+    max_steps: int = bounded(1)
+
+
+@dataclass(frozen=True)
+class Curves(StudyConfig):
+    """The ``[curves]`` table."""
+
+    betas: list[float]
+    steps: int = bounded(1)
+    fine: int = bounded(1)
+    record_every: int = bounded(1)
+    chains: int = bounded(1)
+
+
+@dataclass(frozen=True)
+class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
+    seed: int
+    gamma: float
+    tokens: int
+    ratio: float
+    contraction_roundoff: float
+    informative_margin: float
+    polytope: dict  # a spec of metastab.registry.POLYTOPES, checked when built
+    flow: Flow
+    chain: Chain
+    curves: Curves

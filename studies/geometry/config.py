@@ -1,0 +1,62 @@
+"""The typed configuration of the geometry study (``config.toml``; its comments say
+what each key means)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metastab.studies.study import StudyConfig, bounded
+
+
+@dataclass(frozen=True)
+class Cells(StudyConfig):
+    """The ``[cells]`` table."""
+
+    k: int = bounded(1)
+    radial_range: list[float]
+    grid: int
+    stored_grid: int
+    draws: int = bounded(1)
+
+
+@dataclass(frozen=True)
+class Dominance(StudyConfig):
+    """The ``[dominance]`` table."""
+
+    k: int = bounded(1)
+    target: int
+    eta: float
+    erosion: float
+    grid: int
+    stored_grid: int
+
+
+@dataclass(frozen=True)
+class Quadratic(StudyConfig):
+    """The ``[quadratic]`` table."""
+
+    k: int = bounded(1)
+    B: list[list[list[float]]]
+    grid: int
+
+
+@dataclass(frozen=True)
+class Voronoi(StudyConfig):
+    """The ``[voronoi]`` table."""
+
+    ks: list[int]
+    draws: int = bounded(1)
+    grid: int
+    B: list[list[list[float]]]
+
+
+@dataclass(frozen=True)
+class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
+    seed: int
+    cells: Cells
+    dominance: Dominance
+    quadratic: Quadratic
+    voronoi: Voronoi

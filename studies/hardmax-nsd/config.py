@@ -1,0 +1,53 @@
+"""The typed configuration of the hardmax-nsd study (``config.toml``; its comments say
+what each key means)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metastab.studies.study import StudyConfig, bounded
+
+
+@dataclass(frozen=True)
+class Counterexample(StudyConfig):
+    """The ``[counterexample]`` table."""
+
+    x0: list[float]
+    steps: int = bounded(1)
+
+
+@dataclass(frozen=True)
+class Symmetric(StudyConfig):
+    """The ``[symmetric]`` table."""
+
+    ks: list[int]
+    steps: int = bounded(1)
+    schedules: list[dict]
+
+
+@dataclass(frozen=True)
+class Random(StudyConfig):
+    """The ``[random]`` table."""
+
+    n: int = bounded(1)
+    draws: int = bounded(1)
+    steps: int = bounded(1)
+    times: int
+    cases: list[dict]
+    schedules: list[dict]
+    limit_tolerance: float
+
+
+@dataclass(frozen=True)
+class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
+    seed: int
+    symmetry_roundoff: float
+    symmetry_break: float
+    symmetry_floor: float
+    diameter_floor: float
+    counterexample: Counterexample
+    symmetric: Symmetric
+    random: Random

@@ -1,0 +1,52 @@
+"""The typed configuration of the hardmax-psd study (``config.toml``; its comments say
+what each key means)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metastab.studies.study import StudyConfig, bounded
+
+
+@dataclass(frozen=True)
+class Lines(StudyConfig):
+    """The ``[lines]`` table."""
+
+    n: int = bounded(1)
+    steps: int = bounded(1)
+    polytopes: list[dict]
+    schedules: list[dict]
+    floor: float
+
+
+@dataclass(frozen=True)
+class Ode(StudyConfig):
+    """The ``[ode]`` table."""
+
+    k: int = bounded(1)
+    n: int = bounded(1)
+    horizon: float
+    record_dt: float
+    dts: list[float]
+
+
+@dataclass(frozen=True)
+class Gaussian(StudyConfig):
+    """The ``[gaussian]`` table."""
+
+    ks: list[int]
+    ds: list[int]
+    draws: int = bounded(1)
+
+
+@dataclass(frozen=True)
+class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
+    seed: int
+    roundoff: float
+    gaussian_miss: float
+    lines: Lines
+    ode: Ode
+    gaussian: Gaussian

@@ -1,0 +1,42 @@
+"""The typed configuration of the localmax study (``config.toml``; its comments say
+what each key means)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metastab.studies.study import StudyConfig, bounded
+
+
+@dataclass(frozen=True)
+class Polygons(StudyConfig):
+    """The ``[polygons]`` table."""
+
+    vertices: list[int]
+    per_size: int
+    n: int = bounded(1)
+
+
+@dataclass(frozen=True)
+class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
+    seed: int
+    gamma: float
+    steps: int = bounded(1)
+    panel_steps: list[int]
+    series: int
+    horizon: int
+    r_values: list[float]
+    r_relative: list[float]
+    r_wide: list[float]
+    r_large: float
+    betas: list[float]
+    r0_values: list[float]
+    decays: list[float]
+    roundoff: float
+    resolution: float
+    cluster_tol: float
+    figure2: dict
+    polygons: Polygons

@@ -1,0 +1,94 @@
+"""The typed configuration of the maxmargin study (``config.toml``; its comments say
+what each key means)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metastab.studies.study import StudyConfig, bounded
+
+
+@dataclass(frozen=True)
+class E1(StudyConfig):
+    """The ``[e1]`` table."""
+
+    cs: list[float]
+    inits: list[float]
+    steps: int = bounded(1)
+    lr: float
+
+
+@dataclass(frozen=True)
+class E2(StudyConfig):
+    """The ``[e2]`` table."""
+
+    seed: int
+    inits: list[float]
+    steps: int = bounded(1)
+    lr_ngd: float
+    lr_gd: float
+
+
+@dataclass(frozen=True)
+class E3(StudyConfig):
+    """The ``[e3]`` table."""
+
+    steps: int = bounded(1)
+    lr: float
+
+
+@dataclass(frozen=True)
+class E4(StudyConfig):
+    """The ``[e4]`` table."""
+
+    runs: int
+    n: int = bounded(1)
+    T: int
+    d: int
+    steps: int = bounded(1)
+    lr: float
+    reg_kq: float
+    every: int = bounded(1)
+
+
+@dataclass(frozen=True)
+class E5(StudyConfig):
+    """The ``[e5]`` table."""
+
+    Cs: list[float]
+    steps: int = bounded(1)
+    lr: float
+
+
+@dataclass(frozen=True)
+class E6(StudyConfig):
+    """The ``[e6]`` table."""
+
+    ns: list[int]
+    T: int
+    ds: list[int]
+    instances: int
+
+
+@dataclass(frozen=True)
+class Hardmax(StudyConfig):
+    """The ``[hardmax]`` table."""
+
+    scales: list[float]
+
+
+@dataclass(frozen=True)
+class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
+    aligned_corr: float
+    hardmax_roundoff: float
+    e1: E1
+    e2: E2
+    e3: E3
+    e4: E4
+    e5: E5
+    e6: E6
+    hardmax: Hardmax
+    published: list[dict]

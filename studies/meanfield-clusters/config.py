@@ -1,0 +1,28 @@
+"""The typed configuration of the meanfield-clusters study (``config.toml``; its comments say
+what each key means)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metastab.studies.study import StudyConfig, bounded
+
+
+@dataclass(frozen=True)
+class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
+    seed: int
+    delta: float
+    betas: list[float]
+    tokens: list[int]
+    chains: int = bounded(1)
+    dt_growth: float
+    multiples: list[float]
+    claim_multiple: float
+    min_fraction: float
+    min_fractions: list[float]
+    count_tolerance: int = bounded(0)
+    count_tolerances: list[int]
+    wrong_shift: int

@@ -1,0 +1,67 @@
+"""The typed configuration of the sphere-orthogonal study (``config.toml``; its comments say
+what each key means)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metastab.studies.study import StudyConfig, bounded
+
+
+@dataclass(frozen=True)
+class Orthogonal(StudyConfig):
+    """The ``[orthogonal]`` table."""
+
+    ns: list[int]
+    betas: list[float]
+    rk4_dts: list[float]
+    post_ln_dts: list[float]
+    usa_betas: list[float]
+    usa_dts: list[float]
+    grid: float
+    usa_grid: float
+    horizon: float
+    window: float
+
+
+@dataclass(frozen=True)
+class Random(StudyConfig):
+    """The ``[random]`` table."""
+
+    n: int = bounded(1)
+    ds: list[int]
+    betas: list[float]
+    realisations: int = bounded(1)
+    dt: float
+    t_max: float
+    grid: float
+    t_ref: float
+    check_d: int
+    check_realisations: int = bounded(1)
+
+
+@dataclass(frozen=True)
+class Checks(StudyConfig):
+    """The ``[checks]`` table."""
+
+    equal_tolerance: float
+    cosine_tolerance: float
+    time_tolerance: float
+    rk4_order: list[float]
+    post_ln_order: list[float]
+    roundoff_floor: float
+    reduction_tolerance: float
+    rate_slack: float
+    moved: list[float]
+
+
+@dataclass(frozen=True)
+class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
+    seed: int
+    delta: float
+    orthogonal: Orthogonal
+    random: Random
+    checks: Checks

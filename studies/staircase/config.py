@@ -1,0 +1,90 @@
+"""The typed configuration of the staircase study (``config.toml``; its comments say
+what each key means)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metastab.studies.study import StudyConfig, bounded
+
+
+@dataclass(frozen=True)
+class Prepared(StudyConfig):
+    """The ``[prepared]`` table."""
+
+    angles: list[float]
+    per_cap: int
+    cap_radius: float
+    exponents: list[float]
+    chains: int = bounded(1)
+    horizon_factor: float
+
+
+@dataclass(frozen=True)
+class Control(StudyConfig):
+    """The ``[control]`` table."""
+
+    dt: float
+    exponents: list[float]
+    chains: int = bounded(1)
+    log_time_tolerance: float
+
+
+@dataclass(frozen=True)
+class Random(StudyConfig):
+    """The ``[random]`` table."""
+
+    n: int = bounded(1)
+    betas: list[float]
+    chains: int = bounded(1)
+    horizon: int
+    min_events: int
+
+
+@dataclass(frozen=True)
+class Containment(StudyConfig):
+    """The ``[containment]`` table."""
+
+    eps: float
+    angle: float
+    per_cap: int
+    betas: list[float]
+    chains: int = bounded(1)
+    max_steps: int = bounded(1)
+
+
+@dataclass(frozen=True)
+class Energy(StudyConfig):
+    """The ``[energy]`` table."""
+
+    n: int = bounded(1)
+    betas: list[float]
+    steps: int = bounded(1)
+    records: int
+
+
+@dataclass(frozen=True)
+class Checks(StudyConfig):
+    """The ``[checks]`` table."""
+
+    rate_tolerance: float
+    rate_tolerances: list[float]
+    wrong_rate_factor: float
+    random_tolerance: float
+    confidence_level: float
+
+
+@dataclass(frozen=True)
+class Config(StudyConfig):
+    """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
+    passed to the study)."""
+
+    seed: int
+    delta: float
+    dt: float
+    prepared: Prepared
+    control: Control
+    random: Random
+    containment: Containment
+    energy: Energy
+    checks: Checks

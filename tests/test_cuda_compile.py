@@ -1,0 +1,104 @@
+"""The GPU kernels compiled for real GPUs without one (metastab.bench.cuda_compile).
+
+The launch signatures need numba-cuda only; the compiling tests need libNVVM and ptxas (the
+``cuda`` extra) and are skipped without them. The whole table, every kernel for sm_80 and sm_90,
+is ``metastab bench --device cuda --compile-only``, which ``.ci/run`` runs.
+"""
+
+import re
+
+import pytest
+
+from metastab.bench import cuda_compile as cc
+
+pytest.importorskip("numba.cuda")
+
+
+def _toolchain() -> None:
+    try:
+        cc.ptxas_path()
+        cc._probe((8, 0))
+    except cc.ToolchainMissing as exc:
+        pytest.skip(str(exc))
+    except Exception as exc:  # libNVVM absent: numba-cuda raises its own errors
+        if "nvvm" in f"{type(exc).__name__} {exc}".lower():
+            pytest.skip(f"libNVVM unavailable: {exc}")
+        raise
+
+
+def test_one_kernel_per_model_and_event_each_with_one_signature():
+    """Every model kind and device event has its kernel, launched with one signature (each
+    compiles once per run), and the compile-only table covers every launch."""
+    from metastab.kernels import params as K
+    from metastab.kernels.cuda import drivers
+
+    found = cc.launches()
+    kinds = (K.CHAIN, K.FLOW, K.HARDMAX, K.LOCALMAX, K.SPHERE_FLOW, K.SPHERE_CHAIN)
+    codes = (K.NO_EVENT, K.LEAVE_BALL, K.LEAVE_HULL, K.REACH, K.COLLAPSE)
+    assert sorted(found) == sorted(drivers.kernel_name(k, c) for k in kinds for c in codes)
+    for name, (kernel, sig) in found.items():
+        assert len(sig) == kernel.py_func.__code__.co_argcount, name
+    # a kernel per (kind, event): the same object for the same pair, another for another
+    assert drivers.kernel_for(K.CHAIN, K.NO_EVENT) is drivers.kernel_for(K.CHAIN, K.NO_EVENT)
+    assert drivers.kernel_for(K.CHAIN, K.NO_EVENT) is not drivers.kernel_for(K.FLOW, K.NO_EVENT)
+
+
+def test_ptxas_fusable_counts_plain_products_feeding_sums():
+    ptx = "\n".join(
+        [
+            "mul.f64 %fd3, %fd1, %fd2;",  # feeds the add: fusable
+            "add.f64 %fd4, %fd0, %fd3;",
+            "mul.f64 %fd5, %fd1, %fd2;",  # feeds a division only
+            "div.rn.f64 %fd6, %fd5, %fd0;",
+            "mul.rn.f64 %fd7, %fd1, %fd2;",  # rounded as written
+            "sub.f64 %fd8, %fd7, %fd0;",
+        ]
+    )
+    assert cc.ptxas_fusable(ptx) == 1
+
+
+def test_the_device_arithmetic_never_fuses_and_the_plain_one_does():
+    """mul() stays mul.rn.f64 next to a sum, with contraction allowed; the plain product is
+    contracted by NVVM (the negative control of the count)."""
+    _toolchain()
+    from numba import types
+
+    from metastab.kernels.cuda.arith import fma, mul
+
+    def rounded(x):
+        x[0] = mul(x[1], x[2]) + x[3]
+
+    def plain(x):
+        x[0] = x[1] * x[2] + x[3]
+
+    def fused(x):
+        x[0] = fma(x[1], x[2], x[3])
+
+    sig = (types.Array(types.float64, 1, "C"),)
+    fmas = {}
+    for f in (rounded, plain, fused):
+        ptx = cc._ptx(f, sig, (9, 0), True)
+        fmas[f.__name__] = len(re.findall(r"\bfma\.rn\.f64", ptx))
+        assert cc.ptxas_fusable(ptx) == 0
+        if f is rounded:
+            assert re.search(r"\bmul\.rn\.f64", ptx)
+    assert fmas == {"rounded": 0, "plain": 1, "fused": 1}
+    # with contraction forbidden NVVM rounds the plain product as written, as mul() does
+    forbidden = cc._ptx(plain, sig, (9, 0), False)
+    assert not re.search(r"\bfma\.rn\.f64", forbidden) and re.search(r"\bmul\.rn\.f64", forbidden)
+
+
+def test_failures_name_each_problem():
+    row = dict.fromkeys(cc.COLUMNS, "")
+    good = dict(row, kernel="k", arch="sm_90", compiled=True, implicit_fma=0, shared_bytes=16)
+    assert cc.failures([good]) == []
+    bad = [
+        dict(good, implicit_fma=3),
+        dict(good, shared_bytes=4096),
+        dict(good, compiled=False, error="NvvmError: x"),
+    ]
+    found = cc.failures(bad)
+    assert len(found) == 3
+    assert "3 implicit fma" in found[0]
+    assert "4096 B of static shared memory" in found[1]
+    assert "not compiled (NvvmError: x)" in found[2]
