@@ -44,6 +44,7 @@ libm = pytest.mark.skipif(
 outer = pytest.mark.outer
 
 
+@pytest.mark.slow
 @outer
 def test_cuda_backend_under_simulator():
     """All the device tests below, under numba's CUDA simulator, in a fresh process."""

@@ -60,7 +60,7 @@ token has relaxed to within ~1/β of its group, its group mates pick it with pro
 one and move towards it, so the group collapses at a point O(1/β) away from where it was. Over
 the cycles these offsets accumulate (the slow collapse of [FW] prop. origin), and the escape
 probability grows exponentially with them. Measured on three tokens per vertex of the triangle,
-γ = 0.45, LeaveHull radius 1, β = 40 (tests/test_splitting.py): the cluster points move by
+γ = 0.45, LeaveHull radius 1, β = 40 (tests/engine/test_splitting.py): the cluster points move by
 0.005-0.02 per cycle; direct simulation escapes after 10-16 cycles (three sampled paths), with
 E[T] = 2.3e25 steps; cycles restarted at ``x_ref`` escape after ~300 (p = 3e-3), and the renewal
 formula gives E[T] = 1.2e27-1.9e27 with z_A = 0.05, or 1.6e26 with z_A = 0.02. With the default
@@ -210,8 +210,8 @@ class SplittingResult(Result):
         ``method="log"`` (default): the delta method on log p̄, p̄ exp(± t_{R−1} s/(p̄ √R))
         (positive, wider above, as p̂ is skewed). ``method="t"``: p̄ ± t_{R−1} s/√R, clipped
         at 0. Measured coverage of a nominal 95% interval from 10 runs of 20 replicas on a
-        gambler's ruin with p = 6.1e-3 (400 replications, tests/test_splitting.py): 0.945 (log),
-        0.92 (t, misses above). With every p̂_r = 0 the interval is (0, nan) and a
+        gambler's ruin with p = 6.1e-3 (400 replications, tests/engine/test_splitting.py): 0.945
+        (log), 0.92 (t, misses above). With every p̂_r = 0 the interval is (0, nan) and a
         DiagnosticWarning says so.
         """
         level = check_level(confidence_level)

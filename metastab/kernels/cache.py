@@ -6,7 +6,7 @@ linked, and the constants it reads from them. A kernel file that imports from ot
 therefore decorates its functions with :func:`njit_keyed`, naming those files (by their paths
 under ``kernels/``, such as ``"cpu/steps.py"``) and, transitively, what they import: their
 source hash joins the cache's index key, so any edit to them makes numba compile afresh instead
-of loading stale code (``tests/test_kernel_cache.py`` checks the names).
+of loading stale code (``tests/kernels/test_kernel_cache.py`` checks the names).
 """
 
 from __future__ import annotations

@@ -623,6 +623,7 @@ def test_jax_required_but_missing_is_refused(monkeypatch):
         jax_baselines.wanted(True)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not jax_baselines.available(), reason="JAX not installed (bench extra)")
 def test_jax_baselines_compute_the_models():
     """In a child process, so that JAX's threads never live in the test process (forks)."""

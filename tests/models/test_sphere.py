@@ -73,31 +73,6 @@ def test_rk4_usa_matches_6_10():
     assert err[0] < 1e-11
 
 
-def _chains(model, x0, **kw):
-    return ms.simulate(model, x0, steps=30, rng=2024, **kw).final
-
-
-@pytest.mark.parametrize(
-    "model",
-    [ms.SphereFlow(3.0, 0.1, scheme="rk4"), ms.SphereChain(4.0, 0.3)],
-    ids=["flow", "chain"],
-)
-def test_same_bits_for_any_thread_count_and_chunking(model):
-    x0 = ms.sphere_uniform(8, 3, chains=6, rng=5)
-    whole = _chains(model, x0)
-    split = np.concatenate([_chains(model, x0[:2]), _chains(model, x0[2:], first_chain=2)])
-    assert np.array_equal(whole, split)
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = _chains(model, x0)
-    finally:
-        numba.set_num_threads(threads)
-    assert np.array_equal(whole, one)
-    steps = ms.simulate(model, x0, steps=30, rng=2024, record_every=7).final
-    assert np.array_equal(whole, steps)
-
-
 @pytest.mark.parametrize("n", [64, 80])
 def test_one_chain_split_over_threads_has_the_same_bits(n):
     """Fewer chains than threads: the blocks of tokens of each step run on the threads (n = 64:

@@ -5,8 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from goodness_of_fit import geometric_p
 from scipy import stats
-from test_accelerate import geometric_p
 
 import metastab as ms
 from metastab.setups.polytopes import cross_polytope, simplex

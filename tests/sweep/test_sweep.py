@@ -34,7 +34,7 @@ from metastab.sweep import (
 )
 from metastab.sweep.config import normalise
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 DOC_TOML = """
 [model]

@@ -39,7 +39,7 @@ from metastab.sweep import (
 )
 from metastab.sweep.faults import KILL_AT, PAUSE_AT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
@@ -457,6 +457,7 @@ def _kill_after_first_chunk(proc):
     return progress, killed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("victim", ["worker", "scheduler"])
 def test_dask_losing_its_only_worker_or_its_scheduler_ends_and_resumes(victim, reference, tmp_path):
     """The last worker (or the scheduler) is killed after the first chunk: the run ends within

@@ -40,6 +40,7 @@ def embedded(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_killed_worker_mid_run_gives_the_embedded_result(embedded, tmp_path):
     """`dask scheduler` and two `dask worker` processes on 127.0.0.1; worker B is killed with
     SIGKILL once it has finished a chunk; the sweep completes on A, bit-identical."""
@@ -77,6 +78,7 @@ def test_killed_worker_mid_run_gives_the_embedded_result(embedded, tmp_path):
         stop(procs)
 
 
+@pytest.mark.slow
 def test_local_cluster_from_the_command(embedded, tmp_path, capsys):
     out = tmp_path / "sweep"
     config_file = tmp_path / "sweep.toml"

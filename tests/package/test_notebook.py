@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "first-hour.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "first-hour.ipynb"
 
 
 def run_cells(path: Path) -> list[object]:

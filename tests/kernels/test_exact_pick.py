@@ -1,7 +1,7 @@
 """Direct stepping draws every pick with its probability to full relative precision.
 
 The kernels' pick (``kernels.cpu.steps.chain_step``, bit for bit ``reference.euclidean.pick``, see
-tests/test_reference.py) is a deterministic function of the token's uniform u = m 2^-53 and,
+tests/kernels/test_reference.py) is a deterministic function of the token's uniform u = m 2^-53 and,
 rarely, of further uniforms of the chain's stream. Its law is computed here EXACTLY, as a
 rational number, by enumerating the integers m level by level (bisection over m: the outcome is
 "needs another uniform" on a prefix of [0, 2^53) and a non-decreasing index after it), and
@@ -164,8 +164,8 @@ def laws_fixture():
 
 def test_cross_pick_probability_is_exact_on_the_triangle(laws):
     """The exact law of the pick gives every token its true cross probability to 1e-12 relative
-    at β = 22 … 30 (true values 1e-20 … 1e-10). Measured (``python tests/test_exact_pick.py``):
-    worst relative error 4.4e-16."""
+    at β = 22 … 30 (true values 1e-20 … 1e-10). Measured
+    (``python tests/kernels/test_exact_pick.py``): worst relative error 4.4e-16."""
     worst = 0.0
     for key, (truth, new, _) in laws.items():
         assert 1e-21 < truth < 1e-9, (key, truth)
@@ -175,9 +175,9 @@ def test_cross_pick_probability_is_exact_on_the_triangle(laws):
 
 def test_single_uniform_draw_is_biased_on_the_triangle(laws):
     """Negative control: the former single-uniform draw misses the true cross probabilities by
-    far more than 1e-12 (``python tests/test_exact_pick.py`` prints them; on the frozen triangle
-    −1.1 % at β = 22, +6.8 % at 23, −21 % at 23.5, +68 % at 24, −49 % at 24.5 for some tokens,
-    and from 24.5 on some never cross (−100 %) while others keep the 2^-53 floor of u = 0,
+    far more than 1e-12 (``python tests/kernels/test_exact_pick.py`` prints them; on the frozen
+    triangle −1.1 % at β = 22, +6.8 % at 23, −21 % at 23.5, +68 % at 24, −49 % at 24.5 for some
+    tokens, and from 24.5 on some never cross (−100 %) while others keep the 2^-53 floor of u = 0,
     96.5 times their value at β = 28)."""
     rel = [float(old) / truth - 1.0 for truth, _, old in laws.values()]
     assert min(rel) == -1.0 and max(rel) > 1.0

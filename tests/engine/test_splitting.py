@@ -210,6 +210,7 @@ def _splitting_time(beta, seed=SEED + 2):
     )
 
 
+@pytest.mark.slow
 def test_mean_escape_time_agrees_with_direct(direct):
     """The splitting E[T] and the direct mean of 1000 escapes agree: the direct mean lies in the
     splitting 95% interval, and the difference is below 3 combined standard errors (measured:
@@ -229,6 +230,7 @@ def test_mean_escape_time_agrees_with_direct(direct):
     assert direct_p.low <= res.p <= direct_p.high, (res.p, hits, direct_p)
 
 
+@pytest.mark.slow
 def test_wrong_beta_is_detected(direct):
     """Negative control: splitting at β × 1.05 must NOT cover the direct mean at β (measured:
     4.33e28 [1.96e28, 9.57e28] against 1.62e27)."""

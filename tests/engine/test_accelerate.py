@@ -13,6 +13,7 @@ import warnings
 import numba
 import numpy as np
 import pytest
+from goodness_of_fit import geometric_p
 from numba import njit
 from scipy import stats
 
@@ -263,17 +264,6 @@ def test_full_precision_variates():
 
 
 # ------------------------------------------------------------------ frozen law, end to end
-
-
-def geometric_p(steps: np.ndarray, p: float) -> float:
-    """Chi-square p-value of a sample on {1, 2, ...} against Geometric(p) (bins expect >= 5)."""
-    N = steps.size
-    kmax = 1
-    while N * p * (1 - p) ** kmax >= 5 and N * (1 - p) ** (kmax + 1) >= 5:
-        kmax += 1
-    probs = np.append(p * (1 - p) ** np.arange(kmax), (1 - p) ** kmax)
-    counts = np.bincount(np.minimum(steps.astype(np.int64), kmax + 1), minlength=kmax + 2)[1:]
-    return float(stats.chisquare(counts, f_exp=N * probs).pvalue)
 
 
 @pytest.fixture(scope="module")

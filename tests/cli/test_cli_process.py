@@ -405,7 +405,7 @@ def test_bench_escape_prints_rows_as_they_are_measured():
 
 
 def test_outputs_of_the_readme_commands_are_ignored_by_git():
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
         pytest.skip("not a git checkout")
     paths = [

@@ -9,7 +9,7 @@ import pytest
 
 from metastab.studies.runner import sibling
 
-circle = sibling(Path(__file__).resolve().parents[1] / "studies" / "staircase" / "run.py", "run")
+circle = sibling(Path(__file__).resolve().parents[2] / "studies" / "staircase" / "run.py", "run")
 
 
 def _components(x, delta):

@@ -18,7 +18,7 @@ from metastab.studies.runner import Study, list_studies, load_config, run_study,
 from metastab.studies.study import ReportTemplate
 
 STUDIES = list_studies()
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"
 # a number: not inside a word, an exponent (^) or a longer number; a sentence's full stop may end it
 NUMBER = re.compile(r"(?<![\w.^−-])[−-]?\d+(?:\.\d+)?(?:e[+−-]?\d+)?(?!\w|\.\d)")

@@ -4,7 +4,7 @@ numba types) states the types of its parameters and of its result."""
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "metastab"
+PACKAGE = Path(__file__).resolve().parents[2] / "metastab"
 
 
 def _unannotated(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> list[str]:
