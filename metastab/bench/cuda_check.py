@@ -403,7 +403,7 @@ def check(
     lines = [f"# metastab GPU check, {stamp}", "", f"device: {device}; host: {platform.node()}", ""]
     ok = True
     if run_tests:
-        tests = Path(__file__).resolve().parent.parent / "tests" / "test_cuda.py"
+        tests = Path(__file__).resolve().parents[2] / "tests" / "test_cuda.py"
         if tests.is_file():
             env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
             command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m"]

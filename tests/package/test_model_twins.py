@@ -66,7 +66,7 @@ TWINS = {
         "cpu/drivers.py",
     ),
     "SPHERE_FLOW": Twins(
-        "cpu/sphere.py:flow_step",
+        "cpu/sphere.py:_flow",
         "reference/sphere.py:flow_step",
         "cuda/sphere.py:flow_step",
         "cpu/sphere.py",
