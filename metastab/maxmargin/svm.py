@@ -61,7 +61,7 @@ class Certificate:
     feasible : bool
         Whether the constraints admit a solution.
     primal : float
-        Largest constraint violation max_j (h_j − G_j x)⁺, divided by max(1, max_j |h_j|).
+        Largest constraint violation max_j (h_j − G_j x)⁺, divided by max(1, max_j abs(h_j)).
     dual : float
         Largest negative part of the multipliers, max_j (−λ_j)⁺ (zero for NNLS multipliers).
     stationarity : float
@@ -125,7 +125,7 @@ class SVMResult:
         Whether the constraints admit a solution.
     support : tuple of ndarray
         Per sample i, the token indices t ≠ α_i whose constraint is active,
-        |G_it x − h_it| ≤ ``support_tol``·max(1, |h_it|) (maxmargin.md §1.2, §5.3.7); for the
+        abs(G_it x − h_it) ≤ ``support_tol``·max(1, abs(h_it)) (maxmargin.md §1.2, §5.3.7); for the
         classifier of :func:`joint_svm`, one array holding the support samples. Empty arrays
         when infeasible.
     certificate : Certificate

@@ -228,7 +228,7 @@ class SoftmaxFlow(_Model):
 class Hardmax(_Model):
     """SA_∞, the hardmax / Frank-Wolfe step ([FW] eq. hardmax.dynamics.V, (SA_∞)).
 
-    Leaders L_i = {j : s_ij ≥ max_k s_ik − tol · max_k |s_ik|} (relative tie tolerance; exact float
+    Leaders ``L_i = {j : s_ij ≥ max_k s_ik − tol · max_k |s_ik|}`` (relative tie tolerance; exact float
     equality is fragile); x_i ← x_i + γ (mean_{j in L_i} x_j − x_i). ``ties="index"`` averages over
     leader indices ([AFZ]'s code), ``ties="point"`` over the distinct leader points ([FW]'s set
     reading; two leaders are one point when their max-norm distance is ≤ tol times their size).
@@ -300,7 +300,7 @@ class Localmax(_Model):
     s_ij = <B x_i, x_j>:
 
     - ``neighbours="additive"``: N_i^t = {j : s_ij ≥ max_k s_ik − r_t};
-    - ``neighbours="relative"``: N_i^t = {j : s_ij ≥ max_k s_ik − r_t |max_k s_ik|};
+    - ``neighbours="relative"``: ``N_i^t = {j : s_ij ≥ max_k s_ik − r_t |max_k s_ik|}``;
 
     and the step x_i ← x_i + γ (mean_{j in N_i^t} x_j − x_i), the mean over indices (uniform
     weights; coincident tokens count once each). Token i is a *leader* at step t when i ∈ N_i^t.

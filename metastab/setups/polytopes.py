@@ -184,7 +184,7 @@ class Polytope:
 
     @property
     def diameter(self) -> float:
-        """d(K) = max_{a,b} |v_a − v_b| (science.md §2); 0 for a single point.
+        """d(K) = max_{a,b} ‖v_a − v_b‖ (science.md §2); 0 for a single point.
 
         Examples
         --------
@@ -194,7 +194,7 @@ class Polytope:
         return float(pdist(self.vertices).max()) if self.n_vertices > 1 else 0.0
 
     def is_equinorm(self, rtol: float = 1e-9) -> bool:
-        """True if all |v_a| agree: max |v_a| − min |v_a| <= rtol · max |v_a|.
+        """True if all ‖v_a‖ agree: max ‖v_a‖ − min ‖v_a‖ <= rtol · max ‖v_a‖.
 
         Examples
         --------
@@ -627,7 +627,7 @@ def cross_polytope(d: int) -> Polytope:
 
 
 def gaussian(k: int, d: int, *, rng: RNGLike = None) -> Polytope:
-    """k points i.i.d. N(0, I_d / d), so that |v_a| ≈ 1 for large d.
+    """k points i.i.d. N(0, I_d / d), so that ‖v_a‖ ≈ 1 for large d.
 
     For fixed k and d → ∞ the points are nearly orthogonal with norms near 1, so every vertex
     owns its cell with high probability ([FW]'s d → ∞ remark); this is not enforced here, check

@@ -59,8 +59,8 @@ def clustering_phase(
 
     With σ(i) = argmax_a <x_i^0, v_a> (B = I) and c0 = min_{a≠b} (<v_a, v_a> − <v_a, v_b>):
 
-        m  = min_{i > κ} |x_i^0 − v_σ(i)|,
-        τ  = min{ min_{a≠b} c0 / (2 |v_a − v_b|),  √(2 c0) / 2,  (1 − γ) m },
+        m  = min_{i > κ} ‖x_i^0 − v_σ(i)‖,
+        τ  = min{ min_{a≠b} c0 / (2 ‖v_a − v_b‖),  √(2 c0) / 2,  (1 − γ) m },
         T1 = ⌊ log(τ/m) / log(1 − γ) ⌋   (floored with a relative slack of 1e-12).
 
     Parameters
@@ -235,7 +235,7 @@ def exit_time_bound(
 class CollapseRate:
     """Contraction of [FW] prop. origin: diam(X^{t+1}) <= (1 − γc) diam(X^t).
 
-    ``c`` may underflow at large |β|R²; ``log_c`` and ``log_factor`` = log(1 − γc) stay exact.
+    ``c`` may underflow at large abs(β) R²; ``log_c`` and ``log_factor`` = log(1 − γc) stay exact.
     """
 
     c: float
@@ -270,9 +270,9 @@ class CollapseRate:
 
 
 def collapse_rate(beta: float, *, radius: float, n: int, gamma: float) -> CollapseRate:
-    """The collapse constant c = e^{−|β|R²} / (n e^{|β|R²}) of [FW] prop. origin (science.md §3).
+    """The collapse constant c = e^{−abs(β) R²} / (n e^{abs(β) R²}) of [FW] prop. origin (science.md §3).
 
-    For SA_β with all |x_j| <= R, every step shrinks the diameter at least by 1 − γc.
+    For SA_β with all ‖x_j‖ <= R, every step shrinks the diameter at least by 1 − γc.
 
     Examples
     --------

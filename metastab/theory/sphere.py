@@ -353,7 +353,7 @@ def phase_boundary(
 
 def random_start_bound(t: ArrayLike, beta: float, n: int, d: ArrayLike) -> np.ndarray:
     """The short-time term of GLPR Thm 6.9's deviation bound for n i.i.d. uniform starts on
-    S^{d−1}: |<x_i(t), x_j(t)> − γ_β(t)| <= 2 c(β) n t √(log d / d), c(β) = e^{10 max(1, β)}.
+    S^{d−1}: abs(<x_i(t), x_j(t)> − γ_β(t)) <= 2 c(β) n t √(log d / d), c(β) = e^{10 max(1, β)}.
 
     The theorem bounds the deviation by the minimum of this and C e^{−λt}, whose constants
     C, λ are not explicit (so not computed here); it holds with probability at least
