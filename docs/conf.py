@@ -3,7 +3,6 @@
 Build from the repository root: ``python -m sphinx -W -b html docs docs/_build/html``.
 """
 
-import os
 import re
 import shutil
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(DOCS / "_ext"))
 
 import metastab  # noqa: E402
 
@@ -70,7 +70,7 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "remove_config_comments": True,
     "matplotlib_animations": False,
-    "image_scrapers": ("matplotlib",),
+    "image_scrapers": ("matplotlib", "metastab_scraper"),
     "abort_on_example_error": True,
     "reference_url": {"metastab": None},
 }

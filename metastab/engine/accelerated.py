@@ -120,8 +120,9 @@ def first_passage_accelerated(
     max_steps : int or float
         Step budget, any integral value >= 1 (e.g. 1e100): step counts are float64.
     merge_tol : float in [0, 1], optional
-        Tokens within max-norm distance ``merge_tol × scale`` (scale = the largest absolute coordinate of
-        the chain's x0) of a group's point are merged onto it (module notes: what it changes).
+        Tokens within max-norm distance ``merge_tol × scale`` (scale = the largest
+        absolute coordinate of the chain's x0) of a group's point are merged onto it (module
+        notes: what it changes).
         Default 1e-10.
     progress : bool or callable(steps_done, total, chains_done)
         ``steps_done`` is the smallest step count among the running chains.

@@ -585,8 +585,8 @@ def escape_probability(
     reference_level : float >= 0, optional
         z_A, in the event's distance units, below the radius; A = {ξ <= z_A / radius}.
         Default: 0 in accelerated mode (a token is back when it is merged onto its group point
-        or lies in its group hull), ``MERGE_TOL`` × (largest absolute coordinate of x_ref, 1 if 0) in
-        exact mode, where relaxation is geometric and never ends exactly.
+        or lies in its group hull), ``MERGE_TOL`` × (largest absolute coordinate of x_ref, 1 if
+        0) in exact mode, where relaxation is geometric and never ends exactly.
     mode : {"accelerated", "exact"}
         Step as :func:`metastab.first_passage` does in that mode (accelerated: event-driven,
         exact at any β up to the merge; exact: every step, 53-bit uniforms).

@@ -228,10 +228,11 @@ class SoftmaxFlow(_Model):
 class Hardmax(_Model):
     """SA_∞, the hardmax / Frank-Wolfe step ([FW] eq. hardmax.dynamics.V, (SA_∞)).
 
-    Leaders ``L_i = {j : s_ij ≥ max_k s_ik − tol · max_k |s_ik|}`` (relative tie tolerance; exact float
-    equality is fragile); x_i ← x_i + γ (mean_{j in L_i} x_j − x_i). ``ties="index"`` averages over
-    leader indices ([AFZ]'s code), ``ties="point"`` over the distinct leader points ([FW]'s set
-    reading; two leaders are one point when their max-norm distance is ≤ tol times their size).
+    Leaders ``L_i = {j : s_ij ≥ max_k s_ik − tol · max_k |s_ik|}`` (relative tie tolerance;
+    exact float equality is fragile); x_i ← x_i + γ (mean_{j in L_i} x_j − x_i).
+    ``ties="index"`` averages over leader indices ([AFZ]'s code), ``ties="point"`` over the
+    distinct leader points ([FW]'s set reading; two leaders are one point when their max-norm
+    distance is ≤ tol times their size).
     With B = −B_* this is a Frank-Wolfe step for J(x) = ½<B_* x, x> over the current hull; [AFZ]'s
     hardmax is B = A ≻ 0, γ = α/(1+α); explicit Euler for the hardmax ODE is γ = Δt.
 
