@@ -40,7 +40,9 @@ fig = plotting.survival_figure(runs)
 # exposure. ``fit_report`` returns the per-β table with exact intervals and the fit.
 frame = pd.concat([r.to_frame() for r in runs])
 table, fit = stats.fit_report(frame)
-print(table)
+print(
+    table[["beta", "chains", "events", "censored", "mean", "mean_low", "mean_high", "memoryless_p"]]
+)
 low, high = fit.confidence_interval("slope")
 bound = theory.metastability_exponent(c0=P.c0, eps=2 * gamma * P.diameter, gamma=gamma)
 print(f"fitted exponent b = {fit.slope:.3f} [{low:.3f}, {high:.3f}]; Thm 5.4 bound {bound:.3f}")

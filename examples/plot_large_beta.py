@@ -55,7 +55,7 @@ runs = [
 ]
 frame = pd.concat([r.to_frame() for r in runs])
 table, fit = stats.fit_report(frame[frame.beta >= 20])
-print(table[["beta", "events", "mean"]] if "mean" in table else table)
+print(table[["beta", "chains", "events", "mean", "mean_low", "mean_high"]])
 low, high = fit.confidence_interval("slope")
 print(
     f"b = {fit.slope:.4f} [{low:.4f}, {high:.4f}] on β ≥ 20; c0 = {P.c0:.4f}; "

@@ -55,7 +55,9 @@ print("second run:", again.chunks_run, "chunks run,", again.chunks_reused, "reus
 # Read it back (every chunk checked against the journal) and fit the Arrhenius law.
 frame, meta = sweep.read_sweep(work / "out")
 table, fit = stats.fit_report(frame)
-print(table)
+print(
+    table[["beta", "chains", "events", "censored", "mean", "mean_low", "mean_high", "memoryless_p"]]
+)
 print(f"b = {fit.slope:.3f} {tuple(round(v, 3) for v in fit.confidence_interval('slope'))}")
 
 fig, ax = plt.subplots(figsize=(5, 3.5))
