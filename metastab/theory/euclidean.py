@@ -270,7 +270,8 @@ class CollapseRate:
 
 
 def collapse_rate(beta: float, *, radius: float, n: int, gamma: float) -> CollapseRate:
-    """The collapse constant c = e^{−|β|R²} / (n e^{|β|R²}) of [FW] prop. origin (science.md §3).
+    """The collapse constant c = e^{−abs(β) R²} / (n e^{abs(β) R²}) of [FW] prop. origin
+    (science.md §3).
 
     For SA_β with all ‖x_j‖ <= R, every step shrinks the diameter at least by 1 − γc.
 
