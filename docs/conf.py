@@ -70,7 +70,7 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "remove_config_comments": True,
     "matplotlib_animations": False,
-    "image_scrapers": ("matplotlib", "metastab_scraper"),
+    "image_scrapers": ("metastab_scraper", "matplotlib"),  # ours first: see metastab_scraper
     "abort_on_example_error": True,
     "reference_url": {"metastab": None},
 }

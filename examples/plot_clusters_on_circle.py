@@ -27,10 +27,12 @@ print(obs[obs.step == 180]["clusters"].value_counts().sort_index().to_dict())
 # %%
 # The distribution of the number of clusters over time: after a fast phase, two clusters
 # dominate at β = 4.
-counts = obs.pivot_table(index="time", columns="clusters", values="chain", aggfunc="count")
+few = obs.assign(clusters=obs["clusters"].clip(upper=6))  # 6 stands for "6 or more"
+counts = few.pivot_table(index="time", columns="clusters", values="chain", aggfunc="count")
+counts = counts.rename(columns={6: "6+"})
 ax = (counts.fillna(0) / 64).plot.area(figsize=(6, 3.5), cmap="viridis", linewidth=0)
 ax.set(xlabel="time t", ylabel="share of starts", title="clusters of (SA) on the circle, β = 4")
-ax.legend(title="clusters", ncol=4, fontsize="small")
+ax.legend(title="clusters", fontsize="small", loc="center right")
 plt.tight_layout()
 
 # %%

@@ -13,12 +13,13 @@ def scrape(block, block_vars, gallery_conf):
     seen = _SCRAPED.setdefault(block_vars["src_file"], [])
     paths = []
     for value in list(block_vars["example_globals"].values()):
-        if isinstance(value, Figure) and value.canvas.manager is None:
-            if not any(value is s for s in seen):
-                seen.append(value)
-                path = next(block_vars["image_path_iterator"])
-                value.savefig(path, dpi=100, bbox_inches="tight")
-                paths.append(path)
+        if not isinstance(value, Figure) or any(value is s for s in seen):
+            continue
+        seen.append(value)  # pyplot's figures (with a manager) are the matplotlib scraper's
+        if value.canvas.manager is None:
+            path = next(block_vars["image_path_iterator"])
+            value.savefig(path, dpi=100, bbox_inches="tight")
+            paths.append(path)
     return figure_rst(paths, gallery_conf["src_dir"])
 
 
