@@ -1,10 +1,10 @@
 """Escape times at any β: the event-driven SA_P chain (``mode="accelerated"``).
 
 ``first_passage(model, x0, event, ..., mode="accelerated")`` runs :func:`first_passage_accelerated`:
-the same chain SA_P (science.md §1), the same events and the same :class:`~metastab.FirstPassage`,
-but instead of stepping through the steps in which every token picks a token of its own group
-(exact no-ops) it draws the number of such steps from their geometric law (science.md §3,
-"Exact laws usable as tests", last paragraph) and then the step with a cross-group pick from its
+the same chain SA_P (docs: models#models-rd), the same events and the same
+:class:`~metastab.FirstPassage`, but instead of stepping through the steps in which every token
+picks a token of its own group (exact no-ops) it draws the number of such steps from their geometric
+law (docs: models#frozen-law) and then the step with a cross-group pick from its
 conditional law. The equations are in :mod:`metastab.kernels.cpu.accelerated`.
 
 What is exact and what is not

@@ -2,11 +2,11 @@
 
 The problem
 -----------
-Start SA_P (science.md §1) at a reference configuration ``x_ref`` (typically frozen: tokens on κ
-points, science.md §3) and let the stopping event be a LeaveHull (the exit T2 of [FW] Thm 5.4) or
-a LeaveBall. With the reaction coordinate ξ(X) = max_i dist(x_i, K_i) / r_i (K_i the token's group
-hull or ball centre, r_i the event radius: the quantity the event thresholds, so the event is
-ξ > 1) the path alternates between
+Start SA_P (docs: models#models-rd) at a reference configuration ``x_ref`` (typically frozen: tokens
+on κ points, docs: models#statements-fw) and let the stopping event be a LeaveHull (the exit T2 of
+[FW] Thm 5.4) or a LeaveBall. With the reaction coordinate ξ(X) = max_i dist(x_i, K_i) / r_i (K_i
+the token's group hull or ball centre, r_i the event radius: the quantity the event thresholds, so
+the event is ξ > 1) the path alternates between
 
 - a *sojourn* in the reference set A = {ξ <= z_A} (``reference_level`` z_A, in the event's
   distance units), σ steps, ending at the first step with ξ > z_A: the *entrance* Y;

@@ -1,4 +1,4 @@
-"""The dynamics, as frozen validated descriptions that hold no behaviour (science.md §1).
+"""The dynamics, as frozen validated descriptions that hold no behaviour (docs: models#models-rd).
 
 Scores are s_ij = <B x_i, x_j> for any d×d key-query matrix B (default identity, never assumed
 symmetric). A step moves token i towards its target by x_i + γ (target_i − x_i), where γ is
@@ -67,7 +67,7 @@ def _gamma(value):
 
 
 def step_matrix(V: ArrayLike) -> np.ndarray:
-    """The step matrix P = (I + V)^{-1} V of a general value matrix V (science.md §1).
+    """The step matrix P = (I + V)^{-1} V of a general value matrix V (docs: models#models-rd).
 
     >>> step_matrix(np.eye(2) * 0.5)   # V = I/2 gives the scalar step 1/3
     array([[0.33333333, 0.        ],
@@ -292,7 +292,7 @@ def _margin(value):
 
 @dataclass(frozen=True, eq=False)
 class Localmax(_Model):
-    """Localmax dynamics: uniform attention over a relaxed argmax (science.md §1, [LM]).
+    """Localmax dynamics: uniform attention over a relaxed argmax (docs: models#models-rd, [LM]).
 
     This is this package's reading of the published abstract of [LM] (Cimetière, Chiri,
     Gharesifard, arXiv:2509.15958: uniform weights over a neighbour set, a step parameter, and an

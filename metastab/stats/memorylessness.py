@@ -1,9 +1,9 @@
 """Is escape memoryless? A parametric-bootstrap test of the fitted geometric/exponential law.
 
 The statistic is a censoring-aware Kolmogorov distance between the Kaplan–Meier curve and the
-survival function of the law fitted by :func:`~metastab.stats.escape_rate` (science.md §3: the
-escape time from a metastable state is asymptotically exponential); its null law is simulated
-with the same censoring budgets.
+survival function of the law fitted by :func:`~metastab.stats.escape_rate`
+(docs: models#statements-fw: the escape time from a metastable state is asymptotically exponential);
+its null law is simulated with the same censoring budgets.
 """
 
 from __future__ import annotations
