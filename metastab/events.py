@@ -198,7 +198,7 @@ class ReachVertices(_Event):
 
 @dataclass(frozen=True, eq=False)
 class Collapse(_Event):
-    """The configuration's diameter max_ij |x_i − x_j| is at most ``diameter`` ([FW] prop. origin).
+    """The configuration's diameter max_ij ‖x_i − x_j‖ is at most ``diameter`` ([FW] prop. origin).
 
     >>> Collapse(1e-3).diameter
     0.001
@@ -225,10 +225,10 @@ def cluster_threshold(delta: float) -> float:
 @dataclass(frozen=True, eq=False)
 class Clusters(_Event):
     """The number of clusters is at most ``at_most``: the connected components of the graph of
-    clustered pairs cos(x_i, x_j) = <x_i, x_j> / (|x_i| |x_j|) >= 1 − ``delta`` (sphere.md,
-    Observables; on the unit sphere the cosine is <x_i, x_j>, for tokens in R^d it compares
-    directions, and a token at the origin is in no pair). Evaluated in the kernel by union-find,
-    O(n² d) per step (:func:`metastab.kernels.cpu.clustering.cluster_count`).
+    clustered pairs cos(x_i, x_j) = <x_i, x_j> / (‖x_i‖ ‖x_j‖) >= 1 − ``delta``
+    (docs: models#observables; on the unit sphere the cosine is <x_i, x_j>, for
+    tokens in R^d it compares directions, and a token at the origin is in no pair). Evaluated in the
+    kernel by union-find, O(n² d) per step (:func:`metastab.kernels.cpu.clustering.cluster_count`).
 
     >>> Clusters(at_most=2)
     Clusters(at_most=2, delta=0.001)

@@ -80,7 +80,7 @@ def phase_diagram_bench(
 
     Each row: d, n, chains, steps, repeat, threads, metastab_seconds, numpy_seconds,
     metastab_rate, numpy_rate, ratio (NumPy seconds / metastab seconds), target (or None) and
-    max_difference (largest |coordinate difference| of the two final states); with JAX
+    max_difference (largest absolute coordinate difference of the final states); with JAX
     installed (the ``bench`` extra, :func:`metastab.bench.jax_baselines.jax_post_ln`, timed in
     the same alternation; ``jax``: see :func:`.jax_baselines.wanted`) also jax_seconds,
     jax_rate, jax_ratio (JAX seconds / metastab seconds),

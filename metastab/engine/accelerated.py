@@ -1,10 +1,10 @@
 """Escape times at any β: the event-driven SA_P chain (``mode="accelerated"``).
 
 ``first_passage(model, x0, event, ..., mode="accelerated")`` runs :func:`first_passage_accelerated`:
-the same chain SA_P (science.md §1), the same events and the same :class:`~metastab.FirstPassage`,
-but instead of stepping through the steps in which every token picks a token of its own group
-(exact no-ops) it draws the number of such steps from their geometric law (science.md §3,
-"Exact laws usable as tests", last paragraph) and then the step with a cross-group pick from its
+the same chain SA_P (docs: models#models-rd), the same events and the same
+:class:`~metastab.FirstPassage`, but instead of stepping through the steps in which every token
+picks a token of its own group (exact no-ops) it draws the number of such steps from their geometric
+law (docs: models#frozen-law) and then the step with a cross-group pick from its
 conditional law. The equations are in :mod:`metastab.kernels.cpu.accelerated`.
 
 What is exact and what is not
@@ -16,7 +16,7 @@ What is exact and what is not
 - Relaxation x_i + γ(u − x_i) approaches u geometrically and may never reach it in floating point
   (it can stall one ulp away), which would keep the chain stepping forever. So before each draw,
   tokens within max-norm distance δ = ``merge_tol × scale`` of a group's point (``scale`` = the
-  largest |coordinate| of the chain's x0, 1 if that is 0) are moved onto it. This is the only
+  largest absolute coordinate of the chain's x0, 1 if that is 0) are moved onto it. This is the only
   approximation. A merge moves a token by at most √d δ (Euclidean), which changes every score
   <B x_i, x_j> by at most about 2 |B| R √d δ and every log-probability of a pick by at most
   4 β |B| R √d δ (R = max |x|): ~1e-7 at β = 200, |B| = R = 1, d = 2 and the default
@@ -120,8 +120,9 @@ def first_passage_accelerated(
     max_steps : int or float
         Step budget, any integral value >= 1 (e.g. 1e100): step counts are float64.
     merge_tol : float in [0, 1], optional
-        Tokens within max-norm distance ``merge_tol × scale`` (scale = the largest |coordinate| of
-        the chain's x0) of a group's point are merged onto it (module notes: what it changes).
+        Tokens within max-norm distance ``merge_tol × scale`` (scale = the largest
+        absolute coordinate of the chain's x0) of a group's point are merged onto it (module
+        notes: what it changes).
         Default 1e-10.
     progress : bool or callable(steps_done, total, chains_done)
         ``steps_done`` is the smallest step count among the running chains.

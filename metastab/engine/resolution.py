@@ -120,8 +120,8 @@ def cross_probabilities(
 
     Groups are the points of ``x`` after merging at ``merge_tol`` (as the accelerated mode does);
     a token at u_a crosses with probability c_a = r_a / (1 + r_a),
-    r_a = Σ_{b≠a} (m_b/m_a) e^{β(<B u_a, u_b> − <B u_a, u_a>)} (science.md §3), computed in log
-    space (no underflow at any β).
+    r_a = Σ_{b≠a} (m_b/m_a) e^{β(<B u_a, u_b> − <B u_a, u_a>)} (docs: models#statements-fw),
+    computed in log space (no underflow at any β).
 
     Parameters
     ----------

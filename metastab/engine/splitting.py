@@ -2,11 +2,11 @@
 
 The problem
 -----------
-Start SA_P (science.md §1) at a reference configuration ``x_ref`` (typically frozen: tokens on κ
-points, science.md §3) and let the stopping event be a LeaveHull (the exit T2 of [FW] Thm 5.4) or
-a LeaveBall. With the reaction coordinate ξ(X) = max_i dist(x_i, K_i) / r_i (K_i the token's group
-hull or ball centre, r_i the event radius: the quantity the event thresholds, so the event is
-ξ > 1) the path alternates between
+Start SA_P (docs: models#models-rd) at a reference configuration ``x_ref`` (typically frozen: tokens
+on κ points, docs: models#statements-fw) and let the stopping event be a LeaveHull (the exit T2 of
+[FW] Thm 5.4) or a LeaveBall. With the reaction coordinate ξ(X) = max_i dist(x_i, K_i) / r_i (K_i
+the token's group hull or ball centre, r_i the event radius: the quantity the event thresholds, so
+the event is ξ > 1) the path alternates between
 
 - a *sojourn* in the reference set A = {ξ <= z_A} (``reference_level`` z_A, in the event's
   distance units), σ steps, ending at the first step with ξ > z_A: the *entrance* Y;
@@ -606,8 +606,8 @@ def escape_probability(
     reference_level : float >= 0, optional
         z_A, in the event's distance units, below the radius; A = {ξ <= z_A / radius}.
         Default: 0 in accelerated mode (a token is back when it is merged onto its group point
-        or lies in its group hull), ``MERGE_TOL`` × (largest |coordinate| of x_ref, 1 if 0) in
-        exact mode, where relaxation is geometric and never ends exactly.
+        or lies in its group hull), ``MERGE_TOL`` × (largest absolute coordinate of x_ref, 1 if
+        0) in exact mode, where relaxation is geometric and never ends exactly.
     mode : {"accelerated", "exact"}
         Step as :func:`metastab.first_passage` does in that mode (accelerated: event-driven,
         exact at any β up to the merge; exact: every step, 53-bit uniforms).

@@ -1,6 +1,6 @@
 """Max-margin token selection: one attention layer trained by gradient descent, and its SVMs.
 
-Models (maxmargin.md §1; [MM] = Tarzanagh, Li, Zhang, Oymak, arXiv 2306.13596; [SVM] =
+Models (docs: models#mm-models; [MM] = Tarzanagh, Li, Zhang, Oymak, arXiv 2306.13596; [SVM] =
 Tarzanagh, Li, Thrampoulidis, Oymak, arXiv 2308.16898):
 
 - prompt attention ([MM]):  f(X) = <X v, softmax(X W p)>, trainable p (and optionally v);
@@ -10,7 +10,7 @@ Tarzanagh, Li, Thrampoulidis, Oymak, arXiv 2308.16898):
 Empirical risk L = (1/n) Σ_i l(Y_i f(X_i)) with the logistic loss l(u) = log(1 + e^{−u}) or
 the linear loss l(u) = −u. Gradient descent is plain (x ← x − η ∇L) or normalised
 (x ← x − η ∇L / ||∇L||, per factor for (K, Q)), in float64, with the cancellation-free form of
-the softmax derivative (maxmargin.md §7.1): with r = argmax_t a_t and Δ_t = g_t − g_r,
+the softmax derivative (docs: models#mm-training): with r = argmax_t a_t and Δ_t = g_t − g_r,
 f = g_r + Σ_t s_t Δ_t and ∂f/∂a_t = s_t (Δ_t − Σ_τ s_τ Δ_τ), which keeps the selected token's
 contribution when 1 − s_r is below machine precision. Normalised GD stops (the iterate stays
 put) once the gradient is exactly zero, i.e. has underflowed (§7.2).

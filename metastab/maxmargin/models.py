@@ -2,7 +2,7 @@
 
 Prompt attention ([MM]) and self/cross attention ([SVM]) trained by plain or normalised gradient
 descent on the logistic or linear loss, in float64 with the cancellation-free softmax derivative
-(maxmargin.md §7.1); token scores, globally optimal tokens and locally optimal selections
+(docs: models#mm-training); token scores, globally optimal tokens and locally optimal selections
 (§1.2). The notes of :mod:`metastab.maxmargin` state the models.
 """
 
@@ -87,7 +87,7 @@ def _softmax(a):
 
 
 def _head(a, g):
-    """Softmax s, output f = Σ s_t g_t and ∂f/∂a_t, cancellation-free (maxmargin.md §7.1)."""
+    """Softmax s, output f = Σ s_t g_t and ∂f/∂a_t, cancellation-free (docs: models#mm-training)."""
     s = _softmax(a)
     r = np.argmax(a, axis=-1)[..., None]
     delta = g - np.take_along_axis(g, r, axis=-1)
@@ -114,7 +114,7 @@ def _weights(f, Y, loss):
 
 
 def attention(X: ArrayLike, W: ArrayLike, p: ArrayLike) -> np.ndarray:
-    """Softmax attention of the prompt model, s_i = softmax(X_i W p) (maxmargin.md §1.1).
+    """Softmax attention of the prompt model, s_i = softmax(X_i W p) (docs: models#mm-models).
 
     Returns
     -------
@@ -132,7 +132,7 @@ def attention(X: ArrayLike, W: ArrayLike, p: ArrayLike) -> np.ndarray:
 
 
 def predict(X: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike) -> np.ndarray:
-    """Outputs f(X_i) = <X_i v, softmax(X_i W p)> of the prompt model (maxmargin.md §1.1)."""
+    """Outputs f(X_i) = <X_i v, softmax(X_i W p)> of the prompt model (docs: models#mm-models)."""
     X3, single = as_tokens(X)
     d = X3.shape[2]
     a = X3 @ (_validate.matrix("W", W, d) @ _vector("p", p, d))
@@ -143,7 +143,8 @@ def predict(X: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike) -> np.ndarra
 def risk(
     X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike, *, loss: str = "logistic"
 ) -> float:
-    """Empirical risk L(p) = (1/n) Σ_i l(Y_i f(X_i)) of the prompt model (maxmargin.md §1.1)."""
+    """Empirical risk L(p) = (1/n) Σ_i l(Y_i f(X_i)) of the prompt model
+    (docs: models#mm-models)."""
     X3, Yv, vv = _problem(X, Y, v)
     d = X3.shape[2]
     a = X3 @ (_validate.matrix("W", W, d) @ _vector("p", p, d))
@@ -162,7 +163,7 @@ def _grad_pv(X3, Y, v, W, p, loss):
 def grad_p(
     X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike, *, loss: str = "logistic"
 ) -> np.ndarray:
-    """∇_p L = (1/n) Σ_i l'(Y_i f_i) Y_i Σ_t (∂f_i/∂a_it) Wᵀ x_it (maxmargin.md §7.1).
+    """∇_p L = (1/n) Σ_i l'(Y_i f_i) Y_i Σ_t (∂f_i/∂a_it) Wᵀ x_it (docs: models#mm-training).
 
     Examples
     --------
@@ -210,7 +211,8 @@ def train_p(
     normalized: bool = True,
     loss: str = "logistic",
 ) -> np.ndarray:
-    """Gradient descent on the prompt p with v and W fixed ([MM]; maxmargin.md §1.1, §7).
+    """Gradient descent on the prompt p with v and W fixed ([MM]; docs: models#mm-models,
+    #mm-training).
 
     p_{k+1} = p_k − η ∇L(p_k) / ||∇L(p_k)|| (``normalized``) or p_k − η ∇L(p_k), in float64 with
     the cancellation-free gradient; a normalised step with an exactly zero (underflowed) gradient
@@ -265,7 +267,8 @@ def train_joint(
     normalized: bool = True,
     loss: str = "logistic",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Joint gradient descent on (p, v) ([MM] joint training; maxmargin.md §2.3, §4.3).
+    """Joint gradient descent on (p, v) ([MM] joint training; docs: models#mm-svm,
+    #mm-experiments (E3)).
 
     Both are updated from the same iterate; with ``normalized`` each of p and v takes a step of
     length η along its own normalised gradient, as in the official code.
@@ -320,7 +323,7 @@ def _grad_w_batch(X, g, Y, Z, W, loss):
 def grad_w(
     X: ArrayLike, Y: ArrayLike, v: ArrayLike, Z: ArrayLike, W: ArrayLike, *, loss: str = "logistic"
 ) -> np.ndarray:
-    """∇_W L of the W-parametrised attention (maxmargin.md §7.1)."""
+    """∇_W L of the W-parametrised attention (docs: models#mm-training)."""
     X3, Yv, vv = _problem(X, Y, v)
     n, _, d = X3.shape
     return _grad_w_batch(
@@ -472,7 +475,7 @@ def train_kq(
 
 
 def token_scores(X: ArrayLike, Y: ArrayLike, v: ArrayLike) -> np.ndarray:
-    """Token scores γ_it = Y_i vᵀ x_it (maxmargin.md §1.1), shape (n, T)."""
+    """Token scores γ_it = Y_i vᵀ x_it (docs: models#mm-models), shape (n, T)."""
     X3, Yv, vv = _problem(X, Y, v)
     return Yv[:, None] * (X3 @ vv)
 
@@ -484,7 +487,7 @@ def optimal_tokens(X: ArrayLike, Y: ArrayLike, v: ArrayLike) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class LocalOptimality:
-    """Verdict of the local-optimality test of a selection α (maxmargin.md §1.2).
+    """Verdict of the local-optimality test of a selection α (docs: models#mm-svm).
 
     ``locally_optimal``: ATT-SVM(α) is feasible and every support token t of every input scores
     strictly less than α_i (γ_it < γ_{i,α_i} − ``tol``). ``globally_optimal``: α_i maximises γ_i
@@ -516,7 +519,7 @@ def local_optimality(
     Z: ArrayLike | None = None,
     tol: float = 1e-12,
 ) -> LocalOptimality:
-    """Test whether α is a locally optimal selection (maxmargin.md §1.2).
+    """Test whether α is a locally optimal selection (docs: models#mm-svm).
 
     Solves ATT-SVM(α) (the p problem with key-query ``W``, or, given queries ``Z``, the
     Frobenius W problem), reads its support tokens T_i (active constraints) and checks
@@ -546,7 +549,7 @@ def local_optimality(
 
 
 def correlation(a: ArrayLike, b: ArrayLike) -> float:
-    """corr(a, b) = <a, b> / (||a|| ||b||) (Frobenius for matrices; maxmargin.md §1.3)."""
+    """corr(a, b) = <a, b> / (||a|| ||b||) (Frobenius for matrices; docs: models#mm-models)."""
     a = np.asarray(a, dtype=np.float64).ravel()
     b = np.asarray(b, dtype=np.float64).ravel()
     na, nb = np.linalg.norm(a), np.linalg.norm(b)
@@ -556,7 +559,7 @@ def correlation(a: ArrayLike, b: ArrayLike) -> float:
 
 
 def hardmax_gap_bound(T: int, svm_norm: float, R: ArrayLike) -> np.ndarray:
-    """Upper bound on 1 − s_{i,α_i} along the ray p = R p^mm/||p^mm|| (maxmargin.md §6).
+    """Upper bound on 1 − s_{i,α_i} along the ray p = R p^mm/||p^mm|| (docs: models#mm-training).
 
     Every margin of the unit direction is at least 1/||p^mm||, hence
     1 − s_{i,α_i} ≤ (T − 1) exp(−R / ||p^mm||): the softmax tends to the hardmax on α as the

@@ -52,7 +52,7 @@ NEARLY_INFEASIBLE = 1e3
 class Certificate:
     """Optimality (or infeasibility) certificate of one SVM solve.
 
-    All residuals are *relative* (maxmargin.md §5.3): complementary slackness is divided by the
+    All residuals are *relative* (docs: models#mm-svm): complementary slackness is divided by the
     dual objective hᵀλ, stationarity and duality by ||x|| and ||x||², so the checks stay
     meaningful on nearly infeasible instances where ||x|| is large.
 
@@ -61,7 +61,7 @@ class Certificate:
     feasible : bool
         Whether the constraints admit a solution.
     primal : float
-        Largest constraint violation max_j (h_j − G_j x)⁺, divided by max(1, max_j |h_j|).
+        Largest constraint violation max_j (h_j − G_j x)⁺, divided by max(1, max_j abs(h_j)).
     dual : float
         Largest negative part of the multipliers, max_j (−λ_j)⁺ (zero for NNLS multipliers).
     stationarity : float
@@ -125,7 +125,7 @@ class SVMResult:
         Whether the constraints admit a solution.
     support : tuple of ndarray
         Per sample i, the token indices t ≠ α_i whose constraint is active,
-        |G_it x − h_it| ≤ ``support_tol``·max(1, |h_it|) (maxmargin.md §1.2, §5.3.7); for the
+        abs(G_it x − h_it) ≤ ``support_tol``·max(1, abs(h_it)) (docs: models#mm-svm); for the
         classifier of :func:`joint_svm`, one array holding the support samples. Empty arrays
         when infeasible.
     certificate : Certificate
@@ -172,7 +172,8 @@ class SVMResult:
 
 @dataclass(frozen=True, eq=False)
 class JointSVM:
-    """Max-margin pair of joint (p, v) training ([MM] §4.3 of maxmargin.md).
+    """Max-margin pair of joint (p, v) training ([MM] joint training; docs: models#mm-experiments
+    (E3)).
 
     ``v`` is the classifier SVM min ||v|| s.t. Y_i vᵀx_{i,α_i} ≥ 1 (its ``support`` holds the
     support samples), ``p`` the ATT-SVM with the samples in ``relaxed`` (not support vectors of
@@ -197,10 +198,10 @@ def solve_ldp(
     With E = [Gᵀ; hᵀ] and f = e_{dim+1}, let u = argmin_{u ≥ 0} ||E u − f|| and r = E u − f.
     The problem is infeasible iff r = 0 (then u/hᵀu is a Farkas certificate); otherwise
     x = −r[:dim]/r[-1] = Gᵀu/(1 − hᵀu) and λ = −u/r[-1] are the primal solution and the dual
-    multipliers (x = Gᵀλ). Rows are scaled to unit largest norm before the solve (maxmargin.md
-    §5.1), and the result is polished on the active set (least-norm solution of G_A x = h_A)
-    when that improves the certificate, which restores full precision on nearly infeasible
-    problems where 1 − hᵀu cancels.
+    multipliers (x = Gᵀλ). Rows are scaled to unit largest norm before the solve
+    (docs: models#mm-svm), and the result is polished on the active set (least-norm solution
+    of G_A x = h_A) when that improves the certificate, which restores full precision on nearly
+    infeasible problems where 1 − hᵀu cancels.
 
     Parameters
     ----------
@@ -311,7 +312,7 @@ def constraint_rows(
 
     For the p problem (``Z`` is None) row (i, t) is (x_{i,α_i} − x_it)ᵀ W (shape (d,)); for the
     W problem it is vec((x_{i,α_i} − x_it) z_iᵀ) (shape (d·d,), row-major), so that
-    <row, vec(W)> = (x_{i,α_i} − x_it)ᵀ W z_i (maxmargin.md §2.1–2.2).
+    <row, vec(W)> = (x_{i,α_i} − x_it)ᵀ W z_i (docs: models#mm-svm).
 
     Returns
     -------
@@ -359,7 +360,7 @@ def att_svm(
     tol: float = 1e-8,
     support_tol: float = 1e-6,
 ) -> SVMResult:
-    """ATT-SVM of [MM] for the prompt p, solved exactly (maxmargin.md §2.1, §5.1).
+    """ATT-SVM of [MM] for the prompt p, solved exactly (docs: models#mm-svm).
 
     p^mm(α) = argmin ||p||_2  s.t.  (x_{i,α_i} − x_it)ᵀ W p ≥ 1  for all t ≠ α_i and i ∈ [n],
     with right-hand side 0 instead of 1 for the samples in ``relaxed``.
@@ -412,7 +413,7 @@ def att_svm_w(
     tol: float = 1e-8,
     support_tol: float = 1e-6,
 ) -> SVMResult:
-    """ATT-SVM of [SVM] for the key-query matrix W (maxmargin.md §2.2, §5.1, §5.4).
+    """ATT-SVM of [SVM] for the key-query matrix W (docs: models#mm-svm).
 
     W^mm(α) = argmin ||W||  s.t.  (x_{i,α_i} − x_it)ᵀ W z_i ≥ 1  for all t ≠ α_i and i,
 
@@ -472,7 +473,7 @@ def _nuclear(D, Zrows, h, W0, tol, *, warm_steps: int = 40, shrink: float = 0.7)
        W = P^{-1/2} V; Fornasier, Rauhut & Ward 2011; Mohan & Fazel 2012), ε_k ← ``shrink``·ε_k.
     2. Polish: Burer–Monteiro, min ½(||K||²_F + ||Q||²_F) s.t. u_jᵀ K Qᵀ z_j ≥ h_j with SLSQP and
        analytic Jacobians, K and Q of rank r = (numerical rank of the warm start) + 1, started
-       from its SVD (maxmargin.md §5.4).
+       from its SVD (docs: models#mm-svm).
     3. Certificate: multipliers μ ≥ 0 of the factor KKT system K = S(μ) Q, Q = S(μ)ᵀ K with
        S(μ) = Σ_j μ_j u_j z_jᵀ (NNLS), scaled to λ = μ / max(1, ||S(μ)||_op) so that λ is
        feasible for the dual max hᵀλ s.t. ||S(λ)||_op ≤ 1, λ ≥ 0; hence
@@ -557,7 +558,8 @@ def joint_svm(
     tol: float = 1e-8,
     support_tol: float = 1e-6,
 ) -> JointSVM:
-    """Max-margin directions of joint (p, v) training in [MM] (maxmargin.md §2.3, §4.3).
+    """Max-margin directions of joint (p, v) training in [MM] (docs: models#mm-svm, #mm-experiments
+    (E3)).
 
     First the classifier SVM of the selected tokens, v^mm = argmin ||v|| s.t.
     Y_i vᵀ x_{i,α_i} ≥ 1; its active samples are the support vectors. Then the relaxed ATT-SVM

@@ -2,7 +2,8 @@
 
 - :mod:`.euclidean`: the models in R^d: :class:`SoftmaxChain` (SA_P), :class:`SoftmaxFlow`
   (SA_β), :class:`Hardmax` (SA_∞), :class:`Localmax`, and :func:`step_matrix`.
-- :mod:`.sphere`: the models on the unit sphere: :class:`SphereFlow`, :class:`SphereChain`.
+- :mod:`~metastab.models.sphere`: the models on the unit sphere: :class:`SphereFlow`,
+  :class:`SphereChain`.
 
 Their initial configurations are in :mod:`metastab.setups`; the engine runs them.
 """

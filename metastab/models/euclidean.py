@@ -1,4 +1,4 @@
-"""The dynamics, as frozen validated descriptions that hold no behaviour (science.md §1).
+"""The dynamics, as frozen validated descriptions that hold no behaviour (docs: models#models-rd).
 
 Scores are s_ij = <B x_i, x_j> for any d×d key-query matrix B (default identity, never assumed
 symmetric). A step moves token i towards its target by x_i + γ (target_i − x_i), where γ is
@@ -67,7 +67,7 @@ def _gamma(value):
 
 
 def step_matrix(V: ArrayLike) -> np.ndarray:
-    """The step matrix P = (I + V)^{-1} V of a general value matrix V (science.md §1).
+    """The step matrix P = (I + V)^{-1} V of a general value matrix V (docs: models#models-rd).
 
     >>> step_matrix(np.eye(2) * 0.5)   # V = I/2 gives the scalar step 1/3
     array([[0.33333333, 0.        ],
@@ -228,10 +228,11 @@ class SoftmaxFlow(_Model):
 class Hardmax(_Model):
     """SA_∞, the hardmax / Frank-Wolfe step ([FW] eq. hardmax.dynamics.V, (SA_∞)).
 
-    Leaders L_i = {j : s_ij ≥ max_k s_ik − tol · max_k |s_ik|} (relative tie tolerance; exact float
-    equality is fragile); x_i ← x_i + γ (mean_{j in L_i} x_j − x_i). ``ties="index"`` averages over
-    leader indices ([AFZ]'s code), ``ties="point"`` over the distinct leader points ([FW]'s set
-    reading; two leaders are one point when their max-norm distance is ≤ tol times their size).
+    Leaders ``L_i = {j : s_ij ≥ max_k s_ik − tol · max_k |s_ik|}`` (relative tie tolerance;
+    exact float equality is fragile); x_i ← x_i + γ (mean_{j in L_i} x_j − x_i).
+    ``ties="index"`` averages over leader indices ([AFZ]'s code), ``ties="point"`` over the
+    distinct leader points ([FW]'s set reading; two leaders are one point when their max-norm
+    distance is ≤ tol times their size).
     With B = −B_* this is a Frank-Wolfe step for J(x) = ½<B_* x, x> over the current hull; [AFZ]'s
     hardmax is B = A ≻ 0, γ = α/(1+α); explicit Euler for the hardmax ODE is γ = Δt.
 
@@ -291,7 +292,7 @@ def _margin(value):
 
 @dataclass(frozen=True, eq=False)
 class Localmax(_Model):
-    """Localmax dynamics: uniform attention over a relaxed argmax (science.md §1, [LM]).
+    """Localmax dynamics: uniform attention over a relaxed argmax (docs: models#models-rd, [LM]).
 
     This is this package's reading of the published abstract of [LM] (Cimetière, Chiri,
     Gharesifard, arXiv:2509.15958: uniform weights over a neighbour set, a step parameter, and an
@@ -300,7 +301,7 @@ class Localmax(_Model):
     s_ij = <B x_i, x_j>:
 
     - ``neighbours="additive"``: N_i^t = {j : s_ij ≥ max_k s_ik − r_t};
-    - ``neighbours="relative"``: N_i^t = {j : s_ij ≥ max_k s_ik − r_t |max_k s_ik|};
+    - ``neighbours="relative"``: ``N_i^t = {j : s_ij ≥ max_k s_ik − r_t |max_k s_ik|}``;
 
     and the step x_i ← x_i + γ (mean_{j in N_i^t} x_j − x_i), the mean over indices (uniform
     weights; coincident tokens count once each). Token i is a *leader* at step t when i ∈ N_i^t.

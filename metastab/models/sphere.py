@@ -1,4 +1,5 @@
-"""The attention dynamics on the unit sphere S^{d-1}, as frozen validated descriptions (sphere.md).
+"""The attention dynamics on the unit sphere S^{d-1}, as frozen validated descriptions
+(docs: models#models-sphere).
 
 Tokens are unit vectors (LayerNorm); scores are s_ij = <B x_i, x_j> as for every model of the
 package, so the <Q x_i, K x_j> of [GLPR] (Geshkovski, Letrouit, Polyanskiy, Rigollet, *A
@@ -186,7 +187,8 @@ class _SphereModel:
 
 @dataclass(frozen=True, eq=False)
 class SphereFlow(_SphereModel):
-    """Deterministic attention dynamics on S^{d-1} (sphere.md: (SA), (USA), post-LN, RK4).
+    """Deterministic attention dynamics on S^{d-1} (docs: models#models-sphere: (SA), (USA),
+    post-LN, RK4).
 
     The attention output of token i is Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j, summed over the heads
     (one head (B, V) unless ``heads`` is given), with w_ij = e^{β<B x_i, x_j>} / Z_i:
@@ -202,7 +204,7 @@ class SphereFlow(_SphereModel):
       for (SA) / (USA).
     - ``scheme="pre-ln"``: x_i ← x_i + dt Attn(N(x))_i, LayerNorm before attention and the
       residual stream not renormalised, so the tokens leave the sphere (x0 must still lie on
-      it). This is sphere.md's reading of the pre-LN variant of Karagodin et al. (their simulator
+      it). This is this package's reading of the pre-LN variant of Karagodin et al. (their simulator
       simuformer), not checked against their code.
 
     Parameters
@@ -311,13 +313,14 @@ def check_step(model: SphereFlow | SphereChain, d: int, stacklevel: int = 2) -> 
 
 @dataclass(frozen=True, eq=False)
 class SphereChain(_SphereModel):
-    """The finite-temperature attention chain on S^{d-1} (sphere.md, "Finite-temperature chain").
+    """The finite-temperature attention chain on S^{d-1} (docs: models#sphere-chain).
 
     Each token i independently picks j with probability softmax_j(β<B x_i, x_j>) (itself included;
     coincident tokens add their probabilities) and moves to N(x_i + γ (V x_j − x_i)); all tokens
     move synchronously. A move that leaves x_i unchanged bit for bit (with V = I: a self-pick or
     a pick of a coincident token) is an exact no-op, so with V = I a configuration of κ distinct
-    points is frozen until the first cross pick, with the geometric law of science.md §3.
+    points is frozen until the first cross pick, with the geometric law of
+    docs: models#statements-fw.
 
     Parameters
     ----------

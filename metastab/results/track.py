@@ -2,7 +2,7 @@
 chain, and the cluster observables along the run, as tidy tables with provenance.
 
 Plateaus are read from the *levels* that the kernel records on-line: L_c(k), the first step at
-which chain c has at most k clusters (sphere.md, Observables: k(t) is the number of connected
+which chain c has at most k clusters (docs: models#observables: k(t) is the number of connected
 components of the graph <x_i, x_j> >= 1 − δ). The running minimum of k(t) is a staircase; chain
 c sits on the plateau at k from L_c(k) until L_c(k − 1), the merge that ends it, and a plateau
 still open at the horizon is right-censored there. A count that drops by several clusters at once

@@ -85,7 +85,7 @@ def in_cells(polytope: Polytope, n: int, *, rng: RandomState = None) -> np.ndarr
 
     The other tokens are drawn by :func:`uniform_in` (uniform for the Lebesgue measure of the
     affine hull of K, which also covers lower-dimensional K). Each lies in the cell C_σ(x) of
-    science.md §2; ties between cells have probability zero.
+    docs: models#polytopes; ties between cells have probability zero.
 
     Examples
     --------
@@ -104,7 +104,7 @@ def in_cells(polytope: Polytope, n: int, *, rng: RandomState = None) -> np.ndarr
 
 
 def _eroded_cone(polytope: Polytope, a: int, eta: float, delta: float) -> Polytope:
-    """I_a(η) ⊖ δ as the convex hull of its corners (science.md §2).
+    """I_a(η) ⊖ δ as the convex hull of its corners (docs: models#polytopes).
 
     A closed ball B(x, δ) lies in {z : <g, z> <= c} iff <g, x> + δ|g| <= c, so the erosion is the
     polyhedron cut out by the facets of K moved inwards by δ (unit normals) and the cone
@@ -151,7 +151,7 @@ def near_vertices(
     max_tries: int = 100_000,
     rng: RandomState = None,
 ) -> np.ndarray:
-    """The initial condition of Thm 5.2 ([FW] lem. first.phase; science.md §3).
+    """The initial condition of Thm 5.2 ([FW] lem. first.phase; docs: models#statements-fw).
 
     Tokens 0..κ−1 sit exactly at v_0..v_{κ−1}. Token i >= κ is given the vertex
     a = (i − κ) mod κ (round robin, so every group is populated as soon as n >= 2κ) and is drawn
@@ -238,9 +238,9 @@ def near_vertices(
 def repeated_points(points: ArrayLike, multiplicities: ArrayLike) -> np.ndarray:
     """Points repeated with multiplicities, in order: row a appears m_a times.
 
-    The frozen configurations of the exact laws in science.md §3 (κ distinct points with
-    multiplicities m_a). ``clusters``, its former name, is a deprecated alias (the name is the
-    event's, :class:`metastab.Clusters`).
+    The frozen configurations of the exact laws in docs: models#frozen-law (κ distinct points
+    with multiplicities m_a). ``clusters``, its former name, is a deprecated alias (the name is
+    the event's, :class:`metastab.Clusters`).
 
     Parameters
     ----------

@@ -1,4 +1,5 @@
-"""Polytopes K = conv{v_a}: cells, ownership, separation, cones and erosions (science.md §2).
+"""Polytopes K = conv{v_a}: cells, ownership, separation, cones and erosions
+(docs: models#polytopes).
 
 Hulls are computed with ``scipy.spatial.ConvexHull`` inside the affine hull of the vertices, so
 d = 1, collinear points, a single point and any lower-dimensional K are handled explicitly.
@@ -98,7 +99,7 @@ def _hull_geometry(V: np.ndarray) -> _Hull:
 
 @dataclass(frozen=True, eq=False)
 class Polytope:
-    """The polytope K = conv{v_1, ..., v_κ} ⊂ R^d of science.md §2.
+    """The polytope K = conv{v_1, ..., v_κ} ⊂ R^d of docs: models#polytopes.
 
     Parameters
     ----------
@@ -168,7 +169,7 @@ class Polytope:
 
     @property
     def c0(self) -> float:
-        """Separation c0 = min_{a≠b} (<v_a, v_a> − <v_a, v_b>) (science.md §2).
+        """Separation c0 = min_{a≠b} (<v_a, v_a> − <v_a, v_b>) (docs: models#polytopes).
 
         Examples
         --------
@@ -184,7 +185,7 @@ class Polytope:
 
     @property
     def diameter(self) -> float:
-        """d(K) = max_{a,b} |v_a − v_b| (science.md §2); 0 for a single point.
+        """d(K) = max_{a,b} ‖v_a − v_b‖ (docs: models#polytopes); 0 for a single point.
 
         Examples
         --------
@@ -194,7 +195,7 @@ class Polytope:
         return float(pdist(self.vertices).max()) if self.n_vertices > 1 else 0.0
 
     def is_equinorm(self, rtol: float = 1e-9) -> bool:
-        """True if all |v_a| agree: max |v_a| − min |v_a| <= rtol · max |v_a|.
+        """True if all ‖v_a‖ agree: max ‖v_a‖ − min ‖v_a‖ <= rtol · max ‖v_a‖.
 
         Examples
         --------
@@ -215,7 +216,7 @@ class Polytope:
             yield W @ W.T
 
     def has_acute_cones(self) -> bool:
-        """The acute-cone hypothesis of Thm 5.2 (science.md §2).
+        """The acute-cone hypothesis of Thm 5.2 (docs: models#polytopes).
 
         For every a there is θ < π/2 with angle(x − v_a, y − v_a) <= θ for all x, y in K∖{v_a}.
         The directions x − v_a are the nonnegative combinations of the generators v_b − v_a
@@ -285,7 +286,8 @@ class Polytope:
         return (x @ B.T) @ self.vertices.T
 
     def assign(self, x: ArrayLike, B: ArrayLike | None = None) -> np.ndarray:
-        """Cell index σ(x) = argmax_a <B x, v_a> (cells C_a, science.md §2), shape x.shape[:-1].
+        """Cell index σ(x) = argmax_a <B x, v_a> (cells C_a, docs: models#polytopes), shape
+        x.shape[:-1].
 
         Exact ties go to the smallest index (``np.argmax``). With B = I and equinorm vertices
         this is the nearest vertex (C_a = Vor(v_a) ∩ K).
@@ -301,8 +303,8 @@ class Polytope:
     def owns_cells(self, B: ArrayLike | None = None) -> np.ndarray:
         """Per vertex, whether v_a owns its cell: <B v_a, v_a> > <B v_a, v_b> for all b ≠ a.
 
-        The genericity hypothesis of [FW] thm. exp.fast.polytope (science.md §2). A point that is
-        not extreme never owns its cell for B = I.
+        The genericity hypothesis of [FW] thm. exp.fast.polytope (docs: models#polytopes). A point
+        that is not extreme never owns its cell for B = I.
 
         Examples
         --------
@@ -373,7 +375,8 @@ class Polytope:
     def in_dominance_cone(
         self, x: ArrayLike, a: int, eta: float, *, tol: float = 1e-12
     ) -> np.ndarray:
-        """Whether x is in I_a(η) = {x in K : <v_a − v_b, x> >= η for all b ≠ a} (science.md §2).
+        """Whether x is in I_a(η) = {x in K : <v_a − v_b, x> >= η for all b ≠ a}
+        (docs: models#polytopes).
 
         ``tol`` applies to the membership in K only (see :meth:`contains`); the cone inequalities
         are tested as written.
@@ -389,7 +392,8 @@ class Polytope:
     def in_eroded_cone(
         self, x: ArrayLike, a: int, eta: float, delta: float, *, tol: float = 1e-12
     ) -> np.ndarray:
-        """Whether the closed ball B(x, δ) lies in I_a(η), i.e. x in I_a(η) ⊖ δ (science.md §2).
+        """Whether the closed ball B(x, δ) lies in I_a(η), i.e. x in I_a(η) ⊖ δ
+        (docs: models#polytopes).
 
         I_a(η) is the polyhedron K ∩ {z : <v_b − v_a, z> <= −η, b ≠ a}, and a closed ball lies in
         {z : <g_k, z> <= h_k for all k} iff <g_k, x> + δ|g_k| <= h_k for every k. The facets of
@@ -419,7 +423,7 @@ class Polytope:
         """Radius r* of the largest closed ball inside I_a(η) (its Chebyshev radius).
 
         Solves the linear program max r subject to <g_k, z> + r|g_k| <= h_k over the facets of
-        K and the cone halfspaces (science.md §2). The erosion I_a(η) ⊖ δ is non-empty iff
+        K and the cone halfspaces (docs: models#polytopes). The erosion I_a(η) ⊖ δ is non-empty iff
         δ <= r*. A negative r* means I_a(η) itself is empty; for lower-dimensional K, r* <= 0.
 
         Examples
@@ -536,7 +540,7 @@ def random_polygon(
     ``radial_range`` (then ignored when ``equal_norm``), and order the points by angle: seed for
     seed the polygons of the scripts. Redraw until every point is an
     extreme point of the hull (``all_vertices``) and every vertex owns its cell for ``B``
-    (``own_cells``, science.md §2).
+    (``own_cells``, docs: models#polytopes).
 
     Parameters
     ----------
@@ -627,7 +631,7 @@ def cross_polytope(d: int) -> Polytope:
 
 
 def gaussian(k: int, d: int, *, rng: RNGLike = None) -> Polytope:
-    """k points i.i.d. N(0, I_d / d), so that |v_a| ≈ 1 for large d.
+    """k points i.i.d. N(0, I_d / d), so that ‖v_a‖ ≈ 1 for large d.
 
     For fixed k and d → ∞ the points are nearly orthogonal with norms near 1, so every vertex
     owns its cell with high probability ([FW]'s d → ∞ remark); this is not enforced here, check

@@ -37,8 +37,8 @@ def garwood_interval(
 ) -> ConfidenceInterval:
     """Garwood's exact interval for a Poisson rate: ``events`` in ``exposure``.
 
-    [χ²_{α/2}(2d), χ²_{1−α/2}(2d + 2)] / (2E) with α = 1 − level (science.md §3: the exponential
-    escape law; also the geometric law's exact interval in the limit of tiny rates).
+    [χ²_{α/2}(2d), χ²_{1−α/2}(2d + 2)] / (2E) with α = 1 − level (docs: models#statements-fw: the
+    exponential escape law; also the geometric law's exact interval in the limit of tiny rates).
 
     Examples
     --------

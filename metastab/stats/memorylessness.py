@@ -1,9 +1,9 @@
 """Is escape memoryless? A parametric-bootstrap test of the fitted geometric/exponential law.
 
 The statistic is a censoring-aware Kolmogorov distance between the Kaplan–Meier curve and the
-survival function of the law fitted by :func:`~metastab.stats.escape_rate` (science.md §3: the
-escape time from a metastable state is asymptotically exponential); its null law is simulated
-with the same censoring budgets.
+survival function of the law fitted by :func:`~metastab.stats.escape_rate`
+(docs: models#statements-fw: the escape time from a metastable state is asymptotically exponential);
+its null law is simulated with the same censoring budgets.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ __all__ = ["ExponentialityTest", "exponentiality_test", "memoryless_test", "sup_
 
 
 def sup_distance(time: np.ndarray, event: np.ndarray, rate: float, shift: float, law: str) -> float:
-    """sup_{0 <= t <= max time} |Ŝ_KM(t) − S_fit(t)| (exact: both are monotone step/curves)."""
+    """sup_{0 <= t <= max time} abs(Ŝ_KM(t) − S_fit(t)) (exact: both are monotone step/curves)."""
     u, km, _, _ = product_limit(time, event)
     tau = time.max()
     left = np.concatenate(([0.0], u))
@@ -47,7 +47,7 @@ def sup_distance(time: np.ndarray, event: np.ndarray, rate: float, shift: float,
 class ExponentialityTest:
     """Parametric-bootstrap test that the escape time has the fitted memoryless law.
 
-    ``statistic`` is D = sup_t |Ŝ_KM(t) − S_fit(t)|; ``pvalue`` = (1 + #{D* >= D}) / (B + 1) over
+    ``statistic`` is D = sup_t abs(Ŝ_KM(t) − S_fit(t)); ``pvalue`` = (1 + #{D* >= D}) / (B + 1) over
     B samples drawn from the fitted law with the same censoring budgets and refitted.
     """
 
@@ -96,7 +96,7 @@ def exponentiality_test(
 ) -> ExponentialityTest:
     """Check that escape is memoryless: Kaplan–Meier against the fitted geometric/exponential law.
 
-    The statistic D = sup_t |Ŝ_KM(t) − exp(−λ̂ t)| (or (1 − p̂)^t) is a censoring-aware
+    The statistic D = sup_t abs(Ŝ_KM(t) − exp(−λ̂ t)) (or (1 − p̂)^t) is a censoring-aware
     Kolmogorov distance; its null law is simulated: draw every chain from the fitted law,
     censor it at its own budget, refit (estimating λ, and s when ``shift``), recompute D.
 

@@ -1,6 +1,6 @@
 """Escape rates of censored first-passage times by maximum likelihood, with exact intervals.
 
-Two laws for the escape time T (science.md §3, "Metastability"; the exact frozen law is
+Two laws for the escape time T (docs: models#statements-fw, "Metastability"; the exact frozen law is
 geometric):
 
 - ``"geometric"``: T in {1, 2, ...}, P[T = t] = p (1 − p)^(t−1), the per-step escape

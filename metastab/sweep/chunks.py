@@ -133,7 +133,7 @@ class ChunkResult:
 
 
 def run_chunk(task: ChunkTask) -> ChunkResult:
-    """Run the chains ``first_chain .. first_chain + chains - 1`` of one point.
+    """Run the chains ``first_chain`` to ``first_chain + chains - 1`` of one point.
 
     Uses ``task.threads`` numba threads when given (restored afterwards), else the current
     setting; chunks in one process run one at a time.

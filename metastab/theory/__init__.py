@@ -7,10 +7,11 @@
 - :mod:`.frozen`: the exact geometric exit law of a frozen configuration, :func:`frozen_law`, in
   log space; :func:`sphere_frozen_law` the same for the chain on the sphere (its no-op picks from
   :func:`sphere_jumps`), and :func:`frozen_asymptote` the large-β line of log E[T] of either.
-- :mod:`.sphere`: the attention dynamics on the sphere: :func:`meanfield_growth_rates`,
-  :func:`meanfield_clusters` (Bruno, Pasqualotto, Agazzi), :func:`merge_time` (GKPR's staircase,
-  by quadrature), :func:`orthogonal_cosine`, :func:`orthogonal_time`, :func:`phase_boundary`
-  (GLPR Thm 6.8), :func:`random_start_bound`, :func:`random_start_probability` (GLPR Thm 6.9).
+- :mod:`~metastab.theory.sphere`: the attention dynamics on the sphere:
+  :func:`meanfield_growth_rates`, :func:`meanfield_clusters` (Bruno, Pasqualotto, Agazzi),
+  :func:`merge_time` (GKPR's staircase, by quadrature), :func:`orthogonal_cosine`,
+  :func:`orthogonal_time`, :func:`phase_boundary` (GLPR Thm 6.8), :func:`random_start_bound`,
+  :func:`random_start_probability` (GLPR Thm 6.9).
 
 Everything is float64 NumPy; nothing here simulates. Every public name is importable from this
 package (``from metastab.theory import frozen_law``).

@@ -1,4 +1,4 @@
-"""The published bounds of [FW] in R^d (science.md §3), as functions.
+"""The published bounds of [FW] in R^d (docs: models#statements-fw), as functions.
 
 - :func:`clustering_phase`: m, τ and T1 of the clustering phase ([FW] lem. first.phase, Thm 5.2).
 - :func:`metastability_bound`, :func:`metastability_exponent`, :func:`exit_time_bound`: the
@@ -55,12 +55,13 @@ class ClusteringPhase:
 def clustering_phase(
     vertices: Polytope | ArrayLike, x0: ArrayLike, gamma: float, *, beta: float | None = None
 ) -> ClusteringPhase:
-    """Quantities of the clustering phase ([FW] lem. first.phase, Thm 5.2; science.md §3).
+    """Quantities of the clustering phase ([FW] lem. first.phase, Thm 5.2;
+    docs: models#statements-fw).
 
     With σ(i) = argmax_a <x_i^0, v_a> (B = I) and c0 = min_{a≠b} (<v_a, v_a> − <v_a, v_b>):
 
-        m  = min_{i > κ} |x_i^0 − v_σ(i)|,
-        τ  = min{ min_{a≠b} c0 / (2 |v_a − v_b|),  √(2 c0) / 2,  (1 − γ) m },
+        m  = min_{i > κ} ‖x_i^0 − v_σ(i)‖,
+        τ  = min{ min_{a≠b} c0 / (2 ‖v_a − v_b‖),  √(2 c0) / 2,  (1 − γ) m },
         T1 = ⌊ log(τ/m) / log(1 − γ) ⌋   (floored with a relative slack of 1e-12).
 
     Parameters
@@ -139,7 +140,7 @@ def _bound_args(c0, eps, gamma, n, diameter):
 
 
 def metastability_exponent(c0: float, eps: float, gamma: float) -> float:
-    """The exponent A/k = c0 ε / (2γ (1 + ε/γ)) of the Thm 5.4 bound (science.md §3).
+    """The exponent A/k = c0 ε / (2γ (1 + ε/γ)) of the Thm 5.4 bound (docs: models#statements-fw).
 
     T2 is at least of order e^{β c0 ε / (2γ(1 + ε/γ))}: the slope of log E[T2] against β is at
     least this.
@@ -163,7 +164,8 @@ def metastability_bound(
     n: int,
     diameter: float | None = None,
 ) -> np.ndarray:
-    """Lower bound on P[T2 >= t] of [FW] lem. metastab.1 / Thm 5.4 (science.md §3), t > 1:
+    """Lower bound on P[T2 >= t] of [FW] lem. metastab.1 / Thm 5.4 (docs: models#statements-fw), t
+    > 1:
 
         P[T2 >= t] >= 1 − exp((1 + ε/γ) log(γt/ε) + (1 + ε/γ) log n − β c0 ε / (2γ)).
 
@@ -235,7 +237,7 @@ def exit_time_bound(
 class CollapseRate:
     """Contraction of [FW] prop. origin: diam(X^{t+1}) <= (1 − γc) diam(X^t).
 
-    ``c`` may underflow at large |β|R²; ``log_c`` and ``log_factor`` = log(1 − γc) stay exact.
+    ``c`` may underflow at large abs(β) R²; ``log_c`` and ``log_factor`` = log(1 − γc) stay exact.
     """
 
     c: float
@@ -270,9 +272,10 @@ class CollapseRate:
 
 
 def collapse_rate(beta: float, *, radius: float, n: int, gamma: float) -> CollapseRate:
-    """The collapse constant c = e^{−|β|R²} / (n e^{|β|R²}) of [FW] prop. origin (science.md §3).
+    """The collapse constant c = e^{−abs(β) R²} / (n e^{abs(β) R²}) of [FW] prop. origin
+    (docs: models#statements-fw).
 
-    For SA_β with all |x_j| <= R, every step shrinks the diameter at least by 1 − γc.
+    For SA_β with all ‖x_j‖ <= R, every step shrinks the diameter at least by 1 − γc.
 
     Examples
     --------

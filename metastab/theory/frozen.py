@@ -1,5 +1,5 @@
-"""The exact exit laws of frozen configurations (science.md §3, "Exact laws"), in R^d and on the
-sphere, as functions.
+"""The exact exit laws of frozen configurations (docs: models#statements-fw, "Exact laws"), in R^d
+and on the sphere, as functions.
 
 - :func:`frozen_law`: the exact geometric exit law of a frozen configuration, in log space;
   :func:`sphere_frozen_law` the same for the chain on the sphere (its no-op picks from
@@ -62,7 +62,7 @@ class FrozenLaw:
 def frozen_law(
     points: ArrayLike, multiplicities: ArrayLike, beta: float, B: ArrayLike | None = None
 ) -> FrozenLaw:
-    """Exit law of tokens frozen at κ distinct points (science.md §3, "Exact laws").
+    """Exit law of tokens frozen at κ distinct points (docs: models#statements-fw, "Exact laws").
 
     Tokens sit at u_a with multiplicities m_a; in-group picks are no-ops, so the chain waits for
     the first cross-group pick. A token at u_a stays in its group with probability
@@ -162,7 +162,7 @@ def _unit_points(points) -> np.ndarray:
 
 
 def sphere_jumps(points: ArrayLike, gamma: float) -> np.ndarray:
-    """How far one pick moves a token of the sphere chain with V = I (sphere.md, "Models").
+    """How far one pick moves a token of the sphere chain with V = I (docs: models#models-sphere).
 
     A token at u_a that picks a token at u_b moves to N((1 − γ) u_a + γ u_b), at the angle
     φ_ab = atan2(γ sin θ_ab, 1 − γ + γ cos θ_ab) from u_a (θ_ab the angle between u_a and u_b),
@@ -219,8 +219,8 @@ def sphere_frozen_law(
 ) -> FrozenLaw:
     """Exit law of the sphere chain (V = I) frozen at κ distinct points of S^{d−1}.
 
-    As :func:`frozen_law` (science.md §3, "Exact laws"), with the no-op picks of the sphere
-    (:func:`sphere_jumps`): a token at u_a stays put iff it picks a token at u_a or, when
+    As :func:`frozen_law` (docs: models#statements-fw, "Exact laws"), with the no-op picks of the
+    sphere (:func:`sphere_jumps`): a token at u_a stays put iff it picks a token at u_a or, when
     γ < 1/2, at −u_a. So q_a = Σ_{b: no-op} m_b e^{β<B u_a, u_b>} / Σ_b m_b e^{β<B u_a, u_b>}
     and the first step in which some token moves is geometric with p = 1 − Π_a q_a^{m_a}.
     Without antipodal points this is :func:`frozen_law` of the same points.
@@ -253,7 +253,7 @@ def sphere_frozen_law(
 class FrozenAsymptote:
     """log E[T] = β Δ − log N + o(1) as β → ∞, for the frozen law of a configuration.
 
-    ``exponent`` is Δ, ``log_prefactor`` is log N (science.md §3: E[T] = 1/p and
+    ``exponent`` is Δ, ``log_prefactor`` is log N (docs: models#statements-fw: E[T] = 1/p and
     p ≈ Σ_a m_a r_a as the r_a vanish).
     """
 

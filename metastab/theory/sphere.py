@@ -1,4 +1,5 @@
-"""The published laws of the attention dynamics on the sphere (sphere.md), as functions.
+"""The published laws of the attention dynamics on the sphere (docs: models#models-sphere), as
+functions.
 
 - :func:`meanfield_growth_rates`, :func:`meanfield_clusters`: the unstable modes of the uniform
   state of (USA) on the circle and k* = argmax_k k² I_k(β) (Bruno, Pasqualotto, Agazzi).
@@ -7,7 +8,8 @@
 - :func:`orthogonal_cosine`, :func:`orthogonal_time`, :func:`phase_boundary`: the common cosine
   γ_β(t) of tokens started orthogonal on the sphere (GLPR Thm 6.8, eqs. (6.9)/(6.10)), the time
   it reaches 1 − δ and the curve Γ of GLPR Fig. 3; :func:`random_start_bound`,
-  :func:`random_start_probability`: GLPR Thm 6.9 for random starts (sphere.md, statements 1–3).
+  :func:`random_start_probability`: GLPR Thm 6.9 for random starts (docs: models#sphere-statements
+  (1–3)).
 
 Everything is float64 NumPy; nothing here simulates.
 """
@@ -42,7 +44,7 @@ __all__ = [
 
 def meanfield_growth_rates(beta: float, k_max: int) -> np.ndarray:
     """Linear growth rates λ_1..λ_{k_max} of the Fourier modes of the uniform state of (USA) on
-    the circle (sphere.md statement 6; Bruno, Pasqualotto, Agazzi, arXiv 2410.23228).
+    the circle (docs: models#sphere-statements (6); Bruno, Pasqualotto, Agazzi, arXiv 2410.23228).
 
     The mean-field (USA) velocity on the circle is v(θ) = ∫ e^{β cos(θ − φ)} sin(φ − θ) ρ(φ) dφ,
     whose kernel is (1/β) d/du e^{β cos u}; with e^{β cos u} = Σ_k I_k(β) e^{iku}, a perturbation
@@ -78,7 +80,7 @@ def meanfield_growth_rates(beta: float, k_max: int) -> np.ndarray:
 def meanfield_clusters(beta: float) -> int:
     """The number of clusters k* = argmax_{k >= 1} k² I_k(β) that (USA) on the circle forms from
     a nearly uniform start: the fastest-growing mode of :func:`meanfield_growth_rates` (Bruno,
-    Pasqualotto, Agazzi, arXiv 2410.23228; sphere.md statement 6).
+    Pasqualotto, Agazzi, arXiv 2410.23228; docs: models#sphere-statements (6)).
 
     k² I_k(β) is compared with the exponentially scaled I_k (no overflow at any β); the search
     runs over k <= 2√(2β) + 10 (the maximiser is near √(2β) for large β) and refuses a maximum on
@@ -117,7 +119,8 @@ def merge_time(
     n: int | None = None,
 ) -> float:
     """log of the time two point clusters on S^{d-1} take to merge under (SA) or (USA), from the
-    angle ``angle`` until their cosine reaches 1 − δ (sphere.md statement 5: GKPR's rate).
+    angle ``angle`` until their cosine reaches 1 − δ (docs: models#sphere-statements (5): GKPR's
+    rate).
 
     With Q = K = V = I, tokens at one point stay together, so m_a tokens at x_a and m_b at x_b
     (cos Δ = <x_a, x_b>) form a closed system on the great circle through them. Token a moves
@@ -353,7 +356,7 @@ def phase_boundary(
 
 def random_start_bound(t: ArrayLike, beta: float, n: int, d: ArrayLike) -> np.ndarray:
     """The short-time term of GLPR Thm 6.9's deviation bound for n i.i.d. uniform starts on
-    S^{d−1}: |<x_i(t), x_j(t)> − γ_β(t)| <= 2 c(β) n t √(log d / d), c(β) = e^{10 max(1, β)}.
+    S^{d−1}: abs(<x_i(t), x_j(t)> − γ_β(t)) <= 2 c(β) n t √(log d / d), c(β) = e^{10 max(1, β)}.
 
     The theorem bounds the deviation by the minimum of this and C e^{−λt}, whose constants
     C, λ are not explicit (so not computed here); it holds with probability at least

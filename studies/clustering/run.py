@@ -134,7 +134,7 @@ def random_starts(P, n, beta, draws, gen) -> np.ndarray:
 
 
 def eroded_cone(P: ms.Polytope, a: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """I_a(β^{−1/8}) ⊖ β^{−1/4} as {x : G x <= h} (science.md §2).
+    """I_a(β^{−1/8}) ⊖ β^{−1/4} as {x : G x <= h} (docs: models#polytopes).
 
     A closed ball B(x, δ) lies in {z : <g, z> <= c} iff <g, x> + δ|g| <= c; the facets of K come
     from its convex hull with unit normals.

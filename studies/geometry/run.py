@@ -1,4 +1,5 @@
-"""Cells and dominance geometry of [FW] (science.md §2), in parity with the paper's figure scripts.
+"""Cells and dominance geometry of [FW] (docs: models#polytopes), in parity with the paper's figure
+scripts.
 
 The paper's figures of cells, dominance cones, erosions and the quadratic landscape are drawn by
 scripts that sample a polygon from a fixed seed and label a 1000 × 1000 grid by an argmax. This
@@ -110,7 +111,8 @@ def polygon_halfplanes(poly):
 
 def dominance_halfplanes(P: ms.Polytope, a: int, eta: float, delta: float = 0.0):
     """Half-planes of I_a(η) ⊖ δ: the facets of K moved in by δ and <v_b − v_a, x> + δ|v_a − v_b|
-    <= −η for b ≠ a (science.md §2; a ball of radius δ fits iff every constraint has slack δ)."""
+    <= −η for b ≠ a (docs: models#polytopes; a ball of radius δ fits iff every constraint has slack
+    δ)."""
     A, b = polygon_halfplanes(P.vertices)
     diff = np.delete(P.vertices, a, axis=0) - P.vertices[a]
     return (np.vstack([A, diff]), np.r_[b - delta, -eta - delta * np.linalg.norm(diff, axis=1)])

@@ -1,6 +1,6 @@
 """Localmax dynamics: hull, limits, quiescence, and the path from hardmax to uniform averaging.
 
-Model (science.md §1; this package's reading of [LM]'s abstract, not a transcription): with
+Model (docs: models#models-rd; this package's reading of [LM]'s abstract, not a transcription): with
 s_ij = <x_i, x_j> (B = I), the neighbour set N_i^t = {j : s_ij ≥ max_k s_ik − r_t} and the step
 x_i ← x_i + γ (mean_{j in N_i^t} x_j − x_i), γ = 1/3 ([AFZ]'s α = 0.5, γ = α/(1+α)). r = 0 is
 [AFZ]'s hardmax (index-averaged ties), r → ∞ uniform averaging.

@@ -1,4 +1,5 @@
-"""Compute experiments E1-E6 of max-margin token selection (maxmargin.md §8) into ``out``.
+"""Compute experiments E1-E6 of max-margin token selection (docs: models#mm-experiments) into
+``out``.
 
 E1 [MM] single input, global vs local direction; E2 [MM] several inputs, NGD vs GD; E3 [MM]
 joint (p, v) training and the relaxed ATT-SVM; E4 [SVM] W vs (K, Q) parametrisation and the
@@ -29,7 +30,7 @@ def single_input(c):
 
 
 def multi_input(seed):
-    """maxmargin.md §4.2 data, regenerated with numpy (torch streams cannot be)."""
+    """docs: models#mm-experiments (E2) data, regenerated with numpy (torch streams cannot be)."""
     rng = np.random.default_rng(seed)
     X = 0.2 * rng.standard_normal((3, 7, 3))
     X[:, 0] += [1.0, 0.0, 0.0]
@@ -244,7 +245,8 @@ def e3(cfg, svm_rows):
 
 
 def e4_data(run, n, T, d):
-    """maxmargin.md §4.5 generator with numpy seed ``run``; initialisation U(±1/√d)."""
+    """docs: models#mm-experiments (E4) generator with numpy seed ``run``; initialisation
+    U(±1/√d)."""
     rng = np.random.default_rng(run)
 
     def unit(a):

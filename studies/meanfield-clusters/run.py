@@ -1,5 +1,5 @@
 """Mean-field clustering of (USA) on the circle (Bruno, Pasqualotto, Agazzi, arXiv 2410.23228;
-sphere.md statement 6).
+docs: models#sphere-statements (6)).
 
 θ̇_i = (1/N) Σ_j e^{β cos(θ_i − θ_j)} sin(θ_j − θ_i) from N i.i.d. uniform angles: the uniform
 state is unstable, mode k grows at λ_k = k² I_k(β)/β (:func:`metastab.theory.

@@ -1,10 +1,11 @@
-"""Checks of the sphere-metastability study (sphere.md, statement 7), from the tables only.
+"""Checks of the sphere-metastability study (docs: models#sphere-statements (7)), from the tables
+only.
 
 No paper states these laws: the claims are the package's own exact results for the chain on the
-sphere, as science.md §3 gives them for the R^d chain. T_jump, the first moving pick from the
-frozen clusters, is geometric with p = 1 − Π_a q_a^{m_a} (KS of the randomised PIT, Bonferroni
-over β, by direct stepping and by the accelerated engine below and beyond E[T] = 1e40), and its
-scaling line is log E[T] = βΔ − log N (the declared fit's wider 95 % intervals contain Δ and
+sphere, as docs: models#statements-fw gives them for the R^d chain. T_jump, the first moving pick
+from the frozen clusters, is geometric with p = 1 − Π_a q_a^{m_a} (KS of the randomised PIT,
+Bonferroni over β, by direct stepping and by the accelerated engine below and beyond E[T] = 1e40),
+and its scaling line is log E[T] = βΔ − log N (the declared fit's wider 95 % intervals contain Δ and
 −log N). Controls: the no-self-pick law is rejected wherever the law is tested, the engines
 agree, every β has enough escapes, and the grid reaches E[T] >= ``target_mean``. The true escape
 from the cap (T_cap), the R^d chain beside it, and the sensitivity to the fitted range are

@@ -1,4 +1,4 @@
-"""Figures of the sphere-metastability study (sphere.md, statement 7).
+"""Figures of the sphere-metastability study (docs: models#sphere-statements (7)).
 
 Reads only the files that ``run.py`` wrote into ``out``: chains.parquet, per_beta.csv, law.csv,
 exponent.csv, crosscheck.csv, rd.csv, checks.csv and their sidecars.

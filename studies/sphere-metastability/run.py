@@ -1,4 +1,4 @@
-"""Metastability of the chain on the sphere (sphere.md, statement 7): escape times of
+"""Metastability of the chain on the sphere (docs: models#sphere-statements (7)): escape times of
 ``SphereChain`` (V = I) from clustered configurations against β.
 
 Setup (``config.toml``): κ = d + 1 clusters at the points u_a of the regular simplex on S^{d−1}
@@ -113,7 +113,7 @@ def no_self_log_stay(state: dict, beta: float) -> float:
 
     A token at u_a then stays with probability (m_a − 1) e^{β} / ((m_a − 1) e^{β} +
     Σ_{b≠a} m_b e^{β<u_a, u_b>}): the law a reader gets by dropping the self-pick (which the
-    chain keeps, science.md §1). With m_a = 3 every r_a is 3/2 times the true one.
+    chain keeps, docs: models#models-rd). With m_a = 3 every r_a is 3/2 times the true one.
     """
     U, m = state["points"], state["mult"].astype(np.float64)
     S = U @ U.T

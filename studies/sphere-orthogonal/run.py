@@ -1,4 +1,5 @@
-"""Orthogonal and random starts on the sphere against GLPR Thm 6.8 / 6.9 (sphere.md, 1–2).
+"""Orthogonal and random starts on the sphere against GLPR Thm 6.8 / 6.9
+(docs: models#sphere-statements (1–2)).
 
 Thm 6.8: tokens started pairwise orthogonal (x_i(0) = e_i, d = n) keep equal pairwise cosines
 γ_β(t), the solution of (6.9) for (SA) and of (6.10) for (USA)

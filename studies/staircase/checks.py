@@ -1,8 +1,8 @@
 """Checks of the staircase study (GKPR dynamic metastability), from its tables only.
 
-Claims: the time between merges grows like e^{β(1 − cos Δθ)} (sphere.md statement 5), tested
-(1) from prepared two-cap starts, one censored scaling fit log E[T] = a + bβ + c log β per angle
-(:func:`metastab.stats.fit_scaling`; the log β term is the quadrature's prefactor), b against
+Claims: the time between merges grows like e^{β(1 − cos Δθ)} (docs: models#sphere-statements (5)),
+tested (1) from prepared two-cap starts, one censored scaling fit log E[T] = a + bβ + c log β per
+angle (:func:`metastab.stats.fit_scaling`; the log β term is the quadrature's prefactor), b against
 1 − cos Δθ; (2) from random starts, one fit of the plateau durations, each divided by its
 two-cluster prefactor, against s = β(1 − cos Δθ) of the closest pair at the plateau's start:
 slope 1. Controls: a rate 10 % off must be rejected by the same tolerance; RK4 durations must

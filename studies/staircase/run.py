@@ -1,4 +1,5 @@
-"""Dynamic metastability of (SA) on the circle (GKPR, arXiv 2410.06833; sphere.md statement 5).
+"""Dynamic metastability of (SA) on the circle (GKPR, arXiv 2410.06833;
+docs: models#sphere-statements (5)).
 
 Clusters on the circle merge one pair at a time, and the time between merges grows like
 e^{β(1 − cos Δθ)}, Δθ the angle between the closest pair. For two point clusters the time is

@@ -16,7 +16,7 @@ EVENT = ms.LeaveBall(0.1)  # a crossing token moves by ~0.77: the first cross pi
 
 
 def log_escape_probability(beta: float, per_token: bool = True) -> float:
-    """log p, p = 1 - prod_a q_a^{m_a} (science.md §3); per_token=False forgets the
+    """log p, p = 1 - prod_a q_a^{m_a} (docs: models#statements-fw); per_token=False forgets the
     multiplicities (prod_a q_a: a plausible bug, the negative control)."""
     tokens = 4 if per_token else 2
     return float(np.log(-np.expm1(-tokens * np.log1p(np.exp(-beta)))))

@@ -1,6 +1,6 @@
-"""Localmax dynamics (science.md §1): kernel == reference bit for bit, r = 0 is hardmax bit for bit,
-invariants (a step stays in the current hull; r large is uniform averaging), validation of r and
-its schedules, and the neighbour bookkeeping of ``simulate(..., record_neighbours=True)``."""
+"""Localmax dynamics (docs: models#models-rd): kernel == reference bit for bit, r = 0 is hardmax bit
+for bit, invariants (a step stays in the current hull; r large is uniform averaging), validation of
+r and its schedules, and the neighbour bookkeeping of ``simulate(..., record_neighbours=True)``."""
 
 import importlib
 import math

@@ -15,12 +15,12 @@ V3 = np.array([0.0, 0.0, 1.0])  # the third coordinate is the token score
 
 
 def single_input(c):
-    """maxmargin.md §4.1: one input, c = 0.9 (no local direction) or c = 0 (one)."""
+    """docs: models#mm-experiments (E1): one input, c = 0.9 (no local direction) or c = 0 (one)."""
     return np.array([[[-0.1, 1.0, 1.0], [1.0, 0.0, 0.9], [0.0, 0.0, c]]])
 
 
 def joint_data(tight):
-    """maxmargin.md §4.3: joint (p, v) training data, labels (1, -1, 1)."""
+    """docs: models#mm-experiments (E3): joint (p, v) training data, labels (1, -1, 1)."""
     third = (0.5, 1.0) if tight else (0.5, 1.5)
     X = np.array([[[0, 0], [1, 1]], [[0, 0], [1, -1]], [[0, 0], third]], dtype=float)
     return X, np.array([1.0, -1.0, 1.0])
@@ -143,7 +143,7 @@ def test_relaxed_rows_and_nearly_infeasible_flag():
 
 
 def test_frobenius_svm_with_a_common_query_is_the_p_svm_times_the_query():
-    # maxmargin.md §2.2: for z_i = q for all i, W^mm = u qᵀ / ||q||² with u the p-SVM for W = I
+    # docs: models#mm-svm: for z_i = q for all i, W^mm = u qᵀ / ||q||² with u the p-SVM for W = I
     rng = np.random.default_rng(11)
     X = random_instance(rng, 3, 4, 5)
     q = rng.standard_normal(5)

@@ -1,8 +1,9 @@
-"""Deterministic layer: SA_∞ (hardmax / Frank-Wolfe) reproduces the closed forms of science.md §3.
+"""Deterministic layer: SA_∞ (hardmax / Frank-Wolfe) reproduces the closed forms of
+docs: models#statements-fw.
 
 Hardmax has no randomness, so these are exact checks with stated floating-point tolerances;
-each law is paired with a case where it must NOT hold (the caveats of science.md), so that the
-checks can fail.
+each law is paired with a case where it must NOT hold (the caveats in docs: models#errata), so that
+the checks can fail.
 """
 
 from __future__ import annotations
@@ -237,8 +238,8 @@ TRIANGLE = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
 
 
 def test_step_matrix_documented_example():
-    """science.md §1 ([FW] remark after lem. convHullDecreases): V = diag(3/2, 7/3), triangle
-    (0, e1, e2). With B swapping the axes, e1 and e2 lead each other and e1 moves to
+    """docs: models#models-rd ([FW] remark after lem. convHullDecreases): V = diag(3/2, 7/3),
+    triangle (0, e1, e2). With B swapping the axes, e1 and e2 lead each other and e1 moves to
     e1 + P(e2 − e1) = (0.4, 0.7), outside the triangle (x + y = 1.1): the new hull is NOT
     contained in the old one. A documented counterexample to monotonicity, not a law."""
     np.testing.assert_allclose(P_GROW, np.diag([0.6, 0.7]), rtol=1e-15)
@@ -301,13 +302,13 @@ def J(x):
 
 @pytest.mark.parametrize("offset", [1, 0], ids=["gamma_t=2/(t+2), t>=1", "gamma_t=2/(t+2), t>=0"])
 def test_frank_wolfe_rate_counterexample(offset):
-    """science.md §3: d = 1, B = −B_* = −1, x^0 = (3, −1), γ^t = 2/(t+2). The printed O(1/t) bound
-    on J(x^t) − min_{K^0} J (= 0: the origin is in the initial hull [−1, 3]) is FALSE.
+    """docs: models#statements-fw: d = 1, B = −B_* = −1, x^0 = (3, −1), γ^t = 2/(t+2). The printed
+    O(1/t) bound on J(x^t) − min_{K^0} J (= 0: the origin is in the initial hull [−1, 3]) is FALSE.
 
     Counting the steps from t = 1 (γ = 2/3 first, ``offset=1``): the token at 3 goes to 1/3 and
-    stays there, J = 1/18 for every t >= 1, exactly as science.md says. With the schedule
-    indexed from t = 0 (γ = 1 first, ``offset=0``) the first step swaps the two tokens and the
-    token from −1 sits at 1/3, J = 1/18, from t = 2 on. Either way J does not tend to 0.
+    stays there, J = 1/18 for every t >= 1, exactly as docs: models#statements-fw says. With the
+    schedule indexed from t = 0 (γ = 1 first, ``offset=0``) the first step swaps the two tokens and
+    the token from −1 sits at 1/3, J = 1/18, from t = 2 on. Either way J does not tend to 0.
     """
     steps = 200
     t = np.arange(steps) + offset

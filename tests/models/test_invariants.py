@@ -1,14 +1,14 @@
 """Invariants layer (property-based, derandomized): what holds for every configuration.
 
 - A step of SA_P, SA_β or SA_∞ with a scalar γ never leaves the current hull conv{x_j}
-  (science.md §1, §3 "A step never leaves conv{x_j}"), for any B (any sign, non-symmetric),
-  β in [0, 1e6], coincident tokens, d = 1..3, and degenerate (flat) configurations.
+  (docs: models#models-rd, #statements-fw, "A step never leaves conv{x_j}"), for any B (any sign,
+  non-symmetric), β in [0, 1e6], coincident tokens, d = 1..3, and degenerate (flat) configurations.
 - States stay finite at β = 1e6 and at huge or tiny coordinate scales.
 
 The hull test is checked by a linear program (max-norm distance to the hull, in coordinates
 centred and scaled by the configuration's size), which needs no full-dimensional hull; it has its
-own negative controls: a point off the hull, and the step matrix of science.md §1, which does
-leave the hull.
+own negative controls: a point off the hull, and the step matrix of docs: models#models-rd, which
+does leave the hull.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def test_many_steps_stay_in_the_initial_hull(config, beta, gamma, seed):
 
 def test_hull_check_negative_controls():
     """The checker sees a point 1e-6 off a triangle, and the documented step matrix example
-    (science.md §1: V = diag(3/2, 7/3), triangle (0, e1, e2)) leaving the hull by 0.1."""
+    (docs: models#models-rd: V = diag(3/2, 7/3), triangle (0, e1, e2)) leaving the hull by 0.1."""
     tri = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     assert hull_excess(tri, np.array([[0.5, 0.5]])) <= HULL_TOL
     assert hull_excess(tri, np.array([[0.5, 0.5 + 1e-6]])) > 1e-7

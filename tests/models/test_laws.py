@@ -1,4 +1,4 @@
-"""Statistical layer: the simulated chain follows the laws of science.md §1 and §3 exactly.
+"""Statistical layer: the simulated chain follows the laws of docs: models#models-rd and §3 exactly.
 
 Every test uses a fixed seed, so it is deterministic; the tolerances are stated next to each
 assertion, and every test carries a negative control (the same sample against a wrong law, or a
@@ -27,7 +27,7 @@ def distinct_points(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def point_law(x: np.ndarray, B: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """Law of the point picked by each token in one step of SA_P (science.md §1).
+    """Law of the point picked by each token in one step of SA_P (docs: models#models-rd).
 
     Token i picks index j with probability softmax_j(β s_ij), s_ij = <B x_i, x_j>; coincident
     tokens add their probabilities, so the law over the distinct points U_b is

@@ -1,4 +1,4 @@
-"""Tests for metastab.setups.polytopes: the geometry of science.md §2."""
+"""Tests for metastab.setups.polytopes: the geometry of docs: models#polytopes."""
 
 import dataclasses
 import json

@@ -1,5 +1,6 @@
-"""The circle statements of metastab.theory (sphere.md statements 5 and 6): the mean-field
-growth rates and k* against independent quadratures, merge times against an ODE solver."""
+"""The circle statements of metastab.theory (docs: models#sphere-statements (5 and 6)): the
+mean-field growth rates and k* against independent quadratures, merge times against an ODE
+solver."""
 
 import math
 

@@ -1,4 +1,5 @@
-"""Tests for metastab.theory: hand-computed values and exact arithmetic (science.md §3)."""
+"""Tests for metastab.theory: hand-computed values and exact arithmetic
+(docs: models#statements-fw)."""
 
 import math
 from decimal import Decimal, getcontext

@@ -1,8 +1,8 @@
 """Numba kernels of the event-driven SA_P chain (``first_passage(..., mode="accelerated")``).
 
 Pure functions over arrays, like the other kernels, whose xoshiro256** streams, event test and
-model codes they reuse. Equations: science.md §1 (the chain SA_P) and §3, "Exact laws usable
-as tests" (the frozen configuration and its geometric exit law).
+model codes they reuse. Equations: docs: models#models-rd (the chain SA_P) and #frozen-law
+(the frozen configuration and its geometric exit law).
 
 **Groups.** Tokens that sit on one point form a group (κ distinct points u_a, multiplicities
 m_a). A pick of a token in one's own group is an exact no-op (x_i + γ(x_i − x_i) = x_i), so the
@@ -11,14 +11,14 @@ draw, points closer than ``tol`` (max-norm) are merged (:func:`merge_groups`): e
 at most ``tol``.
 
 **One token.** A token at u_a picks a token at u_b with probability
-m_b e^{β<B u_a, u_b>} / Σ_c m_c e^{β<B u_a, u_c>} (science.md §1: coincident tokens add their
-probabilities). With r_a = Σ_{b≠a} (m_b/m_a) e^{β(<B u_a, u_b> − <B u_a, u_a>)} it stays in its
-group with probability q_a = 1/(1 + r_a) and crosses with c_a = r_a/(1 + r_a). Everything is
+m_b e^{β<B u_a, u_b>} / Σ_c m_c e^{β<B u_a, u_c>} (docs: models#models-rd: coincident tokens add
+their probabilities). With r_a = Σ_{b≠a} (m_b/m_a) e^{β(<B u_a, u_b> − <B u_a, u_a>)} it stays in
+its group with probability q_a = 1/(1 + r_a) and crosses with c_a = r_a/(1 + r_a). Everything is
 kept in log space: log q_a = −log(1 + r_a), log c_a = log r_a − log(1 + r_a) and
 ℓ_a = log(−log q_a) = log log(1 + r_a), exact even when r_a underflows (β = 1e6).
 
-**The waiting time.** Tokens draw independently (science.md §1), so a step has no cross pick with
-probability P_stay = Π_i q_{a(i)} = e^L, L = −Σ_i log(1 + r_{a(i)}), and
+**The waiting time.** Tokens draw independently (docs: models#models-rd), so a step has no cross
+pick with probability P_stay = Π_i q_{a(i)} = e^L, L = −Σ_i log(1 + r_{a(i)}), and
 log(−L) = logsumexp_i ℓ_{a(i)}.
 The number of steps up to and including the first one with a cross pick is geometric,
 P[W > k] = e^{kL}; it is drawn by inversion as W = 1 + ⌊E / (−L)⌋ with E ~ Exp(1) of full

@@ -1,5 +1,5 @@
 """Cluster observables of one configuration, as numba kernels: clustered pairs, the number of
-clusters, the energy E_β (sphere.md, Observables).
+clusters, the energy E_β (docs: models#observables).
 
 Tokens i and j form a *clustered pair* when their cosine <x_i, x_j> / (|x_i| |x_j|) is at least
 1 − δ; on the unit sphere that is <x_i, x_j> >= 1 − δ (GLPR Fig. 3), and for tokens in R^d it
@@ -100,9 +100,9 @@ def observe_one(x, threshold, beta, out):
     clusters: :func:`cluster_count`; pair_fraction: the fraction of the n(n−1)/2 pairs i < j that
     are clustered; cos12: the cosine of tokens 1 and 2 (indices 0 and 1: the phase-diagram pair of
     GLPR Fig. 3); mean_cos: the mean cosine over pairs i < j; log_energy and energy: E_β =
-    (1 / (2β n²)) Σ_{i,j} e^{β <x_i, x_j>} (sphere.md; raw inner products, all ordered pairs),
-    max-shifted so that log E_β is finite at any β > 0 (energy may overflow to inf; both are NaN
-    for β = 0 or β = inf).
+    (1 / (2β n²)) Σ_{i,j} e^{β <x_i, x_j>} (docs: models#models-sphere; raw inner products, all
+    ordered pairs), max-shifted so that log E_β is finite at any β > 0 (energy may overflow to inf;
+    both are NaN for β = 0 or β = inf).
     """
     n = x.shape[0]
     norms = np.empty(n)

@@ -1,4 +1,4 @@
-"""Numba kernels of the attention dynamics on the unit sphere S^{d-1} (sphere.md, "Models").
+"""Numba kernels of the attention dynamics on the unit sphere S^{d-1} (docs: models#models-sphere).
 
 Pure functions over arrays, like the other kernels files, whose streams (:mod:`.streams`),
 picks (:mod:`.steps`), score loops (:mod:`.scores`) and event test (:mod:`.drivers`) they reuse.
@@ -11,7 +11,7 @@ in :mod:`.params`.
   Z^h_i = Σ_k e^{β s^h_ik}) or / n (unnormalised, (USA)), j ≤ i only when causal. Post-LN:
   x_i ← N(x_i + dt Attn(x)_i). RK4: the classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i,
   P⊥_x y = y − <x, y> x, then N. Pre-LN: x_i ← x_i + dt Attn(N(x))_i, the tokens normalised
-  before attention and the residual stream left as it is (sphere.md's reading of the variant of
+  before attention and the residual stream left as it is (this package's reading of the variant of
   Karagodin et al. and their simulator simuformer, not checked against their code).
 - :func:`chain_step`: the finite-temperature chain with LayerNorm: token i picks j with
   probability softmax_j(β s_ij) (the pick of ``steps.chain_step``, exact to full relative

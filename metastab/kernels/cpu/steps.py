@@ -4,7 +4,7 @@ globals but constants, no printing), compared bit for bit with
 
 Each step has a ``*_work(n, d)`` factory of its scratch buffers. Arithmetic is written as explicit
 loops in a fixed order and ``fastmath`` stays off: the reference repeats the same operations in the
-same order, which is what makes bit-for-bit tests possible. Equations: science.md §1.
+same order, which is what makes bit-for-bit tests possible. Equations: docs: models#models-rd.
 """
 
 import numpy as np
@@ -688,7 +688,7 @@ def localmax_work(n, d):
 
 @_jit(**JIT)
 def localmax_step(x, B, gamma, P, use_P, r, rule, out, work):
-    """Localmax, one step (science.md §1, this package's reading of [LM]).
+    """Localmax, one step (docs: models#models-rd, this package's reading of [LM]).
 
     Neighbour set N_i = {j : s_ij >= cut_i} with cut_i from :func:`neighbour_cut` (additive:
     max_k s_ik - r); x_i <- x_i + gamma (mean_{j in N_i} x_j - x_i), the mean over indices.

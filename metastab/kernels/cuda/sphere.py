@@ -1,8 +1,8 @@
 """The sphere models on the device: the CUDA twins of :mod:`metastab.kernels.cpu.sphere`.
 
-Same equations (sphere.md, "Models"), same operations in the same order as the CPU kernels, so
-the simulator gives their bits: the flow's fused arithmetic (``arith``: each multiply-add one fma,
-the exp ``cuda.steps.exp_fused``) in scores s_ij = <B x_i, x_j> (k ascending from +0.0),
+Same equations (docs: models#models-sphere), same operations in the same order as the CPU kernels,
+so the simulator gives their bits: the flow's fused arithmetic (``arith``: each multiply-add one
+fma, the exp ``cuda.steps.exp_fused``) in scores s_ij = <B x_i, x_j> (k ascending from +0.0),
 max-shifted weights (a causal mask gives weight exactly 0), totals and weighted sums Σ_j w_ij x_jk
 in increasing j, the value matrix, heads summed in order, the norm in increasing k.
 Per token (one thread each, see :mod:`.drivers`): :func:`velocity` is Attn(x)_i (projected

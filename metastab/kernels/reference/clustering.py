@@ -36,7 +36,8 @@ def cosines(x) -> np.ndarray:
 
 
 def clustered(x, delta: float) -> np.ndarray:
-    """The adjacency matrix of clustered pairs cos(x_i, x_j) >= 1 − δ, i != j (sphere.md)."""
+    """The adjacency matrix of clustered pairs cos(x_i, x_j) >= 1 − δ, i != j
+    (docs: models#models-sphere)."""
     adj = cosines(x) >= 1.0 - delta
     np.fill_diagonal(adj, False)
     return adj

@@ -7,7 +7,7 @@ left-to-right loops ``acc = 0.0; acc += a * b`` in the same order as the kernels
 ``np.dot`` / BLAS / vectorised ``np.exp`` (whose summation order, FMA contraction and SIMD exp
 differ in the last bits), so that the kernels can be compared with this module BIT FOR BIT.
 
-Equations are those of ``science.md`` §1 (cited per function). Notation: a configuration is a
+Equations are those of docs: models#models-rd (cited per function). Notation: a configuration is a
 list of n tokens x_i in R^d, the key-query matrix B is d×d and not assumed symmetric, the score
 of token j for token i is s_ij = <B x_i, x_j>, and a step moves token i to
 x_i + γ (target_i − x_i) (scalar step γ in (0, 1]) or x_i + P (target_i − x_i) (step matrix
@@ -119,7 +119,7 @@ def _rows(x) -> list[list[float]]:
 
 
 def scores(x, B, i: int) -> list[float]:
-    """s_ij = <B x_i, x_j> for all j (science.md §1), as bx = B x_i then <bx, x_j>."""
+    """s_ij = <B x_i, x_j> for all j (docs: models#models-rd), as bx = B x_i then <bx, x_j>."""
     x, B = _rows(x), _rows(B)
     d = len(x[0])
     bx = []
@@ -175,7 +175,8 @@ def softmax_weights(s: list[float], beta: float) -> tuple[list[float], float]:
 
 
 def move(xi: list[float], target: list[float], gamma: float | None, P=None) -> list[float]:
-    """x_i + γ (target − x_i), or x_i + P (target − x_i) with a step matrix P (science.md §1)."""
+    """x_i + γ (target − x_i), or x_i + P (target − x_i) with a step matrix P
+    (docs: models#models-rd)."""
     d = len(xi)
     if P is None:
         if gamma is None:
@@ -348,7 +349,7 @@ def hardmax_step(x, B, gamma, ties: str = "index", tol: float = 0.0) -> np.ndarr
 
 def neighbour_cut(best: float, r: float, rule: str) -> float:
     """The localmax threshold: max_k s_ik − r ("additive") or max_k s_ik − r |max_k s_ik|
-    ("relative"); j is a neighbour of i iff s_ij >= cut (science.md §1)."""
+    ("relative"); j is a neighbour of i iff s_ij >= cut (docs: models#models-rd)."""
     if rule == "additive":
         return best - r
     if rule == "relative":
@@ -367,7 +368,7 @@ def neighbours(s: list[float], r: float, rule: str = "additive") -> list[int]:
 
 
 def localmax_step(x, B, gamma, r: float, rule: str = "additive") -> np.ndarray:
-    """Localmax, one step (science.md §1; this package's reading of [LM]'s abstract):
+    """Localmax, one step (docs: models#models-rd; this package's reading of [LM]'s abstract):
     x_i ← x_i + γ (mean_{j in N_i} x_j − x_i), uniform weights over the neighbour indices."""
     xs = _rows(x)
     P = _step_matrix(gamma)

@@ -2,8 +2,8 @@
 tests only: plain Python floats, one scalar operation at a time, every sum a left-to-right loop in
 the kernels' order, so that the kernels can be compared with this module BIT FOR BIT.
 
-Equations: sphere.md, "Models". Scores s_ij = <B x_i, x_j>; N(y) = y / |y|. The picks of the chain
-and the kernels' exp are those of :mod:`metastab.kernels.reference.euclidean`.
+Equations: docs: models#models-sphere. Scores s_ij = <B x_i, x_j>; N(y) = y / |y|. The picks of the
+chain and the kernels' exp are those of :mod:`metastab.kernels.reference.euclidean`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,105 @@
+"""Sphinx configuration of the metastab documentation.
+
+Build from the repository root: ``python -m sphinx -W -b html docs docs/_build/html``.
+"""
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(DOCS / "_ext"))
+
+import metastab  # noqa: E402
+
+project = "metastab"
+author = "metastab contributors"
+copyright = "the metastab contributors"
+release = version = metastab.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
+    "sphinxarg.ext",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "auto_examples/*.ipynb", "auto_examples/*.py"]
+templates_path = ["_templates"]
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"metastab {release}"
+html_theme_options = {
+    "navigation_depth": 2,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+}
+html_show_sourcelink = False
+
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+# API reference
+autosummary_generate = True
+autosummary_imported_members = True
+autosummary_ignore_module_all = False
+# names of ``metastab.__all__`` are documented once, at the top level (api/index.rst)
+autosummary_context = {"toplevel": [n for n in metastab.__all__ if not n.startswith("_")]}
+autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_typehints = "none"
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+
+# The examples gallery: every examples/*.py runs, except those whose names start with "nr_"
+# (not run: they need a GPU or take longer than a documentation build should).
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/(?!nr_)[^/]+\.py$",
+    "ignore_pattern": r"__init__\.py",
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "matplotlib_animations": False,
+    "image_scrapers": ("metastab_scraper", "matplotlib"),  # ours first: see metastab_scraper
+    "abort_on_example_error": True,
+    "reference_url": {"metastab": None},
+}
+
+# numba and the package itself warn about nothing here; keep the build strict
+suppress_warnings = ["myst.header"]
+
+
+# The studies gallery: data/<name>/report.md and its figures, as committed, copied into
+# docs/studies/generated/<name>/ before reading (studies are never rerun by the build).
+STUDIES_OUT = DOCS / "studies" / "generated"
+
+
+def _copy_studies(app) -> None:
+    if STUDIES_OUT.exists():
+        shutil.rmtree(STUDIES_OUT)
+    for report in sorted((ROOT / "data").glob("*/report.md")):
+        name = report.parent.name
+        dest = STUDIES_OUT / name
+        dest.mkdir(parents=True)
+        text = report.read_text(encoding="utf-8")
+        # links to tables of the study point at the repository's files, not at documents
+        text = re.sub(
+            r"(?<!!)\[([^\]]+)\]\((?!https?://|#)([^)]+)\)", r"\1 (`data/" + name + r"/\2`)", text
+        )
+        (dest / "report.md").write_text(f"(study-{name})=\n" + text, encoding="utf-8")
+        for figure in report.parent.glob("*.png"):
+            shutil.copy2(figure, dest / figure.name)
+
+
+def setup(app):
+    app.connect("builder-inited", _copy_studies)
