@@ -8,6 +8,8 @@ import shutil
 import sys
 from pathlib import Path
 
+import docutils.parsers.rst.roles
+
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
@@ -103,3 +105,5 @@ def _copy_studies(app) -> None:
 
 def setup(app):
     app.connect("builder-inited", _copy_studies)
+    # matplotlib's docstrings (inherited by metastab.plotting.InlineFigure) use its own role
+    app.add_role("mpltype", docutils.parsers.rst.roles.code_role)

@@ -25,8 +25,8 @@ fp_gpu = ms.first_passage(model, x0, event, max_steps=20_000, chains=65_536, rng
 # beside the CPU's (``metastab bench --device cuda --check`` compares devices this way, and
 # compares the escape-time laws by two-sample tests).
 fp_cpu = ms.first_passage(model, x0, event, max_steps=20_000, chains=256, rng=1)
-print("same escape times:", np.mean(fp_gpu.steps[:256] == fp_cpu.steps))
-print("mean escape time, GPU:", fp_gpu.steps.sum() / fp_gpu.events)
+print("same escape times:", np.mean(fp_gpu.times[:256] == fp_cpu.times))
+print("mean escape time, GPU:", fp_gpu.times.sum() / fp_gpu.events)
 
 # %%
 # The sphere flow of the phase diagram, 2048 starts in d = 128, on the device.

@@ -37,7 +37,7 @@ plt.tight_layout()
 
 # %%
 # The plateaus: one row per chain and cluster count k, with the step at which the chain
-# reached k clusters (``start``) and the step that ended the plateau (``steps``; censored at
+# reached k clusters (``start``) and the step that ended the plateau (``end``; censored at
 # the horizon when no merge ended it).
 plateaus = tr.to_frame()
 print(plateaus.head())

@@ -257,7 +257,7 @@ class SphereFlow(_SphereModel):
         """The largest step of the scheme's stable range for tokens in R^d.
 
         With w_h the weights' sum (1 for softmax; at most e^{β‖B_h‖₂} for (USA), n weights of at
-        most e^{β‖B_h‖₂}/n), r = Σ_h ‖V_h‖₂ w_h bounds |Attn(x)_i| on the sphere and the rate at
+        most e^{β‖B_h‖₂}/n), r = Σ_h ‖V_h‖₂ w_h bounds ‖Attn(x)_i‖ on the sphere and the rate at
         which deviations from a cluster decay (V = I: u̇_i = ū − u_i to first order around a
         cluster, rate 1 for softmax and e^β for (USA)). The explicit schemes are stable on that
         mode while dt·r stays in their real stability interval:

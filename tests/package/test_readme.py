@@ -1,6 +1,6 @@
-"""The README's Python examples run, and every number in the comment of a ``print`` line is what
-that line prints (a number ending in ``...`` is a prefix of the printed one), so a stale README
-number fails here."""
+"""The Python examples of the README and of the documentation's pages run, and every number in the
+comment of a ``print`` line is what that line prints (a number ending in ``...`` is a prefix of
+the printed one), so a stale number fails here. Each page runs in a namespace of its own."""
 
 import re
 import sys
@@ -9,12 +9,21 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?:\.\.\.)?")
 
 
 def python_blocks(text):
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+# the documentation's pages with Python examples, in the order of its table of contents: like
+# the README, they run in one namespace (a page uses what an earlier one defined)
+DOCS = [
+    ROOT / "docs" / f"{entry}.md"
+    for entry in re.findall(r"^(user/[\w-]+)$", (ROOT / "docs" / "index.md").read_text(), re.M)
+]
 
 
 def numbers(text):
@@ -37,7 +46,8 @@ def test_matches_reads_prefixes_and_rejects_stale_numbers():
 
 
 @pytest.mark.slow
-def test_readme_python_examples_print_what_their_comments_say(tmp_path, monkeypatch):
+@pytest.mark.parametrize("pages", [[README], DOCS], ids=["README", "docs"])
+def test_python_examples_print_what_their_comments_say(pages, tmp_path, monkeypatch):
     matplotlib.use("Agg")
     monkeypatch.chdir(tmp_path)
     printed = {}
@@ -49,14 +59,15 @@ def test_readme_python_examples_print_what_their_comments_say(tmp_path, monkeypa
 
     namespace = {"print": record}
     checked = 0
-    for b, block in enumerate(python_blocks(README.read_text())):
-        name = f"README block {b}"
-        exec(compile(block, name, "exec"), namespace)
-        for k, line in enumerate(block.splitlines(), start=1):
-            code, _, comment = line.partition("#")
-            if not code.lstrip().startswith("print(") or not numbers(comment):
-                continue
-            out = printed[(name, k)]
-            assert matches(numbers(comment), numbers(out)), (line, out)
-            checked += 1
-    assert checked >= 4
+    for page in pages:
+        for b, block in enumerate(python_blocks(page.read_text())):
+            name = f"{page.name} block {b}"
+            exec(compile(block, name, "exec"), namespace)
+            for k, line in enumerate(block.splitlines(), start=1):
+                code, _, comment = line.partition("#")
+                if not code.lstrip().startswith("print(") or not numbers(comment):
+                    continue
+                out = printed[(name, k)]
+                assert matches(numbers(comment), numbers(out)), (page.name, line, out)
+                checked += 1
+    assert checked >= 3

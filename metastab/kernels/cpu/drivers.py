@@ -12,10 +12,21 @@ import numpy as np
 from numba import njit, prange
 
 from ..cache import njit_keyed
-from ..params import CHAIN, CLUSTERS, FLOW, JIT, LOCALMAX, NO_EVENT
+from ..params import (
+    CHAIN,
+    CLUSTERS,
+    COLLAPSE,
+    FLOW,
+    JIT,
+    LEAVE_BALL,
+    LEAVE_HULL,
+    LOCALMAX,
+    NO_EVENT,
+    REACH,
+)
 from ..streams import next_uniform
 from .clustering import cluster_count, record_levels
-from .events import TESTS, hull_work
+from .events import collapse, hull_work, leave_ball, leave_hull, reach
 from .steps import (
     _ROWS,
     _chain_blocks,
@@ -98,28 +109,28 @@ def clusters_reached(ev, c, x, t):
     return m <= ev.at_most
 
 
-@functools.cache
-def stopped_for(code: int):
-    """``stopped(ev, c, x, work, t, steps, done)`` of the event ``code``: whether chain c meets
-    the event after the step from time t; if so, it is recorded as stopped at step t + 1. The
-    code is a constant of the compiled function: it holds its own event's test only."""
-    test = TESTS[code]
-
-    @_jit(**JIT)
-    def stopped(ev, c, x, work, t, steps, done):
-        if code == NO_EVENT:
-            return False
-        if code == CLUSTERS:
-            hit = clusters_reached(ev, c, x, t + 1)
-        else:
-            hit = test(ev, c, x, work)
-        if hit:
-            steps[c] = t + 1
-            done[c] = True
-            return True
+@njit(inline="always")
+def stopped(ev, c, x, work, t, steps, done, code):
+    """Whether chain c meets the event ``ev`` of code ``code`` after the step from time t; if so,
+    it is recorded as stopped at step t + 1. Inlined where ``code`` is a constant of the kernel,
+    so that only that event's test is compiled into it."""
+    if code == NO_EVENT:
         return False
-
-    return stopped
+    if code == CLUSTERS:
+        hit = clusters_reached(ev, c, x, t + 1)
+    elif code == LEAVE_BALL:
+        hit = leave_ball(ev, c, x, work)
+    elif code == REACH:
+        hit = reach(ev, c, x, work)
+    elif code == LEAVE_HULL:
+        hit = leave_hull(ev, c, x, work)
+    else:
+        hit = collapse(ev, c, x, work)
+    if hit:
+        steps[c] = t + 1
+        done[c] = True
+        return True
+    return False
 
 
 @functools.cache
@@ -128,7 +139,6 @@ def _tokens_for(code: int):
     the other, each step's blocks of tokens (and of the Gram) split over the threads. A token's
     arithmetic does not depend on which thread runs its block, so the bits are those of the
     chain-parallel path."""
-    stopped = stopped_for(code)
 
     @_jit(parallel=True, **JIT)
     def advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
@@ -155,7 +165,7 @@ def _tokens_for(code: int):
                     u[i] = next_uniform(st)
                 step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, tw, T)
                 x[:, :] = out
-                if stopped(ev, c, x, work, t, steps, done):
+                if stopped(ev, c, x, work, t, steps, done, code):
                     break
 
     return advance_tokens
@@ -165,7 +175,6 @@ def _tokens_for(code: int):
 def _chains_for(kind: int, code: int):
     """The kernel of the model kind ``kind`` and the event ``code``, chains in parallel (see
     :func:`advance`). Both are constants of the compiled code: it holds its own paths only."""
-    stopped = stopped_for(code)
 
     @_jit(parallel=True, **JIT)
     def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
@@ -211,7 +220,7 @@ def _chains_for(kind: int, code: int):
                 else:
                     hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, w)
                 x[:, :] = out
-                if stopped(ev, c, x, work, t, steps, done):
+                if stopped(ev, c, x, work, t, steps, done, code):
                     break
 
     return advance_chains
@@ -248,16 +257,25 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
 def events_at_for(code: int):
     """``events_at(X, ev, out)`` of the event ``code``: out[c] = whether configuration X[c]
     already satisfies the event (time 0)."""
-    test = TESTS[code]
 
-    @_jit(parallel=True, **JIT)
+    # one pass per run, at time 0: serial, as a parallel loop would cost more to compile than
+    # it saves
+    @_jit(**JIT)
     def events_at(X, ev, out):
         C, n, d = X.shape
-        for c in prange(C):
+        for c in range(C):
             if code == CLUSTERS:
                 out[c] = clusters_reached(ev, c, X[c], 0)
+            elif code == LEAVE_BALL:
+                out[c] = leave_ball(ev, c, X[c], hull_work(n, d))
+            elif code == REACH:
+                out[c] = reach(ev, c, X[c], hull_work(n, d))
+            elif code == LEAVE_HULL:
+                out[c] = leave_hull(ev, c, X[c], hull_work(n, d))
+            elif code == COLLAPSE:
+                out[c] = collapse(ev, c, X[c], hull_work(n, d))
             else:
-                out[c] = test(ev, c, X[c], hull_work(n, d))
+                out[c] = False
 
     return events_at
 

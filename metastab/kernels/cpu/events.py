@@ -1,12 +1,13 @@
-"""Stopping events evaluated on one configuration: one test per event code (:data:`TESTS`),
-:func:`event_hit` over all of them, and the point-to-hull distance :func:`hull_dist2` (Wolfe's
-min-norm-point algorithm) that LEAVE_HULL uses."""
+"""Stopping events evaluated on one configuration: one test per event code (``leave_ball``,
+``reach``, ``leave_hull``, ``collapse``, ``clusters``), :func:`event_hit` over all of them, and
+the point-to-hull distance :func:`hull_dist2` (Wolfe's min-norm-point algorithm) that
+``leave_hull`` uses."""
 
 import numpy as np
 from numba import njit
 
 from ..cache import njit_keyed
-from ..params import CLUSTERS, COLLAPSE, JIT, LEAVE_BALL, LEAVE_HULL, NO_EVENT, REACH
+from ..params import CLUSTERS, COLLAPSE, JIT, LEAVE_BALL, LEAVE_HULL, REACH
 from .clustering import cluster_count
 
 # cached only while the kernel files it uses are unchanged (see cache)
@@ -243,27 +244,10 @@ def clusters(ev, c, x, work):
 
 
 @_jit(**JIT)
-def never(ev, c, x, work):
-    """NO_EVENT."""
-    return False
-
-
-# event code -> its test: kernels specialised to one event call it by name (see drivers)
-TESTS = {
-    NO_EVENT: never,
-    LEAVE_BALL: leave_ball,
-    REACH: reach,
-    LEAVE_HULL: leave_hull,
-    COLLAPSE: collapse,
-    CLUSTERS: clusters,
-}
-
-
-@_jit(**JIT)
 def event_hit(ev, c, x, work):
     """Does the configuration x of chain c satisfy the stopping event ``ev`` (an EventArrays)?
-    The test of its code (:data:`TESTS`): centers and radii are chain c's rows (or the shared
-    row 0). For kernels that serve every event; a kernel of one event calls its test directly.
+    The test of its code: centers and radii are chain c's rows (or the shared row 0). For kernels
+    that serve every event; a kernel of one event calls its test directly.
     """
     code = ev.code
     if code == LEAVE_BALL:

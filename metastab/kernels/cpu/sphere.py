@@ -39,7 +39,7 @@ from ..cache import njit_keyed
 from ..params import JIT as _JIT
 from ..params import POST_LN, PRE_LN, SPHERE_CHAIN, UNNORMALIZED
 from ..streams import next_uniform
-from .drivers import stopped_for
+from .drivers import stopped
 from .events import hull_work
 from .scores import ROWS as _ROWS
 from .scores import score_loops
@@ -450,7 +450,6 @@ def _tokens_for(code: int):
     """The flow's kernel with fewer chains than threads for the event ``code``: chains one after
     the other, the blocks of tokens of each step split over T threads (same bits as the
     chain-parallel path)."""
-    stopped = stopped_for(code)
 
     @_jit(parallel=True, **_JIT)
     def advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
@@ -475,7 +474,7 @@ def _tokens_for(code: int):
                 h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
                 _flow(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, out, fw, T)
                 x[:, :] = out
-                if stopped(ev, c, x, hw, t, steps, done):
+                if stopped(ev, c, x, hw, t, steps, done, code):
                     break
 
     return advance_tokens
@@ -485,7 +484,6 @@ def _tokens_for(code: int):
 def _chains_for(kind: int, code: int, scheme: int):
     """The kernel of the sphere model ``kind``, the event ``code`` and the flow's ``scheme``,
     chains in parallel (see :func:`advance`); the three are constants of the compiled code."""
-    stopped = stopped_for(code)
 
     @_jit(parallel=True, **_JIT)
     def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
@@ -524,7 +522,7 @@ def _chains_for(kind: int, code: int, scheme: int):
                 else:
                     _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, out, w, 1)
                 x[:, :] = out
-                if stopped(ev, c, x, hw, t, steps, done):
+                if stopped(ev, c, x, hw, t, steps, done, code):
                     break
 
     return advance_chains
