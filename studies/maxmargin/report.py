@@ -181,7 +181,8 @@ def report(out: Path, template: ReportTemplate) -> str:
     return "\n".join(section(template, c) for section in sections) + "\n"
 
 
-# maxmargin.md §4.7, "My LDP run" (feasible instances out of 100, mean Frobenius rank)
+# an independent numpy/NNLS run of the same generator, not part of this package (feasible
+# instances out of 100, mean Frobenius rank)
 _INDEPENDENT = {
     (5, 2): "33, 2.0",
     (5, 3): "95, 2.99",

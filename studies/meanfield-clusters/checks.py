@@ -18,7 +18,7 @@ from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
-SOURCE = "Bruno, Pasqualotto, Agazzi arXiv 2410.23228 (sphere.md statement 6)"
+SOURCE = "Bruno, Pasqualotto, Agazzi arXiv 2410.23228 (docs: models#sphere-statements (6))"
 
 
 def medians(out: Path, fraction: float, multiple: float) -> pd.DataFrame:

@@ -30,7 +30,7 @@ LAW = (
     "T_jump (first moving pick from frozen clusters) is geometric with "
     "p = 1 − Π_a q_a^{m_a}, q_a the probability of a no-op pick"
 )
-SOURCE = "science.md §3 (exact laws), sphere.md statement 7"
+SOURCE = "docs: models#frozen-law, models#sphere-statements (7)"
 
 
 def declared(fits: pd.DataFrame, event: str, config: dict):

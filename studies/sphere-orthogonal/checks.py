@@ -120,7 +120,7 @@ def _orthogonal_rows(crossing: pd.DataFrame, cfg: dict) -> list[dict]:
             "(t*_sim: cubic inverse interpolation of log(1 − cosine) between kept steps) "
             "≤ threshold",
             passed=t_err <= tol["time_tolerance"],
-            source=f"{SOURCE}, Thm 6.8; sphere.md statement 1",
+            source=f"{SOURCE}, Thm 6.8; docs: models#sphere-statements (1)",
         )
     )
     moved = [float(x) for x in tol["moved"]]

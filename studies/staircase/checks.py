@@ -25,7 +25,7 @@ from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
-SOURCE = "GKPR arXiv 2410.06833 (sphere.md statement 5)"
+SOURCE = "GKPR arXiv 2410.06833 (docs: models#sphere-statements (5))"
 FIT_COLUMNS = ["beta", "chain", "steps", "censored", "max_steps", "start"]
 
 
@@ -300,7 +300,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             rule=f"log(measured containment time / transcribed time), min (range) over "
             f"{len(cont)} runs ({int(cont['censored'].sum())} censored: a lower bound); "
             "≥ 0 where the transcription holds",
-            source="sphere.md statement 5 (transcription)",
+            source="docs: models#sphere-statements (5), transcription",
         )
     )
     return checks_frame(rows)
