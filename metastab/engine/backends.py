@@ -56,6 +56,17 @@ class Backend(Protocol):
         done: np.ndarray,
     ) -> None: ...
 
+    def compile_advance(
+        self,
+        X: np.ndarray,
+        state: np.ndarray,
+        dyn: Any,
+        sched: Any,
+        ev: Any,
+        steps: np.ndarray,
+        done: np.ndarray,
+    ) -> None: ...
+
     def events_at(self, X: np.ndarray, ev: Any, out: np.ndarray) -> None: ...
 
     def neighbour_sets(self, X: np.ndarray, dyn: Any, margin: float, out: np.ndarray) -> None: ...
@@ -103,6 +114,25 @@ class Cpu:
         drivers = _sphere if args[2].kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
         drivers.advance(*args, numba.get_num_threads())
 
+    def compile_advance(
+        self,
+        X: np.ndarray,
+        state: np.ndarray,
+        dyn: Any,
+        sched: Any,
+        ev: Any,
+        steps: np.ndarray,
+        done: np.ndarray,
+    ) -> None:
+        # compile, or load from the cache, the kernel that advance will run on these arguments,
+        # without running it
+        C, n, _ = X.shape
+        drivers = _sphere if dyn.kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
+        threads = numba.get_num_threads()
+        kernel = drivers.kernel_for(C, n, dyn.kind, ev.code, threads, *_scheme(dyn))
+        args = (X, state, dyn, sched, 0, 1, ev, steps, done, threads)
+        kernel.compile(tuple(numba.typeof(a) for a in args))
+
     def events_at(self, *args: Any) -> None:
         _drivers.events_at(*args)
 
@@ -119,12 +149,13 @@ class Cpu:
         _splitting.coordinates(*args)
 
     def kernels(self, name: str, launch: tuple | None = None) -> tuple:
-        # launch: (chains, n, kind, code) of the run, whose kernel is one of many (kernel_for)
+        # launch: (chains, n, dyn, code) of the run, whose kernel is one of many (kernel_for)
         run: tuple = ()
         if launch is not None:
-            chains, n, kind, code = launch
-            drivers = _sphere if kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
-            run = (drivers.kernel_for(chains, n, kind, code, numba.get_num_threads()),)
+            chains, n, dyn, code = launch
+            drivers = _sphere if dyn.kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
+            threads = numba.get_num_threads()
+            run = (drivers.kernel_for(chains, n, dyn.kind, code, threads, *_scheme(dyn)),)
             if code != NO_EVENT:
                 run += (_drivers.events_at_for(code),)
         return {
@@ -199,6 +230,9 @@ class Cuda:
             ks.copy_to_host(steps[b0:b1])
             ds.copy_to_host(done[b0:b1])
 
+    def compile_advance(self, *args: Any) -> None:
+        pass  # the device kernels compile at their first launch
+
     # events on the host: they run once per recorded configuration, not per step
     events_at = Cpu.events_at
     neighbour_sets = Cpu.neighbour_sets
@@ -219,6 +253,11 @@ class Cuda:
 
 
 _CPU_ONLY = "{} runs on device='cpu' only"
+
+
+def _scheme(dyn: Any) -> tuple:
+    """The sphere flow's scheme, which chooses its kernel (sphere.kernel_for); nothing else."""
+    return (dyn.scheme,) if dyn.kind == SPHERE_FLOW else ()
 
 
 def _rows(a: np.ndarray, b0: int, b1: int) -> np.ndarray:
