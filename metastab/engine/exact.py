@@ -58,8 +58,10 @@ def drive(
     # a clusters event with at_most 0 never stops a chain (it only records the levels)
     never = ev.code == _params.NO_EVENT or (ev.code == _params.CLUSTERS and ev.at_most == 0)
     # compile (or load) the kernel before the bar starts, so that its clock and its estimate of
-    # the time left measure the run, not the compiler
-    backend.compile_advance(X, state, dyn, model.schedule(0, 1), ev, steps, done)
+    # the time left measure the run, not the compiler; a schedule of the kernel's types, as a
+    # callable step or margin must be evaluated once per step, no more
+    typed = _params.Schedule(np.ones(1), np.zeros(1))
+    backend.compile_advance(X, state, dyn, typed, ev, steps, done)
     report = Progress(progress, total, C, by="steps" if never else "chains")
     t, chunk = 0, _FIRST_CALL_STEPS
     try:
