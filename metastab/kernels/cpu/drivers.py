@@ -12,21 +12,10 @@ import numpy as np
 from numba import njit, prange
 
 from ..cache import njit_keyed
-from ..params import (
-    CHAIN,
-    CLUSTERS,
-    COLLAPSE,
-    FLOW,
-    JIT,
-    LEAVE_BALL,
-    LEAVE_HULL,
-    LOCALMAX,
-    NO_EVENT,
-    REACH,
-)
+from ..params import CHAIN, CLUSTERS, FLOW, JIT, LOCALMAX, NO_EVENT
 from ..streams import next_uniform
 from .clustering import cluster_count, record_levels
-from .events import collapse, hull_work, leave_ball, leave_hull, reach
+from .events import hull_work, test_event
 from .steps import (
     _ROWS,
     _chain_blocks,
@@ -118,14 +107,8 @@ def stopped(ev, c, x, work, t, steps, done, code):
         return False
     if code == CLUSTERS:
         hit = clusters_reached(ev, c, x, t + 1)
-    elif code == LEAVE_BALL:
-        hit = leave_ball(ev, c, x, work)
-    elif code == REACH:
-        hit = reach(ev, c, x, work)
-    elif code == LEAVE_HULL:
-        hit = leave_hull(ev, c, x, work)
     else:
-        hit = collapse(ev, c, x, work)
+        hit = test_event(ev, c, x, work, code)
     if hit:
         steps[c] = t + 1
         done[c] = True
@@ -266,16 +249,8 @@ def events_at_for(code: int):
         for c in range(C):
             if code == CLUSTERS:
                 out[c] = clusters_reached(ev, c, X[c], 0)
-            elif code == LEAVE_BALL:
-                out[c] = leave_ball(ev, c, X[c], hull_work(n, d))
-            elif code == REACH:
-                out[c] = reach(ev, c, X[c], hull_work(n, d))
-            elif code == LEAVE_HULL:
-                out[c] = leave_hull(ev, c, X[c], hull_work(n, d))
-            elif code == COLLAPSE:
-                out[c] = collapse(ev, c, X[c], hull_work(n, d))
             else:
-                out[c] = False
+                out[c] = test_event(ev, c, X[c], hull_work(n, d), code)
 
     return events_at
 

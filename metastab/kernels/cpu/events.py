@@ -243,13 +243,11 @@ def clusters(ev, c, x, work):
     return cluster_count(x, ev.scalar) <= ev.at_most
 
 
-@_jit(**JIT)
-def event_hit(ev, c, x, work):
-    """Does the configuration x of chain c satisfy the stopping event ``ev`` (an EventArrays)?
-    The test of its code: centers and radii are chain c's rows (or the shared row 0). For kernels
-    that serve every event; a kernel of one event calls its test directly.
-    """
-    code = ev.code
+@njit(inline="always")
+def test_event(ev, c, x, work, code):
+    """The test of the event ``code`` on the configuration x of chain c (centers and radii are
+    chain c's rows, or the shared row 0). Inlined: where ``code`` is a constant of the kernel,
+    only that event's test is compiled into it."""
     if code == LEAVE_BALL:
         return leave_ball(ev, c, x, work)
     if code == REACH:
@@ -261,6 +259,13 @@ def event_hit(ev, c, x, work):
     if code == CLUSTERS:
         return clusters(ev, c, x, work)
     return False
+
+
+@_jit(**JIT)
+def event_hit(ev, c, x, work):
+    """Does the configuration x of chain c satisfy the stopping event ``ev`` (an EventArrays)?
+    :func:`test_event` of its code, for the kernels that serve every event."""
+    return test_event(ev, c, x, work, ev.code)
 
 
 @njit(inline="always")
