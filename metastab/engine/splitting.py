@@ -54,30 +54,41 @@ for path functionals E[φ(path) 1_success] as well (op. cit.). E[T] is the ratio
 its interval is the delta method on log E[T] over the runs (Student t, runs − 1 degrees of
 freedom).
 
-What is assumed: the restart at A. It holds when the chain re-enters A at ``x_ref`` itself. That
-is NOT what SA_P does from a frozen configuration at the default merge distance: once a displaced
-token has relaxed to within ~1/β of its group, its group mates pick it with probability of order
-one and move towards it, so the group collapses at a point O(1/β) away from where it was. Over
-the cycles these offsets accumulate (the slow collapse of [FW] prop. origin), and the escape
-probability grows exponentially with them. Measured on three tokens per vertex of the triangle,
-γ = 0.45, LeaveHull radius 1, β = 40 (tests/engine/test_splitting.py): the cluster points move by
-0.005-0.02 per cycle; direct simulation escapes after 10-16 cycles (three sampled paths), with
-E[T] = 2.3e25 steps; cycles restarted at ``x_ref`` escape after ~300 (p = 3e-3), and the renewal
-formula gives E[T] = 1.2e27-1.9e27 with z_A = 0.05, or 1.6e26 with z_A = 0.02. With the default
-z_A = 0 of the accelerated mode no excursion ever returns (p̂ = 1) and the estimate reduces to
-direct simulation, which is right (2.38e25 [2.30e25, 2.48e25]) but does no splitting. The result
-therefore records how far from ``x_ref`` every return lands, and
-:meth:`SplittingResult.mean_escape_time` warns (DiagnosticWarning) when returns land farther than
-the merge distance from it (a z_A above the merge distance lets the chain count as returned while
-its group is still settling, which is where the offsets arise). This check sees the offset at the
-return only, not a drift during the next sojourn's relaxation; with z_A at the merge distance the
-two coincide up to that distance.
+What is assumed: the restart at A, and it is checked. The cycles are i.i.d. only if the chain
+re-enters A at ``x_ref`` itself (in law). The result records how far from ``x_ref`` every
+return lands, and :meth:`SplittingResult.mean_escape_time` refuses (ValueError) when any return
+lands farther than the merge distance from it (exact mode: the default merge distance); p itself
+stays valid, as the probability of an excursion from the entrances drawn at ``x_ref``. When no
+excursion returns (p̂ = 1 in every run), each replica is a direct sample of T and the estimate
+is direct simulation, with no splitting.
 
-The restart does hold for the accelerated chain with a merge distance above that ~1/β scale
-(``merge_tol=0.2`` in the tests: a returning token is snapped onto its vertex before its mates
-move), and there splitting and direct simulation agree (tests). A group that settles elsewhere
-leaves A for good: such an excursion goes on until the event (correctly, it is part of the
-escape) or the step budget, which is reported.
+Why the refusal, measured on three tokens per vertex of the triangle, γ = 0.45, LeaveHull radius
+1, β = 40, accelerated mode at the default merge distance (exact mean E[T] = 2.30e25
+[2.26e25, 2.34e25] from 4000 direct escapes). After a displaced token relaxes to within ~1/β of
+its group, its group mates pick it with probability of order one and move towards it, so the
+group collapses at a point O(1/β) away from where it was: every return to A lands displaced
+(z_A = 0.05: 18104 of 18104, median offset 0.043). The offsets accumulate over the cycles (the
+slow collapse of [FW] prop. origin) and the escape probability grows with them: following 2000
+chains cycle by cycle, the fraction escaping at cycle k is 3.5e-3 at k = 1, 2.4e-2 at k = 3-5,
+0.14 at k = 6-10 and 0.29 at k = 11-20; the chains escape after 10.1 cycles on average (their
+mean T, 2.32e25, agrees with the exact mean), where i.i.d. cycles restarted at ``x_ref`` would
+need 1/p ≈ 290. The renewal formula, which uses cycle 1 for all of them, gave E[T] ×1.52
+[1.40, 1.65] at z_A = 0.01, ×6.8 [5.3, 8.6] at 0.02 and ×82 [35, 193] at 0.05. No other single
+entrance law rescues it: the one for which E[T] = E_ν[σ + ρ] / P_ν[success] holds (the Hill
+relation) is the entrance law averaged over the cycles of the whole path to the escape, which
+only direct simulation samples; and direct simulation of that path is what the accelerated mode
+does exactly, at any β (:func:`metastab.first_passage` with ``mode="accelerated"``).
+
+Where the restart holds. With a merge distance above that ~1/β scale (``merge_tol=0.2`` in the
+tests) a returning token is snapped onto its vertex before its mates move, the chain re-enters A
+at ``x_ref`` exactly (503017 of 503017 returns in the same experiment) and the per-cycle escape
+fraction stays at 3.5e-3 to 4.2e-3 over 3000 cycles; there splitting agrees with
+:func:`metastab.first_passage` run at the same merge distance (tests). That chain is not SA_P:
+tokens jump by up to the merge distance (on the triangle above its mean escape time is ~70
+times SA_P's). :func:`escape_probability` warns when ``merge_tol`` exceeds the default, and the
+result records the chain it estimated (``chain``). A group that settles elsewhere leaves A for
+good: such an excursion goes on until the event (correctly, it is part of the escape) or the
+step budget, which is reported.
 """
 
 from __future__ import annotations
@@ -166,7 +177,9 @@ class SplittingResult(Result):
     ``returns`` counts the excursions (first or resampled) that returned to A, and
     ``displaced_returns`` those that came back with some token farther than the merge distance
     (exact mode: the default one) from its place in ``x_ref`` (the largest such distance:
-    ``largest_return_offset``): the cycles then do not restart at ``x_ref``. ``x_ref`` and
+    ``largest_return_offset``): the cycles then do not restart at ``x_ref``, and
+    :meth:`mean_escape_time` refuses. ``chain`` names the chain estimated: ``"SA_P"``, or SA_P
+    with merging at a ``merge_tol`` above the default, which is another chain. ``x_ref`` and
     ``arguments`` (the other keyword arguments of :func:`escape_probability`) are what
     :meth:`replay` reruns it from.
     """
@@ -190,6 +203,7 @@ class SplittingResult(Result):
     returns: int = 0
     displaced_returns: int = 0
     largest_return_offset: float = 0.0
+    chain: str = "SA_P"
     model: dict = field(default_factory=dict, repr=False)
     event: dict = field(default_factory=dict, repr=False)
     seed: dict = field(default_factory=dict, repr=False)
@@ -227,20 +241,28 @@ class SplittingResult(Result):
         return _p_interval(self.runs, level, method)
 
     def mean_escape_time(self) -> EscapeTime:
-        """E[T] from ``x_ref`` by the renewal formula of the module notes (ratio of run means)."""
+        """E[T] from ``x_ref`` by the renewal formula of the module notes (ratio of run means).
+
+        Raises ValueError when some return to the reference set landed away from ``x_ref``
+        (``displaced_returns``): the cycles are then not i.i.d. and the formula is biased
+        (module notes), and E[T] is for :func:`metastab.first_passage` with
+        ``mode="accelerated"``.
+        """
         if self.p == 0:
             raise ValueError(
                 f"all {self.runs.size} splitting runs ended with p̂ = 0: E[T] is not estimated"
             )
         if self.displaced_returns:
-            warnings.warn(
-                f"{self.displaced_returns} of {self.returns} returns to the reference "
-                f"set came back away from x_ref (up to "
-                f"{self.largest_return_offset:.3g}): the cycles do not restart at "
-                f"x_ref, which the renewal formula for E[T] assumes; the estimate can "
-                f"be far off (module notes)",
-                DiagnosticWarning,
-                stacklevel=2,
+            raise ValueError(
+                f"mean_escape_time refuses this case: {self.displaced_returns} of "
+                f"{self.returns} returns to the reference set (reference_level="
+                f"{self.reference_level:.3g}) came back away from x_ref, by up to "
+                f"{self.largest_return_offset:.3g}, farther than the merge distance; the "
+                f"chain does not restart at x_ref after a failed excursion, so the cycles "
+                f"are not i.i.d. and the renewal formula for E[T] is biased (on the frozen "
+                f"triangle of the module notes by x1.5 to x80). Use "
+                f"metastab.first_passage(model, x_ref, event, mode='accelerated') for E[T]; "
+                f"the escape probability p of the excursions from x_ref stays valid"
             )
         sojourn = self.sojourns.mean(axis=1)
         failed = ~self.first_escaped
@@ -320,7 +342,9 @@ class EscapeTime(Result):
         return ConfidenceInterval(self.mean / f, self.mean * f)
 
     def to_frame(self, confidence_level: float = 0.95) -> pd.DataFrame:
-        """One row: mean, its interval (``"log"``), p, sojourn, return and reactive lengths."""
+        """One row: mean, its interval (``"log"``), p, sojourn, return and reactive lengths, the
+        returns to the reference set (0: no splitting happened, a direct estimate) and the
+        chain estimated."""
         low, high = self.confidence_interval(confidence_level)
         return pd.DataFrame(
             [
@@ -334,6 +358,8 @@ class EscapeTime(Result):
                     "sojourn": self.sojourn,
                     "return_length": self.return_length,
                     "reactive_length": self.reactive_length,
+                    "returns": self.splitting.returns,
+                    "chain": self.splitting.chain,
                 }
             ]
         )
@@ -634,11 +660,22 @@ def escape_probability(
     >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)   # frozen
     >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
     >>> res = escape_probability(ms.SoftmaxChain(beta=30.0, gamma=0.45), x, ev, replicas=50,
-    ...                          runs=4, rng=1, merge_tol=0.2)
-    >>> bool(0 < res.p < 0.1), res.runs.shape
-    (True, (4,))
+    ...                          runs=4, rng=1, reference_level=0.05)
+    >>> bool(0 < res.p < 0.1), res.runs.shape, res.chain
+    (True, (4,), 'SA_P')
     """
     setup = _setup(model, x_ref, event, replicas, runs, reference_level, mode, max_steps, merge_tol)
+    chain = _chain_name(setup)
+    if chain != "SA_P":
+        warnings.warn(
+            f"merge_tol={merge_tol!r} is above the default merge distance {MERGE_TOL:g}: "
+            f"tokens within it of a group point are moved onto it, so the chain estimated "
+            f"is not SA_P but {chain} (recorded as the result's chain; on the frozen "
+            f"triangle of the module notes its mean escape time is ~70 times SA_P's); "
+            f"leave merge_tol at its default to estimate SA_P",
+            DiagnosticWarning,
+            stacklevel=2,
+        )
     seed = as_seed(rng)
     tic = time.perf_counter()
     excursions = _Excursions(setup, resolve(device))
@@ -690,6 +727,7 @@ def escape_probability(
         returns=int(offsets.size),
         displaced_returns=int((offsets > near).sum()),
         largest_return_offset=float(offsets.max()) if offsets.size else 0.0,
+        chain=chain,
         model=model.to_dict(),
         event=event.to_dict(),
         seed=seed.to_dict(),
@@ -779,6 +817,15 @@ def _setup(
     if mode == "exact":
         check_resolution(model, x[None], what="reference configurations (x_ref)", stacklevel=3)
     return _Setup(x, scale, N, R, mode, total, tol, z_A, low, dyn, gamma, ev)
+
+
+def _chain_name(setup: _Setup) -> str:
+    """``"SA_P"``, or the merged chain that accelerated mode steps at a merge distance above
+    the default (relative to the scale of x_ref, as ``merge_tol``)."""
+    relative = setup.tol / setup.scale
+    if setup.mode == "exact" or relative <= MERGE_TOL:
+        return "SA_P"
+    return f"SA_P merged at merge_tol={relative:g}"
 
 
 class _Excursions:
@@ -924,16 +971,27 @@ def mean_escape_time(
     parameters) combined with the cycle statistics by the renewal formula of the module notes,
     E[T] = E[σ]/p + (1/p − 1) E[ρ | fail] + E[ρ | success].
 
+    The formula assumes that the chain restarts at ``x_ref`` after every failed excursion; a
+    ValueError refuses the case when a return lands away from it, which SA_P does from a frozen
+    configuration at any reference level where excursions return (module notes): its E[T] is for
+    :func:`metastab.first_passage` with ``mode="accelerated"``. With no return (as at the
+    default reference level of the accelerated mode, below) the estimate is direct simulation.
+
     Examples
     --------
     >>> import numpy as np, metastab as ms
     >>> from metastab.engine import mean_escape_time
     >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)
     >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
-    >>> et = mean_escape_time(ms.SoftmaxChain(beta=30.0, gamma=0.45), x, ev, replicas=50,
-    ...                       runs=4, rng=2, merge_tol=0.2)
+    >>> model = ms.SoftmaxChain(beta=30.0, gamma=0.45)
+    >>> et = mean_escape_time(model, x, ev, replicas=50, runs=4, rng=2)
     >>> low, high = et.confidence_interval()
-    >>> bool(low < et.mean < high), bool(et.mean > 1e15)
-    (True, True)
+    >>> et.splitting.returns, et.splitting.chain, bool(low < et.mean < high)
+    (0, 'SA_P', True)
+    >>> mean_escape_time(model, x, ev, replicas=50, runs=4, rng=2,
+    ...                  reference_level=0.05)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: mean_escape_time refuses this case: ... returns to the reference set ...
     """
     return escape_probability(model, x_ref, event, **kwargs).mean_escape_time()

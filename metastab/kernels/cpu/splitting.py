@@ -107,9 +107,10 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
     uniforms of the replica's stream ``state[c]``, and that stream for its rare extra draws,
     exactly as ``drivers.advance``; ``clock[c]`` += 1), or with ``accelerated`` one event of
     :func:`~metastab.kernels.cpu.accelerated.jump` (merge at ``tol``, geometric wait, the step
-    with a cross pick; ``clock[c]`` += the wait; then the merge at ``tol`` that the next jump
-    would start with, so that states are seen merged). After each step, in this order:
-    the event holds -> IN_B (recorded with level inf); ξ > ``level[c]`` -> ``level[c]`` = ξ and
+    with a cross pick; ``clock[c]`` += the wait). After each step, in this order:
+    the event holds -> IN_B (recorded with level inf), tested before any merge as
+    ``advance_accelerated`` tests it; with ``accelerated``, the merge at ``tol`` that the next
+    jump would start with, so that ξ sees states merged; ξ > ``level[c]`` -> ``level[c]`` = ξ and
     a record (ξ, clock, configuration) at ``records.*[c, written[c]]``; ξ <= ``bounds.low`` -> IN_A;
     ξ > ``bounds.high`` -> ABOVE. Before each step: ``clock[c] >= bounds.max_steps`` -> BUDGET
     (also when the accelerated wait would pass it; the clock is then set to ``max_steps``); a
@@ -157,10 +158,6 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
                     status[c] = BUDGET
                     break
                 clock[c] += wait
-                # merge now what the next jump would merge first, so that a token back within
-                # the merge distance of its group point is seen there (else the next jump's wait
-                # would be drawn from the frozen configuration before ξ could see the return)
-                merge_groups(x, tol, jw[0], jw[1], jw[2], jw[3], jw[4])
             else:
                 for i in range(n):
                     u[i] = next_uniform(st)
@@ -178,6 +175,13 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
                 n_rec[c] = r + 1
                 status[c] = IN_B
                 break
+            if accelerated:
+                # after the event test, as advance_accelerated tests it (so that both engines
+                # step the same chain, also when a merge itself would meet the event): merge now
+                # what the next jump would merge first, so that a token back within the merge
+                # distance of its group point is seen there (else the next jump's wait would be
+                # drawn from the frozen configuration before ξ could see the return)
+                merge_groups(x, tol, jw[0], jw[1], jw[2], jw[3], jw[4])
             xi = coordinate(ev, c, x, hw)
             if xi > level[c]:
                 r = n_rec[c]
