@@ -248,10 +248,6 @@ class SplittingResult(Result):
         (module notes), and E[T] is for :func:`metastab.first_passage` with
         ``mode="accelerated"``.
         """
-        if self.p == 0:
-            raise ValueError(
-                f"all {self.runs.size} splitting runs ended with p̂ = 0: E[T] is not estimated"
-            )
         if self.displaced_returns:
             raise ValueError(
                 f"mean_escape_time refuses this case: {self.displaced_returns} of "
@@ -264,20 +260,11 @@ class SplittingResult(Result):
                 f"metastab.first_passage(model, x_ref, event, mode='accelerated') for E[T]; "
                 f"the escape probability p of the excursions from x_ref stays valid"
             )
-        sojourn = self.sojourns.mean(axis=1)
-        failed = ~self.first_escaped
-        fail = np.where(failed, self.first_lengths, 0.0).mean(axis=1)
-        success = self.runs * np.where(self.runs > 0, self.reactive_lengths, 0.0)
-        numerators = sojourn + fail + success
-        return_length = float(self.first_lengths[failed].mean()) if failed.any() else 0.0
-        return EscapeTime(
-            mean=float(numerators.mean() / self.p),
-            numerators=numerators,
-            splitting=self,
-            sojourn=float(sojourn.mean()),
-            return_length=return_length,
-            reactive_length=float(success.mean() / self.p),
-        )
+        if self.p == 0:
+            raise ValueError(
+                f"all {self.runs.size} splitting runs ended with p̂ = 0: E[T] is not estimated"
+            )
+        return _renewal(self)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per run: p̂_r, iterations, killed, mean sojourn and reactive length."""
@@ -291,6 +278,25 @@ class SplittingResult(Result):
                 "reactive_length": self.reactive_lengths,
             }
         )
+
+
+def _renewal(res: SplittingResult) -> EscapeTime:
+    """The renewal formula of the module notes on the runs of ``res``, unchecked (valid only
+    when every return lands at x_ref: :meth:`SplittingResult.mean_escape_time` checks)."""
+    sojourn = res.sojourns.mean(axis=1)
+    failed = ~res.first_escaped
+    fail = np.where(failed, res.first_lengths, 0.0).mean(axis=1)
+    success = res.runs * np.where(res.runs > 0, res.reactive_lengths, 0.0)
+    numerators = sojourn + fail + success
+    return_length = float(res.first_lengths[failed].mean()) if failed.any() else 0.0
+    return EscapeTime(
+        mean=float(numerators.mean() / res.p),
+        numerators=numerators,
+        splitting=res,
+        sojourn=float(sojourn.mean()),
+        return_length=return_length,
+        reactive_length=float(success.mean() / res.p),
+    )
 
 
 @dataclass(frozen=True, eq=False)

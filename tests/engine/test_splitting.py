@@ -20,6 +20,7 @@ import metastab as ms
 from metastab.engine.splitting import (
     _ams,
     _p_interval,
+    _renewal,
     escape_probability,
     mean_escape_time,
     reaction_coordinate,
@@ -169,6 +170,59 @@ GAMMA, BETA = 0.45, 40.0
 # pulled towards it, so that the chain re-enters A at X_REF exactly and cycles are i.i.d. (the
 # renewal assumption of metastab.engine.splitting). Direct and splitting simulate this same chain.
 MERGE = 0.2
+# A second geometry: three tokens on every vertex of the regular pentagon (side 1.18), γ = 0.4,
+# β = 30: an excursion succeeds with probability ~0.03 at z_A = 0.05, E[T] ~ 1e9 (merged at 0.2)
+# or 1.7e8 (SA_P).
+PENTAGON = np.repeat(ms.regular_polygon(5).vertices, 3, axis=0)
+PENTAGON_HULL = ms.LeaveHull(groups=np.repeat(np.arange(5), 3), radius=1.0)
+GEOMETRIES = {
+    "triangle": (X_REF, HULL, ms.SoftmaxChain(BETA, GAMMA)),
+    "pentagon": (PENTAGON, PENTAGON_HULL, ms.SoftmaxChain(30.0, 0.4)),
+}
+LEVELS = (0.01, 0.02, 0.05)
+
+
+def _exact_mean(geometry, chains, merge_tol=None):
+    """(mean, standard error) of the escape time of first_passage in accelerated mode."""
+    x, event, model = GEOMETRIES[geometry]
+    fp = ms.first_passage(
+        model,
+        x,
+        event,
+        max_steps=1e100,
+        chains=chains,
+        rng=SEED + 5,
+        mode="accelerated",
+        merge_tol=merge_tol,
+    )
+    assert not fp.censored.any()
+    return fp.times.mean(), fp.times.std(ddof=1) / math.sqrt(chains)
+
+
+def _covers(et, mean, se):
+    """Whether the splitting estimate et agrees with an exact mean ± se: the mean lies in the 95%
+    interval of et, and their difference is below 3 combined standard errors."""
+    low, high = et.confidence_interval()
+    runs = et.splitting.runs.size
+    se_split = math.log(high / et.mean) / stats.t.ppf(0.975, runs - 1) * et.mean
+    z = (et.mean - mean) / math.hypot(se, se_split)
+    return low <= mean <= high and abs(z) < 3
+
+
+def _merged(geometry, reference_level, seed, merge_tol=MERGE):
+    """E[T] by splitting of the chain merged at ``merge_tol`` (which must say it is not SA_P)."""
+    x, event, model = GEOMETRIES[geometry]
+    with pytest.warns(DiagnosticWarning, match="not SA_P"):
+        return mean_escape_time(
+            model,
+            x,
+            event,
+            replicas=100,
+            runs=20,
+            rng=seed,
+            reference_level=reference_level,
+            merge_tol=merge_tol,
+        )
 
 
 def test_reaction_coordinate_matches_reference():
@@ -205,9 +259,16 @@ def direct():
 
 
 def _splitting_time(beta, seed=SEED + 2):
-    return mean_escape_time(
-        ms.SoftmaxChain(beta, GAMMA), X_REF, HULL, replicas=100, runs=20, rng=seed, merge_tol=MERGE
-    )
+    with pytest.warns(DiagnosticWarning, match="not SA_P"):
+        return mean_escape_time(
+            ms.SoftmaxChain(beta, GAMMA),
+            X_REF,
+            HULL,
+            replicas=100,
+            runs=20,
+            rng=seed,
+            merge_tol=MERGE,
+        )
 
 
 @pytest.mark.slow
@@ -243,7 +304,7 @@ def test_reproducible_and_runs_independent():
     """A fixed seed gives identical runs; run r does not depend on how many runs there are, nor
     on the thread count."""
     model = ms.SoftmaxChain(BETA, GAMMA)
-    kw = dict(replicas=30, rng=7, merge_tol=MERGE)
+    kw = dict(replicas=30, rng=7, reference_level=0.05)
     a = escape_probability(model, X_REF, HULL, runs=3, **kw)
     b = escape_probability(model, X_REF, HULL, runs=3, **kw)
     c = escape_probability(model, X_REF, HULL, runs=5, **kw)
@@ -339,22 +400,81 @@ def test_default_merge_degenerates_to_direct_simulation():
     assert low <= fp.times.mean() <= high, (low, fp.times.mean(), high)
 
 
-def test_displaced_returns_warn():
-    """Counting a still-settling group as returned (z_A = 0.05 above the merge distance) breaks
-    the restart at x_ref that the renewal formula needs, and E[T] comes out ~80 times too long
-    (module notes): mean_escape_time must say so."""
-    res = escape_probability(
-        ms.SoftmaxChain(BETA, GAMMA),
-        X_REF,
-        HULL,
-        replicas=30,
-        runs=3,
-        rng=SEED,
-        reference_level=0.05,
-    )
-    assert res.displaced_returns > 0 and res.largest_return_offset > 1e-3
-    with pytest.warns(DiagnosticWarning, match="do not restart at x_ref"):
+@pytest.mark.parametrize("geometry", sorted(GEOMETRIES))
+@pytest.mark.parametrize("level", LEVELS)
+def test_mean_escape_time_refuses_displaced_returns(geometry, level):
+    """SA_P re-enters the reference set away from x_ref (its groups settle O(1/β) off their
+    vertices), so the cycles are not i.i.d. and the renewal formula is biased (measured with
+    replicas=100, runs=20 against accelerated first_passage: triangle ×1.52, ×6.8, ×82 and
+    pentagon ×1.00, ×1.18, ×5.3 at z_A = 0.01, 0.02, 0.05): mean_escape_time refuses, in one
+    error that says why and what to use; p itself is still returned."""
+    x, event, model = GEOMETRIES[geometry]
+    res = escape_probability(model, x, event, replicas=20, runs=2, rng=SEED, reference_level=level)
+    assert res.chain == "SA_P" and res.p < 1
+    assert res.displaced_returns == res.returns > 0 and res.largest_return_offset <= level
+    with pytest.raises(
+        ValueError, match=r"refuses this case: .* not i\.i\.d\. .* mode='accelerated'"
+    ):
         res.mean_escape_time()
+    with pytest.raises(ValueError, match="refuses this case"):
+        mean_escape_time(model, x, event, replicas=20, runs=2, rng=SEED, reference_level=level)
+
+
+def test_merge_tol_above_default_is_not_silent():
+    """A merge distance above the default changes the chain: escape_probability warns that the
+    chain is not SA_P, and the result, its sidecar and the E[T] table record the chain; at the
+    default merge distance nothing warns and the chain is SA_P."""
+    x, event, model = GEOMETRIES["pentagon"]
+    with pytest.warns(DiagnosticWarning, match=r"merge_tol=0\.2 .* not SA_P"):
+        res = escape_probability(model, x, event, replicas=50, runs=2, rng=1, merge_tol=MERGE)
+    assert res.chain == "SA_P merged at merge_tol=0.2"
+    assert res.metadata()["chain"] == res.chain
+    assert res.mean_escape_time().to_frame().loc[0, "chain"] == res.chain
+    sa_p = escape_probability(model, x, event, replicas=10, runs=2, rng=1, merge_tol=1e-12)
+    assert sa_p.chain == "SA_P" and sa_p.metadata()["chain"] == "SA_P"
+
+
+def test_merged_pentagon_agrees_with_accelerated():
+    """Where the chain does restart at x_ref (merged at 0.2: a returning token is snapped onto its
+    vertex), splitting agrees with accelerated first_passage of the same merged chain on the
+    pentagon (agreement: exact mean inside the 95% interval and |z| < 3; measured: 1.19e9
+    [0.95e9, 1.49e9] against 1.22e9 ± 0.03e9; the 95% interval covered the exact mean in 92 of
+    100 replications). This needs the splitting kernel to test the event before the merge, as
+    first_passage does (else, measured: ×0.80 [0.74, 0.87])."""
+    mean, se = _exact_mean("pentagon", 1000, MERGE)
+    et = _merged("pentagon", 0.05, SEED + 6)
+    assert et.splitting.returns > 0 and et.splitting.displaced_returns == 0
+    assert et.splitting.p < 0.1  # it did split
+    assert _covers(et, mean, se), (et.mean, et.confidence_interval(), mean, se)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("geometry", sorted(GEOMETRIES))
+def test_merged_chain_agrees_with_accelerated_at_every_level(geometry):
+    """The merged chain on both geometries at the three reference levels: splitting agrees with
+    accelerated first_passage (4000 escapes). Below the merge distance the levels see the same
+    returns (a token is back only once snapped), so the three estimates coincide; they are
+    checked all the same."""
+    mean, se = _exact_mean(geometry, 4000, MERGE)
+    for level in LEVELS:
+        et = _merged(geometry, level, SEED + 7)
+        assert et.splitting.displaced_returns == 0
+        assert _covers(et, mean, se), (geometry, level, et.mean, et.confidence_interval(), mean)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("geometry", sorted(GEOMETRIES))
+def test_unchecked_renewal_on_sa_p_is_rejected(geometry):
+    """Negative control: the renewal formula applied to SA_P's displaced returns anyway (the
+    estimator before the refusal) must fail the same agreement check against accelerated
+    first_passage at z_A = 0.05 (measured: triangle ×82 [35, 193], pentagon ×5.3 [4.1, 6.9]), and
+    so must a reference mean off by the bias that the merged chain carries (SA_P's exact mean
+    against the merged chain's splitting)."""
+    x, event, model = GEOMETRIES[geometry]
+    mean, se = _exact_mean(geometry, 1000)
+    res = escape_probability(model, x, event, replicas=100, runs=20, rng=SEED, reference_level=0.05)
+    assert not _covers(_renewal(res), mean, se)
+    assert not _covers(_merged(geometry, 0.05, SEED + 7), mean, se)
 
 
 def test_exact_mode_mean_escape_time_agrees_with_direct():
@@ -393,9 +513,7 @@ def test_mean_escape_time_interval_coverage():
     truth = fp.times.mean()
     covered = 0
     for rep in range(100):
-        et = mean_escape_time(
-            model, X_REF, HULL, replicas=100, runs=20, rng=1000 + rep, merge_tol=MERGE
-        )
+        et = _merged("triangle", None, 1000 + rep)
         low, high = et.confidence_interval()
         covered += low <= truth <= high
     pv = stats.binomtest(covered, 100, 0.95).pvalue

@@ -76,7 +76,7 @@ def _splitting(rng=1):
         replicas=20,
         runs=3,
         rng=rng,
-        merge_tol=0.2,
+        reference_level=0.05,
     )
 
 
@@ -88,7 +88,6 @@ def _escape_time(rng=2):
         replicas=20,
         runs=3,
         rng=rng,
-        merge_tol=0.2,
     )
 
 
