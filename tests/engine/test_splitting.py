@@ -439,13 +439,34 @@ def test_merged_pentagon_agrees_with_accelerated():
     vertex), splitting agrees with accelerated first_passage of the same merged chain on the
     pentagon (agreement: exact mean inside the 95% interval and |z| < 3; measured: 1.24e9
     [0.95e9, 1.63e9] against 1.21e9 ± 0.04e9; with other seeds the 95% interval covered the
-    exact mean in 92 of 100 replications). This needs the splitting kernel to test the event
-    before the merge, as first_passage does (else, measured: ×0.80 [0.74, 0.87])."""
+    exact mean in 92 of 100 replications)."""
     mean, se = _exact_mean("pentagon", 1000, MERGE)
     et = _merged("pentagon", 0.05, SEED + 6)
     assert et.splitting.returns > 0 and et.splitting.displaced_returns == 0
     assert et.splitting.p < 0.1  # it did split
     assert _covers(et, mean, se), (et.mean, et.confidence_interval(), mean, se)
+
+
+def test_merged_chain_meets_the_event_as_first_passage_does():
+    """Merged at 0.2, two tokens per vertex of the pentagon (side 1.18) with γ = 0.45: a token up
+    to ~0.9 from its vertex can lie within the merge distance of the next one, so the merge itself
+    can meet the event. first_passage tests the event before the merge; the splitting kernel must
+    too, or it steps another chain (measured: 1.000e8 [0.941e8, 1.062e8] against the direct
+    1.011e8 ± 0.020e8; with the event tested after the merge, as before, 0.834e8 [0.778e8,
+    0.893e8], which this test rejects)."""
+    x = np.repeat(ms.regular_polygon(5).vertices, 2, axis=0)
+    event = ms.LeaveHull(groups=np.repeat(np.arange(5), 2), radius=1.0)
+    model = ms.SoftmaxChain(30.0, 0.45)
+    fp = ms.first_passage(
+        model, x, event, max_steps=1e100, chains=2000, rng=SEED, mode="accelerated", merge_tol=MERGE
+    )
+    mean, se = fp.times.mean(), fp.times.std(ddof=1) / math.sqrt(fp.times.size)
+    with pytest.warns(DiagnosticWarning, match="not SA_P"):
+        et = mean_escape_time(
+            model, x, event, replicas=100, runs=20, rng=SEED, reference_level=0.05, merge_tol=MERGE
+        )
+    msg = f"splitting {et.mean:.4g} {tuple(et.confidence_interval())}, direct {mean:.4g} ± {se:.2g}"
+    assert _covers(et, mean, se), msg
 
 
 @pytest.mark.slow
