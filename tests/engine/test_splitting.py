@@ -209,9 +209,11 @@ def _covers(et, mean, se):
     return low <= mean <= high and abs(z) < 3
 
 
-def _merged(geometry, reference_level, seed, merge_tol=MERGE):
-    """E[T] by splitting of the chain merged at ``merge_tol`` (which must say it is not SA_P)."""
-    x, event, model = GEOMETRIES[geometry]
+def _merged(geometry, reference_level, seed, model=None):
+    """E[T] by splitting of the chain merged at MERGE (which must say it is not SA_P); ``model``
+    replaces the geometry's."""
+    x, event, default = GEOMETRIES[geometry]
+    model = default if model is None else model
     with pytest.warns(DiagnosticWarning, match="not SA_P"):
         return mean_escape_time(
             model,
@@ -221,7 +223,7 @@ def _merged(geometry, reference_level, seed, merge_tol=MERGE):
             runs=20,
             rng=seed,
             reference_level=reference_level,
-            merge_tol=merge_tol,
+            merge_tol=MERGE,
         )
 
 
@@ -259,16 +261,7 @@ def direct():
 
 
 def _splitting_time(beta, seed=SEED + 2):
-    with pytest.warns(DiagnosticWarning, match="not SA_P"):
-        return mean_escape_time(
-            ms.SoftmaxChain(beta, GAMMA),
-            X_REF,
-            HULL,
-            replicas=100,
-            runs=20,
-            rng=seed,
-            merge_tol=MERGE,
-        )
+    return _merged("triangle", None, seed, model=ms.SoftmaxChain(beta, GAMMA))
 
 
 @pytest.mark.slow
