@@ -256,7 +256,7 @@ class SplittingResult(Result):
                 f"{self.largest_return_offset:.3g}, farther than the merge distance; the "
                 f"chain does not restart at x_ref after a failed excursion, so the cycles "
                 f"are not i.i.d. and the renewal formula for E[T] is biased (on the frozen "
-                f"triangle of the module notes by x1.5 to x80). Use "
+                f"triangle of the module notes by x1.5 to x82). Use "
                 f"metastab.first_passage(model, x_ref, event, mode='accelerated') for E[T]; "
                 f"the escape probability p of the excursions from x_ref stays valid"
             )
