@@ -259,11 +259,11 @@ def run_study(
             "writes it from checks.csv"
         )
     command = f"metastab study {name}" + (" --quick" if quick else "")
-    # names metastab.report (now an alias of metastab.studies.verdict) so that the committed
-    # reports render byte for byte; write metastab.studies.verdict with the studies' next run
     text = (
-        text.rstrip() + "\n\n## Checks\n\nEvery criterion, from `checks.csv` (roles and the "
-        "verdict rule: `metastab.report`):\n\n"
+        text.rstrip() + "\n\n## Checks\n\nEvery criterion, from `checks.csv` (roles, power rows "
+        "and the verdict rule: `metastab.studies.verdict`); a `power` row applies the check of "
+        "its claim or correction to a wrong prediction declared in the config, and passes when "
+        "the check rejects it:\n\n"
         + checks_markdown(checks)
         + "\n\n"
         + verdict_line(checks)
