@@ -44,12 +44,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 if TYPE_CHECKING:
     import os
+    from collections.abc import Callable
     from typing import IO
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "VERDICTS",
     "check",
     "power",
+    "powered",
     "checks_frame",
     "read_checks",
     "write_checks",
@@ -185,6 +187,30 @@ def power(
         passed=rejected,
         source=of["source"],
     )
+
+
+def powered(make: Callable[[Any], dict], prediction: Any, wrong: Any, what: str) -> list[dict]:
+    """A claim or correction row and its power row, from one check: ``make(prediction)`` is the
+    row (from :func:`check`) of the check of ``prediction``; the power row is the same check of
+    the wrong prediction ``wrong``, described by ``what``, and passes when that row fails.
+
+    >>> def law(b):
+    ...     return check("rate", "claim", f"b = {b}", measured=1.49, threshold=0.05,
+    ...                  rule=f"|b − {b}| ≤ 0.05", passed=abs(1.49 - b) <= 0.05)
+    >>> [(r["criterion"], r["pass"]) for r in powered(law, 1.5, 1.35, "b 10 % low")]
+    [('rate', 'true'), ('rate/power', 'true')]
+    """
+    row, alt = make(prediction), make(wrong)
+    rejected = {"true": False, "false": True, "NA": None}[alt["pass"]]
+    return [
+        row,
+        power(
+            row,
+            what,
+            rejected=rejected,
+            **{k: alt[k] for k in ("measured", "low", "high", "threshold", "rule")},
+        ),
+    ]
 
 
 def checks_frame(rows: list[dict]) -> pd.DataFrame:
