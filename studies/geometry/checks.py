@@ -86,7 +86,8 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             return check(
                 name,
                 "claim",
-                "I_a(η) = {x ∈ K : <v_a − v_b, x> ≥ η ∀ b ≠ a}" + (" ⊖ δ" if "eroded" in grid else ""),
+                "I_a(η) = {x ∈ K : <v_a − v_b, x> ≥ η ∀ b ≠ a}"
+                + (" ⊖ δ" if "eroded" in grid else ""),
                 measured=err,
                 threshold=limit,
                 rule="relative difference between the package's grid area and the exact polygon's "
