@@ -152,7 +152,9 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
 _LOWER = " (the wrong product's error bounded below by ||x^t − v|/|x^0 − v| − Π'|)"
 
 
-def _law_error(summary: pd.DataFrame, lines: pd.DataFrame, shift: int, floor: float | None) -> float:
+def _law_error(
+    summary: pd.DataFrame, lines: pd.DataFrame, shift: int, floor: float | None
+) -> float:
     """Largest error of the straight-line law over the schedules of ``summary``, with the
     product ``shift`` steps late: the stored vector error for ``shift = 0``; else
     ``||x^t − v|/|x^0 − v| − Π'|``, a lower bound of the vector error of Π' (the triangle
