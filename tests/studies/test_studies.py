@@ -282,29 +282,25 @@ def test_unknown_study_is_one_line_and_exit_2(capsys):
 
 
 def test_checks_table_round_trips(tmp_path):
-    frame = rp.checks_frame(
-        [
-            rp.check(
-                "a",
-                "claim",
-                "x",
-                measured=1.5,
-                low=1.0,
-                high=2.0,
-                threshold=0.5,
-                rule="low > threshold",
-                passed=True,
-            ),
-            rp.check("b", "context", "y"),
-        ]
+    claim = rp.check(
+        "a",
+        "claim",
+        "x",
+        measured=1.5,
+        low=1.0,
+        high=2.0,
+        threshold=0.5,
+        rule="low > threshold",
+        passed=True,
     )
     frame = rp.checks_frame(
-        frame.to_dict("records") + [rp.power(frame.iloc[0].to_dict(), "wrong", rejected=False)]
+        [claim, rp.check("b", "context", "y"), rp.power(claim, "wrong", rejected=False)]
     )
     rp.write_checks(frame, tmp_path, {})
     back = rp.read_checks(tmp_path / "checks.csv")
     assert list(back["pass"]) == ["true", "NA", "false"] and back.loc[0, "low"] == 1.0
     assert pd.isna(back.loc[1, "measured"])
+    assert list(back["role"]) == ["claim", "context", "power"]
 
 
 def test_metastability_draws_every_beta_from_its_own_root(monkeypatch):
