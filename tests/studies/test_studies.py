@@ -236,6 +236,20 @@ def test_a_powerless_check_is_not_counted_and_the_verdict_says_so():
     )
 
 
+def test_a_committed_claim_without_power_is_named_and_the_old_verdict_line_is_stale(tmp_path):
+    # negative control on committed data: plant a powerless check in a copy of geometry
+    copy = tmp_path / "geometry"
+    shutil.copytree(DATA / "geometry", copy, ignore=shutil.ignore_patterns("quick", "*.png"))
+    checks = rp.read_checks(copy / "checks.csv")
+    assert rp.unpowered(checks) == {"no power": [], "power not measured": []}
+    checks.loc[checks["criterion"] == "voronoi_equinorm/power", "pass"] = "false"
+    checks.to_csv(copy / "checks.csv", index=False)
+    line = rp.verdict_line(rp.read_checks(copy / "checks.csv"))
+    assert "2 of 2 tested claims pass" in line
+    assert "not tested: no power: `voronoi_equinorm`" in line
+    assert verdict_problems(copy)
+
+
 def test_every_claim_and_correction_needs_one_power_row():
     claim = rp.check("law", "claim", "x", passed=True)
     with pytest.raises(ValueError, match=r"needs a power row.*\['law'\]"):
