@@ -61,6 +61,7 @@ class Power(StudyConfig):
 
     t_star_scale: float = bounded(0.0)  # thm68_t_star: the crossing at this × t*(β)
     d_rate_exponent: float = bounded(0.0)  # thm69_d_rate: the deviation falls like d^(−this)
+    bound_c_exponent: float  # thm69_bound: c(β) = e^(this × max(1, β)) in place of e^(10 max(1, β))
 
 
 @dataclass(frozen=True)
