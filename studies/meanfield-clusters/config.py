@@ -9,6 +9,13 @@ from metastab.studies.study import StudyConfig, bounded
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    k_shifts: list[int]  # k_star: the counts k* + s, s of this list; each must be rejected
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -26,3 +33,4 @@ class Config(StudyConfig):
     count_tolerance: int = bounded(0)
     count_tolerances: list[int]
     wrong_shift: int
+    power: Power
