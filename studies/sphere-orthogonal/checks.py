@@ -2,8 +2,9 @@
 
 Claims: from an orthogonal start all pairwise cosines stay equal and follow γ_β of (6.9) / (6.10)
 (rk4 at its finest step), t*(β) included; from uniform starts the deviation from γ_β stays below
-Thm 6.9's bound and falls with d at least as fast as its √(log d / d). Controls: the comparison
-tells (6.9) from (6.10); rk4 and post-LN converge at their nominal orders (without that, the
+Thm 6.9's bound (a claim only where the bound can fail: somewhere on the grid it is ≤ 2, the
+largest possible deviation; otherwise context) and falls with d at least as fast as its
+√(log d / d). Controls: the comparison tells (6.9) from (6.10); rk4 and post-LN converge at their nominal orders (without that, the
 finest-step numbers would not speak for the flow); the span reduction of d > n agrees with the
 full-d run. Context: the field's post-LN at dt = 0.1, how loose Thm 6.9 is, its probability.
 """
@@ -220,17 +221,27 @@ def _random_rows(random: pd.DataFrame, reduction: pd.DataFrame, cfg: dict) -> li
     n, d_max = int(rcfg["n"]), int(random["d"].max())
     prob = float(random.loc[random["d"] == d_max, "probability"].iloc[0])
     gap = float(reduction["max_gap"].max())
+    # |<x_i, x_j> − γ| ≤ 2 always: a bound above 2 everywhere on the grid cannot fail, and is
+    # then reported as context, not counted as a claim
+    smallest = float(later["bound"].min())
+    vacuous = smallest > 2.0
     return [
         check(
             "thm69_bound",
-            "claim",
+            "context" if vacuous else "claim",
             "Thm 6.9: |<x_i(t), x_j(t)> − γ_β(t)| ≤ 2 c(β) n t √(log d / d), "
             "c(β) = e^(10 max(1, β))",
             measured=ratio,
             threshold=1.0,
             rule=f"largest (max over pairs of the deviation) / bound over every start, t > 0, "
-            f"d ∈ {_list(random['d'])}, β ∈ {_list(random['beta'])} ≤ 1",
-            passed=ratio <= 1.0,
+            f"d ∈ {_list(random['d'])}, β ∈ {_list(random['beta'])} ≤ 1; the smallest bound "
+            f"on this grid is {smallest:.3g}"
+            + (
+                " > 2 ≥ |cosine − γ|: it cannot fail here, so it is context, not a claim"
+                if vacuous
+                else " ≤ 2: it can fail here"
+            ),
+            passed=None if vacuous else ratio <= 1.0,
             source=f"{SOURCE}, Thm 6.9",
         ),
         check(
