@@ -4,9 +4,10 @@ Claims: from an orthogonal start all pairwise cosines stay equal and follow γ_�
 (rk4 at its finest step), t*(β) included; from uniform starts the deviation from γ_β stays below
 Thm 6.9's bound (a claim only where the bound can fail: somewhere on the grid it is ≤ 2, the
 largest possible deviation; otherwise context) and falls with d at least as fast as its
-√(log d / d). Controls: the comparison tells (6.9) from (6.10); rk4 and post-LN converge at their nominal orders (without that, the
-finest-step numbers would not speak for the flow); the span reduction of d > n agrees with the
-full-d run. Context: the field's post-LN at dt = 0.1, how loose Thm 6.9 is, its probability.
+√(log d / d). Controls: the comparison tells (6.9) from (6.10); rk4 and post-LN converge at their
+nominal orders (without that, the finest-step numbers would not speak for the flow); the span
+reduction of d > n agrees with the full-d run. Context: the field's post-LN at dt = 0.1, how loose
+Thm 6.9 is, its probability.
 """
 
 from __future__ import annotations
