@@ -23,6 +23,7 @@ class Config(StudyConfig):
     claim_multiple: float
     min_fraction: float
     min_fractions: list[float]
-    count_tolerance: int = bounded(0)
-    count_tolerances: list[int]
-    wrong_shift: int
+    confidence_level: float
+    resolution: float
+    within_one: float
+    tolerances: list[float]
