@@ -72,6 +72,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = [
+    "CHECKS_ONLY",
     "Study",
     "study_root",
     "list_studies",
@@ -85,6 +86,10 @@ __all__ = [
     "recorded",
     "quantile_band",
 ]
+
+# config tables read by checks.py alone (the wrong predictions of the power rows): changing them
+# needs a render, not a run
+CHECKS_ONLY = ("power",)
 
 
 def _merge(base: dict, over: dict) -> dict:
@@ -193,7 +198,8 @@ def run_study(
     ``config`` replaces the study's ``config.toml`` by another TOML file (same keys).
     ``render=True`` does not compute: it recomputes ``checks.csv``, the figures and the report
     from the tables already in ``out``, whose recorded configuration must agree with the current
-    one on every key it has (keys added since, such as thresholds, are allowed).
+    one on every key it has (keys added since, such as thresholds, are allowed; the keys of
+    :data:`CHECKS_ONLY`, read by the checks alone, may change).
 
     Raises
     ------
@@ -219,7 +225,8 @@ def run_study(
         changed = sorted(
             k
             for k, v in old.get("config", {}).items()
-            if json.dumps(table.get(k), default=str) != json.dumps(v, default=str)
+            if k not in CHECKS_ONLY
+            and json.dumps(table.get(k), default=str) != json.dumps(v, default=str)
         )
         if changed:
             raise ValueError(
@@ -259,11 +266,11 @@ def run_study(
             "writes it from checks.csv"
         )
     command = f"metastab study {name}" + (" --quick" if quick else "")
-    # names metastab.report (now an alias of metastab.studies.verdict) so that the committed
-    # reports render byte for byte; write metastab.studies.verdict with the studies' next run
     text = (
-        text.rstrip() + "\n\n## Checks\n\nEvery criterion, from `checks.csv` (roles and the "
-        "verdict rule: `metastab.report`):\n\n"
+        text.rstrip() + "\n\n## Checks\n\nEvery criterion, from `checks.csv` (roles, power rows "
+        "and the verdict rule: `metastab.studies.verdict`); a `power` row applies the check of "
+        "its claim or correction to a wrong prediction declared in the config, and passes when "
+        "the check rejects it:\n\n"
         + checks_markdown(checks)
         + "\n\n"
         + verdict_line(checks)

@@ -6,7 +6,10 @@ the columns :data:`COLUMNS`:
 - ``criterion``: a short unique name;
 - ``role``: ``claim`` (the source's statement as printed), ``correction`` (the statement with one
   stated change: a hypothesis added, a constant or a compared quantity replaced; its criterion is
-  ``CLAIM/NAME``, naming the claim it corrects), ``control`` (a
+  ``CLAIM/NAME``, naming the claim it corrects), ``power`` (the companion of one claim or
+  correction, criterion ``CRITERION/power``: the same check applied to a deliberately wrong
+  prediction that the study's config declares before the data are seen; it passes when the check
+  rejects that prediction, see :func:`power`), ``control`` (a
   check of the instrument, e.g. a negative control that must be detected) or ``context`` (reported
   beside the claims and never counted: a check that cannot fail in practice, agreement with a
   re-implementation of the same rule, a measured fact the source does not state);
@@ -16,9 +19,16 @@ the columns :data:`COLUMNS`:
 - ``pass``: ``true``, ``false`` or ``NA`` (not testable here, or ``context``);
 - ``source``: the reference and where in it.
 
+Every claim and correction row has exactly one ``power`` row (:func:`checks_frame` refuses a
+table without). A claim or correction is **tested** if it fails, or if it passes and its power
+row passes too: a check that also passes the wrong prediction could not have told the claim from
+it, so its pass is not counted (``not tested: no power``; a power row without a pass value leaves
+a passing claim untested as well: ``power not measured``). A failing claim is tested whatever its
+power row says: the check rejected it.
+
 **The verdict** (:func:`verdict`) is a pure function of that table, the same for every study:
 
-1. ``not tested`` if no ``claim`` row has a pass value, or if any ``control`` row fails (then the
+1. ``not tested`` if no ``claim`` row is tested, or if any ``control`` row fails (then the
    checks could not have told a true claim from a false one);
 2. ``holds`` if every tested ``claim`` row passes;
 3. ``holds with a correction`` if every failing ``claim`` row has at least one tested
@@ -34,12 +44,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 if TYPE_CHECKING:
     import os
+    from collections.abc import Callable
     from typing import IO
 
 __all__ = [
@@ -47,10 +58,13 @@ __all__ = [
     "ROLES",
     "VERDICTS",
     "check",
+    "power",
+    "powered",
     "checks_frame",
     "read_checks",
     "write_checks",
     "checks_config",
+    "unpowered",
     "verdict",
     "verdict_line",
 ]
@@ -67,7 +81,8 @@ COLUMNS = (
     "pass",
     "source",
 )
-ROLES = ("claim", "correction", "control", "context")
+ROLES = ("claim", "correction", "power", "control", "context")
+POWER = "/power"  # the suffix of a power row's criterion: CRITERION/power
 VERDICTS = ("holds", "holds with a correction", "fails", "not tested")
 _PASS = {True: "true", False: "false", None: "NA"}
 
@@ -97,7 +112,12 @@ def check(
     """
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
-    if (role == "correction") != ("/" in criterion):
+    if (role == "power") != criterion.endswith(POWER):
+        raise ValueError(
+            f"check {criterion!r}: a power row, and only a power row, is named "
+            f"CRITERION{POWER} after the claim or correction it belongs to"
+        )
+    if role != "power" and (role == "correction") != ("/" in criterion):
         raise ValueError(
             f"check {criterion!r}: a correction, and only a correction, is named "
             "CLAIM/NAME after the claim it corrects"
@@ -123,19 +143,105 @@ def check(
     }
 
 
+def power(
+    of: dict,
+    wrong: str,
+    *,
+    rejected: bool | None,
+    measured: float = math.nan,
+    low: float = math.nan,
+    high: float = math.nan,
+    threshold: float = math.nan,
+    rule: str = "",
+) -> dict:
+    """The power row of the claim or correction row ``of``: its check applied to the wrong
+    prediction ``wrong`` (a deliberately mistaken theory of a stated size, declared in the
+    study's config before the data are seen).
+
+    ``rejected`` is whether the check rejects the wrong prediction (the row's pass value; None
+    if it cannot be evaluated here); ``measured``, ``low``, ``high`` and ``threshold`` are the
+    check's numbers under the wrong prediction, ``rule`` (default: the claim's rule) how they
+    are compared.
+
+    >>> claim = check("rate", "claim", "b = 1.5", measured=1.49, threshold=0.05,
+    ...               rule="|b − 1.5| ≤ 0.05", passed=True)
+    >>> row = power(claim, "b = 1.35 (10 % low)", rejected=abs(1.49 - 1.35) > 0.05,
+    ...             measured=1.49, threshold=0.05, rule="|b − 1.35| ≤ 0.05")
+    >>> row["criterion"], row["role"], row["pass"]
+    ('rate/power', 'power', 'true')
+    """
+    if of["role"] not in ("claim", "correction"):
+        raise ValueError(
+            f"check {of['criterion']!r}: only a claim or a correction has a power row, "
+            f"not a {of['role']}"
+        )
+    return check(
+        of["criterion"] + POWER,
+        "power",
+        f"wrong prediction: {wrong}",
+        measured=measured,
+        low=low,
+        high=high,
+        threshold=threshold,
+        rule=rule or of["rule"],
+        passed=rejected,
+        source=of["source"],
+    )
+
+
+def powered(make: Callable[[Any], dict], prediction: Any, wrong: Any, what: str) -> list[dict]:
+    """A claim or correction row and its power row, from one check: ``make(prediction)`` is the
+    row (from :func:`check`) of the check of ``prediction``; the power row is the same check of
+    the wrong prediction ``wrong``, described by ``what``, and passes when that row fails.
+
+    >>> def law(b):
+    ...     return check("rate", "claim", f"b = {b}", measured=1.49, threshold=0.05,
+    ...                  rule=f"|b − {b}| ≤ 0.05", passed=abs(1.49 - b) <= 0.05)
+    >>> [(r["criterion"], r["pass"]) for r in powered(law, 1.5, 1.35, "b 10 % low")]
+    [('rate', 'true'), ('rate/power', 'true')]
+    """
+    row, alt = make(prediction), make(wrong)
+    rejected = {"true": False, "false": True, "NA": None}[alt["pass"]]
+    return [
+        row,
+        power(
+            row,
+            what,
+            rejected=rejected,
+            **{k: alt[k] for k in ("measured", "low", "high", "threshold", "rule")},
+        ),
+    ]
+
+
 def checks_frame(rows: list[dict]) -> pd.DataFrame:
-    """The checks table of ``rows`` (from :func:`check`), columns :data:`COLUMNS`.
+    """The checks table of ``rows`` (from :func:`check` and :func:`power`), columns
+    :data:`COLUMNS`.
 
     Raises
     ------
     ValueError
-        If two rows share a criterion.
+        If two rows share a criterion, a claim or correction has no power row, or a power row
+        belongs to no claim or correction.
     """
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     dup = frame["criterion"][frame["criterion"].duplicated()]
     if not dup.empty:
         raise ValueError(f"criterion names must be unique, repeated: {sorted(set(dup))}")
+    _check_power(frame)
     return frame
+
+
+def _check_power(frame: pd.DataFrame) -> None:
+    names = frame["criterion"].astype(str)
+    tested = set(names[frame["role"].isin(("claim", "correction"))])
+    powered = {n.removesuffix(POWER) for n in names[frame["role"] == "power"]}
+    if tested - powered:
+        raise ValueError(
+            "every claim and correction needs a power row (CRITERION/power, the check applied "
+            f"to a declared wrong prediction), missing for {sorted(tested - powered)}"
+        )
+    if powered - tested:
+        raise ValueError(f"power rows of no claim or correction: {sorted(powered - tested)}")
 
 
 def read_checks(path: str | os.PathLike[str] | IO[str]) -> pd.DataFrame:
@@ -155,23 +261,54 @@ def read_checks(path: str | os.PathLike[str] | IO[str]) -> pd.DataFrame:
 
 
 def _passes(checks: pd.DataFrame, role: str) -> pd.Series:
+    """The pass values of the tested rows of ``role`` (True/False, indexed like ``checks``):
+    for claims and corrections, those that fail or pass with power."""
     values = checks.loc[checks["role"] == role, "pass"].astype(str).str.lower()
     bad = set(values) - {"true", "false", "na"}
     if bad:
         raise ValueError(f"pass must be true, false or NA, got {sorted(bad)}")
-    return values[values != "na"] == "true"
+    values = values[values != "na"]
+    if role in ("claim", "correction"):
+        values = values[[_power(checks, i) == "true" or v == "false" for i, v in values.items()]]
+    return values == "true"
+
+
+def _power(checks: pd.DataFrame, index: object) -> str:
+    """The pass value (true/false/na) of the power row of row ``index``; na if it has none."""
+    name = str(checks.loc[index, "criterion"]) + POWER
+    found = checks.loc[checks["criterion"].astype(str) == name, "pass"].astype(str).str.lower()
+    return found.iloc[0] if not found.empty else "na"
+
+
+def unpowered(checks: pd.DataFrame) -> dict[str, list[str]]:
+    """The claims and corrections that pass but are not counted as tested, by reason:
+    ``no power`` (the check passes the wrong prediction too) and ``power not measured`` (the
+    power row has no pass value)."""
+    out: dict[str, list[str]] = {"no power": [], "power not measured": []}
+    rows = checks[checks["role"].isin(("claim", "correction"))]
+    for i, r in rows.iterrows():
+        if str(r["pass"]).lower() == "true":
+            p = _power(checks, i)
+            if p != "true":
+                out["no power" if p == "false" else "power not measured"].append(r["criterion"])
+    return out
 
 
 def verdict(checks: pd.DataFrame) -> str:
     """The verdict of a checks table: ``holds``, ``holds with a correction``, ``fails`` or
     ``not tested`` (the rule is in the module docstring).
 
-    >>> rows = [check("law", "claim", "x", passed=True), check("rate", "claim", "y", passed=False),
-    ...         check("rate/fixed", "correction", "y'", passed=True)]
-    >>> verdict(checks_frame(rows[:1])), verdict(checks_frame(rows))
+    >>> def claim(name, role, passed, rejected=True):  # a row and its power row
+    ...     row = check(name, role, "statement", passed=passed)
+    ...     return [row, power(row, "a wrong one", rejected=rejected)]
+    >>> law, rate, fixed = claim("law", "claim", True), claim("rate", "claim", False), claim(
+    ...     "rate/fixed", "correction", True)
+    >>> verdict(checks_frame(law)), verdict(checks_frame(law + rate + fixed))
     ('holds', 'holds with a correction')
-    >>> verdict(checks_frame(rows[1:2])), verdict(checks_frame([check("c", "context", "z")]))
+    >>> verdict(checks_frame(rate)), verdict(checks_frame([check("c", "context", "z")]))
     ('fails', 'not tested')
+    >>> verdict(checks_frame(claim("law", "claim", True, rejected=False)))  # no power
+    'not tested'
     """
     bad = set(checks["role"]) - set(ROLES)
     if bad:
@@ -210,6 +347,9 @@ def verdict_line(checks: pd.DataFrame) -> str:
     )
     if untested:
         parts.append(f"{untested} claims not testable here")
+    for reason, names in unpowered(checks).items():
+        if names:
+            parts.append(f"not tested: {reason}: " + ", ".join(f"`{c}`" for c in names))
     return f"Verdict: {v} ({'; '.join(parts)})."
 
 

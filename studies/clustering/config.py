@@ -9,6 +9,14 @@ from metastab.studies.study import StudyConfig, bounded
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    C_exponent: float  # the supported C predicted to grow like β^C_exponent
+    M_variant_C_factor: float = bounded(0.0)  # C = this/(1 − γ) claimed to suffice with M
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -25,3 +33,4 @@ class Config(StudyConfig):
     c_roundoff: float
     ratio_tol: float
     polytopes: list[dict]
+    power: Power

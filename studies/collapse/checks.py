@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame
+from metastab.studies.verdict import check, checks_frame, powered
 
 from .config import Config
 
@@ -28,23 +28,33 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     fits = read_table(out / "fits.csv")[0]
     R = float(meta["R"])
     flow = summary[summary["model"] == "SA_beta"].dropna(subset=["worst_factor"])
-    excess = float((flow["worst_factor"] / flow["guaranteed_factor"]).max())
     tol, margin = float(config["contraction_roundoff"]), float(config["informative_margin"])
     informative = int((1 - flow["guaranteed_factor"] > margin).sum())
-    rows = [
-        check(
+
+    def contraction(speed: float) -> dict:
+        # the factor 1 − γc with c multiplied by ``speed``
+        excess = float((flow["worst_factor"] / (1 - speed * (1 - flow["guaranteed_factor"]))).max())
+        return check(
             "per_step_contraction",
             "claim",
             "diam(X^(t+1)) ≤ (1 − γc) diam(X^t) for SA_β, c = e^(−2|β|R²)/n",
             measured=excess,
             threshold=1 + tol,
-            rule=f"largest (worst per-step factor)/(1 − γc) over every step of {len(flow)} SA_β "
+            rule=f"largest (worst per-step factor)/(1 − {f'{speed:g} ' if speed != 1 else ''}γc) "
+            f"over every step of {len(flow)} SA_β "
             f"paths ≤ threshold (1 + `contraction_roundoff`); 1 − γc < 1 − {margin:g} "
             f"(`informative_margin`: informative) at {informative} of them",
             passed=excess <= 1 + tol,
             source=SOURCE,
         )
-    ]
+
+    speed = config.power.contraction_speed
+    rows = powered(
+        contraction,
+        1.0,
+        speed,
+        f"a contraction {speed:g} times as fast: c = {speed:g} e^(−2|β|R²)/n",
+    )
     seen = summary[np.isfinite(summary["log10_bound_over_median"])]
     if len(seen):
         rows.append(

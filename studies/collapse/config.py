@@ -38,6 +38,15 @@ class Curves(StudyConfig):
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    contraction_speed: float = bounded(
+        0.0
+    )  # the guaranteed rate c predicted this many times larger
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -52,3 +61,4 @@ class Config(StudyConfig):
     flow: Flow
     chain: Chain
     curves: Curves
+    power: Power

@@ -51,6 +51,14 @@ class Voronoi(StudyConfig):
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    voronoi_vertices: str  # the Voronoi claim asserted for these polygons: its hypothesis dropped
+    area_error: float = bounded(0.0)  # the cone's and the erosion's exact area this much too large
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -60,3 +68,4 @@ class Config(StudyConfig):
     dominance: Dominance
     quadratic: Quadratic
     voronoi: Voronoi
+    power: Power

@@ -39,6 +39,14 @@ class Random(StudyConfig):
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    bound_factor: float = bounded(0.0)  # the printed bound with this times the classical constant
+    collapse_fraction: float = bounded(0.0)  # the final diameter predicted as this × D_0
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -51,3 +59,4 @@ class Config(StudyConfig):
     counterexample: Counterexample
     symmetric: Symmetric
     random: Random
+    power: Power

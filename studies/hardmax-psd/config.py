@@ -40,6 +40,15 @@ class Gaussian(StudyConfig):
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    law_shift: int = bounded(1)  # the straight-line law's product this many steps late
+    euler_constant_error: float = bounded(0.0)  # the Euler error constant 1/(2e) this much off
+    gaussian_d: float = bounded(1.0)  # the Gaussian vertices' ownership claimed already at this d
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -50,3 +59,4 @@ class Config(StudyConfig):
     lines: Lines
     ode: Ode
     gaussian: Gaussian
+    power: Power

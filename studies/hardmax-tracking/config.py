@@ -31,6 +31,15 @@ class AgainstBeta(StudyConfig):
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    rate_excess: float = bounded(0.0)  # tracking time exponential at rate ≥ (1 + this) c0
+    pathwise_distance: float = bounded(0.0)  # the paths coincide up to this distance at t0
+    offset_slope: float = bounded(None, 0.0)  # the offset falls at least like β^offset_slope
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -44,3 +53,4 @@ class Config(StudyConfig):
     polytope: dict  # a spec of metastab.registry.POLYTOPES, checked when built
     over_time: OverTime
     against_beta: AgainstBeta
+    power: Power

@@ -18,6 +18,14 @@ class Polygons(StudyConfig):
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject (the
+    others, fixed in ``checks.py``, swap a claim for its opposite or hardmax for uniform)."""
+
+    quiescent_step: float = bounded(0.0)  # (d): every token quiescent from this step on
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -40,3 +48,4 @@ class Config(StudyConfig):
     cluster_tol: float
     figure2: dict
     polygons: Polygons
+    power: Power

@@ -17,7 +17,7 @@ import pandas as pd
 
 from metastab.results import read_table
 from metastab.studies.runner import read_tables
-from metastab.studies.verdict import check, checks_frame
+from metastab.studies.verdict import check, checks_frame, power, powered
 
 from .config import Config
 
@@ -28,7 +28,9 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     rows, stated = [], None
-    for k, (exp, what, measured, ref, ok, value, threshold) in enumerate(_checks(out, config)):
+    for k, (exp, what, measured, ref, ok, value, threshold, wrong) in enumerate(
+        _checks(out, config)
+    ):
         name = f"{exp}_{k + 1}"
         if what.endswith("(as stated)"):
             stated = name
@@ -51,24 +53,61 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
                 source=f"{SOURCE} {exp}",
             )
         )
+        if role != "context":
+            rows.append(_power_row(rows[-1], wrong))
     hard = read_table(out / "hardmax.csv")[0]
-    ray, bound = hard[hard.kind == "SVM ray"], hard[hard.kind == "bound"]
-    excess = float((ray.gap.values - bound.gap.values).max())
     tol = float(config["hardmax_roundoff"])
-    rows.append(
-        check(
+
+    def hardmax(speed: float) -> dict:
+        excess = -np.inf
+        for _, g in hard.groupby("source", sort=False):
+            ray, bound = g[g.kind == "SVM ray"], g[g.kind == "bound"]
+            if ray.empty:
+                continue
+            # log bound = log(T − 1) − R/‖p^mm‖: its slope in R, times ``speed``
+            slope = np.polyfit(bound.R.values, np.log(bound.gap.values), 1)[0]
+            wrong = bound.gap.values * np.exp((speed - 1) * slope * bound.R.values)
+            excess = max(excess, float((ray.gap.values - wrong).max()))
+        return check(
             "hardmax_bound",
             "claim",
             "along p = β p^mm/‖p^mm‖: max_i (1 − s_(i,α_i)) ≤ (T − 1) exp(−β/‖p^mm‖)",
             measured=excess,
             threshold=tol,
-            rule="largest (measured − bound) over every tabulated β ≤ threshold "
-            "(`hardmax_roundoff`)",
+            rule="largest (measured − bound"
+            + (f" with the exponent × {speed:g}" if speed != 1 else "")
+            + ") over every tabulated β ≤ threshold (`hardmax_roundoff`)",
             passed=excess <= tol,
             source=SOURCE + " (β → ∞ limit)",
         )
+
+    speed = 1 + config.power.published_error
+    rows += powered(
+        hardmax, 1.0, speed, f"the bound's exponent {speed:g} β/‖p^mm‖ ({speed - 1:.0%} faster)"
     )
     return checks_frame(rows)
+
+
+def _power_row(row: dict, wrong: tuple | None) -> dict:
+    """The power row of a criterion of :func:`_checks`: ``wrong`` is (the wrong prediction,
+    whether the criterion's check rejects it, its value, its threshold), or None where no wrong
+    prediction applies (a solver's certificates, a one-sided bound on a step or a norm)."""
+    if wrong is None:
+        return power(
+            row,
+            "none declared: the criterion checks certificates or a one-sided bound, not a "
+            "predicted value",
+            rejected=None,
+        )
+    what, rejected, value, threshold = wrong
+    return power(
+        row,
+        what,
+        rejected=rejected,
+        measured=value,
+        threshold=threshold,
+        rule="the criterion's check applied to the wrong prediction",
+    )
 
 
 def _single_number(text: str) -> bool:
@@ -116,14 +155,25 @@ def _checks(out: Path, cfg: dict) -> list[tuple]:
     return rows
 
 
-def _row(exp, what, measured, ref, ok, value=np.nan, threshold=np.nan) -> tuple:
-    return (exp, what, measured, ref, bool(ok), float(value), float(threshold))
+def _row(exp, what, measured, ref, ok, value=np.nan, threshold=np.nan, wrong=None) -> tuple:
+    """A criterion; ``wrong`` is (the wrong prediction, whether the same check rejects it, its
+    value, its threshold), or None where none applies."""
+    if wrong is not None:
+        wrong = (wrong[0], bool(wrong[1]), float(wrong[2]), float(wrong[3]))
+    return (exp, what, measured, ref, bool(ok), float(value), float(threshold), wrong)
 
 
 def _above(
-    exp: str, what: str, value: float, threshold: float, digits: int, note: str = ""
+    exp: str,
+    what: str,
+    value: float,
+    threshold: float,
+    digits: int,
+    cfg: dict,
+    note: str = "",
 ) -> tuple:
-    """The criterion ``value > threshold``, ``value`` printed with ``digits`` decimals."""
+    """The criterion ``value > threshold`` (a correlation or a probability → 1), ``value``
+    printed with ``digits`` decimals, with the wrong prediction of :func:`_wrong_limit`."""
     return _row(
         exp,
         what,
@@ -132,7 +182,56 @@ def _above(
         value > threshold,
         value,
         threshold,
+        _wrong_limit(what, value, threshold, cfg),
     )
+
+
+def _wrong_limit(what: str, value: float, threshold: float, cfg: dict) -> tuple:
+    """The wrong prediction of a criterion ``value > threshold`` whose ideal value is 1.
+
+    A correlation (``corr`` in ``what``) with a direction d: the iterates converge to a
+    direction d' at the angle θ = ``direction_error_deg`` from d; the check, angle(p, d') <
+    arccos(threshold), rejects d' when θ − angle(p, d) ≥ arccos(threshold) (the triangle
+    inequality on the sphere; the value is that lower bound of angle(p, d') in degrees).
+    A probability: it saturates at L = 1 − ``saturation_gap`` (1 − threshold); the check,
+    |value − 1| < 1 − threshold, applied to L rejects it when |value − L| ≥ 1 − threshold."""
+    pw = cfg["power"]
+    if "corr" in what:
+        theta = float(pw["direction_error_deg"])
+        limit = float(np.degrees(np.arccos(min(threshold, 1.0))))
+        seen = theta - float(np.degrees(np.arccos(np.clip(value, -1.0, 1.0))))
+        return (f"a direction {theta:g}° from the claimed one", seen >= limit, seen, limit)
+    low = 1 - float(pw["saturation_gap"]) * (1 - threshold)
+    return (
+        f"the probability saturates at {low:.6g}",
+        abs(value - low) >= 1 - threshold,
+        value - low,
+        1 - threshold,
+    )
+
+
+def _wrong_value(reference: float, tol: float, values, cfg: dict, what: str = "") -> tuple:
+    """The wrong prediction of a criterion |value − reference| ≤ tol: the reference
+    ``published_error`` (relative) too large; rejected if some value lies farther than tol."""
+    err = float(cfg["power"]["published_error"])
+    wrong = reference * (1 + err)
+    far = float(np.max(np.abs(np.asarray(values, float) - wrong)))
+    return (f"{what or 'the value'} {wrong:.6g} ({err:.0%} off)", far > tol, far, tol)
+
+
+def _wrong_rank(ranks, stated, cfg: dict) -> tuple:
+    """The wrong prediction of a rank rule: ``rank_error`` less than the stated rank;
+    rejected unless every rank equals it."""
+    err = int(cfg["power"]["rank_error"])
+    agree = int((np.asarray(ranks) == np.asarray(stated) - err).sum())
+    return (f"the rank {err} less than stated", agree < len(ranks), agree, len(ranks))
+
+
+def _wrong_vector(solutions: list, cfg: dict) -> tuple:
+    """The wrong prediction of v^mm = (0, 1): (0, 1 + ``published_error``)."""
+    err = float(cfg["power"]["published_error"])
+    dev = max(np.abs(np.array(x.split(), float) - [0, 1 + err]).max() for x in solutions)
+    return (f"v^mm = (0, {1 + err:g})", dev > 1e-6, dev, 1e-6)
 
 
 def _objectives(svm: pd.DataFrame, exp: str, problem: str) -> pd.DataFrame:
@@ -149,6 +248,12 @@ def _published(svm: pd.DataFrame, cfg: dict, exp: str, problem: str) -> tuple:
     return rows_, worst, pub["value"], pub["tol"], ok
 
 
+def _wrong_objective(cfg: dict, exp: str, problem: str, svm: pd.DataFrame) -> tuple:
+    """The wrong prediction of a published objective: the value ``published_error`` off."""
+    rows_, _, value, tol, _ = _published(svm, cfg, exp, problem)
+    return _wrong_value(value, tol, rows_.objective, cfg, "½‖p^mm‖² =")
+
+
 def _e1_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
     """E1: the global and local max-margin problems, the directions reached, local optimality."""
     s1, l1 = tab.s1, tab.l1
@@ -162,6 +267,7 @@ def _e1_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         gok,
         gw,
         gv,
+        _wrong_objective(cfg, "E1", "global, alpha=0", tab.svm),
     )
     yield _row(
         "E1a",
@@ -171,6 +277,7 @@ def _e1_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         lok,
         lw,
         lv,
+        _wrong_objective(cfg, "E1", "local, alpha=1", tab.svm),
     )
     both = pd.concat([g, loc])
     yield _row(
@@ -183,13 +290,17 @@ def _e1_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         len(both),
     )
     a = s1[np.isclose(s1.c, 0.9)]
-    yield _above("E1b", "c=0.9: min corr(p, p^mm_glob), 6 inits", a.corr_global.min(), 0.999, 5)
+    yield _above(
+        "E1b", "c=0.9: min corr(p, p^mm_glob), 6 inits", a.corr_global.min(), 0.999, 5, cfg
+    )
     b = s1[np.isclose(s1.c, 0.0)]
     gl, lo = b[b.init >= -0.5], b[b.init <= -1.0]
     yield _above(
-        "E1c", "c=0: min corr with global, s ∈ {1,.5,0,−.5}", gl.corr_global.min(), 0.999, 5
+        "E1c", "c=0: min corr with global, s ∈ {1,.5,0,−.5}", gl.corr_global.min(), 0.999, 5, cfg
     )
-    yield _above("E1c", "c=0: min corr with (1,0,0), s ∈ {−1,−1.5}", lo.corr_local.min(), 0.999, 5)
+    yield _above(
+        "E1c", "c=0: min corr with (1,0,0), s ∈ {−1,−1.5}", lo.corr_local.min(), 0.999, 5, cfg
+    )
     v09 = l1[np.isclose(l1.c, 0.9) & (l1.alpha == 1)].locally_optimal.iloc[0]
     v0 = l1[np.isclose(l1.c, 0.0) & (l1.alpha == 1)].locally_optimal.iloc[0]
     yield _row(
@@ -198,9 +309,10 @@ def _e1_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         f"{bool(v09)} / {bool(v0)}",
         "False / True",
         (not v09) and v0,
+        wrong=("True / False (the two cases swapped)", not (v09 and not v0), np.nan, np.nan),
     )
     yield _above(
-        "E1e", "min final softmax prob. of selected token", s1.selected_prob.min(), 0.9999, 6
+        "E1e", "min final softmax prob. of selected token", s1.selected_prob.min(), 0.9999, 6, cfg
     )
 
 
@@ -209,7 +321,7 @@ def _e2_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
     s2 = tab.s2
     ngd, gd = s2[s2.method == "NGD"], s2[s2.method == "GD"]
     n0, g0 = ngd[ngd.init == 0.0].iloc[0], gd[gd.init == 0.0].iloc[0]
-    yield _above("E2", "NGD: min corr(p, p^mm), 6 inits", ngd.corr_svm.min(), 0.999, 5)
+    yield _above("E2", "NGD: min corr(p, p^mm), 6 inits", ngd.corr_svm.min(), 0.999, 5, cfg)
     yield _row(
         "E2",
         "NGD p0=0: ‖p(200)‖",
@@ -218,8 +330,11 @@ def _e2_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         abs(n0.norm_200 - 20) <= 0.4,
         n0.norm_200,
         20,
+        _wrong_value(20, 0.4, [n0.norm_200], cfg, "‖p(200)‖ ="),
     )
-    yield _above("E2", "NGD p0=0: mean softmax prob. at 50", n0.prob_50, 0.99, 4, " (stored ≈1)")
+    yield _above(
+        "E2", "NGD p0=0: mean softmax prob. at 50", n0.prob_50, 0.99, 4, cfg, " (stored ≈1)"
+    )
     yield _row(
         "E2",
         "GD p0=0: ‖p(200)‖",
@@ -243,6 +358,12 @@ def _e2_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         f"{int(n0.first_095)} vs {int(g0.first_095)}",
         "NGD fewer",
         0 <= n0.first_095 < g0.first_095 or (n0.first_095 >= 0 > g0.first_095),
+        wrong=(
+            "GD fewer (the two methods swapped)",
+            not (0 <= g0.first_095 < n0.first_095 or (g0.first_095 >= 0 > n0.first_095)),
+            np.nan,
+            np.nan,
+        ),
     )
 
 
@@ -266,6 +387,7 @@ def _e3_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         tok and _solution(t_full, [4 / 3, 1 / 3]),
         tv,
         tval,
+        _wrong_objective(cfg, "E3", "tight, full", tab.svm),
     )
     yield _row(
         "E3a",
@@ -275,6 +397,7 @@ def _e3_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         nok and _solution(nt_rel, [1, 0]),
         nv,
         nval,
+        _wrong_objective(cfg, "E3", "non-tight, relaxed", tab.svm),
     )
     vv = (
         _objectives(tab.svm, "E3", "tight, v classifier").solution.tolist()
@@ -289,6 +412,7 @@ def _e3_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         vdev <= 1e-6,
         vdev,
         1e-6,
+        _wrong_vector(vv, cfg),
     )
 
 
@@ -304,8 +428,9 @@ def _e3_dynamics_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[
         min(t.corr_v, nt.corr_v) > 0.9999,
         min(t.corr_v, nt.corr_v),
         0.9999,
+        _wrong_limit("corr", min(t.corr_v, nt.corr_v), 0.9999, cfg),
     )
-    yield _above("E3c", "tight: corr(p, p^mm)", t.corr_p_full, 0.9999, 6)
+    yield _above("E3c", "tight: corr(p, p^mm)", t.corr_p_full, 0.9999, 6, cfg)
     yield _row(
         "E3d",
         "non-tight: corr(p, p^relax) / corr(p, p^full)",
@@ -314,6 +439,12 @@ def _e3_dynamics_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[
         nt.corr_p_relaxed > 0.9999 and nt.corr_p_full < 0.99,
         nt.corr_p_relaxed,
         0.9999,
+        wrong=(
+            "p converges to p^full, not p^relax (the two swapped)",
+            not (nt.corr_p_full > 0.9999 and nt.corr_p_relaxed < 0.99),
+            nt.corr_p_full,
+            0.9999,
+        ),
     )
     yield _row(
         "E3e",
@@ -325,6 +456,7 @@ def _e3_dynamics_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[
         and 4 <= t.prob1_argmin <= 10,
         t.prob1_min,
         0.38,
+        _wrong_value(0.38, 0.01, [t.prob1_min], cfg, "the minimum"),
     )
     yield _row(
         "E3e",
@@ -343,6 +475,7 @@ def _e3_dynamics_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[
         abs(t.logistic_0 - 0.525) < 5e-4 and 0 < t.logistic_first_099 <= 60,
         t.logistic_first_099,
         60,
+        _wrong_value(0.525, 5e-4, [t.logistic_0], cfg, "the logistic prob. at 0"),
     )
 
 
@@ -364,6 +497,7 @@ def _e4_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         at("W", "corr_fro_mean", mid) > 0.985 and at("W", "corr_fro_mean", steps) > 0.99,
         at("W", "corr_fro_mean", steps),
         0.99,
+        _wrong_limit("corr", at("W", "corr_fro_mean", steps), 0.99, cfg),
     )
     yield _above(
         "E4b",
@@ -371,6 +505,7 @@ def _e4_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         at("KQ", "corr_nuc_mean", steps),
         0.99,
         4,
+        cfg,
         " (0.997)",
     )
     mismatch = max(at("W", "corr_nuc_mean", steps), at("KQ", "corr_fro_mean", steps))
@@ -382,6 +517,12 @@ def _e4_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         mismatch < 0.95,
         mismatch,
         0.95,
+        wrong=(
+            "the bias does not matter: the mismatched pairs converge too (corr > 0.99, as E4a/b)",
+            not min(at("W", "corr_nuc_mean", steps), at("KQ", "corr_fro_mean", steps)) > 0.99,
+            min(at("W", "corr_nuc_mean", steps), at("KQ", "corr_fro_mean", steps)),
+            0.99,
+        ),
     )
     w300 = c4[(c4.param == "W") & (c4.iteration >= 300)].max_softmax_mean
     k100 = c4[(c4.param == "KQ") & (c4.iteration >= 100)].max_softmax_mean
@@ -394,6 +535,7 @@ def _e4_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         len(w300) > 0 and len(k100) > 0 and low > 0.99,
         low,
         0.99,
+        _wrong_limit("probability", low, 0.99, cfg),
     )
     ranks = r4[r4.param == "W"].rank_fro
     full_rank = min(cfg["e4"]["n"], cfg["e4"]["d"])
@@ -405,6 +547,7 @@ def _e4_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         (ranks == full_rank).all(),
         ranks.min(),
         full_rank,
+        _wrong_rank(ranks, full_rank, cfg),
     )
 
 
@@ -412,7 +555,9 @@ def _e5_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
     """E5: the direction and the offsets of p₂ for the linear and logistic losses."""
     s5, _ = read_table(out / "e5_summary.csv")
     small = s5[s5.C <= 10]
-    yield _above("E5", "min corr(p, (1,0)) for C ≤ 10, both losses", small.corr_svm.min(), 0.999, 5)
+    yield _above(
+        "E5", "min corr(p, (1,0)) for C ≤ 10, both losses", small.corr_svm.min(), 0.999, 5, cfg
+    )
     offsets = (("linear", 10.0, 1.15), ("linear", 100.0, 2.30), ("logistic", 10.0, -3.19))
     for loss, C, ref in offsets:
         row = s5[(s5.loss == loss) & np.isclose(s5.C, C)]
@@ -426,6 +571,7 @@ def _e5_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
                 abs(p2 - ref) <= 0.05,
                 p2,
                 ref,
+                _wrong_value(ref, 0.05, [p2], cfg, "p₂ ="),
             )
 
 
@@ -449,6 +595,7 @@ def _e6_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         len(wide) > 0 and stated.all(),
         stated.sum(),
         len(wide),
+        _wrong_rank(wide.rank_fro, np.minimum(wide.n, wide.d), cfg),
     )
     counted = wide.rank_fro == wide.support_samples
     yield _row(
@@ -459,6 +606,7 @@ def _e6_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
         len(wide) > 0 and counted.all(),
         counted.sum(),
         len(wide),
+        _wrong_rank(wide.rank_fro, wide.support_samples, cfg),
     )
     yield _row(
         "E6",

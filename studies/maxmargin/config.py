@@ -78,6 +78,18 @@ class Hardmax(StudyConfig):
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the criteria's checks must reject."""
+
+    published_error: float = bounded(
+        0.0
+    )  # published values (and the bound's exponent) this far off
+    direction_error_deg: float = bounded(0.0)  # correlations: a direction this many degrees off
+    saturation_gap: float = bounded(1.0)  # probabilities → 1: saturating this × (1 − threshold) low
+    rank_error: int = bounded(1)  # rank rules: this much below the stated rank
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -92,3 +104,4 @@ class Config(StudyConfig):
     e6: E6
     hardmax: Hardmax
     published: list[dict]
+    power: Power

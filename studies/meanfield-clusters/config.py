@@ -9,6 +9,14 @@ from metastab.studies.study import StudyConfig, bounded
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    k_shifts: list[int]  # k_star: the counts k* + s, s of this list; each must be rejected
+    within_one_shifts: list[int]  # k_star/within_one: k* + s within ±1, each must be rejected
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -27,3 +35,4 @@ class Config(StudyConfig):
     resolution: float
     within_one: float
     tolerances: list[float]
+    power: Power

@@ -9,6 +9,13 @@ from metastab.studies.study import ConfigError, StudyConfig, bounded
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    exponent_over_c0: float = bounded(0.0)  # bound, exponent: the rate this × c0 in place of b_thm
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -57,3 +64,5 @@ class Config(StudyConfig):
                 f"key 'min_chains' ({self.min_chains}) must not exceed 'max_chains' "
                 f"({self.max_chains})"
             )
+
+    power: Power

@@ -25,7 +25,7 @@ from metastab.studies.render import md_table as _table
 from metastab.studies.render import spread as _spread
 from metastab.studies.runner import read_tables
 from metastab.studies.study import ReportTemplate
-from metastab.studies.verdict import checks_config, read_checks
+from metastab.studies.verdict import checks_config, read_checks, unpowered
 
 from . import checks as _checks
 
@@ -773,7 +773,12 @@ def stepping(t: ReportTemplate, checks: pd.DataFrame, reach: str) -> str:
             for g in [frame[frame["sample"] == key]]
         ]
     )
-    tested = frame[(frame["role"] == "claim") & (frame["pass"].str.lower() != "na")]
+    untested = {c for names in unpowered(checks).values() for c in names}
+    tested = frame[
+        (frame["role"] == "claim")
+        & (frame["pass"].str.lower() != "na")
+        & ~frame["criterion"].isin(untested)
+    ]
     stepped = tested[tested["sample"] != "accelerated"]
     return t(
         "stepping",

@@ -41,6 +41,14 @@ class Checks(StudyConfig):
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    curve_scale: float = bounded(0.0)  # the Γ claims: the transition at this × t*(β) instead
+    count_shifts: list[int]  # the circle claims: the published count + s, each s of this list
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -59,3 +67,4 @@ class Config(StudyConfig):
     circle: Circle
     reduction: Reduction
     checks: Checks
+    power: Power

@@ -23,7 +23,7 @@ from metastab_studies.metastability.checks import with_samples
 from metastab.results import read_table
 from metastab.studies.render import fmt, position, wider
 from metastab.studies.runner import read_tables
-from metastab.studies.verdict import check, checks_frame
+from metastab.studies.verdict import check, checks_frame, powered
 
 from .config import Config
 
@@ -85,24 +85,33 @@ def law_rows(law: pd.DataFrame, config: dict) -> list[dict]:
     ]
     for name, mask, where in parts:
         part = law[mask]
-        if part.empty:
-            rows.append(check(name, "claim", f"{LAW}, {where}", rule="no β here", source=SOURCE))
-            continue
-        worst = float(part["ks_p"].min()) * len(part)
-        rows.append(
-            check(
+
+        def ks(column: str, part: pd.DataFrame = part, name: str = name, where: str = where):
+            # column: the KS p against the law (ks_p) or against the no-self-pick law
+            if part.empty:
+                return check(name, "claim", f"{LAW}, {where}", rule="no β here", source=SOURCE)
+            worst = float(part[column].min()) * len(part)
+            return check(
                 name,
                 "claim",
                 f"{LAW}, {where}",
                 measured=min(worst, 1.0),
                 threshold=level,
-                rule=f"smallest KS p of the randomised PIT × {len(part)} β "
+                rule="smallest KS p of the randomised PIT"
+                + ("" if column == "ks_p" else " against the no-self-pick law")
+                + f" × {len(part)} β "
                 f"(β = {part['beta'].min():g}…{part['beta'].max():g}, Bonferroni; "
                 f"{int(part['chains'].min())}–{int(part['chains'].max())} chains, "
                 f"{int(part['censored'].sum())} censored) ≥ threshold",
                 passed=worst >= level and int(part["censored"].sum()) == 0,
                 source=SOURCE,
             )
+
+        rows += powered(
+            ks,
+            "ks_p",
+            "control_p",
+            "tokens never pick themselves (every r_a × m_a/(m_a − 1), the control's law)",
         )
     bad = float(law["control_p"].max())
     rows.append(
@@ -128,35 +137,52 @@ def exponent_rows(fits: pd.DataFrame, s: dict, config: dict) -> list[dict]:
     if jump is not None:
         span = f"β = {jump['beta_start']:g}…{jump['beta_max']:g}"
         low, high, which = wider(jump, "b", "b_boot")
-        rows.append(
-            check(
+        pw = config.power
+
+        def exponent(delta: float) -> dict:
+            return check(
                 "exponent",
                 "claim",
                 "log E[T_jump] = βΔ − log N + o(1), Δ = 1 − cos θ_min (slope)",
                 measured=jump["b"],
                 low=low,
                 high=high,
-                threshold=s["delta"],
+                threshold=delta,
                 rule=f"b of log E[T] = a + bβ on {span} (declared), the wider 95 % interval "
-                f"({which}; {int(jump['n_bootstrap'])} bootstrap resamples) contains Δ",
-                passed=low <= s["delta"] <= high,
+                f"({which}; {int(jump['n_bootstrap'])} bootstrap resamples) contains "
+                + ("Δ" if delta == s["delta"] else f"{delta:.6g}"),
+                passed=low <= delta <= high,
                 source=SOURCE,
             )
+
+        rows += powered(
+            exponent,
+            s["delta"],
+            (1 + pw.exponent_error) * s["delta"],
+            f"the exponent {1 + pw.exponent_error:g} Δ ({pw.exponent_error:.0%} off)",
         )
         a_low, a_high, a_which = wider(jump, "a", "a_boot")
-        rows.append(
-            check(
+
+        def prefactor(log_n: float) -> dict:
+            return check(
                 "prefactor",
                 "claim",
                 "log E[T_jump] = βΔ − log N + o(1), N = Σ_a m_a M_a / Z_a (intercept)",
                 measured=jump["a"],
                 low=a_low,
                 high=a_high,
-                threshold=-s["log_prefactor"],
-                rule=f"a of the same fit, the wider 95 % interval ({a_which}) contains −log N",
-                passed=a_low <= -s["log_prefactor"] <= a_high,
+                threshold=-log_n,
+                rule=f"a of the same fit, the wider 95 % interval ({a_which}) contains "
+                + ("−log N" if log_n == s["log_prefactor"] else f"{-log_n:.6g}"),
+                passed=a_low <= -log_n <= a_high,
                 source=SOURCE,
             )
+
+        rows += powered(
+            prefactor,
+            s["log_prefactor"],
+            s["log_prefactor"] + np.log(pw.prefactor_factor),
+            f"N {pw.prefactor_factor:g} times larger (E[T] {pw.prefactor_factor:g} times smaller)",
         )
     starts = fits[fits["event"] == "jump"]
     if not starts.empty:

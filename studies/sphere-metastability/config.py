@@ -9,6 +9,14 @@ from metastab.studies.study import StudyConfig, bounded
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    exponent_error: float = bounded(0.0)  # exponent: the slope (1 + this) Δ
+    prefactor_factor: float = bounded(0.0)  # prefactor: N this many times larger
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -47,3 +55,4 @@ class Config(StudyConfig):
     n_resamples: int = bounded(1)
     stats_seed: int
     rd_study: str
+    power: Power

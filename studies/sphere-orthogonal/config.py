@@ -56,6 +56,15 @@ class Checks(StudyConfig):
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    t_star_scale: float = bounded(0.0)  # thm68_t_star: the crossing at this × t*(β)
+    d_rate_exponent: float = bounded(0.0)  # thm69_d_rate: the deviation falls like d^(−this)
+    bound_c_exponent: float  # thm69_bound: c(β) = e^(this × max(1, β)) in place of e^(10 max(1, β))
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -65,3 +74,4 @@ class Config(StudyConfig):
     orthogonal: Orthogonal
     random: Random
     checks: Checks
+    power: Power

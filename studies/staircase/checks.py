@@ -24,7 +24,7 @@ import pandas as pd
 
 from metastab import stats
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame
+from metastab.studies.verdict import check, checks_frame, powered
 
 from .config import Config
 
@@ -149,25 +149,29 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     tol, level = float(cfg["rate_tolerance"]), float(cfg["confidence_level"])
     fits = prepared_fits(out, level)
     rows = []
+    off = config.power.rate_factor
     for _, f in fits.iterrows():
-        ratio = f["ratio"]
-        rows.append(
-            check(
+
+        def rate(factor: float, f: pd.Series = f) -> dict:
+            ratio = f["ratio"] / factor
+            written = "b" if factor == 1 else f"b/{factor:g}"
+            return check(
                 f"rate_{round(math.degrees(f['angle']))}deg",
                 "claim",
                 f"plateau at 2 clusters Δθ = {math.degrees(f['angle']):.0f}° apart lasts "
                 f"∝ e^(β(1 − cos Δθ)), 1 − cos Δθ = {f['rate']:.3f} (prepared caps, post-LN)",
                 measured=ratio,
                 threshold=tol,
-                rule=f"b from fit_scaling log(T β sin² Δθ) = a + b·β(1 − cos Δθ), the prefactor "
-                f"1/(β sin² Δθ) fixed by the two-cluster theory and Δθ each start's exact angle, "
-                f"β = {f['beta_min']:.3g}…{f['beta_max']:.3g} ({int(f['events'])} merges; the "
-                "flow is deterministic, so no sampling interval); pass if |b − 1| ≤ threshold "
-                "(`rate_tolerance`)",
+                rule=f"{written}, b from fit_scaling log(T β sin² Δθ) = a + b·β(1 − cos Δθ), the "
+                f"prefactor 1/(β sin² Δθ) fixed by the two-cluster theory and Δθ each start's "
+                f"exact angle, β = {f['beta_min']:.3g}…{f['beta_max']:.3g} ({int(f['events'])} "
+                "merges; the flow is deterministic, so no sampling interval); pass if |measured "
+                "− 1| ≤ threshold (`rate_tolerance`)",
                 passed=abs(ratio - 1) <= tol,
                 source=SOURCE,
             )
-        )
+
+        rows += powered(rate, 1.0, off, f"the exponent {off:g} β(1 − cos Δθ) ({off - 1:+.0%})")
     factor = float(cfg["wrong_rate_factor"])
     wrong = (fits["ratio"] / factor - 1).abs()
     rows.append(
@@ -289,8 +293,9 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     enough = events >= int(config["random"]["min_events"])
     rfit = random_fit(sample, level) if enough else None
     low, high = rfit.confidence_interval("slope") if rfit else (math.nan, math.nan)
-    rows.append(
-        check(
+
+    def random_rate(b: float) -> dict:
+        return check(
             "rate_random_starts",
             "claim",
             "from uniform starts, every plateau lasts ∝ e^(β(1 − cos Δθ)), Δθ the closest pair "
@@ -301,12 +306,13 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             threshold=rtol,
             rule=f"b of fit_scaling log E[T'] = a + b·s, s = β(1 − cos Δθ), T' = duration / "
             f"two-cluster prefactor, {events} merges and {int(sample['censored'].sum())} "
-            f"censored plateaus; pass if |b − 1| ≤ threshold (`random_tolerance`); not "
+            f"censored plateaus; pass if |b − {b:g}| ≤ threshold (`random_tolerance`); not "
             f"testable below {config['random']['min_events']} merges",
-            passed=(abs(rfit.slope - 1) <= rtol) if rfit else None,
+            passed=(abs(rfit.slope - b) <= rtol) if rfit else None,
             source=SOURCE,
         )
-    )
+
+    rows += powered(random_rate, 1.0, off, f"b = {off:g} ({off - 1:+.0%} in the exponent)")
     min_events = int(config["random"]["min_events"])
     for _, f in random_beta_fits(out, level, min_events).iterrows():
         rows.append(

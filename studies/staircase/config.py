@@ -75,6 +75,13 @@ class Checks(StudyConfig):
 
 
 @dataclass(frozen=True)
+class Power(StudyConfig):
+    """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
+
+    rate_factor: float = bounded(0.0)  # the rate claims: the exponent this × β(1 − cos Δθ)
+
+
+@dataclass(frozen=True)
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
@@ -88,3 +95,4 @@ class Config(StudyConfig):
     containment: Containment
     energy: Energy
     checks: Checks
+    power: Power

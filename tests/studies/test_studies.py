@@ -169,7 +169,13 @@ def test_committed_report_is_rendered_from_the_committed_tables(name, tmp_path):
 
 def test_verdict_rule():
     def frame(*rows):
-        return rp.checks_frame([rp.check(*r[:3], passed=r[3]) for r in rows])
+        # each claim and correction with a power row that rejects its wrong prediction
+        out = []
+        for r in rows:
+            out.append(rp.check(*r[:3], passed=r[3]))
+            if r[1] in ("claim", "correction"):
+                out.append(rp.power(out[-1], "wrong", rejected=True))
+        return rp.checks_frame(out)
 
     assert rp.verdict(frame(("a", "claim", "x", True), ("b", "context", "y", None))) == "holds"
     assert (
@@ -198,6 +204,68 @@ def test_verdict_rule():
         rp.check("c", "context", "z", passed=True)
     with pytest.raises(ValueError, match="CLAIM/NAME"):
         rp.check("fix", "correction", "z", passed=True)
+    with pytest.raises(ValueError, match="CRITERION/power"):
+        rp.check("a/power", "claim", "z", passed=True)
+
+
+def _claim(name, passed, rejected, role="claim"):
+    row = rp.check(name, role, "x", passed=passed)
+    return [row, rp.power(row, "a wrong prediction", rejected=rejected)]
+
+
+def test_a_powerless_check_is_not_counted_and_the_verdict_says_so():
+    # negative control: a check that passes its wrong prediction too (a planted powerless check)
+    powered, powerless = _claim("law", True, True), _claim("rate", True, False)
+    assert rp.verdict(rp.checks_frame(powered + powerless)) == "holds"
+    line = rp.verdict_line(rp.checks_frame(powered + powerless))
+    assert "1 of 1 tested claims pass" in line and "not tested: no power: `rate`" in line
+    assert rp.verdict(rp.checks_frame(powerless)) == "not tested"
+    assert "not tested: no power: `rate`" in rp.verdict_line(rp.checks_frame(powerless))
+    # a power row without a pass value does not count either
+    unknown = _claim("law", True, None)
+    assert rp.verdict(rp.checks_frame(unknown)) == "not tested"
+    assert "power not measured: `law`" in rp.verdict_line(rp.checks_frame(unknown))
+    # a failing claim was rejected by its check: it counts whatever its power row says
+    assert rp.verdict(rp.checks_frame(_claim("law", False, False))) == "fails"
+    # a powerless correction does not carry a failing claim
+    fix = _claim("law/fixed", True, False, role="correction")
+    assert rp.verdict(rp.checks_frame(_claim("law", False, True) + fix)) == "fails"
+    fix = _claim("law/fixed", True, True, role="correction")
+    assert rp.verdict(rp.checks_frame(_claim("law", False, True) + fix)) == (
+        "holds with a correction"
+    )
+
+
+def test_a_committed_claim_without_power_is_named_and_the_old_verdict_line_is_stale(tmp_path):
+    # negative control on committed data: plant a powerless check in a copy of geometry
+    copy = tmp_path / "geometry"
+    shutil.copytree(DATA / "geometry", copy, ignore=shutil.ignore_patterns("quick", "*.png"))
+    checks = rp.read_checks(copy / "checks.csv")
+    assert rp.unpowered(checks) == {"no power": [], "power not measured": []}
+    checks.loc[checks["criterion"] == "voronoi_equinorm/power", "pass"] = "false"
+    checks.to_csv(copy / "checks.csv", index=False)
+    line = rp.verdict_line(rp.read_checks(copy / "checks.csv"))
+    assert "2 of 2 tested claims pass" in line
+    assert "not tested: no power: `voronoi_equinorm`" in line
+    assert verdict_problems(copy)
+
+
+def test_every_claim_and_correction_needs_one_power_row():
+    claim = rp.check("law", "claim", "x", passed=True)
+    with pytest.raises(ValueError, match=r"needs a power row.*\['law'\]"):
+        rp.checks_frame([claim])
+    stray = rp.power(rp.check("rate", "claim", "y"), "wrong", rejected=True)
+    with pytest.raises(ValueError, match=r"power rows of no claim.*\['rate'\]"):
+        rp.checks_frame([claim, rp.power(claim, "wrong", rejected=True), stray])
+    with pytest.raises(ValueError, match="only a claim or a correction"):
+        rp.power(rp.check("c", "control", "z", passed=True), "wrong", rejected=True)
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_every_committed_claim_has_a_power_row(name):
+    # checks_frame refuses a table without; this reads the committed file
+    checks = rp.read_checks(DATA / name / "checks.csv")
+    rp.checks_frame(checks.to_dict("records"))
 
 
 def test_render_refuses_tables_of_another_configuration(tmp_path):
@@ -208,6 +276,17 @@ def test_render_refuses_tables_of_another_configuration(tmp_path):
     (copy / "run.json").write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="another configuration .*seed"):
         run_study("geometry", out=copy, render=True, log=lambda *a: None)
+
+
+def test_render_accepts_other_wrong_predictions(tmp_path):
+    # the [power] table is read by the checks alone: changing it needs a render, not a run
+    copy = tmp_path / "geometry"
+    shutil.copytree(DATA / "geometry", copy, ignore=shutil.ignore_patterns("quick", "*.png"))
+    meta = json.loads((copy / "run.json").read_text())
+    meta["config"]["power"]["area_error"] = 0.5
+    (copy / "run.json").write_text(json.dumps(meta))
+    run_study("geometry", out=copy, render=True, log=lambda *a: None)
+    assert verdict_problems(copy) == []
 
 
 def test_study_list_prints_what_each_study_reproduces_and_its_time(capsys):
@@ -228,26 +307,25 @@ def test_unknown_study_is_one_line_and_exit_2(capsys):
 
 
 def test_checks_table_round_trips(tmp_path):
+    claim = rp.check(
+        "a",
+        "claim",
+        "x",
+        measured=1.5,
+        low=1.0,
+        high=2.0,
+        threshold=0.5,
+        rule="low > threshold",
+        passed=True,
+    )
     frame = rp.checks_frame(
-        [
-            rp.check(
-                "a",
-                "claim",
-                "x",
-                measured=1.5,
-                low=1.0,
-                high=2.0,
-                threshold=0.5,
-                rule="low > threshold",
-                passed=True,
-            ),
-            rp.check("b", "context", "y"),
-        ]
+        [claim, rp.check("b", "context", "y"), rp.power(claim, "wrong", rejected=False)]
     )
     rp.write_checks(frame, tmp_path, {})
     back = rp.read_checks(tmp_path / "checks.csv")
-    assert list(back["pass"]) == ["true", "NA"] and back.loc[0, "low"] == 1.0
+    assert list(back["pass"]) == ["true", "NA", "false"] and back.loc[0, "low"] == 1.0
     assert pd.isna(back.loc[1, "measured"])
+    assert list(back["role"]) == ["claim", "context", "power"]
 
 
 def test_metastability_draws_every_beta_from_its_own_root(monkeypatch):
