@@ -93,6 +93,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         f"tokens), mean count over {int(top['starts'].min())} starts with its {level:g} "
         "Student-t interval"
     )
+
     def shifted(shifts: list[int]) -> str:
         return " or ".join(f"k* {'+−'[s < 0]} {abs(s)}" if s else "k*" for s in shifts)
 

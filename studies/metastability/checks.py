@@ -190,8 +190,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
                     threshold=b,
                     rule=f"b of log E[T2] = a + bβ on β = {d['beta_min']:g}…{d['beta_max']:g} "
                     f"(every β direct stepping reached from `fit_from_beta`), lower end of the "
-                    f"wider 95 % interval ({d_which}) > "
-                    + ("b_thm" if b == b_thm else f"{b:.4g}"),
+                    f"wider 95 % interval ({d_which}) > " + ("b_thm" if b == b_thm else f"{b:.4g}"),
                     passed=d_low > b,
                     source=SOURCE,
                 )

@@ -784,7 +784,7 @@ def stepping(t: ReportTemplate, checks: pd.DataFrame, reach: str) -> str:
         "stepping",
         table=_table(table, {c: c for c in table.columns}),
         claims=len(tested),
-        stepped=len(stepped),
+        stepped=f"{len(stepped)} {'rests' if len(stepped) == 1 else 'rest'}",
         names=", ".join(f"`{c}`" for c in stepped["criterion"]) or "none",
         reach=reach,
     )
