@@ -238,55 +238,55 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     )
     for _, f in fits.iterrows():
         deg = round(math.degrees(f["angle"]))
-        rows.append(
-            check(
-                f"finite_beta_{deg}deg",
-                "context",
+        free = (
+            f"b/(1 − cos Δθ) of log E[T] = a + bβ + c log β (c = {f['prefactor']:.3f}; the "
+            f"quadrature's c = {f['prefactor_quadrature']:.3f}, its b/(1 − cos Δθ) = "
+            f"{f['ratio_quadrature_free']:.3f}); corr(β, log β) on the grid = "
+            f"{f['correlation']:.4f}"
+        )
+        for name, statement, column, rule, source in (
+            (
+                "finite_beta",
                 "the exact two-cluster law (quadrature) fitted in the claim's form on the same "
                 "starts: what the asymptotic rate looks like at these β",
-                measured=f["ratio_quadrature"],
-                threshold=1.0,
-                rule="b of log(T_quad β sin² Δθ) = a + b·β(1 − cos Δθ)",
-                source="metastab.theory.merge_time",
-            )
-        )
-        rows.append(
-            check(
-                f"nominal_angle_{deg}deg",
-                "context",
+                "ratio_quadrature",
+                "b of log(T_quad β sin² Δθ) = a + b·β(1 − cos Δθ)",
+                "metastab.theory.merge_time",
+            ),
+            (
+                "nominal_angle",
                 "the claim's fit at the nominal angle, each cap's jitter ignored",
-                measured=f["ratio_nominal"],
-                threshold=1.0,
-                rule="b/(1 − cos Δθ) of log(T β sin² Δθ) = a + bβ, Δθ nominal",
-                source="this study",
-            )
-        )
-        rows.append(
-            check(
-                f"free_prefactor_{deg}deg",
-                "context",
+                "ratio_nominal",
+                "b/(1 − cos Δθ) of log(T β sin² Δθ) = a + bβ, Δθ nominal",
+                "this study",
+            ),
+            (
+                "free_prefactor",
                 "the same data with a free prefactor c log β (three parameters, ill-conditioned "
                 "on a short β grid)",
-                measured=f["ratio_free"],
-                threshold=1.0,
-                rule=f"b/(1 − cos Δθ) of log E[T] = a + bβ + c log β (c = {f['prefactor']:.3f}; "
-                f"the quadrature's c = {f['prefactor_quadrature']:.3f}, its b/(1 − cos Δθ) = "
-                f"{f['ratio_quadrature_free']:.3f}); corr(β, log β) on the grid = "
-                f"{f['correlation']:.4f}",
-                source="this study",
-            )
-        )
-        rows.append(
-            check(
-                f"no_prefactor_{deg}deg",
-                "context",
+                "ratio_free",
+                free,
+                "this study",
+            ),
+            (
+                "no_prefactor",
                 "the same data fitted without any prefactor (a plain Arrhenius fit)",
-                measured=f["ratio_without_prefactor"],
-                threshold=1.0,
-                rule="b/(1 − cos Δθ) of log E[T] = a + bβ",
-                source="this study",
+                "ratio_without_prefactor",
+                "b/(1 − cos Δθ) of log E[T] = a + bβ",
+                "this study",
+            ),
+        ):
+            rows.append(
+                check(
+                    f"{name}_{deg}deg",
+                    "context",
+                    statement,
+                    measured=f[column],
+                    threshold=1.0,
+                    rule=rule,
+                    source=source,
+                )
             )
-        )
     sample = random_sample(out)
     events = int((~sample["censored"]).sum())
     rtol = float(cfg["random_tolerance"])
