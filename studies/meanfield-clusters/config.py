@@ -13,6 +13,7 @@ class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
 
     k_shifts: list[int]  # k_star: the counts k* + s, s of this list; each must be rejected
+    within_one_shifts: list[int]  # k_star/within_one: k* + s within ±1, each must be rejected
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,8 @@ class Config(StudyConfig):
     claim_multiple: float
     min_fraction: float
     min_fractions: list[float]
-    count_tolerance: int = bounded(0)
-    count_tolerances: list[int]
-    wrong_shift: int
+    confidence_level: float
+    resolution: float
+    within_one: float
+    tolerances: list[float]
     power: Power

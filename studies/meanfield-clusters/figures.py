@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from metastab import theory
 from metastab.results import read_table
@@ -15,10 +16,12 @@ from . import checks as _checks
 
 
 def counts_figure(out: Path) -> None:
-    """Median cluster count against β per N, beside k*; and against time at the largest N."""
+    """Mean cluster count (with its interval) against β per N, beside k*; and against time at
+    the largest N."""
     cfg = checks_config(out)
     fraction, multiple = float(cfg["min_fraction"]), float(cfg["claim_multiple"])
-    table = _checks.medians(out, fraction, multiple)
+    level = float(cfg["confidence_level"])
+    table = _checks.summary(out, fraction, multiple, level)
     fig, axes = axes_grid(1, 2, width=11, height=4.8)
     ax = axes[0, 0]
     ns = sorted(table["tokens"].unique())
@@ -27,8 +30,8 @@ def counts_figure(out: Path) -> None:
         x = g["beta"] * (1 + 0.03 * (i - len(ns) / 2))  # side by side on the log axis
         ax.errorbar(
             x,
-            g["median"],
-            yerr=[g["median"] - g["low"], g["high"] - g["median"]],
+            g["mean"],
+            yerr=[g["mean"] - g["low"], g["high"] - g["mean"]],
             fmt="o",
             capsize=3,
             color=color,
@@ -46,23 +49,35 @@ def counts_figure(out: Path) -> None:
     ax.set_xscale("log")
     ax.set(
         xlabel="β",
-        ylabel="clusters (median, range)",
+        ylabel=f"clusters (mean, {level:g} interval)",
         title=f"t = {multiple:g} t_form, clusters ≥ {fraction:g} N tokens",
     )
     ax.legend(fontsize="small")
     ax = axes[0, 1]
     frame = read_table(out / "counts.csv")[0]
-    top = frame[frame["tokens"] == frame["tokens"].max()]
-    col = f"count_{fraction:g}"
-    betas = sorted(top["beta"].unique())
-    for color, beta in zip(palette(len(betas)), betas):
-        g = top[top["beta"] == beta].groupby("multiple")[col].median()
-        ax.plot(g.index, g, "o-", color=color, label=f"β = {beta:g}")
-        ax.axhline(top.loc[top["beta"] == beta, "k_star"].iloc[0], color=color, ls=":", lw=0.8)
+    n_max = int(frame["tokens"].max())
+    times = [
+        _checks.summary(out, fraction, float(m), level).assign(multiple=float(m))
+        for m in sorted(frame["multiple"].unique())
+    ]
+    over = pd.concat(times)
+    over = over[over["tokens"] == n_max]
+    for color, (beta, g) in zip(palette(over["beta"].nunique()), over.groupby("beta")):
+        ax.errorbar(
+            g["multiple"],
+            g["mean"],
+            yerr=[g["mean"] - g["low"], g["high"] - g["mean"]],
+            fmt="o-",
+            capsize=2,
+            color=color,
+            label=f"β = {beta:g}",
+        )
+        ax.axhline(g["k_star"].iloc[0], color=color, ls=":", lw=0.8)
+    ax.axvline(multiple, color="0.5", lw=0.8)
     ax.set(
-        xlabel="t / t_form",
-        ylabel="clusters (median)",
-        title=f"N = {int(top['tokens'].max())} (dotted: k*)",
+        xlabel="t / t_form (grey: the claim's reading time)",
+        ylabel=f"clusters (mean, {level:g} interval)",
+        title=f"N = {n_max} (dotted: k*)",
     )
     ax.legend(fontsize="small", ncols=2)
     fig.savefig(out / "cluster_counts.png", dpi=120)

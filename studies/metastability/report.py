@@ -25,7 +25,9 @@ from metastab.studies.render import md_table as _table
 from metastab.studies.render import spread as _spread
 from metastab.studies.runner import read_tables
 from metastab.studies.study import ReportTemplate
-from metastab.studies.verdict import checks_config, read_checks
+from metastab.studies.verdict import checks_config, read_checks, unpowered
+
+from . import checks as _checks
 
 
 def _wider_sentence(t: ReportTemplate, fits: pd.DataFrame, hull: pd.DataFrame) -> str:
@@ -363,7 +365,7 @@ def _exponent_text(t: ReportTemplate, c: SimpleNamespace) -> str:
             b=f"{be['measured']:.4f}",
             low=f"{be['low']:.4f}",
             high=f"{be['high']:.4f}",
-            relation=be["rule"].split(": the intervals ")[-1],
+            relation=_checks.without_sample(be["rule"]).split(": the intervals ")[-1],
         )
     return t(
         "exponent_text",
@@ -753,6 +755,51 @@ def _direct(t: ReportTemplate, c: SimpleNamespace) -> str | None:
     )
 
 
+def stepping(t: ReportTemplate, checks: pd.DataFrame, reach: str) -> str:
+    """Which checks rest on stepped chains and which on the accelerated engine alone, read from
+    the sample at the end of each rule (the part ``stepping`` of ``t``; ``reach``: how far
+    direct stepping went, in words)."""
+    frame = checks.assign(sample=_checks.samples(checks).to_numpy())
+    table = pd.DataFrame(
+        [
+            {
+                "sample": label,
+                **{
+                    role: ", ".join(f"`{c}`" for c in g.loc[g["role"] == role, "criterion"]) or "–"
+                    for role in ("claim", "control", "context")
+                },
+            }
+            for key, label in _checks.SAMPLES.items()
+            for g in [frame[frame["sample"] == key]]
+        ]
+    )
+    untested = {c for names in unpowered(checks).values() for c in names}
+    tested = frame[
+        (frame["role"] == "claim")
+        & (frame["pass"].str.lower() != "na")
+        & ~frame["criterion"].isin(untested)
+    ]
+    stepped = tested[tested["sample"] != "accelerated"]
+    return t(
+        "stepping",
+        table=_table(table, {c: c for c in table.columns}),
+        claims=len(tested),
+        stepped=f"{len(stepped)} {'rests' if len(stepped) == 1 else 'rest'}",
+        names=", ".join(f"`{c}`" for c in stepped["criterion"]) or "none",
+        reach=reach,
+    )
+
+
+def _stepping(t: ReportTemplate, c: SimpleNamespace) -> str:
+    return stepping(
+        t,
+        c.checks,
+        f"β = {c.direct['beta'].min():g}…{c.direct['beta'].max():g} (the budget's ladder, below)"
+        if not c.direct.empty
+        else "no β",
+    )
+
+
 def report(out: Path, template: ReportTemplate) -> str:
     """The study's markdown report, from the tables in ``out`` only: the parts of ``template``
     for the sections the tables have, in order."""
@@ -768,6 +815,7 @@ def report(out: Path, template: ReportTemplate) -> str:
         _merge_tol,
         _bound,
         _memoryless,
+        _stepping,
         _direct,
     )
     texts = [section(template, c) for section in sections] + [template("files")]

@@ -31,7 +31,10 @@ class Reduction(StudyConfig):
 class Checks(StudyConfig):
     """The ``[checks]`` table."""
 
-    mismatch_tolerance: float
+    time_tolerance: float
+    transition_z: float
+    tolerances_moved: list[float]
+    late: list[float]
     monotone_slack: float
     estimator_z: float
     reduction_tolerance: float

@@ -67,12 +67,13 @@ def diagram_figure(out: Path) -> None:
 
 
 def mismatch_figure(out: Path) -> None:
-    """The fraction of (t, β) cells on the wrong side of Γ (and of the layer's curve) against
-    d, at the level and the moved levels."""
+    """(a) The fraction of (t, β) cells on the wrong side of Γ (and of the layer's curve) against
+    d, at the level and the moved levels; (b) at the largest d, the transition time over t*(β)
+    with its interval, and the tolerance."""
     diagram, boundary, _, meta = load(out)
     cfg = checks_config(out)
     levels = [float(cfg["level"]), *map(float, cfg["levels_moved"])]
-    fig, axes = axes_grid(1, 1, width=6.5, height=4.6)
+    fig, axes = axes_grid(1, 2, width=12, height=4.6)
     ax = axes[0, 0]
     for colour, level in zip(palette(len(levels)), levels):
         for column, style, name in (
@@ -81,13 +82,35 @@ def mismatch_figure(out: Path) -> None:
         ):
             m = checks_module.mismatch(diagram, boundary, level, column)
             ax.plot(m.index, m.to_numpy(), style, color=colour, label=f"level {level:g}, {name}")
-    ax.axhline(
-        float(cfg["checks"]["mismatch_tolerance"]), color="k", ls=":", lw=1, label="tolerance"
-    )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("d")
     ax.set_ylabel("fraction of (t, β) cells on the wrong side")
     ax.legend(fontsize="x-small", frameon=False, ncols=2)
+    ax = axes[0, 1]
+    d_max = int(diagram["d"].max())
+    times = checks_module.transitions(
+        diagram[diagram["d"] == d_max], float(cfg["level"]), float(cfg["checks"]["transition_z"])
+    )
+    curve = boundary.set_index("beta")
+    for colour, (column, name) in zip(
+        palette(2), (("t_star", "Γ of (6.9)"), ("t_star_layer", "post-LN t*_dt"))
+    ):
+        m = checks_module.time_misses(times, curve[column].where(curve[column] <= cfg["t_max"]))
+        ax.errorbar(
+            m["beta"],
+            m["ratio"],
+            yerr=[m["ratio"] - m["ratio_low"], m["ratio_high"] - m["ratio"]],
+            fmt="o",
+            color=colour,
+            capsize=3,
+            label=f"against {name}",
+        )
+    tol = float(cfg["checks"]["time_tolerance"])
+    ax.axhspan(1 - tol, 1 + tol, color="0.9", label="tolerance")
+    ax.axhline(1, color="k", lw=0.8)
+    ax.set_xlabel("β")
+    ax.set_ylabel(f"transition time / curve, d = {d_max}")
+    ax.legend(fontsize="x-small", frameon=False)
     fig.savefig(out / "mismatch.png", dpi=110)
 
 

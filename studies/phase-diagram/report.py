@@ -16,24 +16,6 @@ from . import checks as checks_module
 from .figures import load
 
 
-def _offsets(diagram: pd.DataFrame, boundary: pd.DataFrame, level: float) -> pd.DataFrame:
-    """Per (d, β) with t* in the window: the first t with probability ≥ level, minus t*."""
-    rows = []
-    for (d, beta), g in diagram.groupby(["d", "beta"]):
-        b = boundary[np.isclose(boundary["beta"], beta)].iloc[0]
-        hit = g.loc[g["pair_fraction"] >= level, "t"]
-        rows.append(
-            {
-                "d": d,
-                "beta": beta,
-                "t_level": hit.min() if len(hit) else np.nan,
-                "t_star": b["t_star"],
-                "t_star_layer": b["t_star_layer"],
-            }
-        )
-    return pd.DataFrame(rows)
-
-
 def _by_d(values: pd.Series) -> str:
     return ", ".join(f"{fmt(v, 3)} (d = {d})" for d, v in values.items())
 
@@ -47,8 +29,8 @@ def report(out: Path, template: ReportTemplate) -> str:
     checks = read_checks(out / "checks.csv").set_index("criterion")
     row = checks.loc
     level = float(cfg["level"])
-    offsets = _offsets(diagram, boundary, level)
-    wide = offsets.pivot(index="beta", columns="d", values="t_level")
+    times = checks_module.transitions(diagram, level, float(cfg["checks"]["transition_z"]))
+    wide = times.pivot(index="beta", columns="d", values="time")
     wide.columns = [f"d = {d}" for d in wide.columns]
     wide = wide.reset_index().merge(boundary[["beta", "t_star", "t_star_layer"]], on="beta")
     m = checks_module.modes(circle)
@@ -93,8 +75,21 @@ def report(out: Path, template: ReportTemplate) -> str:
             t("rises", rise=fmt(gamma.diff().max(), 3)) if gamma.idxmin() != gamma.index[-1] else ""
         ),
         improves=row["gamma_improves_with_d", "pass"],
-        tolerance=fmt(row["gamma_at_largest_d", "threshold"]),
-        at_largest=row["gamma_at_largest_d", "pass"],
+        d_max=int(diagram["d"].max()),
+        z=f"{cfg['checks']['transition_z']:g}",
+        ratios=row["gamma_transition_times", "rule"].split("ratios: ")[-1],
+        miss=fmt(row["gamma_transition_times", "measured"], 3),
+        tolerance=fmt(row["gamma_transition_times", "threshold"]),
+        at_largest=row["gamma_transition_times", "pass"],
+        layer_ratios=row["gamma_transition_times/post_ln_layer", "rule"].split("ratios: ")[-1],
+        layer_pass=row["gamma_transition_times/post_ln_layer", "pass"],
+        beyond=(
+            t("beyond", rule=row["beyond_window", "rule"].split("; measured")[0]).rstrip("\n")
+            if "beyond_window" in checks.index
+            else ""
+        ),
+        late=row["gamma_transition_times_late", "rule"],
+        moved=row["gamma_transition_times_moved", "rule"],
         layer_by_d=_by_d(layer),
         layer_note=(
             t("post_ln", dt=f"{cfg['dt']:g}") if layer.iloc[-1] < gamma.iloc[-1] / 2 else t("plain")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from metastab_studies.metastability.checks import without_sample
+from metastab_studies.metastability.report import stepping
 
 from metastab.studies.render import ci as _ci
 from metastab.studies.render import fmt as _fmt
@@ -22,7 +24,11 @@ def _row(c, criterion: str):
     if c.checks is None:
         return None
     hit = c.checks[c.checks["criterion"] == criterion]
-    return None if hit.empty else hit.iloc[0]
+    if hit.empty:
+        return None
+    row = hit.iloc[0].copy()
+    row["rule"] = without_sample(row["rule"])  # the words of the rule, for the text
+    return row
 
 
 def _declared(c, event: str):
@@ -353,9 +359,22 @@ def _merge_tol(t: ReportTemplate, c) -> str:
     )
 
 
+def _stepping(t: ReportTemplate, c) -> str:
+    direct = c.per[c.per["engine"] == "direct"].sort_values("beta")
+    reach = "; ".join(
+        f"T_{name} at β = {g['beta'].min():g}…{g['beta'].max():g} (the last β took "
+        f"{_fmt(g['wall_s'].iloc[-1], 2)} s for {int(g['chains'].iloc[-1])} chains; E[T] grew "
+        f"{_fmt(g['mean'].iloc[-1] / g['mean'].iloc[-2], 2)}-fold from the β before, and so "
+        "would the next β's cost)"
+        for name, g in direct.groupby("event", sort=False)
+        if len(g) > 1
+    )
+    return stepping(t, c.checks, reach or "no β")
+
+
 def report(out: Path, template: ReportTemplate) -> str:
     """The study's markdown report, from the tables in ``out`` only (the runner adds the checks
     table and the verdict)."""
     c = inputs(Path(out))
-    sections = (_header, _reach, _law_text, _exponents, _rd, _merge_tol)
+    sections = (_header, _reach, _law_text, _exponents, _rd, _merge_tol, _stepping)
     return "\n".join([*(section(template, c) for section in sections), template("files")]) + "\n"

@@ -2,10 +2,12 @@
 
 Claims: from an orthogonal start all pairwise cosines stay equal and follow γ_β of (6.9) / (6.10)
 (rk4 at its finest step), t*(β) included; from uniform starts the deviation from γ_β stays below
-Thm 6.9's bound and falls with d at least as fast as its √(log d / d). Controls: the comparison
-tells (6.9) from (6.10); rk4 and post-LN converge at their nominal orders (without that, the
-finest-step numbers would not speak for the flow); the span reduction of d > n agrees with the
-full-d run. Context: the field's post-LN at dt = 0.1, how loose Thm 6.9 is, its probability.
+Thm 6.9's bound (a claim only where the bound can fail: somewhere on the grid it is ≤ 2, the
+largest possible deviation; otherwise context) and falls with d at least as fast as its
+√(log d / d). Controls: the comparison tells (6.9) from (6.10); rk4 and post-LN converge at their
+nominal orders (without that, the finest-step numbers would not speak for the flow); the span
+reduction of d > n agrees with the full-d run. Context: the field's post-LN at dt = 0.1, how loose
+Thm 6.9 is, its probability.
 """
 
 from __future__ import annotations
@@ -236,23 +238,32 @@ def _random_rows(random: pd.DataFrame, reduction: pd.DataFrame, cfg: Config) -> 
     prob = float(random.loc[random["d"] == d_max, "probability"].iloc[0])
     gap = float(reduction["max_gap"].max())
     pw = cfg.power
+    # |<x_i, x_j> − γ| ≤ 2 always: a bound above 2 everywhere on the grid cannot fail, and is
+    # then reported as context, not counted as a claim (and has no power row)
+    vacuous = float(later["bound"].min()) > 2.0
 
     def bound(exponent: float) -> dict:
         # the bound with c(β) = e^(exponent max(1, β)); the theorem's exponent is 10
-        c = np.exp((exponent - 10) * np.maximum(1.0, later["beta"]))
-        ratio = float((later["max_deviation"] / (later["bound"] * c)).max())
+        scaled = later["bound"] * np.exp((exponent - 10) * np.maximum(1.0, later["beta"]))
+        ratio = float((later["max_deviation"] / scaled).max())
+        smallest = float(scaled.min())
         return check(
             "thm69_bound",
-            "claim",
+            "context" if vacuous else "claim",
             "Thm 6.9: |<x_i(t), x_j(t)> − γ_β(t)| ≤ 2 c(β) n t √(log d / d), "
             "c(β) = e^(10 max(1, β))",
             measured=ratio,
             threshold=1.0,
             rule="largest (max over pairs of the deviation) / bound"
             + ("" if exponent == 10 else f" (c(β) = e^({exponent:g} max(1, β)))")
-            + " over every start, t > 0, "
-            f"d ∈ {_list(random['d'])}, β ∈ {_list(random['beta'])} ≤ 1",
-            passed=ratio <= 1.0,
+            + f" over every start, t > 0, d ∈ {_list(random['d'])}, β ∈ {_list(random['beta'])} "
+            f"≤ 1; the smallest bound on this grid is {smallest:.3g}"
+            + (
+                " > 2 ≥ |cosine − γ|: it cannot fail here, so it is context, not a claim"
+                if vacuous
+                else (" ≤ 2: it can fail here" if smallest <= 2 else " > 2: it cannot fail")
+            ),
+            passed=None if vacuous else ratio <= 1.0,
             source=f"{SOURCE}, Thm 6.9",
         )
 
@@ -273,11 +284,15 @@ def _random_rows(random: pd.DataFrame, reduction: pd.DataFrame, cfg: Config) -> 
         )
 
     return [
-        *powered(
-            bound,
-            10.0,
-            pw.bound_c_exponent,
-            f"the bound with c(β) = e^({pw.bound_c_exponent:g} max(1, β))",
+        *(
+            [bound(10.0)]
+            if vacuous
+            else powered(
+                bound,
+                10.0,
+                pw.bound_c_exponent,
+                f"the bound with c(β) = e^({pw.bound_c_exponent:g} max(1, β))",
+            )
         ),
         *powered(
             d_rate,

@@ -95,6 +95,8 @@ def report(out: Path, template: ReportTemplate) -> str:
         t_star=fmt(row["thm68_t_star", "measured"]),
         orders=orders,
         bound=fmt(row["thm69_bound", "measured"]),
+        bound_finding=_bound_finding(row, random),
+        bound_role=row["thm69_bound", "role"],
         loose_low=f"{row['thm69_looseness', 'low']:.1f}",
         loose_high=f"{row['thm69_looseness', 'high']:.1f}",
         probability=fmt(row["thm69_probability", "measured"]),
@@ -104,6 +106,17 @@ def report(out: Path, template: ReportTemplate) -> str:
         crossing=_crossing_table(crossing),
         random=_random_table(random, float(rcfg["t_ref"])),
     )
+
+
+def _bound_finding(row, random: pd.DataFrame) -> str:
+    """Thm 6.9's bound in words, from its checks row: cannot fail (context), holds or fails."""
+    if row["thm69_bound", "role"] == "context":
+        smallest = float(random.loc[random["t"] > 0, "bound"].min())
+        return (
+            f"the bound cannot fail on this grid: its smallest value is {fmt(smallest)}, above 2, "
+            "the largest possible |cosine − γ|"
+        )
+    return f"the bound {'holds everywhere' if row['thm69_bound', 'pass'] == 'true' else 'fails'}"
 
 
 def _random_table(random: pd.DataFrame, t_ref: float) -> str:

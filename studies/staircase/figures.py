@@ -43,23 +43,27 @@ def merge_figure(out: Path) -> None:
     ax.legend(fontsize="small")
     ax = axes[0, 1]
     x = np.arange(len(fits))
-    ratio = fits["slope"] / fits["rate"]
-    ax.plot(x, ratio, "o", color="C0", label="fit with c log β")
+    for column, style, colour, name in (
+        ("ratio", "o", "C0", "prefactor 1/(β sin² Δθ), exact angle (claim)"),
+        ("ratio_nominal", "^", "C2", "the same, nominal angle"),
+        ("ratio_free", "D", "C3", "free c log β"),
+        ("ratio_without_prefactor", "s", "C1", "no prefactor"),
+    ):
+        ax.plot(
+            x,
+            fits[column],
+            style,
+            mfc="none" if column != "ratio" else colour,
+            color=colour,
+            label=name,
+        )
     ax.plot(
         x,
-        fits["slope_without_prefactor"] / fits["rate"],
-        "s",
-        mfc="none",
-        color="C1",
-        label="fit without c log β",
-    )
-    ax.plot(
-        x,
-        fits["slope_quadrature"] / fits["rate"],
+        fits["ratio_quadrature"],
         "_",
         ms=16,
         color="k",
-        label="quadrature on the same β grid",
+        label="quadrature, claim's fit",
     )
     ax.axhspan(1 - tol, 1 + tol, color="0.9", label=f"1 ± {tol:g} (claim)")
     ax.axhline(1, color="0.5", lw=0.8)

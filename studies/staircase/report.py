@@ -25,7 +25,7 @@ def _row(checks: pd.DataFrame, name: str) -> pd.Series:
 def _tolerances(cfg: dict, fits: pd.DataFrame, ratio: pd.Series, b_random: float) -> pd.DataFrame:
     """The prepared-start claim, the random-start claim and the control at each tolerance."""
     tols = [float(t) for t in cfg["checks"]["rate_tolerances"]]
-    wrong = fits["slope"] / (cfg["checks"]["wrong_rate_factor"] * fits["rate"]) - 1
+    wrong = fits["ratio"] / cfg["checks"]["wrong_rate_factor"] - 1
     return pd.DataFrame(
         {
             "tolerance": tols,
@@ -47,8 +47,8 @@ def report(out: Path, template: ReportTemplate) -> str:
     fits = _checks.prepared_fits(out, level(out))
     prep = read_table(out / "prepared.csv")[0]
     post_ln = prep[prep["part"] == "post-ln"]
-    ratio = fits["slope"] / fits["rate"]
-    plain = fits["slope_without_prefactor"] / fits["rate"]
+    ratio = fits["ratio"]
+    plain = fits["ratio_without_prefactor"]
     rk = _row(checks, "rk4_matches_quadrature")
     post = _row(checks, "post_ln_time_factor")
     rnd = _row(checks, "rate_random_starts")
@@ -86,8 +86,12 @@ def report(out: Path, template: ReportTemplate) -> str:
             f"{r:.3f} at Δθ = {math.degrees(a):.0f}°" for r, a in zip(ratio, fits["angle"])
         ),
         tolerance=f"{tol:g}",
+        cap_radius=f"{cfg['prepared']['cap_radius']:g}",
         without=", ".join(f"{v:.3f}" for v in plain),
-        quadrature=", ".join(f"{v:.3f}" for v in fits["slope_quadrature"] / fits["rate"]),
+        quadrature=", ".join(f"{v:.3f}" for v in fits["ratio_quadrature"]),
+        nominal=", ".join(f"{v:.3f}" for v in fits["ratio_nominal"]),
+        free=", ".join(f"{v:.3f}" for v in fits["ratio_free"]),
+        correlation=f"{fits['correlation'].min():.4f}",
         arrhenius=(
             t("arrhenius")
             if ((plain - 1).abs() > tol).all() and ((ratio - 1).abs() <= tol).all()

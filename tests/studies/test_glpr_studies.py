@@ -112,3 +112,36 @@ def test_mismatch_is_zero_on_the_curve_and_counts_a_shifted_transition():
     assert m[1024] == 0
     # a transition 3 time units late: 6 cells of 61 on each of the two β with a finite t*
     assert m[2] == pytest.approx(12 / (3 * len(t)))
+
+
+def test_transition_time_interval_brackets_a_sharp_transition_and_rejects_a_late_curve():
+    # a step from 0 to 1 between the kept times 7.0 and 7.5 (no noise: se = 0), and a β whose
+    # transition lies beyond the window
+    t = np.arange(0, 30.01, 0.5)
+    rows = [
+        pd.DataFrame(
+            {"d": 1024, "beta": beta, "t": t, "pair_fraction": (t >= edge).astype(float)}
+        ).assign(pair_fraction_se=0.0)
+        for beta, edge in ((4.0, 7.2), (9.0, np.inf))
+    ]
+    times = DIAGRAM.transitions(pd.concat(rows, ignore_index=True), 0.5, 3.0)
+    sharp = times.set_index("beta").loc[4.0]
+    assert (sharp["low"], sharp["high"]) == (7.0, 7.5)
+    assert sharp["low"] <= sharp["time"] <= sharp["high"]
+    assert math.isnan(times.set_index("beta").loc[9.0, "high"])  # not reached
+    curve = pd.Series({4.0: 7.2, 9.0: np.nan})  # t* of the β beyond the window: NaN
+    assert DIAGRAM.time_misses(times, curve)["miss"].max() == 0
+    late = DIAGRAM.time_misses(times, 1.2 * curve)["miss"].max()  # negative control
+    assert late == pytest.approx(1 - 7.5 / (1.2 * 7.2)) and late > 0.1
+
+
+def test_a_noisy_crossing_widens_the_interval_by_the_band():
+    t = np.arange(0, 10.01, 0.5)
+    p = np.clip((t - 3.0) / 4.0, 0, 1)  # crosses 0.5 at t = 5 exactly
+    diagram = pd.DataFrame(
+        {"d": 8, "beta": 0.0, "t": t, "pair_fraction": p, "pair_fraction_se": 0.05}
+    )
+    row = DIAGRAM.transitions(diagram, 0.5, 2.0).iloc[0]
+    assert row["time"] == pytest.approx(5.0)
+    # p ± 0.1 leaves the level between t = 4.5 (p + 0.1 = 0.475) and 5.5 (p − 0.1 = 0.525)
+    assert (row["low"], row["high"]) == (4.5, 5.5)
