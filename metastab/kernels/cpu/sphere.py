@@ -418,8 +418,7 @@ def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, 
 @_jit(**_JIT)
 def chain_work(n, d):
     """Scratch buffers of :func:`chain_step` for n tokens in R^d."""
-    t = np.empty(n)
-    return np.empty(d), np.empty(n), np.empty(n), t, t.view(np.int64), np.empty(d)
+    return np.empty(d), np.empty(n), np.empty(n), np.empty(d)
 
 
 @_jit(**_JIT)
@@ -429,9 +428,9 @@ def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
     in increasing order) and moves to N(x_i + γ (V x_j − x_i)), or stays put when the increment
     changes nothing. Synchronous."""
     n, d = x.shape
-    bx, sc, w, t, tb, target = work
+    bx, sc, w, target = work
     for i in range(n):
-        j = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w, t, tb)
+        j = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w)
         for k in range(d):
             if plain_V:
                 target[k] = x[j, k]
