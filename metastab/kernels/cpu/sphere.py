@@ -20,10 +20,11 @@ in :mod:`.params`.
   where it is, unnormalised, so such picks are exact no-ops.
 
 The flow computes in the fused arithmetic of :mod:`.arith` (each multiply-add one fma, the exp
-``arith.exp_fma``); the chain in the unfused arithmetic of ``steps.chain_step``, whose pick it
-shares. Every sum runs in a fixed order (scores and B x_i: k ascending; weighted sums: j
-ascending; the flow's norms and projections: eight partial sums over k, see :func:`_dot8`; the
-chain's norm: k ascending), so :mod:`metastab.kernels.reference.sphere` repeats them bit for
+``arith.exp_fma``); so does the chain's pick, that of ``steps.chain_step``, while its V x_j and
+move are products and sums rounded as written. Every sum runs in a fixed order (scores and
+B x_i: k ascending; weighted sums: j ascending; the flow's norms and projections: eight partial
+sums over k, see :func:`_dot8`; the chain's norm: k ascending), so
+:mod:`metastab.kernels.reference.sphere` repeats them bit for
 bit; loops run across tokens or across k, never reduce in a vector register, and ``fastmath`` is
 off.
 """
