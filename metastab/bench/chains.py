@@ -324,19 +324,19 @@ def fma_peak(seconds: float = 0.3, repeat: int = 5) -> float:
 
 
 @numba.njit  # not cached: it calls into a kernel file, whose edits numba's cache would miss
-def _exp_loop(reps, z, out, t):
+def _exp_loop(reps, z, out):
     for _ in range(reps):
-        _steps.exp_nonpositive(z, out, t)
+        _steps.exp_nonpositive(z, out)
 
 
 def exp_seconds(repeat: int = 5, size: int = 1024, reps: int = 2000) -> float:
-    """Seconds per exponential of the kernels' own exp on one thread (the bit-exact polynomial
-    of :func:`metastab.kernels.cpu.steps.exp_nonpositive`, which every softmax weight goes through),
+    """Seconds per exponential of the kernels' own exp on one thread (the bit-exact FMA exp of
+    :func:`metastab.kernels.cpu.steps.exp_nonpositive`, which every softmax weight goes through),
     best of ``repeat`` runs over ``size`` arguments in [-30, 0], ``reps`` times each."""
     z = -30.0 * np.random.default_rng(0).random(size)
-    out, t = np.empty(size), np.empty(size)
-    _exp_loop(1, z, out, t)
-    return _best(lambda: _exp_loop(reps, z, out, t), repeat) / (reps * size)
+    out = np.empty(size)
+    _exp_loop(1, z, out)
+    return _best(lambda: _exp_loop(reps, z, out), repeat) / (reps * size)
 
 
 def _sphere(n: int, d: int, seed: int) -> np.ndarray:

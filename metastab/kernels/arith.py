@@ -5,8 +5,10 @@ fuse exactly where it calls :func:`fma`: each is rounded once, as IEEE 754 fused
 every target (``llvm.fma.f64`` here, the CUDA ``fma.rn.f64`` on a device), and the plain-Python
 twins repeat it with :func:`fma_exact`. :func:`exp_fma` is the kernels' exp of the fused kernels.
 
-So far the sphere flow (:mod:`.cpu.sphere`, :mod:`.cuda.sphere`) computes with this arithmetic;
-the other kernels use the unfused operations of :mod:`.cpu.steps`.
+The sphere flow (:mod:`.cpu.sphere`, :mod:`.cuda.sphere`) and the R^d steps (:mod:`.cpu.steps`,
+:mod:`.cuda.steps`: scores, the exp, the moves, the pick's threshold) compute with this
+arithmetic; the stopping events' distance sums and the sphere chain's V x_j and move are products
+and sums rounded as written, on every target.
 """
 
 import math
@@ -18,7 +20,7 @@ from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-__all__ = ["as_bits", "exp_fma", "exp_fma_exact", "fma", "fma_exact", "from_bits", "mul_add"]
+__all__ = ["as_bits", "exp_fma", "exp_fma_exact", "fma", "fma_exact", "from_bits"]
 
 
 @intrinsic
@@ -32,12 +34,6 @@ def fma(typingctx, a, b, c):
         return builder.call(f, args)
 
     return sig, codegen
-
-
-@njit(inline="always")
-def mul_add(a, b, c):
-    """a b + c rounded twice (the product, then the sum): the unfused twin of :func:`fma`."""
-    return a * b + c
 
 
 @intrinsic

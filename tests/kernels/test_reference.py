@@ -456,7 +456,7 @@ def test_kernel_exp_matches_reference_and_libm():
         ]
     )
     got = np.empty_like(z)
-    _steps.exp_nonpositive(z, got, np.empty_like(z))
+    _steps.exp_nonpositive(z, got)
     want = np.array([ref.exp_nonpositive(float(v)) for v in z])
     assert np.array_equal(got, want)
     libm = np.array([math.exp(v) for v in z])

@@ -11,6 +11,7 @@ import functools
 import numpy as np
 from numba import njit, prange
 
+from ..arith import fma
 from ..cache import njit_keyed
 from ..params import CHAIN, CLUSTERS, FLOW, JIT, LOCALMAX, NO_EVENT
 from ..streams import next_uniform
@@ -282,7 +283,7 @@ def cross_weights(X, B, beta, labels, weight, z):
                     top = max(top, beta * (s[j] - best))
         z[c] = top
         t[0] = top
-        exp_nonpositive(t, w, np.empty(1))
+        exp_nonpositive(t, w)
         weight[c] = w[0] if top > -np.inf else 0.0
 
 
@@ -314,6 +315,6 @@ def neighbour_sets(X, dyn, margin, out):
                 scale = 0.0
                 for j in range(n):
                     scale = max(scale, abs(s[j]))
-                cut = best - tol * scale
+                cut = fma(-tol, scale, best)
             for j in range(n):
                 out[c, i, j] = not s[j] < cut

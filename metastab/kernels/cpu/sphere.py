@@ -20,10 +20,11 @@ in :mod:`.params`.
   where it is, unnormalised, so such picks are exact no-ops.
 
 The flow computes in the fused arithmetic of :mod:`.arith` (each multiply-add one fma, the exp
-``arith.exp_fma``); the chain in the unfused arithmetic of ``steps.chain_step``, whose pick it
-shares. Every sum runs in a fixed order (scores and B x_i: k ascending; weighted sums: j
-ascending; the flow's norms and projections: eight partial sums over k, see :func:`_dot8`; the
-chain's norm: k ascending), so :mod:`metastab.kernels.reference.sphere` repeats them bit for
+``arith.exp_fma``); so does the chain's pick, that of ``steps.chain_step``, while its V x_j and
+move are products and sums rounded as written. Every sum runs in a fixed order (scores and
+B x_i: k ascending; weighted sums: j ascending; the flow's norms and projections: eight partial
+sums over k, see :func:`_dot8`; the chain's norm: k ascending), so
+:mod:`metastab.kernels.reference.sphere` repeats them bit for
 bit; loops run across tokens or across k, never reduce in a vector register, and ``fastmath`` is
 off.
 """
@@ -418,8 +419,7 @@ def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, 
 @_jit(**_JIT)
 def chain_work(n, d):
     """Scratch buffers of :func:`chain_step` for n tokens in R^d."""
-    t = np.empty(n)
-    return np.empty(d), np.empty(n), np.empty(n), t, t.view(np.int64), np.empty(d)
+    return np.empty(d), np.empty(n), np.empty(n), np.empty(d)
 
 
 @_jit(**_JIT)
@@ -429,9 +429,9 @@ def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
     in increasing order) and moves to N(x_i + γ (V x_j − x_i)), or stays put when the increment
     changes nothing. Synchronous."""
     n, d = x.shape
-    bx, sc, w, t, tb, target = work
+    bx, sc, w, target = work
     for i in range(n):
-        j = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w, t, tb)
+        j = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w)
         for k in range(d):
             if plain_V:
                 target[k] = x[j, k]

@@ -10,8 +10,7 @@ same order, which is what makes bit-for-bit tests possible. Equations: docs: mod
 import numpy as np
 from numba import njit
 
-from .. import arith
-from ..arith import mul_add
+from ..arith import exp_fma, fma
 from ..cache import njit_keyed
 from ..params import JIT, RELATIVE
 from ..streams import _U, next_u64, next_uniform
@@ -21,8 +20,8 @@ from .scores import score_loops
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed("arith.py", "cpu/scores.py", "params.py", "streams.py")
 
-# the score loops of every step here, in unfused arithmetic (see scores)
-_scores_block, _, _gram_loop, _bx_loop = score_loops(mul_add)
+# the score loops of every step here, one fma per term (see scores)
+_scores_block, _, _gram_loop, _bx_loop = score_loops(fma)
 
 
 @_jit(**JIT)
@@ -32,13 +31,13 @@ def _row_scores(x, B, i, bx, s):
     for k in range(d):
         acc = 0.0
         for m in range(d):
-            acc += B[k, m] * x[i, m]
+            acc = fma(B[k, m], x[i, m], acc)
         bx[k] = acc
     best = -np.inf
     for j in range(n):
         acc = 0.0
         for k in range(d):
-            acc += bx[k] * x[j, k]
+            acc = fma(bx[k], x[j, k], acc)
         s[j] = acc
         if acc > best:
             best = acc
@@ -46,80 +45,49 @@ def _row_scores(x, B, i, bx, s):
 
 
 @njit(inline="always")
-def _move(x, i, target, gamma, P, use_P, out):
-    """out_i = x_i + gamma (target - x_i), or x_i + P (target - x_i) for a step matrix.
+def _move_from(x, i, src, j, gamma, P, use_P, out):
+    """out_i = x_i + gamma (y - x_i), one fma per coordinate, or x_i + P (y - x_i) for a step
+    matrix (its sum one fma per term, m ascending from +0.0), y the row j of ``src``.
 
-    Written as an increment so that target == x_i is an exact no-op (a self-pick moves nothing).
+    Written as an increment so that y == x_i is an exact no-op (a self-pick moves nothing).
     """
     d = x.shape[1]
     if use_P:
         for k in range(d):
             acc = 0.0
             for m in range(d):
-                acc += P[k, m] * (target[m] - x[i, m])
+                acc = fma(P[k, m], src[j, m] - x[i, m], acc)
             out[i, k] = x[i, k] + acc
     else:
         for k in range(d):
-            out[i, k] = x[i, k] + gamma * (target[k] - x[i, k])
-
-
-# exp(z) for z <= 0 as a short, vectorisable polynomial (libm's exp is an opaque call that stops
-# LLVM from vectorising the weight loop). Cody-Waite reduction z = k ln2 + r, |r| <= ln2 / 2, the
-# degree-13 Taylor polynomial of e^r (truncation < 2^-57), and 2^k built from the exponent bits;
-# max error ~1 ulp against a correctly rounded exp. Results with k < -1022 (z < -708.74) are flushed
-# to 0: such a pick is never drawn (engine.check_resolution warns where that matters).
-# The constants are those of the fused kernels' exp (arith): k * LN2_HI is exact for |k| < 2**20,
-# and adding SHIFT = 1.5 * 2**52 rounds z * log2(e) to an integer k.
-_LOG2E = arith.LOG2E
-_SHIFT = arith.SHIFT
-_SHIFT_BITS = np.int64(arith.SHIFT_BITS)  # the bit pattern of _SHIFT
-_LN2_HI = arith.LN2_HI
-_LN2_LO = arith.LN2_LO
-_Z_MIN = arith.Z_MIN  # below the smallest subnormal's log; keeps k small
-_INV_FACT = arith.INV_FACT
+            out[i, k] = fma(gamma, src[j, k] - x[i, k], x[i, k])
 
 
 @njit(inline="always")
-def _exp_mantissa(z, t, j):
-    """e^r of z = k ln2 + r; stores z log2(e) + _SHIFT (which holds k in its low bits) in t[j]."""
-    if z < _Z_MIN:
-        z = _Z_MIN
-    shifted = z * _LOG2E + _SHIFT
-    k = shifted - _SHIFT
-    r = (z - k * _LN2_HI) - k * _LN2_LO
-    p = _INV_FACT[13]
-    for q in range(12, -1, -1):  # Horner; LLVM unrolls this fixed-length loop
-        p = p * r + _INV_FACT[q]
-    t[j] = shifted
-    return p
+def _move(x, i, target, gamma, P, use_P, out):
+    """:func:`_move_from` towards the point ``target``."""
+    _move_from(x, i, target.reshape((1, target.shape[0])), 0, gamma, P, use_P, out)
 
 
-@njit(inline="always")
-def _exp_scale(w, t, tb, m):
-    """w[j] *= 2^k_j for j < m, k_j read from the bits of t[j] (tb is t viewed as int64)."""
-    for j in range(m):
-        k = tb[j] - _SHIFT_BITS
-        tb[j] = (k + 1023) << 52 if k >= -1022 else 0
-    for j in range(m):
-        w[j] *= t[j]
+# Every weight is exp_fma(beta (s_ij - max_j s_ij)) (arith.exp_fma: Cody-Waite reduction, a
+# degree-13 polynomial by fmas, within 1 ulp of exp; no call, so LLVM vectorises its loops).
+# Results below 2^-1022 (exponents below -708.74) are flushed to 0: such a pick is never drawn
+# (engine.check_resolution warns where that matters).
 
 
 @_jit(**JIT)
-def exp_nonpositive(z, out, t):
-    """out[j] = exp(z[j]) for z[j] <= 0 with the kernels' own exp (see _exp_mantissa)."""
-    m = z.shape[0]
-    for j in range(m):
-        out[j] = _exp_mantissa(z[j], t, j)
-    _exp_scale(out, t, t.view(np.int64), m)
+def exp_nonpositive(z, out):
+    """out[j] = exp(z[j]) for z[j] <= 0 with the kernels' exp (``arith.exp_fma``)."""
+    for j in range(z.shape[0]):
+        out[j] = exp_fma(z[j])
 
 
 @_jit(**JIT)
-def _softmax_weights(s, best, beta, w, t, tb):
+def _softmax_weights(s, best, beta, w):
     """w[j] = exp(beta (s[j] - max s)) (max-shifted: no overflow at any beta); returns sum."""
     n = s.shape[0]
     for j in range(n):
-        w[j] = _exp_mantissa(beta * (s[j] - best), t, j)
-    _exp_scale(w, t, tb, n)
+        w[j] = exp_fma(beta * (s[j] - best))
     total = 0.0
     for j in range(n):
         total += w[j]
@@ -179,7 +147,7 @@ def _pick_rare(w, hi, s):
         if rare > 0.0 and bernoulli(rare / tot, u, s):
             hi = cut
             continue
-        thr = max(u * tot - rare, 0.0)
+        thr = max(fma(u, tot, -rare), 0.0)
         cum = 0.0
         last = -1
         for j in range(n):
@@ -192,13 +160,13 @@ def _pick_rare(w, hi, s):
 
 
 @_jit(**JIT)
-def _pick_slow(x, B, beta, i, ui, s, bx, sc, w, t, tb):
+def _pick_slow(x, B, beta, i, ui, s, bx, sc, w):
     """Token i's pick by the rule of chain_step, scalar, with the stream ``s`` at hand: the
     Bernoulli trial with its extra draws, then :func:`_pick_rare` or the inversion over the
     other picks. The row's weights and sums are recomputed with the operations of
     _chain_blocks (same bits). Runs only for the tokens that _chain_blocks leaves pending."""
     best = _row_scores(x, B, i, bx, sc)
-    _softmax_weights(sc, best, beta, w, t, tb)
+    _softmax_weights(sc, best, beta, w)
     n = w.shape[0]
     rare = 0.0
     keep = 0.0
@@ -210,7 +178,7 @@ def _pick_slow(x, B, beta, i, ui, s, bx, sc, w, t, tb):
     tot = rare + keep
     if rare > 0.0 and bernoulli(rare / tot, ui, s):
         return _pick_rare(w, RARE_CUT, s)
-    thr = max(ui * tot - rare, 0.0)
+    thr = max(fma(ui, tot, -rare), 0.0)
     cum = 0.0
     last = 0
     for j in range(n):
@@ -227,6 +195,9 @@ def _pick_slow(x, B, beta, i, ui, s, bx, sc, w, t, tb):
 # than the halved score work), up to this many tokens (it holds n^2 scores per chain).
 _GRAM_MIN_D = 8
 _GRAM_MAX_N = 2048
+# Blocks hold a multiple of this many lanes (one AVX-512 vector of doubles): fewer than _ROWS
+# tokens in one block padded to it, more in blocks of _ROWS, the last one padded.
+_LANES = 8
 
 
 @_jit(**JIT)
@@ -237,8 +208,7 @@ def chain_work(n, d):
     :func:`chain_step` never uses it)."""
     gram = n % _ROWS == 0 and d >= _GRAM_MIN_D and n <= _GRAM_MAX_N
     g = n // _ROWS if gram else 0
-    t1 = np.empty(n)
-    pending = (np.zeros(n, np.bool_), np.empty(d), np.empty(n), np.empty(n), t1, t1.view(np.int64))
+    pending = (np.zeros(n, np.bool_), np.empty(d), np.empty(n), np.empty(n))
     return block_work(n, d) + (pending, np.empty((g, n * _ROWS)))
 
 
@@ -252,13 +222,10 @@ def block_work(n, d):
 def thread_works(T, n, d):
     """T sets of :func:`block_work` buffers in one tuple of arrays with a leading axis of T, so
     that a run that splits its steps over T threads allocates them once (see thread_work)."""
-    rows = min(n, _ROWS)
-    t = np.empty((T, rows * n))
+    rows = _ROWS if n >= _ROWS else (n + _LANES - 1) // _LANES * _LANES
     return (
         np.empty((T, d, rows)),
         np.empty((T, rows * n)),
-        t,
-        t.view(np.int64),
         np.empty((T, rows)),
         np.empty((T, rows)),
         np.empty((T, rows), np.int64),
@@ -278,8 +245,6 @@ def thread_work(tw, q):
         tw[4][q],
         tw[5][q],
         tw[6][q],
-        tw[7][q],
-        tw[8][q],
     )
 
 
@@ -318,129 +283,92 @@ def _gram(x, G, bxt, b0, b1):
 # r better than one large inlined body.
 
 
-@_jit(**JIT)
+@njit(inline="always")
 def _block_bx(x, B, i0, r1, plain, bxt):
     """bxt[k, r] = (B x_{i0 + r})_k (``scores.score_loops``' block_bx, unfused)."""
     _bx_loop(x, B, i0, r1, plain, bxt)
 
 
-@_jit(**JIT)
-def _short_scores(x, bxt, r1, W, best):
-    """W[j r1 + r] = s_{i0 + r, j} = sum_k bxt[k, r] x_jk (k ascending, from +0.0) and best[r] its
-    maximum over j, for a block shorter than _ROWS (one pass over j, the first two k together)."""
+@njit(inline="always")
+def _lane_scores(x, bxt, lanes, W, best):
+    """W[j lanes + r] = s_{i0 + r, j} = sum_k bxt[k, r] x_jk (k ascending, from +0.0, one fma per
+    term) and best[r] its maximum over j, for a block narrower than _ROWS (one pass over j)."""
     n, d = x.shape
-    for r in range(r1):
+    for r in range(lanes):
         best[r] = -np.inf
     for j in range(n):
-        base = j * r1
-        if d >= 2:
-            a0 = x[j, 0]
-            a1 = x[j, 1]
-            for r in range(r1):
-                W[base + r] = (0.0 + bxt[0, r] * a0) + bxt[1, r] * a1
-        else:
-            a0 = x[j, 0] if d == 1 else 0.0
-            for r in range(r1):
-                W[base + r] = 0.0 + (bxt[0, r] * a0 if d == 1 else 0.0)
-        for k in range(2, d):
+        base = j * lanes
+        a0 = x[j, 0] if d > 0 else 0.0
+        for r in range(lanes):
+            W[base + r] = fma(bxt[0, r], a0, 0.0) if d > 0 else 0.0
+        for k in range(1, d):
             xjk = x[j, k]
-            for r in range(r1):
-                W[base + r] += bxt[k, r] * xjk
-        for r in range(r1):
+            for r in range(lanes):
+                W[base + r] = fma(bxt[k, r], xjk, W[base + r])
+        for r in range(lanes):
             best[r] = max(best[r], W[base + r])
 
 
-@_jit(**JIT)
-def _row_max(W, n, r1, best):
-    """best[r] = max_j W[j r1 + r], taken in any order: a maximum of scores is exact (no score
+@njit(inline="always")
+def _row_max(W, n, lanes, best):
+    """best[r] = max_j W[j lanes + r], taken in any order: a maximum of scores is exact (no score
     is -0.0, and a row with a NaN score has NaN weights whatever its maximum)."""
-    for r in range(r1):
+    for r in range(lanes):
         best[r] = -np.inf
     j4 = 0
     while j4 + 4 <= n:  # four j per pass: one load and store of best[r] per four entries
-        b0 = j4 * r1
-        b1 = b0 + r1
-        b2 = b1 + r1
-        b3 = b2 + r1
-        for r in range(r1):
+        b0 = j4 * lanes
+        b1 = b0 + lanes
+        b2 = b1 + lanes
+        b3 = b2 + lanes
+        for r in range(lanes):
             best[r] = max(best[r], max(max(W[b0 + r], W[b1 + r]), max(W[b2 + r], W[b3 + r])))
         j4 += 4
     for j in range(j4, n):
-        base = j * r1
-        for r in range(r1):
+        base = j * lanes
+        for r in range(lanes):
             best[r] = max(best[r], W[base + r])
 
 
-@_jit(**JIT)
-def _block_weights(W, n, r1, best, beta, t, tb):
-    """W[j r1 + r] <- exp(beta (W[j r1 + r] - best[r])) (the kernels' exp); returns how many of
-    them are rare (< RARE_CUT)."""
-    for j in range(n):
-        base = j * r1
-        for r in range(r1):
-            W[base + r] = beta * (W[base + r] - best[r])
-    m = r1 * n
-    for q in range(m):
-        W[q] = _exp_mantissa(W[q], t, q)
-    for q in range(m):
-        k = tb[q] - _SHIFT_BITS
-        tb[q] = (k + 1023) << 52 if k >= -1022 else 0
-    few = 0
-    for q in range(m):  # the second pass of _exp_scale, counting the rare weights
-        v = W[q] * t[q]
-        W[q] = v
-        few += v < RARE_CUT
-    return few
+@njit(inline="always")
+def _weigh(W, q, best, beta, rare, keep):
+    """Entry q of _block_weights' row (best, rare, keep: that token's running values)."""
+    v = exp_fma(beta * (W[q] - best))
+    small = v < RARE_CUT
+    a = keep + (0.0 if small else v)
+    W[q] = a
+    return rare + (v if small else 0.0), a
 
 
-@_jit(**JIT)
-def _cumulate(W, n, r1, few, rare, keep):
-    """W[j r1 + r] <- the cumulative sum over j' <= j of the weights that are not rare; rare[r]
-    and keep[r] the totals of the rare and of the other weights. Without rare weights in the
-    block (``few`` 0) one cumulative sum, as the reference does with S_rare = 0."""
+@njit(inline="always")
+def _block_weights(W, n, r1, best, beta, rare, keep):
+    """W[j r1 + r] <- the cumulative sum over j' <= j of the weights exp(beta (s_{i j'} - best[r]))
+    (the kernels' exp) that are not rare (>= RARE_CUT); rare[r] and keep[r] the totals of the rare
+    and of the other weights, each summed in increasing j from +0.0. (Adding 0.0 for a rare weight
+    leaves a sum as it is: without rare weights this is the plain cumulative sum.)"""
     for r in range(r1):
         rare[r] = 0.0
         keep[r] = 0.0
     j4 = 0
-    while j4 + 4 <= n:  # four j per pass (the same additions in the same order)
+    while j4 + 4 <= n:  # four j per pass: one load and store of rare[r], keep[r] per four entries
         b0 = j4 * r1
         b1 = b0 + r1
         b2 = b1 + r1
         b3 = b2 + r1
         for r in range(r1):
-            if few == 0:
-                a = keep[r] + W[b0 + r]
-                W[b0 + r] = a
-                a += W[b1 + r]
-                W[b1 + r] = a
-                a += W[b2 + r]
-                W[b2 + r] = a
-                a += W[b3 + r]
-                W[b3 + r] = a
-                keep[r] = a
-            else:
-                ra = rare[r]
-                a = keep[r]
-                for base in (b0, b1, b2, b3):
-                    v = W[base + r]
-                    small = v < RARE_CUT
-                    ra += v if small else 0.0
-                    a += 0.0 if small else v
-                    W[base + r] = a
-                rare[r] = ra
-                keep[r] = a
+            m = best[r]
+            ra, a = _weigh(W, b0 + r, m, beta, rare[r], keep[r])
+            ra, a = _weigh(W, b1 + r, m, beta, ra, a)
+            ra, a = _weigh(W, b2 + r, m, beta, ra, a)
+            rare[r], keep[r] = _weigh(W, b3 + r, m, beta, ra, a)
         j4 += 4
     for j in range(j4, n):
         base = j * r1
         for r in range(r1):
-            v = W[base + r]
-            small = few != 0 and v < RARE_CUT
-            rare[r] += v if small else 0.0
-            keep[r] += 0.0 if small else v
-            W[base + r] = keep[r]
+            rare[r], keep[r] = _weigh(W, base + r, best[r], beta, rare[r], keep[r])
 
 
-@_jit(**JIT)
+@njit(inline="always")
 def _count_below(W, n, r1, thr, cnt):
     """cnt[r] = #{j : W[j r1 + r] <= thr[r]}."""
     for r in range(r1):
@@ -462,70 +390,86 @@ def _count_below(W, n, r1, thr, cnt):
 
 
 @njit(inline="always")
-def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, plain, b0, b1, pend):
-    """:func:`chain_step` for the tokens i0 <= i < i0 + r1 of blocks b0 <= b < b1 (i0 = b rows,
-    the last block possibly shorter); with ``gram`` the scores are read from G, else computed
-    here (from x_i itself where ``plain``, see _plain). A token whose pick may be rare, i.e.
-    needs the stream, is only flagged in ``pend`` (for :func:`_resolve_pending`); returns the
-    number flagged. Tokens only read x and draw nothing, so blocks may run on different threads.
-    """
+def _pick_block(x, B, beta, gamma, P, use_P, u, out, work, W, gram, plain, b, lanes, pend):
+    """The picks and moves of the tokens i0 <= i < i0 + r1 (i0 = b lanes, r1 = min(lanes, n - i0))
+    held in the ``lanes`` lanes of block b (W[j lanes + r] for token i0 + r); lanes past r1 hold
+    score-0 padding (bxt = 0) that no pick reads. ``lanes`` is a multiple of _LANES, so that the
+    vectorised loops across lanes never fall to their scalar remainder. With ``gram`` W holds the
+    block's scores (from the Gram), else they are computed here. Returns the number of tokens
+    flagged pending."""
     n, d = x.shape
-    bxt, W, t, tb, best, thr, cnt, rare, keep = work
-    rows = thr.shape[0]
+    bxt, _, best, thr, cnt, rare, keep = work
+    i0 = b * lanes
+    r1 = min(lanes, n - i0)
+    if gram:
+        _row_max(W, n, lanes, best)
+    else:
+        _block_bx(x, B, i0, r1, plain, bxt)
+        for k in range(d):
+            for r in range(r1, lanes):
+                bxt[k, r] = 0.0
+        if lanes == _ROWS:
+            _scores_block(bxt, x, 0, W)
+            _row_max(W, n, lanes, best)
+        else:
+            _lane_scores(x, bxt, lanes, W, best)
+    _block_weights(W, n, lanes, best, beta, rare, keep)
+    maybe = 0
+    for r in range(r1):
+        # the rare picks fill [0, rare) of the scale [0, rare + keep); u (rare + keep) >=
+        # 2 rare implies U >= p (not rare), decided without computing p
+        ra = rare[r]
+        tot = ra + keep[r]
+        e = fma(u[i0 + r], tot, -ra)
+        thr[r] = e if e > 0.0 else 0.0
+        maybe += u[i0 + r] * tot < 2.0 * ra
+    held = 0
+    if maybe > 0:
+        for r in range(r1):
+            # not decided above: so does u 2^53 >= p 2^53 (the first test of bernoulli);
+            # otherwise the pick is pending
+            tot = rare[r] + keep[r]
+            if (
+                not u[i0 + r] * tot >= 2.0 * rare[r]
+                and rare[r] > 0.0
+                and u[i0 + r] * _TWO_53 < (rare[r] / tot) * _TWO_53
+            ):
+                pend[i0 + r] = True
+                thr[r] = -np.inf  # the count below adds nothing
+                held += 1
+    _count_below(W, n, lanes, thr, cnt)
+    for r in range(r1):
+        i = i0 + r
+        pick = cnt[r]
+        if pick == n:  # rounding: the threshold reached the total
+            pick = n - 1
+            while pick > 0 and W[pick * lanes + r] == W[(pick - 1) * lanes + r]:
+                pick -= 1
+        if not keep[r] >= 1.0:  # NaN weights (finite ones sum to >= 1: the largest is 1)
+            for k in range(d):
+                out[i, k] = np.nan
+            continue
+        if not (held and pend[i]):
+            _move_from(x, i, x, pick, gamma, P, use_P, out)
+    return held
+
+
+@njit(inline="always")
+def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, plain, b0, b1, pend):
+    """:func:`chain_step` for the tokens of blocks b0 <= b < b1 (:func:`_pick_block`; blocks of
+    _ROWS tokens, or of _LANES where n < _ROWS, the last block padded); with ``gram`` the scores
+    are read from G, else computed from x (from x_i itself where ``plain``, see _plain). A token
+    whose pick may be rare, i.e. needs the stream, is only flagged in ``pend`` (for
+    :func:`_resolve_pending`); returns the number flagged. Tokens only read x and draw nothing,
+    so blocks may run on different threads.
+    """
+    rows = work[2].shape[0]
     held = 0
     for b in range(b0, b1):
-        i0 = b * rows
-        r1 = min(rows, n - i0)
-        if gram:
-            W = G[b]
-            _row_max(W, n, r1, best)
-        else:
-            _block_bx(x, B, i0, r1, plain, bxt)
-            if r1 < _ROWS:
-                _short_scores(x, bxt, r1, W, best)
-            else:
-                _scores_block(bxt, x, 0, W)
-                _row_max(W, n, r1, best)
-        few = _block_weights(W, n, r1, best, beta, t, tb)
-        _cumulate(W, n, r1, few, rare, keep)
-        maybe = 0
-        for r in range(r1):
-            # the rare picks fill [0, rare) of the scale [0, rare + keep); u (rare + keep) >=
-            # 2 rare implies U >= p (not rare) and uu - rare >= 0, decided without computing p
-            ra = rare[r]
-            uu = u[i0 + r] * (ra + keep[r])
-            e = uu - ra
-            thr[r] = e if e > 0.0 else 0.0
-            maybe += uu < 2.0 * ra
-        here = False
-        if maybe > 0:
-            for r in range(r1):
-                # not decided above: so does u 2^53 >= p 2^53 (the first test of bernoulli);
-                # otherwise the pick is pending
-                tot = rare[r] + keep[r]
-                if (
-                    not u[i0 + r] * tot >= 2.0 * rare[r]
-                    and rare[r] > 0.0
-                    and u[i0 + r] * _TWO_53 < (rare[r] / tot) * _TWO_53
-                ):
-                    pend[i0 + r] = True
-                    thr[r] = -np.inf  # the count below adds nothing
-                    here = True
-                    held += 1
-        _count_below(W, n, r1, thr, cnt)
-        for r in range(r1):
-            i = i0 + r
-            pick = cnt[r]
-            if pick == n:  # rounding: the threshold reached the total
-                pick = n - 1
-                while pick > 0 and W[pick * r1 + r] == W[(pick - 1) * r1 + r]:
-                    pick -= 1
-            if not keep[r] >= 1.0:  # NaN weights (finite ones sum to >= 1: the largest is 1)
-                for k in range(d):
-                    out[i, k] = np.nan
-                continue
-            if not (here and pend[i]):
-                _move(x, i, x[pick], gamma, P, use_P, out)
+        W = G[b] if gram else work[1]
+        held += _pick_block(
+            x, B, beta, gamma, P, use_P, u, out, work, W, gram, plain, b, rows, pend
+        )
     return held
 
 
@@ -534,12 +478,12 @@ def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw):
     """The picks and moves of the tokens flagged by _chain_blocks, one after the other in
     increasing token order: the only place where a step draws from the stream ``s``, so the
     draws, and the bits, do not depend on how the blocks were run. Clears the flags."""
-    pend, bx, sc, w, t, tb = pw
+    pend, bx, sc, w = pw
     for i in range(x.shape[0]):
         if pend[i]:
             pend[i] = False
-            pick = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w, t, tb)
-            _move(x, i, x[pick], gamma, P, use_P, out)
+            pick = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w)
+            _move_from(x, i, x, pick, gamma, P, use_P, out)
 
 
 @_jit(**JIT)
@@ -558,8 +502,8 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     cumulative weight grew. If rare, :func:`_pick_rare` draws j among the rare picks by the same
     rule, with uniforms from ``s``. Every pick is thus realised with its probability to a
     relative error of about n 2^-33 or better, however small; only weights that exp flushes to 0
-    (beta (s_ij - max) below -708.74, see _exp_mantissa) are never picked. The tokens that may need
-    the stream are flagged by the blocks and resolved afterwards in increasing token order
+    (beta (s_ij - max) below -708.74, see exp_nonpositive) are never picked. The tokens that may
+    need the stream are flagged by the blocks and resolved afterwards in increasing token order
     (:func:`_resolve_pending`), so a chain's path is a function of its seed only, whatever the
     thread count.
 
@@ -575,7 +519,7 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     plain, gram = _paths(x, B, G)
     if gram:
         _gram(x, G, work_b[0], 0, G.shape[0])
-    rows = work_b[4].shape[0]
+    rows = work_b[2].shape[0]
     nb = (n + rows - 1) // rows
     if _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work_b, G, gram, plain, 0, nb, pw[0]):
         _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
@@ -584,8 +528,7 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
 @_jit(**JIT)
 def flow_work(n, d):
     """Scratch buffers of :func:`flow_step` for n tokens in R^d."""
-    t = np.empty(n)
-    return np.empty(d), np.empty(n), np.empty(n), np.empty(d), t, t.view(np.int64)
+    return np.empty(d), np.empty(n), np.empty(n), np.empty(d)
 
 
 @_jit(**JIT)
@@ -593,14 +536,14 @@ def flow_step(x, B, beta, gamma, P, use_P, out, work):
     """SA_beta, one deterministic softmax layer ([FW] eq. softmax.ODE):
     x_i <- x_i + gamma (sum_j softmax_j(beta s_ij) x_j - x_i)."""
     n, d = x.shape
-    bx, s, w, target, t, tb = work
+    bx, s, w, target = work
     for i in range(n):
         best = _row_scores(x, B, i, bx, s)
-        total = _softmax_weights(s, best, beta, w, t, tb)
+        total = _softmax_weights(s, best, beta, w)
         for k in range(d):
             acc = 0.0
             for j in range(n):
-                acc += w[j] * x[j, k]
+                acc = fma(w[j], x[j, k], acc)
             target[k] = acc / total
         _move(x, i, target, gamma, P, use_P, out)
 
@@ -663,7 +606,7 @@ def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, work):
         scale = 0.0
         for j in range(n):
             scale = max(scale, abs(s[j]))
-        _mean_above(x, s, best - tol * scale, by_point, tol, target)
+        _mean_above(x, s, fma(-tol, scale, best), by_point, tol, target)
         _move(x, i, target, gamma, P, use_P, out)
 
 
@@ -676,7 +619,7 @@ def neighbour_cut(rule, best, r):
     ``metastab.models.NEIGHBOUR_RULES``.
     """
     if rule == RELATIVE:
-        return best - r * abs(best)
+        return fma(-r, abs(best), best)
     return best - r
 
 

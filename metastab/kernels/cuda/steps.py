@@ -1,13 +1,13 @@
 """One token's step of each model as CUDA device functions (numba.cuda), with the CPU's bits.
 
 The arithmetic of every function here repeats, operation for operation, that of the CPU kernels
-(:mod:`metastab.kernels.cpu.steps`): the same xoshiro256** streams, the same polynomial exp, the
-same scores summed in increasing k from +0.0, the same pick rule (rare picks decided by an exact
-Bernoulli trial, the others by inversion of the cumulative weights). Every product is
-:func:`~metastab.kernels.cuda.arith.mul`, rounded as written, and every fused multiply-add an
-explicit :func:`~metastab.kernels.cuda.arith.fma`, as on the CPU: a device and numba's CUDA
-simulator (this code run as Python with IEEE doubles) compute the CPU's operations with the CPU's
-roundings, hence its bits.
+(:mod:`metastab.kernels.cpu.steps`): the same xoshiro256** streams, the same FMA exp, the
+same scores summed in increasing k from +0.0 (one fma per term), the same pick rule (rare picks
+decided by an exact Bernoulli trial, the others by inversion of the cumulative weights). Every
+product is :func:`~metastab.kernels.cuda.arith.mul`, rounded as written, and every fused
+multiply-add an explicit :func:`~metastab.kernels.cuda.arith.fma`, as on the CPU: a device and
+numba's CUDA simulator (this code run as Python with IEEE doubles) compute the CPU's operations
+with the CPU's roundings, hence its bits.
 
 Arrays are flat: a configuration is x[xo + i d + k]; a chain's score row of token i is
 W[j n + i] (token-minor, so the threads of a block, one token each, read and write W coalesced).
@@ -21,16 +21,7 @@ import numpy as np
 from numba import cuda
 
 from .. import arith
-from ..cpu.steps import (
-    _INV_FACT,
-    _LN2_HI,
-    _LN2_LO,
-    _LOG2E,
-    _SHIFT,
-    _TWO_53,
-    _Z_MIN,
-    RARE_CUT,
-)
+from ..cpu.steps import _TWO_53, RARE_CUT
 from ..params import RELATIVE
 from .arith import fma, mul
 
@@ -101,36 +92,18 @@ def _pow2(k):
 
 
 @cuda.jit(device=True)
-def exp_weight(z):
-    """exp(z) for z <= 0 with the CPU kernels' exp (steps._exp_mantissa, _exp_scale): the same
-    reduction and polynomial, results below 2^-1022 flushed to 0."""
-    if z < _Z_MIN:
-        z = _Z_MIN
-    shifted = mul(z, _LOG2E) + _SHIFT
-    k = shifted - _SHIFT
-    r = (z - mul(k, _LN2_HI)) - mul(k, _LN2_LO)
-    p = _INV_FACT[13]
-    for q in range(12, -1, -1):
-        p = mul(p, r) + _INV_FACT[q]
-    if k != k:
-        return p  # NaN
-    if k < -1022.0:
-        return mul(p, 0.0)
-    return mul(p, _pow2(int(k)))
-
-
-@cuda.jit(device=True)
 def exp_fused(z):
-    """exp(z) for z <= 0 with the fused kernels' exp (``arith.exp_fma``): the same reduction and
-    polynomial, one fma per step, results below 2^-1022 flushed to 0."""
+    """exp(z) for z <= 0 with the kernels' exp (``arith.exp_fma``, the CPU's
+    ``steps.exp_nonpositive``): the same reduction and polynomial, one fma per step, results
+    below 2^-1022 flushed to 0."""
     if z < arith.Z_MIN:
         z = arith.Z_MIN
     shifted = fma(z, arith.LOG2E, arith.SHIFT)
     k = shifted - arith.SHIFT
     r = fma(-k, arith.LN2_LO, fma(-k, arith.LN2_HI, z))
-    p = fma(_INV_FACT[13], r, _INV_FACT[12])
+    p = fma(arith.INV_FACT[13], r, arith.INV_FACT[12])
     for q in range(11, -1, -1):
-        p = fma(p, r, _INV_FACT[q])
+        p = fma(p, r, arith.INV_FACT[q])
     if k != k:
         return p  # NaN
     if k < -1022.0:
@@ -192,7 +165,7 @@ def _pick_rare(W, i, n, hi, s):
         if rare > 0.0 and bernoulli(rare / tot, u, s):
             hi = cut
             continue
-        thr = max(mul(u, tot) - rare, 0.0)
+        thr = max(fma(u, tot, -rare), 0.0)
         cum = 0.0
         last = -1
         for j in range(n):
@@ -221,18 +194,18 @@ def _sums(W, i, n):
 
 @cuda.jit(device=True)
 def row_scores(x, xo, B, bx, i, n, d, W):
-    """W[j n + i] = s_ij = <B x_i, x_j> (k ascending from +0.0), B x_i kept in bx[i d ...];
-    returns max_j s_ij."""
+    """W[j n + i] = s_ij = <B x_i, x_j> (k ascending from +0.0, one fma per term), B x_i kept in
+    bx[i d ...]; returns max_j s_ij."""
     for k in range(d):
         acc = 0.0
         for m in range(d):
-            acc += mul(B[k, m], x[xo + i * d + m])
+            acc = fma(B[k, m], x[xo + i * d + m], acc)
         bx[i * d + k] = acc
     best = -math.inf
     for j in range(n):
         acc = 0.0
         for k in range(d):
-            acc += mul(bx[i * d + k], x[xo + j * d + k])
+            acc = fma(bx[i * d + k], x[xo + j * d + k], acc)
         W[j * n + i] = acc
         if acc > best:
             best = acc
@@ -247,15 +220,18 @@ def chain_pick(x, xo, B, bx, beta, i, n, d, W, u):
     weights exp(beta (s_ij - max_k s_ik)) in W."""
     best = row_scores(x, xo, B, bx, i, n, d, W)
     for j in range(n):
-        W[j * n + i] = exp_weight(mul(beta, W[j * n + i] - best))
+        W[j * n + i] = exp_fused(mul(beta, W[j * n + i] - best))
     rare, keep = _sums(W, i, n)
     tot = rare + keep
-    uu = mul(u, tot)
     if not keep >= 1.0:  # finite weights sum to >= 1 (the largest is 1)
         return NAN_PICK
-    if not uu >= mul(2.0, rare) and rare > 0.0 and mul(u, _TWO_53) < mul(rare / tot, _TWO_53):
+    if (
+        not mul(u, tot) >= mul(2.0, rare)
+        and rare > 0.0
+        and mul(u, _TWO_53) < mul(rare / tot, _TWO_53)
+    ):
         return PENDING
-    e = uu - rare
+    e = fma(u, tot, -rare)
     return _invert(W, i, n, e if e > 0.0 else 0.0)
 
 
@@ -267,7 +243,7 @@ def resolve_pick(W, i, n, u, s):
     tot = rare + keep
     if rare > 0.0 and bernoulli(rare / tot, u, s):
         return _pick_rare(W, i, n, RARE_CUT, s)
-    return _invert(W, i, n, max(mul(u, tot) - rare, 0.0))
+    return _invert(W, i, n, max(fma(u, tot, -rare), 0.0))
 
 
 @cuda.jit(device=True)
@@ -278,11 +254,11 @@ def move(x, xo, i, tx, to, gamma, P, use_P, out, oo, d):
         if use_P:
             acc = 0.0
             for m in range(d):
-                acc += mul(P[k, m], tx[to + m] - x[xo + i * d + m])
+                acc = fma(P[k, m], tx[to + m] - x[xo + i * d + m], acc)
             out[oo + i * d + k] = x[xo + i * d + k] + acc
         else:
             xk = x[xo + i * d + k]
-            out[oo + i * d + k] = xk + mul(gamma, tx[to + k] - xk)
+            out[oo + i * d + k] = fma(gamma, tx[to + k] - xk, xk)
 
 
 @cuda.jit(device=True)
@@ -292,13 +268,13 @@ def flow_target(x, xo, B, bx, beta, i, n, d, W):
     best = row_scores(x, xo, B, bx, i, n, d, W)
     total = 0.0
     for j in range(n):
-        W[j * n + i] = exp_weight(mul(beta, W[j * n + i] - best))
+        W[j * n + i] = exp_fused(mul(beta, W[j * n + i] - best))
     for j in range(n):
         total += W[j * n + i]
     for k in range(d):
         acc = 0.0
         for j in range(n):
-            acc += mul(W[j * n + i], x[xo + j * d + k])
+            acc = fma(W[j * n + i], x[xo + j * d + k], acc)
         bx[i * d + k] = acc / total
 
 
@@ -347,12 +323,12 @@ def hardmax_target(x, xo, B, bx, i, n, d, W, by_point, tol):
     scale = 0.0
     for j in range(n):
         scale = max(scale, abs(W[j * n + i]))
-    _mean_above(x, xo, W, i, n, d, best - mul(tol, scale), by_point, tol, bx)
+    _mean_above(x, xo, W, i, n, d, fma(-tol, scale, best), by_point, tol, bx)
 
 
 @cuda.jit(device=True)
 def localmax_target(x, xo, B, bx, i, n, d, W, r, rule):
     """Localmax's target of token i (steps.localmax_step, cut of steps.neighbour_cut), in bx."""
     best = row_scores(x, xo, B, bx, i, n, d, W)
-    cut = best - mul(r, abs(best)) if rule == RELATIVE else best - r
+    cut = fma(-r, abs(best), best) if rule == RELATIVE else best - r
     _mean_above(x, xo, W, i, n, d, cut, False, 0.0, bx)

@@ -1,11 +1,12 @@
 """Slow, obviously correct versions of every kernel in :mod:`metastab.kernels`, for tests only.
 
 Everything here is plain Python: integers mod 2**64 for the random numbers, Python floats for the
-arithmetic (exp included: :func:`exp_nonpositive` is the kernels' own polynomial exp), one scalar
-operation at a time. Sums are written as explicit
-left-to-right loops ``acc = 0.0; acc += a * b`` in the same order as the kernels, never
-``np.dot`` / BLAS / vectorised ``np.exp`` (whose summation order, FMA contraction and SIMD exp
-differ in the last bits), so that the kernels can be compared with this module BIT FOR BIT.
+arithmetic, one scalar operation at a time. Every multiply-add that the kernels fuse is
+``arith.fma_exact`` (a b + c rounded once, exactly as the kernels' fma), the exp is the kernels'
+FMA exp (:func:`exp_nonpositive`), and sums are explicit left-to-right loops
+``acc = fma_exact(a, b, acc)`` from +0.0 in the same order as the kernels, never ``np.dot`` / BLAS
+/ vectorised ``np.exp`` (whose summation order, contraction and SIMD exp differ in the last
+bits), so that the kernels can be compared with this module BIT FOR BIT.
 
 Equations are those of docs: models#models-rd (cited per function). Notation: a configuration is a
 list of n tokens x_i in R^d, the key-query matrix B is d×d and not assumed symmetric, the score
@@ -25,6 +26,7 @@ import math
 
 import numpy as np
 
+from ..arith import exp_fma_exact, fma_exact
 from ..params import CHAIN, FLOW, HARDMAX, LOCALMAX
 
 MASK64 = (1 << 64) - 1
@@ -119,46 +121,31 @@ def _rows(x) -> list[list[float]]:
 
 
 def scores(x, B, i: int) -> list[float]:
-    """s_ij = <B x_i, x_j> for all j (docs: models#models-rd), as bx = B x_i then <bx, x_j>."""
+    """s_ij = <B x_i, x_j> for all j (docs: models#models-rd), as bx = B x_i then <bx, x_j>, each
+    sum one fma per term from +0.0."""
     x, B = _rows(x), _rows(B)
     d = len(x[0])
     bx = []
     for k in range(d):
         acc = 0.0
         for m in range(d):
-            acc += B[k][m] * x[i][m]
+            acc = fma_exact(B[k][m], x[i][m], acc)
         bx.append(acc)
     s = []
     for xj in x:
         acc = 0.0
         for k in range(d):
-            acc += bx[k] * xj[k]
+            acc = fma_exact(bx[k], xj[k], acc)
         s.append(acc)
     return s
 
 
-LOG2E = 1.4426950408889634
-SHIFT = 6755399441055744.0  # 1.5 * 2**52
-LN2_HI = 0.6931471803691238
-LN2_LO = 1.9082149292705877e-10
-INV_FACT = [1.0 / math.factorial(k) for k in range(14)]
-
-
 def exp_nonpositive(z: float) -> float:
-    """The kernels' exp(z) for z <= 0: z = k ln2 + r with k = round(z log2 e) (by adding 1.5·2^52),
-    r = (z − k ln2_hi) − k ln2_lo, e^r by the degree-13 Taylor polynomial in Horner form, times
-    2^k; 0 when k < −1022 (results below the normal range are flushed). Same operations, same
-    order as ``steps._exp_mantissa`` / ``_exp_scale``; within ~1 ulp of ``math.exp``."""
-    z = max(z, -745.0) if z == z else z
-    shifted = z * LOG2E + SHIFT
-    k = shifted - SHIFT
-    r = (z - k * LN2_HI) - k * LN2_LO
-    p = INV_FACT[13]
-    for c in reversed(INV_FACT[:13]):
-        p = p * r + c
-    if k != k:
-        return math.nan
-    return 0.0 if k < -1022 else p * 2.0 ** int(k)
+    """The kernels' exp(z) for z <= 0, ``arith.exp_fma`` operation for operation: z = k ln2 + r
+    with k = round(z log2 e) (by adding 1.5·2^52, one fma), r by two fmas, e^r by the degree-13
+    Taylor polynomial in Horner form (one fma per degree), times 2^k; 0 when k < −1022 (results
+    below the normal range are flushed). Within ~1 ulp of ``math.exp``."""
+    return exp_fma_exact(z)
 
 
 def softmax_weights(s: list[float], beta: float) -> tuple[list[float], float]:
@@ -175,19 +162,19 @@ def softmax_weights(s: list[float], beta: float) -> tuple[list[float], float]:
 
 
 def move(xi: list[float], target: list[float], gamma: float | None, P=None) -> list[float]:
-    """x_i + γ (target − x_i), or x_i + P (target − x_i) with a step matrix P
-    (docs: models#models-rd)."""
+    """x_i + γ (target − x_i) (one fma per coordinate), or x_i + P (target − x_i) with a step
+    matrix P (docs: models#models-rd)."""
     d = len(xi)
     if P is None:
         if gamma is None:
             raise ValueError("move: gamma must be given when there is no step matrix P")
-        return [xi[k] + gamma * (target[k] - xi[k]) for k in range(d)]
+        return [fma_exact(gamma, target[k] - xi[k], xi[k]) for k in range(d)]
     P = _rows(P)
     out = []
     for k in range(d):
         acc = 0.0
         for m in range(d):
-            acc += P[k][m] * (target[m] - xi[m])
+            acc = fma_exact(P[k][m], target[m] - xi[m], acc)
         out.append(xi[k] + acc)
     return out
 
@@ -220,8 +207,8 @@ def pick(w: list[float], u: float, rng=None) -> int:
     If p > 0 an exact :func:`bernoulli` trial decides whether the pick is rare; if it is, the
     rule starts again on the rare candidates (hi = cut) with a fresh uniform from ``rng``.
     Otherwise the pick is the first non-rare candidate whose cumulative weight exceeds
-    max(u (S_rare + S_keep) − S_rare, 0) (the rare picks fill the start of the scale), or, if
-    rounding leaves none, the last one. Zero weights are never picked.
+    max(u (S_rare + S_keep) − S_rare, 0) (one fma; the rare picks fill the start of the scale), or,
+    if rounding leaves none, the last one. Zero weights are never picked.
     """
     hi = math.inf
     while True:
@@ -242,7 +229,7 @@ def pick(w: list[float], u: float, rng=None) -> int:
             hi = cut
             u = rng.next_uniform()
             continue
-        threshold = max(u * tot - rare, 0.0)
+        threshold = max(fma_exact(u, tot, -rare), 0.0)
         cum = 0.0
         last = -1
         for j, wj in enumerate(w):
@@ -277,7 +264,8 @@ def chain_step(x, B, beta: float, gamma, u, rng=None) -> np.ndarray:
 
 def flow_step(x, B, beta: float, gamma) -> np.ndarray:
     """SA_β, one deterministic softmax layer ([FW] eq. softmax.ODE):
-    x_i ← x_i + γ (Σ_j softmax_j(β s_ij) x_j − x_i), the mean computed as (Σ_j w_j x_j) / Σ_j w_j.
+    x_i ← x_i + γ (Σ_j softmax_j(β s_ij) x_j − x_i), the mean computed as (Σ_j w_j x_j) / Σ_j w_j
+    (one fma per term).
     """
     xs = _rows(x)
     P = _step_matrix(gamma)
@@ -289,7 +277,7 @@ def flow_step(x, B, beta: float, gamma) -> np.ndarray:
         for k in range(d):
             acc = 0.0
             for j in range(n):
-                acc += w[j] * xs[j][k]
+                acc = fma_exact(w[j], xs[j][k], acc)
             target.append(acc / total)
         new.append(move(xs[i], target, None if P is not None else float(gamma), P))
     return np.array(new, dtype=float)
@@ -314,7 +302,7 @@ def leaders(s: list[float], tol: float) -> list[int]:
         if v > best:
             best = v
         scale = max(scale, abs(v))
-    cut = best - tol * scale
+    cut = fma_exact(-tol, scale, best)
     return [j for j, v in enumerate(s) if not v < cut]
 
 
@@ -353,7 +341,7 @@ def neighbour_cut(best: float, r: float, rule: str) -> float:
     if rule == "additive":
         return best - r
     if rule == "relative":
-        return best - r * abs(best)
+        return fma_exact(-r, abs(best), best)
     raise ValueError(f"rule must be 'additive' or 'relative', got {rule!r}")
 
 
