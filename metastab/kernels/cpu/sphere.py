@@ -112,18 +112,49 @@ def flow_work(n, d, T=1):
         np.empty((4, n, d)),  # the four velocities of RK4 (the first: Attn for post-LN)
         np.empty((n, d)),  # a stage of RK4
         thread_works(T, n, d),
+        np.empty(n),  # the squared norms s_jj = <x_j, x_j> (see _common_shift)
     )
 
 
+# The largest β (max_j s_jj − min_j s_jj) for which the flow shifts every score by the one
+# constant max_j s_jj (see _common_shift): then each weight e^{β (s_ii − shift)} >= e^{-64} of
+# the diagonal keeps every total far from 0.
+_SHIFT_SPREAD = 64.0
+
+
 @njit(inline="always")
-def _block_weights(S, W, p, lo, best, beta, total):
-    """W[p + r] = exp(β (S[p + r] − best[r])) for lo <= r < _ROWS (``arith.exp_fma``), added to
-    total[r]. S is W itself or another array, never a different part of W: LLVM then vectorises
-    the loop (with S a view that might overlap W it would not)."""
+def _common_shift(xt, beta, norms):
+    """The shift c of every score for B = I, or NaN where the flow takes the row maxima:
+    c = max_j s_jj, the squared norms s_jj = <x_j, x_j> (k ascending from +0.0, one fma each:
+    the Gram's diagonal bit for bit) written to ``norms``, if β ≥ 0 and
+    β (c − min_j s_jj) <= _SHIFT_SPREAD. By Cauchy–Schwarz s_ij <= |x_i| |x_j| <= c, so no weight
+    e^{β (s_ij − c)} exceeds 1 (up to rounding), while the diagonal's keep every total >= e^{-64};
+    one shift for all rows makes the weights symmetric, w_ij = w_ji, so the exp of each pair is
+    taken once. Softmax weights do not depend on the shift; unit vectors (post-LN and pre-LN
+    attention) have c − min s_jj of a few ulp. NaN where a norm is NaN."""
+    d, n = xt.shape
+    for j in range(n):
+        norms[j] = 0.0
+    for k in range(d):
+        for j in range(n):
+            norms[j] = fma(xt[k, j], xt[k, j], norms[j])
+    hi = norms[0]
+    lo = norms[0]
+    for j in range(1, n):
+        hi = max(hi, norms[j])
+        lo = min(lo, norms[j])
+    if beta >= 0.0 and beta * (hi - lo) <= _SHIFT_SPREAD:
+        return hi
+    return np.nan
+
+
+@njit(inline="always")
+def _block_weights(S, W, p, lo, best, beta):
+    """W[p + r] = exp(β (S[p + r] − best[r])) for lo <= r < _ROWS (``arith.exp_fma``). S is W
+    itself or another array, never a different part of W: LLVM then vectorises the loop (with S
+    a view that might overlap W it would not)."""
     for r in range(lo, _ROWS):
-        v = exp_fma(beta * (S[p + r] - best[r]))
-        W[p + r] = v
-        total[r] += v
+        W[p + r] = exp_fma(beta * (S[p + r] - best[r]))
 
 
 @njit(inline="always")
@@ -156,8 +187,9 @@ def _weighted_row(W, x, r, c, g):
 
 @_jit(**_JIT)
 def _velocity_blocks(
-    x, xt, G, gram, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, bw, b0, b1
-):
+    x, xt, G, gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, out, bw, b0,
+    b1,
+):  # fmt: skip
     """out_i = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for the tokens
     of blocks b0 <= b < b1 (token i in block i // _ROWS); ``xt`` is x transposed and, with
     ``gram``, G its blocked Gram. Blocks only read x, so they may run on different threads.
@@ -166,10 +198,13 @@ def _velocity_blocks(
     every loop runs across the block and vectorises while each token's sums keep the reference's
     order: scores s_ij (k ascending) and weighted sums Σ_j w_ij x_jk (j ascending, by the same
     loop on the transposed state), each term one fused multiply-add; weights
-    w_ij = exp(β (s_ij − max_j s_ij)) by ``arith.exp_fma``, their totals in increasing j. Where
-    causal masking hides j > i, its weight is exactly 0, which leaves every sum of a finite state
-    unchanged bit for bit. The sums are scaled by 1 / total (softmax) or e^{β max_j s_ij} / n
-    (USA)."""
+    w_ij = exp(β (s_ij − c_i)) by ``arith.exp_fma``, their totals in increasing j, with c_i the
+    common ``shift`` of :func:`_common_shift` (B = I; NaN: none) or else max_j s_ij. With the
+    common shift the diagonal tile of a full block is symmetric, w_ij = w_ji bit for bit (the
+    scores are), so its exps are taken for the lanes r >= 8 floor(q / 8) of row i0 + q and
+    mirrored to the others. Where causal masking hides j > i, its weight is exactly 0, which
+    leaves every sum of a finite state unchanged bit for bit. The sums are scaled by 1 / total
+    (softmax) or e^{β c_i} / n (USA)."""
     n, d = x.shape
     bxt, W, acc, rows = bw
     best, total, scale = rows[0], rows[1], rows[2]
@@ -193,21 +228,39 @@ def _velocity_blocks(
                         bxt[k, r] = 0.0
                 _scores_block(bxt, x, 0, W)
                 S = W
+            common = shift == shift
+            # the diagonal tile is symmetric: lanes below 8 floor(q / 8) mirrored (see above)
+            tile = common and not causal and i0 + _ROWS <= n
             for r in range(_ROWS):
-                best[r] = -np.inf
+                best[r] = shift
                 total[r] = 0.0
-            for j in range(n):  # causal: token i0 + r reads j <= i0 + r, i.e. r >= j - i0
-                lo = min(max(j - i0, 0), _ROWS) if causal else 0
-                for r in range(lo, _ROWS):
-                    best[r] = max(best[r], S[j * _ROWS + r])
+            if not common:
+                for r in range(_ROWS):
+                    best[r] = -np.inf
+                for j in range(n):  # causal: token i0 + r reads j <= i0 + r, i.e. r >= j - i0
+                    lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                    for r in range(lo, _ROWS):
+                        best[r] = max(best[r], S[j * _ROWS + r])
             for j in range(n):
                 lo = min(max(j - i0, 0), _ROWS) if causal else 0
-                for r in range(lo):
-                    W[j * _ROWS + r] = 0.0
+                if tile and i0 <= j < i0 + _ROWS:
+                    lo = (j - i0) // 8 * 8
+                elif causal:
+                    for r in range(lo):
+                        W[j * _ROWS + r] = 0.0
                 if gram:
-                    _block_weights(G[b], W, j * _ROWS, lo, best, beta, total)
+                    _block_weights(G[b], W, j * _ROWS, lo, best, beta)
                 else:
-                    _block_weights(W, W, j * _ROWS, lo, best, beta, total)
+                    _block_weights(W, W, j * _ROWS, lo, best, beta)
+            if tile:
+                for q in range(8, _ROWS):
+                    p = (i0 + q) * _ROWS
+                    for r in range(q // 8 * 8):
+                        W[p + r] = W[(i0 + r) * _ROWS + q]
+            for j in range(n):
+                p = j * _ROWS
+                for r in range(_ROWS):
+                    total[r] += W[p + r]
             for r in range(_ROWS):
                 if attention == UNNORMALIZED:
                     scale[r] = math.exp(beta * best[r]) / n
@@ -251,6 +304,7 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
         for j in range(n):
             xt[k, j] = x[j, k]
     gram = plain_B and G.shape[0] > 0
+    shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
     nb = (n + _ROWS - 1) // _ROWS
     tw = work[4]
     if gram:
@@ -258,6 +312,12 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
         for q in prange(T):
             for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
                 _gram(x, G, tw[0][q], b, b + 1)
+    if nb == 1 and T == 1:  # constant block bounds: LLVM folds the block offsets
+        _velocity_blocks(
+            x, xt, G, gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, out,
+            thread_work(tw, 0), 0, 1,
+        )  # fmt: skip
+        return
     for q in prange(T):
         _velocity_blocks(
             x,
@@ -267,6 +327,7 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
             Bs,
             Vs,
             beta,
+            shift,
             attention,
             causal,
             plain_B,
