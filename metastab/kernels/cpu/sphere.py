@@ -116,6 +116,8 @@ def flow_work(n, d, T=1):
     )
 
 
+_HALF = _ROWS // 2
+
 # The largest β (max_j s_jj − min_j s_jj) for which the flow shifts every score by the one
 # constant max_j s_jj (see _common_shift): then each weight e^{β (s_ii − shift)} >= e^{-64} of
 # the diagonal keeps every total far from 0.
@@ -153,8 +155,15 @@ def _block_weights(S, W, p, lo, best, beta):
     """W[p + r] = exp(β (S[p + r] − best[r])) for lo <= r < _ROWS (``arith.exp_fma``). S is W
     itself or another array, never a different part of W: LLVM then vectorises the loop (with S
     a view that might overlap W it would not)."""
-    for r in range(lo, _ROWS):
-        W[p + r] = exp_fma(beta * (S[p + r] - best[r]))
+    if lo == 0:  # constant trip counts: LLVM vectorises these loops in full, while one of a
+        for r in range(_ROWS):  # variable count below 32 runs scalar
+            W[p + r] = exp_fma(beta * (S[p + r] - best[r]))
+    elif lo == _HALF:
+        for r in range(_HALF, _ROWS):
+            W[p + r] = exp_fma(beta * (S[p + r] - best[r]))
+    else:
+        for r in range(lo, _ROWS):
+            W[p + r] = exp_fma(beta * (S[p + r] - best[r]))
 
 
 @njit(inline="always")
@@ -201,8 +210,8 @@ def _velocity_blocks(
     w_ij = exp(β (s_ij − c_i)) by ``arith.exp_fma``, their totals in increasing j, with c_i the
     common ``shift`` of :func:`_common_shift` (B = I; NaN: none) or else max_j s_ij. With the
     common shift the diagonal tile of a full block is symmetric, w_ij = w_ji bit for bit (the
-    scores are), so its exps are taken for the lanes r >= 8 floor(q / 8) of row i0 + q and
-    mirrored to the others. Where causal masking hides j > i, its weight is exactly 0, which
+    scores are), so the exps of its lanes r < _ROWS / 2 in rows i0 + q, q >= _ROWS / 2 are
+    mirrored from the others. Where causal masking hides j > i, its weight is exactly 0, which
     leaves every sum of a finite state unchanged bit for bit. The sums are scaled by 1 / total
     (softmax) or e^{β c_i} / n (USA)."""
     n, d = x.shape
@@ -244,7 +253,7 @@ def _velocity_blocks(
             for j in range(n):
                 lo = min(max(j - i0, 0), _ROWS) if causal else 0
                 if tile and i0 <= j < i0 + _ROWS:
-                    lo = (j - i0) // 8 * 8
+                    lo = 0 if j < i0 + _HALF else _HALF
                 elif causal:
                     for r in range(lo):
                         W[j * _ROWS + r] = 0.0
@@ -253,9 +262,9 @@ def _velocity_blocks(
                 else:
                     _block_weights(W, W, j * _ROWS, lo, best, beta)
             if tile:
-                for q in range(8, _ROWS):
+                for q in range(_HALF, _ROWS):
                     p = (i0 + q) * _ROWS
-                    for r in range(q // 8 * 8):
+                    for r in range(_HALF):
                         W[p + r] = W[(i0 + r) * _ROWS + q]
             for j in range(n):
                 p = j * _ROWS
