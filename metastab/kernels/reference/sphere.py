@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..arith import exp_fma_exact, fma_exact
+from ..cpu.sphere import _SHIFT_SPREAD as SHIFT_SPREAD
 from .euclidean import _rows, exp_nonpositive, pick, scores, softmax_weights
 
 
@@ -61,14 +62,11 @@ def _exp(z: float) -> float:
         return math.inf
 
 
-# the kernels' bound on β (max_j s_jj − min_j s_jj) for the common shift (sphere._SHIFT_SPREAD)
-SHIFT_SPREAD = 64.0
-
 
 def common_shift(xs: list[list[float]], beta: float) -> float | None:
     """The one shift of every score for B = I (sphere._common_shift): c = max_j s_jj with
     s_jj = <x_j, x_j> (k ascending from +0.0, one fma each), if β ≥ 0 and
-    β (c − min_j s_jj) <= SHIFT_SPREAD; else None (each row is shifted by its maximum)."""
+    β (c − min_j s_jj) <= 64; else None (each row is shifted by its maximum)."""
     norms = []
     for xj in xs:
         a = 0.0
