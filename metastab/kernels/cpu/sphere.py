@@ -58,7 +58,7 @@ _jit = njit_keyed(
 )
 
 # the flow's score loops, in fused arithmetic (see arith)
-_scores_block, _gram_tile, _gram_loop, _bx_loop = score_loops(fma)
+_scores_block, _, _gram_loop, _bx_loop = score_loops(fma)
 
 
 @_jit(**_JIT)
@@ -72,11 +72,6 @@ def _block_bx(x, B, i0, r1, plain, bxt):
     """bxt[k, r] = (B x_{i0 + r})_k (``scores.score_loops``' block_bx, fused)."""
     _bx_loop(x, B, i0, r1, plain, bxt)
 
-
-# Below this dimension a block's weighted sums run across its tokens (from x transposed) and its
-# scores in full, above it row by row and each pair of the symmetric Gram's diagonal tile once:
-# the same sums either way, in the same order.
-_SMALL_D = 8
 
 # The Gram of B = I holds each pair once (see steps._gram) for n a multiple of _ROWS up to
 # this many tokens (n^2 scores per chain); from 2 blocks on it saves work.
@@ -166,34 +161,6 @@ def _block_weights(S, W, p, lo, best, beta):
             W[p + r] = exp_fma(beta * (S[p + r] - best[r]))
 
 
-@njit(inline="always")
-def _weighted_row(W, x, r, c, g):
-    """g = c Σ_j W[j _ROWS + r] x_j, the sum from +0.0 in increasing j, one fma per term (four j
-    per pass over k: one load and store of g_k per four terms), then one product by c."""
-    n, d = x.shape
-    for k in range(d):
-        g[k] = 0.0
-    j = 0
-    while j + 4 <= n:
-        w0 = W[j * _ROWS + r]
-        w1 = W[(j + 1) * _ROWS + r]
-        w2 = W[(j + 2) * _ROWS + r]
-        w3 = W[(j + 3) * _ROWS + r]
-        for k in range(d):
-            a = fma(w0, x[j, k], g[k])
-            a = fma(w1, x[j + 1, k], a)
-            a = fma(w2, x[j + 2, k], a)
-            g[k] = fma(w3, x[j + 3, k], a)
-        j += 4
-    while j < n:
-        w0 = W[j * _ROWS + r]
-        for k in range(d):
-            g[k] = fma(w0, x[j, k], g[k])
-        j += 1
-    for k in range(d):
-        g[k] *= c
-
-
 @_jit(**_JIT)
 def _velocity_blocks(
     x, xt, G, gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, out, bw, b0,
@@ -225,10 +192,7 @@ def _velocity_blocks(
             if gram:
                 S = G[b]
             elif plain_B and n == _ROWS:  # one full block: B x_i = x_i, held in xt already
-                if d >= _SMALL_D:
-                    _gram_tile(xt, x, 0, W)
-                else:  # below, mirroring the triangle costs more than it saves
-                    _scores_block(xt, x, 0, W)
+                _scores_block(xt, x, 0, W)  # (mirroring a triangle saved nothing measurable)
                 S = W
             else:
                 _block_bx(x, Bs[h], i0, r1, plain_B, bxt)
@@ -275,17 +239,15 @@ def _velocity_blocks(
                     scale[r] = math.exp(beta * best[r]) / n
                 else:
                     scale[r] = 1.0 / total[r]
-            if d < _SMALL_D:  # the same sums, vectorised across the block's tokens
-                accT = bxt.reshape(d * _ROWS)  # free once the scores are computed
-                _scores_block(W.reshape((n, _ROWS)), xt, 0, accT)
-                for r in range(r1):
-                    for k in range(d):
-                        acc[r, k] = accT[k * _ROWS + r] * scale[r]
+            # the weighted sums across the block's tokens, from the transposed state
+            accT = bxt.reshape(d * _ROWS)  # free once the scores are computed
+            _scores_block(W.reshape((n, _ROWS)), xt, 0, accT)
+            for r in range(r1):
+                for k in range(d):
+                    acc[r, k] = accT[k * _ROWS + r] * scale[r]
             for r in range(r1):
                 i = i0 + r
                 g = acc[r]
-                if d >= _SMALL_D:
-                    _weighted_row(W, x, r, scale[r], g)
                 if plain_V:
                     for k in range(d):
                         out[i, k] = g[k] if h == 0 else out[i, k] + g[k]

@@ -62,7 +62,6 @@ def _exp(z: float) -> float:
         return math.inf
 
 
-
 def common_shift(xs: list[list[float]], beta: float) -> float | None:
     """The one shift of every score for B = I (sphere._common_shift): c = max_j s_jj with
     s_jj = <x_j, x_j> (k ascending from +0.0, one fma each), if β ≥ 0 and
