@@ -48,10 +48,10 @@ RNG = np.random.default_rng(20261126)
 D = 3
 MATRICES = {
     "identity": {},
-    "V": {"V": RNG.normal(size=(D, D))},
     "B": {"B": RNG.normal(size=(D, D))},
     "BV": {"B": RNG.normal(size=(D, D)), "V": RNG.normal(size=(D, D))},
     "heads": {"heads": [(RNG.normal(size=(D, D)), RNG.normal(size=(D, D))) for _ in range(2)]},
+    "V": {"V": RNG.normal(size=(D, D))},  # B = I: the common shift with a value matrix
 }
 FLOW_CASES = list(
     itertools.product(
