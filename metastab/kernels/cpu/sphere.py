@@ -283,12 +283,6 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
         for q in prange(T):
             for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
                 _gram(x, G, tw[0][q], b, b + 1)
-    if nb == 1 and T == 1:  # constant block bounds: LLVM folds the block offsets
-        _velocity_blocks(
-            x, xt, G, gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, out,
-            thread_work(tw, 0), 0, 1,
-        )  # fmt: skip
-        return
     for q in prange(T):
         _velocity_blocks(
             x,
