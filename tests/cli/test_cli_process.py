@@ -63,6 +63,15 @@ def test_help_and_version_answer_quickly():
         assert elapsed < 1.5, (argv, elapsed)  # 0.1 s measured; generous for a loaded machine
 
 
+@pytest.mark.parametrize("module", ["metastab", "metastab.cli"])
+def test_python_dash_m_runs_the_command(module):
+    res = subprocess.run(
+        [sys.executable, "-m", module, "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == metastab("--version")[1]
+
+
 def test_lazy_names_and_submodules_are_attributes():
     import metastab as ms
 

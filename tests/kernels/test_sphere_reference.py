@@ -51,6 +51,7 @@ MATRICES = {
     "B": {"B": RNG.normal(size=(D, D))},
     "BV": {"B": RNG.normal(size=(D, D)), "V": RNG.normal(size=(D, D))},
     "heads": {"heads": [(RNG.normal(size=(D, D)), RNG.normal(size=(D, D))) for _ in range(2)]},
+    "V": {"V": RNG.normal(size=(D, D))},  # B = I: the common shift with a value matrix
 }
 FLOW_CASES = list(
     itertools.product(
@@ -81,9 +82,14 @@ def test_flow_step_matches_reference(scheme, attention, causal, mats):
             assert not np.isfinite(got).all()
 
 
-@pytest.mark.parametrize("n, d", [(9, 1), (9, 2), (9, 5), (9, 33), (40, 3), (64, 2), (64, 9)])
+@pytest.mark.parametrize(
+    "n, d",
+    [(9, 1), (9, 2), (9, 5), (9, 33), (32, 2), (32, 12), (40, 3), (40, 9), (64, 2), (64, 9)],
+)
 def test_flow_step_matches_reference_across_sizes(n, d):
-    """One block of tokens, a padded last block (n = 40), the symmetric Gram (n = 64)."""
+    """A short block of tokens, one full block (n = 32: its Gram tile by halves from d = 8 on),
+    a padded last block (n = 40), the symmetric Gram (n = 64); the mirrored exps of a full
+    block's diagonal tile with the common shift (B = I)."""
     rng = np.random.default_rng(d)
     x = on_sphere(rng, n, d)
     for scheme, causal in (
@@ -184,3 +190,28 @@ def test_simulate_matches_reference_per_chain(model):
     streams = ms.as_seed(99).streams(3, 4)
     for c in range(3):
         assert np.array_equal(run.final[c], run_reference(model, x0[c], 12, streams[c]))
+
+
+@pytest.mark.parametrize("n, d", [(32, 5), (32, 12), (64, 3)])
+def test_common_shift_is_taken_and_refused_as_the_reference_does(n, d, monkeypatch):
+    """B = I shifts every score by max_j |x_j|^2 (symmetric weights); where β times the spread of
+    the squared norms exceeds 64 every row is shifted by its maximum. The kernel agrees with the
+    reference either way, and each path's bits differ from the other's (negative controls: a
+    kernel that silently took the other shift would fail)."""
+    rng = np.random.default_rng(n + d)
+    x = on_sphere(rng, n, d)
+    spread = x * rng.uniform(0.5, 2.0, size=(n, 1))  # off the sphere, as a raw kernel input
+    m = SphereFlow(40.0, 0.1)
+    xs = [list(map(float, v)) for v in x]
+    assert sref.common_shift(xs, 40.0) is not None
+    assert sref.common_shift([list(map(float, v)) for v in spread], 40.0) is None
+    for state in (x, spread):
+        want = sref.flow_step(state, heads_of(m, d), 40.0, 0.1)
+        assert np.array_equal(k_flow(state, m), want)
+    # the other shift gives other bits: on the sphere the row maxima, off it the common one
+    real = sref.common_shift
+    monkeypatch.setattr(sref, "common_shift", lambda xs, beta: None)
+    assert not np.array_equal(k_flow(x, m), sref.flow_step(x, heads_of(m, d), 40.0, 0.1))
+    forced = real([list(map(float, v)) for v in spread], 0.0)  # β = 0: max_j |x_j|^2
+    monkeypatch.setattr(sref, "common_shift", lambda xs, beta: forced)
+    assert not np.array_equal(k_flow(spread, m), sref.flow_step(spread, heads_of(m, d), 40.0, 0.1))

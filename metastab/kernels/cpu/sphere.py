@@ -59,7 +59,7 @@ _jit = njit_keyed(
 )
 
 # the flow's score loops, in fused arithmetic (see arith)
-_scores_block, _gram_tile, _gram_loop, _bx_loop = score_loops(fma)
+_scores_block, _, _gram_loop, _bx_loop = score_loops(fma)
 
 
 @_jit(**_JIT)
@@ -73,11 +73,6 @@ def _block_bx(x, B, i0, r1, plain, bxt):
     """bxt[k, r] = (B x_{i0 + r})_k (``scores.score_loops``' block_bx, fused)."""
     _bx_loop(x, B, i0, r1, plain, bxt)
 
-
-# Below this dimension a block's weighted sums run across its tokens (from x transposed) and its
-# scores in full, above it row by row and each pair of the symmetric Gram's diagonal tile once:
-# the same sums either way, in the same order.
-_SMALL_D = 8
 
 # The Gram of B = I holds each pair once (see steps._gram) for n a multiple of _ROWS up to
 # this many tokens (n^2 scores per chain); from 2 blocks on it saves work.
@@ -113,52 +108,65 @@ def flow_work(n, d, T=1):
         np.empty((4, n, d)),  # the four velocities of RK4 (the first: Attn for post-LN)
         np.empty((n, d)),  # a stage of RK4
         thread_works(T, n, d),
+        np.empty(n),  # the squared norms s_jj = <x_j, x_j> (see _common_shift)
     )
 
 
-@njit(inline="always")
-def _block_weights(S, W, p, lo, best, beta, total):
-    """W[p + r] = exp(β (S[p + r] − best[r])) for lo <= r < _ROWS (``arith.exp_fma``), added to
-    total[r]. S is W itself or another array, never a different part of W: LLVM then vectorises
-    the loop (with S a view that might overlap W it would not)."""
-    for r in range(lo, _ROWS):
-        v = exp_fma(beta * (S[p + r] - best[r]))
-        W[p + r] = v
-        total[r] += v
+_HALF = _ROWS // 2
+
+# The largest β (max_j s_jj − min_j s_jj) for which the flow shifts every score by the one
+# constant max_j s_jj (see _common_shift): then each weight e^{β (s_ii − shift)} >= e^{-64} of
+# the diagonal keeps every total far from 0.
+_SHIFT_SPREAD = 64.0
 
 
 @njit(inline="always")
-def _weighted_row(W, x, r, c, g):
-    """g = c Σ_j W[j _ROWS + r] x_j, the sum from +0.0 in increasing j, one fma per term (four j
-    per pass over k: one load and store of g_k per four terms), then one product by c."""
-    n, d = x.shape
+def _common_shift(xt, beta, norms):
+    """The shift c of every score for B = I, or NaN where the flow takes the row maxima:
+    c = max_j s_jj, the squared norms s_jj = <x_j, x_j> (k ascending from +0.0, one fma each:
+    the Gram's diagonal bit for bit) written to ``norms``, if β ≥ 0 and
+    β (c − min_j s_jj) <= _SHIFT_SPREAD. By Cauchy–Schwarz s_ij <= |x_i| |x_j| <= c, so no weight
+    e^{β (s_ij − c)} exceeds 1 (up to rounding), while the diagonal's keep every total >= e^{-64};
+    one shift for all rows makes the weights symmetric, w_ij = w_ji, so the exp of each pair is
+    taken once. Softmax weights do not depend on the shift; unit vectors (post-LN and pre-LN
+    attention) have c − min s_jj of a few ulp. NaN where a norm is NaN."""
+    d, n = xt.shape
+    for j in range(n):
+        norms[j] = 0.0
     for k in range(d):
-        g[k] = 0.0
-    j = 0
-    while j + 4 <= n:
-        w0 = W[j * _ROWS + r]
-        w1 = W[(j + 1) * _ROWS + r]
-        w2 = W[(j + 2) * _ROWS + r]
-        w3 = W[(j + 3) * _ROWS + r]
-        for k in range(d):
-            a = fma(w0, x[j, k], g[k])
-            a = fma(w1, x[j + 1, k], a)
-            a = fma(w2, x[j + 2, k], a)
-            g[k] = fma(w3, x[j + 3, k], a)
-        j += 4
-    while j < n:
-        w0 = W[j * _ROWS + r]
-        for k in range(d):
-            g[k] = fma(w0, x[j, k], g[k])
-        j += 1
-    for k in range(d):
-        g[k] *= c
+        for j in range(n):
+            norms[j] = fma(xt[k, j], xt[k, j], norms[j])
+    hi = norms[0]
+    lo = norms[0]
+    for j in range(1, n):
+        hi = max(hi, norms[j])
+        lo = min(lo, norms[j])
+    if beta >= 0.0 and beta * (hi - lo) <= _SHIFT_SPREAD:
+        return hi
+    return np.nan
+
+
+@njit(inline="always")
+def _block_weights(S, W, p, lo, best, beta):
+    """W[p + r] = exp(β (S[p + r] − best[r])) for lo <= r < _ROWS (``arith.exp_fma``). S is W
+    itself or another array, never a different part of W: LLVM then vectorises the loop (with S
+    a view that might overlap W it would not)."""
+    if lo == 0:  # constant trip counts: LLVM vectorises these loops in full, while one of a
+        for r in range(_ROWS):  # variable count below 32 runs scalar
+            W[p + r] = exp_fma(beta * (S[p + r] - best[r]))
+    elif lo == _HALF:
+        for r in range(_HALF, _ROWS):
+            W[p + r] = exp_fma(beta * (S[p + r] - best[r]))
+    else:
+        for r in range(lo, _ROWS):
+            W[p + r] = exp_fma(beta * (S[p + r] - best[r]))
 
 
 @_jit(**_JIT)
 def _velocity_blocks(
-    x, xt, G, gram, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, bw, b0, b1
-):
+    x, xt, G, gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, out, bw, b0,
+    b1,
+):  # fmt: skip
     """out_i = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for the tokens
     of blocks b0 <= b < b1 (token i in block i // _ROWS); ``xt`` is x transposed and, with
     ``gram``, G its blocked Gram. Blocks only read x, so they may run on different threads.
@@ -167,10 +175,13 @@ def _velocity_blocks(
     every loop runs across the block and vectorises while each token's sums keep the reference's
     order: scores s_ij (k ascending) and weighted sums Σ_j w_ij x_jk (j ascending, by the same
     loop on the transposed state), each term one fused multiply-add; weights
-    w_ij = exp(β (s_ij − max_j s_ij)) by ``arith.exp_fma``, their totals in increasing j. Where
-    causal masking hides j > i, its weight is exactly 0, which leaves every sum of a finite state
-    unchanged bit for bit. The sums are scaled by 1 / total (softmax) or e^{β max_j s_ij} / n
-    (USA)."""
+    w_ij = exp(β (s_ij − c_i)) by ``arith.exp_fma``, their totals in increasing j, with c_i the
+    common ``shift`` of :func:`_common_shift` (B = I; NaN: none) or else max_j s_ij. With the
+    common shift the diagonal tile of a full block is symmetric, w_ij = w_ji bit for bit (the
+    scores are), so the exps of its lanes r < _ROWS / 2 in rows i0 + q, q >= _ROWS / 2 are
+    mirrored from the others. Where causal masking hides j > i, its weight is exactly 0, which
+    leaves every sum of a finite state unchanged bit for bit. The sums are scaled by 1 / total
+    (softmax) or e^{β c_i} / n (USA)."""
     n, d = x.shape
     bxt, W, acc, rows = bw
     best, total, scale = rows[0], rows[1], rows[2]
@@ -182,10 +193,7 @@ def _velocity_blocks(
             if gram:
                 S = G[b]
             elif plain_B and n == _ROWS:  # one full block: B x_i = x_i, held in xt already
-                if d >= _SMALL_D:
-                    _gram_tile(xt, x, 0, W)
-                else:  # below, mirroring the triangle costs more than it saves
-                    _scores_block(xt, x, 0, W)
+                _scores_block(xt, x, 0, W)  # (mirroring a triangle saved nothing measurable)
                 S = W
             else:
                 _block_bx(x, Bs[h], i0, r1, plain_B, bxt)
@@ -194,37 +202,53 @@ def _velocity_blocks(
                         bxt[k, r] = 0.0
                 _scores_block(bxt, x, 0, W)
                 S = W
+            common = shift == shift
+            # the diagonal tile is symmetric: lanes below 8 floor(q / 8) mirrored (see above)
+            tile = common and not causal and i0 + _ROWS <= n
             for r in range(_ROWS):
-                best[r] = -np.inf
+                best[r] = shift
                 total[r] = 0.0
-            for j in range(n):  # causal: token i0 + r reads j <= i0 + r, i.e. r >= j - i0
-                lo = min(max(j - i0, 0), _ROWS) if causal else 0
-                for r in range(lo, _ROWS):
-                    best[r] = max(best[r], S[j * _ROWS + r])
+            if not common:
+                for r in range(_ROWS):
+                    best[r] = -np.inf
+                for j in range(n):  # causal: token i0 + r reads j <= i0 + r, i.e. r >= j - i0
+                    lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                    for r in range(lo, _ROWS):
+                        best[r] = max(best[r], S[j * _ROWS + r])
             for j in range(n):
                 lo = min(max(j - i0, 0), _ROWS) if causal else 0
-                for r in range(lo):
-                    W[j * _ROWS + r] = 0.0
+                if tile and i0 <= j < i0 + _ROWS:
+                    lo = 0 if j < i0 + _HALF else _HALF
+                elif causal:
+                    for r in range(lo):
+                        W[j * _ROWS + r] = 0.0
                 if gram:
-                    _block_weights(G[b], W, j * _ROWS, lo, best, beta, total)
+                    _block_weights(G[b], W, j * _ROWS, lo, best, beta)
                 else:
-                    _block_weights(W, W, j * _ROWS, lo, best, beta, total)
+                    _block_weights(W, W, j * _ROWS, lo, best, beta)
+            if tile:
+                for q in range(_HALF, _ROWS):
+                    p = (i0 + q) * _ROWS
+                    for r in range(_HALF):
+                        W[p + r] = W[(i0 + r) * _ROWS + q]
+            for j in range(n):
+                p = j * _ROWS
+                for r in range(_ROWS):
+                    total[r] += W[p + r]
             for r in range(_ROWS):
                 if attention == UNNORMALIZED:
                     scale[r] = math.exp(beta * best[r]) / n
                 else:
                     scale[r] = 1.0 / total[r]
-            if d < _SMALL_D:  # the same sums, vectorised across the block's tokens
-                accT = bxt.reshape(d * _ROWS)  # free once the scores are computed
-                _scores_block(W.reshape((n, _ROWS)), xt, 0, accT)
-                for r in range(r1):
-                    for k in range(d):
-                        acc[r, k] = accT[k * _ROWS + r] * scale[r]
+            # the weighted sums across the block's tokens, from the transposed state
+            accT = bxt.reshape(d * _ROWS)  # free once the scores are computed
+            _scores_block(W.reshape((n, _ROWS)), xt, 0, accT)
+            for r in range(r1):
+                for k in range(d):
+                    acc[r, k] = accT[k * _ROWS + r] * scale[r]
             for r in range(r1):
                 i = i0 + r
                 g = acc[r]
-                if d >= _SMALL_D:
-                    _weighted_row(W, x, r, scale[r], g)
                 if plain_V:
                     for k in range(d):
                         out[i, k] = g[k] if h == 0 else out[i, k] + g[k]
@@ -252,6 +276,7 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
         for j in range(n):
             xt[k, j] = x[j, k]
     gram = plain_B and G.shape[0] > 0
+    shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
     nb = (n + _ROWS - 1) // _ROWS
     tw = work[4]
     if gram:
@@ -268,6 +293,7 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
             Bs,
             Vs,
             beta,
+            shift,
             attention,
             causal,
             plain_B,

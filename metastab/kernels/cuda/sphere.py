@@ -3,7 +3,8 @@
 Same equations (docs: models#models-sphere), same operations in the same order as the CPU kernels,
 so the simulator gives their bits: the flow's fused arithmetic (``arith``: each multiply-add one
 fma, the exp ``cuda.steps.exp_fused``) in scores s_ij = <B x_i, x_j> (k ascending from +0.0),
-max-shifted weights (a causal mask gives weight exactly 0), totals and weighted sums Σ_j w_ij x_jk
+weights shifted by the common shift of B = I or else the row maximum (a causal mask gives
+weight exactly 0), totals and weighted sums Σ_j w_ij x_jk
 in increasing j, the value matrix, heads summed in order, the norm in increasing k.
 Per token (one thread each, see :mod:`.drivers`): :func:`velocity` is Attn(x)_i (projected
 onto the tangent space for RK4); :func:`flow_step` is the whole post-LN or RK4 step, by every
@@ -14,6 +15,7 @@ import math
 
 from numba import cuda
 
+from ..cpu.sphere import _SHIFT_SPREAD as SHIFT_SPREAD
 from ..params import POST_LN, PRE_LN, UNNORMALIZED
 from .arith import fma, mul
 from .steps import exp_fused
@@ -26,6 +28,7 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
     tangent space at src_i with ``project``; bx[i d ...] and W's column i are scratch."""
     for k in range(d):
         K[ko + i * d + k] = 0.0
+    shift = common_shift(src, so, n, d, beta) if plain_B else math.nan
     for h in range(Bs.shape[0]):
         for k in range(d):
             if plain_B:
@@ -35,13 +38,13 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
                 for q in range(d):
                     a = fma(Bs[h, k, q], src[so + i * d + q], a)
                 bx[i * d + k] = a
-        best = -math.inf
+        best = shift if shift == shift else -math.inf
         for j in range(n):
             a = 0.0
             for k in range(d):
                 a = fma(bx[i * d + k], src[so + j * d + k], a)
             W[j * n + i] = a
-            if not (causal and j > i):
+            if not (causal and j > i) and shift != shift:
                 best = max(best, a)
         total = 0.0
         for j in range(n):
@@ -68,6 +71,24 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
         a = dot8(src, so, K, ko, i, d)
         for k in range(d):
             K[ko + i * d + k] = fma(-a, src[so + i * d + k], K[ko + i * d + k])
+
+
+@cuda.jit(device=True)
+def common_shift(src, so, n, d, beta):
+    """The one shift of every score for B = I (sphere._common_shift): c = max_j <x_j, x_j> (k
+    ascending from +0.0, one fma each) if beta >= 0 and beta (c - min_j <x_j, x_j>) <= 64, else
+    NaN (each row is shifted by its maximum). Each thread sums the n norms itself."""
+    hi = -math.inf
+    lo = math.inf
+    for j in range(n):
+        a = 0.0
+        for k in range(d):
+            a = fma(src[so + j * d + k], src[so + j * d + k], a)
+        hi = max(hi, a)
+        lo = min(lo, a)
+    if beta >= 0.0 and mul(beta, hi - lo) <= SHIFT_SPREAD:
+        return hi
+    return math.nan
 
 
 @cuda.jit(device=True)

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..arith import exp_fma_exact, fma_exact
+from ..cpu.sphere import _SHIFT_SPREAD as SHIFT_SPREAD
 from .euclidean import _rows, exp_nonpositive, pick, scores, softmax_weights
 
 
@@ -61,15 +62,34 @@ def _exp(z: float) -> float:
         return math.inf
 
 
+def common_shift(xs: list[list[float]], beta: float) -> float | None:
+    """The one shift of every score for B = I (sphere._common_shift): c = max_j s_jj with
+    s_jj = <x_j, x_j> (k ascending from +0.0, one fma each), if β ≥ 0 and
+    β (c − min_j s_jj) <= 64; else None (each row is shifted by its maximum)."""
+    norms = []
+    for xj in xs:
+        a = 0.0
+        for v in xj:
+            a = fma_exact(v, v, a)
+        norms.append(a)
+    if any(v != v for v in norms):
+        return None
+    hi, lo = max(norms), min(norms)
+    return hi if beta >= 0.0 and beta * (hi - lo) <= SHIFT_SPREAD else None
+
+
 def attention(x, heads, beta: float, unnormalized: bool = False, causal: bool = False):
     """Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j, w_ij = e^{β s_ij} / Z_i with Z_i = Σ_k e^{β s_ik}
     (softmax, (SA)) or n (unnormalised, (USA)); j ≤ i only when causal. ``heads`` is a list of
     (B, V) pairs. Fused arithmetic (``arith``): B x_i, s_ij = <B x_i, x_j> (k ascending) and
-    Σ_j w_j x_j (j ascending) one fma per term; w_j = exp_fma(β(s_j − max s)), Σ_j w_j in
-    increasing j; the sums times 1 / Σ_j w_j (softmax) or e^{β max s} / n (USA); V by fmas;
-    heads added in order."""
+    Σ_j w_j x_j (j ascending) one fma per term; w_j = exp_fma(β(s_j − c)), Σ_j w_j in
+    increasing j, with c the :func:`common_shift` where every B is the identity and it is
+    defined, else c = max_j s_j; the sums times 1 / Σ_j w_j (softmax) or e^{β c} / n (USA);
+    V by fmas; heads added in order."""
     xs = _rows(x)
     n, d = len(xs), len(xs[0])
+    plain = all(np.array_equal(np.asarray(B, dtype=float), np.eye(d)) for B, _ in heads)
+    shift = common_shift(xs, beta) if plain else None
     out = []
     for i in range(n):
         m = i + 1 if causal else n
@@ -82,7 +102,7 @@ def attention(x, heads, beta: float, unnormalized: bool = False, causal: bool = 
                 for k in range(d):
                     sj = fma_exact(bx[k], xs[j][k], sj)
                 s.append(sj)
-            best = max(s)
+            best = max(s) if shift is None else shift
             w = [exp_fma_exact(beta * (v - best)) for v in s]
             total = 0.0
             for v in w:
