@@ -5,7 +5,7 @@ import numba
 import numpy as np
 
 import metastab as ms
-from metastab.engine import backends, exact
+from metastab.engine import backends, exact, progress
 from metastab.kernels.cpu import drivers
 
 
@@ -52,3 +52,40 @@ def test_compiling_ahead_runs_nothing():
                                    steps, done)  # fmt: skip
     after = (X, state, steps, done)
     assert all(np.array_equal(a, b) for a, b in zip(before, after))
+
+
+def test_a_compile_notice_speaks_once_for_runs_without_a_bar(monkeypatch, capsys):
+    """Within compile_notice, the first run that compiles says so even with progress=False
+    (a study's runs); later ones do not, and outside it nothing is said without a bar."""
+    monkeypatch.setattr(progress, "kernels_cold", lambda *dispatchers: True)
+    progress.announce_compile(False)
+    assert capsys.readouterr().err == ""
+    with progress.compile_notice():
+        progress.announce_compile(False)
+        progress.announce_compile(False)
+    assert capsys.readouterr().err.count("compiling kernels") == 1
+    progress.announce_compile(False)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(progress, "kernels_cold", lambda *dispatchers: False)
+    with progress.compile_notice():
+        progress.announce_compile(False)
+    assert capsys.readouterr().err == ""  # nothing to compile, nothing said
+
+
+def test_a_study_with_progress_says_it_compiles_before_its_runs(monkeypatch, capsys):
+    """metastab study NAME --progress: its runs draw no bars, yet the first that compiles says
+    so (here two runs with a cold cache forced: one line); without --progress, nothing."""
+    import metastab.studies
+    from metastab.cli import main
+
+    monkeypatch.setattr(progress, "kernels_cold", lambda *dispatchers: True)
+
+    def run_study(name, **options):
+        for _ in range(2):
+            ms.simulate(ms.Hardmax(gamma=0.1), ms.regular_polygon(4).vertices, steps=2, chains=1)
+
+    monkeypatch.setattr(metastab.studies, "run_study", run_study)
+    assert main(["study", "hardmax-psd", "--quick", "--progress"]) == 0
+    assert capsys.readouterr().err.count("compiling kernels") == 1
+    assert main(["study", "hardmax-psd", "--quick", "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
