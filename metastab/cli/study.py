@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 
 from .parser import add_common
 
@@ -53,6 +52,6 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             print(f"{name:<18} {about.get('description', '')} [quick/full: {times}]")
         return 0
     # the study's runs draw no bars: with --progress, the first that compiles says so
-    with compile_notice() if output.progress(args) else contextlib.nullcontext():
+    with compile_notice(output.progress(args)):
         run_study(args.name, quick=args.quick, out=args.out, config=args.config, render=args.render)
     return 0

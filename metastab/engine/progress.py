@@ -45,9 +45,13 @@ def announce_compile(progress: bool | Callable, *dispatchers: Any) -> None:
 
 
 @contextlib.contextmanager
-def compile_notice() -> Iterator[None]:
-    """Within: the first run that compiles announces it (:func:`announce_compile`), whatever its
-    ``progress``; for commands whose runs draw no bar of their own (a study, a sweep's chunks)."""
+def compile_notice(on: bool = True) -> Iterator[None]:
+    """Within (if ``on``): the first run that compiles announces it (:func:`announce_compile`),
+    whatever its ``progress``; for commands whose runs draw no bar of their own (a study, a
+    sweep's chunks)."""
+    if not on:
+        yield
+        return
     _notice.append(None)
     try:
         yield

@@ -7,7 +7,6 @@ any machine, in any order, any number of times, and always gives the same bytes.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import os
@@ -172,7 +171,7 @@ def compile_chunk(task: ChunkTask, say: bool) -> None:
     """Compile (or load from numba's cache) the kernels that :func:`run_chunk` runs for
     ``task``, by running one step of its chains and keeping nothing; with ``say``, a line on
     stderr first if they compile (:func:`~metastab.engine.progress.compile_notice`)."""
-    with warnings.catch_warnings(), compile_notice() if say else contextlib.nullcontext():
+    with warnings.catch_warnings(), compile_notice(say):
         warnings.simplefilter("ignore")  # the chunk itself warns, if need be
         run_chunk(dataclasses.replace(task, max_steps=1))
 

@@ -1,8 +1,11 @@
 """A run compiles (or loads) its kernel before its progress bar starts, so that the bar's clock and
 its estimate of the time left measure the run, not the compiler."""
 
+import importlib
+
 import numba
 import numpy as np
+import pytest
 
 import metastab as ms
 from metastab.engine import backends, exact, progress
@@ -72,20 +75,29 @@ def test_a_compile_notice_speaks_once_for_runs_without_a_bar(monkeypatch, capsys
     assert capsys.readouterr().err == ""  # nothing to compile, nothing said
 
 
-def test_a_study_with_progress_says_it_compiles_before_its_runs(monkeypatch, capsys):
-    """metastab study NAME --progress: its runs draw no bars, yet the first that compiles says
-    so (here two runs with a cold cache forced: one line); without --progress, nothing."""
-    import metastab.studies
+@pytest.mark.parametrize(
+    "command, module, runner",
+    [
+        ("study hardmax-psd --quick", "metastab.studies", "run_study"),
+        ("bench --workload phase-diagram", "metastab.cli.bench", "_phase_diagram_bench"),
+    ],
+)
+def test_commands_whose_runs_draw_no_bar_say_they_compile(monkeypatch, capsys, command, module,
+                                                          runner):  # fmt: skip
+    """metastab study / bench --workload phase-diagram with --progress: their runs draw no bars,
+    yet the first that compiles says so (two runs, a cold cache forced: one line); without
+    --progress, nothing."""
     from metastab.cli import main
 
     monkeypatch.setattr(progress, "kernels_cold", lambda *dispatchers: True)
 
-    def run_study(name, **options):
+    def runs(*args, **kwargs):
         for _ in range(2):
             ms.simulate(ms.Hardmax(gamma=0.1), ms.regular_polygon(4).vertices, steps=2, chains=1)
+        return 0
 
-    monkeypatch.setattr(metastab.studies, "run_study", run_study)
-    assert main(["study", "hardmax-psd", "--quick", "--progress"]) == 0
+    monkeypatch.setattr(importlib.import_module(module), runner, runs)
+    assert main([*command.split(), "--progress"]) == 0
     assert capsys.readouterr().err.count("compiling kernels") == 1
-    assert main(["study", "hardmax-psd", "--quick", "--no-progress"]) == 0
+    assert main([*command.split(), "--no-progress"]) == 0
     assert capsys.readouterr().err == ""
