@@ -101,3 +101,34 @@ def test_commands_whose_runs_draw_no_bar_say_they_compile(monkeypatch, capsys, c
     assert capsys.readouterr().err.count("compiling kernels") == 1
     assert main([*command.split(), "--no-progress"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_the_accelerated_kernel_is_ready_before_the_progress_bar(monkeypatch):
+    """mode='accelerated' compiles (or loads) its kernel before the bar starts, for the argument
+    types of the run: the run itself compiles nothing more."""
+    from metastab.engine import accelerated
+    from metastab.kernels.cpu import accelerated as kernels
+
+    events: list = []
+
+    class Bar(accelerated.Progress):
+        def __init__(self, *args, **kwargs):
+            events.append(("bar", len(kernels.advance_accelerated.signatures)))
+            super().__init__(*args, **kwargs)
+
+    compile_accelerated = backends.Cpu.compile_accelerated
+
+    def compiling(self, *args):
+        events.append(("compile", None))
+        compile_accelerated(self, *args)
+
+    monkeypatch.setattr(accelerated, "Progress", Bar)
+    monkeypatch.setattr(backends.Cpu, "compile_accelerated", compiling)
+    x0, model = ms.regular_polygon(3).vertices, ms.SoftmaxChain(beta=2.0, gamma=0.2)
+    args = (model, x0, ms.LeaveBall(0.1))
+    fp = ms.first_passage(*args, max_steps=1000, chains=3, rng=1, mode="accelerated")
+    assert [e[0] for e in events] == ["compile", "bar"]
+    assert events[1][1] >= 1 and len(kernels.advance_accelerated.signatures) == events[1][1]
+    monkeypatch.undo()
+    again = ms.first_passage(*args, max_steps=1000, chains=3, rng=1, mode="accelerated")
+    assert np.array_equal(fp.times, again.times)
