@@ -8,6 +8,7 @@ in flight and never duplicates one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -376,7 +377,7 @@ def _run(sweep: Sweep, out: Path, executor, progress, tic: float) -> SweepSummar
     plan = _Plan(sweep, done)
     discarded = _discard_excess(plan, out, journal, executor)
     reused = sum(len(e) for e in plan.escapes.values())
-    if progress is not False:
+    if progress is not False and executor.local:
         _compile_first(plan, executor.threads, say=progress is True)
     reporter = _Reporter(progress, plan)  # its clock starts now
     stalled = None
@@ -409,13 +410,14 @@ def _run(sweep: Sweep, out: Path, executor, progress, tic: float) -> SweepSummar
 
 
 def _compile_first(plan: _Plan, threads: int | None, say: bool) -> None:
-    """Compile the kernels of the first point to run here, before the progress clock starts (and
+    """Compile the kernels of the first point still to run, before the progress clock starts (and
     say so first), so that the elapsed time and the estimate of the time left measure chunks, not
     the compiler: embedded chunks reuse the kernels, worker processes load them from numba's
     cache."""
     for point in plan.points:
         if point.index not in plan.decided:
-            compile_chunk(ChunkTask.of(point, 0, threads), say)
+            with contextlib.suppress(Exception):  # the chunks fail the same way, reported
+                compile_chunk(ChunkTask.of(point, 0, threads), say)
             return
 
 

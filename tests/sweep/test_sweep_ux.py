@@ -259,3 +259,16 @@ def test_a_sweep_without_progress_compiles_nothing_ahead(tmp_path, monkeypatch):
 
     monkeypatch.setattr(driver, "compile_chunk", lambda *a: pytest.fail("compiled ahead"))
     run_sweep(Sweep.from_dict(tiny()), tmp_path / "s")
+
+
+def test_a_chunk_that_fails_in_the_compile_ahead_is_reported_as_a_chunk(tmp_path, monkeypatch):
+    """An error in compiling ahead (progress on) does not stop the sweep: its chunks fail the
+    same way and are reported as failed chunks."""
+    from metastab.sweep import chunks
+
+    def fail(*args, **kwargs):
+        raise ValueError("bad point")
+
+    monkeypatch.setattr(chunks, "first_passage", fail)
+    with pytest.raises(SweepError, match=r"6 chunk\(s\) failed.*bad point"):
+        run_sweep(Sweep.from_dict(tiny()), tmp_path / "s", retries=0, progress=lambda s: None)
