@@ -12,20 +12,23 @@ from metastab.engine import backends, exact, progress
 from metastab.kernels.cpu import drivers
 
 
-def _spy(monkeypatch, events, kernel):
-    class Bar(exact.Progress):
+def _spy(monkeypatch, events, kernel, loop=exact, method="compile_advance"):
+    """Record ("compile", None) when the backend's ``method`` compiles ahead and ("bar", the
+    kernel's compiled signatures) when ``loop``'s progress bar starts."""
+
+    class Bar(loop.Progress):
         def __init__(self, *args, **kwargs):
             events.append(("bar", len(kernel.signatures)))
             super().__init__(*args, **kwargs)
 
-    compile_advance = backends.Cpu.compile_advance
+    compile_ahead = getattr(backends.Cpu, method)
 
     def compiling(self, *args):
         events.append(("compile", None))
-        compile_advance(self, *args)
+        compile_ahead(self, *args)
 
-    monkeypatch.setattr(exact, "Progress", Bar)
-    monkeypatch.setattr(backends.Cpu, "compile_advance", compiling)
+    monkeypatch.setattr(loop, "Progress", Bar)
+    monkeypatch.setattr(backends.Cpu, method, compiling)
 
 
 def test_the_kernel_is_ready_before_the_progress_bar(monkeypatch):
@@ -110,20 +113,7 @@ def test_the_accelerated_kernel_is_ready_before_the_progress_bar(monkeypatch):
     from metastab.kernels.cpu import accelerated as kernels
 
     events: list = []
-
-    class Bar(accelerated.Progress):
-        def __init__(self, *args, **kwargs):
-            events.append(("bar", len(kernels.advance_accelerated.signatures)))
-            super().__init__(*args, **kwargs)
-
-    compile_accelerated = backends.Cpu.compile_accelerated
-
-    def compiling(self, *args):
-        events.append(("compile", None))
-        compile_accelerated(self, *args)
-
-    monkeypatch.setattr(accelerated, "Progress", Bar)
-    monkeypatch.setattr(backends.Cpu, "compile_accelerated", compiling)
+    _spy(monkeypatch, events, kernels.advance_accelerated, accelerated, "compile_accelerated")
     x0, model = ms.regular_polygon(3).vertices, ms.SoftmaxChain(beta=2.0, gamma=0.2)
     args = (model, x0, ms.LeaveBall(0.1))
     fp = ms.first_passage(*args, max_steps=1000, chains=3, rng=1, mode="accelerated")
