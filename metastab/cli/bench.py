@@ -112,7 +112,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """Run ``metastab bench``; returns the exit status."""
+    """Run ``metastab bench``; returns the exit status. With progress, the benches that draw no
+    bar (phase-diagram, --sizes) say so too before they compile."""
+    from ..engine.progress import compile_notice
+
+    with compile_notice(output.progress(args)):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from ..bench.chains import run_bench
 
     if args.device == "cuda":

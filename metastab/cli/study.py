@@ -38,7 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Run ``metastab study``; returns the exit status."""
+    from ..engine.progress import compile_notice
     from ..studies import list_studies, run_study, study_about
+    from . import output
 
     if args.list or args.name is None:
         for name in list_studies():
@@ -49,5 +51,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             )
             print(f"{name:<18} {about.get('description', '')} [quick/full: {times}]")
         return 0
-    run_study(args.name, quick=args.quick, out=args.out, config=args.config, render=args.render)
+    # the study's runs draw no bars: with --progress, the first that compiles says so
+    with compile_notice(output.progress(args)):
+        run_study(args.name, quick=args.quick, out=args.out, config=args.config, render=args.render)
     return 0

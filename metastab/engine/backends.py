@@ -5,7 +5,9 @@ A backend moves chains forward in place on host arrays: ``advance`` (exact steps
 SA_P chain) and ``excursions`` / ``coordinates`` (splitting), each with the arguments of the
 :mod:`metastab.kernels` driver of that name (parameters as the NamedTuples that the models and
 events build), and ``kernels(name)``: the compiled functions a first call of that driver may have
-to compile (for the compile announcement). The engine's functions take the name as ``device``.
+to compile (for the compile announcement); ``compile_advance`` and ``compile_accelerated``
+compile (or load) the kernel of a run before its progress bar starts. The engine's functions
+take the name as ``device``.
 
 "cuda" runs the exact loop on an NVIDIA GPU through numba-cuda (the optional extra
 ``metastab[cuda]``; under numba's simulator, ``NUMBA_ENABLE_CUDASIM=1``, without one): the kernels
@@ -84,6 +86,8 @@ class Backend(Protocol):
         tally: Any,
     ) -> None: ...
 
+    def compile_accelerated(self, *args: Any) -> None: ...
+
     def excursions(
         self,
         X: np.ndarray,
@@ -141,6 +145,10 @@ class Cpu:
 
     def advance_accelerated(self, *args: Any) -> None:
         _accelerated.advance_accelerated(*args)
+
+    def compile_accelerated(self, *args: Any) -> None:
+        # args as advance_accelerated's: compile, or load from the cache, without running it
+        _accelerated.advance_accelerated.compile(tuple(numba.typeof(a) for a in args))
 
     def excursions(self, *args: Any) -> None:
         _splitting.excursions(*args)
@@ -239,6 +247,8 @@ class Cuda:
 
     def advance_accelerated(self, *args: Any) -> None:
         raise ValueError(_CPU_ONLY.format("mode='accelerated'"))
+
+    compile_accelerated = advance_accelerated
 
     def excursions(self, *args: Any) -> None:
         raise ValueError(_CPU_ONLY.format("splitting"))

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["Progress", "announce_compile", "announce_compile_for", "kernels_cold", "tqdm_class"]
+__all__ = [
+    "Progress",
+    "announce_compile",
+    "announce_compile_for",
+    "compile_notice",
+    "kernels_cold",
+    "tqdm_class",
+]
+
+# inside compile_notice(): None until the announcement is made, then True
+_notice: list[bool | None] = []
 
 
 def kernels_cold(*dispatchers: Any) -> bool:
@@ -23,10 +34,29 @@ def kernels_cold(*dispatchers: Any) -> bool:
 
 
 def announce_compile(progress: bool | Callable, *dispatchers: Any) -> None:
-    """One line on stderr before a first call that compiles, when a progress bar is shown."""
-    if progress is True and kernels_cold(*dispatchers):
+    """One line on stderr before a first call that compiles, when a progress bar is shown, or
+    within :func:`compile_notice` (there once)."""
+    noticing = bool(_notice) and _notice[-1] is None
+    if (progress is True or noticing) and kernels_cold(*dispatchers):
         sys.stderr.write("compiling kernels (once; later runs load them from the cache)...\n")
         sys.stderr.flush()
+        if noticing:
+            _notice[-1] = True
+
+
+@contextlib.contextmanager
+def compile_notice(on: bool = True) -> Iterator[None]:
+    """Within (if ``on``): the first run that compiles announces it (:func:`announce_compile`),
+    whatever its ``progress``; for commands whose runs draw no bar of their own (a study, a
+    sweep's chunks)."""
+    if not on:
+        yield
+        return
+    _notice.append(None)
+    try:
+        yield
+    finally:
+        _notice.pop()
 
 
 def announce_compile_for(progress: bool | Callable, *runs: str, device: str = "cpu") -> None:

@@ -7,11 +7,13 @@ any machine, in any order, any number of times, and always gives the same bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import socket
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..engine import first_passage
+from ..engine.progress import compile_notice
 from ..registry import event_from_dict, model_from_dict
 from ..rng import Seed
 from .config import Point
@@ -30,6 +33,7 @@ __all__ = [
     "ChunkTask",
     "ChunkResult",
     "run_chunk",
+    "compile_chunk",
     "chunk_name",
     "final_chunks",
     "schema",
@@ -161,6 +165,15 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
         finally:
             numba.set_num_threads(before)
     return ChunkResult(fp.times, fp.censored, wall, threads, socket.gethostname(), os.getpid())
+
+
+def compile_chunk(task: ChunkTask, say: bool) -> None:
+    """Compile (or load from numba's cache) the kernels that :func:`run_chunk` runs for
+    ``task``, by running one step of its chains and keeping nothing; with ``say``, a line on
+    stderr first if they compile (:func:`~metastab.engine.progress.compile_notice`)."""
+    with warnings.catch_warnings(), compile_notice(say):
+        warnings.simplefilter("ignore")  # the chunk itself warns, if need be
+        run_chunk(dataclasses.replace(task, max_steps=1))
 
 
 def schema(point: Point) -> pa.Schema:

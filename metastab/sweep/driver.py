@@ -8,6 +8,7 @@ in flight and never duplicates one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -26,7 +27,14 @@ import pyarrow.parquet as pq
 
 from ..engine.backends import resolve
 from ..results import provenance, sidecar
-from .chunks import ChunkTask, chunk_name, chunk_table, final_chunks, write_atomic
+from .chunks import (
+    ChunkTask,
+    chunk_name,
+    chunk_table,
+    compile_chunk,
+    final_chunks,
+    write_atomic,
+)
 from .config import Sweep
 from .executors import DaskExecutor, Embedded, Stalled, parse_cluster, transient
 from .faults import checkpoint
@@ -369,7 +377,9 @@ def _run(sweep: Sweep, out: Path, executor, progress, tic: float) -> SweepSummar
     plan = _Plan(sweep, done)
     discarded = _discard_excess(plan, out, journal, executor)
     reused = sum(len(e) for e in plan.escapes.values())
-    reporter = _Reporter(progress, plan)
+    if progress is not False and executor.local:
+        _compile_first(plan, executor.threads, say=progress is True)
+    reporter = _Reporter(progress, plan)  # its clock starts now
     stalled = None
     try:
         discarded += _drive(plan, executor, out, journal, reporter, sweep.hash)
@@ -397,6 +407,18 @@ def _run(sweep: Sweep, out: Path, executor, progress, tic: float) -> SweepSummar
         raise SweepError(_failures(plan, executor.retry_note), summary)
     write_json(sidecar(out / RESULTS), _sidecar(sweep, plan, summary))
     return summary
+
+
+def _compile_first(plan: _Plan, threads: int | None, say: bool) -> None:
+    """Compile the kernels of the first point still to run, before the progress clock starts (and
+    say so first), so that the elapsed time and the estimate of the time left measure chunks, not
+    the compiler: embedded chunks reuse the kernels, worker processes load them from numba's
+    cache."""
+    for point in plan.points:
+        if point.index not in plan.decided:
+            with contextlib.suppress(Exception):  # the chunks fail the same way, reported
+                compile_chunk(ChunkTask.of(point, 0, threads), say)
+            return
 
 
 def _failures(plan: _Plan, retry_note: str) -> str:

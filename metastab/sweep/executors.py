@@ -48,6 +48,7 @@ class Embedded:
 
     name = "embedded"
     window = 1
+    local = True  # chunks run on this machine, with its numba cache
 
     def __init__(self, threads: int | None = None, retries: int = 2):
         self.threads, self.retries = threads, retries
@@ -137,6 +138,7 @@ class DaskExecutor:
     ):
         distributed = _import_distributed()
         self.cluster = None
+        self.local = cluster is not None  # a scheduler's workers may be on other machines
         self.worker_timeout = worker_timeout
         self.retry_note = self.RETRY_NOTE.format(tries=retries + 1)
         if cluster is not None:

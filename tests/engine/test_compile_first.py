@@ -1,28 +1,34 @@
 """A run compiles (or loads) its kernel before its progress bar starts, so that the bar's clock and
 its estimate of the time left measure the run, not the compiler."""
 
+import importlib
+
 import numba
 import numpy as np
+import pytest
 
 import metastab as ms
-from metastab.engine import backends, exact
+from metastab.engine import backends, exact, progress
 from metastab.kernels.cpu import drivers
 
 
-def _spy(monkeypatch, events, kernel):
-    class Bar(exact.Progress):
+def _spy(monkeypatch, events, kernel, loop=exact, method="compile_advance"):
+    """Record ("compile", None) when the backend's ``method`` compiles ahead and ("bar", the
+    kernel's compiled signatures) when ``loop``'s progress bar starts."""
+
+    class Bar(loop.Progress):
         def __init__(self, *args, **kwargs):
             events.append(("bar", len(kernel.signatures)))
             super().__init__(*args, **kwargs)
 
-    compile_advance = backends.Cpu.compile_advance
+    compile_ahead = getattr(backends.Cpu, method)
 
     def compiling(self, *args):
         events.append(("compile", None))
-        compile_advance(self, *args)
+        compile_ahead(self, *args)
 
-    monkeypatch.setattr(exact, "Progress", Bar)
-    monkeypatch.setattr(backends.Cpu, "compile_advance", compiling)
+    monkeypatch.setattr(loop, "Progress", Bar)
+    monkeypatch.setattr(backends.Cpu, method, compiling)
 
 
 def test_the_kernel_is_ready_before_the_progress_bar(monkeypatch):
@@ -52,3 +58,67 @@ def test_compiling_ahead_runs_nothing():
                                    steps, done)  # fmt: skip
     after = (X, state, steps, done)
     assert all(np.array_equal(a, b) for a, b in zip(before, after))
+
+
+def test_a_compile_notice_speaks_once_for_runs_without_a_bar(monkeypatch, capsys):
+    """Within compile_notice, the first run that compiles says so even with progress=False
+    (a study's runs); later ones do not, and outside it nothing is said without a bar."""
+    monkeypatch.setattr(progress, "kernels_cold", lambda *dispatchers: True)
+    progress.announce_compile(False)
+    assert capsys.readouterr().err == ""
+    with progress.compile_notice():
+        progress.announce_compile(False)
+        progress.announce_compile(False)
+    assert capsys.readouterr().err.count("compiling kernels") == 1
+    progress.announce_compile(False)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(progress, "kernels_cold", lambda *dispatchers: False)
+    with progress.compile_notice():
+        progress.announce_compile(False)
+    assert capsys.readouterr().err == ""  # nothing to compile, nothing said
+
+
+@pytest.mark.parametrize(
+    "command, module, runner",
+    [
+        ("study hardmax-psd --quick", "metastab.studies", "run_study"),
+        ("bench --workload phase-diagram", "metastab.cli.bench", "_phase_diagram_bench"),
+    ],
+)
+def test_commands_whose_runs_draw_no_bar_say_they_compile(monkeypatch, capsys, command, module,
+                                                          runner):  # fmt: skip
+    """metastab study / bench --workload phase-diagram with --progress: their runs draw no bars,
+    yet the first that compiles says so (two runs, a cold cache forced: one line); without
+    --progress, nothing."""
+    from metastab.cli import main
+
+    monkeypatch.setattr(progress, "kernels_cold", lambda *dispatchers: True)
+
+    def runs(*args, **kwargs):
+        for _ in range(2):
+            ms.simulate(ms.Hardmax(gamma=0.1), ms.regular_polygon(4).vertices, steps=2, chains=1)
+        return 0
+
+    monkeypatch.setattr(importlib.import_module(module), runner, runs)
+    assert main([*command.split(), "--progress"]) == 0
+    assert capsys.readouterr().err.count("compiling kernels") == 1
+    assert main([*command.split(), "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_the_accelerated_kernel_is_ready_before_the_progress_bar(monkeypatch):
+    """mode='accelerated' compiles (or loads) its kernel before the bar starts, for the argument
+    types of the run: the run itself compiles nothing more."""
+    from metastab.engine import accelerated
+    from metastab.kernels.cpu import accelerated as kernels
+
+    events: list = []
+    _spy(monkeypatch, events, kernels.advance_accelerated, accelerated, "compile_accelerated")
+    x0, model = ms.regular_polygon(3).vertices, ms.SoftmaxChain(beta=2.0, gamma=0.2)
+    args = (model, x0, ms.LeaveBall(0.1))
+    fp = ms.first_passage(*args, max_steps=1000, chains=3, rng=1, mode="accelerated")
+    assert [e[0] for e in events] == ["compile", "bar"]
+    assert events[1][1] >= 1 and len(kernels.advance_accelerated.signatures) == events[1][1]
+    monkeypatch.undo()
+    again = ms.first_passage(*args, max_steps=1000, chains=3, rng=1, mode="accelerated")
+    assert np.array_equal(fp.times, again.times)

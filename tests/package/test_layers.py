@@ -6,7 +6,8 @@ The layers, from the bottom: the kernels (numba code, importing nothing else of 
 core (models, setups, events, registry, engine, results, statistics, theory), which never imports
 what is built on it (the sweeps, the benchmarks, the study framework, plotting, the command);
 plotting, which draws what the core computed and never runs a simulation (no engine, no
-kernels); the command (``metastab.cli``), which may import anything and which nothing imports.
+kernels); the command (``metastab.cli``, and ``metastab.__main__`` that runs it), which may import
+anything and which nothing imports.
 Imports by name at run time (``importlib``: the registry's targets, the lazy names of
 ``metastab/__init__.py``) are not edges of this graph.
 """
@@ -43,10 +44,11 @@ ABOVE_CORE = (
     "metastab.studies",
     "metastab.plotting",
 )
+COMMAND = ("metastab.cli", "metastab.__main__")  # __main__: python -m metastab
 RULES = (
     (CORE, ABOVE_CORE, "the core never imports what is built on it"),
     (("metastab.plotting",), ("metastab.engine", "metastab.kernels"), "plotting never runs"),
-    (("metastab",), ("metastab.cli",), "nothing but the command imports the command"),
+    (("metastab",), COMMAND, "nothing but the command imports the command"),
 )
 
 

@@ -215,3 +215,60 @@ def test_a_seed_axis_survives_normalising_twice():
     del config["run"]["seed"]
     once = normalise(config)
     assert once["run"]["seed"] is None and normalise(once) == once
+
+
+COMPILING = "compiling kernels"
+
+
+def test_a_sweep_says_it_compiles_before_its_first_progress_line(tmp_path, monkeypatch, capsys):
+    """With a cold cache (kernels_cold forced), the compile line is the first thing on stderr and
+    comes once, before the progress line; the progress clock starts after the compilation."""
+    from metastab.engine import progress as engine_progress
+    from metastab.sweep import driver
+
+    monkeypatch.setattr(engine_progress, "kernels_cold", lambda *dispatchers: True)
+    events: list[str] = []
+    compile_chunk, reporter = driver.compile_chunk, driver._Reporter
+
+    def compiling(task, say):
+        events.append("compile")
+        compile_chunk(task, say)
+
+    class Clock(reporter):
+        def __init__(self, *args):
+            events.append("clock")
+            super().__init__(*args)
+
+    monkeypatch.setattr(driver, "compile_chunk", compiling)
+    monkeypatch.setattr(driver, "_Reporter", Clock)
+    summary = run_sweep(Sweep.from_dict(tiny()), tmp_path / "s", progress=True)
+    err = capsys.readouterr().err
+    assert err.startswith(COMPILING) and err.count(COMPILING) == 1
+    assert "points 2/2" in err
+    assert events == ["compile", "clock"]
+    # compiling ahead ran no chunk of its own: the same rows as a sweep without progress
+    plain = run_sweep(Sweep.from_dict(tiny()), tmp_path / "plain")
+    assert capsys.readouterr().err == ""
+    assert summary.chunks_run == plain.chunks_run
+    a, b = read_sweep(tmp_path / "s")[0], read_sweep(tmp_path / "plain")[0]
+    assert a.equals(b)
+
+
+def test_a_sweep_without_progress_compiles_nothing_ahead(tmp_path, monkeypatch):
+    from metastab.sweep import driver
+
+    monkeypatch.setattr(driver, "compile_chunk", lambda *a: pytest.fail("compiled ahead"))
+    run_sweep(Sweep.from_dict(tiny()), tmp_path / "s")
+
+
+def test_a_chunk_that_fails_in_the_compile_ahead_is_reported_as_a_chunk(tmp_path, monkeypatch):
+    """An error in compiling ahead (progress on) does not stop the sweep: its chunks fail the
+    same way and are reported as failed chunks."""
+    from metastab.sweep import chunks
+
+    def fail(*args, **kwargs):
+        raise ValueError("bad point")
+
+    monkeypatch.setattr(chunks, "first_passage", fail)
+    with pytest.raises(SweepError, match=r"6 chunk\(s\) failed.*bad point"):
+        run_sweep(Sweep.from_dict(tiny()), tmp_path / "s", retries=0, progress=lambda s: None)
