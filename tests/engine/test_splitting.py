@@ -2,8 +2,10 @@
 probability and ties in the reaction coordinate, agreement with direct simulation on SA_P, and
 negative controls that must fail (the naive tie rule, a wrong β).
 
-Every statistical test uses fixed seeds (so it is deterministic) and states its tolerance; the
-figures measured with these seeds are quoted beside each test.
+Every statistical test uses fixed seeds (so it is deterministic) and states its tolerance. The
+figures quoted beside the tests were measured with these seeds in the kernels' unfused arithmetic
+of version 0.1.0; the fused arithmetic draws other samples of the same laws, so they show the
+scale of each margin, not the current digits.
 """
 
 from __future__ import annotations
