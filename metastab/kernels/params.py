@@ -19,6 +19,10 @@ ADDITIVE, RELATIVE = 0, 1
 SPHERE_FLOW, SPHERE_CHAIN = 10, 11
 SOFTMAX, UNNORMALIZED = 0, 1
 POST_LN, RK4, PRE_LN = 0, 1, 2
+# The largest β (max_j s_jj − min_j s_jj) for which the sphere flow with B = I shifts every score
+# by the one constant max_j s_jj (cpu.sphere._common_shift and its twins): each diagonal weight
+# e^{β (s_ii − shift)} >= e^{-64} then keeps every total far from 0.
+SHIFT_SPREAD = 64.0
 # Stopping events (metastab.events maps its specs onto these).
 NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE, CLUSTERS = 0, 1, 2, 3, 4, 5
 

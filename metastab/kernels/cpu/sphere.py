@@ -38,7 +38,7 @@ from numba import njit, prange
 from ..arith import exp_fma, fma
 from ..cache import njit_keyed
 from ..params import JIT as _JIT
-from ..params import POST_LN, PRE_LN, SPHERE_CHAIN, UNNORMALIZED
+from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, SPHERE_CHAIN, UNNORMALIZED
 from ..streams import next_uniform
 from .drivers import stopped
 from .events import hull_work
@@ -114,18 +114,13 @@ def flow_work(n, d, T=1):
 
 _HALF = _ROWS // 2
 
-# The largest β (max_j s_jj − min_j s_jj) for which the flow shifts every score by the one
-# constant max_j s_jj (see _common_shift): then each weight e^{β (s_ii − shift)} >= e^{-64} of
-# the diagonal keeps every total far from 0.
-_SHIFT_SPREAD = 64.0
-
 
 @njit(inline="always")
 def _common_shift(xt, beta, norms):
     """The shift c of every score for B = I, or NaN where the flow takes the row maxima:
     c = max_j s_jj, the squared norms s_jj = <x_j, x_j> (k ascending from +0.0, one fma each:
     the Gram's diagonal bit for bit) written to ``norms``, if β ≥ 0 and
-    β (c − min_j s_jj) <= _SHIFT_SPREAD. By Cauchy–Schwarz s_ij <= |x_i| |x_j| <= c, so no weight
+    β (c − min_j s_jj) <= SHIFT_SPREAD. By Cauchy–Schwarz s_ij <= |x_i| |x_j| <= c, so no weight
     e^{β (s_ij − c)} exceeds 1 (up to rounding), while the diagonal's keep every total >= e^{-64};
     one shift for all rows makes the weights symmetric, w_ij = w_ji, so the exp of each pair is
     taken once. Softmax weights do not depend on the shift; unit vectors (post-LN and pre-LN
@@ -141,7 +136,7 @@ def _common_shift(xt, beta, norms):
     for j in range(1, n):
         hi = max(hi, norms[j])
         lo = min(lo, norms[j])
-    if beta >= 0.0 and beta * (hi - lo) <= _SHIFT_SPREAD:
+    if beta >= 0.0 and beta * (hi - lo) <= SHIFT_SPREAD:
         return hi
     return np.nan
 

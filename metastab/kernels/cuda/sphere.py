@@ -15,8 +15,7 @@ import math
 
 from numba import cuda
 
-from ..cpu.sphere import _SHIFT_SPREAD as SHIFT_SPREAD
-from ..params import POST_LN, PRE_LN, UNNORMALIZED
+from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, UNNORMALIZED
 from .arith import fma, mul
 from .steps import exp_fused
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..arith import exp_fma_exact, fma_exact
-from ..cpu.sphere import _SHIFT_SPREAD as SHIFT_SPREAD
+from ..params import SHIFT_SPREAD
 from .euclidean import _rows, exp_nonpositive, pick, scores, softmax_weights
 
 
