@@ -146,13 +146,12 @@ def launches() -> dict[str, tuple[Any, tuple]]:
         state = np.zeros((C, 4), np.uint64)
         steps = np.zeros(C, np.int64)
         done = np.zeros(C, bool)
-        kernel, _, args = drivers.launch(
+        for name, kernel, _, args in drivers.launch(
             X, state, dyn, model.schedule(0, 1), 0, 1, ev, steps, done, scratch, to_device=_same
-        )
-        sig = tuple(numba.typeof(a) for a in args)
-        name = drivers.kernel_name(dyn.kind, ev.code)
-        if found.setdefault(name, (kernel, sig))[1] != sig:
-            raise RuntimeError(f"{name} is launched with two signatures: {sig}, {found[name]}")
+        ):
+            sig = tuple(numba.typeof(a) for a in args)
+            if found.setdefault(name, (kernel, sig))[1] != sig:
+                raise RuntimeError(f"{name} is launched with two signatures: {sig}, {found[name]}")
     return found
 
 
