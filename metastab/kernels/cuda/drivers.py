@@ -4,11 +4,12 @@
 results): block c runs chain c for up to ``nsteps`` steps with its configuration, the updated
 configuration, the vectors B x_i and the step's uniforms in shared memory (in a global scratch
 row when they do not fit), one thread per token (strided when n exceeds the block). Per step:
-thread 0 draws the n uniforms from the chain's xoshiro256** stream; every thread computes its
-tokens' scores (into the chain's n×n weight scratch, token-minor so the accesses coalesce),
-their weights and picks (:mod:`metastab.kernels.cuda.steps`) and their moves; thread 0 then
-resolves the picks that need the stream, in token order (the CPU's order: same draws); the new
-configuration replaces the old, and the event is evaluated on the device
+thread 0 draws the n uniforms from the chain's xoshiro256** stream (its state in shared memory:
+a local array was promoted to 8 registers that every thread held through every step); every
+thread computes its tokens' scores (into the chain's n×n weight scratch, token-minor so the
+accesses coalesce), their weights and picks (:mod:`metastab.kernels.cuda.steps`) and their
+moves; thread 0 then resolves the picks that need the stream, in token order (the CPU's order:
+same draws); the new configuration replaces the old, and the event is evaluated on the device
 (:mod:`metastab.kernels.cuda.events`; LEAVE_HULL by a kernel of its own, launched after each
 one-step launch, see :func:`launch`). No host round trip per step. The sphere models
 (:mod:`metastab.kernels.cuda.sphere`) run in the same driver.
@@ -76,8 +77,8 @@ __all__ = [
 ]
 
 # Shared memory a block may take without opting in, static and dynamic together (bytes), and
-# the part kept for the kernels' static shared arrays (the event flag; ptxas's figure is checked
-# against it by metastab.bench.cuda_compile): dynamic shared memory gets the rest.
+# the part kept for the kernels' static shared arrays (the event flag, the stream; ptxas's figure
+# is checked against it by metastab.bench.cuda_compile): dynamic shared memory gets the rest.
 SHARED_LIMIT = 48 * 1024
 STATIC_SHARED = 256
 _SHARED_BYTES = SHARED_LIMIT - STATIC_SHARED
@@ -228,7 +229,7 @@ def kernel_for(kind: int, code: int):
         UNI = 3 * nd
         PEND = 3 * nd + n
         flag = cuda.shared.array(1, int32)
-        st = cuda.local.array(4, uint64)
+        st = cuda.shared.array(4, uint64)
         for q in range(tid, nd, T):
             buf[q] = X[c, q]
         if tid == 0:
