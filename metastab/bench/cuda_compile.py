@@ -48,6 +48,8 @@ __all__ = [
     "ARCHS",
     "COLUMNS",
     "REGISTER_TARGET",
+    "SAP_KERNEL",
+    "SAP_TARGET",
     "ToolchainMissing",
     "compile_kernels",
     "launches",
@@ -71,6 +73,8 @@ COLUMNS = (
 )
 # registers per thread above which a one-warp block's occupancy on an H100 falls below 50 %
 REGISTER_TARGET = 128
+# the small-n SA_P kernel's (W1: one-warp blocks) target: 96 registers or fewer
+SAP_KERNEL, SAP_TARGET = "advance[chain,no-event]", 96
 _PTXAS_SECONDS = 300
 _FMA = re.compile(r"\bfma\.rn\.f64\b")
 _PLAIN_MUL = re.compile(r"\bmul\.f64\s+(%fd\d+),")
