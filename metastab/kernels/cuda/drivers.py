@@ -83,6 +83,9 @@ SHARED_LIMIT = 48 * 1024
 STATIC_SHARED = 256
 _SHARED_BYTES = SHARED_LIMIT - STATIC_SHARED
 _MAX_THREADS = 256
+# the LEAVE_HULL test's kernel: its name (in kernels.csv), threads per block (one per chain)
+HULL_NAME = "leave_hull"
+_HULL_THREADS = 64
 # names of the kinds and events (the kernels' names)
 KIND_NAMES = {CHAIN: "chain", FLOW: "flow", HARDMAX: "hardmax", LOCALMAX: "localmax",
               SPHERE_FLOW: "sphere-flow", SPHERE_CHAIN: "sphere-chain"}  # fmt: skip
@@ -283,10 +286,6 @@ def kernel_for(kind: int, code: int):
 def kernel_name(kind: int, code: int) -> str:
     """The name of :func:`kernel_for`'s kernel, e.g. ``advance[chain,leave-ball]``."""
     return f"advance[{KIND_NAMES[kind]},{EVENT_NAMES[code]}]"
-
-
-HULL_NAME = "leave_hull"
-_HULL_THREADS = 64
 
 
 def scratch_shapes(C: int, n: int, d: int, kind: int = CHAIN) -> dict:
