@@ -477,6 +477,23 @@ def test_sphere_models_same_bits_as_cpu(name):
 
 
 @device
+@pytest.mark.parametrize("scheme", ["post-ln", "rk4", "pre-ln"])
+def test_sphere_flow_tokens_strided_same_bits_as_cpu(monkeypatch, scheme):
+    """B = I with tokens strided over 4 threads: the block sums the norms of the common shift
+    (each thread its own tokens) before any thread reads them; the CPU's bits."""
+    from metastab.kernels.cuda import drivers as cuda_drivers
+
+    monkeypatch.setattr(cuda_drivers, "_MAX_THREADS", 4)
+    x0 = ms.sphere_uniform(9, 3, chains=2, rng=6)
+    model = ms.SphereFlow(beta=3.0, dt=0.2, scheme=scheme)
+    kw = dict(steps=3, rng=1)
+    cpu = ms.simulate(model, x0, **kw)
+    gpu = ms.simulate(model, x0, device="cuda", **kw)
+    assert cuda_drivers.block_shape(9, 3, K.SPHERE_FLOW)[0] == 4
+    assert np.array_equal(gpu.final, cpu.final) and not np.array_equal(cpu.final, x0)
+
+
+@device
 def test_sphere_first_passage_same_bits_as_cpu():
     """The sphere chain's first passage out of caps, censoring included: the CPU's steps."""
     x0 = ms.caps(np.eye(3)[:2], [3, 3], 0.2, rng=1)

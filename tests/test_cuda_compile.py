@@ -28,14 +28,18 @@ def _toolchain() -> None:
 
 def test_one_kernel_per_model_and_event_each_with_one_signature():
     """Every model kind and device event has its kernel, launched with one signature (each
-    compiles once per run), and the compile-only table covers every launch."""
+    compiles once per run), and the compile-only table covers every launch; LEAVE_HULL runs the
+    model's kernel without event, then the hull kernel, which no step kernel inlines."""
     from metastab.kernels import params as K
     from metastab.kernels.cuda import drivers
 
     found = cc.launches()
     kinds = (K.CHAIN, K.FLOW, K.HARDMAX, K.LOCALMAX, K.SPHERE_FLOW, K.SPHERE_CHAIN)
-    codes = (K.NO_EVENT, K.LEAVE_BALL, K.LEAVE_HULL, K.REACH, K.COLLAPSE)
-    assert sorted(found) == sorted(drivers.kernel_name(k, c) for k in kinds for c in codes)
+    codes = (K.NO_EVENT, K.LEAVE_BALL, K.REACH, K.COLLAPSE)
+    names = [drivers.kernel_name(k, c) for k in kinds for c in codes] + [drivers.HULL_NAME]
+    assert sorted(found) == sorted(names)
+    with pytest.raises(ValueError, match="LEAVE_HULL"):
+        drivers.kernel_for(K.CHAIN, K.LEAVE_HULL)
     for name, (kernel, sig) in found.items():
         assert len(sig) == kernel.py_func.__code__.co_argcount, name
     # a kernel per (kind, event): the same object for the same pair, another for another

@@ -48,6 +48,8 @@ __all__ = [
     "ARCHS",
     "COLUMNS",
     "REGISTER_TARGET",
+    "SAP_KERNEL",
+    "SAP_TARGET",
     "ToolchainMissing",
     "compile_kernels",
     "launches",
@@ -71,6 +73,8 @@ COLUMNS = (
 )
 # registers per thread above which a one-warp block's occupancy on an H100 falls below 50 %
 REGISTER_TARGET = 128
+# the small-n SA_P kernel's (W1: one-warp blocks) target: 96 registers or fewer
+SAP_KERNEL, SAP_TARGET = "advance[chain,no-event]", 96
 _PTXAS_SECONDS = 300
 _FMA = re.compile(r"\bfma\.rn\.f64\b")
 _PLAIN_MUL = re.compile(r"\bmul\.f64\s+(%fd\d+),")
@@ -146,13 +150,12 @@ def launches() -> dict[str, tuple[Any, tuple]]:
         state = np.zeros((C, 4), np.uint64)
         steps = np.zeros(C, np.int64)
         done = np.zeros(C, bool)
-        kernel, _, args = drivers.launch(
+        for name, kernel, _, args in drivers.launch(
             X, state, dyn, model.schedule(0, 1), 0, 1, ev, steps, done, scratch, to_device=_same
-        )
-        sig = tuple(numba.typeof(a) for a in args)
-        name = drivers.kernel_name(dyn.kind, ev.code)
-        if found.setdefault(name, (kernel, sig))[1] != sig:
-            raise RuntimeError(f"{name} is launched with two signatures: {sig}, {found[name]}")
+        ):
+            sig = tuple(numba.typeof(a) for a in args)
+            if found.setdefault(name, (kernel, sig))[1] != sig:
+                raise RuntimeError(f"{name} is launched with two signatures: {sig}, {found[name]}")
     return found
 
 

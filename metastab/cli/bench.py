@@ -233,6 +233,8 @@ def _compile_only(args: argparse.Namespace) -> int:
         ARCHS,
         COLUMNS,
         REGISTER_TARGET,
+        SAP_KERNEL,
+        SAP_TARGET,
         ToolchainMissing,
         compile_kernels,
         failures,
@@ -260,6 +262,13 @@ def _compile_only(args: argparse.Namespace) -> int:
         f"registers per thread: at most {worst}; {over} of {len(compiled)} above "
         f"{REGISTER_TARGET} (target <= {REGISTER_TARGET}: {'met' if not over else 'NOT met'}); "
         f"{spilled} with spills"
+    )
+    sap = {r["arch"]: r["registers"] for r in compiled if r["kernel"] == SAP_KERNEL}
+    met = bool(sap) and max(sap.values()) <= SAP_TARGET
+    print(
+        f"{SAP_KERNEL}: "
+        + ", ".join(f"{v} on {k}" for k, v in sap.items())
+        + f" (target <= {SAP_TARGET}: {'met' if met else 'NOT met'})"
     )
     problems = failures(rows)
     for line in problems:

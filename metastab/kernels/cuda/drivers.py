@@ -4,12 +4,14 @@
 results): block c runs chain c for up to ``nsteps`` steps with its configuration, the updated
 configuration, the vectors B x_i and the step's uniforms in shared memory (in a global scratch
 row when they do not fit), one thread per token (strided when n exceeds the block). Per step:
-thread 0 draws the n uniforms from the chain's xoshiro256** stream; every thread computes its
-tokens' scores (into the chain's n×n weight scratch, token-minor so the accesses coalesce),
-their weights and picks (:mod:`metastab.kernels.cuda.steps`) and their moves; thread 0 then
-resolves the picks that need the stream, in token order (the CPU's order: same draws); the new
-configuration replaces the old, and the event is evaluated on the device
-(:mod:`metastab.kernels.cuda.events`). No host round trip per step. The sphere models
+thread 0 draws the n uniforms from the chain's xoshiro256** stream (its state in shared memory:
+a local array was promoted to 8 registers that every thread held through every step); every
+thread computes its tokens' scores (into the chain's n×n weight scratch, token-minor so the
+accesses coalesce), their weights and picks (:mod:`metastab.kernels.cuda.steps`) and their
+moves; thread 0 then resolves the picks that need the stream, in token order (the CPU's order:
+same draws); the new configuration replaces the old, and the event is evaluated on the device
+(:mod:`metastab.kernels.cuda.events`; LEAVE_HULL by a kernel of its own, launched after each
+one-step launch, see :func:`launch`). No host round trip per step. The sphere models
 (:mod:`metastab.kernels.cuda.sphere`) run in the same driver.
 
 Each model kind and event has its own kernel (:func:`kernel_for`): the two are constants of the
@@ -23,6 +25,7 @@ B and the step matrix P of the R^d models as stacks of one.
 
 import functools
 import warnings
+from typing import Any
 
 import numpy as np
 from numba import cuda, float64, int32, uint64
@@ -45,7 +48,7 @@ from ..params import (
     SPHERE_CHAIN,
     SPHERE_FLOW,
 )
-from .events import event_hit_for, hull_scratch
+from .events import event_hit_for, hull_scratch, leave_hull
 from .sphere import chain_move, flow_step
 from .steps import (
     NAN_PICK,
@@ -74,12 +77,15 @@ __all__ = [
 ]
 
 # Shared memory a block may take without opting in, static and dynamic together (bytes), and
-# the part kept for the kernels' static shared arrays (the event flag; ptxas's figure is checked
-# against it by metastab.bench.cuda_compile): dynamic shared memory gets the rest.
+# the part kept for the kernels' static shared arrays (the event flag, the stream; ptxas's figure
+# is checked against it by metastab.bench.cuda_compile): dynamic shared memory gets the rest.
 SHARED_LIMIT = 48 * 1024
 STATIC_SHARED = 256
 _SHARED_BYTES = SHARED_LIMIT - STATIC_SHARED
 _MAX_THREADS = 256
+# the LEAVE_HULL test's kernel: its name (in kernels.csv), threads per block (one per chain)
+HULL_NAME = "leave_hull"
+_HULL_THREADS = 64
 # names of the kinds and events (the kernels' names)
 KIND_NAMES = {CHAIN: "chain", FLOW: "flow", HARDMAX: "hardmax", LOCALMAX: "localmax",
               SPHERE_FLOW: "sphere-flow", SPHERE_CHAIN: "sphere-chain"}  # fmt: skip
@@ -205,7 +211,10 @@ def kernel_for(kind: int, code: int):
     """The launch kernel of the model kind ``kind`` and the event ``code``: block c runs chain c
     for up to nsteps steps, its buffer and weights in shared memory (``place`` 2), its buffer
     only (1) or neither (0, in global memory; see :func:`block_shape`). ``kind`` and ``code``
-    are constants of the compiled code, so a run compiles its own paths only."""
+    are constants of the compiled code, so a run compiles its own paths only. LEAVE_HULL has
+    its own kernel (:func:`metastab.kernels.cuda.events.leave_hull`, see :func:`launch`)."""
+    if code == LEAVE_HULL:
+        raise ValueError("kernel_for: LEAVE_HULL is tested by events.leave_hull, not in a step")
     step = step_for(kind)
     hit = event_hit_for(code)
     picks = kind == CHAIN or kind == SPHERE_CHAIN
@@ -214,7 +223,7 @@ def kernel_for(kind: int, code: int):
     # (the kernels' long flat argument lists, kept compact)
     @cuda.jit(device=True)
     def run(c, buf, Wc, X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
-            groups, starts, members, scalar, steps, done, HQ, HS):
+            scalar, steps, done):
         tid = cuda.threadIdx.x
         T = cuda.blockDim.x
         d = Bs.shape[1]
@@ -223,7 +232,7 @@ def kernel_for(kind: int, code: int):
         UNI = 3 * nd
         PEND = 3 * nd + n
         flag = cuda.shared.array(1, int32)
-        st = cuda.local.array(4, uint64)
+        st = cuda.shared.array(4, uint64)
         for q in range(tid, nd, T):
             buf[q] = X[c, q]
         if tid == 0:
@@ -241,8 +250,7 @@ def kernel_for(kind: int, code: int):
                         buf[UNI + i] = next_uniform(st)
                 cuda.syncthreads()
             step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st)
-            if code != NO_EVENT and hit(c, buf, n, d, centers, radii, groups, starts, members,
-                                        scalar, HQ[c], HS[c], flag):
+            if code != NO_EVENT and hit(c, buf, n, d, centers, radii, scalar, flag):
                 if tid == 0:
                     steps[c] = t + 1
                     done[c] = True
@@ -255,7 +263,7 @@ def kernel_for(kind: int, code: int):
 
     @cuda.jit
     def advance_kernel(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
-                       groups, starts, members, scalar, steps, done, W, G, HQ, HS, place):
+                       scalar, steps, done, W, G, place):
         c = cuda.blockIdx.x
         if done[c]:
             return
@@ -269,14 +277,14 @@ def kernel_for(kind: int, code: int):
             buf = G[c]
             Wc = W[c]
         run(c, buf, Wc, X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
-            groups, starts, members, scalar, steps, done, HQ, HS)
+            scalar, steps, done)
     # fmt: on
 
     return advance_kernel
 
 
 def kernel_name(kind: int, code: int) -> str:
-    """The name of :func:`kernel_for`'s kernel, e.g. ``advance[chain,leave-hull]``."""
+    """The name of :func:`kernel_for`'s kernel, e.g. ``advance[chain,leave-ball]``."""
     return f"advance[{KIND_NAMES[kind]},{EVENT_NAMES[code]}]"
 
 
@@ -306,22 +314,43 @@ class Scratch:
 
 
 def launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch, to_device=cuda.to_device):
-    """(kernel, launch shape (blocks, threads, stream, shared bytes), arguments) of one
-    :func:`advance`; ``to_device`` moves the small host arrays (identity: the host arguments
-    whose types the kernel is compiled for, see :mod:`metastab.bench.cuda_compile`)."""
+    """The launches of one :func:`advance`, in order: a list of (kernel name, kernel, launch shape
+    (blocks, threads, stream, shared bytes), arguments). One launch of the model's kernel for the
+    nsteps steps; for LEAVE_HULL, per step, the model's kernel without event for that step, then
+    the hull test (:func:`~metastab.kernels.cuda.events.leave_hull`, one thread per chain).
+    ``to_device`` moves the small host arrays (identity: the host arguments whose types the
+    kernels are compiled for, see :mod:`metastab.bench.cuda_compile`)."""
     C = X.shape[0]
     ip, fp, Bs, Vs = model_arrays(dyn)
     d = Bs.shape[1]
     n = X.shape[1] // d
     threads, shared, place = block_shape(n, d, dyn.kind)
-    kernel = kernel_for(dyn.kind, ev.code)
     centers = np.ascontiguousarray(ev.centers.reshape(ev.centers.shape[0], -1))
-    small = [ip, fp, Bs, Vs, sched.gammas, sched.margins]
-    small += [centers, np.ascontiguousarray(ev.radii), ev.groups, ev.starts, ev.members]
-    a = [to_device(np.ascontiguousarray(v)) for v in small]
-    args = (X, state, *a[:6], int(t0), int(nsteps), *a[6:], float(ev.scalar), steps, done,
-            scratch.W, scratch.G, scratch.HQ, scratch.HS, place)  # fmt: skip
-    return kernel, (C, threads, 0, shared), args
+    small = [ip, fp, Bs, Vs, sched.gammas, sched.margins, centers, np.ascontiguousarray(ev.radii)]
+    ip, fp, Bs, Vs, gammas, margins, centers, radii = (
+        to_device(np.ascontiguousarray(v)) for v in small
+    )
+    shape = (C, threads, 0, shared)
+    head = (X, state, ip, fp, Bs, Vs)
+    tail = (centers, radii, float(ev.scalar), steps, done, scratch.W, scratch.G, place)
+    if ev.code != LEAVE_HULL:
+        args = (*head, gammas, margins, int(t0), int(nsteps), *tail)
+        return [(kernel_name(dyn.kind, ev.code), kernel_for(dyn.kind, ev.code), shape, args)]
+    kernel = kernel_for(dyn.kind, NO_EVENT)
+    name = kernel_name(dyn.kind, NO_EVENT)
+    groups, starts, members = (
+        to_device(np.ascontiguousarray(v)) for v in (ev.groups, ev.starts, ev.members)
+    )
+    hull_shape = ((C + _HULL_THREADS - 1) // _HULL_THREADS, _HULL_THREADS, 0, 0)
+    out: list[tuple[str, Any, tuple, tuple]] = []
+    for t in range(int(t0), int(t0) + int(nsteps)):
+        s = t - int(t0)
+        g = gammas[s : s + 1] if gammas.shape[0] > 1 else gammas
+        r = margins[s : s + 1] if margins.shape[0] > 1 else margins
+        out.append((name, kernel, shape, (*head, g, r, t, 1, *tail)))
+        hull = (X, centers, radii, groups, starts, members, d, t, steps, done)
+        out.append((HULL_NAME, leave_hull, hull_shape, (*hull, scratch.HQ, scratch.HS)))
+    return out
 
 
 def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
@@ -329,8 +358,10 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
     steps (C,) and done (C,) are device arrays, updated in place; the parameters are the host
     NamedTuples (Dynamics or SphereDynamics, Schedule, EventArrays). ``scratch``: a
     :class:`Scratch` of C chains."""
-    kernel, shape, args = launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch)
     with warnings.catch_warnings():
         # one block per chain: a run of few chains has a small grid by design
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
-        kernel[shape](*args)
+        for _, kernel, shape, args in launch(
+            X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch
+        ):
+            kernel[shape](*args)

@@ -1,10 +1,12 @@
-"""Stopping events on the device: the CPU's :func:`metastab.kernels.events.event_hit`, per block.
+"""Stopping events on the device: the CPU's :func:`metastab.kernels.events.event_hit`.
 
-A block (one chain) evaluates the event together: LEAVE_BALL, REACH and COLLAPSE split their
-tokens (pairs) over the threads and meet in a shared flag; LEAVE_HULL runs Wolfe's min-norm-point
-algorithm (:func:`hull_dist2`, the CPU's operations on flat scratch arrays) on thread 0. The
-answer is a yes/no that every thread gets, the same as the CPU's on the same configuration
-(under the simulator; on a device the hull's roundings may differ).
+LEAVE_BALL, REACH and COLLAPSE are evaluated by the block of a chain inside its step kernel
+(:func:`event_hit_for`): the tokens (pairs) split over the threads and meet in a shared flag.
+LEAVE_HULL runs Wolfe's min-norm-point algorithm (:func:`hull_dist2`, the CPU's operations on flat
+scratch arrays) in a kernel of its own, :func:`leave_hull`, one thread per chain, launched after
+each step: inlined in the step kernels, its serial loops took their registers from 74-108 to
+145-168 per thread. The answer is the CPU's on the same configuration (under the simulator; on a
+device the hull's roundings may differ).
 """
 
 import functools
@@ -13,7 +15,7 @@ import math
 from numba import cuda
 
 from ..cpu.events import _HULL_EPS, _HULL_MAX_ITER
-from ..params import COLLAPSE, LEAVE_BALL, LEAVE_HULL, REACH
+from ..params import COLLAPSE, LEAVE_BALL, REACH
 from .arith import mul
 
 
@@ -176,17 +178,43 @@ def hull_dist2(p, po, pts, co, members, m0, m1, stop, d, q, S, w):
     return xx
 
 
+@cuda.jit
+def leave_hull(X, centers, radii, groups, starts, members, d, t, steps, done, HQ, HS):
+    """The LEAVE_HULL test after step t, thread c for chain c (C = X.shape[0] chains, X (C, n d)):
+    if some token i of X[c] is farther than radii[c, i] from the hull of its group's centres
+    (groups, starts, members: events.event_hit's), then steps[c] = t + 1 and done[c]; chains
+    already done are left alone. ``centers`` (1 or C, n d) and ``radii`` (1 or C, n) are per
+    chain or shared; HQ[c], HS[c]: chain c's scratch (:func:`hull_scratch`)."""
+    c = cuda.grid(1)
+    if c >= X.shape[0] or done[c]:
+        return
+    n = X.shape[1] // d
+    x = X[c]
+    cen = centers[c if centers.shape[0] > 1 else 0]
+    rad = radii[c if radii.shape[0] > 1 else 0]
+    hq = HQ[c]
+    for i in range(n):
+        g = groups[i]
+        r2 = mul(rad[i], rad[i])
+        m0 = starts[g]
+        m1 = starts[g + 1]
+        if hull_dist2(x, i * d, cen, 0, members, m0, m1, r2, d, hq, HS[c], hq[n * d :]) > r2:
+            steps[c] = t + 1
+            done[c] = True
+            return
+
+
 @functools.cache
 def event_hit_for(code: int):
-    """The device function ``event_hit(c, x, n, d, centers, radii, groups, starts, members,
-    scalar, hq, hs, flag)`` of the event ``code``, a constant of the compiled code (the other
-    events' paths are not in it): whether chain c's configuration x (flat, n d) meets the event
+    """The device function ``event_hit(c, x, n, d, centers, radii, scalar, flag)`` of the event
+    ``code`` (LEAVE_BALL, REACH or COLLAPSE), a constant of the compiled code (the other events'
+    paths are not in it): whether chain c's configuration x (flat, n d) meets the event
     (events.event_hit); every thread of the block calls it and gets the answer. ``centers``
-    (1 or C, n d) and ``radii`` (1 or C, n) are per chain or shared; hq, hs: chain c's hull
-    scratch (see hull_scratch); ``flag``: one shared int32."""
+    (1 or C, n d) and ``radii`` (1 or C, n) are per chain or shared; ``flag``: one shared
+    int32."""
 
     @cuda.jit(device=True)
-    def event_hit(c, x, n, d, centers, radii, groups, starts, members, scalar, hq, hs, flag):
+    def event_hit(c, x, n, d, centers, radii, scalar, flag):
         tid = cuda.threadIdx.x
         T = cuda.blockDim.x
         cen = centers[c if centers.shape[0] > 1 else 0]
@@ -194,7 +222,7 @@ def event_hit_for(code: int):
         if tid == 0:
             flag[0] = 0
         cuda.syncthreads()
-        # flag: LEAVE_BALL / LEAVE_HULL: some token out; REACH / COLLAPSE: a token (pair) not in
+        # flag: LEAVE_BALL: some token out; REACH / COLLAPSE: a token (pair) not in
         if code == LEAVE_BALL or code == REACH:
             for i in range(tid, n, T):
                 dist = _dist2(x, 0, i, cen, 0, d)
@@ -211,16 +239,6 @@ def event_hit_for(code: int):
                         acc += mul(diff, diff)
                     if not acc <= lim:
                         flag[0] = 1
-        elif code == LEAVE_HULL and tid == 0:
-            for i in range(n):
-                g = groups[i]
-                r2 = mul(rad[i], rad[i])
-                dist = hull_dist2(
-                    x, i * d, cen, 0, members, starts[g], starts[g + 1], r2, d, hq, hs, hq[n * d :]
-                )
-                if dist > r2:
-                    flag[0] = 1
-                    break
         cuda.syncthreads()
         out = flag[0] != 0
         cuda.syncthreads()  # nobody clears the flag before everyone has read it

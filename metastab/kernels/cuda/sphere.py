@@ -7,8 +7,9 @@ weights shifted by the common shift of B = I or else the row maximum (a causal m
 weight exactly 0), totals and weighted sums Σ_j w_ij x_jk
 in increasing j, the value matrix, heads summed in order, the norm in increasing k.
 Per token (one thread each, see :mod:`.drivers`): :func:`velocity` is Attn(x)_i (projected
-onto the tangent space for RK4); :func:`flow_step` is the whole post-LN or RK4 step, by every
-thread of the block; :func:`chain_move` is the chain's LayerNormed move after its pick.
+onto the tangent space for RK4), its common shift read from the n norms that the block sums
+first (:func:`norms`, one token each); :func:`flow_step` is the whole post-LN or RK4 step, by
+every thread of the block; :func:`chain_move` is the chain's LayerNormed move after its pick.
 """
 
 import math
@@ -22,12 +23,13 @@ from .steps import exp_fused
 
 @cuda.jit(device=True)
 def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, W,
-             bx, K, ko):  # fmt: skip
+             bx, K, ko, NO):  # fmt: skip
     """K[ko + i d + k] = Attn(src)_i (sphere.flow's _velocity), or its projection P⊥ onto the
-    tangent space at src_i with ``project``; bx[i d ...] and W's column i are scratch."""
+    tangent space at src_i with ``project``; bx[i d ...] and W's column i are scratch; for
+    B = I, K[NO ...] holds the n norms of src (:func:`norms`)."""
     for k in range(d):
         K[ko + i * d + k] = 0.0
-    shift = common_shift(src, so, n, d, beta) if plain_B else math.nan
+    shift = common_shift(K, NO, n, beta) if plain_B else math.nan
     for h in range(Bs.shape[0]):
         for k in range(d):
             if plain_B:
@@ -73,16 +75,28 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
 
 
 @cuda.jit(device=True)
-def common_shift(src, so, n, d, beta):
-    """The one shift of every score for B = I (sphere._common_shift): c = max_j <x_j, x_j> (k
-    ascending from +0.0, one fma each) if beta >= 0 and beta (c - min_j <x_j, x_j>) <= 64, else
-    NaN (each row is shifted by its maximum). Each thread sums the n norms itself."""
+def norms(src, so, n, d, plain_B, out, oo):
+    """out[oo + j] = <x_j, x_j> (k ascending from +0.0, one fma each) for B = I, by every thread
+    of the block (each its own tokens), then a barrier: :func:`common_shift` reads them all. Each
+    thread summing all n norms itself took O(n d) per token, as much as its scores."""
+    if plain_B:
+        for j in range(cuda.threadIdx.x, n, cuda.blockDim.x):
+            a = 0.0
+            for k in range(d):
+                a = fma(src[so + j * d + k], src[so + j * d + k], a)
+            out[oo + j] = a
+        cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def common_shift(s2, so, n, beta):
+    """The one shift of every score for B = I (sphere._common_shift): c = max_j <x_j, x_j> if
+    beta >= 0 and beta (c - min_j <x_j, x_j>) <= 64, else NaN (each row is shifted by its
+    maximum); s2[so + j] = <x_j, x_j> (:func:`norms`)."""
     hi = -math.inf
     lo = math.inf
     for j in range(n):
-        a = 0.0
-        for k in range(d):
-            a = fma(src[so + j * d + k], src[so + j * d + k], a)
+        a = s2[so + j]
         hi = max(hi, a)
         lo = min(lo, a)
     if beta >= 0.0 and mul(beta, hi - lo) <= SHIFT_SPREAD:
@@ -145,7 +159,8 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
     """One step of the sphere flow by every thread of the block (sphere.flow_step): post-LN
     x_i <- N(x_i + dt Attn(x)_i), pre-LN x_i <- x_i + dt Attn(N(x))_i, or RK4 on
     x' = P⊥ Attn(x) then N; the new state goes to the
-    update slot of ``buf`` (x, update, B x_i, uniforms, flags, then K (4 n d) and a stage y)."""
+    update slot of ``buf`` (x, update, B x_i, uniforms, flags, then K (4 n d) and a stage y;
+    the flow draws no uniforms: that slot holds the :func:`norms`)."""
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
     nd = n * d
@@ -153,21 +168,24 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
     bx = buf[2 * nd : 3 * nd]
     KO = 3 * nd + 2 * n
     Y = KO + 4 * nd
+    NO = 3 * nd
     if scheme == PRE_LN:  # x_i <- x_i + dt Attn(N(x))_i, the residual not normalised
         for i in range(tid, n, T):
             normalise_fused(buf, 0, i, d, buf, Y)
         cuda.syncthreads()
+        norms(buf, Y, n, d, plain_B, buf, NO)
         for i in range(tid, n, T):
             velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, False,
-                     W, bx, buf, KO)  # fmt: skip
+                     W, bx, buf, KO, NO)  # fmt: skip
             for k in range(d):
                 q = i * d + k
                 buf[OUT + q] = fma(dt, buf[KO + q], buf[q])
         return
     project = scheme != POST_LN
+    norms(buf, 0, n, d, plain_B, buf, NO)
     for i in range(tid, n, T):
         velocity(buf, 0, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, W,
-                 bx, buf, KO)  # fmt: skip
+                 bx, buf, KO, NO)  # fmt: skip
     cuda.syncthreads()
     if scheme == POST_LN:
         for i in range(tid, n, T):
@@ -184,9 +202,10 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
                 q = i * d + k
                 buf[Y + q] = fma(h, buf[KO + (s - 1) * nd + q], buf[q])
         cuda.syncthreads()
+        norms(buf, Y, n, d, plain_B, buf, NO)
         for i in range(tid, n, T):
             velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, W,
-                     bx, buf, KO + s * nd)  # fmt: skip
+                     bx, buf, KO + s * nd, NO)  # fmt: skip
         cuda.syncthreads()
     sixth = dt / 6.0
     for i in range(tid, n, T):
