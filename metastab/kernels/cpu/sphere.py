@@ -45,6 +45,7 @@ from .events import hull_work
 from .scores import ROWS as _ROWS
 from .scores import score_loops
 from .steps import _pick_slow
+from .tiles import block_sums
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
@@ -54,12 +55,13 @@ _jit = njit_keyed(
     "cpu/events.py",
     "cpu/scores.py",
     "cpu/steps.py",
+    "cpu/tiles.py",
     "params.py",
     "streams.py",
 )
 
 # the flow's score loops, in fused arithmetic (see arith)
-_scores_block, _, _gram_loop, _bx_loop = score_loops(fma)
+_, _, _gram_loop, _bx_loop = score_loops(fma)
 
 
 @_jit(**_JIT)
@@ -188,14 +190,14 @@ def _velocity_blocks(
             if gram:
                 S = G[b]
             elif plain_B and n == _ROWS:  # one full block: B x_i = x_i, held in xt already
-                _scores_block(xt, x, 0, W)  # (mirroring a triangle saved nothing measurable)
+                block_sums(xt, x, 0, W)  # (mirroring a triangle saved nothing measurable)
                 S = W
             else:
                 _block_bx(x, Bs[h], i0, r1, plain_B, bxt)
                 for r in range(r1, _ROWS):  # the padding of a short last block
                     for k in range(d):
                         bxt[k, r] = 0.0
-                _scores_block(bxt, x, 0, W)
+                block_sums(bxt, x, 0, W)
                 S = W
             common = shift == shift
             # the diagonal tile is symmetric: lanes below 8 floor(q / 8) mirrored (see above)
@@ -237,7 +239,7 @@ def _velocity_blocks(
                     scale[r] = 1.0 / total[r]
             # the weighted sums across the block's tokens, from the transposed state
             accT = bxt.reshape(d * _ROWS)  # free once the scores are computed
-            _scores_block(W.reshape((n, _ROWS)), xt, 0, accT)
+            block_sums(W.reshape((n, _ROWS)), xt, 0, accT)
             for r in range(r1):
                 for k in range(d):
                     acc[r, k] = accT[k * _ROWS + r] * scale[r]
