@@ -86,31 +86,32 @@ def thread_works(T, n, d):
     """Scratch buffers of :func:`_velocity_blocks` for T threads: each array with a leading axis
     of T, allocated once per run (:func:`thread_work` takes one thread's set)."""
     return (
-        np.empty((T, d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens
+        np.empty((T, d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens, then its sums Σ_j w_ij x_j
         np.empty((T, n * _ROWS)),  # W: scores, then weights, of a block: W[j _ROWS + r]
-        np.empty((T, _ROWS, d)),  # acc: the scaled sums Σ_j w_ij x_j of a block's tokens
-        np.empty((T, 3, _ROWS)),  # the row maxima, the weight totals, the scales
+        np.empty((T, 4, _ROWS)),  # the row maxima, the weight totals, the scales, a row of V g
     )
 
 
 @njit(inline="always")
 def thread_work(tw, q):
     """Thread q's buffers of :func:`thread_works`."""
-    return (tw[0][q], tw[1][q], tw[2][q], tw[3][q])
+    return (tw[0][q], tw[1][q], tw[2][q])
 
 
 @_jit(**_JIT)
 def flow_work(n, d, T=1):
     """Scratch buffers of :func:`flow_step` for n tokens in R^d, with those of T threads that
-    share a step's blocks."""
+    share a step's blocks. The flow computes on states transposed, d×n: every loop over tokens
+    then runs along a row and vectorises."""
     g = n // _ROWS if n % _ROWS == 0 and _ROWS < n <= _GRAM_MAX_N else 0
     return (
         np.empty((d, n)),  # xt: the state transposed
         np.empty((g, n * _ROWS)),  # the blocked Gram (B = I), where it pays
-        np.empty((4, n, d)),  # the four velocities of RK4 (the first: Attn for post-LN)
-        np.empty((n, d)),  # a stage of RK4
+        np.empty((4, d, n)),  # the four velocities of RK4, transposed (the first: post-LN's)
+        np.empty((d, n)),  # a stage of RK4, transposed
         thread_works(T, n, d),
-        np.empty(n),  # the squared norms s_jj = <x_j, x_j> (see _common_shift)
+        np.empty(n),  # the squared norms s_jj = <x_j, x_j> (see _common_shift), then <a_i, b_i>
+        np.empty((8, n)),  # the partial sums of _dot8
     )
 
 
@@ -161,12 +162,14 @@ def _block_weights(S, W, p, lo, best, beta):
 
 @_jit(**_JIT)
 def _velocity_blocks(
-    x, xt, G, gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, out, bw, b0,
-    b1,
+    xt, G, gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, outT, bw, P,
+    dots, b0, b1,
 ):  # fmt: skip
-    """out_i = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for the tokens
-    of blocks b0 <= b < b1 (token i in block i // _ROWS); ``xt`` is x transposed and, with
-    ``gram``, G its blocked Gram. Blocks only read x, so they may run on different threads.
+    """outT[:, i] = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for the
+    tokens of blocks b0 <= b < b1 (token i in block i // _ROWS); ``xt`` is the state x
+    transposed (d×n, as outT) and, with ``gram``, G its blocked Gram; P and dots hold
+    :func:`_dot8`'s sums of the blocks' tokens. Blocks only read x, so they may run on different
+    threads.
 
     Tokens go in blocks of _ROWS (the last one padded with zeros) held side by side, so that
     every loop runs across the block and vectorises while each token's sums keep the reference's
@@ -178,10 +181,12 @@ def _velocity_blocks(
     scores are), so the exps of its lanes r < _ROWS / 2 in rows i0 + q, q >= _ROWS / 2 are
     mirrored from the others. Where causal masking hides j > i, its weight is exactly 0, which
     leaves every sum of a finite state unchanged bit for bit. The sums are scaled by 1 / total
-    (softmax) or e^{β c_i} / n (USA)."""
-    n, d = x.shape
-    bxt, W, acc, rows = bw
-    best, total, scale = rows[0], rows[1], rows[2]
+    (softmax) or e^{β c_i} / n (USA); so are the products by V_h (q ascending, one fma each),
+    across the block's tokens too."""
+    d, n = xt.shape
+    x = xt.T  # token j's coordinates x[j, k]: the score loops read them one at a time
+    bxt, W, rows = bw
+    best, total, scale, vg = rows[0], rows[1], rows[2], rows[3]
     H = Bs.shape[0]
     for b in range(b0, b1):
         i0 = b * _ROWS
@@ -237,41 +242,42 @@ def _velocity_blocks(
                     scale[r] = math.exp(beta * best[r]) / n
                 else:
                     scale[r] = 1.0 / total[r]
-            # the weighted sums across the block's tokens, from the transposed state
-            accT = bxt.reshape(d * _ROWS)  # free once the scores are computed
-            block_sums(W.reshape((n, _ROWS)), xt, 0, accT)
-            for r in range(r1):
-                for k in range(d):
-                    acc[r, k] = accT[k * _ROWS + r] * scale[r]
-            for r in range(r1):
-                i = i0 + r
-                g = acc[r]
+            # the weighted sums across the block's tokens, from the transposed state, scaled
+            acc = bxt.reshape(d * _ROWS)  # free once the scores are computed
+            block_sums(W.reshape((n, _ROWS)), xt, 0, acc)
+            for k in range(d):
+                p = k * _ROWS
+                for r in range(_ROWS):
+                    acc[p + r] *= scale[r]
+            for k in range(d):
                 if plain_V:
-                    for k in range(d):
-                        out[i, k] = g[k] if h == 0 else out[i, k] + g[k]
-                else:
-                    for k in range(d):
-                        a = 0.0
-                        for q in range(d):
-                            a = fma(Vs[h, k, q], g[q], a)
-                        out[i, k] = a if h == 0 else out[i, k] + a
+                    g = acc[k * _ROWS : (k + 1) * _ROWS]
+                else:  # (V_h g_i)_k across the block, q ascending
+                    g = vg
+                    for r in range(_ROWS):
+                        g[r] = 0.0
+                    for q in range(d):
+                        v = Vs[h, k, q]
+                        p = q * _ROWS
+                        for r in range(_ROWS):
+                            g[r] = fma(v, acc[p + r], g[r])
+                for r in range(r1):
+                    outT[k, i0 + r] = g[r] if h == 0 else outT[k, i0 + r] + g[r]
         if project:
-            for i in range(i0, i0 + r1):
-                a = _dot8(x, out, i)
-                for k in range(d):
-                    out[i, k] = fma(-a, x[i, k], out[i, k])
+            _dot8(xt, outT, i0, i0 + r1, P, dots)
+            for k in range(d):
+                for i in range(i0, i0 + r1):
+                    outT[k, i] = fma(-dots[i], xt[k, i], outT[k, i])
 
 
 @njit(inline="always")
-def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, work, T):
-    """:func:`_velocity_blocks` for every token, the blocks (and those of the Gram) split over
-    T threads where this is inlined into a parallel function (elsewhere, and inside the
-    chain-parallel loop, the prange loops run as plain loops); the bits do not depend on T."""
-    n, d = x.shape
-    xt, G = work[0], work[1]
-    for k in range(d):
-        for j in range(n):
-            xt[k, j] = x[j, k]
+def _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT, work, T):
+    """:func:`_velocity_blocks` for every token of the transposed state ``xt`` (d×n, the result
+    in ``outT`` likewise), the blocks (and those of the Gram) split over T threads where this is
+    inlined into a parallel function (elsewhere, and inside the chain-parallel loop, the prange
+    loops run as plain loops); the bits do not depend on T."""
+    d, n = xt.shape
+    G = work[1]
     gram = plain_B and G.shape[0] > 0
     shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
     nb = (n + _ROWS - 1) // _ROWS
@@ -280,10 +286,9 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
         ng = G.shape[0]
         for q in prange(T):
             for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
-                _gram(x, G, tw[0][q], b, b + 1)
+                _gram(xt.T, G, tw[0][q], b, b + 1)
     for q in prange(T):
         _velocity_blocks(
-            x,
             xt,
             G,
             gram,
@@ -296,54 +301,63 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
             plain_B,
             plain_V,
             project,
-            out,
+            outT,
             thread_work(tw, q),
+            work[6],
+            work[5],
             q * nb // T,
             (q + 1) * nb // T,
         )
 
 
 @njit(inline="always")
-def _dot8(a, b, i):
-    """<a_i, b_i> as eight partial sums p_m = Σ_{k ≡ m (mod 8)} a_ik b_ik (k ascending, one fma
-    each) added as ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)): eight independent chains,
-    where one chain of d fmas would wait d times on the fma's latency."""
-    d = a.shape[1]
-    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = 0.0
-    k = 0
-    while k + 8 <= d:
-        p0 = fma(a[i, k], b[i, k], p0)
-        p1 = fma(a[i, k + 1], b[i, k + 1], p1)
-        p2 = fma(a[i, k + 2], b[i, k + 2], p2)
-        p3 = fma(a[i, k + 3], b[i, k + 3], p3)
-        p4 = fma(a[i, k + 4], b[i, k + 4], p4)
-        p5 = fma(a[i, k + 5], b[i, k + 5], p5)
-        p6 = fma(a[i, k + 6], b[i, k + 6], p6)
-        p7 = fma(a[i, k + 7], b[i, k + 7], p7)
-        k += 8
-    if k < d:
-        p0 = fma(a[i, k], b[i, k], p0)
-    if k + 1 < d:
-        p1 = fma(a[i, k + 1], b[i, k + 1], p1)
-    if k + 2 < d:
-        p2 = fma(a[i, k + 2], b[i, k + 2], p2)
-    if k + 3 < d:
-        p3 = fma(a[i, k + 3], b[i, k + 3], p3)
-    if k + 4 < d:
-        p4 = fma(a[i, k + 4], b[i, k + 4], p4)
-    if k + 5 < d:
-        p5 = fma(a[i, k + 5], b[i, k + 5], p5)
-    if k + 6 < d:
-        p6 = fma(a[i, k + 6], b[i, k + 6], p6)
-    return ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
+def _dot8(at, bt, i0, i1, P, out):
+    """out[i] = <a_i, b_i> for i0 <= i < i1, tokens the columns of at and bt (d×n), as eight
+    partial sums p_m = Σ_{k ≡ m (mod 8)} a_ik b_ik (k ascending, one fma each, in P[m, i]) added
+    as ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)): eight independent chains, where one
+    chain of d fmas would wait d times on the fma's latency; the loops run across tokens."""
+    d = at.shape[0]
+    for m in range(8):
+        for i in range(i0, i1):
+            P[m, i] = 0.0
+    for k in range(d):
+        pm = P[k % 8]
+        for i in range(i0, i1):
+            pm[i] = fma(at[k, i], bt[k, i], pm[i])
+    for i in range(i0, i1):
+        out[i] = ((P[0, i] + P[1, i]) + (P[2, i] + P[3, i])) + ((P[4, i] + P[5, i]) + (P[6, i] + P[7, i]))
 
 
 @njit(inline="always")
-def _normalise_fused(y, i, out):
-    """out_i = y_i (1 / |y_i|) (the flow's LayerNorm), |y_i|^2 by :func:`_dot8`."""
-    c = 1.0 / math.sqrt(_dot8(y, y, i))
-    for k in range(y.shape[1]):
-        out[i, k] = y[i, k] * c
+def _inverse_norms(yt, work):
+    """work[5][i] = 1 / |y_i| for the columns y_i of yt, |y_i|^2 by :func:`_dot8`."""
+    d, n = yt.shape
+    c = work[5]
+    _dot8(yt, yt, 0, n, work[6], c)
+    for i in range(n):
+        c[i] = 1.0 / math.sqrt(c[i])
+    return c
+
+
+@njit(inline="always")
+def _normalise_fused(yt, out, work):
+    """out_i = y_i (1 / |y_i|) (the flow's LayerNorm) for the columns y_i of yt (d×n), |y_i|^2 by
+    :func:`_dot8`; out (n×d) may be the step's input, read by now."""
+    d, n = yt.shape
+    c = _inverse_norms(yt, work)
+    for i in range(n):
+        ci = c[i]
+        for k in range(d):
+            out[i, k] = yt[k, i] * ci
+
+
+@njit(inline="always")
+def _transpose(x, xt):
+    """xt = xᵀ."""
+    n, d = x.shape
+    for k in range(d):
+        for j in range(n):
+            xt[k, j] = x[j, k]
 
 
 @njit(inline="always")
@@ -372,53 +386,53 @@ def renormalise_moved(x, i, out):
 
 @njit(inline="always")
 def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
-    """Pre-LN: x_i ← x_i + dt Attn(N(x))_i (not renormalised)."""
+    """Pre-LN: x_i ← x_i + dt Attn(N(x))_i (not renormalised); ``out`` may be x."""
     n, d = x.shape
-    K = work[2]
-    y = work[3]
-    for i in range(n):
-        _normalise_fused(x, i, y)
+    xt, K, y = work[0], work[2], work[3]
+    _transpose(x, xt)
+    c = _inverse_norms(xt, work)
+    for k in range(d):
+        for i in range(n):
+            y[k, i] = xt[k, i] * c[i]
     _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
     for i in range(n):
         for k in range(d):
-            out[i, k] = fma(dt, K[0, i, k], x[i, k])
+            out[i, k] = fma(dt, K[0, k, i], xt[k, i])
 
 
 @njit(inline="always")
 def _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
-    """Post-LN: x_i ← N(x_i + dt Attn(x)_i)."""
+    """Post-LN: x_i ← N(x_i + dt Attn(x)_i); ``out`` may be x."""
     n, d = x.shape
-    K = work[2]
-    y = work[3]
-    _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
-    for i in range(n):
-        for k in range(d):
-            y[i, k] = fma(dt, K[0, i, k], x[i, k])
-    for i in range(n):
-        _normalise_fused(y, i, out)
+    xt, K, y = work[0], work[2], work[3]
+    _transpose(x, xt)
+    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
+    for k in range(d):
+        for i in range(n):
+            y[k, i] = fma(dt, K[0, k, i], xt[k, i])
+    _normalise_fused(y, out, work)
 
 
 @njit(inline="always")
 def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
-    """RK4 on ẋ = P⊥ Attn(x), followed by N."""
+    """RK4 on ẋ = P⊥ Attn(x), followed by N; ``out`` may be x."""
     n, d = x.shape
-    K = work[2]
-    y = work[3]
+    xt, K, y = work[0], work[2], work[3]
     half = 0.5 * dt
-    _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, T)
+    _transpose(x, xt)
+    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, T)
     for q in range(1, 4):
         h = dt if q == 3 else half
-        for i in range(n):
-            for k in range(d):
-                y[i, k] = fma(h, K[q - 1, i, k], x[i, k])
+        for k in range(d):
+            for i in range(n):
+                y[k, i] = fma(h, K[q - 1, k, i], xt[k, i])
         _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, T)
     sixth = dt / 6.0
-    for i in range(n):
-        for k in range(d):
-            inc = ((K[0, i, k] + 2.0 * K[1, i, k]) + 2.0 * K[2, i, k]) + K[3, i, k]
-            y[i, k] = fma(sixth, inc, x[i, k])
-    for i in range(n):
-        _normalise_fused(y, i, out)
+    for k in range(d):
+        for i in range(n):
+            inc = ((K[0, k, i] + 2.0 * K[1, k, i]) + 2.0 * K[2, k, i]) + K[3, k, i]
+            y[k, i] = fma(sixth, inc, xt[k, i])
+    _normalise_fused(y, out, work)
 
 
 @njit(inline="always")
@@ -486,7 +500,6 @@ def _tokens_for(code: int):
         plain_B = dyn.plain_B
         plain_V = dyn.plain_V
         gammas = sched.gammas
-        out = np.empty((n, d))
         hw = hull_work(n, d)
         fw = flow_work(n, d, T)
         for c in range(C):
@@ -495,8 +508,7 @@ def _tokens_for(code: int):
             x = X[c]
             for t in range(t0, t0 + nsteps):
                 h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-                _flow(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, out, fw, T)
-                x[:, :] = out
+                _flow(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, x, fw, T)
                 if stopped(ev, c, x, hw, t, steps, done, code):
                     break
 
@@ -538,13 +550,14 @@ def _chains_for(kind: int, code: int, scheme: int):
                     for i in range(n):
                         u[i] = next_uniform(st)
                     chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, w)
+                    x[:, :] = out
+                # the flow writes its step into x once it has read x (out = x)
                 elif scheme == POST_LN:  # the scheme is a constant: one of the three compiles
-                    _post_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, out, w, 1)
+                    _post_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
                 elif scheme == PRE_LN:
-                    _pre_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, out, w, 1)
+                    _pre_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
                 else:
-                    _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, out, w, 1)
-                x[:, :] = out
+                    _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
                 if stopped(ev, c, x, hw, t, steps, done, code):
                     break
 
