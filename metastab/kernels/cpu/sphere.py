@@ -40,6 +40,7 @@ from ..cache import njit_keyed
 from ..params import JIT as _JIT
 from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, SPHERE_CHAIN, UNNORMALIZED
 from ..streams import next_uniform
+from .atomic import fetch_add
 from .drivers import stopped
 from .events import hull_work
 from .scores import ROWS as _ROWS
@@ -50,6 +51,7 @@ from .tiles import block_sums
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
     "arith.py",
+    "cpu/atomic.py",
     "cpu/clustering.py",
     "cpu/drivers.py",
     "cpu/events.py",
@@ -532,11 +534,8 @@ def _chains_for(kind: int, code: int, scheme: int):
         plain_B = dyn.plain_B
         plain_V = dyn.plain_V
         gammas = sched.gammas
-        for c in prange(C):
-            if done[c]:
-                continue
-            x = X[c]
-            st = state[c]
+        dealt = np.zeros(1, np.int64)  # chains are dealt one at a time to the threads that free up
+        for q in prange(T):
             out = np.empty((n, d))
             u = np.empty(n)
             hw = hull_work(n, d)
@@ -544,22 +543,28 @@ def _chains_for(kind: int, code: int, scheme: int):
                 w = chain_work(n, d)
             else:
                 w = flow_work(n, d)
-            for t in range(t0, t0 + nsteps):
-                h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-                if kind == SPHERE_CHAIN:
-                    for i in range(n):
-                        u[i] = next_uniform(st)
-                    chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, w)
-                    x[:, :] = out
-                # the flow writes its step into x once it has read x (out = x)
-                elif scheme == POST_LN:  # the scheme is a constant: one of the three compiles
-                    _post_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
-                elif scheme == PRE_LN:
-                    _pre_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
-                else:
-                    _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
-                if stopped(ev, c, x, hw, t, steps, done, code):
-                    break
+            c = fetch_add(dealt, 1)
+            while c < C:
+                if not done[c]:
+                    x = X[c]
+                    st = state[c]
+                    for t in range(t0, t0 + nsteps):
+                        h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+                        if kind == SPHERE_CHAIN:
+                            for i in range(n):
+                                u[i] = next_uniform(st)
+                            chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, w)
+                            x[:, :] = out
+                        # the flow writes its step into x once it has read x (out = x)
+                        elif scheme == POST_LN:  # a constant: one of the three compiles
+                            _post_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
+                        elif scheme == PRE_LN:
+                            _pre_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
+                        else:
+                            _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
+                        if stopped(ev, c, x, hw, t, steps, done, code):
+                            break
+                c = fetch_add(dealt, 1)
 
     return advance_chains
 
