@@ -46,7 +46,7 @@ from .events import hull_work
 from .scores import ROWS as _ROWS
 from .scores import score_loops
 from .steps import _pick_slow
-from .tiles import block_sums
+from .tiles import block_sums, gram_block
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
@@ -197,7 +197,7 @@ def _velocity_blocks(
             if gram:
                 S = G[b]
             elif plain_B and n == _ROWS:  # one full block: B x_i = x_i, held in xt already
-                block_sums(xt, x, 0, W)  # (mirroring a triangle saved nothing measurable)
+                gram_block(xt, W)
                 S = W
             else:
                 _block_bx(x, Bs[h], i0, r1, plain_B, bxt)
@@ -226,17 +226,14 @@ def _velocity_blocks(
                 elif causal:
                     for r in range(lo):
                         W[j * _ROWS + r] = 0.0
-                if gram:
-                    _block_weights(G[b], W, j * _ROWS, lo, best, beta)
-                else:
-                    _block_weights(W, W, j * _ROWS, lo, best, beta)
-            if tile:
-                for q in range(_HALF, _ROWS):
-                    p = (i0 + q) * _ROWS
-                    for r in range(_HALF):
-                        W[p + r] = W[(i0 + r) * _ROWS + q]
-            for j in range(n):
                 p = j * _ROWS
+                if gram:
+                    _block_weights(G[b], W, p, lo, best, beta)
+                else:
+                    _block_weights(W, W, p, lo, best, beta)
+                if tile and i0 + _HALF <= j < i0 + _ROWS:  # rows i0 + r < j: computed already
+                    for r in range(_HALF):
+                        W[p + r] = W[(i0 + r) * _ROWS + j - i0]
                 for r in range(_ROWS):
                     total[r] += W[p + r]
             for r in range(_ROWS):
@@ -249,22 +246,24 @@ def _velocity_blocks(
             block_sums(W.reshape((n, _ROWS)), xt, 0, acc)
             for k in range(d):
                 p = k * _ROWS
-                for r in range(_ROWS):
-                    acc[p + r] *= scale[r]
-            for k in range(d):
                 if plain_V:
-                    g = acc[k * _ROWS : (k + 1) * _ROWS]
-                else:  # (V_h g_i)_k across the block, q ascending
-                    g = vg
+                    for r in range(r1):
+                        g = acc[p + r] * scale[r]
+                        outT[k, i0 + r] = g if h == 0 else outT[k, i0 + r] + g
+                else:
                     for r in range(_ROWS):
-                        g[r] = 0.0
+                        acc[p + r] *= scale[r]
+            if not plain_V:
+                for k in range(d):  # (V_h g_i)_k across the block, q ascending
+                    for r in range(_ROWS):
+                        vg[r] = 0.0
                     for q in range(d):
                         v = Vs[h, k, q]
                         p = q * _ROWS
                         for r in range(_ROWS):
-                            g[r] = fma(v, acc[p + r], g[r])
-                for r in range(r1):
-                    outT[k, i0 + r] = g[r] if h == 0 else outT[k, i0 + r] + g[r]
+                            vg[r] = fma(v, acc[p + r], vg[r])
+                    for r in range(r1):
+                        outT[k, i0 + r] = vg[r] if h == 0 else outT[k, i0 + r] + vg[r]
         if project:
             _dot8(xt, outT, i0, i0 + r1, P, dots)
             for k in range(d):
@@ -342,11 +341,26 @@ def _inverse_norms(yt, work):
 
 
 @njit(inline="always")
-def _normalise_fused(yt, out, work):
-    """out_i = y_i (1 / |y_i|) (the flow's LayerNorm) for the columns y_i of yt (d×n), |y_i|^2 by
-    :func:`_dot8`; out (n×d) may be the step's input, read by now."""
-    d, n = yt.shape
-    c = _inverse_norms(yt, work)
+def _normalise_fused(h, Kt, xt, yt, out, work):
+    """out_i = N(y_i) (the flow's LayerNorm) of y_i = x_i + h k_i (one fma per coordinate),
+    tokens the columns of xt, Kt and yt (d×n): y_i (1 / |y_i|), |y_i|^2 by :func:`_dot8`,
+    whose sums are taken as y is; out (n×d) may be the step's input, read by now."""
+    d, n = xt.shape
+    P = work[6]
+    c = work[5]
+    for m in range(8):
+        for i in range(n):
+            P[m, i] = 0.0
+    for k in range(d):
+        pm = P[k % 8]
+        for i in range(n):
+            v = fma(h, Kt[k, i], xt[k, i])
+            yt[k, i] = v
+            pm[i] = fma(v, v, pm[i])
+    for i in range(n):
+        c[i] = 1.0 / math.sqrt(
+            ((P[0, i] + P[1, i]) + (P[2, i] + P[3, i])) + ((P[4, i] + P[5, i]) + (P[6, i] + P[7, i]))
+        )
     for i in range(n):
         ci = c[i]
         for k in range(d):
@@ -409,10 +423,7 @@ def _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work
     xt, K, y = work[0], work[2], work[3]
     _transpose(x, xt)
     _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
-    for k in range(d):
-        for i in range(n):
-            y[k, i] = fma(dt, K[0, k, i], xt[k, i])
-    _normalise_fused(y, out, work)
+    _normalise_fused(dt, K[0], xt, y, out, work)
 
 
 @njit(inline="always")
@@ -429,12 +440,10 @@ def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
             for i in range(n):
                 y[k, i] = fma(h, K[q - 1, k, i], xt[k, i])
         _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, T)
-    sixth = dt / 6.0
     for k in range(d):
         for i in range(n):
-            inc = ((K[0, k, i] + 2.0 * K[1, k, i]) + 2.0 * K[2, k, i]) + K[3, k, i]
-            y[k, i] = fma(sixth, inc, xt[k, i])
-    _normalise_fused(y, out, work)
+            K[3, k, i] = ((K[0, k, i] + 2.0 * K[1, k, i]) + 2.0 * K[2, k, i]) + K[3, k, i]
+    _normalise_fused(dt / 6.0, K[3], xt, y, out, work)
 
 
 @njit(inline="always")

@@ -28,9 +28,9 @@ _VECS = ROWS // _WIDTH
 _TILE = 4 if get_host_cpu_features().get("avx512f", False) else 2
 
 
-def _tile(rows):
+def _tile(rows, vecs=_VECS):
     """The intrinsic tile(A, X, S, j, p) of ``rows`` rows: S[p + q ROWS + r] =
-    Σ_k A[k, r] X[j + q, k] for q < rows, r < ROWS, k < X.shape[1] ascending."""
+    Σ_k A[k, r] X[j + q, k] for q < rows, r < 8 ``vecs``, k < X.shape[1] ascending."""
 
     @intrinsic
     def tile(typingctx, A, X, S, j, p):
@@ -56,7 +56,7 @@ def _tile(rows):
             )
             intp = context.get_value_type(types.intp)
             zero = ir.Constant(vec, [0.0] * _WIDTH)
-            accs = [cgutils.alloca_once_value(builder, zero) for _ in range(rows * _VECS)]
+            accs = [cgutils.alloca_once_value(builder, zero) for _ in range(rows * vecs)]
             for acc in accs:  # (alloca_once_value stores only at the function's entry)
                 builder.store(zero, acc)
             xs = cgutils.unpack_tuple(builder, x.strides, 2)
@@ -75,7 +75,7 @@ def _tile(rows):
                 arow = builder.bitcast(builder.gep(abase, [builder.mul(k, astride)]), vptr)
                 av = [
                     builder.load(builder.gep(arow, [ir.Constant(intp, v)]), align=8)
-                    for v in range(_VECS)
+                    for v in range(vecs)
                 ]
                 for q in range(rows):
                     xp = builder.bitcast(builder.gep(xrow[q], [builder.mul(k, xs[1])]), f64.as_pointer())
@@ -84,16 +84,16 @@ def _tile(rows):
                     b = builder.insert_element(b, xv, ir.Constant(ir.IntType(32), 0))
                     b = builder.shuffle_vector(b, ir.Constant(vec, ir.Undefined), ir.Constant(
                         ir.VectorType(ir.IntType(32), _WIDTH), [0] * _WIDTH))
-                    for v in range(_VECS):
-                        acc = accs[q * _VECS + v]
+                    for v in range(vecs):
+                        acc = accs[q * vecs + v]
                         builder.store(builder.call(fma, [av[v], b, builder.load(acc)]), acc)
             sp = builder.gep(s.data, [p])
             for q in range(rows):
-                for v in range(_VECS):
+                for v in range(vecs):
                     dst = builder.bitcast(
                         builder.gep(sp, [ir.Constant(intp, q * ROWS + v * _WIDTH)]), vptr
                     )
-                    builder.store(builder.load(accs[q * _VECS + v]), dst, align=8)
+                    builder.store(builder.load(accs[q * vecs + v]), dst, align=8)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -103,6 +103,9 @@ def _tile(rows):
 
 _tile_n = _tile(_TILE)
 _tile_1 = _tile(1)
+# the triangle of a symmetric block: 4 rows, 8, 16, 24 or 32 lanes
+_tri_1, _tri_2, _tri_3 = _tile(4, 1), _tile(4, 2), _tile(4, 3)
+_tri_4 = _tile_n if _TILE == 4 else _tile(4)
 
 
 @njit(inline="always")
@@ -119,3 +122,26 @@ def block_sums(A, X, j0, S):
     while j < n:
         _tile_1(A, X, S, j, j * ROWS)
         j += 1
+
+
+@njit(inline="always")
+def gram_block(xt, S):
+    """S[j ROWS + r] = <x_r, x_j> for a block of ROWS tokens, the columns of xt (d×ROWS): each
+    pair once, the scores of lanes r < 8 ceil((j + 1) / 8) (j rounded up to its group of four)
+    computed as :func:`block_sums` computes them, the others mirrored. A score and its mirror
+    are the same sum (x_rk x_jk = x_jk x_rk, k ascending), so S equals
+    block_sums(xt, xt.T, 0, S) bit for bit."""
+    x = xt.T
+    for j in range(0, ROWS, 4):
+        nv = (j + 11) // 8  # 8-lane vectors up to lane j + 3
+        if nv == 1:
+            _tri_1(xt, x, S, j, j * ROWS)
+        elif nv == 2:
+            _tri_2(xt, x, S, j, j * ROWS)
+        elif nv == 3:
+            _tri_3(xt, x, S, j, j * ROWS)
+        else:
+            _tri_4(xt, x, S, j, j * ROWS)
+    for q in range(ROWS):
+        for r in range(((q // 4) * 4 + 11) // 8 * 8, ROWS):
+            S[q * ROWS + r] = S[r * ROWS + q]
