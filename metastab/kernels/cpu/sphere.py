@@ -86,18 +86,12 @@ _GRAM_MAX_N = 2048
 @_jit(**_JIT)
 def thread_works(T, n, d):
     """Scratch buffers of :func:`_velocity_blocks` for T threads: each array with a leading axis
-    of T, allocated once per run (:func:`thread_work` takes one thread's set)."""
+    of T, allocated once per run."""
     return (
         np.empty((T, d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens, then its sums Σ_j w_ij x_j
         np.empty((T, n * _ROWS)),  # W: scores, then weights, of a block: W[j _ROWS + r]
         np.empty((T, 4, _ROWS)),  # the row maxima, the weight totals, the scales, a row of V g
     )
-
-
-@njit(inline="always")
-def thread_work(tw, q):
-    """Thread q's buffers of :func:`thread_works`."""
-    return (tw[0][q], tw[1][q], tw[2][q])
 
 
 @_jit(**_JIT)
@@ -190,7 +184,7 @@ def _velocity_blocks(
     bxt, W, rows = bw
     best, total, scale, vg = rows[0], rows[1], rows[2], rows[3]
     H = Bs.shape[0]
-    for b in range(b0, b1):
+    for b in range(max(b0, 0), b1):  # non-negative: no wraparound of negative indices
         i0 = b * _ROWS
         r1 = min(_ROWS, n - i0)
         for h in range(H):
@@ -244,12 +238,15 @@ def _velocity_blocks(
             # the weighted sums across the block's tokens, from the transposed state, scaled
             acc = bxt.reshape(d * _ROWS)  # free once the scores are computed
             block_sums(W.reshape((n, _ROWS)), xt, 0, acc)
+            # the loops across the block's tokens run on views of rows: an index from 0 spares
+            # numba's wraparound of negative indices, which keeps LLVM from vectorising
             for k in range(d):
                 p = k * _ROWS
                 if plain_V:
+                    o = outT[k, i0 : i0 + r1]
                     for r in range(r1):
                         g = acc[p + r] * scale[r]
-                        outT[k, i0 + r] = g if h == 0 else outT[k, i0 + r] + g
+                        o[r] = g if h == 0 else o[r] + g
                 else:
                     for r in range(_ROWS):
                         acc[p + r] *= scale[r]
@@ -262,13 +259,17 @@ def _velocity_blocks(
                         p = q * _ROWS
                         for r in range(_ROWS):
                             vg[r] = fma(v, acc[p + r], vg[r])
+                    o = outT[k, i0 : i0 + r1]
                     for r in range(r1):
-                        outT[k, i0 + r] = vg[r] if h == 0 else outT[k, i0 + r] + vg[r]
+                        o[r] = vg[r] if h == 0 else o[r] + vg[r]
         if project:
             _dot8(xt, outT, i0, i0 + r1, P, dots)
+            db = dots[i0 : i0 + r1]
             for k in range(d):
-                for i in range(i0, i0 + r1):
-                    outT[k, i] = fma(-dots[i], xt[k, i], outT[k, i])
+                o = outT[k, i0 : i0 + r1]
+                xk = xt[k, i0 : i0 + r1]
+                for r in range(r1):
+                    o[r] = fma(-db[r], xk[r], o[r])
 
 
 @njit(inline="always")
@@ -282,12 +283,14 @@ def _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, ou
     gram = plain_B and G.shape[0] > 0
     shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
     nb = (n + _ROWS - 1) // _ROWS
-    tw = work[4]
+    # arrays, not tuples, enter the parallel loops
+    bxt, W, rows = work[4]
+    P, dots = work[6], work[5]
     if gram:
         ng = G.shape[0]
         for q in prange(T):
             for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
-                _gram(xt.T, G, tw[0][q], b, b + 1)
+                _gram(xt.T, G, bxt[q], b, b + 1)
     for q in prange(T):
         _velocity_blocks(
             xt,
@@ -303,9 +306,9 @@ def _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, ou
             plain_V,
             project,
             outT,
-            thread_work(tw, q),
-            work[6],
-            work[5],
+            (bxt[q], W[q], rows[q]),
+            P,
+            dots,
             q * nb // T,
             (q + 1) * nb // T,
         )
@@ -318,15 +321,28 @@ def _dot8(at, bt, i0, i1, P, out):
     as ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)): eight independent chains, where one
     chain of d fmas would wait d times on the fma's latency; the loops run across tokens."""
     d = at.shape[0]
-    for m in range(8):
-        for i in range(i0, i1):
-            P[m, i] = 0.0
+    m = i1 - i0
+    for q in range(8):
+        pq = P[q, i0:i1]
+        for i in range(m):
+            pq[i] = 0.0
     for k in range(d):
-        pm = P[k % 8]
-        for i in range(i0, i1):
-            pm[i] = fma(at[k, i], bt[k, i], pm[i])
-    for i in range(i0, i1):
-        out[i] = ((P[0, i] + P[1, i]) + (P[2, i] + P[3, i])) + ((P[4, i] + P[5, i]) + (P[6, i] + P[7, i]))
+        pq = P[k % 8, i0:i1]
+        a = at[k, i0:i1]
+        b = bt[k, i0:i1]
+        for i in range(m):
+            pq[i] = fma(a[i], b[i], pq[i])
+    _dot8_sum(P, i0, i1, out)
+
+
+@njit(inline="always")
+def _dot8_sum(P, i0, i1, out):
+    """out[i] = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) for p_q = P[q, i], i0 <= i < i1."""
+    p0, p1, p2, p3 = P[0, i0:i1], P[1, i0:i1], P[2, i0:i1], P[3, i0:i1]
+    p4, p5, p6, p7 = P[4, i0:i1], P[5, i0:i1], P[6, i0:i1], P[7, i0:i1]
+    o = out[i0:i1]
+    for i in range(i1 - i0):
+        o[i] = ((p0[i] + p1[i]) + (p2[i] + p3[i])) + ((p4[i] + p5[i]) + (p6[i] + p7[i]))
 
 
 @njit(inline="always")
@@ -357,10 +373,9 @@ def _normalise_fused(h, Kt, xt, yt, out, work):
             v = fma(h, Kt[k, i], xt[k, i])
             yt[k, i] = v
             pm[i] = fma(v, v, pm[i])
+    _dot8_sum(P, 0, n, c)
     for i in range(n):
-        c[i] = 1.0 / math.sqrt(
-            ((P[0, i] + P[1, i]) + (P[2, i] + P[3, i])) + ((P[4, i] + P[5, i]) + (P[6, i] + P[7, i]))
-        )
+        c[i] = 1.0 / math.sqrt(c[i])
     for i in range(n):
         ci = c[i]
         for k in range(d):
