@@ -7,7 +7,6 @@ waits for the slowest. A kernel that deals its items from a shared counter with
 which thread takes it (the kernels' chains depend only on their own streams).
 """
 
-from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 

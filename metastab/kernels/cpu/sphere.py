@@ -337,7 +337,7 @@ def _dot8(at, bt, i0, i1, P, out):
 
 @njit(inline="always")
 def _dot8_sum(P, i0, i1, out):
-    """out[i] = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)) for p_q = P[q, i], i0 <= i < i1."""
+    """out[i] = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)), p_q = P[q, i], i0 <= i < i1."""
     p0, p1, p2, p3 = P[0, i0:i1], P[1, i0:i1], P[2, i0:i1], P[3, i0:i1]
     p4, p5, p6, p7 = P[4, i0:i1], P[5, i0:i1], P[6, i0:i1], P[7, i0:i1]
     o = out[i0:i1]
@@ -559,7 +559,7 @@ def _chains_for(kind: int, code: int, scheme: int):
         plain_V = dyn.plain_V
         gammas = sched.gammas
         dealt = np.zeros(1, np.int64)  # chains are dealt one at a time to the threads that free up
-        for q in prange(T):
+        for _q in prange(T):
             out = np.empty((n, d))
             u = np.empty(n)
             hw = hull_work(n, d)
@@ -581,9 +581,13 @@ def _chains_for(kind: int, code: int, scheme: int):
                             x[:, :] = out
                         # the flow writes its step into x once it has read x (out = x)
                         elif scheme == POST_LN:  # a constant: one of the three compiles
-                            _post_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
+                            _post_ln(
+                                x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1
+                            )
                         elif scheme == PRE_LN:
-                            _pre_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
+                            _pre_ln(
+                                x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1
+                            )
                         else:
                             _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
                         if stopped(ev, c, x, hw, t, steps, done, code):

@@ -52,12 +52,13 @@ def _tile(rows, vecs=_VECS):
             vec = ir.VectorType(f64, _WIDTH)
             vptr = vec.as_pointer()
             fma = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(vec, [vec] * 3), "llvm.fma.v8f64"
+                builder.module, ir.FunctionType(vec, [vec] * 3), f"llvm.fma.v{_WIDTH}f64"
             )
             intp = context.get_value_type(types.intp)
             zero = ir.Constant(vec, [0.0] * _WIDTH)
+            # the partial sums: allocas at the function's entry, which LLVM promotes to registers
             accs = [cgutils.alloca_once_value(builder, zero) for _ in range(rows * vecs)]
-            for acc in accs:  # (alloca_once_value stores only at the function's entry)
+            for acc in accs:  # from +0.0 at every call (alloca_once_value stores at the entry)
                 builder.store(zero, acc)
             xs = cgutils.unpack_tuple(builder, x.strides, 2)
             xrow = [
@@ -78,12 +79,17 @@ def _tile(rows, vecs=_VECS):
                     for v in range(vecs)
                 ]
                 for q in range(rows):
-                    xp = builder.bitcast(builder.gep(xrow[q], [builder.mul(k, xs[1])]), f64.as_pointer())
+                    xp = builder.bitcast(
+                        builder.gep(xrow[q], [builder.mul(k, xs[1])]), f64.as_pointer()
+                    )
                     xv = builder.load(xp, align=8)
-                    b = cgutils.get_null_value(vec)
+                    b = cgutils.get_null_value(vec)  # X[j + q, k] in every lane
                     b = builder.insert_element(b, xv, ir.Constant(ir.IntType(32), 0))
-                    b = builder.shuffle_vector(b, ir.Constant(vec, ir.Undefined), ir.Constant(
-                        ir.VectorType(ir.IntType(32), _WIDTH), [0] * _WIDTH))
+                    b = builder.shuffle_vector(
+                        b,
+                        ir.Constant(vec, ir.Undefined),
+                        ir.Constant(ir.VectorType(ir.IntType(32), _WIDTH), [0] * _WIDTH),
+                    )
                     for v in range(vecs):
                         acc = accs[q * vecs + v]
                         builder.store(builder.call(fma, [av[v], b, builder.load(acc)]), acc)
