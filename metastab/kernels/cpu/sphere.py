@@ -26,7 +26,8 @@ B x_i: k ascending; weighted sums: j ascending; the flow's norms and projections
 sums over k, see :func:`_dot8`; the chain's norm: k ascending), so
 :mod:`metastab.kernels.reference.sphere` repeats them bit for
 bit; loops run across tokens or across k, never reduce in a vector register, and ``fastmath`` is
-off.
+off. The flow's scores and weighted sums run in the register tiles of :mod:`.tiles`, and the
+flow computes on transposed states (d×n), so that its loops over tokens run along rows.
 """
 
 import functools
@@ -544,7 +545,8 @@ def _tokens_for(code: int):
 @functools.cache
 def _chains_for(kind: int, code: int, scheme: int):
     """The kernel of the sphere model ``kind``, the event ``code`` and the flow's ``scheme``,
-    chains in parallel (see :func:`advance`); the three are constants of the compiled code."""
+    chains in parallel (see :func:`advance`), dealt one at a time to the threads as they free up
+    (:mod:`.atomic`); the three are constants of the compiled code."""
 
     @_jit(parallel=True, **_JIT)
     def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
