@@ -39,7 +39,7 @@ from numba import njit, prange
 from ..arith import exp_fma, fma
 from ..cache import njit_keyed
 from ..params import JIT as _JIT
-from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, SPHERE_CHAIN, UNNORMALIZED
+from ..params import NO_EVENT, POST_LN, PRE_LN, SHIFT_SPREAD, SPHERE_CHAIN, UNNORMALIZED
 from ..streams import next_uniform
 from .atomic import fetch_add
 from .drivers import stopped
@@ -361,7 +361,8 @@ def _inverse_norms(yt, work):
 def _normalise_fused(h, Kt, xt, yt, out, work):
     """out_i = N(y_i) (the flow's LayerNorm) of y_i = x_i + h k_i (one fma per coordinate),
     tokens the columns of xt, Kt and yt (d×n): y_i (1 / |y_i|), |y_i|^2 by :func:`_dot8`,
-    whose sums are taken as y is; out (n×d) may be the step's input, read by now."""
+    whose sums are taken as y is; out (n×d) may be the step's input, read by now; with out None
+    the result replaces xt."""
     d, n = xt.shape
     P = work[6]
     c = work[5]
@@ -377,10 +378,15 @@ def _normalise_fused(h, Kt, xt, yt, out, work):
     _dot8_sum(P, 0, n, c)
     for i in range(n):
         c[i] = 1.0 / math.sqrt(c[i])
-    for i in range(n):
-        ci = c[i]
+    if out is None:
         for k in range(d):
-            out[i, k] = yt[k, i] * ci
+            for i in range(n):
+                xt[k, i] = yt[k, i] * c[i]
+    else:
+        for i in range(n):
+            ci = c[i]
+            for k in range(d):
+                out[i, k] = yt[k, i] * ci
 
 
 @njit(inline="always")
@@ -418,37 +424,47 @@ def renormalise_moved(x, i, out):
 
 @njit(inline="always")
 def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
-    """Pre-LN: x_i ← x_i + dt Attn(N(x))_i (not renormalised); ``out`` may be x."""
-    n, d = x.shape
+    """Pre-LN: x_i ← x_i + dt Attn(N(x))_i (not renormalised); ``out`` may be x. With x None the
+    step reads the state from work[0], transposed (d×n), and with out None writes it there."""
     xt, K, y = work[0], work[2], work[3]
-    _transpose(x, xt)
+    d, n = xt.shape
+    if x is not None:
+        _transpose(x, xt)
     c = _inverse_norms(xt, work)
     for k in range(d):
         for i in range(n):
             y[k, i] = xt[k, i] * c[i]
     _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
-    for i in range(n):
+    if out is None:
         for k in range(d):
-            out[i, k] = fma(dt, K[0, k, i], xt[k, i])
+            for i in range(n):
+                xt[k, i] = fma(dt, K[0, k, i], xt[k, i])
+    else:
+        for i in range(n):
+            for k in range(d):
+                out[i, k] = fma(dt, K[0, k, i], xt[k, i])
 
 
 @njit(inline="always")
 def _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
-    """Post-LN: x_i ← N(x_i + dt Attn(x)_i); ``out`` may be x."""
-    n, d = x.shape
+    """Post-LN: x_i ← N(x_i + dt Attn(x)_i); ``out`` may be x (x and out None: see
+    :func:`_pre_ln`)."""
     xt, K, y = work[0], work[2], work[3]
-    _transpose(x, xt)
+    if x is not None:
+        _transpose(x, xt)
     _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
     _normalise_fused(dt, K[0], xt, y, out, work)
 
 
 @njit(inline="always")
 def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
-    """RK4 on ẋ = P⊥ Attn(x), followed by N; ``out`` may be x."""
-    n, d = x.shape
+    """RK4 on ẋ = P⊥ Attn(x), followed by N; ``out`` may be x (x and out None: see
+    :func:`_pre_ln`)."""
     xt, K, y = work[0], work[2], work[3]
+    d, n = xt.shape
     half = 0.5 * dt
-    _transpose(x, xt)
+    if x is not None:
+        _transpose(x, xt)
     _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, T)
     for q in range(1, 4):
         h = dt if q == 3 else half
@@ -574,6 +590,8 @@ def _chains_for(kind: int, code: int, scheme: int):
                 if not done[c]:
                     x = X[c]
                     st = state[c]
+                    if kind != SPHERE_CHAIN and code == NO_EVENT:
+                        _transpose(x, w[0])  # the state transposed, for all the steps
                     for t in range(t0, t0 + nsteps):
                         h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
                         if kind == SPHERE_CHAIN:
@@ -581,19 +599,23 @@ def _chains_for(kind: int, code: int, scheme: int):
                                 u[i] = next_uniform(st)
                             chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, w)
                             x[:, :] = out
-                        # the flow writes its step into x once it has read x (out = x)
-                        elif scheme == POST_LN:  # a constant: one of the three compiles
-                            _post_ln(
-                                x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1
-                            )
-                        elif scheme == PRE_LN:
-                            _pre_ln(
-                                x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1
-                            )
-                        else:
-                            _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, w, 1)
+                        else:  # the scheme is a constant: one of the three compiles
+                            # no event: the state stays in w[0] (x and out None); else the flow
+                            # writes its step into x once it has read x (out = x)
+                            y = None if code == NO_EVENT else x
+                            if scheme == POST_LN:
+                                _post_ln(y, Bs, Vs, beta, h, attention, causal, plain_B,
+                                         plain_V, y, w, 1)  # fmt: skip
+                            elif scheme == PRE_LN:
+                                _pre_ln(y, Bs, Vs, beta, h, attention, causal, plain_B,
+                                        plain_V, y, w, 1)  # fmt: skip
+                            else:
+                                _rk4(y, Bs, Vs, beta, h, attention, causal, plain_B,
+                                     plain_V, y, w, 1)  # fmt: skip
                         if stopped(ev, c, x, hw, t, steps, done, code):
                             break
+                    if kind != SPHERE_CHAIN and code == NO_EVENT:
+                        _transpose(w[0], x)
                 c = fetch_add(dealt, 1)
 
     return advance_chains
