@@ -179,10 +179,11 @@ def run_reference(model, x0, steps, state):
     [
         SphereFlow(4.0, 0.1),
         SphereFlow(1.0, 0.05, scheme="rk4", attention="unnormalized", **MATRICES["BV"]),
+        SphereFlow(2.0, 0.1, scheme="pre-ln", causal=True),
         SphereChain(5.0, 0.3),
         SphereChain(5.0, 0.3, **MATRICES["BV"]),
     ],
-    ids=["flow", "rk4-usa-BV", "chain", "chain-BV"],
+    ids=["flow", "rk4-usa-BV", "pre-ln-causal", "chain", "chain-BV"],
 )
 def test_simulate_matches_reference_per_chain(model):
     x0 = on_sphere(np.random.default_rng(5), 3, 6, D)

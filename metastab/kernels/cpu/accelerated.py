@@ -57,12 +57,14 @@ from .steps import _move
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
     "arith.py",
+    "cpu/atomic.py",
     "cpu/clustering.py",
     "cpu/drivers.py",
     "cpu/events.py",
     "cpu/scores.py",
     "cpu/sphere.py",
     "cpu/steps.py",
+    "cpu/tiles.py",
     "params.py",
     "streams.py",
 )

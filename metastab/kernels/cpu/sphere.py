@@ -26,7 +26,8 @@ B x_i: k ascending; weighted sums: j ascending; the flow's norms and projections
 sums over k, see :func:`_dot8`; the chain's norm: k ascending), so
 :mod:`metastab.kernels.reference.sphere` repeats them bit for
 bit; loops run across tokens or across k, never reduce in a vector register, and ``fastmath`` is
-off.
+off. The flow's scores and weighted sums run in the register tiles of :mod:`.tiles`, and the
+flow computes on transposed states (d×n), so that its loops over tokens run along rows.
 """
 
 import functools
@@ -38,28 +39,32 @@ from numba import njit, prange
 from ..arith import exp_fma, fma
 from ..cache import njit_keyed
 from ..params import JIT as _JIT
-from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, SPHERE_CHAIN, UNNORMALIZED
+from ..params import NO_EVENT, POST_LN, PRE_LN, SHIFT_SPREAD, SPHERE_CHAIN, UNNORMALIZED
 from ..streams import next_uniform
+from .atomic import fetch_add
 from .drivers import stopped
 from .events import hull_work
 from .scores import ROWS as _ROWS
 from .scores import score_loops
 from .steps import _pick_slow
+from .tiles import block_sums, gram_block
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
     "arith.py",
+    "cpu/atomic.py",
     "cpu/clustering.py",
     "cpu/drivers.py",
     "cpu/events.py",
     "cpu/scores.py",
     "cpu/steps.py",
+    "cpu/tiles.py",
     "params.py",
     "streams.py",
 )
 
 # the flow's score loops, in fused arithmetic (see arith)
-_scores_block, _, _gram_loop, _bx_loop = score_loops(fma)
+_, _, _gram_loop, _bx_loop = score_loops(fma)
 
 
 @_jit(**_JIT)
@@ -82,33 +87,28 @@ _GRAM_MAX_N = 2048
 @_jit(**_JIT)
 def thread_works(T, n, d):
     """Scratch buffers of :func:`_velocity_blocks` for T threads: each array with a leading axis
-    of T, allocated once per run (:func:`thread_work` takes one thread's set)."""
+    of T, allocated once per run."""
     return (
-        np.empty((T, d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens
+        np.empty((T, d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens, then its sums Σ_j w_ij x_j
         np.empty((T, n * _ROWS)),  # W: scores, then weights, of a block: W[j _ROWS + r]
-        np.empty((T, _ROWS, d)),  # acc: the scaled sums Σ_j w_ij x_j of a block's tokens
-        np.empty((T, 3, _ROWS)),  # the row maxima, the weight totals, the scales
+        np.empty((T, 4, _ROWS)),  # the row maxima, the weight totals, the scales, a row of V g
     )
-
-
-@njit(inline="always")
-def thread_work(tw, q):
-    """Thread q's buffers of :func:`thread_works`."""
-    return (tw[0][q], tw[1][q], tw[2][q], tw[3][q])
 
 
 @_jit(**_JIT)
 def flow_work(n, d, T=1):
     """Scratch buffers of :func:`flow_step` for n tokens in R^d, with those of T threads that
-    share a step's blocks."""
+    share a step's blocks. The flow computes on states transposed, d×n: every loop over tokens
+    then runs along a row and vectorises."""
     g = n // _ROWS if n % _ROWS == 0 and _ROWS < n <= _GRAM_MAX_N else 0
     return (
         np.empty((d, n)),  # xt: the state transposed
         np.empty((g, n * _ROWS)),  # the blocked Gram (B = I), where it pays
-        np.empty((4, n, d)),  # the four velocities of RK4 (the first: Attn for post-LN)
-        np.empty((n, d)),  # a stage of RK4
+        np.empty((4, d, n)),  # the four velocities of RK4, transposed (the first: post-LN's)
+        np.empty((d, n)),  # a stage of RK4, transposed
         thread_works(T, n, d),
-        np.empty(n),  # the squared norms s_jj = <x_j, x_j> (see _common_shift)
+        np.empty(n),  # the squared norms s_jj = <x_j, x_j> (see _common_shift), then <a_i, b_i>
+        np.empty((8, n)),  # the partial sums of _dot8
     )
 
 
@@ -159,12 +159,14 @@ def _block_weights(S, W, p, lo, best, beta):
 
 @_jit(**_JIT)
 def _velocity_blocks(
-    x, xt, G, gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, out, bw, b0,
-    b1,
+    xt, G, gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, outT, bw, P,
+    dots, b0, b1,
 ):  # fmt: skip
-    """out_i = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for the tokens
-    of blocks b0 <= b < b1 (token i in block i // _ROWS); ``xt`` is x transposed and, with
-    ``gram``, G its blocked Gram. Blocks only read x, so they may run on different threads.
+    """outT[:, i] = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for the
+    tokens of blocks b0 <= b < b1 (token i in block i // _ROWS); ``xt`` is the state x
+    transposed (d×n, as outT) and, with ``gram``, G its blocked Gram; P and dots hold
+    :func:`_dot8`'s sums of the blocks' tokens. Blocks only read x, so they may run on different
+    threads.
 
     Tokens go in blocks of _ROWS (the last one padded with zeros) held side by side, so that
     every loop runs across the block and vectorises while each token's sums keep the reference's
@@ -176,26 +178,28 @@ def _velocity_blocks(
     scores are), so the exps of its lanes r < _ROWS / 2 in rows i0 + q, q >= _ROWS / 2 are
     mirrored from the others. Where causal masking hides j > i, its weight is exactly 0, which
     leaves every sum of a finite state unchanged bit for bit. The sums are scaled by 1 / total
-    (softmax) or e^{β c_i} / n (USA)."""
-    n, d = x.shape
-    bxt, W, acc, rows = bw
-    best, total, scale = rows[0], rows[1], rows[2]
+    (softmax) or e^{β c_i} / n (USA); so are the products by V_h (q ascending, one fma each),
+    across the block's tokens too."""
+    d, n = xt.shape
+    x = xt.T  # token j's coordinates x[j, k]: the score loops read them one at a time
+    bxt, W, rows = bw
+    best, total, scale, vg = rows[0], rows[1], rows[2], rows[3]
     H = Bs.shape[0]
-    for b in range(b0, b1):
+    for b in range(max(b0, 0), b1):  # non-negative: no wraparound of negative indices
         i0 = b * _ROWS
         r1 = min(_ROWS, n - i0)
         for h in range(H):
             if gram:
                 S = G[b]
             elif plain_B and n == _ROWS:  # one full block: B x_i = x_i, held in xt already
-                _scores_block(xt, x, 0, W)  # (mirroring a triangle saved nothing measurable)
+                gram_block(xt, W)
                 S = W
             else:
                 _block_bx(x, Bs[h], i0, r1, plain_B, bxt)
                 for r in range(r1, _ROWS):  # the padding of a short last block
                     for k in range(d):
                         bxt[k, r] = 0.0
-                _scores_block(bxt, x, 0, W)
+                block_sums(bxt, x, 0, W)
                 S = W
             common = shift == shift
             # the diagonal tile is symmetric: lanes below 8 floor(q / 8) mirrored (see above)
@@ -217,17 +221,14 @@ def _velocity_blocks(
                 elif causal:
                     for r in range(lo):
                         W[j * _ROWS + r] = 0.0
-                if gram:
-                    _block_weights(G[b], W, j * _ROWS, lo, best, beta)
-                else:
-                    _block_weights(W, W, j * _ROWS, lo, best, beta)
-            if tile:
-                for q in range(_HALF, _ROWS):
-                    p = (i0 + q) * _ROWS
-                    for r in range(_HALF):
-                        W[p + r] = W[(i0 + r) * _ROWS + q]
-            for j in range(n):
                 p = j * _ROWS
+                if gram:
+                    _block_weights(G[b], W, p, lo, best, beta)
+                else:
+                    _block_weights(W, W, p, lo, best, beta)
+                if tile and i0 + _HALF <= j < i0 + _ROWS:  # rows i0 + r < j: computed already
+                    for r in range(_HALF):
+                        W[p + r] = W[(i0 + r) * _ROWS + j - i0]
                 for r in range(_ROWS):
                     total[r] += W[p + r]
             for r in range(_ROWS):
@@ -235,53 +236,64 @@ def _velocity_blocks(
                     scale[r] = math.exp(beta * best[r]) / n
                 else:
                     scale[r] = 1.0 / total[r]
-            # the weighted sums across the block's tokens, from the transposed state
-            accT = bxt.reshape(d * _ROWS)  # free once the scores are computed
-            _scores_block(W.reshape((n, _ROWS)), xt, 0, accT)
-            for r in range(r1):
-                for k in range(d):
-                    acc[r, k] = accT[k * _ROWS + r] * scale[r]
-            for r in range(r1):
-                i = i0 + r
-                g = acc[r]
+            # the weighted sums across the block's tokens, from the transposed state, scaled
+            acc = bxt.reshape(d * _ROWS)  # free once the scores are computed
+            block_sums(W.reshape((n, _ROWS)), xt, 0, acc)
+            # the loops across the block's tokens run on views of rows: an index from 0 spares
+            # numba's wraparound of negative indices, which keeps LLVM from vectorising
+            for k in range(d):
+                p = k * _ROWS
                 if plain_V:
-                    for k in range(d):
-                        out[i, k] = g[k] if h == 0 else out[i, k] + g[k]
+                    o = outT[k, i0 : i0 + r1]
+                    for r in range(r1):
+                        g = acc[p + r] * scale[r]
+                        o[r] = g if h == 0 else o[r] + g
                 else:
-                    for k in range(d):
-                        a = 0.0
-                        for q in range(d):
-                            a = fma(Vs[h, k, q], g[q], a)
-                        out[i, k] = a if h == 0 else out[i, k] + a
+                    for r in range(_ROWS):
+                        acc[p + r] *= scale[r]
+            if not plain_V:
+                for k in range(d):  # (V_h g_i)_k across the block, q ascending
+                    for r in range(_ROWS):
+                        vg[r] = 0.0
+                    for q in range(d):
+                        v = Vs[h, k, q]
+                        p = q * _ROWS
+                        for r in range(_ROWS):
+                            vg[r] = fma(v, acc[p + r], vg[r])
+                    o = outT[k, i0 : i0 + r1]
+                    for r in range(r1):
+                        o[r] = vg[r] if h == 0 else o[r] + vg[r]
         if project:
-            for i in range(i0, i0 + r1):
-                a = _dot8(x, out, i)
-                for k in range(d):
-                    out[i, k] = fma(-a, x[i, k], out[i, k])
+            _dot8(xt, outT, i0, i0 + r1, P, dots)
+            db = dots[i0 : i0 + r1]
+            for k in range(d):
+                o = outT[k, i0 : i0 + r1]
+                xk = xt[k, i0 : i0 + r1]
+                for r in range(r1):
+                    o[r] = fma(-db[r], xk[r], o[r])
 
 
 @njit(inline="always")
-def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out, work, T):
-    """:func:`_velocity_blocks` for every token, the blocks (and those of the Gram) split over
-    T threads where this is inlined into a parallel function (elsewhere, and inside the
-    chain-parallel loop, the prange loops run as plain loops); the bits do not depend on T."""
-    n, d = x.shape
-    xt, G = work[0], work[1]
-    for k in range(d):
-        for j in range(n):
-            xt[k, j] = x[j, k]
+def _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT, work, T):
+    """:func:`_velocity_blocks` for every token of the transposed state ``xt`` (d×n, the result
+    in ``outT`` likewise), the blocks (and those of the Gram) split over T threads where this is
+    inlined into a parallel function (elsewhere, and inside the chain-parallel loop, the prange
+    loops run as plain loops); the bits do not depend on T."""
+    d, n = xt.shape
+    G = work[1]
     gram = plain_B and G.shape[0] > 0
     shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
     nb = (n + _ROWS - 1) // _ROWS
-    tw = work[4]
+    # arrays, not tuples, enter the parallel loops
+    bxt, W, rows = work[4]
+    P, dots = work[6], work[5]
     if gram:
         ng = G.shape[0]
         for q in prange(T):
             for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
-                _gram(x, G, tw[0][q], b, b + 1)
+                _gram(xt.T, G, bxt[q], b, b + 1)
     for q in prange(T):
         _velocity_blocks(
-            x,
             xt,
             G,
             gram,
@@ -294,54 +306,96 @@ def _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, out
             plain_B,
             plain_V,
             project,
-            out,
-            thread_work(tw, q),
+            outT,
+            (bxt[q], W[q], rows[q]),
+            P,
+            dots,
             q * nb // T,
             (q + 1) * nb // T,
         )
 
 
 @njit(inline="always")
-def _dot8(a, b, i):
-    """<a_i, b_i> as eight partial sums p_m = Σ_{k ≡ m (mod 8)} a_ik b_ik (k ascending, one fma
-    each) added as ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)): eight independent chains,
-    where one chain of d fmas would wait d times on the fma's latency."""
-    d = a.shape[1]
-    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = 0.0
-    k = 0
-    while k + 8 <= d:
-        p0 = fma(a[i, k], b[i, k], p0)
-        p1 = fma(a[i, k + 1], b[i, k + 1], p1)
-        p2 = fma(a[i, k + 2], b[i, k + 2], p2)
-        p3 = fma(a[i, k + 3], b[i, k + 3], p3)
-        p4 = fma(a[i, k + 4], b[i, k + 4], p4)
-        p5 = fma(a[i, k + 5], b[i, k + 5], p5)
-        p6 = fma(a[i, k + 6], b[i, k + 6], p6)
-        p7 = fma(a[i, k + 7], b[i, k + 7], p7)
-        k += 8
-    if k < d:
-        p0 = fma(a[i, k], b[i, k], p0)
-    if k + 1 < d:
-        p1 = fma(a[i, k + 1], b[i, k + 1], p1)
-    if k + 2 < d:
-        p2 = fma(a[i, k + 2], b[i, k + 2], p2)
-    if k + 3 < d:
-        p3 = fma(a[i, k + 3], b[i, k + 3], p3)
-    if k + 4 < d:
-        p4 = fma(a[i, k + 4], b[i, k + 4], p4)
-    if k + 5 < d:
-        p5 = fma(a[i, k + 5], b[i, k + 5], p5)
-    if k + 6 < d:
-        p6 = fma(a[i, k + 6], b[i, k + 6], p6)
-    return ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
+def _dot8(at, bt, i0, i1, P, out):
+    """out[i] = <a_i, b_i> for i0 <= i < i1, tokens the columns of at and bt (d×n), as eight
+    partial sums p_m = Σ_{k ≡ m (mod 8)} a_ik b_ik (k ascending, one fma each, in P[m, i]) added
+    as ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)): eight independent chains, where one
+    chain of d fmas would wait d times on the fma's latency; the loops run across tokens."""
+    d = at.shape[0]
+    m = i1 - i0
+    for q in range(8):
+        pq = P[q, i0:i1]
+        for i in range(m):
+            pq[i] = 0.0
+    for k in range(d):
+        pq = P[k % 8, i0:i1]
+        a = at[k, i0:i1]
+        b = bt[k, i0:i1]
+        for i in range(m):
+            pq[i] = fma(a[i], b[i], pq[i])
+    _dot8_sum(P, i0, i1, out)
 
 
 @njit(inline="always")
-def _normalise_fused(y, i, out):
-    """out_i = y_i (1 / |y_i|) (the flow's LayerNorm), |y_i|^2 by :func:`_dot8`."""
-    c = 1.0 / math.sqrt(_dot8(y, y, i))
-    for k in range(y.shape[1]):
-        out[i, k] = y[i, k] * c
+def _dot8_sum(P, i0, i1, out):
+    """out[i] = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)), p_q = P[q, i], i0 <= i < i1."""
+    p0, p1, p2, p3 = P[0, i0:i1], P[1, i0:i1], P[2, i0:i1], P[3, i0:i1]
+    p4, p5, p6, p7 = P[4, i0:i1], P[5, i0:i1], P[6, i0:i1], P[7, i0:i1]
+    o = out[i0:i1]
+    for i in range(i1 - i0):
+        o[i] = ((p0[i] + p1[i]) + (p2[i] + p3[i])) + ((p4[i] + p5[i]) + (p6[i] + p7[i]))
+
+
+@njit(inline="always")
+def _inverse_norms(yt, work):
+    """work[5][i] = 1 / |y_i| for the columns y_i of yt, |y_i|^2 by :func:`_dot8`."""
+    d, n = yt.shape
+    c = work[5]
+    _dot8(yt, yt, 0, n, work[6], c)
+    for i in range(n):
+        c[i] = 1.0 / math.sqrt(c[i])
+    return c
+
+
+@njit(inline="always")
+def _normalise_fused(h, Kt, xt, yt, out, work):
+    """out_i = N(y_i) (the flow's LayerNorm) of y_i = x_i + h k_i (one fma per coordinate),
+    tokens the columns of xt, Kt and yt (d×n): y_i (1 / |y_i|), |y_i|^2 by :func:`_dot8`,
+    whose sums are taken as y is; out (n×d) may be the step's input, read by now; with out None
+    the result replaces xt."""
+    d, n = xt.shape
+    P = work[6]
+    c = work[5]
+    for m in range(8):
+        for i in range(n):
+            P[m, i] = 0.0
+    for k in range(d):
+        pm = P[k % 8]
+        for i in range(n):
+            v = fma(h, Kt[k, i], xt[k, i])
+            yt[k, i] = v
+            pm[i] = fma(v, v, pm[i])
+    _dot8_sum(P, 0, n, c)
+    for i in range(n):
+        c[i] = 1.0 / math.sqrt(c[i])
+    if out is None:
+        for k in range(d):
+            for i in range(n):
+                xt[k, i] = yt[k, i] * c[i]
+    else:
+        for i in range(n):
+            ci = c[i]
+            for k in range(d):
+                out[i, k] = yt[k, i] * ci
+
+
+@njit(inline="always")
+def _transpose(x, xt):
+    """xt = xᵀ."""
+    n, d = x.shape
+    for k in range(d):
+        for j in range(n):
+            xt[k, j] = x[j, k]
 
 
 @njit(inline="always")
@@ -370,53 +424,58 @@ def renormalise_moved(x, i, out):
 
 @njit(inline="always")
 def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
-    """Pre-LN: x_i ← x_i + dt Attn(N(x))_i (not renormalised)."""
-    n, d = x.shape
-    K = work[2]
-    y = work[3]
-    for i in range(n):
-        _normalise_fused(x, i, y)
+    """Pre-LN: x_i ← x_i + dt Attn(N(x))_i (not renormalised); ``out`` may be x. With x None the
+    step reads the state from work[0], transposed (d×n), and with out None writes it there."""
+    xt, K, y = work[0], work[2], work[3]
+    d, n = xt.shape
+    if x is not None:
+        _transpose(x, xt)
+    c = _inverse_norms(xt, work)
+    for k in range(d):
+        for i in range(n):
+            y[k, i] = xt[k, i] * c[i]
     _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
-    for i in range(n):
+    if out is None:
         for k in range(d):
-            out[i, k] = fma(dt, K[0, i, k], x[i, k])
+            for i in range(n):
+                xt[k, i] = fma(dt, K[0, k, i], xt[k, i])
+    else:
+        for i in range(n):
+            for k in range(d):
+                out[i, k] = fma(dt, K[0, k, i], xt[k, i])
 
 
 @njit(inline="always")
 def _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
-    """Post-LN: x_i ← N(x_i + dt Attn(x)_i)."""
-    n, d = x.shape
-    K = work[2]
-    y = work[3]
-    _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
-    for i in range(n):
-        for k in range(d):
-            y[i, k] = fma(dt, K[0, i, k], x[i, k])
-    for i in range(n):
-        _normalise_fused(y, i, out)
+    """Post-LN: x_i ← N(x_i + dt Attn(x)_i); ``out`` may be x (x and out None: see
+    :func:`_pre_ln`)."""
+    xt, K, y = work[0], work[2], work[3]
+    if x is not None:
+        _transpose(x, xt)
+    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
+    _normalise_fused(dt, K[0], xt, y, out, work)
 
 
 @njit(inline="always")
 def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
-    """RK4 on ẋ = P⊥ Attn(x), followed by N."""
-    n, d = x.shape
-    K = work[2]
-    y = work[3]
+    """RK4 on ẋ = P⊥ Attn(x), followed by N; ``out`` may be x (x and out None: see
+    :func:`_pre_ln`)."""
+    xt, K, y = work[0], work[2], work[3]
+    d, n = xt.shape
     half = 0.5 * dt
-    _velocity(x, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, T)
+    if x is not None:
+        _transpose(x, xt)
+    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, T)
     for q in range(1, 4):
         h = dt if q == 3 else half
-        for i in range(n):
-            for k in range(d):
-                y[i, k] = fma(h, K[q - 1, i, k], x[i, k])
-        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, T)
-    sixth = dt / 6.0
-    for i in range(n):
         for k in range(d):
-            inc = ((K[0, i, k] + 2.0 * K[1, i, k]) + 2.0 * K[2, i, k]) + K[3, i, k]
-            y[i, k] = fma(sixth, inc, x[i, k])
-    for i in range(n):
-        _normalise_fused(y, i, out)
+            for i in range(n):
+                y[k, i] = fma(h, K[q - 1, k, i], xt[k, i])
+        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, T)
+    for k in range(d):
+        for i in range(n):
+            K[3, k, i] = ((K[0, k, i] + 2.0 * K[1, k, i]) + 2.0 * K[2, k, i]) + K[3, k, i]
+    _normalise_fused(dt / 6.0, K[3], xt, y, out, work)
 
 
 @njit(inline="always")
@@ -484,7 +543,6 @@ def _tokens_for(code: int):
         plain_B = dyn.plain_B
         plain_V = dyn.plain_V
         gammas = sched.gammas
-        out = np.empty((n, d))
         hw = hull_work(n, d)
         fw = flow_work(n, d, T)
         for c in range(C):
@@ -493,8 +551,7 @@ def _tokens_for(code: int):
             x = X[c]
             for t in range(t0, t0 + nsteps):
                 h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-                _flow(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, out, fw, T)
-                x[:, :] = out
+                _flow(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, x, fw, T)
                 if stopped(ev, c, x, hw, t, steps, done, code):
                     break
 
@@ -504,7 +561,8 @@ def _tokens_for(code: int):
 @functools.cache
 def _chains_for(kind: int, code: int, scheme: int):
     """The kernel of the sphere model ``kind``, the event ``code`` and the flow's ``scheme``,
-    chains in parallel (see :func:`advance`); the three are constants of the compiled code."""
+    chains in parallel (see :func:`advance`), dealt one at a time to the threads as they free up
+    (:mod:`.atomic`); the three are constants of the compiled code."""
 
     @_jit(parallel=True, **_JIT)
     def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
@@ -518,11 +576,8 @@ def _chains_for(kind: int, code: int, scheme: int):
         plain_B = dyn.plain_B
         plain_V = dyn.plain_V
         gammas = sched.gammas
-        for c in prange(C):
-            if done[c]:
-                continue
-            x = X[c]
-            st = state[c]
+        dealt = np.zeros(1, np.int64)  # chains are dealt one at a time to the threads that free up
+        for _q in prange(T):
             out = np.empty((n, d))
             u = np.empty(n)
             hw = hull_work(n, d)
@@ -530,21 +585,38 @@ def _chains_for(kind: int, code: int, scheme: int):
                 w = chain_work(n, d)
             else:
                 w = flow_work(n, d)
-            for t in range(t0, t0 + nsteps):
-                h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-                if kind == SPHERE_CHAIN:
-                    for i in range(n):
-                        u[i] = next_uniform(st)
-                    chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, w)
-                elif scheme == POST_LN:  # the scheme is a constant: one of the three compiles
-                    _post_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, out, w, 1)
-                elif scheme == PRE_LN:
-                    _pre_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, out, w, 1)
-                else:
-                    _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, out, w, 1)
-                x[:, :] = out
-                if stopped(ev, c, x, hw, t, steps, done, code):
-                    break
+            c = fetch_add(dealt, 1)
+            while c < C:
+                if not done[c]:
+                    x = X[c]
+                    st = state[c]
+                    if kind != SPHERE_CHAIN and code == NO_EVENT:
+                        _transpose(x, w[0])  # the state transposed, for all the steps
+                    for t in range(t0, t0 + nsteps):
+                        h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+                        if kind == SPHERE_CHAIN:
+                            for i in range(n):
+                                u[i] = next_uniform(st)
+                            chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, w)
+                            x[:, :] = out
+                        else:  # the scheme is a constant: one of the three compiles
+                            # no event: the state stays in w[0] (x and out None); else the flow
+                            # writes its step into x once it has read x (out = x)
+                            y = None if code == NO_EVENT else x
+                            if scheme == POST_LN:
+                                _post_ln(y, Bs, Vs, beta, h, attention, causal, plain_B,
+                                         plain_V, y, w, 1)  # fmt: skip
+                            elif scheme == PRE_LN:
+                                _pre_ln(y, Bs, Vs, beta, h, attention, causal, plain_B,
+                                        plain_V, y, w, 1)  # fmt: skip
+                            else:
+                                _rk4(y, Bs, Vs, beta, h, attention, causal, plain_B,
+                                     plain_V, y, w, 1)  # fmt: skip
+                        if stopped(ev, c, x, hw, t, steps, done, code):
+                            break
+                    if kind != SPHERE_CHAIN and code == NO_EVENT:
+                        _transpose(w[0], x)
+                c = fetch_add(dealt, 1)
 
     return advance_chains
 

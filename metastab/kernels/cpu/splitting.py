@@ -33,12 +33,14 @@ from .steps import chain_step, chain_work
 _jit = njit_keyed(
     "arith.py",
     "cpu/accelerated.py",
+    "cpu/atomic.py",
     "cpu/clustering.py",
     "cpu/drivers.py",
     "cpu/events.py",
     "cpu/scores.py",
     "cpu/sphere.py",
     "cpu/steps.py",
+    "cpu/tiles.py",
     "params.py",
     "streams.py",
 )

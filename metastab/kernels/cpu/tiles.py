@@ -1,0 +1,153 @@
+"""Register-tiled sums over blocks of tokens: the micro-kernel of the sphere flow's scores and
+weighted sums.
+
+:func:`block_sums` computes S[j ROWS + r] = Σ_k A[k, r] X[j, k] for ROWS = 32 lanes r side by
+side (the block layout of :mod:`.scores`), each sum in k ascending from +0.0 with one fused
+multiply-add per term, the order of ``scores.score_loops``' scores_block. Its tiles hold the
+partial sums of several rows j × 32 lanes in vector registers for the whole pass over k and
+store them once: LLVM vectorises only the innermost loop of plain loops and keeps their partial
+sums in memory, which halves their speed. The tiles are written in LLVM IR (``llvm.fma`` on
+vectors of 8 doubles, one rounding per lane, as the scalar ``arith.fma``), so every sum's bits
+are those of the scalar loops.
+"""
+
+from llvmlite import ir
+from llvmlite.binding import get_host_cpu_features
+from numba import njit
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+from .scores import ROWS
+
+__all__ = ["block_sums"]
+
+_WIDTH = 8  # doubles per vector (AVX-512; narrower targets split each vector)
+_VECS = ROWS // _WIDTH
+# rows per tile: 4 × 4 accumulators fill 16 of AVX-512's 32 vector registers; with 16 narrower
+# registers 2 rows keep the tile from spilling
+_TILE = 4 if get_host_cpu_features().get("avx512f", False) else 2
+
+
+def _tile(rows, vecs=_VECS):
+    """The intrinsic tile(A, X, S, j, p) of ``rows`` rows: S[p + q ROWS + r] =
+    Σ_k A[k, r] X[j + q, k] for q < rows, r < 8 ``vecs``, k < X.shape[1] ascending."""
+
+    @intrinsic
+    def tile(typingctx, A, X, S, j, p):
+        for a in (A, X, S):
+            if not (isinstance(a, types.Array) and a.dtype == types.float64):
+                return None
+        if A.layout != "C" or S.layout != "C" or A.ndim != 2 or X.ndim != 2 or S.ndim != 1:
+            return None
+        sig = types.void(A, X, S, types.intp, types.intp)
+
+        def codegen(context, builder, signature, args):
+            a_ty, x_ty, s_ty = signature.args[:3]
+            a = context.make_array(a_ty)(context, builder, args[0])
+            x = context.make_array(x_ty)(context, builder, args[1])
+            s = context.make_array(s_ty)(context, builder, args[2])
+            j = context.cast(builder, args[3], signature.args[3], types.intp)
+            p = context.cast(builder, args[4], signature.args[4], types.intp)
+            f64 = ir.DoubleType()
+            vec = ir.VectorType(f64, _WIDTH)
+            vptr = vec.as_pointer()
+            fma = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(vec, [vec] * 3), f"llvm.fma.v{_WIDTH}f64"
+            )
+            intp = context.get_value_type(types.intp)
+            zero = ir.Constant(vec, [0.0] * _WIDTH)
+            # the partial sums: allocas at the function's entry, which LLVM promotes to registers
+            accs = [cgutils.alloca_once_value(builder, zero) for _ in range(rows * vecs)]
+            for acc in accs:  # from +0.0 at every call (alloca_once_value stores at the entry)
+                builder.store(zero, acc)
+            xs = cgutils.unpack_tuple(builder, x.strides, 2)
+            xrow = [
+                builder.gep(
+                    builder.bitcast(x.data, ir.IntType(8).as_pointer()),
+                    [builder.mul(builder.add(j, ir.Constant(intp, q)), xs[0])],
+                )
+                for q in range(rows)
+            ]
+            astride = cgutils.unpack_tuple(builder, a.strides, 2)[0]
+            abase = builder.bitcast(a.data, ir.IntType(8).as_pointer())
+            K = cgutils.unpack_tuple(builder, x.shape, 2)[1]
+            with cgutils.for_range(builder, K) as loop:
+                k = loop.index
+                arow = builder.bitcast(builder.gep(abase, [builder.mul(k, astride)]), vptr)
+                av = [
+                    builder.load(builder.gep(arow, [ir.Constant(intp, v)]), align=8)
+                    for v in range(vecs)
+                ]
+                for q in range(rows):
+                    xp = builder.bitcast(
+                        builder.gep(xrow[q], [builder.mul(k, xs[1])]), f64.as_pointer()
+                    )
+                    xv = builder.load(xp, align=8)
+                    b = cgutils.get_null_value(vec)  # X[j + q, k] in every lane
+                    b = builder.insert_element(b, xv, ir.Constant(ir.IntType(32), 0))
+                    b = builder.shuffle_vector(
+                        b,
+                        ir.Constant(vec, ir.Undefined),
+                        ir.Constant(ir.VectorType(ir.IntType(32), _WIDTH), [0] * _WIDTH),
+                    )
+                    for v in range(vecs):
+                        acc = accs[q * vecs + v]
+                        builder.store(builder.call(fma, [av[v], b, builder.load(acc)]), acc)
+            sp = builder.gep(s.data, [p])
+            for q in range(rows):
+                for v in range(vecs):
+                    dst = builder.bitcast(
+                        builder.gep(sp, [ir.Constant(intp, q * ROWS + v * _WIDTH)]), vptr
+                    )
+                    builder.store(builder.load(accs[q * vecs + v]), dst, align=8)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return tile
+
+
+_tile_n = _tile(_TILE)
+_tile_1 = _tile(1)
+# the triangle of a symmetric block: 4 rows, 8, 16, 24 or 32 lanes
+_tri_1, _tri_2, _tri_3 = _tile(4, 1), _tile(4, 2), _tile(4, 3)
+_tri_4 = _tile_n if _TILE == 4 else _tile(4)
+
+
+@njit(inline="always")
+def block_sums(A, X, j0, S):
+    """S[j ROWS + r] = Σ_k A[k, r] X[j, k] for j0 <= j < X.shape[0], r < ROWS (k ascending from
+    +0.0, one fused multiply-add per term): the scores of a block (A = (B x_i)_k transposed,
+    X = x) or its weighted sums (A = the weights, X = x transposed). A: C-contiguous, ROWS
+    columns; X.shape[1] rows of A are read."""
+    n = X.shape[0]
+    j = max(j0, 0)
+    while j + _TILE <= n:
+        _tile_n(A, X, S, j, j * ROWS)
+        j += _TILE
+    while j < n:
+        _tile_1(A, X, S, j, j * ROWS)
+        j += 1
+
+
+@njit(inline="always")
+def gram_block(xt, S):
+    """S[j ROWS + r] = <x_r, x_j> for a block of ROWS tokens, the columns of xt (d×ROWS): each
+    pair once, the scores of lanes r < 8 ceil((j + 1) / 8) (j rounded up to its group of four)
+    computed as :func:`block_sums` computes them, the others mirrored. A score and its mirror
+    are the same sum (x_rk x_jk = x_jk x_rk, k ascending), so S equals
+    block_sums(xt, xt.T, 0, S) bit for bit."""
+    x = xt.T
+    for j in range(0, ROWS, 4):
+        nv = (j + 11) // 8  # 8-lane vectors up to lane j + 3
+        if nv == 1:
+            _tri_1(xt, x, S, j, j * ROWS)
+        elif nv == 2:
+            _tri_2(xt, x, S, j, j * ROWS)
+        elif nv == 3:
+            _tri_3(xt, x, S, j, j * ROWS)
+        else:
+            _tri_4(xt, x, S, j, j * ROWS)
+    for q in range(ROWS):
+        for r in range(((q // 4) * 4 + 11) // 8 * 8, ROWS):
+            S[q * ROWS + r] = S[r * ROWS + q]

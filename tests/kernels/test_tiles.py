@@ -1,0 +1,104 @@
+"""The register tiles (kernels.cpu.tiles) == the plain score loops (kernels.cpu.scores), bit for
+bit, and the atomic counter (kernels.cpu.atomic) hands out each value once."""
+
+import numpy as np
+import pytest
+from numba import njit, prange
+
+from metastab.kernels.arith import fma
+from metastab.kernels.cpu.atomic import fetch_add
+from metastab.kernels.cpu.scores import ROWS, score_loops
+from metastab.kernels.cpu.tiles import block_sums, gram_block
+
+_scores_block = score_loops(fma)[0]
+
+
+@njit
+def _tiled(A, X, j0, S):
+    block_sums(A, X, j0, S)
+
+
+@njit
+def _plain(A, X, j0, S):
+    _scores_block(A, X, j0, S)
+
+
+@njit
+def _gram(xt, S):
+    gram_block(xt, S)
+
+
+def _bits(a):
+    return np.asarray(a).view(np.int64)
+
+
+def _spread(rng, *shape):
+    """Entries over twelve binades and both signs, zeros included: sums that round."""
+    x = rng.normal(size=shape) * 10.0 ** rng.integers(-6, 6, size=shape)
+    x[rng.random(shape) < 0.05] = 0.0
+    return x
+
+
+@pytest.mark.parametrize("n, k", [(32, 2), (32, 128), (33, 7), (5, 1), (64, 3), (3, 40)])
+def test_block_sums_match_the_plain_loops(n, k):
+    """Scores (A = (B x_i)_k transposed, X = x) and weighted sums (A = weights, X = x transposed,
+    contiguous or a transposed view) with row counts that leave every tail of the 4-row tiles,
+    and a start row j0 > 0: the same bits as scores_block."""
+    rng = np.random.default_rng(n * 1000 + k)
+    A = _spread(rng, k, ROWS)
+    X = _spread(rng, n, k)
+    for j0 in (0, 1):
+        got = np.full(n * ROWS, np.nan)
+        want = np.full(n * ROWS, np.nan)
+        _tiled(A, X, j0, got)
+        _plain(A, X, j0, want)
+        assert np.array_equal(_bits(got), _bits(want))
+    Xt = np.ascontiguousarray(X.T)
+    W = _spread(rng, n, ROWS)
+    want = np.full(k * ROWS, np.nan)
+    _plain(W, Xt, 0, want)
+    for X2 in (Xt, X.T):
+        got = np.full(k * ROWS, np.nan)
+        _tiled(W, X2, 0, got)
+        assert np.array_equal(_bits(got), _bits(want))
+
+
+def test_block_sums_start_each_sum_from_plus_zero():
+    """Products of -0.0 sum to +0.0 from +0.0 (as in the plain loops), not to -0.0."""
+    A = np.full((3, ROWS), -0.0)
+    X = np.ones((4, 3))
+    S = np.full(4 * ROWS, np.nan)
+    _tiled(A, X, 0, S)
+    assert np.all(_bits(S) == 0)
+
+
+@pytest.mark.parametrize("d", [1, 2, 9, 128])
+def test_gram_block_mirrors_the_same_bits(d):
+    """The triangle computed and the rest mirrored equal the full block of scores bit for bit
+    (which is symmetric bit for bit: what makes the mirror exact)."""
+    rng = np.random.default_rng(d)
+    xt = _spread(rng, d, ROWS)
+    want = np.full(ROWS * ROWS, np.nan)
+    _plain(xt, np.ascontiguousarray(xt.T), 0, want)
+    got = np.full(ROWS * ROWS, np.nan)
+    _gram(xt, got)
+    assert np.array_equal(_bits(got), _bits(want))
+    assert np.array_equal(want.reshape(ROWS, ROWS), want.reshape(ROWS, ROWS).T)
+
+
+@njit(parallel=True)
+def _deal(counter, taken, T):
+    for _q in prange(T):
+        c = fetch_add(counter, 1)
+        while c < taken.size:
+            taken[c] += 1
+            c = fetch_add(counter, 1)
+
+
+def test_fetch_add_deals_each_item_once():
+    """Threads that take items from one counter take each item exactly once."""
+    counter = np.zeros(1, np.int64)
+    taken = np.zeros(100_000, np.int64)
+    _deal(counter, taken, 4)
+    assert np.all(taken == 1)
+    assert counter[0] == taken.size + 4
