@@ -20,12 +20,12 @@ _GOLDEN = _U(0x9E3779B97F4A7C15)
 _TWO_M53 = 1.0 / 9007199254740992.0
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _rotl(x, k):
     return (x << _U(k)) | (x >> _U(64 - k))
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _mix64(z):
     """The splitmix64 output function (a bijection of uint64)."""
     z = (z ^ (z >> _U(30))) * _U(0xBF58476D1CE4E5B9)

@@ -133,7 +133,7 @@ def next_exponential(s):
 # --------------------------------------------------------------------------------------------
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _logaddexp(a, b):
     if a == -np.inf:
         return b

@@ -86,7 +86,7 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, tw, T):
     _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def clusters_reached(ev, c, x, t):
     """The CLUSTERS event at time t: records the cluster count's levels (ev.levels[c]) and
     says whether it is at most ev.at_most. Once a recording chain has reached one cluster every

@@ -268,7 +268,7 @@ def event_hit(ev, c, x, work):
     return test_event(ev, c, x, work, ev.code)
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _row(a, c):
     """a[c] for per-chain arrays, a[0] for shared ones (leading size 1)."""
     if a.shape[0] > 1:

@@ -44,7 +44,7 @@ def _row_scores(x, B, i, bx, s):
     return best
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _move_from(x, i, src, j, gamma, P, use_P, out):
     """out_i = x_i + gamma (y - x_i), one fma per coordinate, or x_i + P (y - x_i) for a step
     matrix (its sum one fma per term, m ascending from +0.0), y the row j of ``src``.
@@ -63,7 +63,7 @@ def _move_from(x, i, src, j, gamma, P, use_P, out):
             out[i, k] = fma(gamma, src[j, k] - x[i, k], x[i, k])
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _move(x, i, target, gamma, P, use_P, out):
     """:func:`_move_from` towards the point ``target``."""
     _move_from(x, i, target.reshape((1, target.shape[0])), 0, gamma, P, use_P, out)
@@ -234,7 +234,7 @@ def thread_works(T, n, d):
     )
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def thread_work(tw, q):
     """The q-th set of :func:`thread_works`: the buffers of one :func:`block_work`."""
     return (
@@ -283,13 +283,13 @@ def _gram(x, G, bxt, b0, b1):
 # r better than one large inlined body.
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _block_bx(x, B, i0, r1, plain, bxt):
     """bxt[k, r] = (B x_{i0 + r})_k (``scores.score_loops``' block_bx, unfused)."""
     _bx_loop(x, B, i0, r1, plain, bxt)
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _lane_scores(x, bxt, lanes, W, best):
     """W[j lanes + r] = s_{i0 + r, j} = sum_k bxt[k, r] x_jk (k ascending, from +0.0, one fma per
     term) and best[r] its maximum over j, for a block narrower than _ROWS (one pass over j)."""
@@ -309,7 +309,7 @@ def _lane_scores(x, bxt, lanes, W, best):
             best[r] = max(best[r], W[base + r])
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _row_max(W, n, lanes, best):
     """best[r] = max_j W[j lanes + r], taken in any order: a maximum of scores is exact (no score
     is -0.0, and a row with a NaN score has NaN weights whatever its maximum)."""
@@ -330,7 +330,7 @@ def _row_max(W, n, lanes, best):
             best[r] = max(best[r], W[base + r])
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _weigh(W, q, best, beta, rare, keep):
     """Entry q of _block_weights' row (best, rare, keep: that token's running values)."""
     v = exp_fma(beta * (W[q] - best))
@@ -340,7 +340,7 @@ def _weigh(W, q, best, beta, rare, keep):
     return rare + (v if small else 0.0), a
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _block_weights(W, n, r1, best, beta, rare, keep):
     """W[j r1 + r] <- the cumulative sum over j' <= j of the weights exp(beta (s_{i j'} - best[r]))
     (the kernels' exp) that are not rare (>= RARE_CUT); rare[r] and keep[r] the totals of the rare
@@ -368,7 +368,7 @@ def _block_weights(W, n, r1, best, beta, rare, keep):
             rare[r], keep[r] = _weigh(W, base + r, best[r], beta, rare[r], keep[r])
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _count_below(W, n, r1, thr, cnt):
     """cnt[r] = #{j : W[j r1 + r] <= thr[r]}."""
     for r in range(r1):
@@ -389,7 +389,7 @@ def _count_below(W, n, r1, thr, cnt):
             cnt[r] += W[base + r] <= thr[r]
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _pick_block(x, B, beta, gamma, P, use_P, u, out, work, W, gram, plain, b, lanes, pend):
     """The picks and moves of the tokens i0 <= i < i0 + r1 (i0 = b lanes, r1 = min(lanes, n - i0))
     held in the ``lanes`` lanes of block b (W[j lanes + r] for token i0 + r); lanes past r1 hold
@@ -454,7 +454,7 @@ def _pick_block(x, B, beta, gamma, P, use_P, u, out, work, W, gram, plain, b, la
     return held
 
 
-@njit(inline="always")
+@_jit(**JIT)
 def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, plain, b0, b1, pend):
     """:func:`chain_step` for the tokens of blocks b0 <= b < b1 (:func:`_pick_block`; blocks of
     _ROWS tokens, or of _LANES where n < _ROWS, the last block padded); with ``gram`` the scores
