@@ -13,7 +13,7 @@ from numba import njit, prange
 
 from ..arith import fma
 from ..cache import njit_keyed
-from ..params import CHAIN, CLUSTERS, FLOW, JIT, LOCALMAX, NO_EVENT
+from ..params import CHAIN, CLUSTERS, FLOW, JIT, JIT_NO_NRT, LOCALMAX, NO_EVENT
 from ..streams import next_uniform
 from .clustering import cluster_count, record_levels
 from .events import hull_work, test_event
@@ -86,7 +86,7 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, tw, T):
     _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def clusters_reached(ev, c, x, t):
     """The CLUSTERS event at time t: records the cluster count's levels (ev.levels[c]) and
     says whether it is at most ev.at_most. Once a recording chain has reached one cluster every
