@@ -44,6 +44,16 @@ def _row_scores(x, B, i, bx, s):
 
 
 @_jit(**JIT_NO_NRT)
+def copy_rows(src, dst):
+    """dst[i, k] = src[i, k] (an explicit loop: a slice assignment would compile numba's shape
+    check and its error path into every kernel)."""
+    n, d = src.shape
+    for i in range(n):
+        for k in range(d):
+            dst[i, k] = src[i, k]
+
+
+@_jit(**JIT_NO_NRT)
 def _move_from(x, i, src, j, gamma, P, use_P, out):
     """out_i = x_i + gamma (y - x_i), one fma per coordinate, or x_i + P (y - x_i) for a step
     matrix (its sum one fma per term, m ascending from +0.0), y the row j of ``src``.
