@@ -63,6 +63,7 @@ _jit = njit_keyed(
     "cpu/scores.py",
     "cpu/sphere.py",
     "cpu/steps.py",
+    "cpu/threads.py",
     "params.py",
     "streams.py",
 )

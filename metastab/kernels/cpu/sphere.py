@@ -54,6 +54,7 @@ _jit = njit_keyed(
     "cpu/events.py",
     "cpu/scores.py",
     "cpu/steps.py",
+    "cpu/threads.py",
     "params.py",
     "streams.py",
 )
