@@ -128,14 +128,9 @@ class Cpu:
         steps: np.ndarray,
         done: np.ndarray,
     ) -> None:
-        # compile, or load from the cache, the kernel that advance will run on these arguments,
-        # without running it
-        C, n, _ = X.shape
-        drivers = _sphere if dyn.kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
-        threads = numba.get_num_threads()
-        kernel = drivers.kernel_for(C, n, dyn.kind, ev.code, threads, *_scheme(dyn))
-        args = (X, state, dyn, sched, 0, 1, ev, steps, done, threads)
-        kernel.compile(tuple(numba.typeof(a) for a in args))
+        # compile, or load from the cache, the kernel that advance will run on these arguments:
+        # advance with no steps, which changes nothing
+        self.advance(X, state, dyn, sched, 0, 0, ev, steps, done)
 
     def events_at(self, *args: Any) -> None:
         _drivers.events_at(*args)

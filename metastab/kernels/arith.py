@@ -73,7 +73,7 @@ INV_FACT = tuple(1.0 / math.factorial(q) for q in range(14))
 _C = INV_FACT
 
 
-@njit(inline="always")
+@njit(_nrt=False)
 def exp_fma(z):
     """exp(z) for z <= 0 (module notes); NaN for NaN."""
     if z < Z_MIN:  # (NaN stays NaN)

@@ -9,7 +9,13 @@ from typing import NamedTuple
 import numpy as np
 
 # numba options of every cached kernel
-JIT = dict(cache=True, nogil=True, error_model="numpy")
+JIT = dict(cache=True, nogil=True, error_model="numpy", _nrt=True)
+# The kernels that allocate nothing compile without numba's reference counting: every call
+# otherwise increments and decrements each array argument's count (atomic operations), which
+# cost SA_P's per-step calls a sixth of its time; compiled on their own rather than inlined into
+# their callers (numba's IR inlining copied and retyped them at every call site: the largest part
+# of the cold compile).
+JIT_NO_NRT = dict(JIT, _nrt=False)
 
 # Model kinds (metastab.models maps its classes onto these).
 CHAIN, FLOW, HARDMAX, LOCALMAX = 0, 1, 2, 3

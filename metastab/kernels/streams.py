@@ -7,10 +7,9 @@ integers.
 """
 
 import numpy as np
-from numba import njit
 
 from .cache import njit_keyed
-from .params import JIT
+from .params import JIT_NO_NRT
 
 # cached only while the kernel files it uses are unchanged (see cache)
 _jit = njit_keyed("params.py")
@@ -20,12 +19,12 @@ _GOLDEN = _U(0x9E3779B97F4A7C15)
 _TWO_M53 = 1.0 / 9007199254740992.0
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _rotl(x, k):
     return (x << _U(k)) | (x >> _U(64 - k))
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _mix64(z):
     """The splitmix64 output function (a bijection of uint64)."""
     z = (z ^ (z >> _U(30))) * _U(0xBF58476D1CE4E5B9)
@@ -33,7 +32,7 @@ def _mix64(z):
     return z ^ (z >> _U(31))
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def seed_streams(key0, key1, first, out):
     """Fill ``out[k]`` with the xoshiro256** state of chain ``first + k``.
 
@@ -47,7 +46,7 @@ def seed_streams(key0, key1, first, out):
             out[k, w] = _mix64(z)
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def next_u64(s):
     """One xoshiro256** output; advances the state ``s`` (uint64[4]) in place."""
     s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
@@ -63,7 +62,7 @@ def next_u64(s):
     return result
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def next_uniform(s):
     """A uniform on [0, 1) with 53 random bits: (x >> 11) * 2**-53."""
     return float(next_u64(s) >> _U(11)) * _TWO_M53

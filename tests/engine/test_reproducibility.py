@@ -88,7 +88,8 @@ def test_splitting_steps_into_calls_does_not_matter(monkeypatch, model):
     orig = _drivers.advance
 
     def counting(*args):
-        calls.append(args[5])
+        if args[5]:  # (the compile before the run advances no step)
+            calls.append(args[5])
         return orig(*args)
 
     monkeypatch.setattr(_drivers, "advance", counting)

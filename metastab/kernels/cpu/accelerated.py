@@ -45,10 +45,10 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ..cache import njit_keyed
-from ..params import JIT, NO_EVENT, SPHERE_CHAIN
+from ..params import JIT, JIT_NO_NRT, NO_EVENT, SPHERE_CHAIN
 from ..streams import next_u64
 from .events import event_hit, hull_work
 from .sphere import renormalise_moved
@@ -64,6 +64,7 @@ _jit = njit_keyed(
     "cpu/scores.py",
     "cpu/sphere.py",
     "cpu/steps.py",
+    "cpu/threads.py",
     "cpu/tiles.py",
     "params.py",
     "streams.py",
@@ -83,7 +84,7 @@ _MAX_ZERO_WORDS = 16
 # --------------------------------------------------------------------------------------------
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _binade(s):
     """(e, f): a uniform U on (0, 1) as U = 2^{−e−1} (1 + f), f in [0, 1) with 52 random bits.
 
@@ -105,7 +106,7 @@ def _binade(s):
     return e, f
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def next_log_uniform(s):
     """log U for U uniform on (0, 1) with full relative precision (see :func:`_binade`).
 
@@ -116,7 +117,7 @@ def next_log_uniform(s):
     return math.log1p(f) - (e + 1) * _LN2
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def next_exponential(s):
     """E ~ Exp(1) with full relative precision near 0 and an exact tail.
 
@@ -135,7 +136,7 @@ def next_exponential(s):
 # --------------------------------------------------------------------------------------------
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _logaddexp(a, b):
     if a == -np.inf:
         return b
@@ -146,7 +147,7 @@ def _logaddexp(a, b):
     return b + math.log1p(math.exp(a - b))
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def stay_cross_logs(log_r):
     """(log q, log c, ℓ) of a token with odds r = c/q of crossing: log q = −log(1 + r),
     log c = log r − log(1 + r), ℓ = log(−log q) = log log(1 + r); stable for any log r,
@@ -162,7 +163,7 @@ def stay_cross_logs(log_r):
     return -t, log_r - t, ell
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def log1mexp_neg(lm):
     """log(1 − e^{L}) from lm = log(−L), L <= 0: the log-probability of at least one cross pick.
 
@@ -183,7 +184,7 @@ def log1mexp_neg(lm):
 # --------------------------------------------------------------------------------------------
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def merge_groups(x, tol, label, points, mult, count, order):
     """Merge tokens into groups, in place; returns κ, the number of groups.
 
@@ -239,7 +240,7 @@ def merge_groups(x, tol, label, points, mult, count, order):
     return kappa
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def group_logs(points, mult, kappa, B, beta, bu, logw, log_q, log_c, ell):
     """Per group a < κ: log q_a, log c_a, ℓ_a (module notes) and the log-weights
     logw[a, b] = log m_b + β(<B u_a, u_b> − <B u_a, u_a>) of the points a token at u_a picks."""
@@ -272,7 +273,7 @@ def group_logs(points, mult, kappa, B, beta, bu, logw, log_q, log_c, ell):
         log_q[a], log_c[a], ell[a] = stay_cross_logs(log_r)
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _destination(s, a, kappa, logw):
     """b ≠ a with probability ∝ e^{logw[a, b]}: the exponential race argmin_b log E_b − logw[a, b]
     (E_b ~ Exp(1) of full relative precision), exact for weights of any size."""
@@ -304,7 +305,7 @@ def jump_work(n, d):
     )
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def jump(x, B, beta, gamma, P, use_P, sphere, tol, s, remaining, work):
     """One event of the accelerated chain, in place: merge groups, draw the waiting time W, move.
     With ``sphere`` (the chain on the unit sphere, V = I) a crossing token's move is followed by

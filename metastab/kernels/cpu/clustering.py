@@ -13,10 +13,10 @@ Arithmetic is explicit loops in a fixed order (no fastmath), so that
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ..cache import njit_keyed
-from ..params import JIT
+from ..params import JIT, JIT_NO_NRT
 
 # cached only while the kernel files it uses are unchanged (see cache)
 _jit = njit_keyed("params.py")
@@ -25,7 +25,7 @@ _jit = njit_keyed("params.py")
 OBSERVABLES = ("clusters", "pair_fraction", "cos12", "mean_cos", "log_energy", "energy")
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _norms(x, norms):
     """norms[i] = |x_i| (sum of squares left to right, then sqrt)."""
     n, d = x.shape
@@ -36,7 +36,7 @@ def _norms(x, norms):
         norms[i] = math.sqrt(acc)
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _dot(x, i, j):
     """<x_i, x_j>, summed left to right."""
     acc = 0.0
@@ -45,7 +45,7 @@ def _dot(x, i, j):
     return acc
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _cosine(x, i, j, norms):
     """<x_i, x_j> / (|x_i| |x_j|); NaN when either token is at the origin (never clustered)."""
     den = norms[i] * norms[j]
@@ -54,7 +54,7 @@ def _cosine(x, i, j, norms):
     return _dot(x, i, j) / den
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _root(parent, i):
     """The root of i in the union-find forest ``parent`` (path halving)."""
     while parent[i] != i:
@@ -82,7 +82,7 @@ def cluster_count(x, threshold):
     return count
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def record_levels(levels, m, t):
     """The count is m at time t: levels[k - 1] (the first time the count was at most k) is set to
     t for every k >= m not set yet (NaN). Levels are set from the top down, so the first one

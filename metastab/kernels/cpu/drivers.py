@@ -1,4 +1,4 @@
-"""Drivers: many independent chains in parallel (``prange`` over chains), each with its own
+"""Drivers: many independent chains in parallel (slices of chains on threads), each with its own
 xoshiro256** stream (:mod:`.streams`) whose state lives in a caller-owned array, so a chain's path
 depends only on its seed: not on the thread count, the chunking of chains or of steps. The
 parameters arrive as the NamedTuples of :mod:`.params`; the model kind and the event code choose
@@ -13,7 +13,7 @@ from numba import njit, prange
 
 from ..arith import fma
 from ..cache import njit_keyed
-from ..params import CHAIN, CLUSTERS, FLOW, JIT, LOCALMAX, NO_EVENT
+from ..params import CHAIN, CLUSTERS, FLOW, JIT, JIT_NO_NRT, LOCALMAX, NO_EVENT
 from ..streams import next_uniform
 from .clustering import cluster_count, record_levels
 from .events import hull_work, test_event
@@ -26,6 +26,7 @@ from .steps import (
     _row_scores,
     chain_step,
     chain_work,
+    copy_rows,
     exp_nonpositive,
     flow_step,
     flow_work,
@@ -37,6 +38,7 @@ from .steps import (
     thread_work,
     thread_works,
 )
+from .threads import over_chains
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
@@ -45,6 +47,7 @@ _jit = njit_keyed(
     "cpu/events.py",
     "cpu/scores.py",
     "cpu/steps.py",
+    "cpu/threads.py",
     "params.py",
     "streams.py",
 )
@@ -86,7 +89,7 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, tw, T):
     _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def clusters_reached(ev, c, x, t):
     """The CLUSTERS event at time t: records the cluster count's levels (ev.levels[c]) and
     says whether it is at most ev.at_most. Once a recording chain has reached one cluster every
@@ -157,14 +160,13 @@ def _tokens_for(code: int):
 
 @functools.cache
 def _chains_for(kind: int, code: int):
-    """The kernel of the model kind ``kind`` and the event ``code``, chains in parallel (see
-    :func:`advance`). Both are constants of the compiled code: it holds its own paths only."""
+    """The kernel of the model kind ``kind`` and the event ``code`` for the chains
+    lo <= c < hi, one after the other (:func:`advance` runs slices of chains on threads). Both
+    are constants of the compiled code: it holds its own paths only."""
 
-    @_jit(parallel=True, **JIT)
-    def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
+    @_jit(**JIT)
+    def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, lo, hi):
         C, n, d = X.shape
-        # one name per field, bound before the parallel loop: numba's parallel lowering does not
-        # write back through arrays unpacked from a tuple (``a, b = t``), so drivers never unpack
         B = dyn.B
         P = dyn.P
         beta = dyn.beta
@@ -174,21 +176,21 @@ def _chains_for(kind: int, code: int):
         rule = dyn.rule
         gammas = sched.gammas
         margins = sched.margins
-        for c in prange(C):
+        out = np.empty((n, d))
+        u = np.empty(n)
+        work = hull_work(n, d)
+        if kind == CHAIN:
+            w = chain_work(n, d)
+        elif kind == FLOW:
+            w = flow_work(n, d)
+        elif kind == LOCALMAX:
+            w = localmax_work(n, d)
+        else:
+            w = hardmax_work(n, d)
+        for c in range(lo, hi):
             if done[c]:
                 continue
             x = X[c]
-            out = np.empty((n, d))
-            u = np.empty(n)
-            work = hull_work(n, d)
-            if kind == CHAIN:
-                w = chain_work(n, d)
-            elif kind == FLOW:
-                w = flow_work(n, d)
-            elif kind == LOCALMAX:
-                w = localmax_work(n, d)
-            else:
-                w = hardmax_work(n, d)
             st = state[c]
             for t in range(t0, t0 + nsteps):
                 gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
@@ -203,7 +205,7 @@ def _chains_for(kind: int, code: int):
                     localmax_step(x, B, gamma, P, use_P, r, rule, out, w)
                 else:
                     hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, w)
-                x[:, :] = out
+                copy_rows(out, x)
                 if stopped(ev, c, x, work, t, steps, done, code):
                     break
 
@@ -229,12 +231,18 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     (shared by all chains). After each step the event ``ev`` (an :class:`EventArrays`) is checked;
     a chain that meets it records ``steps[c]`` (the number of steps taken since time 0) and stops.
     Chains never interact: the result of chain c does not depend on the thread count or on how
-    the steps are split into calls. With fewer SA_P chains than ``threads`` (pass numba's thread
-    count), the threads share each step's tokens instead. Runs :func:`kernel_for`'s kernel.
+    the steps are split into calls. The chains run in slices on ``threads`` threads (pass
+    numba's thread count; :func:`.threads.over_chains`); with fewer SA_P chains than threads, the
+    threads share each step's tokens instead. Runs :func:`kernel_for`'s kernel; ``nsteps`` 0
+    compiles it (or loads it from the cache) and changes nothing.
     """
     C, n, _ = X.shape
     kernel = kernel_for(C, n, dyn.kind, ev.code, threads)
-    kernel(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads)
+    args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
+    if kernel is _chains_for(dyn.kind, ev.code):
+        over_chains(kernel, args, C, threads)
+    else:
+        kernel(*args, threads)
 
 
 @functools.cache

@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 from ..cache import njit_keyed
-from ..params import CLUSTERS, COLLAPSE, JIT, LEAVE_BALL, LEAVE_HULL, REACH
+from ..params import CLUSTERS, COLLAPSE, JIT, JIT_NO_NRT, LEAVE_BALL, LEAVE_HULL, REACH
 from .clustering import cluster_count
 
 # cached only while the kernel files it uses are unchanged (see cache)
@@ -19,7 +19,7 @@ _HULL_EPS = 1e-12
 _HULL_MAX_ITER = 1000
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _dist2(a, b):
     acc = 0.0
     for k in range(a.shape[0]):
@@ -42,7 +42,7 @@ def hull_work(n, d):
     )
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _affine_min(q, S, k, a, M, rhs):
     """a[:k] = the affine weights of the min-norm point of aff{q[S[0]], ..., q[S[k-1]]}.
 
@@ -85,7 +85,7 @@ def _affine_min(q, S, k, a, M, rhs):
         a[i] = rhs[i]
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def hull_dist2(p, pts, members, stop, work):
     """dist(p, conv{pts[j] : j in members})^2, or, as soon as it is known to be <= ``stop``, some
     value <= ``stop`` (pass stop < 0 for the distance itself).
@@ -183,13 +183,13 @@ def hull_dist2(p, pts, members, stop, work):
     return xx
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _outside_hull(p, pts, members, r2, work):
     """Is dist(p, conv{pts[j] : j in members})^2 > r2?  (see :func:`hull_dist2`)"""
     return hull_dist2(p, pts, members, r2, work) > r2
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def leave_ball(ev, c, x, work):
     """LEAVE_BALL: some |x_i - centers_i| > radii_i."""
     centers = _row(ev.centers, c)
@@ -200,7 +200,7 @@ def leave_ball(ev, c, x, work):
     return False
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def reach(ev, c, x, work):
     """REACH: every |x_i - centers_i| <= radii_i."""
     centers = _row(ev.centers, c)
@@ -211,7 +211,7 @@ def reach(ev, c, x, work):
     return True
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def leave_hull(ev, c, x, work):
     """LEAVE_HULL: some dist(x_i, conv{centers_j : groups_j == groups_i}) > radii_i, with the
     members of group g in members[starts[g]:starts[g + 1]]."""
@@ -225,7 +225,7 @@ def leave_hull(ev, c, x, work):
     return False
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def collapse(ev, c, x, work):
     """COLLAPSE: the diameter of x is at most ev.scalar."""
     n = x.shape[0]
@@ -237,7 +237,7 @@ def collapse(ev, c, x, work):
     return True
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def clusters(ev, c, x, work):
     """CLUSTERS: at most ``at_most`` connected components of {cos(x_i, x_j) >= scalar}."""
     return cluster_count(x, ev.scalar) <= ev.at_most
@@ -261,14 +261,14 @@ def test_event(ev, c, x, work, code):
     return False
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def event_hit(ev, c, x, work):
     """Does the configuration x of chain c satisfy the stopping event ``ev`` (an EventArrays)?
     :func:`test_event` of its code, for the kernels that serve every event."""
     return test_event(ev, c, x, work, ev.code)
 
 
-@njit(inline="always")
+@_jit(**JIT)  # returns a view: it must carry its reference
 def _row(a, c):
     """a[c] for per-chain arrays, a[0] for shared ones (leading size 1)."""
     if a.shape[0] > 1:

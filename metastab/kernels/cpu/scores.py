@@ -15,7 +15,7 @@ def score_loops(madd):
     """The inlined loops (scores_block, gram_tile, gram, block_bx) with ``madd`` as their
     multiply-add."""
 
-    @njit(inline="always")
+    @njit(_nrt=False)
     def scores4(bxt, x, j, S, p, hi):
         """S[p + q ROWS + r] = sum_k bxt[k, r] x[j + q, k] for q < 4, r < hi, k ascending.
 
@@ -66,7 +66,7 @@ def score_loops(madd):
                 S[p2 + r] = madd(y, a2, S[p2 + r])
                 S[p3 + r] = madd(y, a3, S[p3 + r])
 
-    @njit(inline="always")
+    @njit(_nrt=False)
     def scores_block(bxt, x, j0, S):
         """S[j ROWS + r] = sum_k bxt[k, r] x[j, k] for j0 <= j < n (a full block of ROWS tokens)."""
         n, d = x.shape
@@ -85,7 +85,7 @@ def score_loops(madd):
                 for r in range(ROWS):
                     S[p + r] = madd(bxt[k, r], xjk, S[p + r])
 
-    @njit(inline="always")
+    @njit(_nrt=False)
     def gram_tile(bxt, x, j0, S):
         """The diagonal tile j0 <= j < j0 + ROWS of a symmetric Gram (bxt holding x_{j0 + r}) in
         the layout of scores_block, each pair once: the lanes r below the tile's diagonal (r < 8
@@ -100,7 +100,7 @@ def score_loops(madd):
             for r in range(min(ROWS, ((q // 4) * 4 + 11) // 8 * 8), ROWS):
                 S[(j0 + q) * ROWS + r] = S[(j0 + r) * ROWS + q]
 
-    @njit(inline="always")
+    @njit(_nrt=False)
     def gram(x, G, bxt, b0, b1):
         """G[b, j ROWS + r] = <x_i, x_j> (k ascending) for i = b ROWS + r, the scores of block b in
         the layout of chain_step's W (for B = I, see _paths). Block b computes the pairs with
@@ -123,7 +123,7 @@ def score_loops(madd):
                     for q in range(ROWS):
                         dst[p + q] = Gb[(j0 + q) * ROWS + r]
 
-    @njit(inline="always")
+    @njit(_nrt=False)
     def block_bx(x, B, i0, r1, plain, bxt):
         """bxt[k, r] = (B x_{i0 + r})_k, m ascending; x_{i0 + r} itself when ``plain``."""
         d = x.shape[1]

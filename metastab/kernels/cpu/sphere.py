@@ -58,6 +58,7 @@ _jit = njit_keyed(
     "cpu/events.py",
     "cpu/scores.py",
     "cpu/steps.py",
+    "cpu/threads.py",
     "cpu/tiles.py",
     "params.py",
     "streams.py",

@@ -23,7 +23,7 @@ import numpy as np
 from numba import prange
 
 from ..cache import njit_keyed
-from ..params import JIT, LEAVE_BALL
+from ..params import JIT, JIT_NO_NRT, LEAVE_BALL
 from ..streams import next_uniform
 from .accelerated import jump, jump_work, merge_groups
 from .events import _dist2, _row, event_hit, hull_dist2, hull_work
@@ -40,6 +40,7 @@ _jit = njit_keyed(
     "cpu/scores.py",
     "cpu/sphere.py",
     "cpu/steps.py",
+    "cpu/threads.py",
     "cpu/tiles.py",
     "params.py",
     "streams.py",
@@ -74,7 +75,7 @@ class Records(NamedTuple):
     written: np.ndarray  # (C,) int64 records written by this call (not "count": tuple.count)
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def coordinate(ev, c, x, work):
     """ξ(x) = max_i dist(x_i, K_i) / radii[i] (module notes) of chain c's configuration x for a
     LEAVE_BALL or LEAVE_HULL event ``ev``.

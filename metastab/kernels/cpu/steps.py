@@ -8,11 +8,10 @@ same order, which is what makes bit-for-bit tests possible. Equations: docs: mod
 """
 
 import numpy as np
-from numba import njit
 
 from ..arith import exp_fma, fma
 from ..cache import njit_keyed
-from ..params import JIT, RELATIVE
+from ..params import JIT, JIT_NO_NRT, RELATIVE
 from ..streams import _U, next_u64, next_uniform
 from .scores import ROWS as _ROWS
 from .scores import score_loops
@@ -24,7 +23,7 @@ _jit = njit_keyed("arith.py", "cpu/scores.py", "params.py", "streams.py")
 _scores_block, _, _gram_loop, _bx_loop = score_loops(fma)
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _row_scores(x, B, i, bx, s):
     """s[j] = <B x_i, x_j> for all j; returns max_j s[j]."""
     n, d = x.shape
@@ -44,7 +43,17 @@ def _row_scores(x, B, i, bx, s):
     return best
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
+def copy_rows(src, dst):
+    """dst[i, k] = src[i, k] (an explicit loop: a slice assignment would compile numba's shape
+    check and its error path into every kernel)."""
+    n, d = src.shape
+    for i in range(n):
+        for k in range(d):
+            dst[i, k] = src[i, k]
+
+
+@_jit(**JIT_NO_NRT)
 def _move_from(x, i, src, j, gamma, P, use_P, out):
     """out_i = x_i + gamma (y - x_i), one fma per coordinate, or x_i + P (y - x_i) for a step
     matrix (its sum one fma per term, m ascending from +0.0), y the row j of ``src``.
@@ -63,7 +72,7 @@ def _move_from(x, i, src, j, gamma, P, use_P, out):
             out[i, k] = fma(gamma, src[j, k] - x[i, k], x[i, k])
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _move(x, i, target, gamma, P, use_P, out):
     """:func:`_move_from` towards the point ``target``."""
     _move_from(x, i, target.reshape((1, target.shape[0])), 0, gamma, P, use_P, out)
@@ -75,14 +84,14 @@ def _move(x, i, target, gamma, P, use_P, out):
 # (engine.check_resolution warns where that matters).
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def exp_nonpositive(z, out):
     """out[j] = exp(z[j]) for z[j] <= 0 with the kernels' exp (``arith.exp_fma``)."""
     for j in range(z.shape[0]):
         out[j] = exp_fma(z[j])
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _softmax_weights(s, best, beta, w):
     """w[j] = exp(beta (s[j] - max s)) (max-shifted: no overflow at any beta); returns sum."""
     n = s.shape[0]
@@ -102,7 +111,7 @@ RARE_CUT = 2.0**-20
 _TWO_53 = 9007199254740992.0
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def bernoulli(p, u, s):
     """An exact Bernoulli(p) trial for any double p in [0, 1], driven by the uniform ``u``.
 
@@ -123,7 +132,7 @@ def bernoulli(p, u, s):
         m = float(next_u64(s) >> _U(11))
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _pick_rare(w, hi, s):
     """The pick among {j : w[j] < hi} (the rare picks of the weights ``w``): the rule of
     chain_step applied to that set (its own total and cut, a fresh uniform from the stream
@@ -159,7 +168,7 @@ def _pick_rare(w, hi, s):
         return last
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _pick_slow(x, B, beta, i, ui, s, bx, sc, w):
     """Token i's pick by the rule of chain_step, scalar, with the stream ``s`` at hand: the
     Bernoulli trial with its extra draws, then :func:`_pick_rare` or the inversion over the
@@ -234,7 +243,7 @@ def thread_works(T, n, d):
     )
 
 
-@njit(inline="always")
+@_jit(**JIT)  # returns views: they must carry their references
 def thread_work(tw, q):
     """The q-th set of :func:`thread_works`: the buffers of one :func:`block_work`."""
     return (
@@ -264,7 +273,7 @@ def _plain(x, B):
     return not bad
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _paths(x, B, G):
     """(plain, gram): whether chain_step may use x_i for B x_i (:func:`_plain`), and whether it
     takes the scores from the symmetric Gram as well (G allocated: n a multiple of _ROWS)."""
@@ -272,7 +281,7 @@ def _paths(x, B, G):
     return plain, plain and G.shape[0] * _ROWS == x.shape[0]
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _gram(x, G, bxt, b0, b1):
     """The symmetric Gram of blocks b0 <= b < b1 (``scores.score_loops``' gram, unfused)."""
     _gram_loop(x, G, bxt, b0, b1)
@@ -283,13 +292,13 @@ def _gram(x, G, bxt, b0, b1):
 # r better than one large inlined body.
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _block_bx(x, B, i0, r1, plain, bxt):
     """bxt[k, r] = (B x_{i0 + r})_k (``scores.score_loops``' block_bx, unfused)."""
     _bx_loop(x, B, i0, r1, plain, bxt)
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _lane_scores(x, bxt, lanes, W, best):
     """W[j lanes + r] = s_{i0 + r, j} = sum_k bxt[k, r] x_jk (k ascending, from +0.0, one fma per
     term) and best[r] its maximum over j, for a block narrower than _ROWS (one pass over j)."""
@@ -309,7 +318,7 @@ def _lane_scores(x, bxt, lanes, W, best):
             best[r] = max(best[r], W[base + r])
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _row_max(W, n, lanes, best):
     """best[r] = max_j W[j lanes + r], taken in any order: a maximum of scores is exact (no score
     is -0.0, and a row with a NaN score has NaN weights whatever its maximum)."""
@@ -330,7 +339,7 @@ def _row_max(W, n, lanes, best):
             best[r] = max(best[r], W[base + r])
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _weigh(W, q, best, beta, rare, keep):
     """Entry q of _block_weights' row (best, rare, keep: that token's running values)."""
     v = exp_fma(beta * (W[q] - best))
@@ -340,7 +349,7 @@ def _weigh(W, q, best, beta, rare, keep):
     return rare + (v if small else 0.0), a
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _block_weights(W, n, r1, best, beta, rare, keep):
     """W[j r1 + r] <- the cumulative sum over j' <= j of the weights exp(beta (s_{i j'} - best[r]))
     (the kernels' exp) that are not rare (>= RARE_CUT); rare[r] and keep[r] the totals of the rare
@@ -368,7 +377,7 @@ def _block_weights(W, n, r1, best, beta, rare, keep):
             rare[r], keep[r] = _weigh(W, base + r, best[r], beta, rare[r], keep[r])
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _count_below(W, n, r1, thr, cnt):
     """cnt[r] = #{j : W[j r1 + r] <= thr[r]}."""
     for r in range(r1):
@@ -389,7 +398,7 @@ def _count_below(W, n, r1, thr, cnt):
             cnt[r] += W[base + r] <= thr[r]
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _pick_block(x, B, beta, gamma, P, use_P, u, out, work, W, gram, plain, b, lanes, pend):
     """The picks and moves of the tokens i0 <= i < i0 + r1 (i0 = b lanes, r1 = min(lanes, n - i0))
     held in the ``lanes`` lanes of block b (W[j lanes + r] for token i0 + r); lanes past r1 hold
@@ -454,7 +463,7 @@ def _pick_block(x, B, beta, gamma, P, use_P, u, out, work, W, gram, plain, b, la
     return held
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, plain, b0, b1, pend):
     """:func:`chain_step` for the tokens of blocks b0 <= b < b1 (:func:`_pick_block`; blocks of
     _ROWS tokens, or of _LANES where n < _ROWS, the last block padded); with ``gram`` the scores
@@ -473,7 +482,7 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, plain, b0,
     return held
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw):
     """The picks and moves of the tokens flagged by _chain_blocks, one after the other in
     increasing token order: the only place where a step draws from the stream ``s``, so the
@@ -486,7 +495,7 @@ def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw):
             _move_from(x, i, x, pick, gamma, P, use_P, out)
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
 
@@ -531,7 +540,7 @@ def flow_work(n, d):
     return np.empty(d), np.empty(n), np.empty(n), np.empty(d)
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def flow_step(x, B, beta, gamma, P, use_P, out, work):
     """SA_beta, one deterministic softmax layer ([FW] eq. softmax.ODE):
     x_i <- x_i + gamma (sum_j softmax_j(beta s_ij) x_j - x_i)."""
@@ -548,7 +557,7 @@ def flow_step(x, B, beta, gamma, P, use_P, out, work):
         _move(x, i, target, gamma, P, use_P, out)
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _same_point(x, j, k, tol):
     """Leaders j and k are one point: max-norm distance <= tol * max(|x_j|_inf, |x_k|_inf)."""
     diff = 0.0
@@ -559,7 +568,7 @@ def _same_point(x, j, k, tol):
     return diff <= tol * size
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def _mean_above(x, s, cut, by_point, tol, target):
     """target = the mean of x_j over {j : s[j] >= cut}: over the indices, or with ``by_point``
     over the distinct points among them (see _same_point); summed in increasing j."""
@@ -591,7 +600,7 @@ def hardmax_work(n, d):
     return np.empty(d), np.empty(n), np.empty(d)
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, work):
     """SA_inf, one hardmax / Frank-Wolfe step ([FW] eq. hardmax.dynamics.V).
 
@@ -610,7 +619,7 @@ def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, work):
         _move(x, i, target, gamma, P, use_P, out)
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def neighbour_cut(rule, best, r):
     """The localmax score threshold of one token: j is a neighbour of i iff s_ij >= cut.
 
@@ -629,7 +638,7 @@ def localmax_work(n, d):
     return np.empty(d), np.empty(n), np.empty(d)
 
 
-@_jit(**JIT)
+@_jit(**JIT_NO_NRT)
 def localmax_step(x, B, gamma, P, use_P, r, rule, out, work):
     """Localmax, one step (docs: models#models-rd, this package's reading of [LM]).
 
