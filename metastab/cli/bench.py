@@ -30,6 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "metastab bench --device cuda --check --out gpu-check",
             "metastab bench --device cuda --compile-only --out gpu-kernels",
             "metastab bench --workload phase-diagram",
+            "metastab bench --cold",
         ),
     )
     bench.add_argument(
@@ -49,6 +50,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="table from n=20 to n=1024, d=64 beside NumPy, with the measured FMA "
         "peak (metastab.bench.sizes_bench)",
+    )
+    bench.add_argument(
+        "--cold",
+        action="store_true",
+        help="CPU seconds of the first use of each model and of the demo in a fresh process "
+        "with an empty numba cache, beside a warm rerun (metastab.bench.cold)",
     )
     bench.add_argument(
         "--escape",
@@ -131,6 +138,8 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag}: --{flag} applies to bench --device cuda only")
     if args.scale != 1.0:
         raise UsageError("scale: --scale applies to bench --device cuda only")
+    if args.cold:
+        return _cold_bench(args)
     if args.workload == "phase-diagram":
         return _phase_diagram_bench(args)
     if args.no_jax and (args.escape or args.sizes):
@@ -331,6 +340,41 @@ def _phase_diagram_bench(args: argparse.Namespace) -> int:
         "real_steps_s = realisations x steps / best wall seconds; ratio = NumPy s / metastab s, "
         "jax_ratio = JAX s / metastab s (- : JAX not installed; pip install 'metastab[bench]')"
     )
+    return 0
+
+
+def _cold_bench(args: argparse.Namespace) -> int:
+    """``metastab bench --cold``: cold and warm CPU seconds of each model's first use."""
+    from ..bench.cold import CASES, COLD_TARGET_S, DEMO_RATIO_TARGET, cold_bench
+
+    taken = [f for f in ("escape", "sizes", "no_jax") if getattr(args, f)]
+    taken += [f for f in ("chains", "steps", "beta") if getattr(args, f) is not None]
+    if taken or args.workload != "w1" or args.repeat != 3:
+        flag = (taken or ["workload" if args.workload != "w1" else "repeat"])[0]
+        raise UsageError(f"{flag.replace('_', '-')}: --cold takes no other bench option")
+    print(
+        f"{PROG} bench --cold: CPU seconds (user + system, import included) of a first use in a "
+        "fresh process with an empty numba cache (cold), then again with the cache it filled "
+        "(warm)",
+        flush=True,
+    )
+    width = max(map(len, CASES))
+    print(f"{'case':{width}s}  cold_s  warm_s  ratio  target")
+
+    def on_row(row: dict) -> None:
+        if row["case"] == "demo":
+            ok = row["ratio"] <= DEMO_RATIO_TARGET
+            target = f"cold <= {DEMO_RATIO_TARGET:g}x warm " + ("met" if ok else "NOT met")
+        else:
+            ok = row["cold_s"] < COLD_TARGET_S
+            target = f"cold < {COLD_TARGET_S:g} s " + ("met" if ok else "NOT met")
+        print(
+            f"{row['case']:{width}s}  {row['cold_s']:6.1f}  {row['warm_s']:6.2f}  "
+            f"{row['ratio']:5.1f}  {target}",
+            flush=True,
+        )
+
+    cold_bench(on_row=on_row)
     return 0
 
 
