@@ -506,23 +506,16 @@ def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
     _normalise_fused(dt / 6.0, K[3], xt, y, out, work)
 
 
-@_jit(**_JIT_NO_NRT)
-def _scheme_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work, T):
-    """:func:`_post_ln`, :func:`_pre_ln` or :func:`_rk4` by ``scheme``, which the kernels hold as
-    a constant (then only its scheme compiles)."""
-    if scheme == POST_LN:
-        _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
-    elif scheme == PRE_LN:
-        _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
-    else:
-        _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
-
-
 @_jit(**_JIT)
 def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
     """One step of the flow on the sphere (module notes) by its scheme: :func:`_post_ln`,
     :func:`_rk4` or :func:`_pre_ln`, on one thread. Synchronous: every token reads the old x."""
-    _scheme_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work, None)
+    if scheme == POST_LN:
+        _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, None)
+    elif scheme == PRE_LN:
+        _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, None)
+    else:
+        _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, None)
 
 
 @_jit(**_JIT)
@@ -563,6 +556,13 @@ def _tokens_for(code: int, scheme: int):
     @_jit(**_JIT)
     def advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
         C, n, d = X.shape
+        Bs = dyn.Bs
+        Vs = dyn.Vs
+        beta = dyn.beta
+        attention = dyn.attention
+        causal = dyn.causal
+        plain_B = dyn.plain_B
+        plain_V = dyn.plain_V
         gammas = sched.gammas
         hw = hull_work(n, d)
         fw = flow_work(n, d, T)
@@ -572,8 +572,12 @@ def _tokens_for(code: int, scheme: int):
             x = X[c]
             for t in range(t0, t0 + nsteps):
                 h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-                _scheme_step(x, dyn.Bs, dyn.Vs, dyn.beta, h, dyn.attention, scheme, dyn.causal,
-                             dyn.plain_B, dyn.plain_V, x, fw, T)  # fmt: skip
+                if scheme == POST_LN:  # a constant: only its scheme compiles
+                    _post_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, T)
+                elif scheme == PRE_LN:
+                    _pre_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, T)
+                else:
+                    _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, T)
                 if stopped(ev, c, x, hw, t, steps, done, code):
                     break
 
@@ -622,8 +626,15 @@ def _chains_for(kind: int, code: int, scheme: int):
                     # no event: the state stays in w[0] (x and out None); else the flow writes
                     # its step into x once it has read x (out = x)
                     y = None if code == NO_EVENT else x
-                    _scheme_step(y, Bs, Vs, beta, h, attention, scheme, causal, plain_B,
-                                 plain_V, y, w, None)  # fmt: skip
+                    if scheme == POST_LN:  # a constant: only its scheme compiles
+                        _post_ln(y, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, y, w,
+                                 None)  # fmt: skip
+                    elif scheme == PRE_LN:
+                        _pre_ln(y, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, y, w,
+                                None)  # fmt: skip
+                    else:
+                        _rk4(y, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, y, w,
+                             None)  # fmt: skip
                 if stopped(ev, c, x, hw, t, steps, done, code):
                     break
             if kind != SPHERE_CHAIN and code == NO_EVENT:
