@@ -142,7 +142,7 @@ def _common_shift(xt, beta, norms):
     return np.nan
 
 
-@_jit(**_JIT_NO_NRT)
+@njit(inline="always")
 def _block_weights(S, W, p, lo, best, beta):
     """W[p + r] = exp(β (S[p + r] − best[r])) for lo <= r < _ROWS (``arith.exp_fma``). S is W
     itself or another array, never a different part of W: LLVM then vectorises the loop (with S
