@@ -85,6 +85,12 @@ def _block_bx(x, B, i0, r1, plain, bxt):
 _GRAM_MAX_N = 2048
 
 
+@_jit(**_JIT_NO_NRT)
+def _gram_blocks(n):
+    """The number of blocks of the flow's Gram (B = I) for n tokens, 0 where it has none."""
+    return n // _ROWS if n % _ROWS == 0 and _ROWS < n <= _GRAM_MAX_N else 0
+
+
 @_jit(**_JIT)
 def thread_works(T, n, d):
     """Scratch buffers of :func:`_velocity_blocks` for T threads: each array with a leading axis
@@ -101,7 +107,7 @@ def flow_work(n, d, T=1):
     """Scratch buffers of :func:`flow_step` for n tokens in R^d, with those of T threads that
     share a step's blocks. The flow computes on states transposed, d×n: every loop over tokens
     then runs along a row and vectorises."""
-    g = n // _ROWS if n % _ROWS == 0 and _ROWS < n <= _GRAM_MAX_N else 0
+    g = _gram_blocks(n)
     return (
         np.empty((d, n)),  # xt: the state transposed
         np.empty((g, n * _ROWS)),  # the blocked Gram (B = I), where it pays
@@ -275,32 +281,26 @@ def _velocity_blocks(
 
 
 @_jit(**_JIT_NO_NRT)
-def _velocity_setup(xt, beta, plain_B, work):
-    """Whether the flow's velocity reads the blocked Gram (B = I, where it pays), and the common
-    shift of its scores (:func:`_common_shift`; NaN: none)."""
-    gram = plain_B and work[1].shape[0] > 0
-    shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
-    return gram, shift
-
-
-@_jit(**_JIT_NO_NRT)
-def _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT, work, T):
+def _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT, work, G, T):
     """:func:`_velocity_blocks` for every token of the transposed state ``xt`` (d×n, the result
     in ``outT`` likewise): on this thread with T None, else with the blocks (and those of the
     Gram) split over T threads by :func:`_velocity_split` (the bits do not depend on T). T None
-    compiles no parallel code."""
+    compiles no parallel code; ``G``: the blocked Gram ``work[1]``, or None where the flow's n
+    has none (see :func:`flow_work`), which compiles no Gram code."""
     if T is not None:
         _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT,
                         work, T)  # fmt: skip
         return
     n = xt.shape[1]
-    G = work[1]
-    gram, shift = _velocity_setup(xt, beta, plain_B, work)
+    gram = False
+    shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
     bxt, W, rows = work[4]
-    if gram:
-        _gram(xt.T, G, bxt[0], 0, G.shape[0])
+    if G is not None:
+        gram = plain_B and G.shape[0] > 0
+        if gram:
+            _gram(xt.T, G, bxt[0], 0, G.shape[0])
     _velocity_blocks(
-        xt, G, gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, outT,
+        xt, work[1], gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, outT,
         (bxt[0], W[0], rows[0]), work[6], work[5], 0, (n + _ROWS - 1) // _ROWS,
     )  # fmt: skip
 
@@ -310,7 +310,8 @@ def _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, proje
     """:func:`_velocity` with the blocks of tokens (and of the Gram) split over T threads."""
     n = xt.shape[1]
     G = work[1]
-    gram, shift = _velocity_setup(xt, beta, plain_B, work)
+    gram = plain_B and G.shape[0] > 0
+    shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
     nb = (n + _ROWS - 1) // _ROWS
     # arrays, not tuples, enter the parallel loops
     bxt, W, rows = work[4]
@@ -450,7 +451,7 @@ def renormalise_moved(x, i, out):
 
 
 @_jit(**_JIT_NO_NRT)
-def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
+def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
     """Pre-LN: x_i ← x_i + dt Attn(N(x))_i (not renormalised); ``out`` may be x. With x None the
     step reads the state from work[0], transposed (d×n), and with out None writes it there."""
     xt, K, y = work[0], work[2], work[3]
@@ -462,7 +463,7 @@ def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work,
     for k in range(d):
         for i in range(n):
             y[k, i] = xt[k, i] * c[i]
-    _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
+    _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T)
     if out is None:
         for k in range(d):
             for i in range(n):
@@ -474,18 +475,18 @@ def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work,
 
 
 @_jit(**_JIT_NO_NRT)
-def _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
+def _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
     """Post-LN: x_i ← N(x_i + dt Attn(x)_i); ``out`` may be x (x and out None: see
     :func:`_pre_ln`)."""
     xt, K, y = work[0], work[2], work[3]
     if x is not None:
         _transpose(x, xt)
-    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
+    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T)
     _normalise_fused(dt, K[0], xt, y, out, work)
 
 
 @_jit(**_JIT_NO_NRT)
-def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
+def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
     """RK4 on ẋ = P⊥ Attn(x), followed by N; ``out`` may be x (x and out None: see
     :func:`_pre_ln`)."""
     xt, K, y = work[0], work[2], work[3]
@@ -493,13 +494,13 @@ def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
     half = 0.5 * dt
     if x is not None:
         _transpose(x, xt)
-    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, T)
+    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, G, T)
     for q in range(1, 4):
         h = dt if q == 3 else half
         for k in range(d):
             for i in range(n):
                 y[k, i] = fma(h, K[q - 1, k, i], xt[k, i])
-        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, T)
+        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, G, T)
     for k in range(d):
         for i in range(n):
             K[3, k, i] = ((K[0, k, i] + 2.0 * K[1, k, i]) + 2.0 * K[2, k, i]) + K[3, k, i]
@@ -511,11 +512,14 @@ def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, 
     """One step of the flow on the sphere (module notes) by its scheme: :func:`_post_ln`,
     :func:`_rk4` or :func:`_pre_ln`, on one thread. Synchronous: every token reads the old x."""
     if scheme == POST_LN:
-        _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, None)
+        _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, work[1],
+                 None)  # fmt: skip
     elif scheme == PRE_LN:
-        _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, None)
+        _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, work[1],
+                None)  # fmt: skip
     else:
-        _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, None)
+        _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, work[1],
+             None)  # fmt: skip
 
 
 @_jit(**_JIT)
@@ -573,11 +577,15 @@ def _tokens_for(code: int, scheme: int):
             for t in range(t0, t0 + nsteps):
                 h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
                 if scheme == POST_LN:  # a constant: only its scheme compiles
-                    _post_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, T)
+                    _post_ln(
+                        x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, fw[1], T
+                    )
                 elif scheme == PRE_LN:
-                    _pre_ln(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, T)
+                    _pre_ln(
+                        x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, fw[1], T
+                    )
                 else:
-                    _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, T)
+                    _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, fw[1], T)
                 if stopped(ev, c, x, hw, t, steps, done, code):
                     break
 
@@ -585,10 +593,11 @@ def _tokens_for(code: int, scheme: int):
 
 
 @functools.cache
-def _chains_for(kind: int, code: int, scheme: int):
-    """The kernel of the sphere model ``kind``, the event ``code`` and the flow's ``scheme`` for
-    the chains lo <= c < hi, one after the other (:func:`advance` runs slices of chains on
-    threads); the three are constants of the compiled code."""
+def _chains_for(kind: int, code: int, scheme: int, gram: bool):
+    """The kernel of the sphere model ``kind``, the event ``code``, the flow's ``scheme`` and
+    whether its n has a blocked Gram (:func:`_gram_blocks`) for the chains lo <= c < hi, one
+    after the other (:func:`advance` runs slices of chains on threads); all four are constants of
+    the compiled code."""
 
     @_jit(**_JIT)
     def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, lo, hi):
@@ -608,6 +617,7 @@ def _chains_for(kind: int, code: int, scheme: int):
             w = chain_work(n, d)
         else:
             w = flow_work(n, d)
+        G = w[1] if gram else None  # no Gram: its code is not compiled
         for c in range(lo, hi):
             if done[c]:
                 continue
@@ -628,13 +638,13 @@ def _chains_for(kind: int, code: int, scheme: int):
                     y = None if code == NO_EVENT else x
                     if scheme == POST_LN:  # a constant: only its scheme compiles
                         _post_ln(y, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, y, w,
-                                 None)  # fmt: skip
+                                 G, None)  # fmt: skip
                     elif scheme == PRE_LN:
                         _pre_ln(y, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, y, w,
-                                None)  # fmt: skip
+                                G, None)  # fmt: skip
                     else:
                         _rk4(y, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, y, w,
-                             None)  # fmt: skip
+                             G, None)  # fmt: skip
                 if stopped(ev, c, x, hw, t, steps, done, code):
                     break
             if kind != SPHERE_CHAIN and code == NO_EVENT:
@@ -649,7 +659,9 @@ def kernel_for(chains: int, n: int, kind: int, code: int, threads: int, scheme: 
     blocks over the threads."""
     if kind != SPHERE_CHAIN and chains < threads and n > _ROWS:
         return _tokens_for(code, scheme)
-    return _chains_for(kind, code, POST_LN if kind == SPHERE_CHAIN else scheme)
+    if kind == SPHERE_CHAIN:
+        return _chains_for(kind, code, POST_LN, False)
+    return _chains_for(kind, code, scheme, _gram_blocks(n) > 0)
 
 
 def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
