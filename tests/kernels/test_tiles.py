@@ -1,12 +1,11 @@
 """The register tiles (kernels.cpu.tiles) == the plain score loops (kernels.cpu.scores), bit for
-bit, and the atomic counter (kernels.cpu.atomic) hands out each value once."""
+bit."""
 
 import numpy as np
 import pytest
-from numba import njit, prange
+from numba import njit
 
 from metastab.kernels.arith import fma
-from metastab.kernels.cpu.atomic import fetch_add
 from metastab.kernels.cpu.scores import ROWS, score_loops
 from metastab.kernels.cpu.tiles import block_sums, gram_block
 
@@ -84,21 +83,3 @@ def test_gram_block_mirrors_the_same_bits(d):
     _gram(xt, got)
     assert np.array_equal(_bits(got), _bits(want))
     assert np.array_equal(want.reshape(ROWS, ROWS), want.reshape(ROWS, ROWS).T)
-
-
-@njit(parallel=True)
-def _deal(counter, taken, T):
-    for _q in prange(T):
-        c = fetch_add(counter, 1)
-        while c < taken.size:
-            taken[c] += 1
-            c = fetch_add(counter, 1)
-
-
-def test_fetch_add_deals_each_item_once():
-    """Threads that take items from one counter take each item exactly once."""
-    counter = np.zeros(1, np.int64)
-    taken = np.zeros(100_000, np.int64)
-    _deal(counter, taken, 4)
-    assert np.all(taken == 1)
-    assert counter[0] == taken.size + 4

@@ -57,7 +57,6 @@ from .steps import _move
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
     "arith.py",
-    "cpu/atomic.py",
     "cpu/clustering.py",
     "cpu/drivers.py",
     "cpu/events.py",

@@ -39,20 +39,20 @@ from numba import njit, prange
 from ..arith import exp_fma, fma
 from ..cache import njit_keyed
 from ..params import JIT as _JIT
+from ..params import JIT_NO_NRT as _JIT_NO_NRT
 from ..params import NO_EVENT, POST_LN, PRE_LN, SHIFT_SPREAD, SPHERE_CHAIN, UNNORMALIZED
 from ..streams import next_uniform
-from .atomic import fetch_add
 from .drivers import stopped
 from .events import hull_work
 from .scores import ROWS as _ROWS
 from .scores import score_loops
-from .steps import _pick_slow
+from .steps import _pick_slow, copy_rows
+from .threads import over_chains
 from .tiles import block_sums, gram_block
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
     "arith.py",
-    "cpu/atomic.py",
     "cpu/clustering.py",
     "cpu/drivers.py",
     "cpu/events.py",
@@ -85,6 +85,12 @@ def _block_bx(x, B, i0, r1, plain, bxt):
 _GRAM_MAX_N = 2048
 
 
+@_jit(**_JIT_NO_NRT)
+def _gram_blocks(n):
+    """The number of blocks of the flow's Gram (B = I) for n tokens, 0 where it has none."""
+    return n // _ROWS if n % _ROWS == 0 and _ROWS < n <= _GRAM_MAX_N else 0
+
+
 @_jit(**_JIT)
 def thread_works(T, n, d):
     """Scratch buffers of :func:`_velocity_blocks` for T threads: each array with a leading axis
@@ -101,7 +107,7 @@ def flow_work(n, d, T=1):
     """Scratch buffers of :func:`flow_step` for n tokens in R^d, with those of T threads that
     share a step's blocks. The flow computes on states transposed, d×n: every loop over tokens
     then runs along a row and vectorises."""
-    g = n // _ROWS if n % _ROWS == 0 and _ROWS < n <= _GRAM_MAX_N else 0
+    g = _gram_blocks(n)
     return (
         np.empty((d, n)),  # xt: the state transposed
         np.empty((g, n * _ROWS)),  # the blocked Gram (B = I), where it pays
@@ -116,7 +122,7 @@ def flow_work(n, d, T=1):
 _HALF = _ROWS // 2
 
 
-@njit(inline="always")
+@_jit(**_JIT_NO_NRT)
 def _common_shift(xt, beta, norms):
     """The shift c of every score for B = I, or NaN where the flow takes the row maxima:
     c = max_j s_jj, the squared norms s_jj = <x_j, x_j> (k ascending from +0.0, one fma each:
@@ -158,7 +164,7 @@ def _block_weights(S, W, p, lo, best, beta):
             W[p + r] = exp_fma(beta * (S[p + r] - best[r]))
 
 
-@_jit(**_JIT)
+@_jit(**_JIT_NO_NRT)
 def _velocity_blocks(
     xt, G, gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, outT, bw, P,
     dots, b0, b1,
@@ -274,13 +280,35 @@ def _velocity_blocks(
                     o[r] = fma(-db[r], xk[r], o[r])
 
 
-@njit(inline="always")
-def _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT, work, T):
+@_jit(**_JIT_NO_NRT)
+def _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT, work, G, T):
     """:func:`_velocity_blocks` for every token of the transposed state ``xt`` (d×n, the result
-    in ``outT`` likewise), the blocks (and those of the Gram) split over T threads where this is
-    inlined into a parallel function (elsewhere, and inside the chain-parallel loop, the prange
-    loops run as plain loops); the bits do not depend on T."""
-    d, n = xt.shape
+    in ``outT`` likewise): on this thread with T None, else with the blocks (and those of the
+    Gram) split over T threads by :func:`_velocity_split` (the bits do not depend on T). T None
+    compiles no parallel code; ``G``: the blocked Gram ``work[1]``, or None where the flow's n
+    has none (see :func:`flow_work`), which compiles no Gram code."""
+    if T is not None:
+        _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT,
+                        work, T)  # fmt: skip
+        return
+    n = xt.shape[1]
+    gram = False
+    shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
+    bxt, W, rows = work[4]
+    if G is not None:
+        gram = plain_B and G.shape[0] > 0
+        if gram:
+            _gram(xt.T, G, bxt[0], 0, G.shape[0])
+    _velocity_blocks(
+        xt, work[1], gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, outT,
+        (bxt[0], W[0], rows[0]), work[6], work[5], 0, (n + _ROWS - 1) // _ROWS,
+    )  # fmt: skip
+
+
+@_jit(parallel=True, **_JIT)
+def _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT, work, T):
+    """:func:`_velocity` with the blocks of tokens (and of the Gram) split over T threads."""
+    n = xt.shape[1]
     G = work[1]
     gram = plain_B and G.shape[0] > 0
     shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
@@ -316,7 +344,7 @@ def _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, ou
         )
 
 
-@njit(inline="always")
+@_jit(**_JIT_NO_NRT)
 def _dot8(at, bt, i0, i1, P, out):
     """out[i] = <a_i, b_i> for i0 <= i < i1, tokens the columns of at and bt (d×n), as eight
     partial sums p_m = Σ_{k ≡ m (mod 8)} a_ik b_ik (k ascending, one fma each, in P[m, i]) added
@@ -337,7 +365,7 @@ def _dot8(at, bt, i0, i1, P, out):
     _dot8_sum(P, i0, i1, out)
 
 
-@njit(inline="always")
+@_jit(**_JIT_NO_NRT)
 def _dot8_sum(P, i0, i1, out):
     """out[i] = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)), p_q = P[q, i], i0 <= i < i1."""
     p0, p1, p2, p3 = P[0, i0:i1], P[1, i0:i1], P[2, i0:i1], P[3, i0:i1]
@@ -347,18 +375,17 @@ def _dot8_sum(P, i0, i1, out):
         o[i] = ((p0[i] + p1[i]) + (p2[i] + p3[i])) + ((p4[i] + p5[i]) + (p6[i] + p7[i]))
 
 
-@njit(inline="always")
+@_jit(**_JIT_NO_NRT)
 def _inverse_norms(yt, work):
     """work[5][i] = 1 / |y_i| for the columns y_i of yt, |y_i|^2 by :func:`_dot8`."""
-    d, n = yt.shape
+    n = yt.shape[1]
     c = work[5]
     _dot8(yt, yt, 0, n, work[6], c)
     for i in range(n):
         c[i] = 1.0 / math.sqrt(c[i])
-    return c
 
 
-@njit(inline="always")
+@_jit(**_JIT_NO_NRT)
 def _normalise_fused(h, Kt, xt, yt, out, work):
     """out_i = N(y_i) (the flow's LayerNorm) of y_i = x_i + h k_i (one fma per coordinate),
     tokens the columns of xt, Kt and yt (d×n): y_i (1 / |y_i|), |y_i|^2 by :func:`_dot8`,
@@ -390,7 +417,7 @@ def _normalise_fused(h, Kt, xt, yt, out, work):
                 out[i, k] = yt[k, i] * ci
 
 
-@njit(inline="always")
+@_jit(**_JIT_NO_NRT)
 def _transpose(x, xt):
     """xt = xᵀ."""
     n, d = x.shape
@@ -423,19 +450,20 @@ def renormalise_moved(x, i, out):
         _normalise_row(out, i, out)
 
 
-@njit(inline="always")
-def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
+@_jit(**_JIT_NO_NRT)
+def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
     """Pre-LN: x_i ← x_i + dt Attn(N(x))_i (not renormalised); ``out`` may be x. With x None the
     step reads the state from work[0], transposed (d×n), and with out None writes it there."""
     xt, K, y = work[0], work[2], work[3]
     d, n = xt.shape
     if x is not None:
         _transpose(x, xt)
-    c = _inverse_norms(xt, work)
+    _inverse_norms(xt, work)
+    c = work[5]
     for k in range(d):
         for i in range(n):
             y[k, i] = xt[k, i] * c[i]
-    _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
+    _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T)
     if out is None:
         for k in range(d):
             for i in range(n):
@@ -446,19 +474,19 @@ def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work,
                 out[i, k] = fma(dt, K[0, k, i], xt[k, i])
 
 
-@njit(inline="always")
-def _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
+@_jit(**_JIT_NO_NRT)
+def _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
     """Post-LN: x_i ← N(x_i + dt Attn(x)_i); ``out`` may be x (x and out None: see
     :func:`_pre_ln`)."""
     xt, K, y = work[0], work[2], work[3]
     if x is not None:
         _transpose(x, xt)
-    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, T)
+    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T)
     _normalise_fused(dt, K[0], xt, y, out, work)
 
 
-@njit(inline="always")
-def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T):
+@_jit(**_JIT_NO_NRT)
+def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
     """RK4 on ẋ = P⊥ Attn(x), followed by N; ``out`` may be x (x and out None: see
     :func:`_pre_ln`)."""
     xt, K, y = work[0], work[2], work[3]
@@ -466,35 +494,32 @@ def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
     half = 0.5 * dt
     if x is not None:
         _transpose(x, xt)
-    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, T)
+    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, G, T)
     for q in range(1, 4):
         h = dt if q == 3 else half
         for k in range(d):
             for i in range(n):
                 y[k, i] = fma(h, K[q - 1, k, i], xt[k, i])
-        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, T)
+        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, G, T)
     for k in range(d):
         for i in range(n):
             K[3, k, i] = ((K[0, k, i] + 2.0 * K[1, k, i]) + 2.0 * K[2, k, i]) + K[3, k, i]
     _normalise_fused(dt / 6.0, K[3], xt, y, out, work)
 
 
-@njit(inline="always")
-def _flow(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work, T):
-    """One step of the flow on the sphere (module notes) by its scheme: :func:`_post_ln`,
-    :func:`_rk4` or :func:`_pre_ln`. Synchronous: every token reads the old x."""
-    if scheme == PRE_LN:
-        _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
-    elif scheme == POST_LN:
-        _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
-    else:
-        _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, T)
-
-
 @_jit(**_JIT)
 def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
-    """One step of the flow on the sphere (see :func:`_flow`), on one thread."""
-    _flow(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work, 1)
+    """One step of the flow on the sphere (module notes) by its scheme: :func:`_post_ln`,
+    :func:`_rk4` or :func:`_pre_ln`, on one thread. Synchronous: every token reads the old x."""
+    if scheme == POST_LN:
+        _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, work[1],
+                 None)  # fmt: skip
+    elif scheme == PRE_LN:
+        _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, work[1],
+                None)  # fmt: skip
+    else:
+        _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, work[1],
+             None)  # fmt: skip
 
 
 @_jit(**_JIT)
@@ -503,7 +528,7 @@ def chain_work(n, d):
     return np.empty(d), np.empty(n), np.empty(n), np.empty(d)
 
 
-@_jit(**_JIT)
+@_jit(**_JIT_NO_NRT)
 def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
     """One step of the chain on the sphere (module notes): token i picks j by the rule of
     ``steps.chain_step`` (uniform ``u[i]``, rarely further uniforms of the stream ``s``, tokens
@@ -527,19 +552,18 @@ def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
 
 
 @functools.cache
-def _tokens_for(code: int):
-    """The flow's kernel with fewer chains than threads for the event ``code``: chains one after
-    the other, the blocks of tokens of each step split over T threads (same bits as the
-    chain-parallel path)."""
+def _tokens_for(code: int, scheme: int):
+    """The flow's kernel with fewer chains than threads for the event ``code`` and the
+    ``scheme``: chains one after the other, the blocks of tokens of each step split over T
+    threads (same bits as the chain-parallel path)."""
 
-    @_jit(parallel=True, **_JIT)
+    @_jit(**_JIT)
     def advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
         C, n, d = X.shape
         Bs = dyn.Bs
         Vs = dyn.Vs
         beta = dyn.beta
         attention = dyn.attention
-        scheme = dyn.scheme
         causal = dyn.causal
         plain_B = dyn.plain_B
         plain_V = dyn.plain_V
@@ -552,7 +576,16 @@ def _tokens_for(code: int):
             x = X[c]
             for t in range(t0, t0 + nsteps):
                 h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-                _flow(x, Bs, Vs, beta, h, attention, scheme, causal, plain_B, plain_V, x, fw, T)
+                if scheme == POST_LN:  # a constant: only its scheme compiles
+                    _post_ln(
+                        x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, fw[1], T
+                    )
+                elif scheme == PRE_LN:
+                    _pre_ln(
+                        x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, fw[1], T
+                    )
+                else:
+                    _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, fw[1], T)
                 if stopped(ev, c, x, hw, t, steps, done, code):
                     break
 
@@ -560,15 +593,15 @@ def _tokens_for(code: int):
 
 
 @functools.cache
-def _chains_for(kind: int, code: int, scheme: int):
-    """The kernel of the sphere model ``kind``, the event ``code`` and the flow's ``scheme``,
-    chains in parallel (see :func:`advance`), dealt one at a time to the threads as they free up
-    (:mod:`.atomic`); the three are constants of the compiled code."""
+def _chains_for(kind: int, code: int, scheme: int, gram: bool):
+    """The kernel of the sphere model ``kind``, the event ``code``, the flow's ``scheme`` and
+    whether its n has a blocked Gram (:func:`_gram_blocks`) for the chains lo <= c < hi, one
+    after the other (:func:`advance` runs slices of chains on threads); all four are constants of
+    the compiled code."""
 
-    @_jit(parallel=True, **_JIT)
-    def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
+    @_jit(**_JIT)
+    def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, lo, hi):
         C, n, d = X.shape
-        # one name per field, bound before the parallel loop (see drivers._chains_for)
         Bs = dyn.Bs
         Vs = dyn.Vs
         beta = dyn.beta
@@ -577,47 +610,45 @@ def _chains_for(kind: int, code: int, scheme: int):
         plain_B = dyn.plain_B
         plain_V = dyn.plain_V
         gammas = sched.gammas
-        dealt = np.zeros(1, np.int64)  # chains are dealt one at a time to the threads that free up
-        for _q in prange(T):
-            out = np.empty((n, d))
-            u = np.empty(n)
-            hw = hull_work(n, d)
-            if kind == SPHERE_CHAIN:
-                w = chain_work(n, d)
-            else:
-                w = flow_work(n, d)
-            c = fetch_add(dealt, 1)
-            while c < C:
-                if not done[c]:
-                    x = X[c]
-                    st = state[c]
-                    if kind != SPHERE_CHAIN and code == NO_EVENT:
-                        _transpose(x, w[0])  # the state transposed, for all the steps
-                    for t in range(t0, t0 + nsteps):
-                        h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-                        if kind == SPHERE_CHAIN:
-                            for i in range(n):
-                                u[i] = next_uniform(st)
-                            chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, w)
-                            x[:, :] = out
-                        else:  # the scheme is a constant: one of the three compiles
-                            # no event: the state stays in w[0] (x and out None); else the flow
-                            # writes its step into x once it has read x (out = x)
-                            y = None if code == NO_EVENT else x
-                            if scheme == POST_LN:
-                                _post_ln(y, Bs, Vs, beta, h, attention, causal, plain_B,
-                                         plain_V, y, w, 1)  # fmt: skip
-                            elif scheme == PRE_LN:
-                                _pre_ln(y, Bs, Vs, beta, h, attention, causal, plain_B,
-                                        plain_V, y, w, 1)  # fmt: skip
-                            else:
-                                _rk4(y, Bs, Vs, beta, h, attention, causal, plain_B,
-                                     plain_V, y, w, 1)  # fmt: skip
-                        if stopped(ev, c, x, hw, t, steps, done, code):
-                            break
-                    if kind != SPHERE_CHAIN and code == NO_EVENT:
-                        _transpose(w[0], x)
-                c = fetch_add(dealt, 1)
+        out = np.empty((n, d))
+        u = np.empty(n)
+        hw = hull_work(n, d)
+        if kind == SPHERE_CHAIN:
+            w = chain_work(n, d)
+        else:
+            w = flow_work(n, d)
+        G = w[1] if gram else None  # no Gram: its code is not compiled
+        for c in range(lo, hi):
+            if done[c]:
+                continue
+            x = X[c]
+            st = state[c]
+            if kind != SPHERE_CHAIN and code == NO_EVENT:
+                _transpose(x, w[0])  # the state transposed, for all the steps
+            for t in range(t0, t0 + nsteps):
+                h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+                if kind == SPHERE_CHAIN:
+                    for i in range(n):
+                        u[i] = next_uniform(st)
+                    chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, w)
+                    copy_rows(out, x)
+                else:
+                    # no event: the state stays in w[0] (x and out None); else the flow writes
+                    # its step into x once it has read x (out = x)
+                    y = None if code == NO_EVENT else x
+                    if scheme == POST_LN:  # a constant: only its scheme compiles
+                        _post_ln(y, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, y, w,
+                                 G, None)  # fmt: skip
+                    elif scheme == PRE_LN:
+                        _pre_ln(y, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, y, w,
+                                G, None)  # fmt: skip
+                    else:
+                        _rk4(y, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, y, w,
+                             G, None)  # fmt: skip
+                if stopped(ev, c, x, hw, t, steps, done, code):
+                    break
+            if kind != SPHERE_CHAIN and code == NO_EVENT:
+                _transpose(w[0], x)
 
     return advance_chains
 
@@ -627,18 +658,24 @@ def kernel_for(chains: int, n: int, kind: int, code: int, threads: int, scheme: 
     a flow with fewer chains than threads and more than one block of tokens shares each step's
     blocks over the threads."""
     if kind != SPHERE_CHAIN and chains < threads and n > _ROWS:
-        return _tokens_for(code)
-    return _chains_for(kind, code, POST_LN if kind == SPHERE_CHAIN else scheme)
+        return _tokens_for(code, scheme)
+    if kind == SPHERE_CHAIN:
+        return _chains_for(kind, code, POST_LN, False)
+    return _chains_for(kind, code, scheme, _gram_blocks(n) > 0)
 
 
 def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     """``drivers.advance`` for the sphere models: every chain c with ``done[c]`` False takes up
     to ``nsteps`` steps in place (step size ``sched.gammas``: dt of the flow, γ of the chain),
-    checking the event ``ev`` after each. Chains run in parallel and never interact, so chain c
-    depends only on its stream, not on the thread count or on how the steps are split. A flow
-    with fewer chains than ``threads`` (pass numba's thread count) and more than one block of
-    tokens shares each step's blocks over the threads instead. Runs :func:`kernel_for`'s
-    kernel."""
+    checking the event ``ev`` after each. The chains run in slices on ``threads`` threads (pass
+    numba's thread count; :func:`.threads.over_chains`) and never interact, so chain c depends
+    only on its stream, not on the thread count or on how the steps are split. A flow with fewer
+    chains than threads and more than one block of tokens shares each step's blocks over the
+    threads instead. Runs :func:`kernel_for`'s kernel."""
     C, n, _ = X.shape
     kernel = kernel_for(C, n, dyn.kind, ev.code, threads, dyn.scheme)
-    kernel(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads)
+    args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
+    if kernel is _tokens_for(ev.code, dyn.scheme):
+        kernel(*args, threads)
+    else:
+        over_chains(kernel, args, C, threads)

@@ -33,7 +33,6 @@ from .steps import chain_step, chain_work
 _jit = njit_keyed(
     "arith.py",
     "cpu/accelerated.py",
-    "cpu/atomic.py",
     "cpu/clustering.py",
     "cpu/drivers.py",
     "cpu/events.py",

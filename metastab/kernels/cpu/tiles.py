@@ -13,10 +13,11 @@ are those of the scalar loops.
 
 from llvmlite import ir
 from llvmlite.binding import get_host_cpu_features
-from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from ..cache import njit_keyed
+from ..params import JIT_NO_NRT
 from .scores import ROWS
 
 __all__ = ["block_sums"]
@@ -107,6 +108,9 @@ def _tile(rows, vecs=_VECS):
     return tile
 
 
+# cached only while the kernel files it calls into are unchanged (see cache)
+_jit = njit_keyed("cpu/scores.py", "params.py")
+
 _tile_n = _tile(_TILE)
 _tile_1 = _tile(1)
 # the triangle of a symmetric block: 4 rows, 8, 16, 24 or 32 lanes
@@ -114,7 +118,7 @@ _tri_1, _tri_2, _tri_3 = _tile(4, 1), _tile(4, 2), _tile(4, 3)
 _tri_4 = _tile_n if _TILE == 4 else _tile(4)
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def block_sums(A, X, j0, S):
     """S[j ROWS + r] = Σ_k A[k, r] X[j, k] for j0 <= j < X.shape[0], r < ROWS (k ascending from
     +0.0, one fused multiply-add per term): the scores of a block (A = (B x_i)_k transposed,
@@ -130,7 +134,7 @@ def block_sums(A, X, j0, S):
         j += 1
 
 
-@njit(inline="always")
+@_jit(**JIT_NO_NRT)
 def gram_block(xt, S):
     """S[j ROWS + r] = <x_r, x_j> for a block of ROWS tokens, the columns of xt (d×ROWS): each
     pair once, the scores of lanes r < 8 ceil((j + 1) / 8) (j rounded up to its group of four)
