@@ -66,7 +66,7 @@ TWINS = {
         "cpu/drivers.py",
     ),
     "SPHERE_FLOW": Twins(
-        "cpu/sphere.py:_flow",
+        "cpu/sphere.py:_velocity",  # every scheme's step goes through it
         "reference/sphere.py:flow_step",
         "cuda/sphere.py:flow_step",
         "cpu/sphere.py",
