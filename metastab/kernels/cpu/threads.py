@@ -2,15 +2,15 @@
 (``nogil``) runs on slices of the chains, one slice per task of a thread pool.
 
 numba's ``prange`` would compile every chain kernel twice (the loop body as a gufunc, then the
-kernel around it): a third of its cold compile time. Chains never interact and each draws from its
-own stream, so a chain's path does not depend on the slices or the threads that run it.
+kernel around it): about a quarter of SA_P's cold compile. Chains never interact and each draws
+from its own stream, so a chain's path does not depend on the slices or the threads that run it.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 __all__ = ["over_chains", "SLICES_PER_THREAD"]
 
@@ -39,5 +39,9 @@ def over_chains(kernel: Callable, args: tuple, chains: int, threads: int) -> Non
     bounds = [chains * q // slices for q in range(slices + 1)]
     pool = _pool(threads)
     tasks = [pool.submit(kernel, *args, lo, hi) for lo, hi in zip(bounds, bounds[1:])]
-    for task in tasks:
-        task.result()
+    try:
+        for task in tasks:
+            task.result()
+    except BaseException:  # Ctrl-C: every slice ends first, so no chain moves after we return
+        wait(tasks)
+        raise
