@@ -62,33 +62,29 @@ stays valid, as the probability of an excursion from the entrances drawn at ``x_
 excursion returns (p̂ = 1 in every run), each replica is a direct sample of T and the estimate
 is direct simulation, with no splitting.
 
-Why the refusal, measured on three tokens per vertex of the triangle, γ = 0.45, LeaveHull radius
-1, β = 40, accelerated mode at the default merge distance (exact mean E[T] = 2.30e25
-[2.26e25, 2.34e25] from 4000 direct escapes). After a displaced token relaxes to within ~1/β of
-its group, its group mates pick it with probability of order one and move towards it, so the
-group collapses at a point O(1/β) away from where it was: every return to A lands displaced
-(z_A = 0.05: 18104 of 18104, median offset 0.043). The offsets accumulate over the cycles (the
-slow collapse of [FW] prop. origin) and the escape probability grows with them: following 2000
-chains cycle by cycle, the fraction escaping at cycle k is 3.5e-3 at k = 1, 2.4e-2 at k = 3-5,
-0.14 at k = 6-10 and 0.29 at k = 11-20; the chains escape after 10.1 cycles on average (their
-mean T, 2.32e25, agrees with the exact mean), where i.i.d. cycles restarted at ``x_ref`` would
-need 1/p ≈ 290. The renewal formula, which uses cycle 1 for all of them, gave E[T] ×1.52
-[1.40, 1.65] at z_A = 0.01, ×6.8 [5.3, 8.6] at 0.02 and ×82 [35, 193] at 0.05. No other single
-entrance law rescues it: the one for which E[T] = E_ν[σ + ρ] / P_ν[success] holds (the Hill
-relation) is the entrance law averaged over the cycles of the whole path to the escape, which
-only direct simulation samples; and direct simulation of that path is what the accelerated mode
-does exactly, at any β (:func:`metastab.first_passage` with ``mode="accelerated"``).
+Why the refusal. After a displaced token relaxes to within ~1/β of its group, its group mates
+pick it with probability of order one and move towards it, so the group collapses at a point
+O(1/β) away from where it was: returns to A land displaced, the offsets accumulate over the
+cycles (the slow collapse of [FW] prop. origin) and the escape probability grows with them. The
+cycles are then not i.i.d., and the renewal formula, which gives every cycle the first cycle's
+escape probability, overestimates E[T]. ``tests/engine/test_splitting.py`` shows it on a triangle
+(three tokens per vertex, γ = 0.45, LeaveHull radius 1, β = 40) and on a pentagon: every return
+lands displaced, and the formula applied anyway fails the agreement check against accelerated
+:func:`metastab.first_passage` (slow tier). No other single entrance law rescues it: the one for
+which E[T] = E_ν[σ + ρ] / P_ν[success] holds (the Hill relation) is the entrance law averaged over
+the cycles of the whole path to the escape, which only direct simulation samples; and direct
+simulation of that path is what the accelerated mode does exactly, at any β
+(:func:`metastab.first_passage` with ``mode="accelerated"``).
 
 Where the restart holds. With a merge distance above that ~1/β scale (``merge_tol=0.2`` in the
 tests) a returning token is snapped onto its vertex before its mates move, the chain re-enters A
-at ``x_ref`` exactly (503017 of 503017 returns in the same experiment) and the per-cycle escape
-fraction stays at 3.5e-3 to 4.2e-3 over 3000 cycles; there splitting agrees with
-:func:`metastab.first_passage` run at the same merge distance (tests). That chain is not SA_P:
-tokens jump by up to the merge distance (on the triangle above its mean escape time is ~70
-times SA_P's). :func:`escape_probability` warns when ``merge_tol`` exceeds the default, and the
-result records the chain it estimated (``chain``). A group that settles elsewhere leaves A for
-good: such an excursion goes on until the event (correctly, it is part of the escape) or the
-step budget, which is reported.
+at ``x_ref`` exactly, and splitting agrees with :func:`metastab.first_passage` run at the same
+merge distance (tests). That chain is not SA_P: tokens jump by up to the merge distance, and its
+mean escape time is not SA_P's (the same tests: the merged chain's estimate fails the check
+against SA_P's exact mean). :func:`escape_probability` warns when ``merge_tol`` exceeds the
+default, and the result records the chain it estimated (``chain``). A group that settles
+elsewhere leaves A for good: such an excursion goes on until the event (correctly, it is part of
+the escape) or the step budget, which is reported.
 """
 
 from __future__ import annotations
@@ -255,8 +251,7 @@ class SplittingResult(Result):
                 f"{self.reference_level:.3g}) came back away from x_ref, by up to "
                 f"{self.largest_return_offset:.3g}, farther than the merge distance; the "
                 f"chain does not restart at x_ref after a failed excursion, so the cycles "
-                f"are not i.i.d. and the renewal formula for E[T] is biased (on the frozen "
-                f"triangle of the module notes by x1.5 to x82). Use "
+                f"are not i.i.d. and the renewal formula for E[T] is biased (module notes). Use "
                 f"metastab.first_passage(model, x_ref, event, mode='accelerated') for E[T]; "
                 f"the escape probability p of the excursions from x_ref stays valid"
             )
