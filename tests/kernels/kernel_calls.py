@@ -21,6 +21,7 @@ def k_chain(x, B, beta, gamma, u, state=None):
     out = np.full((n, d), np.nan)
     if state is None:
         state = np.array([1, 2, 3, 4], dtype=np.uint64)
+    work = _steps.chain_work(n, d)
     _steps.chain_step(
         x,
         np.ascontiguousarray(B, dtype=float),
@@ -31,7 +32,8 @@ def k_chain(x, B, beta, gamma, u, state=None):
         np.asarray(u, dtype=float),
         state,
         out,
-        _steps.chain_work(n, d),
+        work,
+        work[-1],
     )
     return out
 

@@ -152,7 +152,7 @@ def test_independence_negative_control():
     for c in range(draws):
         u = gen.random(n)
         u[2] = u[0]
-        _steps.chain_step(x, B_ONE, BETA_ONE, GAMMA_ONE, P, False, u, state, out, work)
+        _steps.chain_step(x, B_ONE, BETA_ONE, GAMMA_ONE, P, False, u, state, out, work, work[-1])
         finals[c] = out
     pick = picked_points(x, finals, GAMMA_ONE, U)
     # The marginals are still right (the control isolates the joint law): p > 1e-3 each.

@@ -32,6 +32,7 @@ from .steps import (
     flow_work,
     hardmax_step,
     hardmax_work,
+    has_gram,
     localmax_step,
     localmax_work,
     neighbour_cut,
@@ -159,10 +160,11 @@ def _tokens_for(code: int):
 
 
 @functools.cache
-def _chains_for(kind: int, code: int):
+def _chains_for(kind: int, code: int, gram: bool = False):
     """The kernel of the model kind ``kind`` and the event ``code`` for the chains
-    lo <= c < hi, one after the other (:func:`advance` runs slices of chains on threads). Both
-    are constants of the compiled code: it holds its own paths only."""
+    lo <= c < hi, one after the other (:func:`advance` runs slices of chains on threads), with
+    SA_P's Gram code where ``gram`` (:func:`.steps.has_gram`). All three are constants of the
+    compiled code: it holds its own paths only."""
 
     @_jit(**JIT)
     def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, lo, hi):
@@ -181,6 +183,7 @@ def _chains_for(kind: int, code: int):
         work = hull_work(n, d)
         if kind == CHAIN:
             w = chain_work(n, d)
+            G = w[-1] if gram else None  # no Gram: its code is not compiled
         elif kind == FLOW:
             w = flow_work(n, d)
         elif kind == LOCALMAX:
@@ -197,7 +200,7 @@ def _chains_for(kind: int, code: int):
                 if kind == CHAIN:
                     for i in range(n):
                         u[i] = next_uniform(st)
-                    chain_step(x, B, beta, gamma, P, use_P, u, st, out, w)
+                    chain_step(x, B, beta, gamma, P, use_P, u, st, out, w, G)
                 elif kind == FLOW:
                     flow_step(x, B, beta, gamma, P, use_P, out, w)
                 elif kind == LOCALMAX:
@@ -218,7 +221,7 @@ def kernel_for(chains: int, n: int, kind: int, code: int, threads: int):
     call; one per kind, event and path, so that a run compiles only what it uses)."""
     if kind == CHAIN and chains < threads and n > _ROWS:
         return _tokens_for(code)
-    return _chains_for(kind, code)
+    return _chains_for(kind, code, kind == CHAIN and has_gram(n))
 
 
 def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
@@ -239,10 +242,10 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     C, n, _ = X.shape
     kernel = kernel_for(C, n, dyn.kind, ev.code, threads)
     args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
-    if kernel is _chains_for(dyn.kind, ev.code):
-        over_chains(kernel, args, C, threads)
-    else:
+    if kernel is _tokens_for(ev.code):
         kernel(*args, threads)
+    else:
+        over_chains(kernel, args, C, threads)
 
 
 @functools.cache

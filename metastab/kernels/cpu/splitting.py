@@ -163,7 +163,7 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
             else:
                 for i in range(n):
                     u[i] = next_uniform(st)
-                chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw)
+                chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw, cw[-1])
                 for i in range(n):
                     for k in range(d):
                         x[i, k] = out[i, k]

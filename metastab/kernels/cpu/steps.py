@@ -204,6 +204,14 @@ def _pick_slow(x, B, beta, i, ui, s, bx, sc, w):
 # than the halved score work), up to this many tokens (it holds n^2 scores per chain).
 _GRAM_MIN_D = 8
 _GRAM_MAX_N = 2048
+
+
+def has_gram(n: int) -> bool:
+    """Whether :func:`chain_work` may allocate a blocked Gram for n tokens (at some d): else the
+    drivers pass chain_step no Gram and compile none of its code."""
+    return n % _ROWS == 0 and n <= _GRAM_MAX_N
+
+
 # Blocks hold a multiple of this many lanes (one AVX-512 vector of doubles): fewer than _ROWS
 # tokens in one block padded to it, more in blocks of _ROWS, the last one padded.
 _LANES = 8
@@ -475,7 +483,10 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, plain, b0,
     rows = work[2].shape[0]
     held = 0
     for b in range(b0, b1):
-        W = G[b] if gram else work[1]
+        if G is None:  # (a constant of the compiled code: no Gram code)
+            W = work[1]
+        else:
+            W = G[b] if gram else work[1]
         held += _pick_block(
             x, B, beta, gamma, P, use_P, u, out, work, W, gram, plain, b, rows, pend
         )
@@ -496,7 +507,7 @@ def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw):
 
 
 @_jit(**JIT_NO_NRT)
-def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
+def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work, G):
     """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
 
     Token i picks j with probability softmax_j(beta s_ij), tokens independently, and moves to
@@ -521,13 +532,18 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work):
     in increasing j and k exactly as in the reference. Cumulative weights never decrease, so the
     first j whose cumulative weight exceeds the threshold is the count of those that do not.
     For B = I (and x finite) B x_i is x_i itself, and where n is a multiple of _ROWS the scores
-    come from the symmetric Gram, each pair once (see _paths, _gram).
+    come from the symmetric Gram, each pair once (see _paths, _gram): ``G`` is ``work[-1]``, or
+    None for an n that has no Gram (:func:`has_gram`), which compiles no Gram code.
     """
     n = x.shape[0]
-    work_b, pw, G = work[:-2], work[-2], work[-1]
-    plain, gram = _paths(x, B, G)
-    if gram:
-        _gram(x, G, work_b[0], 0, G.shape[0])
+    work_b, pw = work[:-2], work[-2]
+    if G is None:  # a constant of the compiled code (see has_gram): no Gram code
+        plain = _plain(x, B)
+        gram = False
+    else:
+        plain, gram = _paths(x, B, G)
+        if gram:
+            _gram(x, G, work_b[0], 0, G.shape[0])
     rows = work_b[2].shape[0]
     nb = (n + rows - 1) // rows
     if _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work_b, G, gram, plain, 0, nb, pw[0]):
