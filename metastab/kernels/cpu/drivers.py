@@ -59,8 +59,8 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, tw, T):
     """:func:`chain_step` with its blocks of tokens (and of the Gram) split over T threads, then
     the pending picks in token order; ``pw`` and ``G`` are the last two buffers of
     :func:`chain_work`, ``tw`` the threads' buffers (:func:`thread_works`). Same bits as
-    chain_step at any T. Inlined into :func:`_advance_tokens`, whose parallel compilation runs
-    the prange loops on threads."""
+    chain_step at any T. Inlined into the kernel of :func:`_tokens_for`, whose parallel
+    compilation runs the prange loops on threads."""
     n, d = x.shape
     nb = (n + _ROWS - 1) // _ROWS
     plain, gram = _paths(x, B, G)
@@ -160,7 +160,7 @@ def _tokens_for(code: int):
 
 
 @functools.cache
-def _chains_for(kind: int, code: int, gram: bool = False):
+def _chains_for(kind: int, code: int, gram: bool):
     """The kernel of the model kind ``kind`` and the event ``code`` for the chains
     lo <= c < hi, one after the other (:func:`advance` runs slices of chains on threads), with
     SA_P's Gram code where ``gram`` (:func:`.steps.has_gram`). All three are constants of the

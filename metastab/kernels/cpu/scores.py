@@ -12,8 +12,8 @@ ROWS = 32  # tokens held side by side in a block
 
 
 def score_loops(madd):
-    """The inlined loops (scores_block, gram_tile, gram, block_bx) with ``madd`` as their
-    multiply-add."""
+    """The loops (scores_block, gram_tile, gram, block_bx) with ``madd`` as their multiply-add,
+    each compiled on its own without reference counting."""
 
     @njit(_nrt=False)
     def scores4(bxt, x, j, S, p, hi):
