@@ -415,8 +415,7 @@ def check(
         tests = Path(__file__).resolve().parents[2] / "tests" / "test_cuda.py"
         if tests.is_file():
             env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-            command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark"]
-            command += ["-m"]
+            command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m"]
             command += ["not outer", f"--junitxml={out / 'tests.xml'}", str(tests)]
             tic = time.perf_counter()
             try:
