@@ -184,10 +184,12 @@ def test_streams_are_the_cpus():
 
 @device
 def test_exp_is_the_cpus():
-    """exp_fused == the CPU kernels' exp bit for bit, across the flush to 0 at -708.74."""
+    """exp_fused == the CPU kernels' exp bit for bit, across the flush to 0 at -708.74 and
+    where 2^k p is subnormal (k = -1022, p < 1: rounded once, by the product or by ldexp)."""
     z = np.concatenate(
-        [[-0.0, 0.0, -1e-300, -708.39, -708.74, -708.8, -745.2, -1e4], -np.geomspace(1e-6, 700, 24)]
-    )
+        [[-0.0, 0.0, -1e-300, -708.39, -708.74, -708.8, -745.2, -1e4], -np.geomspace(1e-6, 700, 24),
+         np.linspace(-708.7, -708.0, 24)]
+    )  # fmt: skip
     want = np.empty_like(z)
     steps.exp_nonpositive(z, want)
     got = np.zeros_like(z)
@@ -463,9 +465,10 @@ SPHERE_MODELS = {
 def test_sphere_models_same_bits_as_cpu(name):
     """The sphere flow (post-LN, pre-LN, RK4, softmax and unnormalised, causal, heads, B, V) and
     the sphere chain on the device: the CPU's bits, recorded states included; the chain with
-    another seed differs (negative control)."""
-    x0 = ms.sphere_uniform(6, 3, chains=2, rng=4)
-    model = SPHERE_MODELS[name](3)
+    another seed differs (negative control). n = 7 and d = 6: the score and weighted-sum loops'
+    blocks of four and their remainders."""
+    x0 = ms.sphere_uniform(7, 6, chains=2, rng=4)
+    model = SPHERE_MODELS[name](6)
     kw = dict(steps=5, rng=2, record_every=3)
     cpu = ms.simulate(model, x0, **kw)
     gpu = ms.simulate(model, x0, device="cuda", **kw)

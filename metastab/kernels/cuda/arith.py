@@ -10,13 +10,23 @@ product, so a device computes the CPU's operations, each rounded once, as the CP
 Under numba's CUDA simulator libdevice functions are stubs and ``cuda.fma`` rounds twice: there
 ``mul`` is Python's product (IEEE, rounded once) and ``fma`` the exactly rounded
 :func:`metastab.kernels.arith.fma_exact`.
+
+:func:`add64` is a + b mod 2^64 on uint64: one native add on a device; under the simulator,
+where numpy warns when uint64 arithmetic wraps, it is summed from 32-bit halves. :func:`pow2` is
+the exact 2^k of a normal exponent, made from its bits.
 """
 
+import struct
+
+import numpy as np
 from numba import config, cuda
 
 from .. import arith
 
-__all__ = ["fma", "mul"]
+__all__ = ["add64", "fma", "mul", "pow2"]
+
+_U = np.uint64
+_LOW32 = _U(0xFFFFFFFF)
 
 if config.ENABLE_CUDASIM:
     fma = arith.fma_exact
@@ -24,6 +34,16 @@ if config.ENABLE_CUDASIM:
     def mul(a, b):
         """a b, rounded once (Python's float product)."""
         return a * b
+
+    def add64(a, b):
+        """a + b mod 2^64 from 32-bit halves (no intermediate wraps around)."""
+        lo = (a & _LOW32) + (b & _LOW32)
+        hi = (a >> _U(32)) + (b >> _U(32)) + (lo >> _U(32))
+        return ((hi & _LOW32) << _U(32)) | (lo & _LOW32)
+
+    def pow2(k):
+        """2^k for an integer k in [-1022, 1023], from its bits."""
+        return struct.unpack("<d", struct.pack("<q", (int(k) + 1023) << 52))[0]
 
 else:
     from numba.cuda import libdevice
@@ -38,3 +58,13 @@ else:
     def mul(a, b):
         """a b rounded to nearest, never fused with a later sum: mul.rn.f64."""
         return libdevice.dmul_rn(a, b)
+
+    @cuda.jit(device=True, inline=True)
+    def add64(a, b):
+        """a + b mod 2^64: the device's uint64 add wraps."""
+        return a + b
+
+    @cuda.jit(device=True, inline=True)
+    def pow2(k):
+        """2^k for an integer k in [-1022, 1023], from its bits (a move, no arithmetic)."""
+        return libdevice.longlong_as_double((k + 1023) << 52)

@@ -18,7 +18,7 @@ from numba import cuda
 
 from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, UNNORMALIZED
 from .arith import fma, mul
-from .steps import exp_fused
+from .steps import exp_fused, scores, weighted_sums
 
 
 @cuda.jit(device=True)
@@ -40,23 +40,17 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
                     a = fma(Bs[h, k, q], src[so + i * d + q], a)
                 bx[i * d + k] = a
         best = shift if shift == shift else -math.inf
-        for j in range(n):
-            a = 0.0
-            for k in range(d):
-                a = fma(bx[i * d + k], src[so + j * d + k], a)
-            W[j * n + i] = a
-            if not (causal and j > i) and shift != shift:
-                best = max(best, a)
+        scores(bx, i * d, src, so, i, n, d, W)
+        if shift != shift:
+            for j in range(n):
+                if not (causal and j > i):
+                    best = max(best, W[j * n + i])
         total = 0.0
         for j in range(n):
             v = 0.0 if causal and j > i else exp_fused(mul(beta, W[j * n + i] - best))
             W[j * n + i] = v
             total += v
-        for k in range(d):
-            a = 0.0
-            for j in range(n):
-                a = fma(W[j * n + i], src[so + j * d + k], a)
-            bx[i * d + k] = a
+        weighted_sums(W, i, n, src, so, d, bx, i * d)
         scale = math.exp(mul(beta, best)) / n if attention == UNNORMALIZED else 1.0 / total
         for k in range(d):
             bx[i * d + k] = mul(bx[i * d + k], scale)

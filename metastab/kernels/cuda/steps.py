@@ -11,8 +11,8 @@ with the CPU's roundings, hence its bits.
 
 Arrays are flat: a configuration is x[xo + i d + k]; a chain's score row of token i is
 W[j n + i] (token-minor, so the threads of a block, one token each, read and write W coalesced).
-Integer arithmetic on uint64 never overflows a Python-level operation (the simulator warns on
-wrap-around): multiplications by 5 and 9 are shifts and a carry-safe add.
+Multiplications of uint64 by 5 and 9 are shifts and :func:`~metastab.kernels.cuda.arith.add64`
+(under the simulator, numpy warns when uint64 arithmetic wraps around).
 """
 
 import math
@@ -23,10 +23,9 @@ from numba import cuda
 from .. import arith
 from ..cpu.steps import _TWO_53, RARE_CUT
 from ..params import RELATIVE
-from .arith import fma, mul
+from .arith import add64, fma, mul, pow2
 
 _U = np.uint64
-_LOW32 = _U(0xFFFFFFFF)
 _TWO_M53 = 1.0 / 9007199254740992.0
 # pick codes of chain_pick besides a token index
 PENDING, NAN_PICK = -1, -2
@@ -38,20 +37,12 @@ PENDING, NAN_PICK = -1, -2
 
 
 @cuda.jit(device=True)
-def _add64(a, b):
-    """a + b mod 2^64 from 32-bit halves (no intermediate wraps around)."""
-    lo = (a & _LOW32) + (b & _LOW32)
-    hi = (a >> _U(32)) + (b >> _U(32)) + (lo >> _U(32))
-    return ((hi & _LOW32) << _U(32)) | (lo & _LOW32)
-
-
-@cuda.jit(device=True)
 def next_u64(s):
     """One xoshiro256** output; advances the state ``s`` (uint64[4]) in place."""
     s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
-    f = _add64(s1 << _U(2), s1)  # s1 * 5
+    f = add64(s1 << _U(2), s1)  # s1 * 5
     f = (f << _U(7)) | (f >> _U(57))
-    result = _add64(f << _U(3), f)  # * 9
+    result = add64(f << _U(3), f)  # * 9
     t = s1 << _U(17)
     s2 ^= s0
     s3 ^= s1
@@ -78,20 +69,6 @@ def next_uniform(s):
 
 
 @cuda.jit(device=True)
-def _pow2(k):
-    """2^k for an integer k in [-1022, 0], exactly (a product of exact powers of two)."""
-    m = -k
-    p = 1.0
-    f = 0.5
-    while m > 0:
-        if m & 1:
-            p = mul(p, f)
-        f = mul(f, f)
-        m >>= 1
-    return p
-
-
-@cuda.jit(device=True)
 def exp_fused(z):
     """exp(z) for z <= 0 with the kernels' exp (``arith.exp_fma``, the CPU's
     ``steps.exp_nonpositive``): the same reduction and polynomial, one fma per step, results
@@ -108,7 +85,7 @@ def exp_fused(z):
         return p  # NaN
     if k < -1022.0:
         return mul(p, 0.0)
-    return mul(p, _pow2(int(k)))
+    return mul(p, pow2(int(k)))
 
 
 @cuda.jit(device=True)
@@ -193,20 +170,80 @@ def _sums(W, i, n):
 
 
 @cuda.jit(device=True)
+def scores(v, vo, x, xo, i, n, d, W):
+    """W[j n + i] = <v, x_j> for every j (v = v[vo ...], x_j = x[xo + j d ...]), each summed in
+    k ascending from +0.0, one fma per term. Four rows j at a time: the four sums are
+    independent and share each load of v, which the token-major layout leaves uncoalesced (one
+    row of v per thread), so it is read once per four terms."""
+    j = 0
+    while j + 4 <= n:
+        o = xo + j * d
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for k in range(d):
+            b = v[vo + k]
+            a0 = fma(b, x[o + k], a0)
+            a1 = fma(b, x[o + d + k], a1)
+            a2 = fma(b, x[o + 2 * d + k], a2)
+            a3 = fma(b, x[o + 3 * d + k], a3)
+        W[j * n + i] = a0
+        W[(j + 1) * n + i] = a1
+        W[(j + 2) * n + i] = a2
+        W[(j + 3) * n + i] = a3
+        j += 4
+    while j < n:
+        a = 0.0
+        for k in range(d):
+            a = fma(v[vo + k], x[xo + j * d + k], a)
+        W[j * n + i] = a
+        j += 1
+
+
+@cuda.jit(device=True)
+def weighted_sums(W, i, n, x, xo, d, out, oo):
+    """out[oo + k] = sum_j W[j n + i] x_j[k] for every k, each summed in j ascending from +0.0,
+    one fma per term; four k at a time, sharing each load of the weight."""
+    k = 0
+    while k + 4 <= d:
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for j in range(n):
+            w = W[j * n + i]
+            o = xo + j * d + k
+            a0 = fma(w, x[o], a0)
+            a1 = fma(w, x[o + 1], a1)
+            a2 = fma(w, x[o + 2], a2)
+            a3 = fma(w, x[o + 3], a3)
+        out[oo + k] = a0
+        out[oo + k + 1] = a1
+        out[oo + k + 2] = a2
+        out[oo + k + 3] = a3
+        k += 4
+    while k < d:
+        a = 0.0
+        for j in range(n):
+            a = fma(W[j * n + i], x[xo + j * d + k], a)
+        out[oo + k] = a
+        k += 1
+
+
+@cuda.jit(device=True)
 def row_scores(x, xo, B, bx, i, n, d, W):
-    """W[j n + i] = s_ij = <B x_i, x_j> (k ascending from +0.0, one fma per term), B x_i kept in
-    bx[i d ...]; returns max_j s_ij."""
+    """W[j n + i] = s_ij = <B x_i, x_j> (:func:`scores`), B x_i kept in bx[i d ...]; returns
+    max_j s_ij."""
     for k in range(d):
         acc = 0.0
         for m in range(d):
             acc = fma(B[k, m], x[xo + i * d + m], acc)
         bx[i * d + k] = acc
+    scores(bx, i * d, x, xo, i, n, d, W)
     best = -math.inf
     for j in range(n):
-        acc = 0.0
-        for k in range(d):
-            acc = fma(bx[i * d + k], x[xo + j * d + k], acc)
-        W[j * n + i] = acc
+        acc = W[j * n + i]
         if acc > best:
             best = acc
     return best
@@ -271,11 +308,9 @@ def flow_target(x, xo, B, bx, beta, i, n, d, W):
         W[j * n + i] = exp_fused(mul(beta, W[j * n + i] - best))
     for j in range(n):
         total += W[j * n + i]
+    weighted_sums(W, i, n, x, xo, d, bx, i * d)
     for k in range(d):
-        acc = 0.0
-        for j in range(n):
-            acc = fma(W[j * n + i], x[xo + j * d + k], acc)
-        bx[i * d + k] = acc / total
+        bx[i * d + k] = bx[i * d + k] / total
 
 
 @cuda.jit(device=True)
