@@ -187,7 +187,7 @@ def cuda_bench(
 
         work = len(betas) * chains * n * steps
         gpu_s = _time(partial(grid, "cuda", chains, steps), repeat)
-        cpu_s = _time(partial(grid, "cpu", cpu_chains, cpu_steps), 1)
+        cpu_s = _time(partial(grid, "cpu", cpu_chains, cpu_steps), repeat)
         row: dict[str, Any] = {
             "workload": name,
             "n": n,
