@@ -272,7 +272,9 @@ def events_at(X, ev, out):
     events_at_for(ev.code)(X, ev, out)
 
 
-@_jit(parallel=True, **JIT)
+# a check of the start (or censored) configurations, O(C n^2 d): serial, as a parallel loop
+# would cost more to compile than it saves
+@_jit(**JIT)
 def cross_weights(X, B, beta, labels, weight, z):
     """Per configuration X[c]: over tokens i and picks j with labels[c, j] != labels[c, i], the
     largest exponent beta (s_ij - max_k s_ik) in z[c] (-inf if there is no such pair) and the
@@ -280,12 +282,12 @@ def cross_weights(X, B, beta, labels, weight, z):
     weight[c] == 0 exactly when chain_step can draw no such pick from X[c]. O(n) memory per
     configuration."""
     C, n, d = X.shape
-    for c in prange(C):
+    bx = np.empty(d)
+    s = np.empty(n)
+    t = np.empty(1)
+    w = np.empty(1)
+    for c in range(C):
         x = X[c]
-        bx = np.empty(d)
-        s = np.empty(n)
-        t = np.empty(1)
-        w = np.empty(1)
         top = -np.inf
         for i in range(n):
             best = _row_scores(x, B, i, bx, s)
