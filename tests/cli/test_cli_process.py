@@ -54,13 +54,12 @@ def test_start_does_not_import_the_heavy_libraries(code):
     assert res.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_help_and_version_answer_quickly():
+def test_help_and_version_answer():
+    """The installed command answers; that it answers fast is checked above, by what it does not
+    import (a timed assertion would test the machine)."""
     for argv in (["--help"], ["--version"]):
-        tic = time.perf_counter()
         code, out, _ = metastab(*argv)
-        elapsed = time.perf_counter() - tic
         assert code == 0 and "metastab" in out
-        assert elapsed < 1.5, (argv, elapsed)  # 0.1 s measured; generous for a loaded machine
 
 
 @pytest.mark.parametrize("module", ["metastab", "metastab.cli"])
