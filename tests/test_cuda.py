@@ -72,6 +72,32 @@ def test_cuda_backend_under_simulator():
 
 
 @outer
+def test_numpy_without_array_support_is_refused_before_any_work(monkeypatch):
+    """numba-cuda 0.30 cannot compile kernels under numpy 2.5 (np.row_stack is gone): the
+    backend says so, naming numpy, before any work; other import failures are not mistaken
+    for it (numba's own CUDA target has no such module)."""
+    import importlib
+
+    from numba import cuda
+
+    from metastab.engine import backends
+
+    real = importlib.import_module
+
+    def missing(name, *args):
+        if name == "numba.cuda.np.arrayobj":
+            raise AttributeError("module 'numpy' has no attribute 'row_stack'")
+        return real(name, *args)
+
+    monkeypatch.setattr(cuda, "is_available", lambda: True)
+    monkeypatch.setattr(importlib, "import_module", missing)
+    with pytest.raises(backends.DeviceUnavailable, match=r"numpy .*row_stack.*numpy < 2\.5"):
+        backends.Cuda()
+    monkeypatch.setattr(importlib, "import_module", real)
+    backends._check_array_support()  # the installed numba-cuda and numpy: nothing to refuse
+
+
+@outer
 def test_cuda_refused_in_one_line_without_a_gpu():
     """No GPU here (CI): device='cuda' fails with a clear error, the CLI in one line."""
     from numba import cuda

@@ -183,6 +183,7 @@ class Cuda:
                 "device='cuda': no CUDA GPU is available to numba "
                 "(numba.cuda.is_available() is False; NUMBA_ENABLE_CUDASIM=1 runs the simulator)"
             )
+        _check_array_support()
         from ..kernels.cuda import drivers as cuda_drivers
 
         self._cuda, self._drivers = cuda, cuda_drivers
@@ -287,6 +288,23 @@ def resolve(device: str = "cpu") -> Backend:
             "device='cuda' needs numba-cuda: pip install 'metastab[cuda]' (and an NVIDIA GPU)"
         )
     return BACKENDS[device]()
+
+
+def _check_array_support() -> None:
+    """Refuse, before any work, a numba-cuda that cannot compile kernels with this numpy: every
+    kernel's compile imports numba-cuda's array support, which in numba-cuda 0.30 registers
+    ``np.row_stack``, removed in numpy 2.5 (the first launch would fail with an AttributeError)."""
+    import importlib
+
+    try:
+        importlib.import_module("numba.cuda.np.arrayobj")
+    except ImportError:  # numba's own CUDA target: no such module, nothing to check
+        return
+    except AttributeError as exc:
+        raise DeviceUnavailable(
+            f"device='cuda': this numba-cuda cannot compile kernels with numpy {np.__version__} "
+            f"({exc}); install numpy < 2.5 (pip install 'metastab[cuda]' pins it)"
+        ) from exc
 
 
 def cuda_installed() -> bool:
