@@ -74,20 +74,24 @@ def test_rk4_usa_matches_6_10():
 
 
 @pytest.mark.parametrize("n", [64, 80])
-def test_one_chain_split_over_threads_has_the_same_bits(n):
+@pytest.mark.parametrize("scheme", ["rk4", "post-ln-causal"])
+def test_one_chain_split_over_threads_has_the_same_bits(n, scheme):
     """Fewer chains than threads: the blocks of tokens of each step run on the threads (n = 64:
     with the symmetric Gram; n = 80: a padded last block), with the bits of one thread."""
     x0 = ms.sphere_uniform(n, 3, rng=1)
-    for model in (ms.SphereFlow(5.0, 0.1, scheme="rk4"), ms.SphereFlow(5.0, 0.1, causal=True)):
-        threads = numba.get_num_threads()
-        try:
-            numba.set_num_threads(2)
-            split = ms.simulate(model, x0, steps=5).final
-            numba.set_num_threads(1)
-            one = ms.simulate(model, x0, steps=5).final
-        finally:
-            numba.set_num_threads(threads)
-        assert np.array_equal(split, one)
+    if scheme == "rk4":
+        model = ms.SphereFlow(5.0, 0.1, scheme="rk4")
+    else:
+        model = ms.SphereFlow(5.0, 0.1, causal=True)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(2)
+        split = ms.simulate(model, x0, steps=5).final
+        numba.set_num_threads(1)
+        one = ms.simulate(model, x0, steps=5).final
+    finally:
+        numba.set_num_threads(threads)
+    assert np.array_equal(split, one)
 
 
 def test_random_initial_configurations_are_per_chain():
