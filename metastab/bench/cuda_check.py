@@ -1,12 +1,13 @@
 """The GPU check: ``metastab bench --device cuda [--check]``.
 
-:func:`cuda_bench` times SA_P on the device (``simulate(..., device="cuda")``) beside a torch
-implementation of the same chain (:func:`torch_chain`: batched matmul, softmax, cumulative sum,
-searchsorted, gather, float64: the field's usual way) on the same GPU in the same run, and beside
-metastab's CPU figure, in token-steps per second (chains × n × steps / s). It reports the
-fraction of the float64 flop bound reached: a token-step costs 2 n d flops of scores and about
-:data:`EXP_FLOPS` n of exponentials, so a card of ``peak`` flop/s bounds the rate near
-peak / (2 n d + EXP_FLOPS n).
+:func:`cuda_bench` times SA_P and the phase-diagram sphere flow on the device
+(``simulate(..., device="cuda")``) beside a torch implementation of the same dynamics
+(:func:`torch_chain`: batched matmul, softmax, cumulative sum, searchsorted, gather;
+:func:`torch_post_ln`: batched matmul, softmax, batched matmul, norm; float64: the field's usual
+way) on the same GPU in the same run, and beside metastab's CPU figure, in token-steps per second
+(chains × n × steps / s). It reports the fraction of the float64 flop bound reached: a token-step
+costs 2 n d flops of scores (4 n d with the flow's weighted sums) and about :data:`EXP_FLOPS` n
+of exponentials, so a card of ``peak`` flop/s bounds the rate near peak / (2 n d + EXP_FLOPS n).
 
 :func:`same_bits` runs every model on the device and on the CPU from the same seed and compares
 the results bit for bit: the device kernels round every product as written and fuse only where

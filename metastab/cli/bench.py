@@ -80,8 +80,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--device",
         choices=("cpu", "cuda"),
         default="cpu",
-        help="cuda: SA_P on the GPU beside torch on the same GPU and metastab's CPU figure, "
-        "with the fraction of the float64 flop bound (metastab.bench.cuda_check.cuda_bench)",
+        help="cuda: SA_P and the phase-diagram flow on the GPU beside torch on the same GPU and "
+        "metastab's CPU figure, with the fraction of the float64 flop bound "
+        "(metastab.bench.cuda_check.cuda_bench)",
     )
     bench.add_argument(
         "--check",
@@ -222,8 +223,8 @@ def _cuda_bench(args: argparse.Namespace) -> int:
         print(f"check {'passed' if ok else 'FAILED'} ({out}/)")
         return 0 if ok else 1
     print(
-        f"{PROG} bench --device cuda: SA_P, float64, token-steps/s on {device_name()}, best of "
-        f"{args.repeat}; flop bound at {PEAK_FLOPS:.3g} flop/s",
+        f"{PROG} bench --device cuda: SA_P and the phase-diagram flow, float64, token-steps/s "
+        f"on {device_name()}, best of {args.repeat}; flop bound at {PEAK_FLOPS:.3g} flop/s",
         flush=True,
     )
     loads = WORKLOADS
