@@ -57,6 +57,8 @@ def test_cuda_backend_under_simulator():
             "-q",
             "-p",
             "no:cacheprovider",
+            "--dist",
+            "load",  # one file: test by test across the workers
             "-m",
             "not outer",
             __file__,

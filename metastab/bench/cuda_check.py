@@ -418,6 +418,7 @@ def check(
             env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
             command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m"]
             command += ["not outer", f"--junitxml={out / 'tests.xml'}", str(tests)]
+            command += ["--dist", "load"]  # one file: test by test across the workers
             tic = time.perf_counter()
             try:
                 proc = subprocess.run(
