@@ -7,7 +7,7 @@ from numba import njit
 
 from metastab.kernels.arith import fma
 from metastab.kernels.cpu.scores import ROWS, score_loops
-from metastab.kernels.cpu.tiles import block_sums, gram_block
+from metastab.kernels.cpu.tiles import block_sums, gram_block, lane_scores
 
 _scores_block = score_loops(fma)[0]
 
@@ -20,6 +20,24 @@ def _tiled(A, X, j0, S):
 @njit
 def _plain(A, X, j0, S):
     _scores_block(A, X, j0, S)
+
+
+@njit
+def _lanes(A, X, S, M):
+    lane_scores(A, X, S, M)
+
+
+@njit
+def _plain_lanes(A, X, S):
+    """S[j L + r] = sum_k A[k, r] X[j, k], k ascending from +0.0, one fma per term."""
+    n, k = X.shape
+    L = A.shape[1]
+    for j in range(n):
+        for r in range(L):
+            acc = 0.0
+            for m in range(k):
+                acc = fma(A[m, r], X[j, m], acc)
+            S[j * L + r] = acc
 
 
 @njit
@@ -83,3 +101,21 @@ def test_gram_block_mirrors_the_same_bits(d):
     _gram(xt, got)
     assert np.array_equal(_bits(got), _bits(want))
     assert np.array_equal(want.reshape(ROWS, ROWS), want.reshape(ROWS, ROWS).T)
+
+
+@pytest.mark.parametrize("lanes", [8, 16, 24, 32])
+@pytest.mark.parametrize("n, k", [(1, 2), (5, 1), (20, 2), (23, 7)])
+def test_lane_scores_match_the_plain_loops(lanes, n, k):
+    """Blocks of 8 to ROWS lanes, with every tail of the 4-row tiles: the sums of the scalar
+    loops bit for bit, and each lane's maximum over the rows and the maximum it started from."""
+    rng = np.random.default_rng(lanes * 100 + n * 10 + k)
+    A = _spread(rng, k, lanes)
+    X = _spread(rng, n, k)
+    want = np.full(n * lanes, np.nan)
+    _plain_lanes(A, X, want)
+    got = np.full(n * lanes, np.nan)
+    M0 = np.where(rng.random(lanes) < 0.5, -np.inf, 10.0 ** rng.integers(-6, 6, size=lanes))
+    M = M0.copy()
+    _lanes(A, X, got, M)
+    assert np.array_equal(_bits(got), _bits(want))
+    assert np.array_equal(M, np.maximum(M0, want.reshape(n, lanes).max(axis=0)))

@@ -49,6 +49,7 @@ _jit = njit_keyed(
     "cpu/scores.py",
     "cpu/steps.py",
     "cpu/threads.py",
+    "cpu/tiles.py",
     "params.py",
     "streams.py",
 )

@@ -8,6 +8,7 @@ same order, which is what makes bit-for-bit tests possible. Equations: docs: mod
 """
 
 import numpy as np
+from numba import njit
 
 from ..arith import exp_fma, fma
 from ..cache import njit_keyed
@@ -15,12 +16,13 @@ from ..params import JIT, JIT_NO_NRT, RELATIVE
 from ..streams import _U, next_u64, next_uniform
 from .scores import ROWS as _ROWS
 from .scores import score_loops
+from .tiles import lane_scores
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("arith.py", "cpu/scores.py", "params.py", "streams.py")
+_jit = njit_keyed("arith.py", "cpu/scores.py", "cpu/tiles.py", "params.py", "streams.py")
 
 # the score loops of every step here, one fma per term (see scores)
-_scores_block, _, _gram_loop, _bx_loop = score_loops(fma)
+_, _, _gram_loop, _bx_loop = score_loops(fma)
 
 
 @_jit(**JIT_NO_NRT)
@@ -53,12 +55,14 @@ def copy_rows(src, dst):
             dst[i, k] = src[i, k]
 
 
-@_jit(**JIT_NO_NRT)
+@njit(inline="always")
 def _move_from(x, i, src, j, gamma, P, use_P, out):
     """out_i = x_i + gamma (y - x_i), one fma per coordinate, or x_i + P (y - x_i) for a step
     matrix (its sum one fma per term, m ascending from +0.0), y the row j of ``src``.
 
     Written as an increment so that y == x_i is an exact no-op (a self-pick moves nothing).
+    Inlined: a call per token, with its arrays passed field by field, cost W1 a fifth of its
+    step.
     """
     d = x.shape[1]
     if use_P:
@@ -309,21 +313,13 @@ def _block_bx(x, B, i0, r1, plain, bxt):
 @_jit(**JIT_NO_NRT)
 def _lane_scores(x, bxt, lanes, W, best):
     """W[j lanes + r] = s_{i0 + r, j} = sum_k bxt[k, r] x_jk (k ascending, from +0.0, one fma per
-    term) and best[r] its maximum over j, for a block narrower than _ROWS (one pass over j)."""
-    n, d = x.shape
+    term) and best[r] its maximum over j, for a block of 8, 16, 24 or _ROWS lanes, in the
+    register tiles of :mod:`.tiles`: the plain loops kept their partial sums in memory and ran
+    blocks narrower than 32 lanes in LLVM's narrower remainder loops (one thread: W1's step
+    took a quarter less time, SA_P at n = 256, d = 16 with B != I half)."""
     for r in range(lanes):
         best[r] = -np.inf
-    for j in range(n):
-        base = j * lanes
-        a0 = x[j, 0] if d > 0 else 0.0
-        for r in range(lanes):
-            W[base + r] = fma(bxt[0, r], a0, 0.0) if d > 0 else 0.0
-        for k in range(1, d):
-            xjk = x[j, k]
-            for r in range(lanes):
-                W[base + r] = fma(bxt[k, r], xjk, W[base + r])
-        for r in range(lanes):
-            best[r] = max(best[r], W[base + r])
+    lane_scores(bxt, x, W, best)  # bxt: d × lanes
 
 
 @_jit(**JIT_NO_NRT)
@@ -425,11 +421,7 @@ def _pick_block(x, B, beta, gamma, P, use_P, u, out, work, W, gram, plain, b, la
         for k in range(d):
             for r in range(r1, lanes):
                 bxt[k, r] = 0.0
-        if lanes == _ROWS:
-            _scores_block(bxt, x, 0, W)
-            _row_max(W, n, lanes, best)
-        else:
-            _lane_scores(x, bxt, lanes, W, best)
+        _lane_scores(x, bxt, lanes, W, best)
     _block_weights(W, n, lanes, best, beta, rare, keep)
     maybe = 0
     for r in range(r1):

@@ -29,18 +29,21 @@ _VECS = ROWS // _WIDTH
 _TILE = 4 if get_host_cpu_features().get("avx512f", False) else 2
 
 
-def _tile(rows, vecs=_VECS):
-    """The intrinsic tile(A, X, S, j, p) of ``rows`` rows: S[p + q ROWS + r] =
-    Σ_k A[k, r] X[j + q, k] for q < rows, r < 8 ``vecs``, k < X.shape[1] ascending."""
+def _tile(rows, vecs=_VECS, stride=ROWS, top=False):
+    """The intrinsic tile(A, X, S, j, p, M) of ``rows`` rows: S[p + q stride + r] =
+    Σ_k A[k, r] X[j + q, k] for q < rows, r < 8 ``vecs``, k < X.shape[1] ascending; with ``top``
+    also M[r] = max(M[r], S[p + q stride + r]) over the rows (M unused otherwise)."""
 
     @intrinsic
-    def tile(typingctx, A, X, S, j, p):
-        for a in (A, X, S):
+    def tile(typingctx, A, X, S, j, p, M):
+        for a in (A, X, S, M):
             if not (isinstance(a, types.Array) and a.dtype == types.float64):
                 return None
         if A.layout != "C" or S.layout != "C" or A.ndim != 2 or X.ndim != 2 or S.ndim != 1:
             return None
-        sig = types.void(A, X, S, types.intp, types.intp)
+        if M.layout != "C" or M.ndim != 1:
+            return None
+        sig = types.void(A, X, S, types.intp, types.intp, M)
 
         def codegen(context, builder, signature, args):
             a_ty, x_ty, s_ty = signature.args[:3]
@@ -49,6 +52,7 @@ def _tile(rows, vecs=_VECS):
             s = context.make_array(s_ty)(context, builder, args[2])
             j = context.cast(builder, args[3], signature.args[3], types.intp)
             p = context.cast(builder, args[4], signature.args[4], types.intp)
+            m = context.make_array(signature.args[5])(context, builder, args[5])
             f64 = ir.DoubleType()
             vec = ir.VectorType(f64, _WIDTH)
             vptr = vec.as_pointer()
@@ -98,9 +102,21 @@ def _tile(rows, vecs=_VECS):
             for q in range(rows):
                 for v in range(vecs):
                     dst = builder.bitcast(
-                        builder.gep(sp, [ir.Constant(intp, q * ROWS + v * _WIDTH)]), vptr
+                        builder.gep(sp, [ir.Constant(intp, q * stride + v * _WIDTH)]), vptr
                     )
                     builder.store(builder.load(accs[q * vecs + v]), dst, align=8)
+            if top:  # the running maxima: any order, as a maximum of scores is exact
+                vmax = cgutils.get_or_insert_function(
+                    builder.module, ir.FunctionType(vec, [vec] * 2), f"llvm.maxnum.v{_WIDTH}f64"
+                )
+                for v in range(vecs):
+                    dst = builder.bitcast(
+                        builder.gep(m.data, [ir.Constant(intp, v * _WIDTH)]), vptr
+                    )
+                    best = builder.load(dst, align=8)
+                    for q in range(rows):
+                        best = builder.call(vmax, [best, builder.load(accs[q * vecs + v])])
+                    builder.store(best, dst, align=8)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -127,10 +143,10 @@ def block_sums(A, X, j0, S):
     n = X.shape[0]
     j = max(j0, 0)
     while j + _TILE <= n:
-        _tile_n(A, X, S, j, j * ROWS)
+        _tile_n(A, X, S, j, j * ROWS, S)
         j += _TILE
     while j < n:
-        _tile_1(A, X, S, j, j * ROWS)
+        _tile_1(A, X, S, j, j * ROWS, S)
         j += 1
 
 
@@ -145,13 +161,50 @@ def gram_block(xt, S):
     for j in range(0, ROWS, 4):
         nv = (j + 11) // 8  # 8-lane vectors up to lane j + 3
         if nv == 1:
-            _tri_1(xt, x, S, j, j * ROWS)
+            _tri_1(xt, x, S, j, j * ROWS, S)
         elif nv == 2:
-            _tri_2(xt, x, S, j, j * ROWS)
+            _tri_2(xt, x, S, j, j * ROWS, S)
         elif nv == 3:
-            _tri_3(xt, x, S, j, j * ROWS)
+            _tri_3(xt, x, S, j, j * ROWS, S)
         else:
-            _tri_4(xt, x, S, j, j * ROWS)
+            _tri_4(xt, x, S, j, j * ROWS, S)
     for q in range(ROWS):
         for r in range(((q // 4) * 4 + 11) // 8 * 8, ROWS):
             S[q * ROWS + r] = S[r * ROWS + q]
+
+
+# the scores of blocks of 8, 16, 24 or 32 lanes, with their running row maxima
+_lane1_n, _lane1_1 = _tile(_TILE, 1, _WIDTH, True), _tile(1, 1, _WIDTH, True)
+_lane2_n, _lane2_1 = _tile(_TILE, 2, 2 * _WIDTH, True), _tile(1, 2, 2 * _WIDTH, True)
+_lane3_n, _lane3_1 = _tile(_TILE, 3, 3 * _WIDTH, True), _tile(1, 3, 3 * _WIDTH, True)
+_lane4_n, _lane4_1 = _tile(_TILE, 4, ROWS, True), _tile(1, 4, ROWS, True)
+
+
+@_jit(**JIT_NO_NRT)
+def lane_scores(A, X, S, M):
+    """S[j L + r] = Σ_k A[k, r] X[j, k] for j < X.shape[0], r < L = A.shape[1] (8, 16, 24 or
+    32 = ROWS lanes; k ascending from +0.0, one fused multiply-add per term: the sums of
+    :func:`block_sums`, in rows of L lanes) and M[r] = max(M[r], max_j S[j L + r])."""
+    n = X.shape[0]
+    L = A.shape[1]
+    j = 0
+    while j + _TILE <= n:
+        if L == _WIDTH:
+            _lane1_n(A, X, S, j, j * L, M)
+        elif L == 2 * _WIDTH:
+            _lane2_n(A, X, S, j, j * L, M)
+        elif L == 3 * _WIDTH:
+            _lane3_n(A, X, S, j, j * L, M)
+        else:
+            _lane4_n(A, X, S, j, j * L, M)
+        j += _TILE
+    while j < n:
+        if L == _WIDTH:
+            _lane1_1(A, X, S, j, j * L, M)
+        elif L == 2 * _WIDTH:
+            _lane2_1(A, X, S, j, j * L, M)
+        elif L == 3 * _WIDTH:
+            _lane3_1(A, X, S, j, j * L, M)
+        else:
+            _lane4_1(A, X, S, j, j * L, M)
+        j += 1
