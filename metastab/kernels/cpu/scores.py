@@ -12,8 +12,10 @@ ROWS = 32  # tokens held side by side in a block
 
 
 def score_loops(madd):
-    """The loops (scores_block, gram_tile, gram, block_bx) with ``madd`` as their multiply-add,
-    each compiled on its own without reference counting."""
+    """The loops (scores_block, block_bx) with ``madd`` as their multiply-add, each compiled on
+    its own without reference counting. The kernels compute their scores in the register tiles
+    of :mod:`.tiles`, whose sums are those of scores_block bit for bit (the tests compare
+    them)."""
 
     @njit(_nrt=False)
     def scores4(bxt, x, j, S, p, hi):
@@ -86,44 +88,6 @@ def score_loops(madd):
                     S[p + r] = madd(bxt[k, r], xjk, S[p + r])
 
     @njit(_nrt=False)
-    def gram_tile(bxt, x, j0, S):
-        """The diagonal tile j0 <= j < j0 + ROWS of a symmetric Gram (bxt holding x_{j0 + r}) in
-        the layout of scores_block, each pair once: the lanes r below the tile's diagonal (r < 8
-        ceil((j - j0 + 1) / 8) with j rounded up to its group of four) computed, the others
-        mirrored. A score and its mirror are the same sum (x_ik x_jk = x_jk x_ik, k ascending),
-        so the tile equals scores_block's bit for bit."""
-        j4 = j0
-        while j4 < j0 + ROWS:
-            scores4(bxt, x, j4, S, j4 * ROWS, min(ROWS, (j4 - j0 + 11) // 8 * 8))
-            j4 += 4
-        for q in range(ROWS):
-            for r in range(min(ROWS, ((q // 4) * 4 + 11) // 8 * 8), ROWS):
-                S[(j0 + q) * ROWS + r] = S[(j0 + r) * ROWS + q]
-
-    @njit(_nrt=False)
-    def gram(x, G, bxt, b0, b1):
-        """G[b, j ROWS + r] = <x_i, x_j> (k ascending) for i = b ROWS + r, the scores of block b in
-        the layout of chain_step's W (for B = I, see _paths). Block b computes the pairs with
-        j >= i0 = b ROWS and mirrors those with j >= i0 + ROWS into block j // ROWS: each pair
-        once. Different blocks write disjoint entries, so blocks may run on different threads."""
-        n, d = x.shape
-        for b in range(b0, b1):
-            i0 = b * ROWS
-            for r in range(ROWS):
-                for k in range(d):
-                    bxt[k, r] = x[i0 + r, k]
-            Gb = G[b]
-            gram_tile(bxt, x, i0, Gb)
-            scores_block(bxt, x, i0 + ROWS, Gb)
-            for c in range(b + 1, n // ROWS):  # tile by tile, each row of a mirrored tile at once
-                dst = G[c]
-                j0 = c * ROWS
-                for r in range(ROWS):
-                    p = (i0 + r) * ROWS
-                    for q in range(ROWS):
-                        dst[p + q] = Gb[(j0 + q) * ROWS + r]
-
-    @njit(_nrt=False)
     def block_bx(x, B, i0, r1, plain, bxt):
         """bxt[k, r] = (B x_{i0 + r})_k, m ascending; x_{i0 + r} itself when ``plain``."""
         d = x.shape[1]
@@ -137,4 +101,4 @@ def score_loops(madd):
                         acc = madd(B[k, m], x[i0 + r, m], acc)
                     bxt[k, r] = acc
 
-    return scores_block, gram_tile, gram, block_bx
+    return scores_block, block_bx

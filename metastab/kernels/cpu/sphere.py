@@ -48,7 +48,7 @@ from .scores import ROWS as _ROWS
 from .scores import score_loops
 from .steps import _pick_slow, copy_rows
 from .threads import over_chains
-from .tiles import block_sums, gram_block
+from .tiles import block_sums, gram, gram_block
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
@@ -65,13 +65,13 @@ _jit = njit_keyed(
 )
 
 # the flow's score loops, in fused arithmetic (see arith)
-_, _, _gram_loop, _bx_loop = score_loops(fma)
+_, _bx_loop = score_loops(fma)
 
 
 @_jit(**_JIT)
 def _gram(x, G, bxt, b0, b1):
-    """The symmetric Gram of blocks b0 <= b < b1 (``scores.score_loops``' gram, fused)."""
-    _gram_loop(x, G, bxt, b0, b1)
+    """The symmetric Gram of blocks b0 <= b < b1 (``tiles.gram``)."""
+    gram(x, G, bxt, b0, b1)
 
 
 @_jit(**_JIT)

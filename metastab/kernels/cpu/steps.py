@@ -16,13 +16,13 @@ from ..params import JIT, JIT_NO_NRT, RELATIVE
 from ..streams import _U, next_u64, next_uniform
 from .scores import ROWS as _ROWS
 from .scores import score_loops
-from .tiles import lane_scores
+from .tiles import gram, lane_scores
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed("arith.py", "cpu/scores.py", "cpu/tiles.py", "params.py", "streams.py")
 
 # the score loops of every step here, one fma per term (see scores)
-_, _, _gram_loop, _bx_loop = score_loops(fma)
+_, _bx_loop = score_loops(fma)
 
 
 @_jit(**JIT_NO_NRT)
@@ -295,8 +295,8 @@ def _paths(x, B, G):
 
 @_jit(**JIT_NO_NRT)
 def _gram(x, G, bxt, b0, b1):
-    """The symmetric Gram of blocks b0 <= b < b1 (``scores.score_loops``' gram, unfused)."""
-    _gram_loop(x, G, bxt, b0, b1)
+    """The symmetric Gram of blocks b0 <= b < b1 (``tiles.gram``)."""
+    gram(x, G, bxt, b0, b1)
 
 
 # The passes of _chain_blocks over one block of tokens i0 + r (r < r1), W[j * r1 + r] holding

@@ -20,7 +20,7 @@ from ..cache import njit_keyed
 from ..params import JIT_NO_NRT
 from .scores import ROWS
 
-__all__ = ["block_sums"]
+__all__ = ["block_sums", "gram", "gram_block", "lane_scores"]
 
 _WIDTH = 8  # doubles per vector (AVX-512; narrower targets split each vector)
 _VECS = ROWS // _WIDTH
@@ -171,6 +171,32 @@ def gram_block(xt, S):
     for q in range(ROWS):
         for r in range(((q // 4) * 4 + 11) // 8 * 8, ROWS):
             S[q * ROWS + r] = S[r * ROWS + q]
+
+
+@_jit(**JIT_NO_NRT)
+def gram(x, G, bxt, b0, b1):
+    """G[b, j ROWS + r] = <x_i, x_j> (k ascending from +0.0, one fused multiply-add per term)
+    for i = b ROWS + r, the scores of block b in the block layout (for B = I), for the blocks
+    b0 <= b < b1 of x (n×d, n a multiple of ROWS; bxt: d×ROWS scratch). Block b computes the
+    pairs with j >= i0 = b ROWS, its diagonal tile by :func:`gram_block` and the rest by
+    :func:`block_sums`, and mirrors those with j >= i0 + ROWS into block j // ROWS: each pair
+    once. Different blocks write disjoint entries, so blocks may run on different threads."""
+    n, d = x.shape
+    for b in range(max(b0, 0), b1):
+        i0 = b * ROWS
+        for r in range(ROWS):
+            for k in range(d):
+                bxt[k, r] = x[i0 + r, k]
+        Gb = G[b]
+        gram_block(bxt, Gb[i0 * ROWS : (i0 + ROWS) * ROWS])
+        block_sums(bxt, x, i0 + ROWS, Gb)
+        for c in range(b + 1, n // ROWS):  # tile by tile, each row of a mirrored tile at once
+            dst = G[c]
+            j0 = c * ROWS
+            for r in range(ROWS):
+                p = (i0 + r) * ROWS
+                for q in range(ROWS):
+                    dst[p + q] = Gb[(j0 + q) * ROWS + r]
 
 
 # the scores of blocks of 8, 16, 24 or 32 lanes, with their running row maxima
