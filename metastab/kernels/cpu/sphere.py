@@ -119,9 +119,6 @@ def flow_work(n, d, T=1):
     )
 
 
-_HALF = _ROWS // 2
-
-
 @_jit(**_JIT_NO_NRT)
 def _common_shift(xt, beta, norms):
     """The shift c of every score for B = I, or NaN where the flow takes the row maxima:
@@ -129,8 +126,7 @@ def _common_shift(xt, beta, norms):
     the Gram's diagonal bit for bit) written to ``norms``, if β ≥ 0 and
     β (c − min_j s_jj) <= SHIFT_SPREAD. By Cauchy–Schwarz s_ij <= |x_i| |x_j| <= c, so no weight
     e^{β (s_ij − c)} exceeds 1 (up to rounding), while the diagonal's keep every total >= e^{-64};
-    one shift for all rows makes the weights symmetric, w_ij = w_ji, so the exp of each pair is
-    taken once. Softmax weights do not depend on the shift; unit vectors (post-LN and pre-LN
+    one shift for all rows spares the pass over the scores for their row maxima. Softmax weights do not depend on the shift; unit vectors (post-LN and pre-LN
     attention) have c − min s_jj of a few ulp. NaN where a norm is NaN."""
     d, n = xt.shape
     for j in range(n):
@@ -153,11 +149,8 @@ def _block_weights(S, W, p, lo, best, beta):
     """W[p + r] = exp(β (S[p + r] − best[r])) for lo <= r < _ROWS (``arith.exp_fma``). S is W
     itself or another array, never a different part of W: LLVM then vectorises the loop (with S
     a view that might overlap W it would not)."""
-    if lo == 0:  # constant trip counts: LLVM vectorises these loops in full, while one of a
-        for r in range(_ROWS):  # variable count below 32 runs scalar
-            W[p + r] = exp_fma(beta * (S[p + r] - best[r]))
-    elif lo == _HALF:
-        for r in range(_HALF, _ROWS):
+    if lo == 0:  # a constant trip count: LLVM vectorises the loop in full, while one of a
+        for r in range(_ROWS):  # variable count below 32 runs scalar (as does one of 16, unrolled)
             W[p + r] = exp_fma(beta * (S[p + r] - best[r]))
     else:
         for r in range(lo, _ROWS):
@@ -180,10 +173,7 @@ def _velocity_blocks(
     order: scores s_ij (k ascending) and weighted sums Σ_j w_ij x_jk (j ascending, by the same
     loop on the transposed state), each term one fused multiply-add; weights
     w_ij = exp(β (s_ij − c_i)) by ``arith.exp_fma``, their totals in increasing j, with c_i the
-    common ``shift`` of :func:`_common_shift` (B = I; NaN: none) or else max_j s_ij. With the
-    common shift the diagonal tile of a full block is symmetric, w_ij = w_ji bit for bit (the
-    scores are), so the exps of its lanes r < _ROWS / 2 in rows i0 + q, q >= _ROWS / 2 are
-    mirrored from the others. Where causal masking hides j > i, its weight is exactly 0, which
+    common ``shift`` of :func:`_common_shift` (B = I; NaN: none) or else max_j s_ij. Where causal masking hides j > i, its weight is exactly 0, which
     leaves every sum of a finite state unchanged bit for bit. The sums are scaled by 1 / total
     (softmax) or e^{β c_i} / n (USA); so are the products by V_h (q ascending, one fma each),
     across the block's tokens too."""
@@ -209,8 +199,6 @@ def _velocity_blocks(
                 block_sums(bxt, x, 0, W)
                 S = W
             common = shift == shift
-            # the diagonal tile is symmetric: lanes below 8 floor(q / 8) mirrored (see above)
-            tile = common and not causal and i0 + _ROWS <= n
             for r in range(_ROWS):
                 best[r] = shift
                 total[r] = 0.0
@@ -223,9 +211,7 @@ def _velocity_blocks(
                         best[r] = max(best[r], S[j * _ROWS + r])
             for j in range(n):
                 lo = min(max(j - i0, 0), _ROWS) if causal else 0
-                if tile and i0 <= j < i0 + _ROWS:
-                    lo = 0 if j < i0 + _HALF else _HALF
-                elif causal:
+                if causal:
                     for r in range(lo):
                         W[j * _ROWS + r] = 0.0
                 p = j * _ROWS
@@ -233,9 +219,6 @@ def _velocity_blocks(
                     _block_weights(G[b], W, p, lo, best, beta)
                 else:
                     _block_weights(W, W, p, lo, best, beta)
-                if tile and i0 + _HALF <= j < i0 + _ROWS:  # rows i0 + r < j: computed already
-                    for r in range(_HALF):
-                        W[p + r] = W[(i0 + r) * _ROWS + j - i0]
                 for r in range(_ROWS):
                     total[r] += W[p + r]
             for r in range(_ROWS):
