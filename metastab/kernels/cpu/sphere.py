@@ -126,8 +126,9 @@ def _common_shift(xt, beta, norms):
     the Gram's diagonal bit for bit) written to ``norms``, if β ≥ 0 and
     β (c − min_j s_jj) <= SHIFT_SPREAD. By Cauchy–Schwarz s_ij <= |x_i| |x_j| <= c, so no weight
     e^{β (s_ij − c)} exceeds 1 (up to rounding), while the diagonal's keep every total >= e^{-64};
-    one shift for all rows spares the pass over the scores for their row maxima. Softmax weights do not depend on the shift; unit vectors (post-LN and pre-LN
-    attention) have c − min s_jj of a few ulp. NaN where a norm is NaN."""
+    one shift for all rows spares the pass over the scores for their row maxima. Softmax weights
+    do not depend on the shift; unit vectors (post-LN and pre-LN attention) have c − min s_jj of
+    a few ulp. NaN where a norm is NaN."""
     d, n = xt.shape
     for j in range(n):
         norms[j] = 0.0
@@ -173,10 +174,10 @@ def _velocity_blocks(
     order: scores s_ij (k ascending) and weighted sums Σ_j w_ij x_jk (j ascending, by the same
     loop on the transposed state), each term one fused multiply-add; weights
     w_ij = exp(β (s_ij − c_i)) by ``arith.exp_fma``, their totals in increasing j, with c_i the
-    common ``shift`` of :func:`_common_shift` (B = I; NaN: none) or else max_j s_ij. Where causal masking hides j > i, its weight is exactly 0, which
-    leaves every sum of a finite state unchanged bit for bit. The sums are scaled by 1 / total
-    (softmax) or e^{β c_i} / n (USA); so are the products by V_h (q ascending, one fma each),
-    across the block's tokens too."""
+    common ``shift`` of :func:`_common_shift` (B = I; NaN: none) or else max_j s_ij. Where causal
+    masking hides j > i, its weight is exactly 0, which leaves every sum of a finite state
+    unchanged bit for bit. The sums are scaled by 1 / total (softmax) or e^{β c_i} / n (USA); so
+    are the products by V_h (q ascending, one fma each), across the block's tokens too."""
     d, n = xt.shape
     x = xt.T  # token j's coordinates x[j, k]: the score loops read them one at a time
     bxt, W, rows = bw
