@@ -13,6 +13,7 @@ are those of the scalar loops.
 
 from llvmlite import ir
 from llvmlite.binding import get_host_cpu_features
+from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
@@ -127,11 +128,30 @@ def _tile(rows, vecs=_VECS, stride=ROWS, top=False):
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed("cpu/scores.py", "params.py")
 
-_tile_n = _tile(_TILE)
-_tile_1 = _tile(1)
+
+def _row_sums(vecs, stride, top):
+    """sums(A, X, j0, S, M): the tiles of 8 ``vecs`` lanes, rows ``stride`` apart in S (and the
+    row maxima in M with ``top``), over rows j0 <= j < X.shape[0], 4 (or 2) at a time, then one
+    at a time. Compiled into its callers (the tiles are constants of the code)."""
+    many, one = _tile(_TILE, vecs, stride, top), _tile(1, vecs, stride, top)
+
+    @njit(**dict(JIT_NO_NRT, cache=False))  # a closure: cached with its callers
+    def sums(A, X, j0, S, M):
+        n = X.shape[0]
+        j = max(j0, 0)  # non-negative: no wraparound of negative indices
+        while j + _TILE <= n:
+            many(A, X, S, j, j * stride, M)
+            j += _TILE
+        while j < n:
+            one(A, X, S, j, j * stride, M)
+            j += 1
+
+    return sums
+
+
+_block_rows = _row_sums(_VECS, ROWS, False)
 # the triangle of a symmetric block: 4 rows, 8, 16, 24 or 32 lanes
-_tri_1, _tri_2, _tri_3 = _tile(4, 1), _tile(4, 2), _tile(4, 3)
-_tri_4 = _tile_n if _TILE == 4 else _tile(4)
+_tri_1, _tri_2, _tri_3, _tri_4 = (_tile(4, v) for v in (1, 2, 3, 4))
 
 
 @_jit(**JIT_NO_NRT)
@@ -140,14 +160,7 @@ def block_sums(A, X, j0, S):
     +0.0, one fused multiply-add per term): the scores of a block (A = (B x_i)_k transposed,
     X = x) or its weighted sums (A = the weights, X = x transposed). A: C-contiguous, ROWS
     columns; X.shape[1] rows of A are read."""
-    n = X.shape[0]
-    j = max(j0, 0)
-    while j + _TILE <= n:
-        _tile_n(A, X, S, j, j * ROWS, S)
-        j += _TILE
-    while j < n:
-        _tile_1(A, X, S, j, j * ROWS, S)
-        j += 1
+    _block_rows(A, X, j0, S, S)
 
 
 @_jit(**JIT_NO_NRT)
@@ -200,10 +213,7 @@ def gram(x, G, bxt, b0, b1):
 
 
 # the scores of blocks of 8, 16, 24 or 32 lanes, with their running row maxima
-_lane1_n, _lane1_1 = _tile(_TILE, 1, _WIDTH, True), _tile(1, 1, _WIDTH, True)
-_lane2_n, _lane2_1 = _tile(_TILE, 2, 2 * _WIDTH, True), _tile(1, 2, 2 * _WIDTH, True)
-_lane3_n, _lane3_1 = _tile(_TILE, 3, 3 * _WIDTH, True), _tile(1, 3, 3 * _WIDTH, True)
-_lane4_n, _lane4_1 = _tile(_TILE, 4, ROWS, True), _tile(1, 4, ROWS, True)
+_lanes_1, _lanes_2, _lanes_3, _lanes_4 = (_row_sums(v, v * _WIDTH, True) for v in (1, 2, 3, 4))
 
 
 @_jit(**JIT_NO_NRT)
@@ -211,26 +221,12 @@ def lane_scores(A, X, S, M):
     """S[j L + r] = Σ_k A[k, r] X[j, k] for j < X.shape[0], r < L = A.shape[1] (8, 16, 24 or
     32 = ROWS lanes; k ascending from +0.0, one fused multiply-add per term: the sums of
     :func:`block_sums`, in rows of L lanes) and M[r] = max(M[r], max_j S[j L + r])."""
-    n = X.shape[0]
     L = A.shape[1]
-    j = 0
-    while j + _TILE <= n:
-        if L == _WIDTH:
-            _lane1_n(A, X, S, j, j * L, M)
-        elif L == 2 * _WIDTH:
-            _lane2_n(A, X, S, j, j * L, M)
-        elif L == 3 * _WIDTH:
-            _lane3_n(A, X, S, j, j * L, M)
-        else:
-            _lane4_n(A, X, S, j, j * L, M)
-        j += _TILE
-    while j < n:
-        if L == _WIDTH:
-            _lane1_1(A, X, S, j, j * L, M)
-        elif L == 2 * _WIDTH:
-            _lane2_1(A, X, S, j, j * L, M)
-        elif L == 3 * _WIDTH:
-            _lane3_1(A, X, S, j, j * L, M)
-        else:
-            _lane4_1(A, X, S, j, j * L, M)
-        j += 1
+    if L == _WIDTH:
+        _lanes_1(A, X, 0, S, M)
+    elif L == 2 * _WIDTH:
+        _lanes_2(A, X, 0, S, M)
+    elif L == 3 * _WIDTH:
+        _lanes_3(A, X, 0, S, M)
+    else:
+        _lanes_4(A, X, 0, S, M)
