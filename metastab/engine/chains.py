@@ -114,19 +114,19 @@ def run_bytes(C: int, n: int, d: int, model: Model | None = None) -> int:
 
     The state, the per-chain streams and counters, the finiteness check's mask, and the
     kernels' scratch buffers: one set per thread that runs chains, with the blocked Gram matrix
-    of n^2 scores where the kernels keep one (:func:`metastab.kernels.cpu.steps.chain_work`, and
-    :func:`metastab.kernels.cpu.sphere.flow_work` with the flow's four Runge–Kutta stages), and one
-    block of tokens' buffers per thread (with fewer chains than threads, the threads share each
-    chain's blocks)."""
+    of n^2 scores where the kernels keep one (:func:`metastab.kernels.cpu.steps.chain_work`, also
+    the sphere chain's, and :func:`metastab.kernels.cpu.sphere.flow_work` with the flow's four
+    Runge–Kutta stages), and one block of tokens' buffers per thread (with fewer chains than
+    threads, the threads share each chain's blocks)."""
     import numba
 
     threads = numba.get_num_threads()
-    sphere = isinstance(model, SPHERE_MODELS)
-    if sphere:
+    flow = isinstance(model, SphereFlow)  # the others run SA_P's blocks (the sphere chain too)
+    if flow:
         gram = n % _ROWS == 0 and _ROWS < n <= _SPHERE_GRAM_MAX_N
     else:
         gram = n % _ROWS == 0 and d >= _GRAM_MIN_D and n <= _GRAM_MAX_N
-    per_token = 2 * min(n, _ROWS) + (8 if sphere else 4) * d + 8 + (n if gram else 0)
+    per_token = 2 * min(n, _ROWS) + (8 if flow else 4) * d + 8 + (n if gram else 0)
     scratch = 8 * n * per_token + 8 * (d + 3) ** 2
     block = 8 * _ROWS * (2 * n + 2 * d + 3)
     state = 8 * C * n * d

@@ -31,8 +31,10 @@ def kernel_scratch(model, n: int, d: int) -> int:
     """What one thread that runs chains allocates (kernels.cpu.drivers.advance and
     kernels.cpu.sphere.advance): the step's output, its uniforms and the work factories."""
     own = (np.empty((n, d)), np.empty(n), events.hull_work(n, d))
-    if isinstance(model, ms.SphereFlow | ms.SphereChain):
-        return buffer_bytes(*own, sphere.flow_work(n, d), sphere.chain_work(n, d))
+    if isinstance(model, ms.SphereFlow):
+        return buffer_bytes(*own, sphere.flow_work(n, d))
+    if isinstance(model, ms.SphereChain):
+        return buffer_bytes(*own, sphere.chain_work(n, d))
     factories = (steps.chain_work, steps.flow_work, steps.hardmax_work, steps.localmax_work)
     return buffer_bytes(*own, *(f(n, d) for f in factories))
 

@@ -46,7 +46,9 @@ from .drivers import stopped
 from .events import hull_work
 from .scores import ROWS as _ROWS
 from .scores import score_loops
-from .steps import _pick_slow, copy_rows
+from .steps import chain_step as _steps_chain_step
+from .steps import chain_work as _steps_chain_work
+from .steps import copy_rows, has_gram
 from .threads import over_chains
 from .tiles import block_sums, gram, gram_block
 
@@ -508,20 +510,23 @@ def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, 
 
 @_jit(**_JIT)
 def chain_work(n, d):
-    """Scratch buffers of :func:`chain_step` for n tokens in R^d."""
-    return np.empty(d), np.empty(n), np.empty(n), np.empty(d)
+    """Scratch buffers of :func:`chain_step` for n tokens in R^d: those of ``steps.chain_step``
+    (its blocked Gram included), the picks and a row."""
+    return _steps_chain_work(n, d), np.empty(n, np.int64), np.empty(d)
 
 
 @_jit(**_JIT_NO_NRT)
-def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work):
+def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work, G=None):
     """One step of the chain on the sphere (module notes): token i picks j by the rule of
     ``steps.chain_step`` (uniform ``u[i]``, rarely further uniforms of the stream ``s``, tokens
-    in increasing order) and moves to N(x_i + γ (V x_j − x_i)), or stays put when the increment
+    in increasing order), taken by that step's blocks of tokens (``G``: its blocked Gram, or None
+    where n has none), and moves to N(x_i + γ (V x_j − x_i)), or stays put when the increment
     changes nothing. Synchronous."""
     n, d = x.shape
-    bx, sc, w, target = work
+    sw, picks, target = work
+    _steps_chain_step(x, B, beta, gamma, B, False, u, s, out, sw, G, picks)
     for i in range(n):
-        j = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w)
+        j = picks[i]
         for k in range(d):
             if plain_V:
                 target[k] = x[j, k]
@@ -579,7 +584,8 @@ def _tokens_for(code: int, scheme: int):
 @functools.cache
 def _chains_for(kind: int, code: int, scheme: int, gram: bool):
     """The kernel of the sphere model ``kind``, the event ``code``, the flow's ``scheme`` and
-    whether its n has a blocked Gram (:func:`_gram_blocks`) for the chains lo <= c < hi, one
+    whether its n has a blocked Gram (the flow's :func:`_gram_blocks`, the chain's
+    ``steps.has_gram``) for the chains lo <= c < hi, one
     after the other (:func:`advance` runs slices of chains on threads); all four are constants of
     the compiled code."""
 
@@ -599,9 +605,10 @@ def _chains_for(kind: int, code: int, scheme: int, gram: bool):
         hw = hull_work(n, d)
         if kind == SPHERE_CHAIN:
             w = chain_work(n, d)
+            G = w[0][-1] if gram else None  # no Gram: its code is not compiled
         else:
             w = flow_work(n, d)
-        G = w[1] if gram else None  # no Gram: its code is not compiled
+            G = w[1] if gram else None
         for c in range(lo, hi):
             if done[c]:
                 continue
@@ -614,7 +621,7 @@ def _chains_for(kind: int, code: int, scheme: int, gram: bool):
                 if kind == SPHERE_CHAIN:
                     for i in range(n):
                         u[i] = next_uniform(st)
-                    chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, w)
+                    chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, w, G)
                     copy_rows(out, x)
                 else:
                     # no event: the state stays in w[0] (x and out None); else the flow writes
@@ -644,7 +651,7 @@ def kernel_for(chains: int, n: int, kind: int, code: int, threads: int, scheme: 
     if kind != SPHERE_CHAIN and chains < threads and n > _ROWS:
         return _tokens_for(code, scheme)
     if kind == SPHERE_CHAIN:
-        return _chains_for(kind, code, POST_LN, False)
+        return _chains_for(kind, code, POST_LN, has_gram(n))
     return _chains_for(kind, code, scheme, _gram_blocks(n) > 0)
 
 

@@ -403,13 +403,16 @@ def _count_below(W, n, r1, thr, cnt):
 
 
 @_jit(**JIT_NO_NRT)
-def _pick_block(x, B, beta, gamma, P, use_P, u, out, work, W, gram, plain, b, lanes, pend):
+def _pick_block(
+    x, B, beta, gamma, P, use_P, u, out, work, W, gram, plain, b, lanes, pend, picks=None
+):
     """The picks and moves of the tokens i0 <= i < i0 + r1 (i0 = b lanes, r1 = min(lanes, n - i0))
     held in the ``lanes`` lanes of block b (W[j lanes + r] for token i0 + r); lanes past r1 hold
     score-0 padding (bxt = 0) that no pick reads. ``lanes`` is a multiple of _LANES, so that the
     vectorised loops across lanes never fall to their scalar remainder. With ``gram`` W holds the
-    block's scores (from the Gram), else they are computed here. Returns the number of tokens
-    flagged pending."""
+    block's scores (from the Gram), else they are computed here. With ``picks`` (an int array)
+    the picks are written there instead of moving the tokens (NaN weights: flagged pending, for
+    the scalar rule). Returns the number of tokens flagged pending."""
     n, d = x.shape
     bxt, _, best, thr, cnt, rare, keep = work
     i0 = b * lanes
@@ -455,10 +458,16 @@ def _pick_block(x, B, beta, gamma, P, use_P, u, out, work, W, gram, plain, b, la
             while pick > 0 and W[pick * lanes + r] == W[(pick - 1) * lanes + r]:
                 pick -= 1
         if not keep[r] >= 1.0:  # NaN weights (finite ones sum to >= 1: the largest is 1)
-            for k in range(d):
-                out[i, k] = np.nan
+            if picks is None:
+                for k in range(d):
+                    out[i, k] = np.nan
+            else:
+                pend[i] = True
+                held += 1
             continue
-        if not (held and pend[i]):
+        if picks is not None:
+            picks[i] = pick  # a pending token's is replaced in _resolve_pending
+        elif not (held and pend[i]):
             _move_from(x, i, x, pick, gamma, P, use_P, out)
     return held
 
@@ -487,20 +496,24 @@ def _chain_blocks(x, B, beta, gamma, P, use_P, u, out, work, G, gram, plain, b0,
 
 
 @_jit(**JIT_NO_NRT)
-def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw):
-    """The picks and moves of the tokens flagged by _chain_blocks, one after the other in
-    increasing token order: the only place where a step draws from the stream ``s``, so the
-    draws, and the bits, do not depend on how the blocks were run. Clears the flags."""
+def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw, picks=None):
+    """The picks and moves (or, with ``picks``, the picks) of the tokens flagged by
+    _chain_blocks, one after the other in increasing token order: the only place where a step
+    draws from the stream ``s``, so the draws, and the bits, do not depend on how the blocks were
+    run. Clears the flags."""
     pend, bx, sc, w = pw
     for i in range(x.shape[0]):
         if pend[i]:
             pend[i] = False
             pick = _pick_slow(x, B, beta, i, u[i], s, bx, sc, w)
-            _move_from(x, i, x, pick, gamma, P, use_P, out)
+            if picks is None:
+                _move_from(x, i, x, pick, gamma, P, use_P, out)
+            else:
+                picks[i] = pick
 
 
 @_jit(**JIT_NO_NRT)
-def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work, G):
+def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work, G, picks=None):
     """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
 
     Token i picks j with probability softmax_j(beta s_ij), tokens independently, and moves to
@@ -526,7 +539,9 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work, G):
     first j whose cumulative weight exceeds the threshold is the count of those that do not.
     For B = I (and x finite) B x_i is x_i itself, and where n is a multiple of _ROWS the scores
     come from the symmetric Gram, each pair once (see _paths, _gram): ``G`` is ``work[-1]``, or
-    None for an n that has no Gram (:func:`has_gram`), which compiles no Gram code.
+    None for an n that has no Gram (:func:`has_gram`), which compiles no Gram code. With
+    ``picks`` (an int array of n) the step writes each token's pick j there and moves nothing
+    (``out`` is not written): the chain on the sphere moves its tokens itself.
     """
     n = x.shape[0]
     work_b, pw = work[:-2], work[-2]
@@ -547,10 +562,10 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work, G):
         else:
             W = G[b] if gram else work_b[1]
         held += _pick_block(
-            x, B, beta, gamma, P, use_P, u, out, work_b, W, gram, plain, b, rows, pw[0]
+            x, B, beta, gamma, P, use_P, u, out, work_b, W, gram, plain, b, rows, pw[0], picks
         )
     if held:
-        _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
+        _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw, picks)
 
 
 @_jit(**JIT)
