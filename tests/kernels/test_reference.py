@@ -153,6 +153,19 @@ def test_flow_step_matches_reference(name, x, B, beta):
         assert np.array_equal(got, want), (name, beta, _gid(gamma))
 
 
+@pytest.mark.parametrize("n, d", [(12, 3), (20, 2), (40, 5), (64, 9)])
+def test_flow_step_blocks_match_reference(n, d):
+    """Blocks of 16, 24 and 32 lanes, a padded last block and several blocks, B = I (the scores
+    from x itself) and a general B, a step matrix: the reference's bits."""
+    rng = np.random.default_rng(n * 10 + d)
+    x = rng.normal(size=(n, d))
+    P = ms.step_matrix(np.eye(d) * 0.4 + 0.05 * rng.normal(size=(d, d)))
+    for B in (np.eye(d), rng.normal(size=(d, d))):
+        for gamma in (0.3, P):
+            got = k_flow(x, B, 2.0, gamma)
+            assert np.array_equal(got, ref.flow_step(x, B, 2.0, gamma)), _gid(gamma)
+
+
 def tie_configurations():
     """Configurations with exact ties, near-ties within tol, and coincident leaders."""
     out = []

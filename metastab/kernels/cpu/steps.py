@@ -16,7 +16,7 @@ from ..params import JIT, JIT_NO_NRT, RELATIVE
 from ..streams import _U, next_u64, next_uniform
 from .scores import ROWS as _ROWS
 from .scores import score_loops
-from .tiles import gram, lane_scores
+from .tiles import gram, lane_scores, lane_sums
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed("arith.py", "cpu/scores.py", "cpu/tiles.py", "params.py", "streams.py")
@@ -570,25 +570,57 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work, G, picks=None):
 
 @_jit(**JIT)
 def flow_work(n, d):
-    """Scratch buffers of :func:`flow_step` for n tokens in R^d."""
-    return np.empty(d), np.empty(n), np.empty(n), np.empty(d)
+    """Scratch buffers of :func:`flow_step` for n tokens in R^d: those of one block of tokens
+    (:func:`block_work`), the state transposed, a block's weighted sums and a target row."""
+    rows = _ROWS if n >= _ROWS else (n + _LANES - 1) // _LANES * _LANES
+    return block_work(n, d), np.empty((d, n)), np.empty(d * rows), np.empty(d)
+
+
+@_jit(**JIT_NO_NRT)
+def _flow_weights(W, n, lanes, best, beta, total):
+    """W[j lanes + r] <- exp(beta (W[j lanes + r] - best[r])) (the kernels' exp) and total[r]
+    their sum over j, in increasing j from +0.0."""
+    for r in range(lanes):
+        total[r] = 0.0
+    for j in range(n):
+        base = j * lanes
+        for r in range(lanes):
+            v = exp_fma(beta * (W[base + r] - best[r]))
+            W[base + r] = v
+            total[r] += v
 
 
 @_jit(**JIT_NO_NRT)
 def flow_step(x, B, beta, gamma, P, use_P, out, work):
     """SA_beta, one deterministic softmax layer ([FW] eq. softmax.ODE):
-    x_i <- x_i + gamma (sum_j softmax_j(beta s_ij) x_j - x_i)."""
+    x_i <- x_i + gamma (sum_j softmax_j(beta s_ij) x_j - x_i), the mean computed as
+    (sum_j w_ij x_j) / sum_j w_ij (one fma per term, j ascending).
+
+    Over blocks of tokens side by side, as :func:`chain_step`: the scores and the weighted sums
+    (from x transposed) in the register tiles of :mod:`.tiles`, each token's sums in the order
+    of the reference."""
     n, d = x.shape
-    bx, s, w, target = work
-    for i in range(n):
-        best = _row_scores(x, B, i, bx, s)
-        total = _softmax_weights(s, best, beta, w)
+    bw, xt, acc, target = work
+    bxt, W, best, _, _, _, total = bw
+    rows = best.shape[0]
+    plain = _plain(x, B)
+    for k in range(d):
+        for j in range(n):
+            xt[k, j] = x[j, k]
+    for b in range((n + rows - 1) // rows):
+        i0 = b * rows
+        r1 = min(rows, n - i0)
+        _block_bx(x, B, i0, r1, plain, bxt)
         for k in range(d):
-            acc = 0.0
-            for j in range(n):
-                acc = fma(w[j], x[j, k], acc)
-            target[k] = acc / total
-        _move(x, i, target, gamma, P, use_P, out)
+            for r in range(r1, rows):
+                bxt[k, r] = 0.0
+        _lane_scores(x, bxt, rows, W, best)
+        _flow_weights(W, n, rows, best, beta, total)
+        lane_sums(W.reshape((n, rows)), xt, acc)
+        for r in range(r1):
+            for k in range(d):
+                target[k] = acc[k * rows + r] / total[r]
+            _move(x, i0 + r, target, gamma, P, use_P, out)
 
 
 @_jit(**JIT_NO_NRT)

@@ -21,7 +21,7 @@ from ..cache import njit_keyed
 from ..params import JIT_NO_NRT
 from .scores import ROWS
 
-__all__ = ["block_sums", "gram", "gram_block", "lane_scores"]
+__all__ = ["block_sums", "gram", "gram_block", "lane_scores", "lane_sums"]
 
 _WIDTH = 8  # doubles per vector (AVX-512; narrower targets split each vector)
 _VECS = ROWS // _WIDTH
@@ -212,8 +212,25 @@ def gram(x, G, bxt, b0, b1):
                     dst[p + q] = Gb[(j0 + q) * ROWS + r]
 
 
-# the scores of blocks of 8, 16, 24 or 32 lanes, with their running row maxima
+# the scores of blocks of 8, 16, 24 or 32 lanes, with their running row maxima, and their sums
 _lanes_1, _lanes_2, _lanes_3, _lanes_4 = (_row_sums(v, v * _WIDTH, True) for v in (1, 2, 3, 4))
+_sums_1, _sums_2, _sums_3 = (_row_sums(v, v * _WIDTH, False) for v in (1, 2, 3))
+
+
+@_jit(**JIT_NO_NRT)
+def lane_sums(A, X, S):
+    """S[j L + r] = Σ_k A[k, r] X[j, k] for j < X.shape[0], r < L = A.shape[1] (8, 16, 24 or
+    32 lanes; k ascending from +0.0, one fused multiply-add per term): :func:`block_sums` in rows
+    of L lanes, such as the weighted sums of a block (A: its weights, X: x transposed)."""
+    L = A.shape[1]
+    if L == _WIDTH:
+        _sums_1(A, X, 0, S, S)
+    elif L == 2 * _WIDTH:
+        _sums_2(A, X, 0, S, S)
+    elif L == 3 * _WIDTH:
+        _sums_3(A, X, 0, S, S)
+    else:
+        _block_rows(A, X, 0, S, S)
 
 
 @_jit(**JIT_NO_NRT)
