@@ -212,9 +212,28 @@ def gram(x, G, bxt, b0, b1):
                     dst[p + q] = Gb[(j0 + q) * ROWS + r]
 
 
-# the scores of blocks of 8, 16, 24 or 32 lanes, with their running row maxima, and their sums
-_lanes_1, _lanes_2, _lanes_3, _lanes_4 = (_row_sums(v, v * _WIDTH, True) for v in (1, 2, 3, 4))
-_sums_1, _sums_2, _sums_3 = (_row_sums(v, v * _WIDTH, False) for v in (1, 2, 3))
+def _by_lanes(f1, f2, f3, f4):
+    """run(A, X, S, M): the row sums ``f1`` .. ``f4`` of 8, 16, 24 and 32 lanes (see
+    :func:`_row_sums`), chosen by the lanes of A. Compiled into its callers."""
+
+    @njit(**dict(JIT_NO_NRT, cache=False))  # a closure: cached with its callers
+    def run(A, X, S, M):
+        L = A.shape[1]
+        if L == _WIDTH:
+            f1(A, X, 0, S, M)
+        elif L == 2 * _WIDTH:
+            f2(A, X, 0, S, M)
+        elif L == 3 * _WIDTH:
+            f3(A, X, 0, S, M)
+        else:
+            f4(A, X, 0, S, M)
+
+    return run
+
+
+# blocks of 8, 16, 24 or 32 lanes: their scores with the running row maxima, and their sums
+_scores_by_lanes = _by_lanes(*(_row_sums(v, v * _WIDTH, True) for v in (1, 2, 3, 4)))
+_sums_by_lanes = _by_lanes(*(_row_sums(v, v * _WIDTH, False) for v in (1, 2, 3)), _block_rows)
 
 
 @_jit(**JIT_NO_NRT)
@@ -222,15 +241,7 @@ def lane_sums(A, X, S):
     """S[j L + r] = Σ_k A[k, r] X[j, k] for j < X.shape[0], r < L = A.shape[1] (8, 16, 24 or
     32 lanes; k ascending from +0.0, one fused multiply-add per term): :func:`block_sums` in rows
     of L lanes, such as the weighted sums of a block (A: its weights, X: x transposed)."""
-    L = A.shape[1]
-    if L == _WIDTH:
-        _sums_1(A, X, 0, S, S)
-    elif L == 2 * _WIDTH:
-        _sums_2(A, X, 0, S, S)
-    elif L == 3 * _WIDTH:
-        _sums_3(A, X, 0, S, S)
-    else:
-        _block_rows(A, X, 0, S, S)
+    _sums_by_lanes(A, X, S, S)
 
 
 @_jit(**JIT_NO_NRT)
@@ -238,12 +249,4 @@ def lane_scores(A, X, S, M):
     """S[j L + r] = Σ_k A[k, r] X[j, k] for j < X.shape[0], r < L = A.shape[1] (8, 16, 24 or
     32 = ROWS lanes; k ascending from +0.0, one fused multiply-add per term: the sums of
     :func:`block_sums`, in rows of L lanes) and M[r] = max(M[r], max_j S[j L + r])."""
-    L = A.shape[1]
-    if L == _WIDTH:
-        _lanes_1(A, X, 0, S, M)
-    elif L == 2 * _WIDTH:
-        _lanes_2(A, X, 0, S, M)
-    elif L == 3 * _WIDTH:
-        _lanes_3(A, X, 0, S, M)
-    else:
-        _lanes_4(A, X, 0, S, M)
+    _scores_by_lanes(A, X, S, M)
