@@ -232,8 +232,10 @@ def _by_lanes(f1, f2, f3, f4):
 
 
 # blocks of 8, 16, 24 or 32 lanes: their scores with the running row maxima, and their sums
-_scores_by_lanes = _by_lanes(*(_row_sums(v, v * _WIDTH, True) for v in (1, 2, 3, 4)))
-_sums_by_lanes = _by_lanes(*(_row_sums(v, v * _WIDTH, False) for v in (1, 2, 3)), _block_rows)
+_top1, _top2, _top3, _top4 = (_row_sums(v, v * _WIDTH, True) for v in (1, 2, 3, 4))
+_sum1, _sum2, _sum3 = (_row_sums(v, v * _WIDTH, False) for v in (1, 2, 3))
+_scores_by_lanes = _by_lanes(_top1, _top2, _top3, _top4)
+_sums_by_lanes = _by_lanes(_sum1, _sum2, _sum3, _block_rows)
 
 
 @_jit(**JIT_NO_NRT)
