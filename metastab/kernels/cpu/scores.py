@@ -18,8 +18,8 @@ def score_loops(madd):
     them)."""
 
     @njit(_nrt=False)
-    def scores4(bxt, x, j, S, p, hi):
-        """S[p + q ROWS + r] = sum_k bxt[k, r] x[j + q, k] for q < 4, r < hi, k ascending.
+    def scores4(bxt, x, j, S, p):
+        """S[p + q ROWS + r] = sum_k bxt[k, r] x[j + q, k] for q < 4, r < ROWS, k ascending.
 
         Four rows of scores per pass over k, four (then two, then one) k per step: each load and
         store of a partial sum serves several multiply-adds (the sums stay in memory: LLVM cannot
@@ -28,7 +28,7 @@ def score_loops(madd):
         p1 = p + ROWS
         p2 = p + 2 * ROWS
         p3 = p + 3 * ROWS
-        for r in range(hi):
+        for r in range(ROWS):
             S[p + r] = 0.0
             S[p1 + r] = 0.0
             S[p2 + r] = 0.0
@@ -39,7 +39,7 @@ def score_loops(madd):
             a1, b1, c1, e1 = x[j + 1, k], x[j + 1, k + 1], x[j + 1, k + 2], x[j + 1, k + 3]
             a2, b2, c2, e2 = x[j + 2, k], x[j + 2, k + 1], x[j + 2, k + 2], x[j + 2, k + 3]
             a3, b3, c3, e3 = x[j + 3, k], x[j + 3, k + 1], x[j + 3, k + 2], x[j + 3, k + 3]
-            for r in range(hi):
+            for r in range(ROWS):
                 y, z, v, w = bxt[k, r], bxt[k + 1, r], bxt[k + 2, r], bxt[k + 3, r]
                 S[p + r] = madd(w, e0, madd(v, c0, madd(z, b0, madd(y, a0, S[p + r]))))
                 S[p1 + r] = madd(w, e1, madd(v, c1, madd(z, b1, madd(y, a1, S[p1 + r]))))
@@ -51,7 +51,7 @@ def score_loops(madd):
             a1, b1 = x[j + 1, k], x[j + 1, k + 1]
             a2, b2 = x[j + 2, k], x[j + 2, k + 1]
             a3, b3 = x[j + 3, k], x[j + 3, k + 1]
-            for r in range(hi):
+            for r in range(ROWS):
                 y = bxt[k, r]
                 z = bxt[k + 1, r]
                 S[p + r] = madd(z, b0, madd(y, a0, S[p + r]))
@@ -61,7 +61,7 @@ def score_loops(madd):
             k += 2
         if k < d:
             a0, a1, a2, a3 = x[j, k], x[j + 1, k], x[j + 2, k], x[j + 3, k]
-            for r in range(hi):
+            for r in range(ROWS):
                 y = bxt[k, r]
                 S[p + r] = madd(y, a0, S[p + r])
                 S[p1 + r] = madd(y, a1, S[p1 + r])
@@ -76,7 +76,7 @@ def score_loops(madd):
         # which would stop LLVM from vectorising (a 5x slower kernel)
         j4 = max(j0, 0)
         while j4 + 4 <= n:
-            scores4(bxt, x, j4, S, j4 * ROWS, ROWS)
+            scores4(bxt, x, j4, S, j4 * ROWS)
             j4 += 4
         for j in range(j4, n):  # the last n - j4 < 4 rows one at a time
             p = j * ROWS
