@@ -103,6 +103,24 @@ def test_flow_step_matches_reference_across_sizes(n, d):
         assert np.array_equal(k_flow(x, m), want)
 
 
+@pytest.mark.parametrize("n", [32, 64])
+def test_flow_heads_of_b_identity_share_the_weights(n):
+    """Two heads with B = I (and their own V) read the same weights from the Gram, held once per
+    step, causal masking included: the reference's bits. Negative control: one head less gives
+    other bits."""
+    rng = np.random.default_rng(n)
+    d = 4
+    x = on_sphere(rng, n, d)
+    heads = [(np.eye(d), rng.normal(size=(d, d)) / d) for _ in range(2)]
+    for causal in (False, True):
+        m = SphereFlow(3.0, 0.1, heads=heads, causal=causal)
+        assert m.kernel_params(d).plain_B
+        want = sref.flow_step(x, heads_of(m, d), 3.0, 0.1, causal=causal)
+        assert np.array_equal(k_flow(x, m), want)
+        one = sref.flow_step(x, heads_of(m, d)[:1], 3.0, 0.1, causal=causal)
+        assert not np.array_equal(k_flow(x, m), one)
+
+
 def k_chain(x, model, u, state):
     x = np.ascontiguousarray(x)
     n, d = x.shape

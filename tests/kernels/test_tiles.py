@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from numba import njit
 
-from metastab.kernels.arith import fma
+from metastab.kernels.arith import exp_fma, fma
 from metastab.kernels.cpu.scores import ROWS, score_loops
-from metastab.kernels.cpu.tiles import block_sums, gram, gram_block, lane_scores
+from metastab.kernels.cpu.tiles import PACKED, block_sums, gram, gram_block, lane_scores
 
 _scores_block = score_loops(fma)[0]
 
@@ -41,13 +41,22 @@ def _plain_lanes(A, X, S):
 
 
 @njit
-def _gram(xt, S):
-    gram_block(xt, S)
+def _gram(xt, S, beta=0.0, shift=np.nan):
+    gram_block(xt, S, beta, shift, np.empty(PACKED))
 
 
 @njit
-def _gram_all(x, G, bxt):
-    gram(x, G, bxt, 0, G.shape[0])
+def _gram_all(x, G, bxt, beta=0.0, shift=np.nan):
+    gram(x, G, bxt, 0, G.shape[0], beta, shift, np.empty(PACKED))
+
+
+@njit
+def _weights(S, beta, shift):
+    """exp(β (s − c)) of every score, one at a time (``arith.exp_fma``)."""
+    W = np.empty_like(S)
+    for q in range(S.size):
+        W[q] = exp_fma(beta * (S[q] - shift))
+    return W
 
 
 def _bits(a):
@@ -138,3 +147,24 @@ def test_gram_is_every_block_of_scores(blocks, d):
         want = np.full(blocks * ROWS * ROWS, np.nan)
         _plain(np.ascontiguousarray(x[b * ROWS : (b + 1) * ROWS].T), x, 0, want)
         assert np.array_equal(_bits(G[b]), _bits(want))
+
+
+@pytest.mark.parametrize("blocks, d", [(1, 2), (1, 9), (2, 3), (3, 17)])
+def test_gram_weights_are_each_score_s_exp(blocks, d):
+    """With a common shift the Gram holds the weights exp(β (s_ij − c)): each pair's exp taken
+    once and mirrored, the exps of the full scores one by one, bit for bit. Negative control:
+    another shift gives other bits."""
+    rng = np.random.default_rng(blocks * 10 + d)
+    x = rng.normal(size=(blocks * ROWS, d))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    shift = float(np.max(np.einsum("ij,ij->i", x, x)))
+    scores = np.full((blocks, blocks * ROWS * ROWS), np.nan)
+    _gram_all(x, scores, np.empty((d, ROWS)))
+    got = np.full_like(scores, np.nan)
+    if blocks == 1:
+        _gram(np.ascontiguousarray(x.T), got[0], 3.0, shift)
+    else:
+        _gram_all(x, got, np.empty((d, ROWS)), 3.0, shift)
+    for b in range(blocks):
+        assert np.array_equal(_bits(got[b]), _bits(_weights(scores[b], 3.0, shift)))
+        assert not np.array_equal(got[b], _weights(scores[b], 3.0, shift + 1e-3))

@@ -50,7 +50,7 @@ from .steps import chain_step as _steps_chain_step
 from .steps import chain_work as _steps_chain_work
 from .steps import copy_rows, has_gram
 from .threads import over_chains
-from .tiles import block_sums, gram, gram_block
+from .tiles import PACKED, block_sums, gram, gram_block
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
@@ -71,9 +71,9 @@ _, _bx_loop = score_loops(fma)
 
 
 @_jit(**_JIT)
-def _gram(x, G, bxt, b0, b1):
-    """The symmetric Gram of blocks b0 <= b < b1 (``tiles.gram``)."""
-    gram(x, G, bxt, b0, b1)
+def _gram(x, G, bxt, b0, b1, beta, shift, T):
+    """The symmetric Gram of blocks b0 <= b < b1, or its weights (``tiles.gram``)."""
+    gram(x, G, bxt, b0, b1, beta, shift, T)
 
 
 @_jit(**_JIT)
@@ -101,6 +101,7 @@ def thread_works(T, n, d):
         np.empty((T, d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens, then its sums Σ_j w_ij x_j
         np.empty((T, n * _ROWS)),  # W: scores, then weights, of a block: W[j _ROWS + r]
         np.empty((T, 4, _ROWS)),  # the row maxima, the weight totals, the scales, a row of V g
+        np.empty((T, PACKED)),  # the triangle of a block's weights (tiles.gram_block)
     )
 
 
@@ -167,7 +168,8 @@ def _velocity_blocks(
 ):  # fmt: skip
     """outT[:, i] = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for the
     tokens of blocks b0 <= b < b1 (token i in block i // _ROWS); ``xt`` is the state x
-    transposed (d×n, as outT) and, with ``gram``, G its blocked Gram; P and dots hold
+    transposed (d×n, as outT) and, with ``gram``, G its blocked Gram (of weights where the shift
+    is common); P and dots hold
     :func:`_dot8`'s sums of the blocks' tokens. Blocks only read x, so they may run on different
     threads.
 
@@ -176,24 +178,30 @@ def _velocity_blocks(
     order: scores s_ij (k ascending) and weighted sums Σ_j w_ij x_jk (j ascending, by the same
     loop on the transposed state), each term one fused multiply-add; weights
     w_ij = exp(β (s_ij − c_i)) by ``arith.exp_fma``, their totals in increasing j, with c_i the
-    common ``shift`` of :func:`_common_shift` (B = I; NaN: none) or else max_j s_ij. Where causal
+    common ``shift`` of :func:`_common_shift` (B = I; NaN: none) or else max_j s_ij. A common
+    shift keeps the weights symmetric bit for bit, so for B = I the Gram (``tiles.gram``, or
+    ``tiles.gram_block`` for a single block) holds them, each pair's exp taken once. Where causal
     masking hides j > i, its weight is exactly 0, which leaves every sum of a finite state
     unchanged bit for bit. The sums are scaled by 1 / total (softmax) or e^{β c_i} / n (USA); so
     are the products by V_h (q ascending, one fma each), across the block's tokens too."""
     d, n = xt.shape
     x = xt.T  # token j's coordinates x[j, k]: the score loops read them one at a time
-    bxt, W, rows = bw
+    bxt, W, rows, tri = bw
     best, total, scale, vg = rows[0], rows[1], rows[2], rows[3]
     H = Bs.shape[0]
+    common = shift == shift
     for b in range(max(b0, 0), b1):  # non-negative: no wraparound of negative indices
         i0 = b * _ROWS
         r1 = min(_ROWS, n - i0)
         for h in range(H):
+            ready = False  # S holds the weights already (B = I, a common shift)
             if gram:
                 S = G[b]
+                ready = common
             elif plain_B and n == _ROWS:  # one full block: B x_i = x_i, held in xt already
-                gram_block(xt, W)
+                gram_block(xt, W, beta, shift, tri)
                 S = W
+                ready = common
             else:
                 _block_bx(x, Bs[h], i0, r1, plain_B, bxt)
                 for r in range(r1, _ROWS):  # the padding of a short last block
@@ -201,7 +209,6 @@ def _velocity_blocks(
                         bxt[k, r] = 0.0
                 block_sums(bxt, x, 0, W)
                 S = W
-            common = shift == shift
             for r in range(_ROWS):
                 best[r] = shift
                 total[r] = 0.0
@@ -212,18 +219,19 @@ def _velocity_blocks(
                     lo = min(max(j - i0, 0), _ROWS) if causal else 0
                     for r in range(lo, _ROWS):
                         best[r] = max(best[r], S[j * _ROWS + r])
+            Wb = S if ready else W  # the weights
             for j in range(n):
                 lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                p = j * _ROWS
                 if causal:
                     for r in range(lo):
-                        W[j * _ROWS + r] = 0.0
-                p = j * _ROWS
-                if gram:
+                        Wb[p + r] = 0.0
+                if gram and not ready:
                     _block_weights(G[b], W, p, lo, best, beta)
-                else:
+                elif not ready:
                     _block_weights(W, W, p, lo, best, beta)
                 for r in range(_ROWS):
-                    total[r] += W[p + r]
+                    total[r] += Wb[p + r]
             for r in range(_ROWS):
                 if attention == UNNORMALIZED:
                     scale[r] = math.exp(beta * best[r]) / n
@@ -231,7 +239,7 @@ def _velocity_blocks(
                     scale[r] = 1.0 / total[r]
             # the weighted sums across the block's tokens, from the transposed state, scaled
             acc = bxt.reshape(d * _ROWS)  # free once the scores are computed
-            block_sums(W.reshape((n, _ROWS)), xt, 0, acc)
+            block_sums(Wb.reshape((n, _ROWS)), xt, 0, acc)
             # the loops across the block's tokens run on views of rows: an index from 0 spares
             # numba's wraparound of negative indices, which keeps LLVM from vectorising
             for k in range(d):
@@ -280,14 +288,14 @@ def _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, ou
     n = xt.shape[1]
     gram = False
     shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
-    bxt, W, rows = work[4]
+    bxt, W, rows, tri = work[4]
     if G is not None:
         gram = plain_B and G.shape[0] > 0
         if gram:
-            _gram(xt.T, G, bxt[0], 0, G.shape[0])
+            _gram(xt.T, G, bxt[0], 0, G.shape[0], beta, shift, tri[0])
     _velocity_blocks(
         xt, work[1], gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, outT,
-        (bxt[0], W[0], rows[0]), work[6], work[5], 0, (n + _ROWS - 1) // _ROWS,
+        (bxt[0], W[0], rows[0], tri[0]), work[6], work[5], 0, (n + _ROWS - 1) // _ROWS,
     )  # fmt: skip
 
 
@@ -300,13 +308,13 @@ def _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, proje
     shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
     nb = (n + _ROWS - 1) // _ROWS
     # arrays, not tuples, enter the parallel loops
-    bxt, W, rows = work[4]
+    bxt, W, rows, tri = work[4]
     P, dots = work[6], work[5]
     if gram:
         ng = G.shape[0]
         for q in prange(T):
             for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
-                _gram(xt.T, G, bxt[q], b, b + 1)
+                _gram(xt.T, G, bxt[q], b, b + 1, beta, shift, tri[q])
     for q in prange(T):
         _velocity_blocks(
             xt,
@@ -322,7 +330,7 @@ def _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, proje
             plain_V,
             project,
             outT,
-            (bxt[q], W[q], rows[q]),
+            (bxt[q], W[q], rows[q], tri[q]),
             P,
             dots,
             q * nb // T,

@@ -17,6 +17,7 @@ from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from ..arith import exp_fma
 from ..cache import njit_keyed
 from ..params import JIT_NO_NRT
 from .scores import ROWS
@@ -126,7 +127,7 @@ def _tile(rows, vecs=_VECS, stride=ROWS, top=False):
 
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("cpu/scores.py", "params.py")
+_jit = njit_keyed("arith.py", "cpu/scores.py", "params.py")
 
 
 def _row_sums(vecs, stride, top):
@@ -163,37 +164,91 @@ def block_sums(A, X, j0, S):
     _block_rows(A, X, j0, S, S)
 
 
+# the triangle of a symmetric block packed group by group: rows 4 g .. 4 g + 3, lanes r < 8 nv_g,
+# nv_g = (4 g + 11) // 8 (as gram_block computes them), 4 rows of 8 nv_g lanes each
+PACKED = sum(4 * _WIDTH * ((j + 11) // 8) for j in range(0, ROWS, 4))
+_pack_1, _pack_2, _pack_3, _pack_4 = (_tile(4, v, v * _WIDTH) for v in (1, 2, 3, 4))
+
+
+@njit(inline="always")
+def _exps(S, p, m, beta, c):
+    """S[q] = exp(β (S[q] − c)) for p <= q < p + m (``arith.exp_fma``): one flat loop, which
+    LLVM vectorises (loops of fewer than 32 run scalar, one of 8 unrolled too), on a view: an
+    index from 0 spares numba's wraparound of negative indices, which would keep it scalar."""
+    v = S[p : p + m]
+    for q in range(m):
+        v[q] = exp_fma(beta * (v[q] - c))
+
+
 @_jit(**JIT_NO_NRT)
-def gram_block(xt, S):
+def _triangle_weights(xt, S, beta, shift, T):
+    """The weights exp(β (<x_r, x_j> − c)) of gram_block's triangle into S (c: ``shift``), by
+    way of T (PACKED doubles): the triangle's scores packed, their exps in one vectorised loop,
+    then unpacked."""
+    x = xt.T
+    o = 0
+    for j in range(0, ROWS, 4):
+        nv = (j + 11) // 8
+        if nv == 1:
+            _pack_1(xt, x, T, j, o, T)
+        elif nv == 2:
+            _pack_2(xt, x, T, j, o, T)
+        elif nv == 3:
+            _pack_3(xt, x, T, j, o, T)
+        else:
+            _pack_4(xt, x, T, j, o, T)
+        o += 4 * nv * _WIDTH
+    _exps(T, 0, PACKED, beta, shift)
+    o = 0
+    for j in range(0, ROWS, 4):
+        L = (j + 11) // 8 * _WIDTH
+        for q in range(4):
+            dst = S[(j + q) * ROWS : (j + q) * ROWS + L]
+            src = T[o + q * L : o + (q + 1) * L]
+            for r in range(L):
+                dst[r] = src[r]
+        o += 4 * L
+
+
+@_jit(**JIT_NO_NRT)
+def gram_block(xt, S, beta, shift, T):
     """S[j ROWS + r] = <x_r, x_j> for a block of ROWS tokens, the columns of xt (d×ROWS): each
     pair once, the scores of lanes r < 8 ceil((j + 1) / 8) (j rounded up to its group of four)
     computed as :func:`block_sums` computes them, the others mirrored. A score and its mirror
     are the same sum (x_rk x_jk = x_jk x_rk, k ascending), so S equals
-    block_sums(xt, xt.T, 0, S) bit for bit."""
+    block_sums(xt, xt.T, 0, S) bit for bit. With ``shift`` c not NaN, S gets the weights
+    exp(β (<x_r, x_j> − c)) instead (``arith.exp_fma``), each also computed once and mirrored:
+    one shift for all rows keeps them symmetric bit for bit (T: PACKED doubles of scratch,
+    unused otherwise)."""
     x = xt.T
-    for j in range(0, ROWS, 4):
-        nv = (j + 11) // 8  # 8-lane vectors up to lane j + 3
-        if nv == 1:
-            _tri_1(xt, x, S, j, j * ROWS, S)
-        elif nv == 2:
-            _tri_2(xt, x, S, j, j * ROWS, S)
-        elif nv == 3:
-            _tri_3(xt, x, S, j, j * ROWS, S)
-        else:
-            _tri_4(xt, x, S, j, j * ROWS, S)
+    if shift == shift:
+        _triangle_weights(xt, S, beta, shift, T)
+    else:
+        for j in range(0, ROWS, 4):
+            nv = (j + 11) // 8  # 8-lane vectors up to lane j + 3
+            if nv == 1:
+                _tri_1(xt, x, S, j, j * ROWS, S)
+            elif nv == 2:
+                _tri_2(xt, x, S, j, j * ROWS, S)
+            elif nv == 3:
+                _tri_3(xt, x, S, j, j * ROWS, S)
+            else:
+                _tri_4(xt, x, S, j, j * ROWS, S)
     for q in range(ROWS):
         for r in range(((q // 4) * 4 + 11) // 8 * 8, ROWS):
             S[q * ROWS + r] = S[r * ROWS + q]
 
 
 @_jit(**JIT_NO_NRT)
-def gram(x, G, bxt, b0, b1):
+def gram(x, G, bxt, b0, b1, beta, shift, T):
     """G[b, j ROWS + r] = <x_i, x_j> (k ascending from +0.0, one fused multiply-add per term)
     for i = b ROWS + r, the scores of block b in the block layout (for B = I), for the blocks
     b0 <= b < b1 of x (n×d, n a multiple of ROWS; bxt: d×ROWS scratch). Block b computes the
     pairs with j >= i0 = b ROWS, its diagonal tile by :func:`gram_block` and the rest by
     :func:`block_sums`, and mirrors those with j >= i0 + ROWS into block j // ROWS: each pair
-    once. Different blocks write disjoint entries, so blocks may run on different threads."""
+    once. With ``shift`` c not NaN, G gets the weights exp(β (s_ij − c)) instead, each pair's
+    once (see :func:`gram_block`; T: its scratch). Different blocks write disjoint entries, so
+    blocks may run on different threads."""
     n, d = x.shape
     for b in range(max(b0, 0), b1):
         i0 = b * ROWS
@@ -201,8 +256,10 @@ def gram(x, G, bxt, b0, b1):
             for k in range(d):
                 bxt[k, r] = x[i0 + r, k]
         Gb = G[b]
-        gram_block(bxt, Gb[i0 * ROWS : (i0 + ROWS) * ROWS])
+        gram_block(bxt, Gb[i0 * ROWS : (i0 + ROWS) * ROWS], beta, shift, T)
         block_sums(bxt, x, i0 + ROWS, Gb)
+        if shift == shift:
+            _exps(Gb, (i0 + ROWS) * ROWS, (n - i0 - ROWS) * ROWS, beta, shift)
         for c in range(b + 1, n // ROWS):  # tile by tile, each row of a mirrored tile at once
             dst = G[c]
             j0 = c * ROWS
