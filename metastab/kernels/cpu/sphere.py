@@ -119,6 +119,7 @@ def flow_work(n, d, T=1):
         thread_works(T, n, d),
         np.empty(n),  # the squared norms s_jj = <x_j, x_j> (see _common_shift), then <a_i, b_i>
         np.empty((8, n)),  # the partial sums of _dot8
+        np.ones((1, n)),  # the weights' totals are their sums against ones (tiles.block_sums)
     )
 
 
@@ -186,7 +187,7 @@ def _velocity_blocks(
     are the products by V_h (q ascending, one fma each), across the block's tokens too."""
     d, n = xt.shape
     x = xt.T  # token j's coordinates x[j, k]: the score loops read them one at a time
-    bxt, W, rows, tri = bw
+    bxt, W, rows, tri, ones = bw
     best, total, scale, vg = rows[0], rows[1], rows[2], rows[3]
     H = Bs.shape[0]
     common = shift == shift
@@ -211,7 +212,6 @@ def _velocity_blocks(
                 S = W
             for r in range(_ROWS):
                 best[r] = shift
-                total[r] = 0.0
             if not common:
                 for r in range(_ROWS):
                     best[r] = -np.inf
@@ -230,8 +230,8 @@ def _velocity_blocks(
                     _block_weights(G[b], W, p, lo, best, beta)
                 elif not ready:
                     _block_weights(W, W, p, lo, best, beta)
-                for r in range(_ROWS):
-                    total[r] += Wb[p + r]
+            # the totals in increasing j, each term a fused multiply-add by 1: the sum itself
+            block_sums(Wb.reshape((n, _ROWS)), ones, 0, total)
             for r in range(_ROWS):
                 if attention == UNNORMALIZED:
                     scale[r] = math.exp(beta * best[r]) / n
@@ -295,7 +295,7 @@ def _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, ou
             _gram(xt.T, G, bxt[0], 0, G.shape[0], beta, shift, tri[0])
     _velocity_blocks(
         xt, work[1], gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, outT,
-        (bxt[0], W[0], rows[0], tri[0]), work[6], work[5], 0, (n + _ROWS - 1) // _ROWS,
+        (bxt[0], W[0], rows[0], tri[0], work[7]), work[6], work[5], 0, (n + _ROWS - 1) // _ROWS,
     )  # fmt: skip
 
 
@@ -309,7 +309,7 @@ def _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, proje
     nb = (n + _ROWS - 1) // _ROWS
     # arrays, not tuples, enter the parallel loops
     bxt, W, rows, tri = work[4]
-    P, dots = work[6], work[5]
+    P, dots, ones = work[6], work[5], work[7]
     if gram:
         ng = G.shape[0]
         for q in prange(T):
@@ -330,7 +330,7 @@ def _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, proje
             plain_V,
             project,
             outT,
-            (bxt[q], W[q], rows[q], tri[q]),
+            (bxt[q], W[q], rows[q], tri[q], ones),
             P,
             dots,
             q * nb // T,
