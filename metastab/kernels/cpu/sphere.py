@@ -170,9 +170,8 @@ def _velocity_blocks(
     """outT[:, i] = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for the
     tokens of blocks b0 <= b < b1 (token i in block i // _ROWS); ``xt`` is the state x
     transposed (d×n, as outT) and, with ``gram``, G its blocked Gram (of weights where the shift
-    is common); P and dots hold
-    :func:`_dot8`'s sums of the blocks' tokens. Blocks only read x, so they may run on different
-    threads.
+    is common); P and dots hold :func:`_dot8`'s sums of the blocks' tokens. Blocks only read x,
+    so they may run on different threads.
 
     Tokens go in blocks of _ROWS (the last one padded with zeros) held side by side, so that
     every loop runs across the block and vectorises while each token's sums keep the reference's
