@@ -151,8 +151,38 @@ def _row_sums(vecs, stride, top):
 
 
 _block_rows = _row_sums(_VECS, ROWS, False)
-# the triangle of a symmetric block: 4 rows, 8, 16, 24 or 32 lanes
-_tri_1, _tri_2, _tri_3, _tri_4 = (_tile(4, v) for v in (1, 2, 3, 4))
+
+
+def _by_vecs(packed):
+    """tile(nv, A, X, S, j, p, M): the tile of 4 rows and nv = 1 .. 4 vectors of 8 lanes, its
+    rows ROWS apart in S, or with ``packed`` one after the other (8 nv apart). Compiled into its
+    callers."""
+    t1, t2, t3, t4 = (_tile(4, v, v * _WIDTH if packed else ROWS) for v in (1, 2, 3, 4))
+
+    @njit(**dict(JIT_NO_NRT, cache=False))  # a closure: cached with its callers
+    def tile(nv, A, X, S, j, p, M):
+        if nv == 1:
+            t1(A, X, S, j, p, M)
+        elif nv == 2:
+            t2(A, X, S, j, p, M)
+        elif nv == 3:
+            t3(A, X, S, j, p, M)
+        else:
+            t4(A, X, S, j, p, M)
+
+    return tile
+
+
+@njit(inline="always")
+def _group_vecs(j):
+    """The 8-lane vectors of a symmetric block's triangle in rows j .. j + 3 (j a multiple of
+    4): lanes up to j + 3, each pair below computed, the rest mirrored."""
+    return (j + 11) // 8
+
+
+# the triangle of a symmetric block, 4 rows at a time: in the block's layout, or packed
+_triangle, _packed = _by_vecs(False), _by_vecs(True)
+PACKED = sum(4 * _WIDTH * _group_vecs.py_func(j) for j in range(0, ROWS, 4))  # 640 doubles
 
 
 @_jit(**JIT_NO_NRT)
@@ -162,12 +192,6 @@ def block_sums(A, X, j0, S):
     X = x) or its weighted sums (A = the weights, X = x transposed). A: C-contiguous, ROWS
     columns; X.shape[1] rows of A are read."""
     _block_rows(A, X, j0, S, S)
-
-
-# the triangle of a symmetric block packed group by group: rows 4 g .. 4 g + 3, lanes r < 8 nv_g,
-# nv_g = (4 g + 11) // 8 (as gram_block computes them), 4 rows of 8 nv_g lanes each
-PACKED = sum(4 * _WIDTH * ((j + 11) // 8) for j in range(0, ROWS, 4))
-_pack_1, _pack_2, _pack_3, _pack_4 = (_tile(4, v, v * _WIDTH) for v in (1, 2, 3, 4))
 
 
 @njit(inline="always")
@@ -188,20 +212,13 @@ def _triangle_weights(xt, S, beta, shift, T):
     x = xt.T
     o = 0
     for j in range(0, ROWS, 4):
-        nv = (j + 11) // 8
-        if nv == 1:
-            _pack_1(xt, x, T, j, o, T)
-        elif nv == 2:
-            _pack_2(xt, x, T, j, o, T)
-        elif nv == 3:
-            _pack_3(xt, x, T, j, o, T)
-        else:
-            _pack_4(xt, x, T, j, o, T)
+        nv = _group_vecs(j)
+        _packed(nv, xt, x, T, j, o, T)
         o += 4 * nv * _WIDTH
     _exps(T, 0, PACKED, beta, shift)
     o = 0
     for j in range(0, ROWS, 4):
-        L = (j + 11) // 8 * _WIDTH
+        L = _group_vecs(j) * _WIDTH
         for q in range(4):
             dst = S[(j + q) * ROWS : (j + q) * ROWS + L]
             src = T[o + q * L : o + (q + 1) * L]
@@ -225,17 +242,9 @@ def gram_block(xt, S, beta, shift, T):
         _triangle_weights(xt, S, beta, shift, T)
     else:
         for j in range(0, ROWS, 4):
-            nv = (j + 11) // 8  # 8-lane vectors up to lane j + 3
-            if nv == 1:
-                _tri_1(xt, x, S, j, j * ROWS, S)
-            elif nv == 2:
-                _tri_2(xt, x, S, j, j * ROWS, S)
-            elif nv == 3:
-                _tri_3(xt, x, S, j, j * ROWS, S)
-            else:
-                _tri_4(xt, x, S, j, j * ROWS, S)
+            _triangle(_group_vecs(j), xt, x, S, j, j * ROWS, S)
     for q in range(ROWS):
-        for r in range(((q // 4) * 4 + 11) // 8 * 8, ROWS):
+        for r in range(_group_vecs(q // 4 * 4) * _WIDTH, ROWS):
             S[q * ROWS + r] = S[r * ROWS + q]
 
 
