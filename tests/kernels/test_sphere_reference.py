@@ -211,6 +211,29 @@ def test_simulate_matches_reference_per_chain(model):
         assert np.array_equal(run.final[c], run_reference(model, x0[c], 12, streams[c]))
 
 
+@pytest.mark.parametrize("n", [21, 40])
+@pytest.mark.parametrize("scheme", ["post-ln", "rk4"])
+def test_simulate_carries_the_norms_from_step_to_step(scheme, n, monkeypatch):
+    """Without an event the flow keeps its state from step to step, and each step's LayerNorm
+    leaves the squared norms that the next step's common shift takes (lanes of 16 and 8 in the
+    vector tiles, then single lanes): several steps give the reference's bits. Negative control:
+    a reference whose shift lags one call behind gives other bits."""
+    model = SphereFlow(3.0, 0.1, scheme=scheme)
+    x0 = on_sphere(np.random.default_rng(n), 2, n, 4)
+    run = ms.simulate(model, x0, steps=5, rng=7)
+    streams = ms.as_seed(7).streams(2)
+    for c in range(2):
+        assert np.array_equal(run.final[c], run_reference(model, x0[c], 5, streams[c]))
+    real, seen = sref.common_shift, []
+
+    def lagging(xs, beta):
+        seen.append(real(xs, beta))
+        return seen[-2] if len(seen) > 1 else seen[-1]
+
+    monkeypatch.setattr(sref, "common_shift", lagging)
+    assert not np.array_equal(run.final[0], run_reference(model, x0[0], 5, streams[0]))
+
+
 @pytest.mark.parametrize("n, d", [(32, 5), (32, 12), (64, 3)])
 def test_common_shift_is_taken_and_refused_as_the_reference_does(n, d, monkeypatch):
     """B = I shifts every score by max_j |x_j|^2 (symmetric weights); where β times the spread of

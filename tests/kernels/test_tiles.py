@@ -168,3 +168,37 @@ def test_gram_weights_are_each_score_s_exp(blocks, d):
     for b in range(blocks):
         assert np.array_equal(_bits(got[b]), _bits(_weights(scores[b], 3.0, shift)))
         assert not np.array_equal(got[b], _weights(scores[b], 3.0, shift + 1e-3))
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 16, 21, 24, 32, 40])
+@pytest.mark.parametrize("d", [1, 3, 8, 9, 20])
+def test_normalise_is_the_flows_layernorm(n, d):
+    """The LayerNorm's tiles (lanes of 16, 8, then one) give each token the reference's
+    N(x_i + h k_i) (|y|^2 as the eight partial sums of dot8) and the new squared norms
+    <x_i, x_i> (k ascending from +0.0, one fma each), bit for bit; a perturbed step does not
+    (on S^0 every token normalises to ±1 whatever the step)."""
+    from metastab.kernels.arith import fma_exact
+    from metastab.kernels.cpu.tiles import normalise
+    from metastab.kernels.reference import sphere as sref
+
+    rng = np.random.default_rng(100 * n + d)
+    X = rng.normal(size=(d, n))
+    K = rng.normal(size=(d, n))
+    h = 0.1
+    want = np.array(
+        [sref.normalise_fused([fma_exact(h, K[k, i], X[k, i]) for k in range(d)]) for i in range(n)]
+    )
+    norms = []
+    for y in want:
+        acc = 0.0
+        for v in y:
+            acc = fma_exact(v, v, acc)
+        norms.append(acc)
+    C, N = np.empty(n), np.empty(n)
+    got = X.copy()
+    normalise(h, K, got, C, N)
+    assert np.array_equal(got, want.T)
+    assert np.array_equal(N, norms)
+    other = X.copy()
+    normalise(h * (1 + 2**-40), K, other, C, N)
+    assert d == 1 or not np.array_equal(other, want.T)

@@ -50,7 +50,7 @@ from .steps import chain_step as _steps_chain_step
 from .steps import chain_work as _steps_chain_work
 from .steps import copy_rows, has_gram
 from .threads import over_chains
-from .tiles import PACKED, block_sums, gram, gram_block
+from .tiles import PACKED, block_sums, gram, gram_block, normalise
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
@@ -124,21 +124,30 @@ def flow_work(n, d, T=1):
 
 
 @_jit(**_JIT_NO_NRT)
-def _common_shift(xt, beta, norms):
-    """The shift c of every score for B = I, or NaN where the flow takes the row maxima:
-    c = max_j s_jj, the squared norms s_jj = <x_j, x_j> (k ascending from +0.0, one fma each:
-    the Gram's diagonal bit for bit) written to ``norms``, if β ≥ 0 and
-    β (c − min_j s_jj) <= SHIFT_SPREAD. By Cauchy–Schwarz s_ij <= |x_i| |x_j| <= c, so no weight
-    e^{β (s_ij − c)} exceeds 1 (up to rounding), while the diagonal's keep every total >= e^{-64};
-    one shift for all rows spares the pass over the scores for their row maxima. Softmax weights
-    do not depend on the shift; unit vectors (post-LN and pre-LN attention) have c − min s_jj of
-    a few ulp. NaN where a norm is NaN."""
+def _squared_norms(xt, norms):
+    """norms[j] = s_jj = <x_j, x_j> (k ascending from +0.0, one fma each: the Gram's diagonal
+    bit for bit) for the columns x_j of xt."""
     d, n = xt.shape
     for j in range(n):
         norms[j] = 0.0
     for k in range(d):
         for j in range(n):
             norms[j] = fma(xt[k, j], xt[k, j], norms[j])
+
+
+@_jit(**_JIT_NO_NRT)
+def _common_shift(xt, beta, norms, normed=False):
+    """The shift c of every score for B = I, or NaN where the flow takes the row maxima:
+    c = max_j s_jj, the squared norms s_jj of :func:`_squared_norms` (in ``norms`` already with
+    ``normed``, else written there), if β ≥ 0 and
+    β (c − min_j s_jj) <= SHIFT_SPREAD. By Cauchy–Schwarz s_ij <= |x_i| |x_j| <= c, so no weight
+    e^{β (s_ij − c)} exceeds 1 (up to rounding), while the diagonal's keep every total >= e^{-64};
+    one shift for all rows spares the pass over the scores for their row maxima. Softmax weights
+    do not depend on the shift; unit vectors (post-LN and pre-LN attention) have c − min s_jj of
+    a few ulp. NaN where a norm is NaN."""
+    n = xt.shape[1]
+    if not normed:
+        _squared_norms(xt, norms)
     hi = norms[0]
     lo = norms[0]
     for j in range(1, n):
@@ -274,19 +283,22 @@ def _velocity_blocks(
 
 
 @_jit(**_JIT_NO_NRT)
-def _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT, work, G, T):
+def _velocity(
+    xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT, work, G, T, normed=False
+):
     """:func:`_velocity_blocks` for every token of the transposed state ``xt`` (d×n, the result
     in ``outT`` likewise): on this thread with T None, else with the blocks (and those of the
     Gram) split over T threads by :func:`_velocity_split` (the bits do not depend on T). T None
     compiles no parallel code; ``G``: the blocked Gram ``work[1]``, or None where the flow's n
-    has none (see :func:`flow_work`), which compiles no Gram code."""
+    has none (see :func:`flow_work`), which compiles no Gram code; ``normed``: work[5] holds the
+    squared norms of xt already (:func:`_normalise_fused` leaves them)."""
     if T is not None:
         _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT,
                         work, T)  # fmt: skip
         return
     n = xt.shape[1]
     gram = False
-    shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
+    shift = _common_shift(xt, beta, work[5], normed) if plain_B else np.nan
     bxt, W, rows, tri = work[4]
     if G is not None:
         gram = plain_B and G.shape[0] > 0
@@ -379,35 +391,15 @@ def _inverse_norms(yt, work):
 
 
 @_jit(**_JIT_NO_NRT)
-def _normalise_fused(h, Kt, xt, yt, out, work):
-    """out_i = N(y_i) (the flow's LayerNorm) of y_i = x_i + h k_i (one fma per coordinate),
-    tokens the columns of xt, Kt and yt (d×n): y_i (1 / |y_i|), |y_i|^2 by :func:`_dot8`,
-    whose sums are taken as y is; out (n×d) may be the step's input, read by now; with out None
-    the result replaces xt."""
-    d, n = xt.shape
-    P = work[6]
-    c = work[5]
-    for m in range(8):
-        for i in range(n):
-            P[m, i] = 0.0
-    for k in range(d):
-        pm = P[k % 8]
-        for i in range(n):
-            v = fma(h, Kt[k, i], xt[k, i])
-            yt[k, i] = v
-            pm[i] = fma(v, v, pm[i])
-    _dot8_sum(P, 0, n, c)
-    for i in range(n):
-        c[i] = 1.0 / math.sqrt(c[i])
-    if out is None:
-        for k in range(d):
-            for i in range(n):
-                xt[k, i] = yt[k, i] * c[i]
-    else:
-        for i in range(n):
-            ci = c[i]
-            for k in range(d):
-                out[i, k] = yt[k, i] * ci
+def _normalise_fused(h, Kt, xt, out, work):
+    """The flow's LayerNorm x_i <- N(y_i) = y_i (1 / |y_i|) of y_i = x_i + h k_i (one fma per
+    coordinate), |y_i|^2 summed as :func:`_dot8` sums, for the tokens, the columns of xt and
+    Kt (d×n): by the register tiles of ``tiles.normalise``, the result in place of xt and
+    copied to ``out`` (n×d; it may be the step's input, read by now) unless out is None. Leaves
+    the squared norms of the new state in work[5] (:func:`_common_shift`'s, for the next step)."""
+    normalise(h, Kt, xt, work[6][0], work[5])
+    if out is not None:
+        _transpose(xt, out)
 
 
 @_jit(**_JIT_NO_NRT)
@@ -470,24 +462,29 @@ def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work,
 @_jit(**_JIT_NO_NRT)
 def _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
     """Post-LN: x_i ← N(x_i + dt Attn(x)_i); ``out`` may be x (x and out None: see
-    :func:`_pre_ln`)."""
-    xt, K, y = work[0], work[2], work[3]
+    :func:`_pre_ln`; with x None work[5] holds the state's squared norms, as the step leaves
+    them)."""
+    xt, K = work[0], work[2]
     if x is not None:
         _transpose(x, xt)
-    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T)
-    _normalise_fused(dt, K[0], xt, y, out, work)
+    _velocity(
+        xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T, x is None
+    )
+    _normalise_fused(dt, K[0], xt, out, work)
 
 
 @_jit(**_JIT_NO_NRT)
 def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
     """RK4 on ẋ = P⊥ Attn(x), followed by N; ``out`` may be x (x and out None: see
-    :func:`_pre_ln`)."""
+    :func:`_post_ln`)."""
     xt, K, y = work[0], work[2], work[3]
     d, n = xt.shape
     half = 0.5 * dt
     if x is not None:
         _transpose(x, xt)
-    _velocity(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, G, T)
+    _velocity(
+        xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, G, T, x is None
+    )
     for q in range(1, 4):
         h = dt if q == 3 else half
         for k in range(d):
@@ -497,7 +494,7 @@ def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G,
     for k in range(d):
         for i in range(n):
             K[3, k, i] = ((K[0, k, i] + 2.0 * K[1, k, i]) + 2.0 * K[2, k, i]) + K[3, k, i]
-    _normalise_fused(dt / 6.0, K[3], xt, y, out, work)
+    _normalise_fused(dt / 6.0, K[3], xt, out, work)
 
 
 @_jit(**_JIT)
@@ -623,6 +620,7 @@ def _chains_for(kind: int, code: int, scheme: int, gram: bool):
             st = state[c]
             if kind != SPHERE_CHAIN and code == NO_EVENT:
                 _transpose(x, w[0])  # the state transposed, for all the steps
+                _squared_norms(w[0], w[5])  # and its norms, which each step leaves for the next
             for t in range(t0, t0 + nsteps):
                 h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
                 if kind == SPHERE_CHAIN:

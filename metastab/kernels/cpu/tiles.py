@@ -9,7 +9,14 @@ store them once: LLVM vectorises only the innermost loop of plain loops and keep
 sums in memory, which halves their speed. The tiles are written in LLVM IR (``llvm.fma`` on
 vectors of 8 doubles, one rounding per lane, as the scalar ``arith.fma``), so every sum's bits
 are those of the scalar loops.
+
+:func:`normalise` is the flow's LayerNorm across tokens in the same way: 16 lanes of tokens side
+by side, the eight partial sums of each squared norm (``sphere._dot8``'s order) in vector
+registers over the pass along k, where plain loops across tokens load and store them at every k
+and bound the step by the cache's bandwidth.
 """
+
+import math
 
 from llvmlite import ir
 from llvmlite.binding import get_host_cpu_features
@@ -17,18 +24,44 @@ from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from ..arith import exp_fma
+from ..arith import exp_fma, fma
 from ..cache import njit_keyed
 from ..params import JIT_NO_NRT
 from .scores import ROWS
 
-__all__ = ["block_sums", "gram", "gram_block", "lane_scores", "lane_sums"]
+__all__ = [
+    "block_sums",
+    "gram",
+    "gram_block",
+    "lane_scores",
+    "lane_sums",
+    "normalise",
+]
 
 _WIDTH = 8  # doubles per vector (AVX-512; narrower targets split each vector)
 _VECS = ROWS // _WIDTH
 # rows per tile: 4 × 4 accumulators fill 16 of AVX-512's 32 vector registers; with 16 narrower
 # registers 2 rows keep the tile from spilling
 _TILE = 4 if get_host_cpu_features().get("avx512f", False) else 2
+
+
+def _vfma(builder):
+    """``llvm.fma`` on vectors of 8 doubles: one rounding per lane."""
+    vec = ir.VectorType(ir.DoubleType(), _WIDTH)
+    return cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(vec, [vec] * 3), f"llvm.fma.v{_WIDTH}f64"
+    )
+
+
+def _splat(builder, value):
+    """The double ``value`` in every lane of a vector of 8."""
+    vec = ir.VectorType(ir.DoubleType(), _WIDTH)
+    b = builder.insert_element(cgutils.get_null_value(vec), value, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(
+        b,
+        ir.Constant(vec, ir.Undefined),
+        ir.Constant(ir.VectorType(ir.IntType(32), _WIDTH), [0] * _WIDTH),
+    )
 
 
 def _tile(rows, vecs=_VECS, stride=ROWS, top=False):
@@ -58,9 +91,7 @@ def _tile(rows, vecs=_VECS, stride=ROWS, top=False):
             f64 = ir.DoubleType()
             vec = ir.VectorType(f64, _WIDTH)
             vptr = vec.as_pointer()
-            fma = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(vec, [vec] * 3), f"llvm.fma.v{_WIDTH}f64"
-            )
+            fma = _vfma(builder)
             intp = context.get_value_type(types.intp)
             zero = ir.Constant(vec, [0.0] * _WIDTH)
             # the partial sums: allocas at the function's entry, which LLVM promotes to registers
@@ -89,14 +120,7 @@ def _tile(rows, vecs=_VECS, stride=ROWS, top=False):
                     xp = builder.bitcast(
                         builder.gep(xrow[q], [builder.mul(k, xs[1])]), f64.as_pointer()
                     )
-                    xv = builder.load(xp, align=8)
-                    b = cgutils.get_null_value(vec)  # X[j + q, k] in every lane
-                    b = builder.insert_element(b, xv, ir.Constant(ir.IntType(32), 0))
-                    b = builder.shuffle_vector(
-                        b,
-                        ir.Constant(vec, ir.Undefined),
-                        ir.Constant(ir.VectorType(ir.IntType(32), _WIDTH), [0] * _WIDTH),
-                    )
+                    b = _splat(builder, builder.load(xp, align=8))  # X[j + q, k] in every lane
                     for v in range(vecs):
                         acc = accs[q * vecs + v]
                         builder.store(builder.call(fma, [av[v], b, builder.load(acc)]), acc)
@@ -318,3 +342,187 @@ def lane_scores(A, X, S, M):
     32 = ROWS lanes; k ascending from +0.0, one fused multiply-add per term: the sums of
     :func:`block_sums`, in rows of L lanes) and M[r] = max(M[r], max_j S[j L + r])."""
     _scores_by_lanes(A, X, S, M)
+
+
+# --------------------------------------------------------------------------------------------
+# The flow's LayerNorm y_i = x_i + h k_i, x_i <- y_i (1 / |y_i|), across lanes of tokens
+# --------------------------------------------------------------------------------------------
+
+
+def _vectors(builder, first, vecs):
+    """Pointers to ``vecs`` consecutive vectors of 8 doubles from the double* ``first``."""
+    vptr = ir.VectorType(ir.DoubleType(), _WIDTH).as_pointer()
+    i32 = ir.IntType(32)
+    return [
+        builder.bitcast(builder.gep(first, [ir.Constant(i32, v * _WIDTH)]), vptr)
+        for v in range(vecs)
+    ]
+
+
+def _row_lanes(builder, arr, k, i, vecs):
+    """The ``vecs`` vectors of row k of the C-contiguous 2-d ``arr`` from column i on."""
+    stride = cgutils.unpack_tuple(builder, arr.strides, 2)[0]
+    row = builder.gep(
+        builder.bitcast(arr.data, ir.IntType(8).as_pointer()), [builder.mul(k, stride)]
+    )
+    return _vectors(
+        builder, builder.gep(builder.bitcast(row, ir.DoubleType().as_pointer()), [i]), vecs
+    )
+
+
+def _ln_tile(vecs, apply):
+    """The intrinsic ln(h, K, X, i, C, N) over the lanes i <= l < i + 8 ``vecs`` of the
+    C-contiguous d×n K and X, each lane a token, rows k ascending, y = fma(h, K[k, l], X[k, l]):
+    without ``apply`` C[l] = 1 / sqrt(((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))), the
+    partial sums p_m = Σ_{k ≡ m (mod 8)} y^2 one fma each (``sphere._dot8``'s); with ``apply``
+    X[k, l] = y C[l] and N[l] = Σ_k X[k, l]^2 of the new X (k ascending from +0.0, one fma
+    each). The accumulators stay in vector registers for the whole pass over k."""
+
+    @intrinsic
+    def ln(typingctx, h, K, X, i, C, N):
+        for a in (K, X):
+            if not (isinstance(a, types.Array) and a.dtype == types.float64 and a.ndim == 2):
+                return None
+            if a.layout != "C":
+                return None
+        for a in (C, N):
+            if not (isinstance(a, types.Array) and a.dtype == types.float64 and a.ndim == 1):
+                return None
+        sig = types.void(types.float64, K, X, types.intp, C, N)
+
+        def codegen(context, builder, signature, args):
+            kk = context.make_array(signature.args[1])(context, builder, args[1])
+            xx = context.make_array(signature.args[2])(context, builder, args[2])
+            cc = context.make_array(signature.args[4])(context, builder, args[4])
+            nn = context.make_array(signature.args[5])(context, builder, args[5])
+            i = context.cast(builder, args[3], signature.args[3], types.intp)
+            intp = context.get_value_type(types.intp)
+            vec = ir.VectorType(ir.DoubleType(), _WIDTH)
+            fma = _vfma(builder)
+            zero = ir.Constant(vec, [0.0] * _WIDTH)
+            hv = _splat(builder, args[0])
+            d = cgutils.unpack_tuple(builder, xx.shape, 2)[0]
+            cptr = _vectors(builder, builder.gep(cc.data, [i]), vecs)
+
+            def y_of(k):
+                kp = _row_lanes(builder, kk, k, i, vecs)
+                xp = _row_lanes(builder, xx, k, i, vecs)
+                ys = [
+                    builder.call(
+                        fma, [hv, builder.load(kp[v], align=8), builder.load(xp[v], align=8)]
+                    )
+                    for v in range(vecs)
+                ]
+                return ys, xp
+
+            if not apply:
+                accs = [cgutils.alloca_once_value(builder, zero) for _ in range(8 * vecs)]
+                for acc in accs:
+                    builder.store(zero, acc)
+
+                def term(k, m):
+                    ys, _ = y_of(k)
+                    for v in range(vecs):
+                        acc = accs[m * vecs + v]
+                        builder.store(builder.call(fma, [ys[v], ys[v], builder.load(acc)]), acc)
+
+                eight = ir.Constant(intp, 8)
+                blocks = builder.sdiv(d, eight)
+                with cgutils.for_range(builder, blocks) as loop:
+                    for m in range(8):
+                        term(builder.add(builder.mul(loop.index, eight), ir.Constant(intp, m)), m)
+                base = builder.mul(blocks, eight)
+                for m in range(8):
+                    k = builder.add(base, ir.Constant(intp, m))
+                    with builder.if_then(builder.icmp_signed("<", k, d)):
+                        term(k, m)
+                sqrt = cgutils.get_or_insert_function(
+                    builder.module, ir.FunctionType(vec, [vec]), f"llvm.sqrt.v{_WIDTH}f64"
+                )
+                one = ir.Constant(vec, [1.0] * _WIDTH)
+                for v in range(vecs):
+                    p = [builder.load(accs[m * vecs + v]) for m in range(8)]
+                    s = builder.fadd(
+                        builder.fadd(builder.fadd(p[0], p[1]), builder.fadd(p[2], p[3])),
+                        builder.fadd(builder.fadd(p[4], p[5]), builder.fadd(p[6], p[7])),
+                    )
+                    builder.store(builder.fdiv(one, builder.call(sqrt, [s])), cptr[v], align=8)
+                return context.get_dummy_value()
+
+            cs = [builder.load(cptr[v], align=8) for v in range(vecs)]
+            accs = [cgutils.alloca_once_value(builder, zero) for _ in range(vecs)]
+            for acc in accs:
+                builder.store(zero, acc)
+            with cgutils.for_range(builder, d) as loop:
+                ys, xp = y_of(loop.index)
+                for v in range(vecs):
+                    u = builder.fmul(ys[v], cs[v])
+                    builder.store(u, xp[v], align=8)
+                    builder.store(builder.call(fma, [u, u, builder.load(accs[v])]), accs[v])
+            nptr = _vectors(builder, builder.gep(nn.data, [i]), vecs)
+            for v in range(vecs):
+                builder.store(builder.load(accs[v]), nptr[v], align=8)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return ln
+
+
+_inv16, _inv8 = _ln_tile(2, False), _ln_tile(1, False)
+_apply16, _apply8 = _ln_tile(2, True), _ln_tile(1, True)
+
+
+@njit(inline="always")
+def _dot8_lane(K, X, h, j):
+    """1 / |y_j| of lane j (the tiles' sum, one lane at a time: the last n mod 8 lanes)."""
+    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = 0.0
+    for k in range(X.shape[0]):
+        y = fma(h, K[k, j], X[k, j])
+        m = k % 8
+        if m == 0:
+            p0 = fma(y, y, p0)
+        elif m == 1:
+            p1 = fma(y, y, p1)
+        elif m == 2:
+            p2 = fma(y, y, p2)
+        elif m == 3:
+            p3 = fma(y, y, p3)
+        elif m == 4:
+            p4 = fma(y, y, p4)
+        elif m == 5:
+            p5 = fma(y, y, p5)
+        elif m == 6:
+            p6 = fma(y, y, p6)
+        else:
+            p7 = fma(y, y, p7)
+    return 1.0 / math.sqrt(((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)))
+
+
+@_jit(**JIT_NO_NRT)
+def normalise(h, K, X, C, N):
+    """The flow's LayerNorm across tokens, the columns of the C-contiguous d×n K and X:
+    X[:, l] <- y_l (1 / |y_l|) for y_l = X[:, l] + h K[:, l] (one fma per coordinate), |y_l|^2 as
+    eight partial sums over k ≡ m (mod 8), k ascending, one fma each, added as
+    ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)); C[l] = 1 / |y_l| and N[l] =
+    <x_l, x_l> of the new X (k ascending from +0.0, one fma each: the flow's next common shift).
+    16 lanes at a time in vector registers, then 8, then one."""
+    d, n = X.shape
+    i = 0
+    while i + 16 <= n:
+        _inv16(h, K, X, i, C, N)
+        _apply16(h, K, X, i, C, N)
+        i += 16
+    if i + 8 <= n:
+        _inv8(h, K, X, i, C, N)
+        _apply8(h, K, X, i, C, N)
+        i += 8
+    for j in range(i, n):
+        c = _dot8_lane(K, X, h, j)
+        C[j] = c
+        a = 0.0
+        for k in range(d):
+            v = fma(h, K[k, j], X[k, j]) * c
+            X[k, j] = v
+            a = fma(v, v, a)
+        N[j] = a
