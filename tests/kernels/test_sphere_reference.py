@@ -215,7 +215,7 @@ def test_simulate_matches_reference_per_chain(model):
 @pytest.mark.parametrize("scheme", ["post-ln", "rk4"])
 def test_simulate_carries_the_norms_from_step_to_step(scheme, n, monkeypatch):
     """Without an event the flow keeps its state from step to step, and each step's LayerNorm
-    leaves the squared norms that the next step's common shift takes (lanes of 16 and 8 in the
+    leaves the squared norms that the next step's common shift takes (lanes of 8 in the
     vector tiles, then single lanes): several steps give the reference's bits. Negative control:
     a reference whose shift lags one call behind gives other bits."""
     model = SphereFlow(3.0, 0.1, scheme=scheme)

@@ -173,7 +173,7 @@ def test_gram_weights_are_each_score_s_exp(blocks, d):
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 16, 21, 24, 32, 40])
 @pytest.mark.parametrize("d", [1, 3, 8, 9, 20])
 def test_normalise_is_the_flows_layernorm(n, d):
-    """The LayerNorm's tiles (lanes of 16, 8, then one) give each token the reference's
+    """The LayerNorm's tiles (lanes of 8, then one) give each token the reference's
     N(x_i + h k_i) (|y|^2 as the eight partial sums of dot8) and the new squared norms
     <x_i, x_i> (k ascending from +0.0, one fma each), bit for bit; a perturbed step does not
     (on S^0 every token normalises to ±1 whatever the step)."""
