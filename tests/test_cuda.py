@@ -147,8 +147,8 @@ if INNER:  # kernels are module globals: the simulator swaps the ``cuda`` they s
         st = cuda.local.array(4, uint64)
         tid = cuda.threadIdx.x
         if tid == 0:
-            for q in range(n * d):
-                buf[q] = x[q]
+            for q in range(n * d):  # the buffer is token-minor
+                buf[q % d * n + q // d] = x[q]
             for i in range(n):
                 buf[3 * n * d + i] = u[i]
                 buf[3 * n * d + n + i] = 0.0
@@ -158,7 +158,7 @@ if INNER:  # kernels are module globals: the simulator swaps the ``cuda`` they s
         step(buf, n, d, ip, fp, Bs, Vs, gamma, 0.0, W[0], st)
         if tid == 0:
             for q in range(n * d):
-                x[q] = buf[q]
+                x[q] = buf[q % d * n + q // d]
             for w in range(4):
                 state[w] = st[w]
 

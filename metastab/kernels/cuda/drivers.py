@@ -3,7 +3,10 @@
 :func:`advance` is the device twin of the CPU's ``drivers.advance`` (same arguments, same
 results): block c runs chain c for up to ``nsteps`` steps with its configuration, the updated
 configuration, the vectors B x_i and the step's uniforms in shared memory (in a global scratch
-row when they do not fit), one thread per token (strided when n exceeds the block). Per step:
+row when they do not fit), one thread per token (strided when n exceeds the block). The buffer
+holds the tokens token-minor (coordinate k of token i at k n + i; the chain's row of X, token i
+at i d + k, is transposed on the way in and out), so that the threads, one token each, touch
+neighbouring addresses. Per step:
 thread 0 draws the n uniforms from the chain's xoshiro256** stream (its state in shared memory:
 a local array was promoted to 8 registers that every thread held through every step); every
 thread computes its tokens' scores (into the chain's n×n weight scratch, token-minor so the
@@ -175,11 +178,11 @@ def step_for(kind: int):
                         buf[PEND + i] = 1.0
                     elif pick == NAN_PICK:
                         for k in range(d):
-                            buf[OUT + i * d + k] = np.nan
+                            buf[OUT + k * n + i] = np.nan
                     elif kind == SPHERE_CHAIN:
-                        chain_move(buf, i, pick, d, P, ip[PLAIN_V] != 0, gamma, OUT, bx)
+                        chain_move(buf, i, pick, n, d, P, ip[PLAIN_V] != 0, gamma, OUT, bx)
                     else:
-                        move(buf, 0, i, buf, pick * d, gamma, P, use_P, buf, OUT, d)
+                        move(buf, 0, i, buf, pick, gamma, P, use_P, buf, OUT, n, d)
                     continue
                 if kind == FLOW:
                     flow_target(buf, 0, B, bx, beta, i, n, d, Wc)
@@ -187,7 +190,7 @@ def step_for(kind: int):
                     localmax_target(buf, 0, B, bx, i, n, d, Wc, r, ip[RULE])
                 else:
                     hardmax_target(buf, 0, B, bx, i, n, d, Wc, ip[BY_POINT] != 0, fp[TOL])
-                move(buf, 0, i, bx, i * d, gamma, P, use_P, buf, OUT, d)
+                move(buf, 0, i, bx, i, gamma, P, use_P, buf, OUT, n, d)
         cuda.syncthreads()
         if picks and tid == 0:
             for i in range(n):
@@ -195,9 +198,9 @@ def step_for(kind: int):
                     buf[PEND + i] = 0.0
                     pick = resolve_pick(Wc, i, n, buf[UNI + i], st)
                     if kind == SPHERE_CHAIN:
-                        chain_move(buf, i, pick, d, P, ip[PLAIN_V] != 0, gamma, OUT, bx)
+                        chain_move(buf, i, pick, n, d, P, ip[PLAIN_V] != 0, gamma, OUT, bx)
                     else:
-                        move(buf, 0, i, buf, pick * d, gamma, P, use_P, buf, OUT, d)
+                        move(buf, 0, i, buf, pick, gamma, P, use_P, buf, OUT, n, d)
         cuda.syncthreads()
         for q in range(tid, nd, T):
             buf[q] = buf[OUT + q]
@@ -233,8 +236,8 @@ def kernel_for(kind: int, code: int):
         PEND = 3 * nd + n
         flag = cuda.shared.array(1, int32)
         st = cuda.shared.array(4, uint64)
-        for q in range(tid, nd, T):
-            buf[q] = X[c, q]
+        for q in range(tid, nd, T):  # token i = q // d, coordinate k = q % d: token-minor
+            buf[q % d * n + q // d] = X[c, q]
         if tid == 0:
             for w in range(4):
                 st[w] = state[c, w]
@@ -256,7 +259,7 @@ def kernel_for(kind: int, code: int):
                     done[c] = True
                 break
         for q in range(tid, nd, T):
-            X[c, q] = buf[q]
+            X[c, q] = buf[q % d * n + q // d]
         if tid == 0:
             for w in range(4):
                 state[c, w] = st[w]

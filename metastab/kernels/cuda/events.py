@@ -20,10 +20,12 @@ from .arith import mul
 
 
 @cuda.jit(device=True)
-def _dist2(x, xo, i, cen, co, d):
+def _dist2(x, i, n, d, cen):
+    """|x_i - c_i|^2 summed in k ascending: x token-minor (x[k n + i], the block's buffer), the
+    centres token-major (cen[i d + k], as the host gives them)."""
     acc = 0.0
     for k in range(d):
-        diff = x[xo + i * d + k] - cen[co + i * d + k]
+        diff = x[k * n + i] - cen[i * d + k]
         acc += mul(diff, diff)
     return acc
 
@@ -209,7 +211,8 @@ def event_hit_for(code: int):
     """The device function ``event_hit(c, x, n, d, centers, radii, scalar, flag)`` of the event
     ``code`` (LEAVE_BALL, REACH or COLLAPSE), a constant of the compiled code (the other events'
     paths are not in it): whether chain c's configuration x (flat, n d) meets the event
-    (events.event_hit); every thread of the block calls it and gets the answer. ``centers``
+    (events.event_hit); every thread of the block calls it and gets the answer; x is the block's
+    buffer, token-minor (x[k n + i], see :mod:`.steps`). ``centers``
     (1 or C, n d) and ``radii`` (1 or C, n) are per chain or shared; ``flag``: one shared
     int32."""
 
@@ -225,7 +228,7 @@ def event_hit_for(code: int):
         # flag: LEAVE_BALL: some token out; REACH / COLLAPSE: a token (pair) not in
         if code == LEAVE_BALL or code == REACH:
             for i in range(tid, n, T):
-                dist = _dist2(x, 0, i, cen, 0, d)
+                dist = _dist2(x, i, n, d, cen)
                 r2 = mul(rad[i], rad[i])
                 if (code == LEAVE_BALL and dist > r2) or (code == REACH and not dist <= r2):
                     flag[0] = 1
@@ -235,7 +238,7 @@ def event_hit_for(code: int):
                 for j in range(i + 1, n):
                     acc = 0.0
                     for k in range(d):
-                        diff = x[i * d + k] - x[j * d + k]
+                        diff = x[k * n + i] - x[k * n + j]
                         acc += mul(diff, diff)
                     if not acc <= lim:
                         flag[0] = 1

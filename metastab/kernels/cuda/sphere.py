@@ -10,6 +10,7 @@ Per token (one thread each, see :mod:`.drivers`): :func:`velocity` is Attn(x)_i 
 onto the tangent space for RK4), its common shift read from the n norms that the block sums
 first (:func:`norms`, one token each); :func:`flow_step` is the whole post-LN or RK4 step, by
 every thread of the block; :func:`chain_move` is the chain's LayerNormed move after its pick.
+Arrays are token-minor, as in :mod:`.steps`: coordinate k of token i at [o + k n + i].
 """
 
 import math
@@ -24,23 +25,23 @@ from .steps import exp_fused, scores, weighted_sums
 @cuda.jit(device=True)
 def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, W,
              bx, K, ko, NO):  # fmt: skip
-    """K[ko + i d + k] = Attn(src)_i (sphere.flow's _velocity), or its projection P⊥ onto the
-    tangent space at src_i with ``project``; bx[i d ...] and W's column i are scratch; for
+    """K[ko + k n + i] = Attn(src)_i (sphere.flow's _velocity), or its projection P⊥ onto the
+    tangent space at src_i with ``project``; bx[k n + i] and W's column i are scratch; for
     B = I, K[NO ...] holds the n norms of src (:func:`norms`)."""
     for k in range(d):
-        K[ko + i * d + k] = 0.0
+        K[ko + k * n + i] = 0.0
     shift = common_shift(K, NO, n, beta) if plain_B else math.nan
     for h in range(Bs.shape[0]):
         for k in range(d):
             if plain_B:
-                bx[i * d + k] = src[so + i * d + k]
+                bx[k * n + i] = src[so + k * n + i]
             else:
                 a = 0.0
                 for q in range(d):
-                    a = fma(Bs[h, k, q], src[so + i * d + q], a)
-                bx[i * d + k] = a
+                    a = fma(Bs[h, k, q], src[so + q * n + i], a)
+                bx[k * n + i] = a
         best = shift if shift == shift else -math.inf
-        scores(bx, i * d, src, so, i, n, d, W)
+        scores(bx, i, src, so, i, n, d, W)
         if shift != shift:
             for j in range(n):
                 if not (causal and j > i):
@@ -50,22 +51,22 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
             v = 0.0 if causal and j > i else exp_fused(mul(beta, W[j * n + i] - best))
             W[j * n + i] = v
             total += v
-        weighted_sums(W, i, n, src, so, d, bx, i * d)
+        weighted_sums(W, i, n, src, so, d, bx, i)
         scale = math.exp(mul(beta, best)) / n if attention == UNNORMALIZED else 1.0 / total
         for k in range(d):
-            bx[i * d + k] = mul(bx[i * d + k], scale)
+            bx[k * n + i] = mul(bx[k * n + i], scale)
         for k in range(d):
             if plain_V:
-                a = bx[i * d + k]
+                a = bx[k * n + i]
             else:
                 a = 0.0
                 for q in range(d):
-                    a = fma(Vs[h, k, q], bx[i * d + q], a)
-            K[ko + i * d + k] = a if h == 0 else K[ko + i * d + k] + a
+                    a = fma(Vs[h, k, q], bx[q * n + i], a)
+            K[ko + k * n + i] = a if h == 0 else K[ko + k * n + i] + a
     if project:
-        a = dot8(src, so, K, ko, i, d)
+        a = dot8(src, so, K, ko, i, n, d)
         for k in range(d):
-            K[ko + i * d + k] = fma(-a, src[so + i * d + k], K[ko + i * d + k])
+            K[ko + k * n + i] = fma(-a, src[so + k * n + i], K[ko + k * n + i])
 
 
 @cuda.jit(device=True)
@@ -77,7 +78,7 @@ def norms(src, so, n, d, plain_B, out, oo):
         for j in range(cuda.threadIdx.x, n, cuda.blockDim.x):
             a = 0.0
             for k in range(d):
-                a = fma(src[so + j * d + k], src[so + j * d + k], a)
+                a = fma(src[so + k * n + j], src[so + k * n + j], a)
             out[oo + j] = a
         cuda.syncthreads()
 
@@ -99,15 +100,15 @@ def common_shift(s2, so, n, beta):
 
 
 @cuda.jit(device=True)
-def dot8(a, ao, b, bo, i, d):
+def dot8(a, ao, b, bo, i, n, d):
     """<a_i, b_i> as the fused CPU kernels sum it (sphere._dot8): eight partial sums over
     k ≡ m (mod 8), k ascending, one fma each, then ((p0 + p1) + (p2 + p3)) + ((p4 + p5) +
     (p6 + p7))."""
     p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = 0.0
     for k in range(d):
         m = k % 8
-        u = a[ao + i * d + k]
-        w = b[bo + i * d + k]
+        u = a[ao + k * n + i]
+        w = b[bo + k * n + i]
         if m == 0:
             p0 = fma(u, w, p0)
         elif m == 1:
@@ -128,24 +129,24 @@ def dot8(a, ao, b, bo, i, d):
 
 
 @cuda.jit(device=True)
-def normalise(y, yo, i, d, out, oo):
+def normalise(y, yo, i, n, d, out, oo):
     """The chain's LayerNorm out_i = y_i / |y_i|, the norm summed in k ascending
     (sphere._normalise_row)."""
     a = 0.0
     for k in range(d):
-        a += mul(y[yo + i * d + k], y[yo + i * d + k])
+        a += mul(y[yo + k * n + i], y[yo + k * n + i])
     r = math.sqrt(a)
     for k in range(d):
-        out[oo + i * d + k] = y[yo + i * d + k] / r
+        out[oo + k * n + i] = y[yo + k * n + i] / r
 
 
 @cuda.jit(device=True)
-def normalise_fused(y, yo, i, d, out, oo):
+def normalise_fused(y, yo, i, n, d, out, oo):
     """The flow's LayerNorm out_i = y_i (1 / |y_i|), |y_i|^2 by :func:`dot8`
     (sphere._normalise_fused)."""
-    c = 1.0 / math.sqrt(dot8(y, yo, y, yo, i, d))
+    c = 1.0 / math.sqrt(dot8(y, yo, y, yo, i, n, d))
     for k in range(d):
-        out[oo + i * d + k] = mul(y[yo + i * d + k], c)
+        out[oo + k * n + i] = mul(y[yo + k * n + i], c)
 
 
 @cuda.jit(device=True)
@@ -165,14 +166,14 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
     NO = 3 * nd
     if scheme == PRE_LN:  # x_i <- x_i + dt Attn(N(x))_i, the residual not normalised
         for i in range(tid, n, T):
-            normalise_fused(buf, 0, i, d, buf, Y)
+            normalise_fused(buf, 0, i, n, d, buf, Y)
         cuda.syncthreads()
         norms(buf, Y, n, d, plain_B, buf, NO)
         for i in range(tid, n, T):
             velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, False,
                      W, bx, buf, KO, NO)  # fmt: skip
             for k in range(d):
-                q = i * d + k
+                q = k * n + i
                 buf[OUT + q] = fma(dt, buf[KO + q], buf[q])
         return
     project = scheme != POST_LN
@@ -184,16 +185,16 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
     if scheme == POST_LN:
         for i in range(tid, n, T):
             for k in range(d):
-                q = i * d + k
+                q = k * n + i
                 buf[Y + q] = fma(dt, buf[KO + q], buf[q])
-            normalise_fused(buf, Y, i, d, buf, OUT)
+            normalise_fused(buf, Y, i, n, d, buf, OUT)
         return
     half = mul(0.5, dt)
     for s in range(1, 4):
         h = dt if s == 3 else half
         for i in range(tid, n, T):
             for k in range(d):
-                q = i * d + k
+                q = k * n + i
                 buf[Y + q] = fma(h, buf[KO + (s - 1) * nd + q], buf[q])
         cuda.syncthreads()
         norms(buf, Y, n, d, plain_B, buf, NO)
@@ -204,34 +205,34 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
     sixth = dt / 6.0
     for i in range(tid, n, T):
         for k in range(d):
-            q = i * d + k
+            q = k * n + i
             K0 = buf[KO + q]
             K1 = buf[KO + nd + q]
             K2 = buf[KO + 2 * nd + q]
             K3 = buf[KO + 3 * nd + q]
             inc = ((K0 + mul(2.0, K1)) + mul(2.0, K2)) + K3
             buf[Y + q] = fma(sixth, inc, buf[q])
-        normalise_fused(buf, Y, i, d, buf, OUT)
+        normalise_fused(buf, Y, i, n, d, buf, OUT)
 
 
 @cuda.jit(device=True)
-def chain_move(buf, i, j, d, V, plain_V, gamma, OUT, bx):
+def chain_move(buf, i, j, n, d, V, plain_V, gamma, OUT, bx):
     """The sphere chain's move of token i after picking j (sphere.chain_step): the update slot
     gets N(x_i + gamma (V x_j - x_i)), or x_i itself when the increment changes nothing bit for
-    bit (then the pick is an exact no-op); bx[i d ...] holds the target."""
+    bit (then the pick is an exact no-op); bx[k n + i] holds the target."""
     for k in range(d):
         if plain_V:
-            bx[i * d + k] = buf[j * d + k]
+            bx[k * n + i] = buf[k * n + j]
         else:
             a = 0.0
             for q in range(d):
-                a += mul(V[k, q], buf[j * d + q])
-            bx[i * d + k] = a
+                a += mul(V[k, q], buf[q * n + j])
+            bx[k * n + i] = a
     same = True
     for k in range(d):
-        xk = buf[i * d + k]
-        v = xk + mul(gamma, bx[i * d + k] - xk)
-        buf[OUT + i * d + k] = v
+        xk = buf[k * n + i]
+        v = xk + mul(gamma, bx[k * n + i] - xk)
+        buf[OUT + k * n + i] = v
         same = same and v == xk
     if not same:
-        normalise(buf, OUT, i, d, buf, OUT)
+        normalise(buf, OUT, i, n, d, buf, OUT)

@@ -9,8 +9,11 @@ multiply-add an explicit :func:`~metastab.kernels.cuda.arith.fma`, as on the CPU
 numba's CUDA simulator (this code run as Python with IEEE doubles) compute the CPU's operations
 with the CPU's roundings, hence its bits.
 
-Arrays are flat: a configuration is x[xo + i d + k]; a chain's score row of token i is
-W[j n + i] (token-minor, so the threads of a block, one token each, read and write W coalesced).
+Arrays are flat and token-minor: coordinate k of token i is x[xo + k n + i], and a chain's score
+row of token i is W[j n + i]. The threads of a block, one token each, read and write their own
+tokens side by side (coalesced in global memory, in distinct banks of shared memory: a row
+per token, d doubles apart, put a warp's 32 reads in as few as one bank or 32 cache lines),
+while all of them read the same x_j together (one broadcast).
 Multiplications of uint64 by 5 and 9 are shifts and :func:`~metastab.kernels.cuda.arith.add64`
 (under the simulator, numpy warns when uint64 arithmetic wraps around).
 """
@@ -171,23 +174,23 @@ def _sums(W, i, n):
 
 @cuda.jit(device=True)
 def scores(v, vo, x, xo, i, n, d, W):
-    """W[j n + i] = <v, x_j> for every j (v = v[vo ...], x_j = x[xo + j d ...]), each summed in
-    k ascending from +0.0, one fma per term. Four rows j at a time: the four sums are
-    independent and share each load of v, which the token-major layout leaves uncoalesced (one
-    row of v per thread), so it is read once per four terms."""
+    """W[j n + i] = <v, x_j> for every j (v_k = v[vo + k n], x_jk = x[xo + k n + j]), each
+    summed in k ascending from +0.0, one fma per term. Four tokens j at a time: the four sums
+    are independent and share each load of v."""
     j = 0
     while j + 4 <= n:
-        o = xo + j * d
+        o = xo + j
         a0 = 0.0
         a1 = 0.0
         a2 = 0.0
         a3 = 0.0
         for k in range(d):
-            b = v[vo + k]
-            a0 = fma(b, x[o + k], a0)
-            a1 = fma(b, x[o + d + k], a1)
-            a2 = fma(b, x[o + 2 * d + k], a2)
-            a3 = fma(b, x[o + 3 * d + k], a3)
+            b = v[vo + k * n]
+            q = o + k * n
+            a0 = fma(b, x[q], a0)
+            a1 = fma(b, x[q + 1], a1)
+            a2 = fma(b, x[q + 2], a2)
+            a3 = fma(b, x[q + 3], a3)
         W[j * n + i] = a0
         W[(j + 1) * n + i] = a1
         W[(j + 2) * n + i] = a2
@@ -196,15 +199,16 @@ def scores(v, vo, x, xo, i, n, d, W):
     while j < n:
         a = 0.0
         for k in range(d):
-            a = fma(v[vo + k], x[xo + j * d + k], a)
+            a = fma(v[vo + k * n], x[xo + k * n + j], a)
         W[j * n + i] = a
         j += 1
 
 
 @cuda.jit(device=True)
 def weighted_sums(W, i, n, x, xo, d, out, oo):
-    """out[oo + k] = sum_j W[j n + i] x_j[k] for every k, each summed in j ascending from +0.0,
-    one fma per term; four k at a time, sharing each load of the weight."""
+    """out[oo + k n] = sum_j W[j n + i] x_jk for every k (x_jk = x[xo + k n + j]), each summed
+    in j ascending from +0.0, one fma per term; four k at a time, sharing each load of the
+    weight."""
     k = 0
     while k + 4 <= d:
         a0 = 0.0
@@ -213,34 +217,34 @@ def weighted_sums(W, i, n, x, xo, d, out, oo):
         a3 = 0.0
         for j in range(n):
             w = W[j * n + i]
-            o = xo + j * d + k
+            o = xo + k * n + j
             a0 = fma(w, x[o], a0)
-            a1 = fma(w, x[o + 1], a1)
-            a2 = fma(w, x[o + 2], a2)
-            a3 = fma(w, x[o + 3], a3)
-        out[oo + k] = a0
-        out[oo + k + 1] = a1
-        out[oo + k + 2] = a2
-        out[oo + k + 3] = a3
+            a1 = fma(w, x[o + n], a1)
+            a2 = fma(w, x[o + 2 * n], a2)
+            a3 = fma(w, x[o + 3 * n], a3)
+        out[oo + k * n] = a0
+        out[oo + (k + 1) * n] = a1
+        out[oo + (k + 2) * n] = a2
+        out[oo + (k + 3) * n] = a3
         k += 4
     while k < d:
         a = 0.0
         for j in range(n):
-            a = fma(W[j * n + i], x[xo + j * d + k], a)
-        out[oo + k] = a
+            a = fma(W[j * n + i], x[xo + k * n + j], a)
+        out[oo + k * n] = a
         k += 1
 
 
 @cuda.jit(device=True)
 def row_scores(x, xo, B, bx, i, n, d, W):
-    """W[j n + i] = s_ij = <B x_i, x_j> (:func:`scores`), B x_i kept in bx[i d ...]; returns
+    """W[j n + i] = s_ij = <B x_i, x_j> (:func:`scores`), B x_i kept in bx[k n + i]; returns
     max_j s_ij."""
     for k in range(d):
         acc = 0.0
         for m in range(d):
-            acc = fma(B[k, m], x[xo + i * d + m], acc)
-        bx[i * d + k] = acc
-    scores(bx, i * d, x, xo, i, n, d, W)
+            acc = fma(B[k, m], x[xo + m * n + i], acc)
+        bx[k * n + i] = acc
+    scores(bx, i, x, xo, i, n, d, W)
     best = -math.inf
     for j in range(n):
         acc = W[j * n + i]
@@ -284,43 +288,43 @@ def resolve_pick(W, i, n, u, s):
 
 
 @cuda.jit(device=True)
-def move(x, xo, i, tx, to, gamma, P, use_P, out, oo, d):
-    """out_i = x_i + gamma (target - x_i), or x_i + P (target - x_i), the target being
-    tx[to ...]; an exact no-op when the target is x_i."""
+def move(x, xo, i, tx, to, gamma, P, use_P, out, oo, n, d):
+    """out_i = x_i + gamma (target - x_i), or x_i + P (target - x_i), the target's coordinate k
+    being tx[to + k n]; an exact no-op when the target is x_i."""
     for k in range(d):
         if use_P:
             acc = 0.0
             for m in range(d):
-                acc = fma(P[k, m], tx[to + m] - x[xo + i * d + m], acc)
-            out[oo + i * d + k] = x[xo + i * d + k] + acc
+                acc = fma(P[k, m], tx[to + m * n] - x[xo + m * n + i], acc)
+            out[oo + k * n + i] = x[xo + k * n + i] + acc
         else:
-            xk = x[xo + i * d + k]
-            out[oo + i * d + k] = fma(gamma, tx[to + k] - xk, xk)
+            xk = x[xo + k * n + i]
+            out[oo + k * n + i] = fma(gamma, tx[to + k * n] - xk, xk)
 
 
 @cuda.jit(device=True)
 def flow_target(x, xo, B, bx, beta, i, n, d, W):
     """SA_beta's target of token i ([FW] eq. softmax.ODE): sum_j softmax_j(beta s_ij) x_j, left
-    in bx[i d ...] (steps.flow_step)."""
+    in bx[k n + i] (steps.flow_step)."""
     best = row_scores(x, xo, B, bx, i, n, d, W)
     total = 0.0
     for j in range(n):
         W[j * n + i] = exp_fused(mul(beta, W[j * n + i] - best))
     for j in range(n):
         total += W[j * n + i]
-    weighted_sums(W, i, n, x, xo, d, bx, i * d)
+    weighted_sums(W, i, n, x, xo, d, bx, i)
     for k in range(d):
-        bx[i * d + k] = bx[i * d + k] / total
+        bx[k * n + i] = bx[k * n + i] / total
 
 
 @cuda.jit(device=True)
-def _same_point(x, xo, j, q, d, tol):
+def _same_point(x, xo, j, q, n, d, tol):
     """steps._same_point: max-norm distance <= tol max(|x_j|_inf, |x_q|_inf)."""
     diff = 0.0
     size = 0.0
     for m in range(d):
-        a = x[xo + j * d + m]
-        b = x[xo + q * d + m]
+        a = x[xo + m * n + j]
+        b = x[xo + m * n + q]
         diff = max(diff, abs(a - b))
         size = max(size, abs(a), abs(b))
     return diff <= mul(tol, size)
@@ -328,9 +332,9 @@ def _same_point(x, xo, j, q, d, tol):
 
 @cuda.jit(device=True)
 def _mean_above(x, xo, W, i, n, d, cut, by_point, tol, bx):
-    """bx[i d ...] = the mean of x_j over {j : s_ij >= cut} (steps._mean_above)."""
+    """bx[k n + i] = the mean of x_j over {j : s_ij >= cut} (steps._mean_above)."""
     for k in range(d):
-        bx[i * d + k] = 0.0
+        bx[k * n + i] = 0.0
     count = 0
     for j in range(n):
         if W[j * n + i] < cut:
@@ -338,22 +342,22 @@ def _mean_above(x, xo, W, i, n, d, cut, by_point, tol, bx):
         if by_point:
             seen = False
             for q in range(j):
-                if W[q * n + i] >= cut and _same_point(x, xo, j, q, d, tol):
+                if W[q * n + i] >= cut and _same_point(x, xo, j, q, n, d, tol):
                     seen = True
                     break
             if seen:
                 continue
         for k in range(d):
-            bx[i * d + k] += x[xo + j * d + k]
+            bx[k * n + i] += x[xo + k * n + j]
         count += 1
     for k in range(d):
-        bx[i * d + k] /= count
+        bx[k * n + i] /= count
 
 
 @cuda.jit(device=True)
 def hardmax_target(x, xo, B, bx, i, n, d, W, by_point, tol):
     """SA_inf's target of token i ([FW] eq. hardmax.dynamics.V; steps.hardmax_step): the mean of
-    the leaders within the relative tie tolerance, left in bx[i d ...]."""
+    the leaders within the relative tie tolerance, left in bx[k n + i]."""
     best = row_scores(x, xo, B, bx, i, n, d, W)
     scale = 0.0
     for j in range(n):
