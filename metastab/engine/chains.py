@@ -40,15 +40,22 @@ def _initial(x0: ArrayLike, chains: int | None) -> tuple[np.ndarray, int]:
         raise ValueError("x0 must be a numeric n×d or chains×n×d array") from None
     if x.ndim not in (2, 3) or 0 in x.shape:
         raise ValueError(f"x0 must be an n×d or chains×n×d array, got shape {x.shape}")
-    bad = ~np.isfinite(x)
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
+    if not _all_finite(x):
+        where = tuple(int(i) for i in np.argwhere(~np.isfinite(x))[0])
         raise ValueError(f"x0 must be finite, got x0{list(where)} = {x[where]!r}")
     if x.ndim == 2:
         return x[None], 1 if chains is None else integer("chains", chains, 1)
     if chains is not None and integer("chains", chains, 1) != x.shape[0]:
         raise ValueError(f"chains={chains} but x0 holds {x.shape[0]} configurations")
     return x, x.shape[0]
+
+
+def _all_finite(x: np.ndarray) -> bool:
+    """Whether every entry of x is finite: a finite sum says so in one pass without a mask (a
+    NaN or an infinity makes the sum NaN or infinite); only a sum that is not finite, which
+    finite entries may also give by overflowing, takes the entries one by one."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(np.sum(x)) or np.isfinite(x).all())
 
 
 def check_model(model: object) -> None:
@@ -79,7 +86,7 @@ def _check_scores(x: np.ndarray, B: np.ndarray) -> None:
     """Refuse configurations whose scores |<B x_i, x_j>| could overflow: softmax would then see
     inf - inf and the step would be silently wrong. Every later state stays in the hull of x0
     (scalar steps), so the bound at time 0 holds throughout."""
-    size = np.abs(x).max()
+    size = max(float(x.max()), -float(x.min()))  # max |x| without a temporary the size of x
     with np.errstate(over="ignore"):
         bound = float(size * size * np.abs(B).sum(axis=1).max() * x.shape[2])
     if not bound < _SCORE_LIMIT:
@@ -148,7 +155,7 @@ def check_finite(X: np.ndarray, when: str, model: Model) -> None:
     """FloatingPointError naming the first chain with a non-finite state and the likely cause:
     the step (with scalar steps the scores keep the bound that :func:`_check_scores` checks at
     time 0, so they do not overflow)."""
-    if not np.isfinite(X).all():
+    if not _all_finite(X):
         c = int(np.flatnonzero(~np.isfinite(X).all(axis=(1, 2)))[0])
         raise FloatingPointError(f"chain {c} has a non-finite state{when}: {_unstable(model)}")
 

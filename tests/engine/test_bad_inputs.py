@@ -306,6 +306,25 @@ def test_step_matrix_that_blows_up_is_reported():
         ms.simulate(model, X0, steps=50)
 
 
+def test_finite_entries_whose_sum_overflows_are_finite():
+    """The finiteness checks sum first (one pass, no mask): a sum that overflows from finite
+    entries falls back to the entries one by one, so such a state passes, while one infinite
+    or NaN entry among them is caught (controls)."""
+    from metastab.engine.chains import _all_finite
+
+    big = np.full((3, 4, 2), 1e308)
+    with np.errstate(over="ignore"):
+        assert not np.isfinite(np.sum(big))  # the fast path alone would call it non-finite
+    assert _all_finite(big) and _all_finite(-big)
+    for bad in (np.inf, -np.inf, np.nan):
+        x = big.copy()
+        x[2, 3, 1] = bad
+        assert not _all_finite(x)
+    mixed = np.zeros((2, 2))
+    mixed[0, 0], mixed[1, 1] = np.inf, -np.inf  # the sum is NaN
+    assert not _all_finite(mixed)
+
+
 def test_unstable_step_size_is_named_with_its_value():
     """RK4 with a step far beyond its stability region ((USA): weights up to e^β): the error
     names dt with its value and the remedy, not overflowing scores (x0 is on the sphere, the
