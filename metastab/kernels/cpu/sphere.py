@@ -291,7 +291,8 @@ def _velocity(
     Gram) split over T threads by :func:`_velocity_split` (the bits do not depend on T). T None
     compiles no parallel code; ``G``: the blocked Gram ``work[1]``, or None where the flow's n
     has none (see :func:`flow_work`), which compiles no Gram code; ``normed``: work[5] holds the
-    squared norms of xt already (:func:`_normalise_fused` leaves them)."""
+    squared norms of xt already (:func:`_normalise_fused` leaves them; the split path with T
+    takes them afresh)."""
     if T is not None:
         _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT,
                         work, T)  # fmt: skip

@@ -349,34 +349,29 @@ def lane_scores(A, X, S, M):
 # --------------------------------------------------------------------------------------------
 
 
-def _vectors(builder, first, vecs):
-    """Pointers to ``vecs`` consecutive vectors of 8 doubles from the double* ``first``."""
-    vptr = ir.VectorType(ir.DoubleType(), _WIDTH).as_pointer()
-    i32 = ir.IntType(32)
-    return [
-        builder.bitcast(builder.gep(first, [ir.Constant(i32, v * _WIDTH)]), vptr)
-        for v in range(vecs)
-    ]
+def _lanes(builder, first):
+    """The vector of 8 doubles from the double* ``first`` on, as a pointer."""
+    return builder.bitcast(first, ir.VectorType(ir.DoubleType(), _WIDTH).as_pointer())
 
 
-def _row_lanes(builder, arr, k, i, vecs):
-    """The ``vecs`` vectors of row k of the C-contiguous 2-d ``arr`` from column i on."""
+def _row_lanes(builder, arr, k, i):
+    """The 8 lanes of row k of the C-contiguous 2-d ``arr`` from column i on."""
     stride = cgutils.unpack_tuple(builder, arr.strides, 2)[0]
     row = builder.gep(
         builder.bitcast(arr.data, ir.IntType(8).as_pointer()), [builder.mul(k, stride)]
     )
-    return _vectors(
-        builder, builder.gep(builder.bitcast(row, ir.DoubleType().as_pointer()), [i]), vecs
-    )
+    return _lanes(builder, builder.gep(builder.bitcast(row, ir.DoubleType().as_pointer()), [i]))
 
 
-def _ln_tile(vecs, apply):
-    """The intrinsic ln(h, K, X, i, C, N) over the lanes i <= l < i + 8 ``vecs`` of the
-    C-contiguous d×n K and X, each lane a token, rows k ascending, y = fma(h, K[k, l], X[k, l]):
-    without ``apply`` C[l] = 1 / sqrt(((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))), the
-    partial sums p_m = Σ_{k ≡ m (mod 8)} y^2 one fma each (``sphere._dot8``'s); with ``apply``
+def _ln_tile(apply):
+    """The intrinsic ln(h, K, X, i, C, N) over the 8 lanes i <= l < i + 8 of the C-contiguous
+    d×n K and X, each lane a token, rows k ascending, y = fma(h, K[k, l], X[k, l]): without
+    ``apply`` C[l] = 1 / sqrt(((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))), the partial
+    sums p_m = Σ_{k ≡ m (mod 8)} y^2 one fma each (``sphere._dot8``'s); with ``apply``
     X[k, l] = y C[l] and N[l] = Σ_k X[k, l]^2 of the new X (k ascending from +0.0, one fma
-    each). The accumulators stay in vector registers for the whole pass over k."""
+    each). The accumulators stay in vector registers for the whole pass over k. 8 tokens a
+    tile: each pass's 8 d values of K and of X stay in the first-level cache for the next (16
+    tokens a tile: 1.74 against 1.37 µs at d = 128, n = 32, one thread)."""
 
     @intrinsic
     def ln(typingctx, h, K, X, i, C, N):
@@ -402,29 +397,22 @@ def _ln_tile(vecs, apply):
             zero = ir.Constant(vec, [0.0] * _WIDTH)
             hv = _splat(builder, args[0])
             d = cgutils.unpack_tuple(builder, xx.shape, 2)[0]
-            cptr = _vectors(builder, builder.gep(cc.data, [i]), vecs)
+            cptr = _lanes(builder, builder.gep(cc.data, [i]))
 
             def y_of(k):
-                kp = _row_lanes(builder, kk, k, i, vecs)
-                xp = _row_lanes(builder, xx, k, i, vecs)
-                ys = [
-                    builder.call(
-                        fma, [hv, builder.load(kp[v], align=8), builder.load(xp[v], align=8)]
-                    )
-                    for v in range(vecs)
-                ]
-                return ys, xp
+                """y at row k, and the pointer to X's lanes there."""
+                kv = builder.load(_row_lanes(builder, kk, k, i), align=8)
+                xp = _row_lanes(builder, xx, k, i)
+                return builder.call(fma, [hv, kv, builder.load(xp, align=8)]), xp
 
             if not apply:
-                accs = [cgutils.alloca_once_value(builder, zero) for _ in range(8 * vecs)]
+                accs = [cgutils.alloca_once_value(builder, zero) for _ in range(8)]
                 for acc in accs:
                     builder.store(zero, acc)
 
                 def term(k, m):
-                    ys, _ = y_of(k)
-                    for v in range(vecs):
-                        acc = accs[m * vecs + v]
-                        builder.store(builder.call(fma, [ys[v], ys[v], builder.load(acc)]), acc)
+                    y = y_of(k)[0]
+                    builder.store(builder.call(fma, [y, y, builder.load(accs[m])]), accs[m])
 
                 eight = ir.Constant(intp, 8)
                 blocks = builder.sdiv(d, eight)
@@ -439,29 +427,24 @@ def _ln_tile(vecs, apply):
                 sqrt = cgutils.get_or_insert_function(
                     builder.module, ir.FunctionType(vec, [vec]), f"llvm.sqrt.v{_WIDTH}f64"
                 )
+                p = [builder.load(acc) for acc in accs]
+                s = builder.fadd(
+                    builder.fadd(builder.fadd(p[0], p[1]), builder.fadd(p[2], p[3])),
+                    builder.fadd(builder.fadd(p[4], p[5]), builder.fadd(p[6], p[7])),
+                )
                 one = ir.Constant(vec, [1.0] * _WIDTH)
-                for v in range(vecs):
-                    p = [builder.load(accs[m * vecs + v]) for m in range(8)]
-                    s = builder.fadd(
-                        builder.fadd(builder.fadd(p[0], p[1]), builder.fadd(p[2], p[3])),
-                        builder.fadd(builder.fadd(p[4], p[5]), builder.fadd(p[6], p[7])),
-                    )
-                    builder.store(builder.fdiv(one, builder.call(sqrt, [s])), cptr[v], align=8)
+                builder.store(builder.fdiv(one, builder.call(sqrt, [s])), cptr, align=8)
                 return context.get_dummy_value()
 
-            cs = [builder.load(cptr[v], align=8) for v in range(vecs)]
-            accs = [cgutils.alloca_once_value(builder, zero) for _ in range(vecs)]
-            for acc in accs:
-                builder.store(zero, acc)
+            c = builder.load(cptr, align=8)
+            acc = cgutils.alloca_once_value(builder, zero)
+            builder.store(zero, acc)
             with cgutils.for_range(builder, d) as loop:
-                ys, xp = y_of(loop.index)
-                for v in range(vecs):
-                    u = builder.fmul(ys[v], cs[v])
-                    builder.store(u, xp[v], align=8)
-                    builder.store(builder.call(fma, [u, u, builder.load(accs[v])]), accs[v])
-            nptr = _vectors(builder, builder.gep(nn.data, [i]), vecs)
-            for v in range(vecs):
-                builder.store(builder.load(accs[v]), nptr[v], align=8)
+                y, xp = y_of(loop.index)
+                u = builder.fmul(y, c)
+                builder.store(u, xp, align=8)
+                builder.store(builder.call(fma, [u, u, builder.load(acc)]), acc)
+            builder.store(builder.load(acc), _lanes(builder, builder.gep(nn.data, [i])), align=8)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -469,35 +452,28 @@ def _ln_tile(vecs, apply):
     return ln
 
 
-# 8 tokens a tile: each pass's 8 d values of K and of X stay in the first-level cache for the
-# next (16 tokens a tile: 1.74 against 1.37 µs at d = 128, n = 32, one thread)
-_inv8, _apply8 = _ln_tile(1, False), _ln_tile(1, True)
+_inverse_tile, _apply_tile = _ln_tile(False), _ln_tile(True)
 
 
 @njit(inline="always")
-def _dot8_lane(K, X, h, j):
-    """1 / |y_j| of lane j (the tiles' sum, one lane at a time: the last n mod 8 lanes)."""
-    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = 0.0
-    for k in range(X.shape[0]):
+def _partial(K, X, h, j, m):
+    """Σ_{k ≡ m (mod 8)} y_k^2 of lane j, y_k = fma(h, K[k, j], X[k, j]), k ascending from +0.0,
+    one fma each: one of the tiles' partial sums."""
+    p = 0.0
+    for k in range(m, X.shape[0], 8):
         y = fma(h, K[k, j], X[k, j])
-        m = k % 8
-        if m == 0:
-            p0 = fma(y, y, p0)
-        elif m == 1:
-            p1 = fma(y, y, p1)
-        elif m == 2:
-            p2 = fma(y, y, p2)
-        elif m == 3:
-            p3 = fma(y, y, p3)
-        elif m == 4:
-            p4 = fma(y, y, p4)
-        elif m == 5:
-            p5 = fma(y, y, p5)
-        elif m == 6:
-            p6 = fma(y, y, p6)
-        else:
-            p7 = fma(y, y, p7)
-    return 1.0 / math.sqrt(((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)))
+        p = fma(y, y, p)
+    return p
+
+
+@njit(inline="always")
+def _inverse_norm(K, X, h, j):
+    """1 / |y_j| of lane j as the tiles take it, one lane at a time (the last n mod 8 lanes)."""
+    a = _partial(K, X, h, j, 0) + _partial(K, X, h, j, 1)
+    b = _partial(K, X, h, j, 2) + _partial(K, X, h, j, 3)
+    c = _partial(K, X, h, j, 4) + _partial(K, X, h, j, 5)
+    e = _partial(K, X, h, j, 6) + _partial(K, X, h, j, 7)
+    return 1.0 / math.sqrt((a + b) + (c + e))
 
 
 @_jit(**JIT_NO_NRT)
@@ -511,11 +487,11 @@ def normalise(h, K, X, C, N):
     d, n = X.shape
     i = 0
     while i + 8 <= n:
-        _inv8(h, K, X, i, C, N)
-        _apply8(h, K, X, i, C, N)
+        _inverse_tile(h, K, X, i, C, N)
+        _apply_tile(h, K, X, i, C, N)
         i += 8
     for j in range(i, n):
-        c = _dot8_lane(K, X, h, j)
+        c = _inverse_norm(K, X, h, j)
         C[j] = c
         a = 0.0
         for k in range(d):

@@ -62,16 +62,19 @@ def _exp(z: float) -> float:
         return math.inf
 
 
+def squared_norm(x: list[float]) -> float:
+    """<x, x> as the Gram's diagonal sums it: k ascending from +0.0, one fma each."""
+    a = 0.0
+    for v in x:
+        a = fma_exact(v, v, a)
+    return a
+
+
 def common_shift(xs: list[list[float]], beta: float) -> float | None:
     """The one shift of every score for B = I (sphere._common_shift): c = max_j s_jj with
-    s_jj = <x_j, x_j> (k ascending from +0.0, one fma each), if β ≥ 0 and
-    β (c − min_j s_jj) <= 64; else None (each row is shifted by its maximum)."""
-    norms = []
-    for xj in xs:
-        a = 0.0
-        for v in xj:
-            a = fma_exact(v, v, a)
-        norms.append(a)
+    s_jj = :func:`squared_norm` of x_j, if β ≥ 0 and β (c − min_j s_jj) <= 64; else None (each
+    row is shifted by its maximum)."""
+    norms = [squared_norm(xj) for xj in xs]
     if any(v != v for v in norms):
         return None
     hi, lo = max(norms), min(norms)
