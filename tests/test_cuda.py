@@ -155,7 +155,7 @@ if INNER:  # kernels are module globals: the simulator swaps the ``cuda`` they s
             for w in range(4):
                 st[w] = state[w]
         cuda.syncthreads()
-        step(buf, n, d, ip, fp, Bs, Vs, gamma, 0.0, W[0], st)
+        step(buf, n, d, ip, fp, Bs, Vs, gamma, 0.0, W[0], st, tid, cuda.blockDim.x)
         if tid == 0:
             for q in range(n * d):
                 x[q] = buf[q % d * n + q // d]
@@ -331,7 +331,8 @@ def test_first_passage_same_bits_as_cpu(event):
 
 @device
 def test_launch_shape_placement_and_batches_do_not_change_the_bits(monkeypatch):
-    """Tokens strided over 4 threads; the buffer and the weights in shared memory, the buffer
+    """Several chains per block (the default here), or one with its tokens strided over 4
+    threads: the buffer and the weights in shared memory, the buffer
     only, or neither; chains in launches of 2: the bits of the default launch (a chain's path
     depends on its seed only; the same device on both sides, so this holds on a GPU too)."""
     from metastab.engine import backends
@@ -342,12 +343,13 @@ def test_launch_shape_placement_and_batches_do_not_change_the_bits(monkeypatch):
     model = ms.SoftmaxChain(beta=5.0, gamma=0.2)
     kw = dict(steps=6, chains=5, rng=8, device="cuda")
     want = ms.simulate(model, x0, **kw).final
-    assert cuda_drivers.block_shape(n, d)[2] == 2
+    assert cuda_drivers.block_shape(n, d)[2:] == (2, 14)  # the 5 chains in one block
     monkeypatch.setattr(cuda_drivers, "_MAX_THREADS", 4)
     monkeypatch.setattr(backends.Cuda, "_batch", lambda self, n, d, kind: 2)
-    for place, limit in ((1, 8 * cuda_drivers.layout(n, d)), (0, 0)):
+    buf = 8 * cuda_drivers.layout(n, d)
+    for place, limit in ((2, buf + 8 * n * n), (1, buf), (0, 0)):
         monkeypatch.setattr(cuda_drivers, "_SHARED_BYTES", limit)
-        assert cuda_drivers.block_shape(n, d) == (4, limit, place)
+        assert cuda_drivers.block_shape(n, d) == (4, limit, place, 1)
         assert np.array_equal(ms.simulate(model, x0, **kw).final, want), place
     first = ms.simulate(model, x0, **{**kw, "chains": 2, "first_chain": 3}).final
     assert np.array_equal(first, want[3:])
@@ -458,6 +460,7 @@ def test_check_writes_its_files(tmp_path):
     rows = json.loads((tmp_path / "bench.json").read_text())
     assert [r["workload"] for r in rows] == ["W1", "sphere-6", "phase-diagram"]
     assert all(r["metastab_cuda"] > 0 and r["metastab_cpu"] > 0 for r in rows)
+    assert rows[0]["cuda_one_chain"] > 0  # W1 runs several chains per block: both are timed
     summary = (tmp_path / "summary.md").read_text()
     assert cuda_check.device_name() in summary and "| W1 | 20, 2, 20 |" in summary
     assert "| phase-diagram | 4, 3, 1/4 |" in summary

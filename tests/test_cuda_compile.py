@@ -27,16 +27,18 @@ def _toolchain() -> None:
 
 
 def test_one_kernel_per_model_and_event_each_with_one_signature():
-    """Every model kind and device event has its kernel, launched with one signature (each
-    compiles once per run), and the compile-only table covers every launch; LEAVE_HULL runs the
-    model's kernel without event, then the hull kernel, which no step kernel inlines."""
+    """Every model kind and device event has its kernel, with one chain per block and with
+    several, launched with one signature (each compiles once per run), and the compile-only
+    table covers every launch; LEAVE_HULL runs the model's kernel without event, then the hull
+    kernel, which no step kernel inlines."""
     from metastab.kernels import params as K
     from metastab.kernels.cuda import drivers
 
     found = cc.launches()
     kinds = (K.CHAIN, K.FLOW, K.HARDMAX, K.LOCALMAX, K.SPHERE_FLOW, K.SPHERE_CHAIN)
     codes = (K.NO_EVENT, K.LEAVE_BALL, K.REACH, K.COLLAPSE)
-    names = [drivers.kernel_name(k, c) for k in kinds for c in codes] + [drivers.HULL_NAME]
+    names = [drivers.kernel_name(k, c, p) for k in kinds for c in codes for p in (False, True)]
+    names.append(drivers.HULL_NAME)
     assert sorted(found) == sorted(names)
     with pytest.raises(ValueError, match="LEAVE_HULL"):
         drivers.kernel_for(K.CHAIN, K.LEAVE_HULL)
@@ -45,6 +47,9 @@ def test_one_kernel_per_model_and_event_each_with_one_signature():
     # a kernel per (kind, event): the same object for the same pair, another for another
     assert drivers.kernel_for(K.CHAIN, K.NO_EVENT) is drivers.kernel_for(K.CHAIN, K.NO_EVENT)
     assert drivers.kernel_for(K.CHAIN, K.NO_EVENT) is not drivers.kernel_for(K.FLOW, K.NO_EVENT)
+    assert drivers.kernel_for(K.CHAIN, K.NO_EVENT) is not drivers.kernel_for(
+        K.CHAIN, K.NO_EVENT, True
+    )
 
 
 def test_ptxas_fusable_counts_plain_products_feeding_sums():

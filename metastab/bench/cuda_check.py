@@ -159,10 +159,13 @@ def cuda_bench(
     """One row per workload: token-steps/s of metastab on the device, of the torch version
     (:func:`torch_chain`, :func:`torch_post_ln`) on the same device, of metastab on the CPU
     (fewer chains and steps, the same per-token work), the ratios, and the fraction of the flop
-    bound that metastab's device rate reaches (the flow's weighted sums count 2 n d more). A
-    workload with several betas runs each in turn (rates over the whole grid). ``scale``
-    multiplies the chains and steps (a quick run: 0.01)."""
+    bound that metastab's device rate reaches (the flow's weighted sums count 2 n d more). Where
+    the backend runs several chains per block, ``cuda_one_chain`` is the device's rate with one
+    chain per block. A workload with several betas runs each in turn (rates over the whole
+    grid). ``scale`` multiplies the chains and steps (a quick run: 0.01)."""
     from ..engine import simulate
+    from ..kernels.cuda.drivers import block_shape, one_chain_per_block
+    from ..kernels.params import CHAIN, SPHERE_FLOW
     from ..models import SoftmaxChain
     from ..models.sphere import SphereFlow
     from ..setups.sphere import sphere_uniform
@@ -198,10 +201,14 @@ def cuda_bench(
             "steps": steps,
             "metastab_cuda": work / gpu_s,
             "metastab_cpu": cpu_chains * n * cpu_steps / cpu_s,
+            "cuda_one_chain": None,
             "torch": None,
             "vs_torch": None,
             "torch_note": why_not,
         }
+        if block_shape(n, d, SPHERE_FLOW if flow else CHAIN)[3] > 1:
+            with one_chain_per_block():
+                row["cuda_one_chain"] = work / _time(partial(grid, "cuda", chains, steps), repeat)
         if why_not is None:
 
             def torch_grid(x0=x0, betas=betas, flow=flow, chains=chains, steps=steps):
@@ -342,15 +349,16 @@ def table(rows: list[dict]) -> str:
         return "–" if v is None else f"{v:.3g}"
 
     lines = [
-        "| workload | n, d, β | chains × steps | metastab cuda | torch f64 | metastab CPU | "
-        "vs torch | vs CPU | of flop bound |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| workload | n, d, β | chains × steps | metastab cuda | one chain per block | torch f64 | "
+        "metastab CPU | vs torch | vs CPU | of flop bound |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['workload']} | {r['n']}, {r['d']}, {'/'.join(f'{b:g}' for b in r['beta'])} | "
             f"{r['chains']} × "
-            f"{r['steps']} | {g(r['metastab_cuda'])} | {g(r['torch'])} | "
+            f"{r['steps']} | {g(r['metastab_cuda'])} | {g(r.get('cuda_one_chain'))} | "
+            f"{g(r['torch'])} | "
             f"{g(r['metastab_cpu'])} | {g(r['vs_torch'])} | {g(r['vs_cpu'])} | "
             f"{100 * r['bound_fraction']:.2g} % |"
         )

@@ -1,11 +1,12 @@
 """The GPU code compiled for real GPUs without one: ``metastab bench --device cuda --compile-only``.
 
 :func:`compile_kernels` compiles every kernel that the CUDA backend can launch (one per model
-kind and event: :func:`metastab.kernels.cuda.drivers.kernel_for`), with the argument
-types of its real launches, for each architecture of :data:`ARCHS` (sm_80 A100, sm_90 H100 /
-H200): numba-cuda and libNVVM to PTX, then ``ptxas -v`` for what the device will run. Per kernel
-and architecture it reports the registers per thread, spilled bytes, static shared memory and
-the fused multiply-adds that the source did not ask for:
+kind and event, with one chain per block or several:
+:func:`metastab.kernels.cuda.drivers.kernel_for`), with the argument types of its real launches,
+for each architecture of :data:`ARCHS` (sm_80 A100, sm_90 H100 / H200): numba-cuda and libNVVM
+to PTX, then ``ptxas -v`` for what the device will run. Per kernel and architecture it reports
+the registers per thread, spilled bytes, static shared memory and the fused multiply-adds that
+the source did not ask for:
 
 - ``nvvm_fma``: NVVM contracts ``a * b + c`` by default; the ``fma.rn.f64`` count of the PTX built
   with contraction allowed minus that of the PTX built with it forbidden (the source's own
@@ -73,8 +74,8 @@ COLUMNS = (
 )
 # registers per thread above which a one-warp block's occupancy on an H100 falls below 50 %
 REGISTER_TARGET = 128
-# the small-n SA_P kernel's (W1: one-warp blocks) target: 96 registers or fewer
-SAP_KERNEL, SAP_TARGET = "advance[chain,no-event]", 96
+# the small-n SA_P kernel's (W1: several chains per block) target: 96 registers or fewer
+SAP_KERNEL, SAP_TARGET = "advance[chain,no-event,teams]", 96
 _PTXAS_SECONDS = 300
 _FMA = re.compile(r"\bfma\.rn\.f64\b")
 _PLAIN_MUL = re.compile(r"\bmul\.f64\s+(%fd\d+),")
@@ -150,12 +151,15 @@ def launches() -> dict[str, tuple[Any, tuple]]:
         state = np.zeros((C, 4), np.uint64)
         steps = np.zeros(C, np.int64)
         done = np.zeros(C, bool)
-        for name, kernel, _, args in drivers.launch(
-            X, state, dyn, model.schedule(0, 1), 0, 1, ev, steps, done, scratch, to_device=_same
-        ):
-            sig = tuple(numba.typeof(a) for a in args)
-            if found.setdefault(name, (kernel, sig))[1] != sig:
-                raise RuntimeError(f"{name} is launched with two signatures: {sig}, {found[name]}")
+        for packing in (contextlib.nullcontext(), drivers.one_chain_per_block()):
+            with packing:  # n = 3: several chains per block, then one
+                runs = drivers.launch(
+                    X, state, dyn, model.schedule(0, 1), 0, 1, ev, steps, done, scratch, _same
+                )
+            for name, kernel, _, args in runs:
+                sig = tuple(numba.typeof(a) for a in args)
+                if found.setdefault(name, (kernel, sig))[1] != sig:
+                    raise RuntimeError(f"{name} is launched with two signatures: {sig}")
     return found
 
 

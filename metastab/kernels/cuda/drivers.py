@@ -1,20 +1,25 @@
-"""The CUDA driver: many chains, one thread block each, several steps per launch.
+"""The CUDA driver: many chains, one thread block each or several per block, several steps per
+launch.
 
 :func:`advance` is the device twin of the CPU's ``drivers.advance`` (same arguments, same
-results): block c runs chain c for up to ``nsteps`` steps with its configuration, the updated
-configuration, the vectors B x_i and the step's uniforms in shared memory (in a global scratch
-row when they do not fit), one thread per token (strided when n exceeds the block). The buffer
+results): a team of threads runs chain c for up to ``nsteps`` steps with its configuration, the
+updated configuration, the vectors B x_i and the step's uniforms in shared memory (in a global
+scratch row when they do not fit), one thread per token (strided when n exceeds the block). A
+team is the whole block, or, where several chains fit in a block's shared memory, n threads of
+it (:func:`block_shape`): the teams of a block meet at the same barriers, and a team whose
+chain has stopped idles through them (its lane :data:`IDLE`). The buffer
 holds the tokens token-minor (coordinate k of token i at k n + i; the chain's row of X, token i
 at i d + k, is transposed on the way in and out), so that the threads, one token each, touch
 neighbouring addresses. Per step:
-thread 0 draws the n uniforms from the chain's xoshiro256** stream (its state in shared memory:
-a local array was promoted to 8 registers that every thread held through every step); every
+the team's thread 0 draws the n uniforms from the chain's xoshiro256** stream (its state in
+shared memory: a local array was promoted to 8 registers that every thread held through every
+step), so the teams of a block draw side by side; every
 thread computes its tokens' scores (into the chain's n×n weight scratch, token-minor so the
 accesses coalesce), their weights and picks (:mod:`metastab.kernels.cuda.steps`) and their
-moves; thread 0 then resolves the picks that need the stream, in token order (the CPU's order:
-same draws); the new configuration replaces the old, and the event is evaluated on the device
-(:mod:`metastab.kernels.cuda.events`; LEAVE_HULL by a kernel of its own, launched after each
-one-step launch, see :func:`launch`). No host round trip per step. The sphere models
+moves; the team's thread 0 then resolves the picks that need the stream, in token order (the
+CPU's order: same draws); the new configuration replaces the old, and the event is evaluated on
+the device (:mod:`metastab.kernels.cuda.events`; LEAVE_HULL by a kernel of its own, launched
+after each one-step launch, see :func:`launch`). No host round trip per step. The sphere models
 (:mod:`metastab.kernels.cuda.sphere`) run in the same driver.
 
 Each model kind and event has its own kernel (:func:`kernel_for`): the two are constants of the
@@ -26,12 +31,14 @@ Bs (H, d, d) and Vs (H, d, d), the key-query and value matrices of the sphere mo
 B and the step matrix P of the R^d models as stacks of one.
 """
 
+import contextlib
 import functools
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from numba import cuda, float64, int32, uint64
+from numba import config, cuda, float64, int32, uint64
 
 try:  # numba-cuda's own warning classes, else those of numba's built-in CUDA target
     from numba.cuda.core.errors import NumbaPerformanceWarning
@@ -74,6 +81,7 @@ __all__ = [
     "launch",
     "layout",
     "model_arrays",
+    "one_chain_per_block",
     "scratch_bytes",
     "scratch_shapes",
     "step_for",
@@ -83,9 +91,20 @@ __all__ = [
 # the part kept for the kernels' static shared arrays (the event flag, the stream; ptxas's figure
 # is checked against it by metastab.bench.cuda_compile): dynamic shared memory gets the rest.
 SHARED_LIMIT = 48 * 1024
-STATIC_SHARED = 256
+STATIC_SHARED = 1024
 _SHARED_BYTES = SHARED_LIMIT - STATIC_SHARED
 _MAX_THREADS = 256
+# several chains per block (teams of n threads, one per token) where a chain's buffer and weights
+# fit in shared memory: at most MAX_TEAMS of them (the rows of the static shared arrays), in
+# blocks of about _PACK_THREADS threads
+MAX_TEAMS = 16
+_ROWS = MAX_TEAMS + 1  # a row per team, and one for the threads left over
+_PACK_THREADS = 128
+# the lane of a thread with no chain to run: every token loop starting there is empty
+IDLE = 1 << 30
+# SA_P's kernel without event (W1's), capped: the teams' indices took it from 86 registers per
+# thread to 102; at 96 ptxas spills nothing (metastab bench --device cuda --compile-only)
+_SMALL_REGISTERS = 96
 # the LEAVE_HULL test's kernel: its name (in kernels.csv), threads per block (one per chain)
 HULL_NAME = "leave_hull"
 _HULL_THREADS = 64
@@ -124,16 +143,37 @@ def layout(n: int, d: int, kind: int = CHAIN) -> int:
     return 3 * n * d + 2 * n + (5 * n * d if kind == SPHERE_FLOW else 0)
 
 
-def block_shape(n: int, d: int, kind: int = CHAIN) -> tuple[int, int, int]:
-    """(threads per block, dynamic shared bytes, placement): the buffer and the n^2 weights in
-    shared memory (placement 2), the buffer only (1), or neither (0, all in global memory)."""
+def block_shape(n: int, d: int, kind: int = CHAIN) -> tuple[int, int, int, int]:
+    """(threads per block, dynamic shared bytes, placement, chains per block): the buffer and the
+    n^2 weights in shared memory (placement 2), the buffer only (1), or neither (0, all in global
+    memory). Where two chains or more fit in shared memory and in a block of _PACK_THREADS
+    threads, the block runs several, each by a team of n threads (one token each, the chains
+    side by side in shared memory): a chain of 20 tokens alone left 12 of its warp's 32 threads
+    idle, and a block of one warp holds half the warps that an SM can run at once."""
     threads = min(_MAX_THREADS, 32 * ((n + 31) // 32))
     buf = 8 * layout(n, d, kind)
-    if buf + 8 * n * n <= _SHARED_BYTES:
-        return threads, buf + 8 * n * n, 2
+    per = buf + 8 * n * n
+    if per <= _SHARED_BYTES:
+        teams = min(MAX_TEAMS, min(_PACK_THREADS, _MAX_THREADS) // n, _SHARED_BYTES // per)
+        if teams >= 2:
+            return 32 * ((teams * n + 31) // 32), teams * per, 2, teams
+        return threads, per, 2, 1
     if buf <= _SHARED_BYTES:
-        return threads, buf, 1
-    return threads, 0, 0
+        return threads, buf, 1, 1
+    return threads, 0, 0, 1
+
+
+@contextlib.contextmanager
+def one_chain_per_block() -> Iterator[None]:
+    """Within it, :func:`block_shape` gives one chain per block at every n (the bench compares the
+    two; the compile-only check compiles both kernels)."""
+    global _PACK_THREADS
+    saved = _PACK_THREADS
+    _PACK_THREADS = 0
+    try:
+        yield
+    finally:
+        _PACK_THREADS = saved
 
 
 def scratch_bytes(n: int, d: int, kind: int = CHAIN) -> int:
@@ -147,17 +187,17 @@ def scratch_bytes(n: int, d: int, kind: int = CHAIN) -> int:
 
 @functools.cache
 def step_for(kind: int):
-    """The device function ``step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st)`` of the model
-    kind ``kind``: one step of the chain in ``buf`` (layout: x, update, B x_i, uniforms, pending
-    flags; the uniforms already drawn for the chains), by every thread of the block; ``st``: the
-    stream (thread 0's) for the rare picks. Ends with the new configuration in place of the old.
-    ``kind`` is a constant of the compiled code: the other models' paths are not in it."""
+    """The device function ``step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st, tid, T)`` of the
+    model kind ``kind``: one step of the chain in ``buf`` (layout: x, update, B x_i, uniforms,
+    pending flags; the uniforms already drawn for the chains), by the T threads of its team,
+    ``tid`` this thread's (:data:`IDLE`: none; every thread of the block calls it, for its
+    barriers); ``st``: the stream (the team's thread 0's) for the rare picks. Ends with the new
+    configuration in place of the old. ``kind`` is a constant of the compiled code: the other
+    models' paths are not in it."""
     picks = kind == CHAIN or kind == SPHERE_CHAIN
 
     @cuda.jit(device=True)
-    def step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st):
-        tid = cuda.threadIdx.x
-        T = cuda.blockDim.x
+    def step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st, tid, T):
         nd = n * d
         OUT = nd
         UNI = 3 * nd
@@ -169,7 +209,7 @@ def step_for(kind: int):
         use_P = ip[USE_P] != 0
         if kind == SPHERE_FLOW:
             flow_step(buf, n, d, Bs, Vs, beta, gamma, ip[ATTENTION], ip[SCHEME], ip[CAUSAL] != 0,
-                      ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc)  # fmt: skip
+                      ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc, tid, T)  # fmt: skip
         else:
             for i in range(tid, n, T):
                 if picks:
@@ -210,11 +250,15 @@ def step_for(kind: int):
 
 
 @functools.cache
-def kernel_for(kind: int, code: int):
-    """The launch kernel of the model kind ``kind`` and the event ``code``: block c runs chain c
-    for up to nsteps steps, its buffer and weights in shared memory (``place`` 2), its buffer
-    only (1) or neither (0, in global memory; see :func:`block_shape`). ``kind`` and ``code``
-    are constants of the compiled code, so a run compiles its own paths only. LEAVE_HULL has
+def kernel_for(kind: int, code: int, packed: bool = False):
+    """The launch kernel of the model kind ``kind`` and the event ``code``: block b runs the
+    chains b teams .. (b + 1) teams - 1 (``teams`` per block, a team of n threads each, or one
+    chain by the whole block) for up to nsteps steps, their buffers and weights in shared memory
+    (``place`` 2), the buffer only (1) or neither (0, in global memory; see
+    :func:`block_shape`). A block whose chains have all stopped returns; with an event, the
+    block leaves its loop when the last of them stops. ``kind``, ``code`` and ``packed`` (teams
+    of n threads, else one chain per block) are constants of the compiled code, so a run
+    compiles its own paths only. LEAVE_HULL has
     its own kernel (:func:`metastab.kernels.cuda.events.leave_hull`, see :func:`launch`)."""
     if code == LEAVE_HULL:
         raise ValueError("kernel_for: LEAVE_HULL is tested by events.leave_hull, not in a step")
@@ -225,17 +269,22 @@ def kernel_for(kind: int, code: int):
     # fmt: off
     # (the kernels' long flat argument lists, kept compact)
     @cuda.jit(device=True)
+    def store(c, buf, n, d, X, state, st, tid, T):
+        """Chain c's configuration and stream back to global memory, by its team."""
+        for q in range(tid, n * d, T):
+            X[c, q] = buf[q % d * n + q // d]
+        if tid == 0:
+            for w in range(4):
+                state[c, w] = st[w]
+
+    @cuda.jit(device=True)
     def run(c, buf, Wc, X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
-            scalar, steps, done):
-        tid = cuda.threadIdx.x
-        T = cuda.blockDim.x
+            scalar, steps, done, tid, T, flag, st, live):
         d = Bs.shape[1]
         n = X.shape[1] // d
         nd = n * d
         UNI = 3 * nd
         PEND = 3 * nd + n
-        flag = cuda.shared.array(1, int32)
-        st = cuda.shared.array(4, uint64)
         for q in range(tid, nd, T):  # token i = q // d, coordinate k = q % d: token-minor
             buf[q % d * n + q // d] = X[c, q]
         if tid == 0:
@@ -252,26 +301,65 @@ def kernel_for(kind: int, code: int):
                     for i in range(n):
                         buf[UNI + i] = next_uniform(st)
                 cuda.syncthreads()
-            step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st)
-            if code != NO_EVENT and hit(c, buf, n, d, centers, radii, scalar, flag):
+            step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st, tid, T)
+            if code == NO_EVENT:
+                continue
+            met = hit(c, buf, n, d, centers, radii, scalar, flag, tid, T)  # every thread
+            if not packed:
+                if met:  # the block's chain stops here
+                    if tid == 0:
+                        steps[c] = t + 1
+                        done[c] = True
+                    break
+                continue
+            if met and tid != IDLE:  # the team's chain stops here, the others go on
                 if tid == 0:
                     steps[c] = t + 1
                     done[c] = True
+                    cuda.atomic.add(live, 0, -1)
+                store(c, buf, n, d, X, state, st, tid, T)
+                tid = IDLE
+            cuda.syncthreads()
+            if live[0] == 0:
                 break
-        for q in range(tid, nd, T):
-            X[c, q] = buf[q % d * n + q // d]
-        if tid == 0:
-            for w in range(4):
-                state[c, w] = st[w]
+        store(c, buf, n, d, X, state, st, tid, T)
 
-    @cuda.jit
+    cap = packed and kind == CHAIN and code == NO_EVENT and not config.ENABLE_CUDASIM
+
+    @cuda.jit(**({"max_registers": _SMALL_REGISTERS} if cap else {}))  # no cap in the simulator
     def advance_kernel(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
-                       scalar, steps, done, W, G, place):
-        c = cuda.blockIdx.x
-        if done[c]:
-            return
-        if place == 2:
-            buf = cuda.shared.array(0, float64)
+                       scalar, steps, done, W, G, place, teams):
+        flags = cuda.shared.array(_ROWS, int32)
+        streams = cuda.shared.array((_ROWS, 4), uint64)
+        live = cuda.shared.array(1, int32)
+        if packed:  # team q of the block, n threads, runs chain c
+            T = X.shape[1] // Bs.shape[1]
+            q = min(cuda.threadIdx.x // T, teams)  # team `teams`: the threads left over
+            c = cuda.blockIdx.x * teams + q
+            tid = cuda.threadIdx.x - q * T
+            if q == teams or c >= X.shape[0]:
+                tid = IDLE
+                c = 0  # a valid index for the views below; an idle thread reads nothing
+            elif done[c]:
+                tid = IDLE
+            if cuda.threadIdx.x == 0:
+                live[0] = 0
+            cuda.syncthreads()
+            if tid == 0:
+                cuda.atomic.add(live, 0, 1)
+            cuda.syncthreads()
+            if live[0] == 0:  # every chain of the block has stopped: the same branch for all
+                return
+        else:  # the whole block runs chain c
+            c = cuda.blockIdx.x
+            if done[c]:
+                return
+            q = 0
+            tid = cuda.threadIdx.x
+            T = cuda.blockDim.x
+        if place == 2:  # always when packed; without the other branches ptxas took 121 registers
+            per = G.shape[1] + W.shape[1]  # a chain's buffer, then its weights
+            buf = cuda.shared.array(0, float64)[q * per : (q + 1) * per]
             Wc = buf[G.shape[1]:]
         elif place == 1:
             buf = cuda.shared.array(0, float64)
@@ -280,15 +368,16 @@ def kernel_for(kind: int, code: int):
             buf = G[c]
             Wc = W[c]
         run(c, buf, Wc, X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
-            scalar, steps, done)
+            scalar, steps, done, tid, T, flags[q:], streams[q], live)
     # fmt: on
 
     return advance_kernel
 
 
-def kernel_name(kind: int, code: int) -> str:
-    """The name of :func:`kernel_for`'s kernel, e.g. ``advance[chain,leave-ball]``."""
-    return f"advance[{KIND_NAMES[kind]},{EVENT_NAMES[code]}]"
+def kernel_name(kind: int, code: int, packed: bool = False) -> str:
+    """The name of :func:`kernel_for`'s kernel, e.g. ``advance[chain,leave-ball]``, or
+    ``advance[chain,leave-ball,teams]`` for several chains per block."""
+    return f"advance[{KIND_NAMES[kind]},{EVENT_NAMES[code]}{',teams' if packed else ''}]"
 
 
 def scratch_shapes(C: int, n: int, d: int, kind: int = CHAIN) -> dict:
@@ -327,20 +416,21 @@ def launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch, to_device
     ip, fp, Bs, Vs = model_arrays(dyn)
     d = Bs.shape[1]
     n = X.shape[1] // d
-    threads, shared, place = block_shape(n, d, dyn.kind)
+    threads, shared, place, teams = block_shape(n, d, dyn.kind)
     centers = np.ascontiguousarray(ev.centers.reshape(ev.centers.shape[0], -1))
     small = [ip, fp, Bs, Vs, sched.gammas, sched.margins, centers, np.ascontiguousarray(ev.radii)]
     ip, fp, Bs, Vs, gammas, margins, centers, radii = (
         to_device(np.ascontiguousarray(v)) for v in small
     )
-    shape = (C, threads, 0, shared)
+    shape = ((C + teams - 1) // teams, threads, 0, shared)
     head = (X, state, ip, fp, Bs, Vs)
-    tail = (centers, radii, float(ev.scalar), steps, done, scratch.W, scratch.G, place)
+    tail = (centers, radii, float(ev.scalar), steps, done, scratch.W, scratch.G, place, teams)
     if ev.code != LEAVE_HULL:
         args = (*head, gammas, margins, int(t0), int(nsteps), *tail)
-        return [(kernel_name(dyn.kind, ev.code), kernel_for(dyn.kind, ev.code), shape, args)]
-    kernel = kernel_for(dyn.kind, NO_EVENT)
-    name = kernel_name(dyn.kind, NO_EVENT)
+        key = (dyn.kind, ev.code, teams > 1)
+        return [(kernel_name(*key), kernel_for(*key), shape, args)]
+    kernel = kernel_for(dyn.kind, NO_EVENT, teams > 1)
+    name = kernel_name(dyn.kind, NO_EVENT, teams > 1)
     groups, starts, members = (
         to_device(np.ascontiguousarray(v)) for v in (ev.groups, ev.starts, ev.members)
     )

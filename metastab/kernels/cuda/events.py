@@ -208,18 +208,16 @@ def leave_hull(X, centers, radii, groups, starts, members, d, t, steps, done, HQ
 
 @functools.cache
 def event_hit_for(code: int):
-    """The device function ``event_hit(c, x, n, d, centers, radii, scalar, flag)`` of the event
-    ``code`` (LEAVE_BALL, REACH or COLLAPSE), a constant of the compiled code (the other events'
-    paths are not in it): whether chain c's configuration x (flat, n d) meets the event
-    (events.event_hit); every thread of the block calls it and gets the answer; x is the block's
-    buffer, token-minor (x[k n + i], see :mod:`.steps`). ``centers``
-    (1 or C, n d) and ``radii`` (1 or C, n) are per chain or shared; ``flag``: one shared
-    int32."""
+    """The device function ``event_hit(c, x, n, d, centers, radii, scalar, flag, tid, T)`` of the
+    event ``code`` (LEAVE_BALL, REACH or COLLAPSE), a constant of the compiled code (the other
+    events' paths are not in it): whether chain c's configuration x (flat, n d) meets the event
+    (events.event_hit), by the T threads of its team (``tid``: this thread's; every thread of the
+    block calls it, for its barriers, and its team's threads get the answer); x is the team's
+    buffer, token-minor (x[k n + i], see :mod:`.steps`). ``centers`` (1 or C, n d) and ``radii``
+    (1 or C, n) are per chain or shared; ``flag``: the team's shared int32."""
 
     @cuda.jit(device=True)
-    def event_hit(c, x, n, d, centers, radii, scalar, flag):
-        tid = cuda.threadIdx.x
-        T = cuda.blockDim.x
+    def event_hit(c, x, n, d, centers, radii, scalar, flag, tid, T):
         cen = centers[c if centers.shape[0] > 1 else 0]
         rad = radii[c if radii.shape[0] > 1 else 0]
         if tid == 0:

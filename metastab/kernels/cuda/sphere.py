@@ -70,12 +70,12 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
 
 
 @cuda.jit(device=True)
-def norms(src, so, n, d, plain_B, out, oo):
-    """out[oo + j] = <x_j, x_j> (k ascending from +0.0, one fma each) for B = I, by every thread
-    of the block (each its own tokens), then a barrier: :func:`common_shift` reads them all. Each
+def norms(src, so, n, d, plain_B, out, oo, tid, T):
+    """out[oo + j] = <x_j, x_j> (k ascending from +0.0, one fma each) for B = I, by the T threads
+    of the team (each its own tokens), then a barrier: :func:`common_shift` reads them all. Each
     thread summing all n norms itself took O(n d) per token, as much as its scores."""
     if plain_B:
-        for j in range(cuda.threadIdx.x, n, cuda.blockDim.x):
+        for j in range(tid, n, T):
             a = 0.0
             for k in range(d):
                 a = fma(src[so + k * n + j], src[so + k * n + j], a)
@@ -150,14 +150,13 @@ def normalise_fused(y, yo, i, n, d, out, oo):
 
 
 @cuda.jit(device=True)
-def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, W):
-    """One step of the sphere flow by every thread of the block (sphere.flow_step): post-LN
+def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, W, tid,
+              T):  # fmt: skip
+    """One step of the sphere flow by the T threads of the team (sphere.flow_step): post-LN
     x_i <- N(x_i + dt Attn(x)_i), pre-LN x_i <- x_i + dt Attn(N(x))_i, or RK4 on
     x' = P⊥ Attn(x) then N; the new state goes to the
     update slot of ``buf`` (x, update, B x_i, uniforms, flags, then K (4 n d) and a stage y;
     the flow draws no uniforms: that slot holds the :func:`norms`)."""
-    tid = cuda.threadIdx.x
-    T = cuda.blockDim.x
     nd = n * d
     OUT = nd
     bx = buf[2 * nd : 3 * nd]
@@ -168,7 +167,7 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
         for i in range(tid, n, T):
             normalise_fused(buf, 0, i, n, d, buf, Y)
         cuda.syncthreads()
-        norms(buf, Y, n, d, plain_B, buf, NO)
+        norms(buf, Y, n, d, plain_B, buf, NO, tid, T)
         for i in range(tid, n, T):
             velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, False,
                      W, bx, buf, KO, NO)  # fmt: skip
@@ -177,7 +176,7 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
                 buf[OUT + q] = fma(dt, buf[KO + q], buf[q])
         return
     project = scheme != POST_LN
-    norms(buf, 0, n, d, plain_B, buf, NO)
+    norms(buf, 0, n, d, plain_B, buf, NO, tid, T)
     for i in range(tid, n, T):
         velocity(buf, 0, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, W,
                  bx, buf, KO, NO)  # fmt: skip
@@ -197,7 +196,7 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
                 q = k * n + i
                 buf[Y + q] = fma(h, buf[KO + (s - 1) * nd + q], buf[q])
         cuda.syncthreads()
-        norms(buf, Y, n, d, plain_B, buf, NO)
+        norms(buf, Y, n, d, plain_B, buf, NO, tid, T)
         for i in range(tid, n, T):
             velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, W,
                      bx, buf, KO + s * nd, NO)  # fmt: skip
