@@ -169,9 +169,9 @@ class Cpu:
 
 
 class Cuda:
-    """The CUDA kernels: one thread block per chain, several steps per launch, chains in batches
-    whose device buffers fit half the free device memory. Buffers are kept between the calls of
-    one run (one backend per run)."""
+    """The CUDA kernels: a thread block per chain (several at small n), several steps per launch,
+    chains in batches whose device buffers fit half the free device memory. Buffers are kept
+    between the calls of one run (one backend per run)."""
 
     name = "cuda"
 

@@ -452,7 +452,7 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
     NamedTuples (Dynamics or SphereDynamics, Schedule, EventArrays). ``scratch``: a
     :class:`Scratch` of C chains."""
     with warnings.catch_warnings():
-        # one block per chain: a run of few chains has a small grid by design
+        # a block per chain or per few chains: a run of few chains has a small grid by design
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
         for _, kernel, shape, args in launch(
             X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch
