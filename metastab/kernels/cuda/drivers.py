@@ -88,8 +88,9 @@ __all__ = [
 ]
 
 # Shared memory a block may take without opting in, static and dynamic together (bytes), and
-# the part kept for the kernels' static shared arrays (the event flag, the stream; ptxas's figure
-# is checked against it by metastab.bench.cuda_compile): dynamic shared memory gets the rest.
+# the part kept for the kernels' static shared arrays (the teams' event flags and streams;
+# ptxas's figure is checked against it by metastab.bench.cuda_compile): dynamic shared memory
+# gets the rest.
 SHARED_LIMIT = 48 * 1024
 STATIC_SHARED = 1024
 _SHARED_BYTES = SHARED_LIMIT - STATIC_SHARED
