@@ -357,7 +357,7 @@ def table(rows: list[dict]) -> str:
         lines.append(
             f"| {r['workload']} | {r['n']}, {r['d']}, {'/'.join(f'{b:g}' for b in r['beta'])} | "
             f"{r['chains']} × "
-            f"{r['steps']} | {g(r['metastab_cuda'])} | {g(r.get('cuda_one_chain'))} | "
+            f"{r['steps']} | {g(r['metastab_cuda'])} | {g(r['cuda_one_chain'])} | "
             f"{g(r['torch'])} | "
             f"{g(r['metastab_cpu'])} | {g(r['vs_torch'])} | {g(r['vs_cpu'])} | "
             f"{100 * r['bound_fraction']:.2g} % |"

@@ -159,7 +159,9 @@ def launches() -> dict[str, tuple[Any, tuple]]:
             for name, kernel, _, args in runs:
                 sig = tuple(numba.typeof(a) for a in args)
                 if found.setdefault(name, (kernel, sig))[1] != sig:
-                    raise RuntimeError(f"{name} is launched with two signatures: {sig}")
+                    raise RuntimeError(
+                        f"{name} is launched with two signatures: {sig}, {found[name][1]}"
+                    )
     return found
 
 

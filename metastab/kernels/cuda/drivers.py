@@ -99,7 +99,7 @@ _MAX_THREADS = 256
 # fit in shared memory: at most MAX_TEAMS of them (the rows of the static shared arrays), in
 # blocks of about _PACK_THREADS threads
 MAX_TEAMS = 16
-_ROWS = MAX_TEAMS + 1  # a row per team, and one for the threads left over
+_TEAM_ROWS = MAX_TEAMS + 1  # a row per team, and one for the threads left over
 _PACK_THREADS = 128
 # the lane of a thread with no chain to run: every token loop starting there is empty
 IDLE = 1 << 30
@@ -306,6 +306,8 @@ def kernel_for(kind: int, code: int, packed: bool = False):
             if code == NO_EVENT:
                 continue
             met = hit(c, buf, n, d, centers, radii, scalar, flag, tid, T)  # every thread
+            # (the two cases written apart: one shared branch took the one-chain kernels with an
+            # event from 86-136 registers to 104-161)
             if not packed:
                 if met:  # the block's chain stops here
                     if tid == 0:
@@ -330,8 +332,8 @@ def kernel_for(kind: int, code: int, packed: bool = False):
     @cuda.jit(**({"max_registers": _SMALL_REGISTERS} if cap else {}))  # no cap in the simulator
     def advance_kernel(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
                        scalar, steps, done, W, G, place, teams):
-        flags = cuda.shared.array(_ROWS, int32)
-        streams = cuda.shared.array((_ROWS, 4), uint64)
+        flags = cuda.shared.array(_TEAM_ROWS, int32)
+        streams = cuda.shared.array((_TEAM_ROWS, 4), uint64)
         live = cuda.shared.array(1, int32)
         if packed:  # team q of the block, n threads, runs chain c
             T = X.shape[1] // Bs.shape[1]

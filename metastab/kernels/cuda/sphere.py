@@ -7,10 +7,10 @@ weights shifted by the common shift of B = I or else the row maximum (a causal m
 weight exactly 0), totals and weighted sums Σ_j w_ij x_jk
 in increasing j, the value matrix, heads summed in order, the norm in increasing k.
 Per token (one thread each, see :mod:`.drivers`): :func:`velocity` is Attn(x)_i (projected
-onto the tangent space for RK4), its common shift read from the n norms that the block sums
-first (:func:`norms`, one token each); :func:`flow_step` is the whole post-LN or RK4 step, by
-every thread of the block; :func:`chain_move` is the chain's LayerNormed move after its pick.
-Arrays are token-minor, as in :mod:`.steps`: coordinate k of token i at [o + k n + i].
+onto the tangent space for RK4), its common shift read from the n norms that the chain's team of
+threads sums first (:func:`norms`, one token each); :func:`flow_step` is the whole post-LN or RK4
+step, by every thread of the team; :func:`chain_move` is the chain's LayerNormed move after its
+pick. Arrays are token-minor, as in :mod:`.steps`: coordinate k of token i at [o + k n + i].
 """
 
 import math
