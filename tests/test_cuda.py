@@ -378,6 +378,15 @@ def test_accelerated_mode_refused_on_cuda():
 
 
 @device
+def test_chains_beyond_32_bit_indices_refused_before_any_allocation():
+    # the kernels index a chain's weights and buffer with uint32: n^2 = 2^32 is one too many
+    from metastab.kernels.cuda import drivers
+
+    with pytest.raises(ValueError, match=r"n = 65536, d = 2 \(n\^2 = 4294967296\)"):
+        drivers.Scratch(1, 65536, 2)
+
+
+@device
 def test_clusters_event_refused_on_cuda():
     x0 = ms.regular_polygon(3).vertices
     model = ms.SoftmaxFlow(beta=1.0, gamma=0.1)

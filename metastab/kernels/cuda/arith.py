@@ -13,17 +13,18 @@ Under numba's CUDA simulator libdevice functions are stubs and ``cuda.fma`` roun
 
 :func:`add64` is a + b mod 2^64 on uint64: one native add on a device; under the simulator,
 where numpy warns when uint64 arithmetic wraps, it is summed from 32-bit halves. :func:`pow2` is
-the exact 2^k of a normal exponent, made from its bits.
+the exact 2^k of a normal exponent, made from its bits. :func:`ix` is an array index as the
+kernels' hot loops pass it.
 """
 
 import struct
 
 import numpy as np
-from numba import config, cuda
+from numba import config, cuda, uint32
 
 from .. import arith
 
-__all__ = ["add64", "fma", "mul", "pow2"]
+__all__ = ["add64", "fma", "ix", "mul", "pow2"]
 
 _U = np.uint64
 _LOW32 = _U(0xFFFFFFFF)
@@ -44,6 +45,10 @@ if config.ENABLE_CUDASIM:
     def pow2(k):
         """2^k for an integer k in [-1022, 1023], from its bits."""
         return struct.unpack("<d", struct.pack("<q", (int(k) + 1023) << 52))[0]
+
+    def ix(q):
+        """The index q as it is."""
+        return q
 
 else:
     from numba.cuda import libdevice
@@ -68,3 +73,11 @@ else:
     def pow2(k):
         """2^k for an integer k in [-1022, 1023], from its bits (a move, no arithmetic)."""
         return libdevice.longlong_as_double((k + 1023) << 52)
+
+    @cuda.jit(device=True, inline=True)
+    def ix(q):
+        """The index q (0 <= q < 2^32, see drivers.MAX_INDEX) as uint32: numba wraps a signed
+        index around (q + size where q < 0: two shifts, two masks and a 64-bit add per
+        access) and uses an unsigned one as it is. uint32 rather than uint64: ptxas kept
+        fewer registers for the loops' addresses."""
+        return uint32(q)

@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from numba import config, cuda, float64, int32, uint64
+from numba import cuda, float64, int32, uint64
 
 try:  # numba-cuda's own warning classes, else those of numba's built-in CUDA target
     from numba.cuda.core.errors import NumbaPerformanceWarning
@@ -103,9 +103,9 @@ _TEAM_ROWS = MAX_TEAMS + 1  # a row per team, and one for the threads left over
 _PACK_THREADS = 128
 # the lane of a thread with no chain to run: every token loop starting there is empty
 IDLE = 1 << 30
-# SA_P's kernel without event (W1's), capped: the teams' indices took it from 86 registers per
-# thread to 102; at 96 ptxas spills nothing (metastab bench --device cuda --compile-only)
-_SMALL_REGISTERS = 96
+# the largest index into a chain's buffer or weights: the kernels pass them as uint32
+# (arith.ix)
+MAX_INDEX = 2**32 - 1
 # the LEAVE_HULL test's kernel: its name (in kernels.csv), threads per block (one per chain)
 HULL_NAME = "leave_hull"
 _HULL_THREADS = 64
@@ -327,9 +327,7 @@ def kernel_for(kind: int, code: int, packed: bool = False):
                 break
         store(c, buf, n, d, X, state, st, tid, T)
 
-    cap = packed and kind == CHAIN and code == NO_EVENT and not config.ENABLE_CUDASIM
-
-    @cuda.jit(**({"max_registers": _SMALL_REGISTERS} if cap else {}))  # no cap in the simulator
+    @cuda.jit
     def advance_kernel(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
                        scalar, steps, done, W, G, place, teams):
         flags = cuda.shared.array(_TEAM_ROWS, int32)
@@ -403,6 +401,11 @@ class Scratch:
     chunk of steps)."""
 
     def __init__(self, C: int, n: int, d: int, kind: int = CHAIN) -> None:
+        if max(n * n, layout(n, d, kind)) > MAX_INDEX:
+            raise ValueError(
+                f"device='cuda' takes chains whose n^2 weights and buffer of {layout(n, d, kind)} "
+                f"doubles have indices below 2^32; got n = {n}, d = {d} (n^2 = {n * n})"
+            )
         self.shape = (C, n, d, kind)
         for name, (shape, dtype) in scratch_shapes(C, n, d, kind).items():
             setattr(self, name, cuda.device_array(shape, dtype=dtype))

@@ -18,7 +18,7 @@ import math
 from numba import cuda
 
 from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, UNNORMALIZED
-from .arith import fma, mul
+from .arith import fma, ix, mul
 from .steps import exp_fused, scores, weighted_sums
 
 
@@ -29,44 +29,52 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
     tangent space at src_i with ``project``; bx[k n + i] and W's column i are scratch; for
     B = I, K[NO ...] holds the n norms of src (:func:`norms`)."""
     for k in range(d):
-        K[ko + k * n + i] = 0.0
+        K[ix(ko + k * n + i)] = 0.0
     shift = common_shift(K, NO, n, beta) if plain_B else math.nan
     for h in range(Bs.shape[0]):
         for k in range(d):
             if plain_B:
-                bx[k * n + i] = src[so + k * n + i]
+                bx[ix(k * n + i)] = src[ix(so + k * n + i)]
             else:
                 a = 0.0
                 for q in range(d):
-                    a = fma(Bs[h, k, q], src[so + q * n + i], a)
-                bx[k * n + i] = a
+                    a = fma(Bs[h, k, q], src[ix(so + q * n + i)], a)
+                bx[ix(k * n + i)] = a
         best = shift if shift == shift else -math.inf
         scores(bx, i, src, so, i, n, d, W)
+        end = i + n * n  # W[j n + i], j = 0 .. n - 1
+        stop = (i + 1) * n + i if causal else end  # j <= i
         if shift != shift:
-            for j in range(n):
-                if not (causal and j > i):
-                    best = max(best, W[j * n + i])
+            p = i
+            while p < stop:
+                best = max(best, W[ix(p)])
+                p += n
         total = 0.0
-        for j in range(n):
-            v = 0.0 if causal and j > i else exp_fused(mul(beta, W[j * n + i] - best))
-            W[j * n + i] = v
+        p = i
+        while p < stop:
+            v = exp_fused(mul(beta, W[ix(p)] - best))
+            W[ix(p)] = v
             total += v
+            p += n
+        while p < end:  # causal: the tokens after i weigh exactly 0
+            W[ix(p)] = 0.0
+            p += n
         weighted_sums(W, i, n, src, so, d, bx, i)
         scale = math.exp(mul(beta, best)) / n if attention == UNNORMALIZED else 1.0 / total
         for k in range(d):
-            bx[k * n + i] = mul(bx[k * n + i], scale)
+            bx[ix(k * n + i)] = mul(bx[ix(k * n + i)], scale)
         for k in range(d):
             if plain_V:
-                a = bx[k * n + i]
+                a = bx[ix(k * n + i)]
             else:
                 a = 0.0
                 for q in range(d):
-                    a = fma(Vs[h, k, q], bx[q * n + i], a)
-            K[ko + k * n + i] = a if h == 0 else K[ko + k * n + i] + a
+                    a = fma(Vs[h, k, q], bx[ix(q * n + i)], a)
+            K[ix(ko + k * n + i)] = a if h == 0 else K[ix(ko + k * n + i)] + a
     if project:
         a = dot8(src, so, K, ko, i, n, d)
         for k in range(d):
-            K[ko + k * n + i] = fma(-a, src[so + k * n + i], K[ko + k * n + i])
+            K[ix(ko + k * n + i)] = fma(-a, src[ix(so + k * n + i)], K[ix(ko + k * n + i)])
 
 
 @cuda.jit(device=True)
@@ -78,8 +86,8 @@ def norms(src, so, n, d, plain_B, out, oo, tid, T):
         for j in range(tid, n, T):
             a = 0.0
             for k in range(d):
-                a = fma(src[so + k * n + j], src[so + k * n + j], a)
-            out[oo + j] = a
+                a = fma(src[ix(so + k * n + j)], src[ix(so + k * n + j)], a)
+            out[ix(oo + j)] = a
         cuda.syncthreads()
 
 
@@ -91,7 +99,7 @@ def common_shift(s2, so, n, beta):
     hi = -math.inf
     lo = math.inf
     for j in range(n):
-        a = s2[so + j]
+        a = s2[ix(so + j)]
         hi = max(hi, a)
         lo = min(lo, a)
     if beta >= 0.0 and mul(beta, hi - lo) <= SHIFT_SPREAD:
@@ -107,8 +115,8 @@ def dot8(a, ao, b, bo, i, n, d):
     p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = 0.0
     for k in range(d):
         m = k % 8
-        u = a[ao + k * n + i]
-        w = b[bo + k * n + i]
+        u = a[ix(ao + k * n + i)]
+        w = b[ix(bo + k * n + i)]
         if m == 0:
             p0 = fma(u, w, p0)
         elif m == 1:
@@ -134,10 +142,10 @@ def normalise(y, yo, i, n, d, out, oo):
     (sphere._normalise_row)."""
     a = 0.0
     for k in range(d):
-        a += mul(y[yo + k * n + i], y[yo + k * n + i])
+        a += mul(y[ix(yo + k * n + i)], y[ix(yo + k * n + i)])
     r = math.sqrt(a)
     for k in range(d):
-        out[oo + k * n + i] = y[yo + k * n + i] / r
+        out[ix(oo + k * n + i)] = y[ix(yo + k * n + i)] / r
 
 
 @cuda.jit(device=True)
@@ -146,7 +154,7 @@ def normalise_fused(y, yo, i, n, d, out, oo):
     (sphere._normalise_fused)."""
     c = 1.0 / math.sqrt(dot8(y, yo, y, yo, i, n, d))
     for k in range(d):
-        out[oo + k * n + i] = mul(y[yo + k * n + i], c)
+        out[ix(oo + k * n + i)] = mul(y[ix(yo + k * n + i)], c)
 
 
 @cuda.jit(device=True)
@@ -173,7 +181,7 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
                      W, bx, buf, KO, NO)  # fmt: skip
             for k in range(d):
                 q = k * n + i
-                buf[OUT + q] = fma(dt, buf[KO + q], buf[q])
+                buf[ix(OUT + q)] = fma(dt, buf[ix(KO + q)], buf[ix(q)])
         return
     project = scheme != POST_LN
     norms(buf, 0, n, d, plain_B, buf, NO, tid, T)
@@ -185,7 +193,7 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
         for i in range(tid, n, T):
             for k in range(d):
                 q = k * n + i
-                buf[Y + q] = fma(dt, buf[KO + q], buf[q])
+                buf[ix(Y + q)] = fma(dt, buf[ix(KO + q)], buf[ix(q)])
             normalise_fused(buf, Y, i, n, d, buf, OUT)
         return
     half = mul(0.5, dt)
@@ -194,7 +202,7 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
         for i in range(tid, n, T):
             for k in range(d):
                 q = k * n + i
-                buf[Y + q] = fma(h, buf[KO + (s - 1) * nd + q], buf[q])
+                buf[ix(Y + q)] = fma(h, buf[ix(KO + (s - 1) * nd + q)], buf[ix(q)])
         cuda.syncthreads()
         norms(buf, Y, n, d, plain_B, buf, NO, tid, T)
         for i in range(tid, n, T):
@@ -205,12 +213,12 @@ def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, p
     for i in range(tid, n, T):
         for k in range(d):
             q = k * n + i
-            K0 = buf[KO + q]
-            K1 = buf[KO + nd + q]
-            K2 = buf[KO + 2 * nd + q]
-            K3 = buf[KO + 3 * nd + q]
+            K0 = buf[ix(KO + q)]
+            K1 = buf[ix(KO + nd + q)]
+            K2 = buf[ix(KO + 2 * nd + q)]
+            K3 = buf[ix(KO + 3 * nd + q)]
             inc = ((K0 + mul(2.0, K1)) + mul(2.0, K2)) + K3
-            buf[Y + q] = fma(sixth, inc, buf[q])
+            buf[ix(Y + q)] = fma(sixth, inc, buf[ix(q)])
         normalise_fused(buf, Y, i, n, d, buf, OUT)
 
 
@@ -221,17 +229,17 @@ def chain_move(buf, i, j, n, d, V, plain_V, gamma, OUT, bx):
     bit (then the pick is an exact no-op); bx[k n + i] holds the target."""
     for k in range(d):
         if plain_V:
-            bx[k * n + i] = buf[k * n + j]
+            bx[ix(k * n + i)] = buf[ix(k * n + j)]
         else:
             a = 0.0
             for q in range(d):
-                a += mul(V[k, q], buf[q * n + j])
-            bx[k * n + i] = a
+                a += mul(V[k, q], buf[ix(q * n + j)])
+            bx[ix(k * n + i)] = a
     same = True
     for k in range(d):
-        xk = buf[k * n + i]
-        v = xk + mul(gamma, bx[k * n + i] - xk)
-        buf[OUT + k * n + i] = v
+        xk = buf[ix(k * n + i)]
+        v = xk + mul(gamma, bx[ix(k * n + i)] - xk)
+        buf[ix(OUT + k * n + i)] = v
         same = same and v == xk
     if not same:
         normalise(buf, OUT, i, n, d, buf, OUT)

@@ -11,9 +11,11 @@ with the CPU's roundings, hence its bits.
 
 Arrays are flat and token-minor: coordinate k of token i is x[xo + k n + i], and a chain's score
 row of token i is W[j n + i]. The threads of a block, one token each, read and write their own
-tokens side by side (coalesced in global memory, in distinct banks of shared memory: a row
-per token, d doubles apart, put a warp's 32 reads in as few as one bank or 32 cache lines),
-while all of them read the same x_j together (one broadcast).
+tokens side by side (coalesced in global memory, in distinct banks of shared memory: a row per
+token, d doubles apart, put a warp's 32 reads in as few as one bank or 32 cache lines), while
+all of them read the same x_j together (one broadcast). The loops walk such a row or column by
+an index that advances by n (no product k n per access), passed as uint32
+(:func:`~metastab.kernels.cuda.arith.ix`: no wraparound of negative indices; docs: gpu).
 Multiplications of uint64 by 5 and 9 are shifts and :func:`~metastab.kernels.cuda.arith.add64`
 (under the simulator, numpy warns when uint64 arithmetic wraps around).
 """
@@ -26,7 +28,7 @@ from numba import cuda
 from .. import arith
 from ..cpu.steps import _TWO_53, RARE_CUT
 from ..params import RELATIVE
-from .arith import add64, fma, mul, pow2
+from .arith import add64, fma, ix, mul, pow2
 
 _U = np.uint64
 _TWO_M53 = 1.0 / 9007199254740992.0
@@ -111,14 +113,18 @@ def _invert(W, i, n, thr):
     ``thr``, or, if rounding leaves none, the last j at which it grew (steps._pick_slow)."""
     cum = 0.0
     last = 0
-    for j in range(n):
-        v = W[j * n + i]
+    j = 0
+    p = i
+    while j < n:
+        v = W[ix(p)]
         v = 0.0 if v < RARE_CUT else v
         if cum + v != cum or j == 0:
             last = j
         cum += v
         if cum > thr:
             return j
+        j += 1
+        p += n
     return last
 
 
@@ -163,12 +169,15 @@ def _sums(W, i, n):
     """(S_rare, S_keep) of row i, each summed in increasing j."""
     rare = 0.0
     keep = 0.0
-    for j in range(n):
-        v = W[j * n + i]
+    end = i + n * n
+    p = i
+    while p < end:
+        v = W[ix(p)]
         if v < RARE_CUT:
             rare += v
         else:
             keep += v
+        p += n
     return rare, keep
 
 
@@ -177,30 +186,37 @@ def scores(v, vo, x, xo, i, n, d, W):
     """W[j n + i] = <v, x_j> for every j (v_k = v[vo + k n], x_jk = x[xo + k n + j]), each
     summed in k ascending from +0.0, one fma per term. Four tokens j at a time: the four sums
     are independent and share each load of v."""
+    end = vo + d * n
     j = 0
     while j + 4 <= n:
-        o = xo + j
         a0 = 0.0
         a1 = 0.0
         a2 = 0.0
         a3 = 0.0
-        for k in range(d):
-            b = v[vo + k * n]
-            q = o + k * n
-            a0 = fma(b, x[q], a0)
-            a1 = fma(b, x[q + 1], a1)
-            a2 = fma(b, x[q + 2], a2)
-            a3 = fma(b, x[q + 3], a3)
-        W[j * n + i] = a0
-        W[(j + 1) * n + i] = a1
-        W[(j + 2) * n + i] = a2
-        W[(j + 3) * n + i] = a3
+        p = vo
+        q = xo + j
+        while p < end:  # k = 0 .. d - 1
+            b = v[ix(p)]
+            a0 = fma(b, x[ix(q)], a0)
+            a1 = fma(b, x[ix(q + 1)], a1)
+            a2 = fma(b, x[ix(q + 2)], a2)
+            a3 = fma(b, x[ix(q + 3)], a3)
+            p += n
+            q += n
+        W[ix(j * n + i)] = a0
+        W[ix((j + 1) * n + i)] = a1
+        W[ix((j + 2) * n + i)] = a2
+        W[ix((j + 3) * n + i)] = a3
         j += 4
     while j < n:
         a = 0.0
-        for k in range(d):
-            a = fma(v[vo + k * n], x[xo + k * n + j], a)
-        W[j * n + i] = a
+        p = vo
+        q = xo + j
+        while p < end:
+            a = fma(v[ix(p)], x[ix(q)], a)
+            p += n
+            q += n
+        W[ix(j * n + i)] = a
         j += 1
 
 
@@ -209,29 +225,37 @@ def weighted_sums(W, i, n, x, xo, d, out, oo):
     """out[oo + k n] = sum_j W[j n + i] x_jk for every k (x_jk = x[xo + k n + j]), each summed
     in j ascending from +0.0, one fma per term; four k at a time, sharing each load of the
     weight."""
+    end = i + n * n
     k = 0
     while k + 4 <= d:
         a0 = 0.0
         a1 = 0.0
         a2 = 0.0
         a3 = 0.0
-        for j in range(n):
-            w = W[j * n + i]
-            o = xo + k * n + j
-            a0 = fma(w, x[o], a0)
-            a1 = fma(w, x[o + n], a1)
-            a2 = fma(w, x[o + 2 * n], a2)
-            a3 = fma(w, x[o + 3 * n], a3)
-        out[oo + k * n] = a0
-        out[oo + (k + 1) * n] = a1
-        out[oo + (k + 2) * n] = a2
-        out[oo + (k + 3) * n] = a3
+        p = i
+        q = xo + k * n
+        while p < end:  # j = 0 .. n - 1
+            w = W[ix(p)]
+            a0 = fma(w, x[ix(q)], a0)
+            a1 = fma(w, x[ix(q + n)], a1)
+            a2 = fma(w, x[ix(q + 2 * n)], a2)
+            a3 = fma(w, x[ix(q + 3 * n)], a3)
+            p += n
+            q += 1
+        out[ix(oo + k * n)] = a0
+        out[ix(oo + (k + 1) * n)] = a1
+        out[ix(oo + (k + 2) * n)] = a2
+        out[ix(oo + (k + 3) * n)] = a3
         k += 4
     while k < d:
         a = 0.0
-        for j in range(n):
-            a = fma(W[j * n + i], x[xo + k * n + j], a)
-        out[oo + k * n] = a
+        p = i
+        q = xo + k * n
+        while p < end:
+            a = fma(W[ix(p)], x[ix(q)], a)
+            p += n
+            q += 1
+        out[ix(oo + k * n)] = a
         k += 1
 
 
@@ -246,11 +270,24 @@ def row_scores(x, xo, B, bx, i, n, d, W):
         bx[k * n + i] = acc
     scores(bx, i, x, xo, i, n, d, W)
     best = -math.inf
-    for j in range(n):
-        acc = W[j * n + i]
+    end = i + n * n
+    p = i
+    while p < end:
+        acc = W[ix(p)]
         if acc > best:
             best = acc
+        p += n
     return best
+
+
+@cuda.jit(device=True)
+def _weights(W, i, n, beta, best):
+    """W[j n + i] = exp(beta (W[j n + i] - best)) for every j."""
+    end = i + n * n
+    p = i
+    while p < end:
+        W[ix(p)] = exp_fused(mul(beta, W[ix(p)] - best))
+        p += n
 
 
 @cuda.jit(device=True)
@@ -260,8 +297,7 @@ def chain_pick(x, xo, B, bx, beta, i, n, d, W, u):
     :func:`resolve_pick`, in token order), or NAN_PICK for non-finite weights. Leaves the
     weights exp(beta (s_ij - max_k s_ik)) in W."""
     best = row_scores(x, xo, B, bx, i, n, d, W)
-    for j in range(n):
-        W[j * n + i] = exp_fused(mul(beta, W[j * n + i] - best))
+    _weights(W, i, n, beta, best)
     rare, keep = _sums(W, i, n)
     tot = rare + keep
     if not keep >= 1.0:  # finite weights sum to >= 1 (the largest is 1)
@@ -307,11 +343,13 @@ def flow_target(x, xo, B, bx, beta, i, n, d, W):
     """SA_beta's target of token i ([FW] eq. softmax.ODE): sum_j softmax_j(beta s_ij) x_j, left
     in bx[k n + i] (steps.flow_step)."""
     best = row_scores(x, xo, B, bx, i, n, d, W)
+    _weights(W, i, n, beta, best)
     total = 0.0
-    for j in range(n):
-        W[j * n + i] = exp_fused(mul(beta, W[j * n + i] - best))
-    for j in range(n):
-        total += W[j * n + i]
+    end = i + n * n
+    p = i
+    while p < end:
+        total += W[ix(p)]
+        p += n
     weighted_sums(W, i, n, x, xo, d, bx, i)
     for k in range(d):
         bx[k * n + i] = bx[k * n + i] / total
