@@ -139,17 +139,18 @@ class Cpu:
         _drivers.neighbour_sets(*args)
 
     def advance_accelerated(self, *args: Any) -> None:
-        _accelerated.advance_accelerated(*args)
+        _accelerated.advance_accelerated(*args, numba.get_num_threads())
 
     def compile_accelerated(self, *args: Any) -> None:
         # args as advance_accelerated's: compile, or load from the cache, without running it
-        _accelerated.advance_accelerated.compile(tuple(numba.typeof(a) for a in args))
+        sig = (*(numba.typeof(a) for a in args), numba.int64, numba.int64)  # and lo, hi
+        _accelerated.advance_slice.compile(sig)
 
     def excursions(self, *args: Any) -> None:
-        _splitting.excursions(*args)
+        _splitting.excursions(*args, numba.get_num_threads())
 
     def coordinates(self, *args: Any) -> None:
-        _splitting.coordinates(*args)
+        _splitting.coordinates(*args, numba.get_num_threads())
 
     def kernels(self, name: str, launch: tuple | None = None) -> tuple:
         # launch: (chains, n, dyn, code) of the run, whose kernel is one of many (kernel_for)
@@ -164,7 +165,7 @@ class Cpu:
         return {
             "exact": (_streams.seed_streams, *run),
             "passage": (_streams.seed_streams, *run, _drivers.cross_weights),
-            "accelerated": (_accelerated.advance_accelerated,),
+            "accelerated": (_accelerated.advance_slice,),
         }[name]
 
 

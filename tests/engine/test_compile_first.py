@@ -113,12 +113,12 @@ def test_the_accelerated_kernel_is_ready_before_the_progress_bar(monkeypatch):
     from metastab.kernels.cpu import accelerated as kernels
 
     events: list = []
-    _spy(monkeypatch, events, kernels.advance_accelerated, accelerated, "compile_accelerated")
+    _spy(monkeypatch, events, kernels.advance_slice, accelerated, "compile_accelerated")
     x0, model = ms.regular_polygon(3).vertices, ms.SoftmaxChain(beta=2.0, gamma=0.2)
     args = (model, x0, ms.LeaveBall(0.1))
     fp = ms.first_passage(*args, max_steps=1000, chains=3, rng=1, mode="accelerated")
     assert [e[0] for e in events] == ["compile", "bar"]
-    assert events[1][1] >= 1 and len(kernels.advance_accelerated.signatures) == events[1][1]
+    assert events[1][1] >= 1 and len(kernels.advance_slice.signatures) == events[1][1]
     monkeypatch.undo()
     again = ms.first_passage(*args, max_steps=1000, chains=3, rng=1, mode="accelerated")
     assert np.array_equal(fp.times, again.times)

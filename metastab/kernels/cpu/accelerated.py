@@ -45,7 +45,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
 
 from ..cache import njit_keyed
 from ..params import JIT, JIT_NO_NRT, NO_EVENT, SPHERE_CHAIN
@@ -53,6 +52,7 @@ from ..streams import next_u64
 from .events import event_hit, hull_work
 from .sphere import renormalise_moved
 from .steps import _move
+from .threads import over_chains
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
@@ -366,8 +366,7 @@ class Tally(NamedTuple):
     jumps: np.ndarray  # int64: events drawn
 
 
-@_jit(parallel=True, **JIT)
-def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally):
+def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally, threads=1):
     """Run every chain c with ``tally.done[c]`` False for up to ``max_jumps`` events, in place.
 
     ``dyn`` is the SA_P model's :class:`~metastab.kernels.params.Dynamics` (kind SPHERE_CHAIN:
@@ -380,11 +379,17 @@ def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, ta
     ``max_steps`` is ``done`` and ``censored`` with the step count set to ``max_steps``.
     ``jumps[c]`` counts the events drawn. The chains' streams live in ``state``; a call resumes
     where the last stopped, so a chain's path depends only on its seed, not on the thread count
-    or the number of calls.
+    or the number of calls. The chains run in slices on ``threads`` threads
+    (:func:`.threads.over_chains`).
     """
-    C, n, d = X.shape
-    # one name per field: numba's parallel lowering does not write back through arrays unpacked
-    # from a tuple (``a, b = t``)
+    args = (X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally)
+    over_chains(advance_slice, args, X.shape[0], threads)
+
+
+@_jit(**JIT)
+def advance_slice(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally, lo, hi):
+    """:func:`advance_accelerated` for the chains lo <= c < hi."""
+    n, d = X.shape[1:]
     B = dyn.B
     P = dyn.P
     beta = dyn.beta
@@ -395,13 +400,13 @@ def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, ta
     done = tally.done
     censored = tally.censored
     jumps = tally.jumps
-    for c in prange(C):
+    work = jump_work(n, d)
+    hwork = hull_work(n, d)
+    for c in range(lo, hi):
         if done[c]:
             continue
         x = X[c]
         st = state[c]
-        work = jump_work(n, d)
-        hwork = hull_work(n, d)
         tol = tols[c] if tols.shape[0] > 1 else tols[0]
         for _ in range(max_jumps):
             remaining = max_steps - (time[c] + comp[c])
@@ -424,12 +429,13 @@ def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, ta
                 break
 
 
-@_jit(parallel=True, **JIT)
+@_jit(**JIT)
 def cross_logs(X, B, beta, tols, out):
     """out[c, i] = log of the probability that token i of configuration X[c] picks a token outside
-    its group in one step (groups merged at ``tols[c]`` on a copy: X is not changed)."""
+    its group in one step (groups merged at ``tols[c]`` on a copy: X is not changed). Serial: it
+    runs on a few configurations per run, and a parallel loop cost more to compile than it saved."""
     C, n, d = X.shape
-    for c in prange(C):
+    for c in range(C):
         x = X[c].copy()
         tol = tols[c]
         label, points, mult, count, order, bu, logw, log_q, log_c, ell, _ = jump_work(n, d)

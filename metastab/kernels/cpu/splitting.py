@@ -16,11 +16,11 @@ set), rise above ``high``, exhaust their step budget, or fill their record buffe
 states at which a replica's path first exceeds each level, which is what splitting branches from.
 """
 
+import functools
 import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
 
 from ..cache import njit_keyed
 from ..params import JIT, JIT_NO_NRT, LEAVE_BALL
@@ -28,6 +28,7 @@ from ..streams import next_uniform
 from .accelerated import jump, jump_work, merge_groups
 from .events import _dist2, _row, event_hit, hull_dist2, hull_work
 from .steps import chain_step, chain_work
+from .threads import over_chains
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
@@ -99,8 +100,7 @@ def coordinate(ev, c, x, work):
     return top
 
 
-@_jit(parallel=True, **JIT)
-def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records):
+def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records, threads=1):
     """Advance every replica c from ``X[c]`` (in place) until it stops; ``walk.status[c]`` says
     why.
 
@@ -118,91 +118,114 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
     (also when the accelerated wait would pass it; the clock is then set to ``max_steps``); a
     full record buffer -> FULL (call again with a fresh buffer to continue: the stream resumes
     where it stopped). ``records.written[c]`` counts this call's records.
+
+    The replicas run in slices on ``threads`` threads (:func:`.threads.over_chains`); each draws
+    from its own stream, so its path does not depend on the slices.
     """
-    C, n, d = X.shape
-    # one name per field: numba's parallel lowering does not write back through arrays unpacked
-    # from a tuple (``a, b = t``)
-    B = dyn.B
-    P = dyn.P
-    beta = dyn.beta
-    use_P = dyn.use_P
-    low = bounds.low
-    high = bounds.high
-    max_steps = bounds.max_steps
-    clock = walk.clock
-    level = walk.level
-    status = walk.status
-    rec_level = records.level
-    rec_time = records.time
-    rec_state = records.state
-    n_rec = records.written
-    cap = rec_level.shape[1]
-    for c in prange(C):
-        x = X[c]
-        st = state[c]
+    kernel = _excursions_for(bool(accelerated))
+    args = (X, state, dyn, gamma, tol, ev, bounds, walk, records)
+    over_chains(kernel, args, X.shape[0], threads)
+
+
+@functools.cache
+def _excursions_for(accelerated: bool):
+    """The kernel of :func:`excursions` for the replicas lo <= c < hi, with the accelerated
+    step or SA_P's (a constant of the compiled code: it holds one of the two only)."""
+
+    @_jit(**JIT)
+    def excursions_slice(X, state, dyn, gamma, tol, ev, bounds, walk, records, lo, hi):
+        n, d = X.shape[1:]
+        B = dyn.B
+        P = dyn.P
+        beta = dyn.beta
+        use_P = dyn.use_P
+        low = bounds.low
+        high = bounds.high
+        max_steps = bounds.max_steps
+        clock = walk.clock
+        level = walk.level
+        status = walk.status
+        rec_level = records.level
+        rec_time = records.time
+        rec_state = records.state
+        n_rec = records.written
+        cap = rec_level.shape[1]
         out = np.empty((n, d))
         u = np.empty(n)
-        cw = chain_work(n, d)
-        jw = jump_work(n, d)
         hw = hull_work(n, d)
-        n_rec[c] = 0
-        while True:
-            if clock[c] >= max_steps:
-                status[c] = BUDGET
-                break
-            if n_rec[c] == cap:
-                status[c] = FULL
-                break
-            if accelerated:
-                wait = jump(x, B, beta, gamma, P, use_P, False, tol, st, max_steps - clock[c], jw)
-                if wait == np.inf:
-                    clock[c] = max_steps
+        if accelerated:
+            jw = jump_work(n, d)
+        else:
+            cw = chain_work(n, d)
+        for c in range(lo, hi):
+            x = X[c]
+            st = state[c]
+            n_rec[c] = 0
+            while True:
+                if clock[c] >= max_steps:
                     status[c] = BUDGET
                     break
-                clock[c] += wait
-            else:
-                for i in range(n):
-                    u[i] = next_uniform(st)
-                chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw, cw[-1])
-                for i in range(n):
-                    for k in range(d):
-                        x[i, k] = out[i, k]
-                clock[c] += 1.0
-            if event_hit(ev, c, x, hw):
-                r = n_rec[c]
-                level[c] = np.inf
-                rec_level[c, r] = np.inf
-                rec_time[c, r] = clock[c]
-                rec_state[c, r] = x
-                n_rec[c] = r + 1
-                status[c] = IN_B
-                break
-            if accelerated:
-                # after the event test, as advance_accelerated tests it (so that both engines
-                # step the same chain, also when a merge itself would meet the event): merge now
-                # what the next jump would merge first, so that a token back within the merge
-                # distance of its group point is seen there (else the next jump's wait would be
-                # drawn from the frozen configuration before ξ could see the return)
-                merge_groups(x, tol, jw[0], jw[1], jw[2], jw[3], jw[4])
-            xi = coordinate(ev, c, x, hw)
-            if xi > level[c]:
-                r = n_rec[c]
-                level[c] = xi
-                rec_level[c, r] = xi
-                rec_time[c, r] = clock[c]
-                rec_state[c, r] = x
-                n_rec[c] = r + 1
-            if xi <= low:
-                status[c] = IN_A
-                break
-            if xi > high:
-                status[c] = ABOVE
-                break
+                if n_rec[c] == cap:
+                    status[c] = FULL
+                    break
+                if accelerated:
+                    wait = jump(
+                        x, B, beta, gamma, P, use_P, False, tol, st, max_steps - clock[c], jw
+                    )
+                    if wait == np.inf:
+                        clock[c] = max_steps
+                        status[c] = BUDGET
+                        break
+                    clock[c] += wait
+                else:
+                    for i in range(n):
+                        u[i] = next_uniform(st)
+                    chain_step(x, B, beta, gamma, P, use_P, u, st, out, cw, cw[-1])
+                    for i in range(n):
+                        for k in range(d):
+                            x[i, k] = out[i, k]
+                    clock[c] += 1.0
+                if event_hit(ev, c, x, hw):
+                    r = n_rec[c]
+                    level[c] = np.inf
+                    rec_level[c, r] = np.inf
+                    rec_time[c, r] = clock[c]
+                    rec_state[c, r] = x
+                    n_rec[c] = r + 1
+                    status[c] = IN_B
+                    break
+                if accelerated:
+                    # after the event test, as advance_accelerated tests it (so that both engines
+                    # step the same chain, also when a merge itself would meet the event): merge now
+                    # what the next jump would merge first, so that a token back within the merge
+                    # distance of its group point is seen there (else the next jump's wait would be
+                    # drawn from the frozen configuration before ξ could see the return)
+                    merge_groups(x, tol, jw[0], jw[1], jw[2], jw[3], jw[4])
+                xi = coordinate(ev, c, x, hw)
+                if xi > level[c]:
+                    r = n_rec[c]
+                    level[c] = xi
+                    rec_level[c, r] = xi
+                    rec_time[c, r] = clock[c]
+                    rec_state[c, r] = x
+                    n_rec[c] = r + 1
+                if xi <= low:
+                    status[c] = IN_A
+                    break
+                if xi > high:
+                    status[c] = ABOVE
+                    break
+
+    return excursions_slice
 
 
-@_jit(parallel=True, **JIT)
-def coordinates(X, ev, out):
-    """out[c] = ξ(X[c]) (see :func:`coordinate`)."""
-    C, n, d = X.shape
-    for c in prange(C):
-        out[c] = coordinate(ev, c, X[c], hull_work(n, d))
+def coordinates(X, ev, out, threads=1):
+    """out[c] = ξ(X[c]) (see :func:`coordinate`), in slices of c on ``threads`` threads."""
+    over_chains(_coordinates, (X, ev, out), X.shape[0], threads)
+
+
+@_jit(**JIT)
+def _coordinates(X, ev, out, lo, hi):
+    work = hull_work(X.shape[1], X.shape[2])
+    for c in range(lo, hi):
+        out[c] = coordinate(ev, c, X[c], work)
