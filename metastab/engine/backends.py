@@ -139,7 +139,7 @@ class Cpu:
         _drivers.neighbour_sets(*args)
 
     def advance_accelerated(self, *args: Any) -> None:
-        _accelerated.advance_accelerated(*args, numba.get_num_threads())
+        _accelerated.advance_accelerated(*args, threads=numba.get_num_threads())
 
     def compile_accelerated(self, *args: Any) -> None:
         # args as advance_accelerated's: compile, or load from the cache, without running it
@@ -147,10 +147,10 @@ class Cpu:
         _accelerated.advance_slice.compile(sig)
 
     def excursions(self, *args: Any) -> None:
-        _splitting.excursions(*args, numba.get_num_threads())
+        _splitting.excursions(*args, threads=numba.get_num_threads())
 
     def coordinates(self, *args: Any) -> None:
-        _splitting.coordinates(*args, numba.get_num_threads())
+        _splitting.coordinates(*args, threads=numba.get_num_threads())
 
     def kernels(self, name: str, launch: tuple | None = None) -> tuple:
         # launch: (chains, n, dyn, code) of the run, whose kernel is one of many (kernel_for)

@@ -512,9 +512,9 @@ def test_accelerated_calls_do_not_matter(monkeypatch):
     calls = []
     orig = _accelerated.advance_accelerated
 
-    def counting(*args):
+    def counting(*args, **kwargs):
         calls.append(args[6])
-        return orig(*args)
+        return orig(*args, **kwargs)
 
     monkeypatch.setattr(_accelerated, "advance_accelerated", counting)
     many = _fp()

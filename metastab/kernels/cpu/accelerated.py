@@ -366,7 +366,7 @@ class Tally(NamedTuple):
     jumps: np.ndarray  # int64: events drawn
 
 
-def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally, threads=1):
+def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally, *, threads=1):
     """Run every chain c with ``tally.done[c]`` False for up to ``max_jumps`` events, in place.
 
     ``dyn`` is the SA_P model's :class:`~metastab.kernels.params.Dynamics` (kind SPHERE_CHAIN:

@@ -100,7 +100,7 @@ def coordinate(ev, c, x, work):
     return top
 
 
-def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records, threads=1):
+def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records, *, threads=1):
     """Advance every replica c from ``X[c]`` (in place) until it stops; ``walk.status[c]`` says
     why.
 
@@ -219,7 +219,7 @@ def _excursions_for(accelerated: bool):
     return excursions_slice
 
 
-def coordinates(X, ev, out, threads=1):
+def coordinates(X, ev, out, *, threads=1):
     """out[c] = ξ(X[c]) (see :func:`coordinate`), in slices of c on ``threads`` threads."""
     over_chains(_coordinates, (X, ev, out), X.shape[0], threads)
 
