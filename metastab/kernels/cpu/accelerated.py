@@ -390,10 +390,7 @@ def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, ta
 def advance_slice(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally, lo, hi):
     """:func:`advance_accelerated` for the chains lo <= c < hi."""
     n, d = X.shape[1:]
-    B = dyn.B
-    P = dyn.P
-    beta = dyn.beta
-    use_P = dyn.use_P
+    B, P, beta, use_P = dyn.B, dyn.P, dyn.beta, dyn.use_P
     sphere = dyn.kind == SPHERE_CHAIN
     time = tally.time
     comp = tally.comp

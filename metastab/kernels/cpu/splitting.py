@@ -135,10 +135,7 @@ def _excursions_for(accelerated: bool):
     @_jit(**JIT)
     def excursions_slice(X, state, dyn, gamma, tol, ev, bounds, walk, records, lo, hi):
         n, d = X.shape[1:]
-        B = dyn.B
-        P = dyn.P
-        beta = dyn.beta
-        use_P = dyn.use_P
+        B, P, beta, use_P = dyn.B, dyn.P, dyn.beta, dyn.use_P
         low = bounds.low
         high = bounds.high
         max_steps = bounds.max_steps
