@@ -72,7 +72,9 @@ def _splat(builder, value):
 def _tile(rows, vecs=_VECS, stride=ROWS, top=False):
     """The intrinsic tile(A, X, S, j, p, M) of ``rows`` rows: S[p + q stride + r] =
     Σ_k A[k, r] X[j + q, k] for q < rows, r < 8 ``vecs``, k < X.shape[1] ascending; with ``top``
-    also M[r] = max(M[r], S[p + q stride + r]) over the rows (M unused otherwise)."""
+    also M[r] = max(M[r], S[p + q stride + r]) over the rows (M unused otherwise). ``vecs`` None:
+    every lane of A, rows A.shape[1] apart, one vector per pass (AVX2's lane sums: one code for
+    every width, which compiles faster than a code per width)."""
 
     @intrinsic
     def tile(typingctx, A, X, S, j, p, M):
@@ -111,46 +113,51 @@ def _tile(rows, vecs=_VECS, stride=ROWS, top=False):
             abase = builder.bitcast(a.data, ir.IntType(8).as_pointer())
             K = cgutils.unpack_tuple(builder, x.shape, 2)[1]
             sp = builder.gep(s.data, [p])
-            for c0 in range(0, vecs, _PASS):  # a pass over k per _PASS vectors
-                vs = range(c0, min(c0 + _PASS, vecs))
+
+            def one_pass(v0, width, row_stride):
+                """The sums of vectors v0 .. v0 + width - 1 (v0, row_stride: IR values)."""
+                vs = [builder.add(v0, ir.Constant(intp, v)) for v in range(width)]
                 # the partial sums: allocas at the function's entry, promoted to registers
-                accs = {(q, v): cgutils.alloca_once_value(builder, zero) for q in range(rows)
-                        for v in vs}  # fmt: skip
-                for acc in accs.values():  # from +0.0 at every call
+                accs = [cgutils.alloca_once_value(builder, zero) for _ in range(rows * width)]
+                for acc in accs:  # from +0.0 at every pass
                     builder.store(zero, acc)
                 with cgutils.for_range(builder, K) as loop:
                     k = loop.index
                     arow = builder.bitcast(builder.gep(abase, [builder.mul(k, astride)]), vptr)
-                    av = {
-                        v: builder.load(builder.gep(arow, [ir.Constant(intp, v)]), align=8)
-                        for v in vs
-                    }
+                    av = [builder.load(builder.gep(arow, [v]), align=8) for v in vs]
                     for q in range(rows):
                         xp = builder.bitcast(
                             builder.gep(xrow[q], [builder.mul(k, xs[1])]), f64.as_pointer()
                         )
                         b = _splat(builder, builder.load(xp, align=8))  # X[j + q, k], every lane
-                        for v in vs:
-                            acc = accs[q, v]
+                        for v in range(width):
+                            acc = accs[q * width + v]
                             builder.store(builder.call(fma, [av[v], b, builder.load(acc)]), acc)
+                lanes = [builder.mul(v, ir.Constant(intp, _WIDTH)) for v in vs]
                 for q in range(rows):
-                    for v in vs:
-                        dst = builder.bitcast(
-                            builder.gep(sp, [ir.Constant(intp, q * stride + v * _WIDTH)]), vptr
-                        )
-                        builder.store(builder.load(accs[q, v]), dst, align=8)
+                    row = builder.gep(sp, [builder.mul(row_stride, ir.Constant(intp, q))])
+                    for v in range(width):
+                        dst = builder.bitcast(builder.gep(row, [lanes[v]]), vptr)
+                        builder.store(builder.load(accs[q * width + v]), dst, align=8)
                 if top:  # the running maxima: any order, as a maximum of scores is exact
                     vmax = cgutils.get_or_insert_function(
                         builder.module, ir.FunctionType(vec, [vec] * 2), f"llvm.maxnum.v{_WIDTH}f64"
                     )
-                    for v in vs:
-                        dst = builder.bitcast(
-                            builder.gep(m.data, [ir.Constant(intp, v * _WIDTH)]), vptr
-                        )
+                    for v in range(width):
+                        dst = builder.bitcast(builder.gep(m.data, [lanes[v]]), vptr)
                         best = builder.load(dst, align=8)
                         for q in range(rows):
-                            best = builder.call(vmax, [best, builder.load(accs[q, v])])
+                            best = builder.call(vmax, [best, builder.load(accs[q * width + v])])
                         builder.store(best, dst, align=8)
+
+            if vecs is None:  # A's lanes, one vector a pass, in a loop of the IR
+                L = cgutils.unpack_tuple(builder, a.shape, 2)[1]
+                with cgutils.for_range(builder, builder.sdiv(L, ir.Constant(intp, _WIDTH))) as c:
+                    one_pass(c.index, 1, L)
+            else:  # _PASS vectors a pass, unrolled
+                for c0 in range(0, vecs, _PASS):
+                    width = min(_PASS, vecs - c0)
+                    one_pass(ir.Constant(intp, c0), width, ir.Constant(intp, stride))
             return context.get_dummy_value()
 
         return sig, codegen
@@ -164,19 +171,22 @@ _jit = njit_keyed("arith.py", "cpu/scores.py", "params.py")
 
 def _row_sums(vecs, stride, top):
     """sums(A, X, j0, S, M): the tiles of 8 ``vecs`` lanes, rows ``stride`` apart in S (and the
-    row maxima in M with ``top``), over rows j0 <= j < X.shape[0], 4 (or 2) at a time, then one
-    at a time. Compiled into its callers (the tiles are constants of the code)."""
+    row maxima in M with ``top``), over rows j0 <= j < X.shape[0], 4 at a time, then one at a
+    time; ``vecs`` None: every lane of A, rows A.shape[1] apart (see :func:`_tile`). Compiled
+    into its callers (the tiles are constants of the code)."""
     many, one = _tile(_TILE, vecs, stride, top), _tile(1, vecs, stride, top)
+    by_A = vecs is None
 
     @njit(**dict(JIT_NO_NRT, cache=False))  # a closure: cached with its callers
     def sums(A, X, j0, S, M):
         n = X.shape[0]
+        step = A.shape[1] if by_A else stride
         j = max(j0, 0)  # non-negative: no wraparound of negative indices
         while j + _TILE <= n:
-            many(A, X, S, j, j * stride, M)
+            many(A, X, S, j, j * step, M)
             j += _TILE
         while j < n:
-            one(A, X, S, j, j * stride, M)
+            one(A, X, S, j, j * step, M)
             j += 1
 
     return sums
@@ -329,11 +339,25 @@ def _by_lanes(f1, f2, f3, f4):
     return run
 
 
+def _any_lanes(f):
+    """run(A, X, S, M): the row sums ``f`` of every lane of A (AVX2: one code for 8 to 32)."""
+
+    @njit(**dict(JIT_NO_NRT, cache=False))  # a closure: cached with its callers
+    def run(A, X, S, M):
+        f(A, X, 0, S, M)
+
+    return run
+
+
 # blocks of 8, 16, 24 or 32 lanes: their scores with the running row maxima, and their sums
-_top1, _top2, _top3, _top4 = (_row_sums(v, v * _WIDTH, True) for v in (1, 2, 3, 4))
-_sum1, _sum2, _sum3 = (_row_sums(v, v * _WIDTH, False) for v in (1, 2, 3))
-_scores_by_lanes = _by_lanes(_top1, _top2, _top3, _top4)
-_sums_by_lanes = _by_lanes(_sum1, _sum2, _sum3, _block_rows)
+if _PASS == 1:  # one vector a pass: one code whatever the lanes
+    _scores_by_lanes = _any_lanes(_row_sums(None, 0, True))
+    _sums_by_lanes = _any_lanes(_row_sums(None, 0, False))
+else:
+    _top1, _top2, _top3, _top4 = (_row_sums(v, v * _WIDTH, True) for v in (1, 2, 3, 4))
+    _sum1, _sum2, _sum3 = (_row_sums(v, v * _WIDTH, False) for v in (1, 2, 3))
+    _scores_by_lanes = _by_lanes(_top1, _top2, _top3, _top4)
+    _sums_by_lanes = _by_lanes(_sum1, _sum2, _sum3, _block_rows)
 
 
 @_jit(**JIT_NO_NRT)
