@@ -73,94 +73,108 @@ def _tile(rows, vecs=_VECS, stride=ROWS, top=False):
     """The intrinsic tile(A, X, S, j, p, M) of ``rows`` rows: S[p + q stride + r] =
     Σ_k A[k, r] X[j + q, k] for q < rows, r < 8 ``vecs``, k < X.shape[1] ascending; with ``top``
     also M[r] = max(M[r], S[p + q stride + r]) over the rows (M unused otherwise). ``vecs`` None:
-    every lane of A, rows A.shape[1] apart, one vector per pass (AVX2's lane sums: one code for
-    every width, which compiles faster than a code per width)."""
+    tile(A, X, S, j, p, M, nv, stride) takes nv and stride as arguments and makes one pass per
+    vector in a loop of the IR (AVX2: one code for every width, which compiles in a fraction of
+    the time of a code per width)."""
 
-    @intrinsic
-    def tile(typingctx, A, X, S, j, p, M):
-        for a in (A, X, S, M):
-            if not (isinstance(a, types.Array) and a.dtype == types.float64):
+    def typed(A, X, S, M, extra):
+        """The signature for these argument types (``extra``: nv and stride), or None."""
+        for arr in (A, X, S, M):
+            if not (isinstance(arr, types.Array) and arr.dtype == types.float64):
                 return None
         if A.layout != "C" or S.layout != "C" or A.ndim != 2 or X.ndim != 2 or S.ndim != 1:
             return None
         if M.layout != "C" or M.ndim != 1:
             return None
-        sig = types.void(A, X, S, types.intp, types.intp, M)
+        return types.void(A, X, S, types.intp, types.intp, M, *(types.intp,) * extra)
 
-        def codegen(context, builder, signature, args):
-            a_ty, x_ty, s_ty = signature.args[:3]
-            a = context.make_array(a_ty)(context, builder, args[0])
-            x = context.make_array(x_ty)(context, builder, args[1])
-            s = context.make_array(s_ty)(context, builder, args[2])
-            j = context.cast(builder, args[3], signature.args[3], types.intp)
-            p = context.cast(builder, args[4], signature.args[4], types.intp)
-            m = context.make_array(signature.args[5])(context, builder, args[5])
-            f64 = ir.DoubleType()
-            vec = ir.VectorType(f64, _WIDTH)
-            vptr = vec.as_pointer()
-            fma = _vfma(builder)
-            intp = context.get_value_type(types.intp)
-            zero = ir.Constant(vec, [0.0] * _WIDTH)
-            xs = cgutils.unpack_tuple(builder, x.strides, 2)
-            xrow = [
-                builder.gep(
-                    builder.bitcast(x.data, ir.IntType(8).as_pointer()),
-                    [builder.mul(builder.add(j, ir.Constant(intp, q)), xs[0])],
-                )
-                for q in range(rows)
-            ]
-            astride = cgutils.unpack_tuple(builder, a.strides, 2)[0]
-            abase = builder.bitcast(a.data, ir.IntType(8).as_pointer())
-            K = cgutils.unpack_tuple(builder, x.shape, 2)[1]
-            sp = builder.gep(s.data, [p])
+    def codegen(context, builder, signature, args):
+        a_ty, x_ty, s_ty = signature.args[:3]
+        a = context.make_array(a_ty)(context, builder, args[0])
+        x = context.make_array(x_ty)(context, builder, args[1])
+        s = context.make_array(s_ty)(context, builder, args[2])
+        j = context.cast(builder, args[3], signature.args[3], types.intp)
+        p = context.cast(builder, args[4], signature.args[4], types.intp)
+        m = context.make_array(signature.args[5])(context, builder, args[5])
+        f64 = ir.DoubleType()
+        vec = ir.VectorType(f64, _WIDTH)
+        vptr = vec.as_pointer()
+        fma = _vfma(builder)
+        intp = context.get_value_type(types.intp)
+        zero = ir.Constant(vec, [0.0] * _WIDTH)
+        xs = cgutils.unpack_tuple(builder, x.strides, 2)
+        xrow = [
+            builder.gep(
+                builder.bitcast(x.data, ir.IntType(8).as_pointer()),
+                [builder.mul(builder.add(j, ir.Constant(intp, q)), xs[0])],
+            )
+            for q in range(rows)
+        ]
+        astride = cgutils.unpack_tuple(builder, a.strides, 2)[0]
+        abase = builder.bitcast(a.data, ir.IntType(8).as_pointer())
+        K = cgutils.unpack_tuple(builder, x.shape, 2)[1]
+        sp = builder.gep(s.data, [p])
 
-            def one_pass(v0, width, row_stride):
-                """The sums of vectors v0 .. v0 + width - 1 (v0, row_stride: IR values)."""
-                vs = [builder.add(v0, ir.Constant(intp, v)) for v in range(width)]
-                # the partial sums: allocas at the function's entry, promoted to registers
-                accs = [cgutils.alloca_once_value(builder, zero) for _ in range(rows * width)]
-                for acc in accs:  # from +0.0 at every pass
-                    builder.store(zero, acc)
-                with cgutils.for_range(builder, K) as loop:
-                    k = loop.index
-                    arow = builder.bitcast(builder.gep(abase, [builder.mul(k, astride)]), vptr)
-                    av = [builder.load(builder.gep(arow, [v]), align=8) for v in vs]
-                    for q in range(rows):
-                        xp = builder.bitcast(
-                            builder.gep(xrow[q], [builder.mul(k, xs[1])]), f64.as_pointer()
-                        )
-                        b = _splat(builder, builder.load(xp, align=8))  # X[j + q, k], every lane
-                        for v in range(width):
-                            acc = accs[q * width + v]
-                            builder.store(builder.call(fma, [av[v], b, builder.load(acc)]), acc)
-                lanes = [builder.mul(v, ir.Constant(intp, _WIDTH)) for v in vs]
+        def one_pass(v0, width, row_stride):
+            """The sums of vectors v0 .. v0 + width - 1 (v0, row_stride: IR values)."""
+            vs = [builder.add(v0, ir.Constant(intp, v)) for v in range(width)]
+            # the partial sums: allocas at the function's entry, promoted to registers
+            accs = [cgutils.alloca_once_value(builder, zero) for _ in range(rows * width)]
+            for acc in accs:  # from +0.0 at every pass
+                builder.store(zero, acc)
+            with cgutils.for_range(builder, K) as loop:
+                k = loop.index
+                arow = builder.bitcast(builder.gep(abase, [builder.mul(k, astride)]), vptr)
+                av = [builder.load(builder.gep(arow, [v]), align=8) for v in vs]
                 for q in range(rows):
-                    row = builder.gep(sp, [builder.mul(row_stride, ir.Constant(intp, q))])
-                    for v in range(width):
-                        dst = builder.bitcast(builder.gep(row, [lanes[v]]), vptr)
-                        builder.store(builder.load(accs[q * width + v]), dst, align=8)
-                if top:  # the running maxima: any order, as a maximum of scores is exact
-                    vmax = cgutils.get_or_insert_function(
-                        builder.module, ir.FunctionType(vec, [vec] * 2), f"llvm.maxnum.v{_WIDTH}f64"
+                    xp = builder.bitcast(
+                        builder.gep(xrow[q], [builder.mul(k, xs[1])]), f64.as_pointer()
                     )
+                    b = _splat(builder, builder.load(xp, align=8))  # X[j + q, k], every lane
                     for v in range(width):
-                        dst = builder.bitcast(builder.gep(m.data, [lanes[v]]), vptr)
-                        best = builder.load(dst, align=8)
-                        for q in range(rows):
-                            best = builder.call(vmax, [best, builder.load(accs[q * width + v])])
-                        builder.store(best, dst, align=8)
+                        acc = accs[q * width + v]
+                        builder.store(builder.call(fma, [av[v], b, builder.load(acc)]), acc)
+            lanes = [builder.mul(v, ir.Constant(intp, _WIDTH)) for v in vs]
+            for q in range(rows):
+                row = builder.gep(sp, [builder.mul(row_stride, ir.Constant(intp, q))])
+                for v in range(width):
+                    dst = builder.bitcast(builder.gep(row, [lanes[v]]), vptr)
+                    builder.store(builder.load(accs[q * width + v]), dst, align=8)
+            if top:  # the running maxima: any order, as a maximum of scores is exact
+                vmax = cgutils.get_or_insert_function(
+                    builder.module, ir.FunctionType(vec, [vec] * 2), f"llvm.maxnum.v{_WIDTH}f64"
+                )
+                for v in range(width):
+                    dst = builder.bitcast(builder.gep(m.data, [lanes[v]]), vptr)
+                    best = builder.load(dst, align=8)
+                    for q in range(rows):
+                        best = builder.call(vmax, [best, builder.load(accs[q * width + v])])
+                    builder.store(best, dst, align=8)
 
-            if vecs is None:  # A's lanes, one vector a pass, in a loop of the IR
-                L = cgutils.unpack_tuple(builder, a.shape, 2)[1]
-                with cgutils.for_range(builder, builder.sdiv(L, ir.Constant(intp, _WIDTH))) as c:
-                    one_pass(c.index, 1, L)
-            else:  # _PASS vectors a pass, unrolled
-                for c0 in range(0, vecs, _PASS):
-                    width = min(_PASS, vecs - c0)
-                    one_pass(ir.Constant(intp, c0), width, ir.Constant(intp, stride))
-            return context.get_dummy_value()
+        if vecs is None:  # one vector a pass, in a loop of the IR
+            nv, rs = (context.cast(builder, v, ty, types.intp)
+                      for v, ty in zip(args[6:], signature.args[6:]))  # fmt: skip
+            with cgutils.for_range(builder, nv) as c:
+                one_pass(c.index, 1, rs)
+        else:  # _PASS vectors a pass, unrolled
+            for c0 in range(0, vecs, _PASS):
+                width = min(_PASS, vecs - c0)
+                one_pass(ir.Constant(intp, c0), width, ir.Constant(intp, stride))
+        return context.get_dummy_value()
 
-        return sig, codegen
+    if vecs is None:
+
+        @intrinsic
+        def tile_nv(typingctx, A, X, S, j, p, M, nv, stride):
+            sig = typed(A, X, S, M, 2)
+            return None if sig is None else (sig, codegen)
+
+        return tile_nv
+
+    @intrinsic
+    def tile(typingctx, A, X, S, j, p, M):
+        sig = typed(A, X, S, M, 0)
+        return None if sig is None else (sig, codegen)
 
     return tile
 
@@ -175,21 +189,35 @@ def _row_sums(vecs, stride, top):
     time; ``vecs`` None: every lane of A, rows A.shape[1] apart (see :func:`_tile`). Compiled
     into its callers (the tiles are constants of the code)."""
     many, one = _tile(_TILE, vecs, stride, top), _tile(1, vecs, stride, top)
-    by_A = vecs is None
+    if vecs is not None:
+
+        @njit(**dict(JIT_NO_NRT, cache=False))  # a closure: cached with its callers
+        def sums(A, X, j0, S, M):
+            n = X.shape[0]
+            j = max(j0, 0)  # non-negative: no wraparound of negative indices
+            while j + _TILE <= n:
+                many(A, X, S, j, j * stride, M)
+                j += _TILE
+            while j < n:
+                one(A, X, S, j, j * stride, M)
+                j += 1
+
+        return sums
 
     @njit(**dict(JIT_NO_NRT, cache=False))  # a closure: cached with its callers
-    def sums(A, X, j0, S, M):
+    def sums_of_A(A, X, j0, S, M):
         n = X.shape[0]
-        step = A.shape[1] if by_A else stride
-        j = max(j0, 0)  # non-negative: no wraparound of negative indices
+        L = A.shape[1]
+        nv = L // _WIDTH
+        j = max(j0, 0)
         while j + _TILE <= n:
-            many(A, X, S, j, j * step, M)
+            many(A, X, S, j, j * L, M, nv, L)
             j += _TILE
         while j < n:
-            one(A, X, S, j, j * step, M)
+            one(A, X, S, j, j * L, M, nv, L)
             j += 1
 
-    return sums
+    return sums_of_A
 
 
 _block_rows = _row_sums(_VECS, ROWS, False)
@@ -199,6 +227,15 @@ def _by_vecs(packed):
     """tile(nv, A, X, S, j, p, M): the tile of 4 rows and nv = 1 .. 4 vectors of 8 lanes, its
     rows ROWS apart in S, or with ``packed`` one after the other (8 nv apart). Compiled into its
     callers."""
+    if _PASS == 1:  # one vector a pass: one code for every nv (see _tile)
+        t = _tile(4, None)
+
+        @njit(**dict(JIT_NO_NRT, cache=False))  # a closure: cached with its callers
+        def tile_nv(nv, A, X, S, j, p, M):
+            t(A, X, S, j, p, M, nv, nv * _WIDTH if packed else ROWS)
+
+        return tile_nv
+
     t1, t2, t3, t4 = (_tile(4, v, v * _WIDTH if packed else ROWS) for v in (1, 2, 3, 4))
 
     @njit(**dict(JIT_NO_NRT, cache=False))  # a closure: cached with its callers
