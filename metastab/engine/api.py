@@ -132,7 +132,7 @@ def simulate(
     check_memory(
         f"{what}: the trajectory" if what else f"a run of {C} chains of {n} tokens in R^{d}", need
     )
-    launch = (C, n, model.kernel_params(d), NO_EVENT)
+    launch = (C, n, d, model.kernel_params(d), NO_EVENT)
     announce_compile(progress, *backend.kernels("exact", launch))
     X, seed, state = start(x, C, rng, first_chain)
     snapshots, neighbours = None, None
@@ -261,7 +261,7 @@ def first_passage(
         run_bytes(C, n, d, model) + x.nbytes + 8 * C * n * d,
     )
     ev = event.compile(np.ascontiguousarray(x), model.key_query(d))
-    launch = (C, n, model.kernel_params(d), ev.code)
+    launch = (C, n, d, model.kernel_params(d), ev.code)
     announce_compile(progress, *backend.kernels("passage", launch))
     resolution.check_resolution(model, x, what="initial configurations")
     X, seed, state = start(x, C, rng, first_chain)

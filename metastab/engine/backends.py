@@ -153,13 +153,13 @@ class Cpu:
         _splitting.coordinates(*args, threads=numba.get_num_threads())
 
     def kernels(self, name: str, launch: tuple | None = None) -> tuple:
-        # launch: (chains, n, dyn, code) of the run, whose kernel is one of many (kernel_for)
+        # launch: (chains, n, d, dyn, code) of the run, whose kernel is one of many (kernel_for)
         run: tuple = ()
         if launch is not None:
-            chains, n, dyn, code = launch
+            chains, n, d, dyn, code = launch
             drivers = _sphere if dyn.kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
             threads = numba.get_num_threads()
-            run = (drivers.kernel_for(chains, n, dyn.kind, code, threads, *_scheme(dyn)),)
+            run = (drivers.kernel_for(chains, n, d, dyn.kind, code, threads, *_scheme(dyn)),)
             if code != NO_EVENT:
                 run += (_drivers.events_at_for(code),)
         return {

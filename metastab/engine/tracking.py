@@ -111,7 +111,7 @@ def track(
         f"{what}: the observables" if what else f"a run of {C} chains of {n} tokens in R^{d}",
         run_bytes(C, n, d, model) + 8 * C * n + 8 * C * count * width,
     )
-    launch = (C, n, model.kernel_params(d), CLUSTERS)
+    launch = (C, n, d, model.kernel_params(d), CLUSTERS)
     announce_compile(progress, *backend.kernels("exact", launch), _clusters.observe)
     X, seed, state = start(x, C, rng, first_chain)
     ev = clusters_arrays((n, d), float(delta), 0, chains=C)

@@ -22,6 +22,7 @@ from .steps import (
     _chain_blocks,
     _gram,
     _paths,
+    _plain,
     _resolve_pending,
     _row_scores,
     chain_step,
@@ -64,12 +65,16 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, tw, T):
     compilation runs the prange loops on threads."""
     n, d = x.shape
     nb = (n + _ROWS - 1) // _ROWS
-    plain, gram = _paths(x, B, G)
-    if gram:
-        ng = G.shape[0]
-        for q in prange(T):
-            for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
-                _gram(x, G, tw[0][q], b, b + 1)
+    if G is None:  # a constant of the compiled code (see has_gram): no Gram code
+        plain = _plain(x, B)
+        gram = False
+    else:
+        plain, gram = _paths(x, B, G)
+        if gram:
+            ng = G.shape[0]
+            for q in prange(T):
+                for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
+                    _gram(x, G, tw[0][q], b, b + 1)
     for q in prange(T):
         _chain_blocks(
             x,
@@ -123,11 +128,11 @@ def stopped(ev, c, x, work, t, steps, done, code):
 
 
 @functools.cache
-def _tokens_for(code: int):
+def _tokens_for(code: int, gram: bool):
     """The kernel of SA_P with fewer chains than threads for the event ``code``: chains one after
-    the other, each step's blocks of tokens (and of the Gram) split over the threads. A token's
-    arithmetic does not depend on which thread runs its block, so the bits are those of the
-    chain-parallel path."""
+    the other, each step's blocks of tokens (and of the Gram, where ``gram``: see
+    :func:`.steps.has_gram`) split over the threads. A token's arithmetic does not depend on
+    which thread runs its block, so the bits are those of the chain-parallel path."""
 
     @_jit(parallel=True, **JIT)
     def advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
@@ -138,7 +143,8 @@ def _tokens_for(code: int):
         use_P = dyn.use_P
         gammas = sched.gammas
         cw = chain_work(n, d)
-        pw, G = cw[-2], cw[-1]
+        pw = cw[-2]
+        G = cw[-1] if gram else None  # no Gram: its code is not compiled
         tw = thread_works(T, n, d)
         out = np.empty((n, d))
         u = np.empty(n)
@@ -216,13 +222,14 @@ def _chains_for(kind: int, code: int, gram: bool):
     return advance_chains
 
 
-def kernel_for(chains: int, n: int, kind: int, code: int, threads: int):
-    """The kernel that :func:`advance` runs for ``chains`` chains of n tokens of the model kind
-    ``kind`` with the event ``code`` on ``threads`` threads (a numba dispatcher, compiled on first
-    call; one per kind, event and path, so that a run compiles only what it uses)."""
+def kernel_for(chains: int, n: int, d: int, kind: int, code: int, threads: int):
+    """The kernel that :func:`advance` runs for ``chains`` chains of n tokens in R^d of the model
+    kind ``kind`` with the event ``code`` on ``threads`` threads (a numba dispatcher, compiled on
+    first call; one per kind, event and path, so that a run compiles only what it uses)."""
+    gram = kind == CHAIN and has_gram(n, d)
     if kind == CHAIN and chains < threads and n > _ROWS:
-        return _tokens_for(code)
-    return _chains_for(kind, code, kind == CHAIN and has_gram(n))
+        return _tokens_for(code, gram)
+    return _chains_for(kind, code, gram)
 
 
 def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
@@ -240,10 +247,10 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     threads share each step's tokens instead. Runs :func:`kernel_for`'s kernel; ``nsteps`` 0
     compiles it (or loads it from the cache) and changes nothing.
     """
-    C, n, _ = X.shape
-    kernel = kernel_for(C, n, dyn.kind, ev.code, threads)
+    C, n, d = X.shape
+    kernel = kernel_for(C, n, d, dyn.kind, ev.code, threads)
     args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
-    if kernel is _tokens_for(ev.code):
+    if kernel is _tokens_for(ev.code, has_gram(n, d)):
         kernel(*args, threads)
     else:
         over_chains(kernel, args, C, threads)

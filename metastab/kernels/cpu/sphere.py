@@ -650,14 +650,16 @@ def _chains_for(kind: int, code: int, scheme: int, gram: bool):
     return advance_chains
 
 
-def kernel_for(chains: int, n: int, kind: int, code: int, threads: int, scheme: int = POST_LN):
+def kernel_for(
+    chains: int, n: int, d: int, kind: int, code: int, threads: int, scheme: int = POST_LN
+):
     """The kernel that :func:`advance` runs (see ``drivers.kernel_for``; ``scheme``: the flow's):
     a flow with fewer chains than threads and more than one block of tokens shares each step's
     blocks over the threads."""
     if kind != SPHERE_CHAIN and chains < threads and n > _ROWS:
         return _tokens_for(code, scheme)
     if kind == SPHERE_CHAIN:
-        return _chains_for(kind, code, POST_LN, has_gram(n))
+        return _chains_for(kind, code, POST_LN, has_gram(n, d))
     return _chains_for(kind, code, scheme, _gram_blocks(n) > 0)
 
 
@@ -669,8 +671,8 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     only on its stream, not on the thread count or on how the steps are split. A flow with fewer
     chains than threads and more than one block of tokens shares each step's blocks over the
     threads instead. Runs :func:`kernel_for`'s kernel."""
-    C, n, _ = X.shape
-    kernel = kernel_for(C, n, dyn.kind, ev.code, threads, dyn.scheme)
+    C, n, d = X.shape
+    kernel = kernel_for(C, n, d, dyn.kind, ev.code, threads, dyn.scheme)
     args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
     if kernel is _tokens_for(ev.code, dyn.scheme):
         kernel(*args, threads)
