@@ -22,7 +22,6 @@ from .steps import (
     _chain_blocks,
     _gram,
     _paths,
-    _plain,
     _resolve_pending,
     _row_scores,
     chain_step,
@@ -65,16 +64,12 @@ def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, tw, T):
     compilation runs the prange loops on threads."""
     n, d = x.shape
     nb = (n + _ROWS - 1) // _ROWS
-    if G is None:  # a constant of the compiled code (see has_gram): no Gram code
-        plain = _plain(x, B)
-        gram = False
-    else:
-        plain, gram = _paths(x, B, G)
-        if gram:
-            ng = G.shape[0]
-            for q in prange(T):
-                for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
-                    _gram(x, G, tw[0][q], b, b + 1)
+    plain, gram = _paths(x, B, G)
+    if G is not None and gram:  # G None: a constant of the compiled code, no Gram code
+        ng = G.shape[0]
+        for q in prange(T):
+            for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
+                _gram(x, G, tw[0][q], b, b + 1)
     for q in prange(T):
         _chain_blocks(
             x,

@@ -288,8 +288,11 @@ def _plain(x, B):
 @_jit(**JIT_NO_NRT)
 def _paths(x, B, G):
     """(plain, gram): whether chain_step may use x_i for B x_i (:func:`_plain`), and whether it
-    takes the scores from the symmetric Gram as well (G allocated: n a multiple of _ROWS)."""
+    takes the scores from the symmetric Gram as well (G allocated: n a multiple of _ROWS; never
+    with G None)."""
     plain = _plain(x, B)
+    if G is None:
+        return plain, False
     return plain, plain and G.shape[0] * _ROWS == x.shape[0]
 
 
@@ -545,13 +548,9 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work, G, picks=None):
     """
     n = x.shape[0]
     work_b, pw = work[:-2], work[-2]
-    if G is None:  # a constant of the compiled code (see has_gram): no Gram code
-        plain = _plain(x, B)
-        gram = False
-    else:
-        plain, gram = _paths(x, B, G)
-        if gram:
-            _gram(x, G, work_b[0], 0, G.shape[0])
+    plain, gram = _paths(x, B, G)
+    if G is not None and gram:  # G None: a constant of the compiled code, no Gram code
+        _gram(x, G, work_b[0], 0, G.shape[0])
     rows = work_b[2].shape[0]
     # _chain_blocks' loop over every block, written out: numba re-optimises each callee in
     # every caller's module, so a call level less cut the cold demo's compile by about 2 s
