@@ -6,6 +6,7 @@ import pytest
 from numba import njit
 
 from metastab.kernels.arith import exp_fma, fma
+from metastab.kernels.cpu import tiles
 from metastab.kernels.cpu.scores import ROWS, score_loops
 from metastab.kernels.cpu.tiles import PACKED, block_sums, gram, gram_block, lane_scores
 
@@ -133,6 +134,35 @@ def test_lane_scores_match_the_plain_loops(lanes, n, k):
     _lanes(A, X, got, M)
     assert np.array_equal(_bits(got), _bits(want))
     assert np.array_equal(M, np.maximum(M0, want.reshape(n, lanes).max(axis=0)))
+
+
+# Both forms of the tiles, whichever this machine runs: unrolled passes (of 4 vectors where
+# AVX-512 has the registers, else of 1) and one pass per vector in a loop (AVX2's lane tiles)
+_BY_ARGS = tiles._row_sums(None, 0, True)
+_UNROLLED = {v: tiles._row_sums(v, v * 8, True) for v in (1, 2, 3, 4)}
+
+
+@njit
+def _run_rows(f, A, X, S, M):
+    f(A, X, 0, S, M)
+
+
+@pytest.mark.parametrize("vecs", [1, 2, 3, 4])
+def test_tiles_unrolled_and_by_arguments_agree_on_any_machine(vecs):
+    """The tile that takes its width as arguments and the unrolled one: the plain loops' sums bit
+    for bit and the same maxima, so the form this machine does not run is checked too."""
+    rng = np.random.default_rng(vecs)
+    lanes = 8 * vecs
+    A = _spread(rng, 7, lanes)
+    X = _spread(rng, 6, 7)
+    want = np.full(6 * lanes, np.nan)
+    _plain_lanes(A, X, want)
+    for f in (_BY_ARGS, _UNROLLED[vecs]):
+        got = np.full(6 * lanes, np.nan)
+        M = np.full(lanes, -np.inf)
+        _run_rows(f, A, X, got, M)
+        assert np.array_equal(_bits(got), _bits(want))
+        assert np.array_equal(M, want.reshape(6, lanes).max(axis=0))
 
 
 @pytest.mark.parametrize("blocks, d", [(1, 3), (2, 1), (3, 17)])
