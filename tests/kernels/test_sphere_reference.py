@@ -101,6 +101,10 @@ def test_flow_step_matches_reference_across_sizes(n, d):
         m = SphereFlow(3.0, 0.1, scheme=scheme, causal=causal)
         want = sref.flow_step(x, heads_of(m, d), 3.0, 0.1, scheme=scheme, causal=causal)
         assert np.array_equal(k_flow(x, m), want)
+    B = rng.normal(size=(d, d))  # scores without the Gram, weights scaled by e^{β c_i} / n
+    m = SphereFlow(3.0, 0.1, attention="unnormalized", B=B)
+    want = sref.flow_step(x, heads_of(m, d), 3.0, 0.1, attention="unnormalized")
+    assert np.array_equal(k_flow(x, m), want)
 
 
 @pytest.mark.parametrize("n", [32, 64])

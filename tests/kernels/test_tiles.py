@@ -95,6 +95,31 @@ def test_block_sums_match_the_plain_loops(n, k):
         assert np.array_equal(_bits(got), _bits(want))
 
 
+@njit
+def _scaled(A, X, S, M):
+    tiles.scaled_sums(A, X, S, M)
+
+
+@pytest.mark.parametrize("n, k", [(32, 2), (32, 33), (5, 1)])
+def test_scaled_sums_are_the_sums_then_their_products(n, k):
+    """The tile's stored sums times M[r]: each sum rounded, then multiplied, as block_sums
+    followed by a pass of products. Negative control: the scales folded into the weights
+    (the sums of (w M[r]) x) give other bits."""
+    rng = np.random.default_rng(n * 100 + k)
+    W = _spread(rng, n, ROWS)
+    Xt = _spread(rng, k, n)
+    M = rng.uniform(0.1, 3.0, size=ROWS)
+    sums = np.full(k * ROWS, np.nan)
+    _tiled(W, Xt, 0, sums)
+    want = sums * np.tile(M, k)
+    got = np.full(k * ROWS, np.nan)
+    _scaled(W, Xt, got, M)
+    assert np.array_equal(_bits(got), _bits(want))
+    folded = np.full(k * ROWS, np.nan)
+    _tiled(W * M, Xt, 0, folded)
+    assert not np.array_equal(_bits(got), _bits(folded))
+
+
 def test_block_sums_start_each_sum_from_plus_zero():
     """Products of -0.0 sum to +0.0 from +0.0 (as in the plain loops), not to -0.0."""
     A = np.full((3, ROWS), -0.0)

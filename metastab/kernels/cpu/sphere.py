@@ -50,7 +50,7 @@ from .steps import chain_step as _steps_chain_step
 from .steps import chain_work as _steps_chain_work
 from .steps import copy_rows, has_gram
 from .threads import over_chains
-from .tiles import PACKED, block_sums, gram, gram_block, normalise
+from .tiles import PACKED, block_sums, gram, gram_block, normalise, scaled_sums
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
@@ -192,7 +192,9 @@ def _velocity_blocks(
     ``tiles.gram_block`` for a single block) holds them, each pair's exp taken once. Where causal
     masking hides j > i, its weight is exactly 0, which leaves every sum of a finite state
     unchanged bit for bit. The sums are scaled by 1 / total (softmax) or e^{β c_i} / n (USA); so
-    are the products by V_h (q ascending, one fma each), across the block's tokens too."""
+    are the products by V_h (q ascending, one fma each), across the block's tokens too. With one
+    block (n = ROWS), one head and V = I the tiles scale the sums as they store them, straight
+    into outT (``tiles.scaled_sums``: the same bits, without a pass over them)."""
     d, n = xt.shape
     x = xt.T  # token j's coordinates x[j, k]: the score loops read them one at a time
     bxt, W, rows, tri, ones = bw
@@ -245,6 +247,9 @@ def _velocity_blocks(
                     scale[r] = math.exp(beta * best[r]) / n
                 else:
                     scale[r] = 1.0 / total[r]
+            if plain_V and H == 1 and n == _ROWS:  # outT is the block: the tiles scale and
+                scaled_sums(Wb.reshape((n, _ROWS)), xt, outT.reshape(d * _ROWS), scale)
+                continue  # store the weighted sums there
             # the weighted sums across the block's tokens, from the transposed state, scaled
             acc = bxt.reshape(d * _ROWS)  # free once the scores are computed
             block_sums(Wb.reshape((n, _ROWS)), xt, 0, acc)

@@ -9,7 +9,8 @@ vector registers for the whole pass over k and store them once: LLVM vectorises 
 innermost loop of plain loops and keeps their partial sums in memory, which halves their
 speed. The tiles are written in LLVM IR (``llvm.fma`` on
 vectors of 8 doubles, one rounding per lane, as the scalar ``arith.fma``), so every sum's bits
-are those of the scalar loops.
+are those of the scalar loops. :func:`scaled_sums` multiplies each stored sum by its lane's
+scale, which spares the flow's single-block step a pass over its weighted sums.
 
 :func:`normalise` is the flow's LayerNorm across tokens in the same way: 8 lanes of tokens side
 by side, the eight partial sums of each squared norm (``sphere._dot8``'s order) in vector
@@ -32,6 +33,7 @@ from .scores import ROWS
 
 __all__ = [
     "block_sums",
+    "scaled_sums",
     "gram",
     "gram_block",
     "lane_scores",
@@ -69,10 +71,12 @@ def _splat(builder, value):
     )
 
 
-def _tile(rows, vecs=_VECS, stride=ROWS, top=False):
+def _tile(rows, vecs=_VECS, stride=ROWS, top=False, scaled=False):
     """The intrinsic tile(A, X, S, j, p, M) of ``rows`` rows: S[p + q stride + r] =
     Σ_k A[k, r] X[j + q, k] for q < rows, r < 8 ``vecs``, k < X.shape[1] ascending; with ``top``
-    also M[r] = max(M[r], S[p + q stride + r]) over the rows (M unused otherwise). ``vecs`` None:
+    also M[r] = max(M[r], S[p + q stride + r]) over the rows; with ``scaled`` the sums times
+    M[r] instead (each sum rounded, then its product: the bits of a scaling after the tile; M
+    unused otherwise). ``vecs`` None:
     tile(A, X, S, j, p, M, nv, stride) takes nv and stride as arguments and makes one pass per
     vector in a loop of the IR (AVX2: one code for every width, which compiles in a fraction of
     the time of a code per width)."""
@@ -135,11 +139,15 @@ def _tile(rows, vecs=_VECS, stride=ROWS, top=False):
                         acc = accs[q * width + v]
                         builder.store(builder.call(fma, [av[v], b, builder.load(acc)]), acc)
             lanes = [builder.mul(v, ir.Constant(intp, _WIDTH)) for v in vs]
+            if scaled:
+                ms = [builder.load(builder.bitcast(builder.gep(m.data, [c]), vptr), align=8)
+                      for c in lanes]  # fmt: skip
             for q in range(rows):
                 row = builder.gep(sp, [builder.mul(row_stride, ir.Constant(intp, q))])
                 for v in range(width):
                     dst = builder.bitcast(builder.gep(row, [lanes[v]]), vptr)
-                    builder.store(builder.load(accs[q * width + v]), dst, align=8)
+                    total = builder.load(accs[q * width + v])
+                    builder.store(builder.fmul(total, ms[v]) if scaled else total, dst, align=8)
             if top:  # the running maxima: any order, as a maximum of scores is exact
                 vmax = cgutils.get_or_insert_function(
                     builder.module, ir.FunctionType(vec, [vec] * 2), f"llvm.maxnum.v{_WIDTH}f64"
@@ -183,12 +191,13 @@ def _tile(rows, vecs=_VECS, stride=ROWS, top=False):
 _jit = njit_keyed("arith.py", "cpu/scores.py", "params.py")
 
 
-def _row_sums(vecs, stride, top):
+def _row_sums(vecs, stride, top, scaled=False):
     """sums(A, X, j0, S, M): the tiles of 8 ``vecs`` lanes, rows ``stride`` apart in S (and the
-    row maxima in M with ``top``), over rows j0 <= j < X.shape[0], 4 at a time, then one at a
-    time; ``vecs`` None: every lane of A, rows A.shape[1] apart (see :func:`_tile`). Compiled
-    into its callers (the tiles are constants of the code)."""
-    many, one = _tile(_TILE, vecs, stride, top), _tile(1, vecs, stride, top)
+    row maxima in M with ``top``, or the sums times M with ``scaled``), over rows
+    j0 <= j < X.shape[0], 4 at a time, then one at a time; ``vecs`` None: every lane of A, rows
+    A.shape[1] apart (see :func:`_tile`). Compiled into its callers (the tiles are constants of
+    the code)."""
+    many, one = (_tile(rows, vecs, stride, top, scaled) for rows in (_TILE, 1))
     if vecs is not None:
 
         @njit(**dict(JIT_NO_NRT, cache=False))  # a closure: cached with its callers
@@ -221,6 +230,7 @@ def _row_sums(vecs, stride, top):
 
 
 _block_rows = _row_sums(_VECS, ROWS, False)
+_scaled_rows = _row_sums(_VECS, ROWS, False, True)
 
 
 def _by_vecs(packed):
@@ -271,6 +281,14 @@ def block_sums(A, X, j0, S):
     X = x) or its weighted sums (A = the weights, X = x transposed). A: C-contiguous, ROWS
     columns; X.shape[1] rows of A are read."""
     _block_rows(A, X, j0, S, S)
+
+
+@_jit(**JIT_NO_NRT)
+def scaled_sums(A, X, S, M):
+    """S[j ROWS + r] = (Σ_k A[k, r] X[j, k]) M[r]: :func:`block_sums` from j = 0, each sum
+    rounded and then scaled by its lane's M[r] (M: ROWS doubles), as the tile stores it: the
+    bits of block_sums followed by a pass of products, without that pass."""
+    _scaled_rows(A, X, 0, S, M)
 
 
 @njit(inline="always")
