@@ -99,13 +99,13 @@ def _intact(out, reference) -> None:
 
 @pytest.mark.parametrize(
     "point",
-    [
-        "start:mkdir",
+    [  # a point of each phase in the fast tier, the others in the slow tier
+        pytest.param("start:mkdir", marks=pytest.mark.slow),
         "start:locked",
         "json:manifest.json",
-        "start:manifest",
-        "chunk:written",
-        "chunk:renamed",
+        pytest.param("start:manifest", marks=pytest.mark.slow),
+        pytest.param("chunk:written", marks=pytest.mark.slow),
+        pytest.param("chunk:renamed", marks=pytest.mark.slow),
         "chunk:journaled#2",
         "json:results.json",
     ],

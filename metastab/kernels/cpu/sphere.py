@@ -503,19 +503,15 @@ def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G,
     _normalise_fused(dt / 6.0, K[3], xt, out, work)
 
 
-@_jit(**_JIT)
 def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
     """One step of the flow on the sphere (module notes) by its scheme: :func:`_post_ln`,
-    :func:`_rk4` or :func:`_pre_ln`, on one thread. Synchronous: every token reads the old x."""
-    if scheme == POST_LN:
-        _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, work[1],
-                 None)  # fmt: skip
-    elif scheme == PRE_LN:
-        _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, work[1],
-                None)  # fmt: skip
-    else:
-        _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, work[1],
-             None)  # fmt: skip
+    :func:`_rk4` or :func:`_pre_ln`, on one thread. Synchronous: every token reads the old x.
+    Called from Python: it runs the scheme's step with the arguments the drivers pass to it with
+    an event (the Gram as in :func:`_chains_for`), so it compiles only that scheme, and the
+    same code as the drivers'."""
+    G = work[1] if _gram_blocks(x.shape[0]) > 0 else None
+    step = _post_ln if scheme == POST_LN else _pre_ln if scheme == PRE_LN else _rk4
+    step(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, None)
 
 
 @_jit(**_JIT)
