@@ -8,7 +8,7 @@ from numba import njit
 from metastab.kernels.arith import exp_fma, fma
 from metastab.kernels.cpu import tiles
 from metastab.kernels.cpu.scores import ROWS, score_loops
-from metastab.kernels.cpu.tiles import PACKED, block_sums, gram, gram_block, lane_scores
+from metastab.kernels.cpu.tiles import block_sums, gram, gram_block, lane_scores
 
 _scores_block = score_loops(fma)[0]
 
@@ -43,12 +43,12 @@ def _plain_lanes(A, X, S):
 
 @njit
 def _gram(xt, S, beta=0.0, shift=np.nan):
-    gram_block(xt, S, beta, shift, np.empty(PACKED))
+    gram_block(xt, S, beta, shift)
 
 
 @njit
 def _gram_all(x, G, bxt, beta=0.0, shift=np.nan):
-    gram(x, G, bxt, 0, G.shape[0], beta, shift, np.empty(PACKED))
+    gram(x, G, bxt, 0, G.shape[0], beta, shift)
 
 
 @njit
@@ -188,6 +188,56 @@ def test_tiles_unrolled_and_by_arguments_agree_on_any_machine(vecs):
         _run_rows(f, A, X, got, M)
         assert np.array_equal(_bits(got), _bits(want))
         assert np.array_equal(M, want.reshape(6, lanes).max(axis=0))
+
+
+_EXPS_BY_ARGS = tiles._tile(4, None, exps=True)
+_E1, _E2, _E3, _E4 = (tiles._tile(4, v, ROWS, exps=True) for v in (1, 2, 3, 4))
+
+
+@njit
+def _exps_by_args(A, X, S, nv, beta, shift):
+    _EXPS_BY_ARGS(A, X, S, 0, 0, S, nv, ROWS, beta, shift)
+
+
+@njit
+def _exps_unrolled(A, X, S, nv, beta, shift):
+    if nv == 1:
+        _E1(A, X, S, 0, 0, S, beta, shift)
+    elif nv == 2:
+        _E2(A, X, S, 0, 0, S, beta, shift)
+    elif nv == 3:
+        _E3(A, X, S, 0, 0, S, beta, shift)
+    else:
+        _E4(A, X, S, 0, 0, S, beta, shift)
+
+
+@pytest.mark.parametrize("vecs", [1, 2, 3, 4])
+def test_tiles_store_the_exps_of_their_sums_in_both_forms(vecs):
+    """Tiles with ``exps`` store exp(β (s − c)) of their sums s: arith.exp_fma's bits, one at a
+    time, for scores from 0 down to below the flush to zero (z < −708.4) and NaN, in both forms
+    of the tiles (the form this machine does not run is checked too). Negative control: another
+    shift gives other bits."""
+    rng = np.random.default_rng(vecs)
+    lanes = 8 * vecs
+    A = rng.uniform(-1.0, 1.0, size=(3, ROWS))
+    X = rng.uniform(-1.0, 1.0, size=(4, 3))
+    A[:, 0] = [300.0, 1.0, 0.0]
+    X[0] = [-1.0, 0.0, 0.0]  # the score of lane 0 in row 0: −300, β (s − c) below −708
+    A[0, 1] = np.nan
+    scores = np.full(4 * ROWS, np.nan)
+    _tiled(A, X, 0, scores)
+    for f in (_exps_by_args, _exps_unrolled):
+        got = np.full(4 * ROWS, -1.0)
+        f(A, X, got, vecs, 3.0, 1.5)
+        for j in range(4):
+            row = slice(j * ROWS, j * ROWS + lanes)
+            want = _weights(scores[row], 3.0, 1.5)
+            assert np.array_equal(_bits(got[row]), _bits(want))
+            assert np.all(got[j * ROWS + lanes : (j + 1) * ROWS] == -1.0)  # other lanes untouched
+        assert got[0] == 0.0 and np.isnan(got[1])
+        other = np.full(4 * ROWS, -1.0)
+        f(A, X, other, vecs, 3.0, 1.5 + 1e-9)
+        assert not np.array_equal(_bits(other), _bits(got))
 
 
 @pytest.mark.parametrize("blocks, d", [(1, 3), (2, 1), (3, 17)])

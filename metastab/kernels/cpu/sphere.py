@@ -50,7 +50,7 @@ from .steps import chain_step as _steps_chain_step
 from .steps import chain_work as _steps_chain_work
 from .steps import copy_rows, has_gram
 from .threads import over_chains
-from .tiles import PACKED, block_sums, gram, gram_block, normalise, scaled_sums
+from .tiles import block_sums, gram, gram_block, normalise, scaled_sums
 
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed(
@@ -71,9 +71,9 @@ _, _bx_loop = score_loops(fma)
 
 
 @_jit(**_JIT)
-def _gram(x, G, bxt, b0, b1, beta, shift, T):
+def _gram(x, G, bxt, b0, b1, beta, shift):
     """The symmetric Gram of blocks b0 <= b < b1, or its weights (``tiles.gram``)."""
-    gram(x, G, bxt, b0, b1, beta, shift, T)
+    gram(x, G, bxt, b0, b1, beta, shift)
 
 
 @_jit(**_JIT)
@@ -101,7 +101,6 @@ def thread_works(T, n, d):
         np.empty((T, d, _ROWS)),  # bxt: (B x_i)_k of a block of tokens, then its sums Σ_j w_ij x_j
         np.empty((T, n * _ROWS)),  # W: scores, then weights, of a block: W[j _ROWS + r]
         np.empty((T, 4, _ROWS)),  # the row maxima, the weight totals, the scales, a row of V g
-        np.empty((T, PACKED)),  # the triangle of a block's weights (tiles.gram_block)
     )
 
 
@@ -197,7 +196,7 @@ def _velocity_blocks(
     into outT (``tiles.scaled_sums``: the same bits, without a pass over them)."""
     d, n = xt.shape
     x = xt.T  # token j's coordinates x[j, k]: the score loops read them one at a time
-    bxt, W, rows, tri, ones = bw
+    bxt, W, rows, ones = bw
     best, total, scale, vg = rows[0], rows[1], rows[2], rows[3]
     H = Bs.shape[0]
     common = shift == shift
@@ -210,7 +209,7 @@ def _velocity_blocks(
                 S = G[b]
                 ready = common
             elif plain_B and n == _ROWS:  # one full block: B x_i = x_i, held in xt already
-                gram_block(xt, W, beta, shift, tri)
+                gram_block(xt, W, beta, shift)
                 S = W
                 ready = common
             else:
@@ -305,14 +304,14 @@ def _velocity(
     n = xt.shape[1]
     gram = False
     shift = _common_shift(xt, beta, work[5], normed) if plain_B else np.nan
-    bxt, W, rows, tri = work[4]
+    bxt, W, rows = work[4]
     if G is not None:
         gram = plain_B and G.shape[0] > 0
         if gram:
-            _gram(xt.T, G, bxt[0], 0, G.shape[0], beta, shift, tri[0])
+            _gram(xt.T, G, bxt[0], 0, G.shape[0], beta, shift)
     _velocity_blocks(
         xt, work[1], gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, outT,
-        (bxt[0], W[0], rows[0], tri[0], work[7]), work[6], work[5], 0, (n + _ROWS - 1) // _ROWS,
+        (bxt[0], W[0], rows[0], work[7]), work[6], work[5], 0, (n + _ROWS - 1) // _ROWS,
     )  # fmt: skip
 
 
@@ -325,13 +324,13 @@ def _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, proje
     shift = _common_shift(xt, beta, work[5]) if plain_B else np.nan
     nb = (n + _ROWS - 1) // _ROWS
     # arrays, not tuples, enter the parallel loops
-    bxt, W, rows, tri = work[4]
+    bxt, W, rows = work[4]
     P, dots, ones = work[6], work[5], work[7]
     if gram:
         ng = G.shape[0]
         for q in prange(T):
             for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
-                _gram(xt.T, G, bxt[q], b, b + 1, beta, shift, tri[q])
+                _gram(xt.T, G, bxt[q], b, b + 1, beta, shift)
     for q in prange(T):
         _velocity_blocks(
             xt,
@@ -347,7 +346,7 @@ def _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, proje
             plain_V,
             project,
             outT,
-            (bxt[q], W[q], rows[q], tri[q], ones),
+            (bxt[q], W[q], rows[q], ones),
             P,
             dots,
             q * nb // T,

@@ -299,7 +299,7 @@ def _paths(x, B, G):
 @_jit(**JIT_NO_NRT)
 def _gram(x, G, bxt, b0, b1):
     """The symmetric Gram of blocks b0 <= b < b1 (``tiles.gram``)."""
-    gram(x, G, bxt, b0, b1, 0.0, np.nan, G[0])  # scores: no weights, no scratch
+    gram(x, G, bxt, b0, b1, 0.0, np.nan)  # scores: no weights
 
 
 # The passes of _chain_blocks over one block of tokens i0 + r (r < r1), W[j * r1 + r] holding
