@@ -29,7 +29,7 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from .. import arith
-from ..arith import exp_fma, fma
+from ..arith import fma
 from ..cache import njit_keyed
 from ..params import JIT_NO_NRT
 from .scores import ROWS
@@ -247,24 +247,24 @@ def _tile(rows, vecs=_VECS, stride=ROWS, top=False, scaled=False, exps=False):
 _jit = njit_keyed("arith.py", "cpu/scores.py", "params.py")
 
 
-def _row_sums(vecs, stride, top, scaled=False):
-    """sums(A, X, j0, S, M): the tiles of 8 ``vecs`` lanes, rows ``stride`` apart in S (and the
-    row maxima in M with ``top``, or the sums times M with ``scaled``), over rows
-    j0 <= j < X.shape[0], 4 at a time, then one at a time; ``vecs`` None: every lane of A, rows
-    A.shape[1] apart (see :func:`_tile`). Compiled into its callers (the tiles are constants of
-    the code)."""
-    many, one = (_tile(rows, vecs, stride, top, scaled) for rows in (_TILE, 1))
+def _row_sums(vecs, stride, top, scaled=False, exps=False):
+    """sums(A, X, j0, S, M, *bc): the tiles of 8 ``vecs`` lanes, rows ``stride`` apart in S
+    (and the row maxima in M with ``top``, the sums times M with ``scaled``, or with ``exps``
+    their weights, bc = (β, c)), over rows j0 <= j < X.shape[0], 4 at a time, then one at a
+    time; ``vecs`` None: every lane of A, rows A.shape[1] apart (see :func:`_tile`). Compiled
+    into its callers (the tiles are constants of the code)."""
+    many, one = (_tile(rows, vecs, stride, top, scaled, exps) for rows in (_TILE, 1))
     if vecs is not None:
 
         @njit(**dict(JIT_NO_NRT, cache=False))  # a closure: cached with its callers
-        def sums(A, X, j0, S, M):
+        def sums(A, X, j0, S, M, *bc):
             n = X.shape[0]
             j = max(j0, 0)  # non-negative: no wraparound of negative indices
             while j + _TILE <= n:
-                many(A, X, S, j, j * stride, M)
+                many(A, X, S, j, j * stride, M, *bc)
                 j += _TILE
             while j < n:
-                one(A, X, S, j, j * stride, M)
+                one(A, X, S, j, j * stride, M, *bc)
                 j += 1
 
         return sums
@@ -287,6 +287,7 @@ def _row_sums(vecs, stride, top, scaled=False):
 
 _block_rows = _row_sums(_VECS, ROWS, False)
 _scaled_rows = _row_sums(_VECS, ROWS, False, True)
+_weight_rows = _row_sums(_VECS, ROWS, False, exps=True)
 
 
 def _by_vecs(exps):
@@ -368,16 +369,6 @@ def scaled_sums(A, X, S, M):
     _scaled_rows(A, X, 0, S, M)
 
 
-@njit(inline="always")
-def _exps(S, p, m, beta, c):
-    """S[q] = exp(β (S[q] − c)) for p <= q < p + m (``arith.exp_fma``): one flat loop, which
-    LLVM vectorises (loops of fewer than 32 run scalar, one of 8 unrolled too), on a view: an
-    index from 0 spares numba's wraparound of negative indices, which would keep it scalar."""
-    v = S[p : p + m]
-    for q in range(m):
-        v[q] = exp_fma(beta * (v[q] - c))
-
-
 @_jit(**JIT_NO_NRT)
 def gram_block(xt, S, beta, shift):
     """S[j ROWS + r] = <x_r, x_j> for a block of ROWS tokens, the columns of xt (d×ROWS): each
@@ -419,9 +410,10 @@ def gram(x, G, bxt, b0, b1, beta, shift):
                 bxt[k, r] = x[i0 + r, k]
         Gb = G[b]
         gram_block(bxt, Gb[i0 * ROWS : (i0 + ROWS) * ROWS], beta, shift)
-        block_sums(bxt, x, i0 + ROWS, Gb)
-        if shift == shift:
-            _exps(Gb, (i0 + ROWS) * ROWS, (n - i0 - ROWS) * ROWS, beta, shift)
+        if shift == shift:  # the tiles store the weights (see gram_block)
+            _weight_rows(bxt, x, i0 + ROWS, Gb, Gb, beta, shift)
+        else:
+            block_sums(bxt, x, i0 + ROWS, Gb)
         for c in range(b + 1, n // ROWS):  # tile by tile, each row of a mirrored tile at once
             dst = G[c]
             j0 = c * ROWS
