@@ -11,8 +11,8 @@ speed. The tiles are written in LLVM IR (``llvm.fma`` on
 vectors of 8 doubles, one rounding per lane, as the scalar ``arith.fma``), so every sum's bits
 are those of the scalar loops. :func:`scaled_sums` multiplies each stored sum by its lane's
 scale, which spares the flow's single-block step a pass over its weighted sums; the tiles of
-:func:`gram_block`'s triangle store the exps of their sums (``arith.exp_fma``'s operations on
-vectors, the same bits).
+:func:`gram_block`'s triangle and of :func:`gram`'s other blocks store the exps of their sums
+(``arith.exp_fma``'s operations on vectors, the same bits).
 
 :func:`normalise` is the flow's LayerNorm across tokens in the same way: 8 lanes of tokens side
 by side, the eight partial sums of each squared norm (``sphere._dot8``'s order) in vector
