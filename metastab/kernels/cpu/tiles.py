@@ -92,9 +92,9 @@ def _vexp(builder, z):
     k = builder.fsub(shifted, c(arith.SHIFT))
     nk = builder.fneg(k)
     r = builder.call(fma, [nk, c(arith.LN2_LO), builder.call(fma, [nk, c(arith.LN2_HI), z])])
-    p = builder.call(fma, [c(arith._C[13]), r, c(arith._C[12])])
+    p = builder.call(fma, [c(arith.INV_FACT[13]), r, c(arith.INV_FACT[12])])
     for q in range(11, -1, -1):
-        p = builder.call(fma, [p, r, c(arith._C[q])])
+        p = builder.call(fma, [p, r, c(arith.INV_FACT[q])])
     e = builder.sub(builder.bitcast(shifted, ivec), ic(arith.SHIFT_BITS))
     scale = builder.bitcast(builder.shl(builder.add(e, ic(1023)), ic(52)), vec)
     scale = builder.select(builder.icmp_signed(">=", e, ic(-1022)), scale, c(0.0))
