@@ -217,12 +217,18 @@ def _chains_for(kind: int, code: int, gram: bool):
     return advance_chains
 
 
+def _splits_tokens(chains: int, n: int, kind: int, threads: int) -> bool:
+    """Whether the run shares each step's blocks of tokens over the threads: fewer SA_P chains
+    than threads, and more than one block."""
+    return kind == CHAIN and chains < threads and n > _ROWS
+
+
 def kernel_for(chains: int, n: int, d: int, kind: int, code: int, threads: int):
     """The kernel that :func:`advance` runs for ``chains`` chains of n tokens in R^d of the model
     kind ``kind`` with the event ``code`` on ``threads`` threads (a numba dispatcher, compiled on
     first call; one per kind, event and path, so that a run compiles only what it uses)."""
     gram = kind == CHAIN and has_gram(n, d)
-    if kind == CHAIN and chains < threads and n > _ROWS:
+    if _splits_tokens(chains, n, kind, threads):
         return _tokens_for(code, gram)
     return _chains_for(kind, code, gram)
 
@@ -245,7 +251,7 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     C, n, d = X.shape
     kernel = kernel_for(C, n, d, dyn.kind, ev.code, threads)
     args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
-    if kernel is _tokens_for(ev.code, has_gram(n, d)):
+    if _splits_tokens(C, n, dyn.kind, threads):
         kernel(*args, threads)
     else:
         over_chains(kernel, args, C, threads)

@@ -650,13 +650,19 @@ def _chains_for(kind: int, code: int, scheme: int, gram: bool):
     return advance_chains
 
 
+def _splits_tokens(chains: int, n: int, kind: int, threads: int) -> bool:
+    """Whether the run shares each step's blocks of tokens over the threads: a flow with fewer
+    chains than threads and more than one block."""
+    return kind != SPHERE_CHAIN and chains < threads and n > _ROWS
+
+
 def kernel_for(
     chains: int, n: int, d: int, kind: int, code: int, threads: int, scheme: int = POST_LN
 ):
     """The kernel that :func:`advance` runs (see ``drivers.kernel_for``; ``scheme``: the flow's):
     a flow with fewer chains than threads and more than one block of tokens shares each step's
     blocks over the threads."""
-    if kind != SPHERE_CHAIN and chains < threads and n > _ROWS:
+    if _splits_tokens(chains, n, kind, threads):
         return _tokens_for(code, scheme)
     if kind == SPHERE_CHAIN:
         return _chains_for(kind, code, POST_LN, has_gram(n, d))
@@ -674,7 +680,7 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     C, n, d = X.shape
     kernel = kernel_for(C, n, d, dyn.kind, ev.code, threads, dyn.scheme)
     args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
-    if kernel is _tokens_for(ev.code, dyn.scheme):
+    if _splits_tokens(C, n, dyn.kind, threads):
         kernel(*args, threads)
     else:
         over_chains(kernel, args, C, threads)

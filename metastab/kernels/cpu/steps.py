@@ -210,9 +210,10 @@ _GRAM_MIN_D = 8
 _GRAM_MAX_N = 2048
 
 
-def has_gram(n: int, d: int) -> bool:
-    """Whether :func:`chain_work` allocates a blocked Gram for n tokens in R^d (its own test):
-    else the drivers pass chain_step no Gram and compile none of its code."""
+@_jit(**JIT_NO_NRT)
+def has_gram(n, d):
+    """Whether :func:`chain_work` allocates a blocked Gram for n tokens in R^d: else the
+    drivers pass chain_step no Gram and compile none of its code."""
     return n % _ROWS == 0 and d >= _GRAM_MIN_D and n <= _GRAM_MAX_N
 
 
@@ -227,8 +228,7 @@ def chain_work(n, d):
     (:func:`block_work`), those of the pending picks (a flag per token and one scalar row for
     :func:`_pick_slow`) and the blocked Gram matrix of :func:`_gram` (empty where
     :func:`chain_step` never uses it)."""
-    gram = n % _ROWS == 0 and d >= _GRAM_MIN_D and n <= _GRAM_MAX_N  # has_gram(n, d)
-    g = n // _ROWS if gram else 0
+    g = n // _ROWS if has_gram(n, d) else 0
     pending = (np.zeros(n, np.bool_), np.empty(d), np.empty(n), np.empty(n))
     return block_work(n, d) + (pending, np.empty((g, n * _ROWS)))
 
