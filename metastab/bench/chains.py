@@ -23,6 +23,7 @@ import numpy as np
 
 from ..engine import announce_compile_for, first_passage, simulate
 from ..engine.progress import tqdm_class
+from ..kernels.cache import njit_keyed
 from ..kernels.cpu import steps as _steps
 from ..models import SoftmaxChain
 from ..setups.initial import shrunk
@@ -282,10 +283,11 @@ SIZES = (
 # fraction of the measured FMA peak
 SIZE_TARGETS = {(256, 16, 64): 10.0, (1024, 64, 8): 8.0}
 PEAK_TARGET = 0.30
+_jit = njit_keyed()  # numba's cache, under the lock that processes sharing it need
 _PEAK_LANES = 512  # independent FMA chains per thread (a multiple of any SIMD width)
 
 
-@numba.njit(fastmath={"contract"}, cache=True)
+@_jit(fastmath={"contract"})
 def _fma_loop(reps, m, c, acc):
     """reps x 16 dependent a <- a m + c per lane; lanes are independent and vectorise."""
     for _ in range(reps):
@@ -296,7 +298,7 @@ def _fma_loop(reps, m, c, acc):
             acc[k] = a
 
 
-@numba.njit(parallel=True, cache=True)
+@_jit(parallel=True)
 def _fma_threads(reps, m, c, acc):
     for t in numba.prange(acc.shape[0]):
         _fma_loop(reps, m, c, acc[t])

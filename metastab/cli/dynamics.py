@@ -337,8 +337,6 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                 r=getattr(model, "r", None),
                 wall_s=res.provenance["wall_seconds"],
             )
-            show = show or output.Rows(columns)
-            show(row)
             tables = [res.to_frame()]
             if isinstance(res, Track) and observed is not None:
                 tables.append(res.observables_frame())
@@ -348,6 +346,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             frames.append(tables[0])
             observations.extend(tables[1:])
             results.append(res)
+            # printed once recorded: a Ctrl-C after a row appears saves that row
+            show = show or output.Rows(columns)
+            show(row)
     except KeyboardInterrupt:
         notes = []  # what was saved: said once, by the command's "interrupted" line
         if out is not None and results:

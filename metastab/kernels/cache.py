@@ -7,17 +7,30 @@ therefore decorates its functions with :func:`njit_keyed`, naming those files (b
 under ``kernels/``, such as ``"cpu/steps.py"``) and, transitively, what they import: their
 source hash joins the cache's index key, so any edit to them makes numba compile afresh instead
 of loading stale code (``tests/kernels/test_kernel_cache.py`` checks the names).
+
+numba's cache is not safe for processes that share it: two that save new entries of one
+function at once may both take the same data file, so that its index maps one signature to the
+other's machine code (wrong results, seen with the test suite's two workers). Every save and load
+of a keyed cache therefore holds an exclusive lock on a file of the cache's directory (POSIX
+``flock``; where there is none, as on Windows, numba's own behaviour).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from numba import njit
-from numba.core.caching import FunctionCache
+from numba.core.caching import FunctionCache, IndexDataCacheFile
+
+try:
+    import fcntl
+except ImportError:  # not POSIX
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["njit_keyed", "source_key"]
 
@@ -33,12 +46,52 @@ def source_key(*files: str, root: Path = _HERE) -> str:
     return h.hexdigest()
 
 
+# the lock file of a cache directory (one for all its functions: a save or load takes
+# milliseconds, the machine code is emitted before the lock is taken)
+LOCK_NAME = "metastab-cache.lock"
+
+
+@contextlib.contextmanager
+def _locked(directory: str) -> Iterator[None]:
+    """An exclusive lock on ``directory``'s :data:`LOCK_NAME` (created), for as long as the
+    block runs; no lock where the platform has no ``flock``."""
+    if fcntl is None:
+        yield
+        return
+    os.makedirs(directory, exist_ok=True)
+    fd = os.open(os.path.join(directory, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+class _LockedCacheFile(IndexDataCacheFile):
+    """numba's index and data files of one function, read and written under :func:`_locked`:
+    an entry's index line and data file change together, as one step."""
+
+    def save(self, key, data):
+        with _locked(self._cache_path):
+            super().save(key, data)
+
+    def load(self, key):
+        with _locked(self._cache_path):
+            return super().load(key)
+
+
 class _KeyedCache(FunctionCache):
-    """numba's per-function cache with ``key`` appended to every index key."""
+    """numba's per-function cache with ``key`` appended to every index key, its files read and
+    written under a lock (module notes)."""
 
     def __init__(self, py_func: Callable, key: str):
         super().__init__(py_func)
         self.key = key
+        self._cache_file = _LockedCacheFile(  # as numba's Cache.__init__ builds its own
+            cache_path=self._cache_path,
+            filename_base=self._impl.filename_base,
+            source_stamp=self._impl.locator.get_source_stamp(),
+        )
 
     def _index_key(self, sig, codegen):
         return super()._index_key(sig, codegen) + (self.key,)

@@ -294,6 +294,9 @@ def test_seed_is_printed_first_and_rows_as_they_finish_and_ctrl_c_keeps_them(tmp
         err = err.decode()
     finally:
         proc.kill()
+        proc.wait()  # reaped and its pipes closed here: not reported by a later test
+        proc.stdout.close()
+        proc.stderr.close()
     lines = text.splitlines()
     assert lines[1].startswith("seed ") and "repeats it" in lines[1]  # no --seed: printed
     assert proc.returncode == 130, err

@@ -45,6 +45,26 @@ def test_fma_is_rounded_once():
     assert np.mean(got != a * b + c) > 0.5
 
 
+def test_fma_exact_equals_the_fused_instruction_across_exponents():
+    """The plain-Python fma against llvm.fma (the hardware's, correctly rounded) on triples of
+    every scale: results from subnormal to overflowing, products that cancel c, exact zeros."""
+    rng = np.random.default_rng(3)
+    size = 20000
+    a = rng.normal(size=size) * 2.0 ** rng.integers(-560, 580, size)
+    b = rng.normal(size=size) * 2.0 ** rng.integers(-560, 580, size)
+    c = rng.normal(size=size) * 2.0 ** rng.integers(-1074, 1000, size)
+    near = rng.random(size) < 0.3  # c near -a b: cancellation; some exactly -a b
+    with np.errstate(over="ignore", invalid="ignore"):
+        c[near] = -(a[near] * b[near]) * np.where(rng.random(near.sum()) < 0.5, 1.0, 1.0 + 1e-15)
+        got = _fmas(a, b, c)
+    want = np.array([arith.fma_exact(*t) for t in zip(a, b, c)])
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), (a[~same][:3], b[~same][:3], c[~same][:3])
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    tiny = np.abs(got) < 2.0**-1022
+    assert (tiny & (got != 0)).sum() > 20 and np.isinf(got).sum() > 50 and (got == 0).sum() > 10
+
+
 def test_fma_exact_special_values():
     assert arith.fma_exact(2.0, 3.0, 1.0) == 7.0
     assert math.isnan(arith.fma_exact(math.inf, 0.0, 1.0))

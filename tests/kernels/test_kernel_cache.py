@@ -196,3 +196,61 @@ def test_edit_of_an_inlined_file_recompiles(tmp_path):
     (tmp_path / "inner.py").write_text(textwrap.dedent(_INNER.format(value=2)))
     assert _outer(tmp_path, "keyed") == "2"
     assert _outer(tmp_path, "plain") == "1"  # stale: what the guard is for
+
+
+def _racing_saves(base: type, folder: Path) -> tuple[object, object]:
+    """Two processes' views of one function's cache files (``base``: their class), saving new
+    entries A and B at once in the order that breaks numba's unlocked files: both read the empty
+    index and take the first data file; A's index, then B's index and data, then A's data. Each
+    step waits for the other's (0.5 s at most: under a lock the other never comes). Returns what
+    a later process loads for A and for B."""
+    import threading
+
+    from numba.core.caching import IndexDataCacheFile
+
+    assert issubclass(base, IndexDataCacheFile)
+    b_loaded, a_index, b_data = threading.Event(), threading.Event(), threading.Event()
+
+    class A(base):
+        def _save_index(self, overloads):
+            b_loaded.wait(0.5)
+            super()._save_index(overloads)
+            a_index.set()
+
+        def _save_data(self, name, data):
+            b_data.wait(0.5)
+            super()._save_data(name, data)
+
+    class B(base):
+        def _load_index(self):
+            index = super()._load_index()
+            b_loaded.set()
+            return index
+
+        def _save_index(self, overloads):
+            a_index.wait(0.5)
+            super()._save_index(overloads)
+
+        def _save_data(self, name, data):
+            super()._save_data(name, data)
+            b_data.set()
+
+    folder.mkdir()
+    files = dict(cache_path=str(folder), filename_base="f-1.py311", source_stamp=(1.0, 2))
+    a, b = A(**files), B(**files)
+    first = threading.Thread(target=a.save, args=("key A", "code of A"))
+    first.start()
+    b.save("key B", "code of B")
+    first.join()
+    later = base(**files)
+    return later.load("key A"), later.load("key B")
+
+
+def test_processes_sharing_the_cache_keep_each_entry_with_its_code(tmp_path):
+    """Saves under the cache's lock never pair a signature with another's machine code; the
+    negative control, numba's unlocked files in the same interleaving, does."""
+    from numba.core.caching import IndexDataCacheFile
+
+    assert _racing_saves(cache._LockedCacheFile, tmp_path / "locked") == ("code of A", "code of B")
+    # unlocked: A's entry is lost, and B's loads A's code
+    assert _racing_saves(IndexDataCacheFile, tmp_path / "numba") == (None, "code of A")

@@ -55,13 +55,14 @@ _jit = njit_keyed(
 )
 
 
-@njit(inline="always")
+@_jit(parallel=True, **JIT)
 def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, tw, T):
     """:func:`chain_step` with its blocks of tokens (and of the Gram) split over T threads, then
     the pending picks in token order; ``pw`` and ``G`` are the last two buffers of
     :func:`chain_work`, ``tw`` the threads' buffers (:func:`thread_works`). Same bits as
-    chain_step at any T. Inlined into the kernel of :func:`_tokens_for`, whose parallel
-    compilation runs the prange loops on threads."""
+    chain_step at any T. The only parallel code of the kernels of :func:`_tokens_for`: compiled
+    once for all their events (a parallel compilation of each whole kernel cost about twice the
+    time)."""
     n, d = x.shape
     nb = (n + _ROWS - 1) // _ROWS
     plain, gram = _paths(x, B, G)
@@ -129,7 +130,7 @@ def _tokens_for(code: int, gram: bool):
     :func:`.steps.has_gram`) split over the threads. A token's arithmetic does not depend on
     which thread runs its block, so the bits are those of the chain-parallel path."""
 
-    @_jit(parallel=True, **JIT)
+    @_jit(**JIT)
     def advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
         C, n, d = X.shape
         B = dyn.B
@@ -154,7 +155,7 @@ def _tokens_for(code: int, gram: bool):
                 for i in range(n):
                     u[i] = next_uniform(st)
                 step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, tw, T)
-                x[:, :] = out
+                copy_rows(out, x)
                 if stopped(ev, c, x, work, t, steps, done, code):
                     break
 

@@ -305,13 +305,14 @@ def _velocity(
     gram = False
     shift = _common_shift(xt, beta, work[5], normed) if plain_B else np.nan
     bxt, W, rows = work[4]
+    first = np.int64(0)  # not the literal 0: the split path's types, so both share one compile
     if G is not None:
         gram = plain_B and G.shape[0] > 0
         if gram:
-            _gram(xt.T, G, bxt[0], 0, G.shape[0], beta, shift)
+            _gram(xt.T, G, bxt[0], first, G.shape[0], beta, shift)
     _velocity_blocks(
         xt, work[1], gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, outT,
-        (bxt[0], W[0], rows[0], work[7]), work[6], work[5], 0, (n + _ROWS - 1) // _ROWS,
+        (bxt[0], W[0], rows[0], work[7]), work[6], work[5], first, (n + _ROWS - 1) // _ROWS,
     )  # fmt: skip
 
 
