@@ -10,21 +10,31 @@ of loading stale code (``tests/kernels/test_kernel_cache.py`` checks the names).
 
 numba's cache is not safe for processes that share it: two that save new entries of one
 function at once may both take the same data file, so that its index maps one signature to the
-other's machine code (wrong results, seen with the test suite's two workers). Every save and load
-of a keyed cache therefore holds an exclusive lock on a file of the cache's directory (POSIX
-``flock``; where there is none, as on Windows, numba's own behaviour).
+other's machine code. Every save and load of a keyed cache therefore holds an exclusive lock on
+a file of the cache's directory (POSIX ``flock``; where there is none, as on Windows, numba's own
+behaviour).
+
+numba also names a compiled function's symbol after its qualified name, its argument types and
+a counter of the compiling process. Two processes that compile different functions of one name
+and types (the closures of a kernel factory, such as each event's driver) in the same order
+give them the same symbol, and a process that loads one from the cache after compiling the
+other may call the other's code (numba issue 10486). Importing this module therefore starts
+numba's counter at a random 64-bit value, drawn again in every forked child.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
+import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from numba import njit
+from numba.core.bytecode import FunctionIdentity
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 
 try:
@@ -45,6 +55,14 @@ def source_key(*files: str, root: Path = _HERE) -> str:
         h.update(name.encode() + b"\0" + (Path(root) / name).read_bytes() + b"\0")
     return h.hexdigest()
 
+
+def _random_symbols() -> None:
+    """numba's symbol counter from a random start (module notes): distinct in every process."""
+    FunctionIdentity._unique_ids = itertools.count(secrets.randbits(64))
+
+
+_random_symbols()
+os.register_at_fork(after_in_child=_random_symbols)
 
 # the lock file of a cache directory (one for all its functions: a save or load takes
 # milliseconds, the machine code is emitted before the lock is taken)

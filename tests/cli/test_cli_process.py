@@ -259,12 +259,23 @@ def test_passage_table_has_the_setting_columns(tmp_path):
     ]
 
 
+# runs a command with SIGINT's default action: pytest started as a background job of a
+# non-interactive shell ignores SIGINT, and so would the command, which inherits that
+_SIGINT_DEFAULT = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])",
+]
+
+
 def test_seed_is_printed_first_and_rows_as_they_finish_and_ctrl_c_keeps_them(tmp_path):
     """β = 4 finishes in a moment, β = 40 never does (exact stepping, huge budget): the seed and
     the β = 4 row are printed while β = 40 runs, and SIGINT writes the finished rows."""
     out = tmp_path / "run.csv"
     proc = subprocess.Popen(
         [
+            *_SIGINT_DEFAULT,
             str(EXE),
             "passage",
             "--beta",

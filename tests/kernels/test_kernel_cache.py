@@ -254,3 +254,48 @@ def test_processes_sharing_the_cache_keep_each_entry_with_its_code(tmp_path):
     assert _racing_saves(cache._LockedCacheFile, tmp_path / "locked") == ("code of A", "code of B")
     # unlocked: A's entry is lost, and B's loads A's code
     assert _racing_saves(IndexDataCacheFile, tmp_path / "numba") == (None, "code of A")
+
+
+_FIRST_SYMBOL = """
+import os, sys
+import numpy as np
+import metastab.kernels.cache  # noqa: F401  (its import draws the counter)
+if sys.argv[1] == "numba":  # the negative control: numba's counter from 1
+    import itertools
+    from numba.core.bytecode import FunctionIdentity
+    FunctionIdentity._unique_ids = itertools.count(1)
+from numba import njit
+
+@njit
+def f(x):
+    return x + 1.0
+
+def name():
+    f(1.0)
+    return f.overloads[f.signatures[0]].fndesc.mangled_name
+
+if os.fork() == 0:  # a forked child compiles its own first function
+    print("child", name(), flush=True)
+    os._exit(0)
+os.wait()
+print("parent", name())
+"""
+
+
+@pytest.mark.parametrize("counter", ["metastab", "numba"])
+def test_processes_name_their_first_compiled_function_apart(counter):
+    """Two processes with the same history, and a forked child, give the same function
+    different symbols (else a cached closure could resolve to another's code); with numba's
+    counter from 1, the negative control, the two processes' coincide."""
+    runs = []
+    for _ in range(2):
+        run = subprocess.run(
+            [sys.executable, "-c", _FIRST_SYMBOL, counter], capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        runs.append(dict(line.split() for line in run.stdout.splitlines()))
+    parents = {r["parent"] for r in runs}
+    if counter == "numba":
+        assert len(parents) == 1
+    else:
+        assert len(parents) == 2 and all(r["child"] != r["parent"] for r in runs)
