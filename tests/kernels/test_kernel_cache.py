@@ -258,7 +258,6 @@ def test_processes_sharing_the_cache_keep_each_entry_with_its_code(tmp_path):
 
 _FIRST_SYMBOL = """
 import os, sys
-import numpy as np
 import metastab.kernels.cache  # noqa: F401  (its import draws the counter)
 if sys.argv[1] == "numba":  # the negative control: numba's counter from 1
     import itertools
