@@ -97,7 +97,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from .._validate import integer, real
 from ..events import LeaveBall, LeaveHull
@@ -140,7 +139,9 @@ _EXACT_BUDGET = 10**7
 
 
 def _t_quantile(level: float, runs: int) -> float:
-    return float(sps.t.ppf(0.5 + level / 2, runs - 1))
+    from scipy import stats  # imported here: about a second, which every command would pay
+
+    return float(stats.t.ppf(0.5 + level / 2, runs - 1))
 
 
 def _check_method(method: str) -> str:

@@ -13,7 +13,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
 from scipy.spatial.distance import pdist
 
@@ -442,6 +441,8 @@ class Polytope:
         rows = np.vstack([k_rows, cone_rows])
         rhs = np.concatenate([-h.b, -r])
         flat = h.rank < d  # no ball of positive radius fits: stay in aff K and cap r at 0
+        from scipy.optimize import linprog  # here: scipy.optimize takes 0.4 s to import
+
         res = linprog(
             np.r_[np.zeros(d), -1.0],
             A_ub=rows if len(rhs) else None,

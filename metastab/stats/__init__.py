@@ -22,6 +22,10 @@ estimates as properties (``median``, ``mean``, ``rate``, ``slope``, ...), a
 repr shows the estimates with their intervals and counts (an HTML table in a notebook:
 :mod:`~metastab.stats.display`).
 Diagnostics are :class:`~metastab.exceptions.DiagnosticWarning`, re-exported here.
+
+The functions import scipy where they use it, not at the top of their modules: importing
+``scipy.stats`` takes about a second, which every command that imports a result type (a
+``metastab passage``, a sweep's worker) would otherwise pay.
 """
 
 from ..exceptions import DiagnosticWarning

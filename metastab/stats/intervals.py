@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from scipy import stats
-
 from .._validate import real
 
 __all__ = ["ConfidenceInterval", "check_level", "garwood_interval"]
@@ -45,6 +43,8 @@ def garwood_interval(
     >>> [round(float(v), 4) for v in garwood_interval(3, 31.0)]
     [0.02, 0.2828]
     """
+    from scipy import stats  # scipy is imported where used: see the package notes
+
     alpha = 1 - check_level(confidence_level)
     return ConfidenceInterval(
         stats.chi2.ppf(alpha / 2, 2 * events) / (2 * exposure),

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special, stats
 
 from ..exceptions import DiagnosticWarning
 from .censoring import censored_sample, check_law
@@ -35,6 +34,8 @@ RATE_METHODS = ("exact", "profile")
 
 def _loglik(rate: float, d: int, E: float, law: str) -> float:
     """Censored log-likelihood of the rate (constant terms dropped)."""
+    from scipy import special  # scipy is imported where used: see the package notes
+
     if law == "exponential":
         return special.xlogy(d, rate) - rate * E
     return special.xlogy(d, rate) + special.xlog1py(E - d, -rate)
@@ -49,6 +50,8 @@ def _beta_quantile(q: float, a: float, b: float) -> float:
     scipy's ``beta.ppf`` (``betaincinv``) is wrong for large b: with a = 1000 it returns 1.6× the
     quantile at b = 2e8 and 16× at b = 1e12, while ``betainc`` stays accurate there.
     """
+    from scipy import optimize, special
+
     mean = a / (a + b)
 
     def gap(y: float) -> float:
@@ -64,6 +67,8 @@ def _beta_quantile(q: float, a: float, b: float) -> float:
 
 def rate_interval(d: int, E: float, law: str, level: float, method: str) -> tuple[float, float]:
     """(low, high) for the rate from d events in exposure E; one-sided (0, U) when d = 0."""
+    from scipy import optimize, stats
+
     alpha = 1.0 - level
     if d == 0:
         return 0.0, (

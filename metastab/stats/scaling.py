@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special, stats
 
 from ..exceptions import DiagnosticWarning
 from .censoring import CensoredSample, censored_sample, check_law
@@ -51,6 +50,8 @@ def _terms(
     """Per row ℓ, dℓ/dη and −d²ℓ/dη² at η = log rate (exposure E > 0): ℓ = −inf where the
     rate is infeasible (p >= 1) or E·e^η passes the float range (far-out trial points of the
     profile search, which the caller rejects); never a floating-point warning."""
+    from scipy import special  # scipy is imported where used: see the package notes
+
     if law == "exponential":
         huge = np.maximum(eta, eta + np.log(E)) >= _LOG_HUGE
         mean = np.where(huge, np.inf, E * np.exp(np.where(huge, 0.0, eta)))  # events expected
@@ -174,6 +175,8 @@ class _Profile:
 def _feasible(Z: np.ndarray, offset: np.ndarray) -> bool:
     """Whether some θ has every log rate offset − Zθ < 0 (every p < 1): the linear programme
     max s subject to Zθ − s >= offset, s <= 1, has s > 0."""
+    from scipy import optimize
+
     n, m = Z.shape
     res = optimize.linprog(
         np.r_[np.zeros(m), -1.0],
@@ -247,6 +250,8 @@ class ScalingFit:
         {θ_j : 2(ℓ̂ − max_{others} ℓ) <= χ²_1(level)}, an end is ±inf if ℓ does not drop that
         far within 2³⁰ standard errors; ValueError if the profile cannot be maximised somewhere.
         """
+        from scipy import optimize, stats
+
         j = self._index(param)
         level = check_level(self.confidence_level if confidence_level is None else confidence_level)
         est, se = self.params[j], self.stderr(param)
@@ -288,6 +293,8 @@ class ScalingFit:
 
     def band(self, x: Any, confidence_level: float | None = None) -> ConfidenceInterval:
         """Pointwise Wald band (low, high) for log E[T] at ``x``: ± z·sqrt(z(x)ᵀ I⁻¹ z(x))."""
+        from scipy import stats
+
         level = check_level(self.confidence_level if confidence_level is None else confidence_level)
         Z = _design(np.asarray(x, np.float64), self.params.size, center=False)
         half = stats.norm.ppf(0.5 + level / 2) * np.sqrt(np.einsum("ij,jk,ik->i", Z, self.cov, Z))
@@ -476,6 +483,8 @@ def fit_scaling(
 
 
 def _fit_table(table: pd.DataFrame, x: str, law: str, level: float, prefactor: bool) -> ScalingFit:
+    from scipy import stats
+
     table = table[table["exposure"] > 0].reset_index(drop=True)
     xs, d, E = (table[c].to_numpy(np.float64) for c in (x, "events", "exposure"))
     p = 3 if prefactor else 2

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..exceptions import DiagnosticWarning
 from .censoring import censored_sample, product_limit
@@ -166,6 +165,8 @@ def survival(
             DiagnosticWarning,
             stacklevel=2,
         )
+    from scipy import stats  # scipy is imported where used: see the package notes
+
     res = stats.ecdf(stats.CensoredData(uncensored=s.time[s.event], right=s.time[~s.event]))
     t = res.sf.quantiles
     u, _, _, d = product_limit(s.time, s.event)

@@ -54,6 +54,31 @@ def test_start_does_not_import_the_heavy_libraries(code):
     assert res.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.parametrize(
+    ("code", "loaded"),
+    [
+        (
+            "from metastab.cli import main\ntry:\n    main(['passage', '--beta', '4', '--chains',"
+            " '2', '--max-steps', '20', '--seed', '1'])\nexcept SystemExit:\n    pass",
+            [],
+        ),
+        # control: an interval that needs scipy.stats loads it (and it scipy.optimize)
+        (
+            "import metastab as ms\nms.stats.garwood_interval(3, 31.0)",
+            ["scipy.optimize", "scipy.stats"],
+        ),
+    ],
+)
+def test_a_run_imports_scipy_stats_and_optimize_only_where_used(code, loaded):
+    """They take about a second and a half to import, which every command would pay: a passage
+    run (simulation, table, summary) needs neither."""
+    slow = ("scipy.stats", "scipy.optimize")
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {slow!r} if m in sys.modules))"
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == repr(loaded)
+
+
 def test_help_and_version_answer():
     """The installed command answers; that it answers fast is checked above, by what it does not
     import (a timed assertion would test the machine)."""
