@@ -35,6 +35,14 @@ def one_line_error(err: str) -> str:
 # --------------------------------------------------------------------------- fast start
 
 
+def _imported(code, modules):
+    """Which of ``modules`` a fresh interpreter has imported after running ``code``."""
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {modules!r} if m in sys.modules))"
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return res.stdout.strip().splitlines()[-1]
+
+
 @pytest.mark.parametrize(
     "code",
     [
@@ -48,10 +56,7 @@ def one_line_error(err: str) -> str:
     ],
 )
 def test_start_does_not_import_the_heavy_libraries(code):
-    probe = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
-    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.strip().splitlines()[-1] == "[]"
+    assert _imported(code, HEAVY) == "[]"
 
 
 @pytest.mark.parametrize(
@@ -72,11 +77,7 @@ def test_start_does_not_import_the_heavy_libraries(code):
 def test_a_run_imports_scipy_stats_and_optimize_only_where_used(code, loaded):
     """They take about a second and a half to import, which every command would pay: a passage
     run (simulation, table, summary) needs neither."""
-    slow = ("scipy.stats", "scipy.optimize")
-    probe = f"{code}\nimport sys\nprint(sorted(m for m in {slow!r} if m in sys.modules))"
-    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.strip().splitlines()[-1] == repr(loaded)
+    assert _imported(code, ("scipy.stats", "scipy.optimize")) == repr(loaded)
 
 
 def test_help_and_version_answer():

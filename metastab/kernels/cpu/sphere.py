@@ -300,7 +300,7 @@ def _velocity(
 
     Inlined into the schemes' steps (numba IR): a dispatcher this thin would be one more call
     level, whose library numba optimises and emits with the whole tree below it (a cold sphere
-    token-split run: about 50 -> 43 s of CPU; the chain path with a Gram and RK4: 44 -> 40 s)."""
+    token-split run: about 51 -> 43 s of CPU; the chain path with a Gram and RK4: 44 -> 40 s)."""
     if T is not None:
         _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT,
                         work, T)  # fmt: skip
