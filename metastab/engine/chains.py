@@ -10,7 +10,14 @@ from .._validate import integer
 from ..kernels.cpu.sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
 from ..kernels.cpu.steps import _GRAM_MAX_N, _GRAM_MIN_D, _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
-from ..models.sphere import SPHERE_MODELS, SphereFlow, _SphereModel, check_on_sphere, check_step
+from ..models.sphere import (
+    SPHERE_MODELS,
+    SPHERE_TOL,
+    SphereFlow,
+    _SphereModel,
+    check_on_sphere,
+    check_step,
+)
 from ..rng import Seed, as_seed
 
 if TYPE_CHECKING:
@@ -82,13 +89,19 @@ def check_event(event: object) -> None:
         )
 
 
-def _check_scores(x: np.ndarray, B: np.ndarray) -> None:
+def _check_scores(x: np.ndarray, B: np.ndarray, sphere: bool = False) -> None:
     """Refuse configurations whose scores |<B x_i, x_j>| could overflow: softmax would then see
     inf - inf and the step would be silently wrong. Every later state stays in the hull of x0
-    (scalar steps), so the bound at time 0 holds throughout."""
-    size = max(float(x.max()), -float(x.min()))  # max |x| without a temporary the size of x
+    (scalar steps), so the bound at time 0 holds throughout. On the sphere (``sphere``: x passed
+    :func:`check_on_sphere`, and the models score unit vectors) |<B x_i, x_j>| <= |B|_F, the
+    largest over the heads B (H×d×d), bounds them without two more passes over x."""
     with np.errstate(over="ignore"):
-        bound = float(size * size * np.abs(B).sum(axis=1).max() * x.shape[2])
+        if sphere:
+            frobenius = np.hypot.reduce(B.reshape(B.shape[0], -1), axis=1)  # no overflow
+            bound = float(frobenius.max()) * (1.0 + SPHERE_TOL) ** 2
+        else:
+            size = max(float(x.max()), -float(x.min()))  # max |x| without a temporary of x's size
+            bound = float(size * size * np.abs(B).sum(axis=1).max() * x.shape[2])
     if not bound < _SCORE_LIMIT:
         raise ValueError(
             f"x0 and B give scores up to ~{bound:.3g}, beyond the {_SCORE_LIMIT:.0e} "
@@ -106,7 +119,9 @@ def prepare(
     if isinstance(model, SPHERE_MODELS):
         check_on_sphere(x)
         check_step(model, x.shape[2], stacklevel=3)  # at the caller of simulate, track, ...
-    _check_scores(x, model.key_query(x.shape[2]))
+        _check_scores(x, model.head_matrices(x.shape[2])[0], sphere=True)
+    else:
+        _check_scores(x, model.key_query(x.shape[2]))
     return x, C, first_chain
 
 

@@ -182,6 +182,26 @@ def test_x0_off_the_sphere_is_refused_with_the_token():
 
 
 @pytest.mark.parametrize(
+    "make",
+    [
+        lambda B: ms.SphereFlow(1.0, 0.1, B=B),
+        lambda B: ms.SphereFlow(1.0, 0.1, heads=[(np.eye(2), np.eye(2)), (B, np.eye(2))]),
+        lambda B: ms.SphereChain(1.0, 0.1, B=B),
+    ],
+    ids=["flow", "second-head", "chain"],
+)
+def test_overflowing_scores_are_refused_in_any_head(make):
+    """Scores of unit vectors are bounded by |B_h|_F: a head whose B could overflow them is
+    refused up front with that bound, the second head as the first; the same B scaled to a safe
+    size passes that check (control: the run then stops at the memory check that follows)."""
+    x0 = ms.sphere_uniform(4, 2, rng=1)
+    with pytest.raises(ValueError, match=r"scores up to ~1\.41e\+307, beyond the 1e\+307"):
+        ms.simulate(make(1e307 * np.eye(2)), x0, steps=1)
+    with pytest.raises(MemoryError, match="chains of 4 tokens"):
+        ms.simulate(make(1e300 * np.eye(2)), x0, steps=1, chains=10**12)
+
+
+@pytest.mark.parametrize(
     "make, match",
     [
         (lambda: ms.SphereFlow(1.0, 0.0), "dt must be > 0"),

@@ -622,13 +622,16 @@ def _chains_for(kind: int, code: int, scheme: int, gram: bool):
         else:
             w = flow_work(n, d)
             G = w[1] if gram else None
+        # no event: the flow's state stays transposed in w[0] for the call's steps (none for
+        # the call that only compiles the kernel: each transpose is a pass over every state)
+        held = kind != SPHERE_CHAIN and code == NO_EVENT and nsteps > 0
         for c in range(lo, hi):
             if done[c]:
                 continue
             x = X[c]
             st = state[c]
-            if kind != SPHERE_CHAIN and code == NO_EVENT:
-                _transpose(x, w[0])  # the state transposed, for all the steps
+            if held:
+                _transpose(x, w[0])
                 _squared_norms(w[0], w[5])  # and its norms, which each step leaves for the next
             for t in range(t0, t0 + nsteps):
                 h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
@@ -652,7 +655,7 @@ def _chains_for(kind: int, code: int, scheme: int, gram: bool):
                              G, None)  # fmt: skip
                 if stopped(ev, c, x, hw, t, steps, done, code):
                     break
-            if kind != SPHERE_CHAIN and code == NO_EVENT:
+            if held:
                 _transpose(w[0], x)
 
     return advance_chains
