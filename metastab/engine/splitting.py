@@ -370,20 +370,26 @@ class EscapeTime(Result):
 # --------------------------------------------------------------------------- the AMS core
 
 
-class _Paths:
-    """The records of every replica of every run: lists of (levels, times, states) arrays,
-    each path starting with one record (its level, clock 0 and its entrance)."""
+class _Record:
+    """One record of a replica's path, its level ξ, clock and state, with the record before it
+    (None for the path's entrance). A path is its last record; a branch shares its parent's
+    records up to the branching one, so killing a replica copies nothing, and the records that
+    no path reaches any more are freed."""
 
-    def __init__(self, levels: np.ndarray, start: np.ndarray):
-        R, N = levels.shape
-        self.levels = [[np.array([levels[r, k]]) for k in range(N)] for r in range(R)]
-        self.times = [[np.zeros(1) for _ in range(N)] for _ in range(R)]
-        self.states = [[start[r, k][None].copy() for k in range(N)] for r in range(R)]
+    __slots__ = ("level", "time", "state", "before")
 
-    def set(
-        self, r: int, k: int, levels: np.ndarray, times: np.ndarray, states: np.ndarray
-    ) -> None:
-        self.levels[r][k], self.times[r][k], self.states[r][k] = levels, times, states
+    def __init__(self, level: float, time: float, state: np.ndarray, before: _Record | None):
+        self.level, self.time, self.state, self.before = level, time, state, before
+
+
+def _branch_point(tip: _Record, Z: float, naive: bool) -> _Record:
+    """The first record above Z (at or above it: ``naive``) of the path that ends at ``tip``, a
+    record above Z (at or above). A path's levels increase strictly (a record is a new maximum
+    of ξ, module notes), so the walk back from the tip visits only the records above Z."""
+    r = tip
+    while r.before is not None and (r.before.level >= Z if naive else r.before.level > Z):
+        r = r.before
+    return r
 
 
 def _ams(
@@ -415,27 +421,24 @@ def _ams(
     """
     R, N = start.shape[:2]
     levels = np.where(start_in_b, np.inf, start_level).astype(float)
-    paths = _Paths(levels, start)
+    tips = [[_Record(levels[r, k], 0.0, start[r, k], None) for k in range(N)] for r in range(R)]
     lengths = np.zeros((R, N))
     first_status = np.full((R, N), _splitting.IN_B)
     budget_hits = 0
 
     def run(jobs: list[tuple[int, int]], streams: np.ndarray) -> np.ndarray:
         nonlocal budget_hits
-        X = np.stack([paths.states[r][k][-1] for r, k in jobs])
-        clock0 = np.array([paths.times[r][k][-1] for r, k in jobs])
+        X = np.stack([tips[r][k].state for r, k in jobs])
+        clock0 = np.array([tips[r][k].time for r, k in jobs])
         lev0 = np.array([levels[r, k] for r, k in jobs])
         status, clock, lev, recs = advance(X, clock0, lev0, streams)
         budget_hits += int((status == _splitting.BUDGET).sum())
         for q, (r, k) in enumerate(jobs):
             lv, tm, st = recs[q]
-            paths.set(
-                r,
-                k,
-                np.concatenate([paths.levels[r][k], lv]),
-                np.concatenate([paths.times[r][k], tm]),
-                np.concatenate([paths.states[r][k], st]),
-            )
+            tip = tips[r][k]
+            for level, clock_, state in zip(lv.tolist(), tm.tolist(), st):
+                tip = _Record(level, clock_, state, tip)
+            tips[r][k] = tip
             levels[r, k] = lev[q]
             lengths[r, k] = clock[q]
         return status
@@ -452,7 +455,7 @@ def _ams(
     next_stream = np.full(R, N, np.int64)
     active = np.ones(R, bool)
     while active.any():
-        jobs = []
+        again = []
         for r in np.flatnonzero(active).tolist():
             lv = levels[r]
             Z = lv.min()
@@ -473,29 +476,15 @@ def _ams(
             killed[r] += K
             p[r] *= 1.0 - K / N
             parents = alive[choosers[r].integers(0, alive.size, size=K)]
+            # branch: the killed replica takes its parent's path up to the branching record
+            # (the parents survive this iteration, so none of them is overwritten here)
             for k, j in zip(dead.tolist(), parents.tolist()):
-                pl = paths.levels[r][j]
-                b = int(np.argmax(pl > Z)) if kill_ties else int(np.argmax(pl >= Z))
-                jobs.append((r, int(k), int(j), b))
-        # branch: the killed replica takes its parent's path up to the branching record (the
-        # parents are survivors of this iteration, so none of them is overwritten here)
-        prefixes = [
-            (
-                r,
-                k,
-                paths.levels[r][j][: b + 1],
-                paths.times[r][j][: b + 1],
-                paths.states[r][j][: b + 1],
-            )
-            for r, k, j, b in jobs
-        ]
-        again = []
-        for r, k, pl, pt, ps in prefixes:
-            paths.set(r, k, pl, pt, ps)
-            levels[r, k] = pl[-1]
-            lengths[r, k] = pt[-1]
-            if pl[-1] != np.inf:  # else: branched at the step that met the event
-                again.append((r, k))
+                b = _branch_point(tips[r][j], Z, not kill_ties)
+                tips[r][k] = b
+                levels[r, k] = b.level
+                lengths[r, k] = b.time
+                if b.level != np.inf:  # else: branched at the step that met the event
+                    again.append((r, k))
         if again:
             streams = np.empty((len(again), 4), np.uint64)
             for q, (r, _k) in enumerate(again):
