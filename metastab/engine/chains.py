@@ -89,19 +89,25 @@ def check_event(event: object) -> None:
         )
 
 
-def _check_scores(x: np.ndarray, B: np.ndarray, sphere: bool = False) -> None:
-    """Refuse configurations whose scores |<B x_i, x_j>| could overflow: softmax would then see
-    inf - inf and the step would be silently wrong. Every later state stays in the hull of x0
-    (scalar steps), so the bound at time 0 holds throughout. On the sphere (``sphere``: x passed
-    :func:`check_on_sphere`, and the models score unit vectors) |<B x_i, x_j>| <= |B|_F, the
-    largest over the heads B (H×d×d), bounds them without two more passes over x."""
+def _score_bound(x: np.ndarray, B: np.ndarray) -> float:
+    """A bound on the scores |<B x_i, x_j>| of the configurations x (chains×n×d). Every later
+    state stays in the hull of x0 (scalar steps), so the bound at time 0 holds throughout."""
+    size = max(float(x.max()), -float(x.min()))  # max |x| without a temporary of x's size
     with np.errstate(over="ignore"):
-        if sphere:
-            frobenius = np.hypot.reduce(B.reshape(B.shape[0], -1), axis=1)  # no overflow
-            bound = float(frobenius.max()) * (1.0 + SPHERE_TOL) ** 2
-        else:
-            size = max(float(x.max()), -float(x.min()))  # max |x| without a temporary of x's size
-            bound = float(size * size * np.abs(B).sum(axis=1).max() * x.shape[2])
+        return float(size * size * np.abs(B).sum(axis=1).max() * x.shape[2])
+
+
+def _sphere_score_bound(Bs: np.ndarray) -> float:
+    """A bound on the scores of the sphere models, which score unit vectors (x0 passed
+    :func:`check_on_sphere`): |<B x_i, x_j>| <= |B|_F, the largest over the heads Bs (H×d×d),
+    with no pass over the configurations."""
+    frobenius = np.hypot.reduce(Bs.reshape(Bs.shape[0], -1), axis=1)  # no overflow
+    return float(frobenius.max()) * (1.0 + SPHERE_TOL) ** 2
+
+
+def _check_scores(bound: float) -> None:
+    """Refuse configurations whose scores could overflow (``bound``: a bound on them): softmax
+    would then see inf - inf and the step would be silently wrong."""
     if not bound < _SCORE_LIMIT:
         raise ValueError(
             f"x0 and B give scores up to ~{bound:.3g}, beyond the {_SCORE_LIMIT:.0e} "
@@ -119,9 +125,9 @@ def prepare(
     if isinstance(model, SPHERE_MODELS):
         check_on_sphere(x)
         check_step(model, x.shape[2], stacklevel=3)  # at the caller of simulate, track, ...
-        _check_scores(x, model.head_matrices(x.shape[2])[0], sphere=True)
+        _check_scores(_sphere_score_bound(model.head_matrices(x.shape[2])[0]))
     else:
-        _check_scores(x, model.key_query(x.shape[2]))
+        _check_scores(_score_bound(x, model.key_query(x.shape[2])))
     return x, C, first_chain
 
 
@@ -168,7 +174,7 @@ def start(
 
 def check_finite(X: np.ndarray, when: str, model: Model) -> None:
     """FloatingPointError naming the first chain with a non-finite state and the likely cause:
-    the step (with scalar steps the scores keep the bound that :func:`_check_scores` checks at
+    the step (with scalar steps the scores keep the bound that :func:`_score_bound` takes at
     time 0, so they do not overflow)."""
     if not _all_finite(X):
         c = int(np.flatnonzero(~np.isfinite(X).all(axis=(1, 2)))[0])

@@ -436,8 +436,8 @@ def _ams(
         for q, (r, k) in enumerate(jobs):
             lv, tm, st = recs[q]
             tip = tips[r][k]
-            for level, clock_, state in zip(lv.tolist(), tm.tolist(), st):
-                tip = _Record(level, clock_, state, tip)
+            for level, t, state in zip(lv.tolist(), tm.tolist(), st):
+                tip = _Record(level, t, state, tip)
             tips[r][k] = tip
             levels[r, k] = lev[q]
             lengths[r, k] = clock[q]

@@ -632,7 +632,7 @@ def _chains_for(kind: int, code: int, scheme: int, gram: bool):
             st = state[c]
             if held:
                 _transpose(x, w[0])
-                _squared_norms(w[0], w[5])  # and its norms, which each step leaves for the next
+                _squared_norms(w[0], w[5])  # its norms, which each step leaves for the next
             for t in range(t0, t0 + nsteps):
                 h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
                 if kind == SPHERE_CHAIN:
