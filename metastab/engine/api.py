@@ -262,14 +262,16 @@ def first_passage(
     )
     ev = event.compile(np.ascontiguousarray(x), model.key_query(d))
     launch = (C, n, d, model.kernel_params(d), ev.code)
-    announce_compile(progress, *backend.kernels("passage", launch))
+    announce_compile(
+        progress, *backend.kernels("passage", launch), *resolution.check_kernels(model, x)
+    )
     resolution.check_resolution(model, x, what="initial configurations")
     X, seed, state = start(x, C, rng, first_chain)
     tic = time.perf_counter()
     times, done = drive(backend, model, X, state, max_steps, ev, progress)
-    resolution.check_resolution(
-        model, X if not done.any() else X[~done], what="censored chains (final states)"
-    )
+    final = X if not done.any() else X[~done]
+    announce_compile(progress, *resolution.check_kernels(model, final))
+    resolution.check_resolution(model, final, what="censored chains (final states)")
     meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
     return FirstPassage(
         times=times,

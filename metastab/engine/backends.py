@@ -164,7 +164,8 @@ class Cpu:
                 run += (_drivers.events_at_for(code),)
         return {
             "exact": (_streams.seed_streams, *run),
-            "passage": (_streams.seed_streams, *run, _drivers.cross_weights),
+            # the resolution check's kernels, where it needs them: resolution.check_kernels
+            "passage": (_streams.seed_streams, *run),
             "accelerated": (_accelerated.advance_slice,),
         }[name]
 

@@ -110,6 +110,41 @@ def constant_chain(
     return model.kernel_params(d), float(model.schedule(0, 1).gammas[0])
 
 
+# below the kernels' underflow exponent (≈ 708.74 in magnitude) by more than any rounding of
+# beta (s_ij - max_k s_ik); tests/engine check the order
+_SAFE_EXPONENT = 700.0
+
+
+def _no_weight_underflows(X: np.ndarray, B: np.ndarray, beta: float) -> bool:
+    """Whether no weight of any configuration of X (C, n, d; finite) can underflow, by a bound
+    that needs no kernel: |s_ij| = |<x_i, B x_j>| <= |B|_F |x_i| |x_j|, so every exponent
+    beta (s_ij - max_k s_ik) is at least -2 beta |B|_F max_i |x_i|^2, here above
+    -:data:`_SAFE_EXPONENT`. Most runs at moderate beta pass it and compile no check."""
+    radius2 = float(np.einsum("cnd,cnd->cn", X, X).max())
+    with np.errstate(over="ignore", invalid="ignore"):
+        low = 2.0 * beta * float(np.hypot.reduce(np.ravel(B))) * radius2
+    return bool(low < _SAFE_EXPONENT)  # False for inf and nan: the full check decides
+
+
+def _to_check(model: Model, X: ArrayLike) -> np.ndarray:
+    """The configurations of X (C, n, d) that :func:`check_resolution` checks with the kernels:
+    the finite ones of a chain with the frozen law, none where :func:`_no_weight_underflows`."""
+    if not has_frozen_law(model) or len(X) == 0:
+        return np.empty((0, 0, 0))
+    X = np.array(X, dtype=np.float64)
+    X = np.ascontiguousarray(X[np.isfinite(X).all(axis=(1, 2))])
+    if len(X) == 0:
+        return X
+    dyn, _ = constant_chain(model, X.shape[2], why=_GEOMETRIC)
+    return X[:0] if _no_weight_underflows(X, dyn.B, dyn.beta) else X
+
+
+def check_kernels(model: Model, X: ArrayLike) -> tuple:
+    """The kernels that :func:`check_resolution` calls on X: none at most β (the bound of
+    :func:`_no_weight_underflows`); for the compile announcement of a run that checks X."""
+    return (_accelerated.merge_groups, _drivers.cross_weights) if len(_to_check(model, X)) else ()
+
+
 _GEOMETRIC = "the waiting time is geometric only for a time-homogeneous chain"
 
 
@@ -185,26 +220,24 @@ def check_resolution(
     e^{β(s_ij − max_k s_ik)} that the kernels flush to 0 (exponent below
     :func:`underflow_exponent`): ``kernels.cpu.steps.chain_step`` never draws such a pick, while
     every pick of positive weight is drawn with its probability. The test uses the kernels' own
-    arithmetic (``kernels.cpu.drivers.cross_weights``), with O(n) memory per configuration. Only the
-    chains with the frozen law (:func:`has_frozen_law`) are checked; configurations with
-    non-finite coordinates are skipped.
+    arithmetic (``kernels.cpu.drivers.cross_weights``), with O(n) memory per configuration, after
+    a bound that needs no kernel: no exponent can reach the underflow when
+    2β |B|_F max_i |x_i|^2 < 700, as at most β of most runs. Only the chains with the frozen law
+    (:func:`has_frozen_law`) are checked; configurations with non-finite coordinates are skipped.
 
     Returns True when it warned.
     """
-    if not has_frozen_law(model) or len(X) == 0:
-        return False
-    X = np.array(X, dtype=np.float64)
-    X = np.ascontiguousarray(X[np.isfinite(X).all(axis=(1, 2))])
+    X = _to_check(model, X)
     if len(X) == 0:
         return False
     C, n, d = X.shape
+    dyn, _ = constant_chain(model, d, why=_GEOMETRIC)
     tols = merge_tolerance(merge_tol) * scale(X)
     labels = np.empty((C, n), dtype=np.int64)
     points = np.empty((n, d))
     mult, count, order = (np.empty(n, np.int64) for _ in range(3))
     for c in range(C):
         _accelerated.merge_groups(X[c].copy(), tols[c], labels[c], points, mult, count, order)
-    dyn, _ = constant_chain(model, d, why=_GEOMETRIC)
     weight, z = np.empty(C), np.empty(C)
     _drivers.cross_weights(X, dyn.B, dyn.beta, labels, weight, z)
     stuck = np.isfinite(z) & (weight == 0.0)

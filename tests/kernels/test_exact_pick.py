@@ -240,6 +240,32 @@ def test_warning_fires_exactly_where_weights_underflow():
     assert float(law[2]) > 0.0 and abs(float(law[2]) / (w[2] / math.fsum(w)) - 1) < 1e-12
 
 
+def test_resolution_bound_skips_the_kernels_only_where_no_weight_can_underflow(monkeypatch):
+    """Below the bound 2 β |B|_F max|x|^2 < 700 (under −underflow_exponent() ≈ 708.74) the check
+    returns False without running a kernel (nor announcing one), and the kernels' check agrees
+    there; above it the kernels decide (the control: they are called)."""
+    from metastab.engine import resolution
+
+    assert -engine.underflow_exponent() > resolution._SAFE_EXPONENT
+    beta = 0.999 * resolution._SAFE_EXPONENT / (2 * math.sqrt(2))  # B = I in R^2, |x| = 1
+    model, x = _two_points(beta)
+    monkeypatch.setattr(resolution, "_no_weight_underflows", lambda *a: False)
+    assert not engine.check_resolution(model, x[None])  # the kernels: every weight positive
+    monkeypatch.undo()
+
+    def called(*args):
+        raise LookupError("kernel check")
+
+    kernels = (resolution._accelerated.merge_groups, resolution._drivers.cross_weights)
+    assert resolution.check_kernels(model, x[None]) == ()  # nothing to announce
+    monkeypatch.setattr(resolution._drivers, "cross_weights", called)
+    assert not engine.check_resolution(model, x[None])
+    model, x = _two_points(1.002 * beta)
+    assert resolution.check_kernels(model, x[None]) == kernels[:1] + (called,)
+    with pytest.raises(LookupError, match="kernel check"):
+        engine.check_resolution(model, x[None])
+
+
 def test_resolution_check_memory_is_linear():
     """n = 20 000 tokens, where an n×n float64 array is 3.2 GB: in a fresh process, after a small
     check has compiled (or loaded) the kernels, the large check raises the peak resident memory
