@@ -89,7 +89,7 @@ class LeaveBall(_Event):
 class LeaveHull(_Event):
     """Some token leaves conv{x_j^0 : groups[j] == groups[i]} + B(0, radius): the exit time T2 of
     [FW] Thm 5.4 (lem. metastab.1). The distance to the group hull is computed with Wolfe's
-    finite min-norm-point algorithm (``kernels.cpu.events._outside_hull``), exact up to rounding.
+    finite min-norm-point algorithm (``kernels.cpu.events.hull_dist2``), exact up to rounding.
 
     >>> LeaveHull(groups=[0, 1, 0, 1], radius=0.5).radius
     0.5

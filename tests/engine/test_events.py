@@ -17,15 +17,14 @@ from metastab.kernels.reference import euclidean as ref
 def _kernel_outside(p, pts, r):
     pts = np.ascontiguousarray(pts, dtype=float)
     m, d = pts.shape
-    return bool(
-        _events._outside_hull(
-            np.ascontiguousarray(p, dtype=float),
-            pts,
-            np.arange(m, dtype=np.int64),
-            r * r,
-            _events.hull_work(m, d),
-        )
+    dist2 = _events.hull_dist2(
+        np.ascontiguousarray(p, dtype=float),
+        pts,
+        np.arange(m, dtype=np.int64),
+        r * r,
+        _events.hull_work(m, d),
     )
+    return bool(dist2 > r * r)  # leave_hull's test
 
 
 def _random_hull(rng, d):
