@@ -1,13 +1,14 @@
 """Where the chains run: the backends behind :mod:`metastab.engine`, resolved in one place.
 
 A backend moves chains forward in place on host arrays: ``advance`` (exact steps, any model),
-``events_at`` (the event at time 0), ``neighbour_sets``, ``advance_accelerated`` (the event-driven
-SA_P chain) and ``excursions`` / ``coordinates`` (splitting), each with the arguments of the
-:mod:`metastab.kernels` driver of that name (parameters as the NamedTuples that the models and
-events build), and ``kernels(name)``: the compiled functions a first call of that driver may have
-to compile (for the compile announcement); ``compile_advance`` and ``compile_accelerated``
-compile (or load) the kernel of a run before its progress bar starts. The engine's functions
-take the name as ``device``.
+``events_at`` (the event at time 0, for the event-driven mode and the device),
+``neighbour_sets``, ``advance_accelerated`` (the event-driven SA_P chain) and ``excursions`` /
+``coordinates`` (splitting), each with the arguments of the :mod:`metastab.kernels` driver of that
+name (parameters as the NamedTuples that the models and events build), and ``kernels(name)``: the
+compiled functions a first call of that driver may have to compile (for the compile
+announcement); ``start_advance`` (which also marks the chains that meet the event at time 0) and
+``compile_accelerated`` compile (or load) the kernel of a run before its progress bar starts. The
+engine's functions take the name as ``device``.
 
 "cuda" runs the exact loop on an NVIDIA GPU through numba-cuda (the optional extra
 ``metastab[cuda]``; under numba's simulator, ``NUMBA_ENABLE_CUDASIM=1``, without one): the kernels
@@ -58,7 +59,7 @@ class Backend(Protocol):
         done: np.ndarray,
     ) -> None: ...
 
-    def compile_advance(
+    def start_advance(
         self,
         X: np.ndarray,
         state: np.ndarray,
@@ -118,7 +119,7 @@ class Cpu:
         drivers = _sphere if args[2].kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
         drivers.advance(*args, numba.get_num_threads())
 
-    def compile_advance(
+    def start_advance(
         self,
         X: np.ndarray,
         state: np.ndarray,
@@ -129,7 +130,8 @@ class Cpu:
         done: np.ndarray,
     ) -> None:
         # compile, or load from the cache, the kernel that advance will run on these arguments:
-        # advance with no steps, which changes nothing
+        # advance with no steps, which only marks the chains that meet the event at time 0
+        # (steps 0, done), in place of a kernel of its own (events_at)
         self.advance(X, state, dyn, sched, 0, 0, ev, steps, done)
 
     def events_at(self, *args: Any) -> None:
@@ -160,8 +162,6 @@ class Cpu:
             drivers = _sphere if dyn.kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
             threads = numba.get_num_threads()
             run = (drivers.kernel_for(chains, n, d, dyn.kind, code, threads, *_scheme(dyn)),)
-            if code != NO_EVENT:
-                run += (_drivers.events_at_for(code),)
         return {
             "exact": (_streams.seed_streams, *run),
             # the resolution check's kernels, where it needs them: resolution.check_kernels
@@ -236,8 +236,20 @@ class Cuda:
             ks.copy_to_host(steps[b0:b1])
             ds.copy_to_host(done[b0:b1])
 
-    def compile_advance(self, *args: Any) -> None:
-        pass  # the device kernels compile at their first launch
+    def start_advance(
+        self,
+        X: np.ndarray,
+        state: np.ndarray,
+        dyn: Any,
+        sched: Any,
+        ev: Any,
+        steps: np.ndarray,
+        done: np.ndarray,
+    ) -> None:
+        # the device kernels compile at their first launch; the event at time 0 on the host
+        if ev.code != NO_EVENT:
+            _drivers.events_at(X, ev, done)
+            steps[done] = 0
 
     # events on the host: they run once per recorded configuration, not per step
     events_at = Cpu.events_at

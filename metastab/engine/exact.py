@@ -52,16 +52,14 @@ def drive(
         ev = _params.no_event(n, d)
     steps = np.full(C, total, dtype=np.int64)
     done = np.zeros(C, dtype=bool)
-    if ev.code != _params.NO_EVENT:
-        backend.events_at(X, ev, done)
-        steps[done] = 0
     # a clusters event with at_most 0 never stops a chain (it only records the levels)
     never = ev.code == _params.NO_EVENT or (ev.code == _params.CLUSTERS and ev.at_most == 0)
     # compile (or load) the kernel before the bar starts, so that its clock and its estimate of
-    # the time left measure the run, not the compiler; a schedule of the kernel's types, as a
-    # callable step or margin must be evaluated once per step, no more
+    # the time left measure the run, not the compiler, and mark the chains that meet the event
+    # at time 0; a schedule of the kernel's types, as a callable step or margin must be
+    # evaluated once per step, no more
     typed = _params.Schedule(np.ones(1), np.zeros(1))
-    backend.compile_advance(X, state, dyn, typed, ev, steps, done)
+    backend.start_advance(X, state, dyn, typed, ev, steps, done)
     report = Progress(progress, total, C, by="steps" if never else "chains")
     t, chunk = 0, _FIRST_CALL_STEPS
     try:

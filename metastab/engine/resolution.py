@@ -126,7 +126,7 @@ def _no_weight_underflows(X: np.ndarray, B: np.ndarray, beta: float) -> bool:
     return bool(low < _SAFE_EXPONENT)  # False for inf and nan: the full check decides
 
 
-def _to_check(model: Model, X: ArrayLike) -> np.ndarray:
+def _to_check(model: Model, X: np.ndarray) -> np.ndarray:
     """The configurations of X (C, n, d) that :func:`check_resolution` checks with the kernels:
     the finite ones of a chain with the frozen law, none where :func:`_no_weight_underflows`."""
     if not has_frozen_law(model) or len(X) == 0:
@@ -139,7 +139,7 @@ def _to_check(model: Model, X: ArrayLike) -> np.ndarray:
     return X[:0] if _no_weight_underflows(X, dyn.B, dyn.beta) else X
 
 
-def check_kernels(model: Model, X: ArrayLike) -> tuple:
+def check_kernels(model: Model, X: np.ndarray) -> tuple:
     """The kernels that :func:`check_resolution` calls on X: none at most β (the bound of
     :func:`_no_weight_underflows`); for the compile announcement of a run that checks X."""
     return (_accelerated.merge_groups, _drivers.cross_weights) if len(_to_check(model, X)) else ()

@@ -12,7 +12,7 @@ from metastab.engine import backends, exact, progress
 from metastab.kernels.cpu import drivers
 
 
-def _spy(monkeypatch, events, kernel, loop=exact, method="compile_advance"):
+def _spy(monkeypatch, events, kernel, loop=exact, method="start_advance"):
     """Record ("compile", None) when the backend's ``method`` compiles ahead and ("bar", the
     kernel's compiled signatures) when ``loop``'s progress bar starts."""
 
@@ -45,19 +45,32 @@ def test_the_kernel_is_ready_before_the_progress_bar(monkeypatch):
     assert np.array_equal(run.final, ms.simulate(model, x0, steps=4, chains=3, rng=1).final)
 
 
-def test_compiling_ahead_runs_nothing():
-    """compile_advance leaves the chains, their streams and their records as they were."""
-    x0 = ms.regular_polygon(5).vertices
-    model = ms.SoftmaxChain(beta=3.0, gamma=0.1)
-    X = np.ascontiguousarray(np.broadcast_to(x0, (4, 5, 2)))
-    state = np.arange(16, dtype=np.uint64).reshape(4, 4)
-    steps, done = np.zeros(4, np.int64), np.zeros(4, bool)
-    before = (X.copy(), state.copy(), steps.copy(), done.copy())
-    ev = ms.LeaveBall(radius=0.5).compile(X, np.eye(2))
-    backends.Cpu().compile_advance(X, state, model.kernel_params(2), model.schedule(0, 1), ev,
-                                   steps, done)  # fmt: skip
-    after = (X, state, steps, done)
-    assert all(np.array_equal(a, b) for a, b in zip(before, after))
+@pytest.mark.parametrize(
+    "model", [ms.SoftmaxChain(beta=3.0, gamma=0.1), ms.SphereChain(3.0, 0.1)], ids=["R^d", "sphere"]
+)
+def test_starting_ahead_runs_nothing_and_marks_the_event_at_time_0(model):
+    """start_advance leaves the chains and their streams as they were, and marks exactly the
+    chains that meet the event at time 0 (steps 0, done), as the host's events_at does, for 4
+    chains and for 1. The control: the chains that start inside are left unmarked. (The
+    token-parallel kernels' time-0 test is the same code; test_clusters checks their levels at
+    time 0 against the chain-parallel path's.)"""
+    x0 = ms.sphere_uniform(40, 2, rng=3)
+    for chains in (4, 1):
+        X = np.repeat(x0[None], chains, axis=0)
+        ev = ms.LeaveBall(radius=0.5).compile(X.copy(), np.eye(2))
+        X[chains - 1, 7] *= -1.0  # the last chain starts outside its ball
+        state = np.arange(4 * chains, dtype=np.uint64).reshape(chains, 4)
+        steps, done = np.full(chains, 9, np.int64), np.zeros(chains, bool)
+        before = (X.copy(), state.copy())
+        want = np.zeros(chains, bool)
+        backends.Cpu().events_at(X, ev, want)
+        assert want.tolist() == [False] * (chains - 1) + [True]
+        backends.Cpu().start_advance(
+            X, state, model.kernel_params(2), model.schedule(0, 1), ev, steps, done
+        )
+        assert np.array_equal(X, before[0]) and np.array_equal(state, before[1])
+        assert np.array_equal(done, want)
+        assert np.array_equal(steps, np.where(want, 0, 9))
 
 
 def test_a_compile_notice_speaks_once_for_runs_without_a_bar(monkeypatch, capsys):

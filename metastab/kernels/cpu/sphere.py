@@ -576,6 +576,9 @@ def _tokens_for(code: int, scheme: int):
             if done[c]:
                 continue
             x = X[c]
+            if nsteps == 0:  # the call before a run: the event at time t0 (see advance)
+                stopped(ev, c, x, hw, t0 - 1, steps, done, code)
+                continue
             for t in range(t0, t0 + nsteps):
                 h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
                 if scheme == POST_LN:  # a constant: only its scheme compiles
@@ -622,13 +625,15 @@ def _chains_for(kind: int, code: int, scheme: int, gram: bool):
         else:
             w = flow_work(n, d)
             G = w[1] if gram else None
-        # no event: the flow's state stays transposed in w[0] for the call's steps (none for
-        # the call that only compiles the kernel: each transpose is a pass over every state)
-        held = kind != SPHERE_CHAIN and code == NO_EVENT and nsteps > 0
+        # no event: the flow's state stays transposed in w[0] for the call's steps
+        held = kind != SPHERE_CHAIN and code == NO_EVENT
         for c in range(lo, hi):
             if done[c]:
                 continue
             x = X[c]
+            if nsteps == 0:  # the call before a run: the event at time t0 (see advance)
+                stopped(ev, c, x, hw, t0 - 1, steps, done, code)
+                continue
             st = state[c]
             if held:
                 _transpose(x, w[0])
@@ -687,7 +692,8 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     numba's thread count; :func:`.threads.over_chains`) and never interact, so chain c depends
     only on its stream, not on the thread count or on how the steps are split. A flow with fewer
     chains than threads and more than one block of tokens shares each step's blocks over the
-    threads instead. Runs :func:`kernel_for`'s kernel."""
+    threads instead. Runs :func:`kernel_for`'s kernel; ``nsteps`` 0 checks the event at time t0
+    instead of stepping, as ``drivers.advance``."""
     C, n, d = X.shape
     kernel = kernel_for(C, n, d, dyn.kind, ev.code, threads, dyn.scheme)
     args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
