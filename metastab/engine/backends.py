@@ -236,17 +236,9 @@ class Cuda:
             ks.copy_to_host(steps[b0:b1])
             ds.copy_to_host(done[b0:b1])
 
-    def start_advance(
-        self,
-        X: np.ndarray,
-        state: np.ndarray,
-        dyn: Any,
-        sched: Any,
-        ev: Any,
-        steps: np.ndarray,
-        done: np.ndarray,
-    ) -> None:
+    def start_advance(self, X: np.ndarray, *args: Any) -> None:
         # the device kernels compile at their first launch; the event at time 0 on the host
+        ev, steps, done = args[-3:]  # args: state, dyn, sched, ev, steps, done
         if ev.code != NO_EVENT:
             _drivers.events_at(X, ev, done)
             steps[done] = 0
