@@ -117,8 +117,8 @@ _SAFE_EXPONENT = 700.0
 
 def _no_weight_underflows(X: np.ndarray, B: np.ndarray, beta: float) -> bool:
     """Whether no weight of any configuration of X (C, n, d; finite) can underflow, by a bound
-    that needs no kernel: |s_ij| = |<x_i, B x_j>| <= |B|_F |x_i| |x_j|, so every exponent
-    beta (s_ij - max_k s_ik) is at least -2 beta |B|_F max_i |x_i|^2, here above
+    that needs no kernel: |s_ij| = |<x_i, B x_j>| ≤ ‖B‖_F ‖x_i‖ ‖x_j‖, so every exponent
+    β (s_ij − max_k s_ik) is at least −2β ‖B‖_F max_i ‖x_i‖², here above
     -:data:`_SAFE_EXPONENT`. Most runs at moderate beta pass it and compile no check."""
     radius2 = float(np.einsum("cnd,cnd->cn", X, X).max())
     with np.errstate(over="ignore", invalid="ignore"):
@@ -222,7 +222,7 @@ def check_resolution(
     every pick of positive weight is drawn with its probability. The test uses the kernels' own
     arithmetic (``kernels.cpu.drivers.cross_weights``), with O(n) memory per configuration, after
     a bound that needs no kernel: no exponent can reach the underflow when
-    2β |B|_F max_i |x_i|^2 < 700, as at most β of most runs. Only the chains with the frozen law
+    2β ‖B‖_F max_i ‖x_i‖² < 700, as at most β of most runs. Only the chains with the frozen law
     (:func:`has_frozen_law`) are checked; configurations with non-finite coordinates are skipped.
 
     Returns True when it warned.
