@@ -131,8 +131,8 @@ def _to_check(model: Model, X: np.ndarray) -> np.ndarray:
     the finite ones of a chain with the frozen law, none where :func:`_no_weight_underflows`."""
     if not has_frozen_law(model) or len(X) == 0:
         return np.empty((0, 0, 0))
-    X = np.array(X, dtype=np.float64)
-    X = np.ascontiguousarray(X[np.isfinite(X).all(axis=(1, 2))])
+    X = np.asarray(X, dtype=np.float64)
+    X = np.ascontiguousarray(X[np.isfinite(X).all(axis=(1, 2))])  # a copy: the mask indexes
     if len(X) == 0:
         return X
     dyn, _ = constant_chain(model, X.shape[2], why=_GEOMETRIC)
@@ -140,8 +140,9 @@ def _to_check(model: Model, X: np.ndarray) -> np.ndarray:
 
 
 def check_kernels(model: Model, X: np.ndarray) -> tuple:
-    """The kernels that :func:`check_resolution` calls on X: none at most β (the bound of
-    :func:`_no_weight_underflows`); for the compile announcement of a run that checks X."""
+    """The kernels that :func:`check_resolution` calls on X: none where the bound of
+    :func:`_no_weight_underflows` holds, as in most runs; for the compile announcement of a run
+    that checks X."""
     return (_accelerated.merge_groups, _drivers.cross_weights) if len(_to_check(model, X)) else ()
 
 
@@ -222,7 +223,7 @@ def check_resolution(
     every pick of positive weight is drawn with its probability. The test uses the kernels' own
     arithmetic (``kernels.cpu.drivers.cross_weights``), with O(n) memory per configuration, after
     a bound that needs no kernel: no exponent can reach the underflow when
-    2β ‖B‖_F max_i ‖x_i‖² < 700, as at most β of most runs. Only the chains with the frozen law
+    2β ‖B‖_F max_i ‖x_i‖² < 700, as in most runs. Only the chains with the frozen law
     (:func:`has_frozen_law`) are checked; configurations with non-finite coordinates are skipped.
 
     Returns True when it warned.
