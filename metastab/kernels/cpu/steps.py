@@ -349,6 +349,18 @@ def _row_max(W, n, lanes, best):
             best[r] = max(best[r], W[base + r])
 
 
+@njit(inline="always")
+def _exps(W, n, lanes, best, beta):
+    """W[j lanes + r] <- exp(beta (W[j lanes + r] - best[r])) (the kernels' exp): the exponents,
+    then the exps in one flat loop (see _block_weights)."""
+    for j in range(n):
+        base = j * lanes
+        for r in range(lanes):
+            W[base + r] = beta * (W[base + r] - best[r])
+    for q in range(n * lanes):  # in place: through two views LLVM would fear an overlap
+        W[q] = exp_fma(W[q])
+
+
 @_jit(**JIT_NO_NRT)
 def _block_weights(W, n, r1, best, beta, rare, keep):
     """W[j r1 + r] <- the cumulative sum over j' <= j of the weights exp(beta (s_{i j'} - best[r]))
@@ -361,12 +373,7 @@ def _block_weights(W, n, r1, best, beta, rare, keep):
     ns in passes (same bits, alternating runs): the exp's sixteen constants and four exps in
     flight overflow AVX2's 16 vector registers, while a flat loop of exps runs at the exp's
     throughput."""
-    for j in range(n):
-        base = j * r1
-        for r in range(r1):
-            W[base + r] = beta * (W[base + r] - best[r])
-    for q in range(n * r1):  # in place: through two views LLVM would fear an overlap
-        W[q] = exp_fma(W[q])
+    _exps(W, n, r1, best, beta)
     for r in range(r1):
         rare[r] = 0.0
         keep[r] = 0.0
@@ -579,14 +586,13 @@ def flow_work(n, d):
 def _flow_weights(W, n, lanes, best, beta, total):
     """W[j lanes + r] <- exp(beta (W[j lanes + r] - best[r])) (the kernels' exp) and total[r]
     their sum over j, in increasing j from +0.0."""
+    _exps(W, n, lanes, best, beta)
     for r in range(lanes):
         total[r] = 0.0
     for j in range(n):
         base = j * lanes
         for r in range(lanes):
-            v = exp_fma(beta * (W[base + r] - best[r]))
-            W[base + r] = v
-            total[r] += v
+            total[r] += W[base + r]
 
 
 @_jit(**JIT_NO_NRT)
