@@ -6,18 +6,33 @@ The figures are CPU seconds of the child process (user + system, ``RUSAGE_CHILDR
 included, so that they do not depend on the load of the machine as much as wall time does.
 Targets: a cold first use of any model under 30 s, and a cold ``metastab demo`` at most 4× a
 warm one (``metastab bench --cold``).
+
+:func:`compile_times` says where a cold case's compiling goes (``metastab bench --compile-times
+CASE``): the CPU seconds of each function's own compilation, from numba's compile events
+(:class:`CompileTimes`), in a fresh process with an empty cache.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 
-__all__ = ["CASES", "COLD_TARGET_S", "DEMO_RATIO_TARGET", "cold_bench"]
+from numba.core import event
+
+__all__ = [
+    "CASES",
+    "COLD_TARGET_S",
+    "DEMO_RATIO_TARGET",
+    "CompileTimes",
+    "cold_bench",
+    "compile_times",
+]
 
 COLD_TARGET_S = 30.0
 DEMO_RATIO_TARGET = 4.0
@@ -51,6 +66,20 @@ CASES: dict[str, str | None] = {
 }
 
 
+def _check(cases: Sequence[str]) -> None:
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        raise ValueError(f"cases: unknown case {unknown[0]!r}; known: {', '.join(CASES)}")
+
+
+def _code(name: str) -> str:
+    """The Python code of the case ``name`` (the demo: the command's own entry point)."""
+    code = CASES[name]
+    if code is None:
+        return "from metastab.cli.command import main\nmain(['demo', '--no-progress'])"
+    return _SETUP + code
+
+
 def _child_cpu(argv: list[str], env: dict[str, str]) -> float:
     """CPU seconds (user + system) of the child process ``argv``; raises if it fails."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -74,9 +103,7 @@ def cold_bench(
     ['demo', 'hardmax']
     """
     names = list(CASES) if cases is None else list(cases)
-    unknown = [c for c in names if c not in CASES]
-    if unknown:
-        raise ValueError(f"cases: unknown case {unknown[0]!r}; known: {', '.join(CASES)}")
+    _check(names)
     rows = []
     for name in names:
         code = CASES[name]
@@ -93,3 +120,76 @@ def cold_bench(
         if on_row is not None:
             on_row(row)
     return rows
+
+
+class CompileTimes(event.Listener):
+    """Records numba's compile events ("numba:compile"): for each compilation, the function
+    (module and qualified name), the process CPU seconds it took, and its own share, without the
+    compilations nested in it (a kernel compiles its callees first, inside its own event).
+    :meth:`install` registers it for every compilation that follows."""
+
+    def __init__(self) -> None:
+        self._open: list[list[float]] = []  # [start, seconds of the nested compilations]
+        self.records: list[dict] = []
+
+    def install(self) -> CompileTimes:
+        event.register("numba:compile", self)
+        return self
+
+    def on_start(self, ev: event.Event) -> None:
+        self._open.append([time.process_time(), 0.0])
+
+    def on_end(self, ev: event.Event) -> None:
+        start, nested = self._open.pop()
+        seconds = time.process_time() - start
+        if self._open:
+            self._open[-1][1] += seconds
+        func = ev.data["dispatcher"].py_func
+        self.records.append(
+            {
+                "function": f"{func.__module__}.{func.__qualname__}",
+                "own_s": seconds - nested,
+                "total_s": seconds,
+            }
+        )
+
+    def by_function(self) -> list[dict]:
+        """One row per function: function, compiles (how many signatures), own_s (summed), in
+        decreasing own_s."""
+        rows: dict[str, dict] = {}
+        for rec in self.records:
+            empty = {"function": rec["function"], "compiles": 0, "own_s": 0.0}
+            row = rows.setdefault(rec["function"], empty)
+            row["compiles"] += 1
+            row["own_s"] += rec["own_s"]
+        return sorted(rows.values(), key=lambda r: -r["own_s"])
+
+
+_PROFILE = """
+import json, sys
+from metastab.bench.cold import CompileTimes
+_times = CompileTimes().install()
+try:
+    exec(compile({code!r}, "<case>", "exec"))
+except SystemExit as stop:
+    if stop.code not in (None, 0):
+        raise
+with open({out!r}, "w") as f:
+    json.dump(_times.by_function(), f)
+"""
+
+
+def compile_times(case: str = "demo") -> list[dict]:
+    """Where the compiling of the case ``case`` of :data:`CASES` goes: the case runs in a fresh
+    Python process with an empty numba cache, and :class:`CompileTimes` records each
+    compilation there. Returns :meth:`CompileTimes.by_function`'s rows (function, compiles,
+    own_s: CPU seconds of its own compilations, those of its callees apart), so that the own_s
+    add up to the whole time spent compiling."""
+    _check([case])
+    with tempfile.TemporaryDirectory(prefix="metastab-cold-") as tmp:
+        out = os.path.join(tmp, "compiles.json")
+        code = _PROFILE.format(code=_code(case), out=out)
+        env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(tmp, "cache"))
+        _child_cpu([sys.executable, "-c", code], env)
+        with open(out) as f:
+            return json.load(f)

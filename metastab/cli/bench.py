@@ -31,6 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "metastab bench --device cuda --compile-only --out gpu-kernels",
             "metastab bench --workload phase-diagram",
             "metastab bench --cold",
+            "metastab bench --compile-times demo",
         ),
     )
     bench.add_argument(
@@ -56,6 +57,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="CPU seconds of the first use of each model and of the demo in a fresh process "
         "with an empty numba cache, beside a warm rerun (metastab.bench.cold)",
+    )
+    bench.add_argument(
+        "--compile-times",
+        metavar="CASE",
+        help="where the compiling of one --cold case goes (e.g. demo, softmax-chain): the CPU "
+        "seconds of each function's own compilation, from numba's compile events, in a fresh "
+        "process with an empty cache (metastab.bench.cold.compile_times)",
     )
     bench.add_argument(
         "--escape",
@@ -139,7 +147,7 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag}: --{flag} applies to bench --device cuda only")
     if args.scale != 1.0:
         raise UsageError("scale: --scale applies to bench --device cuda only")
-    if args.cold:
+    if args.cold or args.compile_times is not None:
         return _cold_bench(args)
     if args.workload == "phase-diagram":
         return _phase_diagram_bench(args)
@@ -345,14 +353,20 @@ def _phase_diagram_bench(args: argparse.Namespace) -> int:
 
 
 def _cold_bench(args: argparse.Namespace) -> int:
-    """``metastab bench --cold``: cold and warm CPU seconds of each model's first use."""
+    """``metastab bench --cold``: cold and warm CPU seconds of each model's first use; with
+    ``--compile-times CASE``, where one case's compiling goes."""
     from ..bench.cold import CASES, COLD_TARGET_S, DEMO_RATIO_TARGET, cold_bench
 
+    mode = "--compile-times" if args.compile_times is not None else "--cold"
     taken = [f for f in ("escape", "sizes", "no_jax") if getattr(args, f)]
     taken += [f for f in ("chains", "steps", "beta") if getattr(args, f) is not None]
+    if args.cold and args.compile_times is not None:
+        taken.append("cold")
     if taken or args.workload != "w1" or args.repeat != 3:
         flag = (taken or ["workload" if args.workload != "w1" else "repeat"])[0]
-        raise UsageError(f"{flag.replace('_', '-')}: --cold takes no other bench option")
+        raise UsageError(f"{flag.replace('_', '-')}: {mode} takes no other bench option")
+    if args.compile_times is not None:
+        return _compile_times(args.compile_times)
     print(
         f"{PROG} bench --cold: CPU seconds (user + system, import included) of a first use in a "
         "fresh process with an empty numba cache (cold), then again with the cache it filled "
@@ -376,6 +390,33 @@ def _cold_bench(args: argparse.Namespace) -> int:
         )
 
     cold_bench(on_row=on_row)
+    return 0
+
+
+def _compile_times(case: str, top: int = 20) -> int:
+    """``metastab bench --compile-times CASE``: the functions whose own compilation took the
+    most CPU in a cold run of CASE, and the total."""
+    from ..bench.cold import CASES, compile_times
+
+    if case not in CASES:
+        raise UsageError(f"compile-times: unknown case {case!r}; known: {', '.join(CASES)}")
+    print(
+        f"{PROG} bench --compile-times {case}: CPU seconds of each function's own compilation "
+        "(those of its callees apart) in a fresh process with an empty numba cache",
+        flush=True,
+    )
+    rows = compile_times(case)
+    width = max([len(r["function"]) for r in rows[:top]] + [len("function")])
+    print(f"{'function':{width}s}  compiles   own_s")
+    for row in rows[:top]:
+        print(f"{row['function']:{width}s}  {row['compiles']:8d}  {row['own_s']:6.2f}")
+    rest = rows[top:]
+    if rest:
+        others = f"({len(rest)} other functions)"
+        print(f"{others:{width}s}  {sum(r['compiles'] for r in rest):8d}  "
+              f"{sum(r['own_s'] for r in rest):6.2f}")  # fmt: skip
+    total = sum(r["own_s"] for r in rows)
+    print(f"compiling in all: {total:.2f} s of CPU, {sum(r['compiles'] for r in rows)} compiles")
     return 0
 
 

@@ -660,6 +660,63 @@ def test_cold_bench_takes_no_other_option_and_names_an_unknown_case(capsys):
         cold_bench(["sphere"])
 
 
+def test_compile_times_takes_a_known_case_and_no_other_option(capsys):
+    for extra in (["nope"], ["demo", "--cold"], ["demo", "--steps", "3"], ["demo", "--sizes"]):
+        code, out, err = run(capsys, "bench", "--compile-times", *extra)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and out == "", extra
+        assert "compile-times" in err or "cold" in err, extra
+    assert "unknown case 'nope'" in run(capsys, "bench", "--compile-times", "nope")[2]
+
+
+def test_compile_times_record_each_compilation_and_its_own_share():
+    """Two fresh functions, the outer calling the inner: numba compiles the inner inside the
+    outer's event. Each is recorded once; the outer's own time is its total less the inner's,
+    so the own times add up to the outer's total (the time spent compiling in all). Control:
+    the outer's total exceeds its own time by the inner's."""
+    from numba import njit
+    from numba.core import event
+
+    from metastab.bench.cold import CompileTimes
+
+    @njit
+    def inner(a):
+        return a * 2.0 + 1.0
+
+    @njit
+    def outer(a):
+        return inner(a) - 3.0
+
+    times = CompileTimes().install()
+    try:
+        assert outer(1.0) == 0.0
+    finally:
+        event.unregister("numba:compile", times)
+    recs = {r["function"].rsplit(".", 1)[-1]: r for r in times.records}
+    assert set(recs) == {"inner", "outer"}
+    assert recs["inner"]["own_s"] == recs["inner"]["total_s"] > 0
+    assert recs["outer"]["own_s"] == pytest.approx(
+        recs["outer"]["total_s"] - recs["inner"]["total_s"]
+    )
+    assert recs["outer"]["total_s"] > recs["outer"]["own_s"] > 0
+    rows = times.by_function()
+    assert [r["compiles"] for r in rows] == [1, 1]
+    assert sum(r["own_s"] for r in rows) == pytest.approx(recs["outer"]["total_s"])
+    assert rows[0]["own_s"] >= rows[1]["own_s"]
+
+
+@pytest.mark.slow
+def test_compile_times_of_a_cold_case_name_its_kernels():
+    """A cold first use of SA_beta compiles its driver and its step, in seconds of CPU."""
+    from metastab.bench.cold import compile_times
+
+    rows = compile_times("softmax-flow")
+    names = [r["function"] for r in rows]
+    assert any(n.endswith("advance_chains") for n in names)
+    assert "metastab.kernels.cpu.steps.flow_step" in names
+    assert sum(r["own_s"] for r in rows) > 1.0
+    assert all(r["own_s"] >= 0 and r["compiles"] >= 1 for r in rows)
+
+
 @pytest.mark.slow
 def test_cold_bench_measures_a_compile_that_the_warm_run_loads():
     """The flow's first use in an empty cache compiles (seconds of CPU) and its rerun loads what
