@@ -369,10 +369,11 @@ def _block_weights(W, n, r1, best, beta, rare, keep):
     leaves a sum as it is: without rare weights this is the plain cumulative sum.)
 
     Three passes: the exponents, the exps in one flat loop, the sums. With the exps in the loop of
-    the sums (four j a pass) W1's step took 88-103 ns a token-step on an AVX2 core against 76-79
-    ns in passes (same bits, alternating runs): the exp's sixteen constants and four exps in
-    flight overflow AVX2's 16 vector registers, while a flat loop of exps runs at the exp's
-    throughput."""
+    the sums (four j a pass) W1's step took 96 ns a token-step on an AVX2 core against 76-80 ns
+    in passes (same bits; minima of alternating runs): four exps in flight with their sums and
+    the exp's constants overflowed AVX2's 16 vector registers (70 vector spills and reloads in
+    the compiled function, 28 now), while a flat loop of exps runs at the exp's throughput
+    (docs: performance)."""
     _exps(W, n, r1, best, beta)
     for r in range(r1):
         rare[r] = 0.0
