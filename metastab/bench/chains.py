@@ -45,6 +45,7 @@ __all__ = [
     "sizes_bench",
     "fma_peak",
     "exp_seconds",
+    "host_cpu",
     "TARGET_RATIO",
     "ESCAPE_BETAS",
     "ESCAPE_CHAINS",
@@ -284,6 +285,24 @@ SIZES = (
 SIZE_TARGETS = {(256, 16, 64): 10.0, (1024, 64, 8): 8.0}
 PEAK_TARGET = 0.30
 _jit = njit_keyed()  # numba's cache, under the lock that processes sharing it need
+
+
+def host_cpu() -> str:
+    """The CPU that numba compiles the kernels for, as LLVM names it, and its widest vectors of
+    doubles: e.g. ``"znver3 (AVX2)"``. Benches print it, since their figures depend on it
+    (``NUMBA_CPU_NAME`` and ``NUMBA_CPU_FEATURES`` override the host's, as in numba)."""
+    from llvmlite.binding import get_host_cpu_features, get_host_cpu_name
+    from numba.core import config
+
+    name = config.CPU_NAME or get_host_cpu_name()
+    feats = config.CPU_FEATURES
+    if feats is None:
+        feats = get_host_cpu_features().flatten()
+    have = set(feats.split(","))
+    isa = "AVX-512" if "+avx512f" in have else "AVX2" if "+avx2" in have else "no AVX2"
+    return f"{name} ({isa})"
+
+
 _PEAK_LANES = 512  # independent FMA chains per thread (a multiple of any SIMD width)
 
 

@@ -137,7 +137,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..bench.chains import run_bench
+    from ..bench.chains import host_cpu, run_bench
 
     if args.device == "cuda":
         return _cuda_bench(args)
@@ -176,7 +176,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     print(
         f"{r['chains']} chains x {r['steps']} steps, best of {r['repeat']}, "
-        f"numba threads {r['threads']}"
+        f"numba threads {r['threads']}, CPU {host_cpu()}"
     )
     print(
         f"numba (metastab.simulate)   {r['numba_rate'] / 1e6:8.2f} M token-steps/s"
@@ -300,6 +300,7 @@ def _phase_diagram_bench(args: argparse.Namespace) -> int:
     row per d, printed as soon as it is measured."""
     import numba
 
+    from ..bench.chains import host_cpu
     from ..bench.sphere import PHASE_CHAINS, PHASE_STEPS, phase_diagram_bench
 
     for flag in ("escape", "sizes"):
@@ -312,7 +313,7 @@ def _phase_diagram_bench(args: argparse.Namespace) -> int:
     print(
         f"{PROG} bench --workload phase-diagram: sphere flow, post-LN, n=32 i.i.d. uniform on "
         f"S^(d-1), beta=4, dt=0.1, B=V=I; {chains} realisations x {steps} steps, best of "
-        f"{args.repeat} (alternating), numba threads {numba.get_num_threads()}",
+        f"{args.repeat} (alternating), numba threads {numba.get_num_threads()}, CPU {host_cpu()}",
         flush=True,
     )
     columns = ["d", "metastab_real_steps_s", "numpy_real_steps_s", "ratio", "target"]
@@ -429,12 +430,12 @@ def _verdict(value: float, target: float | None, unit: str) -> str:
 
 def _sizes_bench(args: argparse.Namespace) -> int:
     """``metastab bench --sizes``: SA_P from n = 20 to transformer-like sizes, and the FMA peak."""
-    from ..bench.chains import sizes_bench
+    from ..bench.chains import host_cpu, sizes_bench
 
     r = sizes_bench(repeat=args.repeat)
     print(
         f"{PROG} bench --sizes: SA_P, unit-sphere tokens, B = I, beta=5, gamma=0.1; median of "
-        f"{r['repeat']}, numba threads {r['threads']}"
+        f"{r['repeat']}, numba threads {r['threads']}, CPU {host_cpu()}"
     )
     print(
         "| n, d | chains x steps | metastab token-steps/s | NumPy | ratio | target "
@@ -464,7 +465,7 @@ def _escape_bench(args: argparse.Namespace) -> int:
     row per beta, printed as soon as it is measured."""
     import numba
 
-    from ..bench.chains import ESCAPE_BETAS, ESCAPE_CHAINS, escape_bench
+    from ..bench.chains import ESCAPE_BETAS, ESCAPE_CHAINS, escape_bench, host_cpu
 
     chains = ESCAPE_CHAINS if args.chains is None else args.chains
     if chains < 1:
@@ -478,7 +479,7 @@ def _escape_bench(args: argparse.Namespace) -> int:
     print(
         f"{PROG} bench --escape: T2 of Thm 5.4 from the clustered triangle (vertices + 6 tokens "
         f"at 0.8·v_a, n=9, gamma=0.1, eps = 2·gamma·diam(K)), {chains} chains per beta and "
-        f"mode, numba threads {numba.get_num_threads()}"
+        f"mode, numba threads {numba.get_num_threads()}, CPU {host_cpu()}"
     )
     print(
         f"accelerated: every chain to its escape; exact: budget {args.exact_factor:g} x the "

@@ -660,6 +660,27 @@ def test_cold_bench_takes_no_other_option_and_names_an_unknown_case(capsys):
         cold_bench(["sphere"])
 
 
+def test_host_cpu_names_numbas_target_and_its_widest_vectors(monkeypatch):
+    """The CPU and features numba compiles for (its NUMBA_CPU_NAME / NUMBA_CPU_FEATURES when
+    set): AVX-512 only where avx512f is enabled (control: a disabled one, -avx512f, is not)."""
+    from numba.core import config
+
+    from metastab.bench.chains import host_cpu
+
+    for feats, want in (
+        ("+avx2,+avx512f", "AVX-512"),
+        ("+avx2,-avx512f", "AVX2"),
+        ("-avx2,-avx512f,+sse2", "no AVX2"),
+        ("", "no AVX2"),
+    ):
+        monkeypatch.setattr(config, "CPU_NAME", "some-cpu")
+        monkeypatch.setattr(config, "CPU_FEATURES", feats)
+        assert host_cpu() == f"some-cpu ({want})", feats
+    monkeypatch.setattr(config, "CPU_NAME", None)
+    monkeypatch.setattr(config, "CPU_FEATURES", None)
+    assert host_cpu().endswith(("(AVX-512)", "(AVX2)", "(no AVX2)"))
+
+
 def test_compile_times_takes_a_known_case_and_no_other_option(capsys):
     for extra in (["nope"], ["demo", "--cold"], ["demo", "--steps", "3"], ["demo", "--sizes"]):
         code, out, err = run(capsys, "bench", "--compile-times", *extra)
