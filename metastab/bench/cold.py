@@ -106,11 +106,10 @@ def cold_bench(
     _check(names)
     rows = []
     for name in names:
-        code = CASES[name]
-        if code is None:
+        if CASES[name] is None:
             argv = [sys.executable, "-m", "metastab", "demo", "--no-progress"]
         else:
-            argv = [sys.executable, "-c", _SETUP + code]
+            argv = [sys.executable, "-c", _code(name)]
         with tempfile.TemporaryDirectory(prefix="metastab-cold-") as cache:
             env = dict(os.environ, NUMBA_CACHE_DIR=cache)
             cold = _child_cpu(argv, env)
@@ -166,7 +165,7 @@ class CompileTimes(event.Listener):
 
 
 _PROFILE = """
-import json, sys
+import json
 from metastab.bench.cold import CompileTimes
 _times = CompileTimes().install()
 try:
