@@ -5,13 +5,18 @@ The launch signatures need numba-cuda only; the compiling tests need libNVVM and
 is ``metastab bench --device cuda --compile-only``, which ``.ci/run`` runs.
 """
 
+import importlib.util
 import re
+import sys
+import types
 
 import pytest
 
+from cli_calls import run
+from metastab import _optional
 from metastab.bench import cuda_compile as cc
 
-pytest.importorskip("numba.cuda")
+pytest.importorskip("numba.cuda", reason="numba-cuda is not installed: pip install 'metastab[cuda]'")
 
 
 def _toolchain() -> None:
@@ -111,3 +116,34 @@ def test_failures_name_each_problem():
     assert "3 implicit fma" in found[0]
     assert "4096 B of static shared memory" in found[1]
     assert "not compiled (NvvmError: x)" in found[2]
+
+
+def _no_toolkit(monkeypatch, tmp_path):
+    """This process as on a machine without the CUDA toolkit: no ``nvidia`` wheels (a namespace
+    without a path, where ``find_spec`` of a child raises) and no ptxas on PATH."""
+    monkeypatch.setitem(sys.modules, "nvidia", types.ModuleType("nvidia"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+
+
+def test_probes_say_absent_where_a_parent_package_is_missing(monkeypatch, tmp_path):
+    _no_toolkit(monkeypatch, tmp_path)
+    # the negative control: importlib's own probe raises here
+    with pytest.raises(ModuleNotFoundError):
+        importlib.util.find_spec("nvidia.cuda_nvcc")
+    with pytest.raises(ModuleNotFoundError):
+        importlib.util.find_spec("metastab_no_such_parent.child")
+    assert _optional.module_spec("nvidia.cuda_nvcc") is None
+    assert not _optional.installed("metastab_no_such_parent.child")
+    assert _optional.installed("numpy") and _optional.installed("numpy.linalg")
+    with pytest.raises(cc.ToolchainMissing, match=r"pip install 'metastab\[cuda\]'"):
+        cc.ptxas_path()
+
+
+def test_compile_only_without_the_toolkit_exits_in_one_line(monkeypatch, tmp_path, capsys):
+    _no_toolkit(monkeypatch, tmp_path)
+    code, out, err = run(
+        capsys, "bench", "--device", "cuda", "--compile-only", "--out", str(tmp_path / "k")
+    )
+    assert code != 0
+    assert len(err.strip().splitlines()) == 1 and "pip install 'metastab[cuda]'" in err
+    assert "Traceback" not in err + out

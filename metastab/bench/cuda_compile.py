@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import functools
-import importlib.util
 import multiprocessing
 import os
 import re
@@ -44,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .._optional import installed, module_spec
 
 __all__ = [
     "ARCHS",
@@ -88,7 +89,7 @@ class ToolchainMissing(RuntimeError):
 
 def ptxas_path() -> Path:
     """ptxas of the ``nvidia-cuda-nvcc-cu12`` wheel, else the one on PATH."""
-    spec = importlib.util.find_spec("nvidia.cuda_nvcc")
+    spec = module_spec("nvidia.cuda_nvcc")
     for root in (spec.submodule_search_locations or []) if spec else []:
         exe = Path(root) / "bin" / "ptxas"
         if exe.is_file():
@@ -279,7 +280,7 @@ def compile_kernels(
     (default: the CPU count, at most 4); a kernel that fails to compile gets ``compiled=False``
     and the error. ``on_row(row)`` sees each row as it is measured, in order. Raises
     :class:`ToolchainMissing` without numba-cuda, libNVVM or ptxas."""
-    if importlib.util.find_spec("numba.cuda") is None:
+    if not installed("numba.cuda"):
         raise ToolchainMissing("numba-cuda is not installed: pip install 'metastab[cuda]'")
     ptxas_path()
     try:

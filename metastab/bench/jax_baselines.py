@@ -14,18 +14,19 @@ where it is not.
 
 from __future__ import annotations
 
-import importlib.util
 from functools import cache
 from typing import Any
 
 import numpy as np
+
+from .._optional import installed
 
 __all__ = ["available", "jax_chain", "jax_post_ln", "wanted"]
 
 
 def available() -> bool:
     """Whether JAX is installed (the ``bench`` extra)."""
-    return importlib.util.find_spec("jax") is not None
+    return installed("jax")
 
 
 def wanted(jax: bool | None) -> bool:

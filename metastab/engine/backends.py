@@ -315,6 +315,6 @@ def _check_array_support() -> None:
 
 def cuda_installed() -> bool:
     """Whether numba's CUDA target can be imported (numba-cuda, or numba's own numba.cuda)."""
-    import importlib.util
+    from .._optional import installed
 
-    return importlib.util.find_spec("numba.cuda") is not None
+    return installed("numba.cuda")

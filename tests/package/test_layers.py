@@ -34,6 +34,7 @@ CORE = (
     "metastab.theory",
     "metastab.rng",
     "metastab._validate",
+    "metastab._optional",
     "metastab.exceptions",
     "metastab.maxmargin",
 )

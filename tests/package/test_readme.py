@@ -71,3 +71,39 @@ def test_python_examples_print_what_their_comments_say(pages, tmp_path, monkeypa
                 assert matches(numbers(comment), numbers(out)), (page.name, line, out)
                 checked += 1
     assert checked >= 3
+
+
+def _setup_commands():
+    """.ci/readme_commands.py, which .ci/run uses to run the README's set-up as written."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("readme_commands", ROOT / ".ci/readme_commands.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.commands
+
+
+def test_ci_runs_the_readme_set_up_commands_as_written():
+    """CI reads the two set-up commands from the README (so the two cannot drift); the guide's
+    install command is the README's; a set-up section of another shape is refused, not skipped."""
+    commands = _setup_commands()
+    found = commands(README.read_text())
+    assert found["demo"].endswith("pip install -e . && .venv/bin/metastab demo")
+    assert "pip install -e '.[test]'" in found["test"] and found["test"].endswith("pytest")
+    guide = (ROOT / "docs" / "user" / "getting-started.md").read_text()
+    assert f"```\n{found['demo']}\n```" in guide
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ".ci/readme_commands.py" in ci and "\nreadme demo\n" in ci and "\nreadme test " in ci
+    section = "## Set-up\n\n```\n{}\n```\n\n```\n{}\n```\n\n## Next\n"
+    assert commands(section.format("a && metastab demo", "python -m pytest"))["test"] == (
+        "python -m pytest"
+    )
+    for bad in (
+        section.format("a && metastab demo", "b\npython -m pytest"),  # two lines
+        section.format("a && metastab demo", "python -m unittest"),  # no pytest
+        section.format("pip install -e .", "python -m pytest"),  # no demo
+        section.replace("## Set-up", "## Install").format("metastab demo", "pytest"),
+        section.replace("\n## Next", "\n```\nmore\n```\n\n## Next").format("metastab demo", "pytest"),
+    ):
+        with pytest.raises(ValueError):
+            commands(bad)
