@@ -224,8 +224,8 @@ def ptxas_fusable(ptx: str) -> int:
 
 
 def _probe(cc: tuple[int, int]) -> None:
-    """The switches work: ``a b + c`` contracts when allowed and not when forbidden, and a
-    device function compiles for ``cc``."""
+    """A device function compiles for ``cc`` (else :class:`ToolchainMissing`), and the switches
+    work: ``a b + c`` contracts when allowed and not when forbidden (else RuntimeError)."""
     from numba import cuda, types
 
     @cuda.jit(device=True)
@@ -236,7 +236,15 @@ def _probe(cc: tuple[int, int]) -> None:
         x[0] = madd(x[1], x[2], x[3])
 
     sig = (types.Array(types.float64, 1, "C"),)
-    fused = [len(_FMA.findall(_ptx(kernel, sig, cc, allowed))) for allowed in (True, False)]
+    try:
+        ptx = [_ptx(kernel, sig, cc, allowed) for allowed in (True, False)]
+    except Exception as exc:  # libNVVM or NVRTC absent or unusable: numba-cuda's own errors
+        raise ToolchainMissing(
+            f"the CUDA toolkit cannot compile a probe kernel ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}): pip install 'metastab[cuda]' "
+            "installs the CUDA 12 toolkit wheels"
+        ) from exc
+    fused = [len(_FMA.findall(text)) for text in ptx]
     if fused != [1, 0]:
         raise RuntimeError(
             f"cannot count implicit fma with this numba-cuda: a b + c gave {fused[0]} fma with "
@@ -274,23 +282,22 @@ def _ptxas(ptx: str, cc: tuple[int, int], max_registers: int | None = None) -> d
 
 
 def compile_kernels(
-    archs: tuple[tuple[int, int], ...] = ARCHS, on_row: Any = None, jobs: int | None = None
+    archs: tuple[tuple[int, int], ...] = ARCHS,
+    on_row: Any = None,
+    jobs: int | None = None,
+    on_start: Any = None,
 ) -> list[dict[str, Any]]:
     """One row per kernel and architecture (columns :data:`COLUMNS`), in ``jobs`` processes
     (default: the CPU count, at most 4); a kernel that fails to compile gets ``compiled=False``
-    and the error. ``on_row(row)`` sees each row as it is measured, in order. Raises
-    :class:`ToolchainMissing` without numba-cuda, libNVVM or ptxas."""
+    and the error. ``on_start()`` is called once the toolchain compiled a probe kernel, and
+    ``on_row(row)`` sees each row as it is measured, in order. Raises :class:`ToolchainMissing`
+    without numba-cuda, libNVVM, NVRTC or ptxas, before any kernel is compiled."""
     if not installed("numba.cuda"):
         raise ToolchainMissing("numba-cuda is not installed: pip install 'metastab[cuda]'")
     ptxas_path()
-    try:
-        _probe(archs[0])
-    except Exception as exc:  # libNVVM missing or unusable
-        if "NVVM" in type(exc).__name__ or "nvvm" in str(exc).lower():
-            raise ToolchainMissing(
-                f"libNVVM unavailable ({exc}): pip install 'metastab[cuda]'"
-            ) from exc
-        raise
+    _probe(archs[0])
+    if on_start is not None:
+        on_start()
     tasks = [(name, cc) for name in launches() for cc in archs]
     jobs = min(4, os.cpu_count() or 1) if jobs is None else jobs
     rows = []

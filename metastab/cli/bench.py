@@ -266,9 +266,12 @@ def _compile_only(args: argparse.Namespace) -> int:
     archs = ", ".join(f"sm_{a}{b}" for a, b in ARCHS)
     print(f"{PROG} bench --device cuda --compile-only: every launchable kernel for {archs}, "
           "with NVVM and ptxas (no GPU needed)", flush=True)  # fmt: skip
-    show = output.Rows([c for c in COLUMNS if c != "error"])
+    shown: list[output.Rows] = []  # the table's header once the toolchain compiles
     try:
-        rows = compile_kernels(on_row=lambda row: show(row))
+        rows = compile_kernels(
+            on_start=lambda: shown.append(output.Rows([c for c in COLUMNS if c != "error"])),
+            on_row=lambda row: shown[0](row),
+        )
     except ToolchainMissing as exc:
         raise UsageError(f"compile-only: {exc}") from exc
     write_csv(rows, out / "kernels.csv")
