@@ -1,8 +1,8 @@
 """Chunks: a range of chains of one grid point, run as a pure function, stored as one parquet file.
 
 A chunk is (point, first_chain, chains); thanks to the per-chain streams its rows depend only on
-the point's model, x0, event, max_steps, mode and seed, and on the chain indices, so a chunk can run on
-any machine, in any order, any number of times, and always gives the same bytes.
+the point's model, x0, event, max_steps, mode and seed, and on the chain indices, so a chunk can
+run on any machine, in any order, any number of times, and always gives the same bytes.
 """
 
 from __future__ import annotations

