@@ -83,6 +83,17 @@ def test_an_edited_input_file_is_refused_on_resume(from_file, capsys):
     assert err.count("\n") == 1 and "x0.npy" in err and "Traceback" not in err
 
 
+def test_a_directory_that_did_not_record_its_files_is_refused(from_file):
+    """A directory of a file sweep run before files were hashed cannot say what it read."""
+    config, path, out = from_file
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["files"]
+    manifest["config_hash"] = sweep_config.config_hash(manifest["config"])  # the hash of then
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match=r"x0.npy' \(\[initial\] path\): the directory does not"):
+        run_sweep(Sweep.from_dict(config), out)
+
+
 def test_a_sweep_without_files_or_a_mode_keeps_its_hash():
     """Directories of sweeps run before files and modes were hashed still resume."""
     config = {
