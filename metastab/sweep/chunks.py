@@ -1,8 +1,8 @@
 """Chunks: a range of chains of one grid point, run as a pure function, stored as one parquet file.
 
 A chunk is (point, first_chain, chains); thanks to the per-chain streams its rows depend only on
-the point's model, x0, event, max_steps and seed, and on the chain indices, so a chunk can run on
-any machine, in any order, any number of times, and always gives the same bytes.
+the point's model, x0, event, max_steps, mode and seed, and on the chain indices, so a chunk can
+run on any machine, in any order, any number of times, and always gives the same bytes.
 """
 
 from __future__ import annotations
@@ -93,6 +93,8 @@ class ChunkTask:
     seed: dict
     threads: int | None = None
     device: str = "cpu"
+    mode: str = "exact"
+    merge_tol: float | None = None
 
     @classmethod
     def of(cls, point: Point, j: int, threads: int | None = None) -> ChunkTask:
@@ -113,6 +115,8 @@ class ChunkTask:
             point.seed.to_dict(),
             threads,
             point.device,
+            point.mode,
+            point.merge_tol,
         )
 
     @property
@@ -158,6 +162,8 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
                 chains=task.chains,
                 rng=Seed.from_dict(task.seed),
                 first_chain=task.first_chain,
+                mode=task.mode,
+                merge_tol=task.merge_tol,
                 device=task.device,
             )
             wall = time.perf_counter() - tic
@@ -193,10 +199,13 @@ def chunk_table(point: Point, task: ChunkTask, result: ChunkResult, config_hash:
     n = task.chains
     if result.steps.shape != (n,) or result.censored.shape != (n,):
         raise ValueError(f"chunk {task.name}: expected {n} chains, got {result.steps.shape}")
+    steps = result.steps.astype(np.int64)
+    if not np.array_equal(steps, result.steps):  # float64 step counts (accelerated mode)
+        raise ValueError(f"chunk {task.name}: step counts that are not int64 integers")
     columns = {
         "point": np.full(n, point.index, np.int64),
         "chain": np.arange(task.first_chain, task.first_chain + n, dtype=np.int64),
-        "steps": result.steps.astype(np.int64),
+        "steps": steps,
         "censored": result.censored.astype(bool),
     }
     columns.update({k: [v] * n for k, v in point.columns.items() if k != "point"})

@@ -26,6 +26,7 @@ models on the unit sphere (``sphere-flow``, ``sphere-chain``) take no ``[polytop
     seed = 1                   # root seed, required (or an axis: [grid] seed = [1, 2, 3])
     escapes = 200              # optional: stop adding chunks once 200 chains escaped
     device = "cpu"             # optional: "cuda" runs the chunks on a GPU (same chains)
+    mode = "exact"             # optional: "accelerated" (first_passage's mode; merge_tol too)
 
 The points are the Cartesian product of the axes in the order written (the last axis varies
 fastest). Point p's chains use the streams of ``Seed(seed, spawn_key=(p,))``; its initial
@@ -41,6 +42,10 @@ passes silently.
 The kinds, their parameters and defaults are those of :mod:`metastab.registry` (the defaults of
 the dataclasses and constructors): ``[polytope] kind = "regular"`` takes ``k``, ``radius`` and
 ``phase`` because :func:`metastab.regular_polygon` does.
+
+A file a config names (``[initial] kind = "file"``: its ``path``) is part of the sweep: the
+hash covers the SHA-256 of its contents, so a directory resumed after the file changed is
+refused instead of mixing rows of two inputs.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validate import integer, real
+from ..engine.resolution import _GEOMETRIC, MODES, constant_chain, merge_tolerance
 from ..registry import EVENTS, INITIALS, MODELS, POLYTOPES, REQUIRED, Param, Registry, on_sphere
 from ..results.io import scalar_params
 from ..rng import Seed
@@ -118,8 +124,13 @@ RUN = {
     "seed": Param("seed", "int", default=REQUIRED),
     "escapes": Param("escapes", "int", default=None),
     "device": Param("device", "str", default="cpu"),
+    "mode": Param("mode", "str", default="exact"),
+    "merge_tol": Param("merge_tol", "float", default=None),
 }
 DEVICES = ("cpu", "cuda")
+# [run] keys added since FORMAT 1, left out of the hash at these values (those of every earlier
+# sweep), so that the directories of earlier sweeps keep their hash
+_LATER = {"mode": "exact", "merge_tol": None}
 
 
 # --------------------------------------------------------------------------- value checks
@@ -312,6 +323,24 @@ def normalise(data: dict) -> dict:
             if value not in DEVICES:
                 raise ValueError(f"[run] device must be one of {DEVICES}, got {value!r}")
             out["run"][key] = value
+        elif key == "mode":
+            value = run.get(key, param.default)
+            if value not in MODES:
+                raise ValueError(f"[run] mode must be one of {MODES}, got {value!r}")
+            out["run"][key] = value
+        elif key == "merge_tol":  # first_passage's default written out, in accelerated mode only
+            value = run.get(key)
+            if out["run"]["mode"] == "accelerated":
+                try:
+                    value = merge_tolerance(value)
+                except ValueError as exc:
+                    raise ValueError(f"[run] {exc}") from None
+            elif value is not None:
+                raise ValueError(
+                    f'[run] merge_tol applies to mode = "accelerated" only, '
+                    f"got merge_tol = {value!r}"
+                )
+            out["run"][key] = value
         elif key in run and not (run[key] is None and param.default is None):
             value = _check(f"[run] {key}", param, run[key])
             if value < (0 if key == "seed" else 1):
@@ -413,14 +442,37 @@ def check_sizes(config: dict) -> None:
         )
 
 
-def config_hash(config: dict) -> str:
-    """SHA-256 of the canonical JSON of a normalised config, less ``[run] device``: where the
-    chains run does not change them, so a sweep may be resumed on another device."""
-    run = {k: v for k, v in config["run"].items() if k != "device"}
-    text = json.dumps(
-        {**config, "run": run}, sort_keys=True, separators=(",", ":"), allow_nan=False
-    )
+def config_hash(config: dict, files: list[dict] | tuple = ()) -> str:
+    """SHA-256 of the canonical JSON of a normalised config and of the digests of the ``files``
+    it names (:func:`input_files`), less ``[run] device``: where the chains run does not change
+    them, so a sweep may be resumed on another device. Keys of :data:`_LATER` at their value and
+    an empty ``files`` are left out (the hash of a sweep that had neither stays what it was)."""
+    run = {
+        k: v
+        for k, v in config["run"].items()
+        if k != "device" and not (k in _LATER and v == _LATER[k])
+    }
+    data = {**config, "run": run}
+    if files:
+        data["files"] = {f["path"]: f["sha256"] for f in files}
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def input_files(config: dict) -> list[dict]:
+    """The files a normalised config names, each once: ``key`` (where it is named), ``path``,
+    ``sha256`` and ``bytes`` of its contents now."""
+    files: dict[str, dict] = {}
+    for section in sections(config["model"]["kind"]):
+        for key, param in params(section, config[section]["kind"]).items():
+            if param.type != "path":
+                continue
+            for where, path in _values(config, section, key):
+                if path not in files:
+                    data = Path(path).read_bytes()
+                    digest = hashlib.sha256(data).hexdigest()
+                    files[path] = {"key": where, "path": path, "sha256": digest, "bytes": len(data)}
+    return list(files.values())
 
 
 # --------------------------------------------------------------------------- points
@@ -451,6 +503,8 @@ class Point:
     columns: dict = field(repr=False)
     device: str = "cpu"
     starts: Callable[..., np.ndarray] | None = field(default=None, repr=False)
+    mode: str = "exact"
+    merge_tol: float | None = None
 
     @property
     def n_chunks(self) -> int:
@@ -503,6 +557,8 @@ def _build_point(config: dict, index: int, values: tuple, stream: int) -> Point:
     per_chain = "chains" in inspect.signature(INITIALS[specs["initial"]["kind"]].make).parameters
     x0 = build(chains=1)[0] if per_chain else build()
     x0.setflags(write=False)
+    if run["mode"] == "accelerated":  # refused now, not by every chunk
+        constant_chain(model, x0.shape[-1], why=_GEOMETRIC, what='[run] mode = "accelerated" needs')
     event = EVENTS.build(specs["event"], polytope=polytope, model=model, x0=x0)
     event.compile(x0[None], model.key_query(x0.shape[1]))  # shape checks now, not on a worker
     columns = {
@@ -514,6 +570,9 @@ def _build_point(config: dict, index: int, values: tuple, stream: int) -> Point:
     }
     columns["initial_n"] = int(x0.shape[0])
     columns["seed"] = seed
+    columns["mode"] = run["mode"]  # last: read_sweep appends it to rows written before it
+    if run["mode"] == "accelerated":
+        columns["merge_tol"] = run["merge_tol"]
     uses_seq = INITIALS[specs["initial"]["kind"]].random
     initial_seed = (
         {"entropy": str(seq.entropy), "spawn_key": list(seq.spawn_key)} if uses_seq else None
@@ -534,6 +593,8 @@ def _build_point(config: dict, index: int, values: tuple, stream: int) -> Point:
         columns=columns,
         device=run["device"],
         starts=build if per_chain else None,
+        mode=run["mode"],
+        merge_tol=run["merge_tol"],
     )
 
 
@@ -562,6 +623,7 @@ class Sweep:
     def __post_init__(self):
         object.__setattr__(self, "config", normalise(self.config))
         self.points  # noqa: B018 - build and validate every point now
+        self.files  # noqa: B018 - the digests of the files the points have just read
 
     @classmethod
     def from_dict(cls, data: dict, source: str = "") -> Sweep:
@@ -583,9 +645,15 @@ class Sweep:
             raise ValueError(f"{path}: {exc}") from None
 
     @cached_property
+    def files(self) -> list[dict]:
+        """The files the config names, with their SHA-256 (:func:`input_files`)."""
+        return input_files(self.config)
+
+    @cached_property
     def hash(self) -> str:
-        """SHA-256 of the canonical config: an output directory is bound to it."""
-        return config_hash(self.config)
+        """SHA-256 of the canonical config and of the files it names: an output directory is
+        bound to it."""
+        return config_hash(self.config, self.files)
 
     @cached_property
     def points(self) -> tuple[Point, ...]:

@@ -549,6 +549,7 @@ def _sidecar(sweep: Sweep, plan: _Plan, summary: SweepSummary) -> dict:
         "kind": "sweep",
         "config_hash": sweep.hash,
         "config": sweep.config,
+        "files": sweep.files,
         "source": sweep.source,
         "rows": summary.chains,
         "escapes": summary.escapes,
@@ -636,6 +637,8 @@ def read_sweep(
         if "seed" not in table.column_names:  # written before rows had the seed column
             seed = manifest["config"]["run"]["seed"]
             table = table.append_column("seed", pa.array([seed] * table.num_rows, pa.int64()))
+        if "mode" not in table.column_names:  # written before rows had the mode column
+            table = table.append_column("mode", pa.array(["exact"] * table.num_rows, pa.string()))
         tables.append(table.replace_schema_metadata(None))
     frame = pa.concat_tables(tables).to_pandas()
     return frame.sort_values(["point", "chain"], ignore_index=True), meta

@@ -4,7 +4,8 @@
 
     DIR/.lock           held (flock) by the process running the sweep; holds its pid. Taken
                         before anything else is read or written in DIR
-    DIR/manifest.json   the plan: canonical config, its hash, points and their seeds; written
+    DIR/manifest.json   the plan: canonical config, the SHA-256 of the files it names, their
+                        hash, points and their seeds; written
                         (temporary file + rename) before anything else, so a directory either
                         holds a whole manifest or only leftovers of its creation
     DIR/journal.jsonl   append-only, one JSON record per chunk event (done, failed, discarded,
@@ -166,6 +167,28 @@ def config_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
     return [f"{prefix.removesuffix('.')}: {json.dumps(old)} -> {json.dumps(new)}"]
 
 
+def files_diff(old: list[dict] | None, new: list[dict]) -> list[str]:
+    """The files a sweep names whose contents are not those recorded in ``old`` (a manifest's
+    ``files``; None: a manifest written before files were recorded).
+
+    >>> old = [{"key": "[initial] path", "path": "x0.npy", "sha256": "ab" * 32}]
+    >>> [line[:62] for line in files_diff(old, [{**old[0], "sha256": "cd" * 32}])]
+    ["file 'x0.npy' ([initial] path) changed since the sweep read it"]
+    """
+    if old is None:
+        return [
+            f"file {f['path']!r} ({f['key']}): the directory does not record the contents it read"
+            for f in new
+        ]
+    before = {f["path"]: f["sha256"] for f in old}
+    return [
+        f"file {f['path']!r} ({f['key']}) changed since the sweep read it (sha256 "
+        f"{before[f['path']][:12]} -> {f['sha256'][:12]}): restore it to resume"
+        for f in new
+        if f["path"] in before and before[f["path"]] != f["sha256"]
+    ]
+
+
 def _describe_other(out: Path, sweep: Sweep) -> str | None:
     """Why ``out`` cannot hold ``sweep`` (None when it can): another config, or not a sweep."""
     if (out / MANIFEST).is_file():
@@ -175,7 +198,8 @@ def _describe_other(out: Path, sweep: Sweep) -> str | None:
             return _damaged_manifest(out, sweep)
         if manifest["config_hash"] == sweep.hash:
             return None
-        diff = config_diff(manifest["config"], sweep.config)
+        diff = files_diff(manifest.get("files"), sweep.files)
+        diff += config_diff(manifest["config"], sweep.config)
         return (
             f"{out} holds a sweep of another config ({'; '.join(diff[:5]) or 'hash differs'}"
             f"{'; ...' if len(diff) > 5 else ''})"
@@ -210,6 +234,7 @@ def _manifest(sweep: Sweep) -> dict:
         "format": MANIFEST_FORMAT,
         "config_hash": sweep.hash,
         "config": sweep.config,
+        "files": sweep.files,
         "source": sweep.source,
         "created": time.time(),
         "provenance": provenance(),

@@ -14,6 +14,7 @@ pytest.importorskip(
 
 from dask_processes import start_cluster, stop  # noqa: E402
 
+from metastab import first_passage  # noqa: E402
 from metastab.sweep import Sweep, main, read_sweep, run_sweep  # noqa: E402
 
 
@@ -102,3 +103,20 @@ def test_an_unreachable_scheduler_is_reported(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'"):
         run_sweep(Sweep.from_dict(config()), tmp_path / "sweep", scheduler="tcp://127.0.0.1:9")
     assert not (tmp_path / "sweep").exists()  # nothing left behind
+
+
+@pytest.mark.slow
+def test_an_accelerated_sweep_on_a_local_cluster_is_the_embedded_one(tmp_path):
+    data = config()
+    data["run"].update(chains=80, mode="accelerated", merge_tol=0.0)
+    run_sweep(Sweep.from_dict(data), tmp_path / "embedded")
+    summary = run_sweep(Sweep.from_dict(data), tmp_path / "dask", cluster="local:1")
+    assert summary.backend == "dask local:1"
+    assert files(tmp_path / "dask") == files(tmp_path / "embedded")
+    frame = read_sweep(tmp_path / "dask")[0]
+    assert (frame["mode"] == "accelerated").all() and (frame["merge_tol"] == 0.0).all()
+    point = Sweep.from_dict(data).points[0]  # the control: the exact chains differ
+    exact = first_passage(
+        point.model, point.x0, point.event, max_steps=3000, chains=40, rng=point.seed
+    )
+    assert list(frame["steps"][:40]) != list(exact.times)
