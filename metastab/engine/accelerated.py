@@ -49,7 +49,8 @@ from .._validate import check_memory, real
 from ..kernels import params as _params
 from ..kernels.cpu import accelerated as _accelerated
 from ..results import FirstPassage, provenance
-from .backends import resolve
+from .absorption import applies
+from .backends import out_of_reach, resolve
 from .chains import check_event, check_finite, initial, prepare, run_bytes, start
 from .progress import Progress, announce_compile
 from .resolution import _GEOMETRIC, constant_chain, merge_tolerance, scale, work_bytes
@@ -165,9 +166,13 @@ def first_passage_accelerated(
         np.zeros(C, dtype=bool),
         np.zeros(C, dtype=bool),
         np.zeros(C, dtype=np.int64),
+        np.zeros(C, dtype=bool),
     )
     if ev.code != _params.NO_EVENT:
         backend.events_at(X, ev, tally.done)
+    if applies(model, ev.code):  # out of reach at time 0 (the kernel tests after each event)
+        out_of_reach(X, ev, tally.done, tally.absorbed)
+        tally.done[tally.absorbed] = True
     tic = time.perf_counter()
     # the kernel before the bar, whose clock then measures the run (as exact.drive)
     backend.compile_accelerated(X, state, dyn, gamma, tols, float(total), _FIRST_CALL_JUMPS, ev,
@@ -188,6 +193,7 @@ def first_passage_accelerated(
         times=times,
         censored=tally.censored,
         final=X,
+        absorbed=tally.absorbed,
         max_steps=total,
         model=model.to_dict(),
         event=event.to_dict(),

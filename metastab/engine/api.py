@@ -20,6 +20,7 @@ from ..kernels.params import NO_EVENT
 from ..models import Hardmax, Localmax
 from ..results import FirstPassage, Run, provenance
 from . import resolution
+from .absorption import Absorption, applies
 from .accelerated import first_passage_accelerated
 from .backends import resolve
 from .chains import check_event, initial, prepare, run_bytes, start
@@ -267,8 +268,12 @@ def first_passage(
     )
     resolution.check_resolution(model, x, what="initial configurations")
     X, seed, state = start(x, C, rng, first_chain)
+    absorption = Absorption(backend, model, ev, C) if applies(model, ev.code) else None
     tic = time.perf_counter()
-    times, done = drive(backend, model, X, state, max_steps, ev, progress)
+    times, done = drive(
+        backend, model, X, state, max_steps, ev, progress, absorption=absorption
+    )
+    absorbed = np.zeros(C, dtype=bool) if absorption is None else absorption.absorbed
     final = X if not done.any() else X[~done]
     announce_compile(progress, *resolution.check_kernels(model, final))
     resolution.check_resolution(model, final, what="censored chains (final states)")
@@ -277,6 +282,7 @@ def first_passage(
         times=times,
         censored=~done,
         final=X,
+        absorbed=absorbed,
         max_steps=max_steps,
         model=model.to_dict(),
         event=event.to_dict(),

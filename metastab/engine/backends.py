@@ -29,11 +29,18 @@ import numpy as np
 from ..kernels import streams as _streams
 from ..kernels.cpu import accelerated as _accelerated
 from ..kernels.cpu import drivers as _drivers
+from ..kernels.cpu import reach as _reach
 from ..kernels.cpu import sphere as _sphere
 from ..kernels.cpu import splitting as _splitting
 from ..kernels.params import CLUSTERS, NO_EVENT, SPHERE_CHAIN, SPHERE_FLOW
 
-__all__ = ["BACKENDS", "Backend", "DeviceUnavailable", "resolve"]
+__all__ = ["BACKENDS", "Backend", "DeviceUnavailable", "out_of_reach", "resolve"]
+
+
+def out_of_reach(X: np.ndarray, ev: Any, done: np.ndarray, out: np.ndarray) -> None:
+    """out[c] = whether chain c (not ``done``) can no longer meet ``ev``: a host kernel for every
+    backend, whose states are on the host between calls (:mod:`metastab.kernels.cpu.reach`)."""
+    _reach.out_of_reach(X, ev, done, out)
 
 
 class DeviceUnavailable(OSError):

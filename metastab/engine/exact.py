@@ -21,6 +21,7 @@ from .progress import Progress
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+    from .absorption import Absorption
     from ..models import Hardmax, Localmax
     from .chains import Model
 
@@ -42,10 +43,13 @@ def drive(
     progress: bool | Callable,
     on_chunk: Callable[[int], None] | None = None,
     stops: np.ndarray | None = None,
+    absorption: Absorption | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run the kernel over steps 0..total-1 in growing chunks; returns (steps, done).
 
-    Chunks end at every time in ``stops`` (sorted), where ``on_chunk`` can record the state."""
+    Chunks end at every time in ``stops`` (sorted), where ``on_chunk`` can record the state.
+    With ``absorption``, chains whose event is out of reach stop too (done, ``steps`` their first
+    step out of reach, marked in ``absorption.absorbed``)."""
     C, n, d = X.shape
     dyn = model.kernel_params(d)
     if ev is None:
@@ -60,6 +64,8 @@ def drive(
     # evaluated once per step, no more
     typed = _params.Schedule(np.ones(1), np.zeros(1))
     backend.start_advance(X, state, dyn, typed, ev, steps, done)
+    if absorption is not None:
+        absorption.start(X, steps, done)
     report = Progress(progress, total, C, by="steps" if never else "chains")
     t, chunk = 0, _FIRST_CALL_STEPS
     try:
@@ -70,12 +76,16 @@ def drive(
                 if following.size:
                     k = min(k, int(following[0]) - t)
             sched = model.schedule(t, k)
+            if absorption is not None:
+                absorption.before(X, state)
             tic = time.perf_counter()
             backend.advance(X, state, dyn, sched, t, k, ev, steps, done)
             if time.perf_counter() - tic < _CALL_SECONDS:
                 chunk *= 2
             t += k
             check_finite(X, f" by step {t}", model)
+            if absorption is not None:
+                absorption.after(X, t - k, t, steps, done)
             if on_chunk is not None:
                 on_chunk(t)
             report(t, int(done.sum()))

@@ -19,7 +19,10 @@ class FirstPassage(Result):
     """First-passage times of many independent chains.
 
     ``times[c]`` is the first step t >= 0 at which chain c met the event, or ``max_steps`` with
-    ``censored[c]`` True when it had not by then (right-censored: never an event time).
+    ``censored[c]`` True when it had not by then (right-censored: never an event time), or, with
+    ``absorbed[c]`` True, the first step at which the event was out of reach (a configuration
+    from which it can never hold, :mod:`metastab.engine.absorption`: an outcome of its own, a
+    competing risk, neither an event nor censored).
     ``final[c]`` is chain c's configuration when it stopped. Chains are numbered from
     ``first_chain``; chain k's path depends only on the seed and k. ``times`` is int64, or
     float64 from ``first_passage(..., mode="accelerated")`` (``max_steps`` may then be a float;
@@ -43,6 +46,12 @@ class FirstPassage(Result):
     provenance: dict = field(default_factory=dict, repr=False)
     x0: np.ndarray | None = field(default=None, repr=False)
     arguments: dict = field(default_factory=dict, repr=False)
+    absorbed: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        # None: no chain absorbed (results saved before absorption was detected)
+        absorbed = np.zeros(self.times.shape, dtype=bool) if self.absorbed is None else self.absorbed
+        object.__setattr__(self, "absorbed", np.asarray(absorbed, dtype=bool))
 
     @property
     def steps(self) -> np.ndarray:
@@ -56,18 +65,24 @@ class FirstPassage(Result):
     def __repr__(self) -> str:
         return (
             f"FirstPassage(model={describe(self.model)}, event={describe(self.event)}, "
-            f"chains={self.chains}, events={self.events}, "
-            f"censored={self.chains - self.events}, max_steps={self.max_steps:g}, "
+            f"chains={self.chains}, events={self.events}, absorbed={self.absorptions}, "
+            f"censored={int(self.censored.sum())}, max_steps={self.max_steps:g}, "
             f"seed={seed_entropy(self.seed)})"
         )
 
     @property
     def events(self) -> int:
-        """Number of chains that met the event (not censored)."""
-        return int((~self.censored).sum())
+        """Number of chains that met the event (neither censored nor absorbed)."""
+        return int((~self.censored & ~self.absorbed).sum())
+
+    @property
+    def absorptions(self) -> int:
+        """Number of absorbed chains (their event out of reach)."""
+        return int(self.absorbed.sum())
 
     def to_frame(self) -> pd.DataFrame:
-        """Tidy table: one row per chain (chain, steps, censored) plus the scalar parameters."""
+        """Tidy table: one row per chain (chain, steps, censored, absorbed) plus the scalar
+        parameters."""
         frame = pd.DataFrame(
             {
                 "chain": np.arange(
@@ -75,6 +90,7 @@ class FirstPassage(Result):
                 ),
                 "steps": self.times,
                 "censored": self.censored,
+                "absorbed": self.absorbed,
             }
         )
         for key, value in scalar_params(self.model, self.event).items():

@@ -46,7 +46,12 @@ __all__ = [
 # numba's workqueue threading layer must not be entered by two Python threads at once.
 _KERNEL_LOCK = threading.Lock()
 _ARROW_TYPES = {bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.string()}
-_CHAIN_COLUMNS = [("chain", pa.int64()), ("steps", pa.int64()), ("censored", pa.bool_())]
+_CHAIN_COLUMNS = [
+    ("chain", pa.int64()),
+    ("steps", pa.int64()),
+    ("censored", pa.bool_()),
+    ("absorbed", pa.bool_()),
+]
 TEMP_PREFIX = ".tmp-"  # pyarrow's dataset reader skips names starting with "." or "_"
 
 
@@ -130,6 +135,7 @@ class ChunkResult:
 
     steps: np.ndarray = field(repr=False)
     censored: np.ndarray = field(repr=False)
+    absorbed: np.ndarray = field(repr=False)
     wall_seconds: float
     threads: int
     host: str
@@ -137,7 +143,7 @@ class ChunkResult:
 
     @property
     def escapes(self) -> int:
-        return int((~self.censored).sum())
+        return int((~self.censored & ~self.absorbed).sum())
 
 
 def run_chunk(task: ChunkTask) -> ChunkResult:
@@ -170,7 +176,8 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
             threads = numba.get_num_threads()
         finally:
             numba.set_num_threads(before)
-    return ChunkResult(fp.times, fp.censored, wall, threads, socket.gethostname(), os.getpid())
+    host, pid = socket.gethostname(), os.getpid()
+    return ChunkResult(fp.times, fp.censored, fp.absorbed, wall, threads, host, pid)
 
 
 def compile_chunk(task: ChunkTask, say: bool) -> None:
@@ -183,7 +190,8 @@ def compile_chunk(task: ChunkTask, say: bool) -> None:
 
 
 def schema(point: Point) -> pa.Schema:
-    """Arrow schema of a point's rows: point, chain, steps, censored, then its constants."""
+    """Arrow schema of a point's rows: point, chain, steps, censored, absorbed, then its
+    constants."""
     fields = [pa.field("point", pa.int64()), *(pa.field(n, t) for n, t in _CHAIN_COLUMNS)]
     fields += [
         pa.field(name, _ARROW_TYPES[type(value)])
@@ -207,6 +215,7 @@ def chunk_table(point: Point, task: ChunkTask, result: ChunkResult, config_hash:
         "chain": np.arange(task.first_chain, task.first_chain + n, dtype=np.int64),
         "steps": steps,
         "censored": result.censored.astype(bool),
+        "absorbed": result.absorbed.astype(bool),
     }
     columns.update({k: [v] * n for k, v in point.columns.items() if k != "point"})
     stamp = {

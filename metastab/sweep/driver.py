@@ -634,6 +634,9 @@ def read_sweep(
                 f"{out}: chunk {name} is not this sweep's chunk (stamp or row count "
                 f"differs from the journal): {fix}"
             )
+        if "absorbed" not in table.column_names:  # written before absorption was detected
+            at = table.column_names.index("censored") + 1
+            table = table.add_column(at, "absorbed", pa.array([False] * table.num_rows))
         if "seed" not in table.column_names:  # written before rows had the seed column
             seed = manifest["config"]["run"]["seed"]
             table = table.append_column("seed", pa.array([seed] * table.num_rows, pa.int64()))

@@ -186,9 +186,9 @@ def test_accelerated_mode_refuses_a_model_it_cannot_run_before_any_chunk():
 def test_rows_are_int64_step_counts_or_refused():
     point = Sweep.from_dict(tiny()).points[0]
     task = ChunkTask.of(point, 0)
-    good = ChunkResult(np.arange(10.0), np.zeros(10, bool), 0.0, 1, "h", 1)
+    good = ChunkResult(np.arange(10.0), np.zeros(10, bool), np.zeros(10, bool), 0.0, 1, "h", 1)
     assert chunk_table(point, task, good, "hash").column("steps").to_pylist() == list(range(10))
-    bad = ChunkResult(np.arange(10.0) + 0.5, np.zeros(10, bool), 0.0, 1, "h", 1)
+    bad = ChunkResult(np.arange(10.0) + 0.5, np.zeros(10, bool), np.zeros(10, bool), 0.0, 1, "h", 1)
     with pytest.raises(ValueError, match="not int64 integers"):
         chunk_table(point, task, bad, "hash")
 

@@ -50,6 +50,7 @@ from ..cache import njit_keyed
 from ..params import JIT, JIT_NO_NRT, NO_EVENT, SPHERE_CHAIN
 from ..streams import next_u64
 from .events import event_hit, hull_work
+from .reach import chain_out_of_reach
 from .sphere import renormalise_moved
 from .steps import _move
 from .threads import over_chains
@@ -60,6 +61,7 @@ _jit = njit_keyed(
     "cpu/clustering.py",
     "cpu/drivers.py",
     "cpu/events.py",
+    "cpu/reach.py",
     "cpu/scores.py",
     "cpu/sphere.py",
     "cpu/steps.py",
@@ -361,9 +363,10 @@ class Tally(NamedTuple):
 
     time: np.ndarray  # float64 step count (with comp: Neumaier-compensated)
     comp: np.ndarray  # float64 compensation term of time
-    done: np.ndarray  # bool: met the event, or censored
+    done: np.ndarray  # bool: met the event, censored or absorbed
     censored: np.ndarray  # bool: the next move would come after max_steps
     jumps: np.ndarray  # int64: events drawn
+    absorbed: np.ndarray  # bool: the event out of reach (kernels.cpu.reach), at step time + comp
 
 
 def advance_accelerated(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally, *, threads=1):
@@ -397,6 +400,9 @@ def advance_slice(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally, l
     done = tally.done
     censored = tally.censored
     jumps = tally.jumps
+    absorbed = tally.absorbed
+    # the absorption test needs convex steps: a scalar step (never a step matrix), in R^d
+    reachable = not use_P and not sphere
     work = jump_work(n, d)
     hwork = hull_work(n, d)
     for c in range(lo, hi):
@@ -423,6 +429,11 @@ def advance_slice(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally, l
             time[c] = t
             if ev.code != NO_EVENT and event_hit(ev, c, x, hwork):
                 done[c] = True
+                break
+            # the configuration changes only at events: out of reach now, from this step on
+            if reachable and chain_out_of_reach(ev, c, x, hwork):
+                done[c] = True
+                absorbed[c] = True
                 break
 
 
