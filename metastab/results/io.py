@@ -4,9 +4,9 @@
 (:func:`sidecar`) holding :func:`provenance` and the run's parameters, and a saved result's
 arrays as ``.npz`` (:func:`arrays_file`), whose sidecar then records the SHA-256 of both
 (:func:`verify` checks one); :func:`read_table` reads the table and sidecar back, and
-:func:`read_arrays` the arrays; :func:`check_writable` checks an output path before a long run. :func:`describe`,
-:func:`seed_entropy` and :func:`scalar_params` put a result's specs and seed into its repr and
-its frame (:mod:`.passage`, :mod:`.track`).
+:func:`read_arrays` the arrays; :func:`check_writable` checks an output path before a long run.
+:func:`describe`, :func:`seed_entropy` and :func:`scalar_params` put a result's specs and seed
+into its repr and its frame (:mod:`.passage`, :mod:`.track`).
 """
 
 from __future__ import annotations
@@ -127,6 +127,8 @@ REMEDY = (
     "restore it from a copy, or compute it again (the sidecar records how: the command, or the "
     "result's model, event, seed and arguments, which result.replay() reruns)"
 )
+# The same, when the sidecar itself is what is lost.
+LOST = "restore it from a copy, or compute it again"
 
 
 def sha256(path: Path) -> str:
@@ -178,9 +180,9 @@ def write_table(
     return path
 
 
-def _damaged(file: Path, exc: BaseException) -> DamagedFileError:
+def _damaged(file: Path, exc: BaseException, remedy: str = REMEDY) -> DamagedFileError:
     reason = " ".join(str(exc).split()) or type(exc).__name__
-    return DamagedFileError(f"{str(file)!r} is damaged ({reason}): {REMEDY}")
+    return DamagedFileError(f"{str(file)!r} is damaged ({reason}): {remedy}")
 
 
 def read_sidecar(path: Path) -> dict:
@@ -190,9 +192,9 @@ def read_sidecar(path: Path) -> dict:
     try:
         meta = json.loads(side.read_bytes())
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-        raise _damaged(side, exc) from None
+        raise _damaged(side, exc, LOST) from None
     if not isinstance(meta, dict):
-        raise _damaged(side, ValueError(f"a JSON {type(meta).__name__}, not an object"))
+        raise _damaged(side, ValueError(f"a JSON {type(meta).__name__}, not an object"), LOST)
     return meta
 
 
@@ -242,7 +244,8 @@ def read_arrays(path: Path) -> dict[str, np.ndarray]:
     """The arrays of the ``.npz`` at ``path``, read into memory; DamagedFileError naming it when
     it is not a readable ``.npz``."""
     try:
-        with np.load(path, allow_pickle=False) as arrays:
+        # our own file object: np.load leaves its own open when the zip is unreadable
+        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as arrays:
             return dict(arrays)
     except (zipfile.BadZipFile, EOFError, ValueError) as exc:  # bad CRC, truncated, not a zip
         raise _damaged(path, exc) from None

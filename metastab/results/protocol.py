@@ -30,6 +30,7 @@ import numpy as np
 
 from ..exceptions import DamagedFileError, DiagnosticWarning
 from .io import (
+    LOST,
     REMEDY,
     arrays_file,
     provenance,
@@ -227,7 +228,7 @@ def load(path: str | os.PathLike[str]) -> Result:
         if npz.exists():  # a saved result that lost its metadata
             raise FileNotFoundError(
                 f"{where!r} has lost its sidecar {str(side)!r}, without which it cannot be "
-                f"loaded: restore it from a copy, or compute the result again"
+                f"loaded: {LOST}"
             )
         raise FileNotFoundError(f"{where!r} has no sidecar {str(side)!r}: not a saved result")
     meta = read_sidecar(path)
