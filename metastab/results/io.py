@@ -34,7 +34,6 @@ __all__ = [
     "check_writable",
     "arrays_file",
     "DIGESTS",
-    "REMEDY",
     "write_table",
     "read_table",
     "read_sidecar",
@@ -124,8 +123,8 @@ def arrays_file(path: Path) -> Path:
 DIGESTS = "sha256"
 # What to do about a damaged or missing file, in every such error.
 REMEDY = (
-    "restore it from a copy, or compute it again (the sidecar records how: the command, or the "
-    "result's model, event, seed and arguments, which result.replay() reruns)"
+    "restore it from a copy, or compute it again (its sidecar records how: the command, or the "
+    "call's model, event, seed and arguments)"
 )
 # The same, when the sidecar itself is what is lost.
 LOST = "restore it from a copy, or compute it again"
