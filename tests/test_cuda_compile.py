@@ -11,12 +11,14 @@ import sys
 import types
 
 import pytest
-
 from cli_calls import run
+
 from metastab import _optional
 from metastab.bench import cuda_compile as cc
 
-pytest.importorskip("numba.cuda", reason="numba-cuda is not installed: pip install 'metastab[cuda]'")
+pytest.importorskip(
+    "numba.cuda", reason="numba-cuda is not installed: pip install 'metastab[cuda]'"
+)
 
 
 def _toolchain() -> None:

@@ -77,7 +77,9 @@ def _setup_commands():
     """.ci/readme_commands.py, which .ci/run uses to run the README's set-up as written."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("readme_commands", ROOT / ".ci/readme_commands.py")
+    spec = importlib.util.spec_from_file_location(
+        "readme_commands", ROOT / ".ci/readme_commands.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.commands
@@ -103,7 +105,9 @@ def test_ci_runs_the_readme_set_up_commands_as_written():
         section.format("a && metastab demo", "python -m unittest"),  # no pytest
         section.format("pip install -e .", "python -m pytest"),  # no demo
         section.replace("## Set-up", "## Install").format("metastab demo", "pytest"),
-        section.replace("\n## Next", "\n```\nmore\n```\n\n## Next").format("metastab demo", "pytest"),
+        section.replace("\n## Next", "\n```\nmore\n```\n\n## Next").format(
+            "metastab demo", "pytest"
+        ),
     ):
         with pytest.raises(ValueError):
             commands(bad)
