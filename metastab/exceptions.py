@@ -1,11 +1,18 @@
-"""The public warnings of metastab, in one module (as :mod:`numpy.exceptions`).
+"""The public warnings and errors of metastab, in one module (as :mod:`numpy.exceptions`).
 
-All are :class:`RuntimeWarning` subclasses and are exported at top level
-(``metastab.DiagnosticWarning``, ``metastab.ResolutionWarning``, ``metastab.StepSizeWarning``).
-This module imports nothing, so catching or filtering them loads neither numba nor scipy.
+The warnings are :class:`RuntimeWarning` subclasses; all are exported at top level
+(``metastab.DiagnosticWarning``, ``metastab.ResolutionWarning``, ``metastab.StepSizeWarning``,
+``metastab.DamagedFileError``). This module imports nothing, so catching or filtering them loads
+neither numba nor scipy.
 """
 
-__all__ = ["DiagnosticWarning", "ResolutionWarning", "StepSizeWarning"]
+__all__ = ["DamagedFileError", "DiagnosticWarning", "ResolutionWarning", "StepSizeWarning"]
+
+
+class DamagedFileError(ValueError):
+    """A saved file that is not what was written: its bytes differ from the SHA-256 its sidecar
+    records (changed or truncated), or it cannot be parsed. The message names the file and how
+    to get it back (restore it, or compute it again)."""
 
 
 class DiagnosticWarning(RuntimeWarning):

@@ -2,23 +2,28 @@
 
 :func:`write_table` writes a tidy frame as CSV or parquet with a JSON sidecar
 (:func:`sidecar`) holding :func:`provenance` and the run's parameters, and a saved result's
-arrays as ``.npz`` (:func:`arrays_file`); :func:`read_table` reads the table and sidecar back;
-:func:`check_writable` checks an output path before a long run. :func:`describe`,
-:func:`seed_entropy` and :func:`scalar_params` put a result's specs and seed into its repr and
-its frame (:mod:`.passage`, :mod:`.track`).
+arrays as ``.npz`` (:func:`arrays_file`), whose sidecar then records the SHA-256 of both
+(:func:`verify` checks one); :func:`read_table` reads the table and sidecar back, and
+:func:`read_arrays` the arrays; :func:`check_writable` checks an output path before a long run.
+:func:`describe`, :func:`seed_entropy` and :func:`scalar_params` put a result's specs and seed
+into its repr and its frame (:mod:`.passage`, :mod:`.track`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
+
+from ..exceptions import DamagedFileError
 
 if TYPE_CHECKING:
     from typing import Any
@@ -28,8 +33,12 @@ __all__ = [
     "sidecar",
     "check_writable",
     "arrays_file",
+    "DIGESTS",
     "write_table",
     "read_table",
+    "read_sidecar",
+    "read_arrays",
+    "verify",
     "describe",
     "seed_entropy",
     "scalar_params",
@@ -110,6 +119,26 @@ def arrays_file(path: Path) -> Path:
     return path.with_name(path.name + ".npz")
 
 
+# The sidecar entry holding the SHA-256 of the files it describes: {"table": hex, "arrays": hex}.
+DIGESTS = "sha256"
+# What to do about a damaged or missing file, in every such error.
+REMEDY = (
+    "restore it from a copy, or compute it again (its sidecar records how: the command, or the "
+    "call's model, event, seed and arguments)"
+)
+# The same, when the sidecar itself is what is lost.
+LOST = "restore it from a copy, or compute it again"
+
+
+def sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, in hex (read in blocks: the arrays may be large)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def write_table(
     frame: pd.DataFrame,
     path: str | os.PathLike[str],
@@ -117,8 +146,9 @@ def write_table(
     arrays: dict[str, np.ndarray] | None = None,
 ) -> Path:
     """Write ``frame`` as CSV or parquet (by suffix) with a JSON provenance sidecar, and
-    ``arrays`` (if given) bit for bit as ``.npz`` beside them (:func:`arrays_file`), atomically
-    (through temporary files and renames). Errors name ``path``."""
+    ``arrays`` (if given: a saved result) bit for bit as ``.npz`` beside them
+    (:func:`arrays_file`), with the SHA-256 of the table and of the arrays in the sidecar
+    (:data:`DIGESTS`), atomically (through temporary files and renames). Errors name ``path``."""
     path = Path(path)
     if path.suffix not in (".csv", ".parquet"):
         raise ValueError(f"out must end in .csv or .parquet, got {str(path)!r}")
@@ -130,10 +160,15 @@ def write_table(
             frame.to_csv(tmp, index=False)
         else:
             frame.to_parquet(tmp, index=False)
-        side_tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n")
         if arrays is not None:
             with open(arrays_tmp, "wb") as fh:  # a file object: savez adds no suffix
                 np.savez(fh, **cast("dict[str, Any]", arrays))
+            # the sidecar is written after the files it vouches for, from their final bytes
+            meta = {**meta, DIGESTS: {"table": sha256(tmp), "arrays": sha256(arrays_tmp)}}
+        side_tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+        # the table appears last, when its sidecar and arrays are in place; an overwrite cut
+        # short leaves old and new files side by side, whose digests then disagree
+        if arrays is not None:
             os.replace(arrays_tmp, arrays_file(path))
         os.replace(side_tmp, sidecar(path))
         os.replace(tmp, path)
@@ -144,14 +179,72 @@ def write_table(
     return path
 
 
+def _damaged(file: Path, exc: BaseException, remedy: str = REMEDY) -> DamagedFileError:
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    return DamagedFileError(f"{str(file)!r} is damaged ({reason}): {remedy}")
+
+
+def read_sidecar(path: Path) -> dict:
+    """The sidecar of the table ``path``, parsed (which must exist); DamagedFileError naming it
+    when it is not a JSON object."""
+    side = sidecar(path)
+    try:
+        meta = json.loads(side.read_bytes())
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise _damaged(side, exc, LOST) from None
+    if not isinstance(meta, dict):
+        raise _damaged(side, ValueError(f"a JSON {type(meta).__name__}, not an object"), LOST)
+    return meta
+
+
+def verify(path: Path, meta: dict, role: str, required: bool = False) -> None:
+    """Check that the table ``path`` (``role`` ``"table"``) or its arrays (``"arrays"``) has the
+    SHA-256 that its sidecar ``meta`` records; a sidecar without :data:`DIGESTS` passes unless
+    ``required``. Raises DamagedFileError naming the file, or the sidecar when its record is
+    missing or malformed."""
+    if DIGESTS not in meta and not required:
+        return
+    file = path if role == "table" else arrays_file(path)
+    records = meta.get(DIGESTS)
+    recorded = records.get(role) if isinstance(records, dict) else None
+    if not isinstance(recorded, str):
+        raise DamagedFileError(
+            f"{str(sidecar(path))!r} records no SHA-256 of the {role} ({DIGESTS}.{role}): the "
+            f"sidecar was edited; {REMEDY}"
+        )
+    if sha256(file) != recorded:
+        raise DamagedFileError(
+            f"{str(file)!r} was changed or truncated after it was saved (its SHA-256 is not the "
+            f"one {str(sidecar(path))!r} records): {REMEDY}"
+        )
+
+
 def read_table(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict]:
-    """Read a table written by :func:`write_table` and its sidecar (empty dict if absent)."""
+    """Read a table written by :func:`write_table` and its sidecar (empty dict if absent),
+    checking the table against the SHA-256 the sidecar records, if any (:func:`verify`).
+    A damaged table or sidecar raises DamagedFileError naming it."""
     path = Path(path)
     if path.suffix not in (".csv", ".parquet"):
         raise ValueError(f"a table must end in .csv or .parquet, got {str(path)!r}")
     if not path.exists():
         raise FileNotFoundError(f"no such file: {str(path)!r}")
-    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-    side = sidecar(path)
-    meta = json.loads(side.read_text()) if side.exists() else {}
+    meta = read_sidecar(path) if sidecar(path).exists() else {}
+    verify(path, meta, "table")
+    try:
+        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except (ValueError, OSError) as exc:  # pyarrow's corrupt data is an OSError without errno
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise
+        raise _damaged(path, exc) from None
     return frame, meta
+
+
+def read_arrays(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of the ``.npz`` at ``path``, read into memory; DamagedFileError naming it when
+    it is not a readable ``.npz``."""
+    try:
+        # our own file object: np.load leaves its own open when the zip is unreadable
+        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as arrays:
+            return dict(arrays)
+    except (zipfile.BadZipFile, EOFError, ValueError) as exc:  # bad CRC, truncated, not a zip
+        raise _damaged(path, exc) from None

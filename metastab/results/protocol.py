@@ -4,8 +4,9 @@ and ``replay()``.
 A saved result is three files: its tidy table (``to_frame()``, CSV or parquet, what other tools
 read), the table's JSON sidecar (``metadata()``: the result's ``kind`` and class, the
 :data:`SCHEMA_VERSION`, its scalar and dict fields, provenance included) and ``<table>.npz``
-with its arrays, bit for bit. :func:`load` reads the sidecar, picks the class by its ``kind``
-(:data:`KINDS`) and rebuilds the object from the sidecar's fields and the arrays.
+with its arrays, bit for bit; the sidecar, written last, records the SHA-256 of the other two.
+:func:`load` reads the sidecar, checks the table and the arrays against it, picks the class by
+its ``kind`` (:data:`KINDS`) and rebuilds the object from the sidecar's fields and the arrays.
 
 A result keeps what its computation needs to run again: the model and event as their
 ``to_dict``, the seed, the initial configuration ``x0`` and the other arguments of the call
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import json
 import os
 import warnings
 from pathlib import Path
@@ -28,16 +28,27 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
-from ..exceptions import DiagnosticWarning
-from .io import arrays_file, provenance, sidecar, write_table
+from ..exceptions import DamagedFileError, DiagnosticWarning
+from .io import (
+    LOST,
+    REMEDY,
+    arrays_file,
+    provenance,
+    read_arrays,
+    read_sidecar,
+    sidecar,
+    verify,
+    write_table,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["SCHEMA_VERSION", "KINDS", "VERSIONS", "Result", "load"]
 
-# Version of the saved form: 1 added the arrays file, the class, x0 and the call's arguments.
-SCHEMA_VERSION = 1
+# Version of the saved form: 1 added the arrays file, the class, x0 and the call's arguments;
+# 2 the SHA-256 of the table and the arrays (version 1 still loads, unchecked).
+SCHEMA_VERSION = 2
 # A sidecar's kind -> the class that loads it ("module:class", imported on first use: the
 # splitting results live in the engine, which imports this package).
 KINDS = {
@@ -194,37 +205,55 @@ def load(path: str | os.PathLike[str]) -> Result:
     :class:`~metastab.FirstPassage`, :class:`~metastab.Run`, :class:`~metastab.Track`,
     :class:`~metastab.engine.SplittingResult` or :class:`~metastab.engine.EscapeTime`.
 
+    The table and the arrays are checked against the SHA-256 the sidecar records (files of
+    schema version 1 record none, and load unchecked).
+
     Raises
     ------
     FileNotFoundError
-        If ``path`` or its sidecar does not exist.
+        If ``path``, its sidecar or its arrays do not exist (each named).
+    DamagedFileError
+        If the table or the arrays differ from what was saved, or the sidecar or the arrays
+        cannot be parsed (the file named).
     ValueError
         If the sidecar names no known kind, or the result was saved without its arrays (before
         schema version 1: read its table with :func:`metastab.results.read_table`), or a field
         is missing (named).
     """
     path = Path(path)
-    where = str(path)
+    where, side, npz = str(path), sidecar(path), arrays_file(path)
     if not path.exists():
         raise FileNotFoundError(f"no such file: {where!r}")
-    side = sidecar(path)
     if not side.exists():
+        if npz.exists():  # a saved result that lost its metadata
+            raise FileNotFoundError(
+                f"{where!r} has lost its sidecar {str(side)!r}, without which it cannot be "
+                f"loaded: {LOST}"
+            )
         raise FileNotFoundError(f"{where!r} has no sidecar {str(side)!r}: not a saved result")
-    meta = json.loads(side.read_text())
+    meta = read_sidecar(path)
     kind = meta.get("kind")
     if kind not in KINDS:
         raise ValueError(
             f"{where!r}: the sidecar's kind is {kind!r}, not a result kind ({sorted(KINDS)})"
         )
-    if "schema_version" not in meta or not arrays_file(path).exists():
+    version = meta.get("schema_version")
+    if version is None:
         raise ValueError(
-            f"{where!r} was saved without schema_version and arrays ({arrays_file(path).name}): "
+            f"{where!r} was saved without schema_version and arrays ({npz.name}): "
             f"only its table can be read (metastab.results.read_table)"
         )
-    if meta["schema_version"] > SCHEMA_VERSION:
-        raise ValueError(
-            f"{where!r} has schema_version {meta['schema_version']}, newer than this "
-            f"metastab reads ({SCHEMA_VERSION})"
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise DamagedFileError(
+            f"{str(side)!r}: schema_version must be an integer >= 1, got {version!r}"
         )
-    with np.load(arrays_file(path), allow_pickle=False) as arrays:
-        return _target(KINDS[kind])._rebuild(meta, dict(arrays), where)
+    if version > SCHEMA_VERSION:
+        raise ValueError(
+            f"{where!r} has schema_version {version}, newer than this metastab reads "
+            f"({SCHEMA_VERSION})"
+        )
+    if not npz.exists():
+        raise FileNotFoundError(f"{where!r} has lost its arrays {str(npz)!r}: {REMEDY}")
+    for role in ("table", "arrays"):
+        verify(path, meta, role, required=version >= 2)
+    return _target(KINDS[kind])._rebuild(meta, read_arrays(npz), where)

@@ -436,11 +436,16 @@ def test_fit_without_leave_hull_says_why_there_is_no_bound(capsys, tmp_path):
     [
         (("fit", "missing.csv"), "DATA: no such file"),
         (("fit", "{tmp}/bad.txt"), "must end in .csv or .parquet"),
+        (("fit", "{tmp}/cut.parquet"), "cut.parquet' is damaged ("),
+        (("fit", "{tmp}/t.csv"), "t.csv.json' is damaged ("),
         (("sweep", "--status", "{tmp}/nothing"), "nothing"),
     ],
 )
 def test_fit_and_sweep_errors_are_one_line(capsys, tmp_path, argv, message):
     (tmp_path / "bad.txt").write_text("x")
+    (tmp_path / "cut.parquet").write_bytes(b"PAR1 cut short")
+    (tmp_path / "t.csv").write_text("chain,steps\n0,1\n")
+    (tmp_path / "t.csv.json").write_text('{"kind": "first-pass')
     code, out, err = run(capsys, *(a.format(tmp=tmp_path) for a in argv))
     assert code == 2 and err.count("\n") == 1 and message in err, err
 

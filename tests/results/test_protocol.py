@@ -1,16 +1,20 @@
 """The result protocol: every result saves, loads back as its class (``metastab.load``) and
 replays from its provenance to the same bits; a changed seed replays to other bits (negative
-control); files without arrays or fields give errors that name what is missing."""
+control); files without arrays or fields give errors that name what is missing; a damaged or
+missing file gives its own error, naming it."""
 
+import hashlib
 import json
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import metastab as ms
 from metastab.engine import escape_probability, mean_escape_time
-from metastab.results import SCHEMA_VERSION, write_table
+from metastab.results import SCHEMA_VERSION, read_table, write_table
 
 X0 = ms.regular_polygon(5).vertices
 FROZEN = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)
@@ -209,3 +213,115 @@ def test_a_result_without_x0_cannot_replay():
     )
     with pytest.raises(ValueError, match="holds no x0"):
         bare.replay()
+
+
+# --------------------------------------------------------------------------- damaged files
+
+
+def _cut(file):
+    """Truncate a file to half its bytes."""
+    data = file.read_bytes()
+    file.write_bytes(data[: len(data) // 2])
+
+
+def _tamper(npz):
+    """Rewrite the arrays as a valid .npz with one time changed."""
+    with np.load(npz) as arrays:
+        changed = dict(arrays)
+    changed["times"] = changed["times"] + 1
+    with open(npz, "wb") as fh:
+        np.savez(fh, **changed)
+
+
+def _as_version_1(side):
+    """The sidecar as the previous version wrote it: schema_version 1, no digests."""
+    meta = json.loads(side.read_text())
+    del meta["sha256"]
+    side.write_text(json.dumps(dict(meta, schema_version=1)))
+
+
+# damage -> (the file it is done to, what to do, the error and the words that name it)
+DAMAGE = {
+    "truncated table": ("", _cut, ms.DamagedFileError, "{file} was changed or truncated"),
+    "tampered arrays": (".npz", _tamper, ms.DamagedFileError, "{file} was changed or truncated"),
+    "truncated arrays": (".npz", _cut, ms.DamagedFileError, "{file} was changed or truncated"),
+    "truncated sidecar": (".json", _cut, ms.DamagedFileError, "{file} is damaged ("),
+    "missing arrays": (".npz", Path.unlink, FileNotFoundError, "lost its arrays {file}"),
+    "missing sidecar": (".json", Path.unlink, FileNotFoundError, "lost its sidecar {file}"),
+    "missing table": ("", Path.unlink, FileNotFoundError, "no such file: {file}"),
+}
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_each_damage_gives_its_own_error_naming_the_file(tmp_path, damage, suffix):
+    path = _first_passage().save(tmp_path / f"fp{suffix}")
+    ms.load(path)  # intact, it loads
+    ending, do, error, words = DAMAGE[damage]
+    file = path.with_name(path.name + ending)
+    do(file)
+    with pytest.raises(error, match=re.escape(words.format(file=repr(str(file))))):
+        ms.load(path)
+
+
+def test_the_sidecar_records_the_digests_of_the_table_and_the_arrays(tmp_path):
+    path = _run().save(tmp_path / "run.parquet")
+    meta = json.loads((tmp_path / "run.parquet.json").read_text())
+    assert SCHEMA_VERSION == 2 and meta["schema_version"] == 2
+    assert meta["sha256"] == {
+        "table": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "arrays": hashlib.sha256((tmp_path / "run.parquet.npz").read_bytes()).hexdigest(),
+    }
+    assert _same(ms.load(path).replay(), _run())
+
+
+def test_the_digest_is_what_catches_tampered_arrays(tmp_path):
+    """Negative control: without the digests (a version 1 sidecar) the tampered arrays load,
+    with the changed times; version 1 files load unchecked and replay."""
+    fp = _first_passage()
+    path = fp.save(tmp_path / "fp.csv")
+    _as_version_1(tmp_path / "fp.csv.json")
+    old = ms.load(path)
+    assert _same(old, fp) and _same(old.replay(), fp)
+    _tamper(tmp_path / "fp.csv.npz")
+    assert np.array_equal(ms.load(path).times, fp.times + 1)
+
+
+def test_unparsable_arrays_of_a_version_1_file_name_it(tmp_path):
+    path = _first_passage().save(tmp_path / "fp.csv")
+    _as_version_1(tmp_path / "fp.csv.json")
+    npz = tmp_path / "fp.csv.npz"
+    _cut(npz)
+    with pytest.raises(ms.DamagedFileError, match=re.escape(f"{str(npz)!r} is damaged (File")):
+        ms.load(path)
+    npz.write_bytes(b"")
+    with pytest.raises(ms.DamagedFileError, match=re.escape(f"{str(npz)!r} is damaged")):
+        ms.load(path)
+
+
+def test_a_sidecar_stripped_of_its_digests_is_refused(tmp_path):
+    path = _first_passage().save(tmp_path / "fp.csv")
+    side = tmp_path / "fp.csv.json"
+    meta = json.loads(side.read_text())
+    del meta["sha256"]["arrays"]
+    side.write_text(json.dumps(meta))
+    with pytest.raises(ms.DamagedFileError, match=r"fp\.csv\.json' records no SHA-256 of the arr"):
+        ms.load(path)
+    side.write_text(json.dumps(dict(meta, schema_version="2")))
+    with pytest.raises(ms.DamagedFileError, match=r"schema_version must be an integer.*'2'"):
+        ms.load(path)
+
+
+def test_read_table_checks_the_table_and_names_a_damaged_file(tmp_path):
+    path = _first_passage().save(tmp_path / "fp.csv")
+    assert read_table(path)[0].equals(_first_passage().to_frame())
+    _cut(path)
+    with pytest.raises(ms.DamagedFileError, match=r"fp\.csv' was changed or truncated"):
+        read_table(path)
+    plain = write_table(_first_passage().to_frame(), tmp_path / "t.parquet", {"kind": "table"})
+    plain.write_bytes(plain.read_bytes()[:-20])
+    with pytest.raises(ms.DamagedFileError, match=r"t\.parquet' is damaged \(.*Parquet"):
+        read_table(plain)
+    (tmp_path / "t.parquet.json").write_text("[1, 2]")
+    with pytest.raises(ms.DamagedFileError, match=r"t\.parquet\.json' is damaged \(a JSON list"):
+        read_table(plain)
