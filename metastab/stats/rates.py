@@ -286,7 +286,9 @@ class EscapeRate:
         ]
         shift = f", shift {number(self.shift)}" if self.shift else ""
         tested = (
-            f", memoryless p {number(self.memoryless_p)}" if math.isfinite(self.memoryless_p) else ""
+            f", memoryless p {number(self.memoryless_p)}"
+            if math.isfinite(self.memoryless_p)
+            else ""
         )
         counts = (
             f"{self.events} events, {self.censored} censored of {self.chains} chains, exposure "
