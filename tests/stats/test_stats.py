@@ -43,6 +43,11 @@ def exponential(rng, lam, n, budget):
     return np.minimum(T, budget), T > budget
 
 
+def law_rate(*args, **kwargs):
+    """escape_rate without the memorylessness switch: the law's own interval, under that law."""
+    return escape_rate(*args, memoryless=False, **kwargs)
+
+
 def covered(truth, intervals):
     lo, hi = np.asarray(intervals).T
     return float(np.mean((lo <= truth) & (truth <= hi)))
@@ -156,7 +161,7 @@ def test_escape_rate_hand_values_and_independent_exact_intervals():
 def test_profile_interval_is_the_likelihood_ratio_set(law):
     d, E = 7, 370.0  # 7 escapes at step 10, 5 chains censored at 60
     steps, cens = np.r_[np.full(d, 10), np.full(5, 60)], np.r_[np.zeros(d, bool), np.ones(5, bool)]
-    fit = escape_rate(steps, cens, law=law, method="profile")
+    fit = law_rate(steps, cens, law=law, method="profile")
     assert (fit.events, fit.exposure) == (d, E)
 
     def loglik(r):
@@ -197,7 +202,7 @@ def test_rate_is_unbiased(law):
     rng = np.random.default_rng(2)
     rate, n, budget = 0.01, 400, 150
     sample = geometric if law == "geometric" else exponential
-    est = [escape_rate(*sample(rng, rate, n, budget), law=law).rate for _ in range(200)]
+    est = [law_rate(*sample(rng, rate, n, budget), law=law).rate for _ in range(200)]
     # relative s.e. of one estimate ≈ 1/sqrt(d) with d ≈ 310 escapes: of the mean, ≈ 0.004
     assert np.mean(est) == pytest.approx(rate, rel=0.015)
 
@@ -208,7 +213,7 @@ def test_rate_interval_coverage(law, method):
     rng = np.random.default_rng(3)
     rate, n, budget = 0.02, 50, 100  # ≈ 13% censored, ≈ 43 escapes
     sample = geometric if law == "geometric" else exponential
-    fits = [escape_rate(*sample(rng, rate, n, budget), law=law, method=method) for _ in range(REPS)]
+    fits = [law_rate(*sample(rng, rate, n, budget), law=law, method=method) for _ in range(REPS)]
     cov = covered(rate, [f.confidence_interval() for f in fits])
     print(f"coverage {law} {method}: {cov:.4f}")
     assert LOW <= cov <= HIGH
@@ -220,7 +225,7 @@ def test_rate_interval_coverage_under_heavy_censoring_warns():
     rate, n, budget = 0.004, 200, 100  # ≈ 67% censored, ≈ 66 escapes
     with pytest.warns(DiagnosticWarning, match="censored"):
         cis = [
-            escape_rate(*geometric(rng, rate, n, budget)).confidence_interval() for _ in range(REPS)
+            law_rate(*geometric(rng, rate, n, budget)).confidence_interval() for _ in range(REPS)
         ]
     cov = covered(rate, cis)
     print(f"coverage geometric exact, 67% censored: {cov:.4f}")
@@ -231,7 +236,7 @@ def test_coverage_check_rejects_a_too_narrow_interval():
     # negative control: an 80% interval passed off as a 95% one must fail the same check
     rng = np.random.default_rng(3)
     cis = [
-        escape_rate(*geometric(rng, 0.02, 50, 100)).confidence_interval(0.80) for _ in range(REPS)
+        law_rate(*geometric(rng, 0.02, 50, 100)).confidence_interval(0.80) for _ in range(REPS)
     ]
     cov = covered(0.02, cis)
     assert not LOW <= cov <= HIGH and cov < LOW
@@ -261,7 +266,7 @@ def test_rate_interval_covers_at_least_at_nominal_level(p, level):
         steps, censored = np.minimum(T, 50), T > 50
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DiagnosticWarning)
-            lo, hi = escape_rate(steps, censored).confidence_interval(level)
+            lo, hi = law_rate(steps, censored).confidence_interval(level)
         covered += lo <= p <= hi
     assert covered / reps >= level - 3 * math.sqrt(level * (1 - level) / reps)
 
@@ -276,7 +281,7 @@ def test_rate_interval_coverage_control_detects_a_too_narrow_interval():
         steps, censored = np.minimum(T, 50), T > 50
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DiagnosticWarning)
-            fit = escape_rate(steps, censored)
+            fit = law_rate(steps, censored)
         lo, hi = fit.confidence_interval(0.95)
         mid = fit.rate
         covered += mid - (mid - lo) / 2 <= p <= mid + (hi - mid) / 2
@@ -287,15 +292,15 @@ def test_events_at_time_zero_are_excluded_with_a_warning():
     with pytest.warns(DiagnosticWarning, match="2 of 6 chains met the event at time 0"):
         fit = escape_rate([0, 0, 4, 6, 10, 10], [False, False, False, False, True, True])
     assert (fit.chains, fit.events, fit.exposure) == (4, 2, 30.0)
-    censored_at_zero = escape_rate([0, 4, 6], [True, False, False])  # no warning: no event
+    censored_at_zero = law_rate([0, 4, 6], [True, False, False])  # no warning: no event
     assert censored_at_zero.chains == 3
 
 
 def test_start_is_subtracted():
     steps, cens = np.array([12, 30, 50, 50]), np.array([False, False, True, True])
     start = np.array([10, 5, 20, 0])
-    fit = escape_rate(steps, cens, start=start)
-    ref = escape_rate(steps - start, cens)
+    fit = law_rate(steps, cens, start=start)  # the budgets on the new clock are not given
+    ref = law_rate(steps - start, cens)
     assert (fit.rate, fit.exposure) == (ref.rate, 107.0)
 
 
@@ -757,7 +762,7 @@ def test_exact_interval_at_astronomical_exposure():
     the estimate and matches the Poisson (Garwood) limit; it is not scipy's broken beta quantile
     (which returned a degenerate interval below the estimate at 4.6e18 total steps)."""
     for steps in (4.576867e16, 1e13, 3e10):
-        res = escape_rate(np.full(100, steps), np.zeros(100, bool))
+        res = law_rate(np.full(100, steps), np.zeros(100, bool))
         low, high = res.confidence_interval()
         assert low < res.rate < high
         E = 100 * steps
