@@ -26,6 +26,7 @@ from metastab.stats import (
     survival,
 )
 from metastab.stats.memorylessness import sup_distance
+from metastab.stats.rates import rate_interval
 from metastab.theory import frozen_law
 
 REPS = 400  # replications of every coverage study
@@ -235,9 +236,7 @@ def test_rate_interval_coverage_under_heavy_censoring_warns():
 def test_coverage_check_rejects_a_too_narrow_interval():
     # negative control: an 80% interval passed off as a 95% one must fail the same check
     rng = np.random.default_rng(3)
-    cis = [
-        law_rate(*geometric(rng, 0.02, 50, 100)).confidence_interval(0.80) for _ in range(REPS)
-    ]
+    cis = [law_rate(*geometric(rng, 0.02, 50, 100)).confidence_interval(0.80) for _ in range(REPS)]
     cov = covered(0.02, cis)
     assert not LOW <= cov <= HIGH and cov < LOW
 
@@ -836,3 +835,77 @@ def test_clopper_pearson_holds_for_many_trials(trials):
     assert low == pytest.approx(g_low, rel=2e3 / trials) and high == pytest.approx(
         g_high, rel=2e3 / trials
     )
+
+
+# ------------------------------------------------------------ intervals where the law fails
+
+
+def gamma_steps(rng, n, budget, shape=3.0, mean=100.0):
+    """Integer steps ⌈X⌉, X ~ Gamma(shape) with the given mean (CV 1/√3 ≈ 0.58), censored."""
+    T = np.ceil(rng.gamma(shape, mean / shape, n))
+    return np.minimum(T, budget), T > budget
+
+
+def test_law_free_interval_covers_a_gamma_law_at_the_nominal_rate_and_is_narrower():
+    # Gamma(3) escape steps of mean ≈ 100, 200 chains, ≈ 0.6 % censored at 300 steps. The
+    # target of d/E is P[T <= c] / E[min(T, c)] (see bootstrap_rates), within 1 % of 1/E[T] here.
+    c, reps = 300, 200
+    t = np.arange(c + 1)
+    S = sps.gamma.sf(t, 3.0, scale=100.0 / 3)  # P[T > t] = P[X > t] at integer t
+    truth = (1 - S[c]) / S[:c].sum()
+    assert truth == pytest.approx(
+        1 / (1 + sps.gamma.sf(np.arange(1, 5000), 3, scale=100 / 3).sum()), rel=0.01
+    )
+    rng = np.random.default_rng(8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DiagnosticWarning)  # censored chains: said below
+        fits = [escape_rate(*gamma_steps(rng, 200, c), max_steps=c, rng=k) for k in range(reps)]
+    assert np.mean([f.method == "bootstrap" for f in fits]) >= 0.95  # the test rejects
+    law_free = [f.confidence_interval(method="bootstrap") for f in fits if f.method == "bootstrap"]
+    exact = [f.confidence_interval(method="exact") for f in fits]
+    # 200 replicates: ±3 s.e. of a 95 % coverage is ±0.046
+    assert 0.95 - 0.046 <= covered(truth, law_free) <= 0.95 + 0.046
+    width = np.median([(h - lo) for lo, h in exact]) / np.median([h - lo for lo, h in law_free])
+    assert width > 1.5  # CV ≈ 0.58: the geometric interval is ≈ 1/0.58 too wide
+    # negative control: the geometric interval fails the same coverage check (too wide)
+    assert not 0.95 - 0.046 <= covered(truth, exact) <= 0.95 + 0.046
+
+
+def test_memoryless_data_keep_the_exact_interval():
+    # negative control: geometric escapes are not rejected and the law's interval stays
+    rng = np.random.default_rng(9)
+    steps, cens = geometric(rng, 0.01, 200, 300)
+    fit = escape_rate(steps, cens, max_steps=300)
+    assert fit.memoryless_p > 0.05 and fit.method == "exact" and fit.bootstrap is None
+    assert fit.confidence_interval() == law_rate(steps, cens).confidence_interval()
+    assert fit.to_frame()["method"].item() == "exact"
+
+
+def test_rejected_law_says_so_in_its_fields_and_warns_with_censoring():
+    rng = np.random.default_rng(10)
+    with pytest.warns(DiagnosticWarning, match="geometric law is rejected .* censored"):
+        fit = escape_rate(*gamma_steps(rng, 300, 210), max_steps=210)
+    row = fit.to_frame().iloc[0]
+    assert row["method"] == "bootstrap" and row["memoryless_p"] <= 0.05
+    assert math.isnan(row["median"])  # the rejected law's median is not T's
+    assert "bootstrap CI" in repr(fit) and "memoryless p" in repr(fit)
+    assert escape_rate(*gamma_steps(rng, 300, 10_000), max_steps=10_000).method == "bootstrap"
+    with pytest.raises(ValueError, match="needs the bootstrap replicates"):
+        law_rate(*gamma_steps(rng, 50, 10_000)).confidence_interval(method="bootstrap")
+
+
+def test_fit_report_takes_the_law_free_interval_where_the_test_rejects():
+    rng = np.random.default_rng(11)
+    frames = []
+    for beta, mean in ((1.0, 50.0), (2.0, 200.0)):
+        T = np.ceil(rng.gamma(3.0, mean / 3, 200))
+        frames.append(pd.DataFrame({"beta": beta, "steps": T, "censored": False, "max_steps": 1e6}))
+    frames.append(chain_frame(rng, [3.0], math.log(12.5), math.log(4.0), 200, 10**6))
+    table, _ = fit_report(pd.concat(frames, ignore_index=True), n_resamples=99)
+    assert table["interval"].tolist() == ["bootstrap", "bootstrap", "exact"]
+    exact = [
+        rate_interval(int(r.events), r.exposure, "geometric", 0.95, "exact")
+        for r in table.itertuples()
+    ]
+    widths = (table["rate_high"] - table["rate_low"]) / [h - lo for lo, h in exact]
+    assert (widths[:2] < 0.8).all() and widths[2] == pytest.approx(1.0)
