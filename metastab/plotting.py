@@ -205,12 +205,15 @@ def arrhenius_figure(
     x: str = "beta",
     law: str = "geometric",
     confidence_level: float = 0.95,
+    no_bound: str = "",
 ) -> Figure:
     """Arrhenius plot: mean escape time against β (log axis), the fitted law and the bound.
 
-    Points: E[T] = exposure/events per β with exact intervals (a β without events is drawn as
-    its one-sided lower bound, ▲). Line and band: the maximum-likelihood law
-    log E[T] = a + b·β of :func:`metastab.stats.fit_scaling` with its pointwise Wald band.
+    Points: E[T] = exposure/events per β with exact intervals, or the law-free bootstrap's where
+    the per-β table's ``interval`` column says so (docs: statistics#escape-rate-intervals; a β
+    without events is drawn as its one-sided lower bound, ▲). Line and band: the
+    maximum-likelihood law log E[T] = a + b·β of :func:`metastab.stats.fit_scaling` with its
+    pointwise Wald band.
     Dashed black: the Thm 5.4 lower bound of :func:`metastab.theory.exit_time_bound`.
 
     Parameters
@@ -222,6 +225,9 @@ def arrhenius_figure(
     bound : dict or callable, optional
         Keyword arguments of :func:`metastab.theory.exit_time_bound` (c0, eps, gamma, n, ...),
         or a function β -> log lower bound on E[T].
+    no_bound : str
+        Without a bound, why not: one legend line, so that the figure says the theorem does not
+        apply rather than leaving the reader to wonder.
 
     Returns
     -------
@@ -245,6 +251,7 @@ def arrhenius_figure(
     xs = per[fit.x].to_numpy(np.float64)
     one = per["one_sided"].to_numpy(bool)
     mean, lo, hi = (per[c].to_numpy(np.float64) for c in ("mean", "mean_low", "mean_high"))
+    law_free = per["interval"].eq("bootstrap") if "interval" in per else pd.Series(False)
     ax.errorbar(
         xs[~one],
         mean[~one],
@@ -252,7 +259,8 @@ def arrhenius_figure(
         fmt="o",
         color=blue,
         capsize=3,
-        label=f"E[T] ({fit.confidence_level:.0%} CI)",
+        label=f"E[T] ({fit.confidence_level:.0%} CI"
+        + ("; bootstrap where not memoryless)" if law_free.any() else ")"),
     )
     if one.any():
         ax.plot(xs[one], lo[one], "^", color=blue, label="no escapes: lower bound")
@@ -278,6 +286,8 @@ def arrhenius_figure(
         else:
             raise ValueError(f"bound must be a dict or a callable, got {type(bound).__name__}")
         ax.plot(grid, np.exp(log_bound), "--", color="black", label=label)
+    elif no_bound:
+        ax.plot([], [], " ", label=f"no theorem bound: {no_bound}")
     ax.set_yscale("log")
     ax.set_xlabel("β" if fit.x == "beta" else fit.x)
     ax.set_ylabel(f"mean escape time E[T] ({fit.law} law)")

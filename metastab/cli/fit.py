@@ -4,7 +4,6 @@ table or a sweep directory."""
 from __future__ import annotations
 
 import argparse
-import math
 import shlex
 import warnings
 from pathlib import Path
@@ -15,8 +14,6 @@ from .exits import PROG, UsageError
 from .parser import add_out, examples, whole
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     import pandas as pd
 
 __all__ = ["add_parser", "run", "theorem_bound"]
@@ -34,6 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "metastab fit escape.csv",
             "metastab fit escape.csv --prefactor --figure none",
             "metastab fit data/sweeps/example",
+            "metastab fit data/sweeps/example --by seed",
             "metastab fit plateaus.csv --plateau 2",
         ),
     )
@@ -69,6 +67,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="a plateau table (`metastab track --out`): fit the durations of the plateau at K "
         "clusters",
     )
+    fit.add_argument(
+        "--by",
+        nargs="+",
+        metavar="COL",
+        help="fit each value of these columns apart (e.g. --by point: each grid point of a "
+        "sweep; --by seed: each seed's replicate across beta); by default the seeds of a sweep's "
+        "point are pooled and the fit runs across beta",
+    )
     add_out(fit, "the per-beta table (.csv or .parquet) and a FILE.json sidecar")
     fit.set_defaults(handler=run, threads=None)
 
@@ -88,7 +94,11 @@ def _read_first_passage(path: Path) -> tuple[pd.DataFrame, dict]:
 
 def theorem_bound(meta: dict, frame: object) -> tuple[dict | None, str]:
     """Arguments of :func:`metastab.theory.exit_time_bound` for a table written by
-    ``metastab passage`` with a leave-hull event and a scalar gamma, or (None, why not)."""
+    ``metastab passage`` with a leave-hull event and a scalar gamma, or (None, why not).
+
+    The bound is returned only where Thm 5.4's hypotheses on K hold (docs: models#statements-fw:
+    equinorm vertices, acute cones, c0 > 0, ε/γ >= 2 d(K)): outside them it is no bound at all,
+    and drawing it beside the data would compare them with nothing."""
     import numpy as np
 
     from ..setups.polytopes import Polytope
@@ -104,6 +114,17 @@ def theorem_bound(meta: dict, frame: object) -> tuple[dict | None, str]:
     if not isinstance(model.get("gamma"), (int, float)):
         return None, "gamma is not a scalar"
     P = Polytope.from_dict(meta["polytope"])
+    failed = [
+        name
+        for name, holds in (
+            ("equinorm vertices", P.is_equinorm()),
+            ("acute cones", P.has_acute_cones()),
+            ("c0 > 0", P.c0 > 0),
+        )
+        if not holds
+    ]
+    if failed:
+        return None, f"the polytope lacks {' and '.join(failed)}: Thm 5.4 does not apply"
     n = int(np.shape(meta["x0"][0])[-2])
     bound = dict(
         c0=P.c0, eps=float(event["radius"]), gamma=float(model["gamma"]), n=n, diameter=P.diameter
@@ -118,17 +139,88 @@ def theorem_bound(meta: dict, frame: object) -> tuple[dict | None, str]:
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Run ``metastab fit``; returns the exit status."""
-    from ..plotting import arrhenius_figure
-    from ..stats import fit_report
+    import pandas as pd
 
     out = output.out_path(args.out, args.overwrite, args.mkdir)
     path = Path(args.data)
     frame, meta = _read_first_passage(path)
     frame = _plateaus(frame, meta, args.plateau)
+    groups = _split(frame, args.by, path)
+    tables, fits = [], []
+    for key, group in groups:
+        table, fit, why = _fit_one(args, path, meta, key, group)
+        tables.append(table.assign(**key))
+        fits.append({"by": key, "fit": fit, **({"why_no_fit": why} if why else {})})
+    if out is not None:
+        from ..results import provenance, write_table
+
+        write_table(
+            pd.concat(tables, ignore_index=True),
+            out,
+            {
+                "kind": "fit",
+                "command": shlex.join([PROG, *argv]),
+                "data": str(path),
+                **({k: v for k, v in fits[0].items() if k != "by"} if not args.by else {}),
+                **({"by": args.by, "fits": fits} if args.by else {}),
+                "provenance": provenance(),
+            },
+        )
+        print(f"wrote {out} and {out}.json")
+    return 0
+
+
+# per-chain columns, and the grid's replicate columns (a sweep's point index and seed axis),
+# which the fit pools unless --by names them
+_PER_CHAIN = ("chain", "steps", "censored", "max_steps")
+_REPLICATES = ("point", "seed")
+
+
+def _split(
+    frame: pd.DataFrame, by: list[str] | None, path: Path
+) -> list[tuple[dict, pd.DataFrame]]:
+    """[(the --by values, the chains)]: one group per value of the --by columns, each with the
+    replicate columns dropped (their chains pooled); a setting left varying is an error."""
+    varying = [
+        c
+        for c in frame.columns
+        if c not in (*_PER_CHAIN, "beta") and frame[c].nunique(dropna=False) > 1
+    ]
+    by = by or []
+    for c in by:
+        if c not in varying:
+            raise UsageError(
+                f"by: --by {c}: not a column that varies in {path} besides beta; "
+                f"--by takes {varying or 'nothing here (nothing varies)'}"
+            )
+    left = [c for c in varying if c not in by and c not in _REPLICATES]
+    if left:
+        raise UsageError(
+            f"by: the columns {left} vary in {path} besides beta: fit each setting apart with "
+            f"--by {' '.join(left)}"
+        )
+    pooled = [c for c in _REPLICATES if c in frame.columns and c not in by]
+    if not by:
+        return [({}, frame.drop(columns=pooled))]
+    return [
+        (dict(zip(by, (v.item() if hasattr(v, "item") else v for v in values))), g)
+        for values, g in frame.drop(columns=pooled).groupby(by, sort=True)
+    ]
+
+
+def _fit_one(
+    args: argparse.Namespace, path: Path, meta: dict, key: dict, frame: pd.DataFrame
+) -> tuple[pd.DataFrame, list | None, str]:
+    """Print (and draw) the fit of one group; (per-beta table, fit records or None, why not)."""
+    from ..plotting import arrhenius_figure
+    from ..stats import fit_report
+
     level = args.confidence_level
+    label = "".join(f" [{k}={v}]" for k, v in key.items())
+    head = f"{PROG} fit: {path}{label} ({len(frame)} chains, {args.law} law, {level:.0%} intervals)"
     why = _not_fittable(frame, 3 if args.prefactor else 2)
     if why:
-        return _per_beta_only(args, argv, path, frame, why, out)
+        return _per_beta_only(args, head, frame, why), None, why
     table, fit = fit_report(
         frame,
         law=args.law,
@@ -136,19 +228,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         prefactor=args.prefactor,
         n_resamples=args.resamples,
     )
-    print(f"{PROG} fit: {path} ({len(frame)} chains, {fit.law} law, {level:.0%} intervals)")
-    cols = [
-        "beta",
-        "chains",
-        "events",
-        "censored",
-        "mean",
-        "mean_low",
-        "mean_high",
-        "memoryless_p",
-        "note",
-    ]
-    print(output.table(table[[c for c in cols if c in table.columns]].to_dict("records")))
+    print(head)
+    print(output.table(table[[c for c in _COLUMNS if c in table.columns]].to_dict("records")))
     print(_legend(fit.law))
     b_lo, b_hi = fit.confidence_interval("slope")
     a_lo, a_hi = fit.confidence_interval("intercept")
@@ -163,7 +244,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             f"prefactor c·log(beta): c = {fit.prefactor:.4g} [{c_lo:.4g}, {c_hi:.4g}]; "
             f"likelihood-ratio test of c = 0: p = {fit.lrt_pvalue:.2g}"
         )
-    bound, why = theorem_bound(meta, frame)
+    bound, no_bound = theorem_bound(meta, frame)
     if bound is not None:
         from ..theory import metastability_exponent
 
@@ -173,39 +254,45 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             f"{bound['eps']:.4g}, gamma {bound['gamma']:g}, n {bound['n']})"
         )
     else:
-        print(f"no theorem bound drawn: {why}")
+        print(f"no theorem bound drawn: {no_bound}")
     if args.figure != "none":
+        name = "arrhenius" + "".join(f".{k}={v}" for k, v in key.items())
         default = (
-            path / "arrhenius.png"
-            if path.is_dir()
-            else path.with_name(path.stem + ".arrhenius.png")
+            path / f"{name}.png" if path.is_dir() else path.with_name(f"{path.stem}.{name}.png")
         )
         figure = Path(args.figure) if args.figure else default
-        arrhenius_figure((table, fit), figure, bound=bound, confidence_level=level)
-        print(f"wrote {figure}")
-    if out is not None:
-        from ..results import provenance, write_table
-
-        write_table(
-            table,
-            out,
-            {
-                "kind": "fit",
-                "command": shlex.join([PROG, *argv]),
-                "data": str(path),
-                "fit": fit.to_frame().to_dict("records"),
-                "provenance": provenance(),
-            },
+        if args.figure and key:  # one figure per group beside the one named
+            figure = figure.with_name(figure.stem + name[len("arrhenius") :] + figure.suffix)
+        arrhenius_figure(
+            (table, fit), figure, bound=bound, confidence_level=level, no_bound=no_bound
         )
-        print(f"wrote {args.out} and {args.out}.json")
-    return 0
+        print(f"wrote {figure}")
+    return table, fit.to_frame().to_dict("records"), ""
+
+
+_COLUMNS = [
+    "beta",
+    "chains",
+    "events",
+    "censored",
+    "mean",
+    "mean_low",
+    "mean_high",
+    "interval",
+    "memoryless_p",
+    "note",
+]
 
 
 def _legend(law: str) -> str:
     """What the per-beta columns are: the fitted law's statistics, not the sample's."""
+    from ..stats.rates import MEMORYLESS_LEVEL
+
     return (
-        f"mean = E[T] of the fitted {law} law (metastab passage's mean_T), with exact "
-        f"intervals; the median columns of --out are the law's too, not the sample median of "
+        f"mean = E[T] of the fitted {law} law (metastab passage's mean_T); interval = the "
+        f"method of its interval: exact, or bootstrap (law-free) where the memorylessness test "
+        f"rejects the law (p <= {MEMORYLESS_LEVEL:g}); the median columns of --out are the "
+        f"law's too, not the sample median of "
         f"the chains that met the event (metastab passage's sample_median_T)"
     )
 
@@ -246,32 +333,22 @@ def _not_fittable(frame: pd.DataFrame, params: int) -> str:
 
 
 def _per_beta_only(
-    args: argparse.Namespace,
-    argv: Sequence[str],
-    path: Path,
-    frame: pd.DataFrame,
-    why: str,
-    out: Path | None,
-) -> int:
+    args: argparse.Namespace, head: str, frame: pd.DataFrame, why: str
+) -> pd.DataFrame:
     """``metastab fit`` on a table without a fit: the escape statistics of each beta."""
+    import pandas as pd
+
     from ..exceptions import DiagnosticWarning
-    from ..stats import escape_rate, exponentiality_test
+    from ..stats import escape_rate
 
     level, rows = args.confidence_level, []
     for beta, group in frame.groupby("beta", sort=True):
         with warnings.catch_warnings():  # the note column says it
             warnings.simplefilter("ignore", DiagnosticWarning)
-            rate = escape_rate(group, law=args.law, confidence_level=level)
-            low, high = rate.mean_interval()
-            p = math.nan
-            if rate.events:
-                budget = group["max_steps"].to_numpy() if "max_steps" in group else None
-                try:
-                    p = exponentiality_test(
-                        group, law=args.law, max_steps=budget, n_resamples=args.resamples, rng=0
-                    ).pvalue
-                except ValueError:
-                    pass
+            rate = escape_rate(
+                group, law=args.law, confidence_level=level, n_resamples=args.resamples
+            )
+        low, high = rate.mean_interval()
         note = (
             "no events: the rate is a one-sided upper bound"
             if not rate.events
@@ -288,30 +365,13 @@ def _per_beta_only(
                 "mean": rate.mean,
                 "mean_low": low,
                 "mean_high": high,
-                "memoryless_p": p,
+                "interval": rate.method,
+                "memoryless_p": rate.memoryless_p,
                 "note": note,
             }
         )
-    print(f"{PROG} fit: {path} ({len(frame)} chains, {args.law} law, {level:.0%} intervals)")
+    print(head)
     print(output.table(rows))
     print(_legend(args.law))
     print(f"no scaling fit: {why}")
-    if out is not None:
-        import pandas as pd
-
-        from ..results import provenance, write_table
-
-        write_table(
-            pd.DataFrame(rows),
-            out,
-            {
-                "kind": "fit",
-                "command": shlex.join([PROG, *argv]),
-                "data": str(path),
-                "fit": None,
-                "why_no_fit": why,
-                "provenance": provenance(),
-            },
-        )
-        print(f"wrote {out} and {out}.json")
-    return 0
+    return pd.DataFrame(rows)

@@ -122,8 +122,8 @@ def censored_sample(
                 f"max_steps={budget[i] + s[i]!r}, steps={raw[i]!r}, "
                 f"censored={bool(c[i])} (chain {i})"
             )
-    elif c.any() and np.unique(raw[c]).size == 1:
-        budget = raw[c][0] - s  # one common budget: every chain had it
+    elif c.any() and np.unique(raw[c]).size == 1 and (raw[~c] <= raw[c][0]).all():
+        budget = raw[c][0] - s  # one common budget: every chain had it (no escape after it)
     elif not c.any():
         budget = np.full(t.shape, np.inf)  # nothing censored, no budget given: none assumed
     zero = ~c & (t == 0)

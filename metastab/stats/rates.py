@@ -10,6 +10,12 @@ geometric):
 - ``"exponential"``: T > 0 continuous with rate λ; log-likelihood d log λ − λ E, λ̂ = d / E.
 
 In both E[T] = 1 / rate.
+
+Both intervals of a law hold only under that law. :func:`escape_rate` therefore tests it first
+(:func:`~metastab.stats.exponentiality_test`, rejecting at :data:`MEMORYLESS_LEVEL`) and, where
+it is rejected, takes the interval from the law-free bootstrap of :func:`bootstrap_rates`
+instead; the result's ``method`` names the method that made its interval
+(docs: statistics#escape-rate-intervals).
 """
 
 from __future__ import annotations
@@ -27,9 +33,25 @@ from .censoring import censored_sample, check_law
 from .display import html_table, interval, number
 from .intervals import ConfidenceInterval, check_level, garwood_interval
 
-__all__ = ["EscapeRate", "RATE_METHODS", "escape_rate", "fit_rate", "rate_interval"]
+__all__ = [
+    "BOOTSTRAP_RESAMPLES",
+    "EscapeRate",
+    "MEMORYLESS_LEVEL",
+    "RATE_METHODS",
+    "bootstrap_rates",
+    "escape_rate",
+    "fit_rate",
+    "rate_interval",
+]
 
-RATE_METHODS = ("exact", "profile")
+RATE_METHODS = ("exact", "profile", "bootstrap")
+# The memorylessness test rejects at p <= this. A false rejection only trades the exact interval
+# for the bootstrap's, which holds under the geometric law too; a missed one keeps an interval
+# whose law is wrong, so the level leans to power (the usual 5 %, not 1 %).
+MEMORYLESS_LEVEL = 0.05
+BOOTSTRAP_RESAMPLES = 1999
+# chains × resamples drawn at once by the bootstrap (memory: 8 bytes each, several arrays)
+_BOOTSTRAP_BLOCK = 2_000_000
 
 
 def _loglik(rate: float, d: int, E: float, law: str) -> float:
@@ -101,12 +123,46 @@ def rate_interval(d: int, E: float, law: str, level: float, method: str) -> tupl
     return low, math.exp(optimize.brentq(lambda y: gap(math.exp(y)), math.log(rate), math.log(top)))
 
 
+def bootstrap_rates(
+    time: np.ndarray, event: np.ndarray, law: str, shift: bool, n: int, gen: np.random.Generator
+) -> np.ndarray:
+    """``n`` bootstrap replicates of the censored MLE d/E: chains resampled with replacement,
+    each with its own (time, event), the shift refitted when ``shift``.
+
+    Why this and not a wider law (a gamma or Weibull fitted by profile likelihood): a rejected
+    geometric law says nothing in favour of another family, and with censoring that family's
+    mean would be an extrapolation of its own tail. Resampling whole chains keeps each chain's
+    censoring as observed and assumes only that chains are independent and alike, so the
+    percentile interval holds whatever the law for what d/E estimates: P[T <= c] / E[min(T, c)]
+    at budget c, which is 1 / E[T] when no chain is censored (d/E = 1 / mean of T) and under a
+    memoryless law, and close to it when few are. With censored chains and a rejected law, the
+    mean beyond the budget is unknown to any law-free method; :func:`escape_rate` says so.
+    """
+    size = time.size
+    out = np.empty(n)
+    block = max(1, _BOOTSTRAP_BLOCK // size)
+    for lo in range(0, n, block):
+        idx = gen.integers(0, size, (min(block, n - lo), size))
+        t, ev = time[idx], event[idx]
+        if shift:
+            first = np.where(ev, t, np.inf).min(axis=1, keepdims=True)
+            s = np.where(np.isfinite(first), first - (1.0 if law == "geometric" else 0.0), 0.0)
+            t = np.maximum(t - s, 0.0)
+        E = t.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[lo : lo + idx.shape[0]] = np.where(E > 0, ev.sum(axis=1) / E, 0.0)
+    return np.sort(out)
+
+
 @dataclass(frozen=True, eq=False)
 class EscapeRate:
     """Maximum-likelihood escape rate of a censored sample (see the module notes for the laws).
 
     ``rate`` = events / exposure (per step for the geometric law), ``mean`` = shift + 1/rate.
     ``one_sided`` is True when there were no events: the rate is then only bounded above.
+    ``method`` is the method that made the intervals: ``"bootstrap"`` where the memorylessness
+    test (p-value ``memoryless_p``, NaN when not run) rejected the law, the law's
+    ``"exact"`` / ``"profile"`` interval otherwise (docs: statistics#escape-rate-intervals).
     """
 
     law: str
@@ -119,6 +175,8 @@ class EscapeRate:
     method: str = "exact"
     shift: float = 0.0
     at_risk_at_shift: int = field(default=0, repr=False)
+    memoryless_p: float = math.nan
+    bootstrap: np.ndarray | None = field(default=None, repr=False)  # sorted replicates of d/E
 
     @property
     def one_sided(self) -> bool:
@@ -154,10 +212,20 @@ class EscapeRate:
         (exponential) or Clopper–Pearson for d successes in E Bernoulli trials (geometric), both
         conditional on the exposure. ``method="profile"``: {r : 2(ℓ(r̂) − ℓ(r)) <= χ²_1(level)}.
         With no events both give the exact one-sided bound (0, U): U = −log(α)/E or
-        1 − α^(1/E).
+        1 − α^(1/E). ``method="bootstrap"``: the percentile interval of the law-free replicates
+        (:func:`bootstrap_rates`), when the fit has them.
         """
         level = check_level(self.confidence_level if confidence_level is None else confidence_level)
         method = _check_method(self.method if method is None else method)
+        if method == "bootstrap":
+            if self.bootstrap is None:
+                raise ValueError(
+                    "method='bootstrap' needs the bootstrap replicates: "
+                    "escape_rate(..., method='bootstrap')"
+                )
+            alpha = 1.0 - level
+            low, high = np.quantile(self.bootstrap, [alpha / 2, 1 - alpha / 2])
+            return ConfidenceInterval(float(low), float(high))
         low, high = rate_interval(self.events, self.exposure, self.law, level, method)
         return ConfidenceInterval(float(low), float(high))
 
@@ -199,19 +267,32 @@ class EscapeRate:
             return np.exp(-self.rate * x)
         return np.exp(x * math.log1p(-self.rate)) if self.rate < 1 else (x == 0).astype(float)
 
+    def _medians(self) -> tuple[float, float, float]:
+        """The law's median and interval; NaN where the test rejected the law (the median of a
+        rejected law is not the median of T: that is :func:`~metastab.stats.survival`'s)."""
+        if self.method == "bootstrap":
+            return math.nan, math.nan, math.nan
+        return (self.median, *self.median_interval())
+
     def _rows(self) -> tuple[str, list[list[str]]]:
+        med, *med_ci = self._medians()
         rows = [
             [name, number(value), interval(*ci)]
             for name, value, ci in (
                 ("rate", self.rate, self.confidence_interval()),
                 ("mean", self.mean, self.mean_interval()),
-                ("median", self.median, self.median_interval()),
+                ("median", med, med_ci),
             )
         ]
         shift = f", shift {number(self.shift)}" if self.shift else ""
+        tested = (
+            f", memoryless p {number(self.memoryless_p)}"
+            if math.isfinite(self.memoryless_p)
+            else ""
+        )
         counts = (
             f"{self.events} events, {self.censored} censored of {self.chains} chains, exposure "
-            f"{number(self.exposure)}{shift}"
+            f"{number(self.exposure)}{shift}{tested}"
         )
         return counts, rows
 
@@ -233,10 +314,11 @@ class EscapeRate:
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """One row: law, chains, events, censored, exposure, rate, mean, median and intervals."""
+        """One row: law, chains, events, censored, exposure, rate, mean, median and intervals,
+        the method that made them and the memorylessness p-value."""
         rl, rh = self.confidence_interval()
         ml, mh = self.mean_interval()
-        dl, dh = self.median_interval()
+        med, dl, dh = self._medians()
         return pd.DataFrame(
             [
                 {
@@ -252,12 +334,13 @@ class EscapeRate:
                     "mean": self.mean,
                     "mean_low": ml,
                     "mean_high": mh,
-                    "median": self.median,
+                    "median": med,
                     "median_low": dl,
                     "median_high": dh,
                     "one_sided": self.one_sided,
                     "confidence_level": self.confidence_level,
                     "method": self.method,
+                    "memoryless_p": self.memoryless_p,
                 }
             ]
         )
@@ -265,7 +348,7 @@ class EscapeRate:
 
 def _check_method(method: str) -> str:
     if method not in RATE_METHODS:
-        raise ValueError(f"method must be 'exact' or 'profile', got {method!r}")
+        raise ValueError(f"method must be one of {RATE_METHODS}, got {method!r}")
     return method
 
 
@@ -294,8 +377,18 @@ def escape_rate(
     method: str = "exact",
     start: Any = None,
     shift: bool = False,
+    max_steps: Any = None,
+    memoryless: bool = True,
+    n_resamples: int = 199,
+    rng: Any = 0,
 ) -> EscapeRate:
     """Escape rate of censored first-passage times by maximum likelihood.
+
+    The intervals of the law hold only under it: unless ``memoryless=False`` the law is tested
+    first (:func:`~metastab.stats.exponentiality_test`, ``n_resamples``), and where it is
+    rejected (p <= :data:`MEMORYLESS_LEVEL`) the intervals are the law-free bootstrap's
+    (:func:`bootstrap_rates`, :data:`BOOTSTRAP_RESAMPLES` replicates); ``method`` of the result
+    says which (docs: statistics#escape-rate-intervals).
 
     Parameters
     ----------
@@ -304,13 +397,22 @@ def escape_rate(
         Geometric on {1, 2, ...}: p̂ = d / Σ min(T_i, c_i), the exact discrete MLE (module notes).
         Exponential: λ̂ = d / Σ min(T_i, c_i).
     confidence_level : float
-    method : {"exact", "profile"}
-        Interval for the rate, see :meth:`EscapeRate.confidence_interval`.
+    method : {"exact", "profile", "bootstrap"}
+        Interval for the rate where the law holds, see :meth:`EscapeRate.confidence_interval`;
+        "bootstrap" takes the law-free interval whatever the test says.
     start : array_like, optional
         Per-chain clock start subtracted from ``steps`` (an initial transient).
     shift : bool
         Fit T = s + T' instead, with T' of the law: ŝ = first escape time (− 1 for the
         geometric law), which maximises the likelihood; see :meth:`EscapeRate.shift_interval`.
+    max_steps : int or array_like, optional
+        Each chain's budget, for the test (see :func:`~metastab.stats.exponentiality_test`).
+    memoryless : bool
+        Test the law and switch to the bootstrap where it is rejected (default True).
+    n_resamples : int
+        Resamples of the memorylessness test.
+    rng : None, int, SeedSequence or Generator
+        Seeds the test and the bootstrap (default 0: the same result every call).
 
     Returns
     -------
@@ -320,27 +422,30 @@ def escape_rate(
     -----
     DiagnosticWarning
         With no events (the interval is the one-sided bound (0, U)), when more than half of the
-        chains are censored, and when events at time 0 are excluded.
+        chains are censored, when events at time 0 are excluded, when the law cannot be tested
+        (budgets unknown), and when it is rejected with censored chains (the mean beyond the
+        budget then rests on no law).
 
     Examples
     --------
     >>> fit = escape_rate([3, 1, 7, 10, 10], [False, False, False, True, True])
     >>> fit.rate, fit.events, fit.exposure           # 3 escapes in 31 steps
     (0.0967741935483871, 3, 31.0)
-    >>> [round(x, 4) for x in fit.confidence_interval()]
-    [0.0204, 0.2575]
+    >>> [round(x, 4) for x in fit.confidence_interval()], fit.method
+    ([0.0204, 0.2575], 'exact')
     """
     law = check_law(law)
     level = check_level(confidence_level)
     method = _check_method(method)
     if start is not None and shift:
         raise ValueError("pass either start or shift=True, not both")
-    s = censored_sample(steps, censored, law=law, start=start)
+    s = censored_sample(steps, censored, law=law, start=start, max_steps=max_steps)
     rate, sh, at_risk, d, E = fit_rate(s.time, s.event, law, shift)
     n, cens = int(s.time.size), int((~s.event).sum())
     if E <= 0:
         raise ValueError(f"no exposure: all {n} chains were observed for 0 steps")
     if d == 0:
+        method = "exact" if method == "bootstrap" else method  # no escape to resample
         _, upper = rate_interval(0, E, law, level, method)
         warnings.warn(
             f"no escapes among {n} chains (exposure {E:g}): the rate is only bounded, "
@@ -355,6 +460,36 @@ def escape_rate(
             DiagnosticWarning,
             stacklevel=2,
         )
+    gen = np.random.default_rng(rng)
+    p = math.nan
+    if memoryless and d > 0:
+        if s.budget is None:
+            warnings.warn(
+                "memorylessness not tested: censoring times vary and the budgets of the "
+                f"escaped chains are unknown (pass max_steps); the {method} interval assumes "
+                f"the {law} law",
+                DiagnosticWarning,
+                stacklevel=2,
+            )
+        else:
+            from .memorylessness import memoryless_test  # it imports fit_rate from here
+
+            p = memoryless_test(s, law, shift, int(n_resamples), gen).pvalue
+            if p <= MEMORYLESS_LEVEL:
+                method = "bootstrap"
+                if cens:
+                    warnings.warn(
+                        f"the {law} law is rejected (memorylessness p = {p:.2g}) and {cens} of "
+                        f"{n} chains are censored: the bootstrap interval is law-free for "
+                        "the rate over the budget, the mean beyond it rests on no law",
+                        DiagnosticWarning,
+                        stacklevel=2,
+                    )
+    reps = (
+        bootstrap_rates(s.time, s.event, law, shift, BOOTSTRAP_RESAMPLES, gen)
+        if method == "bootstrap"
+        else None
+    )
     return EscapeRate(
         law=law,
         rate=rate,
@@ -366,4 +501,6 @@ def escape_rate(
         method=method,
         shift=sh,
         at_risk_at_shift=at_risk,
+        memoryless_p=p,
+        bootstrap=reps,
     )

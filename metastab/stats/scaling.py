@@ -22,7 +22,13 @@ from .censoring import CensoredSample, censored_sample, check_law
 from .display import html_table, interval, number
 from .intervals import ConfidenceInterval, check_level
 from .memorylessness import memoryless_test
-from .rates import EscapeRate, rate_interval
+from .rates import (
+    BOOTSTRAP_RESAMPLES,
+    MEMORYLESS_LEVEL,
+    EscapeRate,
+    bootstrap_rates,
+    rate_interval,
+)
 
 if TYPE_CHECKING:
     pass
@@ -566,6 +572,13 @@ def _fit_table(table: pd.DataFrame, x: str, law: str, level: float, prefactor: b
     )
 
 
+def _note(row: dict) -> str:
+    """The per-β table's note on the counts."""
+    if row["events"] == 0:
+        return "no events: the rate is a one-sided upper bound"
+    return "most chains censored" if row["censored"] > row["chains"] / 2 else ""
+
+
 def fit_report(
     frame: pd.DataFrame,
     *,
@@ -585,7 +598,7 @@ def fit_report(
     frame, x, law, confidence_level, prefactor, start : see :func:`fit_scaling`.
     memoryless : bool
         Add the :func:`~metastab.stats.exponentiality_test` p-value per β (``n_resamples``,
-        seeded by ``rng``).
+        seeded by ``rng``), and the bootstrap's intervals at the β where it rejects.
 
     Returns
     -------
@@ -593,7 +606,10 @@ def fit_report(
         Per x value: chains, events, censored, exposure, rate, mean, median with exact
         intervals -- mean and median of the fitted law, not sample statistics (the Kaplan-Meier
         median is :func:`metastab.stats.survival`'s) --, one_sided (no events: upper bound
-        only), memoryless_p and a note.
+        only), ``interval`` (the method of the intervals: ``"exact"``, or ``"bootstrap"`` where
+        the memorylessness test rejects at :data:`~metastab.stats.rates.MEMORYLESS_LEVEL`, as
+        :func:`~metastab.stats.escape_rate` does; the law's median is then NaN),
+        memoryless_p and a note.
     fit : ScalingFit
 
     Examples
@@ -614,9 +630,18 @@ def fit_report(
     per = fit.per_beta.copy()
     gen = np.random.default_rng(rng)
     xs = frame[x].to_numpy(np.float64)[s.kept]
-    medians, notes, pvals = [], [], []
+    notes, pvals, rows = [], [], []
     for row in per.to_dict("records"):
         d, E = int(row["events"]), float(row["exposure"])
+        p, note, reps = math.nan, _note(row), None
+        if memoryless and d > 0:
+            sub = s.subset(xs == row[x])
+            try:
+                p = memoryless_test(sub, law, False, int(n_resamples), gen).pvalue
+            except ValueError as exc:  # budgets unknown: say so in the table
+                note = "; ".join(filter(None, [note, str(exc)]))
+            if p <= MEMORYLESS_LEVEL:  # the law's interval is wrong here: the law-free one
+                reps = bootstrap_rates(sub.time, sub.event, law, False, BOOTSTRAP_RESAMPLES, gen)
         res = EscapeRate(
             law=law,
             rate=d / E,
@@ -625,26 +650,17 @@ def fit_report(
             chains=int(row["chains"]),
             censored=int(row["censored"]),
             confidence_level=level,
+            method="exact" if reps is None else "bootstrap",
+            memoryless_p=p,
+            bootstrap=reps,
         )
-        medians.append((res.median, *res.median_interval()))
-        note = (
-            "no events: the rate is a one-sided upper bound"
-            if d == 0
-            else "most chains censored"
-            if row["censored"] > row["chains"] / 2
-            else ""
-        )
-        p = math.nan
-        if memoryless and d > 0:
-            try:
-                p = memoryless_test(
-                    s.subset(xs == row[x]), law, False, int(n_resamples), gen
-                ).pvalue
-            except ValueError as exc:  # budgets unknown: say so in the table
-                note = "; ".join(filter(None, [note, str(exc)]))
+        rows.append(res.to_frame().iloc[0])
         pvals.append(p)
         notes.append(note)
-    per["median"], per["median_low"], per["median_high"] = np.array(medians, dtype=float).T
+    law_free = pd.DataFrame(rows, index=per.index)
+    cols = ["rate_low", "rate_high", "mean_low", "mean_high", "median", "median_low", "median_high"]
+    per[cols] = law_free[cols].to_numpy(np.float64)
+    per["interval"] = law_free["method"].to_numpy()
     per["memoryless_p"] = pvals
     per["note"] = notes
     return per, fit

@@ -391,8 +391,8 @@ def test_numpy_baseline_is_a_convex_step():
 
 
 def test_fit_reads_passage_output_and_draws_the_bound(capsys, tmp_path):
-    data = tmp_path / "fp.parquet"
-    code, _, _ = run(capsys, *FIT_DATA, "--out", str(data))
+    data = tmp_path / "fp.parquet"  # the triangle: Thm 5.4's hypotheses hold
+    code, _, _ = run(capsys, *FIT_DATA, "--polytope", "regular:3", "--out", str(data))
     assert code == 0
     code, out, err = run(
         capsys, "fit", str(data), "--resamples", "49", "--out", str(tmp_path / "per_beta.csv")
@@ -429,6 +429,17 @@ def test_fit_without_leave_hull_says_why_there_is_no_bound(capsys, tmp_path):
     assert code == 0
     assert "no theorem bound drawn: the event is 'leave-ball'" in out
     assert not list(tmp_path.glob("*.png"))
+
+
+def test_fit_draws_no_bound_outside_the_theorems_hypotheses(capsys, tmp_path):
+    # the square and the default pentagon have obtuse (square: right) cones: no Thm 5.4
+    data = tmp_path / "fp.csv"
+    run(capsys, *FIT_DATA, "--polytope", "regular:4", "--out", str(data))
+    code, out, _ = run(capsys, "fit", str(data), "--resamples", "19")
+    assert code == 0
+    assert "no theorem bound drawn: the polytope lacks acute cones" in out
+    assert "Thm 5.4 bound" not in out
+    assert (tmp_path / "fp.arrhenius.png").exists()
 
 
 @pytest.mark.parametrize(
@@ -484,6 +495,57 @@ def test_sweep_then_fit_on_the_directory(capsys, tmp_path):
     assert re.search(r"b = [0-9.]+ \[", out) and (tmp_path / "sw" / "arrhenius.png").exists()
     code, out, _ = run(capsys, "sweep", "--status", str(tmp_path / "sw"))
     assert code == 0 and "complete" in out
+
+
+@pytest.fixture(scope="module")
+def seed_sweep(tmp_path_factory):
+    """A sweep with a seed axis: 3 betas × 2 seeds, 20 chains a point."""
+    root = tmp_path_factory.mktemp("seeds")
+    config = root / "seeds.toml"
+    config.write_text(
+        SMALL_SWEEP.replace("beta = [2.0, 3.0, 4.0]", "beta = [2.0, 3.0, 4.0]\nseed = [1, 2]")
+        .replace("chains = 40", "chains = 20")
+        .replace("seed = 4\n", "")
+    )
+    code, _, err = cli_main_quiet(["sweep", str(config), "--out", str(root / "sw")])
+    assert code == 0, err
+    return root / "sw"
+
+
+def cli_main_quiet(argv):
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = metastab.cli.main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_fit_pools_the_seeds_of_a_sweep_point(capsys, seed_sweep, tmp_path):
+    code, out, err = run(capsys, "fit", str(seed_sweep), "--resamples", "19", "--figure", "none")
+    assert code == 0 and err == "", err
+    assert "(120 chains" in out and re.search(r"b = [0-9.]+ \[", out)
+    assert re.search(r"^\s+2\s+40\s+", out, re.M)  # both seeds of beta = 2 in one row
+
+
+def test_fit_by_fits_each_value_apart(capsys, seed_sweep, tmp_path):
+    table = tmp_path / "by.csv"
+    argv = ("fit", str(seed_sweep), "--resamples", "19", "--figure", "none")
+    code, out, _ = run(capsys, *argv, "--by", "seed", "--out", str(table))
+    assert code == 0 and out.count("log E[T] = a + b·beta: b =") == 2
+    assert "[seed=1]" in out and "[seed=2]" in out
+    frame, meta = read_table(table)
+    assert sorted(frame["seed"].unique()) == [1, 2] and (frame["chains"] == 20).all()
+    assert meta["by"] == ["seed"] and [f["by"] for f in meta["fits"]] == [{"seed": 1}, {"seed": 2}]
+    code, out, _ = run(capsys, *argv, "--by", "point")
+    assert code == 0 and out.count("no scaling fit: ") == 6  # one beta a point
+
+
+def test_fit_by_a_bad_column_is_one_line_naming_the_allowed(capsys, seed_sweep):
+    code, _, err = run(capsys, "fit", str(seed_sweep), "--by", "gamma", "--figure", "none")
+    assert code == 2 and err.count("\n") == 1
+    assert "--by gamma" in err and "['point', 'seed']" in err
 
 
 def test_localmax_from_the_command_line(capsys, tmp_path):

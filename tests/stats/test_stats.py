@@ -26,6 +26,7 @@ from metastab.stats import (
     survival,
 )
 from metastab.stats.memorylessness import sup_distance
+from metastab.stats.rates import rate_interval
 from metastab.theory import frozen_law
 
 REPS = 400  # replications of every coverage study
@@ -41,6 +42,11 @@ def geometric(rng, p, n, budget):
 def exponential(rng, lam, n, budget):
     T = rng.exponential(1 / lam, n)
     return np.minimum(T, budget), T > budget
+
+
+def law_rate(*args, **kwargs):
+    """escape_rate without the memorylessness switch: the law's own interval, under that law."""
+    return escape_rate(*args, memoryless=False, **kwargs)
 
 
 def covered(truth, intervals):
@@ -156,7 +162,7 @@ def test_escape_rate_hand_values_and_independent_exact_intervals():
 def test_profile_interval_is_the_likelihood_ratio_set(law):
     d, E = 7, 370.0  # 7 escapes at step 10, 5 chains censored at 60
     steps, cens = np.r_[np.full(d, 10), np.full(5, 60)], np.r_[np.zeros(d, bool), np.ones(5, bool)]
-    fit = escape_rate(steps, cens, law=law, method="profile")
+    fit = law_rate(steps, cens, law=law, method="profile")
     assert (fit.events, fit.exposure) == (d, E)
 
     def loglik(r):
@@ -197,7 +203,7 @@ def test_rate_is_unbiased(law):
     rng = np.random.default_rng(2)
     rate, n, budget = 0.01, 400, 150
     sample = geometric if law == "geometric" else exponential
-    est = [escape_rate(*sample(rng, rate, n, budget), law=law).rate for _ in range(200)]
+    est = [law_rate(*sample(rng, rate, n, budget), law=law).rate for _ in range(200)]
     # relative s.e. of one estimate ≈ 1/sqrt(d) with d ≈ 310 escapes: of the mean, ≈ 0.004
     assert np.mean(est) == pytest.approx(rate, rel=0.015)
 
@@ -208,7 +214,7 @@ def test_rate_interval_coverage(law, method):
     rng = np.random.default_rng(3)
     rate, n, budget = 0.02, 50, 100  # ≈ 13% censored, ≈ 43 escapes
     sample = geometric if law == "geometric" else exponential
-    fits = [escape_rate(*sample(rng, rate, n, budget), law=law, method=method) for _ in range(REPS)]
+    fits = [law_rate(*sample(rng, rate, n, budget), law=law, method=method) for _ in range(REPS)]
     cov = covered(rate, [f.confidence_interval() for f in fits])
     print(f"coverage {law} {method}: {cov:.4f}")
     assert LOW <= cov <= HIGH
@@ -220,7 +226,7 @@ def test_rate_interval_coverage_under_heavy_censoring_warns():
     rate, n, budget = 0.004, 200, 100  # ≈ 67% censored, ≈ 66 escapes
     with pytest.warns(DiagnosticWarning, match="censored"):
         cis = [
-            escape_rate(*geometric(rng, rate, n, budget)).confidence_interval() for _ in range(REPS)
+            law_rate(*geometric(rng, rate, n, budget)).confidence_interval() for _ in range(REPS)
         ]
     cov = covered(rate, cis)
     print(f"coverage geometric exact, 67% censored: {cov:.4f}")
@@ -230,9 +236,7 @@ def test_rate_interval_coverage_under_heavy_censoring_warns():
 def test_coverage_check_rejects_a_too_narrow_interval():
     # negative control: an 80% interval passed off as a 95% one must fail the same check
     rng = np.random.default_rng(3)
-    cis = [
-        escape_rate(*geometric(rng, 0.02, 50, 100)).confidence_interval(0.80) for _ in range(REPS)
-    ]
+    cis = [law_rate(*geometric(rng, 0.02, 50, 100)).confidence_interval(0.80) for _ in range(REPS)]
     cov = covered(0.02, cis)
     assert not LOW <= cov <= HIGH and cov < LOW
 
@@ -261,7 +265,7 @@ def test_rate_interval_covers_at_least_at_nominal_level(p, level):
         steps, censored = np.minimum(T, 50), T > 50
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DiagnosticWarning)
-            lo, hi = escape_rate(steps, censored).confidence_interval(level)
+            lo, hi = law_rate(steps, censored).confidence_interval(level)
         covered += lo <= p <= hi
     assert covered / reps >= level - 3 * math.sqrt(level * (1 - level) / reps)
 
@@ -276,7 +280,7 @@ def test_rate_interval_coverage_control_detects_a_too_narrow_interval():
         steps, censored = np.minimum(T, 50), T > 50
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DiagnosticWarning)
-            fit = escape_rate(steps, censored)
+            fit = law_rate(steps, censored)
         lo, hi = fit.confidence_interval(0.95)
         mid = fit.rate
         covered += mid - (mid - lo) / 2 <= p <= mid + (hi - mid) / 2
@@ -287,15 +291,15 @@ def test_events_at_time_zero_are_excluded_with_a_warning():
     with pytest.warns(DiagnosticWarning, match="2 of 6 chains met the event at time 0"):
         fit = escape_rate([0, 0, 4, 6, 10, 10], [False, False, False, False, True, True])
     assert (fit.chains, fit.events, fit.exposure) == (4, 2, 30.0)
-    censored_at_zero = escape_rate([0, 4, 6], [True, False, False])  # no warning: no event
+    censored_at_zero = law_rate([0, 4, 6], [True, False, False])  # no warning: no event
     assert censored_at_zero.chains == 3
 
 
 def test_start_is_subtracted():
     steps, cens = np.array([12, 30, 50, 50]), np.array([False, False, True, True])
     start = np.array([10, 5, 20, 0])
-    fit = escape_rate(steps, cens, start=start)
-    ref = escape_rate(steps - start, cens)
+    fit = law_rate(steps, cens, start=start)  # the budgets on the new clock are not given
+    ref = law_rate(steps - start, cens)
     assert (fit.rate, fit.exposure) == (ref.rate, 107.0)
 
 
@@ -757,7 +761,7 @@ def test_exact_interval_at_astronomical_exposure():
     the estimate and matches the Poisson (Garwood) limit; it is not scipy's broken beta quantile
     (which returned a degenerate interval below the estimate at 4.6e18 total steps)."""
     for steps in (4.576867e16, 1e13, 3e10):
-        res = escape_rate(np.full(100, steps), np.zeros(100, bool))
+        res = law_rate(np.full(100, steps), np.zeros(100, bool))
         low, high = res.confidence_interval()
         assert low < res.rate < high
         E = 100 * steps
@@ -831,3 +835,77 @@ def test_clopper_pearson_holds_for_many_trials(trials):
     assert low == pytest.approx(g_low, rel=2e3 / trials) and high == pytest.approx(
         g_high, rel=2e3 / trials
     )
+
+
+# ------------------------------------------------------------ intervals where the law fails
+
+
+def gamma_steps(rng, n, budget, shape=3.0, mean=100.0):
+    """Integer steps ⌈X⌉, X ~ Gamma(shape) with the given mean (CV 1/√3 ≈ 0.58), censored."""
+    T = np.ceil(rng.gamma(shape, mean / shape, n))
+    return np.minimum(T, budget), T > budget
+
+
+def test_law_free_interval_covers_a_gamma_law_at_the_nominal_rate_and_is_narrower():
+    # Gamma(3) escape steps of mean ≈ 100, 200 chains, ≈ 0.6 % censored at 300 steps. The
+    # target of d/E is P[T <= c] / E[min(T, c)] (see bootstrap_rates), within 1 % of 1/E[T] here.
+    c, reps = 300, 200
+    t = np.arange(c + 1)
+    S = sps.gamma.sf(t, 3.0, scale=100.0 / 3)  # P[T > t] = P[X > t] at integer t
+    truth = (1 - S[c]) / S[:c].sum()
+    assert truth == pytest.approx(
+        1 / (1 + sps.gamma.sf(np.arange(1, 5000), 3, scale=100 / 3).sum()), rel=0.01
+    )
+    rng = np.random.default_rng(8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DiagnosticWarning)  # censored chains: said below
+        fits = [escape_rate(*gamma_steps(rng, 200, c), max_steps=c, rng=k) for k in range(reps)]
+    assert np.mean([f.method == "bootstrap" for f in fits]) >= 0.95  # the test rejects
+    law_free = [f.confidence_interval(method="bootstrap") for f in fits if f.method == "bootstrap"]
+    exact = [f.confidence_interval(method="exact") for f in fits]
+    # 200 replicates: ±3 s.e. of a 95 % coverage is ±0.046
+    assert 0.95 - 0.046 <= covered(truth, law_free) <= 0.95 + 0.046
+    width = np.median([(h - lo) for lo, h in exact]) / np.median([h - lo for lo, h in law_free])
+    assert width > 1.5  # CV ≈ 0.58: the geometric interval is ≈ 1/0.58 too wide
+    # negative control: the geometric interval fails the same coverage check (too wide)
+    assert not 0.95 - 0.046 <= covered(truth, exact) <= 0.95 + 0.046
+
+
+def test_memoryless_data_keep_the_exact_interval():
+    # negative control: geometric escapes are not rejected and the law's interval stays
+    rng = np.random.default_rng(9)
+    steps, cens = geometric(rng, 0.01, 200, 300)
+    fit = escape_rate(steps, cens, max_steps=300)
+    assert fit.memoryless_p > 0.05 and fit.method == "exact" and fit.bootstrap is None
+    assert fit.confidence_interval() == law_rate(steps, cens).confidence_interval()
+    assert fit.to_frame()["method"].item() == "exact"
+
+
+def test_rejected_law_says_so_in_its_fields_and_warns_with_censoring():
+    rng = np.random.default_rng(10)
+    with pytest.warns(DiagnosticWarning, match="geometric law is rejected .* censored"):
+        fit = escape_rate(*gamma_steps(rng, 300, 210), max_steps=210)
+    row = fit.to_frame().iloc[0]
+    assert row["method"] == "bootstrap" and row["memoryless_p"] <= 0.05
+    assert math.isnan(row["median"])  # the rejected law's median is not T's
+    assert "bootstrap CI" in repr(fit) and "memoryless p" in repr(fit)
+    assert escape_rate(*gamma_steps(rng, 300, 10_000), max_steps=10_000).method == "bootstrap"
+    with pytest.raises(ValueError, match="needs the bootstrap replicates"):
+        law_rate(*gamma_steps(rng, 50, 10_000)).confidence_interval(method="bootstrap")
+
+
+def test_fit_report_takes_the_law_free_interval_where_the_test_rejects():
+    rng = np.random.default_rng(11)
+    frames = []
+    for beta, mean in ((1.0, 50.0), (2.0, 200.0)):
+        T = np.ceil(rng.gamma(3.0, mean / 3, 200))
+        frames.append(pd.DataFrame({"beta": beta, "steps": T, "censored": False, "max_steps": 1e6}))
+    frames.append(chain_frame(rng, [3.0], math.log(12.5), math.log(4.0), 200, 10**6))
+    table, _ = fit_report(pd.concat(frames, ignore_index=True), n_resamples=99)
+    assert table["interval"].tolist() == ["bootstrap", "bootstrap", "exact"]
+    exact = [
+        rate_interval(int(r.events), r.exposure, "geometric", 0.95, "exact")
+        for r in table.itertuples()
+    ]
+    widths = (table["rate_high"] - table["rate_low"]) / [h - lo for lo, h in exact]
+    assert (widths[:2] < 0.8).all() and widths[2] == pytest.approx(1.0)
