@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 
 # public name -> the submodule that defines it
 _NAMES = {
+    "AbsorptionWarning": "exceptions",
     "DamagedFileError": "exceptions",
     "DiagnosticWarning": "exceptions",
     "ResolutionWarning": "exceptions",

@@ -1,12 +1,18 @@
 """The public warnings and errors of metastab, in one module (as :mod:`numpy.exceptions`).
 
 The warnings are :class:`RuntimeWarning` subclasses; all are exported at top level
-(``metastab.DiagnosticWarning``, ``metastab.ResolutionWarning``, ``metastab.StepSizeWarning``,
-``metastab.DamagedFileError``). This module imports nothing, so catching or filtering them loads
-neither numba nor scipy.
+(``metastab.DiagnosticWarning``, ``metastab.AbsorptionWarning``, ``metastab.ResolutionWarning``,
+``metastab.StepSizeWarning``, ``metastab.DamagedFileError``). This module imports nothing, so
+catching or filtering them loads neither numba nor scipy.
 """
 
-__all__ = ["DamagedFileError", "DiagnosticWarning", "ResolutionWarning", "StepSizeWarning"]
+__all__ = [
+    "AbsorptionWarning",
+    "DamagedFileError",
+    "DiagnosticWarning",
+    "ResolutionWarning",
+    "StepSizeWarning",
+]
 
 
 class DamagedFileError(ValueError):
@@ -19,6 +25,13 @@ class DiagnosticWarning(RuntimeWarning):
     """A statistic is reported but says less than it seems: no events, most chains censored,
     chains excluded, a model that does not fit; or a replay runs under other versions than the
     result it repeats (``result.replay()``). The message carries the numbers."""
+
+
+class AbsorptionWarning(DiagnosticWarning):
+    """A statistic of escape times was given absorbed chains (their event out of reach,
+    :mod:`metastab.engine.absorption`): they are left out, so it describes the escape law
+    conditional on not being absorbed; :func:`metastab.stats.absorption` gives how likely
+    absorption is. The message gives the numbers."""
 
 
 class ResolutionWarning(RuntimeWarning):

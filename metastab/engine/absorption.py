@@ -66,9 +66,7 @@ class Absorption:
     def before(self, X: np.ndarray, state: np.ndarray) -> None:
         self._start = (X.copy(), state.copy())
 
-    def after(
-        self, X: np.ndarray, t0: int, t1: int, steps: np.ndarray, done: np.ndarray
-    ) -> None:
+    def after(self, X: np.ndarray, t0: int, t1: int, steps: np.ndarray, done: np.ndarray) -> None:
         out_of_reach(X, self.ev, done, self._out)
         if not self._out.any():
             return

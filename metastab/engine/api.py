@@ -270,9 +270,7 @@ def first_passage(
     X, seed, state = start(x, C, rng, first_chain)
     absorption = Absorption(backend, model, ev, C) if applies(model, ev.code) else None
     tic = time.perf_counter()
-    times, done = drive(
-        backend, model, X, state, max_steps, ev, progress, absorption=absorption
-    )
+    times, done = drive(backend, model, X, state, max_steps, ev, progress, absorption=absorption)
     absorbed = np.zeros(C, dtype=bool) if absorption is None else absorption.absorbed
     final = X if not done.any() else X[~done]
     announce_compile(progress, *resolution.check_kernels(model, final))

@@ -21,8 +21,8 @@ from .progress import Progress
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from .absorption import Absorption
     from ..models import Hardmax, Localmax
+    from .absorption import Absorption
     from .chains import Model
 
 __all__ = ["drive", "neighbour_sets", "record_plan", "record_times"]

@@ -50,7 +50,9 @@ class FirstPassage(Result):
 
     def __post_init__(self) -> None:
         # None: no chain absorbed (results saved before absorption was detected)
-        absorbed = np.zeros(self.times.shape, dtype=bool) if self.absorbed is None else self.absorbed
+        absorbed = (
+            np.zeros(self.times.shape, dtype=bool) if self.absorbed is None else self.absorbed
+        )
         object.__setattr__(self, "absorbed", np.asarray(absorbed, dtype=bool))
 
     @property

@@ -12,6 +12,8 @@ Input is one first-passage time per chain, right-censored at the step budget, as
 - :mod:`~metastab.stats.scaling`: the joint fit of log E[T] = a + b·β (:func:`fit_scaling`,
   :func:`fit_report`);
 - :mod:`~metastab.stats.intervals`: :class:`ConfidenceInterval` and Garwood's interval;
+- :mod:`~metastab.stats.censoring`: the samples, and :func:`absorption` (the probability that a
+  chain's event went out of reach);
 - :mod:`~metastab.stats.summary`: :func:`escape_summary`.
 
 Every result (:class:`Survival`, :class:`EscapeRate`, :class:`ScalingFit`) has its point
@@ -28,7 +30,8 @@ The functions import scipy where they use it, not at the top of their modules: i
 ``metastab passage``, a sweep's worker) would otherwise pay.
 """
 
-from ..exceptions import DiagnosticWarning
+from ..exceptions import AbsorptionWarning, DiagnosticWarning
+from .censoring import Absorption, absorption
 from .intervals import ConfidenceInterval, garwood_interval
 from .memorylessness import ExponentialityTest, exponentiality_test
 from .rates import EscapeRate, escape_rate
@@ -37,12 +40,15 @@ from .summary import escape_summary
 from .survival_curve import Survival, survival
 
 __all__ = [
+    "Absorption",
+    "AbsorptionWarning",
     "ConfidenceInterval",
     "DiagnosticWarning",
     "EscapeRate",
     "ExponentialityTest",
     "ScalingFit",
     "Survival",
+    "absorption",
     "escape_rate",
     "escape_summary",
     "exponentiality_test",

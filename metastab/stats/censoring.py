@@ -5,7 +5,10 @@ carries ``steps == max_steps`` and is never an event), as :class:`metastab.First
 :meth:`~metastab.FirstPassage.to_frame`, or arrays. An event at time 0 (the event already held
 when the clock started) is not an escape from the metastable state and has probability 0 under
 both laws of :data:`LAWS`: such chains are excluded, with a :class:`DiagnosticWarning` giving
-their number.
+their number. So are absorbed chains (``absorbed``: the event out of reach, a competing risk,
+:mod:`metastab.engine.absorption`), with an :class:`~metastab.exceptions.AbsorptionWarning`: the
+statistics then describe the escape law conditional on not being absorbed, and
+:func:`absorption` estimates the probability of absorption.
 """
 
 from __future__ import annotations
@@ -17,9 +20,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DiagnosticWarning
+from ..exceptions import AbsorptionWarning, DiagnosticWarning
 
-__all__ = ["LAWS", "CensoredSample", "censored_sample", "check_law", "product_limit"]
+__all__ = [
+    "LAWS",
+    "Absorption",
+    "CensoredSample",
+    "absorption",
+    "censored_sample",
+    "check_law",
+    "product_limit",
+]
 
 LAWS = ("geometric", "exponential")
 
@@ -31,7 +42,7 @@ class CensoredSample:
     time: np.ndarray  # time on test, steps − start (float64, >= 0)
     event: np.ndarray  # True where the chain escaped (not censored)
     budget: np.ndarray | None  # each chain's censoring time on the same clock, when known
-    kept: np.ndarray  # mask over the input rows (events at time 0 are dropped)
+    kept: np.ndarray  # mask over the input rows (events at time 0 and absorbed chains dropped)
 
     @property
     def events(self) -> int:
@@ -60,10 +71,25 @@ def check_law(law: str) -> str:
     return law
 
 
+def _absorbed_of(src: Any) -> np.ndarray | None:
+    """The ``absorbed`` flags of a FirstPassage or frame (None where it has none)."""
+    if isinstance(src, pd.DataFrame):
+        return src["absorbed"].to_numpy(dtype=bool) if "absorbed" in src else None
+    value = getattr(src, "absorbed", None)
+    return None if value is None else np.asarray(value, dtype=bool)
+
+
 def censored_sample(
-    steps: Any, censored: Any, *, law: str, start: Any = None, max_steps: Any = None
+    steps: Any,
+    censored: Any,
+    *,
+    law: str,
+    start: Any = None,
+    max_steps: Any = None,
+    absorbed: Any = None,
 ) -> CensoredSample:
-    """Validate (steps, censored[, start, max_steps]) or a FirstPassage / frame into a sample."""
+    """Validate (steps, censored[, start, max_steps, absorbed]) or a FirstPassage / frame (its
+    ``absorbed`` flags too) into a sample."""
     if isinstance(steps, pd.DataFrame) or hasattr(steps, "censored"):
         if censored is not None:
             raise ValueError(
@@ -75,6 +101,8 @@ def censored_sample(
         steps, censored = get("steps" if frame else "times"), get("censored")
         if max_steps is None and (not frame or "max_steps" in src):
             max_steps = np.asarray(get("max_steps"))
+        if absorbed is None:
+            absorbed = _absorbed_of(src)
     if censored is None:
         raise ValueError(
             "censored is required with an array of steps "
@@ -126,8 +154,26 @@ def censored_sample(
         budget = raw[c][0] - s  # one common budget: every chain had it (no escape after it)
     elif not c.any():
         budget = np.full(t.shape, np.inf)  # nothing censored, no budget given: none assumed
-    zero = ~c & (t == 0)
-    keep = ~zero
+    gone = np.zeros(t.shape, dtype=bool)
+    if absorbed is not None:
+        gone = np.asarray(absorbed)
+        if gone.shape != t.shape or gone.dtype != bool:
+            raise ValueError(
+                f"absorbed must be a boolean array of the shape of steps {t.shape}, got "
+                f"{gone.dtype} of shape {gone.shape}"
+            )
+        if (gone & c).any():
+            raise ValueError(f"chain {int(np.flatnonzero(gone & c)[0])} is censored and absorbed")
+        if gone.any():
+            warnings.warn(
+                f"{int(gone.sum())} of {t.size} chains were absorbed (their event out of "
+                "reach): they are excluded, so this is the escape law conditional on not "
+                "being absorbed; metastab.stats.absorption gives the absorption probability",
+                AbsorptionWarning,
+                stacklevel=3,
+            )
+    zero = ~c & ~gone & (t == 0)
+    keep = ~zero & ~gone
     if zero.any():
         warnings.warn(
             f"{int(zero.sum())} of {t.size} chains met the event at time 0 (it held "
@@ -135,10 +181,13 @@ def censored_sample(
             DiagnosticWarning,
             stacklevel=3,
         )
+    if not keep.all():
         t, c = t[keep], c[keep]
         budget = None if budget is None else budget[keep]
         if t.size == 0:
-            raise ValueError("no chain is left once the events at time 0 are excluded")
+            raise ValueError(
+                "no chain is left once the events at time 0 and the absorbed chains are excluded"
+            )
     return CensoredSample(time=t, event=~c, budget=budget, kept=keep)
 
 
@@ -154,3 +203,52 @@ def product_limit(
     u, d = np.unique(time[event], return_counts=True)
     at_risk = time.size - np.searchsorted(np.sort(time), u, side="left")
     return u, np.cumprod(1.0 - d / at_risk), at_risk, d
+
+
+@dataclass(frozen=True)
+class Absorption:
+    """The probability that a chain is absorbed within its step budget, with the Clopper–Pearson
+    interval at ``confidence_level``."""
+
+    absorbed: int
+    chains: int
+    probability: float
+    low: float
+    high: float
+    confidence_level: float
+
+    def __repr__(self) -> str:
+        level = f"{100 * self.confidence_level:g}%"
+        return (
+            f"Absorption(absorbed={self.absorbed}, chains={self.chains}, "
+            f"probability={self.probability:.4g}, {level} [{self.low:.4g}, {self.high:.4g}])"
+        )
+
+
+def absorption(result: Any, *, confidence_level: float = 0.95) -> Absorption:
+    """P(absorbed within the budget) of a FirstPassage or a frame with an ``absorbed`` column:
+    absorbed / chains, a binomial proportion (the fate of every chain within its budget is
+    known: it met the event, was absorbed, or is censored and could still meet it), with its
+    exact (Clopper–Pearson) interval.
+
+    >>> import numpy as np, pandas as pd
+    >>> a = absorption(pd.DataFrame({"absorbed": np.arange(100) < 5}))
+    >>> a.probability, round(a.low, 4), round(a.high, 4)
+    (0.05, 0.0164, 0.1128)
+    """
+    from scipy.stats import binomtest
+
+    from .intervals import check_level
+
+    level = check_level(confidence_level)
+    flags = _absorbed_of(result)
+    if flags is None:
+        raise ValueError(
+            f"absorption needs a FirstPassage or a frame with an 'absorbed' column, got "
+            f"{type(result).__name__}"
+        )
+    if flags.size == 0:
+        raise ValueError("absorption needs at least one chain")
+    k, n = int(flags.sum()), int(flags.size)
+    ci = binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
+    return Absorption(k, n, k / n, float(ci.low), float(ci.high), level)

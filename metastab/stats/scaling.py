@@ -398,7 +398,7 @@ def _aggregate(
     missing = [c for c in (x, "steps", "censored") if c not in frame]
     if missing:
         raise ValueError(f"frame lacks the columns {missing} (has {list(frame.columns)})")
-    fixed = {"chain", "steps", "censored", "max_steps", x}
+    fixed = {"chain", "steps", "censored", "absorbed", "max_steps", x}
     if isinstance(start, str):
         if start not in frame:
             raise ValueError(f"start={start!r} is not a column of frame")
@@ -421,6 +421,7 @@ def _aggregate(
         law=law,
         start=start,
         max_steps=frame["max_steps"].to_numpy() if "max_steps" in frame else None,
+        absorbed=frame["absorbed"].to_numpy(dtype=bool) if "absorbed" in frame else None,
     )
     g = pd.DataFrame(
         {
@@ -431,7 +432,14 @@ def _aggregate(
             "exposure": s.time,
         }
     )
-    return g.groupby(x, sort=True).sum().reset_index(), s
+    table = g.groupby(x, sort=True).sum().reset_index()
+    # the absorbed chains (left out of the sample) counted per x value, 0 where none
+    gone = (
+        frame["absorbed"].to_numpy(dtype=bool) if "absorbed" in frame else np.zeros(len(xs), bool)
+    )
+    counts = pd.Series(gone.astype(np.int64)).groupby(xs).sum()
+    table["absorbed"] = counts.reindex(table[x].to_numpy(), fill_value=0).to_numpy()
+    return table, s
 
 
 def fit_scaling(

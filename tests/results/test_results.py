@@ -14,7 +14,7 @@ def test_first_passage_repr_is_a_short_summary():
     text = repr(fp)
     assert text == (
         f"FirstPassage(model=softmax-chain(beta=2, gamma=0.5), "
-        f"event=leave-ball(radius=0.1), chains=40, events={fp.events}, "
+        f"event=leave-ball(radius=0.1), chains=40, events={fp.events}, absorbed=0, "
         f"censored={40 - fp.events}, max_steps=3, seed=5)"
     )
     assert 0 < fp.events < 40 and len(text) < 200
