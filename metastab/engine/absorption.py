@@ -10,8 +10,8 @@ say that it might still escape (a competing risk; docs: statistics#absorbed-chai
 The exact loop tests the running chains at time 0 and after each kernel call; a chain found out
 of reach at the end of a call is replayed from the start of that call, by bisection over its
 steps, to the first step at which its event is out of reach (the test is monotone: the hull only
-shrinks). The replay takes the chain's own stream, so the absorption time is the same whatever
-the chunking or the thread count.
+shrinks), and its final state is the one of that step. The replay takes the chain's own stream,
+so the absorption time is the same whatever the chunking or the thread count.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class Absorption:
         assert self._start is not None
         X0, S0 = self._start
         for c in np.flatnonzero(self._out):
-            steps[c] = self._first(X0[c : c + 1], S0[c : c + 1], int(c), t0, t1)
+            steps[c], X[c] = self._first(X0[c : c + 1], S0[c : c + 1], int(c), t0, X[c], t1)
         self._stop(self._out, None, steps, done)
 
     def _stop(self, new: np.ndarray, t: int | None, steps: np.ndarray, done: np.ndarray) -> None:
@@ -82,9 +82,12 @@ class Absorption:
         done[new] = True
         self.absorbed[new] = True
 
-    def _first(self, x: np.ndarray, state: np.ndarray, c: int, lo: int, hi: int) -> int:
+    def _first(
+        self, x: np.ndarray, state: np.ndarray, c: int, lo: int, last: np.ndarray, hi: int
+    ) -> tuple[int, np.ndarray]:
         """The first step in (lo, hi] at which chain c, in state (x, state) at step lo and out of
-        reach at step hi, is out of reach."""
+        reach in configuration ``last`` at step hi, is out of reach, and its configuration
+        then."""
         ev = _chain_event(self.ev, c)
         dyn = self.model.kernel_params(x.shape[2])
         x, state = x.copy(), state.copy()
@@ -97,7 +100,7 @@ class Absorption:
             self.backend.advance(xm, sm, dyn, sched, lo, mid - lo, ev, steps, done)
             out_of_reach(xm, ev, done, out)
             if out[0]:
-                hi = mid
+                hi, last = mid, xm[0]
             else:
                 lo, x, state = mid, xm, sm
-        return hi
+        return hi, last

@@ -13,6 +13,7 @@ statistics then describe the escape law conditional on not being absorbed, and
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = [
     "absorption",
     "censored_sample",
     "check_law",
+    "fit_rate",
     "product_limit",
 ]
 
@@ -189,6 +191,22 @@ def censored_sample(
                 "no chain is left once the events at time 0 and the absorbed chains are excluded"
             )
     return CensoredSample(time=t, event=~c, budget=budget, kept=keep)
+
+
+def fit_rate(
+    time: np.ndarray, event: np.ndarray, law: str, shift: bool
+) -> tuple[float, float, int, int, float]:
+    """(rate, shift, at_risk at the shift, events d, exposure E) by maximum likelihood; the
+    shift s = first escape (− 1 for the geometric law) when ``shift``, else 0."""
+    s, at_risk = 0.0, 0
+    if shift:
+        if not event.any():
+            raise ValueError("shift=True needs at least one event, got 0")
+        s = float(time[event].min()) - (1.0 if law == "geometric" else 0.0)
+        at_risk = int((time > s).sum())
+    d = int(event.sum())
+    E = float(np.maximum(time - s, 0.0).sum())
+    return (d / E if E > 0 else math.nan), s, at_risk, d, E
 
 
 def product_limit(

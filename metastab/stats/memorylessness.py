@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .censoring import CensoredSample, censored_sample, check_law, product_limit
+from .censoring import CensoredSample, censored_sample, check_law, fit_rate, product_limit
 from .display import number
-from .rates import fit_rate
 
 __all__ = ["ExponentialityTest", "exponentiality_test", "memoryless_test", "sup_distance"]
 

@@ -29,9 +29,10 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DiagnosticWarning
-from .censoring import censored_sample, check_law
+from .censoring import censored_sample, check_law, fit_rate
 from .display import html_table, interval, number
 from .intervals import ConfidenceInterval, check_level, garwood_interval
+from .memorylessness import memoryless_test
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -40,7 +41,6 @@ __all__ = [
     "RATE_METHODS",
     "bootstrap_rates",
     "escape_rate",
-    "fit_rate",
     "rate_interval",
 ]
 
@@ -352,22 +352,6 @@ def _check_method(method: str) -> str:
     return method
 
 
-def fit_rate(
-    time: np.ndarray, event: np.ndarray, law: str, shift: bool
-) -> tuple[float, float, int, int, float]:
-    """(rate, shift, at_risk at the shift, events d, exposure E) by maximum likelihood; the
-    shift s = first escape (− 1 for the geometric law) when ``shift``, else 0."""
-    s, at_risk = 0.0, 0
-    if shift:
-        if not event.any():
-            raise ValueError("shift=True needs at least one event, got 0")
-        s = float(time[event].min()) - (1.0 if law == "geometric" else 0.0)
-        at_risk = int((time > s).sum())
-    d = int(event.sum())
-    E = float(np.maximum(time - s, 0.0).sum())
-    return (d / E if E > 0 else math.nan), s, at_risk, d, E
-
-
 def escape_rate(
     steps: Any,
     censored: Any = None,
@@ -472,8 +456,6 @@ def escape_rate(
                 stacklevel=2,
             )
         else:
-            from .memorylessness import memoryless_test  # it imports fit_rate from here
-
             p = memoryless_test(s, law, shift, int(n_resamples), gen).pvalue
             if p <= MEMORYLESS_LEVEL:
                 method = "bootstrap"

@@ -154,3 +154,11 @@ def test_a_saved_result_keeps_its_absorbed_chains(tmp_path):
     back = ms.load(fp.save(tmp_path / "fp.parquet"))
     assert back.absorbed.tolist() == [False, True] and back.absorptions == 1
     assert np.array_equal(back.replay().absorbed, fp.absorbed)
+
+
+def test_a_chain_out_of_reach_at_time_0_is_absorbed_at_0():
+    """Tokens within 2 of each other can never be 100 from where they started."""
+    x0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    fp = ms.first_passage(MODEL, x0, ms.LeaveBall(100.0), max_steps=25, chains=4, rng=1)
+    assert fp.absorbed.all() and (fp.times == 0).all() and not fp.censored.any()
+    assert np.array_equal(fp.final, np.broadcast_to(x0, fp.final.shape))

@@ -357,10 +357,16 @@ def test_beta_200_escapes_match_theory(frozen_huge):
 
 def test_frozen_forever_is_censored_not_looping():
     """One group (all tokens on one point): nothing ever moves, every chain is censored at the
-    budget, also a float budget beyond int64."""
+    budget, also a float budget beyond int64 (with a step matrix, which has no absorption test;
+    with a scalar step the chains are absorbed at 0)."""
     x0 = np.repeat([[0.3, -0.2]], 4, axis=0)
+    scalar = ms.first_passage(
+        ms.SoftmaxChain(3.0, 0.5), x0, ms.LeaveBall(0.1), max_steps=1e30, chains=5, rng=1,
+        mode="accelerated",
+    )  # fmt: skip
+    assert scalar.absorbed.all() and (scalar.times == 0).all()
     fp = ms.first_passage(
-        ms.SoftmaxChain(3.0, 0.5),
+        ms.SoftmaxChain(3.0, 0.5 * np.eye(2)),
         x0,
         ms.LeaveBall(0.1),
         max_steps=1e30,
@@ -492,7 +498,7 @@ def test_accelerated_progress_callback():
 def test_budget_beyond_int64():
     x0 = np.repeat([[0.3, -0.2]], 2, axis=0)
     fp = ms.first_passage(
-        ms.SoftmaxChain(3.0, 0.5),
+        ms.SoftmaxChain(3.0, 0.5 * np.eye(2)),  # a step matrix: censored, never absorbed
         x0,
         ms.LeaveBall(0.1),
         max_steps=10**30,

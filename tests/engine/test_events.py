@@ -205,14 +205,15 @@ def test_reach_vertices_hardmax_straight_lines():
 
 def test_reach_vertices_vertex_radius_is_applied():
     """Under the softmax flow the vertex tokens drift off their vertices by ~e^{-β/2}: with a
-    vertex radius of 1e-12 the event never happens, with the default (= radius) it does."""
+    vertex radius of 1e-12 the event never happens (the chain is absorbed once the tokens' hull
+    no longer reaches a vertex), with the default (= radius) it does."""
     x0 = np.concatenate([TRIANGLE, 0.5 * TRIANGLE])
     model = ms.SoftmaxFlow(beta=20.0, gamma=0.5)
     tight = ms.first_passage(
         model, x0, ms.ReachVertices(TRIANGLE, 0.3, vertex_radius=1e-12), max_steps=40, rng=0
     )
     loose = ms.first_passage(model, x0, ms.ReachVertices(TRIANGLE, 0.3), max_steps=40, rng=0)
-    assert tight.censored.all() and tight.times[0] == 40
+    assert tight.absorbed.all() and not tight.censored.any() and tight.times[0] < 40
     assert not loose.censored.any() and 1 <= loose.times[0] < 40
     pred = ref.event_predicate(ms.ReachVertices(TRIANGLE, 0.3), x0, np.eye(2))
     _, t, hit = ref.run_chain(ref.FLOW, x0, np.eye(2), beta=20.0, gamma=0.5, steps=40, event=pred)
@@ -261,10 +262,10 @@ def test_event_at_time_zero(event):
 
 def test_censored_chain_is_not_an_event():
     x0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
-    fp = ms.first_passage(
-        ms.SoftmaxChain(beta=1.0, gamma=0.5), x0, ms.LeaveBall(100.0), max_steps=25, chains=4, rng=1
-    )
-    assert list(fp.times) == [25] * 4
+    # a step matrix (here γ I): no absorption test, so the chains run to the budget
+    model = ms.SoftmaxChain(beta=1.0, gamma=0.5 * np.eye(2))
+    fp = ms.first_passage(model, x0, ms.LeaveBall(100.0), max_steps=25, chains=4, rng=1)
+    assert list(fp.times) == [25] * 4 and not fp.absorbed.any()
     assert fp.censored.all() and fp.events == 0
     frame = fp.to_frame()
     assert frame["censored"].all() and (frame["steps"] == 25).all()
@@ -294,9 +295,10 @@ def test_leave_ball_per_chain_centers():
     fp = ms.first_passage(
         ms.SoftmaxFlow(beta=0.0, gamma=0.5), x0, ms.LeaveBall(0.6), max_steps=5, rng=0
     )
-    # each token moves γ/2 · separation per step: 0.25 (censored) and 0.75 (exits at step 1)
-    assert list(fp.times) == [5, 1]
-    assert list(fp.censored) == [True, False]
+    # each token moves γ/2 · separation per step: 0.25 and 0.75 (exits at step 1); chain 0's
+    # tokens are within 0.6 of both of its centres from step 3 on (0.4375, 0.5625): absorbed
+    assert list(fp.times) == [3, 1]
+    assert list(fp.censored) == [False, False] and list(fp.absorbed) == [True, False]
 
 
 def test_hull_distance_kernel_matches_exact_distance():

@@ -37,6 +37,7 @@ _jit = njit_keyed(
     "cpu/clustering.py",
     "cpu/drivers.py",
     "cpu/events.py",
+    "cpu/reach.py",
     "cpu/scores.py",
     "cpu/sphere.py",
     "cpu/steps.py",
