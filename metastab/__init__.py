@@ -21,6 +21,7 @@ _NAMES = {
     "AbsorptionWarning": "exceptions",
     "DamagedFileError": "exceptions",
     "DiagnosticWarning": "exceptions",
+    "Interrupted": "exceptions",
     "ResolutionWarning": "exceptions",
     "StepSizeWarning": "exceptions",
     "in_cells": "setups.initial",

@@ -2,14 +2,15 @@
 
 The warnings are :class:`RuntimeWarning` subclasses; all are exported at top level
 (``metastab.DiagnosticWarning``, ``metastab.AbsorptionWarning``, ``metastab.ResolutionWarning``,
-``metastab.StepSizeWarning``, ``metastab.DamagedFileError``). This module imports nothing, so
-catching or filtering them loads neither numba nor scipy.
+``metastab.StepSizeWarning``, ``metastab.DamagedFileError``, ``metastab.Interrupted``). This module
+imports nothing, so catching or filtering them loads neither numba nor scipy.
 """
 
 __all__ = [
     "AbsorptionWarning",
     "DamagedFileError",
     "DiagnosticWarning",
+    "Interrupted",
     "ResolutionWarning",
     "StepSizeWarning",
 ]
@@ -48,3 +49,13 @@ class StepSizeWarning(RuntimeWarning):
     """A step size beyond the stable range of its scheme (:meth:`metastab.SphereFlow.stable_dt`):
     the run may diverge, or follow something else than the flow it discretises. The message names
     the step, the range and why."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A Ctrl-C during :func:`metastab.first_passage` (exact mode); ``result`` is the run up to
+    the step it reached, a :class:`~metastab.FirstPassage` whose ``max_steps`` is that step: the
+    same chains as the run with that budget (:mod:`metastab.engine.interrupt`)."""
+
+    def __init__(self, message: str, result: object):
+        super().__init__(message)
+        self.result = result

@@ -60,7 +60,8 @@ def escape_demo(
 
     Returns
     -------
-    DataFrame with columns beta, chains, escapes, censored, median_escape, mean_escape, wall_s;
+    DataFrame with columns beta, chains, escapes, absorbed, censored, median_escape,
+    mean_escape, wall_s;
     ``attrs`` holds the setup (polytope, n, gamma, epsilon, max_steps, seed), the exponent b of
     the joint censored fit log E[T] = a + b·β with its interval (slope, slope_low, slope_high;
     absent with fewer than two β values with escapes) and the Thm 5.4 exponent (bound_exponent).
@@ -69,7 +70,7 @@ def escape_demo(
     --------
     >>> table = escape_demo([4.0], chains=16, max_steps=500, seed=1)
     >>> table.columns.tolist()
-    ['beta', 'chains', 'escapes', 'censored', 'median_escape', 'mean_escape', 'wall_s']
+    ['beta', 'chains', 'escapes', 'absorbed', 'censored', 'median_escape', 'mean_escape', 'wall_s']
     """
     import pandas as pd
     from scipy import stats

@@ -248,7 +248,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         else []
     )
     columns = first + (
-        ["chains", "events", "censored", "sample_median_T", "mean_T", "wall_s"]
+        ["chains", "events", "absorbed", "censored", "sample_median_T", "mean_T", "wall_s"]
         if passage
         else ["chains", "steps", "k0", "k_end", "merges", "median_first_merge", "wall_s"]
         if tracking
@@ -362,9 +362,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise KeyboardInterrupt("; ".join(notes)) from None
     if passage:
         print(
-            "T = first step at which the event holds; sample_median_T = median of T over the "
-            "chains that met it (metastab fit's median is the fitted law's); mean_T = total "
-            "observed steps / events (censored MLE of a geometric mean)"
+            "T = first step at which the event holds; absorbed = chains stopped where the "
+            "event is out of reach; sample_median_T = median of T over the chains that met it "
+            "(metastab fit's median is the fitted law's); mean_T = total observed steps of the "
+            "chains not absorbed / events (censored MLE of a geometric mean)"
         )
     if tracking:
         print(

@@ -172,7 +172,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
 # per-chain columns, and the grid's replicate columns (a sweep's point index and seed axis),
 # which the fit pools unless --by names them
-_PER_CHAIN = ("chain", "steps", "censored", "max_steps")
+_PER_CHAIN = ("chain", "steps", "censored", "absorbed", "max_steps")
 _REPLICATES = ("point", "seed")
 
 
@@ -274,6 +274,7 @@ _COLUMNS = [
     "beta",
     "chains",
     "events",
+    "absorbed",
     "censored",
     "mean",
     "mean_low",
@@ -320,7 +321,10 @@ def _not_fittable(frame: pd.DataFrame, params: int) -> str:
     log E[T] = a + b·beta (+ c·log beta) needs escapes at ``params`` or more betas."""
     if not {"beta", "steps", "censored"} <= set(frame.columns):
         return ""  # fit_report names the missing columns
-    escaped = frame.loc[~frame["censored"].astype(bool) & (frame["steps"] > 0), "beta"]
+    met = ~frame["censored"].astype(bool) & (frame["steps"] > 0)
+    if "absorbed" in frame:
+        met &= ~frame["absorbed"].astype(bool)
+    escaped = frame.loc[met, "beta"]
     found = escaped.nunique()
     if found >= params:
         return ""
@@ -361,6 +365,7 @@ def _per_beta_only(
                 "beta": float(beta),
                 "chains": rate.chains,
                 "events": rate.events,
+                "absorbed": int(group["absorbed"].sum()) if "absorbed" in group else 0,
                 "censored": rate.censored,
                 "mean": rate.mean,
                 "mean_low": low,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from .._validate import check_memory, integer
+from ..exceptions import Interrupted
 from ..kernels.params import NO_EVENT
 from ..models import Hardmax, Localmax
 from ..results import FirstPassage, Run, provenance
@@ -25,6 +26,7 @@ from .accelerated import first_passage_accelerated
 from .backends import resolve
 from .chains import check_event, initial, prepare, run_bytes, start
 from .exact import drive, neighbour_sets, record_plan, record_times
+from .interrupt import Halted
 from .progress import announce_compile
 
 if TYPE_CHECKING:
@@ -222,6 +224,11 @@ def first_passage(
     underflow to 0 (exponent below :func:`~metastab.engine.underflow_exponent` ≈ −708.74).
     ``device`` as in :func:`simulate`.
 
+    A Ctrl-C (SIGINT in the main thread) stops an exact run at the next kernel call and raises
+    :class:`~metastab.Interrupted`, a KeyboardInterrupt whose ``result`` is the run up to the
+    step it reached: the same chains as with ``max_steps`` set to that step
+    (:mod:`metastab.engine.interrupt`).
+
     Examples
     --------
     >>> import metastab as ms
@@ -269,30 +276,47 @@ def first_passage(
     resolution.check_resolution(model, x, what="initial configurations")
     X, seed, state = start(x, C, rng, first_chain)
     absorption = Absorption(backend, model, ev, C) if applies(model, ev.code) else None
-    tic = time.perf_counter()
-    times, done = drive(backend, model, X, state, max_steps, ev, progress, absorption=absorption)
     absorbed = np.zeros(C, dtype=bool) if absorption is None else absorption.absorbed
+    tic = time.perf_counter()
+
+    def result(times: np.ndarray, done: np.ndarray, budget: int) -> FirstPassage:
+        meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
+        return FirstPassage(
+            times=times,
+            censored=~done,
+            final=X,
+            absorbed=absorbed,
+            max_steps=budget,
+            model=model.to_dict(),
+            event=event.to_dict(),
+            seed=seed.to_dict(),
+            first_chain=int(first_chain),
+            provenance=meta,
+            x0=initial(x),
+            arguments={
+                "max_steps": budget,
+                "chains": C,
+                "first_chain": int(first_chain),
+                "mode": "exact",
+                "device": device,
+            },
+        )
+
+    try:
+        times, done = drive(
+            backend, model, X, state, max_steps, ev, progress, absorption=absorption,
+            interruptible=True,
+        )  # fmt: skip
+    except Halted as halt:
+        if halt.t == 0:
+            raise KeyboardInterrupt from None
+        times = np.minimum(halt.steps, halt.t)  # the chains still running: censored at t
+        raise Interrupted(
+            f"interrupted at step {halt.t} of {max_steps}: the exception's result is this run "
+            f"with max_steps={halt.t}",
+            result(times, halt.done, halt.t),
+        ) from None
     final = X if not done.any() else X[~done]
     announce_compile(progress, *resolution.check_kernels(model, final))
     resolution.check_resolution(model, final, what="censored chains (final states)")
-    meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
-    return FirstPassage(
-        times=times,
-        censored=~done,
-        final=X,
-        absorbed=absorbed,
-        max_steps=max_steps,
-        model=model.to_dict(),
-        event=event.to_dict(),
-        seed=seed.to_dict(),
-        first_chain=int(first_chain),
-        provenance=meta,
-        x0=initial(x),
-        arguments={
-            "max_steps": max_steps,
-            "chains": C,
-            "first_chain": int(first_chain),
-            "mode": "exact",
-            "device": device,
-        },
-    )
+    return result(times, done, max_steps)

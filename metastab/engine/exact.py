@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,6 +17,7 @@ from .._validate import integer
 from ..kernels import params as _params
 from .backends import Backend
 from .chains import check_finite
+from .interrupt import Halted, Request, deferred
 from .progress import Progress
 
 if TYPE_CHECKING:
@@ -44,12 +46,15 @@ def drive(
     on_chunk: Callable[[int], None] | None = None,
     stops: np.ndarray | None = None,
     absorption: Absorption | None = None,
+    interruptible: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run the kernel over steps 0..total-1 in growing chunks; returns (steps, done).
 
     Chunks end at every time in ``stops`` (sorted), where ``on_chunk`` can record the state.
     With ``absorption``, chains whose event is out of reach stop too (done, ``steps`` their first
-    step out of reach, marked in ``absorption.absorbed``)."""
+    step out of reach, marked in ``absorption.absorbed``). With ``interruptible``, a Ctrl-C stops
+    the loop between kernel calls with :class:`~.interrupt.Halted` at the step every chain
+    reached (``steps`` and ``done`` as they stand then)."""
     C, n, d = X.shape
     dyn = model.kernel_params(d)
     if ev is None:
@@ -67,9 +72,34 @@ def drive(
     if absorption is not None:
         absorption.start(X, steps, done)
     report = Progress(progress, total, C, by="steps" if never else "chains")
+    with deferred() if interruptible else nullcontext(Request()) as ctrl_c:
+        _loop(backend, model, X, state, total, ev, dyn, steps, done, report, on_chunk, stops,
+              absorption, ctrl_c)  # fmt: skip
+    return steps, done
+
+
+def _loop(
+    backend: Backend,
+    model: Model,
+    X: np.ndarray,
+    state: np.ndarray,
+    total: int,
+    ev: _params.EventArrays,
+    dyn: _params.Dynamics,
+    steps: np.ndarray,
+    done: np.ndarray,
+    report: Progress,
+    on_chunk: Callable[[int], None] | None,
+    stops: np.ndarray | None,
+    absorption: Absorption | None,
+    ctrl_c: Request,
+) -> None:
+    """The chunks of :func:`drive`."""
     t, chunk = 0, _FIRST_CALL_STEPS
     try:
         while t < total and not done.all():
+            if ctrl_c.made:
+                raise Halted(t, steps, done)
             k = min(chunk, total - t)
             if stops is not None:
                 following = stops[np.searchsorted(stops, t, side="right") :]
@@ -91,7 +121,6 @@ def drive(
             report(t, int(done.sum()))
     finally:
         report.close()
-    return steps, done
 
 
 def neighbour_sets(

@@ -11,20 +11,21 @@ __all__ = ["escape_summary"]
 
 
 def escape_summary(fp: Any) -> dict[str, Any]:
-    """Chains, escapes, censored, median escape step among escapes, exposure mean.
+    """Chains, escapes, absorbed, censored, median escape step among escapes, exposure mean.
 
-    ``mean_escape`` = Σ_c steps_c / #escapes (censored MLE of a geometric mean, as
-    :func:`~metastab.stats.escape_rate`'s ``mean``); NaN, never a guess, when no chain escaped.
+    ``mean_escape`` = Σ_c steps_c / #escapes over the chains not absorbed (censored MLE of a
+    geometric mean, as :func:`~metastab.stats.escape_rate`'s ``mean``, which also leaves the
+    absorbed chains out); NaN, never a guess, when no chain escaped.
 
     Parameters
     ----------
     fp : FirstPassage
-        Anything with ``chains``, ``steps`` and ``censored``.
+        Anything with ``chains``, ``times``, ``censored`` and ``absorbed``.
 
     Returns
     -------
     dict
-        Keys chains, escapes, censored, median_escape, mean_escape.
+        Keys chains, escapes, absorbed, censored, median_escape, mean_escape.
 
     Examples
     --------
@@ -32,14 +33,16 @@ def escape_summary(fp: Any) -> dict[str, Any]:
     >>> fp = ms.first_passage(ms.SoftmaxChain(2.0, 0.5), ms.regular_polygon(5).vertices,
     ...                       ms.LeaveBall(0.1), max_steps=100, chains=8, rng=0)
     >>> sorted(escape_summary(fp))
-    ['censored', 'chains', 'escapes', 'mean_escape', 'median_escape']
+    ['absorbed', 'censored', 'chains', 'escapes', 'mean_escape', 'median_escape']
     """
-    escaped = fp.times[~fp.censored]
+    live = ~fp.absorbed
+    escaped = fp.times[live & ~fp.censored]
     escapes = int(escaped.size)
     return {
         "chains": fp.chains,
         "escapes": escapes,
+        "absorbed": int(fp.absorbed.sum()),
         "censored": int(fp.censored.sum()),
         "median_escape": float(np.median(escaped)) if escapes else math.nan,
-        "mean_escape": float(fp.times.sum()) / escapes if escapes else math.nan,
+        "mean_escape": float(fp.times[live].sum()) / escapes if escapes else math.nan,
     }
