@@ -5,7 +5,7 @@ localmax, with a scalar step or a schedule in (0, 1]) never leaves the convex hu
 tokens; where the event cannot hold anywhere in that hull (:mod:`metastab.kernels.cpu.reach`),
 the chain can never meet it. Such a chain is *absorbed*: stopped at once and recorded apart from
 the chains that met the event and from the censored ones, since counting it as censored would
-say that it might still escape (a competing risk; docs: statistics#absorbed-chains).
+say that it might still escape (a competing risk; docs: statistics#absorbed-statistics).
 
 The exact loop tests the running chains at time 0 and after each kernel call; a chain found out
 of reach at the end of a call is replayed from the start of that call, by bisection over its
