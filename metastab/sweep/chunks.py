@@ -145,6 +145,10 @@ class ChunkResult:
     def escapes(self) -> int:
         return int((~self.censored & ~self.absorbed).sum())
 
+    @property
+    def absorptions(self) -> int:
+        return int(self.absorbed.sum())
+
 
 def run_chunk(task: ChunkTask) -> ChunkResult:
     """Run the chains ``first_chain`` to ``first_chain + chains - 1`` of one point.

@@ -153,8 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     print(
         f"{summary.out}: {summary.points} points, {summary.chains} chains, {summary.escapes} "
-        f"escapes in {summary.chunks} chunks ({summary.chunks_run} run, {summary.chunks_reused} "
-        f"reused) in {summary.wall_seconds:.1f} s on {summary.backend}; rows in "
-        f"{summary.out / 'results'}"
+        f"escapes, {summary.absorbed} absorbed in {summary.chunks} chunks "
+        f"({summary.chunks_run} run, {summary.chunks_reused} reused) in "
+        f"{summary.wall_seconds:.1f} s on {summary.backend}; rows in {summary.out / 'results'}"
     )
     return 0

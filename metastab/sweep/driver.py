@@ -90,6 +90,7 @@ class SweepSummary:
     failed: dict = field(default_factory=dict)  # chunk -> error, after retries
     wall_seconds: float = 0.0
     backend: str = "embedded"
+    absorbed: int = 0  # chains whose event went out of reach (metastab.engine.absorption)
 
     @property
     def complete(self) -> bool:
@@ -109,6 +110,8 @@ class _Plan:
         # point -> {j: escapes} of kept chunks
         self.escapes: dict[int, dict[int, Any]] = {p.index: {} for p in self.points}
         self.chains = dict.fromkeys(range(len(self.points)), 0)  # chains in kept chunks
+        # point -> {j: absorbed chains} of kept chunks (0 in records written before)
+        self.absorbed: dict[int, dict[int, int]] = {p.index: {} for p in self.points}
         # point -> chunks in flight
         self.flying: dict[int, set[int]] = {p.index: set() for p in self.points}
         self.in_flight = 0
@@ -119,10 +122,11 @@ class _Plan:
         self.pointer = dict.fromkeys(range(len(self.points)), 0)  # lowest chunk not yet submitted
         self.cursor = 0  # every point before it has all its chunks submitted or is decided
         for (p, j), record in sorted(done.items()):
-            self.add(p, j, record["escapes"], record["chains"])
+            self.add(p, j, record["escapes"], record["chains"], record.get("absorbed", 0))
 
-    def add(self, p: int, j: int, escapes: int, chains: int) -> None:
+    def add(self, p: int, j: int, escapes: int, chains: int, absorbed: int = 0) -> None:
         self.escapes[p][j] = escapes
+        self.absorbed[p][j] = absorbed
         self.chains[p] += chains
         if p not in self.decided:
             point = self.points[p]
@@ -132,6 +136,7 @@ class _Plan:
 
     def drop(self, p: int, j: int, chains: int) -> None:
         del self.escapes[p][j]
+        del self.absorbed[p][j]
         self.chains[p] -= chains
 
     def final(self, p: int) -> int | None:
@@ -462,7 +467,7 @@ def _drive(
         checkpoint("chunk:renamed")
         journal.append(_record(task, "done", result=result, sha256=digest, size=size))
         checkpoint("chunk:journaled")
-        plan.add(p, j, result.escapes, task.chains)
+        plan.add(p, j, result.escapes, task.chains, result.absorptions)
         if plan.final(p) is not None:
             discarded += _discard_excess(plan, out, journal, executor, p)
         reporter.chunk_done()
@@ -504,6 +509,7 @@ def _record(task: ChunkTask, status: str, *, result=None, sha256=None, size=None
     if result is not None:
         record.update(
             escapes=result.escapes,
+            absorbed=result.absorptions,
             sha256=sha256,
             bytes=size,
             wall_seconds=round(result.wall_seconds, 6),
@@ -523,6 +529,7 @@ def _summary(plan: _Plan, out, reused, discarded, damaged, wall, backend) -> Swe
         chunks=sum(len(e) for e in plan.escapes.values()),
         chains=sum(plan.chains.values()),
         escapes=sum(sum(e.values()) for e in plan.escapes.values()),
+        absorbed=sum(sum(a.values()) for a in plan.absorbed.values()),
         chunks_run=sum(len(e) for e in plan.escapes.values()) - reused,
         chunks_reused=reused,
         chunks_discarded=discarded,
@@ -543,6 +550,7 @@ def _sidecar(sweep: Sweep, plan: _Plan, summary: SweepSummary) -> dict:
                 "chunks": len(plan.escapes[p]),
                 "chains_run": plan.chains[p],
                 "escapes_observed": sum(plan.escapes[p].values()),
+                "absorbed_observed": sum(plan.absorbed[p].values()),
             }
         )
     return {
@@ -553,6 +561,7 @@ def _sidecar(sweep: Sweep, plan: _Plan, summary: SweepSummary) -> dict:
         "source": sweep.source,
         "rows": summary.chains,
         "escapes": summary.escapes,
+        "absorbed": summary.absorbed,
         "points": points,
         "provenance": provenance(
             backend=summary.backend,

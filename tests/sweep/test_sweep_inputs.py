@@ -206,3 +206,30 @@ def test_rows_written_without_a_mode_column_read_as_exact(tmp_path, monkeypatch)
     monkeypatch.undo()
     frame, _ = read_sweep(tmp_path / "old")
     assert len(frame) == 40 and (frame["mode"] == "exact").all()
+
+
+# --------------------------------------------------------------------------- absorbed chains
+
+
+def test_a_sweep_counts_absorbed_chains_in_rows_journal_and_summary(tmp_path, capsys):
+    """The clustered square at beta = 5: some chains collapse where LeaveHull's event is out of
+    reach. Their rows say absorbed (never censored), and the summary, the sidecar and the
+    command's line count them."""
+    config = {
+        "model": {"kind": "softmax-chain", "gamma": 0.2, "beta": 5.0},
+        "polytope": {"kind": "regular", "k": 4},
+        "initial": {"kind": "shrunk", "n": 12, "factor": 0.5},
+        "event": {"kind": "leave-hull", "radius": 0.8},
+        "run": {"chains": 200, "chunk": 50, "max_steps": 100_000, "seed": 1},
+    }
+    summary = run_sweep(Sweep.from_dict(config), tmp_path / "s")
+    rows, meta = read_sweep(tmp_path / "s")
+    absorbed = int(rows["absorbed"].sum())
+    assert 0 < absorbed < 200 and not (rows["absorbed"] & rows["censored"]).any()
+    assert summary.absorbed == absorbed == meta["absorbed"]
+    assert summary.escapes == int((~rows["absorbed"] & ~rows["censored"]).sum())
+    assert sum(p["absorbed_observed"] for p in meta["points"]) == absorbed
+    # the command says it
+    (tmp_path / "c.toml").write_text(_toml(config))
+    assert main(["sweep", str(tmp_path / "c.toml"), "--out", str(tmp_path / "t")]) == 0
+    assert f"{absorbed} absorbed" in capsys.readouterr().out
