@@ -330,6 +330,22 @@ def test_first_passage_same_bits_as_cpu(event):
 
 
 @device
+def test_absorbed_chains_same_bits_as_cpu():
+    """The clustered square, where some chains collapse out of the event's reach: the device
+    finds the same absorbed chains at the same steps, in the same states."""
+    P = ms.regular_polygon(4)
+    x0 = np.vstack([P.vertices, P.vertices, 0.5 * P.vertices])
+    event = ms.LeaveHull(groups=P.assign(x0), radius=0.8)
+    model = ms.SoftmaxChain(beta=5.0, gamma=0.2)
+    kw = dict(max_steps=2000, chains=6, rng=1)
+    cpu = ms.first_passage(model, x0, event, **kw)
+    gpu = ms.first_passage(model, x0, event, device="cuda", **kw)
+    for name in ("times", "censored", "absorbed", "final"):
+        assert np.array_equal(getattr(gpu, name), getattr(cpu, name)), name
+    assert cpu.absorptions > 0
+
+
+@device
 def test_launch_shape_placement_and_batches_do_not_change_the_bits(monkeypatch):
     """Several chains per block (the default here), or one with its tokens strided over 4
     threads: the buffer and the weights in shared memory, the buffer

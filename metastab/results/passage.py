@@ -101,7 +101,12 @@ class FirstPassage(Result):
         return frame
 
     def _extras(self) -> dict:
-        return {"chains": self.chains}
+        return {
+            "chains": self.chains,
+            "events": self.events,
+            "absorbed": self.absorptions,
+            "censored": int(self.censored.sum()),
+        }
 
 
 @dataclass(frozen=True, eq=False)
