@@ -23,7 +23,7 @@ from ..results import FirstPassage, Run, provenance
 from . import resolution
 from .absorption import Absorption, applies
 from .accelerated import first_passage_accelerated
-from .backends import resolve
+from .backends import reach_kernels, resolve
 from .chains import check_event, initial, prepare, run_bytes, start
 from .exact import drive, neighbour_sets, record_plan, record_times
 from .interrupt import Halted
@@ -270,12 +270,16 @@ def first_passage(
     )
     ev = event.compile(np.ascontiguousarray(x), model.key_query(d))
     launch = (C, n, d, model.kernel_params(d), ev.code)
+    absorbing = applies(model, ev.code)
     announce_compile(
-        progress, *backend.kernels("passage", launch), *resolution.check_kernels(model, x)
+        progress,
+        *backend.kernels("passage", launch),
+        *(reach_kernels(ev.code) if absorbing else ()),
+        *resolution.check_kernels(model, x),
     )
     resolution.check_resolution(model, x, what="initial configurations")
     X, seed, state = start(x, C, rng, first_chain)
-    absorption = Absorption(backend, model, ev, C) if applies(model, ev.code) else None
+    absorption = Absorption(backend, model, ev, C) if absorbing else None
     absorbed = np.zeros(C, dtype=bool) if absorption is None else absorption.absorbed
     tic = time.perf_counter()
 

@@ -34,13 +34,25 @@ from ..kernels.cpu import sphere as _sphere
 from ..kernels.cpu import splitting as _splitting
 from ..kernels.params import CLUSTERS, NO_EVENT, SPHERE_CHAIN, SPHERE_FLOW
 
-__all__ = ["BACKENDS", "Backend", "DeviceUnavailable", "out_of_reach", "resolve"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "DeviceUnavailable",
+    "out_of_reach",
+    "reach_kernels",
+    "resolve",
+]
 
 
 def out_of_reach(X: np.ndarray, ev: Any, done: np.ndarray, out: np.ndarray) -> None:
     """out[c] = whether chain c (not ``done``) can no longer meet ``ev``: a host kernel for every
     backend, whose states are on the host between calls (:mod:`metastab.kernels.cpu.reach`)."""
     _reach.out_of_reach(X, ev, done, out)
+
+
+def reach_kernels(code: int) -> tuple:
+    """The kernel that :func:`out_of_reach` compiles for an event of kernel ``code`` (if any)."""
+    return (_reach.DRIVERS[code],) if code in _reach.DRIVERS else ()
 
 
 class DeviceUnavailable(OSError):

@@ -95,9 +95,51 @@ def chain_out_of_reach(ev, c, x, work):
     return _reach_out_of_reach(x, centers, radii, tol, work)
 
 
+def _over_chains(test):
+    """A host driver: out[c] = test(x, centres, radii, ev, tol, work) for the chains not done (a
+    driver per event, so that a run compiles its own test only)."""
+
+    @_jit(**JIT)
+    def driver(X, ev, done, out):
+        work = hull_work(X.shape[1], X.shape[2])
+        for c in range(X.shape[0]):
+            out[c] = False
+            if not done[c]:
+                x = X[c]
+                centers = _row(ev.centers, c)
+                tol = _MARGIN * _scale(x, centers)
+                out[c] = test(x, centers, _row(ev.radii, c), ev, tol, work)
+
+    return driver
+
+
 @_jit(**JIT)
+def _ball(x, centers, radii, ev, tol, work):
+    return _leave_ball_out_of_reach(x, centers, radii, tol)
+
+
+@_jit(**JIT)
+def _hull(x, centers, radii, ev, tol, work):
+    return _leave_hull_out_of_reach(x, centers, radii, ev, tol, work)
+
+
+@_jit(**JIT)
+def _vertices(x, centers, radii, ev, tol, work):
+    return _reach_out_of_reach(x, centers, radii, tol, work)
+
+
+DRIVERS = {
+    LEAVE_BALL: _over_chains(_ball),
+    LEAVE_HULL: _over_chains(_hull),
+    REACH: _over_chains(_vertices),
+}
+
+
 def out_of_reach(X, ev, done, out):
-    """out[c] = :func:`chain_out_of_reach` for every chain c not ``done`` (False for the others)."""
-    work = hull_work(X.shape[1], X.shape[2])
-    for c in range(X.shape[0]):
-        out[c] = not done[c] and chain_out_of_reach(ev, c, X[c], work)
+    """out[c] = :func:`chain_out_of_reach` for every chain c not ``done`` (False for the others,
+    and for every chain of an event without a test)."""
+    driver = DRIVERS.get(ev.code)
+    if driver is None:
+        out[:] = False
+    else:
+        driver(X, ev, done, out)
