@@ -35,8 +35,9 @@ _TESTED = (_params.LEAVE_BALL, _params.LEAVE_HULL, _params.REACH)
 def applies(model: Model, code: int) -> bool:
     """Whether chains of ``model`` can be found out of reach of an event of kernel ``code``: the
     convex models of R^d (no step matrix) and the events that have a test."""
-    convex = isinstance(model, (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax))
-    return convex and not model.has_step_matrix and code in _TESTED
+    if not isinstance(model, (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax)):
+        return False
+    return not model.has_step_matrix and code in _TESTED
 
 
 def _chain_event(ev: _params.EventArrays, c: int) -> _params.EventArrays:

@@ -85,7 +85,7 @@ def _loop(
     state: np.ndarray,
     total: int,
     ev: _params.EventArrays,
-    dyn: _params.Dynamics,
+    dyn: _params.Dynamics | _params.SphereDynamics,
     steps: np.ndarray,
     done: np.ndarray,
     report: Progress,

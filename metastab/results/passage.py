@@ -46,14 +46,14 @@ class FirstPassage(Result):
     provenance: dict = field(default_factory=dict, repr=False)
     x0: np.ndarray | None = field(default=None, repr=False)
     arguments: dict = field(default_factory=dict, repr=False)
-    absorbed: np.ndarray | None = field(default=None, repr=False)
+    # empty by default: no chain absorbed (so load the results saved before it was recorded)
+    absorbed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), repr=False)
 
     def __post_init__(self) -> None:
-        # None: no chain absorbed (results saved before absorption was detected)
-        absorbed = (
-            np.zeros(self.times.shape, dtype=bool) if self.absorbed is None else self.absorbed
-        )
-        object.__setattr__(self, "absorbed", np.asarray(absorbed, dtype=bool))
+        flags = np.asarray(self.absorbed, dtype=bool)
+        if flags.size == 0:
+            flags = np.zeros(self.times.shape, dtype=bool)
+        object.__setattr__(self, "absorbed", flags)
 
     @property
     def steps(self) -> np.ndarray:
