@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import shlex
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from . import output, system
 from .exits import PROG, UsageError
@@ -167,13 +167,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     """``metastab simulate``, ``metastab passage`` and ``metastab track``.
 
     The header and the seed are printed first, each row as soon as its run finishes; on Ctrl-C
-    the finished runs are still written to ``--out``, with ``"interrupted": true`` in the sidecar.
+    the finished runs are still written to ``--out``, with ``"interrupted": true`` in the sidecar,
+    and so is a first passage under way, up to the step it reached (its ``max_steps`` then).
     """
     import numpy as np
 
     from ..engine import first_passage, merge_tolerance, simulate, track
+    from ..exceptions import Interrupted
     from ..results.track import Track
-    from ..stats import escape_summary
 
     passage = args.command == "passage"
     tracking = args.command == "track"
@@ -278,6 +279,27 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             kind=kind,
         )
 
+    def record(model: Any, res: FirstPassage | Run | Track, row: dict, show: Any) -> Any:
+        """Keep a finished run's tables and print its row (once recorded: a Ctrl-C after a row
+        appears saves that row); returns the table printer."""
+        row.update(
+            beta=getattr(model, "beta", None),
+            r=getattr(model, "r", None),
+            wall_s=res.provenance["wall_seconds"],
+        )
+        tables = [res.to_frame()]
+        if isinstance(res, Track) and observed is not None:
+            tables.append(res.observables_frame())
+        for frame in tables:
+            frame["polytope"], frame["init"], frame["n"] = space, args.init, n
+            frame["seed"] = str(seed.entropy)
+        frames.append(tables[0])
+        observations.extend(tables[1:])
+        results.append(res)
+        show = show or output.Rows(columns)
+        show(row)
+        return show
+
     try:
         for model, x0, event in zip(models, starts, events):
             res: FirstPassage | Run | Track  # narrowed by each branch's assignment
@@ -308,12 +330,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                     merge_tol=merge_tol,
                     device=args.device,
                 )
-                names = {
-                    "escapes": "events",
-                    "median_escape": "sample_median_T",
-                    "mean_escape": "mean_T",
-                }
-                row = {names.get(k, k): v for k, v in escape_summary(res).items()}
+                row = _passage_row(res)
             else:
                 res = simulate(
                     model,
@@ -332,29 +349,18 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                     "states_kept": 1 if res.times is None else len(res.times),
                     "median_diameter": float(np.median(_diameters(res.final))),
                 }
-            row.update(
-                beta=getattr(model, "beta", None),
-                r=getattr(model, "r", None),
-                wall_s=res.provenance["wall_seconds"],
-            )
-            tables = [res.to_frame()]
-            if isinstance(res, Track) and observed is not None:
-                tables.append(res.observables_frame())
-            for frame in tables:
-                frame["polytope"], frame["init"], frame["n"] = space, args.init, n
-                frame["seed"] = str(seed.entropy)
-            frames.append(tables[0])
-            observations.extend(tables[1:])
-            results.append(res)
-            # printed once recorded: a Ctrl-C after a row appears saves that row
-            show = show or output.Rows(columns)
-            show(row)
-    except KeyboardInterrupt:
+            show = record(model, res, row, show)
+    except KeyboardInterrupt as exc:
         notes = []  # what was saved: said once, by the command's "interrupted" line
+        partial = cast("FirstPassage", exc.result) if isinstance(exc, Interrupted) else None
+        if partial is not None:  # the run under way, up to the step it reached
+            record(models[len(results)], partial, _passage_row(partial), show)
         if out is not None and results:
             save(out, frames, interrupted=True)
+            cut = f" (the last up to step {partial.max_steps})" if partial is not None else ""
             notes.append(
-                f"wrote the {len(results)} finished of {len(models)} runs to {out} and {out}.json"
+                f"wrote the {len(results)} finished of {len(models)} runs{cut} to {out} and "
+                f"{out}.json"
             )
         if observed is not None and observations:
             save(observed, observations, interrupted=True, kind="observables")
@@ -403,6 +409,14 @@ def _track_row(res: Track) -> dict:
     }
 
 
+def _passage_row(res: FirstPassage) -> dict:
+    """The printed row of a first passage (escape_summary, named as the table's columns)."""
+    from ..stats import escape_summary
+
+    names = {"escapes": "events", "median_escape": "sample_median_T", "mean_escape": "mean_T"}
+    return {names.get(k, k): v for k, v in escape_summary(res).items()}
+
+
 def _write_runs(
     out: Path,
     argv: Sequence[str],
@@ -435,8 +449,9 @@ def _write_runs(
     if interrupted:
         meta["interrupted"] = True
         meta["note"] = (
-            f"interrupted: {len(results)} of the requested runs finished and are "
-            f"in the table; the others are missing"
+            f"interrupted: {len(results)} of the requested runs are in the table (a run cut "
+            f"short by the interrupt has the step it reached as its max_steps); the others are "
+            f"missing"
         )
     if passage:  # each run's provenance also records mode and merge_tol when accelerated
         meta["mode"] = mode

@@ -297,7 +297,8 @@ _SIGINT_DEFAULT = [
 
 def test_seed_is_printed_first_and_rows_as_they_finish_and_ctrl_c_keeps_them(tmp_path):
     """β = 4 finishes in a moment, β = 40 never does (exact stepping, huge budget): the seed and
-    the β = 4 row are printed while β = 40 runs, and SIGINT writes the finished rows."""
+    the β = 4 row are printed while β = 40 runs, and SIGINT writes the finished rows and those of
+    the β = 40 run up to the step it reached."""
     out = tmp_path / "run.csv"
     proc = subprocess.Popen(
         [
@@ -338,10 +339,14 @@ def test_seed_is_printed_first_and_rows_as_they_finish_and_ctrl_c_keeps_them(tmp
     assert lines[1].startswith("seed ") and "repeats it" in lines[1]  # no --seed: printed
     assert proc.returncode == 130, err
     assert "interrupted" in err and str(out) in err and "Traceback" not in err
+    # the finished beta = 4 run, and the beta = 40 run up to the step it reached
     frame = pd.read_csv(out)
-    assert frame["beta"].unique().tolist() == [4.0] and len(frame) == 8
+    assert frame["beta"].unique().tolist() == [4.0, 40.0] and len(frame) == 16
     meta = json.loads(out.with_name("run.csv.json").read_text())
-    assert meta["interrupted"] is True and len(meta["runs"]) == 1
+    assert meta["interrupted"] is True and len(meta["runs"]) == 2
+    cut = meta["runs"][1]["max_steps"]
+    assert 0 < cut < 10**12 and f"up to step {cut}" in err
+    assert (frame.loc[frame["beta"] == 40.0, "max_steps"] == cut).all()
     seed = lines[1].split()[1]
     assert meta["runs"][0]["seed"]["entropy"] == seed
 
