@@ -50,7 +50,7 @@ from ..kernels import params as _params
 from ..kernels.cpu import accelerated as _accelerated
 from ..results import FirstPassage, provenance
 from .absorption import applies
-from .backends import out_of_reach, resolve
+from .backends import out_of_reach, reach_kernels, resolve
 from .chains import check_event, check_finite, initial, prepare, run_bytes, start
 from .progress import Progress, announce_compile
 from .resolution import _GEOMETRIC, constant_chain, merge_tolerance, scale, work_bytes
@@ -156,10 +156,15 @@ def first_passage_accelerated(
         f"an accelerated run of {C} chains of {n} tokens in R^{d}",
         run_bytes(C, n, d, model) + x.nbytes + 8 * 4 * C + work_bytes(C, n, d),
     )
-    announce_compile(progress, *backend.kernels("accelerated"))
+    ev = event.compile(np.ascontiguousarray(x), dyn.B)
+    absorbing = applies(model, ev.code)
+    announce_compile(
+        progress,
+        *backend.kernels("accelerated"),
+        *(reach_kernels(ev.code) if absorbing else ()),
+    )
     X, seed, state = start(x, C, rng, first_chain)
     tols = tol_rel * scale(x)
-    ev = event.compile(np.ascontiguousarray(x), dyn.B)
     tally = _accelerated.Tally(
         np.zeros(C),
         np.zeros(C),
@@ -170,7 +175,7 @@ def first_passage_accelerated(
     )
     if ev.code != _params.NO_EVENT:
         backend.events_at(X, ev, tally.done)
-    if applies(model, ev.code):  # out of reach at time 0 (the kernel tests after each event)
+    if absorbing:  # out of reach at time 0 (the kernel tests after each event)
         out_of_reach(X, ev, tally.done, tally.absorbed)
         tally.done[tally.absorbed] = True
     tic = time.perf_counter()

@@ -72,55 +72,35 @@ def drive(
     if absorption is not None:
         absorption.start(X, steps, done)
     report = Progress(progress, total, C, by="steps" if never else "chains")
-    with deferred() if interruptible else nullcontext(Request()) as ctrl_c:
-        _loop(backend, model, X, state, total, ev, dyn, steps, done, report, on_chunk, stops,
-              absorption, ctrl_c)  # fmt: skip
-    return steps, done
-
-
-def _loop(
-    backend: Backend,
-    model: Model,
-    X: np.ndarray,
-    state: np.ndarray,
-    total: int,
-    ev: _params.EventArrays,
-    dyn: _params.Dynamics | _params.SphereDynamics,
-    steps: np.ndarray,
-    done: np.ndarray,
-    report: Progress,
-    on_chunk: Callable[[int], None] | None,
-    stops: np.ndarray | None,
-    absorption: Absorption | None,
-    ctrl_c: Request,
-) -> None:
-    """The chunks of :func:`drive`."""
     t, chunk = 0, _FIRST_CALL_STEPS
-    try:
-        while t < total and not done.all():
-            if ctrl_c.made:
-                raise Halted(t, steps, done)
-            k = min(chunk, total - t)
-            if stops is not None:
-                following = stops[np.searchsorted(stops, t, side="right") :]
-                if following.size:
-                    k = min(k, int(following[0]) - t)
-            sched = model.schedule(t, k)
-            if absorption is not None:
-                absorption.before(X, state)
-            tic = time.perf_counter()
-            backend.advance(X, state, dyn, sched, t, k, ev, steps, done)
-            if time.perf_counter() - tic < _CALL_SECONDS:
-                chunk *= 2
-            t += k
-            check_finite(X, f" by step {t}", model)
-            if absorption is not None:
-                absorption.after(X, t - k, t, steps, done)
-            if on_chunk is not None:
-                on_chunk(t)
-            report(t, int(done.sum()))
-    finally:
-        report.close()
+    ctrl_c_deferred = deferred() if interruptible else nullcontext(Request())
+    with ctrl_c_deferred as ctrl_c:
+        try:
+            while t < total and not done.all():
+                if ctrl_c.made:
+                    raise Halted(t, steps, done)
+                k = min(chunk, total - t)
+                if stops is not None:
+                    following = stops[np.searchsorted(stops, t, side="right") :]
+                    if following.size:
+                        k = min(k, int(following[0]) - t)
+                sched = model.schedule(t, k)
+                if absorption is not None:
+                    absorption.before(X, state)
+                tic = time.perf_counter()
+                backend.advance(X, state, dyn, sched, t, k, ev, steps, done)
+                if time.perf_counter() - tic < _CALL_SECONDS:
+                    chunk *= 2
+                t += k
+                check_finite(X, f" by step {t}", model)
+                if absorption is not None:
+                    absorption.after(X, t - k, t, steps, done)
+                if on_chunk is not None:
+                    on_chunk(t)
+                report(t, int(done.sum()))
+        finally:
+            report.close()
+    return steps, done
 
 
 def neighbour_sets(

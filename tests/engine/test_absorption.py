@@ -143,7 +143,7 @@ def test_statistics_leave_absorbed_chains_out_by_name():
     with pytest.warns(ms.AbsorptionWarning):
         again = ms.stats.escape_rate(frame, memoryless=False)
     assert again.events == rate.events and again.exposure == rate.exposure
-    # saved and loaded, the flags come back; a table of another run without them has none
+    # the frame's flags give the same probability; a frame without them is refused by name
     assert np.array_equal(ms.stats.absorption(frame).probability, a.probability)
     with pytest.raises(ValueError, match="'absorbed' column"):
         ms.stats.absorption(frame.drop(columns="absorbed"))

@@ -38,7 +38,7 @@ def _scale(x, centers):
 
 
 @_jit(**JIT)
-def _leave_ball_out_of_reach(x, centers, radii, tol):
+def _leave_ball(x, centers, radii, ev, tol, work):
     n = x.shape[0]
     for i in range(n):
         lim = radii[i] - tol
@@ -51,7 +51,7 @@ def _leave_ball_out_of_reach(x, centers, radii, tol):
 
 
 @_jit(**JIT)
-def _leave_hull_out_of_reach(x, centers, radii, ev, tol, work):
+def _leave_hull(x, centers, radii, ev, tol, work):
     n = x.shape[0]
     for g in range(ev.starts.shape[0] - 1):
         own = ev.members[ev.starts[g] : ev.starts[g + 1]]
@@ -70,7 +70,7 @@ def _leave_hull_out_of_reach(x, centers, radii, ev, tol, work):
 
 
 @_jit(**JIT)
-def _reach_out_of_reach(x, centers, radii, tol, work):
+def _reach(x, centers, radii, ev, tol, work):
     everyone = np.arange(x.shape[0], dtype=np.int64)
     for i in range(x.shape[0]):
         lim = radii[i] + tol
@@ -89,15 +89,16 @@ def chain_out_of_reach(ev, c, x, work):
     radii = _row(ev.radii, c)
     tol = _MARGIN * _scale(x, centers)
     if ev.code == LEAVE_BALL:
-        return _leave_ball_out_of_reach(x, centers, radii, tol)
+        return _leave_ball(x, centers, radii, ev, tol, work)
     if ev.code == LEAVE_HULL:
-        return _leave_hull_out_of_reach(x, centers, radii, ev, tol, work)
-    return _reach_out_of_reach(x, centers, radii, tol, work)
+        return _leave_hull(x, centers, radii, ev, tol, work)
+    return _reach(x, centers, radii, ev, tol, work)
 
 
 def _over_chains(test):
     """A host driver: out[c] = test(x, centres, radii, ev, tol, work) for the chains not done (a
-    driver per event, so that a run compiles its own test only)."""
+    driver per event, so that a run compiles its own test only; the tests share that signature,
+    each using what it needs)."""
 
     @_jit(**JIT)
     def driver(X, ev, done, out):
@@ -113,25 +114,10 @@ def _over_chains(test):
     return driver
 
 
-@_jit(**JIT)
-def _ball(x, centers, radii, ev, tol, work):
-    return _leave_ball_out_of_reach(x, centers, radii, tol)
-
-
-@_jit(**JIT)
-def _hull(x, centers, radii, ev, tol, work):
-    return _leave_hull_out_of_reach(x, centers, radii, ev, tol, work)
-
-
-@_jit(**JIT)
-def _vertices(x, centers, radii, ev, tol, work):
-    return _reach_out_of_reach(x, centers, radii, tol, work)
-
-
 DRIVERS = {
-    LEAVE_BALL: _over_chains(_ball),
-    LEAVE_HULL: _over_chains(_hull),
-    REACH: _over_chains(_vertices),
+    LEAVE_BALL: _over_chains(_leave_ball),
+    LEAVE_HULL: _over_chains(_leave_hull),
+    REACH: _over_chains(_reach),
 }
 
 
