@@ -29,7 +29,7 @@ beta = [4.0, 6.0, 8.0, 10.0]
 kind = "regular"
 k = 5
 [initial]
-kind = "clusters"
+kind = "repeated-points"
 multiplicities = [2, 2, 2, 2, 2]
 [event]
 kind = "leave-ball"

@@ -13,6 +13,7 @@ Names are imported on first use (PEP 562), so ``import metastab`` and the ``meta
 """
 
 import importlib as _importlib
+import warnings as _warnings
 
 __version__ = "0.1.0"
 
@@ -86,8 +87,9 @@ _NAMESPACES = {
 }
 # Aliases for one release: the attribute names of the modules that moved in the layout by role
 # (old attribute -> its module now), and renamed names ("module:name"). They are not listed by
-# dir(metastab); use the new names. metastab.bench, models, results, studies and theory kept
-# their names: those packages name the public contents of the former modules.
+# dir(metastab) and each use warns (DeprecationWarning); use the new names. metastab.bench,
+# models, results, studies and theory kept their names: those packages name the public contents
+# of the former modules.
 _ALIASES = {
     # the initial configuration, renamed apart from the event metastab.Clusters
     "clusters": "setups.initial:repeated_points",
@@ -118,6 +120,14 @@ def __getattr__(name: str) -> object:
         value = _importlib.import_module(f".{module}", __name__)
         if attribute:
             value = getattr(value, attribute)
+        if name in _ALIASES:  # not cached, so that every use warns
+            _warnings.warn(
+                f"metastab.{name} is deprecated: use metastab.{module}"
+                + (f".{attribute}" if attribute else ""),
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return value
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function

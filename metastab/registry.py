@@ -31,6 +31,7 @@ import dataclasses
 import importlib
 import inspect
 import math
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -105,7 +106,9 @@ class Kind:
     fields : tuple of str
         The positional values of the command-line spelling ``NAME:A:B``.
     aliases : tuple of str
-        Older command-line spellings of ``name``.
+        Other command-line spellings of ``name``.
+    renamed : tuple of str
+        Former names, still accepted with a DeprecationWarning.
     words : tuple of (word, param, value)
         Bare words of the command-line spelling that set a parameter (``equinorm``).
     context : tuple of str
@@ -123,6 +126,7 @@ class Kind:
     params: tuple[Param, ...] | None = None
     fields: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    renamed: tuple[str, ...] = ()
     words: tuple[tuple[str, str, Any], ...] = ()
     context: tuple[str, ...] = ()
     random: bool = False
@@ -216,10 +220,17 @@ class Registry(Mapping):
     def __init__(self, section: str, kinds: tuple[Kind, ...]):
         self.section = section
         self._kinds = {k.name: k for k in kinds}
-        self._aliases = {a: k.name for k in kinds for a in k.aliases}
+        self._aliases = {a: k.name for k in kinds for a in (*k.aliases, *k.renamed)}
+        self._renamed = {a for k in kinds for a in k.renamed}
 
     def __getitem__(self, name: object) -> Kind:
         kind = self._kinds.get(self._aliases.get(name, name)) if isinstance(name, str) else None
+        if kind is not None and name in self._renamed:
+            warnings.warn(
+                f"{self.section} kind {name!r} is deprecated: use {kind.name!r}",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         if kind is None:
             raise ValueError(
                 f"{self.section} kind must be one of {list(self._kinds)}, got {name!r}"
@@ -592,7 +603,7 @@ INITIALS = Registry(
             (Param("multiplicities", "ints"),),
             fields=("multiplicities",),
             context=("points",),
-            aliases=("clusters",),
+            renamed=("clusters",),
             summary="vertex a repeated m_a times (comma-separated m_a)",
         ),
         Kind(

@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _warn
+        _SHOWN.clear()
         return _run(argv)
 
 
@@ -80,11 +81,16 @@ def _warn(
     line: str | None = None,
 ) -> None:
     """Warnings as one line on stderr, like errors (no source line), with the library's
-    remedies in the command's terms."""
+    remedies in the command's terms; a line already shown by this command is not repeated."""
     text = one_line(message)
     for api, flag in _IN_CLI_TERMS.items():
         text = text.replace(api, flag)
-    sys.stderr.write(f"{PROG}: warning: {text}\n")
+    if text not in _SHOWN:
+        _SHOWN.add(text)
+        sys.stderr.write(f"{PROG}: warning: {text}\n")
+
+
+_SHOWN: set[str] = set()  # the warnings printed by the command under way
 
 
 def _run(argv: list[str]) -> int:

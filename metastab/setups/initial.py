@@ -273,9 +273,15 @@ def repeated_points(points: ArrayLike, multiplicities: ArrayLike) -> np.ndarray:
     return np.repeat(P, m, axis=0)
 
 
-# Deprecated alias of repeated_points for one release (``clusters`` names the event
-# metastab.Clusters).
-clusters = repeated_points
+def clusters(points: ArrayLike, multiplicities: ArrayLike) -> np.ndarray:
+    """Deprecated alias of :func:`repeated_points` (``clusters`` names the event
+    :class:`metastab.Clusters`); warns and calls it."""
+    warnings.warn(
+        "metastab.setups.initial.clusters is deprecated: use repeated_points",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return repeated_points(points, multiplicities)
 
 
 def shrunk(polytope: Polytope, n: int, factor: float) -> np.ndarray:

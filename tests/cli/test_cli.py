@@ -649,8 +649,11 @@ def test_command_line_takes_uniform_and_repeated_points(capsys):
     assert (code, err) == (0, ""), err
     assert "init uniform" in out and "n 9" in out
     for spelling in ("repeated-points", "clusters"):  # the second: the deprecated alias
-        code, out, err = run(capsys, *PASSAGE_SHORT, "--init", f"{spelling}:2,2,2,2,2")
-        assert (code, err) == (0, ""), err
+        with warnings.catch_warnings():
+            warnings.simplefilter("default", DeprecationWarning)
+            code, out, err = run(capsys, *PASSAGE_SHORT, "--init", f"{spelling}:2,2,2,2,2")
+        renamed = "metastab: warning: initial kind 'clusters' is deprecated: use 'repeated-points'\n"
+        assert (code, err) == (0, renamed if spelling == "clusters" else ""), err
         assert "n 10" in out
 
 

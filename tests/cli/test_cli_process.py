@@ -129,10 +129,11 @@ def test_lazy_names_and_submodules_are_attributes():
 )
 def test_old_module_names_are_aliases_of_the_moved_modules(old, new, name):
     """The attribute names of the modules that moved to the layout by role still reach them
-    (for one release), and dir(metastab) lists only the new names."""
+    (for one release, with a DeprecationWarning), and dir(metastab) lists only the new names."""
     import metastab as ms
 
-    module = getattr(ms, old)
+    with pytest.warns(DeprecationWarning, match=f"use metastab.{new}"):
+        module = getattr(ms, old)
     assert module.__name__ == f"metastab.{new}" and callable(getattr(module, name))
     assert old not in dir(ms)
 

@@ -70,7 +70,8 @@ def test_no_module_is_named_like_a_public_function():
         assert not public & _children(package), package.__name__
     assert "track" in _children(ms.results) and callable(ms.track)
     assert callable(ms.simulate) and callable(ms.first_passage)
-    assert ms.splitting.escape_probability is engine.escape_probability
+    with pytest.warns(DeprecationWarning, match="metastab.splitting is deprecated"):
+        assert ms.splitting.escape_probability is engine.escape_probability
 
 
 def test_compile_announcement_by_the_name_of_a_run(tmp_path):

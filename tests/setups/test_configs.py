@@ -214,5 +214,9 @@ def test_clusters_is_a_deprecated_alias_of_repeated_points():
     import metastab as ms
     from metastab.setups import initial
 
-    assert ms.clusters is ms.repeated_points is initial.clusters
-    assert "clusters" not in dir(ms) and ms.Clusters is not ms.clusters
+    with pytest.warns(DeprecationWarning, match="use metastab.setups.initial.repeated_points"):
+        assert ms.clusters is ms.repeated_points
+    with pytest.warns(DeprecationWarning, match="use repeated_points"):
+        x = initial.clusters([[0.0, 1.0], [1.0, 0.0]], [2, 1])
+    assert np.array_equal(x, ms.repeated_points([[0.0, 1.0], [1.0, 0.0]], [2, 1]))
+    assert "clusters" not in dir(ms) and "clusters" not in vars(ms)

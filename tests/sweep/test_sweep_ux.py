@@ -20,7 +20,7 @@ def tiny(grid: dict | None = None, **run) -> dict:
         "model": {"kind": "softmax-chain", "gamma": 0.1},
         "grid": {"beta": [4.0, 10.0], **(grid or {})},
         "polytope": {"kind": "regular", "k": 5},
-        "initial": {"kind": "clusters", "multiplicities": [2, 2, 2, 2, 2]},
+        "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2, 2, 2]},
         "event": {"kind": "leave-ball", "radius": 0.3},
         "run": {"chains": 60, "chunk": 20, "max_steps": 200, "seed": 7, **run},
     }
@@ -36,7 +36,7 @@ beta = [4.0, 10.0]
 kind = "regular"
 k = 5
 [initial]
-kind = "clusters"
+kind = "repeated-points"
 multiplicities = [2, 2, 2, 2, 2]
 [event]
 kind = "leave-ball"

@@ -1,0 +1,39 @@
+"""Every name kept for one release after a rename warns with a DeprecationWarning that names its
+replacement, and resolves to the same object; the current names do not warn (the control)."""
+
+import importlib
+import warnings
+
+import pytest
+
+import metastab as ms
+from metastab.registry import INITIALS, POLYTOPES
+
+
+@pytest.mark.parametrize("name", sorted(ms._ALIASES))
+def test_each_alias_of_the_package_warns_and_names_its_replacement(name):
+    module, _, attribute = ms._ALIASES[name].partition(":")
+    new = importlib.import_module(f"metastab.{module}")
+    if attribute:
+        new = getattr(new, attribute)
+    with pytest.warns(DeprecationWarning, match=f"use metastab.{module}") as caught:
+        assert getattr(ms, name) is new
+    assert caught[0].filename == __file__  # the warning points at the caller
+    with pytest.warns(DeprecationWarning):  # every use, not only the first
+        getattr(ms, name)
+
+
+@pytest.mark.parametrize("name", [*sorted(ms._NAMES)[:8], *ms._SUBMODULES[:4], *ms._NAMESPACES])
+def test_current_names_do_not_warn(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(ms, name)
+
+
+def test_former_kind_names_warn_and_other_spellings_do_not():
+    with pytest.warns(DeprecationWarning, match="'clusters' is deprecated: use 'repeated-points'"):
+        assert INITIALS["clusters"] is INITIALS["repeated-points"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert POLYTOPES["cross"] is POLYTOPES["cross-polytope"]  # a short spelling, not a rename
+        assert INITIALS["repeated-points"].name == "repeated-points"
