@@ -3,7 +3,8 @@
 Each leaf is compiled by ``numba.njit`` over the CPU's arithmetic and by ``cuda.jit(device=True)``
 over the device's; here both run on fixed inputs at their edges (carries in every word of the
 streams, the exp's flush to 0 and its subnormal scale, Bernoulli trials that need the stream's
-extra draws, rare picks that fall in their own rare part), the device under numba's CUDA
+extra draws, rare picks that fall in their own rare part, corrals of the hull's algorithm that
+lose points), the device under numba's CUDA
 simulator, which must be enabled before numba.cuda is first imported: a process of its own. The
 slow tier (tests/test_cuda.py) runs the whole steps and drivers there.
 """
@@ -20,7 +21,7 @@ import pytest
 
 import metastab
 from metastab.kernels import arith, leaves, streams
-from metastab.kernels.cpu import steps
+from metastab.kernels.cpu import events, steps
 
 # the exp's edges: signed zeros, the flush to 0 at -708.74, 2^k p subnormal for k = -1022
 EXP_Z = np.concatenate(
@@ -44,13 +45,17 @@ RARE_W = np.array(
         [2.0**-21, 2.0**-41, 2.0**-42, 2.0**-80, 2.0**-90],
     ]
 )
+# corrals of Wolfe's algorithm: weights w, affine weights a; the first two move to the
+# simplex's face (points leave), the last is interior
+CORRAL_W = np.array([[0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25]])
+CORRAL_A = np.array([[0.7, -0.1, 0.35, 0.05], [-0.2, 0.1, -0.6, 1.7], [0.1, 0.2, 0.3, 0.4]])
 
 _ON_THE_SIMULATOR = """
 import json, sys
 import numpy as np
 from numba import cuda
 from metastab.kernels import leaves
-from metastab.kernels.cuda import steps
+from metastab.kernels.cuda import events, steps
 
 @cuda.jit
 def streams(states, u64, uni):
@@ -77,6 +82,12 @@ def pick_rare(w, states, out):
     for c in range(w.shape[0]):
         out[c] = steps._pick_rare(flat, c * n, 1, n, leaves.RARE_CUT, states[c])
 
+@cuda.jit
+def shrink(S, wa, size, last):
+    for c in range(S.shape[0]):
+        # as the device holds them: the affine weights after the weights, in one array
+        size[c], last[c] = events._shrink(S[c], wa[c], wa[c], S.shape[1], S.shape[1])
+
 arrays = np.load(sys.argv[1])
 states = arrays["states"]
 u64 = np.zeros((states.shape[0], 9), np.uint64)
@@ -94,11 +105,18 @@ w = arrays["w"]
 pstates = states[: w.shape[0]].copy()
 picks = np.zeros(w.shape[0], np.int64)
 pick_rare[1, 1](w, pstates, picks)
+S = np.tile(np.arange(4), (3, 1))
+wa = np.concatenate([arrays["cw"], arrays["ca"]], axis=1)
+size = np.zeros(3, np.int64)
+last = np.zeros(3, np.bool_)
+shrink[1, 1](S, wa, size, last)
 np.savez(sys.argv[2], u64=u64, uni=uni, exp=e, bern=b, bstates=bstates, picks=picks,
-         pstates=pstates)
+         pstates=pstates, S=S, cw=wa[:, :4], size=size, last=last)
 # the same code objects as the CPU's leaves: written once
 names = ("next_u64", "next_uniform", "exp_fused", "bernoulli", "_pick_rare")
-print(json.dumps({name: getattr(steps, name).fn.__code__.co_filename for name in names}))
+files = {name: getattr(steps, name).fn.__code__.co_filename for name in names}
+files["_shrink"] = events._shrink.fn.__code__.co_filename
+print(json.dumps(files))
 """
 
 
@@ -116,7 +134,15 @@ def _cpu():
     picks = np.array(
         [steps._pick_rare(w, 0, 1, n, leaves.RARE_CUT, s) for w, s in zip(RARE_W, pstates)]
     )
-    return dict(u64=u64, uni=uni, exp=e, bern=b, bstates=bstates, picks=picks, pstates=pstates)
+    S = np.tile(np.arange(4), (3, 1))
+    cw = CORRAL_W.copy()
+    moved = [events._shrink(S[c], cw[c], CORRAL_A[c], 0, 4) for c in range(3)]
+    size = np.array([m[0] for m in moved])
+    last = np.array([m[1] for m in moved])
+    return dict(
+        u64=u64, uni=uni, exp=e, bern=b, bstates=bstates, picks=picks, pstates=pstates,
+        S=S, cw=cw, size=size, last=last,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +151,7 @@ def simulated(tmp_path_factory):
     files their code comes from."""
     folder = tmp_path_factory.mktemp("leaves")
     inputs, outputs = folder / "in.npz", folder / "out.npz"
-    np.savez(inputs, states=STATES, z=EXP_Z, p=BERN_P, u=BERN_U, w=RARE_W)
+    np.savez(inputs, states=STATES, z=EXP_Z, p=BERN_P, u=BERN_U, w=RARE_W, cw=CORRAL_W, ca=CORRAL_A)
     root = Path(metastab.__file__).parent.parent
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(root))
     proc = subprocess.run(
@@ -145,6 +171,7 @@ def test_the_device_leaves_are_the_cpus_code(simulated):
     for name in ("next_u64", "next_uniform", "bernoulli"):
         assert getattr(steps, name).py_func.__code__.co_filename == leaves.__file__
     assert steps._pick_rare.py_func.__code__.co_filename == leaves.__file__
+    assert events._shrink.py_func.__code__.co_filename == leaves.__file__
     assert arith.exp_fma.py_func.__code__.co_filename == leaves.__file__
 
 
@@ -160,6 +187,7 @@ def test_leaves_give_the_cpus_bits_under_the_simulator(simulated):
     assert not np.array_equal(want["bstates"][0], STATES[0])  # a trial drew from its stream
     assert set(want["bern"].tolist()) == {True, False}
     assert not np.array_equal(want["pstates"], STATES[:3])  # the rare picks drew
+    assert want["size"].tolist() == [3, 2, 4] and want["last"].tolist() == [False, False, True]
 
 
 def test_naive_arithmetic_would_change_the_bits():
