@@ -106,8 +106,9 @@ def exp_nonpositive(fma, mul, as_bits, from_bits):
 
 
 def exact_bernoulli(next_u64, mul):
-    """``bernoulli(p, u, s)``: the exact Bernoulli(p) trial of the picks (docs:
-    models#models-rd, the exact pick), driven by the uniform ``u`` and the stream ``s``."""
+    """``bernoulli(p, u, s)``: the exact Bernoulli(p) trial that decides whether an SA_P pick is
+    rare ([FW] eq. softmax.process, by the rule of cpu.steps.chain_step), driven by the uniform
+    ``u`` and the stream ``s``."""
 
     def bernoulli(p, u, s):
         """An exact Bernoulli(p) trial for any double p in [0, 1], driven by the uniform ``u``.
@@ -132,11 +133,12 @@ def exact_bernoulli(next_u64, mul):
 
 
 def rare_pick(fma, mul, next_uniform, bernoulli):
-    """``pick_rare(w, o, stride, n, hi, s)``: the pick among the rare weights of a row (docs:
-    models#models-rd, the exact pick), weight j at ``w[o + j stride]``, j < n."""
+    """``pick_rare(w, o, stride, n, hi, s)``: an SA_P pick among the rare weights of a row ([FW]
+    eq. softmax.process, by the rule of cpu.steps.chain_step), weight j at ``w[o + j stride]``,
+    j < n."""
 
     def pick_rare(w, o, stride, n, hi, s):
-        """The pick among {j : w_j < hi}: the rule of the exact pick applied to that set (its
+        """The pick among {j : w_j < hi}: the rule of chain_step applied to that set (its
         own total and cut, a fresh uniform from the stream ``s``), again and again while the
         pick falls in the set's own rare part."""
         while True:
