@@ -9,6 +9,10 @@ bottom up:
   ``EventArrays`` in which parameters travel, ``no_event``, the numba options ``JIT`` (no numba).
 - ``cache.py``: :func:`~.cache.njit_keyed`, numba's on-disk cache keyed also on other kernel
   files.
+- ``leaves.py``: the scalar leaves written once as functions of their arithmetic, which the
+  CPU compiles with ``njit`` and the device with ``cuda.jit(device=True)`` (the streams, the FMA
+  exp, the exact Bernoulli trial, the rare pick, the hull's minor cycle).
+- ``arith.py``: the fused arithmetic (``fma``, ``mul``) and the FMA exp ``exp_fma``.
 - ``streams.py``: per-chain xoshiro256** streams (``seed_streams``, ``next_u64``,
   ``next_uniform``).
 - ``cpu/``: the CPU kernels.

@@ -3,7 +3,10 @@
 LLVM contracts nothing on its own (numba sets no fast-math flags), so a kernel's multiply-adds
 fuse exactly where it calls :func:`fma`: each is rounded once, as IEEE 754 fusedMultiplyAdd, on
 every target (``llvm.fma.f64`` here, the CUDA ``fma.rn.f64`` on a device), and the plain-Python
-twins repeat it with :func:`fma_exact`. :func:`exp_fma` is the kernels' exp of the fused kernels.
+twins repeat it with :func:`fma_exact`. :func:`mul` is the plain product, by name: the leaves
+written once for the CPU and the device (:mod:`.leaves`) name every product, since the device
+must write its own unfused (``cuda.arith.mul``). :func:`exp_fma` is the kernels' exp of the fused
+kernels, one of those leaves.
 
 The sphere flow (:mod:`.cpu.sphere`, :mod:`.cuda.sphere`) and the R^d steps (:mod:`.cpu.steps`,
 :mod:`.cuda.steps`: scores, the exp, the moves, the pick's threshold) compute with this
@@ -13,13 +16,16 @@ and sums rounded as written, on every target.
 
 import math
 
-import numpy as np
 from llvmlite import ir
 from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-__all__ = ["as_bits", "exp_fma", "exp_fma_exact", "fma", "fma_exact", "from_bits"]
+from . import leaves
+from .leaves import INV_FACT, LN2_HI, LN2_LO, LOG2E, SHIFT, Z_MIN
+from .leaves import SHIFT_BITS as SHIFT_BITS  # the vector exp of cpu.tiles reads it here
+
+__all__ = ["as_bits", "exp_fma", "exp_fma_exact", "fma", "fma_exact", "from_bits", "mul"]
 
 
 @intrinsic
@@ -31,6 +37,18 @@ def fma(typingctx, a, b, c):
         fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()] * 3)
         f = cgutils.get_or_insert_function(builder.module, fnty, "llvm.fma.f64")
         return builder.call(f, args)
+
+    return sig, codegen
+
+
+@intrinsic
+def mul(typingctx, a, b):
+    """a b rounded once (``fmul``: LLVM fuses it with nothing, see the module notes); the
+    product of the leaves written for both targets (:mod:`.leaves`)."""
+    sig = types.float64(types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.fmul(*args)
 
     return sig, codegen
 
@@ -61,40 +79,10 @@ def as_bits(typingctx, x):
 # r with two fused steps), the degree-13 Taylor polynomial of e^r in Horner form, one fma per
 # degree (truncation < 2^-57), times 2^k built from the exponent bits; within 1 ulp of a correctly
 # rounded exp. Results with k < -1022 (z < -708.4) are flushed to 0. One pass, no table, no call:
-# LLVM vectorises a loop of it.
-LOG2E = 1.4426950408889634
-SHIFT = 6755399441055744.0  # 1.5 * 2**52: adding it rounds z * log2(e) to an integer k
-SHIFT_BITS = 4843621399236968448  # the bit pattern of SHIFT
-LN2_HI = 0.6931471803691238
-LN2_LO = 1.9082149292705877e-10
-Z_MIN = -745.0  # below the smallest subnormal's log; keeps k small
-INV_FACT = tuple(1.0 / math.factorial(q) for q in range(14))
+# LLVM vectorises a loop of it. Written once for both targets (leaves.exp_nonpositive).
 _C = INV_FACT
 
-
-@njit(_nrt=False)
-def exp_fma(z):
-    """exp(z) for z <= 0 (module notes); NaN for NaN."""
-    if z < Z_MIN:  # (NaN stays NaN)
-        z = Z_MIN
-    shifted = fma(z, LOG2E, SHIFT)
-    k = shifted - SHIFT
-    r = fma(-k, LN2_LO, fma(-k, LN2_HI, z))
-    p = fma(_C[13], r, _C[12])
-    p = fma(p, r, _C[11])
-    p = fma(p, r, _C[10])
-    p = fma(p, r, _C[9])
-    p = fma(p, r, _C[8])
-    p = fma(p, r, _C[7])
-    p = fma(p, r, _C[6])
-    p = fma(p, r, _C[5])
-    p = fma(p, r, _C[4])
-    p = fma(p, r, _C[3])
-    p = fma(p, r, _C[2])
-    p = fma(p, r, _C[1])
-    p = fma(p, r, _C[0])
-    e = as_bits(shifted) - np.int64(SHIFT_BITS)
-    return p * (from_bits((e + 1023) << 52) if e >= -1022 else 0.0)
+exp_fma = njit(_nrt=False)(leaves.exp_nonpositive(fma, mul, as_bits, from_bits))
 
 
 # --------------------------------------------------------------------------------------------

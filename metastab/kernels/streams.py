@@ -2,26 +2,24 @@
 
 Each chain owns a stream whose state (uint64[4]) lives in a caller-owned array and depends only on
 (key, chain index) (:func:`seed_streams`), so a chain's path does not depend on the thread count or
-on the chunking of chains. :mod:`metastab.kernels.reference.euclidean` repeats these with Python
+on the chunking of chains. ``next_u64`` and ``next_uniform`` are written once for the CPU and the
+device (:mod:`.leaves`); :mod:`metastab.kernels.reference.euclidean` repeats them with Python
 integers.
 """
 
 import numpy as np
+from numba import njit
 
+from . import leaves
+from .arith import mul
 from .cache import njit_keyed
 from .params import JIT_NO_NRT
 
 # cached only while the kernel files it uses are unchanged (see cache)
-_jit = njit_keyed("params.py")
+_jit = njit_keyed("arith.py", "leaves.py", "params.py")
 
 _U = np.uint64
 _GOLDEN = _U(0x9E3779B97F4A7C15)
-_TWO_M53 = 1.0 / 9007199254740992.0
-
-
-@_jit(**JIT_NO_NRT)
-def _rotl(x, k):
-    return (x << _U(k)) | (x >> _U(64 - k))
 
 
 @_jit(**JIT_NO_NRT)
@@ -47,22 +45,12 @@ def seed_streams(key0, key1, first, out):
 
 
 @_jit(**JIT_NO_NRT)
-def next_u64(s):
-    """One xoshiro256** output; advances the state ``s`` (uint64[4]) in place."""
-    s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
-    result = _rotl(s1 * _U(5), 7) * _U(9)
-    t = s1 << _U(17)
-    s2 ^= s0
-    s3 ^= s1
-    s1 ^= s2
-    s0 ^= s3
-    s2 ^= t
-    s3 = _rotl(s3, 45)
-    s[0], s[1], s[2], s[3] = s0, s1, s2, s3
-    return result
+def _add64(a, b):
+    """a + b mod 2^64 (numba's uint64 add wraps)."""
+    return a + b
 
 
-@_jit(**JIT_NO_NRT)
-def next_uniform(s):
-    """A uniform on [0, 1) with 53 random bits: (x >> 11) * 2**-53."""
-    return float(next_u64(s) >> _U(11)) * _TWO_M53
+# written once for both targets (leaves); compiled into the kernels that call them, whose
+# caches are keyed on leaves.py
+next_u64 = njit(_nrt=False)(leaves.xoshiro_next(_add64))
+next_uniform = njit(_nrt=False)(leaves.uniform_next(next_u64, mul))

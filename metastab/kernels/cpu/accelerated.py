@@ -67,6 +67,7 @@ _jit = njit_keyed(
     "cpu/steps.py",
     "cpu/threads.py",
     "cpu/tiles.py",
+    "leaves.py",
     "params.py",
     "streams.py",
 )

@@ -6,17 +6,21 @@ the point-to-hull distance :func:`hull_dist2` (Wolfe's min-norm-point algorithm)
 import numpy as np
 from numba import njit
 
+from .. import leaves
+from ..arith import mul
 from ..cache import njit_keyed
+from ..leaves import HULL_EPS
 from ..params import CLUSTERS, COLLAPSE, JIT, JIT_NO_NRT, LEAVE_BALL, LEAVE_HULL, REACH
 from .clustering import cluster_count
 
 # cached only while the kernel files it uses are unchanged (see cache)
-_jit = njit_keyed("cpu/clustering.py", "params.py")
+_jit = njit_keyed("arith.py", "cpu/clustering.py", "leaves.py", "params.py")
 
-# Wolfe's min-norm-point algorithm (see hull_dist2): relative optimality tolerance, and a cap on
-# major cycles that is never reached in exact arithmetic (the method is finite).
-_HULL_EPS = 1e-12
+# Wolfe's min-norm-point algorithm (see hull_dist2): a cap on major cycles that is never reached
+# in exact arithmetic (the method is finite); its tolerance is leaves.HULL_EPS.
 _HULL_MAX_ITER = 1000
+# a minor cycle's move, written once for both targets
+_shrink = njit(_nrt=False)(leaves.corral_step(mul))
 
 
 @_jit(**JIT_NO_NRT)
@@ -92,7 +96,7 @@ def hull_dist2(p, pts, members, stop, work):
 
     Wolfe's (1976) min-norm-point algorithm on q_j = pts[j] - p: a finite active-set method that
     keeps a corral S of at most d + 1 affinely independent points and the min-norm point x of
-    conv(q_S); it stops when the Wolfe gap |x|^2 - min_j <x, q_j> is below _HULL_EPS * max |q_j|^2
+    conv(q_S); it stops when the Wolfe gap |x|^2 - min_j <x, q_j> is below HULL_EPS * max |q_j|^2
     (x is then the projection up to rounding) or when S spans R^d (then p is inside). Exact where
     Frank-Wolfe-type certificates stall on thin hulls. Since |x|^2 >= dist^2, it answers "inside"
     as soon as |x|^2 <= stop. The min-norm point x (the projection minus p) is left in work[6].
@@ -126,7 +130,7 @@ def hull_dist2(p, pts, members, stop, work):
                 acc += x[k] * q[r, k]
             if acc < lo:
                 lo, j = acc, r
-        if xx - lo <= _HULL_EPS * scale or size == d + 1:
+        if xx - lo <= HULL_EPS * scale or size == d + 1:
             break
         fresh = True
         for i in range(size):
@@ -139,35 +143,8 @@ def hull_dist2(p, pts, members, stop, work):
         size += 1
         while True:  # minor cycles: move towards the affine minimiser, drop points that hit zero
             _affine_min(q, S, size, a, M, rhs)
-            interior = True
-            for i in range(size):
-                if a[i] <= _HULL_EPS:
-                    interior = False
-            if interior:
-                for i in range(size):
-                    w[i] = a[i]
-                break
-            theta = 1.0
-            for i in range(size):
-                if a[i] <= _HULL_EPS and w[i] - a[i] > 0.0:
-                    theta = min(theta, w[i] / (w[i] - a[i]))
-            kept = 0
-            for i in range(size):
-                wi = theta * a[i] + (1.0 - theta) * w[i]
-                if wi > _HULL_EPS:
-                    S[kept] = S[i]
-                    w[kept] = wi
-                    kept += 1
-            if kept == 0:  # only through rounding
-                kept = 1
-                w[0] = 1.0
-            size = kept
-            tot = 0.0
-            for i in range(size):
-                tot += w[i]
-            for i in range(size):
-                w[i] /= tot
-            if size == 1:
+            size, last = _shrink(S, w, a, 0, size)
+            if last:
                 break
         xx = 0.0
         for k in range(d):

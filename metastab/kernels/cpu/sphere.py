@@ -62,6 +62,7 @@ _jit = njit_keyed(
     "cpu/steps.py",
     "cpu/threads.py",
     "cpu/tiles.py",
+    "leaves.py",
     "params.py",
     "streams.py",
 )

@@ -10,16 +10,21 @@ same order, which is what makes bit-for-bit tests possible. Equations: docs: mod
 import numpy as np
 from numba import njit
 
-from ..arith import exp_fma, fma
+from .. import leaves
+from ..arith import exp_fma, fma, mul
 from ..cache import njit_keyed
+from ..leaves import RARE_CUT
+from ..leaves import TWO_53 as _TWO_53
 from ..params import JIT, JIT_NO_NRT, RELATIVE
-from ..streams import _U, next_u64, next_uniform
+from ..streams import next_u64, next_uniform
 from .scores import ROWS as _ROWS
 from .scores import score_loops
 from .tiles import gram, lane_scores, lane_sums
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("arith.py", "cpu/scores.py", "cpu/tiles.py", "params.py", "streams.py")
+_jit = njit_keyed(
+    "arith.py", "cpu/scores.py", "cpu/tiles.py", "leaves.py", "params.py", "streams.py"
+)
 
 # the score loops of every step here, one fma per term (see scores)
 _, _bx_loop = score_loops(fma)
@@ -107,72 +112,13 @@ def _softmax_weights(s, best, beta, w):
     return total
 
 
-# A pick j among candidates of largest weight w_max is *rare* when w_j < RARE_CUT w_max. Rare
-# picks are decided by an exact Bernoulli and drawn apart (see chain_step); the others weigh at
-# least 2^-20 w_max >= 2^-20 / n of their total, so inverting a 53-bit uniform over them realises
-# each with a relative error below ~n 2^-33.
-RARE_CUT = 2.0**-20
-_TWO_53 = 9007199254740992.0
-
-
-@_jit(**JIT_NO_NRT)
-def bernoulli(p, u, s):
-    """An exact Bernoulli(p) trial for any double p in [0, 1], driven by the uniform ``u``.
-
-    ``u`` = m 2^-53 (m an integer) stands for U = (m + V) 2^-53 with V uniform on [0, 1); the
-    trial is U < p. With q = p 2^53 (exact): m + 1 <= q gives True, m >= q gives False, and
-    otherwise (m = floor q) the answer is V < q - m, decided in the same way by the next 53-bit
-    uniform of the stream ``s`` (q - m is exact). Extra draws happen with probability < 2^-53 per
-    trial and end after at most ~21 (the bits of q run out).
-    """
-    q = p * _TWO_53
-    m = u * _TWO_53
-    while True:
-        if m + 1.0 <= q:
-            return True
-        if not m < q:
-            return False
-        q = (q - m) * _TWO_53
-        m = float(next_u64(s) >> _U(11))
-
-
-# _pick_rare and _pick_slow, scalar code of one call site each that rarely runs, are inlined
-# (numba IR): as functions of their own each was one more module that numba optimises and emits
-# with the tree below it (a cold demo: _resolve_pending's compilation 2.1-2.6 -> 1.9-2.0 s).
-@_jit(inline="always", **JIT_NO_NRT)
-def _pick_rare(w, hi, s):
-    """The pick among {j : w[j] < hi} (the rare picks of the weights ``w``): the rule of
-    chain_step applied to that set (its own total and cut, a fresh uniform from the stream
-    ``s``), again and again while the pick falls in the set's own rare part."""
-    n = w.shape[0]
-    while True:
-        top = 0.0
-        for j in range(n):
-            if w[j] < hi:
-                top = max(top, w[j])
-        cut = RARE_CUT * top
-        rare = 0.0
-        keep = 0.0
-        for j in range(n):
-            if w[j] < cut:
-                rare += w[j]
-            elif w[j] < hi:
-                keep += w[j]
-        tot = rare + keep
-        u = next_uniform(s)
-        if rare > 0.0 and bernoulli(rare / tot, u, s):
-            hi = cut
-            continue
-        thr = max(fma(u, tot, -rare), 0.0)
-        cum = 0.0
-        last = -1
-        for j in range(n):
-            if cut <= w[j] < hi:
-                cum += w[j]
-                if cum > thr:
-                    return j
-                last = j
-        return last
+# The exact Bernoulli trial and the rare pick (RARE_CUT: leaves' notes), written once for both
+# targets (leaves). The rare pick, scalar code of one call site that rarely runs, is inlined
+# (numba IR), as is _pick_slow: as functions of their own each was one more module that numba
+# optimises and emits with the tree below it (a cold demo: _resolve_pending's compilation
+# 2.1-2.6 -> 1.9-2.0 s).
+bernoulli = njit(_nrt=False)(leaves.exact_bernoulli(next_u64, mul))
+_pick_rare = njit(inline="always", _nrt=False)(leaves.rare_pick(fma, mul, next_uniform, bernoulli))
 
 
 @_jit(inline="always", **JIT_NO_NRT)
@@ -193,7 +139,7 @@ def _pick_slow(x, B, beta, i, ui, s, bx, sc, w):
         keep += 0.0 if small else v
     tot = rare + keep
     if rare > 0.0 and bernoulli(rare / tot, ui, s):
-        return _pick_rare(w, RARE_CUT, s)
+        return _pick_rare(w, 0, 1, n, RARE_CUT, s)
     thr = max(fma(ui, tot, -rare), 0.0)
     cum = 0.0
     last = 0

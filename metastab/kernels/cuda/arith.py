@@ -12,9 +12,9 @@ Under numba's CUDA simulator libdevice functions are stubs and ``cuda.fma`` roun
 :func:`metastab.kernels.arith.fma_exact`.
 
 :func:`add64` is a + b mod 2^64 on uint64: one native add on a device; under the simulator,
-where numpy warns when uint64 arithmetic wraps, it is summed from 32-bit halves. :func:`pow2` is
-the exact 2^k of a normal exponent, made from its bits. :func:`ix` is an array index as the
-kernels' hot loops pass it.
+where numpy warns when uint64 arithmetic wraps, it is summed from 32-bit halves.
+:func:`as_bits` and :func:`from_bits` reinterpret a double as int64 and back (the exp builds
+2^k so). :func:`ix` is an array index as the kernels' hot loops pass it.
 """
 
 import struct
@@ -24,7 +24,7 @@ from numba import config, cuda, uint32
 
 from .. import arith
 
-__all__ = ["add64", "fma", "ix", "mul", "pow2"]
+__all__ = ["add64", "as_bits", "fma", "from_bits", "ix", "mul"]
 
 _U = np.uint64
 _LOW32 = _U(0xFFFFFFFF)
@@ -42,9 +42,13 @@ if config.ENABLE_CUDASIM:
         hi = (a >> _U(32)) + (b >> _U(32)) + (lo >> _U(32))
         return ((hi & _LOW32) << _U(32)) | (lo & _LOW32)
 
-    def pow2(k):
-        """2^k for an integer k in [-1022, 1023], from its bits."""
-        return struct.unpack("<d", struct.pack("<q", (int(k) + 1023) << 52))[0]
+    def as_bits(x):
+        """The IEEE 754 bits of the double x as an int64."""
+        return np.int64(struct.unpack("<q", struct.pack("<d", x))[0])
+
+    def from_bits(i):
+        """The double whose IEEE 754 bits are the int64 i."""
+        return struct.unpack("<d", struct.pack("<q", int(i)))[0]
 
     def ix(q):
         """The index q as it is."""
@@ -70,9 +74,14 @@ else:
         return a + b
 
     @cuda.jit(device=True, inline=True)
-    def pow2(k):
-        """2^k for an integer k in [-1022, 1023], from its bits (a move, no arithmetic)."""
-        return libdevice.longlong_as_double((k + 1023) << 52)
+    def as_bits(x):
+        """The IEEE 754 bits of the double x as an int64 (a move, no arithmetic)."""
+        return libdevice.double_as_longlong(x)
+
+    @cuda.jit(device=True, inline=True)
+    def from_bits(i):
+        """The double whose IEEE 754 bits are the int64 i (a move, no arithmetic)."""
+        return libdevice.longlong_as_double(i)
 
     @cuda.jit(device=True, inline=True)
     def ix(q):

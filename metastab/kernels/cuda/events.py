@@ -14,9 +14,14 @@ import math
 
 from numba import cuda
 
-from ..cpu.events import _HULL_EPS, _HULL_MAX_ITER
+from .. import leaves
+from ..cpu.events import _HULL_MAX_ITER
+from ..leaves import HULL_EPS
 from ..params import COLLAPSE, LEAVE_BALL, REACH
 from .arith import mul
+
+# a minor cycle's move, the CPU's (leaves)
+_shrink = cuda.jit(device=True)(leaves.corral_step(mul))
 
 
 @cuda.jit(device=True)
@@ -123,7 +128,7 @@ def hull_dist2(p, po, pts, co, members, m0, m1, stop, d, q, S, w):
             if acc < lo:
                 lo = acc
                 j = r
-        if xx - lo <= mul(_HULL_EPS, scale) or size == d + 1:
+        if xx - lo <= mul(HULL_EPS, scale) or size == d + 1:
             break
         fresh = True
         for i in range(size):
@@ -136,35 +141,8 @@ def hull_dist2(p, po, pts, co, members, m0, m1, stop, d, q, S, w):
         size += 1
         while True:
             _affine_min(q, d, S, size, w)
-            interior = True
-            for i in range(size):
-                if w[a + i] <= _HULL_EPS:
-                    interior = False
-            if interior:
-                for i in range(size):
-                    w[i] = w[a + i]
-                break
-            theta = 1.0
-            for i in range(size):
-                if w[a + i] <= _HULL_EPS and w[i] - w[a + i] > 0.0:
-                    theta = min(theta, w[i] / (w[i] - w[a + i]))
-            kept = 0
-            for i in range(size):
-                wi = mul(theta, w[a + i]) + mul(1.0 - theta, w[i])
-                if wi > _HULL_EPS:
-                    S[kept] = S[i]
-                    w[kept] = wi
-                    kept += 1
-            if kept == 0:
-                kept = 1
-                w[0] = 1.0
-            size = kept
-            tot = 0.0
-            for i in range(size):
-                tot += w[i]
-            for i in range(size):
-                w[i] /= tot
-            if size == 1:
+            size, last = _shrink(S, w, w, a, size)
+            if last:
                 break
         xx = 0.0
         for k in range(d):

@@ -16,95 +16,33 @@ token, d doubles apart, put a warp's 32 reads in as few as one bank or 32 cache 
 all of them read the same x_j together (one broadcast). The loops walk such a row or column by
 an index that advances by n (no product k n per access), passed as uint32
 (:func:`~metastab.kernels.cuda.arith.ix`: no wraparound of negative indices; docs: gpu).
-Multiplications of uint64 by 5 and 9 are shifts and :func:`~metastab.kernels.cuda.arith.add64`
-(under the simulator, numpy warns when uint64 arithmetic wraps around).
+The streams, the exp, the Bernoulli trial and the rare pick are the CPU's own leaves
+(:mod:`metastab.kernels.leaves`), compiled here over the device's arithmetic.
 """
 
 import math
 
-import numpy as np
 from numba import cuda
 
-from .. import arith
-from ..cpu.steps import _TWO_53, RARE_CUT
+from .. import leaves
+from ..leaves import RARE_CUT
+from ..leaves import TWO_53 as _TWO_53
 from ..params import RELATIVE
-from .arith import add64, fma, ix, mul, pow2
+from .arith import add64, as_bits, fma, from_bits, ix, mul
 
-_U = np.uint64
-_TWO_M53 = 1.0 / 9007199254740992.0
 # pick codes of chain_pick besides a token index
 PENDING, NAN_PICK = -1, -2
 
 
 # --------------------------------------------------------------------------------------------
-# Streams: xoshiro256** (the CPU's next_u64 / next_uniform, same outputs)
+# The leaves written once for both targets (leaves): streams, the exp, the exact pick
 # --------------------------------------------------------------------------------------------
 
-
-@cuda.jit(device=True)
-def next_u64(s):
-    """One xoshiro256** output; advances the state ``s`` (uint64[4]) in place."""
-    s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
-    f = add64(s1 << _U(2), s1)  # s1 * 5
-    f = (f << _U(7)) | (f >> _U(57))
-    result = add64(f << _U(3), f)  # * 9
-    t = s1 << _U(17)
-    s2 ^= s0
-    s3 ^= s1
-    s1 ^= s2
-    s0 ^= s3
-    s2 ^= t
-    s3 = (s3 << _U(45)) | (s3 >> _U(19))
-    s[0] = s0
-    s[1] = s1
-    s[2] = s2
-    s[3] = s3
-    return result
-
-
-@cuda.jit(device=True)
-def next_uniform(s):
-    """A uniform on [0, 1) with 53 random bits: (x >> 11) 2^-53."""
-    return mul(float(next_u64(s) >> _U(11)), _TWO_M53)
-
-
-# --------------------------------------------------------------------------------------------
-# exp and the exact pick
-# --------------------------------------------------------------------------------------------
-
-
-@cuda.jit(device=True)
-def exp_fused(z):
-    """exp(z) for z <= 0 with the kernels' exp (``arith.exp_fma``, the CPU's
-    ``steps.exp_nonpositive``): the same reduction and polynomial, one fma per step, results
-    below 2^-1022 flushed to 0."""
-    if z < arith.Z_MIN:
-        z = arith.Z_MIN
-    shifted = fma(z, arith.LOG2E, arith.SHIFT)
-    k = shifted - arith.SHIFT
-    r = fma(-k, arith.LN2_LO, fma(-k, arith.LN2_HI, z))
-    p = fma(arith.INV_FACT[13], r, arith.INV_FACT[12])
-    for q in range(11, -1, -1):
-        p = fma(p, r, arith.INV_FACT[q])
-    if k != k:
-        return p  # NaN
-    if k < -1022.0:
-        return mul(p, 0.0)
-    return mul(p, pow2(int(k)))
-
-
-@cuda.jit(device=True)
-def bernoulli(p, u, s):
-    """The exact Bernoulli(p) trial of the CPU kernels (steps.bernoulli), same draws."""
-    q = mul(p, _TWO_53)
-    m = mul(u, _TWO_53)
-    while True:
-        if m + 1.0 <= q:
-            return True
-        if not m < q:
-            return False
-        q = mul(q - m, _TWO_53)
-        m = float(next_u64(s) >> _U(11))
+next_u64 = cuda.jit(device=True)(leaves.xoshiro_next(add64))
+next_uniform = cuda.jit(device=True)(leaves.uniform_next(next_u64, mul))
+exp_fused = cuda.jit(device=True)(leaves.exp_nonpositive(fma, mul, as_bits, from_bits))
+bernoulli = cuda.jit(device=True)(leaves.exact_bernoulli(next_u64, mul))
+_pick_rare = cuda.jit(device=True)(leaves.rare_pick(fma, mul, next_uniform, bernoulli))
 
 
 @cuda.jit(device=True)
@@ -126,42 +64,6 @@ def _invert(W, i, n, thr):
         j += 1
         p += n
     return last
-
-
-@cuda.jit(device=True)
-def _pick_rare(W, i, n, hi, s):
-    """The pick among the weights of row i below ``hi``: steps._pick_rare, same draws."""
-    while True:
-        top = 0.0
-        for j in range(n):
-            v = W[j * n + i]
-            if v < hi:
-                top = max(top, v)
-        cut = mul(RARE_CUT, top)
-        rare = 0.0
-        keep = 0.0
-        for j in range(n):
-            v = W[j * n + i]
-            if v < cut:
-                rare += v
-            elif v < hi:
-                keep += v
-        tot = rare + keep
-        u = next_uniform(s)
-        if rare > 0.0 and bernoulli(rare / tot, u, s):
-            hi = cut
-            continue
-        thr = max(fma(u, tot, -rare), 0.0)
-        cum = 0.0
-        last = -1
-        for j in range(n):
-            v = W[j * n + i]
-            if cut <= v < hi:
-                cum += v
-                if cum > thr:
-                    return j
-                last = j
-        return last
 
 
 @cuda.jit(device=True)
@@ -319,7 +221,7 @@ def resolve_pick(W, i, n, u, s):
     rare, keep = _sums(W, i, n)
     tot = rare + keep
     if rare > 0.0 and bernoulli(rare / tot, u, s):
-        return _pick_rare(W, i, n, RARE_CUT, s)
+        return _pick_rare(W, i, n, n, RARE_CUT, s)
     return _invert(W, i, n, max(fma(u, tot, -rare), 0.0))
 
 

@@ -1,0 +1,223 @@
+"""The kernels' scalar leaves, each written once over its arithmetic and compiled per target.
+
+A factory here takes the primitives in which the targets differ and returns a plain Python
+function: :mod:`.arith`, :mod:`.streams` and :mod:`.cpu.steps` compile it with ``numba.njit``
+over ``arith.fma`` and ``arith.mul``, :mod:`.cuda.steps` with ``cuda.jit(device=True)`` over
+``cuda.arith``'s ``fma`` and ``mul`` (there explicit: NVVM and ptxas would fuse a product into a
+later sum). The operations and their order are the leaf's own, so both targets round alike and
+give the same bits. Layout stays with each target: a leaf that reads an array row takes its
+offset and stride. The plain-Python oracle (:mod:`.reference`) is written apart, by hand.
+
+Every product is ``mul`` and every fused multiply-add ``fma``; a leaf writes no other floating
+product (tests/test_cuda_compile.py counts the fusions a device would add).
+"""
+
+import math
+
+import numpy as np
+
+# the FMA exp's constants (arith's module notes)
+LOG2E = 1.4426950408889634
+SHIFT = 6755399441055744.0  # 1.5 * 2**52: adding it rounds z * log2(e) to an integer k
+SHIFT_BITS = 4843621399236968448  # the bit pattern of SHIFT
+LN2_HI = 0.6931471803691238
+LN2_LO = 1.9082149292705877e-10
+Z_MIN = -745.0  # below the smallest subnormal's log; keeps k small
+INV_FACT = tuple(1.0 / math.factorial(q) for q in range(14))
+
+_U = np.uint64
+TWO_53 = 9007199254740992.0
+TWO_M53 = 1.0 / TWO_53
+
+# A pick j among candidates of largest weight w_max is *rare* when w_j < RARE_CUT w_max. Rare
+# picks are decided by an exact Bernoulli and drawn apart (cpu.steps.chain_step); the others
+# weigh at least 2^-20 w_max >= 2^-20 / n of their total, so inverting a 53-bit uniform over
+# them realises each with a relative error below ~n 2^-33.
+RARE_CUT = 2.0**-20
+
+
+def xoshiro_next(add64):
+    """xoshiro256** (Blackman & Vigna 2018): ``next_u64(s)``, one output, advancing the state
+    ``s`` (uint64[4]) in place. The products by 5 and 9 are shifts and ``add64`` (a + b mod
+    2^64), which the CUDA simulator must sum from halves (numpy warns when uint64 wraps)."""
+
+    def next_u64(s):
+        """One xoshiro256** output; advances the state ``s`` (uint64[4]) in place."""
+        s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
+        f = add64(s1 << _U(2), s1)  # s1 * 5
+        f = (f << _U(7)) | (f >> _U(57))
+        result = add64(f << _U(3), f)  # * 9
+        t = s1 << _U(17)
+        s2 ^= s0
+        s3 ^= s1
+        s1 ^= s2
+        s0 ^= s3
+        s2 ^= t
+        s3 = (s3 << _U(45)) | (s3 >> _U(19))
+        s[0] = s0
+        s[1] = s1
+        s[2] = s2
+        s[3] = s3
+        return result
+
+    return next_u64
+
+
+def uniform_next(next_u64, mul):
+    """``next_uniform(s)``: a uniform on [0, 1) with 53 random bits of the stream ``s``."""
+
+    def next_uniform(s):
+        """A uniform on [0, 1) with 53 random bits: (x >> 11) 2^-53."""
+        return mul(float(next_u64(s) >> _U(11)), TWO_M53)
+
+    return next_uniform
+
+
+def exp_nonpositive(fma, mul, as_bits, from_bits):
+    """The kernels' exp(z) for z <= 0 (arith's module notes: Cody-Waite reduction z = k ln2 + r,
+    the degree-13 Taylor polynomial of e^r by fmas, times 2^k made from its exponent bits;
+    within 1 ulp of exp, results below 2^-1022 flushed to 0). ``as_bits`` and ``from_bits``
+    reinterpret a double as int64 and back."""
+
+    def exp(z):
+        """exp(z) for z <= 0; NaN for NaN."""
+        if z < Z_MIN:  # (NaN stays NaN)
+            z = Z_MIN
+        shifted = fma(z, LOG2E, SHIFT)
+        k = shifted - SHIFT
+        r = fma(-k, LN2_LO, fma(-k, LN2_HI, z))
+        p = fma(INV_FACT[13], r, INV_FACT[12])
+        p = fma(p, r, INV_FACT[11])
+        p = fma(p, r, INV_FACT[10])
+        p = fma(p, r, INV_FACT[9])
+        p = fma(p, r, INV_FACT[8])
+        p = fma(p, r, INV_FACT[7])
+        p = fma(p, r, INV_FACT[6])
+        p = fma(p, r, INV_FACT[5])
+        p = fma(p, r, INV_FACT[4])
+        p = fma(p, r, INV_FACT[3])
+        p = fma(p, r, INV_FACT[2])
+        p = fma(p, r, INV_FACT[1])
+        p = fma(p, r, INV_FACT[0])
+        e = as_bits(shifted) - np.int64(SHIFT_BITS)
+        return mul(p, from_bits((e + 1023) << 52) if e >= -1022 else 0.0)
+
+    return exp
+
+
+def exact_bernoulli(next_u64, mul):
+    """``bernoulli(p, u, s)``: the exact Bernoulli(p) trial that decides whether an SA_P pick is
+    rare ([FW] eq. softmax.process, by the rule of cpu.steps.chain_step), driven by the uniform
+    ``u`` and the stream ``s``."""
+
+    def bernoulli(p, u, s):
+        """An exact Bernoulli(p) trial for any double p in [0, 1], driven by the uniform ``u``.
+
+        ``u`` = m 2^-53 (m an integer) stands for U = (m + V) 2^-53 with V uniform on [0, 1);
+        the trial is U < p. With q = p 2^53 (exact): m + 1 <= q gives True, m >= q gives
+        False, and otherwise (m = floor q) the answer is V < q - m, decided in the same way by
+        the next 53-bit uniform of the stream ``s`` (q - m is exact). Extra draws happen with
+        probability < 2^-53 per trial and end after at most ~21 (the bits of q run out).
+        """
+        q = mul(p, TWO_53)
+        m = mul(u, TWO_53)
+        while True:
+            if m + 1.0 <= q:
+                return True
+            if not m < q:
+                return False
+            q = mul(q - m, TWO_53)
+            m = float(next_u64(s) >> _U(11))
+
+    return bernoulli
+
+
+def rare_pick(fma, mul, next_uniform, bernoulli):
+    """``pick_rare(w, o, stride, n, hi, s)``: an SA_P pick among the rare weights of a row ([FW]
+    eq. softmax.process, by the rule of cpu.steps.chain_step), weight j at ``w[o + j stride]``,
+    j < n."""
+
+    def pick_rare(w, o, stride, n, hi, s):
+        """The pick among {j : w_j < hi}: the rule of chain_step applied to that set (its
+        own total and cut, a fresh uniform from the stream ``s``), again and again while the
+        pick falls in the set's own rare part."""
+        while True:
+            top = 0.0
+            for j in range(n):
+                v = w[o + j * stride]
+                if v < hi:
+                    top = max(top, v)
+            cut = mul(RARE_CUT, top)
+            rare = 0.0
+            keep = 0.0
+            for j in range(n):
+                v = w[o + j * stride]
+                if v < cut:
+                    rare += v
+                elif v < hi:
+                    keep += v
+            tot = rare + keep
+            u = next_uniform(s)
+            if rare > 0.0 and bernoulli(rare / tot, u, s):
+                hi = cut
+                continue
+            thr = max(fma(u, tot, -rare), 0.0)
+            cum = 0.0
+            last = -1
+            for j in range(n):
+                v = w[o + j * stride]
+                if cut <= v < hi:
+                    cum += v
+                    if cum > thr:
+                        return j
+                    last = j
+            return last
+
+    return pick_rare
+
+
+# Wolfe's min-norm-point algorithm (cpu.events.hull_dist2): the relative optimality tolerance,
+# also the weight below which a point leaves the corral
+HULL_EPS = 1e-12
+
+
+def corral_step(mul):
+    """``shrink(S, w, a, ao, size)``: a minor cycle's move of Wolfe's (1976) min-norm-point
+    algorithm (cpu.events.hull_dist2), the corral's weights in w[:size], the affine minimiser's
+    in a[ao:ao + size] (apart from w[:size])."""
+
+    def shrink(S, w, a, ao, size):
+        """If every affine weight exceeds HULL_EPS, w takes them and the minor cycles end;
+        otherwise w moves towards them as far as the simplex allows (theta), the points whose
+        weight falls to HULL_EPS leave the corral S, and w is renormalised. Returns (size, whether
+        the minor cycles end)."""
+        interior = True
+        for i in range(size):
+            if a[ao + i] <= HULL_EPS:
+                interior = False
+        if interior:
+            for i in range(size):
+                w[i] = a[ao + i]
+            return size, True
+        theta = 1.0
+        for i in range(size):
+            if a[ao + i] <= HULL_EPS and w[i] - a[ao + i] > 0.0:
+                theta = min(theta, w[i] / (w[i] - a[ao + i]))
+        kept = 0
+        for i in range(size):
+            wi = mul(theta, a[ao + i]) + mul(1.0 - theta, w[i])
+            if wi > HULL_EPS:
+                S[kept] = S[i]
+                w[kept] = wi
+                kept += 1
+        if kept == 0:  # only through rounding
+            kept = 1
+            w[0] = 1.0
+        tot = 0.0
+        for i in range(kept):
+            tot += w[i]
+        for i in range(kept):
+            w[i] /= tot
+        return kept, kept == 1
+
+    return shrink
