@@ -47,10 +47,9 @@ import numpy as np
 
 from .._validate import check_memory, real
 from ..kernels import params as _params
-from ..kernels.cpu import accelerated as _accelerated
 from ..results import FirstPassage, provenance
 from .absorption import applies
-from .backends import out_of_reach, reach_kernels, resolve
+from .backends import Tally, out_of_reach, reach_kernels, resolve
 from .chains import check_event, check_finite, initial, prepare, run_bytes, start
 from .progress import Progress, announce_compile
 from .resolution import _GEOMETRIC, constant_chain, merge_tolerance, scale, work_bytes
@@ -154,7 +153,7 @@ def first_passage_accelerated(
     dyn, gamma = constant_chain(model, d, why=_GEOMETRIC)
     check_memory(
         f"an accelerated run of {C} chains of {n} tokens in R^{d}",
-        run_bytes(C, n, d, model) + x.nbytes + 8 * 4 * C + work_bytes(C, n, d),
+        run_bytes(C, n, d, model, backend) + x.nbytes + 8 * 4 * C + work_bytes(C, n, d),
     )
     ev = event.compile(np.ascontiguousarray(x), dyn.B)
     absorbing = applies(model, ev.code)
@@ -165,7 +164,7 @@ def first_passage_accelerated(
     )
     X, seed, state = start(x, C, rng, first_chain)
     tols = tol_rel * scale(x)
-    tally = _accelerated.Tally(
+    tally = Tally(
         np.zeros(C),
         np.zeros(C),
         np.zeros(C, dtype=bool),
@@ -227,7 +226,7 @@ def _run(
     tols: np.ndarray,
     total: float,
     ev: _params.EventArrays,
-    tally: _accelerated.Tally,
+    tally: Tally,
     report: Progress,
 ) -> None:
     """Call the event-driven driver in growing chunks of events until every chain is done."""

@@ -131,7 +131,7 @@ def simulate(
     plan = record_plan(record_every, record_at, steps)
     what, count, _ = plan
     set_bytes = C * n * n if record_neighbours else 0
-    need = run_bytes(C, n, d, model) + count * (8 * C * n * d + set_bytes) + set_bytes
+    need = run_bytes(C, n, d, model, backend) + count * (8 * C * n * d + set_bytes) + set_bytes
     check_memory(
         f"{what}: the trajectory" if what else f"a run of {C} chains of {n} tokens in R^{d}", need
     )
@@ -266,7 +266,7 @@ def first_passage(
     # chains' states
     check_memory(
         f"a run of {C} chains of {n} tokens in R^{d}",
-        run_bytes(C, n, d, model) + x.nbytes + 8 * C * n * d,
+        run_bytes(C, n, d, model, backend) + x.nbytes + 8 * C * n * d,
     )
     ev = event.compile(np.ascontiguousarray(x), model.key_query(d))
     launch = (C, n, d, model.kernel_params(d), ev.code)

@@ -67,7 +67,7 @@ pick it with probability of order one and move towards it, so the group collapse
 O(1/β) away from where it was: returns to A land displaced, the offsets accumulate over the
 cycles (the slow collapse of [FW] prop. origin) and the escape probability grows with them. The
 cycles are then not i.i.d., and the renewal formula, which gives every cycle the first cycle's
-escape probability, overestimates E[T]. ``tests/engine/test_splitting.py`` shows it on a triangle
+escape probability, overestimates E[T]. ``tests/engine/testpy`` shows it on a triangle
 (three tokens per vertex, γ = 0.45, LeaveHull radius 1, β = 40) and on a pentagon: every return
 lands displaced, and the formula applied anyway fails the agreement check against accelerated
 :func:`metastab.first_passage` (slow tier). No other single entrance law rescues it: the one for
@@ -102,14 +102,24 @@ from ..events import LeaveBall, LeaveHull
 from ..exceptions import DiagnosticWarning
 from ..kernels import params as _params
 from ..kernels import streams as _streams
-from ..kernels.cpu import splitting as _splitting
 from ..models import SoftmaxChain
 from ..results import provenance
 from ..results.protocol import plain
 from ..results.splitting import EscapeTime, SplittingResult
 from ..rng import Seed, as_seed
 from .accelerated import budget
-from .backends import Backend, resolve
+from .backends import (
+    BUDGET,
+    FULL,
+    IN_A,
+    IN_B,
+    Backend,
+    Bounds,
+    Records,
+    Walk,
+    coordinates,
+    resolve,
+)
 from .resolution import MERGE_TOL, MODES, check_resolution, merge_tolerance
 
 if TYPE_CHECKING:
@@ -190,7 +200,7 @@ def _ams(
     levels = np.where(start_in_b, np.inf, start_level).astype(float)
     tips = [[_Record(levels[r, k], 0.0, start[r, k], None) for k in range(N)] for r in range(R)]
     lengths = np.zeros((R, N))
-    first_status = np.full((R, N), _splitting.IN_B)
+    first_status = np.full((R, N), IN_B)
     budget_hits = 0
 
     def run(jobs: list[tuple[int, int]], streams: np.ndarray) -> np.ndarray:
@@ -199,7 +209,7 @@ def _ams(
         clock0 = np.array([tips[r][k].time for r, k in jobs])
         lev0 = np.array([levels[r, k] for r, k in jobs])
         status, clock, lev, recs = advance(X, clock0, lev0, streams)
-        budget_hits += int((status == _splitting.BUDGET).sum())
+        budget_hits += int((status == BUDGET).sum())
         for q, (r, k) in enumerate(jobs):
             lv, tm, st = recs[q]
             tip = tips[r][k]
@@ -351,7 +361,7 @@ def reaction_coordinate(
         raise ValueError(f"event must be a LeaveBall or a LeaveHull, got {event!r}")
     Bm = np.eye(ref.shape[1]) if B is None else np.asarray(B, dtype=float)
     out = np.empty(X.shape[0])
-    _splitting.coordinates(np.ascontiguousarray(X), event.compile(ref[None], Bm), out)
+    coordinates(np.ascontiguousarray(X), event.compile(ref[None], Bm), out)
     return float(out[0]) if one else out
 
 
@@ -479,7 +489,7 @@ def escape_probability(
         killed=killed,
         sojourns=sojourn.reshape(R, N),
         first_lengths=fcl,
-        first_escaped=(fst == _splitting.IN_B),
+        first_escaped=(fst == IN_B),
         reactive_lengths=reactive,
         budget_hits=hits,
         returns=int(offsets.size),
@@ -609,23 +619,19 @@ class _Excursions:
         (levels, times, states). Bounds default to the reference set, no upper level and the
         excursion budget."""
         s = self.setup
-        bounds = _splitting.Bounds(
-            s.low if low is None else low, high, s.total if limit is None else limit
-        )
+        bounds = Bounds(s.low if low is None else low, high, s.total if limit is None else limit)
         X = np.ascontiguousarray(X, dtype=float).copy()
-        walk = _splitting.Walk(
+        walk = Walk(
             np.asarray(clock, dtype=float).copy(),
             np.asarray(level, dtype=float).copy(),
-            np.full(X.shape[0], _splitting.FULL, np.int64),
+            np.full(X.shape[0], FULL, np.int64),
         )
         recs: list[tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]] = [
             ([], [], []) for _ in range(X.shape[0])
         ]
         todo = np.arange(X.shape[0])
         while todo.size:
-            part = _splitting.Walk(
-                walk.clock[todo], walk.level[todo], np.empty(todo.size, np.int64)
-            )
+            part = Walk(walk.clock[todo], walk.level[todo], np.empty(todo.size, np.int64))
             Xs, ss = X[todo], streams[todo]
             records = self._call(Xs, ss, bounds, part)
             X[todo], streams[todo] = Xs, ss
@@ -634,7 +640,7 @@ class _Excursions:
                 m = records.written[q]
                 for seq, got in zip(recs[c], records[:3]):
                     seq.append(got[q, :m])
-            todo = todo[part.status == _splitting.FULL]
+            todo = todo[part.status == FULL]
         per_replica = [tuple(np.concatenate(seq) for seq in rec) for rec in recs]
         return walk.status, walk.clock, walk.level, per_replica, X
 
@@ -642,11 +648,11 @@ class _Excursions:
         self,
         X: np.ndarray,
         streams: np.ndarray,
-        bounds: _splitting.Bounds,
-        walk: _splitting.Walk,
-    ) -> _splitting.Records:
+        bounds: Bounds,
+        walk: Walk,
+    ) -> Records:
         s, K = self.setup, X.shape[0]
-        records = _splitting.Records(
+        records = Records(
             np.empty((K, _RECORDS)),
             np.empty((K, _RECORDS)),
             np.empty((K, _RECORDS, s.n, s.d)),
@@ -693,13 +699,13 @@ def _sojourns(
         low=-1.0,
         limit=np.inf if setup.mode == "accelerated" else setup.total,
     )
-    if (status == _splitting.BUDGET).any():
+    if (status == BUDGET).any():
         raise ValueError(
-            f"{int((status == _splitting.BUDGET).sum())} of {R * N} sojourns in the "
+            f"{int((status == BUDGET).sum())} of {R * N} sojourns in the "
             f"reference set outlasted max_steps={max_steps!r}: raise it (or use "
             f"mode='accelerated' for frozen configurations)"
         )
-    in_b = (status == _splitting.IN_B).reshape(R, N)
+    in_b = (status == IN_B).reshape(R, N)
     level0 = np.empty(R * N)
     excursions.backend.coordinates(Y, setup.ev, level0)
     return streams, sojourn, Y, in_b, level0
@@ -717,7 +723,7 @@ class _Returns:
         self, X: np.ndarray, clock: np.ndarray, level: np.ndarray, streams: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
         status, clock, level, records, Xe = self.excursions(X, clock, level, streams)
-        back = status == _splitting.IN_A
+        back = status == IN_A
         self.offsets.append(np.linalg.norm(Xe[back] - self.x_ref, axis=2).max(axis=1))
         return status, clock, level, records
 

@@ -12,11 +12,10 @@ import numpy as np
 
 from .._validate import check_memory, integer, real
 from ..events import clusters_arrays
-from ..kernels.cpu import clustering as _clusters
 from ..kernels.params import CLUSTERS
 from ..results import provenance
 from ..results.track import Track
-from .backends import resolve
+from .backends import OBSERVABLES, observe, resolve
 from .chains import initial, prepare, run_bytes, start
 from .exact import drive, record_plan, record_times
 from .progress import announce_compile
@@ -106,13 +105,13 @@ def track(
     times = record_times(plan, steps)
     if times is None:
         times, count = np.array([0, steps], dtype=np.int64), 2
-    width = len(_clusters.OBSERVABLES)
+    width = len(OBSERVABLES)
     check_memory(
         f"{what}: the observables" if what else f"a run of {C} chains of {n} tokens in R^{d}",
-        run_bytes(C, n, d, model) + 8 * C * n + 8 * C * count * width,
+        run_bytes(C, n, d, model, backend) + 8 * C * n + 8 * C * count * width,
     )
     launch = (C, n, d, model.kernel_params(d), CLUSTERS)
-    announce_compile(progress, *backend.kernels("exact", launch), _clusters.observe)
+    announce_compile(progress, *backend.kernels("exact", launch), observe)
     X, seed, state = start(x, C, rng, first_chain)
     ev = clusters_arrays((n, d), float(delta), 0, chains=C)
     observed = np.empty((count, C, width))  # one contiguous block per recording time
@@ -120,7 +119,7 @@ def track(
 
     def on_chunk(t: int) -> None:
         if filled[0] < count and t == times[filled[0]]:
-            _clusters.observe(X, threshold, beta, observed[filled[0]])
+            observe(X, threshold, beta, observed[filled[0]])
             filled[0] += 1
 
     on_chunk(0)
