@@ -116,15 +116,16 @@ def _check_scores(bound: float) -> None:
 
 
 def prepare(
-    model: Model, x0: ArrayLike, chains: int | None, first_chain: int
+    model: Model, x0: ArrayLike, chains: int | None, first_chain: int, stacklevel: int = 3
 ) -> tuple[np.ndarray, int, int]:
-    """Validated (x, C, first_chain): nothing of the size of the run is allocated yet."""
+    """Validated (x, C, first_chain): nothing of the size of the run is allocated yet. A warning
+    of the model's step points ``stacklevel`` frames up from here (3: the caller's caller)."""
     check_model(model)
     x, C = _initial(x0, chains)
     first_chain = integer("first_chain", first_chain, 0)
     if isinstance(model, SPHERE_MODELS):
         check_on_sphere(x)
-        check_step(model, x.shape[2], stacklevel=3)  # at the caller of simulate, track, ...
+        check_step(model, x.shape[2], stacklevel=stacklevel)
         _check_scores(_sphere_score_bound(model.head_matrices(x.shape[2])[0]))
     else:
         _check_scores(_score_bound(x, model.key_query(x.shape[2])))

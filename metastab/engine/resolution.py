@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MODES",
     "MERGE_TOL",
+    "check_mode",
     "check_resolution",
     "constant_chain",
     "cross_probabilities",
@@ -68,6 +69,17 @@ def merge_tolerance(merge_tol: float | None) -> float:
     if merge_tol is None:
         return MERGE_TOL
     return real("merge_tol", merge_tol, low=0.0, high=1.0)
+
+
+def check_mode(mode: str, merge_tol: float | None) -> None:
+    """ValueError unless ``mode`` is one of :data:`MODES`, and ``merge_tol`` is None outside
+    ``mode="accelerated"`` (the only mode that merges)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if mode == "exact" and merge_tol is not None:
+        raise ValueError(
+            f"merge_tol applies to mode='accelerated' only, got merge_tol={merge_tol!r}"
+        )
 
 
 def scale(x: np.ndarray) -> np.ndarray:

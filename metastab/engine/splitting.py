@@ -120,7 +120,7 @@ from .backends import (
     coordinates,
     resolve,
 )
-from .resolution import MERGE_TOL, MODES, check_resolution, merge_tolerance
+from .resolution import MERGE_TOL, check_mode, check_resolution, constant_chain, merge_tolerance
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -296,15 +296,12 @@ def _event_arrays(
 
 
 def _chain(model: SoftmaxChain, d: int) -> tuple[_params.Dynamics, float]:
-    """The kernel parameters and constant scalar step of a SoftmaxChain with a constant step."""
+    """The kernel parameters and constant scalar step of a SoftmaxChain with a constant step
+    (the splitting kernel runs SA_P alone)."""
     if not isinstance(model, SoftmaxChain):
         raise ValueError(f"model must be a SoftmaxChain (SA_P), got {model!r}")
-    if model.has_schedule:
-        raise ValueError(
-            f"model must have a constant step (cycles repeat only for a "
-            f"time-homogeneous chain), got gamma={model.gamma!r}"
-        )
-    return model.kernel_params(d), float(model.schedule(0, 1).gammas[0])
+    why = "cycles repeat only for a time-homogeneous chain"
+    return constant_chain(model, d, why=why, what="model must have")
 
 
 def _reference(x_ref: ArrayLike) -> np.ndarray:
@@ -556,13 +553,8 @@ def _setup(
     scale = float(np.abs(x).max()) or 1.0
     N = integer("replicas", replicas, 2)
     R = integer("runs", runs, 2)
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    check_mode(mode, merge_tol)
     if mode == "exact":
-        if merge_tol is not None:
-            raise ValueError(
-                f"merge_tol applies to mode='accelerated' only, got merge_tol={merge_tol!r}"
-            )
         total = float(integer("max_steps", _EXACT_BUDGET if max_steps is None else max_steps, 1))
         tol = 0.0
     else:
