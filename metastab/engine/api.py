@@ -1,4 +1,5 @@
-"""The thin typed API: validate, allocate, call the kernels in chunks of steps, wrap the results.
+"""The thin typed API: prepare the run (:mod:`metastab.engine.run_setup`), call the kernels in
+chunks of steps, return its result.
 
 :func:`simulate` runs a fixed number of steps; :func:`first_passage` runs until a stopping event
 (or ``max_steps``, which censors the chain), by the exact loop (:mod:`metastab.engine.exact`) or,

@@ -37,9 +37,9 @@ if TYPE_CHECKING:
 
 __all__ = ["RunSetup", "prepare_run"]
 
-# (what the memory check names, or None for "a run of C chains ..."; the bytes the entry point
-# keeps beside the run: trajectory, event arrays, observables) of the validated x (1 or C, n, d)
-# run as C chains
+# What an entry point adds to a run, given the validated x (1 or C, n, d) run as C chains: its
+# own checks of x, then (what the memory check names, or None for "a run of C chains ..."; the
+# bytes it keeps beside the run: trajectory, event arrays, observables)
 Extra = Callable[[np.ndarray, int], "tuple[str | None, int]"]
 
 
@@ -54,8 +54,7 @@ class RunSetup:
     ``x`` is the validated x0 (1 or C, n, d) as the caller gave it; ``X`` (C, n, d) and
     ``state`` (C, 4) are the chains' state and streams, which the run advances in place.
     ``gamma`` is the constant step of the event-driven mode (None elsewhere), ``ev`` the event's
-    kernel arrays (None: no event), ``launch`` the (chains, n, d, dyn, code) that picks the
-    run's kernel, ``memory`` the bytes the memory check admitted.
+    kernel arrays (None: no event), ``memory`` the bytes the memory check admitted.
     """
 
     model: Model
