@@ -67,7 +67,7 @@ pick it with probability of order one and move towards it, so the group collapse
 O(1/β) away from where it was: returns to A land displaced, the offsets accumulate over the
 cycles (the slow collapse of [FW] prop. origin) and the escape probability grows with them. The
 cycles are then not i.i.d., and the renewal formula, which gives every cycle the first cycle's
-escape probability, overestimates E[T]. ``tests/engine/testpy`` shows it on a triangle
+escape probability, overestimates E[T]. ``tests/engine/test_splitting.py`` shows it on a triangle
 (three tokens per vertex, γ = 0.45, LeaveHull radius 1, β = 40) and on a pentagon: every return
 lands displaced, and the formula applied anyway fails the agreement check against accelerated
 :func:`metastab.first_passage` (slow tier). No other single entrance law rescues it: the one for
