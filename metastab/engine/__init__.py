@@ -1,7 +1,7 @@
 """The engine: runs the chains of a model on a backend and wraps the results.
 
-- :mod:`~metastab.engine.api`: :func:`simulate` and :func:`first_passage` (validation, memory
-  checks, mode dispatch);
+- :mod:`~metastab.engine.api`: :func:`simulate` and :func:`first_passage` (mode dispatch, the
+  recording and the exact loop's result);
 - :mod:`~metastab.engine.exact`: the exact loop (every step, chunked kernel calls);
 - :mod:`~metastab.engine.tracking`: :func:`track`, cluster counts and observables on-line;
 - :mod:`~metastab.engine.accelerated`: ``mode="accelerated"``, the event-driven SA_P chain;
@@ -9,10 +9,13 @@
   mean escape times);
 - :mod:`~metastab.engine.resolution`: what direct stepping resolves (underflow of pick weights,
   cross-group probabilities);
+- :mod:`~metastab.engine.run_setup`: :func:`~metastab.engine.run_setup.prepare_run`, the one
+  prepared run of the above (validation, memory, state, streams) and the results it builds;
 - :mod:`~metastab.engine.chains`, :mod:`~metastab.engine.progress`: inputs, state and progress
   shared by the above (and :func:`announce_compile_for`, the compile announcement of the runs
   that the demo and the benchmarks warm up);
-- :mod:`~metastab.engine.backends`: where the chains run, chosen by the ``device`` argument.
+- :mod:`~metastab.engine.backends`: where the chains run, chosen by the ``device`` argument (the
+  only importer of the kernels' targets in the engine).
 """
 
 from .accelerated import budget, first_passage_accelerated

@@ -45,19 +45,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._validate import check_memory, real
+from .._validate import real
 from ..kernels import params as _params
-from ..kernels.cpu import accelerated as _accelerated
-from ..results import FirstPassage, provenance
 from .absorption import applies
-from .backends import out_of_reach, reach_kernels, resolve
-from .chains import check_event, check_finite, initial, prepare, run_bytes, start
+from .backends import Tally, out_of_reach, reach_kernels
+from .chains import check_finite
 from .progress import Progress, announce_compile
-from .resolution import _GEOMETRIC, constant_chain, merge_tolerance, scale, work_bytes
+from .resolution import merge_tolerance, scale, work_bytes
+from .run_setup import prepare_run
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+    from ..results import FirstPassage
     from ..rng import SeedLike
     from .backends import Backend
     from .chains import EventSpec, Model
@@ -147,25 +147,26 @@ def first_passage_accelerated(
     """
     total = budget(max_steps)
     tol_rel = merge_tolerance(merge_tol)
-    backend = resolve(device)
-    check_event(event)
-    x, C, first_chain = prepare(model, x0, chains, first_chain)
-    n, d = x.shape[1:]
-    dyn, gamma = constant_chain(model, d, why=_GEOMETRIC)
-    check_memory(
-        f"an accelerated run of {C} chains of {n} tokens in R^{d}",
-        run_bytes(C, n, d, model) + x.nbytes + 8 * 4 * C + work_bytes(C, n, d),
-    )
-    ev = event.compile(np.ascontiguousarray(x), dyn.B)
+
+    def event_driven(x: np.ndarray, C: int) -> tuple[str | None, int]:
+        n, d = x.shape[1:]
+        what = f"an accelerated run of {C} chains of {n} tokens in R^{d}"
+        return what, x.nbytes + 8 * 4 * C + work_bytes(C, n, d)
+
+    run = prepare_run(
+        model, x0, chains=chains, first_chain=first_chain, rng=rng, device=device, event=event,
+        extra=event_driven, accelerated=True,
+    )  # fmt: skip
+    backend, X, C, ev, dyn, gamma = run.backend, run.X, run.chains, run.ev, run.dyn, run.gamma
+    assert ev is not None and gamma is not None
     absorbing = applies(model, ev.code)
     announce_compile(
         progress,
         *backend.kernels("accelerated"),
         *(reach_kernels(ev.code) if absorbing else ()),
     )
-    X, seed, state = start(x, C, rng, first_chain)
-    tols = tol_rel * scale(x)
-    tally = _accelerated.Tally(
+    tols = tol_rel * scale(run.x)
+    tally = Tally(
         np.zeros(C),
         np.zeros(C),
         np.zeros(C, dtype=bool),
@@ -180,41 +181,25 @@ def first_passage_accelerated(
         tally.done[tally.absorbed] = True
     tic = time.perf_counter()
     # the kernel before the bar, whose clock then measures the run (as exact.drive)
-    backend.compile_accelerated(X, state, dyn, gamma, tols, float(total), _FIRST_CALL_JUMPS, ev,
-                                tally)  # fmt: skip
+    backend.compile_accelerated(X, run.state, dyn, gamma, tols, float(total), _FIRST_CALL_JUMPS,
+                                ev, tally)  # fmt: skip
     report = Progress(progress, total, C)
-    _run(backend, model, X, state, dyn, gamma, tols, float(total), ev, tally, report)
+    _run(backend, model, X, run.state, dyn, gamma, tols, float(total), ev, tally, report)
     times = tally.time + tally.comp
     times[tally.censored] = float(total)
-    meta = provenance(
-        wall_seconds=time.perf_counter() - tic,
-        n=n,
-        d=d,
-        mode="accelerated",
-        merge_tol=tol_rel,
-        jumps=int(tally.jumps.sum()),
-    )
-    return FirstPassage(
-        times=times,
-        censored=tally.censored,
-        final=X,
-        absorbed=tally.absorbed,
-        max_steps=total,
-        model=model.to_dict(),
-        event=event.to_dict(),
-        seed=seed.to_dict(),
-        first_chain=int(first_chain),
-        provenance=meta,
-        x0=initial(x),
-        arguments={
-            "max_steps": total,
-            "chains": C,
-            "first_chain": int(first_chain),
-            "mode": "accelerated",
-            "merge_tol": merge_tol,
-            "device": device,
-        },
-    )
+    arguments = {
+        "max_steps": total,
+        "chains": C,
+        "first_chain": run.first_chain,
+        "mode": "accelerated",
+        "merge_tol": merge_tol,
+        "device": device,
+    }
+    jumps = int(tally.jumps.sum())
+    return run.passage(
+        tic, times, tally.censored, tally.absorbed, total, arguments,
+        mode="accelerated", merge_tol=tol_rel, jumps=jumps,
+    )  # fmt: skip
 
 
 def _run(
@@ -227,7 +212,7 @@ def _run(
     tols: np.ndarray,
     total: float,
     ev: _params.EventArrays,
-    tally: _accelerated.Tally,
+    tally: Tally,
     report: Progress,
 ) -> None:
     """Call the event-driven driver in growing chunks of events until every chain is done."""

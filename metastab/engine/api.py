@@ -1,4 +1,5 @@
-"""The thin typed API: validate, allocate, call the kernels in chunks of steps, wrap the results.
+"""The thin typed API: prepare the run (:mod:`metastab.engine.run_setup`), call the kernels in
+chunks of steps, return its result.
 
 :func:`simulate` runs a fixed number of steps; :func:`first_passage` runs until a stopping event
 (or ``max_steps``, which censors the chain), by the exact loop (:mod:`metastab.engine.exact`) or,
@@ -15,19 +16,18 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from .._validate import check_memory, integer
+from .._validate import integer
 from ..exceptions import Interrupted
-from ..kernels.params import NO_EVENT
 from ..models import Hardmax, Localmax
-from ..results import FirstPassage, Run, provenance
+from ..results import FirstPassage, Run
 from . import resolution
 from .absorption import Absorption, applies
 from .accelerated import first_passage_accelerated
-from .backends import reach_kernels, resolve
-from .chains import check_event, initial, prepare, run_bytes, start
+from .backends import reach_kernels
 from .exact import drive, neighbour_sets, record_plan, record_times
 from .interrupt import Halted
 from .progress import announce_compile
+from .run_setup import prepare_run
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -125,19 +125,23 @@ def simulate(
                 f"use r_{steps}, but the r schedule has {model.r.size} entries "
                 f"(give steps + 1)"
             )
-    backend = resolve(device)
-    x, C, first_chain = prepare(model, x0, chains, first_chain)
-    n, d = x.shape[1:]
     plan = record_plan(record_every, record_at, steps)
     what, count, _ = plan
-    set_bytes = C * n * n if record_neighbours else 0
-    need = run_bytes(C, n, d, model) + count * (8 * C * n * d + set_bytes) + set_bytes
-    check_memory(
-        f"{what}: the trajectory" if what else f"a run of {C} chains of {n} tokens in R^{d}", need
-    )
-    launch = (C, n, d, model.kernel_params(d), NO_EVENT)
-    announce_compile(progress, *backend.kernels("exact", launch))
-    X, seed, state = start(x, C, rng, first_chain)
+
+    def trajectory(x: np.ndarray, C: int) -> tuple[str | None, int]:
+        n, d = x.shape[1:]
+        set_bytes = C * n * n if record_neighbours else 0
+        return (
+            f"{what}: the trajectory" if what else None,
+            count * (8 * C * n * d + set_bytes) + set_bytes,
+        )
+
+    run = prepare_run(
+        model, x0, chains=chains, first_chain=first_chain, rng=rng, device=device,
+        extra=trajectory,
+    )  # fmt: skip
+    backend, X, C, n = run.backend, run.X, run.chains, run.n
+    announce_compile(progress, *backend.kernels("exact", run.launch()))
     snapshots, neighbours = None, None
     times = record_times(plan, steps)
     if times is not None:
@@ -161,31 +165,25 @@ def simulate(
         backend,
         model,
         X,
-        state,
+        run.state,
         steps,
         None,
         progress,
         on_chunk if snapshots is not None else None,
         times,
     )
-    meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
-    return Run(
-        final=X,
-        steps=steps,
-        model=model.to_dict(),
-        seed=seed.to_dict(),
+    return run.run(
+        tic,
+        steps,
         trajectory=snapshots,
         times=times,
-        first_chain=int(first_chain),
-        provenance=meta,
         neighbours=neighbours,
-        x0=initial(x),
         arguments={
             "steps": steps,
             "chains": C,
             "record_every": None if record_every is None else int(record_every),
             "record_at": None if record_at is None else [int(t) for t in record_at],
-            "first_chain": int(first_chain),
+            "first_chain": run.first_chain,
             "record_neighbours": record_neighbours,
             "device": device,
         },
@@ -238,6 +236,7 @@ def first_passage(
     >>> fp.times.shape, fp.censored.dtype
     ((8,), dtype('bool'))
     """
+    resolution.check_mode(mode, merge_tol)
     if mode == "accelerated":
         return first_passage_accelerated(
             model,
@@ -251,64 +250,38 @@ def first_passage(
             merge_tol=merge_tol,
             device=device,
         )
-    if mode != "exact":
-        raise ValueError(f"mode must be one of {resolution.MODES}, got {mode!r}")
-    if merge_tol is not None:
-        raise ValueError(
-            f"merge_tol applies to mode='accelerated' only, got merge_tol={merge_tol!r}"
-        )
     max_steps = integer("max_steps", max_steps, 1)
-    backend = resolve(device)
-    check_event(event)
-    x, C, first_chain = prepare(model, x0, chains, first_chain)
-    n, d = x.shape[1:]
-    # the event's arrays may hold one copy of x, the last resolution check one of the censored
-    # chains' states
-    check_memory(
-        f"a run of {C} chains of {n} tokens in R^{d}",
-        run_bytes(C, n, d, model) + x.nbytes + 8 * C * n * d,
-    )
-    ev = event.compile(np.ascontiguousarray(x), model.key_query(d))
-    launch = (C, n, d, model.kernel_params(d), ev.code)
+    run = prepare_run(
+        model, x0, chains=chains, first_chain=first_chain, rng=rng, device=device, event=event,
+        extra=_copies,
+    )  # fmt: skip
+    backend, X, x, ev = run.backend, run.X, run.x, run.ev
+    assert ev is not None
     absorbing = applies(model, ev.code)
     announce_compile(
         progress,
-        *backend.kernels("passage", launch),
+        *backend.kernels("passage", run.launch()),
         *(reach_kernels(ev.code) if absorbing else ()),
         *resolution.check_kernels(model, x),
     )
     resolution.check_resolution(model, x, what="initial configurations")
-    X, seed, state = start(x, C, rng, first_chain)
-    absorption = Absorption(backend, model, ev, C) if absorbing else None
-    absorbed = np.zeros(C, dtype=bool) if absorption is None else absorption.absorbed
+    absorption = Absorption(backend, model, ev, run.chains) if absorbing else None
+    absorbed = np.zeros(run.chains, dtype=bool) if absorption is None else absorption.absorbed
     tic = time.perf_counter()
 
     def result(times: np.ndarray, done: np.ndarray, budget: int) -> FirstPassage:
-        meta = provenance(wall_seconds=time.perf_counter() - tic, n=X.shape[1], d=X.shape[2])
-        return FirstPassage(
-            times=times,
-            censored=~done,
-            final=X,
-            absorbed=absorbed,
-            max_steps=budget,
-            model=model.to_dict(),
-            event=event.to_dict(),
-            seed=seed.to_dict(),
-            first_chain=int(first_chain),
-            provenance=meta,
-            x0=initial(x),
-            arguments={
-                "max_steps": budget,
-                "chains": C,
-                "first_chain": int(first_chain),
-                "mode": "exact",
-                "device": device,
-            },
-        )
+        arguments = {
+            "max_steps": budget,
+            "chains": run.chains,
+            "first_chain": run.first_chain,
+            "mode": "exact",
+            "device": device,
+        }
+        return run.passage(tic, times, ~done, absorbed, budget, arguments)
 
     try:
         times, done = drive(
-            backend, model, X, state, max_steps, ev, progress, absorption=absorption,
+            backend, model, X, run.state, max_steps, ev, progress, absorption=absorption,
             interruptible=True,
         )  # fmt: skip
     except Halted as halt:
@@ -324,3 +297,9 @@ def first_passage(
     announce_compile(progress, *resolution.check_kernels(model, final))
     resolution.check_resolution(model, final, what="censored chains (final states)")
     return result(times, done, max_steps)
+
+
+def _copies(x: np.ndarray, C: int) -> tuple[str | None, int]:
+    """Beside an exact first passage: the event's arrays may hold one copy of x, the last
+    resolution check one of the censored chains' states."""
+    return None, x.nbytes + 8 * C * x.shape[1] * x.shape[2]

@@ -29,15 +29,37 @@ import numpy as np
 from ..kernels import streams as _streams
 from ..kernels.cpu import accelerated as _accelerated
 from ..kernels.cpu import drivers as _drivers
+from ..kernels.cpu import memory as _memory
 from ..kernels.cpu import reach as _reach
 from ..kernels.cpu import sphere as _sphere
 from ..kernels.cpu import splitting as _splitting
+from ..kernels.cpu.accelerated import Tally, cross_logs, merge_groups
+from ..kernels.cpu.clustering import OBSERVABLES, observe
+from ..kernels.cpu.drivers import cross_weights
+from ..kernels.cpu.splitting import BUDGET, FULL, IN_A, IN_B, Bounds, Records, Walk, coordinates
+from ..kernels.cpu.steps import exp_nonpositive
 from ..kernels.params import CLUSTERS, NO_EVENT, SPHERE_CHAIN, SPHERE_FLOW
 
 __all__ = [
     "BACKENDS",
+    "BUDGET",
+    "FULL",
+    "IN_A",
+    "IN_B",
+    "OBSERVABLES",
     "Backend",
+    "Bounds",
     "DeviceUnavailable",
+    "Records",
+    "Tally",
+    "Walk",
+    "accelerated_bytes",
+    "coordinates",
+    "cross_logs",
+    "cross_weights",
+    "exp_nonpositive",
+    "merge_groups",
+    "observe",
     "out_of_reach",
     "reach_kernels",
     "resolve",
@@ -53,6 +75,12 @@ def out_of_reach(X: np.ndarray, ev: Any, done: np.ndarray, out: np.ndarray) -> N
 def reach_kernels(code: int) -> tuple:
     """The kernel that :func:`out_of_reach` compiles for an event of kernel ``code`` (if any)."""
     return (_reach.DRIVERS[code],) if code in _reach.DRIVERS else ()
+
+
+def accelerated_bytes(C: int, n: int, d: int) -> int:
+    """Memory of the event-driven kernels (the accelerated mode, the cross-group
+    probabilities) on C configurations of n tokens in R^d."""
+    return int(_memory.accelerated_bytes(C, n, d, numba.get_num_threads()))
 
 
 class DeviceUnavailable(OSError):
@@ -126,6 +154,8 @@ class Backend(Protocol):
 
     def kernels(self, name: str, launch: tuple | None = None) -> tuple: ...
 
+    def run_bytes(self, C: int, n: int, d: int, flow: bool) -> int: ...
+
 
 class Cpu:
     """The numba kernels on the host's cores (chains in parallel over numba's threads); each
@@ -187,6 +217,10 @@ class Cpu:
             "passage": (_streams.seed_streams, *run),
             "accelerated": (_accelerated.advance_slice,),
         }[name]
+
+    def run_bytes(self, C: int, n: int, d: int, flow: bool) -> int:
+        # flow: the sphere flow's scratch (the other models run SA_P's blocks)
+        return int(_memory.run_bytes(C, n, d, flow, numba.get_num_threads()))
 
 
 class Cuda:
@@ -265,6 +299,8 @@ class Cuda:
     # events on the host: they run once per recorded configuration, not per step
     events_at = Cpu.events_at
     neighbour_sets = Cpu.neighbour_sets
+    # the host's share of a run, as on the CPU (the device's buffers are sized by _batch)
+    run_bytes = Cpu.run_bytes
 
     def advance_accelerated(self, *args: Any) -> None:
         raise ValueError(_CPU_ONLY.format("mode='accelerated'"))

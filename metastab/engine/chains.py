@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 import numpy as np
 
 from .._validate import integer
-from ..kernels.cpu.sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
-from ..kernels.cpu.steps import _GRAM_MAX_N, _GRAM_MIN_D, _ROWS
 from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 from ..models.sphere import (
     SPHERE_MODELS,
@@ -19,12 +17,14 @@ from ..models.sphere import (
     check_step,
 )
 from ..rng import Seed, as_seed
+from .backends import resolve
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from ..models.euclidean import _Model
     from ..rng import SeedLike
+    from .backends import Backend
 
 __all__ = ["EventSpec", "Model", "check_event", "check_model", "prepare", "run_bytes", "start"]
 
@@ -116,15 +116,16 @@ def _check_scores(bound: float) -> None:
 
 
 def prepare(
-    model: Model, x0: ArrayLike, chains: int | None, first_chain: int
+    model: Model, x0: ArrayLike, chains: int | None, first_chain: int, stacklevel: int = 3
 ) -> tuple[np.ndarray, int, int]:
-    """Validated (x, C, first_chain): nothing of the size of the run is allocated yet."""
+    """Validated (x, C, first_chain): nothing of the size of the run is allocated yet. A warning
+    of the model's step points ``stacklevel`` frames up from here (3: the caller's caller)."""
     check_model(model)
     x, C = _initial(x0, chains)
     first_chain = integer("first_chain", first_chain, 0)
     if isinstance(model, SPHERE_MODELS):
         check_on_sphere(x)
-        check_step(model, x.shape[2], stacklevel=3)  # at the caller of simulate, track, ...
+        check_step(model, x.shape[2], stacklevel=stacklevel)
         _check_scores(_sphere_score_bound(model.head_matrices(x.shape[2])[0]))
     else:
         _check_scores(_score_bound(x, model.key_query(x.shape[2])))
@@ -137,28 +138,13 @@ def initial(x: np.ndarray) -> np.ndarray:
     return np.array(x[0] if x.shape[0] == 1 else x)
 
 
-def run_bytes(C: int, n: int, d: int, model: Model | None = None) -> int:
-    """Memory of a run of C chains of n tokens in R^d of ``model`` (None: a Euclidean model).
-
-    The state, the per-chain streams and counters, the finiteness check's mask, and the
-    kernels' scratch buffers: one set per thread that runs chains, with the blocked Gram matrix
-    of n^2 scores where the kernels keep one (:func:`metastab.kernels.cpu.steps.chain_work`, also
-    the sphere chain's, and :func:`metastab.kernels.cpu.sphere.flow_work` with the flow's four
-    Runge–Kutta stages), and one block of tokens' buffers per thread (with fewer chains than
-    threads, the threads share each chain's blocks)."""
-    import numba
-
-    threads = numba.get_num_threads()
-    flow = isinstance(model, SphereFlow)  # the others run SA_P's blocks (the sphere chain too)
-    if flow:
-        gram = n % _ROWS == 0 and _ROWS < n <= _SPHERE_GRAM_MAX_N
-    else:
-        gram = n % _ROWS == 0 and d >= _GRAM_MIN_D and n <= _GRAM_MAX_N
-    per_token = 2 * min(n, _ROWS) + (8 if flow else 4) * d + 8 + (n if gram else 0)
-    scratch = 8 * n * per_token + 8 * (d + 3) ** 2
-    block = 8 * _ROWS * (2 * n + 2 * d + 3)
-    state = 8 * C * n * d
-    return state + 48 * C + C * n * d + min(C, threads) * scratch + threads * block
+def run_bytes(
+    C: int, n: int, d: int, model: Model | None = None, backend: Backend | None = None
+) -> int:
+    """Memory of a run of C chains of n tokens in R^d of ``model`` (None: a Euclidean model) on
+    ``backend`` (None: the CPU), as the backend estimates it (:meth:`Backend.run_bytes`: the
+    state, the streams, the kernels' scratch)."""
+    return (backend or resolve("cpu")).run_bytes(C, n, d, isinstance(model, SphereFlow))
 
 
 def start(

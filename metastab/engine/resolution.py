@@ -21,11 +21,9 @@ import numpy as np
 from .._validate import check_memory, real
 from ..exceptions import ResolutionWarning
 from ..kernels import params as _params
-from ..kernels.cpu import accelerated as _accelerated
-from ..kernels.cpu import drivers as _drivers
-from ..kernels.cpu import steps as _steps
 from ..models import SoftmaxChain
 from ..models.sphere import SphereChain
+from .backends import accelerated_bytes, cross_logs, cross_weights, exp_nonpositive, merge_groups
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -35,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MODES",
     "MERGE_TOL",
+    "check_mode",
     "check_resolution",
     "constant_chain",
     "cross_probabilities",
@@ -61,7 +60,7 @@ def underflow_exponent() -> float:
         if mid in (lo, hi):
             return hi
         z[0] = mid
-        _steps.exp_nonpositive(z, w)
+        exp_nonpositive(z, w)
         lo, hi = (lo, mid) if w[0] > 0.0 else (mid, hi)
 
 
@@ -70,6 +69,17 @@ def merge_tolerance(merge_tol: float | None) -> float:
     if merge_tol is None:
         return MERGE_TOL
     return real("merge_tol", merge_tol, low=0.0, high=1.0)
+
+
+def check_mode(mode: str, merge_tol: float | None) -> None:
+    """ValueError unless ``mode`` is one of :data:`MODES`, and ``merge_tol`` is None outside
+    ``mode="accelerated"`` (the only mode that merges)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if mode == "exact" and merge_tol is not None:
+        raise ValueError(
+            f"merge_tol applies to mode='accelerated' only, got merge_tol={merge_tol!r}"
+        )
 
 
 def scale(x: np.ndarray) -> np.ndarray:
@@ -143,7 +153,7 @@ def check_kernels(model: Model, X: np.ndarray) -> tuple:
     """The kernels that :func:`check_resolution` calls on X: none where the bound of
     :func:`_no_weight_underflows` holds, as in most runs; for the compile announcement of a run
     that checks X."""
-    return (_accelerated.merge_groups, _drivers.cross_weights) if len(_to_check(model, X)) else ()
+    return (merge_groups, cross_weights) if len(_to_check(model, X)) else ()
 
 
 _GEOMETRIC = "the waiting time is geometric only for a time-homogeneous chain"
@@ -192,17 +202,14 @@ def cross_probabilities(
         work_bytes(*X.shape),
     )
     out = np.empty(X.shape[:2])
-    _accelerated.cross_logs(np.ascontiguousarray(X), dyn.B, dyn.beta, tols, out)
+    cross_logs(np.ascontiguousarray(X), dyn.B, dyn.beta, tols, out)
     return out[0] if one else out
 
 
 def work_bytes(C: int, n: int, d: int) -> int:
-    """Memory of the event-driven kernels on C configurations: the scratch buffers of
-    ``_accelerated.jump_work`` (an n×n table among them) and a copy of a configuration, per
-    thread."""
-    import numba
-
-    return min(C, numba.get_num_threads()) * 8 * (n * n + 3 * n * d + 8 * n + d)
+    """Memory of the event-driven kernels on C configurations (an n×n table per thread among
+    their scratch buffers): :func:`~metastab.engine.backends.accelerated_bytes`."""
+    return accelerated_bytes(C, n, d)
 
 
 def check_resolution(
@@ -238,9 +245,9 @@ def check_resolution(
     points = np.empty((n, d))
     mult, count, order = (np.empty(n, np.int64) for _ in range(3))
     for c in range(C):
-        _accelerated.merge_groups(X[c].copy(), tols[c], labels[c], points, mult, count, order)
+        merge_groups(X[c].copy(), tols[c], labels[c], points, mult, count, order)
     weight, z = np.empty(C), np.empty(C)
-    _drivers.cross_weights(X, dyn.B, dyn.beta, labels, weight, z)
+    cross_weights(X, dyn.B, dyn.beta, labels, weight, z)
     stuck = np.isfinite(z) & (weight == 0.0)
     if not stuck.any():
         return False

@@ -92,26 +92,35 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .._validate import integer, real
 from ..events import LeaveBall, LeaveHull
 from ..exceptions import DiagnosticWarning
 from ..kernels import params as _params
 from ..kernels import streams as _streams
-from ..kernels.cpu import splitting as _splitting
 from ..models import SoftmaxChain
-from ..results import Result, provenance
+from ..results import provenance
 from ..results.protocol import plain
+from ..results.splitting import EscapeTime, SplittingResult
 from ..rng import Seed, as_seed
-from ..stats.intervals import ConfidenceInterval, check_level
 from .accelerated import budget
-from .backends import Backend, resolve
-from .resolution import MERGE_TOL, MODES, check_resolution, merge_tolerance
+from .backends import (
+    BUDGET,
+    FULL,
+    IN_A,
+    IN_B,
+    Backend,
+    Bounds,
+    Records,
+    Walk,
+    coordinates,
+    resolve,
+)
+from .resolution import MERGE_TOL, check_mode, check_resolution, constant_chain, merge_tolerance
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -121,6 +130,7 @@ if TYPE_CHECKING:
 
     from ..rng import SeedLike
 
+# The results live in metastab.results.splitting; their names here stay importable.
 __all__ = [
     "SplittingResult",
     "EscapeTime",
@@ -130,241 +140,8 @@ __all__ = [
 ]
 
 _RECORDS = 32  # record buffer per replica and kernel call (grown by further calls)
-_INTERVAL_METHODS = ("t", "log")
 # Default step budget of an exact-mode excursion or sojourn (accelerated mode: none).
 _EXACT_BUDGET = 10**7
-
-
-# --------------------------------------------------------------------------- results
-
-
-def _t_quantile(level: float, runs: int) -> float:
-    from scipy import stats  # imported here: about a second, which every command would pay
-
-    return float(stats.t.ppf(0.5 + level / 2, runs - 1))
-
-
-def _check_method(method: str) -> str:
-    if method not in _INTERVAL_METHODS:
-        raise ValueError(f"method must be one of {_INTERVAL_METHODS}, got {method!r}")
-    return method
-
-
-def _p_interval(runs: np.ndarray, level: float, method: str) -> ConfidenceInterval:
-    """The interval of :meth:`SplittingResult.confidence_interval` from the per-run p̂_r."""
-    p = float(runs.mean())
-    q = _t_quantile(level, runs.size)
-    se = float(np.std(runs, ddof=1) / math.sqrt(runs.size))
-    if method == "t":
-        return ConfidenceInterval(max(0.0, p - q * se), p + q * se)
-    f = math.exp(q * se / p)
-    return ConfidenceInterval(p / f, p * f)
-
-
-@dataclass(frozen=True, eq=False)
-class SplittingResult(Result):
-    """Escape probability by adaptive multilevel splitting (module notes).
-
-    ``runs`` holds the independent per-run estimates p̂_r (each unbiased), ``p`` their mean.
-    ``iterations[r]`` and ``killed[r]`` count run r's iterations and killed replicas. The cycle
-    data for :meth:`mean_escape_time`: ``sojourns`` (runs × replicas, steps in A before each
-    entrance), ``first_lengths`` and ``first_escaped`` (the first excursions: steps, and whether
-    they met the event), ``reactive_lengths`` (per run, the mean length of the final replicas'
-    excursions; nan where p̂_r = 0). ``budget_hits`` counts excursions stopped by ``max_steps``.
-    ``returns`` counts the excursions (first or resampled) that returned to A, and
-    ``displaced_returns`` those that came back with some token farther than the merge distance
-    (exact mode: the default one) from its place in ``x_ref`` (the largest such distance:
-    ``largest_return_offset``): the cycles then do not restart at ``x_ref``, and
-    :meth:`mean_escape_time` refuses. ``chain`` names the chain estimated: ``"SA_P"``, or SA_P
-    with merging at a ``merge_tol`` above the default, which is another chain. ``x_ref`` and
-    ``arguments`` (the other keyword arguments of :func:`escape_probability`) are what
-    :meth:`replay` reruns it from.
-    """
-
-    KIND = "splitting"
-    REPLAY = "metastab.engine:escape_probability"
-    START = "x_ref"
-
-    p: float
-    runs: np.ndarray = field(repr=False)
-    replicas: int
-    reference_level: float
-    mode: str
-    iterations: np.ndarray = field(repr=False)
-    killed: np.ndarray = field(repr=False)
-    sojourns: np.ndarray = field(repr=False)
-    first_lengths: np.ndarray = field(repr=False)
-    first_escaped: np.ndarray = field(repr=False)
-    reactive_lengths: np.ndarray = field(repr=False)
-    budget_hits: int = 0
-    returns: int = 0
-    displaced_returns: int = 0
-    largest_return_offset: float = 0.0
-    chain: str = "SA_P"
-    model: dict = field(default_factory=dict, repr=False)
-    event: dict = field(default_factory=dict, repr=False)
-    seed: dict = field(default_factory=dict, repr=False)
-    provenance: dict = field(default_factory=dict, repr=False)
-    x_ref: np.ndarray | None = field(default=None, repr=False)
-    arguments: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def standard_error(self) -> float:
-        """sd(p̂_r) / √runs."""
-        return float(np.std(self.runs, ddof=1) / math.sqrt(self.runs.size))
-
-    def confidence_interval(
-        self, confidence_level: float = 0.95, *, method: str = "log"
-    ) -> ConfidenceInterval:
-        """(low, high) for p from the independent runs.
-
-        ``method="log"`` (default): the delta method on log p̄, p̄ exp(± t_{R−1} s/(p̄ √R))
-        (positive, wider above, as p̂ is skewed). ``method="t"``: p̄ ± t_{R−1} s/√R, clipped
-        at 0. Measured coverage of a nominal 95% interval from 10 runs of 20 replicas on a
-        gambler's ruin with p = 6.1e-3 (400 replications, tests/engine/test_splitting.py): 0.945
-        (log), 0.92 (t, misses above). With every p̂_r = 0 the interval is (0, nan) and a
-        DiagnosticWarning says so.
-        """
-        level = check_level(confidence_level)
-        method = _check_method(method)
-        if self.p == 0:
-            warnings.warn(
-                f"all {self.runs.size} splitting runs ended with p̂ = 0: p is below "
-                f"what {self.replicas} replicas resolve; no interval",
-                DiagnosticWarning,
-                stacklevel=2,
-            )
-            return ConfidenceInterval(0.0, math.nan)
-        return _p_interval(self.runs, level, method)
-
-    def mean_escape_time(self) -> EscapeTime:
-        """E[T] from ``x_ref`` by the renewal formula of the module notes (ratio of run means).
-
-        Raises ValueError when some return to the reference set landed away from ``x_ref``
-        (``displaced_returns``): the cycles are then not i.i.d. and the formula is biased
-        (module notes), and E[T] is for :func:`metastab.first_passage` with
-        ``mode="accelerated"``.
-        """
-        if self.displaced_returns:
-            raise ValueError(
-                f"mean_escape_time refuses this case: {self.displaced_returns} of "
-                f"{self.returns} returns to the reference set (reference_level="
-                f"{self.reference_level:.3g}) came back away from x_ref, by up to "
-                f"{self.largest_return_offset:.3g}, farther than the merge distance; the "
-                f"chain does not restart at x_ref after a failed excursion, so the cycles "
-                f"are not i.i.d. and the renewal formula for E[T] is biased (module notes). Use "
-                f"metastab.first_passage(model, x_ref, event, mode='accelerated') for E[T]; "
-                f"the escape probability p of the excursions from x_ref stays valid"
-            )
-        if self.p == 0:
-            raise ValueError(
-                f"all {self.runs.size} splitting runs ended with p̂ = 0: E[T] is not estimated"
-            )
-        return _renewal(self)
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per run: p̂_r, iterations, killed, mean sojourn and reactive length."""
-        return pd.DataFrame(
-            {
-                "run": np.arange(self.runs.size),
-                "p": self.runs,
-                "iterations": self.iterations,
-                "killed": self.killed,
-                "sojourn": self.sojourns.mean(axis=1),
-                "reactive_length": self.reactive_lengths,
-            }
-        )
-
-
-def _renewal(res: SplittingResult) -> EscapeTime:
-    """The renewal formula of the module notes on the runs of ``res``, unchecked (valid only
-    when every return lands at x_ref: :meth:`SplittingResult.mean_escape_time` checks)."""
-    sojourn = res.sojourns.mean(axis=1)
-    failed = ~res.first_escaped
-    fail = np.where(failed, res.first_lengths, 0.0).mean(axis=1)
-    success = res.runs * np.where(res.runs > 0, res.reactive_lengths, 0.0)
-    numerators = sojourn + fail + success
-    return_length = float(res.first_lengths[failed].mean()) if failed.any() else 0.0
-    return EscapeTime(
-        mean=float(numerators.mean() / res.p),
-        numerators=numerators,
-        splitting=res,
-        sojourn=float(sojourn.mean()),
-        return_length=return_length,
-        reactive_length=float(success.mean() / res.p),
-    )
-
-
-@dataclass(frozen=True, eq=False)
-class EscapeTime(Result):
-    """Mean escape time E[T] from the splitting runs and the cycle statistics (module notes).
-
-    ``mean`` = Σ_r a_r / Σ_r p̂_r with a_r = σ̄_r + mean(ρ 1_fail)_r + p̂_r ρ̄_success,r (the
-    ``numerators``). ``sojourn`` = E[σ], ``return_length`` = E[ρ | fail],
-    ``reactive_length`` = E[ρ | success] (estimates). :meth:`replay` replays the splitting
-    runs and combines them again.
-    """
-
-    KIND = "escape-time"
-    REPLAY = "metastab.engine:mean_escape_time"
-
-    mean: float
-    numerators: np.ndarray = field(repr=False)
-    splitting: SplittingResult = field(repr=False)
-    sojourn: float = 0.0
-    return_length: float = 0.0
-    reactive_length: float = 0.0
-
-    @property
-    def provenance(self) -> dict:
-        """The splitting runs' provenance."""
-        return self.splitting.provenance
-
-    def _rerun(self) -> EscapeTime:
-        return self.splitting._rerun().mean_escape_time()
-
-    def confidence_interval(
-        self, confidence_level: float = 0.95, *, method: str = "log"
-    ) -> ConfidenceInterval:
-        """(low, high) for E[T] by the delta method over the R independent runs, with
-        SE² = Var_r(a_r/ā − p̂_r/p̄) / R the variance of the log of the ratio of means.
-
-        ``method="log"`` (default): E[T] exp(± t_{R−1} SE). ``method="t"``:
-        E[T] (1 ± t_{R−1} SE), clipped at 0.
-        """
-        level = check_level(confidence_level)
-        method = _check_method(method)
-        a, p = self.numerators, self.splitting.runs
-        R = p.size
-        se = float(np.std(a / a.mean() - p / p.mean(), ddof=1) / math.sqrt(R))
-        q = _t_quantile(level, R)
-        if method == "t":
-            return ConfidenceInterval(max(0.0, self.mean * (1 - q * se)), self.mean * (1 + q * se))
-        f = math.exp(q * se)
-        return ConfidenceInterval(self.mean / f, self.mean * f)
-
-    def to_frame(self, confidence_level: float = 0.95) -> pd.DataFrame:
-        """One row: mean, its interval (``"log"``), p, sojourn, return and reactive lengths, the
-        returns to the reference set (0: no splitting happened, a direct estimate) and the
-        chain estimated."""
-        low, high = self.confidence_interval(confidence_level)
-        return pd.DataFrame(
-            [
-                {
-                    "mean": self.mean,
-                    "low": low,
-                    "high": high,
-                    "confidence_level": confidence_level,
-                    "p": self.splitting.p,
-                    "runs": self.splitting.runs.size,
-                    "sojourn": self.sojourn,
-                    "return_length": self.return_length,
-                    "reactive_length": self.reactive_length,
-                    "returns": self.splitting.returns,
-                    "chain": self.splitting.chain,
-                }
-            ]
-        )
 
 
 # --------------------------------------------------------------------------- the AMS core
@@ -423,7 +200,7 @@ def _ams(
     levels = np.where(start_in_b, np.inf, start_level).astype(float)
     tips = [[_Record(levels[r, k], 0.0, start[r, k], None) for k in range(N)] for r in range(R)]
     lengths = np.zeros((R, N))
-    first_status = np.full((R, N), _splitting.IN_B)
+    first_status = np.full((R, N), IN_B)
     budget_hits = 0
 
     def run(jobs: list[tuple[int, int]], streams: np.ndarray) -> np.ndarray:
@@ -432,7 +209,7 @@ def _ams(
         clock0 = np.array([tips[r][k].time for r, k in jobs])
         lev0 = np.array([levels[r, k] for r, k in jobs])
         status, clock, lev, recs = advance(X, clock0, lev0, streams)
-        budget_hits += int((status == _splitting.BUDGET).sum())
+        budget_hits += int((status == BUDGET).sum())
         for q, (r, k) in enumerate(jobs):
             lv, tm, st = recs[q]
             tip = tips[r][k]
@@ -519,15 +296,12 @@ def _event_arrays(
 
 
 def _chain(model: SoftmaxChain, d: int) -> tuple[_params.Dynamics, float]:
-    """The kernel parameters and constant scalar step of a SoftmaxChain with a constant step."""
+    """The kernel parameters and constant scalar step of a SoftmaxChain with a constant step
+    (the splitting kernel runs SA_P alone)."""
     if not isinstance(model, SoftmaxChain):
         raise ValueError(f"model must be a SoftmaxChain (SA_P), got {model!r}")
-    if model.has_schedule:
-        raise ValueError(
-            f"model must have a constant step (cycles repeat only for a "
-            f"time-homogeneous chain), got gamma={model.gamma!r}"
-        )
-    return model.kernel_params(d), float(model.schedule(0, 1).gammas[0])
+    why = "cycles repeat only for a time-homogeneous chain"
+    return constant_chain(model, d, why=why, what="model must have")
 
 
 def _reference(x_ref: ArrayLike) -> np.ndarray:
@@ -584,7 +358,7 @@ def reaction_coordinate(
         raise ValueError(f"event must be a LeaveBall or a LeaveHull, got {event!r}")
     Bm = np.eye(ref.shape[1]) if B is None else np.asarray(B, dtype=float)
     out = np.empty(X.shape[0])
-    _splitting.coordinates(np.ascontiguousarray(X), event.compile(ref[None], Bm), out)
+    coordinates(np.ascontiguousarray(X), event.compile(ref[None], Bm), out)
     return float(out[0]) if one else out
 
 
@@ -712,7 +486,7 @@ def escape_probability(
         killed=killed,
         sojourns=sojourn.reshape(R, N),
         first_lengths=fcl,
-        first_escaped=(fst == _splitting.IN_B),
+        first_escaped=(fst == IN_B),
         reactive_lengths=reactive,
         budget_hits=hits,
         returns=int(offsets.size),
@@ -779,13 +553,8 @@ def _setup(
     scale = float(np.abs(x).max()) or 1.0
     N = integer("replicas", replicas, 2)
     R = integer("runs", runs, 2)
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    check_mode(mode, merge_tol)
     if mode == "exact":
-        if merge_tol is not None:
-            raise ValueError(
-                f"merge_tol applies to mode='accelerated' only, got merge_tol={merge_tol!r}"
-            )
         total = float(integer("max_steps", _EXACT_BUDGET if max_steps is None else max_steps, 1))
         tol = 0.0
     else:
@@ -842,23 +611,19 @@ class _Excursions:
         (levels, times, states). Bounds default to the reference set, no upper level and the
         excursion budget."""
         s = self.setup
-        bounds = _splitting.Bounds(
-            s.low if low is None else low, high, s.total if limit is None else limit
-        )
+        bounds = Bounds(s.low if low is None else low, high, s.total if limit is None else limit)
         X = np.ascontiguousarray(X, dtype=float).copy()
-        walk = _splitting.Walk(
+        walk = Walk(
             np.asarray(clock, dtype=float).copy(),
             np.asarray(level, dtype=float).copy(),
-            np.full(X.shape[0], _splitting.FULL, np.int64),
+            np.full(X.shape[0], FULL, np.int64),
         )
         recs: list[tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]] = [
             ([], [], []) for _ in range(X.shape[0])
         ]
         todo = np.arange(X.shape[0])
         while todo.size:
-            part = _splitting.Walk(
-                walk.clock[todo], walk.level[todo], np.empty(todo.size, np.int64)
-            )
+            part = Walk(walk.clock[todo], walk.level[todo], np.empty(todo.size, np.int64))
             Xs, ss = X[todo], streams[todo]
             records = self._call(Xs, ss, bounds, part)
             X[todo], streams[todo] = Xs, ss
@@ -867,7 +632,7 @@ class _Excursions:
                 m = records.written[q]
                 for seq, got in zip(recs[c], records[:3]):
                     seq.append(got[q, :m])
-            todo = todo[part.status == _splitting.FULL]
+            todo = todo[part.status == FULL]
         per_replica = [tuple(np.concatenate(seq) for seq in rec) for rec in recs]
         return walk.status, walk.clock, walk.level, per_replica, X
 
@@ -875,11 +640,11 @@ class _Excursions:
         self,
         X: np.ndarray,
         streams: np.ndarray,
-        bounds: _splitting.Bounds,
-        walk: _splitting.Walk,
-    ) -> _splitting.Records:
+        bounds: Bounds,
+        walk: Walk,
+    ) -> Records:
         s, K = self.setup, X.shape[0]
-        records = _splitting.Records(
+        records = Records(
             np.empty((K, _RECORDS)),
             np.empty((K, _RECORDS)),
             np.empty((K, _RECORDS, s.n, s.d)),
@@ -926,13 +691,13 @@ def _sojourns(
         low=-1.0,
         limit=np.inf if setup.mode == "accelerated" else setup.total,
     )
-    if (status == _splitting.BUDGET).any():
+    if (status == BUDGET).any():
         raise ValueError(
-            f"{int((status == _splitting.BUDGET).sum())} of {R * N} sojourns in the "
+            f"{int((status == BUDGET).sum())} of {R * N} sojourns in the "
             f"reference set outlasted max_steps={max_steps!r}: raise it (or use "
             f"mode='accelerated' for frozen configurations)"
         )
-    in_b = (status == _splitting.IN_B).reshape(R, N)
+    in_b = (status == IN_B).reshape(R, N)
     level0 = np.empty(R * N)
     excursions.backend.coordinates(Y, setup.ev, level0)
     return streams, sojourn, Y, in_b, level0
@@ -950,7 +715,7 @@ class _Returns:
         self, X: np.ndarray, clock: np.ndarray, level: np.ndarray, streams: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
         status, clock, level, records, Xe = self.excursions(X, clock, level, streams)
-        back = status == _splitting.IN_A
+        back = status == IN_A
         self.offsets.append(np.linalg.norm(Xe[back] - self.x_ref, axis=2).max(axis=1))
         return status, clock, level, records
 

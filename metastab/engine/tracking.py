@@ -10,20 +10,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._validate import check_memory, integer, real
+from .._validate import integer, real
 from ..events import clusters_arrays
-from ..kernels.cpu import clustering as _clusters
 from ..kernels.params import CLUSTERS
-from ..results import provenance
-from ..results.track import Track
-from .backends import resolve
-from .chains import initial, prepare, run_bytes, start
+from .backends import OBSERVABLES, observe
 from .exact import drive, record_plan, record_times
 from .progress import announce_compile
+from .run_setup import prepare_run
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+    from ..results.track import Track
     from ..rng import SeedLike
     from .chains import Model
 
@@ -96,49 +94,46 @@ def track(
         beta = beta if 0 < beta < math.inf else math.nan
     else:
         beta = real("energy_beta", energy_beta, low=0, low_open=True)
-    backend = resolve(device)
-    x, C, first_chain = prepare(model, x0, chains, first_chain)
-    n, d = x.shape[1:]
-    if n < 2:
-        raise ValueError(f"x0 must hold n >= 2 tokens to have clusters, got n={n}")
     plan = record_plan(record_every, record_at, steps)
     what, count, _ = plan
     times = record_times(plan, steps)
     if times is None:
         times, count = np.array([0, steps], dtype=np.int64), 2
-    width = len(_clusters.OBSERVABLES)
-    check_memory(
-        f"{what}: the observables" if what else f"a run of {C} chains of {n} tokens in R^{d}",
-        run_bytes(C, n, d, model) + 8 * C * n + 8 * C * count * width,
-    )
-    launch = (C, n, d, model.kernel_params(d), CLUSTERS)
-    announce_compile(progress, *backend.kernels("exact", launch), _clusters.observe)
-    X, seed, state = start(x, C, rng, first_chain)
+    width = len(OBSERVABLES)
+
+    def observables(x: np.ndarray, C: int) -> tuple[str | None, int]:
+        n = x.shape[1]
+        if n < 2:
+            raise ValueError(f"x0 must hold n >= 2 tokens to have clusters, got n={n}")
+        return (f"{what}: the observables" if what else None, 8 * C * n + 8 * C * count * width)
+
+    run = prepare_run(
+        model, x0, chains=chains, first_chain=first_chain, rng=rng, device=device,
+        extra=observables,
+    )  # fmt: skip
+    X, C, n, d = run.X, run.chains, run.n, run.d
+    announce_compile(progress, *run.backend.kernels("exact", run.launch(CLUSTERS)), observe)
     ev = clusters_arrays((n, d), float(delta), 0, chains=C)
     observed = np.empty((count, C, width))  # one contiguous block per recording time
     filled = [0]
 
     def on_chunk(t: int) -> None:
         if filled[0] < count and t == times[filled[0]]:
-            _clusters.observe(X, threshold, beta, observed[filled[0]])
+            observe(X, threshold, beta, observed[filled[0]])
             filled[0] += 1
 
     on_chunk(0)
     tic = time.perf_counter()
-    drive(backend, model, X, state, steps, ev if merges else None, progress, on_chunk, times)
-    meta = provenance(wall_seconds=time.perf_counter() - tic, n=n, d=d)
-    return Track(
+    drive(run.backend, model, X, run.state, steps, ev if merges else None, progress, on_chunk,
+          times)  # fmt: skip
+    return run.track(
+        tic,
         levels=ev.levels if merges else None,
         times=times,
         observables=np.ascontiguousarray(observed.transpose(1, 0, 2)),
         steps=steps,
         delta=float(delta),
         energy_beta=beta,
-        model=model.to_dict(),
-        seed=seed.to_dict(),
-        first_chain=int(first_chain),
-        provenance=meta,
-        x0=initial(x),
         arguments={
             "steps": steps,
             "delta": float(delta),
@@ -147,7 +142,7 @@ def track(
             "record_at": None if record_at is None else [int(t) for t in record_at],
             "energy_beta": None if energy_beta is None else beta,
             "merges": merges,
-            "first_chain": int(first_chain),
+            "first_chain": run.first_chain,
             "device": device,
         },
     )

@@ -49,15 +49,14 @@ __all__ = ["SCHEMA_VERSION", "KINDS", "VERSIONS", "Result", "load"]
 # Version of the saved form: 1 added the arrays file, the class, x0 and the call's arguments;
 # 2 the SHA-256 of the table and the arrays (version 1 still loads, unchecked).
 SCHEMA_VERSION = 2
-# A sidecar's kind -> the class that loads it ("module:class", imported on first use: the
-# splitting results live in the engine, which imports this package).
+# A sidecar's kind -> the class that loads it ("module:class", imported on first use).
 KINDS = {
     "first-passage": "metastab.results.passage:FirstPassage",
     "run": "metastab.results.passage:Run",
     "plateaus": "metastab.results.track:Track",
     "observables": "metastab.results.track:Track",
-    "splitting": "metastab.engine.splitting:SplittingResult",
-    "escape-time": "metastab.engine.splitting:EscapeTime",
+    "splitting": "metastab.results.splitting:SplittingResult",
+    "escape-time": "metastab.results.splitting:EscapeTime",
 }
 # The provenance entries that a replay compares with the running ones.
 VERSIONS = ("metastab", "numpy", "numba", "scipy", "python")

@@ -21,8 +21,6 @@ from scipy import stats
 import metastab as ms
 from metastab.engine.splitting import (
     _ams,
-    _p_interval,
-    _renewal,
     escape_probability,
     mean_escape_time,
     reaction_coordinate,
@@ -30,6 +28,7 @@ from metastab.engine.splitting import (
 from metastab.kernels import streams as _streams
 from metastab.kernels.cpu import splitting as _splitting
 from metastab.kernels.reference import euclidean as _reference
+from metastab.results.splitting import _p_interval, _renewal
 from metastab.stats import DiagnosticWarning
 
 SEED = 20_251_127

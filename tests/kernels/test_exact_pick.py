@@ -257,11 +257,11 @@ def test_resolution_bound_skips_the_kernels_only_where_no_weight_can_underflow(m
         raise LookupError("kernel check")
 
     assert resolution.check_kernels(model, x[None]) == ()  # nothing to announce
-    monkeypatch.setattr(resolution._drivers, "cross_weights", called)
+    monkeypatch.setattr(resolution, "cross_weights", called)
     assert not engine.check_resolution(model, x[None])
     model, x = _two_points(1.002 * beta)
     assert resolution.check_kernels(model, x[None]) == (
-        resolution._accelerated.merge_groups,
+        resolution.merge_groups,
         called,
     )
     with pytest.raises(LookupError, match="kernel check"):

@@ -325,3 +325,18 @@ def test_read_table_checks_the_table_and_names_a_damaged_file(tmp_path):
     (tmp_path / "t.parquet.json").write_text("[1, 2]")
     with pytest.raises(ms.DamagedFileError, match=r"t\.parquet\.json' is damaged \(a JSON list"):
         read_table(plain)
+
+
+def test_splitting_results_load_as_the_classes_of_results_and_keep_their_engine_names(tmp_path):
+    """The splitting results are classes of metastab.results (which :func:`load` picks by kind)
+    and still importable from the engine; a saved one loads as that class."""
+    from metastab.engine import splitting as engine_splitting
+    from metastab.results import protocol, splitting
+
+    assert engine_splitting.SplittingResult is splitting.SplittingResult
+    assert engine_splitting.EscapeTime is splitting.EscapeTime
+    assert protocol._target(protocol.KINDS["splitting"]) is splitting.SplittingResult
+    assert protocol._target(protocol.KINDS["escape-time"]) is splitting.EscapeTime
+    back = ms.load(_escape_time().save(tmp_path / "e.csv"))
+    assert type(back) is splitting.EscapeTime
+    assert type(back.splitting) is splitting.SplittingResult
