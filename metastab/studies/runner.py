@@ -1,6 +1,7 @@
 """Run a reproduction study of the repository's ``studies/`` folder by name.
 
-A study is a folder ``studies/NAME/`` holding
+A study is a package ``studies/PACKAGE/`` (``NAME`` with ``-`` written ``_``:
+:func:`~.study.package_name`) holding
 
 - ``config.toml``: its parameters; an optional ``[quick]`` table overrides top-level keys (and
   merges into tables) for the reduced run that the test suite exercises; an ``[about]`` table
@@ -79,7 +80,6 @@ __all__ = [
     "load_config",
     "study_about",
     "run_study",
-    "sibling",
     "study_meta",
     "read_tables",
     "beta_scan",
@@ -111,7 +111,8 @@ def _toml(file: Path) -> dict:
 
 class Study:
     """Study ``name`` of the ``studies/`` folder: its modules (imported once, as
-    ``metastab_studies.NAME.STEM``), its typed configuration and its four stages.
+    ``studies.PACKAGE.STEM``, :func:`~.study.study_module`), its typed configuration and its four
+    stages.
 
     Raises
     ------
@@ -292,12 +293,6 @@ def read_tables(out: str | os.PathLike[str], *names: str) -> list[pd.DataFrame]:
     """The tables ``out/NAME`` (as :func:`metastab.results.read_table` reads them), in order,
     without their provenance."""
     return [read_table(Path(out) / name)[0] for name in names]
-
-
-def sibling(file: str | os.PathLike[str], stem: str) -> ModuleType:
-    """The module ``stem.py`` of the study folder holding ``file`` (:func:`~.study.study_module`:
-    imported once, not executed again)."""
-    return study_module(Path(file).resolve().parent.name, stem)
 
 
 def study_meta(study: str, config: StudyConfig) -> dict:

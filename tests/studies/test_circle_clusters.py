@@ -2,14 +2,11 @@
 brute-force union-find of the δ-graph."""
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from metastab.studies.runner import sibling
-
-circle = sibling(Path(__file__).resolve().parents[2] / "studies" / "staircase" / "run.py", "run")
+from studies.staircase import run as circle
 
 
 def _components(x, delta):

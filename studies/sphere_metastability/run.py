@@ -39,7 +39,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from metastab_studies.metastability import run as _RD
 from scipy.special import logsumexp
 from scipy.stats import kstest
 
@@ -47,6 +46,7 @@ import metastab as ms
 from metastab import stats, theory
 from metastab.results import provenance, read_table, write_table
 from metastab.setups.polytopes import simplex
+from studies.metastability import run as _RD
 
 from .config import Config
 

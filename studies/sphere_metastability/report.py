@@ -8,14 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from metastab_studies.metastability.checks import without_sample
-from metastab_studies.metastability.report import stepping
 
 from metastab.studies.render import ci as _ci
 from metastab.studies.render import fmt as _fmt
 from metastab.studies.render import fmt_p
 from metastab.studies.render import md_table as _table
 from metastab.studies.study import ReportTemplate
+from studies.metastability.checks import without_sample
+from studies.metastability.report import stepping
 
 from .figures import inputs
 

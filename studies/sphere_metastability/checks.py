@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from metastab_studies.metastability.checks import with_samples
 
 from metastab.results import read_table
 from metastab.studies.render import fmt, position, wider
 from metastab.studies.runner import read_tables
 from metastab.studies.verdict import check, checks_frame, powered
+from studies.metastability.checks import with_samples
 
 from .config import Config
 
@@ -34,7 +34,7 @@ LAW = (
 SOURCE = "docs: models#frozen-law, models#sphere-statements (7)"
 
 
-# The sample each check rests on (see metastab_studies.metastability.checks.SAMPLES): the
+# The sample each check rests on (see studies.metastability.checks.SAMPLES): the
 # accelerated engine draws T_jump from the same geometric law the claims compare with, so only
 # checks on direct samples test the step-by-step chain.
 SAMPLE_OF = {

@@ -3,12 +3,10 @@ what each key means)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from metastab.studies.study import StudyConfig, bounded
+from metastab.studies.study import StudyConfig, bounded, config_table
 
 
-@dataclass(frozen=True)
+@config_table
 class Orthogonal(StudyConfig):
     """The ``[orthogonal]`` table."""
 
@@ -24,7 +22,7 @@ class Orthogonal(StudyConfig):
     window: float
 
 
-@dataclass(frozen=True)
+@config_table
 class Random(StudyConfig):
     """The ``[random]`` table."""
 
@@ -40,7 +38,7 @@ class Random(StudyConfig):
     check_realisations: int = bounded(1)
 
 
-@dataclass(frozen=True)
+@config_table
 class Checks(StudyConfig):
     """The ``[checks]`` table."""
 
@@ -55,7 +53,7 @@ class Checks(StudyConfig):
     moved: list[float]
 
 
-@dataclass(frozen=True)
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
 
@@ -64,7 +62,7 @@ class Power(StudyConfig):
     bound_c_exponent: float  # thm69_bound: c(β) = e^(this × max(1, β)) in place of e^(10 max(1, β))
 
 
-@dataclass(frozen=True)
+@config_table
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""

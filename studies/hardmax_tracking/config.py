@@ -3,12 +3,10 @@ what each key means)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from metastab.studies.study import StudyConfig, bounded
+from metastab.studies.study import StudyConfig, bounded, config_table
 
 
-@dataclass(frozen=True)
+@config_table
 class OverTime(StudyConfig):
     """The ``[over_time]`` table."""
 
@@ -19,7 +17,7 @@ class OverTime(StudyConfig):
     chains: int = bounded(1)
 
 
-@dataclass(frozen=True)
+@config_table
 class AgainstBeta(StudyConfig):
     """The ``[against_beta]`` table."""
 
@@ -30,7 +28,7 @@ class AgainstBeta(StudyConfig):
     flow_max_steps: int = bounded(1)
 
 
-@dataclass(frozen=True)
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
 
@@ -39,7 +37,7 @@ class Power(StudyConfig):
     offset_slope: float = bounded(None, 0.0)  # the offset falls at least like β^offset_slope
 
 
-@dataclass(frozen=True)
+@config_table
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""

@@ -3,12 +3,10 @@ what each key means)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from metastab.studies.study import StudyConfig, bounded
+from metastab.studies.study import StudyConfig, bounded, config_table
 
 
-@dataclass(frozen=True)
+@config_table
 class Lines(StudyConfig):
     """The ``[lines]`` table."""
 
@@ -19,7 +17,7 @@ class Lines(StudyConfig):
     floor: float
 
 
-@dataclass(frozen=True)
+@config_table
 class Ode(StudyConfig):
     """The ``[ode]`` table."""
 
@@ -30,7 +28,7 @@ class Ode(StudyConfig):
     dts: list[float]
 
 
-@dataclass(frozen=True)
+@config_table
 class Gaussian(StudyConfig):
     """The ``[gaussian]`` table."""
 
@@ -39,7 +37,7 @@ class Gaussian(StudyConfig):
     draws: int = bounded(1)
 
 
-@dataclass(frozen=True)
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
 
@@ -48,7 +46,7 @@ class Power(StudyConfig):
     gaussian_d: float = bounded(1.0)  # the Gaussian vertices' ownership claimed already at this d
 
 
-@dataclass(frozen=True)
+@config_table
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""

@@ -3,12 +3,10 @@ what each key means)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from metastab.studies.study import StudyConfig, bounded
+from metastab.studies.study import StudyConfig, bounded, config_table
 
 
-@dataclass(frozen=True)
+@config_table
 class Circle(StudyConfig):
     """The ``[circle]`` table."""
 
@@ -18,7 +16,7 @@ class Circle(StudyConfig):
     deltas: list[float]
 
 
-@dataclass(frozen=True)
+@config_table
 class Reduction(StudyConfig):
     """The ``[reduction]`` table."""
 
@@ -27,7 +25,7 @@ class Reduction(StudyConfig):
     realisations: int = bounded(1)
 
 
-@dataclass(frozen=True)
+@config_table
 class Checks(StudyConfig):
     """The ``[checks]`` table."""
 
@@ -40,7 +38,7 @@ class Checks(StudyConfig):
     reduction_tolerance: float
 
 
-@dataclass(frozen=True)
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
 
@@ -48,7 +46,7 @@ class Power(StudyConfig):
     count_shifts: list[int]  # the circle claims: the published count + s, each s of this list
 
 
-@dataclass(frozen=True)
+@config_table
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""

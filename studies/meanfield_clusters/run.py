@@ -20,12 +20,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from metastab_studies.staircase import run as circle  # the circle's cluster decomposition
 
 import metastab as ms
 from metastab import theory
 from metastab.results import write_table
 from metastab.studies.runner import beta_scan, study_meta
+from studies.staircase import run as circle  # the circle's cluster decomposition
 
 from .config import Config
 

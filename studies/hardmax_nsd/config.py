@@ -3,12 +3,10 @@ what each key means)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from metastab.studies.study import StudyConfig, bounded
+from metastab.studies.study import StudyConfig, bounded, config_table
 
 
-@dataclass(frozen=True)
+@config_table
 class Counterexample(StudyConfig):
     """The ``[counterexample]`` table."""
 
@@ -16,7 +14,7 @@ class Counterexample(StudyConfig):
     steps: int = bounded(1)
 
 
-@dataclass(frozen=True)
+@config_table
 class Symmetric(StudyConfig):
     """The ``[symmetric]`` table."""
 
@@ -25,7 +23,7 @@ class Symmetric(StudyConfig):
     schedules: list[dict]
 
 
-@dataclass(frozen=True)
+@config_table
 class Random(StudyConfig):
     """The ``[random]`` table."""
 
@@ -38,7 +36,7 @@ class Random(StudyConfig):
     limit_tolerance: float
 
 
-@dataclass(frozen=True)
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
 
@@ -46,7 +44,7 @@ class Power(StudyConfig):
     collapse_fraction: float = bounded(0.0)  # the final diameter predicted as this × D_0
 
 
-@dataclass(frozen=True)
+@config_table
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""
