@@ -25,8 +25,10 @@ import pandas as pd
 from scipy.optimize import nnls
 from scipy.spatial.distance import pdist
 
-import metastab as ms
+from metastab.engine import simulate
+from metastab.models import Hardmax
 from metastab.results import write_table
+from metastab.setups.polytopes import regular_polygon
 from metastab.studies.runner import study_meta
 
 from .config import Config
@@ -106,8 +108,8 @@ def states_at(x0, gammas, times, B) -> np.ndarray:
     X = X[None] if X.ndim == 2 else X
     states = [X]
     for start, stop in zip(times[:-1], times[1:]):
-        model = ms.Hardmax(gamma=gammas[start:stop], B=B)
-        X = ms.simulate(model, X, steps=int(stop - start)).final
+        model = Hardmax(gamma=gammas[start:stop], B=B)
+        X = simulate(model, X, steps=int(stop - start)).final
         states.append(X)
     return np.stack(states, axis=1)
 
@@ -156,15 +158,16 @@ def polygon_factor(k: int) -> float:
 def run_symmetric(cfg, out, meta):
     rows = []
     for k in cfg["ks"]:
-        P = ms.regular_polygon(k)
+        P = regular_polygon(k)
         for spec in cfg["schedules"]:
             label, gammas = schedule(spec, cfg["steps"])
-            run = ms.simulate(
-                ms.Hardmax(gamma=gammas, B=-np.eye(2)),
+            run = simulate(
+                Hardmax(gamma=gammas, B=-np.eye(2)),
                 P.vertices,
                 steps=cfg["steps"],
                 record_every=1,
             )
+            assert run.trajectory is not None  # a recorded run
             X = run.trajectory[0]
             radius = np.linalg.norm(X, axis=2)
             predicted = np.r_[1.0, np.cumprod(np.abs(1 - polygon_factor(k) * gammas))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -129,7 +130,7 @@ def ode_figure(out: Path):
     left.legend()
     right.loglog(table["dt"], table["max_error"], "o-", label="measured max error")
     dts = np.geomspace(table["dt"].min(), table["dt"].max(), 50)
-    right.loglog(dts, dts / (2 * np.e), "k--", label=r"$\Delta t/(2e)$ (first order)")
+    right.loglog(dts, dts / (2 * math.e), "k--", label=r"$\Delta t/(2e)$ (first order)")
     right.set_xlabel("Δt = γ")
     right.set_ylabel(r"$\max_{i,t} |x_i - x_i^{ODE}(t)| / |x_i^0 - v|$")
     right.set_title("Euler error against the closed-form solution")

@@ -22,9 +22,12 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, stats
 
-import metastab as ms
+from metastab.engine import simulate
+from metastab.models import Hardmax
 from metastab.registry import polytope_from_dict
 from metastab.results import write_table
+from metastab.setups.initial import in_cells
+from metastab.setups.polytopes import Polytope, gaussian, regular_polygon
 from metastab.studies.runner import study_meta
 
 from .config import Config
@@ -44,7 +47,7 @@ def schedule(spec: dict, steps: int) -> tuple[str, np.ndarray]:
     raise ValueError(f"unknown schedule kind {spec['kind']!r}")
 
 
-def polytope(spec: dict, seed: int) -> tuple[ms.Polytope, int]:
+def polytope(spec: dict, seed: int) -> tuple[Polytope, int]:
     """The polytope of a spec and the number of draws needed for every vertex to own its cell
     (the theorem's genericity hypothesis; regular polygons always satisfy it)."""
     if spec["kind"] != "gaussian":
@@ -78,12 +81,13 @@ def run_lines(cfg, seed, out, meta):
     rows, paths = [], []
     for p_index, pspec in enumerate(cfg["polytopes"]):
         P, draws = polytope(pspec, seed + p_index)
-        x0 = ms.in_cells(P, cfg["n"], rng=seed + p_index)
+        x0 = in_cells(P, cfg["n"], rng=seed + p_index)
         k = P.n_vertices
         sigma = P.assign(x0[k:])
         for sspec in cfg["schedules"]:
             label, gammas = schedule(sspec, cfg["steps"])
-            run = ms.simulate(ms.Hardmax(gamma=gammas), x0, steps=cfg["steps"], record_every=1)
+            run = simulate(Hardmax(gamma=gammas), x0, steps=cfg["steps"], record_every=1)
+            assert run.trajectory is not None  # a recorded run
             traj = run.trajectory[0]
             product = np.r_[1.0, np.cumprod(1.0 - gammas)]
             err, perp, lo, hi = line_errors(traj[:, k:], x0[k:], P.vertices[sigma], product)
@@ -130,8 +134,8 @@ def run_ode(cfg, seed, out, meta):
     """Euler (Δt = γ) against the exact ODE solution; the error at step m is
     |(1 − Δt)^m − e^{−mΔt}| |x^0 − v|, at most about Δt/(2e) |x^0 − v| (first order), reached
     near t = 1."""
-    P = ms.regular_polygon(cfg["k"])
-    x0 = ms.in_cells(P, cfg["n"], rng=seed)
+    P = regular_polygon(cfg["k"])
+    x0 = in_cells(P, cfg["n"], rng=seed)
     k = P.n_vertices
     v = P.vertices[P.assign(x0)]
     rows, curves = [], []
@@ -140,11 +144,12 @@ def run_ode(cfg, seed, out, meta):
         # Record on a time grid of spacing ~record_dt (t = 1, where the Euler error peaks, is
         # on it): one kernel call per recorded state instead of one per step.
         every = max(1, int(round(cfg["record_dt"] / dt)))
-        run = ms.simulate(ms.Hardmax(gamma=dt), x0, steps=steps, record_every=every)
+        run = simulate(Hardmax(gamma=dt), x0, steps=steps, record_every=every)
         t = run.times * dt
         w = np.exp(-t)[:, None, None]
         exact = w * x0[None] + (1 - w) * v[None]
         d0 = np.linalg.norm(x0[k:] - v[k:], axis=1)
+        assert run.trajectory is not None  # a recorded run
         err = (np.linalg.norm(run.trajectory[0][:, k:] - exact[:, k:], axis=2) / d0).max(axis=1)
         euler = np.abs((1 - dt) ** run.times - np.exp(-t))
         rows.append(
@@ -188,7 +193,7 @@ def run_gaussian(cfg, seed, out, meta):
     for k in cfg["ks"]:
         for d in cfg["ds"]:
             seeds = np.random.SeedSequence([seed, k, d]).spawn(cfg["draws"])
-            own = np.array([ms.gaussian(k, d, rng=s).owns_cells() for s in seeds])
+            own = np.array([gaussian(k, d, rng=s).owns_cells() for s in seeds])
             p = owning_probability(k, d)
             rows.append(
                 {

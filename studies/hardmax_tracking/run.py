@@ -32,16 +32,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import metastab as ms
 from metastab import stats, theory
+from metastab.engine import first_passage, simulate
+from metastab.events import LeaveBall
+from metastab.models import Hardmax, SoftmaxChain, SoftmaxFlow
 from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
+from metastab.setups.initial import in_cells
+from metastab.setups.polytopes import Polytope
 from metastab.studies.runner import beta_scan, quantile_band, recorded
 
 from .config import Config
 
 
-def start(P: ms.Polytope, n: int, margin: float, rng) -> np.ndarray:
+def start(P: Polytope, n: int, margin: float, rng) -> np.ndarray:
     """Vertex tokens on the vertices, the other n − κ tokens uniform on K conditioned on
     lying in the dominance cone I_σ(x)(margin) of their cell (score gap >= margin to every
     other vertex), drawn by rejection from :func:`metastab.in_cells`.
@@ -51,9 +55,9 @@ def start(P: ms.Polytope, n: int, margin: float, rng) -> np.ndarray:
     """
     k = P.n_vertices
     gen = np.random.default_rng(rng)
-    picked = []
+    picked: list[np.ndarray] = []
     while len(picked) < n - k:
-        pool = ms.in_cells(P, k + 64 * (n - k), rng=gen)[k:]
+        pool = in_cells(P, k + 64 * (n - k), rng=gen)[k:]
         cell = P.assign(pool)
         keep = np.zeros(len(pool), dtype=bool)
         for a in range(k):
@@ -77,8 +81,8 @@ def settle_steps(P, x0, gamma, eps, settle) -> int:
 
 def models(beta: float, gamma: float) -> dict:
     return {
-        "SA_P": ms.SoftmaxChain(beta=beta, gamma=gamma),
-        "SA_beta": ms.SoftmaxFlow(beta=beta, gamma=gamma),
+        "SA_P": SoftmaxChain(beta=beta, gamma=gamma),
+        "SA_beta": SoftmaxFlow(beta=beta, gamma=gamma),
     }
 
 
@@ -86,7 +90,7 @@ def over_time(P, x0, gamma, cfg, seed) -> pd.DataFrame:
     """Distance to the hardmax path, per β and model, at every step up to ``fine`` and every
     ``record_every`` steps after."""
     steps, every, fine = int(cfg["steps"]), int(cfg["record_every"]), int(cfg["fine"])
-    _, hard = recorded(ms.Hardmax(gamma=gamma), x0, steps, every, fine, 1, 0)
+    _, hard = recorded(Hardmax(gamma=gamma), x0, steps, every, fine, 1, 0)
 
     def at(beta: float, ib: int) -> Iterator[pd.DataFrame]:
         for name, model in models(beta, gamma).items():
@@ -101,8 +105,8 @@ def over_time(P, x0, gamma, cfg, seed) -> pd.DataFrame:
 def tracking_times(P, x0, model, chains, max_steps, eps, t0, seed_key, seed) -> pd.DataFrame:
     """T_ε per chain in two stages (see the module docstring); columns steps, censored, stage."""
     sigma = P.assign(x0)
-    hard = ms.simulate(ms.Hardmax(gamma=model.gamma), x0, steps=max(t0, 1), record_every=1)
-    first = ms.simulate(
+    hard = simulate(Hardmax(gamma=model.gamma), x0, steps=max(t0, 1), record_every=1)
+    first = simulate(
         model,
         x0,
         steps=max(t0, 1),
@@ -110,14 +114,15 @@ def tracking_times(P, x0, model, chains, max_steps, eps, t0, seed_key, seed) -> 
         record_every=1,
         rng=np.random.SeedSequence(seed, spawn_key=seed_key + (1,)),
     )
+    assert first.trajectory is not None and hard.trajectory is not None  # recorded runs
     dist = sup_distance(first.trajectory, hard.trajectory[0])[:, : t0 + 1]
     left = (dist > eps).any(axis=1)
     steps = np.where(left, (dist > eps).argmax(axis=1), 0).astype(np.int64)
     censored = np.zeros(chains, dtype=bool)
     alive = np.flatnonzero(~left)
     if alive.size:
-        event = ms.LeaveBall(eps, centers=P.vertices[sigma])
-        fp = ms.first_passage(
+        event = LeaveBall(eps, centers=P.vertices[sigma])
+        fp = first_passage(
             model,
             first.final[alive],
             event,

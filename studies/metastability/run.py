@@ -42,15 +42,18 @@ import math
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import CensoredData, logrank
 
-import metastab as ms
 from metastab import stats, theory
-from metastab.engine import underflow_exponent
+from metastab.engine import first_passage, simulate, underflow_exponent
+from metastab.events import LeaveBall, LeaveHull
+from metastab.models import SoftmaxChain
 from metastab.results import provenance, write_table
+from metastab.setups.polytopes import regular_polygon
 
 from .config import Config
 
@@ -134,9 +137,9 @@ def uniform_wall(polytope, multiplicity: int) -> float:
     return UNDERFLOW_EXPONENT / gap
 
 
-def setup(config: dict) -> dict:
+def setup(config: Config) -> dict:
     """Polytope, initial configuration, events and the theorem's quantities."""
-    polytope = ms.regular_polygon(int(config["polygon_vertices"]))
+    polytope = regular_polygon(int(config["polygon_vertices"]))
     gamma = float(config["gamma"])
     eps = float(config["eps_over_gamma_diameter"]) * gamma * polytope.diameter
     x0 = near_vertex_tokens(
@@ -146,8 +149,8 @@ def setup(config: dict) -> dict:
     phase = theory.clustering_phase(polytope, x0, gamma)
     spread = float(np.linalg.norm(x0 - polytope.vertices[groups], axis=1).max())
     events = {
-        "hull": ms.LeaveHull(groups=groups, radius=eps),
-        "ball": ms.LeaveBall(eps, centers=polytope.vertices[groups]),
+        "hull": LeaveHull(groups=groups, radius=eps),
+        "ball": LeaveBall(eps, centers=polytope.vertices[groups]),
     }
     facts = {
         "polytope": polytope.name,
@@ -216,7 +219,7 @@ def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options)
     number of events the accelerated engine drew (0 for direct stepping).
     """
     tic = time.perf_counter()
-    fp = ms.first_passage(
+    fp = first_passage(
         model,
         x0,
         event,
@@ -237,7 +240,7 @@ def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options)
     }
 
 
-def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+def climb(config: Config, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Run the direct-stepping β ladder of the study (module docstring).
 
     Returns
@@ -255,8 +258,9 @@ def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFr
     budget = float(config["max_chain_steps"])
     factor = float(config["budget_factor"])
     lo, hi = int(config["min_chains"]), int(config["max_chains"])
-    frames, costs, history = [], [], []
-    stop = {"reason": "beta_stop reached", "beta": None}
+    frames, costs = [], []
+    history: list[tuple[float, float]] = []  # (β, mean steps to escape)
+    stop: dict[str, Any] = {"reason": "beta_stop reached", "beta": None}
     beta = float(config["beta_start"])
     while beta <= float(config["beta_stop"]) + 1e-9:
         if beta >= facts["uniform_wall_beta"]:
@@ -277,7 +281,7 @@ def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFr
             }
             break
         max_steps = int(math.ceil(factor * mean))
-        model = ms.SoftmaxChain(beta=beta, gamma=gamma)
+        model = SoftmaxChain(beta=beta, gamma=gamma)
         for name in EVENTS:
             frame, cost = run_point(
                 model,
@@ -315,7 +319,7 @@ def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFr
     return pd.concat(frames, ignore_index=True), pd.DataFrame(costs), stop
 
 
-def accelerated_betas(config: dict) -> np.ndarray:
+def accelerated_betas(config: Config) -> np.ndarray:
     """The β grid of the accelerated engine: start, start + step, ... <= stop."""
     start, stop = float(config["accelerated_beta_start"]), float(config["accelerated_beta_stop"])
     step = float(config["accelerated_beta_step"])
@@ -323,7 +327,7 @@ def accelerated_betas(config: dict) -> np.ndarray:
     return start + step * np.arange(count)
 
 
-def climb_accelerated(config: dict, state: dict, log=print):
+def climb_accelerated(config: Config, state: dict, log=print):
     """Run the accelerated engine at every β of :func:`accelerated_betas` (module docstring).
 
     Every chain runs to its escape or to ``accelerated_max_steps``, at every β of the grid.
@@ -341,7 +345,7 @@ def climb_accelerated(config: dict, state: dict, log=print):
     frames, costs = [], []
     stop = {"reason": "accelerated_beta_stop reached", "beta": None}
     for beta in accelerated_betas(config):
-        model = ms.SoftmaxChain(beta=float(beta), gamma=gamma)
+        model = SoftmaxChain(beta=float(beta), gamma=gamma)
         for name in EVENTS:
             frame, cost = run_point(
                 model,
@@ -374,7 +378,7 @@ def climb_accelerated(config: dict, state: dict, log=print):
     return pd.concat(frames, ignore_index=True), pd.DataFrame(costs), stop
 
 
-def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
+def merge_tol_effect(config: Config, state: dict, log=print) -> pd.DataFrame:
     """T2 at one β (``merge_tol_beta``) with the accelerated engine at every ``merge_tols``.
 
     Same chains (root ``streams(accelerated_seed + 1, merge_tol_beta)``) at every tolerance.
@@ -384,7 +388,7 @@ def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
     """
     facts = state["facts"]
     beta = float(config["merge_tol_beta"])
-    model = ms.SoftmaxChain(beta=beta, gamma=facts["gamma"])
+    model = SoftmaxChain(beta=beta, gamma=facts["gamma"])
     samples, rows = {}, []
     tols = sorted(
         {float(t) for t in config["merge_tols"]} | {float(config["merge_tol"])}, reverse=True
@@ -462,7 +466,7 @@ def quiet(func, *args, **kwargs):
     return result, notes
 
 
-def per_beta_table(chains: pd.DataFrame, config: dict) -> pd.DataFrame:
+def per_beta_table(chains: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Per (engine, event, β): escapes, mean and median with exact intervals, memorylessness.
 
     ``memoryless_p`` and ``memoryless_D`` come from :func:`metastab.stats.exponentiality_test`
@@ -559,7 +563,7 @@ def select(chains: pd.DataFrame, engine: str, event: str) -> pd.DataFrame:
     return chains[keep].drop(columns=["engine", "event"])
 
 
-def fit_ranges(chains: pd.DataFrame, config: dict) -> list[tuple[str, str, float, float]]:
+def fit_ranges(chains: pd.DataFrame, config: Config) -> list[tuple[str, str, float, float]]:
     """(label, engine, β_min, β_max) of the Arrhenius fits: the direct range from
     ``fit_from_beta``, the accelerated engine on the same β, on every β from ``fit_from_beta``
     (the extended range) and on its tail from ``tail_from_beta``."""
@@ -579,7 +583,7 @@ def fit_ranges(chains: pd.DataFrame, config: dict) -> list[tuple[str, str, float
     return out
 
 
-def exponent_fits(chains: pd.DataFrame, facts: dict, config: dict) -> pd.DataFrame:
+def exponent_fits(chains: pd.DataFrame, facts: dict, config: Config) -> pd.DataFrame:
     """Joint censored Arrhenius fits log E[T] = a + bβ per fit range (:func:`fit_ranges`) and
     event, with the profile interval of b, a nonparametric bootstrap interval (chains resampled
     within β: the geometric likelihood's interval assumes Var T = E[T]², which the data need not
@@ -638,7 +642,7 @@ def exponent_fits(chains: pd.DataFrame, facts: dict, config: dict) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-def exponent_by_start(chains: pd.DataFrame, facts: dict, config: dict) -> pd.DataFrame:
+def exponent_by_start(chains: pd.DataFrame, facts: dict, config: Config) -> pd.DataFrame:
     """The exponent of T2 against the start of the fitted range (its sensitivity table).
 
     For every start β_0 of ``fit_starts`` (with at least three β of the engine that reached
@@ -662,12 +666,14 @@ def exponent_by_start(chains: pd.DataFrame, facts: dict, config: dict) -> pd.Dat
         groups = [g for _, g in used.groupby("beta")]
         plain, _ = quiet(stats.fit_scaling, used)
         wide, _ = quiet(stats.fit_scaling, used, prefactor=True)
-        boot = []
+        draws = []
         for _ in range(int(config["n_bootstrap"])):
             sample = pd.concat([g.iloc[gen.integers(0, len(g), len(g))] for g in groups])
             with_k = quiet(stats.fit_scaling, sample, prefactor=True)[0]
-            boot.append((quiet(stats.fit_scaling, sample)[0].slope, with_k.slope, with_k.prefactor))
-        boot = np.asarray(boot)
+            draws.append(
+                (quiet(stats.fit_scaling, sample)[0].slope, with_k.slope, with_k.prefactor)
+            )
+        boot = np.asarray(draws)
         low, high = np.quantile(boot, 0.025, axis=0), np.quantile(boot, 0.975, axis=0)
         b_lo, b_hi = plain.confidence_interval("slope")
         w_lo, w_hi = wide.confidence_interval("slope")
@@ -774,8 +780,8 @@ def merge_points(state: dict, steps: dict, *, chains: int, seed: int) -> pd.Data
     labels = np.unique(groups)
     rows = []
     for beta, count in steps.items():
-        run = ms.simulate(
-            ms.SoftmaxChain(beta=beta, gamma=state["facts"]["gamma"]),
+        run = simulate(
+            SoftmaxChain(beta=beta, gamma=state["facts"]["gamma"]),
             x0,
             steps=count,
             chains=chains,
@@ -925,7 +931,7 @@ def run(config: Config, out: Path) -> None:
 
 
 def analyse(
-    chains, costs, extra: dict, state: dict, config: dict, out: Path, tolerance: pd.DataFrame
+    chains, costs, extra: dict, state: dict, config: Config, out: Path, tolerance: pd.DataFrame
 ) -> None:
     """Statistics of both engines' exit times, written as tables with provenance sidecars."""
     facts = state["facts"]

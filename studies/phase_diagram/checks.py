@@ -14,6 +14,7 @@ level, the tolerance and δ moved, and Γ delayed by stated factors.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -308,7 +309,7 @@ def _circle_rows(circle, config) -> list[dict]:
     for _, g in main.groupby("beta"):
         published = int(g["published"].iloc[0])
         rows += powered(
-            lambda shift, g=g: _circle_claim(g, delta, shift),
+            partial(_circle_claim, g, delta),
             [0],
             shifts,
             " and ".join(f"{published + s} clusters" for s in shifts) + " (a neighbouring count)",

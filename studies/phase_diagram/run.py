@@ -29,9 +29,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import metastab as ms
 from metastab import theory
+from metastab.engine import first_passage, track
+from metastab.events import Clusters
+from metastab.models.sphere import SphereFlow
 from metastab.results import write_table
+from metastab.setups.sphere import orthogonal, sphere_uniform
 from metastab.studies.runner import study_meta
 
 from .config import Config
@@ -39,17 +42,17 @@ from .config import Config
 
 def layer(beta: float, dt: float):
     """The post-LN layer of (SA), Q = K = V = I."""
-    return ms.SphereFlow(beta, dt, scheme="post-ln")
+    return SphereFlow(beta, dt, scheme="post-ln")
 
 
 def observed(beta, x0, steps, dt, delta, **record):
     """times, and the observables of :func:`metastab.track` (starts × kept layers × columns)
     at the layers of ``record`` (``record_every`` or ``record_at``), with each column's index."""
-    tr = ms.track(layer(beta, dt), x0, steps=steps, delta=delta, **record)
+    tr = track(layer(beta, dt), x0, steps=steps, delta=delta, **record)
     return tr.times * dt, tr.observables, {c: i for i, c in enumerate(tr.COLUMNS)}
 
 
-def diagram(config: dict) -> pd.DataFrame:
+def diagram(config: Config) -> pd.DataFrame:
     """Per (d, β, t): clustered-pair fraction (mean, standard error) and P(pair (1, 2))."""
     n, dt, delta = int(config["n"]), float(config["dt"]), float(config["delta"])
     steps, count = round(float(config["t_max"]) / dt), int(config["realisations"])
@@ -57,7 +60,7 @@ def diagram(config: dict) -> pd.DataFrame:
     frames = []
     for d in config["ds"]:
         root = np.random.SeedSequence(int(config["seed"]), spawn_key=(int(d),))
-        x0 = ms.sphere_uniform(n, int(d), span=True, chains=count, rng=root)
+        x0 = sphere_uniform(n, int(d), span=True, chains=count, rng=root)
         for beta in config["betas"]:
             t, obs, col = observed(float(beta), x0, steps, dt, delta, record_every=every)
             frac = obs[:, :, col["pair_fraction"]]
@@ -78,7 +81,7 @@ def diagram(config: dict) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def boundary(config: dict, betas) -> pd.DataFrame:
+def boundary(config: Config, betas) -> pd.DataFrame:
     """Γ of (6.9) and the layer's own t*_dt: the first layer at which the orthogonal start is
     one cluster (:class:`metastab.Clusters`; all its cosines are equal, so every pair clusters
     at that layer), NaN beyond t_max."""
@@ -86,10 +89,10 @@ def boundary(config: dict, betas) -> pd.DataFrame:
     steps = round(float(config["t_max"]) / dt)
     rows = []
     for beta in betas:
-        fp = ms.first_passage(
+        fp = first_passage(
             layer(float(beta), dt),
-            ms.orthogonal(n, n),
-            ms.Clusters(at_most=1, delta=delta),
+            orthogonal(n, n),
+            Clusters(at_most=1, delta=delta),
             max_steps=steps,
         )
         rows.append(
@@ -102,7 +105,7 @@ def boundary(config: dict, betas) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def circle(config: dict) -> pd.DataFrame:
+def circle(config: Config) -> pd.DataFrame:
     """On the circle: how many starts have k clusters at each published time, per β and δ."""
     n, dt, cfg = int(config["n"]), float(config["dt"]), config["circle"]
     count = int(config["realisations"])
@@ -110,7 +113,7 @@ def circle(config: dict) -> pd.DataFrame:
     layers = sorted({round(t / dt) for t in times})
     steps = layers[-1]
     root = np.random.SeedSequence(int(config["seed"]), spawn_key=(2,))
-    x0 = ms.sphere_uniform(n, 2, chains=count, rng=root)
+    x0 = sphere_uniform(n, 2, chains=count, rng=root)
     rows = []
     for beta, published in zip(cfg["betas"], cfg["published"]):
         for delta in sorted({float(config["delta"]), *map(float, cfg["deltas"])}):
@@ -133,7 +136,7 @@ def circle(config: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def reduction(config: dict) -> pd.DataFrame:
+def reduction(config: Config) -> pd.DataFrame:
     """cos12 of the full-d run against the span run, per layer, on the first starts."""
     n, dt, delta = int(config["n"]), float(config["dt"]), float(config["delta"])
     cfg = config["reduction"]
@@ -141,9 +144,9 @@ def reduction(config: dict) -> pd.DataFrame:
     steps = round(float(config["t_max"]) / dt)
     root = np.random.SeedSequence(int(config["seed"]), spawn_key=(d,))
     every = {"record_every": int(config["record_every"])}
-    x0 = ms.sphere_uniform(n, d, chains=count, rng=root)
+    x0 = sphere_uniform(n, d, chains=count, rng=root)
     t, full, col = observed(beta, x0, steps, dt, delta, **every)
-    x0 = ms.sphere_uniform(n, d, span=True, chains=count, rng=root)
+    x0 = sphere_uniform(n, d, span=True, chains=count, rng=root)
     _, span, _ = observed(beta, x0, steps, dt, delta, **every)
     c = col["cos12"]
     return pd.DataFrame(

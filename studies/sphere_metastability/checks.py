@@ -60,13 +60,13 @@ SAMPLE_OF = {
 }
 
 
-def declared(fits: pd.DataFrame, event: str, config: dict):
+def declared(fits: pd.DataFrame, event: str, config: Config):
     """The fit of ``event`` from the declared start ``fit_from_beta``, or None."""
     at = fits[(fits["event"] == event) & np.isclose(fits["beta_start"], config["fit_from_beta"])]
     return None if at.empty else at.iloc[0]
 
 
-def law_rows(law: pd.DataFrame, config: dict) -> list[dict]:
+def law_rows(law: pd.DataFrame, config: Config) -> list[dict]:
     """The law's KS claims (direct; accelerated below and beyond the target) and the control."""
     level, target = float(config["ks_level"]), float(config["target_mean"])
     rows = []
@@ -130,7 +130,7 @@ def law_rows(law: pd.DataFrame, config: dict) -> list[dict]:
     return rows
 
 
-def exponent_rows(fits: pd.DataFrame, s: dict, config: dict) -> list[dict]:
+def exponent_rows(fits: pd.DataFrame, s: dict, config: Config) -> list[dict]:
     """The scaling line of T_jump (claims) and the exponent of T_cap (context)."""
     rows = []
     jump = declared(fits, "jump", config)
@@ -261,7 +261,7 @@ def exponent_rows(fits: pd.DataFrame, s: dict, config: dict) -> list[dict]:
     return rows
 
 
-def cascade_rows(per: pd.DataFrame, config: dict) -> list[dict]:
+def cascade_rows(per: pd.DataFrame, config: Config) -> list[dict]:
     """E[T_cap]/E[T_jump] at both ends of the declared range: how much of the escape from the cap
     is the wait for the first moving pick."""
     fast = per[(per["engine"] == "accelerated") & (per["beta"] >= config["fit_from_beta"] - 1e-9)]
@@ -285,7 +285,7 @@ def cascade_rows(per: pd.DataFrame, config: dict) -> list[dict]:
     ]
 
 
-def rd_rows(rd: pd.DataFrame, fits: pd.DataFrame, config: dict) -> list[dict]:
+def rd_rows(rd: pd.DataFrame, fits: pd.DataFrame, config: Config) -> list[dict]:
     """The sphere's cap exponent beside the R^d chain's T2 exponent on the same range, without
     and with the β^k prefactor."""
     cap = declared(fits, "cap", config)

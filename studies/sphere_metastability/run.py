@@ -42,8 +42,9 @@ import pandas as pd
 from scipy.special import logsumexp
 from scipy.stats import kstest
 
-import metastab as ms
 from metastab import stats, theory
+from metastab.events import LeaveBall
+from metastab.models.sphere import SphereChain
 from metastab.results import provenance, read_table, write_table
 from metastab.setups.polytopes import simplex
 from studies.metastability import run as _RD
@@ -61,7 +62,7 @@ streams = _RD.streams
 # --------------------------------------------------------------------------- setup
 
 
-def setup(config: dict) -> dict:
+def setup(config: Config) -> dict:
     """Points, initial configuration, events and the exact law's quantities."""
     K = simplex(int(config["simplex_dim"]))
     points, m = K.vertices, int(config["per_point"])
@@ -81,8 +82,8 @@ def setup(config: dict) -> dict:
     asym = theory.frozen_asymptote(points, mult, gamma=gamma)
     centers = points[groups]
     events = {
-        "jump": ms.LeaveBall(eps_jump, centers=centers),
-        "cap": ms.LeaveBall(eps_cap, centers=centers),
+        "jump": LeaveBall(eps_jump, centers=centers),
+        "cap": LeaveBall(eps_cap, centers=centers),
     }
     facts = {
         "points": points.tolist(),
@@ -150,14 +151,14 @@ def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options)
     return frame, {"wall_s": cost["wall_s"], "jumps": cost["jumps"]}
 
 
-def accelerated_betas(config: dict) -> np.ndarray:
+def accelerated_betas(config: Config) -> np.ndarray:
     """The β grid of the accelerated engine: start, start + step, ... <= stop."""
     start, stop = float(config["accelerated_beta_start"]), float(config["accelerated_beta_stop"])
     step = float(config["accelerated_beta_step"])
     return start + step * np.arange(int(math.floor((stop - start) / step + 1e-9)) + 1)
 
 
-def run_engines(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+def run_engines(config: Config, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Both engines, both events (module docstring).
 
     Returns
@@ -196,7 +197,7 @@ def run_engines(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.
     stop = {"reason": "accelerated_beta_stop reached", "beta": None}
     for engine, betas, chains, budget, seed, options in plan:
         for beta in betas:
-            model = ms.SphereChain(beta=beta, gamma=gamma)
+            model = SphereChain(beta=beta, gamma=gamma)
             for name in EVENTS:
                 if engine == "direct" and beta not in config[f"direct_{name}_betas"]:
                     continue
@@ -221,7 +222,7 @@ def run_engines(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.
     return pd.concat(frames, ignore_index=True), pd.DataFrame(costs), stop
 
 
-def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
+def merge_tol_effect(config: Config, state: dict, log=print) -> pd.DataFrame:
     """T_cap at ``merge_tol_beta`` with the accelerated engine at every ``merge_tols`` and the
     study's ``merge_tol``: the one approximation of the engine (tokens this close to a point are
     merged onto it) must not move the escape from the cap, which runs through relaxations.
@@ -231,7 +232,7 @@ def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
     log-rank p of the sample against the one at the study's ``merge_tol``.
     """
     beta = float(config["merge_tol_beta"])
-    model = ms.SphereChain(beta=beta, gamma=state["facts"]["gamma"])
+    model = SphereChain(beta=beta, gamma=state["facts"]["gamma"])
     tols = sorted({float(t) for t in config["merge_tols"]} | {float(config["merge_tol"])})
     samples, rows = {}, []
     for tol in tols:
@@ -277,7 +278,7 @@ def select(chains: pd.DataFrame, engine: str, event: str) -> pd.DataFrame:
     return chains[(chains["engine"] == engine) & (chains["event"] == event)]
 
 
-def law_tests(chains: pd.DataFrame, state: dict, config: dict) -> pd.DataFrame:
+def law_tests(chains: pd.DataFrame, state: dict, config: Config) -> pd.DataFrame:
     """T_jump against its exact law, per (engine, β).
 
     Columns: the exact mean 1/p and log E[T] = −log p, the sample mean, the KS p-value of the
@@ -317,7 +318,7 @@ def law_tests(chains: pd.DataFrame, state: dict, config: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def per_beta_table(chains: pd.DataFrame, costs: pd.DataFrame, config: dict) -> pd.DataFrame:
+def per_beta_table(chains: pd.DataFrame, costs: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Per (engine, event, β): escapes, exposure, mean with its exact 95 % interval
     (``stats.fit_report``; Garwood below a rate of 1e-12 per step), the Kaplan–Meier median,
     the coefficient of variation, the exponentiality test of the cap exit, and the cost."""
@@ -354,7 +355,7 @@ def per_beta_table(chains: pd.DataFrame, costs: pd.DataFrame, config: dict) -> p
     return per.merge(costs.drop(columns=["chains"]), on=["engine", "event", "beta"])
 
 
-def exponent_fits(chains: pd.DataFrame, config: dict) -> pd.DataFrame:
+def exponent_fits(chains: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Censored fits log E[T] = a + bβ (and E[T] ≈ A β^k e^{bβ}) of the accelerated engine's
     chains, per event and start β_0 of ``fit_starts`` (β >= β_0, at least three β).
 
@@ -455,7 +456,7 @@ def path_order(chains: pd.DataFrame) -> int:
     return int((wide["cap"] < wide["jump"]).sum())
 
 
-def rd_tables(config: dict) -> pd.DataFrame:
+def rd_tables(config: Config) -> pd.DataFrame:
     """The R^d study's committed exponents and means, one tidy table.
 
     Rows ``kind = "exponent"``: its fits of the accelerated engine's T2 (``exponent_start.csv``)

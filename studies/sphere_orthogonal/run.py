@@ -28,9 +28,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import metastab as ms
 from metastab import theory
+from metastab.engine import simulate
+from metastab.models.sphere import SphereFlow
 from metastab.results import write_table
+from metastab.setups.sphere import orthogonal as orthogonal_start
+from metastab.setups.sphere import sphere_uniform
 from metastab.studies.runner import study_meta
 
 from .config import Config
@@ -38,7 +41,7 @@ from .config import Config
 
 def flow(beta: float, dt: float, scheme: str, attention: str = "softmax"):
     """The attention flow on the sphere, Q = K = V = I."""
-    return ms.SphereFlow(beta, dt, attention=attention, scheme=scheme)
+    return SphereFlow(beta, dt, attention=attention, scheme=scheme)
 
 
 def off_diagonal(paths: np.ndarray) -> np.ndarray:
@@ -77,8 +80,11 @@ def orthogonal_run(n, beta, dt, scheme, attention, cfg, delta):
         max(int((t_star - half) / dt), 0), min(int(math.ceil((t_star + half) / dt)), steps) + 1
     )
     record = np.union1d(np.arange(0, steps + 1, every), fine)
-    run = ms.simulate(
-        flow(beta, dt, scheme, attention), ms.orthogonal(n, n), steps=steps, record_at=record
+    run = simulate(
+        flow(beta, dt, scheme, attention),
+        orthogonal_start(n, n),
+        steps=steps,
+        record_at=record.tolist(),
     )
     assert run.trajectory is not None and run.times is not None
     cos = off_diagonal(run.trajectory[0])
@@ -149,7 +155,7 @@ def random_run(beta, x0, cfg):
     dt, grid = float(cfg["dt"]), float(cfg["grid"])
     every = round(grid / dt)
     steps = int(round(float(cfg["t_max"]) / grid)) * every
-    run = ms.simulate(flow(beta, dt, "rk4"), x0, steps=steps, record_every=every)
+    run = simulate(flow(beta, dt, "rk4"), x0, steps=steps, record_every=every)
     assert run.trajectory is not None and run.times is not None
     return run.times * dt, off_diagonal(run.trajectory)
 
@@ -160,7 +166,7 @@ def random_starts(cfg: dict, seed: int) -> pd.DataFrame:
     frames = []
     for d in cfg["ds"]:
         root = np.random.SeedSequence(seed, spawn_key=(1, int(d)))
-        x0 = ms.sphere_uniform(n, int(d), span=True, chains=int(cfg["realisations"]), rng=root)
+        x0 = sphere_uniform(n, int(d), span=True, chains=int(cfg["realisations"]), rng=root)
         for beta in cfg["betas"]:
             times, cos = random_run(float(beta), x0, cfg)
             gamma = theory.orthogonal_cosine(times, float(beta), n)
@@ -189,8 +195,8 @@ def reduction(cfg: dict, seed: int) -> pd.DataFrame:
     n, d = int(cfg["n"]), int(cfg["check_d"])
     count = int(cfg["check_realisations"])
     root = np.random.SeedSequence(seed, spawn_key=(1, d))
-    full = ms.sphere_uniform(n, d, chains=count, rng=root)
-    reduced = ms.sphere_uniform(n, d, span=True, chains=count, rng=root)
+    full = sphere_uniform(n, d, chains=count, rng=root)
+    reduced = sphere_uniform(n, d, span=True, chains=count, rng=root)
     rows = []
     for beta in cfg["betas"]:
         times, a = random_run(float(beta), full, cfg)

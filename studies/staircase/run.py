@@ -26,8 +26,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import metastab as ms
 from metastab import theory
+from metastab.engine import first_passage, simulate, track
+from metastab.events import Clusters, LeaveBall
+from metastab.models.sphere import SphereFlow
 from metastab.results import write_table
 from metastab.studies.runner import study_meta
 
@@ -112,10 +114,10 @@ def prepared(cfg: dict, model_kwargs: dict, dt: float, delta: float, seed: int, 
                 count[c] = sizes.size
                 log_quad[c] = theory.merge_time(beta, sep[c], masses=(ma, mb), delta=delta)
             horizon = int(math.ceil(cfg["horizon_factor"] * math.exp(log_quad.max()) / dt))
-            fp = ms.first_passage(
-                ms.SphereFlow(beta, dt, **model_kwargs),
+            fp = first_passage(
+                SphereFlow(beta, dt, **model_kwargs),
                 x0,
-                ms.Clusters(at_most=1, delta=delta),
+                Clusters(at_most=1, delta=delta),
                 max_steps=horizon,
             )
             frame = fp.to_frame()
@@ -134,8 +136,8 @@ def random_starts(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame
     for ib, beta in enumerate(cfg["betas"]):
         gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3, ib)))
         x0 = on_circle(gen.uniform(0, 2 * math.pi, size=(chains, n)))
-        model = ms.SphereFlow(float(beta), dt)
-        frame = _plateaus(ms.track(model, x0, steps=horizon, delta=delta), "random", dt=dt)
+        model = SphereFlow(float(beta), dt)
+        frame = _plateaus(track(model, x0, steps=horizon, delta=delta), "random", dt=dt)
         frame = frame[frame["k"] >= 2].reset_index(drop=True)
         cols = {c: np.full(len(frame), np.nan) for c in ("separation", "log_time_quadrature")}
         cols |= {c: np.zeros(len(frame), np.int64) for c in ("mass_a", "mass_b", "count")}
@@ -144,7 +146,8 @@ def random_starts(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame
             states = {0: x0[c]}
             if starts.max() > 0:
                 later = starts[starts > 0]
-                run = ms.simulate(model, x0[c], steps=int(later.max()), record_at=later.tolist())
+                run = simulate(model, x0[c], steps=int(later.max()), record_at=later.tolist())
+                assert run.times is not None and run.trajectory is not None  # a recorded run
                 states |= dict(zip(run.times.tolist(), run.trajectory[0]))
             for r in rows:
                 centres, sizes = circle_clusters(states[int(frame.at[r, "start"])], delta)
@@ -174,10 +177,10 @@ def containment(cfg: dict, dt: float, seed: int) -> pd.DataFrame:
         )
         cross = np.einsum("cid,cjd->cij", x0[:, :per_cap], x0[:, per_cap:])
         alpha = cross.reshape(chains, -1).max(axis=1)
-        fp = ms.first_passage(
-            ms.SphereFlow(float(beta), dt),
+        fp = first_passage(
+            SphereFlow(float(beta), dt),
             x0,
-            ms.LeaveBall(chord, centers=centres),
+            LeaveBall(chord, centers=centres),
             max_steps=max_steps,
         )
         n = 2 * per_cap
@@ -207,8 +210,8 @@ def energy(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame:
     for ib, beta in enumerate(cfg["betas"]):
         gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(5, ib)))
         x0 = on_circle(gen.uniform(0, 2 * math.pi, size=n))
-        tr = ms.track(
-            ms.SphereFlow(float(beta), dt),
+        tr = track(
+            SphereFlow(float(beta), dt),
             x0,
             steps=steps,
             delta=delta,

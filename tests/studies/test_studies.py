@@ -356,8 +356,8 @@ def test_metastability_draws_every_beta_from_its_own_root(monkeypatch):
         seen.append(("simulate", model.beta, repr(ms.as_seed(rng))))
         return real_sim(model, x0, rng=rng, **kw)
 
-    monkeypatch.setattr(ms, "first_passage", first_passage)
-    monkeypatch.setattr(ms, "simulate", simulate)
+    monkeypatch.setattr(run, "first_passage", first_passage)
+    monkeypatch.setattr(run, "simulate", simulate)
     state, log = run.setup(cfg), (lambda *a: None)
     run.climb(cfg, state, log)
     fast = run.climb_accelerated(cfg, state, log)[0]
