@@ -6,9 +6,13 @@ repository's ``studies/`` folder (the studies themselves live there, not in the 
   configurations (:class:`~.study.StudyConfig`, :func:`~.study.config_table`) and the report
   templates (:func:`~.study.fill`).
 - :mod:`.runner`: :class:`~.runner.Study` and :func:`run_study` by name (``metastab study``),
-  and the helpers the studies' own files share (:func:`~.runner.study_meta`,
-  :func:`~.runner.read_tables`, :func:`~.runner.beta_scan`, :func:`~.runner.recorded`,
-  :func:`~.runner.quantile_band`).
+  and the provenance of the studies' tables (:func:`~.runner.study_meta`,
+  :func:`~.runner.read_tables`).
+- :mod:`.measurement`: what the studies measure with: streams per β, first-passage points, β
+  scans, recorded runs, and the statistics of their samples (:func:`~.measurement.quiet`,
+  :func:`~.measurement.logrank_p`, :func:`~.measurement.poisson_limit_intervals`,
+  :func:`~.measurement.pit`).
+- :mod:`.circle`: the clusters of tokens on the circle.
 - :mod:`.verdict`: checks tables (:func:`~.verdict.check`, :func:`~.verdict.checks_frame`) and
   the one verdict rule (:func:`~.verdict.verdict`).
 - :mod:`.render`: the markdown and number formatting of the reports.

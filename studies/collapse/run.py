@@ -35,7 +35,7 @@ from metastab.models import SoftmaxChain, SoftmaxFlow
 from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
 from metastab.setups.initial import in_cells
-from metastab.studies.runner import beta_scan, quantile_band, recorded
+from metastab.studies.measurement import beta_scan, quantile_band, recorded
 
 from .config import Config
 

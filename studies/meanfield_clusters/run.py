@@ -25,8 +25,9 @@ from metastab import theory
 from metastab.engine import simulate, track
 from metastab.models.sphere import SphereFlow
 from metastab.results import write_table
-from metastab.studies.runner import beta_scan, study_meta
-from studies.staircase import run as circle  # the circle's cluster decomposition
+from metastab.studies.circle import circle_clusters, on_circle
+from metastab.studies.measurement import beta_scan
+from metastab.studies.runner import study_meta
 
 from .config import Config
 
@@ -51,14 +52,14 @@ def counts(config: Config) -> pd.DataFrame:
             n, chains = int(n), int(config["chains"])
             dt, t_form, at = schedule(beta, n, float(config["dt_growth"]), config["multiples"])
             gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(ib, iN)))
-            x0 = circle.on_circle(gen.uniform(0, 2 * math.pi, size=(chains, n)))
+            x0 = on_circle(gen.uniform(0, 2 * math.pi, size=(chains, n)))
             model = SphereFlow(beta, dt, attention="unnormalized")
             run = simulate(model, x0, steps=max(at), record_at=at)
             assert run.trajectory is not None  # a recorded run
             for c in range(chains):
                 for r, (multiple, step) in enumerate(zip(config["multiples"], at)):
                     x = run.trajectory[c, r]
-                    sizes = circle.circle_clusters(x, delta)[1]
+                    sizes = circle_clusters(x, delta)[1]
                     kernel = track(model, x, steps=1, delta=delta).observables_frame()
                     row = {
                         "beta": beta,

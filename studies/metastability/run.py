@@ -29,8 +29,9 @@ Two engines run the same chain:
   the two are compared there (:func:`crosscheck`).
   :func:`merge_tol_effect` reruns one β at several ``merge_tols``.
 
-Every β has its own root of streams, derived from the engine's seed (:func:`streams`), so the
-samples of different β are independent, as the scaling fits across β assume.
+Every β has its own root of streams, derived from the engine's seed
+(:func:`~metastab.studies.measurement.streams`), so the samples of different β are independent,
+as the scaling fits across β assume.
 
 Everything is a pure function of the configuration and its seeds, so the tables are reproducible
 bit for bit; only wall times vary.
@@ -40,20 +41,26 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import CensoredData, logrank
 
 from metastab import stats, theory
-from metastab.engine import first_passage, simulate, underflow_exponent
+from metastab.engine import simulate, underflow_exponent
 from metastab.events import LeaveBall, LeaveHull
 from metastab.models import SoftmaxChain
 from metastab.results import provenance, write_table
 from metastab.setups.polytopes import regular_polygon
+from metastab.studies.measurement import (
+    POISSON_LIMIT_RATE,
+    logrank_p,
+    poisson_limit_intervals,
+    quiet,
+    run_point,
+    streams,
+)
 
 from .config import Config
 
@@ -193,51 +200,6 @@ def predicted_mean(history: list[tuple[float, float]], beta: float, c0: float) -
         (b0, m0) = history[-2]
         slope = max((math.log(m1) - math.log(m0)) / (b1 - b0), 0.0)
     return m1 * math.exp(slope * (beta - b1))
-
-
-def streams(seed: int, beta: float) -> np.random.SeedSequence:
-    """The root of the chains' streams at ``beta``: SeedSequence([seed, round(1000 β)]).
-
-    One root per β makes the samples of different β independent, as the joint scaling fit and
-    its intervals assume (with one root for all β, chain c would draw the same uniforms at every
-    β, and the accelerated engine the same Exp(1) variates scaled by 1/p). Every event run at
-    one β shares its root, so each chain follows one path for all of them (T_ball <= T2).
-    Distinct β of a grid must differ in round(1000 β).
-
-    >>> streams(20260101, 5.0).entropy
-    [20260101, 5000]
-    """
-    return np.random.SeedSequence([int(seed), int(round(1000 * beta))])
-
-
-def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options):
-    """One first-passage run: the per-chain frame and its cost (wall seconds, steps simulated).
-
-    The chains' streams come from ``streams(seed, model.beta)``. ``options`` go to
-    :func:`metastab.first_passage` (``mode``, ``merge_tol``). Step counts are float64 (the
-    accelerated engine's are; the direct engine's are integers below 2^53). ``jumps`` is the
-    number of events the accelerated engine drew (0 for direct stepping).
-    """
-    tic = time.perf_counter()
-    fp = first_passage(
-        model,
-        x0,
-        event,
-        max_steps=max_steps,
-        chains=chains,
-        rng=streams(seed, model.beta),
-        **options,
-    )
-    wall = time.perf_counter() - tic
-    frame = fp.to_frame()[["chain", "steps", "censored", "max_steps", "beta"]]
-    frame = frame.astype({"steps": np.float64, "max_steps": np.float64})
-    simulated = float(np.sum(fp.times, dtype=np.float64))
-    return frame, {
-        "wall_s": wall,
-        "steps_simulated": simulated,
-        "token_steps": simulated * x0.shape[0],
-        "jumps": int(fp.provenance.get("jumps", 0)),
-    }
 
 
 def climb(config: Config, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
@@ -434,38 +396,6 @@ def merge_tol_effect(config: Config, state: dict, log=print) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def logrank_p(a: pd.DataFrame, b: pd.DataFrame) -> float:
-    """Two-sample log-rank p-value of two censored samples (``scipy.stats.logrank``)."""
-
-    def data(g):
-        steps, censored = g["steps"].to_numpy(np.float64), g["censored"].to_numpy(bool)
-        return CensoredData(uncensored=steps[~censored], right=steps[censored])
-
-    if a["steps"].equals(b["steps"]) and a["censored"].equals(b["censored"]):
-        return 1.0
-    return float(logrank(data(a), data(b)).pvalue)
-
-
-# --------------------------------------------------------------------------- statistics
-
-
-def quiet(func, *args, **kwargs):
-    """Call ``func``; return (result, the DiagnosticWarning messages it raised).
-
-    Diagnostics are kept for the tables and the report; any other warning is raised again.
-    """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = func(*args, **kwargs)
-    notes = []
-    for w in caught:
-        if issubclass(w.category, stats.DiagnosticWarning):
-            notes.append(str(w.message))
-        else:
-            warnings.warn(w.message, w.category, stacklevel=2)
-    return result, notes
-
-
 def per_beta_table(chains: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Per (engine, event, β): escapes, mean and median with exact intervals, memorylessness.
 
@@ -505,51 +435,6 @@ def per_beta_table(chains: pd.DataFrame, config: Config) -> pd.DataFrame:
             )
             rows.append(per)
     return pd.concat(rows, ignore_index=True)
-
-
-# Below this escape rate per step the geometric law's exact (Clopper–Pearson) interval and the
-# exponential law's (Garwood) interval differ by less than about this much, relatively.
-POISSON_LIMIT_RATE = 1e-12
-
-
-def poisson_limit_intervals(per: pd.DataFrame, limit: float = POISSON_LIMIT_RATE) -> pd.DataFrame:
-    """Rate, mean and median intervals from Garwood's formula where the rate is below ``limit``
-    per step (column ``interval`` says which formula each row uses).
-
-    There the geometric law is the exponential one up to a relative 1e-12, and so are their
-    exact intervals, but the Clopper–Pearson quantiles ``scipy.stats.beta.ppf(q, d, E − d + 1)``
-    are wrong for E between about 3e18 and 6e18 (SciPy 1.17: near 2^62 they return 2^-56
-    whatever d), where the accelerated engine's exposures fall at β ≈ 29; the chi-square
-    quantiles have no such range. Medians: log 2 / rate (⌈log 2 / −log(1 − p)⌉ to 1e-12).
-    """
-    per = per.copy()
-    per["interval"] = "clopper-pearson"
-    tiny = (per["events"] > 0) & (per["rate"] < limit)
-    for idx in per.index[tiny]:
-        low, high = stats.garwood_interval(
-            int(per.at[idx, "events"]), float(per.at[idx, "exposure"])
-        )
-        per.loc[
-            idx,
-            [
-                "rate_low",
-                "rate_high",
-                "mean_low",
-                "mean_high",
-                "median_low",
-                "median_high",
-                "interval",
-            ],
-        ] = [
-            low,
-            high,
-            1 / high,
-            1 / low,
-            math.log(2) / high,
-            math.log(2) / low,
-            f"garwood (rate < {limit:g})",
-        ]
-    return per
 
 
 def at_beta(frame: pd.DataFrame, beta: float) -> pd.DataFrame:

@@ -21,12 +21,12 @@ Two engines run the same chain: ``direct`` (``mode="exact"``, every step) at the
 ``direct_jump_betas`` and ``direct_cap_betas``, and ``accelerated`` (``mode="accelerated"``: the
 waiting time of every frozen stretch drawn from its geometric law) on the β grid to
 E[T_jump] >= ``target_mean``; the two have independent seeds and every β its own streams
-(``streams``). The law of T_jump is tested at every β by a KS test of the randomised
-probability integral transform (:func:`pit`, exact for a discrete law); the negative control is
+(:func:`~metastab.studies.measurement.streams`). The law of T_jump is tested at every β by a
+KS test of the randomised probability integral transform
+(:func:`~metastab.studies.measurement.pit`, exact for a discrete law); the negative control is
 the same sample against the law of a chain whose tokens never pick themselves. The streams and
-the escape-rate helpers (:func:`quiet`, :func:`logrank_p`, :func:`poisson_limit_intervals`) are
-those of the R^d study, whose committed tables (``rd_study``) are copied into ``rd.csv`` for
-the comparison.
+the escape-rate helpers are those of the R^d study (:mod:`metastab.studies.measurement`), whose
+committed tables (``rd_study``) are copied into ``rd.csv`` for the comparison.
 
 Everything is a pure function of the configuration and its seeds; only wall times vary.
 """
@@ -47,16 +47,14 @@ from metastab.events import LeaveBall
 from metastab.models.sphere import SphereChain
 from metastab.results import provenance, read_table, write_table
 from metastab.setups.polytopes import simplex
-from studies.metastability import run as _RD
+from metastab.studies import measurement
+from metastab.studies.measurement import logrank_p, pit, poisson_limit_intervals, quiet
 
 from .config import Config
 
 EVENTS = ("jump", "cap")
 ENGINES = ("direct", "accelerated")
 ROOT = Path(__file__).resolve().parents[2]
-quiet, logrank_p, poisson_limit_intervals = _RD.quiet, _RD.logrank_p, _RD.poisson_limit_intervals
-# a root of streams per β, shared by both events (each chain follows one path: T_jump <= T_cap)
-streams = _RD.streams
 
 
 # --------------------------------------------------------------------------- setup
@@ -124,28 +122,13 @@ def no_self_log_stay(state: dict, beta: float) -> float:
     return float(-(m * np.logaddexp(0.0, log_r)).sum())
 
 
-def pit(steps, log_stay: float, v) -> np.ndarray:
-    """Randomised probability integral transform of a sample of Geometric(p), log_stay = log(1−p).
-
-    U = F(T − 1) + V (F(T) − F(T − 1)) with V uniform on (0, 1) (``v``, one per step count) and
-    F(t) = 1 − (1 − p)^t: exactly uniform when T has that law, whatever p, so a KS test of U is
-    exact for the discrete law.
-
-    >>> float(pit([1.0], math.log(0.5), [0.5])[0])        # F(0) = 0, F(1) = 1/2
-    0.25
-    """
-    t = np.asarray(steps, dtype=np.float64)
-    before = np.exp((t - 1) * log_stay)  # P[T > t − 1]
-    return -np.expm1((t - 1) * log_stay) + np.asarray(v) * before * -math.expm1(log_stay)
-
-
 # --------------------------------------------------------------------------- runs
 
 
 def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options):
     """The R^d study's run point (streams(seed, β), float64 step counts), with the wall seconds
     and the events drawn as its cost."""
-    frame, cost = _RD.run_point(
+    frame, cost = measurement.run_point(
         model, x0, event, chains=chains, max_steps=max_steps, seed=seed, **options
     )
     return frame, {"wall_s": cost["wall_s"], "jumps": cost["jumps"]}

@@ -31,14 +31,10 @@ from metastab.engine import first_passage, simulate, track
 from metastab.events import Clusters, LeaveBall
 from metastab.models.sphere import SphereFlow
 from metastab.results import write_table
+from metastab.studies.circle import circle_clusters, closest_pair, on_circle
 from metastab.studies.runner import study_meta
 
 from .config import Config
-
-
-def on_circle(theta: np.ndarray) -> np.ndarray:
-    """Unit vectors (cos θ, sin θ), shape theta.shape + (2,)."""
-    return np.stack([np.cos(theta), np.sin(theta)], axis=-1)
 
 
 def caps(centres, per_cap: int, radius: float, chains: int, seed) -> np.ndarray:
@@ -47,38 +43,6 @@ def caps(centres, per_cap: int, radius: float, chains: int, seed) -> np.ndarray:
     offsets = gen.uniform(-radius, radius, size=(chains, len(centres), per_cap))
     theta = np.asarray(centres, dtype=np.float64)[None, :, None] + offsets
     return on_circle(theta.reshape(chains, -1))
-
-
-def circle_clusters(x: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
-    """The clusters of a configuration on the circle (n×2): their circular-mean angles and
-    sizes, in angular order.
-
-    On the circle the components of the graph cos(θ_i − θ_j) >= 1 − δ are the arcs between the
-    gaps wider than arccos(1 − δ) of the sorted angles (none or one such gap: one cluster).
-    """
-    theta = np.sort(np.mod(np.arctan2(x[:, 1], x[:, 0]), 2 * math.pi))
-    gaps = np.diff(np.append(theta, theta[0] + 2 * math.pi))
-    wide = np.flatnonzero(gaps > math.acos(1.0 - delta))
-    if wide.size <= 1:
-        groups = [np.roll(theta, -(wide[0] + 1) if wide.size else 0)]
-    else:
-        cut = np.roll(theta, -(wide[-1] + 1))  # start right after the last wide gap
-        bounds = np.sort((wide - wide[-1] - 1) % theta.size)[:-1] + 1
-        groups = np.split(cut, bounds)
-    centres = np.array([math.atan2(np.sin(g).sum(), np.cos(g).sum()) for g in groups])
-    return centres, np.array([g.size for g in groups])
-
-
-def closest_pair(centres: np.ndarray, sizes: np.ndarray) -> tuple[float, int, int]:
-    """The smallest angle between two clusters adjacent on the circle and their sizes."""
-    k = centres.size
-    if k < 2:
-        return math.nan, 0, 0
-    diff = np.abs(np.angle(np.exp(1j * (np.roll(centres, -1) - centres))))
-    if k == 2:
-        diff = diff[:1]
-    a = int(np.argmin(diff))
-    return float(diff[a]), int(sizes[a]), int(sizes[(a + 1) % k])
 
 
 def _plateaus(tr, part: str, **columns) -> pd.DataFrame:

@@ -1,12 +1,12 @@
-"""The circle's cluster decomposition of the staircase and meanfield-clusters studies, against a
-brute-force union-find of the δ-graph."""
+"""The circle's cluster decomposition of the staircase and meanfield-clusters studies
+(metastab.studies.circle), against a brute-force union-find of the δ-graph."""
 
 import math
 
 import numpy as np
 import pytest
 
-from studies.staircase import run as circle
+from metastab.studies import circle
 
 
 def _components(x, delta):
