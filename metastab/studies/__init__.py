@@ -1,13 +1,18 @@
 """The study framework: what runs, checks and renders the reproduction studies of the
 repository's ``studies/`` folder (the studies themselves live there, not in the package).
 
-- :mod:`.study`: a study's folder as the package ``metastab_studies.NAME``
-  (:func:`~.study.study_module`), the base of the studies' typed configurations
-  (:class:`~.study.StudyConfig`) and the report templates (:func:`~.study.fill`).
+- :mod:`.study`: a study's folder as the package ``studies.PACKAGE``
+  (:func:`~.study.study_module`, :func:`~.study.package_name`), the base of the studies' typed
+  configurations (:class:`~.study.StudyConfig`, :func:`~.study.config_table`) and the report
+  templates (:func:`~.study.fill`).
 - :mod:`.runner`: :class:`~.runner.Study` and :func:`run_study` by name (``metastab study``),
-  and the helpers the studies' own files share (:func:`~.runner.study_meta`,
-  :func:`~.runner.read_tables`, :func:`~.runner.beta_scan`, :func:`~.runner.recorded`,
-  :func:`~.runner.quantile_band`).
+  and the provenance of the studies' tables (:func:`~.runner.study_meta`,
+  :func:`~.runner.read_tables`).
+- :mod:`.measurement`: what the studies measure with: streams per β, first-passage points, β
+  scans, recorded runs, and the statistics of their samples (:func:`~.measurement.quiet`,
+  :func:`~.measurement.logrank_p`, :func:`~.measurement.poisson_limit_intervals`,
+  :func:`~.measurement.pit`).
+- :mod:`.circle`: the clusters of tokens on the circle.
 - :mod:`.verdict`: checks tables (:func:`~.verdict.check`, :func:`~.verdict.checks_frame`) and
   the one verdict rule (:func:`~.verdict.verdict`).
 - :mod:`.render`: the markdown and number formatting of the reports.
@@ -17,7 +22,7 @@ Nothing of the core imports this package.
 """
 
 from .runner import Study, list_studies, load_config, run_study, study_about, study_root
-from .study import ConfigError, StudyConfig, study_module
+from .study import ConfigError, StudyConfig, package_name, study_module
 
 __all__ = [
     "Study",
@@ -27,6 +32,7 @@ __all__ = [
     "list_studies",
     "load_config",
     "study_about",
+    "package_name",
     "study_module",
     "run_study",
 ]

@@ -1,6 +1,7 @@
 """Run a reproduction study of the repository's ``studies/`` folder by name.
 
-A study is a folder ``studies/NAME/`` holding
+A study is a package ``studies/PACKAGE/`` (``NAME`` with ``-`` written ``_``:
+:func:`~.study.package_name`) holding
 
 - ``config.toml``: its parameters; an optional ``[quick]`` table overrides top-level keys (and
   merges into tables) for the reduced run that the test suite exercises; an ``[about]`` table
@@ -27,9 +28,8 @@ the report with the checks table and the ``Verdict:`` line of
 the run and recomputes checks, figures and report from the tables already in ``out``. Studies
 live in the repository, not in the installed package: run them from a clone.
 
-The helpers the studies' own files share are here too: :func:`study_meta` and
-:func:`read_tables` (their tables' provenance), :func:`beta_scan` (a measurement at every β of a
-grid), :func:`recorded` and :func:`quantile_band` (recorded runs and their quantiles).
+The helpers of the studies' tables are here too: :func:`study_meta` and :func:`read_tables`
+(their provenance); what the studies measure with is :mod:`.measurement`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from ..results import provenance, read_table
@@ -60,11 +59,9 @@ from .verdict import verdict_line, write_checks
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
     from types import ModuleType
 
-    from ..engine.chains import Model
-    from ..rng import SeedLike
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -79,12 +76,8 @@ __all__ = [
     "load_config",
     "study_about",
     "run_study",
-    "sibling",
     "study_meta",
     "read_tables",
-    "beta_scan",
-    "recorded",
-    "quantile_band",
 ]
 
 # config tables read by checks.py alone (the wrong predictions of the power rows): changing them
@@ -111,7 +104,8 @@ def _toml(file: Path) -> dict:
 
 class Study:
     """Study ``name`` of the ``studies/`` folder: its modules (imported once, as
-    ``metastab_studies.NAME.STEM``), its typed configuration and its four stages.
+    ``studies.PACKAGE.STEM``, :func:`~.study.study_module`), its typed configuration and its four
+    stages.
 
     Raises
     ------
@@ -294,12 +288,6 @@ def read_tables(out: str | os.PathLike[str], *names: str) -> list[pd.DataFrame]:
     return [read_table(Path(out) / name)[0] for name in names]
 
 
-def sibling(file: str | os.PathLike[str], stem: str) -> ModuleType:
-    """The module ``stem.py`` of the study folder holding ``file`` (:func:`~.study.study_module`:
-    imported once, not executed again)."""
-    return study_module(Path(file).resolve().parent.name, stem)
-
-
 def study_meta(study: str, config: StudyConfig) -> dict:
     """The provenance every table of a study carries: its name, config, seed and environment."""
     return {
@@ -308,61 +296,3 @@ def study_meta(study: str, config: StudyConfig) -> dict:
         "seed": int(config["seed"]),
         "provenance": provenance(),
     }
-
-
-def beta_scan(
-    betas: Iterable[float],
-    measure: Callable[[float, int], pd.DataFrame | Iterable[pd.DataFrame]],
-) -> pd.DataFrame:
-    """The frames of ``measure(beta, index)`` at every β of ``betas``, concatenated in order;
-    ``index`` is β's place in the scan (the spawn key of its streams).
-
-    >>> beta_scan([1, 2.5], lambda b, i: pd.DataFrame({"beta": [b], "i": [i]}))
-       beta  i
-    0   1.0  0
-    1   2.5  1
-    """
-    frames: list[pd.DataFrame] = []
-    for index, beta in enumerate(betas):
-        got = measure(float(beta), index)
-        frames.extend([got] if isinstance(got, pd.DataFrame) else got)
-    return pd.concat(frames, ignore_index=True)
-
-
-def recorded(
-    model: Model, x0: np.ndarray, steps: int, every: int, fine: int, chains: int, rng: SeedLike
-) -> tuple[np.ndarray, np.ndarray]:
-    """(times, trajectories) of ``chains`` chains: every step up to ``fine``, every ``every``
-    steps after, up to ``steps``. Two runs from the same seed, whose paths agree step for step
-    (chain k's stream depends only on the seed and k), so the start is seen in full without
-    recording the whole run."""
-    from ..engine import simulate
-
-    head = simulate(model, x0, steps=fine, chains=chains, record_every=1, rng=rng)
-    tail = simulate(model, x0, steps=steps, chains=chains, record_every=every, rng=rng)
-    assert head.times is not None and tail.times is not None  # recorded runs
-    assert head.trajectory is not None and tail.trajectory is not None
-    later = tail.times > fine
-    return (
-        np.concatenate([head.times, tail.times[later]]),
-        np.concatenate([head.trajectory, tail.trajectory[:, later]], axis=1),
-    )
-
-
-def quantile_band(
-    values: np.ndarray, model: str, beta: float, times: np.ndarray, chains: int
-) -> pd.DataFrame:
-    """The 10%, 50% and 90% quantiles over the chains (axis 0) of ``values`` at each of
-    ``times``: columns model, beta, step, q10, median, q90, chains."""
-    q = np.quantile(values, [0.1, 0.5, 0.9], axis=0)
-    return pd.DataFrame(
-        {
-            "model": model,
-            "beta": beta,
-            "step": times,
-            "q10": q[0],
-            "median": q[1],
-            "q90": q[2],
-            "chains": chains,
-        }
-    )

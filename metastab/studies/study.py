@@ -1,14 +1,17 @@
 """A study of the repository's ``studies/`` folder: its modules, its typed configuration and its
 report template.
 
-**Modules.** A study folder is imported as the package ``metastab_studies.<NAME>`` (``-`` written
-``_``) by a finder that this module installs: ``studies/staircase/run.py`` is the module
-``metastab_studies.staircase.run``, imported once like any other module. A study's files import
-each other relatively (``from .checks import orders``) and another study's helpers by its package
-(``from metastab_studies.staircase import run``).
+**Modules.** The repository's ``studies/`` folder is the package ``studies``, one subpackage per
+study, named as the study with ``-`` written ``_`` (:func:`package_name`): study
+``hardmax-nsd`` is ``studies/hardmax_nsd/``, its ``run.py`` the module
+``studies.hardmax_nsd.run``, while its command (``metastab study hardmax-nsd``) and its outputs
+(``data/hardmax-nsd/``) keep the hyphen. A study's files import each other relatively
+(``from .checks import orders``) and another study's by its package
+(``from studies.staircase import run``).
 
-**Configuration.** A study declares its parameters as a frozen dataclass ``Config``, subclass of
-:class:`StudyConfig`, in its ``config.py``; tables of ``config.toml`` are nested dataclasses.
+**Configuration.** A study declares its parameters as a frozen dataclass ``Config``
+(:func:`config_table`), subclass of :class:`StudyConfig`, in its ``config.py``; tables of
+``config.toml`` are nested dataclasses.
 :meth:`StudyConfig.from_dict` refuses unknown and missing keys, values of another type and values
 outside a field's :func:`bounded` range, naming the key and the value. A config reads as a
 read-only mapping too (``config["seed"]``), and :meth:`StudyConfig.to_dict` gives back the TOML
@@ -27,8 +30,7 @@ import copy
 import dataclasses
 import difflib
 import importlib
-import importlib.abc
-import importlib.machinery
+import importlib.util
 import math
 import re
 import string
@@ -41,22 +43,24 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator
 
 __all__ = [
     "PACKAGE",
     "ConfigError",
     "StudyConfig",
     "bounded",
+    "config_table",
     "study_root",
     "study_folder",
     "list_studies",
+    "package_name",
     "study_module",
     "fill",
     "ReportTemplate",
 ]
 
-PACKAGE = "metastab_studies"
+PACKAGE = "studies"
 _C = TypeVar("_C", bound="StudyConfig")
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
@@ -82,8 +86,9 @@ def study_root() -> Path:
 
 
 def list_studies() -> list[str]:
-    """Names of the studies (folders of ``studies/`` with a ``run.py``), sorted."""
-    return sorted(p.parent.name for p in study_root().glob("*/run.py"))
+    """Names of the studies (packages of ``studies/`` with a ``run.py``, ``_`` written ``-``),
+    sorted."""
+    return sorted(p.parent.name.replace("_", "-") for p in study_root().glob("*/run.py"))
 
 
 def study_folder(name: str) -> Path:
@@ -96,47 +101,49 @@ def study_folder(name: str) -> Path:
     """
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"study name must be lower-case letters, digits and '-', got {name!r}")
-    folder = study_root() / name
+    folder = study_root() / package_name(name)
     if not (folder / "run.py").is_file():
         raise ValueError(f"unknown study {name!r}; the studies are: {', '.join(list_studies())}")
     return folder
 
 
-class _StudyFinder(importlib.abc.MetaPathFinder):
-    """Finds ``metastab_studies`` (a namespace) and ``metastab_studies.<NAME>`` (a study's
-    folder, as a namespace package whose modules the path finder then loads)."""
+def package_name(name: str) -> str:
+    """The Python package of study ``name`` in ``studies``: its name with ``-`` written ``_``
+    (the command, ``data/NAME/`` and the docs keep the hyphens).
 
-    def find_spec(
-        self,
-        fullname: str,
-        path: Sequence[str] | None = None,
-        target: types.ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname == PACKAGE:
-            return importlib.machinery.ModuleSpec(fullname, None, is_package=True)
-        parent, _, name = fullname.rpartition(".")
-        if parent != PACKAGE or not re.match(r"^[a-z][a-z0-9_]*$", name):
-            return None
-        folder = study_root() / name.replace("_", "-")
-        if not (folder / "run.py").is_file():
-            return None
-        spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
-        spec.submodule_search_locations = [str(folder)]
-        return spec
+    >>> package_name("hardmax-nsd")
+    'hardmax_nsd'
+    """
+    return name.replace("-", "_")
 
 
-if not any(isinstance(f, _StudyFinder) for f in sys.meta_path):
-    sys.meta_path.append(_StudyFinder())
+def _importable() -> None:
+    """Make ``studies`` import as the package of :func:`study_root`: its parent (the clone's root)
+    goes on ``sys.path`` unless ``studies`` is found already."""
+    root = study_root()
+    found = importlib.util.find_spec(PACKAGE)
+    if found is None:
+        sys.path.append(str(root.parent))
+        importlib.invalidate_caches()
+        found = importlib.util.find_spec(PACKAGE)
+    where = found.submodule_search_locations if found is not None else None
+    if not where or Path(list(where)[0]).resolve() != root:
+        raise ImportError(
+            f"the package {PACKAGE!r} is not the studies folder {root} "
+            f"(found {list(where) if where else None})"
+        )
 
 
 def study_module(name: str, stem: str) -> types.ModuleType:
-    """The module ``studies/NAME/STEM.py``, imported once as ``metastab_studies.NAME.STEM``.
+    """The module ``STEM`` of study ``name``: ``studies.PACKAGE.STEM`` (:func:`package_name`),
+    imported once like any other module.
 
-    >>> study_module("staircase", "run").__name__
-    'metastab_studies.staircase.run'
+    >>> study_module("hardmax-nsd", "run").__name__
+    'studies.hardmax_nsd.run'
     """
     study_folder(name)
-    return importlib.import_module(f"{PACKAGE}.{name.replace('-', '_')}.{stem}")
+    _importable()
+    return importlib.import_module(f"{PACKAGE}.{package_name(name)}.{stem}")
 
 
 # --------------------------------------------------------------------------- configuration
@@ -209,7 +216,7 @@ def _in_range(field: dataclasses.Field, value: Any, key: str) -> None:
 class StudyConfig(Mapping):
     """The base of a study's ``Config``: a frozen dataclass read from a TOML table.
 
-    >>> @dataclasses.dataclass(frozen=True)
+    >>> @config_table
     ... class Config(StudyConfig):
     ...     seed: int
     ...     betas: list[float] = bounded(0.0)
@@ -287,6 +294,23 @@ class StudyConfig(Mapping):
 
     def _names(self) -> list[str]:
         return [f.name for f in dataclasses.fields(self)]
+
+
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:  # the type checker's alone (typing has it from Python 3.11)
+
+    def dataclass_transform(**kwargs: Any) -> Callable[[type], type]:
+        return lambda f: f
+
+
+# bounded() declared a field specifier: a bounded field without a default may follow one with a
+# default, as at run time (the stdlib decorator's type check knows dataclasses.field alone)
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, bounded))
+def config_table(cls: type[_C]) -> type[_C]:
+    """``cls`` (a :class:`StudyConfig`) as a frozen dataclass: the decorator of a study's
+    ``Config`` and of its tables."""
+    return dataclasses.dataclass(frozen=True)(cls)
 
 
 # --------------------------------------------------------------------------- report templates

@@ -136,7 +136,7 @@ def distribution_figure(chains, summary, path):
 
 def probability_figure(summary, polys, C_event, path):
     """P̂[event at T1] against β, with the bound 1 − β^{−1/8} dashed."""
-    curves = (
+    curves: tuple[tuple[str, str, str, dict], ...] = (
         ("P_event_T1", "o-", f"γ = {{gamma}}: published τ (m = min), C = {C_event:g}", {}),
         ("P_event_T1_max", "s:", "γ = {gamma}: M = max in τ, T1, C = 1/(1−γ)", {}),
     )
@@ -152,7 +152,7 @@ def probability_figure(summary, polys, C_event, path):
 
 def smallest_C_figure(summary, polys, path):
     """Smallest C the data support against β (log-log), with 1/(1−γ) dashed."""
-    curves = (
+    curves: tuple[tuple[str, str, str, dict], ...] = (
         ("C_hat_extreme", "s-", "γ = {gamma}: published, extreme start", {}),
         ("C_hat_random", "o-", "γ = {gamma}: published, random starts", {"alpha": 0.6}),
         ("C_max_hat", "^:", "γ = {gamma}: with M = max, all starts", {}),

@@ -33,17 +33,21 @@ import pandas as pd
 from scipy.optimize import brentq, linprog, minimize
 from scipy.spatial import ConvexHull, HalfspaceIntersection
 
-import metastab as ms
 from metastab import theory
+from metastab.engine import first_passage, simulate
+from metastab.events import ReachVertices
+from metastab.models import SoftmaxChain
 from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
+from metastab.setups.initial import near_vertices
+from metastab.setups.polytopes import Polytope, random_polygon
 
 from .config import Config
 
 # --------------------------------------------------------------------------- geometry
 
 
-def build_polytope(spec: dict) -> ms.Polytope:
+def build_polytope(spec: dict) -> Polytope:
     """The polytope of a config entry: a kind of :data:`metastab.registry.POLYTOPES`, or a
     ``random-acute`` equinorm polygon.
 
@@ -58,19 +62,19 @@ def build_polytope(spec: dict) -> ms.Polytope:
         raise ValueError(f"an equinorm polygon with acute cones is a triangle, got k={k}")
     gen = np.random.default_rng(int(spec["seed"]))
     for _ in range(10_000):
-        P = ms.random_polygon(3, equal_norm=True, rng=gen)
+        P = random_polygon(3, equal_norm=True, rng=gen)
         if P.has_acute_cones():
-            return ms.Polytope(P.vertices, name="random-acute-3")
+            return Polytope(P.vertices, name="random-acute-3")
     raise RuntimeError("no acute equinorm triangle in 10000 draws")
 
 
-def cone_slack(P: ms.Polytope, beta: float) -> float:
+def cone_slack(P: Polytope, beta: float) -> float:
     """min_a (inradius of I_a(β^{−1/8})) − β^{−1/4}: >= 0 iff every eroded cone is non-empty."""
     eta, delta = beta ** (-1 / 8), beta ** (-1 / 4)
     return min(P.dominance_inradius(a, eta) for a in range(P.n_vertices)) - delta
 
 
-def existence_threshold(P: ms.Polytope) -> float:
+def existence_threshold(P: Polytope) -> float:
     """Smallest β at which every eroded cone I_a(β^{−1/8}) ⊖ β^{−1/4} is non-empty.
 
     The cones grow with β (η and δ both shrink), so the slack is monotone and a root in log β
@@ -84,20 +88,20 @@ def existence_threshold(P: ms.Polytope) -> float:
     return 10 ** brentq(lambda lb: cone_slack(P, 10**lb), lo, hi, xtol=1e-6)
 
 
-def geometric_scale(P: ms.Polytope) -> float:
+def geometric_scale(P: Polytope) -> float:
     """The β- and γ-free part of τ: min{min_{a≠b} c0/(2|v_a − v_b|), √(2c0)/2}."""
     V = P.vertices
     dist = np.linalg.norm(V[:, None] - V[None], axis=-1)[~np.eye(P.n_vertices, dtype=bool)]
     return min(float((P.c0 / (2 * dist)).min()), math.sqrt(2 * P.c0) / 2)
 
 
-def assignment(P: ms.Polytope, x0: np.ndarray) -> np.ndarray:
+def assignment(P: Polytope, x0: np.ndarray) -> np.ndarray:
     """σ(i): vertex tokens own their vertex, the others their initial cell."""
     k = P.n_vertices
     return np.concatenate([np.arange(k), P.assign(x0[k:])])
 
 
-def phase_constants(P: ms.Polytope, x0: np.ndarray, gamma: float, beta: float) -> dict:
+def phase_constants(P: Polytope, x0: np.ndarray, gamma: float, beta: float) -> dict:
     """Published m, τ, T1 (theory.clustering_phase) and the variant with M = max distance."""
     ph = theory.clustering_phase(P, x0, gamma, beta=beta)
     k = P.n_vertices
@@ -127,13 +131,13 @@ def random_starts(P, n, beta, draws, gen) -> np.ndarray:
     """
     k = P.n_vertices
     per = n - k
-    pool = ms.near_vertices(P, k + per * draws, beta, max_tries=10**8, rng=gen)
+    pool = near_vertices(P, k + per * draws, beta, max_tries=10**8, rng=gen)
     return np.stack(
         [np.vstack([P.vertices, pool[k + r * per : k + (r + 1) * per]]) for r in range(draws)]
     )
 
 
-def eroded_cone(P: ms.Polytope, a: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
+def eroded_cone(P: Polytope, a: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """I_a(β^{−1/8}) ⊖ β^{−1/4} as {x : G x <= h} (docs: models#polytopes).
 
     A closed ball B(x, δ) lies in {z : <g, z> <= c} iff <g, x> + δ|g| <= c; the facets of K come
@@ -148,7 +152,7 @@ def eroded_cone(P: ms.Polytope, a: int, beta: float) -> tuple[np.ndarray, np.nda
     return G, h
 
 
-def extreme_points(P: ms.Polytope, a: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
+def extreme_points(P: Polytope, a: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """The points of the eroded cone of vertex a closest to and farthest from v_a.
 
     The farthest is a vertex of the polyhedron (a convex function is maximised at a vertex);
@@ -181,7 +185,7 @@ def extreme_points(P: ms.Polytope, a: int, beta: float) -> tuple[np.ndarray, np.
     return near + 1e-7 * (center - near), far + 1e-7 * (center - far)
 
 
-def extreme_start(P: ms.Polytope, tokens_per_vertex: int, beta: float) -> np.ndarray:
+def extreme_start(P: Polytope, tokens_per_vertex: int, beta: float) -> np.ndarray:
     """Per vertex, one token at the admissible point closest to the vertex and the others at
     the farthest: M/m as large as the admissible set allows, the worst case for the published
     constant C."""
@@ -195,7 +199,7 @@ def extreme_start(P: ms.Polytope, tokens_per_vertex: int, beta: float) -> np.nda
 # --------------------------------------------------------------------------- measurement
 
 
-def deviations(traj: np.ndarray, P: ms.Polytope, sigma: np.ndarray) -> tuple[np.ndarray, ...]:
+def deviations(traj: np.ndarray, P: Polytope, sigma: np.ndarray) -> tuple[np.ndarray, ...]:
     """Per chain and recorded step: the largest distance of a non-vertex token to its vertex
     (D) and of a vertex token to its vertex (V); traj is chains × steps × n × d, sigma per
     chain (chains × n)."""
@@ -208,7 +212,7 @@ def deviations(traj: np.ndarray, P: ms.Polytope, sigma: np.ndarray) -> tuple[np.
 def first_true(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """First index of True along the last axis, and whether there was none (censored)."""
     hit = mask.any(axis=-1)
-    return np.where(hit, mask.argmax(axis=-1), mask.shape[-1] - 1), ~hit
+    return np.where(hit, mask.argmax(axis=-1), mask.shape[-1] - 1), np.asarray(~hit)
 
 
 def event_hitting_times(P, starts, consts, model, C_event, beta, chains, horizon, seq):
@@ -220,8 +224,8 @@ def event_hitting_times(P, starts, consts, model, C_event, beta, chains, horizon
     """
     out = []
     for i, (x0, c) in enumerate(zip(starts, consts)):
-        event = ms.ReachVertices(P, radius=C_event * c["tau"], vertex_radius=beta ** (-1 / 4))
-        fp = ms.first_passage(
+        event = ReachVertices(P, radius=C_event * c["tau"], vertex_radius=beta ** (-1 / 4))
+        fp = first_passage(
             model, x0, event, max_steps=horizon, chains=chains, rng=seq, first_chain=i * chains
         )
         out.append(np.where(fp.censored, -1, fp.times))
@@ -237,9 +241,10 @@ def measure(P, starts, labels, gamma, beta, config, seq) -> tuple[pd.DataFrame, 
         [int(config["steps"])] + [c["T1"] + 1 for c in consts] + [c["T1_max"] + 1 for c in consts]
     )
     x0 = np.repeat(starts, chains, axis=0)
-    model = ms.SoftmaxChain(beta=beta, gamma=gamma)
-    run = ms.simulate(model, x0, steps=horizon, record_every=1, rng=seq)
+    model = SoftmaxChain(beta=beta, gamma=gamma)
+    run = simulate(model, x0, steps=horizon, record_every=1, rng=seq)
     sigma = np.stack([assignment(P, x) for x in x0])
+    assert run.trajectory is not None  # a recorded run
     D, V = deviations(run.trajectory, P, sigma)
     frame = pd.DataFrame(
         [dict(c, start=lab, draw=i) for i, (c, lab) in enumerate(zip(consts, labels))]
@@ -335,7 +340,7 @@ def summarise(chains: pd.DataFrame, C_event: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def polytope_row(P: ms.Polytope, threshold: float) -> dict:
+def polytope_row(P: Polytope, threshold: float) -> dict:
     return {
         "polytope": P.name,
         "vertices": P.vertices.round(6).tolist(),

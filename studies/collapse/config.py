@@ -3,12 +3,10 @@ what each key means)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from metastab.studies.study import StudyConfig, bounded
+from metastab.studies.study import StudyConfig, bounded, config_table
 
 
-@dataclass(frozen=True)
+@config_table
 class Flow(StudyConfig):
     """The ``[flow]`` table."""
 
@@ -17,7 +15,7 @@ class Flow(StudyConfig):
     record_cap: int
 
 
-@dataclass(frozen=True)
+@config_table
 class Chain(StudyConfig):
     """The ``[chain]`` table."""
 
@@ -26,7 +24,7 @@ class Chain(StudyConfig):
     max_steps: int = bounded(1)
 
 
-@dataclass(frozen=True)
+@config_table
 class Curves(StudyConfig):
     """The ``[curves]`` table."""
 
@@ -37,7 +35,7 @@ class Curves(StudyConfig):
     chains: int = bounded(1)
 
 
-@dataclass(frozen=True)
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
 
@@ -46,7 +44,7 @@ class Power(StudyConfig):
     )  # the guaranteed rate c predicted this many times larger
 
 
-@dataclass(frozen=True)
+@config_table
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""

@@ -28,18 +28,21 @@ import numpy as np
 import pandas as pd
 from scipy.spatial.distance import pdist
 
-import metastab as ms
 from metastab import stats, theory
+from metastab.engine import first_passage, simulate
+from metastab.events import Collapse
+from metastab.models import SoftmaxChain, SoftmaxFlow
 from metastab.registry import polytope_from_dict
 from metastab.results import provenance, write_table
-from metastab.studies.runner import beta_scan, quantile_band, recorded
+from metastab.setups.initial import in_cells
+from metastab.studies.measurement import beta_scan, quantile_band, recorded
 
 from .config import Config
 
 
 def model(kind: str, beta: float, gamma: float, d: int):
     """SA_β or SA_P at signed β: β < 0 is |β| with B = −I."""
-    cls = ms.SoftmaxFlow if kind == "SA_beta" else ms.SoftmaxChain
+    cls = SoftmaxFlow if kind == "SA_beta" else SoftmaxChain
     return cls(beta=abs(beta), gamma=gamma, B=-np.eye(d) if beta < 0 else None)
 
 
@@ -51,10 +54,10 @@ def diameters(paths: np.ndarray) -> np.ndarray:
 
 def collapse_times(kind, betas, chains, max_steps, x0, gamma, ratio, seed) -> pd.DataFrame:
     """First step with diam <= ratio · diam(X^0), per β and chain (censored at max_steps)."""
-    event = ms.Collapse(ratio * pdist(x0).max())
+    event = Collapse(ratio * pdist(x0).max())
 
     def at(beta: float, ib: int) -> pd.DataFrame:
-        fp = ms.first_passage(
+        fp = first_passage(
             model(kind, beta, gamma, x0.shape[1]),
             x0,
             event,
@@ -79,7 +82,8 @@ def collapse_times(kind, betas, chains, max_steps, x0, gamma, ratio, seed) -> pd
 def per_step_factor(beta, steps, x0, gamma) -> tuple[float, int]:
     """Largest diam(X^{t+1}) / diam(X^t) over the first ``steps`` steps of SA_β, and the step
     where it occurs (the proposition guarantees <= 1 − γc at every step)."""
-    run = ms.simulate(model("SA_beta", beta, gamma, x0.shape[1]), x0, steps=steps, record_every=1)
+    run = simulate(model("SA_beta", beta, gamma, x0.shape[1]), x0, steps=steps, record_every=1)
+    assert run.trajectory is not None  # a recorded run
     diam = diameters(run.trajectory[0])
     factor = diam[1:] / diam[:-1]
     t = int(np.argmax(factor))
@@ -175,7 +179,7 @@ def run(config: Config, out: Path) -> None:
     out = Path(out)
     seed, gamma, ratio = int(config["seed"]), float(config["gamma"]), float(config["ratio"])
     P = polytope_from_dict(config["polytope"])
-    x0 = ms.in_cells(P, int(config["tokens"]), rng=np.random.SeedSequence(seed, spawn_key=(9,)))
+    x0 = in_cells(P, int(config["tokens"]), rng=np.random.SeedSequence(seed, spawn_key=(9,)))
     R = float(np.linalg.norm(x0, axis=1).max())
     meta = {
         "study": "collapse",

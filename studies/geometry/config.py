@@ -3,12 +3,10 @@ what each key means)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from metastab.studies.study import StudyConfig, bounded
+from metastab.studies.study import StudyConfig, bounded, config_table
 
 
-@dataclass(frozen=True)
+@config_table
 class Cells(StudyConfig):
     """The ``[cells]`` table."""
 
@@ -19,7 +17,7 @@ class Cells(StudyConfig):
     draws: int = bounded(1)
 
 
-@dataclass(frozen=True)
+@config_table
 class Dominance(StudyConfig):
     """The ``[dominance]`` table."""
 
@@ -31,7 +29,7 @@ class Dominance(StudyConfig):
     stored_grid: int
 
 
-@dataclass(frozen=True)
+@config_table
 class Quadratic(StudyConfig):
     """The ``[quadratic]`` table."""
 
@@ -40,7 +38,7 @@ class Quadratic(StudyConfig):
     grid: int
 
 
-@dataclass(frozen=True)
+@config_table
 class Voronoi(StudyConfig):
     """The ``[voronoi]`` table."""
 
@@ -50,7 +48,7 @@ class Voronoi(StudyConfig):
     B: list[list[list[float]]]
 
 
-@dataclass(frozen=True)
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
 
@@ -58,7 +56,7 @@ class Power(StudyConfig):
     area_error: float = bounded(0.0)  # the cone's and the erosion's exact area this much too large
 
 
-@dataclass(frozen=True)
+@config_table
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""

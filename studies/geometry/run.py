@@ -25,8 +25,8 @@ from matplotlib.path import Path as MplPath
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, HalfspaceIntersection
 
-import metastab as ms
 from metastab.results import write_table
+from metastab.setups.polytopes import Polytope, random_polygon
 from metastab.studies.runner import study_meta
 
 from .config import Config
@@ -45,12 +45,13 @@ def paper_polygon(k, seed, *, equal_norm, radial_range=(0.4, 1.0), bijection=Tru
     gen = np.random.default_rng(seed)
     for _ in range(max_tries):
         theta = gen.uniform(0, 2 * np.pi, size=k)
-        r = np.ones(k) if equal_norm else gen.uniform(*radial_range, size=k)
+        low, high = radial_range
+        r = np.ones(k) if equal_norm else gen.uniform(low, high, size=k)
         V = r[:, None] * np.c_[np.cos(theta), np.sin(theta)]
         hull = ConvexHull(V)
         if bijection and len(hull.vertices) != k:
             continue
-        return ms.Polytope(V[hull.vertices], name=f"paper-{k}")
+        return Polytope(V[hull.vertices], name=f"paper-{k}")
     raise RuntimeError(f"no {k}-gon with all points on the hull in {max_tries} draws")
 
 
@@ -60,20 +61,20 @@ def inverse_sqrt(B) -> np.ndarray:
     return U @ np.diag(w**-0.5) @ U.T
 
 
-def level_set_polygon(theta, B, radii=None) -> ms.Polytope:
+def level_set_polygon(theta, B, radii=None) -> Polytope:
     """Vertices v = r B^{-1/2} (cos θ, sin θ): on the level set <B v, v> = r² (the paper's
     quadratic and Voronoi scripts use r = 1); returns the hull vertices in CCW order."""
     u = np.c_[np.cos(theta), np.sin(theta)]
     if radii is not None:
         u = u * np.asarray(radii)[:, None]
     V = u @ inverse_sqrt(B).T
-    return ms.Polytope(V[ConvexHull(V).vertices])
+    return Polytope(V[ConvexHull(V).vertices])
 
 
 # --------------------------------------------------------------------------- grids and polygons
 
 
-def bounding_grid(P: ms.Polytope, size: int, pad: float = 0.1):
+def bounding_grid(P: Polytope, size: int, pad: float = 0.1):
     """The scripts' grid: size × size points over the bounding box of K padded by ``pad``."""
     lo, hi = P.vertices.min(axis=0) - pad, P.vertices.max(axis=0) + pad
     xs, ys = np.linspace(lo[0], hi[0], size), np.linspace(lo[1], hi[1], size)
@@ -109,7 +110,7 @@ def polygon_halfplanes(poly):
     return normals, np.einsum("ij,ij->i", normals, poly)
 
 
-def dominance_halfplanes(P: ms.Polytope, a: int, eta: float, delta: float = 0.0):
+def dominance_halfplanes(P: Polytope, a: int, eta: float, delta: float = 0.0):
     """Half-planes of I_a(η) ⊖ δ: the facets of K moved in by δ and <v_b − v_a, x> + δ|v_a − v_b|
     <= −η for b ≠ a (docs: models#polytopes; a ball of radius δ fits iff every constraint has slack
     δ)."""
@@ -121,16 +122,16 @@ def dominance_halfplanes(P: ms.Polytope, a: int, eta: float, delta: float = 0.0)
 # --------------------------------------------------------------------------- cells
 
 
-def cell_labels(P: ms.Polytope, grid, inside, *, unit=False, B=None):
+def cell_labels(P: Polytope, grid, inside, *, unit=False, B=None):
     """σ(x) = argmax_a <B x, v_a> on the grid (−1 outside K); with ``unit`` the vertices are
     normalised first, as the scripts' ``normalize_inner_product`` option."""
     V = P.vertices / np.linalg.norm(P.vertices, axis=1, keepdims=True) if unit else P.vertices
-    labels = ms.Polytope(V).assign(grid, B).astype(np.int8)
+    labels = Polytope(V).assign(grid, B).astype(np.int8)
     labels[~inside] = -1
     return labels
 
 
-def script_labels(P: ms.Polytope, grid, *, unit=False):
+def script_labels(P: Polytope, grid, *, unit=False):
     """The scripts' own ``compute_cell_map``: argmax over ``grid @ basis.T`` and matplotlib's
     point-in-polygon test for K."""
     basis = P.vertices / np.linalg.norm(P.vertices, axis=1, keepdims=True) if unit else P.vertices
@@ -188,7 +189,7 @@ def sampler_parity(k, seed, radial_range):
     """Whether metastab.random_polygon (own_cells=False) returns the scripts' vertex set."""
     rows = []
     for equal in (True, False):
-        ours = ms.random_polygon(
+        ours = random_polygon(
             k, equal_norm=equal, radial_range=radial_range, own_cells=False, rng=seed
         ).vertices
         theirs = paper_polygon(k, seed, equal_norm=equal, radial_range=radial_range).vertices

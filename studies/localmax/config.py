@@ -3,12 +3,10 @@ what each key means)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from metastab.studies.study import StudyConfig, bounded
+from metastab.studies.study import StudyConfig, bounded, config_table
 
 
-@dataclass(frozen=True)
+@config_table
 class Polygons(StudyConfig):
     """The ``[polygons]`` table."""
 
@@ -17,7 +15,7 @@ class Polygons(StudyConfig):
     n: int = bounded(1)
 
 
-@dataclass(frozen=True)
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the claims' checks must reject (the
     others, fixed in ``checks.py``, swap a claim for its opposite or hardmax for uniform)."""
@@ -25,7 +23,7 @@ class Power(StudyConfig):
     quiescent_step: float = bounded(0.0)  # (d): every token quiescent from this step on
 
 
-@dataclass(frozen=True)
+@config_table
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""

@@ -27,15 +27,17 @@ import numpy as np
 import pandas as pd
 from scipy.spatial import ConvexHull, QhullError
 
-import metastab as ms
+from metastab.engine import simulate
+from metastab.models import Hardmax, Localmax, SoftmaxFlow
 from metastab.results import provenance, write_table
+from metastab.setups.polytopes import random_polygon
 
 from .config import Config
 
 # --------------------------------------------------------------------------- inputs
 
 
-def figure2(cfg: dict) -> dict[str, np.ndarray]:
+def figure2(cfg: Config) -> dict[str, np.ndarray]:
     """The four [AFZ]-style configurations: listed points, then ``inner`` followers drawn
     uniformly (Dirichlet(1) weights) in the hull of the listed points, seeded."""
     out = {}
@@ -49,7 +51,7 @@ def figure2(cfg: dict) -> dict[str, np.ndarray]:
     return out
 
 
-def polygons(cfg: dict) -> dict[str, np.ndarray]:
+def polygons(cfg: Config) -> dict[str, np.ndarray]:
     """Random polygons (every vertex owns its cell) completed by uniform inner tokens (Dirichlet(1)
     weights of the vertices) to n tokens in all, so that they can run as chains of one call."""
     spec = cfg["polygons"]
@@ -58,7 +60,7 @@ def polygons(cfg: dict) -> dict[str, np.ndarray]:
         for j in range(int(spec["per_size"])):
             seq = np.random.SeedSequence([cfg["seed"], 2, int(k), j])
             poly_seed, inner_seed = seq.spawn(2)
-            V = ms.random_polygon(int(k), rng=poly_seed).vertices
+            V = random_polygon(int(k), rng=poly_seed).vertices
             lam = np.random.default_rng(inner_seed).dirichlet(
                 np.ones(len(V)), size=int(spec["n"]) - len(V)
             )
@@ -66,17 +68,17 @@ def polygons(cfg: dict) -> dict[str, np.ndarray]:
     return out
 
 
-def models(cfg: dict, *, schedules: bool = True) -> list[dict]:
+def models(cfg: Config, *, schedules: bool = True) -> list[dict]:
     """Every dynamics of the study: label, family, parameters and the model."""
     g = float(cfg["gamma"])
-    out = [dict(label="hardmax", family="hardmax", model=ms.Hardmax(g, tol=0.0))]
+    out = [dict(label="hardmax", family="hardmax", model=Hardmax(g, tol=0.0))]
     for r in [*cfg["r_values"], *cfg["r_wide"]]:
         out.append(
             dict(
                 label=f"localmax r={r:g}",
                 family="localmax",
                 r=float(r),
-                model=ms.Localmax(g, float(r)),
+                model=Localmax(g, float(r)),
             )
         )
     for r in cfg["r_relative"]:
@@ -85,7 +87,7 @@ def models(cfg: dict, *, schedules: bool = True) -> list[dict]:
                 label=f"localmax relative r={r:g}",
                 family="localmax-relative",
                 r=float(r),
-                model=ms.Localmax(g, float(r), neighbours="relative"),
+                model=Localmax(g, float(r), neighbours="relative"),
             )
         )
     out.append(
@@ -93,7 +95,7 @@ def models(cfg: dict, *, schedules: bool = True) -> list[dict]:
             label="localmax r large",
             family="localmax-large",
             r=float(cfg["r_large"]),
-            model=ms.Localmax(g, float(cfg["r_large"])),
+            model=Localmax(g, float(cfg["r_large"])),
         )
     )
     for beta in cfg["betas"]:
@@ -102,7 +104,7 @@ def models(cfg: dict, *, schedules: bool = True) -> list[dict]:
                 label=f"softmax β={beta:g}",
                 family="softmax",
                 beta=float(beta),
-                model=ms.SoftmaxFlow(beta=float(beta), gamma=g),
+                model=SoftmaxFlow(beta=float(beta), gamma=g),
             )
         )
     if schedules:
@@ -114,7 +116,7 @@ def models(cfg: dict, *, schedules: bool = True) -> list[dict]:
                         family="vanishing",
                         schedule=f"geometric q={q:g}",
                         r=float(r0),
-                        model=ms.Localmax(g, _geometric(float(r0), float(q))),
+                        model=Localmax(g, _geometric(float(r0), float(q))),
                     )
                 )
             out.append(
@@ -123,7 +125,7 @@ def models(cfg: dict, *, schedules: bool = True) -> list[dict]:
                     family="vanishing",
                     schedule="harmonic",
                     r=float(r0),
-                    model=ms.Localmax(g, _harmonic(float(r0))),
+                    model=Localmax(g, _harmonic(float(r0))),
                 )
             )
     return out
@@ -165,7 +167,7 @@ def hull(points: np.ndarray, tol: float) -> tuple[float, int]:
 
 def distinct(points: np.ndarray, tol: float) -> np.ndarray:
     """One representative per group of points within ``tol`` (max-norm) of a representative."""
-    reps = []
+    reps: list[np.ndarray] = []
     for p in points:
         if not any(np.abs(p - q).max() <= tol for q in reps):
             reps.append(p)
@@ -210,7 +212,7 @@ def uniform_path(x0: np.ndarray, gamma: float, steps: int) -> np.ndarray:
 
 
 def measure(
-    names: list[str], X0: np.ndarray, spec: dict, cfg: dict, hardmax_limits, *, keep_series: bool
+    names: list[str], X0: np.ndarray, spec: dict, cfg: Config, hardmax_limits, *, keep_series: bool
 ) -> tuple[list[dict], list[pd.DataFrame], tuple]:
     """Run one dynamics from each configuration X0[c] (chains of one call) for ``horizon`` steps.
 
@@ -224,10 +226,11 @@ def measure(
     horizon, series, gamma = int(cfg["horizon"]), int(cfg["series"]), float(cfg["gamma"])
     steps = int(cfg["steps"])
     model = spec["model"]
-    bookkeeping = isinstance(model, (ms.Hardmax, ms.Localmax))
-    run = ms.simulate(model, X0, steps=horizon, record_every=1, record_neighbours=bookkeeping)
+    bookkeeping = isinstance(model, (Hardmax, Localmax))
+    run = simulate(model, X0, steps=horizon, record_every=1, record_neighbours=bookkeeping)
     rows, frames = [], []
     for c, name in enumerate(names):
+        assert run.trajectory is not None  # a recorded run
         x0, path = X0[c], run.trajectory[c]
         limit = path[-1]
         scale = float(np.abs(x0).max())
@@ -294,6 +297,7 @@ def measure(
         )
         leaders = changed = quiescent = None
         if bookkeeping:
+            assert run.neighbours is not None  # kept by bookkeeping
             neigh = run.neighbours[c, : t_res + 1]
             last = last_changes(neigh)
             diag = np.diagonal(neigh, axis1=1, axis2=2)
@@ -327,8 +331,11 @@ def measure(
                     )
                 )
             )
-    diag = np.diagonal(run.neighbours, axis1=2, axis2=3) if bookkeeping else None
-    return rows, frames, (run.trajectory, diag)
+    leaders_kept = None
+    if bookkeeping:
+        assert run.neighbours is not None  # kept by bookkeeping
+        leaders_kept = np.diagonal(run.neighbours, axis1=2, axis2=3)
+    return rows, frames, (run.trajectory, leaders_kept)
 
 
 def tidy_paths(name: str, label: str, path: np.ndarray, leaders, steps: int) -> pd.DataFrame:
@@ -370,7 +377,7 @@ def run(config: Config, out: Path) -> None:
         numba.set_num_threads(threads)
 
 
-def _run(cfg: dict, out: Path) -> None:
+def _run(cfg: Config, out: Path) -> None:
     steps = int(cfg["steps"])
     summary, series, paths = [], [], []
     figure = figure2(cfg)

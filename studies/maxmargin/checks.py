@@ -135,7 +135,7 @@ _TABLES = {
 }
 
 
-def _checks(out: Path, cfg: dict) -> list[tuple]:
+def _checks(out: Path, cfg: Config) -> list[tuple]:
     """(experiment, criterion, measured, published / threshold, pass, value, threshold) for every
     criterion: ``measured`` and ``published / threshold`` as printed in the report's table,
     ``value`` the number the pass value is decided on and ``threshold`` what it is compared with
@@ -169,7 +169,7 @@ def _above(
     value: float,
     threshold: float,
     digits: int,
-    cfg: dict,
+    cfg: Config,
     note: str = "",
 ) -> tuple:
     """The criterion ``value > threshold`` (a correlation or a probability → 1), ``value``
@@ -186,7 +186,7 @@ def _above(
     )
 
 
-def _wrong_limit(what: str, value: float, threshold: float, cfg: dict) -> tuple:
+def _wrong_limit(what: str, value: float, threshold: float, cfg: Config) -> tuple:
     """The wrong prediction of a criterion ``value > threshold`` whose ideal value is 1.
 
     A correlation (``corr`` in ``what``) with a direction d: the iterates converge to a
@@ -210,7 +210,7 @@ def _wrong_limit(what: str, value: float, threshold: float, cfg: dict) -> tuple:
     )
 
 
-def _wrong_value(reference: float, tol: float, values, cfg: dict, what: str = "") -> tuple:
+def _wrong_value(reference: float, tol: float, values, cfg: Config, what: str = "") -> tuple:
     """The wrong prediction of a criterion |value − reference| ≤ tol: the reference
     ``published_error`` (relative) too large; rejected if some value lies farther than tol."""
     err = float(cfg["power"]["published_error"])
@@ -219,7 +219,7 @@ def _wrong_value(reference: float, tol: float, values, cfg: dict, what: str = ""
     return (f"{what or 'the value'} {wrong:.6g} ({err:.0%} off)", far > tol, far, tol)
 
 
-def _wrong_rank(ranks, stated, cfg: dict) -> tuple:
+def _wrong_rank(ranks, stated, cfg: Config) -> tuple:
     """The wrong prediction of a rank rule: ``rank_error`` less than the stated rank;
     rejected unless every rank equals it."""
     err = int(cfg["power"]["rank_error"])
@@ -227,7 +227,7 @@ def _wrong_rank(ranks, stated, cfg: dict) -> tuple:
     return (f"the rank {err} less than stated", agree < len(ranks), agree, len(ranks))
 
 
-def _wrong_vector(solutions: list, cfg: dict) -> tuple:
+def _wrong_vector(solutions: list, cfg: Config) -> tuple:
     """The wrong prediction of v^mm = (0, 1): (0, 1 + ``published_error``)."""
     err = float(cfg["power"]["published_error"])
     dev = max(np.abs(np.array(x.split(), float) - [0, 1 + err]).max() for x in solutions)
@@ -238,7 +238,7 @@ def _objectives(svm: pd.DataFrame, exp: str, problem: str) -> pd.DataFrame:
     return svm[(svm.experiment == exp) & (svm.problem == problem)]
 
 
-def _published(svm: pd.DataFrame, cfg: dict, exp: str, problem: str) -> tuple:
+def _published(svm: pd.DataFrame, cfg: Config, exp: str, problem: str) -> tuple:
     """The objectives of ``problem``, the one farthest from its published value, and the
     published value and tolerance (config ``[[published]]``)."""
     pub = next(p for p in cfg["published"] if (p["experiment"], p["problem"]) == (exp, problem))
@@ -248,13 +248,13 @@ def _published(svm: pd.DataFrame, cfg: dict, exp: str, problem: str) -> tuple:
     return rows_, worst, pub["value"], pub["tol"], ok
 
 
-def _wrong_objective(cfg: dict, exp: str, problem: str, svm: pd.DataFrame) -> tuple:
+def _wrong_objective(cfg: Config, exp: str, problem: str, svm: pd.DataFrame) -> tuple:
     """The wrong prediction of a published objective: the value ``published_error`` off."""
     rows_, _, value, tol, _ = _published(svm, cfg, exp, problem)
     return _wrong_value(value, tol, rows_.objective, cfg, "½‖p^mm‖² =")
 
 
-def _e1_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+def _e1_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
     """E1: the global and local max-margin problems, the directions reached, local optimality."""
     s1, l1 = tab.s1, tab.l1
     g, gw, gv, gt, gok = _published(tab.svm, cfg, "E1", "global, alpha=0")
@@ -316,7 +316,7 @@ def _e1_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
     )
 
 
-def _e2_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+def _e2_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
     """E2: normalized against plain gradient descent."""
     s2 = tab.s2
     ngd, gd = s2[s2.method == "NGD"], s2[s2.method == "GD"]
@@ -374,7 +374,7 @@ def _solution(rows_: pd.DataFrame, exact: list) -> bool:
     )
 
 
-def _e3_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+def _e3_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
     """E3a: the tight and non-tight joint problems."""
     t_full, tv, tval, ttol, tok = _published(tab.svm, cfg, "E3", "tight, full")
     nt_rel, nv, nval, ntol, nok = _published(tab.svm, cfg, "E3", "non-tight, relaxed")
@@ -416,7 +416,7 @@ def _e3_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
     )
 
 
-def _e3_dynamics_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+def _e3_dynamics_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
     """E3b–e: the directions reached, the softmax and logistic probabilities."""
     s3 = tab.s3
     t, nt = s3[s3.case == "tight"].iloc[0], s3[s3.case == "non-tight"].iloc[0]
@@ -479,7 +479,7 @@ def _e3_dynamics_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[
     )
 
 
-def _e4_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+def _e4_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
     """E4: W against W^mm_fro, KQ against W^mm_nuc, saturation and ranks."""
     r4, c4 = tab.r4, tab.c4
     steps = int(c4.iteration.max())
@@ -551,7 +551,7 @@ def _e4_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
     )
 
 
-def _e5_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+def _e5_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
     """E5: the direction and the offsets of p₂ for the linear and logistic losses."""
     s5, _ = read_table(out / "e5_summary.csv")
     small = s5[s5.C <= 10]
@@ -575,7 +575,7 @@ def _e5_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
             )
 
 
-def _e6_checks(out: Path, tab: SimpleNamespace, cfg: dict) -> Iterator[tuple]:
+def _e6_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
     """E6: ranks of the Frobenius solutions, as stated and corrected."""
     r6, _ = read_table(out / "e6_ranks.csv")
     wide = r6[r6.feasible & (r6.d >= r6.n)]

@@ -3,12 +3,10 @@ what each key means)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from metastab.studies.study import StudyConfig, bounded
+from metastab.studies.study import StudyConfig, bounded, config_table
 
 
-@dataclass(frozen=True)
+@config_table
 class E1(StudyConfig):
     """The ``[e1]`` table."""
 
@@ -18,7 +16,7 @@ class E1(StudyConfig):
     lr: float
 
 
-@dataclass(frozen=True)
+@config_table
 class E2(StudyConfig):
     """The ``[e2]`` table."""
 
@@ -29,7 +27,7 @@ class E2(StudyConfig):
     lr_gd: float
 
 
-@dataclass(frozen=True)
+@config_table
 class E3(StudyConfig):
     """The ``[e3]`` table."""
 
@@ -37,7 +35,7 @@ class E3(StudyConfig):
     lr: float
 
 
-@dataclass(frozen=True)
+@config_table
 class E4(StudyConfig):
     """The ``[e4]`` table."""
 
@@ -51,7 +49,7 @@ class E4(StudyConfig):
     every: int = bounded(1)
 
 
-@dataclass(frozen=True)
+@config_table
 class E5(StudyConfig):
     """The ``[e5]`` table."""
 
@@ -60,7 +58,7 @@ class E5(StudyConfig):
     lr: float
 
 
-@dataclass(frozen=True)
+@config_table
 class E6(StudyConfig):
     """The ``[e6]`` table."""
 
@@ -70,14 +68,14 @@ class E6(StudyConfig):
     instances: int
 
 
-@dataclass(frozen=True)
+@config_table
 class Hardmax(StudyConfig):
     """The ``[hardmax]`` table."""
 
     scales: list[float]
 
 
-@dataclass(frozen=True)
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the criteria's checks must reject."""
 
@@ -89,7 +87,7 @@ class Power(StudyConfig):
     rank_error: int = bounded(1)  # rank rules: this much below the stated rank
 
 
-@dataclass(frozen=True)
+@config_table
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""

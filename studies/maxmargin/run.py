@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -21,8 +22,17 @@ from metastab.results import provenance, write_table
 
 from .config import Config
 
+T = TypeVar("T")
+
 W3 = np.diag([1.0, 1.0, 0.0])  # [MM] W = Wk^T Wq = diag(1, 1, 0)
 V3 = np.array([0.0, 0.0, 1.0])  # [MM] v = (0, 0, 1): the third coordinate is the token score
+
+
+def solved(value: T | None) -> T:
+    """``value`` of a feasible problem (None only where infeasible: the problems solved here are
+    feasible by construction, or read under ``feasible``)."""
+    assert value is not None
+    return value
 
 
 def single_input(c):
@@ -109,8 +119,8 @@ def e1(cfg, svm_rows, hard_rows):
                 {
                     "c": c,
                     "init": s,
-                    "corr_global": mm.correlation(path[-1], glob.p),
-                    "corr_local": mm.correlation(path[-1], loc.p),
+                    "corr_global": mm.correlation(path[-1], solved(glob.p)),
+                    "corr_local": mm.correlation(path[-1], solved(loc.p)),
                     "selected": sel,
                     "selected_prob": probs[sel],
                     "norm": np.linalg.norm(path[-1]),
@@ -165,7 +175,7 @@ def e2(cfg, svm_rows, hard_rows):
                 {
                     "method": method,
                     "init": s,
-                    "corr_svm": mm.correlation(path[-1], svm.p),
+                    "corr_svm": mm.correlation(path[-1], solved(svm.p)),
                     "norm_200": np.linalg.norm(path[min(200, len(path) - 1)]),
                     "prob_50": prob0[min(50, len(path) - 1)],
                     "prob_200": prob0[min(200, len(path) - 1)],
@@ -229,9 +239,9 @@ def e3(cfg, svm_rows):
         summary.append(
             {
                 "case": case,
-                "corr_p_relaxed": mm.correlation(ps[-1], js.p.p),
-                "corr_p_full": mm.correlation(ps[-1], js.full.p),
-                "corr_v": mm.correlation(vs[-1], js.v.p),
+                "corr_p_relaxed": mm.correlation(ps[-1], solved(js.p.p)),
+                "corr_p_full": mm.correlation(ps[-1], solved(js.full.p)),
+                "corr_v": mm.correlation(vs[-1], solved(js.v.p)),
                 "relaxed_samples": ",".join(map(str, np.flatnonzero(js.relaxed))),
                 "prob1_0": prob1[0],
                 "prob1_min": prob1.min(),
@@ -354,8 +364,8 @@ def e5(cfg):
                 {
                     "loss": loss,
                     "C": C,
-                    "svm": " ".join(f"{x:.6f}" for x in svm.p),
-                    "corr_svm": mm.correlation(path[-1], svm.p),
+                    "svm": " ".join(f"{x:.6f}" for x in solved(svm.p)),
+                    "corr_svm": mm.correlation(path[-1], solved(svm.p)),
                     "p1_final": path[-1, 0],
                     "p2_final": path[-1, 1],
                 }
@@ -391,9 +401,13 @@ def e6(cfg):
                         "feasible": res.feasible,
                         "certificate_ok": res.certificate.ok,
                         "ill_conditioned": res.certificate.ill_conditioned,
-                        "rank_fro": (np.linalg.matrix_rank(res.W, 1e-7) if res.feasible else -1),
+                        "rank_fro": (
+                            np.linalg.matrix_rank(solved(res.W), 1e-7) if res.feasible else -1
+                        ),
                         "support_samples": (
-                            int((res.multipliers.sum(axis=1) > 0).sum()) if res.feasible else -1
+                            int((solved(res.multipliers).sum(axis=1) > 0).sum())
+                            if res.feasible
+                            else -1
                         ),
                         "norm": res.norm if res.feasible else np.nan,
                     }
@@ -417,7 +431,7 @@ def hardmax_ray(cfg, rows):
                     "source": label,
                     "kind": "bound",
                     "R": R,
-                    "gap": float(mm.hardmax_gap_bound(X.shape[1], svm.norm, R)),
+                    "gap": float(mm.hardmax_gap_bound(X.shape[1], solved(svm.norm), R)),
                 }
             )
 
@@ -425,7 +439,9 @@ def hardmax_ray(cfg, rows):
 def run(config: Config, out: Path) -> None:
     out = Path(out)
     meta = {"config": config.to_dict(), "provenance": provenance()}
-    svm_rows, hard_rows, seconds = [], [], {}
+    svm_rows: list[dict] = []
+    hard_rows: list[dict] = []
+    seconds = {}
 
     tic = time.perf_counter()
     paths1, sum1, loc1 = e1(config["e1"], svm_rows, hard_rows)

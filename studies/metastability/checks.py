@@ -87,7 +87,7 @@ def samples(checks: pd.DataFrame) -> pd.Series:
 BOUND = "P[T2 ≥ t] ≥ 1 − exp((1 + ε/γ) log(γt/ε) + (1 + ε/γ) log n − β c0 ε/(2γ)) for t > 1"
 
 
-def declared(starts: pd.DataFrame, config: dict):
+def declared(starts: pd.DataFrame, config: Config):
     """The row of ``exponent_start.csv`` at the declared start ``tail_from_beta`` (else the
     latest start that was fitted), or None."""
     if starts.empty:
@@ -140,7 +140,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         table = (
             bound
             if c == c0
-            else bound_check(*read_tables(out, "chains.parquet"), per, {**s, "c0": c})
+            else bound_check(read_tables(out, "chains.parquet")[0], per, {**s, "c0": c})
         )
         worst = float(table["violation"].max())
         return check(

@@ -3,19 +3,17 @@ what each key means)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from metastab.studies.study import ConfigError, StudyConfig, bounded
+from metastab.studies.study import ConfigError, StudyConfig, bounded, config_table
 
 
-@dataclass(frozen=True)
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
 
     exponent_over_c0: float = bounded(0.0)  # bound, exponent: the rate this × c0 in place of b_thm
 
 
-@dataclass(frozen=True)
+@config_table
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""

@@ -29,8 +29,9 @@ Two engines run the same chain:
   the two are compared there (:func:`crosscheck`).
   :func:`merge_tol_effect` reruns one β at several ``merge_tols``.
 
-Every β has its own root of streams, derived from the engine's seed (:func:`streams`), so the
-samples of different β are independent, as the scaling fits across β assume.
+Every β has its own root of streams, derived from the engine's seed
+(:func:`~metastab.studies.measurement.streams`), so the samples of different β are independent,
+as the scaling fits across β assume.
 
 Everything is a pure function of the configuration and its seeds, so the tables are reproducible
 bit for bit; only wall times vary.
@@ -40,17 +41,26 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import CensoredData, logrank
 
-import metastab as ms
 from metastab import stats, theory
-from metastab.engine import underflow_exponent
+from metastab.engine import simulate, underflow_exponent
+from metastab.events import LeaveBall, LeaveHull
+from metastab.models import SoftmaxChain
 from metastab.results import provenance, write_table
+from metastab.setups.polytopes import regular_polygon
+from metastab.studies.measurement import (
+    POISSON_LIMIT_RATE,
+    logrank_p,
+    poisson_limit_intervals,
+    quiet,
+    run_point,
+    streams,
+)
 
 from .config import Config
 
@@ -134,9 +144,9 @@ def uniform_wall(polytope, multiplicity: int) -> float:
     return UNDERFLOW_EXPONENT / gap
 
 
-def setup(config: dict) -> dict:
+def setup(config: Config) -> dict:
     """Polytope, initial configuration, events and the theorem's quantities."""
-    polytope = ms.regular_polygon(int(config["polygon_vertices"]))
+    polytope = regular_polygon(int(config["polygon_vertices"]))
     gamma = float(config["gamma"])
     eps = float(config["eps_over_gamma_diameter"]) * gamma * polytope.diameter
     x0 = near_vertex_tokens(
@@ -146,8 +156,8 @@ def setup(config: dict) -> dict:
     phase = theory.clustering_phase(polytope, x0, gamma)
     spread = float(np.linalg.norm(x0 - polytope.vertices[groups], axis=1).max())
     events = {
-        "hull": ms.LeaveHull(groups=groups, radius=eps),
-        "ball": ms.LeaveBall(eps, centers=polytope.vertices[groups]),
+        "hull": LeaveHull(groups=groups, radius=eps),
+        "ball": LeaveBall(eps, centers=polytope.vertices[groups]),
     }
     facts = {
         "polytope": polytope.name,
@@ -192,52 +202,7 @@ def predicted_mean(history: list[tuple[float, float]], beta: float, c0: float) -
     return m1 * math.exp(slope * (beta - b1))
 
 
-def streams(seed: int, beta: float) -> np.random.SeedSequence:
-    """The root of the chains' streams at ``beta``: SeedSequence([seed, round(1000 β)]).
-
-    One root per β makes the samples of different β independent, as the joint scaling fit and
-    its intervals assume (with one root for all β, chain c would draw the same uniforms at every
-    β, and the accelerated engine the same Exp(1) variates scaled by 1/p). Every event run at
-    one β shares its root, so each chain follows one path for all of them (T_ball <= T2).
-    Distinct β of a grid must differ in round(1000 β).
-
-    >>> streams(20260101, 5.0).entropy
-    [20260101, 5000]
-    """
-    return np.random.SeedSequence([int(seed), int(round(1000 * beta))])
-
-
-def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options):
-    """One first-passage run: the per-chain frame and its cost (wall seconds, steps simulated).
-
-    The chains' streams come from ``streams(seed, model.beta)``. ``options`` go to
-    :func:`metastab.first_passage` (``mode``, ``merge_tol``). Step counts are float64 (the
-    accelerated engine's are; the direct engine's are integers below 2^53). ``jumps`` is the
-    number of events the accelerated engine drew (0 for direct stepping).
-    """
-    tic = time.perf_counter()
-    fp = ms.first_passage(
-        model,
-        x0,
-        event,
-        max_steps=max_steps,
-        chains=chains,
-        rng=streams(seed, model.beta),
-        **options,
-    )
-    wall = time.perf_counter() - tic
-    frame = fp.to_frame()[["chain", "steps", "censored", "max_steps", "beta"]]
-    frame = frame.astype({"steps": np.float64, "max_steps": np.float64})
-    simulated = float(np.sum(fp.times, dtype=np.float64))
-    return frame, {
-        "wall_s": wall,
-        "steps_simulated": simulated,
-        "token_steps": simulated * x0.shape[0],
-        "jumps": int(fp.provenance.get("jumps", 0)),
-    }
-
-
-def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+def climb(config: Config, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Run the direct-stepping β ladder of the study (module docstring).
 
     Returns
@@ -255,8 +220,9 @@ def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFr
     budget = float(config["max_chain_steps"])
     factor = float(config["budget_factor"])
     lo, hi = int(config["min_chains"]), int(config["max_chains"])
-    frames, costs, history = [], [], []
-    stop = {"reason": "beta_stop reached", "beta": None}
+    frames, costs = [], []
+    history: list[tuple[float, float]] = []  # (β, mean steps to escape)
+    stop: dict[str, Any] = {"reason": "beta_stop reached", "beta": None}
     beta = float(config["beta_start"])
     while beta <= float(config["beta_stop"]) + 1e-9:
         if beta >= facts["uniform_wall_beta"]:
@@ -277,7 +243,7 @@ def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFr
             }
             break
         max_steps = int(math.ceil(factor * mean))
-        model = ms.SoftmaxChain(beta=beta, gamma=gamma)
+        model = SoftmaxChain(beta=beta, gamma=gamma)
         for name in EVENTS:
             frame, cost = run_point(
                 model,
@@ -315,7 +281,7 @@ def climb(config: dict, state: dict, log=print) -> tuple[pd.DataFrame, pd.DataFr
     return pd.concat(frames, ignore_index=True), pd.DataFrame(costs), stop
 
 
-def accelerated_betas(config: dict) -> np.ndarray:
+def accelerated_betas(config: Config) -> np.ndarray:
     """The β grid of the accelerated engine: start, start + step, ... <= stop."""
     start, stop = float(config["accelerated_beta_start"]), float(config["accelerated_beta_stop"])
     step = float(config["accelerated_beta_step"])
@@ -323,7 +289,7 @@ def accelerated_betas(config: dict) -> np.ndarray:
     return start + step * np.arange(count)
 
 
-def climb_accelerated(config: dict, state: dict, log=print):
+def climb_accelerated(config: Config, state: dict, log=print):
     """Run the accelerated engine at every β of :func:`accelerated_betas` (module docstring).
 
     Every chain runs to its escape or to ``accelerated_max_steps``, at every β of the grid.
@@ -341,7 +307,7 @@ def climb_accelerated(config: dict, state: dict, log=print):
     frames, costs = [], []
     stop = {"reason": "accelerated_beta_stop reached", "beta": None}
     for beta in accelerated_betas(config):
-        model = ms.SoftmaxChain(beta=float(beta), gamma=gamma)
+        model = SoftmaxChain(beta=float(beta), gamma=gamma)
         for name in EVENTS:
             frame, cost = run_point(
                 model,
@@ -374,7 +340,7 @@ def climb_accelerated(config: dict, state: dict, log=print):
     return pd.concat(frames, ignore_index=True), pd.DataFrame(costs), stop
 
 
-def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
+def merge_tol_effect(config: Config, state: dict, log=print) -> pd.DataFrame:
     """T2 at one β (``merge_tol_beta``) with the accelerated engine at every ``merge_tols``.
 
     Same chains (root ``streams(accelerated_seed + 1, merge_tol_beta)``) at every tolerance.
@@ -384,7 +350,7 @@ def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
     """
     facts = state["facts"]
     beta = float(config["merge_tol_beta"])
-    model = ms.SoftmaxChain(beta=beta, gamma=facts["gamma"])
+    model = SoftmaxChain(beta=beta, gamma=facts["gamma"])
     samples, rows = {}, []
     tols = sorted(
         {float(t) for t in config["merge_tols"]} | {float(config["merge_tol"])}, reverse=True
@@ -430,39 +396,7 @@ def merge_tol_effect(config: dict, state: dict, log=print) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def logrank_p(a: pd.DataFrame, b: pd.DataFrame) -> float:
-    """Two-sample log-rank p-value of two censored samples (``scipy.stats.logrank``)."""
-
-    def data(g):
-        steps, censored = g["steps"].to_numpy(np.float64), g["censored"].to_numpy(bool)
-        return CensoredData(uncensored=steps[~censored], right=steps[censored])
-
-    if a["steps"].equals(b["steps"]) and a["censored"].equals(b["censored"]):
-        return 1.0
-    return float(logrank(data(a), data(b)).pvalue)
-
-
-# --------------------------------------------------------------------------- statistics
-
-
-def quiet(func, *args, **kwargs):
-    """Call ``func``; return (result, the DiagnosticWarning messages it raised).
-
-    Diagnostics are kept for the tables and the report; any other warning is raised again.
-    """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = func(*args, **kwargs)
-    notes = []
-    for w in caught:
-        if issubclass(w.category, stats.DiagnosticWarning):
-            notes.append(str(w.message))
-        else:
-            warnings.warn(w.message, w.category, stacklevel=2)
-    return result, notes
-
-
-def per_beta_table(chains: pd.DataFrame, config: dict) -> pd.DataFrame:
+def per_beta_table(chains: pd.DataFrame, config: Config) -> pd.DataFrame:
     """Per (engine, event, β): escapes, mean and median with exact intervals, memorylessness.
 
     ``memoryless_p`` and ``memoryless_D`` come from :func:`metastab.stats.exponentiality_test`
@@ -503,51 +437,6 @@ def per_beta_table(chains: pd.DataFrame, config: dict) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-# Below this escape rate per step the geometric law's exact (Clopper–Pearson) interval and the
-# exponential law's (Garwood) interval differ by less than about this much, relatively.
-POISSON_LIMIT_RATE = 1e-12
-
-
-def poisson_limit_intervals(per: pd.DataFrame, limit: float = POISSON_LIMIT_RATE) -> pd.DataFrame:
-    """Rate, mean and median intervals from Garwood's formula where the rate is below ``limit``
-    per step (column ``interval`` says which formula each row uses).
-
-    There the geometric law is the exponential one up to a relative 1e-12, and so are their
-    exact intervals, but the Clopper–Pearson quantiles ``scipy.stats.beta.ppf(q, d, E − d + 1)``
-    are wrong for E between about 3e18 and 6e18 (SciPy 1.17: near 2^62 they return 2^-56
-    whatever d), where the accelerated engine's exposures fall at β ≈ 29; the chi-square
-    quantiles have no such range. Medians: log 2 / rate (⌈log 2 / −log(1 − p)⌉ to 1e-12).
-    """
-    per = per.copy()
-    per["interval"] = "clopper-pearson"
-    tiny = (per["events"] > 0) & (per["rate"] < limit)
-    for idx in per.index[tiny]:
-        low, high = stats.garwood_interval(
-            int(per.at[idx, "events"]), float(per.at[idx, "exposure"])
-        )
-        per.loc[
-            idx,
-            [
-                "rate_low",
-                "rate_high",
-                "mean_low",
-                "mean_high",
-                "median_low",
-                "median_high",
-                "interval",
-            ],
-        ] = [
-            low,
-            high,
-            1 / high,
-            1 / low,
-            math.log(2) / high,
-            math.log(2) / low,
-            f"garwood (rate < {limit:g})",
-        ]
-    return per
-
-
 def at_beta(frame: pd.DataFrame, beta: float) -> pd.DataFrame:
     """The rows of ``frame`` at ``beta``."""
     return frame[np.isclose(frame["beta"], beta, rtol=0, atol=1e-9)]
@@ -559,7 +448,7 @@ def select(chains: pd.DataFrame, engine: str, event: str) -> pd.DataFrame:
     return chains[keep].drop(columns=["engine", "event"])
 
 
-def fit_ranges(chains: pd.DataFrame, config: dict) -> list[tuple[str, str, float, float]]:
+def fit_ranges(chains: pd.DataFrame, config: Config) -> list[tuple[str, str, float, float]]:
     """(label, engine, β_min, β_max) of the Arrhenius fits: the direct range from
     ``fit_from_beta``, the accelerated engine on the same β, on every β from ``fit_from_beta``
     (the extended range) and on its tail from ``tail_from_beta``."""
@@ -579,7 +468,7 @@ def fit_ranges(chains: pd.DataFrame, config: dict) -> list[tuple[str, str, float
     return out
 
 
-def exponent_fits(chains: pd.DataFrame, facts: dict, config: dict) -> pd.DataFrame:
+def exponent_fits(chains: pd.DataFrame, facts: dict, config: Config) -> pd.DataFrame:
     """Joint censored Arrhenius fits log E[T] = a + bβ per fit range (:func:`fit_ranges`) and
     event, with the profile interval of b, a nonparametric bootstrap interval (chains resampled
     within β: the geometric likelihood's interval assumes Var T = E[T]², which the data need not
@@ -638,7 +527,7 @@ def exponent_fits(chains: pd.DataFrame, facts: dict, config: dict) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-def exponent_by_start(chains: pd.DataFrame, facts: dict, config: dict) -> pd.DataFrame:
+def exponent_by_start(chains: pd.DataFrame, facts: dict, config: Config) -> pd.DataFrame:
     """The exponent of T2 against the start of the fitted range (its sensitivity table).
 
     For every start β_0 of ``fit_starts`` (with at least three β of the engine that reached
@@ -662,12 +551,14 @@ def exponent_by_start(chains: pd.DataFrame, facts: dict, config: dict) -> pd.Dat
         groups = [g for _, g in used.groupby("beta")]
         plain, _ = quiet(stats.fit_scaling, used)
         wide, _ = quiet(stats.fit_scaling, used, prefactor=True)
-        boot = []
+        draws = []
         for _ in range(int(config["n_bootstrap"])):
             sample = pd.concat([g.iloc[gen.integers(0, len(g), len(g))] for g in groups])
             with_k = quiet(stats.fit_scaling, sample, prefactor=True)[0]
-            boot.append((quiet(stats.fit_scaling, sample)[0].slope, with_k.slope, with_k.prefactor))
-        boot = np.asarray(boot)
+            draws.append(
+                (quiet(stats.fit_scaling, sample)[0].slope, with_k.slope, with_k.prefactor)
+            )
+        boot = np.asarray(draws)
         low, high = np.quantile(boot, 0.025, axis=0), np.quantile(boot, 0.975, axis=0)
         b_lo, b_hi = plain.confidence_interval("slope")
         w_lo, w_hi = wide.confidence_interval("slope")
@@ -774,8 +665,8 @@ def merge_points(state: dict, steps: dict, *, chains: int, seed: int) -> pd.Data
     labels = np.unique(groups)
     rows = []
     for beta, count in steps.items():
-        run = ms.simulate(
-            ms.SoftmaxChain(beta=beta, gamma=state["facts"]["gamma"]),
+        run = simulate(
+            SoftmaxChain(beta=beta, gamma=state["facts"]["gamma"]),
             x0,
             steps=count,
             chains=chains,
@@ -925,7 +816,7 @@ def run(config: Config, out: Path) -> None:
 
 
 def analyse(
-    chains, costs, extra: dict, state: dict, config: dict, out: Path, tolerance: pd.DataFrame
+    chains, costs, extra: dict, state: dict, config: Config, out: Path, tolerance: pd.DataFrame
 ) -> None:
     """Statistics of both engines' exit times, written as tables with provenance sidecars."""
     facts = state["facts"]

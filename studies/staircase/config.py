@@ -3,12 +3,10 @@ what each key means)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from metastab.studies.study import StudyConfig, bounded
+from metastab.studies.study import StudyConfig, bounded, config_table
 
 
-@dataclass(frozen=True)
+@config_table
 class Prepared(StudyConfig):
     """The ``[prepared]`` table."""
 
@@ -20,7 +18,7 @@ class Prepared(StudyConfig):
     horizon_factor: float
 
 
-@dataclass(frozen=True)
+@config_table
 class Control(StudyConfig):
     """The ``[control]`` table."""
 
@@ -30,7 +28,7 @@ class Control(StudyConfig):
     log_time_tolerance: float
 
 
-@dataclass(frozen=True)
+@config_table
 class Random(StudyConfig):
     """The ``[random]`` table."""
 
@@ -41,7 +39,7 @@ class Random(StudyConfig):
     min_events: int
 
 
-@dataclass(frozen=True)
+@config_table
 class Containment(StudyConfig):
     """The ``[containment]`` table."""
 
@@ -53,7 +51,7 @@ class Containment(StudyConfig):
     max_steps: int = bounded(1)
 
 
-@dataclass(frozen=True)
+@config_table
 class Energy(StudyConfig):
     """The ``[energy]`` table."""
 
@@ -63,7 +61,7 @@ class Energy(StudyConfig):
     records: int
 
 
-@dataclass(frozen=True)
+@config_table
 class Checks(StudyConfig):
     """The ``[checks]`` table."""
 
@@ -74,14 +72,14 @@ class Checks(StudyConfig):
     confidence_level: float
 
 
-@dataclass(frozen=True)
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
 
     rate_factor: float = bounded(0.0)  # the rate claims: the exponent this × β(1 − cos Δθ)
 
 
-@dataclass(frozen=True)
+@config_table
 class Config(StudyConfig):
     """The keys of ``config.toml`` (its ``[quick]`` table overrides some; ``[about]`` is not
     passed to the study)."""

@@ -26,17 +26,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import metastab as ms
 from metastab import theory
+from metastab.engine import first_passage, simulate, track
+from metastab.events import Clusters, LeaveBall
+from metastab.models.sphere import SphereFlow
 from metastab.results import write_table
+from metastab.studies.circle import circle_clusters, closest_pair, on_circle
 from metastab.studies.runner import study_meta
 
 from .config import Config
-
-
-def on_circle(theta: np.ndarray) -> np.ndarray:
-    """Unit vectors (cos θ, sin θ), shape theta.shape + (2,)."""
-    return np.stack([np.cos(theta), np.sin(theta)], axis=-1)
 
 
 def caps(centres, per_cap: int, radius: float, chains: int, seed) -> np.ndarray:
@@ -45,38 +43,6 @@ def caps(centres, per_cap: int, radius: float, chains: int, seed) -> np.ndarray:
     offsets = gen.uniform(-radius, radius, size=(chains, len(centres), per_cap))
     theta = np.asarray(centres, dtype=np.float64)[None, :, None] + offsets
     return on_circle(theta.reshape(chains, -1))
-
-
-def circle_clusters(x: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
-    """The clusters of a configuration on the circle (n×2): their circular-mean angles and
-    sizes, in angular order.
-
-    On the circle the components of the graph cos(θ_i − θ_j) >= 1 − δ are the arcs between the
-    gaps wider than arccos(1 − δ) of the sorted angles (none or one such gap: one cluster).
-    """
-    theta = np.sort(np.mod(np.arctan2(x[:, 1], x[:, 0]), 2 * math.pi))
-    gaps = np.diff(np.append(theta, theta[0] + 2 * math.pi))
-    wide = np.flatnonzero(gaps > math.acos(1.0 - delta))
-    if wide.size <= 1:
-        groups = [np.roll(theta, -(wide[0] + 1) if wide.size else 0)]
-    else:
-        cut = np.roll(theta, -(wide[-1] + 1))  # start right after the last wide gap
-        bounds = np.sort((wide - wide[-1] - 1) % theta.size)[:-1] + 1
-        groups = np.split(cut, bounds)
-    centres = np.array([math.atan2(np.sin(g).sum(), np.cos(g).sum()) for g in groups])
-    return centres, np.array([g.size for g in groups])
-
-
-def closest_pair(centres: np.ndarray, sizes: np.ndarray) -> tuple[float, int, int]:
-    """The smallest angle between two clusters adjacent on the circle and their sizes."""
-    k = centres.size
-    if k < 2:
-        return math.nan, 0, 0
-    diff = np.abs(np.angle(np.exp(1j * (np.roll(centres, -1) - centres))))
-    if k == 2:
-        diff = diff[:1]
-    a = int(np.argmin(diff))
-    return float(diff[a]), int(sizes[a]), int(sizes[(a + 1) % k])
 
 
 def _plateaus(tr, part: str, **columns) -> pd.DataFrame:
@@ -112,10 +78,10 @@ def prepared(cfg: dict, model_kwargs: dict, dt: float, delta: float, seed: int, 
                 count[c] = sizes.size
                 log_quad[c] = theory.merge_time(beta, sep[c], masses=(ma, mb), delta=delta)
             horizon = int(math.ceil(cfg["horizon_factor"] * math.exp(log_quad.max()) / dt))
-            fp = ms.first_passage(
-                ms.SphereFlow(beta, dt, **model_kwargs),
+            fp = first_passage(
+                SphereFlow(beta, dt, **model_kwargs),
                 x0,
-                ms.Clusters(at_most=1, delta=delta),
+                Clusters(at_most=1, delta=delta),
                 max_steps=horizon,
             )
             frame = fp.to_frame()
@@ -134,8 +100,8 @@ def random_starts(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame
     for ib, beta in enumerate(cfg["betas"]):
         gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3, ib)))
         x0 = on_circle(gen.uniform(0, 2 * math.pi, size=(chains, n)))
-        model = ms.SphereFlow(float(beta), dt)
-        frame = _plateaus(ms.track(model, x0, steps=horizon, delta=delta), "random", dt=dt)
+        model = SphereFlow(float(beta), dt)
+        frame = _plateaus(track(model, x0, steps=horizon, delta=delta), "random", dt=dt)
         frame = frame[frame["k"] >= 2].reset_index(drop=True)
         cols = {c: np.full(len(frame), np.nan) for c in ("separation", "log_time_quadrature")}
         cols |= {c: np.zeros(len(frame), np.int64) for c in ("mass_a", "mass_b", "count")}
@@ -144,7 +110,8 @@ def random_starts(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame
             states = {0: x0[c]}
             if starts.max() > 0:
                 later = starts[starts > 0]
-                run = ms.simulate(model, x0[c], steps=int(later.max()), record_at=later.tolist())
+                run = simulate(model, x0[c], steps=int(later.max()), record_at=later.tolist())
+                assert run.times is not None and run.trajectory is not None  # a recorded run
                 states |= dict(zip(run.times.tolist(), run.trajectory[0]))
             for r in rows:
                 centres, sizes = circle_clusters(states[int(frame.at[r, "start"])], delta)
@@ -174,10 +141,10 @@ def containment(cfg: dict, dt: float, seed: int) -> pd.DataFrame:
         )
         cross = np.einsum("cid,cjd->cij", x0[:, :per_cap], x0[:, per_cap:])
         alpha = cross.reshape(chains, -1).max(axis=1)
-        fp = ms.first_passage(
-            ms.SphereFlow(float(beta), dt),
+        fp = first_passage(
+            SphereFlow(float(beta), dt),
             x0,
-            ms.LeaveBall(chord, centers=centres),
+            LeaveBall(chord, centers=centres),
             max_steps=max_steps,
         )
         n = 2 * per_cap
@@ -207,8 +174,8 @@ def energy(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame:
     for ib, beta in enumerate(cfg["betas"]):
         gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(5, ib)))
         x0 = on_circle(gen.uniform(0, 2 * math.pi, size=n))
-        tr = ms.track(
-            ms.SphereFlow(float(beta), dt),
+        tr = track(
+            SphereFlow(float(beta), dt),
             x0,
             steps=steps,
             delta=delta,

@@ -1,15 +1,12 @@
-"""The circle's cluster decomposition of the staircase and meanfield-clusters studies, against a
-brute-force union-find of the δ-graph."""
+"""The circle's cluster decomposition of the staircase and meanfield-clusters studies
+(metastab.studies.circle), against a brute-force union-find of the δ-graph."""
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from metastab.studies.runner import sibling
-
-circle = sibling(Path(__file__).resolve().parents[2] / "studies" / "staircase" / "run.py", "run")
+from metastab.studies import circle
 
 
 def _components(x, delta):

@@ -5,6 +5,7 @@ import io
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 
 from metastab.cli import main
-from metastab.studies import ConfigError, study_module
+from metastab.studies import ConfigError, package_name, study_module
 from metastab.studies import verdict as rp
 from metastab.studies.runner import Study, list_studies, load_config, run_study, study_about
 from metastab.studies.study import ReportTemplate
@@ -355,8 +356,9 @@ def test_metastability_draws_every_beta_from_its_own_root(monkeypatch):
         seen.append(("simulate", model.beta, repr(ms.as_seed(rng))))
         return real_sim(model, x0, rng=rng, **kw)
 
-    monkeypatch.setattr(ms, "first_passage", first_passage)
-    monkeypatch.setattr(ms, "simulate", simulate)
+    # first passages go through metastab.studies.measurement.run_point, which calls the engine's
+    monkeypatch.setattr(ms.engine, "first_passage", first_passage)
+    monkeypatch.setattr(run, "simulate", simulate)
     state, log = run.setup(cfg), (lambda *a: None)
     run.climb(cfg, state, log)
     fast = run.climb_accelerated(cfg, state, log)[0]
@@ -379,7 +381,7 @@ def test_metastability_draws_every_beta_from_its_own_root(monkeypatch):
 
 def _edited_config(tmp_path, name, old, new):
     """A copy of study ``name``'s config.toml with the line ``old`` replaced by ``new``."""
-    text = (ROOT / "studies" / name / "config.toml").read_text()
+    text = (ROOT / "studies" / package_name(name) / "config.toml").read_text()
     assert old in text
     path = tmp_path / "config.toml"
     path.write_text(text.replace(old, new, 1))
@@ -440,21 +442,28 @@ def test_a_config_is_typed_and_records_its_toml_table():
         config | {"chains": 4}  # noqa: B018
 
 
-def test_studies_import_each_other_once_as_modules():
-    import metastab_studies.staircase.run as staircase
+def test_studies_are_a_package_importing_each_other_once_as_modules():
+    import studies.staircase.run as staircase
+    from metastab.studies import measurement
 
     assert study_module("staircase", "run") is staircase
-    assert study_module("meanfield-clusters", "run").circle is staircase
-    assert study_module("sphere-metastability", "run")._RD is study_module("metastability", "run")
+    assert study_module("meanfield-clusters", "run").on_circle is staircase.on_circle
+    # the helpers several studies measure with are the framework's, not one study's
+    for name in ("metastability", "sphere-metastability"):
+        assert study_module(name, "run").quiet is measurement.quiet
+    assert study_module("hardmax-nsd", "run").__name__ == "studies.hardmax_nsd.run"
+    assert not any(type(f).__module__.startswith("metastab") for f in sys.meta_path)
     with pytest.raises(ValueError, match="unknown study 'nope'"):
         study_module("nope", "run")
+    with pytest.raises(ValueError, match="lower-case letters, digits and '-'"):
+        study_module("hardmax_nsd", "run")  # the package's spelling is not a study's name
 
 
 @pytest.mark.parametrize("name", STUDIES)
 def test_stages_are_apart_checks_never_import_figures_and_figures_hold_no_report(name):
     import ast
 
-    folder = ROOT / "studies" / name
+    folder = ROOT / "studies" / package_name(name)
     for stem in ("config", "run", "checks", "figures", "report"):
         assert (folder / f"{stem}.py").is_file(), f"{name} has no {stem}.py"
     assert (folder / "report.md").is_file(), f"{name} has no report template"

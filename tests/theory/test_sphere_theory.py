@@ -10,8 +10,6 @@ from scipy import stats
 
 import metastab as ms
 from metastab.setups.polytopes import cross_polytope, simplex
-from metastab.studies import study_root
-from metastab.studies.runner import sibling
 from metastab.theory import frozen_asymptote, frozen_law, sphere_frozen_law, sphere_jumps
 
 TRIANGLE = simplex(2).vertices  # 1 − cos 120° = 3/2
@@ -149,12 +147,13 @@ def test_randomised_pit_of_the_study_is_uniform_for_the_geometric_law():
     uniform for T ~ Geometric(p) even where p is large (T = 1 in most draws) and where it is tiny;
     the same samples against p × 1.5 are rejected. Measured with seed 3: KS p = 0.43 and 0.48,
     control 5e-165 and 1e-40."""
-    run = sibling(study_root() / "sphere-metastability" / "run.py", "run")
+    from metastab.studies.measurement import pit
+
     gen = np.random.default_rng(3)
     for p in (0.6, 1e-30):
         # Geometric(p) = ⌈Exp(1) / −log(1 − p)⌉, exact also where p is below NumPy's sampler's
         T = np.ceil(gen.exponential(1.0, 2000) / -math.log1p(-p))
         v = gen.random(T.size)
-        good = stats.kstest(run.pit(T, math.log1p(-p), v), "uniform").pvalue
-        bad = stats.kstest(run.pit(T, math.log1p(-1.5 * p), v), "uniform").pvalue
+        good = stats.kstest(pit(T, math.log1p(-p), v), "uniform").pvalue
+        bad = stats.kstest(pit(T, math.log1p(-1.5 * p), v), "uniform").pvalue
         assert good > 1e-3 and bad < 1e-6, (p, good, bad)
