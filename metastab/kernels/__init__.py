@@ -33,8 +33,9 @@ bottom up:
 
 numba caches a function on its own file only, yet the code it stores holds what it calls from
 other files; so every file whose jitted functions call (or read constants of) another kernel file
-decorates them with ``cache.njit_keyed("cpu/steps.py", "params.py", ...)``, naming by their paths
-under ``kernels/`` the files it imports from and what those import.
+decorates them with ``cache.njit_keyed()``, which keys them also on the kernel files they import
+(and what those import, and the files of the jitted functions a closure holds), derived from the
+imports.
 Import the files themselves (``from metastab.kernels.cpu import drivers``); no package here
 re-exports anything, so that each kernel has one name.
 """

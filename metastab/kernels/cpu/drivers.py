@@ -42,17 +42,7 @@ from .steps import (
 from .threads import over_chains
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed(
-    "arith.py",
-    "cpu/clustering.py",
-    "cpu/events.py",
-    "cpu/scores.py",
-    "cpu/steps.py",
-    "cpu/threads.py",
-    "cpu/tiles.py",
-    "params.py",
-    "streams.py",
-)
+_jit = njit_keyed()
 
 
 @_jit(parallel=True, **JIT)

@@ -11,7 +11,7 @@ from ..params import CLUSTERS, COLLAPSE, JIT, JIT_NO_NRT, LEAVE_BALL, LEAVE_HULL
 from .clustering import cluster_count
 
 # cached only while the kernel files it uses are unchanged (see cache)
-_jit = njit_keyed("cpu/clustering.py", "params.py")
+_jit = njit_keyed()
 
 # Wolfe's min-norm-point algorithm (see hull_dist2): relative optimality tolerance, and a cap on
 # major cycles that is never reached in exact arithmetic (the method is finite).

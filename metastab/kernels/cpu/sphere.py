@@ -53,18 +53,7 @@ from .threads import over_chains
 from .tiles import block_sums, gram, gram_block, normalise, scaled_sums
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed(
-    "arith.py",
-    "cpu/clustering.py",
-    "cpu/drivers.py",
-    "cpu/events.py",
-    "cpu/scores.py",
-    "cpu/steps.py",
-    "cpu/threads.py",
-    "cpu/tiles.py",
-    "params.py",
-    "streams.py",
-)
+_jit = njit_keyed()
 
 # the flow's score loops, in fused arithmetic (see arith)
 _, _bx_loop = score_loops(fma)
