@@ -30,9 +30,8 @@ from ..kernels import streams as _streams
 from ..kernels.cpu import accelerated as _accelerated
 from ..kernels.cpu import drivers as _drivers
 from ..kernels.cpu import reach as _reach
-from ..kernels.cpu import sphere as _sphere
 from ..kernels.cpu import splitting as _splitting
-from ..kernels.params import CLUSTERS, NO_EVENT, SPHERE_CHAIN, SPHERE_FLOW
+from ..kernels.params import CLUSTERS, NO_EVENT
 
 __all__ = [
     "BACKENDS",
@@ -134,9 +133,9 @@ class Cpu:
     name = "cpu"
 
     def advance(self, *args: Any) -> None:
-        # args: X, state, dyn, sched, t0, nsteps, ev, steps, done (as Backend.advance)
-        drivers = _sphere if args[2].kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
-        drivers.advance(*args, numba.get_num_threads())
+        # args: X, state, dyn, sched, t0, nsteps, ev, steps, done (as Backend.advance); the
+        # driver picks the model's family
+        _drivers.advance(*args, numba.get_num_threads())
 
     def start_advance(
         self,
@@ -178,9 +177,7 @@ class Cpu:
         run: tuple = ()
         if launch is not None:
             chains, n, d, dyn, code = launch
-            drivers = _sphere if dyn.kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
-            threads = numba.get_num_threads()
-            run = (drivers.kernel_for(chains, n, d, dyn.kind, code, threads, *_scheme(dyn)),)
+            run = (_drivers.kernel_for(chains, n, d, dyn, code, numba.get_num_threads()),)
         return {
             "exact": (_streams.seed_streams, *run),
             # the resolution check's kernels, where it needs them: resolution.check_kernels
@@ -284,11 +281,6 @@ class Cuda:
 
 
 _CPU_ONLY = "{} runs on device='cpu' only"
-
-
-def _scheme(dyn: Any) -> tuple:
-    """The sphere flow's scheme, which chooses its kernel (sphere.kernel_for); nothing else."""
-    return (dyn.scheme,) if dyn.kind == SPHERE_FLOW else ()
 
 
 def _rows(a: np.ndarray, b0: int, b1: int) -> np.ndarray:
