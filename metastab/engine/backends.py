@@ -132,10 +132,21 @@ class Cpu:
 
     name = "cpu"
 
-    def advance(self, *args: Any) -> None:
-        # args: X, state, dyn, sched, t0, nsteps, ev, steps, done (as Backend.advance); the
-        # driver picks the model's family
-        _drivers.advance(*args, numba.get_num_threads())
+    def advance(
+        self,
+        X: np.ndarray,
+        state: np.ndarray,
+        dyn: Any,
+        sched: Any,
+        t0: int,
+        nsteps: int,
+        ev: Any,
+        steps: np.ndarray,
+        done: np.ndarray,
+    ) -> None:
+        # the driver picks the model's family
+        threads = numba.get_num_threads()
+        _drivers.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads)
 
     def start_advance(
         self,

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import metastab
+import metastab as ms
 from metastab.kernels import cache
 
 PACKAGE = Path(metastab.__file__).parent
@@ -376,3 +377,24 @@ def test_processes_name_their_first_compiled_function_apart(counter):
         assert len(parents) == 1
     else:
         assert len(parents) == 2 and all(r["child"] != r["parent"] for r in runs)
+
+
+@pytest.mark.parametrize(
+    "model, family",
+    [
+        (ms.SoftmaxChain(2.0), "cpu/euclidean_family.py"),
+        (ms.SphereFlow(beta=1.0, dt=0.1), "cpu/sphere_family.py"),
+    ],
+    ids=["R^d", "sphere"],
+)
+def test_the_driver_loop_is_keyed_on_its_family(model, family):
+    """The driver's kernels, made by one loop for every family (a closure over the family's
+    step), are keyed on the files the loop imports and on the family's file and its imports,
+    which the loop's file never imports (the control: its own imports alone miss them)."""
+    from metastab.kernels.cpu import drivers
+
+    kernel = drivers.kernel_for(4, 8, 3, model.kernel_params(3), 0, 1)
+    loop = _kernel_closure("cpu/chain_loop.py")
+    want = loop | {family} | _kernel_closure(family)
+    assert kernel._cache.key == cache.source_key(*want)
+    assert family not in loop and "cpu/steps.py" not in loop

@@ -10,6 +10,7 @@ model's and event's paths.
 
 import functools
 
+import numba
 import numpy as np
 from numba import prange
 
@@ -87,6 +88,9 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     kernel, split = _plan(C, n, d, dyn, ev.code, threads)
     args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
     if split:  # one chain after another, each step's tokens on the threads
+        # numba starts its threads where it loads a parallel function, not where it loads a
+        # kernel that links one (step_tokens) from the cache: started here, or the loops crash
+        numba.get_num_threads()
         kernel(*args, threads, 0, C)
     else:
         over_chains(kernel, (*args, None), C, threads)  # T None: no parallel code
