@@ -18,9 +18,13 @@ bottom up:
   - ``clustering.py``: clustered pairs, the number of clusters (``cluster_count``, union-find)
     and the cluster observables of a configuration (``observe``).
   - ``events.py``: ``event_hit`` and the point-to-hull distance ``hull_dist2``.
-  - ``drivers.py``: many chains in parallel (``advance``, ``events_at``, ``cross_weights``,
-    ``neighbour_sets``; ``step_tokens`` splits one chain's tokens over threads).
-  - ``sphere.py``: the sphere models: the flow (post-LN, RK4) and the chain, and their driver.
+  - ``chain_loop.py``: the one loop of every driver (``loop_for``: chains, done flags, the
+    stopping test ``stopped``), compiled with a model family's ``Stepper`` (scratch and step).
+  - ``euclidean_family.py``, ``sphere_family.py``: the models of R^d and of the sphere as that
+    loop takes them (``stepper``; ``step_tokens`` splits one SA_P chain's tokens over threads).
+  - ``drivers.py``: many chains in parallel (``advance``, ``kernel_for``, ``events_at``,
+    ``cross_weights``, ``neighbour_sets``); the model kind picks the family.
+  - ``sphere.py``: the sphere models: the flow (post-LN, RK4) and the chain.
   - ``accelerated.py``: the event-driven SA_P kernels (``advance_accelerated``, ``jump``).
   - ``splitting.py``: the splitting kernel (``excursions``, ``coordinates``).
 
