@@ -36,7 +36,8 @@ from .threads import over_chains
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed()
 
-# the model family of each kind: the one place that tells them apart
+# the model family of each kind, the one place that tells them apart: a module with
+# splits_tokens(kind) and stepper(kind, code, n, d, dyn, split), its chain_loop.Stepper
 _FAMILIES = {
     CHAIN: euclidean_family,
     FLOW: euclidean_family,
@@ -89,7 +90,8 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
     if split:  # one chain after another, each step's tokens on the threads
         # numba starts its threads where it loads a parallel function, not where it loads a
-        # kernel that links one (step_tokens) from the cache: started here, or the loops crash
+        # kernel that links one (step_tokens, the flow's _velocity_split) from the cache:
+        # started here, or their parallel loops crash
         numba.get_num_threads()
         kernel(*args, threads, 0, C)
     else:
