@@ -31,14 +31,13 @@ from ..kernels.cpu import accelerated as _accelerated
 from ..kernels.cpu import drivers as _drivers
 from ..kernels.cpu import memory as _memory
 from ..kernels.cpu import reach as _reach
-from ..kernels.cpu import sphere as _sphere
 from ..kernels.cpu import splitting as _splitting
 from ..kernels.cpu.accelerated import Tally, cross_logs, merge_groups
 from ..kernels.cpu.clustering import OBSERVABLES, observe
 from ..kernels.cpu.drivers import cross_weights
 from ..kernels.cpu.splitting import BUDGET, FULL, IN_A, IN_B, Bounds, Records, Walk, coordinates
 from ..kernels.cpu.steps import exp_nonpositive
-from ..kernels.params import CLUSTERS, NO_EVENT, SPHERE_CHAIN, SPHERE_FLOW
+from ..kernels.params import CLUSTERS, NO_EVENT
 
 __all__ = [
     "BACKENDS",
@@ -163,10 +162,21 @@ class Cpu:
 
     name = "cpu"
 
-    def advance(self, *args: Any) -> None:
-        # args: X, state, dyn, sched, t0, nsteps, ev, steps, done (as Backend.advance)
-        drivers = _sphere if args[2].kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
-        drivers.advance(*args, numba.get_num_threads())
+    def advance(
+        self,
+        X: np.ndarray,
+        state: np.ndarray,
+        dyn: Any,
+        sched: Any,
+        t0: int,
+        nsteps: int,
+        ev: Any,
+        steps: np.ndarray,
+        done: np.ndarray,
+    ) -> None:
+        # the driver picks the model's family
+        threads = numba.get_num_threads()
+        _drivers.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads)
 
     def start_advance(
         self,
@@ -208,9 +218,7 @@ class Cpu:
         run: tuple = ()
         if launch is not None:
             chains, n, d, dyn, code = launch
-            drivers = _sphere if dyn.kind in (SPHERE_FLOW, SPHERE_CHAIN) else _drivers
-            threads = numba.get_num_threads()
-            run = (drivers.kernel_for(chains, n, d, dyn.kind, code, threads, *_scheme(dyn)),)
+            run = (_drivers.kernel_for(chains, n, d, dyn, code, numba.get_num_threads()),)
         return {
             "exact": (_streams.seed_streams, *run),
             # the resolution check's kernels, where it needs them: resolution.check_kernels
@@ -320,11 +328,6 @@ class Cuda:
 
 
 _CPU_ONLY = "{} runs on device='cpu' only"
-
-
-def _scheme(dyn: Any) -> tuple:
-    """The sphere flow's scheme, which chooses its kernel (sphere.kernel_for); nothing else."""
-    return (dyn.scheme,) if dyn.kind == SPHERE_FLOW else ()
 
 
 def _rows(a: np.ndarray, b0: int, b1: int) -> np.ndarray:

@@ -22,9 +22,13 @@ bottom up:
   - ``clustering.py``: clustered pairs, the number of clusters (``cluster_count``, union-find)
     and the cluster observables of a configuration (``observe``).
   - ``events.py``: ``event_hit`` and the point-to-hull distance ``hull_dist2``.
-  - ``drivers.py``: many chains in parallel (``advance``, ``events_at``, ``cross_weights``,
-    ``neighbour_sets``; ``step_tokens`` splits one chain's tokens over threads).
-  - ``sphere.py``: the sphere models: the flow (post-LN, RK4) and the chain, and their driver.
+  - ``chain_loop.py``: the one loop of every driver (``loop_for``: chains, done flags, the
+    stopping test ``stopped``), compiled with a model family's ``Stepper`` (scratch and step).
+  - ``euclidean_family.py``, ``sphere_family.py``: the models of R^d and of the sphere as that
+    loop takes them (``stepper``; ``step_tokens`` splits one SA_P chain's tokens over threads).
+  - ``drivers.py``: many chains in parallel (``advance``, ``kernel_for``, ``events_at``,
+    ``cross_weights``, ``neighbour_sets``); the model kind picks the family.
+  - ``sphere.py``: the sphere models: the flow (post-LN, RK4) and the chain.
   - ``accelerated.py``: the event-driven SA_P kernels (``advance_accelerated``, ``jump``).
   - ``splitting.py``: the splitting kernel (``excursions``, ``coordinates``).
 
@@ -37,8 +41,9 @@ bottom up:
 
 numba caches a function on its own file only, yet the code it stores holds what it calls from
 other files; so every file whose jitted functions call (or read constants of) another kernel file
-decorates them with ``cache.njit_keyed("cpu/steps.py", "params.py", ...)``, naming by their paths
-under ``kernels/`` the files it imports from and what those import.
+decorates them with ``cache.njit_keyed()``, which keys them also on the kernel files they import
+(and what those import, and the files of the jitted functions a closure holds), derived from the
+imports.
 Import the files themselves (``from metastab.kernels.cpu import drivers``); no package here
 re-exports anything, so that each kernel has one name.
 """

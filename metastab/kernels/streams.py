@@ -16,7 +16,7 @@ from .cache import njit_keyed
 from .params import JIT_NO_NRT
 
 # cached only while the kernel files it uses are unchanged (see cache)
-_jit = njit_keyed("arith.py", "leaves.py", "params.py")
+_jit = njit_keyed()
 
 _U = np.uint64
 _GOLDEN = _U(0x9E3779B97F4A7C15)

@@ -34,7 +34,7 @@ def _spy(monkeypatch, events, kernel, loop=exact, method="start_advance"):
 def test_the_kernel_is_ready_before_the_progress_bar(monkeypatch):
     x0 = ms.regular_polygon(4).vertices
     model = ms.Localmax(gamma=0.2, r=0.05)
-    kernel = drivers.kernel_for(3, 4, 2, model.kernel_params(2).kind, 0, numba.get_num_threads())
+    kernel = drivers.kernel_for(3, 4, 2, model.kernel_params(2), 0, numba.get_num_threads())
     events: list = []
     _spy(monkeypatch, events, kernel)
     run = ms.simulate(model, x0, steps=4, chains=3, rng=1)

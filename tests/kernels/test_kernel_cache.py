@@ -3,7 +3,8 @@
 numba keys a cached function on its own file only; the machine code it stores includes the jitted
 functions it calls from other files (and the constants it reads from them). The files of
 ``metastab.kernels`` that import from other kernel files are therefore cached with
-``cache.njit_keyed``, keyed on the sources of those files and, transitively, of what they import.
+``cache.njit_keyed``, keyed on the sources of those files and, transitively, of what they import
+(derived from the imports; the tests here read them independently, with ``ast``).
 """
 
 import ast
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import metastab
+import metastab as ms
 from metastab.kernels import cache
 
 PACKAGE = Path(metastab.__file__).parent
@@ -141,55 +143,132 @@ def test_the_key_check_fails_for_a_stale_key():
     assert _misskeyed(_module("streams.py"), set()) == ["_mix64", "seed_streams", "_add64"]
 
 
-_INNER = """
+# A package of kernel files: outer.py imports middle.py, which imports leaf.py (never named by
+# outer.py); loop.py's factory closes over family.py's step, which reads leaf.py, without
+# importing either; other.py is imported by none of them.
+_PACKAGE = {
+    "__init__.py": "",
+    "leaf.py": """
 from numba import njit
 
 @njit(inline="always")
 def value():
     return {value}
-"""
-_PLAIN = """
+""",
+    "middle.py": """
 from numba import njit
-from inner import value
+from .leaf import value
 
-@njit(cache=True)
-def outer():
-    return value()
-"""
-_KEYED = """
+@njit(inline="always")
+def twice():
+    return 2 * value()
+""",
+    "outer.py": """
 from pathlib import Path
+from numba import njit
 from metastab.kernels.cache import njit_keyed
-from inner import value
+from .middle import twice
 
-@njit_keyed("inner.py", root=Path(__file__).parent)(cache=True)
 def outer():
-    return value()
+    return twice()
+
+keyed = njit_keyed(root=Path(__file__).parent)(cache=True)(outer)
+plain = njit(cache=True)(outer)
+""",
+    "family.py": """
+from numba import njit
+from .leaf import value
+
+@njit(inline="always")
+def step(x):
+    return x + value()
+""",
+    "loop.py": """
+def loop_for(step, jit):
+    def loop(x):
+        for _ in range(3):
+            x = step(x)
+        return x
+    return jit(loop)
+""",
+    "other.py": "VALUE = {value}\n",
+}
+# prints, per function, its value and whether it was loaded from the cache
+_CALLS = """
+from pathlib import Path
+from numba import njit
+from metastab.kernels.cache import njit_keyed
+from pkg import family, loop, outer
+keyed = njit_keyed(root=Path(loop.__file__).parent)(cache=True)
+plain = njit(cache=True)
+for name, f in [("outer", outer.keyed), ("outer-plain", outer.plain),
+                ("loop", loop.loop_for(family.step, keyed)),
+                ("loop-plain", loop.loop_for(family.step, plain))]:
+    args = () if name.startswith("outer") else (0,)
+    print(name, f(*args), len(f.stats.cache_hits) > 0)
 """
 
 
-def _outer(folder: Path, module: str) -> str:
-    code = f"import {module}; print({module}.outer())"
+def _write(folder: Path, value: int, other: int = 0) -> None:
+    """The package with leaf.py's ``value`` and other.py's ``other``: only the files that
+    change are written (numba keys a function on its own file's time stamp)."""
+    (folder / "pkg").mkdir(exist_ok=True)
+    for name, text in _PACKAGE.items():
+        text = textwrap.dedent(text.format(value=other if name == "other.py" else value))
+        file = folder / "pkg" / name
+        if not file.exists() or file.read_text() != text:
+            file.write_text(text)
+
+
+def _calls(folder: Path) -> dict[str, tuple[str, bool]]:
+    """What a new process computes, and whether it loads each function from the cache."""
     env = {"PYTHONPATH": f"{folder}:{PACKAGE.parent}", "PATH": "/usr/bin:/bin"}
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=folder,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    run = subprocess.run(
+        [sys.executable, "-c", _CALLS], cwd=folder, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    return {n: (v, hit == "True") for n, v, hit in map(str.split, run.stdout.splitlines())}
 
 
-def test_edit_of_an_inlined_file_recompiles(tmp_path):
-    """Edit the file a cached function inlines from: the keyed cache compiles afresh, while
-    numba's plain cache (the negative control) serves the stale value."""
-    (tmp_path / "plain.py").write_text(_PLAIN)
-    (tmp_path / "keyed.py").write_text(_KEYED)
-    (tmp_path / "inner.py").write_text(textwrap.dedent(_INNER.format(value=1)))
-    assert _outer(tmp_path, "plain") == "1" and _outer(tmp_path, "keyed") == "1"
-    (tmp_path / "inner.py").write_text(textwrap.dedent(_INNER.format(value=2)))
-    assert _outer(tmp_path, "keyed") == "2"
-    assert _outer(tmp_path, "plain") == "1"  # stale: what the guard is for
+def test_the_keys_name_what_a_function_imports_and_what_its_closure_holds(tmp_path):
+    """Derived from the imports: outer.py's key holds middle.py and, through it, leaf.py; the
+    loop's key (a closure over family.py's step) holds family.py and leaf.py, which loop.py
+    never imports. Nothing names other.py, nor the cache module."""
+    _write(tmp_path, 1)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        outer = importlib.import_module("pkg.outer")
+        family = importlib.import_module("pkg.family")
+        loop = importlib.import_module("pkg.loop")
+        root = tmp_path / "pkg"
+        assert cache.kernel_files(outer.outer, root) == ["leaf.py", "middle.py"]
+        closure = loop.loop_for(family.step, lambda f: f)
+        assert cache.kernel_files(closure, root) == ["family.py", "leaf.py"]
+        assert cache.kernel_files(loop.loop_for, root) == []  # the control: no closure
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]
+
+
+def test_an_edit_of_a_file_a_kernel_holds_recompiles_it(tmp_path):
+    """A second process loads every keyed function from the cache; an edit of other.py, which
+    none holds, keeps them; an edit of leaf.py, which none names (imported by what they import,
+    or held by the loop's closure), compiles them afresh with the new value. The negative
+    controls: numba's plain cache serves outer's stale value, and never loads the closure over
+    a step (its key pickles the step's dispatcher, whose identifier is new in every process)."""
+    _write(tmp_path, 1)
+    first = _calls(tmp_path)
+    assert first == {n: ("2" if n.startswith("outer") else "3", False) for n in first}
+    again = _calls(tmp_path)
+    assert again == {"outer": ("2", True), "outer-plain": ("2", True), "loop": ("3", True),
+                     "loop-plain": ("3", False)}  # fmt: skip
+    _write(tmp_path, 1, other=1)
+    assert _calls(tmp_path)["outer"] == ("2", True) and _calls(tmp_path)["loop"] == ("3", True)
+    _write(tmp_path, 2, other=1)
+    edited = _calls(tmp_path)
+    assert edited["outer"] == ("4", False) and edited["loop"] == ("6", False)
+    assert edited["outer-plain"] == ("2", True)  # stale: what the keys are for
 
 
 def _racing_saves(base: type, folder: Path) -> tuple[object, object]:
@@ -292,3 +371,24 @@ def test_processes_name_their_first_compiled_function_apart(counter):
         assert len(parents) == 1
     else:
         assert len(parents) == 2 and all(r["child"] != r["parent"] for r in runs)
+
+
+@pytest.mark.parametrize(
+    "model, family",
+    [
+        (ms.SoftmaxChain(2.0), "cpu/euclidean_family.py"),
+        (ms.SphereFlow(beta=1.0, dt=0.1), "cpu/sphere_family.py"),
+    ],
+    ids=["R^d", "sphere"],
+)
+def test_the_driver_loop_is_keyed_on_its_family(model, family):
+    """The driver's kernels, made by one loop for every family (a closure over the family's
+    step), are keyed on the files the loop imports and on the family's file and its imports,
+    which the loop's file never imports (the control: its own imports alone miss them)."""
+    from metastab.kernels.cpu import drivers
+
+    kernel = drivers.kernel_for(4, 8, 3, model.kernel_params(3), 0, 1)
+    loop = _kernel_closure("cpu/chain_loop.py")
+    want = loop | {family} | _kernel_closure(family)
+    assert kernel._cache.key == cache.source_key(*want)
+    assert family not in loop and "cpu/steps.py" not in loop

@@ -8,7 +8,7 @@ import pytest
 from kernel_calls import k_chain
 
 import metastab as ms
-from metastab.kernels.cpu import drivers as _drivers
+from metastab.kernels.cpu import euclidean_family as _family
 from metastab.kernels.cpu import steps as _steps
 from metastab.kernels.reference import euclidean as ref
 
@@ -75,7 +75,7 @@ def _tokens_step(x, beta, gamma, u, state, T):
     out = np.full((n, d), np.nan)
     cw = _steps.chain_work(n, d)
     tw = _steps.thread_works(T, n, d)
-    _drivers.step_tokens(
+    _family.step_tokens(
         x, np.eye(d), beta, gamma, np.eye(d), False, u, state, out, cw[-2], cw[-1], tw, T
     )
     return out

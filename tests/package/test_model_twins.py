@@ -30,7 +30,8 @@ CHECKLIST = "docs/developer/adding-a-model.md"
 @dataclass(frozen=True)
 class Twins:
     """A model's step in each implementation, as ``file:function`` under metastab/kernels/, and
-    the driver files that must call the CPU and the CUDA step."""
+    the files that must call the CPU step (its family's stepper) and the CUDA step (the
+    driver)."""
 
     cpu: str
     reference: str
@@ -45,25 +46,25 @@ TWINS = {
         "cpu/steps.py:chain_step",
         "reference/euclidean.py:chain_step",
         "cuda/steps.py:chain_pick",
-        "cpu/drivers.py",
+        "cpu/euclidean_family.py",
     ),
     "FLOW": Twins(
         "cpu/steps.py:flow_step",
         "reference/euclidean.py:flow_step",
         "cuda/steps.py:flow_target",
-        "cpu/drivers.py",
+        "cpu/euclidean_family.py",
     ),
     "HARDMAX": Twins(
         "cpu/steps.py:hardmax_step",
         "reference/euclidean.py:hardmax_step",
         "cuda/steps.py:hardmax_target",
-        "cpu/drivers.py",
+        "cpu/euclidean_family.py",
     ),
     "LOCALMAX": Twins(
         "cpu/steps.py:localmax_step",
         "reference/euclidean.py:localmax_step",
         "cuda/steps.py:localmax_target",
-        "cpu/drivers.py",
+        "cpu/euclidean_family.py",
     ),
     "SPHERE_FLOW": Twins(
         "cpu/sphere.py:_velocity",  # every scheme's step goes through it
@@ -75,7 +76,7 @@ TWINS = {
         "cpu/sphere.py:chain_step",
         "reference/sphere.py:chain_step",
         "cuda/sphere.py:chain_move",
-        "cpu/sphere.py",
+        "cpu/sphere_family.py",
     ),
 }
 

@@ -56,21 +56,7 @@ from .steps import _move
 from .threads import over_chains
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed(
-    "arith.py",
-    "cpu/clustering.py",
-    "cpu/drivers.py",
-    "cpu/events.py",
-    "cpu/reach.py",
-    "cpu/scores.py",
-    "cpu/sphere.py",
-    "cpu/steps.py",
-    "cpu/threads.py",
-    "cpu/tiles.py",
-    "leaves.py",
-    "params.py",
-    "streams.py",
-)
+_jit = njit_keyed()
 
 _U = np.uint64
 _TOP = _U(1) << _U(63)

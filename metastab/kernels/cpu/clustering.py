@@ -19,7 +19,7 @@ from ..cache import njit_keyed
 from ..params import JIT, JIT_NO_NRT
 
 # cached only while the kernel files it uses are unchanged (see cache)
-_jit = njit_keyed("params.py")
+_jit = njit_keyed()
 
 # Columns of the rows that :func:`observe` writes.
 OBSERVABLES = ("clusters", "pair_fraction", "cos12", "mean_cos", "log_energy", "energy")

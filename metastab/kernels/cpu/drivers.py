@@ -1,259 +1,84 @@
 """Drivers: many independent chains in parallel (slices of chains on threads), each with its own
 xoshiro256** stream (:mod:`.streams`) whose state lives in a caller-owned array, so a chain's path
 depends only on its seed: not on the thread count, the chunking of chains or of steps. The
-parameters arrive as the NamedTuples of :mod:`.params`; the model kind and the event code choose
-the kernel (:func:`kernel_for`), compiled with both as constants, so that a run compiles only its
-own model's and event's paths.
+parameters arrive as the NamedTuples of :mod:`.params`. Every model runs the one loop of
+:mod:`.chain_loop` with its family's step (:mod:`.euclidean_family`, :mod:`.sphere_family`): the
+model kind picks the family, and the kind, the event code and the path choose the kernel
+(:func:`kernel_for`), compiled with them as constants, so that a run compiles only its own
+model's and event's paths.
 """
 
 import functools
 
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ..arith import fma
 from ..cache import njit_keyed
-from ..params import CHAIN, CLUSTERS, FLOW, JIT, JIT_NO_NRT, LOCALMAX, NO_EVENT
-from ..streams import next_uniform
-from .clustering import cluster_count, record_levels
-from .events import hull_work, test_event
-from .steps import (
-    _ROWS,
-    _chain_blocks,
-    _gram,
-    _paths,
-    _resolve_pending,
-    _row_scores,
-    chain_step,
-    chain_work,
-    copy_rows,
-    exp_nonpositive,
-    flow_step,
-    flow_work,
-    hardmax_step,
-    hardmax_work,
-    has_gram,
-    localmax_step,
-    localmax_work,
-    neighbour_cut,
-    thread_work,
-    thread_works,
+from ..params import (
+    CHAIN,
+    CLUSTERS,
+    FLOW,
+    HARDMAX,
+    JIT,
+    LOCALMAX,
+    SPHERE_CHAIN,
+    SPHERE_FLOW,
 )
+from . import euclidean_family, sphere_family
+from .chain_loop import clusters_reached, loop_for
+from .events import hull_work, test_event
+from .scores import ROWS as _ROWS
+from .steps import _row_scores, exp_nonpositive, neighbour_cut
 from .threads import over_chains
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed(
-    "arith.py",
-    "cpu/clustering.py",
-    "cpu/events.py",
-    "cpu/scores.py",
-    "cpu/steps.py",
-    "cpu/threads.py",
-    "cpu/tiles.py",
-    "leaves.py",
-    "params.py",
-    "streams.py",
-)
+_jit = njit_keyed()
+
+# the model family of each kind, the one place that tells them apart: a module with
+# splits_tokens(kind) and stepper(kind, code, n, d, dyn, split), its chain_loop.Stepper
+_FAMILIES = {
+    CHAIN: euclidean_family,
+    FLOW: euclidean_family,
+    HARDMAX: euclidean_family,
+    LOCALMAX: euclidean_family,
+    SPHERE_FLOW: sphere_family,
+    SPHERE_CHAIN: sphere_family,
+}
 
 
-@_jit(parallel=True, **JIT)
-def step_tokens(x, B, beta, gamma, P, use_P, u, s, out, pw, G, tw, T):
-    """:func:`chain_step` with its blocks of tokens (and of the Gram) split over T threads, then
-    the pending picks in token order; ``pw`` and ``G`` are the last two buffers of
-    :func:`chain_work`, ``tw`` the threads' buffers (:func:`thread_works`). Same bits as
-    chain_step at any T. The only parallel code of the kernels of :func:`_tokens_for`: compiled
-    once for all their events (a parallel compilation of each whole kernel cost about twice the
-    time)."""
-    n, d = x.shape
-    nb = (n + _ROWS - 1) // _ROWS
-    plain, gram = _paths(x, B, G)
-    if G is not None and gram:  # G None: a constant of the compiled code, no Gram code
-        ng = G.shape[0]
-        for q in prange(T):
-            for b in range(q, ng, T):  # dealt round: block b computes n - 32 b columns
-                _gram(x, G, tw[0][q], b, b + 1)
-    for q in prange(T):
-        _chain_blocks(
-            x,
-            B,
-            beta,
-            gamma,
-            P,
-            use_P,
-            u,
-            out,
-            thread_work(tw, q),
-            G,
-            gram,
-            plain,
-            q * nb // T,
-            (q + 1) * nb // T,
-            pw[0],
-        )
-    _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw)
-
-
-@_jit(**JIT_NO_NRT)
-def clusters_reached(ev, c, x, t):
-    """The CLUSTERS event at time t: records the cluster count's levels (ev.levels[c]) and
-    says whether it is at most ev.at_most. Once a recording chain has reached one cluster every
-    level is set, and a chain that records only (at_most 0) is not counted any more."""
-    if ev.at_most == 0 and c < ev.levels.shape[0] and not np.isnan(ev.levels[c, 0]):
-        return False
-    m = cluster_count(x, ev.scalar)
-    if c < ev.levels.shape[0]:
-        record_levels(ev.levels[c], m, t)
-    return m <= ev.at_most
-
-
-@njit(inline="always")
-def stopped(ev, c, x, work, t, steps, done, code):
-    """Whether chain c meets the event ``ev`` of code ``code`` after the step from time t (at
-    time t + 1); if so, it is recorded as stopped at step t + 1. Inlined where ``code`` is a
-    constant of the kernel, so that only that event's test is compiled into it."""
-    if code == NO_EVENT:
-        return False
-    if code == CLUSTERS:
-        hit = clusters_reached(ev, c, x, t + 1)
-    else:
-        hit = test_event(ev, c, x, work, code)
-    if hit:
-        steps[c] = t + 1
-        done[c] = True
-        return True
-    return False
-
-
-@functools.cache
-def _tokens_for(code: int, gram: bool):
-    """The kernel of SA_P with fewer chains than threads for the event ``code``: chains one after
-    the other, each step's blocks of tokens (and of the Gram, where ``gram``: see
-    :func:`.steps.has_gram`) split over the threads. A token's arithmetic does not depend on
-    which thread runs its block, so the bits are those of the chain-parallel path."""
-
-    @_jit(**JIT)
-    def advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
-        C, n, d = X.shape
-        B = dyn.B
-        P = dyn.P
-        beta = dyn.beta
-        use_P = dyn.use_P
-        gammas = sched.gammas
-        cw = chain_work(n, d)
-        pw = cw[-2]
-        G = cw[-1] if gram else None  # no Gram: its code is not compiled
-        tw = thread_works(T, n, d)
-        out = np.empty((n, d))
-        u = np.empty(n)
-        work = hull_work(n, d)
-        for c in range(C):
-            if done[c]:
-                continue
-            x = X[c]
-            if nsteps == 0:  # the call before a run: the event at time t0 (see advance)
-                stopped(ev, c, x, work, t0 - 1, steps, done, code)
-                continue
-            st = state[c]
-            for t in range(t0, t0 + nsteps):
-                gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-                for i in range(n):
-                    u[i] = next_uniform(st)
-                step_tokens(x, B, beta, gamma, P, use_P, u, st, out, pw, G, tw, T)
-                copy_rows(out, x)
-                if stopped(ev, c, x, work, t, steps, done, code):
-                    break
-
-    return advance_tokens
-
-
-@functools.cache
-def _chains_for(kind: int, code: int, gram: bool):
-    """The kernel of the model kind ``kind`` and the event ``code`` for the chains
-    lo <= c < hi, one after the other (:func:`advance` runs slices of chains on threads), with
-    SA_P's Gram code where ``gram`` (:func:`.steps.has_gram`). All three are constants of the
-    compiled code: it holds its own paths only."""
-
-    @_jit(**JIT)
-    def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, lo, hi):
-        C, n, d = X.shape
-        B = dyn.B
-        P = dyn.P
-        beta = dyn.beta
-        use_P = dyn.use_P
-        by_point = dyn.by_point
-        tol = dyn.tol
-        rule = dyn.rule
-        gammas = sched.gammas
-        margins = sched.margins
-        out = np.empty((n, d))
-        u = np.empty(n)
-        work = hull_work(n, d)
-        if kind == CHAIN:
-            w = chain_work(n, d)
-            G = w[-1] if gram else None  # no Gram: its code is not compiled
-        elif kind == FLOW:
-            w = flow_work(n, d)
-        elif kind == LOCALMAX:
-            w = localmax_work(n, d)
-        else:
-            w = hardmax_work(n, d)
-        for c in range(lo, hi):
-            if done[c]:
-                continue
-            x = X[c]
-            if nsteps == 0:  # the call before a run: the event at time t0 (see advance)
-                stopped(ev, c, x, work, t0 - 1, steps, done, code)
-                continue
-            st = state[c]
-            for t in range(t0, t0 + nsteps):
-                gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-                if kind == CHAIN:
-                    for i in range(n):
-                        u[i] = next_uniform(st)
-                    chain_step(x, B, beta, gamma, P, use_P, u, st, out, w, G)
-                elif kind == FLOW:
-                    flow_step(x, B, beta, gamma, P, use_P, out, w)
-                elif kind == LOCALMAX:
-                    r = margins[t - t0 if margins.shape[0] > 1 else 0]
-                    localmax_step(x, B, gamma, P, use_P, r, rule, out, w)
-                else:
-                    hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, w)
-                copy_rows(out, x)
-                if stopped(ev, c, x, work, t, steps, done, code):
-                    break
-
-    return advance_chains
-
-
-def _splits_tokens(chains: int, n: int, kind: int, threads: int) -> bool:
-    """Whether the run shares each step's blocks of tokens over the threads: fewer SA_P chains
-    than threads, and more than one block."""
-    return kind == CHAIN and chains < threads and n > _ROWS
-
-
-def kernel_for(chains: int, n: int, d: int, kind: int, code: int, threads: int):
+def kernel_for(chains: int, n: int, d: int, dyn, code: int, threads: int):
     """The kernel that :func:`advance` runs for ``chains`` chains of n tokens in R^d of the model
-    kind ``kind`` with the event ``code`` on ``threads`` threads (a numba dispatcher, compiled on
-    first call; one per kind, event and path, so that a run compiles only what it uses)."""
-    gram = kind == CHAIN and has_gram(n, d)
-    if _splits_tokens(chains, n, kind, threads):
-        return _tokens_for(code, gram)
-    return _chains_for(kind, code, gram)
+    ``dyn`` (its :class:`~.params.Dynamics` or :class:`~.params.SphereDynamics`) with the event
+    ``code`` on ``threads`` threads (a numba dispatcher, compiled on first call; one per kind,
+    event and path, so that a run compiles only what it uses)."""
+    return _plan(chains, n, d, dyn, code, threads)[0]
+
+
+def _plan(chains: int, n: int, d: int, dyn, code: int, threads: int):
+    """:func:`kernel_for`'s kernel and whether the run shares each step's blocks of tokens over
+    the threads: fewer chains than threads of a kind that can (SA_P, the sphere flow), and more
+    than one block."""
+    family = _FAMILIES[dyn.kind]
+    split = family.splits_tokens(dyn.kind) and chains < threads and n > _ROWS
+    return loop_for(family.stepper(dyn.kind, code, n, d, dyn, split), code), split
 
 
 def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     """Advance every chain c with ``done[c]`` False by up to ``nsteps`` steps, in place.
 
     ``X`` (C, n, d) holds the current configurations and ``state`` (C, 4) the chains' streams;
-    ``dyn`` (a :class:`Dynamics`) is the model, and the step taken from global time t
-    (t0 <= t < t0 + nsteps) uses ``sched.gammas[t - t0]``, or ``sched.gammas[0]`` if it has one
-    entry (constant step); the localmax margin r_t is taken from ``sched.margins`` in the same way
-    (shared by all chains). After each step the event ``ev`` (an :class:`EventArrays`) is checked;
-    a chain that meets it records ``steps[c]`` (the number of steps taken since time 0) and stops.
-    Chains never interact: the result of chain c does not depend on the thread count or on how
-    the steps are split into calls. The chains run in slices on ``threads`` threads (pass
-    numba's thread count; :func:`.threads.over_chains`); with fewer SA_P chains than threads, the
-    threads share each step's tokens instead. Runs :func:`kernel_for`'s kernel.
+    ``dyn`` (a :class:`Dynamics` or :class:`SphereDynamics`) is the model, and the step taken
+    from global time t (t0 <= t < t0 + nsteps) uses ``sched.gammas[t - t0]``, or
+    ``sched.gammas[0]`` if it has one entry (constant step: γ, or the sphere flow's dt); the
+    localmax margin r_t is taken from ``sched.margins`` in the same way (shared by all chains).
+    After each step the event ``ev`` (an :class:`EventArrays`) is checked; a chain that meets it
+    records ``steps[c]`` (the number of steps taken since time 0) and stops. Chains never
+    interact: the result of chain c does not depend on the thread count or on how the steps are
+    split into calls. The chains run in slices on ``threads`` threads (pass numba's thread
+    count; :func:`.threads.over_chains`); with fewer chains of SA_P or of the sphere flow than
+    threads, the threads share each step's tokens instead. Runs :func:`kernel_for`'s kernel.
 
     ``nsteps`` 0, the call before a run, compiles the kernel (or loads it from the cache) and
     checks the event at time t0 instead of stepping: a chain that meets it records
@@ -261,12 +86,16 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     spares the run the compilation of one more: about 1 s of CPU.) Nothing else changes.
     """
     C, n, d = X.shape
-    kernel = kernel_for(C, n, d, dyn.kind, ev.code, threads)
+    kernel, split = _plan(C, n, d, dyn, ev.code, threads)
     args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
-    if _splits_tokens(C, n, dyn.kind, threads):
-        kernel(*args, threads)
+    if split:  # one chain after another, each step's tokens on the threads
+        # numba starts its threads where it loads a parallel function, not where it loads a
+        # kernel that links one (step_tokens, the flow's _velocity_split) from the cache:
+        # started here, or their parallel loops crash
+        numba.get_num_threads()
+        kernel(*args, threads, 0, C)
     else:
-        over_chains(kernel, args, C, threads)
+        over_chains(kernel, (*args, None), C, threads)  # T None: no parallel code
 
 
 @functools.cache

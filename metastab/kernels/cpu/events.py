@@ -14,7 +14,7 @@ from ..params import CLUSTERS, COLLAPSE, JIT, JIT_NO_NRT, LEAVE_BALL, LEAVE_HULL
 from .clustering import cluster_count
 
 # cached only while the kernel files it uses are unchanged (see cache)
-_jit = njit_keyed("arith.py", "cpu/clustering.py", "leaves.py", "params.py")
+_jit = njit_keyed()
 
 # Wolfe's min-norm-point algorithm (see hull_dist2): a cap on major cycles that is never reached
 # in exact arithmetic (the method is finite); its tolerance is leaves.HULL_EPS.

@@ -22,7 +22,7 @@ from ..cache import njit_keyed
 from ..params import JIT, LEAVE_BALL, LEAVE_HULL, REACH
 from .events import _dist2, _row, hull_dist2, hull_work
 
-_jit = njit_keyed("arith.py", "cpu/clustering.py", "cpu/events.py", "leaves.py", "params.py")
+_jit = njit_keyed()
 
 # relative margin of every test (rounding of the steps and of the distances stays far below it)
 _MARGIN = 1e-9

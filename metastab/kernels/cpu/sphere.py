@@ -1,7 +1,7 @@
 """Numba kernels of the attention dynamics on the unit sphere S^{d-1} (docs: models#models-sphere).
 
-Pure functions over arrays, like the other kernels files, whose streams (:mod:`.streams`),
-picks (:mod:`.steps`), score loops (:mod:`.scores`) and event test (:mod:`.drivers`) they reuse.
+Pure functions over arrays, like the other kernels files, whose picks (:mod:`.steps`) and score
+loops (:mod:`.scores`) they reuse; :mod:`.sphere_family` gives their steps to the drivers.
 Tokens are rows of an n×d array of unit vectors; scores are s_ij = <B x_i, x_j> (B = KᵀQ in the
 <Q x_i, K x_j> of [GLPR]); N(y) = y / |y|. Kind codes and :class:`~.params.SphereDynamics` are
 in :mod:`.params`.
@@ -30,7 +30,6 @@ off. The flow's scores and weighted sums run in the register tiles of :mod:`.til
 flow computes on transposed states (d×n), so that its loops over tokens run along rows.
 """
 
-import functools
 import math
 
 import numpy as np
@@ -40,32 +39,15 @@ from ..arith import exp_fma, fma
 from ..cache import njit_keyed
 from ..params import JIT as _JIT
 from ..params import JIT_NO_NRT as _JIT_NO_NRT
-from ..params import NO_EVENT, POST_LN, PRE_LN, SHIFT_SPREAD, SPHERE_CHAIN, UNNORMALIZED
-from ..streams import next_uniform
-from .drivers import stopped
-from .events import hull_work
+from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, UNNORMALIZED
 from .scores import ROWS as _ROWS
 from .scores import score_loops
 from .steps import chain_step as _steps_chain_step
 from .steps import chain_work as _steps_chain_work
-from .steps import copy_rows, has_gram
-from .threads import over_chains
 from .tiles import block_sums, gram, gram_block, normalise, scaled_sums
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed(
-    "arith.py",
-    "cpu/clustering.py",
-    "cpu/drivers.py",
-    "cpu/events.py",
-    "cpu/scores.py",
-    "cpu/steps.py",
-    "cpu/threads.py",
-    "cpu/tiles.py",
-    "leaves.py",
-    "params.py",
-    "streams.py",
-)
+_jit = njit_keyed()
 
 # the flow's score loops, in fused arithmetic (see arith)
 _, _bx_loop = score_loops(fma)
@@ -515,7 +497,7 @@ def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, 
     """One step of the flow on the sphere (module notes) by its scheme: :func:`_post_ln`,
     :func:`_rk4` or :func:`_pre_ln`, on one thread. Synchronous: every token reads the old x.
     Called from Python: it runs the scheme's step with the arguments the drivers pass to it with
-    an event (the Gram as in :func:`_chains_for`), so it compiles only that scheme, and the
+    an event (the Gram as in ``sphere_family``), so it compiles only that scheme, and the
     same code as the drivers'."""
     G = work[1] if _gram_blocks(x.shape[0]) > 0 else None
     step = _post_ln if scheme == POST_LN else _pre_ln if scheme == PRE_LN else _rk4
@@ -552,153 +534,3 @@ def chain_step(x, B, V, plain_V, beta, gamma, u, s, out, work, G=None):
         for k in range(d):
             out[i, k] = x[i, k] + gamma * (target[k] - x[i, k])
         renormalise_moved(x, i, out)
-
-
-@functools.cache
-def _tokens_for(code: int, scheme: int):
-    """The flow's kernel with fewer chains than threads for the event ``code`` and the
-    ``scheme``: chains one after the other, the blocks of tokens of each step split over T
-    threads (same bits as the chain-parallel path)."""
-
-    @_jit(**_JIT)
-    def advance_tokens(X, state, dyn, sched, t0, nsteps, ev, steps, done, T):
-        C, n, d = X.shape
-        Bs = dyn.Bs
-        Vs = dyn.Vs
-        beta = dyn.beta
-        attention = dyn.attention
-        causal = dyn.causal
-        plain_B = dyn.plain_B
-        plain_V = dyn.plain_V
-        gammas = sched.gammas
-        hw = hull_work(n, d)
-        fw = flow_work(n, d, T)
-        for c in range(C):
-            if done[c]:
-                continue
-            x = X[c]
-            if nsteps == 0:  # the call before a run: the event at time t0 (see advance)
-                stopped(ev, c, x, hw, t0 - 1, steps, done, code)
-                continue
-            for t in range(t0, t0 + nsteps):
-                h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-                if scheme == POST_LN:  # a constant: only its scheme compiles
-                    _post_ln(
-                        x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, fw[1], T
-                    )
-                elif scheme == PRE_LN:
-                    _pre_ln(
-                        x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, fw[1], T
-                    )
-                else:
-                    _rk4(x, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, x, fw, fw[1], T)
-                if stopped(ev, c, x, hw, t, steps, done, code):
-                    break
-
-    return advance_tokens
-
-
-@functools.cache
-def _chains_for(kind: int, code: int, scheme: int, gram: bool):
-    """The kernel of the sphere model ``kind``, the event ``code``, the flow's ``scheme`` and
-    whether its n has a blocked Gram (the flow's :func:`_gram_blocks`, the chain's
-    ``steps.has_gram``) for the chains lo <= c < hi, one
-    after the other (:func:`advance` runs slices of chains on threads); all four are constants of
-    the compiled code."""
-
-    @_jit(**_JIT)
-    def advance_chains(X, state, dyn, sched, t0, nsteps, ev, steps, done, lo, hi):
-        C, n, d = X.shape
-        Bs = dyn.Bs
-        Vs = dyn.Vs
-        beta = dyn.beta
-        attention = dyn.attention
-        causal = dyn.causal
-        plain_B = dyn.plain_B
-        plain_V = dyn.plain_V
-        gammas = sched.gammas
-        out = np.empty((n, d))
-        u = np.empty(n)
-        hw = hull_work(n, d)
-        if kind == SPHERE_CHAIN:
-            w = chain_work(n, d)
-            G = w[0][-1] if gram else None  # no Gram: its code is not compiled
-        else:
-            w = flow_work(n, d)
-            G = w[1] if gram else None
-        # no event: the flow's state stays transposed in w[0] for the call's steps
-        held = kind != SPHERE_CHAIN and code == NO_EVENT
-        for c in range(lo, hi):
-            if done[c]:
-                continue
-            x = X[c]
-            if nsteps == 0:  # the call before a run: the event at time t0 (see advance)
-                stopped(ev, c, x, hw, t0 - 1, steps, done, code)
-                continue
-            st = state[c]
-            if held:
-                _transpose(x, w[0])
-                _squared_norms(w[0], w[5])  # its norms, which each step leaves for the next
-            for t in range(t0, t0 + nsteps):
-                h = gammas[t - t0 if gammas.shape[0] > 1 else 0]
-                if kind == SPHERE_CHAIN:
-                    for i in range(n):
-                        u[i] = next_uniform(st)
-                    chain_step(x, Bs[0], Vs[0], plain_V, beta, h, u, st, out, w, G)
-                    copy_rows(out, x)
-                else:
-                    # no event: the state stays in w[0] (x and out None); else the flow writes
-                    # its step into x once it has read x (out = x)
-                    y = None if code == NO_EVENT else x
-                    if scheme == POST_LN:  # a constant: only its scheme compiles
-                        _post_ln(y, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, y, w,
-                                 G, None)  # fmt: skip
-                    elif scheme == PRE_LN:
-                        _pre_ln(y, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, y, w,
-                                G, None)  # fmt: skip
-                    else:
-                        _rk4(y, Bs, Vs, beta, h, attention, causal, plain_B, plain_V, y, w,
-                             G, None)  # fmt: skip
-                if stopped(ev, c, x, hw, t, steps, done, code):
-                    break
-            if held:
-                _transpose(w[0], x)
-
-    return advance_chains
-
-
-def _splits_tokens(chains: int, n: int, kind: int, threads: int) -> bool:
-    """Whether the run shares each step's blocks of tokens over the threads: a flow with fewer
-    chains than threads and more than one block."""
-    return kind != SPHERE_CHAIN and chains < threads and n > _ROWS
-
-
-def kernel_for(
-    chains: int, n: int, d: int, kind: int, code: int, threads: int, scheme: int = POST_LN
-):
-    """The kernel that :func:`advance` runs (see ``drivers.kernel_for``; ``scheme``: the flow's):
-    a flow with fewer chains than threads and more than one block of tokens shares each step's
-    blocks over the threads."""
-    if _splits_tokens(chains, n, kind, threads):
-        return _tokens_for(code, scheme)
-    if kind == SPHERE_CHAIN:
-        return _chains_for(kind, code, POST_LN, has_gram(n, d))
-    return _chains_for(kind, code, scheme, _gram_blocks(n) > 0)
-
-
-def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
-    """``drivers.advance`` for the sphere models: every chain c with ``done[c]`` False takes up
-    to ``nsteps`` steps in place (step size ``sched.gammas``: dt of the flow, γ of the chain),
-    checking the event ``ev`` after each. The chains run in slices on ``threads`` threads (pass
-    numba's thread count; :func:`.threads.over_chains`) and never interact, so chain c depends
-    only on its stream, not on the thread count or on how the steps are split. A flow with fewer
-    chains than threads and more than one block of tokens shares each step's blocks over the
-    threads instead. Runs :func:`kernel_for`'s kernel; ``nsteps`` 0 checks the event at time t0
-    instead of stepping, as ``drivers.advance``."""
-    C, n, d = X.shape
-    kernel = kernel_for(C, n, d, dyn.kind, ev.code, threads, dyn.scheme)
-    args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
-    if _splits_tokens(C, n, dyn.kind, threads):
-        kernel(*args, threads)
-    else:
-        over_chains(kernel, args, C, threads)

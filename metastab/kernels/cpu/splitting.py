@@ -31,22 +31,7 @@ from .steps import chain_step, chain_work
 from .threads import over_chains
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed(
-    "arith.py",
-    "cpu/accelerated.py",
-    "cpu/clustering.py",
-    "cpu/drivers.py",
-    "cpu/events.py",
-    "cpu/reach.py",
-    "cpu/scores.py",
-    "cpu/sphere.py",
-    "cpu/steps.py",
-    "cpu/threads.py",
-    "cpu/tiles.py",
-    "leaves.py",
-    "params.py",
-    "streams.py",
-)
+_jit = njit_keyed()
 
 # Why a replica stopped.
 IN_A, IN_B, ABOVE, BUDGET, FULL = 0, 1, 2, 3, 4

@@ -22,9 +22,7 @@ from .scores import score_loops
 from .tiles import gram, lane_scores, lane_sums
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed(
-    "arith.py", "cpu/scores.py", "cpu/tiles.py", "leaves.py", "params.py", "streams.py"
-)
+_jit = njit_keyed()
 
 # the score loops of every step here, one fma per term (see scores)
 _, _bx_loop = score_loops(fma)

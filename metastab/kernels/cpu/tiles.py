@@ -244,7 +244,7 @@ def _tile(rows, vecs=_VECS, stride=ROWS, top=False, scaled=False, exps=False):
 
 
 # cached only while the kernel files it calls into are unchanged (see cache)
-_jit = njit_keyed("arith.py", "cpu/scores.py", "leaves.py", "params.py")
+_jit = njit_keyed()
 
 
 def _row_sums(vecs, stride, top, scaled=False, exps=False):

@@ -1,0 +1,113 @@
+"""The models on the sphere (the flow and the chain of :mod:`.sphere`; docs: models#models-sphere)
+as the chain loop takes them (:mod:`.chain_loop`): each one's scratch and step, the flow's also
+with each step's blocks of tokens split over threads.
+"""
+
+import functools
+
+import numpy as np
+from numba import njit
+
+from ..params import NO_EVENT, POST_LN, PRE_LN, SPHERE_CHAIN
+from ..streams import next_uniform
+from .chain_loop import Stepper
+from .sphere import (
+    _gram_blocks,
+    _post_ln,
+    _pre_ln,
+    _rk4,
+    _squared_norms,
+    _transpose,
+    chain_step,
+    chain_work,
+    flow_work,
+)
+from .steps import copy_rows, has_gram
+
+
+@njit(inline="always")
+def _chain_work(n, d, T):
+    return np.empty((n, d)), np.empty(n), chain_work(n, d)
+
+
+@functools.cache
+def _chain(gram: bool) -> Stepper:
+    """The chain's stepper, with the Gram code of ``steps.chain_step`` where ``gram``."""
+
+    @njit(inline="always")
+    def step(x, st, dyn, sched, gamma, s, w, T):
+        out, u, cw = w
+        G = cw[0][-1] if gram else None  # no Gram: its code is not compiled
+        for i in range(x.shape[0]):
+            u[i] = next_uniform(st)
+        chain_step(x, dyn.Bs[0], dyn.Vs[0], dyn.plain_V, dyn.beta, gamma, u, st, out, cw, G)
+        copy_rows(out, x)
+
+    return Stepper(_chain_work, step)
+
+
+@njit(inline="always")
+def _flow_work(n, d, T):
+    return flow_work(n, d)
+
+
+@njit(inline="always")
+def _split_flow_work(n, d, T):
+    return flow_work(n, d, T)
+
+
+@njit(inline="always")
+def _hold(x, w):
+    """The state transposed into w[0], with its squared norms, which each step leaves for the
+    next (see sphere._post_ln)."""
+    _transpose(x, w[0])
+    _squared_norms(w[0], w[5])
+
+
+@njit(inline="always")
+def _release(x, w):
+    _transpose(w[0], x)
+
+
+@functools.cache
+def _flow(scheme: int, gram: bool, held: bool, split: bool) -> Stepper:
+    """The flow's stepper for its ``scheme``, with the Gram code where ``gram`` (the flow's
+    ``sphere._gram_blocks``); where ``held`` (no event reads the state) the state stays
+    transposed in the scratch for a call's steps; with the tokens of each step split over T
+    threads where ``split``. All four are constants of the compiled code."""
+    scheme_step = _post_ln if scheme == POST_LN else _pre_ln if scheme == PRE_LN else _rk4
+
+    @njit(inline="always")
+    def step(x, st, dyn, sched, gamma, s, w, T):
+        if split:
+            scheme_step(x, dyn.Bs, dyn.Vs, dyn.beta, gamma, dyn.attention, dyn.causal,
+                        dyn.plain_B, dyn.plain_V, x, w, w[1], T)  # fmt: skip
+        else:
+            # held: the state stays in w[0] (x and out None); else the flow writes its step into
+            # x once it has read x (out = x)
+            y = None if held else x
+            G = w[1] if gram else None
+            scheme_step(y, dyn.Bs, dyn.Vs, dyn.beta, gamma, dyn.attention, dyn.causal,
+                        dyn.plain_B, dyn.plain_V, y, w, G, None)  # fmt: skip
+
+    if split:
+        return Stepper(_split_flow_work, step)
+    if held:
+        return Stepper(_flow_work, step, _hold, _release)
+    return Stepper(_flow_work, step)
+
+
+def splits_tokens(kind: int) -> bool:
+    """Whether the sphere model ``kind`` can share each step's blocks of tokens over threads:
+    the flow."""
+    return kind != SPHERE_CHAIN
+
+
+def stepper(kind: int, code: int, n: int, d: int, dyn, split: bool) -> Stepper:
+    """The stepper of the sphere model ``kind`` for n tokens in R^d with the event ``code``
+    (``dyn``: its :class:`~.params.SphereDynamics`, whose scheme chooses the flow's step), with
+    its tokens split over threads where ``split``."""
+    if kind == SPHERE_CHAIN:
+        return _chain(has_gram(n, d))
+    held = code == NO_EVENT and not split
+    return _flow(dyn.scheme, _gram_blocks(n) > 0 and not split, held, split)
