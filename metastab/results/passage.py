@@ -3,6 +3,7 @@ bulk arrays, tidy frames, and the provenance that travels with them."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,7 +58,12 @@ class FirstPassage(Result):
 
     @property
     def steps(self) -> np.ndarray:
-        """Deprecated alias of :attr:`times` (kept for one release)."""
+        """Deprecated alias of :attr:`times` (kept for one release); warns."""
+        warnings.warn(
+            "FirstPassage.steps is deprecated: use FirstPassage.times",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.times
 
     @property

@@ -447,7 +447,7 @@ def test_accelerated_same_seed_same_bits():
     a, b = _fp(), _fp()
     assert np.array_equal(a.times, b.times) and np.array_equal(a.final, b.final)
     assert len(set(a.times.tolist())) > 1
-    assert not np.array_equal(_fp(rng=6).steps, a.times)
+    assert not np.array_equal(_fp(rng=6).times, a.times)
     assert a.provenance["mode"] == "accelerated" and a.provenance["merge_tol"] == 1e-10
 
 
@@ -470,7 +470,7 @@ def test_accelerated_prefix_property():
     assert np.array_equal(small.times, big.times[:3])
     assert np.array_equal(small.final, big.final[:3])
     for k in (0, 4, 8):
-        assert _fp(chains=1, first_chain=k).steps[0] == big.times[k]
+        assert _fp(chains=1, first_chain=k).times[0] == big.times[k]
 
 
 def test_accelerated_per_chain_x0():

@@ -165,7 +165,7 @@ def test_none_records_fresh_entropy_that_reproduces():
         assert np.array_equal(again.final, res.final)
         assert np.array_equal(_run(rng=ms.Seed.from_dict(res.seed)).final, res.final)
     fp = _fp(rng=None)
-    assert np.array_equal(_fp(rng=int(fp.seed["entropy"])).steps, fp.times)
+    assert np.array_equal(_fp(rng=int(fp.seed["entropy"])).times, fp.times)
 
 
 def test_results_record_seed_and_provenance(tmp_path):

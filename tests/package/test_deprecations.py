@@ -37,3 +37,14 @@ def test_former_kind_names_warn_and_other_spellings_do_not():
         warnings.simplefilter("error")
         assert POLYTOPES["cross"] is POLYTOPES["cross-polytope"]  # a short spelling, not a rename
         assert INITIALS["repeated-points"].name == "repeated-points"
+
+
+def test_first_passage_steps_warns_and_is_times():
+    fp = ms.first_passage(
+        ms.SoftmaxChain(4.0, 0.3), [[1.0, 0.0], [0.0, 1.0]], ms.LeaveBall(0.2), max_steps=50, rng=1
+    )
+    with pytest.warns(DeprecationWarning, match="use FirstPassage.times"):
+        assert fp.steps is fp.times
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fp.times  # noqa: B018 (the control: the current name does not warn)
