@@ -93,7 +93,7 @@ _NAMESPACES = {
 _ALIASES = {
     # the initial configuration, renamed apart from the event metastab.Clusters
     "clusters": "setups.initial:repeated_points",
-    "bench_sphere": "bench.sphere",
+    "bench_sphere": "bench.phase_diagram",
     "configs": "setups.initial",
     "demo": "bench.demo",
     "observables": "results.track",

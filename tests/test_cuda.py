@@ -20,7 +20,7 @@ import pytest
 
 import metastab as ms
 from metastab.kernels import params as K
-from metastab.kernels.cpu import steps
+from metastab.kernels.cpu import euclidean_steps as steps
 from metastab.kernels.reference import euclidean as ref
 
 # on a device, small test grids and host arrays draw performance warnings (not errors)
@@ -136,7 +136,7 @@ if INNER:  # kernels are module globals: the simulator swaps the ``cuda`` they s
     from metastab.kernels.cuda.drivers import block_shape, layout, model_arrays, step_for
 
     step = step_for(K.CHAIN)
-    from metastab.kernels.cuda.steps import exp_fused, next_u64
+    from metastab.kernels.cuda.euclidean_steps import exp_fused, next_u64
 
     @cuda.jit
     def _one_step(x, u, state, ip, fp, Bs, Vs, gamma, W):
@@ -452,7 +452,9 @@ def test_sweep_chunk_on_the_device_is_the_cpus():
     assert task.device == "cuda"
     gpu = run_chunk(task)
     cpu = run_chunk(ChunkTask(**{**task.__dict__, "device": "cpu"}))
-    assert np.array_equal(gpu.steps, cpu.steps) and np.array_equal(gpu.censored, cpu.censored)
+    assert np.array_equal(gpu.steps, cpu.euclidean_steps) and np.array_equal(
+        gpu.censored, cpu.censored
+    )
 
 
 @device

@@ -4,7 +4,7 @@
   bench``), seconds per escape in exact and accelerated mode, the sizes bench; its public names
   are also this package's (``metastab.bench.run_bench``, as before the layout by role), loaded
   on first use (PEP 562) so that importing :mod:`.demo` for its constants loads no numba.
-- :mod:`.sphere`: the phase-diagram workload, the sphere flow beside batched NumPy.
+- :mod:`.phase_diagram`: the phase-diagram workload, the sphere flow beside batched NumPy.
 - :mod:`.jax_baselines`: the JAX baselines of both workloads (the optional ``bench`` extra).
 - :mod:`.cuda_check`: the GPU bench beside torch and the CPU, and the laws against the CPU.
 - :mod:`.demo`: the demo experiment (``metastab demo``).

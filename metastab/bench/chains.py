@@ -24,7 +24,7 @@ import numpy as np
 from ..engine import announce_compile_for, first_passage, simulate
 from ..engine.progress import tqdm_class
 from ..kernels.cache import njit_keyed
-from ..kernels.cpu import steps as _steps
+from ..kernels.cpu import euclidean_steps as _steps
 from ..models import SoftmaxChain
 from ..setups.initial import shrunk
 from ..setups.polytopes import regular_polygon
@@ -349,8 +349,8 @@ def _exp_loop(reps, z, out):
 
 def exp_seconds(repeat: int = 5, size: int = 1024, reps: int = 2000) -> float:
     """Seconds per exponential of the kernels' own exp on one thread (the bit-exact FMA exp of
-    :func:`metastab.kernels.cpu.steps.exp_nonpositive`, which every softmax weight goes through),
-    best of ``repeat`` runs over ``size`` arguments in [-30, 0], ``reps`` times each."""
+    :func:`metastab.kernels.cpu.euclidean_steps.exp_nonpositive`, which every softmax weight goes
+    through), best of ``repeat`` runs over ``size`` arguments in [-30, 0], ``reps`` times each."""
     z = -30.0 * np.random.default_rng(0).random(size)
     out = np.empty(size)
     _exp_loop(1, z, out)

@@ -39,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=("w1", "phase-diagram"),
         default="w1",
         help="w1: SA_P on the pentagon (default); phase-diagram: the sphere flow, post-LN, "
-        "n=32, d in {2, 32, 128}, beside batched NumPy (metastab.bench.sphere)",
+        "n=32, d in {2, 32, 128}, beside batched NumPy (metastab.bench.phase_diagram)",
     )
     bench.add_argument(
         "--chains", type=whole, default=None, help="default 2048 (--escape: 60 per beta and mode)"
@@ -304,7 +304,7 @@ def _phase_diagram_bench(args: argparse.Namespace) -> int:
     import numba
 
     from ..bench.chains import host_cpu
-    from ..bench.sphere import PHASE_CHAINS, PHASE_STEPS, phase_diagram_bench
+    from ..bench.phase_diagram import PHASE_CHAINS, PHASE_STEPS, phase_diagram_bench
 
     for flag in ("escape", "sizes"):
         if getattr(args, flag):

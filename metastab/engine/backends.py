@@ -35,8 +35,8 @@ from ..kernels.cpu import splitting as _splitting
 from ..kernels.cpu.accelerated import Tally, cross_logs, merge_groups
 from ..kernels.cpu.clustering import OBSERVABLES, observe
 from ..kernels.cpu.drivers import cross_weights
+from ..kernels.cpu.euclidean_steps import exp_nonpositive
 from ..kernels.cpu.splitting import BUDGET, FULL, IN_A, IN_B, Bounds, Records, Walk, coordinates
-from ..kernels.cpu.steps import exp_nonpositive
 from ..kernels.params import CLUSTERS, NO_EVENT
 
 __all__ = [

@@ -1,13 +1,13 @@
 """The resolution of direct stepping, and the group arithmetic shared by the SA_P engines.
 
 Direct (exact-mode) stepping draws every pick with its probability to full relative precision
-(rare picks are decided by an exact Bernoulli trial, see ``kernels.cpu.steps.chain_step``),
-except picks whose weight e^{β(s_ij − max_k s_ik)} the kernels' exp flushes to 0, those with an
-exponent below :func:`underflow_exponent` (≈ −708.7): :func:`check_resolution` warns, with
-:class:`~metastab.ResolutionWarning`, when a configuration can only leave its groups through such
-picks; :func:`cross_probabilities` gives the log-probabilities of leaving a group in one step,
-at any β. Groups are the points of a configuration after merging at ``merge_tol``, as the
-accelerated mode (:mod:`metastab.engine.accelerated`) does.
+(rare picks are decided by an exact Bernoulli trial, see
+``kernels.cpu.euclidean_steps.chain_step``), except picks whose weight e^{β(s_ij − max_k s_ik)} the
+kernels' exp flushes to 0, those with an exponent below :func:`underflow_exponent` (≈ −708.7):
+:func:`check_resolution` warns, with :class:`~metastab.ResolutionWarning`, when a configuration can
+only leave its groups through such picks; :func:`cross_probabilities` gives the log-probabilities of
+leaving a group in one step, at any β. Groups are the points of a configuration after merging at
+``merge_tol``, as the accelerated mode (:mod:`metastab.engine.accelerated`) does.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def constant_chain(
         )
     if model.has_schedule:
         raise ValueError(f"{what} a constant step ({why}), got gamma={model.gamma!r}")
-    return model.kernel_params(d), float(model.schedule(0, 1).gammas[0])
+    return model.kernel_params(d), float(model.schedule(0, 1).sizes[0])
 
 
 # below the kernels' underflow exponent (≈ 708.74 in magnitude) by more than any rounding of
@@ -226,10 +226,10 @@ def check_resolution(
     :func:`cross_probabilities`). A configuration with two groups or more is stuck for direct
     stepping when, for every token, every pick outside its group has a weight
     e^{β(s_ij − max_k s_ik)} that the kernels flush to 0 (exponent below
-    :func:`underflow_exponent`): ``kernels.cpu.steps.chain_step`` never draws such a pick, while
-    every pick of positive weight is drawn with its probability. The test uses the kernels' own
-    arithmetic (``kernels.cpu.drivers.cross_weights``), with O(n) memory per configuration, after
-    a bound that needs no kernel: no exponent can reach the underflow when
+    :func:`underflow_exponent`): ``kernels.cpu.euclidean_steps.chain_step`` never draws such a pick,
+    while every pick of positive weight is drawn with its probability. The test uses the kernels'
+    own arithmetic (``kernels.cpu.drivers.cross_weights``), with O(n) memory per configuration,
+    after a bound that needs no kernel: no exponent can reach the underflow when
     2β ‖B‖_F max_i ‖x_i‖² < 700, as in most runs. Only the chains with the frozen law
     (:func:`has_frozen_law`) are checked; configurations with non-finite coordinates are skipped.
 

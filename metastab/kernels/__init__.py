@@ -18,7 +18,8 @@ bottom up:
 - ``cpu/``: the CPU kernels.
 
   - ``steps.py``: one step of each model (scores, the exact exp, the pick; ``chain_step``,
-    ``flow_step``, ``hardmax_step``, ``localmax_step``, each with its ``*_work(n, d)`` scratch).
+    ``softmax_flow_step``, ``hardmax_step``, ``localmax_step``, each with its ``*_work(n, d)``
+    scratch).
   - ``clustering.py``: clustered pairs, the number of clusters (``cluster_count``, union-find)
     and the cluster observables of a configuration (``observe``).
   - ``events.py``: ``event_hit`` and the point-to-hull distance ``hull_dist2``.
@@ -36,8 +37,9 @@ bottom up:
   those of ``cpu/`` (numba.cuda, loaded only for ``device="cuda"``): one thread block per
   chain, the same streams and operations, so numba's CUDA simulator gives the CPU's bits.
 - ``reference/``: slow plain-Python twins, compared with the kernels bit for bit in the tests:
-  ``euclidean.py`` (of ``cpu/steps.py``, ``events.py``, ``drivers.py``, ``accelerated.py``),
-  ``sphere.py`` (of ``cpu/sphere.py``) and ``clustering.py`` (of ``cpu/clustering.py``).
+  ``euclidean.py`` (of ``cpu/euclidean_steps.py``, ``events.py``, ``drivers.py``,
+  ``accelerated.py``), ``sphere.py`` (of ``cpu/sphere_steps.py``) and ``clustering.py`` (of
+  ``cpu/clustering.py``).
 
 numba caches a function on its own file only, yet the code it stores holds what it calls from
 other files; so every file whose jitted functions call (or read constants of) another kernel file

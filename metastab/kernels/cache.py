@@ -114,8 +114,8 @@ def _closure(f: Callable) -> tuple:
 
 def kernel_files(f: Callable, root: Path = _HERE) -> list[str]:
     """The files under ``root`` whose code the jitted function of ``f`` may hold, by their
-    paths under it (``"cpu/steps.py"``): those that ``f``'s file imports, transitively, and for
-    each jitted function of ``f``'s closure its own file and its kernel files."""
+    paths under it (``"cpu/euclidean_steps.py"``): those that ``f``'s file imports, transitively,
+    and for each jitted function of ``f``'s closure its own file and its kernel files."""
     root = Path(root).resolve()
     files = set(_import_closure(Path(f.__code__.co_filename).resolve(), root))
     for g in _jitted(_closure(f)):

@@ -30,8 +30,8 @@ TWO_53 = 9007199254740992.0
 TWO_M53 = 1.0 / TWO_53
 
 # A pick j among candidates of largest weight w_max is *rare* when w_j < RARE_CUT w_max. Rare
-# picks are decided by an exact Bernoulli and drawn apart (cpu.steps.chain_step); the others
-# weigh at least 2^-20 w_max >= 2^-20 / n of their total, so inverting a 53-bit uniform over
+# picks are decided by an exact Bernoulli and drawn apart (cpu.euclidean_steps.chain_step); the
+# others weigh at least 2^-20 w_max >= 2^-20 / n of their total, so inverting a 53-bit uniform over
 # them realises each with a relative error below ~n 2^-33.
 RARE_CUT = 2.0**-20
 
@@ -107,8 +107,8 @@ def exp_nonpositive(fma, mul, as_bits, from_bits):
 
 def exact_bernoulli(next_u64, mul):
     """``bernoulli(p, u, s)``: the exact Bernoulli(p) trial that decides whether an SA_P pick is
-    rare ([FW] eq. softmax.process, by the rule of cpu.steps.chain_step), driven by the uniform
-    ``u`` and the stream ``s``."""
+    rare ([FW] eq. softmax.process, by the rule of cpu.euclidean_steps.chain_step), driven by the
+    uniform ``u`` and the stream ``s``."""
 
     def bernoulli(p, u, s):
         """An exact Bernoulli(p) trial for any double p in [0, 1], driven by the uniform ``u``.
@@ -134,8 +134,8 @@ def exact_bernoulli(next_u64, mul):
 
 def rare_pick(fma, mul, next_uniform, bernoulli):
     """``pick_rare(w, o, stride, n, hi, s)``: an SA_P pick among the rare weights of a row ([FW]
-    eq. softmax.process, by the rule of cpu.steps.chain_step), weight j at ``w[o + j stride]``,
-    j < n."""
+    eq. softmax.process, by the rule of cpu.euclidean_steps.chain_step), weight j at ``w[o + j
+    stride]``, j < n."""
 
     def pick_rare(w, o, stride, n, hi, s):
         """The pick among {j : w_j < hi}: the rule of chain_step applied to that set (its

@@ -28,8 +28,8 @@ SPHERE_FLOW, SPHERE_CHAIN = 10, 11
 SOFTMAX, UNNORMALIZED = 0, 1
 POST_LN, RK4, PRE_LN = 0, 1, 2
 # The largest β (max_j s_jj − min_j s_jj) for which the sphere flow with B = I shifts every score
-# by the one constant max_j s_jj (cpu.sphere._common_shift and its twins): each diagonal weight
-# e^{β (s_ii − shift)} >= e^{-64} then keeps every total far from 0.
+# by the one constant max_j s_jj (cpu.sphere_steps._common_shift and its twins): each diagonal
+# weight e^{β (s_ii − shift)} >= e^{-64} then keeps every total far from 0.
 SHIFT_SPREAD = 64.0
 # Stopping events (metastab.events maps its specs onto these).
 NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE, CLUSTERS = 0, 1, 2, 3, 4, 5
@@ -69,7 +69,7 @@ class Schedule(NamedTuple):
     """Per-step parameters of steps t0 .. t0 + k - 1 (``model.schedule(t0, k)``): one entry
     for a constant."""
 
-    gammas: np.ndarray  # scalar steps (one unused 1.0 with a step matrix)
+    sizes: np.ndarray  # step sizes: γ, or the flow's dt (one unused 1.0 with a step matrix)
     margins: np.ndarray  # LOCALMAX margins r_t (one unused 0.0 for the other models)
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["SoftmaxChain", "SoftmaxFlow", "Hardmax", "Localmax", "NEIGHBOUR_RULES", "step_matrix"]
 
 TIE_MODES = ("index", "point")
-# Localmax neighbour rules: name -> kernel code (see kernels.cpu.steps.neighbour_cut).
+# Localmax neighbour rules: name -> kernel code (see kernels.cpu.euclidean_steps.neighbour_cut).
 NEIGHBOUR_RULES = {"additive": _params.ADDITIVE, "relative": _params.RELATIVE}
 
 

@@ -652,7 +652,9 @@ def test_command_line_takes_uniform_and_repeated_points(capsys):
         with warnings.catch_warnings():
             warnings.simplefilter("default", DeprecationWarning)
             code, out, err = run(capsys, *PASSAGE_SHORT, "--init", f"{spelling}:2,2,2,2,2")
-        renamed = "metastab: warning: initial kind 'clusters' is deprecated: use 'repeated-points'\n"
+        renamed = (
+            "metastab: warning: initial kind 'clusters' is deprecated: use 'repeated-points'\n"
+        )
         assert (code, err) == (0, renamed if spelling == "clusters" else ""), err
         assert "n 10" in out
 
@@ -677,7 +679,7 @@ def test_command_line_refuses_what_a_kind_does_not_take(capsys, argv, words):
 
 
 def test_phase_diagram_bench_rows_without_jax():
-    from metastab.bench.sphere import phase_diagram_bench
+    from metastab.bench.phase_diagram import phase_diagram_bench
 
     (row,) = phase_diagram_bench(dims=(3,), chains=4, steps=2, repeat=1, jax=False)
     assert row["d"] == 3 and row["chains"] == 4 and row["steps"] == 2
@@ -705,7 +707,7 @@ def test_jax_baselines_compute_the_models():
 import numpy as np, metastab
 from metastab.bench import jax_baselines
 from metastab.bench.chains import W1_BETA, W1_GAMMA, workload_w1
-from metastab.bench.sphere import numpy_post_ln, phase_diagram_bench
+from metastab.bench.phase_diagram import numpy_post_ln, phase_diagram_bench
 X = metastab.sphere_uniform(8, 4, chains=3, rng=0)
 got = jax_baselines.jax_post_ln(X, 4.0, 0.1, steps=5)
 assert np.allclose(got, numpy_post_ln(X, 4.0, 0.1, steps=5), atol=1e-13)
@@ -804,7 +806,7 @@ def test_compile_times_of_a_cold_case_name_its_kernels():
     rows = compile_times("softmax-flow")
     names = [r["function"] for r in rows]
     assert any(n.endswith("advance_chains") for n in names)
-    assert "metastab.kernels.cpu.steps.flow_step" in names
+    assert "metastab.kernels.cpu.euclidean_steps.softmax_flow_step" in names
     assert sum(r["own_s"] for r in rows) > 1.0
     assert all(r["own_s"] >= 0 and r["compiles"] >= 1 for r in rows)
 

@@ -123,7 +123,7 @@ def test_lazy_names_and_submodules_are_attributes():
         ("observables", "results.track", "plateau_durations"),
         ("splitting", "engine.splitting", "escape_probability"),
         ("report", "studies.verdict", "verdict"),
-        ("bench_sphere", "bench.sphere", "phase_diagram_bench"),
+        ("bench_sphere", "bench.phase_diagram", "phase_diagram_bench"),
         ("demo", "bench.demo", "escape_demo"),
     ],
 )

@@ -8,7 +8,9 @@ from cli_calls import run
 import metastab as ms
 from metastab import _validate as validate
 from metastab.engine.chains import run_bytes
-from metastab.kernels.cpu import events, sphere, steps
+from metastab.kernels.cpu import euclidean_steps as steps
+from metastab.kernels.cpu import events
+from metastab.kernels.cpu import sphere_steps as sphere
 
 FLOW = ms.SphereFlow(beta=1.0, dt=0.1)
 
@@ -29,13 +31,13 @@ def buffer_bytes(*buffers) -> int:
 
 def kernel_scratch(model, n: int, d: int) -> int:
     """What one thread that runs chains allocates (kernels.cpu.drivers.advance and
-    kernels.cpu.sphere.advance): the step's output, its uniforms and the work factories."""
+    kernels.cpu.drivers.advance): the step's output, its uniforms and the work factories."""
     own = (np.empty((n, d)), np.empty(n), events.hull_work(n, d))
     if isinstance(model, ms.SphereFlow):
-        return buffer_bytes(*own, sphere.flow_work(n, d))
+        return buffer_bytes(*own, sphere.sphere_flow_work(n, d))
     if isinstance(model, ms.SphereChain):
         return buffer_bytes(*own, sphere.chain_work(n, d))
-    factories = (steps.chain_work, steps.flow_work, steps.hardmax_work, steps.localmax_work)
+    factories = (steps.chain_work, steps.softmax_flow_work, steps.hardmax_work, steps.localmax_work)
     return buffer_bytes(*own, *(f(n, d) for f in factories))
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from metastab.kernels.cpu import steps as _steps
+from metastab.kernels.cpu import euclidean_steps as _steps
 from metastab.models import NEIGHBOUR_RULES
 
 
@@ -43,7 +43,7 @@ def k_flow(x, B, beta, gamma):
     n, d = x.shape
     g, P, use_P = split_gamma(gamma, d)
     out = np.full((n, d), np.nan)
-    _steps.flow_step(
+    _steps.softmax_flow_step(
         x,
         np.ascontiguousarray(B, dtype=float),
         float(beta),
@@ -51,7 +51,7 @@ def k_flow(x, B, beta, gamma):
         P,
         use_P,
         out,
-        _steps.flow_work(n, d),
+        _steps.softmax_flow_work(n, d),
     )
     return out
 

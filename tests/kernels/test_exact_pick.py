@@ -1,11 +1,12 @@
 """Direct stepping draws every pick with its probability to full relative precision.
 
-The kernels' pick (``kernels.cpu.steps.chain_step``, bit for bit ``reference.euclidean.pick``, see
-tests/kernels/test_reference.py) is a deterministic function of the token's uniform u = m 2^-53 and,
-rarely, of further uniforms of the chain's stream. Its law is computed here EXACTLY, as a
-rational number, by enumerating the integers m level by level (bisection over m: the outcome is
-"needs another uniform" on a prefix of [0, 2^53) and a non-decreasing index after it), and
-compared with the true softmax law. The old single-uniform inversion is the negative control.
+The kernels' pick (``kernels.cpu.euclidean_steps.chain_step``, bit for bit
+``reference.euclidean.pick``, see tests/kernels/test_reference.py) is a deterministic function of
+the token's uniform u = m 2^-53 and, rarely, of further uniforms of the chain's stream. Its law is
+computed here EXACTLY, as a rational number, by enumerating the integers m level by level (bisection
+over m: the outcome is "needs another uniform" on a prefix of [0, 2^53) and a non-decreasing index
+after it), and compared with the true softmax law. The old single-uniform inversion is the negative
+control.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from metastab.kernels import cache
 PACKAGE = Path(metastab.__file__).parent
 KERNELS = PACKAGE / "kernels"
 # every file of the kernels folder and its subfolders but the cache itself, which holds no
-# kernel, by its path under kernels/ ("cpu/steps.py"): the names njit_keyed takes
+# kernel, by its path under kernels/ ("cpu/euclidean_steps.py"): the names njit_keyed takes
 FILES = sorted(p.relative_to(KERNELS).as_posix() for p in KERNELS.rglob("*.py"))
 KERNEL_FILES = [f for f in FILES if f != "cache.py"]
 
@@ -112,14 +112,18 @@ def test_the_import_reader_sees_subfolders_and_what_leaves_the_kernels():
         assert isinstance(first, ast.ImportFrom)
         return first
 
-    assert _resolve("cuda/steps.py", node("from ..cpu.steps import RARE_CUT")) == ["cpu/steps.py"]
+    assert _resolve(
+        "cuda/euclidean_steps.py", node("from ..cpu.euclidean_steps import RARE_CUT")
+    ) == ["cpu/euclidean_steps.py"]
     assert _resolve("cpu/drivers.py", node("from ..streams import next_uniform")) == ["streams.py"]
-    assert _resolve("cpu/drivers.py", node("from .steps import chain_step")) == ["cpu/steps.py"]
+    assert _resolve("cpu/drivers.py", node("from .euclidean_steps import chain_step")) == [
+        "cpu/euclidean_steps.py"
+    ]
     assert _resolve("cuda/drivers.py", node("from ..cpu import events")) == ["cpu/events.py"]
-    assert _resolve("cpu/steps.py", node("from ...models import SoftmaxChain")) is None
-    assert _resolve("cpu/steps.py", node("from ..models import SoftmaxChain")) == []
-    assert "cpu/steps.py" in _kernel_closure("cpu/drivers.py")
-    assert "params.py" in _kernel_closure("cuda/sphere.py")
+    assert _resolve("cpu/euclidean_steps.py", node("from ...models import SoftmaxChain")) is None
+    assert _resolve("cpu/euclidean_steps.py", node("from ..models import SoftmaxChain")) == []
+    assert "cpu/euclidean_steps.py" in _kernel_closure("cpu/drivers.py")
+    assert "params.py" in _kernel_closure("cuda/sphere_steps.py")
 
 
 @pytest.mark.parametrize("name", KERNEL_FILES)
@@ -391,4 +395,4 @@ def test_the_driver_loop_is_keyed_on_its_family(model, family):
     loop = _kernel_closure("cpu/chain_loop.py")
     want = loop | {family} | _kernel_closure(family)
     assert kernel._cache.key == cache.source_key(*want)
-    assert family not in loop and "cpu/steps.py" not in loop
+    assert family not in loop and "cpu/euclidean_steps.py" not in loop

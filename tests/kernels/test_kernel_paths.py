@@ -9,7 +9,7 @@ from kernel_calls import k_chain
 
 import metastab as ms
 from metastab.kernels.cpu import euclidean_family as _family
-from metastab.kernels.cpu import steps as _steps
+from metastab.kernels.cpu import euclidean_steps as _steps
 from metastab.kernels.reference import euclidean as ref
 
 

@@ -21,7 +21,8 @@ import pytest
 
 import metastab
 from metastab.kernels import arith, leaves, streams
-from metastab.kernels.cpu import events, steps
+from metastab.kernels.cpu import euclidean_steps as steps
+from metastab.kernels.cpu import events
 
 # the exp's edges: signed zeros, the flush to 0 at -708.74, 2^k p subnormal for k = -1022
 EXP_Z = np.concatenate(
@@ -55,7 +56,8 @@ import json, sys
 import numpy as np
 from numba import cuda
 from metastab.kernels import leaves
-from metastab.kernels.cuda import events, steps
+from metastab.kernels.cuda import events
+from metastab.kernels.cuda import euclidean_steps as steps
 
 @cuda.jit
 def streams(states, u64, uni):

@@ -8,7 +8,7 @@ from kernel_calls import k_chain, k_flow, k_hardmax
 
 import metastab as ms
 from metastab.kernels import streams as _streams
-from metastab.kernels.cpu import steps as _steps
+from metastab.kernels.cpu import euclidean_steps as _steps
 from metastab.kernels.reference import euclidean as ref
 
 # --------------------------------------------------------------------------------------------
@@ -148,7 +148,7 @@ def test_chain_step_nested_rare_picks_match_reference(name, x, B, beta):
 def test_flow_step_matches_reference(name, x, B, beta):
     for gamma in gammas_for(x.shape[1]):
         got = k_flow(x, B, beta, gamma)
-        want = ref.flow_step(x, B, beta, gamma)
+        want = ref.softmax_flow_step(x, B, beta, gamma)
         assert np.isfinite(got).all()
         assert np.array_equal(got, want), (name, beta, _gid(gamma))
 
@@ -163,7 +163,7 @@ def test_flow_step_blocks_match_reference(n, d):
     for B in (np.eye(d), rng.normal(size=(d, d))):
         for gamma in (0.3, P):
             got = k_flow(x, B, 2.0, gamma)
-            assert np.array_equal(got, ref.flow_step(x, B, 2.0, gamma)), _gid(gamma)
+            assert np.array_equal(got, ref.softmax_flow_step(x, B, 2.0, gamma)), _gid(gamma)
 
 
 def tie_configurations():

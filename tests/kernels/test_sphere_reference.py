@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab.kernels.cpu import sphere as SK
+from metastab.kernels.cpu import sphere_steps as SK
 from metastab.kernels.reference import euclidean as ref
 from metastab.kernels.reference import sphere as sref
 from metastab.models.sphere import SphereChain, SphereFlow
@@ -22,7 +22,7 @@ def k_flow(x, model):
     n, d = x.shape
     dyn = model.kernel_params(d)
     out = np.full((n, d), np.nan)
-    SK.flow_step(
+    SK.sphere_flow_step(
         x,
         dyn.Bs,
         dyn.Vs,
@@ -34,7 +34,7 @@ def k_flow(x, model):
         dyn.plain_B,
         dyn.plain_V,
         out,
-        SK.flow_work(n, d),
+        SK.sphere_flow_work(n, d),
     )
     return out
 
@@ -71,7 +71,7 @@ def test_flow_step_matches_reference(scheme, attention, causal, mats):
         m = SphereFlow(
             beta, 0.3, attention=attention, scheme=scheme, causal=causal, **MATRICES[mats]
         )
-        want = sref.flow_step(
+        want = sref.sphere_flow_step(
             x, heads_of(m, D), beta, 0.3, attention=attention, scheme=scheme, causal=causal
         )
         got = k_flow(x, m)
@@ -105,11 +105,11 @@ def test_flow_step_matches_reference_across_sizes(n, d, schemes):
     x = on_sphere(rng, n, d)
     for scheme, causal in schemes:
         m = SphereFlow(3.0, 0.1, scheme=scheme, causal=causal)
-        want = sref.flow_step(x, heads_of(m, d), 3.0, 0.1, scheme=scheme, causal=causal)
+        want = sref.sphere_flow_step(x, heads_of(m, d), 3.0, 0.1, scheme=scheme, causal=causal)
         assert np.array_equal(k_flow(x, m), want)
     if n == 32:  # one block: the tiles scale the weighted sums (here by e^{β c_i} / n)
         m = SphereFlow(3.0, 0.1, attention="unnormalized", B=rng.normal(size=(d, d)))
-        want = sref.flow_step(x, heads_of(m, d), 3.0, 0.1, attention="unnormalized")
+        want = sref.sphere_flow_step(x, heads_of(m, d), 3.0, 0.1, attention="unnormalized")
         assert np.array_equal(k_flow(x, m), want)
 
 
@@ -125,9 +125,9 @@ def test_flow_heads_of_b_identity_share_the_weights(n):
     for causal in (False, True):
         m = SphereFlow(3.0, 0.1, heads=heads, causal=causal)
         assert m.kernel_params(d).plain_B
-        want = sref.flow_step(x, heads_of(m, d), 3.0, 0.1, causal=causal)
+        want = sref.sphere_flow_step(x, heads_of(m, d), 3.0, 0.1, causal=causal)
         assert np.array_equal(k_flow(x, m), want)
-        one = sref.flow_step(x, heads_of(m, d)[:1], 3.0, 0.1, causal=causal)
+        one = sref.sphere_flow_step(x, heads_of(m, d)[:1], 3.0, 0.1, causal=causal)
         assert not np.array_equal(k_flow(x, m), one)
 
 
@@ -190,7 +190,7 @@ def run_reference(model, x0, steps, state):
             V = model.head_matrices(d)[1][0]
             x = sref.chain_step(x, model.key_query(d), V, model.beta, model.gamma, u, stream)
         else:
-            x = sref.flow_step(
+            x = sref.sphere_flow_step(
                 x,
                 heads_of(model, d),
                 model.beta,
@@ -259,12 +259,14 @@ def test_common_shift_is_taken_and_refused_as_the_reference_does(n, d, monkeypat
     assert sref.common_shift(xs, 40.0) is not None
     assert sref.common_shift([list(map(float, v)) for v in spread], 40.0) is None
     for state in (x, spread):
-        want = sref.flow_step(state, heads_of(m, d), 40.0, 0.1)
+        want = sref.sphere_flow_step(state, heads_of(m, d), 40.0, 0.1)
         assert np.array_equal(k_flow(state, m), want)
     # the other shift gives other bits: on the sphere the row maxima, off it the common one
     real = sref.common_shift
     monkeypatch.setattr(sref, "common_shift", lambda xs, beta: None)
-    assert not np.array_equal(k_flow(x, m), sref.flow_step(x, heads_of(m, d), 40.0, 0.1))
+    assert not np.array_equal(k_flow(x, m), sref.sphere_flow_step(x, heads_of(m, d), 40.0, 0.1))
     forced = real([list(map(float, v)) for v in spread], 0.0)  # β = 0: max_j |x_j|^2
     monkeypatch.setattr(sref, "common_shift", lambda xs, beta: forced)
-    assert not np.array_equal(k_flow(spread, m), sref.flow_step(spread, heads_of(m, d), 40.0, 0.1))
+    assert not np.array_equal(
+        k_flow(spread, m), sref.sphere_flow_step(spread, heads_of(m, d), 40.0, 0.1)
+    )

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 import metastab as ms
-from metastab.kernels.cpu import steps as _steps
+from metastab.kernels.cpu import euclidean_steps as _steps
 
 SEED = 20_250_813
 

@@ -181,12 +181,14 @@ def test_function_level_imports_are_edges():
     source = "import numpy\n\ndef f():\n    from .engine import simulate\n    import metastab.cli\n"
     modules = {"metastab.engine", "metastab.cli", "metastab.plotting"}
     assert imports("metastab.plotting", source, modules) == {"metastab.engine", "metastab.cli"}
-    source = "from . import api\nfrom .. import __version__\nfrom ..kernels.cpu import steps\n"
-    modules = {"metastab.engine.api", "metastab.kernels.cpu.steps", "metastab"}
+    source = (
+        "from . import api\nfrom .. import __version__\nfrom ..kernels.cpu import euclidean_steps\n"
+    )
+    modules = {"metastab.engine.api", "metastab.kernels.cpu.euclidean_steps", "metastab"}
     assert imports("metastab.engine", source, modules, package=True) == {
         "metastab.engine.api",
         "metastab",
-        "metastab.kernels.cpu.steps",
+        "metastab.kernels.cpu.euclidean_steps",
     }
 
 
@@ -197,9 +199,12 @@ def test_function_level_imports_are_edges():
         (("metastab.results.io", "metastab.plotting"), "the core never imports"),
         (("metastab.stats.rates", "metastab.studies.verdict"), "the core never imports"),
         (("metastab.plotting", "metastab.engine"), "plotting never runs"),
-        (("metastab.kernels.cpu.steps", "metastab.models"), "the kernels import only"),
+        (("metastab.kernels.cpu.euclidean_steps", "metastab.models"), "the kernels import only"),
         (("metastab.sweep.driver", "metastab.cli"), "nothing but the command"),
-        (("metastab.engine.chains", "metastab.kernels.cpu.steps"), "through its backends"),
+        (
+            ("metastab.engine.chains", "metastab.kernels.cpu.euclidean_steps"),
+            "through its backends",
+        ),
         (("metastab.engine.splitting", "metastab.kernels.cpu"), "through its backends"),
         (("metastab.engine.api", "metastab.kernels.cuda.drivers"), "through its backends"),
     ],

@@ -43,39 +43,39 @@ class Twins:
 # by the name of the model's kind code in metastab.kernels.params
 TWINS = {
     "CHAIN": Twins(
-        "cpu/steps.py:chain_step",
+        "cpu/euclidean_steps.py:chain_step",
         "reference/euclidean.py:chain_step",
-        "cuda/steps.py:chain_pick",
+        "cuda/euclidean_steps.py:chain_pick",
         "cpu/euclidean_family.py",
     ),
     "FLOW": Twins(
-        "cpu/steps.py:flow_step",
-        "reference/euclidean.py:flow_step",
-        "cuda/steps.py:flow_target",
+        "cpu/euclidean_steps.py:softmax_flow_step",
+        "reference/euclidean.py:softmax_flow_step",
+        "cuda/euclidean_steps.py:flow_target",
         "cpu/euclidean_family.py",
     ),
     "HARDMAX": Twins(
-        "cpu/steps.py:hardmax_step",
+        "cpu/euclidean_steps.py:hardmax_step",
         "reference/euclidean.py:hardmax_step",
-        "cuda/steps.py:hardmax_target",
+        "cuda/euclidean_steps.py:hardmax_target",
         "cpu/euclidean_family.py",
     ),
     "LOCALMAX": Twins(
-        "cpu/steps.py:localmax_step",
+        "cpu/euclidean_steps.py:localmax_step",
         "reference/euclidean.py:localmax_step",
-        "cuda/steps.py:localmax_target",
+        "cuda/euclidean_steps.py:localmax_target",
         "cpu/euclidean_family.py",
     ),
     "SPHERE_FLOW": Twins(
-        "cpu/sphere.py:_velocity",  # every scheme's step goes through it
-        "reference/sphere.py:flow_step",
-        "cuda/sphere.py:flow_step",
-        "cpu/sphere.py",
+        "cpu/sphere_steps.py:_velocity",  # every scheme's step goes through it
+        "reference/sphere.py:sphere_flow_step",
+        "cuda/sphere_steps.py:sphere_flow_step",
+        "cpu/sphere_steps.py",
     ),
     "SPHERE_CHAIN": Twins(
-        "cpu/sphere.py:chain_step",
+        "cpu/sphere_steps.py:chain_step",
         "reference/sphere.py:chain_step",
-        "cuda/sphere.py:chain_move",
+        "cuda/sphere_steps.py:chain_move",
         "cpu/sphere_family.py",
     ),
 }
@@ -217,7 +217,10 @@ def test_a_model_without_its_parts_is_reported(model_cases):
 @pytest.mark.parametrize(
     "change, words",
     [
-        ({"cuda": "cuda/steps.py:planted_target"}, "no CUDA step, metastab/kernels/cuda/steps.py"),
+        (
+            {"cuda": "cuda/euclidean_steps.py:planted_target"},
+            "no CUDA step, metastab/kernels/cuda/euclidean_steps.py",
+        ),
         ({"reference": "reference/euclidean.py:gone"}, "no reference step"),
         ({"cpu": "cpu/planted.py:chain_step"}, "no CPU step"),
         ({"cpu_driver": "cpu/events.py"}, "cpu/events.py never calls chain_step"),

@@ -49,10 +49,10 @@ import numpy as np
 from ..cache import njit_keyed
 from ..params import JIT, JIT_NO_NRT, NO_EVENT, SPHERE_CHAIN
 from ..streams import next_u64
+from .euclidean_steps import _move
 from .events import event_hit, hull_work
 from .reach import chain_out_of_reach
-from .sphere import renormalise_moved
-from .steps import _move
+from .sphere_steps import renormalise_moved
 from .threads import over_chains
 
 # cached only while the kernel files it calls into are unchanged (see cache)

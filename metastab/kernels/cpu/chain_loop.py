@@ -77,14 +77,14 @@ def loop_for(stepper: Stepper, code: int):
     """The loop of ``stepper`` with the event ``code``:
     ``loop(X, state, dyn, sched, t0, nsteps, ev, steps, done, T, lo, hi)`` advances the chains
     lo <= c < hi not ``done`` (``drivers.advance``), the step from global time t with
-    ``sched.gammas[t - t0]`` (or its one entry); ``nsteps`` 0 checks the event at time t0
+    ``sched.sizes[t - t0]`` (or its one entry); ``nsteps`` 0 checks the event at time t0
     instead of stepping."""
     work, step, enter, leave = stepper
 
     @_jit(**JIT)
     def loop(X, state, dyn, sched, t0, nsteps, ev, steps, done, T, lo, hi):
         C, n, d = X.shape
-        gammas = sched.gammas
+        sizes = sched.sizes
         hw = hull_work(n, d)
         w = work(n, d, T)
         for c in range(lo, hi):
@@ -97,7 +97,7 @@ def loop_for(stepper: Stepper, code: int):
             st = state[c]
             enter(x, w)
             for t in range(t0, t0 + nsteps):
-                gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+                gamma = sizes[t - t0 if sizes.shape[0] > 1 else 0]
                 step(x, st, dyn, sched, gamma, t - t0, w, T)
                 if stopped(ev, c, x, hw, t, steps, done, code):
                     break

@@ -28,9 +28,9 @@ from ..params import (
 )
 from . import euclidean_family, sphere_family
 from .chain_loop import clusters_reached, loop_for
+from .euclidean_steps import _row_scores, exp_nonpositive, neighbour_cut
 from .events import hull_work, test_event
 from .scores import ROWS as _ROWS
-from .steps import _row_scores, exp_nonpositive, neighbour_cut
 from .threads import over_chains
 
 # cached only while the kernel files it calls into are unchanged (see cache)
@@ -70,8 +70,8 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
 
     ``X`` (C, n, d) holds the current configurations and ``state`` (C, 4) the chains' streams;
     ``dyn`` (a :class:`Dynamics` or :class:`SphereDynamics`) is the model, and the step taken
-    from global time t (t0 <= t < t0 + nsteps) uses ``sched.gammas[t - t0]``, or
-    ``sched.gammas[0]`` if it has one entry (constant step: γ, or the sphere flow's dt); the
+    from global time t (t0 <= t < t0 + nsteps) uses ``sched.sizes[t - t0]``, or
+    ``sched.sizes[0]`` if it has one entry (constant step: γ, or the sphere flow's dt); the
     localmax margin r_t is taken from ``sched.margins`` in the same way (shared by all chains).
     After each step the event ``ev`` (an :class:`EventArrays`) is checked; a chain that meets it
     records ``steps[c]`` (the number of steps taken since time 0) and stops. Chains never

@@ -1,6 +1,7 @@
 """The models of R^d (SA_P, SA_β, SA_∞, Localmax; docs: models#models-rd) as the chain loop
-takes them (:mod:`.chain_loop`): each kind's scratch and step over the steps of :mod:`.steps`,
-and SA_P's step with its blocks of tokens split over threads (:func:`step_tokens`).
+takes them (:mod:`.chain_loop`): each kind's scratch and step over the steps of
+:mod:`.euclidean_steps`, and SA_P's step with its blocks of tokens split over threads
+(:func:`step_tokens`).
 """
 
 import functools
@@ -12,7 +13,7 @@ from ..cache import njit_keyed
 from ..params import CHAIN, FLOW, HARDMAX, JIT, LOCALMAX
 from ..streams import next_uniform
 from .chain_loop import Stepper
-from .steps import (
+from .euclidean_steps import (
     _ROWS,
     _chain_blocks,
     _gram,
@@ -21,13 +22,13 @@ from .steps import (
     chain_step,
     chain_work,
     copy_rows,
-    flow_step,
-    flow_work,
     hardmax_step,
     hardmax_work,
     has_gram,
     localmax_step,
     localmax_work,
+    softmax_flow_step,
+    softmax_flow_work,
     thread_work,
     thread_works,
 )
@@ -84,8 +85,8 @@ def _split_chain_work(n, d, T):
 
 @functools.cache
 def _chain(gram: bool, split: bool) -> Stepper:
-    """SA_P's stepper, with the Gram code where ``gram`` (:func:`.steps.has_gram`), its tokens
-    split over the T threads where ``split`` (both constants of the compiled code)."""
+    """SA_P's stepper, with the Gram code where ``gram`` (:func:`.euclidean_steps.has_gram`), its
+    tokens split over the T threads where ``split`` (both constants of the compiled code)."""
 
     @njit(inline="always")
     def step(x, st, dyn, sched, gamma, s, w, T):
@@ -105,13 +106,13 @@ def _chain(gram: bool, split: bool) -> Stepper:
 
 @njit(inline="always")
 def _flow_work(n, d, T):
-    return np.empty((n, d)), flow_work(n, d)
+    return np.empty((n, d)), softmax_flow_work(n, d)
 
 
 @njit(inline="always")
 def _flow(x, st, dyn, sched, gamma, s, w, T):
     out, fw = w
-    flow_step(x, dyn.B, dyn.beta, gamma, dyn.P, dyn.use_P, out, fw)
+    softmax_flow_step(x, dyn.B, dyn.beta, gamma, dyn.P, dyn.use_P, out, fw)
     copy_rows(out, x)
 
 

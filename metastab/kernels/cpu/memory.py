@@ -1,9 +1,9 @@
 """Memory of the CPU kernels' runs, in bytes: what the engine checks before it allocates (the
-sizes of the scratch factories of steps.py, sphere.py and accelerated.py)."""
+sizes of the scratch factories of euclidean_steps.py, sphere_steps.py and accelerated.py)."""
 
+from .euclidean_steps import _GRAM_MAX_N, _GRAM_MIN_D
 from .scores import ROWS
-from .sphere import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
-from .steps import _GRAM_MAX_N, _GRAM_MIN_D
+from .sphere_steps import _GRAM_MAX_N as _SPHERE_GRAM_MAX_N
 
 __all__ = ["accelerated_bytes", "run_bytes"]
 
@@ -15,7 +15,7 @@ def run_bytes(C, n, d, flow, threads):
     The state, the per-chain streams and counters, the finiteness check's mask, and the
     kernels' scratch buffers: one set per thread that runs chains, with the blocked Gram matrix
     of n^2 scores where the kernels keep one (``steps.chain_work``, also the sphere chain's, and
-    ``sphere.flow_work`` with the flow's four Runge–Kutta stages), and one block of tokens'
+    ``sphere.sphere_flow_work`` with the flow's four Runge–Kutta stages), and one block of tokens'
     buffers per thread (with fewer chains than threads, the threads share each chain's blocks)."""
     if flow:
         gram = n % ROWS == 0 and ROWS < n <= _SPHERE_GRAM_MAX_N

@@ -1,9 +1,9 @@
 """The score loops over blocks of tokens.
 
 :func:`score_loops` builds them around a multiply-add ``madd``: ``arith.fma`` (rounded once) in
-the kernels of :mod:`.steps` and of :mod:`.sphere`. A block holds ROWS tokens side by side,
-token i0 + r's entry j at W[j ROWS + r], so that every loop runs across r and vectorises while
-each token's sums keep the reference's order (k ascending from +0.0).
+the kernels of :mod:`.euclidean_steps` and of :mod:`.sphere_steps`. A block holds ROWS tokens side
+by side, token i0 + r's entry j at W[j ROWS + r], so that every loop runs across r and vectorises
+while each token's sums keep the reference's order (k ascending from +0.0).
 """
 
 from numba import njit

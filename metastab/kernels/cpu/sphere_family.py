@@ -1,6 +1,6 @@
-"""The models on the sphere (the flow and the chain of :mod:`.sphere`; docs: models#models-sphere)
-as the chain loop takes them (:mod:`.chain_loop`): each one's scratch and step, the flow's also
-with each step's blocks of tokens split over threads.
+"""The models on the sphere (the flow and the chain of :mod:`.sphere_steps`; docs:
+models#models-sphere) as the chain loop takes them (:mod:`.chain_loop`): each one's scratch and
+step, the flow's also with each step's blocks of tokens split over threads.
 """
 
 import functools
@@ -11,7 +11,8 @@ from numba import njit
 from ..params import NO_EVENT, POST_LN, PRE_LN, SPHERE_CHAIN
 from ..streams import next_uniform
 from .chain_loop import Stepper
-from .sphere import (
+from .euclidean_steps import copy_rows, has_gram
+from .sphere_steps import (
     _gram_blocks,
     _post_ln,
     _pre_ln,
@@ -20,9 +21,8 @@ from .sphere import (
     _transpose,
     chain_step,
     chain_work,
-    flow_work,
+    sphere_flow_work,
 )
-from .steps import copy_rows, has_gram
 
 
 @njit(inline="always")
@@ -48,12 +48,12 @@ def _chain(gram: bool) -> Stepper:
 
 @njit(inline="always")
 def _flow_work(n, d, T):
-    return flow_work(n, d)
+    return sphere_flow_work(n, d)
 
 
 @njit(inline="always")
 def _split_flow_work(n, d, T):
-    return flow_work(n, d, T)
+    return sphere_flow_work(n, d, T)
 
 
 @njit(inline="always")

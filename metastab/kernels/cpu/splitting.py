@@ -1,8 +1,8 @@
 """Numba kernels of adaptive multilevel splitting (:mod:`metastab.engine.splitting`).
 
 Pure functions over arrays, like the other kernels, whose xoshiro256** streams, SA_P step
-(:func:`~metastab.kernels.cpu.steps.chain_step`), event test and hull distance they reuse; the
-accelerated mode takes the exact event-driven step :func:`metastab.kernels.accelerated.jump`.
+(:func:`~metastab.kernels.cpu.euclidean_steps.chain_step`), event test and hull distance they reuse;
+the accelerated mode takes the exact event-driven step :func:`metastab.kernels.accelerated.jump`.
 
 **Reaction coordinate.** For a LeaveBall or LeaveHull event with radii r_i,
 ξ(X) = max_i dist(x_i, K_i) / r_i, K_i the ball centre c_i or the group hull
@@ -26,8 +26,8 @@ from ..cache import njit_keyed
 from ..params import JIT, JIT_NO_NRT, LEAVE_BALL
 from ..streams import next_uniform
 from .accelerated import jump, jump_work, merge_groups
+from .euclidean_steps import chain_step, chain_work
 from .events import _dist2, _row, event_hit, hull_dist2, hull_work
-from .steps import chain_step, chain_work
 from .threads import over_chains
 
 # cached only while the kernel files it calls into are unchanged (see cache)
@@ -92,8 +92,8 @@ def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records
     why.
 
     A step is one step of SA_P (``dyn``, a :class:`~metastab.kernels.params.Dynamics`, with the
-    constant scalar step ``gamma``): :func:`~metastab.kernels.cpu.steps.chain_step` on ``n``
-    uniforms of the replica's stream ``state[c]``, and that stream for its rare extra draws,
+    constant scalar step ``gamma``): :func:`~metastab.kernels.cpu.euclidean_steps.chain_step` on
+    ``n`` uniforms of the replica's stream ``state[c]``, and that stream for its rare extra draws,
     exactly as ``drivers.advance``; ``clock[c]`` += 1), or with ``accelerated`` one event of
     :func:`~metastab.kernels.cpu.accelerated.jump` (merge at ``tol``, geometric wait, the step
     with a cross pick; ``clock[c]`` += the wait). After each step, in this order:

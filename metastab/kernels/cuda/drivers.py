@@ -15,12 +15,12 @@ the team's thread 0 draws the n uniforms from the chain's xoshiro256** stream (i
 shared memory: a local array was promoted to 8 registers that every thread held through every
 step), so the teams of a block draw side by side; every
 thread computes its tokens' scores (into the chain's n×n weight scratch, token-minor so the
-accesses coalesce), their weights and picks (:mod:`metastab.kernels.cuda.steps`) and their
+accesses coalesce), their weights and picks (:mod:`metastab.kernels.cuda.euclidean_steps`) and their
 moves; the team's thread 0 then resolves the picks that need the stream, in token order (the
 CPU's order: same draws); the new configuration replaces the old, and the event is evaluated on
 the device (:mod:`metastab.kernels.cuda.events`; LEAVE_HULL by a kernel of its own, launched
 after each one-step launch, see :func:`launch`). No host round trip per step. The sphere models
-(:mod:`metastab.kernels.cuda.sphere`) run in the same driver.
+(:mod:`metastab.kernels.cuda.sphere_steps`) run in the same driver.
 
 Each model kind and event has its own kernel (:func:`kernel_for`): the two are constants of the
 compiled code, so a run compiles only its own paths and a kernel holds the registers of its own
@@ -58,9 +58,7 @@ from ..params import (
     SPHERE_CHAIN,
     SPHERE_FLOW,
 )
-from .events import event_hit_for, hull_scratch, leave_hull
-from .sphere import chain_move, flow_step
-from .steps import (
+from .euclidean_steps import (
     NAN_PICK,
     PENDING,
     chain_pick,
@@ -71,6 +69,8 @@ from .steps import (
     next_uniform,
     resolve_pick,
 )
+from .events import event_hit_for, hull_scratch, leave_hull
+from .sphere_steps import chain_move, sphere_flow_step
 
 __all__ = [
     "Scratch",
@@ -209,7 +209,8 @@ def step_for(kind: int):
         P = Vs[0]
         use_P = ip[USE_P] != 0
         if kind == SPHERE_FLOW:
-            flow_step(buf, n, d, Bs, Vs, beta, gamma, ip[ATTENTION], ip[SCHEME], ip[CAUSAL] != 0,
+            sphere_flow_step(buf, n, d, Bs, Vs, beta, gamma, ip[ATTENTION], ip[SCHEME], ip[CAUSAL]
+            != 0,
                       ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc, tid, T)  # fmt: skip
         else:
             for i in range(tid, n, T):
@@ -279,7 +280,7 @@ def kernel_for(kind: int, code: int, packed: bool = False):
                 state[c, w] = st[w]
 
     @cuda.jit(device=True)
-    def run(c, buf, Wc, X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
+    def run(c, buf, Wc, X, state, ip, fp, Bs, Vs, sizes, margins, t0, nsteps, centers, radii,
             scalar, steps, done, tid, T, flag, st, live):
         d = Bs.shape[1]
         n = X.shape[1] // d
@@ -295,7 +296,7 @@ def kernel_for(kind: int, code: int, packed: bool = False):
             buf[PEND + i] = 0.0
         cuda.syncthreads()
         for t in range(t0, t0 + nsteps):
-            gamma = gammas[t - t0 if gammas.shape[0] > 1 else 0]
+            gamma = sizes[t - t0 if sizes.shape[0] > 1 else 0]
             r = margins[t - t0 if margins.shape[0] > 1 else 0]
             if picks:
                 if tid == 0:
@@ -328,7 +329,7 @@ def kernel_for(kind: int, code: int, packed: bool = False):
         store(c, buf, n, d, X, state, st, tid, T)
 
     @cuda.jit
-    def advance_kernel(X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
+    def advance_kernel(X, state, ip, fp, Bs, Vs, sizes, margins, t0, nsteps, centers, radii,
                        scalar, steps, done, W, G, place, teams):
         flags = cuda.shared.array(_TEAM_ROWS, int32)
         streams = cuda.shared.array((_TEAM_ROWS, 4), uint64)
@@ -368,7 +369,7 @@ def kernel_for(kind: int, code: int, packed: bool = False):
         else:
             buf = G[c]
             Wc = W[c]
-        run(c, buf, Wc, X, state, ip, fp, Bs, Vs, gammas, margins, t0, nsteps, centers, radii,
+        run(c, buf, Wc, X, state, ip, fp, Bs, Vs, sizes, margins, t0, nsteps, centers, radii,
             scalar, steps, done, tid, T, flags[q:], streams[q], live)
     # fmt: on
 
@@ -424,15 +425,15 @@ def launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch, to_device
     n = X.shape[1] // d
     threads, shared, place, teams = block_shape(n, d, dyn.kind)
     centers = np.ascontiguousarray(ev.centers.reshape(ev.centers.shape[0], -1))
-    small = [ip, fp, Bs, Vs, sched.gammas, sched.margins, centers, np.ascontiguousarray(ev.radii)]
-    ip, fp, Bs, Vs, gammas, margins, centers, radii = (
+    small = [ip, fp, Bs, Vs, sched.sizes, sched.margins, centers, np.ascontiguousarray(ev.radii)]
+    ip, fp, Bs, Vs, sizes, margins, centers, radii = (
         to_device(np.ascontiguousarray(v)) for v in small
     )
     shape = ((C + teams - 1) // teams, threads, 0, shared)
     head = (X, state, ip, fp, Bs, Vs)
     tail = (centers, radii, float(ev.scalar), steps, done, scratch.W, scratch.G, place, teams)
     if ev.code != LEAVE_HULL:
-        args = (*head, gammas, margins, int(t0), int(nsteps), *tail)
+        args = (*head, sizes, margins, int(t0), int(nsteps), *tail)
         key = (dyn.kind, ev.code, teams > 1)
         return [(kernel_name(*key), kernel_for(*key), shape, args)]
     kernel = kernel_for(dyn.kind, NO_EVENT, teams > 1)
@@ -444,7 +445,7 @@ def launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch, to_device
     out: list[tuple[str, Any, tuple, tuple]] = []
     for t in range(int(t0), int(t0) + int(nsteps)):
         s = t - int(t0)
-        g = gammas[s : s + 1] if gammas.shape[0] > 1 else gammas
+        g = sizes[s : s + 1] if sizes.shape[0] > 1 else sizes
         r = margins[s : s + 1] if margins.shape[0] > 1 else margins
         out.append((name, kernel, shape, (*head, g, r, t, 1, *tail)))
         hull = (X, centers, radii, groups, starts, members, d, t, steps, done)

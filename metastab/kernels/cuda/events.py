@@ -191,8 +191,8 @@ def event_hit_for(code: int):
     events' paths are not in it): whether chain c's configuration x (flat, n d) meets the event
     (events.event_hit), by the T threads of its team (``tid``: this thread's; every thread of the
     block calls it, for its barriers, and its team's threads get the answer); x is the team's
-    buffer, token-minor (x[k n + i], see :mod:`.steps`). ``centers`` (1 or C, n d) and ``radii``
-    (1 or C, n) are per chain or shared; ``flag``: the team's shared int32."""
+    buffer, token-minor (x[k n + i], see :mod:`.euclidean_steps`). ``centers`` (1 or C, n d) and
+    ``radii`` (1 or C, n) are per chain or shared; ``flag``: the team's shared int32."""
 
     @cuda.jit(device=True)
     def event_hit(c, x, n, d, centers, radii, scalar, flag, tid, T):

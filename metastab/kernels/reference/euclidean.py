@@ -262,7 +262,7 @@ def chain_step(x, B, beta: float, gamma, u, rng=None) -> np.ndarray:
     return np.array(new, dtype=float)
 
 
-def flow_step(x, B, beta: float, gamma) -> np.ndarray:
+def softmax_flow_step(x, B, beta: float, gamma) -> np.ndarray:
     """SA_β, one deterministic softmax layer ([FW] eq. softmax.ODE):
     x_i ← x_i + γ (Σ_j softmax_j(β s_ij) x_j − x_i), the mean computed as (Σ_j w_j x_j) / Σ_j w_j
     (one fma per term).
@@ -574,7 +574,7 @@ def run_chain(
             u = [rng.next_uniform() for _ in range(x.shape[0])]
             x = chain_step(x, B, beta, g, u, rng)
         elif kind == FLOW:
-            x = flow_step(x, B, beta, g)
+            x = softmax_flow_step(x, B, beta, g)
         elif kind == HARDMAX:
             x = hardmax_step(x, B, g, ties, tol)
         elif kind == LOCALMAX:

@@ -1,6 +1,7 @@
-"""Slow, obviously correct versions of the sphere kernels (:mod:`metastab.kernels.cpu.sphere`), for
-tests only: plain Python floats, one scalar operation at a time, every sum a left-to-right loop in
-the kernels' order, so that the kernels can be compared with this module BIT FOR BIT.
+"""Slow, obviously correct versions of the sphere kernels
+(:mod:`metastab.kernels.cpu.sphere_steps`), for tests only: plain Python floats, one scalar
+operation at a time, every sum a left-to-right loop in the kernels' order, so that the kernels can
+be compared with this module BIT FOR BIT.
 
 Equations: docs: models#models-sphere. Scores s_ij = <B x_i, x_j>; N(y) = y / |y|. The picks of the
 chain and the kernels' exp are those of :mod:`metastab.kernels.reference.euclidean`.
@@ -135,7 +136,7 @@ def velocity(x, heads, beta: float, unnormalized: bool, causal: bool, project: b
     return out
 
 
-def flow_step(
+def sphere_flow_step(
     x,
     heads,
     beta: float,
@@ -193,7 +194,7 @@ __all__ = [
     "attention",
     "chain_step",
     "exp_nonpositive",
-    "flow_step",
+    "sphere_flow_step",
     "normalise",
     "normalise_fused",
     "velocity",

@@ -1,7 +1,7 @@
 """One token's step of each model as CUDA device functions (numba.cuda), with the CPU's bits.
 
 The arithmetic of every function here repeats, operation for operation, that of the CPU kernels
-(:mod:`metastab.kernels.cpu.steps`): the same xoshiro256** streams, the same FMA exp, the
+(:mod:`metastab.kernels.cpu.euclidean_steps`): the same xoshiro256** streams, the same FMA exp, the
 same scores summed in increasing k from +0.0 (one fma per term), the same pick rule (rare picks
 decided by an exact Bernoulli trial, the others by inversion of the cumulative weights). Every
 product is :func:`~metastab.kernels.cuda.arith.mul`, rounded as written, and every fused
@@ -243,7 +243,7 @@ def move(x, xo, i, tx, to, gamma, P, use_P, out, oo, n, d):
 @cuda.jit(device=True)
 def flow_target(x, xo, B, bx, beta, i, n, d, W):
     """SA_beta's target of token i ([FW] eq. softmax.ODE): sum_j softmax_j(beta s_ij) x_j, left
-    in bx[k n + i] (steps.flow_step)."""
+    in bx[k n + i] (cpu.euclidean_steps.softmax_flow_step)."""
     best = row_scores(x, xo, B, bx, i, n, d, W)
     _weights(W, i, n, beta, best)
     total = 0.0

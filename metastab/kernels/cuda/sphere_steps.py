@@ -1,16 +1,17 @@
-"""The sphere models on the device: the CUDA twins of :mod:`metastab.kernels.cpu.sphere`.
+"""The sphere models on the device: the CUDA twins of :mod:`metastab.kernels.cpu.sphere_steps`.
 
 Same equations (docs: models#models-sphere), same operations in the same order as the CPU kernels,
 so the simulator gives their bits: the flow's fused arithmetic (``arith``: each multiply-add one
-fma, the exp ``cuda.steps.exp_fused``) in scores s_ij = <B x_i, x_j> (k ascending from +0.0),
-weights shifted by the common shift of B = I or else the row maximum (a causal mask gives
+fma, the exp ``cuda.euclidean_steps.exp_fused``) in scores s_ij = <B x_i, x_j> (k ascending from
++0.0), weights shifted by the common shift of B = I or else the row maximum (a causal mask gives
 weight exactly 0), totals and weighted sums Σ_j w_ij x_jk
 in increasing j, the value matrix, heads summed in order, the norm in increasing k.
 Per token (one thread each, see :mod:`.drivers`): :func:`velocity` is Attn(x)_i (projected
 onto the tangent space for RK4), its common shift read from the n norms that the chain's team of
-threads sums first (:func:`norms`, one token each); :func:`flow_step` is the whole post-LN or RK4
-step, by every thread of the team; :func:`chain_move` is the chain's LayerNormed move after its
-pick. Arrays are token-minor, as in :mod:`.steps`: coordinate k of token i at [o + k n + i].
+threads sums first (:func:`norms`, one token each); :func:`sphere_flow_step` is the whole post-LN or
+RK4 step, by every thread of the team; :func:`chain_move` is the chain's LayerNormed move after its
+pick. Arrays are token-minor, as in :mod:`.euclidean_steps`: coordinate k of token i at [o + k n +
+i].
 """
 
 import math
@@ -19,7 +20,7 @@ from numba import cuda
 
 from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, UNNORMALIZED
 from .arith import fma, ix, mul
-from .steps import exp_fused, scores, weighted_sums
+from .euclidean_steps import exp_fused, scores, weighted_sums
 
 
 @cuda.jit(device=True)
@@ -158,9 +159,10 @@ def normalise_fused(y, yo, i, n, d, out, oo):
 
 
 @cuda.jit(device=True)
-def flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, W, tid,
+def sphere_flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, W,
+tid,
               T):  # fmt: skip
-    """One step of the sphere flow by the T threads of the team (sphere.flow_step): post-LN
+    """One step of the sphere flow by the T threads of the team (sphere.sphere_flow_step): post-LN
     x_i <- N(x_i + dt Attn(x)_i), pre-LN x_i <- x_i + dt Attn(N(x))_i, or RK4 on
     x' = P⊥ Attn(x) then N; the new state goes to the
     update slot of ``buf`` (x, update, B x_i, uniforms, flags, then K (4 n d) and a stage y;

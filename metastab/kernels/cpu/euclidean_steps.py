@@ -520,9 +520,9 @@ def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work, G, picks=None):
 
 
 @_jit(**JIT)
-def flow_work(n, d):
-    """Scratch buffers of :func:`flow_step` for n tokens in R^d: those of one block of tokens
-    (:func:`block_work`), the state transposed, a block's weighted sums and a target row."""
+def softmax_flow_work(n, d):
+    """Scratch buffers of :func:`softmax_flow_step` for n tokens in R^d: those of one block of
+    tokens (:func:`block_work`), the state transposed, a block's weighted sums and a target row."""
     rows = _ROWS if n >= _ROWS else (n + _LANES - 1) // _LANES * _LANES
     return block_work(n, d), np.empty((d, n)), np.empty(d * rows), np.empty(d)
 
@@ -541,7 +541,7 @@ def _flow_weights(W, n, lanes, best, beta, total):
 
 
 @_jit(**JIT_NO_NRT)
-def flow_step(x, B, beta, gamma, P, use_P, out, work):
+def softmax_flow_step(x, B, beta, gamma, P, use_P, out, work):
     """SA_beta, one deterministic softmax layer ([FW] eq. softmax.ODE):
     x_i <- x_i + gamma (sum_j softmax_j(beta s_ij) x_j - x_i), the mean computed as
     (sum_j w_ij x_j) / sum_j w_ij (one fma per term, j ascending).

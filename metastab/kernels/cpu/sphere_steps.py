@@ -1,12 +1,12 @@
 """Numba kernels of the attention dynamics on the unit sphere S^{d-1} (docs: models#models-sphere).
 
-Pure functions over arrays, like the other kernels files, whose picks (:mod:`.steps`) and score
-loops (:mod:`.scores`) they reuse; :mod:`.sphere_family` gives their steps to the drivers.
+Pure functions over arrays, like the other kernels files, whose picks (:mod:`.euclidean_steps`) and
+score loops (:mod:`.scores`) they reuse; :mod:`.sphere_family` gives their steps to the drivers.
 Tokens are rows of an n×d array of unit vectors; scores are s_ij = <B x_i, x_j> (B = KᵀQ in the
 <Q x_i, K x_j> of [GLPR]); N(y) = y / |y|. Kind codes and :class:`~.params.SphereDynamics` are
 in :mod:`.params`.
 
-- :func:`flow_step`: one step of the deterministic flow. The attention output of token i is
+- :func:`sphere_flow_step`: one step of the deterministic flow. The attention output of token i is
   Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j with w^h_ij = e^{β s^h_ij} / Z^h_i (softmax, (SA):
   Z^h_i = Σ_k e^{β s^h_ik}) or / n (unnormalised, (USA)), j ≤ i only when causal. Post-LN:
   x_i ← N(x_i + dt Attn(x)_i). RK4: the classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i,
@@ -40,10 +40,10 @@ from ..cache import njit_keyed
 from ..params import JIT as _JIT
 from ..params import JIT_NO_NRT as _JIT_NO_NRT
 from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, UNNORMALIZED
+from .euclidean_steps import chain_step as _steps_chain_step
+from .euclidean_steps import chain_work as _steps_chain_work
 from .scores import ROWS as _ROWS
 from .scores import score_loops
-from .steps import chain_step as _steps_chain_step
-from .steps import chain_work as _steps_chain_work
 from .tiles import block_sums, gram, gram_block, normalise, scaled_sums
 
 # cached only while the kernel files it calls into are unchanged (see cache)
@@ -88,8 +88,8 @@ def thread_works(T, n, d):
 
 
 @_jit(**_JIT)
-def flow_work(n, d, T=1):
-    """Scratch buffers of :func:`flow_step` for n tokens in R^d, with those of T threads that
+def sphere_flow_work(n, d, T=1):
+    """Scratch buffers of :func:`sphere_flow_step` for n tokens in R^d, with those of T threads that
     share a step's blocks. The flow computes on states transposed, d×n: every loop over tokens
     then runs along a row and vectorises."""
     g = _gram_blocks(n)
@@ -277,8 +277,8 @@ def _velocity(
     in ``outT`` likewise): on this thread with T None, else with the blocks (and those of the
     Gram) split over T threads by :func:`_velocity_split` (the bits do not depend on T). T None
     compiles no parallel code; ``G``: the blocked Gram ``work[1]``, or None where the flow's n
-    has none (see :func:`flow_work`), which compiles no Gram code; ``normed``: work[5] holds the
-    squared norms of xt already (:func:`_normalise_fused` leaves them; the split path with T
+    has none (see :func:`sphere_flow_work`), which compiles no Gram code; ``normed``: work[5] holds
+    the squared norms of xt already (:func:`_normalise_fused` leaves them; the split path with T
     takes them afresh).
 
     Inlined into the schemes' steps (numba IR): a dispatcher this thin would be one more call
@@ -430,7 +430,7 @@ def renormalise_moved(x, i, out):
 
 # The scheme steps are inlined (numba IR) into the kernels that loop over steps, as _velocity is
 # into them, and for the same reason (a cold token-split run: about 45 -> 41 s of CPU); called
-# from Python (flow_step) each is still a cached kernel of its own.
+# from Python (sphere_flow_step) each is still a cached kernel of its own.
 @_jit(inline="always", **_JIT_NO_NRT)
 def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
     """Pre-LN: x_i ← x_i + dt Attn(N(x))_i (not renormalised); ``out`` may be x. With x None the
@@ -493,7 +493,7 @@ def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G,
     _normalise_fused(dt / 6.0, K[3], xt, out, work)
 
 
-def flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
+def sphere_flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
     """One step of the flow on the sphere (module notes) by its scheme: :func:`_post_ln`,
     :func:`_rk4` or :func:`_pre_ln`, on one thread. Synchronous: every token reads the old x.
     Called from Python: it runs the scheme's step with the arguments the drivers pass to it with
