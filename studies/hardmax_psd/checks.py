@@ -27,8 +27,8 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     lines, meta = read_table(out / "lines.csv")
-    floor = float(config["lines"]["floor"])
-    roundoff = float(config["roundoff"])
+    floor = float(config.lines.floor)
+    roundoff = float(config.roundoff)
     summary = _line_summary(lines, floor)
     ode = read_table(out / "ode.csv")[0]
     gauss = read_table(out / "gaussian.csv")[0]
@@ -116,7 +116,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         (1 + pw.euler_constant_error) / (2 * np.e),
         f"the Euler error constant 1/(2e) off by {pw.euler_constant_error:.0%}",
     )
-    limit = float(config["gaussian_miss"])
+    limit = float(config.gaussian_miss)
     falls = all(
         (g.sort_values("d")["theory_vertex_owning"].diff().dropna() >= 0).all()
         for _, g in gauss.groupby("k")
