@@ -120,18 +120,27 @@ def package_name(name: str) -> str:
 
 def _importable() -> None:
     """Make ``studies`` import as the package of :func:`study_root`: its parent (the clone's root)
-    goes on ``sys.path`` unless ``studies`` is found already."""
+    goes on ``sys.path`` unless ``studies`` is found there already (a folder ``studies`` without
+    ``__init__.py`` elsewhere on the path is a namespace package, which the regular one wins
+    over once the root is on the path).
+
+    Raises
+    ------
+    ImportError
+        If ``studies`` imports from elsewhere all the same.
+    """
     root = study_root()
-    found = importlib.util.find_spec(PACKAGE)
-    if found is None:
+
+    def where() -> list[str]:
+        found = importlib.util.find_spec(PACKAGE)
+        return list(found.submodule_search_locations or []) if found is not None else []
+
+    if [Path(p).resolve() for p in where()] != [root] and str(root.parent) not in sys.path:
         sys.path.append(str(root.parent))
         importlib.invalidate_caches()
-        found = importlib.util.find_spec(PACKAGE)
-    where = found.submodule_search_locations if found is not None else None
-    if not where or Path(list(where)[0]).resolve() != root:
+    if [Path(p).resolve() for p in where()] != [root]:
         raise ImportError(
-            f"the package {PACKAGE!r} is not the studies folder {root} "
-            f"(found {list(where) if where else None})"
+            f"the package {PACKAGE!r} is not the studies folder {root} (found {where()})"
         )
 
 

@@ -786,8 +786,8 @@ def run(config: Config, out: Path) -> None:
 
     Parameters
     ----------
-    config : dict
-        The keys of ``config.toml``.
+    config : Config
+        The keys of ``config.toml``, typed.
     out : Path
         Receives chains.parquet, per_beta.csv, exponent.csv, exponent_start.csv,
         crosscheck.csv, local_slopes.csv,

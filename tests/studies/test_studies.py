@@ -468,6 +468,27 @@ def test_studies_are_a_package_importing_each_other_once_as_modules():
         study_module("hardmax_nsd", "run")  # the package's spelling is not a study's name
 
 
+def _forget_studies(monkeypatch, path: list[str]) -> None:
+    """``sys.path`` replaced by ``path`` and the package ``studies`` unimported (both restored
+    after the test)."""
+    monkeypatch.setattr(sys, "path", path)
+    for name in [m for m in sys.modules if m == "studies" or m.startswith("studies.")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def test_studies_import_from_the_clone_without_its_root_on_the_path(monkeypatch, tmp_path):
+    away = [p for p in sys.path if Path(p or ".").resolve() != ROOT]
+    _forget_studies(monkeypatch, list(away))
+    module = study_module("hardmax-nsd", "config")
+    assert Path(module.__file__).parents[1] == ROOT / "studies" and str(ROOT) in sys.path
+    # a package named studies elsewhere is refused, not imported in their place
+    (tmp_path / "studies").mkdir()
+    (tmp_path / "studies" / "__init__.py").write_text("")
+    _forget_studies(monkeypatch, [str(tmp_path), *away])
+    with pytest.raises(ImportError, match="is not the studies folder"):
+        study_module("hardmax-nsd", "config")
+
+
 @pytest.mark.parametrize("name", STUDIES)
 def test_stages_are_apart_checks_never_import_figures_and_figures_hold_no_report(name):
     import ast
