@@ -9,6 +9,7 @@ with inf_τ γ^τ > 0 (every schedule but 2^(−τ−1)) the tokens do reach the
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -97,7 +98,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
 
     def euler(constant: float) -> dict:
         gap = abs(float(last["first_order_constant"]) - constant)
-        written = "1/(2e)" if constant == 1 / (2 * np.e) else f"{constant:.6g}"
+        written = "1/(2e)" if constant == 1 / (2 * math.e) else f"{constant:.6g}"
         return check(
             "ode_euler_error",
             "claim",
@@ -112,8 +113,8 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
 
     rows += powered(
         euler,
-        1 / (2 * np.e),
-        (1 + pw.euler_constant_error) / (2 * np.e),
+        1 / (2 * math.e),
+        (1 + pw.euler_constant_error) / (2 * math.e),
         f"the Euler error constant 1/(2e) off by {pw.euler_constant_error:.0%}",
     )
     limit = float(config.gaussian_miss)
