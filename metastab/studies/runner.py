@@ -293,6 +293,6 @@ def study_meta(study: str, config: StudyConfig) -> dict:
     return {
         "study": study,
         "config": config.to_dict(),
-        "seed": int(config["seed"]),
+        "seed": int(config.to_dict()["seed"]),  # every study declares one
         "provenance": provenance(),
     }

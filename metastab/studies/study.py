@@ -13,9 +13,10 @@ study, named as the study with ``-`` written ``_`` (:func:`package_name`): study
 (:func:`config_table`), subclass of :class:`StudyConfig`, in its ``config.py``; tables of
 ``config.toml`` are nested dataclasses.
 :meth:`StudyConfig.from_dict` refuses unknown and missing keys, values of another type and values
-outside a field's :func:`bounded` range, naming the key and the value. A config reads as a
-read-only mapping too (``config["seed"]``), and :meth:`StudyConfig.to_dict` gives back the TOML
-table it was read from (what the tables' provenance records).
+outside a field's :func:`bounded` range, naming the key and the value. A config is read by its
+typed attributes only (``config.seed``, ``config.power.exponent_over_c0``), so that a type checker
+sees every key a study reads; :meth:`StudyConfig.to_dict` gives back the TOML table it was read
+from (what the tables' provenance records).
 
 **Report.** A study's ``report.md`` holds all the text of its report, as named parts (a line
 ``<!-- part: NAME -->`` opens each): :class:`string.Template` texts whose ``$placeholders`` the
@@ -43,7 +44,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
 __all__ = [
     "PACKAGE",
@@ -119,18 +120,27 @@ def package_name(name: str) -> str:
 
 def _importable() -> None:
     """Make ``studies`` import as the package of :func:`study_root`: its parent (the clone's root)
-    goes on ``sys.path`` unless ``studies`` is found already."""
+    goes on ``sys.path`` unless ``studies`` is found there already (a folder ``studies`` without
+    ``__init__.py`` elsewhere on the path is a namespace package, which the regular one wins
+    over once the root is on the path).
+
+    Raises
+    ------
+    ImportError
+        If ``studies`` imports from elsewhere all the same.
+    """
     root = study_root()
-    found = importlib.util.find_spec(PACKAGE)
-    if found is None:
+
+    def where() -> list[str]:
+        found = importlib.util.find_spec(PACKAGE)
+        return list(found.submodule_search_locations or []) if found is not None else []
+
+    if [Path(p).resolve() for p in where()] != [root] and str(root.parent) not in sys.path:
         sys.path.append(str(root.parent))
         importlib.invalidate_caches()
-        found = importlib.util.find_spec(PACKAGE)
-    where = found.submodule_search_locations if found is not None else None
-    if not where or Path(list(where)[0]).resolve() != root:
+    if [Path(p).resolve() for p in where()] != [root]:
         raise ImportError(
-            f"the package {PACKAGE!r} is not the studies folder {root} "
-            f"(found {list(where) if where else None})"
+            f"the package {PACKAGE!r} is not the studies folder {root} (found {where()})"
         )
 
 
@@ -213,7 +223,7 @@ def _in_range(field: dataclasses.Field, value: Any, key: str) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class StudyConfig(Mapping):
+class StudyConfig:
     """The base of a study's ``Config``: a frozen dataclass read from a TOML table.
 
     >>> @config_table
@@ -221,7 +231,7 @@ class StudyConfig(Mapping):
     ...     seed: int
     ...     betas: list[float] = bounded(0.0)
     >>> c = Config.from_dict({"seed": 1, "betas": [1, 2.5]})
-    >>> c.betas, c["seed"], c.to_dict()
+    >>> c.betas, c.seed, c.to_dict()
     ([1, 2.5], 1, {'seed': 1, 'betas': [1, 2.5]})
     >>> Config.from_dict({"seed": 1, "betas": [-1.0]})
     Traceback (most recent call last):
@@ -280,20 +290,6 @@ class StudyConfig(Mapping):
     def __or__(self: _C, changes: Mapping[str, Any]) -> _C:
         """This config with the top-level keys of ``changes`` replaced, checked again."""
         return type(self).from_dict({**self.to_dict(), **changes})
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self._names():
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-    def _names(self) -> list[str]:
-        return [f.name for f in dataclasses.fields(self)]
 
 
 if TYPE_CHECKING:

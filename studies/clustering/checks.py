@@ -85,7 +85,7 @@ def _constant_rows(label: str, part: pd.DataFrame, role: str | None, config: Con
         )
 
     bound_ok = bool((part["P_event_T1_max"] >= part["bound"]).all())
-    tol = float(config["c_roundoff"])
+    tol = float(config.c_roundoff)
 
     def variant(factor: float) -> dict:
         limit = factor / (1 - part["gamma"])

@@ -232,13 +232,15 @@ def event_hitting_times(P, starts, consts, model, C_event, beta, chains, horizon
     return np.concatenate(out)
 
 
-def measure(P, starts, labels, gamma, beta, config, seq) -> tuple[pd.DataFrame, pd.DataFrame]:
+def measure(
+    P, starts, labels, gamma, beta, config: Config, seq
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run SA_P from every start (``chains`` each) and tabulate the event per chain, plus the
     median decay profile D_t / M per start kind."""
-    chains = int(config["chains"])
+    chains = int(config.chains)
     consts = [phase_constants(P, x0, gamma, beta) for x0 in starts]
     horizon = max(
-        [int(config["steps"])] + [c["T1"] + 1 for c in consts] + [c["T1_max"] + 1 for c in consts]
+        [int(config.steps)] + [c["T1"] + 1 for c in consts] + [c["T1_max"] + 1 for c in consts]
     )
     x0 = np.repeat(starts, chains, axis=0)
     model = SoftmaxChain(beta=beta, gamma=gamma)
@@ -258,10 +260,10 @@ def measure(P, starts, labels, gamma, beta, config, seq) -> tuple[pd.DataFrame, 
     frame["vertex_ok_at_T1"] = V[rows, T1] <= vertex_radius
     frame["C_max_at_T1"] = D[rows, T1m] / frame["tau_max"].to_numpy()
     frame["vertex_ok_at_T1_max"] = V[rows, T1m] <= vertex_radius
-    near = (D <= config["C_event"] * frame["tau"].to_numpy()[:, None]) & (V <= vertex_radius)
+    near = (D <= config.C_event * frame["tau"].to_numpy()[:, None]) & (V <= vertex_radius)
     frame["hit_step"], frame["censored"] = first_true(near)
     frame["hit_step_event"] = event_hitting_times(
-        P, starts, consts, model, float(config["C_event"]), beta, chains, horizon, seq
+        P, starts, consts, model, float(config.C_event), beta, chains, horizon, seq
     )
     frame["max_steps"] = horizon
     ratio = D / frame["M"].to_numpy()[:, None]
@@ -357,23 +359,23 @@ def polytope_row(P: Polytope, threshold: float) -> dict:
 def run(config: Config, out: Path) -> None:
     """Compute the chain table, decay profiles and polytope table of the clustering study."""
     out = Path(out)
-    seed = int(config["seed"])
+    seed = int(config.seed)
     chains, profiles, polys = [], [], []
-    for ip, spec in enumerate(config["polytopes"]):
+    for ip, spec in enumerate(config.polytopes):
         P = build_polytope(spec)
         threshold = existence_threshold(P)
         polys.append(polytope_row(P, threshold))
         k = P.n_vertices
-        n = k * (1 + int(config["tokens_per_vertex"]))
-        for ib, beta in enumerate(config["betas"]):
+        n = k * (1 + int(config.tokens_per_vertex))
+        for ib, beta in enumerate(config.betas):
             beta = float(beta)
-            beta_draw = max(beta, config["margin"] * threshold)
+            beta_draw = max(beta, config.margin * threshold)
             gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(ip, ib)))
-            starts = random_starts(P, n, beta_draw, int(config["draws"]), gen)
-            extreme = extreme_start(P, int(config["tokens_per_vertex"]), beta_draw)
+            starts = random_starts(P, n, beta_draw, int(config.draws), gen)
+            extreme = extreme_start(P, int(config.tokens_per_vertex), beta_draw)
             starts = np.concatenate([starts, extreme[None]])
-            labels = ["random"] * int(config["draws"]) + ["extreme"]
-            for ig, gamma in enumerate(config["gammas"]):
+            labels = ["random"] * int(config.draws) + ["extreme"]
+            for ig, gamma in enumerate(config.gammas):
                 seq = np.random.SeedSequence(seed, spawn_key=(ip, ib, ig, 1))
                 frame, profile = measure(P, starts, labels, float(gamma), beta, config, seq)
                 for f in (frame, profile):
@@ -394,7 +396,7 @@ def run(config: Config, out: Path) -> None:
     }
     chains = pd.concat(chains, ignore_index=True)
     write_table(
-        summarise(chains, float(config["C_event"])),
+        summarise(chains, float(config.C_event)),
         out / "summary.csv",
         dict(
             meta,

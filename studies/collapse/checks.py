@@ -28,7 +28,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     fits = read_table(out / "fits.csv")[0]
     R = float(meta["R"])
     flow = summary[summary["model"] == "SA_beta"].dropna(subset=["worst_factor"])
-    tol, margin = float(config["contraction_roundoff"]), float(config["informative_margin"])
+    tol, margin = float(config.contraction_roundoff), float(config.informative_margin)
     informative = int((1 - flow["guaranteed_factor"] > margin).sum())
 
     def contraction(speed: float) -> dict:

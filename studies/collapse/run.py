@@ -37,7 +37,7 @@ from metastab.results import provenance, write_table
 from metastab.setups.initial import in_cells
 from metastab.studies.measurement import beta_scan, quantile_band, recorded
 
-from .config import Config
+from .config import Config, Curves
 
 
 def model(kind: str, beta: float, gamma: float, d: int):
@@ -90,12 +90,12 @@ def per_step_factor(beta, steps, x0, gamma) -> tuple[float, int]:
     return float(factor[t]), t
 
 
-def curves(cfg, x0, gamma, seed) -> pd.DataFrame:
+def curves(cfg: Curves, x0, gamma, seed) -> pd.DataFrame:
     """Diameter against time: SA_β path and SA_P median / 10–90% over chains."""
-    steps, every, fine = int(cfg["steps"]), int(cfg["record_every"]), int(cfg["fine"])
+    steps, every, fine = int(cfg.steps), int(cfg.record_every), int(cfg.fine)
 
     def at(beta: float, ib: int) -> Iterator[pd.DataFrame]:
-        for kind, chains in (("SA_beta", 1), ("SA_P", int(cfg["chains"]))):
+        for kind, chains in (("SA_beta", 1), ("SA_P", int(cfg.chains))):
             times, paths = recorded(
                 model(kind, beta, gamma, x0.shape[1]),
                 x0,
@@ -107,7 +107,7 @@ def curves(cfg, x0, gamma, seed) -> pd.DataFrame:
             )
             yield quantile_band(diameters(paths), kind, beta, times, chains)
 
-    return beta_scan(cfg["betas"], at)
+    return beta_scan(cfg.betas, at)
 
 
 def summarise(times, x0, gamma, ratio, record_cap) -> pd.DataFrame:
@@ -177,9 +177,9 @@ def fit_exponent(summary: pd.DataFrame) -> pd.DataFrame:
 def run(config: Config, out: Path) -> None:
     """Collapse times of SA_β and SA_P, the per-step check, curves and summaries."""
     out = Path(out)
-    seed, gamma, ratio = int(config["seed"]), float(config["gamma"]), float(config["ratio"])
-    P = polytope_from_dict(config["polytope"])
-    x0 = in_cells(P, int(config["tokens"]), rng=np.random.SeedSequence(seed, spawn_key=(9,)))
+    seed, gamma, ratio = int(config.seed), float(config.gamma), float(config.ratio)
+    P = polytope_from_dict(config.polytope)
+    x0 = in_cells(P, int(config.tokens), rng=np.random.SeedSequence(seed, spawn_key=(9,)))
     R = float(np.linalg.norm(x0, axis=1).max())
     meta = {
         "study": "collapse",
@@ -194,17 +194,15 @@ def run(config: Config, out: Path) -> None:
         "statement": "[FW] prop. origin: diam shrinks by >= (1 - gamma c) per step, "
         "c = exp(-2|beta| R^2)/n",
     }
-    flow, chain = config["flow"], config["chain"]
+    flow, chain = config.flow, config.chain
     times = pd.concat(
         [
-            collapse_times(
-                "SA_beta", flow["betas"], 1, int(flow["max_steps"]), x0, gamma, ratio, seed
-            ),
+            collapse_times("SA_beta", flow.betas, 1, int(flow.max_steps), x0, gamma, ratio, seed),
             collapse_times(
                 "SA_P",
-                chain["betas"],
-                int(chain["chains"]),
-                int(chain["max_steps"]),
+                chain.betas,
+                int(chain.chains),
+                int(chain.max_steps),
                 x0,
                 gamma,
                 ratio,
@@ -218,7 +216,7 @@ def run(config: Config, out: Path) -> None:
         out / "collapse_times.csv",
         dict(meta, table="first step with diam <= ratio * diam(X^0), per chain"),
     )
-    summary = summarise(times, x0, gamma, ratio, int(flow["record_cap"]))
+    summary = summarise(times, x0, gamma, ratio, int(flow.record_cap))
     write_table(
         summary,
         out / "summary.csv",
@@ -238,7 +236,7 @@ def run(config: Config, out: Path) -> None:
         ),
     )
     write_table(
-        curves(config["curves"], x0, gamma, seed),
+        curves(config.curves, x0, gamma, seed),
         out / "diameters.parquet",
         dict(meta, table="diameter against time: SA_beta path, SA_P quantiles"),
     )

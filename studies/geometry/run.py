@@ -29,7 +29,7 @@ from metastab.results import write_table
 from metastab.setups.polytopes import Polytope, random_polygon
 from metastab.studies.runner import study_meta
 
-from .config import Config
+from .config import Cells, Config, Dominance, Quadratic, Voronoi
 
 # --------------------------------------------------------------------------- the paper's samplers
 
@@ -200,8 +200,8 @@ def sampler_parity(k, seed, radial_range):
     return rows
 
 
-def run_cells(cfg, seed, out, meta):
-    k, rr = cfg["k"], tuple(cfg["radial_range"])
+def run_cells(cfg: Cells, seed, out, meta):
+    k, rr = cfg.k, tuple(cfg.radial_range)
     P_var = paper_polygon(k, seed, equal_norm=False, radial_range=rr)
     P_eq = paper_polygon(k, seed, equal_norm=True)
     panels = [
@@ -211,8 +211,8 @@ def run_cells(cfg, seed, out, meta):
     ]
     rows, maps, verts = [], {}, []
     for name, P, unit in panels:
-        rows.append(cell_panel(name, P, cfg["grid"], unit=unit))
-        grid, _, (lo, hi) = bounding_grid(P, cfg["stored_grid"])
+        rows.append(cell_panel(name, P, cfg.grid, unit=unit))
+        grid, _, (lo, hi) = bounding_grid(P, cfg.stored_grid)
         maps[name] = cell_labels(P, grid, P.contains(grid), unit=unit)
         for a, v in enumerate(P.vertices):
             verts.append(
@@ -235,11 +235,11 @@ def run_cells(cfg, seed, out, meta):
         out / "cells_maps.parquet",
         {
             **meta,
-            "layout": f"row-major {cfg['stored_grid']}² grid over the panel's "
+            "layout": f"row-major {cfg.stored_grid}² grid over the panel's "
             "box in cells_vertices.csv; -1 outside K",
         },
     )
-    stats = ownership_statistics(k, cfg["draws"], seed, rr)
+    stats = ownership_statistics(k, cfg.draws, seed, rr)
     write_table(pd.DataFrame([stats]), out / "cells_ownership.csv", meta)
     write_table(pd.DataFrame(sampler_parity(k, seed, rr)), out / "sampler_parity.csv", meta)
 
@@ -262,10 +262,10 @@ def script_cone_area(P, grid, cell_area, a, eta, delta):
     return float(hull.volume), halfplane_polygon(A, b - delta)[1]
 
 
-def run_dominance(cfg, seed, out, meta):
-    P = paper_polygon(cfg["k"], seed, equal_norm=True)
-    a, eta, delta = cfg["target"], cfg["eta"], cfg["erosion"]
-    grid, cell, (lo, hi) = bounding_grid(P, cfg["grid"])
+def run_dominance(cfg: Dominance, seed, out, meta):
+    P = paper_polygon(cfg.k, seed, equal_norm=True)
+    a, eta, delta = cfg.target, cfg.eta, cfg.erosion
+    grid, cell, (lo, hi) = bounding_grid(P, cfg.grid)
     cone_poly, cone_area = halfplane_polygon(*dominance_halfplanes(P, a, eta))
     eroded_poly, eroded_area = halfplane_polygon(*dominance_halfplanes(P, a, eta, delta))
     script_area, script_eroded = script_cone_area(P, grid, cell, a, eta, delta)
@@ -279,7 +279,7 @@ def run_dominance(cfg, seed, out, meta):
         "target": a,
         "eta": eta,
         "erosion": delta,
-        "grid": cfg["grid"],
+        "grid": cfg.grid,
         "grid_step": float(grid[1, 0] - grid[0, 0]),
         "area_exact": cone_area,
         "area_package_grid": float(in_cone.sum() * cell),
@@ -298,7 +298,7 @@ def run_dominance(cfg, seed, out, meta):
         ignore_index=True,
     )
     write_table(frame, out / "dominance_polygons.csv", meta)
-    mgrid, _, (mlo, mhi) = bounding_grid(P, cfg["stored_grid"])
+    mgrid, _, (mlo, mhi) = bounding_grid(P, cfg.stored_grid)
     labels = cell_labels(P, mgrid, P.contains(mgrid))
     write_table(
         pd.DataFrame({"label": labels}),
@@ -306,7 +306,7 @@ def run_dominance(cfg, seed, out, meta):
         {
             **meta,
             "box": [*mlo, *mhi],
-            "layout": f"row-major {cfg['stored_grid']}² grid; -1 outside K",
+            "layout": f"row-major {cfg.stored_grid}² grid; -1 outside K",
         },
     )
 
@@ -314,16 +314,16 @@ def run_dominance(cfg, seed, out, meta):
 # --------------------------------------------------------------------------- quadratic landscape
 
 
-def run_quadratic(cfg, seed, out, meta):
+def run_quadratic(cfg: Quadratic, seed, out, meta):
     """J(x) = ½<B x, x> over K for vertices on <B v, v> = 1 (the paper's quadratic script:
     legacy ``np.random.seed``, k uniform angles). J is convex, so its maximum over K is
     attained at vertices: grid max <= vertex max, and it equals ½ at every vertex here."""
-    theta = np.random.RandomState(seed).uniform(0, 2 * np.pi, cfg["k"])
+    theta = np.random.RandomState(seed).uniform(0, 2 * np.pi, cfg.k)
     rows, fields = [], {}
-    for i, B in enumerate(cfg["B"]):
-        B = np.asarray(B, float)
+    for i, matrix in enumerate(cfg.B):
+        B = np.asarray(matrix, float)
         P = level_set_polygon(theta, B)
-        grid, _, (lo, hi) = bounding_grid(P, cfg["grid"])
+        grid, _, (lo, hi) = bounding_grid(P, cfg.grid)
         inside = P.contains(grid)
         J = 0.5 * np.einsum("ij,jk,ik->i", grid, B, grid)
         Jv = 0.5 * np.einsum("ij,jk,ik->i", P.vertices, B, P.vertices)
@@ -353,7 +353,7 @@ def run_quadratic(cfg, seed, out, meta):
         out / "quadratic_field.parquet",
         {
             **meta,
-            "layout": f"row-major {cfg['grid']}² grid; J NaN outside K; "
+            "layout": f"row-major {cfg.grid}² grid; J NaN outside K; "
             "vx, vy: the vertices in the first rows",
         },
     )
@@ -376,18 +376,18 @@ def voronoi_agreement(P, B, size):
     return float((P.assign(g, B) == b_voronoi(P.vertices, g, B)).mean()), int(inside.sum())
 
 
-def run_voronoi(cfg, seed, out, meta):
+def run_voronoi(cfg: Voronoi, seed, out, meta):
     rows = []
-    for bi, B in enumerate(cfg["B"]):
-        B = np.asarray(B, float)
-        for k in cfg["ks"]:
-            for draw, ss in enumerate(np.random.SeedSequence([seed, bi, k]).spawn(cfg["draws"])):
+    for bi, matrix in enumerate(cfg.B):
+        B = np.asarray(matrix, float)
+        for k in cfg.ks:
+            for draw, ss in enumerate(np.random.SeedSequence([seed, bi, k]).spawn(cfg.draws)):
                 gen = np.random.default_rng(ss)
                 theta = np.sort(gen.uniform(0, 2 * np.pi, k))
                 radii = gen.uniform(0.4, 1.0, k)
                 for kind, r in (("B-equinorm", None), ("varying norms", radii)):
                     P = level_set_polygon(theta, B, r)
-                    frac, pts = voronoi_agreement(P, B, cfg["grid"])
+                    frac, pts = voronoi_agreement(P, B, cfg.grid)
                     rows.append(
                         {
                             "B": bi,
@@ -408,12 +408,9 @@ def run_voronoi(cfg, seed, out, meta):
 
 def run(config: Config, out: Path) -> None:
     """Compute every table of the geometry study into ``out``."""
-    seed = int(config["seed"])
+    seed = int(config.seed)
     meta = study_meta("geometry", config)
-    for part, compute in (
-        ("cells", run_cells),
-        ("dominance", run_dominance),
-        ("quadratic", run_quadratic),
-        ("voronoi", run_voronoi),
-    ):
-        compute(config[part], seed, out, meta)
+    run_cells(config.cells, seed, out, meta)
+    run_dominance(config.dominance, seed, out, meta)
+    run_quadratic(config.quadratic, seed, out, meta)
+    run_voronoi(config.voronoi, seed, out, meta)

@@ -27,7 +27,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     out = Path(out)
     cx, cmeta = read_table(out / "counterexample.csv")
     draws = read_table(out / "random_draws.csv")[0]
-    tol = float(config["random"]["limit_tolerance"])
+    tol = float(config.random.limit_tolerance)
     last = cx.iloc[-1]
     C = 2 * cmeta["L"] * cmeta["D0"] ** 2
     gap = float(last["J2"] - last["J_min_K0"])

@@ -31,7 +31,7 @@ from metastab.results import write_table
 from metastab.setups.polytopes import regular_polygon
 from metastab.studies.runner import study_meta
 
-from .config import Config
+from .config import Config, Counterexample, Random, Symmetric
 
 # Weight of the row Σλ = 1 in the non-negative least squares for the hull minimum, relative to
 # the scale of the points: the constraint is then met to ~1e-12 relative, and λ is renormalised
@@ -117,9 +117,9 @@ def states_at(x0, gammas, times, B) -> np.ndarray:
 # --------------------------------------------------------------------------- counterexample
 
 
-def run_counterexample(cfg, out, meta):
-    x0 = np.asarray(cfg["x0"], float)[:, None]
-    steps = cfg["steps"]
+def run_counterexample(cfg: Counterexample, out, meta):
+    x0 = np.asarray(cfg.x0, float)[:, None]
+    steps = cfg.steps
     label, gammas = schedule({"kind": "frank-wolfe"}, steps)
     Bs = np.eye(1)
     D0 = float(pdist(x0).max())
@@ -155,16 +155,16 @@ def polygon_factor(k: int) -> float:
     return 2.0 if k % 2 == 0 else 1.0 + np.cos(np.pi / k)
 
 
-def run_symmetric(cfg, out, meta):
+def run_symmetric(cfg: Symmetric, out, meta):
     rows = []
-    for k in cfg["ks"]:
+    for k in cfg.ks:
         P = regular_polygon(k)
-        for spec in cfg["schedules"]:
-            label, gammas = schedule(spec, cfg["steps"])
+        for spec in cfg.schedules:
+            label, gammas = schedule(spec, cfg.steps)
             run = simulate(
                 Hardmax(gamma=gammas, B=-np.eye(2)),
                 P.vertices,
-                steps=cfg["steps"],
+                steps=cfg.steps,
                 record_every=1,
             )
             assert run.trajectory is not None  # a recorded run
@@ -254,21 +254,21 @@ def summarise(chains: pd.DataFrame):
     return per_step, per_chain
 
 
-def run_random(cfg, seed, out, meta):
-    times = log_times(cfg["steps"], cfg["times"])
+def run_random(cfg: Random, seed, out, meta):
+    times = log_times(cfg.steps, cfg.times)
     series = []
-    for c_index, case in enumerate(cfg["cases"]):
+    for c_index, case in enumerate(cfg.cases):
         Bs = key_matrix(case, seed)
         gen = np.random.default_rng([seed, c_index])
-        x0 = gen.standard_normal((cfg["draws"], cfg["n"], case["d"]))
-        for spec in cfg["schedules"]:
-            label, gammas = schedule(spec, cfg["steps"])
+        x0 = gen.standard_normal((cfg.draws, cfg.n, case["d"]))
+        for spec in cfg.schedules:
+            label, gammas = schedule(spec, cfg.steps)
             states = states_at(x0, gammas, times, -Bs)
-            for chain in range(cfg["draws"]):
+            for chain in range(cfg.draws):
                 for row in chain_rows(states[chain], Bs, times):
                     series.append({"case": case["name"], "schedule": label, "chain": chain, **row})
     per_step, per_chain = summarise(pd.DataFrame(series))
-    meta = {**meta, "B_star": {c["name"]: key_matrix(c, seed).tolist() for c in cfg["cases"]}}
+    meta = {**meta, "B_star": {c["name"]: key_matrix(c, seed).tolist() for c in cfg.cases}}
     write_table(per_step, out / "random_steps.csv", meta)
     write_table(per_chain, out / "random_draws.csv", meta)
 
@@ -278,8 +278,8 @@ def run_random(cfg, seed, out, meta):
 
 def run(config: Config, out: Path) -> None:
     """Compute the counterexample, symmetric-polygon and random-configuration tables."""
-    seed = int(config["seed"])
+    seed = int(config.seed)
     meta = study_meta("hardmax-nsd", config)
-    run_counterexample(config["counterexample"], out, meta)
-    run_symmetric(config["symmetric"], out, meta)
-    run_random(config["random"], seed, out, meta)
+    run_counterexample(config.counterexample, out, meta)
+    run_symmetric(config.symmetric, out, meta)
+    run_random(config.random, seed, out, meta)

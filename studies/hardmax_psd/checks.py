@@ -9,6 +9,7 @@ with inf_τ γ^τ > 0 (every schedule but 2^(−τ−1)) the tokens do reach the
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +28,8 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
     lines, meta = read_table(out / "lines.csv")
-    floor = float(config["lines"]["floor"])
-    roundoff = float(config["roundoff"])
+    floor = float(config.lines.floor)
+    roundoff = float(config.roundoff)
     summary = _line_summary(lines, floor)
     ode = read_table(out / "ode.csv")[0]
     gauss = read_table(out / "gaussian.csv")[0]
@@ -97,7 +98,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
 
     def euler(constant: float) -> dict:
         gap = abs(float(last["first_order_constant"]) - constant)
-        written = "1/(2e)" if constant == 1 / (2 * np.e) else f"{constant:.6g}"
+        written = "1/(2e)" if constant == 1 / (2 * math.e) else f"{constant:.6g}"
         return check(
             "ode_euler_error",
             "claim",
@@ -112,11 +113,11 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
 
     rows += powered(
         euler,
-        1 / (2 * np.e),
-        (1 + pw.euler_constant_error) / (2 * np.e),
+        1 / (2 * math.e),
+        (1 + pw.euler_constant_error) / (2 * math.e),
         f"the Euler error constant 1/(2e) off by {pw.euler_constant_error:.0%}",
     )
-    limit = float(config["gaussian_miss"])
+    limit = float(config.gaussian_miss)
     falls = all(
         (g.sort_values("d")["theory_vertex_owning"].diff().dropna() >= 0).all()
         for _, g in gauss.groupby("k")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -94,7 +95,7 @@ def report(out: Path, template: ReportTemplate) -> str:
             ode_rows="\n".join(ode_rows),
             order=f"{slope:.3f}",
             constant=f"{ode['first_order_constant'].iloc[-1]:.4f}",
-            limit_constant=f"{1 / (2 * np.e):.4f}",
+            limit_constant=f"{1 / (2 * math.e):.4f}",
             gaussian_rows="\n".join(gaussian_rows),
             worst=f"{worst:.1f}",
             percent=f"{100 * (1 - miss):g}",

@@ -30,7 +30,7 @@ from metastab.setups.initial import in_cells
 from metastab.setups.polytopes import Polytope, gaussian, regular_polygon
 from metastab.studies.runner import study_meta
 
-from .config import Config
+from .config import Config, Gaussian, Lines, Ode
 
 # --------------------------------------------------------------------------- inputs
 
@@ -77,16 +77,16 @@ def line_errors(traj, x0, target, product):
     return vec_err.max(axis=1), perp.max(axis=1), ratio.min(axis=1), ratio.max(axis=1)
 
 
-def run_lines(cfg, seed, out, meta):
+def run_lines(cfg: Lines, seed, out, meta):
     rows, paths = [], []
-    for p_index, pspec in enumerate(cfg["polytopes"]):
+    for p_index, pspec in enumerate(cfg.polytopes):
         P, draws = polytope(pspec, seed + p_index)
-        x0 = in_cells(P, cfg["n"], rng=seed + p_index)
+        x0 = in_cells(P, cfg.n, rng=seed + p_index)
         k = P.n_vertices
         sigma = P.assign(x0[k:])
-        for sspec in cfg["schedules"]:
-            label, gammas = schedule(sspec, cfg["steps"])
-            run = simulate(Hardmax(gamma=gammas), x0, steps=cfg["steps"], record_every=1)
+        for sspec in cfg.schedules:
+            label, gammas = schedule(sspec, cfg.steps)
+            run = simulate(Hardmax(gamma=gammas), x0, steps=cfg.steps, record_every=1)
             assert run.trajectory is not None  # a recorded run
             traj = run.trajectory[0]
             product = np.r_[1.0, np.cumprod(1.0 - gammas)]
@@ -111,7 +111,7 @@ def run_lines(cfg, seed, out, meta):
                 )
             )
             if P.dim == 2 and pspec["kind"] == "regular":
-                for i in range(cfg["n"]):
+                for i in range(cfg.n):
                     paths.append(
                         pd.DataFrame(
                             {
@@ -130,26 +130,26 @@ def run_lines(cfg, seed, out, meta):
 # --------------------------------------------------------------------------- hardmax ODE
 
 
-def run_ode(cfg, seed, out, meta):
+def run_ode(cfg: Ode, seed, out, meta):
     """Euler (Δt = γ) against the exact ODE solution; the error at step m is
     |(1 − Δt)^m − e^{−mΔt}| |x^0 − v|, at most about Δt/(2e) |x^0 − v| (first order), reached
     near t = 1."""
-    P = regular_polygon(cfg["k"])
-    x0 = in_cells(P, cfg["n"], rng=seed)
+    P = regular_polygon(cfg.k)
+    x0 = in_cells(P, cfg.n, rng=seed)
     k = P.n_vertices
     v = P.vertices[P.assign(x0)]
     rows, curves = [], []
-    for dt in cfg["dts"]:
-        steps = int(round(cfg["horizon"] / dt))
+    for dt in cfg.dts:
+        steps = int(round(cfg.horizon / dt))
         # Record on a time grid of spacing ~record_dt (t = 1, where the Euler error peaks, is
         # on it): one kernel call per recorded state instead of one per step.
-        every = max(1, int(round(cfg["record_dt"] / dt)))
+        every = max(1, int(round(cfg.record_dt / dt)))
         run = simulate(Hardmax(gamma=dt), x0, steps=steps, record_every=every)
+        assert run.times is not None and run.trajectory is not None  # a recorded run
         t = run.times * dt
         w = np.exp(-t)[:, None, None]
         exact = w * x0[None] + (1 - w) * v[None]
         d0 = np.linalg.norm(x0[k:] - v[k:], axis=1)
-        assert run.trajectory is not None  # a recorded run
         err = (np.linalg.norm(run.trajectory[0][:, k:] - exact[:, k:], axis=2) / d0).max(axis=1)
         euler = np.abs((1 - dt) ** run.times - np.exp(-t))
         rows.append(
@@ -188,18 +188,18 @@ def owning_probability(k: int, d: int) -> float:
     return float(value)
 
 
-def run_gaussian(cfg, seed, out, meta):
+def run_gaussian(cfg: Gaussian, seed, out, meta):
     rows = []
-    for k in cfg["ks"]:
-        for d in cfg["ds"]:
-            seeds = np.random.SeedSequence([seed, k, d]).spawn(cfg["draws"])
+    for k in cfg.ks:
+        for d in cfg.ds:
+            seeds = np.random.SeedSequence([seed, k, d]).spawn(cfg.draws)
             own = np.array([gaussian(k, d, rng=s).owns_cells() for s in seeds])
             p = owning_probability(k, d)
             rows.append(
                 {
                     "k": k,
                     "d": d,
-                    "draws": cfg["draws"],
+                    "draws": cfg.draws,
                     "vertices_not_owning": int((~own).sum()),
                     "vertices": own.size,
                     "polytopes_not_all_owning": int((~own.all(axis=1)).sum()),
@@ -215,7 +215,8 @@ def run_gaussian(cfg, seed, out, meta):
 
 def run(config: Config, out: Path) -> None:
     """Compute the straight-line, ODE and Gaussian-vertices tables into ``out``."""
-    seed = int(config["seed"])
+    seed = int(config.seed)
     meta = study_meta("hardmax-psd", config)
-    for part, compute in (("lines", run_lines), ("ode", run_ode), ("gaussian", run_gaussian)):
-        compute(config[part], seed, out, meta)
+    run_lines(config.lines, seed, out, meta)
+    run_ode(config.ode, seed, out, meta)
+    run_gaussian(config.gaussian, seed, out, meta)

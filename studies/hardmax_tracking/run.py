@@ -42,7 +42,7 @@ from metastab.setups.initial import in_cells
 from metastab.setups.polytopes import Polytope
 from metastab.studies.measurement import beta_scan, quantile_band, recorded
 
-from .config import Config
+from .config import AgainstBeta, Config, OverTime
 
 
 def start(P: Polytope, n: int, margin: float, rng) -> np.ndarray:
@@ -86,20 +86,20 @@ def models(beta: float, gamma: float) -> dict:
     }
 
 
-def over_time(P, x0, gamma, cfg, seed) -> pd.DataFrame:
+def over_time(P, x0, gamma, cfg: OverTime, seed) -> pd.DataFrame:
     """Distance to the hardmax path, per β and model, at every step up to ``fine`` and every
     ``record_every`` steps after."""
-    steps, every, fine = int(cfg["steps"]), int(cfg["record_every"]), int(cfg["fine"])
+    steps, every, fine = int(cfg.steps), int(cfg.record_every), int(cfg.fine)
     _, hard = recorded(Hardmax(gamma=gamma), x0, steps, every, fine, 1, 0)
 
     def at(beta: float, ib: int) -> Iterator[pd.DataFrame]:
         for name, model in models(beta, gamma).items():
-            chains = int(cfg["chains"]) if name == "SA_P" else 1
+            chains = int(cfg.chains) if name == "SA_P" else 1
             seq = np.random.SeedSequence(seed, spawn_key=(0, ib))
             times, paths = recorded(model, x0, steps, every, fine, chains, seq)
             yield quantile_band(sup_distance(paths, hard[0]), name, beta, times, chains)
 
-    return beta_scan(cfg["betas"], at)
+    return beta_scan(cfg.betas, at)
 
 
 def tracking_times(P, x0, model, chains, max_steps, eps, t0, seed_key, seed) -> pd.DataFrame:
@@ -144,7 +144,7 @@ def tracking_times(P, x0, model, chains, max_steps, eps, t0, seed_key, seed) -> 
     )
 
 
-def against_beta(P, x0, gamma, cfg, eps, t0, seed) -> pd.DataFrame:
+def against_beta(P, x0, gamma, cfg: AgainstBeta, eps, t0, seed) -> pd.DataFrame:
     """Tracking times of SA_P (many chains) and SA_β (one path) on their β grids."""
 
     def scan(name: str, betas: list[float], chains: int, max_steps: int) -> pd.DataFrame:
@@ -161,8 +161,8 @@ def against_beta(P, x0, gamma, cfg, eps, t0, seed) -> pd.DataFrame:
 
     return pd.concat(
         [
-            scan("SA_P", cfg["chain_betas"], int(cfg["chains"]), int(cfg["chain_max_steps"])),
-            scan("SA_beta", cfg["flow_betas"], 1, int(cfg["flow_max_steps"])),
+            scan("SA_P", cfg.chain_betas, int(cfg.chains), int(cfg.chain_max_steps)),
+            scan("SA_beta", cfg.flow_betas, 1, int(cfg.flow_max_steps)),
         ],
         ignore_index=True,
     )
@@ -287,15 +287,15 @@ def _frozen_fit(chain: pd.DataFrame) -> dict | None:
 def run(config: Config, out: Path) -> None:
     """Compute the distance-over-time table, the tracking times and their summaries."""
     out = Path(out)
-    seed, gamma, eps = int(config["seed"]), float(config["gamma"]), float(config["eps"])
-    P = polytope_from_dict(config["polytope"])
+    seed, gamma, eps = int(config.seed), float(config.gamma), float(config.eps)
+    P = polytope_from_dict(config.polytope)
     x0 = start(
         P,
-        int(config["tokens"]),
-        float(config["cone_margin"]),
+        int(config.tokens),
+        float(config.cone_margin),
         np.random.SeedSequence(seed, spawn_key=(9,)),
     )
-    t0 = settle_steps(P, x0, gamma, eps, float(config["settle"]))
+    t0 = settle_steps(P, x0, gamma, eps, float(config.settle))
     edge = float(
         np.min(
             [
@@ -319,7 +319,7 @@ def run(config: Config, out: Path) -> None:
         "statement": "[FW]: finite beta follows hardmax (SA_inf) for exponentially long",
     }
     write_table(
-        over_time(P, x0, gamma, config["over_time"], seed),
+        over_time(P, x0, gamma, config.over_time, seed),
         out / "distance.parquet",
         dict(
             meta,
@@ -327,7 +327,7 @@ def run(config: Config, out: Path) -> None:
             "path for SA_beta), h = hardmax path from the same start",
         ),
     )
-    times = against_beta(P, x0, gamma, config["against_beta"], eps, t0, seed)
+    times = against_beta(P, x0, gamma, config.against_beta, eps, t0, seed)
     write_table(
         times,
         out / "tracking_times.csv",

@@ -33,7 +33,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     summary, meta = read_table(Path(out) / "summary.csv")
     v = verdicts(summary, meta["config"] | config.to_dict())
-    tol = f"{config['roundoff']:g}"
+    tol = f"{config.roundoff:g}"
     a, b, c, d = v["a"], v["b"], v["c"], v["d"]
     pw = config.power
     lm = summary[summary["family"].isin(LOCALMAX)]
@@ -46,7 +46,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             if change == "grows"
             else summary["area0"] - summary["area_end"]
         )
-        count = int((moved > config["roundoff"] * scale)[lm.index].sum())
+        count = int((moved > config.roundoff * scale)[lm.index].sum())
         return check(
             "a_hull_converges",
             "claim",
@@ -100,7 +100,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     def recovers(limit: str) -> dict:
         vv = summary[summary["family"] == "vanishing"]
         smallest = vv[vv["r"] == vv["r"].min()]
-        fraction = float((smallest[f"dist_to_{limit}"] <= config["roundoff"]).mean())
+        fraction = float((smallest[f"dist_to_{limit}"] <= config.roundoff).mean())
         return check(
             "c_recovers_hardmax",
             "claim",
@@ -117,13 +117,9 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         # the runs below the gaps end on ``limit``; the other parts of the rule as they are
         vv = summary[summary["family"] == "vanishing"]
         exact = bool(
-            (vv[vv["below_gaps"].astype(bool)][f"dist_to_{limit}"] <= config["roundoff"]).all()
+            (vv[vv["below_gaps"].astype(bool)][f"dist_to_{limit}"] <= config.roundoff).all()
         )
-        rest = (
-            c["shrink"]
-            and c["uniform"] <= config["roundoff"]
-            and c["wide_max"] <= config["roundoff"]
-        )
+        rest = c["shrink"] and c["uniform"] <= config.roundoff and c["wide_max"] <= config.roundoff
         return check(
             "c_recovers_hardmax/below_gaps",
             "correction",

@@ -41,10 +41,10 @@ def figure2(cfg: Config) -> dict[str, np.ndarray]:
     """The four [AFZ]-style configurations: listed points, then ``inner`` followers drawn
     uniformly (Dirichlet(1) weights) in the hull of the listed points, seeded."""
     out = {}
-    for index, (name, spec) in enumerate(cfg["figure2"].items()):
+    for index, (name, spec) in enumerate(cfg.figure2.items()):
         pts = np.array(spec["points"], dtype=float)
         if spec.get("inner", 0):
-            rng = np.random.default_rng([cfg["seed"], 1, index])
+            rng = np.random.default_rng([cfg.seed, 1, index])
             lam = rng.dirichlet(np.ones(len(pts)), size=int(spec["inner"]))
             pts = np.vstack([pts, lam @ pts])
         out[name] = pts
@@ -54,15 +54,15 @@ def figure2(cfg: Config) -> dict[str, np.ndarray]:
 def polygons(cfg: Config) -> dict[str, np.ndarray]:
     """Random polygons (every vertex owns its cell) completed by uniform inner tokens (Dirichlet(1)
     weights of the vertices) to n tokens in all, so that they can run as chains of one call."""
-    spec = cfg["polygons"]
+    spec = cfg.polygons
     out = {}
-    for k in spec["vertices"]:
-        for j in range(int(spec["per_size"])):
-            seq = np.random.SeedSequence([cfg["seed"], 2, int(k), j])
+    for k in spec.vertices:
+        for j in range(int(spec.per_size)):
+            seq = np.random.SeedSequence([cfg.seed, 2, int(k), j])
             poly_seed, inner_seed = seq.spawn(2)
             V = random_polygon(int(k), rng=poly_seed).vertices
             lam = np.random.default_rng(inner_seed).dirichlet(
-                np.ones(len(V)), size=int(spec["n"]) - len(V)
+                np.ones(len(V)), size=int(spec.n) - len(V)
             )
             out[f"polygon-k{k}-{j}"] = np.vstack([V, lam @ V])
     return out
@@ -70,9 +70,9 @@ def polygons(cfg: Config) -> dict[str, np.ndarray]:
 
 def models(cfg: Config, *, schedules: bool = True) -> list[dict]:
     """Every dynamics of the study: label, family, parameters and the model."""
-    g = float(cfg["gamma"])
+    g = float(cfg.gamma)
     out = [dict(label="hardmax", family="hardmax", model=Hardmax(g, tol=0.0))]
-    for r in [*cfg["r_values"], *cfg["r_wide"]]:
+    for r in [*cfg.r_values, *cfg.r_wide]:
         out.append(
             dict(
                 label=f"localmax r={r:g}",
@@ -81,7 +81,7 @@ def models(cfg: Config, *, schedules: bool = True) -> list[dict]:
                 model=Localmax(g, float(r)),
             )
         )
-    for r in cfg["r_relative"]:
+    for r in cfg.r_relative:
         out.append(
             dict(
                 label=f"localmax relative r={r:g}",
@@ -94,11 +94,11 @@ def models(cfg: Config, *, schedules: bool = True) -> list[dict]:
         dict(
             label="localmax r large",
             family="localmax-large",
-            r=float(cfg["r_large"]),
-            model=Localmax(g, float(cfg["r_large"])),
+            r=float(cfg.r_large),
+            model=Localmax(g, float(cfg.r_large)),
         )
     )
-    for beta in cfg["betas"]:
+    for beta in cfg.betas:
         out.append(
             dict(
                 label=f"softmax β={beta:g}",
@@ -108,8 +108,8 @@ def models(cfg: Config, *, schedules: bool = True) -> list[dict]:
             )
         )
     if schedules:
-        for r0 in cfg["r0_values"]:
-            for q in cfg["decays"]:
+        for r0 in cfg.r0_values:
+            for q in cfg.decays:
                 out.append(
                     dict(
                         label=f"r_t={r0:g}·{q:g}^t",
@@ -220,11 +220,11 @@ def measure(
     (paths (C, horizon + 1, n, 2), leaders (C, horizon + 1, n) or None for softmax). The limit
     is the state at ``horizon``; the neighbour sets are
     read up to the *resolution step*, the first step at which every token is within
-    ``cfg["resolution"]`` (relative) of its limit: beyond it, a token and the point it converges to
+    ``cfg.resolution`` (relative) of its limit: beyond it, a token and the point it converges to
     tie in floating point and their neighbour sets flicker with rounding, not with the dynamics.
     """
-    horizon, series, gamma = int(cfg["horizon"]), int(cfg["series"]), float(cfg["gamma"])
-    steps = int(cfg["steps"])
+    horizon, series, gamma = int(cfg.horizon), int(cfg.series), float(cfg.gamma)
+    steps = int(cfg.steps)
     model = spec["model"]
     bookkeeping = isinstance(model, (Hardmax, Localmax))
     run = simulate(model, X0, steps=horizon, record_every=1, record_neighbours=bookkeeping)
@@ -234,11 +234,11 @@ def measure(
         x0, path = X0[c], run.trajectory[c]
         limit = path[-1]
         scale = float(np.abs(x0).max())
-        tol = cfg["cluster_tol"] * scale
+        tol = cfg.cluster_tol * scale
         dist = np.sqrt(((path - limit[None]) ** 2).sum(axis=2))  # (horizon + 1, n)
         moving = dist[0] > tol
         full = dist[:, moving].max(axis=1) if moving.any() else np.zeros(horizon + 1)
-        small = np.flatnonzero(full <= cfg["resolution"] * scale)
+        small = np.flatnonzero(full <= cfg.resolution * scale)
         t_res = int(small[0]) if small.size else horizon
         areas = np.empty(series + 1)
         nverts = np.empty(series + 1, dtype=np.int64)
@@ -251,10 +251,10 @@ def measure(
         )
         # asymptotic decay rate: fitted where the largest distance is between 1e-3 and the
         # resolution (relative), past the transient and above the rounding floor
-        fit = np.flatnonzero((full < 1e-3 * scale) & (full > cfg["resolution"] * scale))
+        fit = np.flatnonzero((full < 1e-3 * scale) & (full > cfg.resolution * scale))
         rate = float(np.exp(np.polyfit(fit, np.log(full[fit]), 1)[0])) if fit.size >= 3 else np.nan
         step_change = float(np.abs(path[-1] - path[-2]).max())
-        settled = step_change <= cfg["roundoff"] * scale
+        settled = step_change <= cfg.roundoff * scale
         row = dict(
             config=name,
             label=spec["label"],
@@ -279,10 +279,10 @@ def measure(
             # the limit is the state at the horizon: arrivals are looked for before it,
             # and only where the run has settled (else "the limit" is not one)
             tokens_at_limit=(
-                arrivals(dist[:-1, moving], cfg["resolution"] * scale) if settled else np.nan
+                arrivals(dist[:-1, moving], cfg.resolution * scale) if settled else np.nan
             ),
             config_at_limit=(
-                bool(arrivals(full[:-1, None], cfg["resolution"] * scale)) if settled else np.nan
+                bool(arrivals(full[:-1, None], cfg.resolution * scale)) if settled else np.nan
             ),
             min_dist_series=float(np.nanmin(mind[1:])) if moving.any() else np.nan,
             max_dist_series=float(maxd[-1]),
@@ -378,11 +378,11 @@ def run(config: Config, out: Path) -> None:
 
 
 def _run(cfg: Config, out: Path) -> None:
-    steps = int(cfg["steps"])
+    steps = int(cfg.steps)
     summary, series, paths = [], [], []
     figure = figure2(cfg)
     poly = polygons(cfg)
-    shown = f"polygon-k{max(cfg['polygons']['vertices'])}-0"  # the polygon drawn in panels
+    shown = f"polygon-k{max(cfg.polygons.vertices)}-0"  # the polygon drawn in panels
     # one call per dynamics: each figure-2 configuration alone, all polygons as chains (same n)
     batches = [([name], x[None], True) for name, x in figure.items()]
     batches.append((list(poly), np.stack(list(poly.values())), False))

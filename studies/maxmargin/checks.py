@@ -56,7 +56,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         if role != "context":
             rows.append(_power_row(rows[-1], wrong))
     hard = read_table(out / "hardmax.csv")[0]
-    tol = float(config["hardmax_roundoff"])
+    tol = float(config.hardmax_roundoff)
 
     def hardmax(speed: float) -> dict:
         excess = -np.inf
@@ -195,13 +195,13 @@ def _wrong_limit(what: str, value: float, threshold: float, cfg: Config) -> tupl
     inequality on the sphere; the value is that lower bound of angle(p, d') in degrees).
     A probability: it saturates at L = 1 − ``saturation_gap`` (1 − threshold); the check,
     |value − 1| < 1 − threshold, applied to L rejects it when |value − L| ≥ 1 − threshold."""
-    pw = cfg["power"]
+    pw = cfg.power
     if "corr" in what:
-        theta = float(pw["direction_error_deg"])
+        theta = float(pw.direction_error_deg)
         limit = float(np.degrees(np.arccos(min(threshold, 1.0))))
         seen = theta - float(np.degrees(np.arccos(np.clip(value, -1.0, 1.0))))
         return (f"a direction {theta:g}° from the claimed one", seen >= limit, seen, limit)
-    low = 1 - float(pw["saturation_gap"]) * (1 - threshold)
+    low = 1 - float(pw.saturation_gap) * (1 - threshold)
     return (
         f"the probability saturates at {low:.6g}",
         abs(value - low) >= 1 - threshold,
@@ -213,7 +213,7 @@ def _wrong_limit(what: str, value: float, threshold: float, cfg: Config) -> tupl
 def _wrong_value(reference: float, tol: float, values, cfg: Config, what: str = "") -> tuple:
     """The wrong prediction of a criterion |value − reference| ≤ tol: the reference
     ``published_error`` (relative) too large; rejected if some value lies farther than tol."""
-    err = float(cfg["power"]["published_error"])
+    err = float(cfg.power.published_error)
     wrong = reference * (1 + err)
     far = float(np.max(np.abs(np.asarray(values, float) - wrong)))
     return (f"{what or 'the value'} {wrong:.6g} ({err:.0%} off)", far > tol, far, tol)
@@ -222,14 +222,14 @@ def _wrong_value(reference: float, tol: float, values, cfg: Config, what: str = 
 def _wrong_rank(ranks, stated, cfg: Config) -> tuple:
     """The wrong prediction of a rank rule: ``rank_error`` less than the stated rank;
     rejected unless every rank equals it."""
-    err = int(cfg["power"]["rank_error"])
+    err = int(cfg.power.rank_error)
     agree = int((np.asarray(ranks) == np.asarray(stated) - err).sum())
     return (f"the rank {err} less than stated", agree < len(ranks), agree, len(ranks))
 
 
 def _wrong_vector(solutions: list, cfg: Config) -> tuple:
     """The wrong prediction of v^mm = (0, 1): (0, 1 + ``published_error``)."""
-    err = float(cfg["power"]["published_error"])
+    err = float(cfg.power.published_error)
     dev = max(np.abs(np.array(x.split(), float) - [0, 1 + err]).max() for x in solutions)
     return (f"v^mm = (0, {1 + err:g})", dev > 1e-6, dev, 1e-6)
 
@@ -241,7 +241,7 @@ def _objectives(svm: pd.DataFrame, exp: str, problem: str) -> pd.DataFrame:
 def _published(svm: pd.DataFrame, cfg: Config, exp: str, problem: str) -> tuple:
     """The objectives of ``problem``, the one farthest from its published value, and the
     published value and tolerance (config ``[[published]]``)."""
-    pub = next(p for p in cfg["published"] if (p["experiment"], p["problem"]) == (exp, problem))
+    pub = next(p for p in cfg.published if (p["experiment"], p["problem"]) == (exp, problem))
     rows_ = _objectives(svm, exp, problem)
     worst = rows_.objective.iloc[int(np.argmax(abs(rows_.objective - pub["value"])))]
     ok = (abs(rows_.objective - pub["value"]) < pub["tol"]).all()
@@ -538,7 +538,7 @@ def _e4_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
         _wrong_limit("probability", low, 0.99, cfg),
     )
     ranks = r4[r4.param == "W"].rank_fro
-    full_rank = min(cfg["e4"]["n"], cfg["e4"]["d"])
+    full_rank = min(cfg.e4.n, cfg.e4.d)
     yield _row(
         "E4e",
         "rank(W^mm_fro) over runs",

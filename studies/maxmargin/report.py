@@ -15,6 +15,7 @@ from metastab.studies.study import ReportTemplate
 from .checks import (
     _checks,
 )
+from .config import Config
 
 
 def _inputs(out: Path) -> SimpleNamespace:
@@ -22,7 +23,7 @@ def _inputs(out: Path) -> SimpleNamespace:
     run = json.loads((out / "run.json").read_text())
     quick = bool(run.get("quick"))
     cfg = run["config"]
-    rows = _checks(out, cfg)
+    rows = _checks(out, Config.from_dict(cfg))  # the recorded table, typed as the checks read it
     r4, _ = read_table(out / "e4_runs.csv")
     c4, _ = read_table(out / "e4_curves.csv")
     return SimpleNamespace(**{k: v for k, v in locals().items() if k != "run"})

@@ -20,7 +20,7 @@ import pandas as pd
 from metastab import maxmargin as mm
 from metastab.results import provenance, write_table
 
-from .config import Config
+from .config import E1, E2, E3, E4, E5, E6, Config, Hardmax
 
 T = TypeVar("T")
 
@@ -64,7 +64,7 @@ def _svm_row(experiment, problem, res):
         "problem": problem,
         "feasible": res.feasible,
         "objective": res.objective,
-        "published": None,  # filled from config["published"]
+        "published": None,  # filled from config.published
         "solution": " ".join(f"{x:.6f}" for x in np.ravel(res.p)) if res.feasible else "",
         "support": ";".join(",".join(map(str, s)) for s in res.support),
         "primal": c.primal,
@@ -90,9 +90,9 @@ def _keep(steps, dense=200, sparse=10):
     return np.union1d(np.arange(min(dense, steps) + 1), np.arange(0, steps + 1, sparse))
 
 
-def e1(cfg, svm_rows, hard_rows):
+def e1(cfg: E1, svm_rows, hard_rows):
     paths, summary, verdicts = [], [], []
-    for c in cfg["cs"]:
+    for c in cfg.cs:
         X = single_input(c)
         glob, loc = mm.att_svm(X, 0, W3), mm.att_svm(X, 1, W3)
         svm_rows += [
@@ -110,9 +110,9 @@ def e1(cfg, svm_rows, hard_rows):
                     "support": ",".join(map(str, lo.svm.support[0])),
                 }
             )
-        keep = _keep(cfg["steps"])
-        for s in cfg["inits"]:
-            path = mm.train_p(X, [1.0], V3, W3, [0.0, s, 0.0], steps=cfg["steps"], lr=cfg["lr"])
+        keep = _keep(cfg.steps)
+        for s in cfg.inits:
+            path = mm.train_p(X, [1.0], V3, W3, [0.0, s, 0.0], steps=cfg.steps, lr=cfg.lr)
             probs = mm.attention(X, W3, path[-1])[0]
             sel = int(np.argmax(probs))
             summary.append(
@@ -157,18 +157,18 @@ def _unselected(X, W, p, alpha):
     return float(np.max(np.where(others, s, 0.0).sum(axis=1)))
 
 
-def e2(cfg, svm_rows, hard_rows):
-    X = multi_input(cfg["seed"])
+def e2(cfg: E2, svm_rows, hard_rows):
+    X = multi_input(cfg.seed)
     n = len(X)
     Y = np.ones(n)
     svm = mm.att_svm(X, 0, W3)
     svm_rows.append(_svm_row("E2", "alpha=0 (numpy data)", svm))
-    keep = _keep(cfg["steps"])
+    keep = _keep(cfg.steps)
     curves, summary = [], []
-    for method, lr, normalized in (("NGD", cfg["lr_ngd"], True), ("GD", cfg["lr_gd"], False)):
-        for s in cfg["inits"]:
+    for method, lr, normalized in (("NGD", cfg.lr_ngd, True), ("GD", cfg.lr_gd, False)):
+        for s in cfg.inits:
             path = mm.train_p(
-                X, Y, V3, W3, [s, 0.0, 0.0], steps=cfg["steps"], lr=lr, normalized=normalized
+                X, Y, V3, W3, [s, 0.0, 0.0], steps=cfg.steps, lr=lr, normalized=normalized
             )
             prob0 = np.array([mm.attention(X, W3, p)[:, 0].mean() for p in path])
             summary.append(
@@ -200,7 +200,7 @@ def e2(cfg, svm_rows, hard_rows):
     return pd.concat(curves), pd.DataFrame(summary), svm
 
 
-def e3(cfg, svm_rows):
+def e3(cfg: E3, svm_rows):
     curves, summary = [], []
     for tight in (True, False):
         X, Y = joint_data(tight)
@@ -212,7 +212,7 @@ def e3(cfg, svm_rows):
             _svm_row("E3", f"{case}, v classifier", js.v),
         ]
         ps, vs = mm.train_joint(
-            X, Y, [-1.0, 0.0], np.eye(2), [0.0, -1.0], steps=cfg["steps"], lr=cfg["lr"]
+            X, Y, [-1.0, 0.0], np.eye(2), [0.0, -1.0], steps=cfg.steps, lr=cfg.lr
         )
         prob1 = np.array([mm.attention(X, np.eye(2), p)[:, 1].mean() for p in ps])
         logit = np.array(
@@ -221,7 +221,7 @@ def e3(cfg, svm_rows):
                 for p, v in zip(ps, vs)
             ]
         )
-        keep = _keep(cfg["steps"])
+        keep = _keep(cfg.steps)
         curves.append(
             pd.DataFrame(
                 {
@@ -278,15 +278,15 @@ def e4_data(run, n, T, d):
     )
 
 
-def e4(cfg):
-    R, n, T, d, steps = cfg["runs"], cfg["n"], cfg["T"], cfg["d"], cfg["steps"]
+def e4(cfg: E4):
+    R, n, T, d, steps = cfg.runs, cfg.n, cfg.T, cfg.d, cfg.steps
     data = [e4_data(r, n, T, d) for r in range(R)]
     X, Y, v, Z, W0, K0, Q0 = (np.array(a) for a in zip(*data))
     tic = time.perf_counter()
     paths = {
-        "W": mm.train_w(X, Y, v, Z, W0, steps=steps, lr=cfg["lr"]),
-        "KQ": mm.train_kq(X, Y, v, Z, K0, Q0, steps=steps, lr=cfg["lr"], reg=cfg["reg_kq"]),
-        "KQ, no ridge": mm.train_kq(X, Y, v, Z, K0, Q0, steps=steps, lr=cfg["lr"]),
+        "W": mm.train_w(X, Y, v, Z, W0, steps=steps, lr=cfg.lr),
+        "KQ": mm.train_kq(X, Y, v, Z, K0, Q0, steps=steps, lr=cfg.lr, reg=cfg.reg_kq),
+        "KQ, no ridge": mm.train_kq(X, Y, v, Z, K0, Q0, steps=steps, lr=cfg.lr),
     }
     train_s = time.perf_counter() - tic
     cache = {}
@@ -298,7 +298,7 @@ def e4(cfg):
         return cache[key]
 
     tic = time.perf_counter()
-    marks = np.arange(0, steps + 1, cfg["every"])
+    marks = np.arange(0, steps + 1, cfg.every)
     curve_rows, run_rows = [], []
     for param, path in paths.items():
         for r in range(R):
@@ -349,16 +349,16 @@ def e4(cfg):
     )
 
 
-def e5(cfg):
+def e5(cfg: E5):
     """[MM] §4.4: two inputs whose optimal tokens score C and 1, linear and logistic loss."""
-    keep = _keep(cfg["steps"])
+    keep = _keep(cfg.steps)
     paths, summary = [], []
     for loss in ("linear", "logistic"):
-        for C in cfg["Cs"]:
+        for C in cfg.Cs:
             X = np.array([[[0, 0, 0], [1, 1, C]], [[0, 0, 0], [1, -1, 1]]], dtype=float)
             svm = mm.att_svm(X, 1, W3)
             path = mm.train_p(
-                X, [1.0, 1.0], V3, W3, np.zeros(3), steps=cfg["steps"], lr=cfg["lr"], loss=loss
+                X, [1.0, 1.0], V3, W3, np.zeros(3), steps=cfg.steps, lr=cfg.lr, loss=loss
             )
             summary.append(
                 {
@@ -384,18 +384,18 @@ def e5(cfg):
     return pd.concat(paths), pd.DataFrame(summary)
 
 
-def e6(cfg):
+def e6(cfg: E6):
     """[SVM] §4.7: Frobenius ATT-SVM at the globally optimal tokens; infeasible ones counted."""
     rows = []
-    for n in cfg["ns"]:
-        for d in cfg["ds"]:
-            for run in range(cfg["instances"]):
-                X, Y, v, Z, *_ = e4_data(run, n, cfg["T"], d)
+    for n in cfg.ns:
+        for d in cfg.ds:
+            for run in range(cfg.instances):
+                X, Y, v, Z, *_ = e4_data(run, n, cfg.T, d)
                 res = mm.att_svm_w(X, mm.optimal_tokens(X, Y, v), Z)
                 rows.append(
                     {
                         "n": n,
-                        "T": cfg["T"],
+                        "T": cfg.T,
                         "d": d,
                         "instance": run,
                         "feasible": res.feasible,
@@ -415,7 +415,7 @@ def e6(cfg):
     return pd.DataFrame(rows)
 
 
-def hardmax_ray(cfg, rows):
+def hardmax_ray(cfg: Hardmax, rows):
     """1 − s_α along p = R p^mm/||p^mm|| against the bound (T − 1) exp(−R/||p^mm||) (§6)."""
     for label, X, alpha in (
         ("E1 c=0.9, global", single_input(0.9), 0),
@@ -423,8 +423,8 @@ def hardmax_ray(cfg, rows):
         ("E2, alpha=0", multi_input(0), 0),
     ):
         svm = mm.att_svm(X, alpha, W3)
-        for R in cfg["scales"]:
-            gap = _unselected(X, W3, R * svm.p / svm.norm, alpha)
+        for R in cfg.scales:
+            gap = _unselected(X, W3, R * solved(svm.p) / solved(svm.norm), alpha)
             rows.append({"source": label, "kind": "SVM ray", "R": R, "gap": gap})
             rows.append(
                 {
@@ -444,25 +444,25 @@ def run(config: Config, out: Path) -> None:
     seconds = {}
 
     tic = time.perf_counter()
-    paths1, sum1, loc1 = e1(config["e1"], svm_rows, hard_rows)
+    paths1, sum1, loc1 = e1(config.e1, svm_rows, hard_rows)
     seconds["e1"] = time.perf_counter() - tic
     tic = time.perf_counter()
-    curves2, sum2, _ = e2(config["e2"], svm_rows, hard_rows)
+    curves2, sum2, _ = e2(config.e2, svm_rows, hard_rows)
     seconds["e2"] = time.perf_counter() - tic
     tic = time.perf_counter()
-    curves3, sum3 = e3(config["e3"], svm_rows)
+    curves3, sum3 = e3(config.e3, svm_rows)
     seconds["e3"] = time.perf_counter() - tic
     tic = time.perf_counter()
-    curves4, runs4, timing4 = e4(config["e4"])
+    curves4, runs4, timing4 = e4(config.e4)
     seconds["e4"] = time.perf_counter() - tic
     tic = time.perf_counter()
-    paths5, sum5 = e5(config["e5"])
+    paths5, sum5 = e5(config.e5)
     seconds["e5"] = time.perf_counter() - tic
     tic = time.perf_counter()
-    ranks6 = e6(config["e6"])
+    ranks6 = e6(config.e6)
     seconds["e6"] = time.perf_counter() - tic
-    hardmax_ray(config["hardmax"], hard_rows)
-    published = {(p["experiment"], p["problem"]): p["value"] for p in config["published"]}
+    hardmax_ray(config.hardmax, hard_rows)
+    published = {(p["experiment"], p["problem"]): p["value"] for p in config.published}
     for row in svm_rows:
         row["published"] = published.get((row["experiment"], row["problem"]))
 

@@ -82,9 +82,9 @@ def _counts(table: pd.DataFrame) -> str:
 def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
-    fraction, multiple = float(config["min_fraction"]), float(config["claim_multiple"])
-    level = float(config["confidence_level"])
-    res, wide = float(config["resolution"]), float(config["within_one"])
+    fraction, multiple = float(config.min_fraction), float(config.claim_multiple)
+    level = float(config.confidence_level)
+    res, wide = float(config.resolution), float(config.within_one)
     table = summary(out, fraction, multiple, level)
     n_max = int(table["tokens"].max())
     top = table[table["tokens"] == n_max]

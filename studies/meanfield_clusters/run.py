@@ -42,22 +42,22 @@ def schedule(beta: float, n: int, dt_growth: float, multiples) -> tuple[float, f
 
 def counts(config: Config) -> pd.DataFrame:
     """One row per (β, N, chain, multiple): cluster sizes at that time, as counts."""
-    seed, delta = int(config["seed"]), float(config["delta"])
-    fractions = [float(f) for f in config["min_fractions"]]
+    seed, delta = int(config.seed), float(config.delta)
+    fractions = [float(f) for f in config.min_fractions]
 
     def at(beta: float, ib: int) -> pd.DataFrame:
         k_star = theory.meanfield_clusters(beta)
         rows = []
-        for iN, n in enumerate(config["tokens"]):
-            n, chains = int(n), int(config["chains"])
-            dt, t_form, at = schedule(beta, n, float(config["dt_growth"]), config["multiples"])
+        for iN, n in enumerate(config.tokens):
+            n, chains = int(n), int(config.chains)
+            dt, t_form, at = schedule(beta, n, float(config.dt_growth), config.multiples)
             gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(ib, iN)))
             x0 = on_circle(gen.uniform(0, 2 * math.pi, size=(chains, n)))
             model = SphereFlow(beta, dt, attention="unnormalized")
             run = simulate(model, x0, steps=max(at), record_at=at)
             assert run.trajectory is not None  # a recorded run
             for c in range(chains):
-                for r, (multiple, step) in enumerate(zip(config["multiples"], at)):
+                for r, (multiple, step) in enumerate(zip(config.multiples, at)):
                     x = run.trajectory[c, r]
                     sizes = circle_clusters(x, delta)[1]
                     kernel = track(model, x, steps=1, delta=delta).observables_frame()
@@ -79,7 +79,7 @@ def counts(config: Config) -> pd.DataFrame:
                     rows.append(row)
         return pd.DataFrame(rows)
 
-    return beta_scan(config["betas"], at)
+    return beta_scan(config.betas, at)
 
 
 def run(config: Config, out: Path) -> None:

@@ -92,7 +92,7 @@ def declared(starts: pd.DataFrame, config: Config):
     latest start that was fitted), or None."""
     if starts.empty:
         return None
-    at = starts[np.isclose(starts["beta_start"], float(config["tail_from_beta"]))]
+    at = starts[np.isclose(starts["beta_start"], float(config.tail_from_beta))]
     return (at if not at.empty else starts.sort_values("beta_start")).iloc[-1]
 
 
@@ -128,7 +128,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     )
     s = meta["setup"]
     b_thm, c0 = float(s["theorem_exponent"]), float(s["c0"])
-    p_min = float(config["agreement_p"])
+    p_min = float(config.agreement_p)
     rows = []
 
     over = config.power.exponent_over_c0
@@ -315,9 +315,9 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             "control",
             "every β has enough exits to estimate E[T2]",
             measured=fewest,
-            threshold=float(config["min_escapes"]),
+            threshold=float(config.min_escapes),
             rule="fewest T2 exits at one (engine, β) ≥ threshold (`min_escapes`)",
-            passed=fewest >= int(config["min_escapes"]),
+            passed=fewest >= int(config.min_escapes),
             source="this study",
         )
     )
@@ -338,7 +338,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             )
         )
 
-    level = float(config["memoryless_level"])
+    level = float(config.memoryless_level)
     rejected = int((hull_all["memoryless_p"] <= level).sum())
     rows.append(
         check(

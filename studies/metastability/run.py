@@ -146,11 +146,11 @@ def uniform_wall(polytope, multiplicity: int) -> float:
 
 def setup(config: Config) -> dict:
     """Polytope, initial configuration, events and the theorem's quantities."""
-    polytope = regular_polygon(int(config["polygon_vertices"]))
-    gamma = float(config["gamma"])
-    eps = float(config["eps_over_gamma_diameter"]) * gamma * polytope.diameter
+    polytope = regular_polygon(int(config.polygon_vertices))
+    gamma = float(config.gamma)
+    eps = float(config.eps_over_gamma_diameter) * gamma * polytope.diameter
     x0 = near_vertex_tokens(
-        polytope, int(config["per_vertex"]), float(config["offset"]), int(config["config_seed"])
+        polytope, int(config.per_vertex), float(config.offset), int(config.config_seed)
     )
     groups = polytope.assign(x0)
     phase = theory.clustering_phase(polytope, x0, gamma)
@@ -177,7 +177,7 @@ def setup(config: Config) -> dict:
             "eps_over_gamma_ge_2d": bool(eps / gamma >= 2 * polytope.diameter * (1 - 1e-12)),
         },
         "theorem_exponent": theory.metastability_exponent(polytope.c0, eps, gamma),
-        "uniform_wall_beta": uniform_wall(polytope, int(config["per_vertex"]) + 1),
+        "uniform_wall_beta": uniform_wall(polytope, int(config.per_vertex) + 1),
         "x0": x0.tolist(),
         "groups": groups.tolist(),
     }
@@ -217,19 +217,19 @@ def climb(config: Config, state: dict, log=print) -> tuple[pd.DataFrame, pd.Data
     """
     facts = state["facts"]
     x0, gamma = state["x0"], facts["gamma"]
-    budget = float(config["max_chain_steps"])
-    factor = float(config["budget_factor"])
-    lo, hi = int(config["min_chains"]), int(config["max_chains"])
+    budget = float(config.max_chain_steps)
+    factor = float(config.budget_factor)
+    lo, hi = int(config.min_chains), int(config.max_chains)
     frames, costs = [], []
     history: list[tuple[float, float]] = []  # (β, mean steps to escape)
     stop: dict[str, Any] = {"reason": "beta_stop reached", "beta": None}
-    beta = float(config["beta_start"])
-    while beta <= float(config["beta_stop"]) + 1e-9:
+    beta = float(config.beta_start)
+    while beta <= float(config.beta_stop) + 1e-9:
         if beta >= facts["uniform_wall_beta"]:
             stop = {"reason": "uniform wall", "beta": beta}
             break
         mean = (
-            float(config["first_max_steps"]) / factor
+            float(config.first_max_steps) / factor
             if not history
             else predicted_mean(history, beta, facts["c0"])
         )
@@ -251,7 +251,7 @@ def climb(config: Config, state: dict, log=print) -> tuple[pd.DataFrame, pd.Data
                 state["events"][name],
                 chains=chains,
                 max_steps=max_steps,
-                seed=int(config["seed"]),
+                seed=int(config.seed),
             )
             frames.append(frame.assign(event=name, engine="direct"))
             escapes = int((~frame["censored"]).sum())
@@ -273,18 +273,18 @@ def climb(config: Config, state: dict, log=print) -> tuple[pd.DataFrame, pd.Data
             )
         hull = frames[-2]
         escaped = int((~hull["censored"]).sum())
-        if escaped < int(config["min_escapes"]):
+        if escaped < int(config.min_escapes):
             stop = {"reason": "too few escapes", "beta": beta}
             break
         history.append((beta, float(hull["steps"].sum()) / escaped))
-        beta += float(config["beta_step"])
+        beta += float(config.beta_step)
     return pd.concat(frames, ignore_index=True), pd.DataFrame(costs), stop
 
 
 def accelerated_betas(config: Config) -> np.ndarray:
     """The β grid of the accelerated engine: start, start + step, ... <= stop."""
-    start, stop = float(config["accelerated_beta_start"]), float(config["accelerated_beta_stop"])
-    step = float(config["accelerated_beta_step"])
+    start, stop = float(config.accelerated_beta_start), float(config.accelerated_beta_stop)
+    step = float(config.accelerated_beta_step)
     count = int(math.floor((stop - start) / step + 1e-9)) + 1
     return start + step * np.arange(count)
 
@@ -300,10 +300,10 @@ def climb_accelerated(config: Config, state: dict, log=print):
     """
     facts = state["facts"]
     x0, gamma = state["x0"], facts["gamma"]
-    chains = int(config["accelerated_chains"])
-    budget = float(config["accelerated_max_steps"])
-    options = {"mode": "accelerated", "merge_tol": float(config["merge_tol"])}
-    seed = int(config["accelerated_seed"])
+    chains = int(config.accelerated_chains)
+    budget = float(config.accelerated_max_steps)
+    options = {"mode": "accelerated", "merge_tol": float(config.merge_tol)}
+    seed = int(config.accelerated_seed)
     frames, costs = [], []
     stop = {"reason": "accelerated_beta_stop reached", "beta": None}
     for beta in accelerated_betas(config):
@@ -349,20 +349,18 @@ def merge_tol_effect(config: Config, state: dict, log=print) -> pd.DataFrame:
     study's ``merge_tol``.
     """
     facts = state["facts"]
-    beta = float(config["merge_tol_beta"])
+    beta = float(config.merge_tol_beta)
     model = SoftmaxChain(beta=beta, gamma=facts["gamma"])
     samples, rows = {}, []
-    tols = sorted(
-        {float(t) for t in config["merge_tols"]} | {float(config["merge_tol"])}, reverse=True
-    )
+    tols = sorted({float(t) for t in config.merge_tols} | {float(config.merge_tol)}, reverse=True)
     for tol in tols:
         frame, cost = run_point(
             model,
             state["x0"],
             state["events"]["hull"],
-            chains=int(config["merge_tol_chains"]),
-            max_steps=float(config["accelerated_max_steps"]),
-            seed=int(config["accelerated_seed"]) + 1,
+            chains=int(config.merge_tol_chains),
+            max_steps=float(config.accelerated_max_steps),
+            seed=int(config.accelerated_seed) + 1,
             mode="accelerated",
             merge_tol=tol,
         )
@@ -390,7 +388,7 @@ def merge_tol_effect(config: Config, state: dict, log=print) -> pd.DataFrame:
         log(
             f"  merge_tol={tol:g} at beta={beta:g}: mean T2 {rate.mean:.3g}, {cost['wall_s']:.2f} s"
         )
-    ref = samples[float(config["merge_tol"])]
+    ref = samples[float(config.merge_tol)]
     for row in rows:
         row["logrank_p"] = logrank_p(samples[row["merge_tol"]], ref)
     return pd.DataFrame(rows)
@@ -423,8 +421,8 @@ def per_beta_table(chains: pd.DataFrame, config: Config) -> pd.DataFrame:
                     steps,
                     censored,
                     max_steps=g["max_steps"].to_numpy(),
-                    n_resamples=int(config["n_resamples"]),
-                    rng=[int(config["stats_seed"]), k, j, e],
+                    n_resamples=int(config.n_resamples),
+                    rng=[int(config.stats_seed), k, j, e],
                 )[0]
                 medians[beta] = quiet(stats.survival, steps, censored)[0].median
             per["memoryless_p"] = per["beta"].map({b: t.pvalue for b, t in tests.items()})
@@ -452,7 +450,7 @@ def fit_ranges(chains: pd.DataFrame, config: Config) -> list[tuple[str, str, flo
     """(label, engine, β_min, β_max) of the Arrhenius fits: the direct range from
     ``fit_from_beta``, the accelerated engine on the same β, on every β from ``fit_from_beta``
     (the extended range) and on its tail from ``tail_from_beta``."""
-    lo = float(config["fit_from_beta"])
+    lo = float(config.fit_from_beta)
     direct = chains.loc[chains["engine"] == "direct", "beta"]
     fast = chains.loc[chains["engine"] == "accelerated", "beta"]
     out = []
@@ -462,7 +460,7 @@ def fit_ranges(chains: pd.DataFrame, config: Config) -> list[tuple[str, str, flo
             out.append(("accelerated, direct range", "accelerated", lo, float(direct.max())))
     if not fast.empty:
         out.append(("accelerated, extended", "accelerated", lo, float(fast.max())))
-        tail = float(config["tail_from_beta"])
+        tail = float(config.tail_from_beta)
         if (fast >= tail - 1e-9).any() and fast.max() > tail:
             out.append(("accelerated, tail", "accelerated", tail, float(fast.max())))
     return out
@@ -474,7 +472,7 @@ def exponent_fits(chains: pd.DataFrame, facts: dict, config: Config) -> pd.DataF
     within β: the geometric likelihood's interval assumes Var T = E[T]², which the data need not
     meet), the fit on the same β with a c·log β prefactor (and its own profile interval of b),
     and the theorem's exponent beside them."""
-    gen = np.random.default_rng(int(config["stats_seed"]))
+    gen = np.random.default_rng(int(config.stats_seed))
     rows = []
     for label, engine, lo, hi in fit_ranges(chains, config):
         for name in EVENTS:
@@ -486,7 +484,7 @@ def exponent_fits(chains: pd.DataFrame, facts: dict, config: Config) -> pd.DataF
             low, high = fit.confidence_interval("slope")
             boot = []
             groups = [g for _, g in used.groupby("beta")]
-            for _ in range(int(config["n_bootstrap"])):
+            for _ in range(int(config.n_bootstrap)):
                 sample = pd.concat([g.iloc[gen.integers(0, len(g), len(g))] for g in groups])
                 boot.append(quiet(stats.fit_scaling, sample)[0].slope)
             wide = None
@@ -543,16 +541,16 @@ def exponent_by_start(chains: pd.DataFrame, facts: dict, config: Config) -> pd.D
     frame = select(chains, engine, "hull")
     top = float(frame["beta"].max())
     rows = []
-    for j, start in enumerate(float(v) for v in config["fit_starts"]):
+    for j, start in enumerate(float(v) for v in config.fit_starts):
         used = frame[frame["beta"] >= start - 1e-9]
         if used["beta"].nunique() < 3:
             continue
-        gen = np.random.default_rng([int(config["stats_seed"]), 1, j])
+        gen = np.random.default_rng([int(config.stats_seed), 1, j])
         groups = [g for _, g in used.groupby("beta")]
         plain, _ = quiet(stats.fit_scaling, used)
         wide, _ = quiet(stats.fit_scaling, used, prefactor=True)
         draws = []
-        for _ in range(int(config["n_bootstrap"])):
+        for _ in range(int(config.n_bootstrap)):
             sample = pd.concat([g.iloc[gen.integers(0, len(g), len(g))] for g in groups])
             with_k = quiet(stats.fit_scaling, sample, prefactor=True)[0]
             draws.append(
@@ -591,7 +589,7 @@ def exponent_by_start(chains: pd.DataFrame, facts: dict, config: Config) -> pd.D
                 "k_lrt_p": wide.lrt_pvalue,
                 "deviance_k": wide.deviance,
                 "df_k": wide.df,
-                "n_bootstrap": int(config["n_bootstrap"]),
+                "n_bootstrap": int(config.n_bootstrap),
                 "c0": facts["c0"],
                 "theorem_exponent": facts["theorem_exponent"],
             }
@@ -788,8 +786,8 @@ def run(config: Config, out: Path) -> None:
 
     Parameters
     ----------
-    config : dict
-        The keys of ``config.toml``.
+    config : Config
+        The keys of ``config.toml``, typed.
     out : Path
         Receives chains.parquet, per_beta.csv, exponent.csv, exponent_start.csv,
         crosscheck.csv, local_slopes.csv,
@@ -828,12 +826,12 @@ def analyse(
         "study": "metastability",
         "config": config.to_dict(),
         "seeds": {
-            "chains": config["seed"],
-            "accelerated_chains": config["accelerated_seed"],
-            "merge_tol_chains": int(config["accelerated_seed"]) + 1,
+            "chains": config.seed,
+            "accelerated_chains": config.accelerated_seed,
+            "merge_tol_chains": int(config.accelerated_seed) + 1,
             "per_beta_root": "SeedSequence([seed, round(1000 beta)])",
-            "configuration": config["config_seed"],
-            "statistics": config["stats_seed"],
+            "configuration": config.config_seed,
+            "statistics": config.stats_seed,
         },
         "setup": facts,
         **extra,
@@ -850,10 +848,6 @@ def analyse(
     write_table(tolerance, out / "merge_tol.csv", meta)
     # look before most chains have left their balls: at half the median exit time at most
     ball = per[per["event"] == "ball"].groupby("beta")["sample_median"].min()
-    steps = {
-        float(b): max(1, min(int(config["merge_steps"]), int(m // 2))) for b, m in ball.items()
-    }
-    merged = merge_points(
-        state, steps, chains=int(config["merge_chains"]), seed=int(config["seed"])
-    )
+    steps = {float(b): max(1, min(int(config.merge_steps), int(m // 2))) for b, m in ball.items()}
+    merged = merge_points(state, steps, chains=int(config.merge_chains), seed=int(config.seed))
     write_table(merged, out / "merge.csv", meta)

@@ -129,13 +129,13 @@ def _window(boundary: pd.DataFrame, column: str, t_max: float) -> pd.Series:
     return curve.where(curve <= t_max)
 
 
-def _diagram_rows(diagram, boundary, config) -> list[dict]:
-    tol = config["checks"]
-    level, t_max = float(config["level"]), float(config["t_max"])
-    z = float(tol["transition_z"])
+def _diagram_rows(diagram, boundary, config: Config) -> list[dict]:
+    tol = config.checks
+    level, t_max = float(config.level), float(config.t_max)
+    z = float(tol.transition_z)
     gamma = mismatch(diagram, boundary, level, "t_star")
     d_max = int(gamma.index.max())
-    slack, limit = float(tol["monotone_slack"]), float(tol["time_tolerance"])
+    slack, limit = float(tol.monotone_slack), float(tol.time_tolerance)
     largest = transitions(diagram[diagram["d"] == d_max], level, z)
     star = _window(boundary, "t_star", t_max)
     claim = time_misses(largest, star)
@@ -220,7 +220,7 @@ def _diagram_rows(diagram, boundary, config) -> list[dict]:
                 source="this study",
             )
         )
-    late = [float(x) for x in tol["late"]]
+    late = [float(x) for x in tol.late]
 
     def would(scale: float, tolerance: float) -> str:
         miss = time_misses(largest, star * scale)["miss"].max()
@@ -245,12 +245,12 @@ def _diagram_rows(diagram, boundary, config) -> list[dict]:
             rule="; ".join(
                 f"at tolerance {m:g} it would {would(1.0, m)}, a Γ delayed by "
                 + ", ".join(f"{s:g} would {would(s, m)}" for s in late)
-                for m in (float(x) for x in tol["tolerances_moved"])
+                for m in (float(x) for x in tol.tolerances_moved)
             ),
             source="this study",
         )
     )
-    for moved in config["levels_moved"]:
+    for moved in config.levels_moved:
         g = mismatch(diagram, boundary, float(moved), "t_star")
         r = float(g.diff().max()) if len(g) > 1 else np.nan
         miss = float(
@@ -300,8 +300,8 @@ def _circle_claim(g: pd.DataFrame, delta: float, shifts: list[int]) -> dict:
     )
 
 
-def _circle_rows(circle, config) -> list[dict]:
-    delta = float(config["delta"])
+def _circle_rows(circle, config: Config) -> list[dict]:
+    delta = float(config.delta)
     m = modes(circle)
     main = m[np.isclose(m["delta"], delta)]
     rows = []
@@ -343,7 +343,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     boundary = read_table(out / "boundary.csv")[0]
     circle = read_table(out / "circle.csv")[0]
     reduction = read_table(out / "reduction.csv")[0]
-    tol = config["checks"]
+    tol = config.checks
     p = diagram["pair_fraction"].to_numpy()
     se = np.sqrt(p * (1 - p) / diagram["starts"].to_numpy())
     diff = np.abs(diagram["pair12"].to_numpy() - p)
@@ -357,10 +357,10 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             "control",
             "the all-pairs clustered fraction estimates P(<x_1, x_2> ≥ 1 − δ) (exchangeability)",
             measured=zmax,
-            threshold=float(tol["estimator_z"]),
+            threshold=float(tol.estimator_z),
             rule=f"largest |fraction of starts with pair (1, 2) clustered − mean pair fraction| / "
             f"√(p(1 − p)/starts) over all {len(diagram)} (d, β, t) cells ≤ threshold",
-            passed=zmax <= float(tol["estimator_z"]),
+            passed=zmax <= float(tol.estimator_z),
             source="this study",
         ),
         check(
@@ -368,11 +368,11 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             "control",
             "d > n simulated in the n-dimensional span of x(0) is the full-d layer",
             measured=gap,
-            threshold=float(tol["reduction_tolerance"]),
+            threshold=float(tol.reduction_tolerance),
             rule=f"largest |cos12 (full d = {int(reduction['d'].iloc[0])}) − cos12 (span)| over "
             f"{int(reduction['starts'].iloc[0])} starts at β = {reduction['beta'].iloc[0]:g} and "
             "every layer ≤ threshold",
-            passed=gap <= float(tol["reduction_tolerance"]),
+            passed=gap <= float(tol.reduction_tolerance),
             source="this study",
         ),
     ]

@@ -54,14 +54,14 @@ def observed(beta, x0, steps, dt, delta, **record):
 
 def diagram(config: Config) -> pd.DataFrame:
     """Per (d, β, t): clustered-pair fraction (mean, standard error) and P(pair (1, 2))."""
-    n, dt, delta = int(config["n"]), float(config["dt"]), float(config["delta"])
-    steps, count = round(float(config["t_max"]) / dt), int(config["realisations"])
-    every = int(config["record_every"])
+    n, dt, delta = int(config.n), float(config.dt), float(config.delta)
+    steps, count = round(float(config.t_max) / dt), int(config.realisations)
+    every = int(config.record_every)
     frames = []
-    for d in config["ds"]:
-        root = np.random.SeedSequence(int(config["seed"]), spawn_key=(int(d),))
+    for d in config.ds:
+        root = np.random.SeedSequence(int(config.seed), spawn_key=(int(d),))
         x0 = sphere_uniform(n, int(d), span=True, chains=count, rng=root)
-        for beta in config["betas"]:
+        for beta in config.betas:
             t, obs, col = observed(float(beta), x0, steps, dt, delta, record_every=every)
             frac = obs[:, :, col["pair_fraction"]]
             pair = obs[:, :, col["cos12"]] >= 1 - delta
@@ -85,8 +85,8 @@ def boundary(config: Config, betas) -> pd.DataFrame:
     """Γ of (6.9) and the layer's own t*_dt: the first layer at which the orthogonal start is
     one cluster (:class:`metastab.Clusters`; all its cosines are equal, so every pair clusters
     at that layer), NaN beyond t_max."""
-    n, dt, delta = int(config["n"]), float(config["dt"]), float(config["delta"])
-    steps = round(float(config["t_max"]) / dt)
+    n, dt, delta = int(config.n), float(config.dt), float(config.delta)
+    steps = round(float(config.t_max) / dt)
     rows = []
     for beta in betas:
         fp = first_passage(
@@ -107,16 +107,16 @@ def boundary(config: Config, betas) -> pd.DataFrame:
 
 def circle(config: Config) -> pd.DataFrame:
     """On the circle: how many starts have k clusters at each published time, per β and δ."""
-    n, dt, cfg = int(config["n"]), float(config["dt"]), config["circle"]
-    count = int(config["realisations"])
-    times = [float(t) for t in cfg["times"]]
+    n, dt, cfg = int(config.n), float(config.dt), config.circle
+    count = int(config.realisations)
+    times = [float(t) for t in cfg.times]
     layers = sorted({round(t / dt) for t in times})
     steps = layers[-1]
-    root = np.random.SeedSequence(int(config["seed"]), spawn_key=(2,))
+    root = np.random.SeedSequence(int(config.seed), spawn_key=(2,))
     x0 = sphere_uniform(n, 2, chains=count, rng=root)
     rows = []
-    for beta, published in zip(cfg["betas"], cfg["published"]):
-        for delta in sorted({float(config["delta"]), *map(float, cfg["deltas"])}):
+    for beta, published in zip(cfg.betas, cfg.published):
+        for delta in sorted({float(config.delta), *map(float, cfg.deltas)}):
             t, obs, col = observed(float(beta), x0, steps, dt, delta, record_at=layers)
             for when in times:
                 r = int(np.argmin(np.abs(t - when)))
@@ -138,12 +138,12 @@ def circle(config: Config) -> pd.DataFrame:
 
 def reduction(config: Config) -> pd.DataFrame:
     """cos12 of the full-d run against the span run, per layer, on the first starts."""
-    n, dt, delta = int(config["n"]), float(config["dt"]), float(config["delta"])
-    cfg = config["reduction"]
-    d, beta, count = int(cfg["d"]), float(cfg["beta"]), int(cfg["realisations"])
-    steps = round(float(config["t_max"]) / dt)
-    root = np.random.SeedSequence(int(config["seed"]), spawn_key=(d,))
-    every = {"record_every": int(config["record_every"])}
+    n, dt, delta = int(config.n), float(config.dt), float(config.delta)
+    cfg = config.reduction
+    d, beta, count = int(cfg.d), float(cfg.beta), int(cfg.realisations)
+    steps = round(float(config.t_max) / dt)
+    root = np.random.SeedSequence(int(config.seed), spawn_key=(d,))
+    every = {"record_every": int(config.record_every)}
     x0 = sphere_uniform(n, d, chains=count, rng=root)
     t, full, col = observed(beta, x0, steps, dt, delta, **every)
     x0 = sphere_uniform(n, d, span=True, chains=count, rng=root)
@@ -181,9 +181,9 @@ def run(config: Config, out: Path) -> None:
             "fraction of starts with pair (1, 2) clustered",
         ),
     )
-    fine = np.round(np.arange(0.0, max(config["betas"]) + 1e-9, 0.25), 2)
+    fine = np.round(np.arange(0.0, max(config.betas) + 1e-9, 0.25), 2)
     write_table(
-        boundary(config, np.union1d(fine, config["betas"])),
+        boundary(config, np.union1d(fine, config.betas)),
         out / "boundary.csv",
         dict(
             meta,

@@ -62,13 +62,13 @@ SAMPLE_OF = {
 
 def declared(fits: pd.DataFrame, event: str, config: Config):
     """The fit of ``event`` from the declared start ``fit_from_beta``, or None."""
-    at = fits[(fits["event"] == event) & np.isclose(fits["beta_start"], config["fit_from_beta"])]
+    at = fits[(fits["event"] == event) & np.isclose(fits["beta_start"], config.fit_from_beta)]
     return None if at.empty else at.iloc[0]
 
 
 def law_rows(law: pd.DataFrame, config: Config) -> list[dict]:
     """The law's KS claims (direct; accelerated below and beyond the target) and the control."""
-    level, target = float(config["ks_level"]), float(config["target_mean"])
+    level, target = float(config.ks_level), float(config.target_mean)
     rows = []
     parts = [
         ("law_direct", law["engine"] == "direct", "by direct stepping"),
@@ -121,9 +121,9 @@ def law_rows(law: pd.DataFrame, config: Config) -> list[dict]:
             "the same samples against the law of tokens that never pick themselves "
             "(every r_a × m_a/(m_a − 1)) are rejected",
             measured=bad,
-            threshold=float(config["control_level"]),
+            threshold=float(config.control_level),
             rule=f"largest KS p of the control over all {len(law)} (engine, β) < threshold",
-            passed=bad < float(config["control_level"]),
+            passed=bad < float(config.control_level),
             source="this study",
         )
     )
@@ -264,7 +264,7 @@ def exponent_rows(fits: pd.DataFrame, s: dict, config: Config) -> list[dict]:
 def cascade_rows(per: pd.DataFrame, config: Config) -> list[dict]:
     """E[T_cap]/E[T_jump] at both ends of the declared range: how much of the escape from the cap
     is the wait for the first moving pick."""
-    fast = per[(per["engine"] == "accelerated") & (per["beta"] >= config["fit_from_beta"] - 1e-9)]
+    fast = per[(per["engine"] == "accelerated") & (per["beta"] >= config.fit_from_beta - 1e-9)]
     means = fast.pivot_table(index="beta", columns="event", values="mean")
     if means.empty or not {"jump", "cap"} <= set(means.columns):
         return []
@@ -289,7 +289,7 @@ def rd_rows(rd: pd.DataFrame, fits: pd.DataFrame, config: Config) -> list[dict]:
     """The sphere's cap exponent beside the R^d chain's T2 exponent on the same range, without
     and with the β^k prefactor."""
     cap = declared(fits, "cap", config)
-    ex = rd[(rd["kind"] == "exponent") & np.isclose(rd["beta_start"], config["fit_from_beta"])]
+    ex = rd[(rd["kind"] == "exponent") & np.isclose(rd["beta_start"], config.fit_from_beta)]
     if cap is None or ex.empty:
         return []
     r = ex.iloc[0]
@@ -315,7 +315,7 @@ def rd_rows(rd: pd.DataFrame, fits: pd.DataFrame, config: Config) -> list[dict]:
                 f"{c_which} interval) against the R^d b on β = {r['beta_start']:g}…"
                 f"{r['beta_max']:g} (threshold, {which} interval [{fmt(low, 5)}, "
                 f"{fmt(high, 5)}]): the intervals " + ("overlap" if overlap else "do not overlap"),
-                source=f"data/{config['rd_study']}",
+                source=f"data/{config.rd_study}",
             )
         )
     return rows
@@ -340,10 +340,10 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             "control",
             "the accelerated engine reaches E[T_jump] ≥ the target with every chain escaped",
             measured=top,
-            threshold=float(config["target_mean"]),
+            threshold=float(config.target_mean),
             rule=f"largest exact E[T_jump] on the grid (β ≤ {fast['beta'].max():g}) ≥ threshold, "
             "no chain censored at any β",
-            passed=bool(top >= float(config["target_mean"]) and fast["censored"].sum() == 0),
+            passed=bool(top >= float(config.target_mean) and fast["censored"].sum() == 0),
             source="this study",
         )
     )
@@ -355,10 +355,10 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
                 "control",
                 "direct and accelerated stepping sample the same escape times where both run",
                 measured=p,
-                threshold=float(config["agreement_p"]),
+                threshold=float(config.agreement_p),
                 rule=f"at all {len(cross)} (event, β): the 95 % intervals of the means overlap "
                 "and the log-rank p ≥ threshold",
-                passed=bool(cross["overlap"].all() and p >= float(config["agreement_p"])),
+                passed=bool(cross["overlap"].all() and p >= float(config.agreement_p)),
                 source="this study",
             )
         )
@@ -369,11 +369,11 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             "control",
             "the accelerated engine's merge tolerance does not move T_cap",
             measured=p,
-            threshold=float(config["agreement_p"]),
+            threshold=float(config.agreement_p),
             rule=f"smallest log-rank p of T_cap at β = {tol['beta'].iloc[0]:g} between the "
             f"study's merge_tol and {len(tol) - 1} others "
             f"({', '.join(f'{t:g}' for t in tol['merge_tol'])}) ≥ threshold",
-            passed=p >= float(config["agreement_p"]),
+            passed=p >= float(config.agreement_p),
             source="this study",
         )
     )
@@ -384,9 +384,9 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             "control",
             "every (engine, event, β) has escapes enough to estimate E[T]",
             measured=fewest,
-            threshold=float(config["min_escapes"]),
+            threshold=float(config.min_escapes),
             rule="fewest escapes at one (engine, event, β) ≥ threshold (`min_escapes`)",
-            passed=fewest >= int(config["min_escapes"]),
+            passed=fewest >= int(config.min_escapes),
             source="this study",
         )
     )
@@ -402,7 +402,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         )
     )
     cap = per[(per["event"] == "cap") & per["memoryless_p"].notna()]
-    level = float(config["memoryless_level"])
+    level = float(config.memoryless_level)
     rows.append(
         check(
             "cap_memoryless",
@@ -411,7 +411,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             measured=float((cap["memoryless_p"] <= level).sum()),
             threshold=float(len(cap)),
             rule=f"(engine, β) of {len(cap)} at which the exponentiality test "
-            f"({int(config['n_resamples'])} resamples) rejects at p ≤ {level:g}; CV of T_cap "
+            f"({int(config.n_resamples)} resamples) rejects at p ≤ {level:g}; CV of T_cap "
             f"{fmt(float(cap['cv'].min()), 3)}–{fmt(float(cap['cv'].max()), 3)}",
             source="this study",
         )

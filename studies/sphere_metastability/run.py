@@ -62,15 +62,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def setup(config: Config) -> dict:
     """Points, initial configuration, events and the exact law's quantities."""
-    K = simplex(int(config["simplex_dim"]))
-    points, m = K.vertices, int(config["per_point"])
-    gamma = float(config["gamma"])
+    K = simplex(int(config.simplex_dim))
+    points, m = K.vertices, int(config.per_point)
+    gamma = float(config.gamma)
     x0 = np.repeat(points, m, axis=0)
     groups = np.repeat(np.arange(len(points)), m)
     jumps = theory.sphere_jumps(points, gamma)
     moving = jumps[jumps > 0]
-    eps_jump = float(config["jump_fraction"]) * float(moving.min())
-    eps_cap = float(config["cap_over_gamma_diameter"]) * gamma * K.diameter
+    eps_jump = float(config.jump_fraction) * float(moving.min())
+    eps_cap = float(config.cap_over_gamma_diameter) * gamma * K.diameter
     if not (0 < eps_jump < moving.min() <= moving.max() < eps_cap):
         raise ValueError(
             f"the jump radius {eps_jump:g} must lie below every single-pick move "
@@ -136,8 +136,8 @@ def run_point(model, x0, event, *, chains: int, max_steps, seed: int, **options)
 
 def accelerated_betas(config: Config) -> np.ndarray:
     """The β grid of the accelerated engine: start, start + step, ... <= stop."""
-    start, stop = float(config["accelerated_beta_start"]), float(config["accelerated_beta_stop"])
-    step = float(config["accelerated_beta_step"])
+    start, stop = float(config.accelerated_beta_start), float(config.accelerated_beta_stop)
+    step = float(config.accelerated_beta_step)
     return start + step * np.arange(int(math.floor((stop - start) / step + 1e-9)) + 1)
 
 
@@ -158,31 +158,32 @@ def run_engines(config: Config, state: dict, log=print) -> tuple[pd.DataFrame, p
     plan = [
         (
             "direct",
-            sorted({float(b) for b in config["direct_jump_betas"] + config["direct_cap_betas"]}),
-            {"jump": int(config["direct_jump_chains"]), "cap": int(config["direct_cap_chains"])},
-            int(config["direct_max_steps"]),
-            int(config["seed"]),
+            sorted({float(b) for b in config.direct_jump_betas + config.direct_cap_betas}),
+            {"jump": int(config.direct_jump_chains), "cap": int(config.direct_cap_chains)},
+            int(config.direct_max_steps),
+            int(config.seed),
             {},
         ),
         (
             "accelerated",
             [float(b) for b in accelerated_betas(config)],
             {
-                "jump": int(config["accelerated_jump_chains"]),
-                "cap": int(config["accelerated_cap_chains"]),
+                "jump": int(config.accelerated_jump_chains),
+                "cap": int(config.accelerated_cap_chains),
             },
-            float(config["accelerated_max_steps"]),
-            int(config["accelerated_seed"]),
-            {"mode": "accelerated", "merge_tol": float(config["merge_tol"])},
+            float(config.accelerated_max_steps),
+            int(config.accelerated_seed),
+            {"mode": "accelerated", "merge_tol": float(config.merge_tol)},
         ),
     ]
+    direct_betas = {"jump": config.direct_jump_betas, "cap": config.direct_cap_betas}
     frames, costs = [], []
     stop = {"reason": "accelerated_beta_stop reached", "beta": None}
     for engine, betas, chains, budget, seed, options in plan:
         for beta in betas:
             model = SphereChain(beta=beta, gamma=gamma)
             for name in EVENTS:
-                if engine == "direct" and beta not in config[f"direct_{name}_betas"]:
+                if engine == "direct" and beta not in direct_betas[name]:
                     continue
                 frame, cost = run_point(
                     model,
@@ -214,18 +215,18 @@ def merge_tol_effect(config: Config, state: dict, log=print) -> pd.DataFrame:
     mean with its exact (Garwood) 95 % interval, events drawn per escape, wall seconds, and the
     log-rank p of the sample against the one at the study's ``merge_tol``.
     """
-    beta = float(config["merge_tol_beta"])
+    beta = float(config.merge_tol_beta)
     model = SphereChain(beta=beta, gamma=state["facts"]["gamma"])
-    tols = sorted({float(t) for t in config["merge_tols"]} | {float(config["merge_tol"])})
+    tols = sorted({float(t) for t in config.merge_tols} | {float(config.merge_tol)})
     samples, rows = {}, []
     for tol in tols:
         frame, cost = run_point(
             model,
             state["x0"],
             state["events"]["cap"],
-            chains=int(config["accelerated_cap_chains"]),
-            max_steps=float(config["accelerated_max_steps"]),
-            seed=int(config["accelerated_seed"]) + 1,
+            chains=int(config.accelerated_cap_chains),
+            max_steps=float(config.accelerated_max_steps),
+            seed=int(config.accelerated_seed) + 1,
             mode="accelerated",
             merge_tol=tol,
         )
@@ -247,7 +248,7 @@ def merge_tol_effect(config: Config, state: dict, log=print) -> pd.DataFrame:
             }
         )
         log(f"  merge_tol={tol:g} at beta={beta:g}: mean T_cap {exposure / escaped:.3g}")
-    ref = samples[float(config["merge_tol"])]
+    ref = samples[float(config.merge_tol)]
     for row in rows:
         row["logrank_p"] = logrank_p(samples[row["merge_tol"]], ref)
     return pd.DataFrame(rows)
@@ -274,7 +275,7 @@ def law_tests(chains: pd.DataFrame, state: dict, config: Config) -> pd.DataFrame
         for j, (beta, g) in enumerate(select(chains, engine, "jump").groupby("beta")):
             law = exact_law(state, float(beta))
             steps = g.loc[~g["censored"], "steps"].to_numpy()
-            gen = np.random.default_rng([int(config["stats_seed"]), e, j])
+            gen = np.random.default_rng([int(config.stats_seed), e, j])
             v = gen.random(steps.size)  # the same V for the law and the control
             ks = kstest(pit(steps, law.log_stay, v), "uniform")
             rows.append(
@@ -312,7 +313,7 @@ def per_beta_table(chains: pd.DataFrame, costs: pd.DataFrame, config: Config) ->
             if frame.empty:
                 continue
             (per, _), _ = quiet(stats.fit_report, frame, memoryless=False)
-            per = poisson_limit_intervals(per, float(config["garwood_below_rate"]))
+            per = poisson_limit_intervals(per, float(config.garwood_below_rate))
             per.insert(0, "event", name)
             per.insert(0, "engine", engine)
             memoryless, medians = {}, {}
@@ -325,8 +326,8 @@ def per_beta_table(chains: pd.DataFrame, costs: pd.DataFrame, config: Config) ->
                         steps,
                         censored,
                         max_steps=g["max_steps"].to_numpy(),
-                        n_resamples=int(config["n_resamples"]),
-                        rng=[int(config["stats_seed"]), 1, k, j, e],
+                        n_resamples=int(config.n_resamples),
+                        rng=[int(config.stats_seed), 1, k, j, e],
                     )[0].pvalue
             per["sample_median"] = per["beta"].map(medians)
             per["memoryless_p"] = per["beta"].map(memoryless).astype(np.float64)
@@ -351,16 +352,16 @@ def exponent_fits(chains: pd.DataFrame, config: Config) -> pd.DataFrame:
     rows = []
     for k, name in enumerate(EVENTS):
         frame = select(chains, "accelerated", name).drop(columns=["engine", "event"])
-        for j, start in enumerate(float(v) for v in config["fit_starts"]):
+        for j, start in enumerate(float(v) for v in config.fit_starts):
             used = frame[frame["beta"] >= start - 1e-9]
             if used["beta"].nunique() < 3:
                 continue
-            gen = np.random.default_rng([int(config["stats_seed"]), 2, k, j])
+            gen = np.random.default_rng([int(config.stats_seed), 2, k, j])
             groups = [g for _, g in used.groupby("beta")]
             plain, _ = quiet(stats.fit_scaling, used)
             wide, _ = quiet(stats.fit_scaling, used, prefactor=True)
             # the bootstrap (0.06 s a resample) only where the checks read it
-            resamples = int(config["n_bootstrap"]) if start == float(config["fit_from_beta"]) else 0
+            resamples = int(config.n_bootstrap) if start == float(config.fit_from_beta) else 0
             boot = np.full((max(resamples, 1), 3), np.nan)
             for r in range(resamples):
                 sample = pd.concat([g.iloc[gen.integers(0, len(g), len(g))] for g in groups])
@@ -446,7 +447,7 @@ def rd_tables(config: Config) -> pd.DataFrame:
     per start β_0, b and (with a β^k prefactor) bk with both intervals, and k; rows
     ``kind = "mean"``: its E[T] per event and β of the accelerated engine (``per_beta.csv``).
     """
-    folder = ROOT / "data" / str(config["rd_study"])
+    folder = ROOT / "data" / str(config.rd_study)
     starts, _ = read_table(folder / "exponent_start.csv")
     per, _ = read_table(folder / "per_beta.csv")
     keep = ["event", "beta_start", "beta_max", "b", "b_low", "b_high", "b_boot_low", "b_boot_high"]
@@ -475,16 +476,16 @@ def run(config: Config, out: Path) -> None:
         "study": "sphere-metastability",
         "config": config.to_dict(),
         "seeds": {
-            "direct": config["seed"],
-            "accelerated": config["accelerated_seed"],
-            "merge_tol": int(config["accelerated_seed"]) + 1,
-            "statistics": config["stats_seed"],
+            "direct": config.seed,
+            "accelerated": config.accelerated_seed,
+            "merge_tol": int(config.accelerated_seed) + 1,
+            "statistics": config.stats_seed,
         },
         "setup": state["facts"],
         "accelerated_stop": stop,
         "simulation_seconds": seconds,
         "cap_before_jump_chains": path_order(chains),
-        "rd_source": f"data/{config['rd_study']}/exponent_start.csv, per_beta.csv",
+        "rd_source": f"data/{config.rd_study}/exponent_start.csv, per_beta.csv",
         "provenance": provenance(),
     }
     write_table(chains, out / "chains.parquet", meta)

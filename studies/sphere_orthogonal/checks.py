@@ -79,7 +79,7 @@ def _band(values: pd.Series, band) -> tuple[float, bool]:
 
 def _orthogonal_rows(crossing: pd.DataFrame, config: Config) -> list[dict]:
     cfg = config
-    tol = cfg["checks"]
+    tol = cfg.checks
     sa, usa = finest(crossing, "softmax"), finest(crossing, "unnormalized")
     spread = float(crossing["max_spread"].max())
     both = pd.concat([sa, usa])
@@ -88,10 +88,10 @@ def _orthogonal_rows(crossing: pd.DataFrame, config: Config) -> list[dict]:
         "claim",
         "Thm 6.8: from pairwise orthogonal tokens all pairwise cosines stay equal",
         measured=spread,
-        threshold=tol["equal_tolerance"],
+        threshold=tol.equal_tolerance,
         rule=f"largest max − min of the pairwise cosines over every kept step of all "
         f"{len(crossing)} runs (rk4, post-LN, (SA), (USA)) ≤ threshold",
-        passed=spread <= tol["equal_tolerance"],
+        passed=spread <= tol.equal_tolerance,
         source=f"{SOURCE}, Thm 6.8",
     )
     rows = [
@@ -113,12 +113,12 @@ def _orthogonal_rows(crossing: pd.DataFrame, config: Config) -> list[dict]:
                 "claim",
                 f"Thm 6.8: the common cosine is γ_β(t), the solution of {eq}",
                 measured=err,
-                threshold=tol["cosine_tolerance"],
+                threshold=tol.cosine_tolerance,
                 rule="largest |mean cosine − γ_β(t)"
                 + ("" if column == "max_error" else " of the other equation")
                 + f"| over t ≤ 1.1 t*, rk4 at dt = "
                 f"{g['dt'].min():g}, over n ∈ {_list(g['n'])}, β ∈ {_list(g['beta'])} ≤ threshold",
-                passed=err <= tol["cosine_tolerance"],
+                passed=err <= tol.cosine_tolerance,
                 source=f"{SOURCE}, Thm 6.8, eq. {eq}",
             )
 
@@ -132,17 +132,17 @@ def _orthogonal_rows(crossing: pd.DataFrame, config: Config) -> list[dict]:
             "claim",
             "t*(β), the time γ_β reaches 1 − δ, from (6.9)/(6.10) is the simulated one",
             measured=err,
-            threshold=tol["time_tolerance"],
+            threshold=tol.time_tolerance,
             rule=f"largest |t*_sim / {'' if scale == 1 else f'({scale:g} t*)'}"
             f"{'t*' if scale == 1 else ''} − 1| over the (SA) and (USA) runs at the finest rk4 "
             "dt (t*_sim: cubic inverse interpolation of log(1 − cosine) between kept steps) "
             "≤ threshold",
-            passed=err <= tol["time_tolerance"],
+            passed=err <= tol.time_tolerance,
             source=f"{SOURCE}, Thm 6.8; docs: models#sphere-statements (1)",
         )
 
     rows += powered(t_star, 1.0, late, f"t* {late - 1:+.0%} ({late:g} t*(β))")
-    moved = [float(x) for x in tol["moved"]]
+    moved = [float(x) for x in tol.moved]
     sa_err = float(sa["max_error"].max())
     rows.append(
         check(
@@ -165,19 +165,22 @@ def _orthogonal_rows(crossing: pd.DataFrame, config: Config) -> list[dict]:
             "control",
             "the comparison tells (6.9) from (6.10): each model's run against the other's equation",
             measured=sep,
-            threshold=tol["cosine_tolerance"],
+            threshold=tol.cosine_tolerance,
             rule="smallest largest-|mean cosine − other equation's γ| over the finest rk4 runs "
             "at β > 0 (where the two differ) > threshold (`cosine_tolerance`)",
-            passed=sep > tol["cosine_tolerance"],
+            passed=sep > tol.cosine_tolerance,
             source="this study",
         )
     )
-    floor = float(tol["roundoff_floor"])
-    for scheme, key, nominal in (("rk4", "rk4_order", 4), ("post-ln", "post_ln_order", 1)):
+    floor = float(tol.roundoff_floor)
+    for scheme, key, band, nominal in (
+        ("rk4", "rk4_order", tol.rk4_order, 4),
+        ("post-ln", "post_ln_order", tol.post_ln_order, 1),
+    ):
         o = orders(crossing, "softmax", scheme, floor)["order"].dropna()
         if o.empty:
             continue
-        med, ok = _band(o, tol[key])
+        med, ok = _band(o, band)
         rows.append(
             check(
                 f"{key}",
@@ -188,7 +191,7 @@ def _orthogonal_rows(crossing: pd.DataFrame, config: Config) -> list[dict]:
                 high=float(o.max()),
                 threshold=nominal,
                 rule=f"median over (n, β) of the slope of log(max error) on log dt (errors above "
-                f"{floor:g}; interval: min–max over (n, β)) in {list(tol[key])}",
+                f"{floor:g}; interval: min–max over (n, β)) in {list(band)}",
                 passed=ok,
                 source="this study",
             )
@@ -229,12 +232,12 @@ def _orthogonal_rows(crossing: pd.DataFrame, config: Config) -> list[dict]:
 
 
 def _random_rows(random: pd.DataFrame, reduction: pd.DataFrame, cfg: Config) -> list[dict]:
-    tol, rcfg = cfg["checks"], cfg["random"]
+    tol, rcfg = cfg.checks, cfg.random
     later = random[random["t"] > 0]
     med = later.groupby(["beta", "d", "t"])[["max_deviation", "bound"]].median()
     loose = np.log10(med["bound"] / med["max_deviation"])
-    rates = d_rates(random, float(rcfg["t_ref"]))
-    n, d_max = int(rcfg["n"]), int(random["d"].max())
+    rates = d_rates(random, float(rcfg.t_ref))
+    n, d_max = int(rcfg.n), int(random["d"].max())
     prob = float(random.loc[random["d"] == d_max, "probability"].iloc[0])
     gap = float(reduction["max_gap"].max())
     pw = cfg.power
@@ -268,18 +271,18 @@ def _random_rows(random: pd.DataFrame, reduction: pd.DataFrame, cfg: Config) -> 
         )
 
     def d_rate(exponent: float | None) -> dict:
-        worst = float(d_rates(random, float(rcfg["t_ref"]), exponent)["relative_slope"].max())
+        worst = float(d_rates(random, float(rcfg.t_ref), exponent)["relative_slope"].max())
         rate = "√(log d / d)" if exponent is None else f"d^(−{exponent:g})"
         return check(
             "thm69_d_rate",
             "claim",
             "Thm 6.9: the deviation is small for d large, at the rate √(log d / d) of its bound",
             measured=worst,
-            threshold=float(tol["rate_slack"]),
-            rule=f"largest over β of the slope of log(median D(t = {rcfg['t_ref']:g}) / "
+            threshold=float(tol.rate_slack),
+            rule=f"largest over β of the slope of log(median D(t = {rcfg.t_ref:g}) / "
             f"{rate}) on log d ≤ threshold (`rate_slack`); slopes of log median D on log d: "
             + ", ".join(f"β = {r.beta:g}: {r.slope:.3f}" for r in rates.itertuples()),
-            passed=worst <= float(tol["rate_slack"]),
+            passed=worst <= float(tol.rate_slack),
             source=f"{SOURCE}, Thm 6.9",
         )
 
@@ -325,10 +328,10 @@ def _random_rows(random: pd.DataFrame, reduction: pd.DataFrame, cfg: Config) -> 
             "control",
             "d > n simulated in the n-dimensional span of x(0) is the full-d flow",
             measured=gap,
-            threshold=float(tol["reduction_tolerance"]),
+            threshold=float(tol.reduction_tolerance),
             rule=f"largest |cosine (full d = {int(reduction['d'].iloc[0])}) − cosine (span)| "
             f"over {int(reduction['starts'].iloc[0])} starts, every β and grid time ≤ threshold",
-            passed=gap <= float(tol["reduction_tolerance"]),
+            passed=gap <= float(tol.reduction_tolerance),
             source="this study",
         ),
     ]

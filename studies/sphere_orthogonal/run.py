@@ -36,7 +36,7 @@ from metastab.setups.sphere import orthogonal as orthogonal_start
 from metastab.setups.sphere import sphere_uniform
 from metastab.studies.runner import study_meta
 
-from .config import Config
+from .config import Config, Orthogonal, Random
 
 
 def flow(beta: float, dt: float, scheme: str, attention: str = "softmax"):
@@ -68,14 +68,14 @@ def crossing_time(times: np.ndarray, cosine: np.ndarray, delta: float) -> float:
     return float(coef[-1])
 
 
-def orthogonal_run(n, beta, dt, scheme, attention, cfg, delta):
+def orthogonal_run(n, beta, dt, scheme, attention, cfg: Orthogonal, delta):
     """One deterministic run from x_i(0) = e_i: cosines on the grid, t*_sim, error, spread."""
     t_star = theory.orthogonal_time(beta, n, delta=delta, attention=attention)
-    grid = float(cfg["usa_grid" if attention == "unnormalized" else "grid"])
-    horizon = float(cfg["horizon"])
+    grid = float(cfg.usa_grid if attention == "unnormalized" else cfg.grid)
+    horizon = float(cfg.horizon)
     steps = int(math.ceil(horizon * t_star / grid)) * round(grid / dt)
     every = round(grid / dt)
-    half = 0.5 + float(cfg["window"]) * dt * t_star
+    half = 0.5 + float(cfg.window) * dt * t_star
     fine = np.arange(
         max(int((t_star - half) / dt), 0), min(int(math.ceil((t_star + half) / dt)), steps) + 1
     )
@@ -133,13 +133,13 @@ def orthogonal_run(n, beta, dt, scheme, attention, cfg, delta):
     return curve, summary
 
 
-def orthogonal(cfg: dict, delta: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+def orthogonal(cfg: Orthogonal, delta: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every (attention, scheme, n, β, dt) run of Thm 6.8."""
-    plan = [("softmax", "rk4", dt, cfg["betas"]) for dt in cfg["rk4_dts"]]
-    plan += [("softmax", "post-ln", dt, cfg["betas"]) for dt in cfg["post_ln_dts"]]
-    plan += [("unnormalized", "rk4", dt, cfg["usa_betas"]) for dt in cfg["usa_dts"]]
+    plan = [("softmax", "rk4", dt, cfg.betas) for dt in cfg.rk4_dts]
+    plan += [("softmax", "post-ln", dt, cfg.betas) for dt in cfg.post_ln_dts]
+    plan += [("unnormalized", "rk4", dt, cfg.usa_betas) for dt in cfg.usa_dts]
     curves, rows = [], []
-    for n in cfg["ns"]:
+    for n in cfg.ns:
         for attention, scheme, dt, betas in plan:
             for beta in betas:
                 curve, row = orthogonal_run(
@@ -150,24 +150,24 @@ def orthogonal(cfg: dict, delta: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.concat(curves, ignore_index=True), pd.DataFrame(rows)
 
 
-def random_run(beta, x0, cfg):
+def random_run(beta, x0, cfg: Random):
     """Pairwise cosines of the starts x0 at the grid times; (SA), rk4."""
-    dt, grid = float(cfg["dt"]), float(cfg["grid"])
+    dt, grid = float(cfg.dt), float(cfg.grid)
     every = round(grid / dt)
-    steps = int(round(float(cfg["t_max"]) / grid)) * every
+    steps = int(round(float(cfg.t_max) / grid)) * every
     run = simulate(flow(beta, dt, "rk4"), x0, steps=steps, record_every=every)
     assert run.trajectory is not None and run.times is not None
     return run.times * dt, off_diagonal(run.trajectory)
 
 
-def random_starts(cfg: dict, seed: int) -> pd.DataFrame:
+def random_starts(cfg: Random, seed: int) -> pd.DataFrame:
     """D(t) = max over pairs of |cosine − γ_β(t)| per start, β, d; with the bound of Thm 6.9."""
-    n = int(cfg["n"])
+    n = int(cfg.n)
     frames = []
-    for d in cfg["ds"]:
+    for d in cfg.ds:
         root = np.random.SeedSequence(seed, spawn_key=(1, int(d)))
-        x0 = sphere_uniform(n, int(d), span=True, chains=int(cfg["realisations"]), rng=root)
-        for beta in cfg["betas"]:
+        x0 = sphere_uniform(n, int(d), span=True, chains=int(cfg.realisations), rng=root)
+        for beta in cfg.betas:
             times, cos = random_run(float(beta), x0, cfg)
             gamma = theory.orthogonal_cosine(times, float(beta), n)
             dev = np.abs(cos - gamma[None, :, None])
@@ -190,15 +190,15 @@ def random_starts(cfg: dict, seed: int) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def reduction(cfg: dict, seed: int) -> pd.DataFrame:
+def reduction(cfg: Random, seed: int) -> pd.DataFrame:
     """The span reduction against the full-d run, on the first starts at ``check_d``."""
-    n, d = int(cfg["n"]), int(cfg["check_d"])
-    count = int(cfg["check_realisations"])
+    n, d = int(cfg.n), int(cfg.check_d)
+    count = int(cfg.check_realisations)
     root = np.random.SeedSequence(seed, spawn_key=(1, d))
     full = sphere_uniform(n, d, chains=count, rng=root)
     reduced = sphere_uniform(n, d, span=True, chains=count, rng=root)
     rows = []
-    for beta in cfg["betas"]:
+    for beta in cfg.betas:
         times, a = random_run(float(beta), full, cfg)
         _, b = random_run(float(beta), reduced, cfg)
         gap = np.abs(a - b).max(axis=(0, 2))
@@ -212,13 +212,13 @@ def reduction(cfg: dict, seed: int) -> pd.DataFrame:
 def run(config: Config, out: Path) -> None:
     """Thm 6.8 runs, t* and convergence; Thm 6.9 deviations; the span-reduction check."""
     out = Path(out)
-    seed, delta = int(config["seed"]), float(config["delta"])
+    seed, delta = int(config.seed), float(config.delta)
     meta = dict(
         study_meta("sphere-orthogonal", config),
         statement="GLPR Thm 6.8 (6.9)/(6.10) and Thm 6.9",
         seeds="start c of d: chain c of sphere_uniform from SeedSequence(seed, spawn_key=(1, d))",
     )
-    curves, crossing = orthogonal(config["orthogonal"], delta)
+    curves, crossing = orthogonal(config.orthogonal, delta)
     write_table(
         curves,
         out / "cosines.parquet",
@@ -234,7 +234,7 @@ def run(config: Config, out: Path) -> None:
         ),
     )
     write_table(
-        random_starts(config["random"], seed),
+        random_starts(config.random, seed),
         out / "random.parquet",
         dict(
             meta,
@@ -243,7 +243,7 @@ def run(config: Config, out: Path) -> None:
         ),
     )
     write_table(
-        reduction(config["random"], seed),
+        reduction(config.random, seed),
         out / "reduction.csv",
         dict(meta, table="largest |cosine full d − cosine in the span of x(0)| over starts"),
     )

@@ -145,8 +145,8 @@ def random_fit(sample: pd.DataFrame, level: float):
 def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
     out = Path(out)
-    cfg = config["checks"]
-    tol, level = float(cfg["rate_tolerance"]), float(cfg["confidence_level"])
+    cfg = config.checks
+    tol, level = float(cfg.rate_tolerance), float(cfg.confidence_level)
     fits = prepared_fits(out, level)
     rows = []
     off = config.power.rate_factor
@@ -172,7 +172,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             )
 
         rows += powered(rate, 1.0, off, f"the exponent {off:g} β(1 − cos Δθ) ({off - 1:+.0%})")
-    factor = float(cfg["wrong_rate_factor"])
+    factor = float(cfg.wrong_rate_factor)
     wrong = (fits["ratio"] / factor - 1).abs()
     rows.append(
         check(
@@ -189,7 +189,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     prep = read_table(out / "prepared.csv")[0]
     rk4 = prep[(prep["part"] == "rk4") & ~prep["censored"]]
     err = np.log((rk4["steps"] - rk4["start"]) * rk4["dt"]) - rk4["log_time_quadrature"]
-    ctl_tol = float(config["control"]["log_time_tolerance"])
+    ctl_tol = float(config.control.log_time_tolerance)
     rows.append(
         check(
             "rk4_matches_quadrature",
@@ -289,8 +289,8 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             )
     sample = random_sample(out)
     events = int((~sample["censored"]).sum())
-    rtol = float(cfg["random_tolerance"])
-    enough = events >= int(config["random"]["min_events"])
+    rtol = float(cfg.random_tolerance)
+    enough = events >= int(config.random.min_events)
     rfit = random_fit(sample, level) if enough else None
     low, high = rfit.confidence_interval("slope") if rfit else (math.nan, math.nan)
 
@@ -307,13 +307,13 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             rule=f"b of fit_scaling log E[T'] = a + b·s, s = β(1 − cos Δθ), T' = duration / "
             f"two-cluster prefactor, {events} merges and {int(sample['censored'].sum())} "
             f"censored plateaus; pass if |b − {b:g}| ≤ threshold (`random_tolerance`); not "
-            f"testable below {config['random']['min_events']} merges",
+            f"testable below {config.random.min_events} merges",
             passed=(abs(rfit.slope - b) <= rtol) if rfit else None,
             source=SOURCE,
         )
 
     rows += powered(random_rate, 1.0, off, f"b = {off:g} ({off - 1:+.0%} in the exponent)")
-    min_events = int(config["random"]["min_events"])
+    min_events = int(config.random.min_events)
     for _, f in random_beta_fits(out, level, min_events).iterrows():
         rows.append(
             check(

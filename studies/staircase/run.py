@@ -21,6 +21,7 @@ Measured here with :class:`metastab.SphereFlow` (post-LN, dt of the authors' scr
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,7 @@ from metastab.results import write_table
 from metastab.studies.circle import circle_clusters, closest_pair, on_circle
 from metastab.studies.runner import study_meta
 
-from .config import Config
+from .config import Config, Containment, Energy, Prepared, Random
 
 
 def caps(centres, per_cap: int, radius: float, chains: int, seed) -> np.ndarray:
@@ -55,19 +56,19 @@ def _plateaus(tr, part: str, **columns) -> pd.DataFrame:
     return frame
 
 
-def prepared(cfg: dict, model_kwargs: dict, dt: float, delta: float, seed: int, part: str):
+def prepared(cfg: Prepared, model_kwargs: dict, dt: float, delta: float, seed: int, part: str):
     """Plateau at 2 clusters from two caps, per angle and exponent β(1 − cos Δθ): the first
     step with at most one cluster (the caps start as two clusters: checked in ``count``)."""
     frames = []
-    for ia, angle in enumerate(cfg["angles"]):
+    for ia, angle in enumerate(cfg.angles):
         u = 1 - math.cos(angle)
-        for ie, exponent in enumerate(cfg["exponents"]):
+        for ie, exponent in enumerate(cfg.exponents):
             beta = float(exponent) / u
-            chains = int(cfg["chains"])
+            chains = int(cfg.chains)
             x0 = caps(
                 [0.0, angle],
-                int(cfg["per_cap"]),
-                float(cfg["cap_radius"]),
+                int(cfg.per_cap),
+                float(cfg.cap_radius),
                 chains,
                 np.random.SeedSequence(seed, spawn_key=(1, ia, ie)),
             )
@@ -77,7 +78,7 @@ def prepared(cfg: dict, model_kwargs: dict, dt: float, delta: float, seed: int, 
                 sep[c], ma, mb = closest_pair(centres, sizes)
                 count[c] = sizes.size
                 log_quad[c] = theory.merge_time(beta, sep[c], masses=(ma, mb), delta=delta)
-            horizon = int(math.ceil(cfg["horizon_factor"] * math.exp(log_quad.max()) / dt))
+            horizon = int(math.ceil(cfg.horizon_factor * math.exp(log_quad.max()) / dt))
             fp = first_passage(
                 SphereFlow(beta, dt, **model_kwargs),
                 x0,
@@ -93,11 +94,11 @@ def prepared(cfg: dict, model_kwargs: dict, dt: float, delta: float, seed: int, 
     return pd.concat(frames, ignore_index=True)
 
 
-def random_starts(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame:
+def random_starts(cfg: Random, dt: float, delta: float, seed: int) -> pd.DataFrame:
     """Every plateau of the staircase from uniform starts, with the closest pair at its start."""
     frames = []
-    n, chains, horizon = int(cfg["n"]), int(cfg["chains"]), int(cfg["horizon"])
-    for ib, beta in enumerate(cfg["betas"]):
+    n, chains, horizon = int(cfg.n), int(cfg.chains), int(cfg.horizon)
+    for ib, beta in enumerate(cfg.betas):
         gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3, ib)))
         x0 = on_circle(gen.uniform(0, 2 * math.pi, size=(chains, n)))
         model = SphereFlow(float(beta), dt)
@@ -128,14 +129,14 @@ def random_starts(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame
     return pd.concat(frames, ignore_index=True)
 
 
-def containment(cfg: dict, dt: float, seed: int) -> pd.DataFrame:
+def containment(cfg: Containment, dt: float, seed: int) -> pd.DataFrame:
     """First step at which a token leaves the 2ε-cap around its cap's centre."""
-    eps, angle, per_cap = float(cfg["eps"]), float(cfg["angle"]), int(cfg["per_cap"])
-    chains, max_steps = int(cfg["chains"]), int(cfg["max_steps"])
+    eps, angle, per_cap = float(cfg.eps), float(cfg.angle), int(cfg.per_cap)
+    chains, max_steps = int(cfg.chains), int(cfg.max_steps)
     centres = on_circle(np.repeat([0.0, angle], per_cap))
     chord = 2 * math.sin(eps)  # the chord of the angle 2ε
     frames = []
-    for ib, beta in enumerate(cfg["betas"]):
+    for ib, beta in enumerate(cfg.betas):
         x0 = caps(
             [0.0, angle], per_cap, eps, chains, np.random.SeedSequence(seed, spawn_key=(4, ib))
         )
@@ -166,12 +167,12 @@ def containment(cfg: dict, dt: float, seed: int) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def energy(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame:
+def energy(cfg: Energy, dt: float, delta: float, seed: int) -> pd.DataFrame:
     """E_β and the cluster count at log-spaced steps of one run per β from a uniform start."""
-    steps, n = int(cfg["steps"]), int(cfg["n"])
-    at = np.unique(np.geomspace(1, steps, int(cfg["records"])).astype(np.int64))
+    steps, n = int(cfg.steps), int(cfg.n)
+    at = np.unique(np.geomspace(1, steps, int(cfg.records)).astype(np.int64))
     frames = []
-    for ib, beta in enumerate(cfg["betas"]):
+    for ib, beta in enumerate(cfg.betas):
         gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(5, ib)))
         x0 = on_circle(gen.uniform(0, 2 * math.pi, size=n))
         tr = track(
@@ -190,15 +191,16 @@ def energy(cfg: dict, dt: float, delta: float, seed: int) -> pd.DataFrame:
 def run(config: Config, out: Path) -> None:
     """All parts of the study, each into its own table with provenance."""
     out = Path(out)
-    seed, dt, delta = int(config["seed"]), float(config["dt"]), float(config["delta"])
+    seed, dt, delta = int(config.seed), float(config.dt), float(config.delta)
     meta = study_meta("staircase", config)
-    ctl = dict(config["prepared"], **config["control"])
+    # the control: the prepared starts with the control's exponents and chains, RK4 at its dt
+    ctl = replace(config.prepared, exponents=config.control.exponents, chains=config.control.chains)
     tables = {
         "prepared.csv": (
             pd.concat(
                 [
-                    prepared(config["prepared"], {}, dt, delta, seed, "post-ln"),
-                    prepared(ctl, {"scheme": "rk4"}, float(ctl["dt"]), delta, seed, "rk4"),
+                    prepared(config.prepared, {}, dt, delta, seed, "post-ln"),
+                    prepared(ctl, {"scheme": "rk4"}, float(config.control.dt), delta, seed, "rk4"),
                 ],
                 ignore_index=True,
             ),
@@ -206,17 +208,17 @@ def run(config: Config, out: Path) -> None:
             "and RK4 (control), with the two-cluster quadrature log T (time units)",
         ),
         "random.csv": (
-            random_starts(config["random"], dt, delta, seed),
+            random_starts(config.random, dt, delta, seed),
             "every plateau (k >= 2) from uniform starts, censored at the horizon, with the "
             "closest pair of clusters at its start and the quadrature log T for that pair",
         ),
         "containment.csv": (
-            containment(config["containment"], dt, seed),
+            containment(config.containment, dt, seed),
             "first step with a token outside the 2ε-cap of its centre, beside the transcribed "
             "bound (ε/n) e^{(1 − α)β} (time units, log)",
         ),
         "energy.csv": (
-            energy(config["energy"], dt, delta, seed),
+            energy(config.energy, dt, delta, seed),
             "E_β and the cluster count at log-spaced steps of one run per β",
         ),
     }

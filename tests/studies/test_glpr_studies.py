@@ -46,16 +46,16 @@ def study_starts(quick):
     """(n, d, count, seed, spawn key, span) of every draw of starts the two studies make."""
     calls = []
     c = load_config("phase-diagram", quick=quick)
-    n, seed, count = int(c["n"]), int(c["seed"]), int(c["realisations"])
-    calls += [(n, int(d), count, seed, (int(d),), True) for d in c["ds"]]
+    n, seed, count = int(c.n), int(c.seed), int(c.realisations)
+    calls += [(n, int(d), count, seed, (int(d),), True) for d in c.ds]
     calls.append((n, 2, count, seed, (2,), False))
-    d, count = int(c["reduction"]["d"]), int(c["reduction"]["realisations"])
+    d, count = int(c.reduction.d), int(c.reduction.realisations)
     calls += [(n, d, count, seed, (d,), span) for span in (False, True)]
     o = load_config("sphere-orthogonal", quick=quick)
-    r, seed = o["random"], int(o["seed"])
-    n, count = int(r["n"]), int(r["realisations"])
-    calls += [(n, int(d), count, seed, (1, int(d)), True) for d in r["ds"]]
-    d, count = int(r["check_d"]), int(r["check_realisations"])
+    r, seed = o.random, int(o.seed)
+    n, count = int(r.n), int(r.realisations)
+    calls += [(n, int(d), count, seed, (1, int(d)), True) for d in r.ds]
+    d, count = int(r.check_d), int(r.check_realisations)
     calls += [(n, d, count, seed, (1, d), span) for span in (False, True)]
     return calls
 

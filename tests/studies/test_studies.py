@@ -43,11 +43,13 @@ def verdict_problems(folder: Path) -> list[str]:
     )
 
 
-def checks_problems(name: str, folder: Path) -> list[str]:
-    """Differences between the committed checks.csv and the one recomputed from the tables."""
+def checks_problems(name: str, folder: Path, fresh: pd.DataFrame | None = None) -> list[str]:
+    """Differences between the committed checks.csv and ``fresh`` (default: the one recomputed
+    from the tables)."""
     committed = rp.read_checks(folder / "checks.csv")
-    fresh = Study(name).checks(folder, load_config(name))
-    fresh = rp.read_checks(io.StringIO(fresh.to_csv(index=False)))
+    if fresh is None:
+        fresh = Study(name).checks(folder, load_config(name))
+        fresh = rp.read_checks(io.StringIO(fresh.to_csv(index=False)))
     problems = []
     if list(fresh["criterion"]) != list(committed["criterion"]):
         return [f"{name}: criteria {list(committed['criterion'])} != {list(fresh['criterion'])}"]
@@ -115,7 +117,7 @@ def test_every_study_has_a_quick_config_description_and_committed_results(name):
     assert load_config(name, quick=True) != load_config(name), "--quick must reduce the run"
     about = study_about(name)
     assert about.get("description") and about.get("seconds_full") and about.get("seconds_quick")
-    assert "about" not in load_config(name)
+    assert "about" not in load_config(name).to_dict()
     assert (DATA / name / "report.md").exists() and (DATA / name / "checks.csv").exists()
 
 
@@ -157,7 +159,9 @@ def test_a_hand_edited_verdict_or_a_stale_readme_number_fails(tmp_path):
 @pytest.mark.study
 @pytest.mark.parametrize("name", STUDIES)
 def test_committed_report_is_rendered_from_the_committed_tables(name, tmp_path):
-    # every number and sentence of the report, re-rendered from a copy of the tables
+    # every number and sentence of the report, re-rendered from a copy of the tables: the same
+    # bytes but for the line of wall times; the re-rendered checks.csv the committed one (its
+    # numbers to 1e-9: a last digit may differ with the machine's BLAS) and so its verdict
     copy = tmp_path / name
     shutil.copytree(DATA / name, copy, ignore=shutil.ignore_patterns("quick", "*.png"))
     run_study(name, out=copy, render=True, log=lambda *a: None)
@@ -166,6 +170,9 @@ def test_committed_report_is_rendered_from_the_committed_tables(name, tmp_path):
         return re.sub(r"^Computed by .*$", "", path.read_text(), flags=re.MULTILINE)
 
     assert body(copy / "report.md") == body(DATA / name / "report.md")
+    rendered = rp.read_checks(copy / "checks.csv")
+    assert checks_problems(name, DATA / name, rendered) == []
+    assert rp.verdict_line(rendered) == _verdict_line((DATA / name / "report.md").read_text())
 
 
 def test_verdict_rule():
@@ -363,7 +370,7 @@ def test_metastability_draws_every_beta_from_its_own_root(monkeypatch):
     run.climb(cfg, state, log)
     fast = run.climb_accelerated(cfg, state, log)[0]
     run.merge_tol_effect(cfg, state, log)
-    run.merge_points(state, {5.0: 3, 6.0: 3}, chains=4, seed=int(cfg["seed"]))
+    run.merge_points(state, {5.0: 3, 6.0: 3}, chains=4, seed=int(cfg.seed))
     roots = {}
     for mode, g in pd.DataFrame(seen, columns=["mode", "beta", "root"]).groupby("mode"):
         per_beta = g.groupby("beta")["root"]
@@ -419,7 +426,7 @@ def test_nested_tables_are_checked_with_their_path(tmp_path):
     with pytest.raises(ConfigError, match=r"unknown key 'checks\.extra' \(= 1\)"):
         load_config("phase-diagram", path=path)
     config = load_config("phase-diagram")
-    assert config.reduction.d == config["reduction"]["d"] and config.to_dict()["reduction"]
+    assert config.reduction.d == config.to_dict()["reduction"]["d"]
 
 
 def test_a_refused_config_is_one_line_and_exit_2_on_the_command_line(tmp_path, capsys):
@@ -434,8 +441,10 @@ def test_a_refused_config_is_one_line_and_exit_2_on_the_command_line(tmp_path, c
 
 def test_a_config_is_typed_and_records_its_toml_table():
     config = load_config("metastability", quick=True)
-    assert isinstance(config.min_chains, int) and config["min_chains"] == config.min_chains
     table = config.to_dict()
+    assert isinstance(config.min_chains, int) and table["min_chains"] == config.min_chains
+    with pytest.raises(TypeError, match="not subscriptable"):
+        config["min_chains"]  # noqa: B018  (read by typed attributes only)
     assert list(table)[:3] == ["polygon_vertices", "gamma", "eps_over_gamma_diameter"]
     assert (config | {"min_chains": 4}).min_chains == 4 and config.min_chains == 30
     with pytest.raises(ConfigError, match="unknown key 'chains'"):
@@ -457,6 +466,27 @@ def test_studies_are_a_package_importing_each_other_once_as_modules():
         study_module("nope", "run")
     with pytest.raises(ValueError, match="lower-case letters, digits and '-'"):
         study_module("hardmax_nsd", "run")  # the package's spelling is not a study's name
+
+
+def _forget_studies(monkeypatch, path: list[str]) -> None:
+    """``sys.path`` replaced by ``path`` and the package ``studies`` unimported (both restored
+    after the test)."""
+    monkeypatch.setattr(sys, "path", path)
+    for name in [m for m in sys.modules if m == "studies" or m.startswith("studies.")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def test_studies_import_from_the_clone_without_its_root_on_the_path(monkeypatch, tmp_path):
+    away = [p for p in sys.path if Path(p or ".").resolve() != ROOT]
+    _forget_studies(monkeypatch, list(away))
+    module = study_module("hardmax-nsd", "config")
+    assert Path(module.__file__).parents[1] == ROOT / "studies" and str(ROOT) in sys.path
+    # a package named studies elsewhere is refused, not imported in their place
+    (tmp_path / "studies").mkdir()
+    (tmp_path / "studies" / "__init__.py").write_text("")
+    _forget_studies(monkeypatch, [str(tmp_path), *away])
+    with pytest.raises(ImportError, match="is not the studies folder"):
+        study_module("hardmax-nsd", "config")
 
 
 @pytest.mark.parametrize("name", STUDIES)
