@@ -146,7 +146,7 @@ def launches() -> dict[str, tuple[Any, tuple]]:
     for model, event in _representatives():
         dyn = model.kernel_params(d)
         ev = no_event(n, d) if event is None else event.compile(x0[None], model.key_query(d))
-        shapes = drivers.scratch_shapes(C, n, d, dyn.kind)
+        shapes = drivers.scratch_shapes(C, n, d, dyn.model_code)
         scratch = pytypes.SimpleNamespace(**{k: np.zeros(s, t) for k, (s, t) in shapes.items()})
         X = np.zeros((C, n * d))
         state = np.zeros((C, 4), np.uint64)

@@ -60,26 +60,26 @@ class Absorption:
         self._out = np.zeros(C, dtype=bool)
         self._start: tuple[np.ndarray, np.ndarray] | None = None
 
-    def start(self, X: np.ndarray, steps: np.ndarray, done: np.ndarray) -> None:
+    def start(self, X: np.ndarray, times: np.ndarray, done: np.ndarray) -> None:
         out_of_reach(X, self.ev, done, self._out)
-        self._stop(self._out, 0, steps, done)
+        self._stop(self._out, 0, times, done)
 
     def before(self, X: np.ndarray, state: np.ndarray) -> None:
         self._start = (X.copy(), state.copy())
 
-    def after(self, X: np.ndarray, t0: int, t1: int, steps: np.ndarray, done: np.ndarray) -> None:
+    def after(self, X: np.ndarray, t0: int, t1: int, times: np.ndarray, done: np.ndarray) -> None:
         out_of_reach(X, self.ev, done, self._out)
         if not self._out.any():
             return
         assert self._start is not None
         X0, S0 = self._start
         for c in np.flatnonzero(self._out):
-            steps[c], X[c] = self._first(X0[c : c + 1], S0[c : c + 1], int(c), t0, X[c], t1)
-        self._stop(self._out, None, steps, done)
+            times[c], X[c] = self._first(X0[c : c + 1], S0[c : c + 1], int(c), t0, X[c], t1)
+        self._stop(self._out, None, times, done)
 
-    def _stop(self, new: np.ndarray, t: int | None, steps: np.ndarray, done: np.ndarray) -> None:
+    def _stop(self, new: np.ndarray, t: int | None, times: np.ndarray, done: np.ndarray) -> None:
         if t is not None:
-            steps[new] = t
+            times[new] = t
         done[new] = True
         self.absorbed[new] = True
 
@@ -96,9 +96,9 @@ class Absorption:
         while hi - lo > 1:
             mid = (lo + hi) // 2
             xm, sm = x.copy(), state.copy()
-            steps, done = np.full(1, mid, dtype=np.int64), np.zeros(1, dtype=bool)
+            times, done = np.full(1, mid, dtype=np.int64), np.zeros(1, dtype=bool)
             sched = self.model.schedule(lo, mid - lo)
-            self.backend.advance(xm, sm, dyn, sched, lo, mid - lo, ev, steps, done)
+            self.backend.advance(xm, sm, dyn, sched, lo, mid - lo, ev, times, done)
             out_of_reach(xm, ev, done, out)
             if out[0]:
                 hi, last = mid, xm[0]

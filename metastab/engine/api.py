@@ -207,7 +207,7 @@ def first_passage(
     """First step at which each of ``chains`` independent chains meets ``event``.
 
     The event is checked at time 0 and after every step; a chain that has not met it after
-    ``max_steps`` steps is right-censored (``censored`` True, ``steps`` = max_steps). Trajectories
+    ``max_steps`` steps is right-censored (``censored`` True, ``times`` = max_steps). Trajectories
     are not stored. Parameters as in :func:`simulate`; ``event`` is a LeaveBall, LeaveHull,
     ReachVertices or Collapse.
 
@@ -287,7 +287,7 @@ def first_passage(
     except Halted as halt:
         if halt.t == 0:
             raise KeyboardInterrupt from None
-        times = np.minimum(halt.steps, halt.t)  # the chains still running: censored at t
+        times = np.minimum(halt.times, halt.t)  # the chains still running: censored at t
         raise Interrupted(
             f"interrupted at step {halt.t} of {max_steps}: the exception's result is this run "
             f"with max_steps={halt.t}",

@@ -101,7 +101,7 @@ class Backend(Protocol):
         t0: int,
         nsteps: int,
         ev: Any,
-        steps: np.ndarray,
+        times: np.ndarray,
         done: np.ndarray,
     ) -> None: ...
 
@@ -112,7 +112,7 @@ class Backend(Protocol):
         dyn: Any,
         sched: Any,
         ev: Any,
-        steps: np.ndarray,
+        times: np.ndarray,
         done: np.ndarray,
     ) -> None: ...
 
@@ -171,12 +171,12 @@ class Cpu:
         t0: int,
         nsteps: int,
         ev: Any,
-        steps: np.ndarray,
+        times: np.ndarray,
         done: np.ndarray,
     ) -> None:
         # the driver picks the model's family
         threads = numba.get_num_threads()
-        _drivers.advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads)
+        _drivers.advance(X, state, dyn, sched, t0, nsteps, ev, times, done, threads)
 
     def start_advance(
         self,
@@ -185,13 +185,13 @@ class Cpu:
         dyn: Any,
         sched: Any,
         ev: Any,
-        steps: np.ndarray,
+        times: np.ndarray,
         done: np.ndarray,
     ) -> None:
         # compile, or load from the cache, the kernel that advance will run on these arguments:
         # advance with no steps, which only marks the chains that meet the event at time 0
         # (steps 0, done), in place of a kernel of its own (events_at)
-        self.advance(X, state, dyn, sched, 0, 0, ev, steps, done)
+        self.advance(X, state, dyn, sched, 0, 0, ev, times, done)
 
     def events_at(self, *args: Any) -> None:
         _drivers.events_at(*args)
@@ -252,12 +252,12 @@ class Cuda:
         self._cuda, self._drivers = cuda, cuda_drivers
         self._scratch: Any = None
 
-    def _batch(self, n: int, d: int, kind: int) -> int:
+    def _batch(self, n: int, d: int, model_code: int) -> int:
         """Chains per launch: their state and scratch within half the free device memory."""
         free = float(self._cuda.current_context().get_memory_info()[0])
         if not 0 < free < math.inf:  # the simulator reports inf
             free = 2.0**31
-        per_chain = 8 * n * d + 41 + self._drivers.scratch_bytes(n, d, kind)
+        per_chain = 8 * n * d + 41 + self._drivers.scratch_bytes(n, d, model_code)
         return max(1, int(free // 2 // per_chain))
 
     def advance(
@@ -269,17 +269,17 @@ class Cuda:
         t0: int,
         nsteps: int,
         ev: Any,
-        steps: np.ndarray,
+        times: np.ndarray,
         done: np.ndarray,
     ) -> None:
         if ev.code == CLUSTERS:  # the device kernels have no cluster count (yet)
             raise ValueError(_CPU_ONLY.format("the Clusters event (and track's merge times)"))
         cuda = self._cuda
         C, n, d = X.shape
-        if self._scratch is None or self._scratch.shape[1:] != (n, d, dyn.kind):
+        if self._scratch is None or self._scratch.shape[1:] != (n, d, dyn.model_code):
             # sized once per run (its own allocation would shrink a later estimate)
-            batch = min(C, self._batch(n, d, dyn.kind))
-            self._scratch = self._drivers.Scratch(batch, n, d, dyn.kind)
+            batch = min(C, self._batch(n, d, dyn.model_code))
+            self._scratch = self._drivers.Scratch(batch, n, d, dyn.model_code)
         batch = self._scratch.shape[0]
         flat = X.reshape(C, n * d)
         for b0 in range(0, C, batch):
@@ -289,20 +289,20 @@ class Cuda:
             part = ev._replace(centers=_rows(ev.centers, b0, b1), radii=_rows(ev.radii, b0, b1))
             xs = cuda.to_device(flat[b0:b1])
             ss = cuda.to_device(state[b0:b1])
-            ks = cuda.to_device(steps[b0:b1])
+            ks = cuda.to_device(times[b0:b1])
             ds = cuda.to_device(done[b0:b1])
             self._drivers.advance(xs, ss, dyn, sched, t0, nsteps, part, ks, ds, self._scratch)
             xs.copy_to_host(flat[b0:b1])
             ss.copy_to_host(state[b0:b1])
-            ks.copy_to_host(steps[b0:b1])
+            ks.copy_to_host(times[b0:b1])
             ds.copy_to_host(done[b0:b1])
 
     def start_advance(self, X: np.ndarray, *args: Any) -> None:
         # the device kernels compile at their first launch; the event at time 0 on the host
-        ev, steps, done = args[-3:]  # args: state, dyn, sched, ev, steps, done
+        ev, times, done = args[-3:]  # args: state, dyn, sched, ev, times, done
         if ev.code != NO_EVENT:
             _drivers.events_at(X, ev, done)
-            steps[done] = 0
+            times[done] = 0
 
     # events on the host: they run once per recorded configuration, not per step
     events_at = Cpu.events_at

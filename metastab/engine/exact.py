@@ -48,18 +48,18 @@ def drive(
     absorption: Absorption | None = None,
     interruptible: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Run the kernel over steps 0..total-1 in growing chunks; returns (steps, done).
+    """Run the kernel over steps 0..total-1 in growing chunks; returns (times, done).
 
     Chunks end at every time in ``stops`` (sorted), where ``on_chunk`` can record the state.
-    With ``absorption``, chains whose event is out of reach stop too (done, ``steps`` their first
+    With ``absorption``, chains whose event is out of reach stop too (done, ``times`` their first
     step out of reach, marked in ``absorption.absorbed``). With ``interruptible``, a Ctrl-C stops
     the loop between kernel calls with :class:`~.interrupt.Halted` at the step every chain
-    reached (``steps`` and ``done`` as they stand then)."""
+    reached (``times`` and ``done`` as they stand then)."""
     C, n, d = X.shape
     dyn = model.kernel_params(d)
     if ev is None:
         ev = _params.no_event(n, d)
-    steps = np.full(C, total, dtype=np.int64)
+    times = np.full(C, total, dtype=np.int64)
     done = np.zeros(C, dtype=bool)
     # a clusters event with at_most 0 never stops a chain (it only records the levels)
     never = ev.code == _params.NO_EVENT or (ev.code == _params.CLUSTERS and ev.at_most == 0)
@@ -68,9 +68,9 @@ def drive(
     # at time 0; a schedule of the kernel's types, as a callable step or margin must be
     # evaluated once per step, no more
     typed = _params.Schedule(np.ones(1), np.zeros(1))
-    backend.start_advance(X, state, dyn, typed, ev, steps, done)
+    backend.start_advance(X, state, dyn, typed, ev, times, done)
     if absorption is not None:
-        absorption.start(X, steps, done)
+        absorption.start(X, times, done)
     report = Progress(progress, total, C, by="steps" if never else "chains")
     t, chunk = 0, _FIRST_CALL_STEPS
     ctrl_c_deferred = deferred() if interruptible else nullcontext(Request())
@@ -78,7 +78,7 @@ def drive(
         try:
             while t < total and not done.all():
                 if ctrl_c.made:
-                    raise Halted(t, steps, done)
+                    raise Halted(t, times, done)
                 k = min(chunk, total - t)
                 if stops is not None:
                     following = stops[np.searchsorted(stops, t, side="right") :]
@@ -88,19 +88,19 @@ def drive(
                 if absorption is not None:
                     absorption.before(X, state)
                 tic = time.perf_counter()
-                backend.advance(X, state, dyn, sched, t, k, ev, steps, done)
+                backend.advance(X, state, dyn, sched, t, k, ev, times, done)
                 if time.perf_counter() - tic < _CALL_SECONDS:
                     chunk *= 2
                 t += k
                 check_finite(X, f" by step {t}", model)
                 if absorption is not None:
-                    absorption.after(X, t - k, t, steps, done)
+                    absorption.after(X, t - k, t, times, done)
                 if on_chunk is not None:
                     on_chunk(t)
                 report(t, int(done.sum()))
         finally:
             report.close()
-    return steps, done
+    return times, done
 
 
 def neighbour_sets(

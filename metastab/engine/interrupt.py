@@ -24,11 +24,11 @@ __all__ = ["Halted", "Request", "deferred"]
 
 class Halted(Exception):
     """Raised by the exact loop where it stopped on a deferred Ctrl-C, at step ``t``, with the
-    chains' ``steps`` and ``done`` as they stand."""
+    chains' ``times`` and ``done`` as they stand."""
 
-    def __init__(self, t: int, steps: np.ndarray, done: np.ndarray):
+    def __init__(self, t: int, times: np.ndarray, done: np.ndarray):
         super().__init__(f"interrupted at step {t}")
-        self.t, self.steps, self.done = t, steps, done
+        self.t, self.times, self.done = t, times, done
 
 
 class Request:

@@ -5,7 +5,7 @@ Nothing here imports the rest of metastab: the spec objects of :mod:`metastab.mo
 drivers. A folder per target; the leaves that every target shares sit at the top. From the
 bottom up:
 
-- ``params.py``: kind and event codes, the NamedTuples ``Dynamics``, ``Schedule`` and
+- ``params.py``: model and event codes, the NamedTuples ``Dynamics``, ``Schedule`` and
   ``EventArrays`` in which parameters travel, ``no_event``, the numba options ``JIT`` (no numba).
 - ``cache.py``: :func:`~.cache.njit_keyed`, numba's on-disk cache keyed also on other kernel
   files.
@@ -28,7 +28,7 @@ bottom up:
   - ``euclidean_family.py``, ``sphere_family.py``: the models of R^d and of the sphere as that
     loop takes them (``stepper``; ``step_tokens`` splits one SA_P chain's tokens over threads).
   - ``drivers.py``: many chains in parallel (``advance``, ``kernel_for``, ``events_at``,
-    ``cross_weights``, ``neighbour_sets``); the model kind picks the family.
+    ``cross_weights``, ``neighbour_sets``); the model code picks the family.
   - ``sphere.py``: the sphere models: the flow (post-LN, RK4) and the chain.
   - ``accelerated.py``: the event-driven SA_P kernels (``advance_accelerated``, ``jump``).
   - ``splitting.py``: the splitting kernel (``excursions``, ``coordinates``).

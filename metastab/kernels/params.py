@@ -19,7 +19,7 @@ JIT = dict(cache=True, nogil=True, error_model="numpy", _nrt=True, no_cfunc_wrap
 # of the cold compile).
 JIT_NO_NRT = dict(JIT, _nrt=False)
 
-# Model kinds (metastab.models maps its classes onto these).
+# Model codes (metastab.models maps its classes onto these).
 CHAIN, FLOW, HARDMAX, LOCALMAX = 0, 1, 2, 3
 # Localmax neighbour rules (metastab.models.NEIGHBOUR_RULES maps names onto these).
 ADDITIVE, RELATIVE = 0, 1
@@ -41,7 +41,7 @@ NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE, CLUSTERS = 0, 1, 2, 3, 4, 5
 class Dynamics(NamedTuple):
     """The time-independent parameters of a model (``model.kernel_params(d)``)."""
 
-    kind: int  # CHAIN, FLOW, HARDMAX or LOCALMAX
+    model_code: int  # CHAIN, FLOW, HARDMAX or LOCALMAX
     B: np.ndarray  # (d, d) key-query matrix
     beta: float  # inverse temperature (inf for HARDMAX and LOCALMAX)
     P: np.ndarray  # (d, d) step matrix, used when use_P
@@ -54,7 +54,7 @@ class Dynamics(NamedTuple):
 class SphereDynamics(NamedTuple):
     """The time-independent parameters of a sphere model (``model.kernel_params(d)``)."""
 
-    kind: int  # SPHERE_FLOW or SPHERE_CHAIN
+    model_code: int  # SPHERE_FLOW or SPHERE_CHAIN
     Bs: np.ndarray  # (H, d, d) key-query matrices, one per head
     Vs: np.ndarray  # (H, d, d) value matrices
     beta: float

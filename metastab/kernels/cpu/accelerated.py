@@ -381,7 +381,7 @@ def advance_slice(X, state, dyn, gamma, tols, max_steps, max_jumps, ev, tally, l
     """:func:`advance_accelerated` for the chains lo <= c < hi."""
     n, d = X.shape[1:]
     B, P, beta, use_P = dyn.B, dyn.P, dyn.beta, dyn.use_P
-    sphere = dyn.kind == SPHERE_CHAIN
+    sphere = dyn.model_code == SPHERE_CHAIN
     time = tally.time
     comp = tally.comp
     done = tally.done

@@ -55,7 +55,7 @@ def clusters_reached(ev, c, x, t):
 
 
 @njit(inline="always")
-def stopped(ev, c, x, work, t, steps, done, code):
+def stopped(ev, c, x, work, t, times, done, code):
     """Whether chain c meets the event ``ev`` of code ``code`` after the step from time t (at
     time t + 1); if so, it is recorded as stopped at step t + 1. Inlined where ``code`` is a
     constant of the kernel, so that only that event's test is compiled into it."""
@@ -66,7 +66,7 @@ def stopped(ev, c, x, work, t, steps, done, code):
     else:
         hit = test_event(ev, c, x, work, code)
     if hit:
-        steps[c] = t + 1
+        times[c] = t + 1
         done[c] = True
         return True
     return False
@@ -75,14 +75,14 @@ def stopped(ev, c, x, work, t, steps, done, code):
 @functools.cache
 def loop_for(stepper: Stepper, code: int):
     """The loop of ``stepper`` with the event ``code``:
-    ``loop(X, state, dyn, sched, t0, nsteps, ev, steps, done, T, lo, hi)`` advances the chains
+    ``loop(X, state, dyn, sched, t0, nsteps, ev, times, done, T, lo, hi)`` advances the chains
     lo <= c < hi not ``done`` (``drivers.advance``), the step from global time t with
     ``sched.sizes[t - t0]`` (or its one entry); ``nsteps`` 0 checks the event at time t0
     instead of stepping."""
     work, step, enter, leave = stepper
 
     @_jit(**JIT)
-    def loop(X, state, dyn, sched, t0, nsteps, ev, steps, done, T, lo, hi):
+    def loop(X, state, dyn, sched, t0, nsteps, ev, times, done, T, lo, hi):
         C, n, d = X.shape
         sizes = sched.sizes
         hw = hull_work(n, d)
@@ -92,14 +92,14 @@ def loop_for(stepper: Stepper, code: int):
                 continue
             x = X[c]
             if nsteps == 0:  # the call before a run: the event at time t0 (see advance)
-                stopped(ev, c, x, hw, t0 - 1, steps, done, code)
+                stopped(ev, c, x, hw, t0 - 1, times, done, code)
                 continue
             st = state[c]
             enter(x, w)
             for t in range(t0, t0 + nsteps):
                 gamma = sizes[t - t0 if sizes.shape[0] > 1 else 0]
                 step(x, st, dyn, sched, gamma, t - t0, w, T)
-                if stopped(ev, c, x, hw, t, steps, done, code):
+                if stopped(ev, c, x, hw, t, times, done, code):
                     break
             leave(x, w)
 

@@ -3,7 +3,7 @@ xoshiro256** stream (:mod:`.streams`) whose state lives in a caller-owned array,
 depends only on its seed: not on the thread count, the chunking of chains or of steps. The
 parameters arrive as the NamedTuples of :mod:`.params`. Every model runs the one loop of
 :mod:`.chain_loop` with its family's step (:mod:`.euclidean_family`, :mod:`.sphere_family`): the
-model kind picks the family, and the kind, the event code and the path choose the kernel
+model code picks the family, and the model code, the event code and the path choose the kernel
 (:func:`kernel_for`), compiled with them as constants, so that a run compiles only its own
 model's and event's paths.
 """
@@ -36,8 +36,8 @@ from .threads import over_chains
 # cached only while the kernel files it calls into are unchanged (see cache)
 _jit = njit_keyed()
 
-# the model family of each kind, the one place that tells them apart: a module with
-# splits_tokens(kind) and stepper(kind, code, n, d, dyn, split), its chain_loop.Stepper
+# the model family of each model code, the one place that tells them apart: a module with
+# splits_tokens(model_code) and stepper(model_code, code, n, d, dyn, split), its chain_loop.Stepper
 _FAMILIES = {
     CHAIN: euclidean_family,
     FLOW: euclidean_family,
@@ -51,7 +51,7 @@ _FAMILIES = {
 def kernel_for(chains: int, n: int, d: int, dyn, code: int, threads: int):
     """The kernel that :func:`advance` runs for ``chains`` chains of n tokens in R^d of the model
     ``dyn`` (its :class:`~.params.Dynamics` or :class:`~.params.SphereDynamics`) with the event
-    ``code`` on ``threads`` threads (a numba dispatcher, compiled on first call; one per kind,
+    ``code`` on ``threads`` threads (a numba dispatcher, compiled on first call; one per model code,
     event and path, so that a run compiles only what it uses)."""
     return _plan(chains, n, d, dyn, code, threads)[0]
 
@@ -60,12 +60,12 @@ def _plan(chains: int, n: int, d: int, dyn, code: int, threads: int):
     """:func:`kernel_for`'s kernel and whether the run shares each step's blocks of tokens over
     the threads: fewer chains than threads of a kind that can (SA_P, the sphere flow), and more
     than one block."""
-    family = _FAMILIES[dyn.kind]
-    split = family.splits_tokens(dyn.kind) and chains < threads and n > _ROWS
-    return loop_for(family.stepper(dyn.kind, code, n, d, dyn, split), code), split
+    family = _FAMILIES[dyn.model_code]
+    split = family.splits_tokens(dyn.model_code) and chains < threads and n > _ROWS
+    return loop_for(family.stepper(dyn.model_code, code, n, d, dyn, split), code), split
 
 
-def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
+def advance(X, state, dyn, sched, t0, nsteps, ev, times, done, threads=1):
     """Advance every chain c with ``done[c]`` False by up to ``nsteps`` steps, in place.
 
     ``X`` (C, n, d) holds the current configurations and ``state`` (C, 4) the chains' streams;
@@ -74,7 +74,7 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
     ``sched.sizes[0]`` if it has one entry (constant step: γ, or the sphere flow's dt); the
     localmax margin r_t is taken from ``sched.margins`` in the same way (shared by all chains).
     After each step the event ``ev`` (an :class:`EventArrays`) is checked; a chain that meets it
-    records ``steps[c]`` (the number of steps taken since time 0) and stops. Chains never
+    records ``times[c]`` (the number of steps taken since time 0) and stops. Chains never
     interact: the result of chain c does not depend on the thread count or on how the steps are
     split into calls. The chains run in slices on ``threads`` threads (pass numba's thread
     count; :func:`.threads.over_chains`); with fewer chains of SA_P or of the sphere flow than
@@ -82,12 +82,12 @@ def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, threads=1):
 
     ``nsteps`` 0, the call before a run, compiles the kernel (or loads it from the cache) and
     checks the event at time t0 instead of stepping: a chain that meets it records
-    ``steps[c] = t0`` and stops. (This is :func:`events_at` in the run's own kernel, which
+    ``times[c] = t0`` and stops. (This is :func:`events_at` in the run's own kernel, which
     spares the run the compilation of one more: about 1 s of CPU.) Nothing else changes.
     """
     C, n, d = X.shape
     kernel, split = _plan(C, n, d, dyn, ev.code, threads)
-    args = (X, state, dyn, sched, t0, nsteps, ev, steps, done)
+    args = (X, state, dyn, sched, t0, nsteps, ev, times, done)
     if split:  # one chain after another, each step's tokens on the threads
         # numba starts its threads where it loads a parallel function, not where it loads a
         # kernel that links one (step_tokens, the flow's _velocity_split) from the cache:
@@ -163,7 +163,7 @@ def neighbour_sets(X, dyn, margin, out):
     """
     C, n, d = X.shape
     B = dyn.B
-    kind = dyn.kind
+    model_code = dyn.model_code
     rule = dyn.rule
     tol = dyn.tol
     for c in prange(C):
@@ -172,7 +172,7 @@ def neighbour_sets(X, dyn, margin, out):
         s = np.empty(n)
         for i in range(n):
             best = _row_scores(x, B, i, bx, s)
-            if kind == LOCALMAX:
+            if model_code == LOCALMAX:
                 cut = neighbour_cut(rule, best, margin)
             else:
                 scale = 0.0

@@ -149,15 +149,15 @@ _STEPPERS = {
 }
 
 
-def splits_tokens(kind: int) -> bool:
+def splits_tokens(model_code: int) -> bool:
     """Whether the model kind ``kind`` can share each step's blocks of tokens over threads."""
-    return kind == CHAIN
+    return model_code == CHAIN
 
 
-def stepper(kind: int, code: int, n: int, d: int, dyn, split: bool) -> Stepper:
+def stepper(model_code: int, code: int, n: int, d: int, dyn, split: bool) -> Stepper:
     """The stepper of the model kind ``kind`` for n tokens in R^d (``code``: the event's,
     ``dyn``: the model's :class:`~.params.Dynamics`, which only the sphere's flow reads), with
     its tokens split over threads where ``split``."""
-    if kind == CHAIN:
+    if model_code == CHAIN:
         return _chain(has_gram(n, d), split)
-    return _STEPPERS[kind]
+    return _STEPPERS[model_code]

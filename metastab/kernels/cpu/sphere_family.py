@@ -97,17 +97,17 @@ def _flow(scheme: int, gram: bool, held: bool, split: bool) -> Stepper:
     return Stepper(_flow_work, step)
 
 
-def splits_tokens(kind: int) -> bool:
+def splits_tokens(model_code: int) -> bool:
     """Whether the sphere model ``kind`` can share each step's blocks of tokens over threads:
     the flow."""
-    return kind != SPHERE_CHAIN
+    return model_code != SPHERE_CHAIN
 
 
-def stepper(kind: int, code: int, n: int, d: int, dyn, split: bool) -> Stepper:
+def stepper(model_code: int, code: int, n: int, d: int, dyn, split: bool) -> Stepper:
     """The stepper of the sphere model ``kind`` for n tokens in R^d with the event ``code``
     (``dyn``: its :class:`~.params.SphereDynamics`, whose scheme chooses the flow's step), with
     its tokens split over threads where ``split``."""
-    if kind == SPHERE_CHAIN:
+    if model_code == SPHERE_CHAIN:
         return _chain(has_gram(n, d))
     held = code == NO_EVENT and not split
     return _flow(dyn.scheme, _gram_blocks(n) > 0 and not split, held, split)

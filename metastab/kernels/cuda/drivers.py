@@ -110,7 +110,7 @@ MAX_INDEX = 2**32 - 1
 HULL_NAME = "leave_hull"
 _HULL_THREADS = 64
 # names of the kinds and events (the kernels' names)
-KIND_NAMES = {CHAIN: "chain", FLOW: "flow", HARDMAX: "hardmax", LOCALMAX: "localmax",
+MODEL_NAMES = {CHAIN: "chain", FLOW: "flow", HARDMAX: "hardmax", LOCALMAX: "localmax",
               SPHERE_FLOW: "sphere-flow", SPHERE_CHAIN: "sphere-chain"}  # fmt: skip
 EVENT_NAMES = {NO_EVENT: "no-event", LEAVE_BALL: "leave-ball", LEAVE_HULL: "leave-hull",
                REACH: "reach", COLLAPSE: "collapse"}  # fmt: skip
@@ -122,14 +122,24 @@ BETA, TOL = range(2)
 def model_arrays(dyn) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(ints, floats, Bs, Vs) of a Dynamics (R^d models) or SphereDynamics."""
     if hasattr(dyn, "Bs"):
-        ints = [dyn.kind, 0, 0, 0, dyn.attention, dyn.scheme, dyn.causal, dyn.plain_B, dyn.plain_V]
+        ints = [
+            dyn.model_code,
+            0,
+            0,
+            0,
+            dyn.attention,
+            dyn.scheme,
+            dyn.causal,
+            dyn.plain_B,
+            dyn.plain_V,
+        ]
         return (
             np.array(ints, np.int64),
             np.array([dyn.beta, 0.0]),
             np.ascontiguousarray(dyn.Bs, dtype=float),
             np.ascontiguousarray(dyn.Vs, dtype=float),
         )
-    ints = [dyn.kind, dyn.use_P, dyn.by_point, dyn.rule, 0, 0, 0, 0, 0]
+    ints = [dyn.model_code, dyn.use_P, dyn.by_point, dyn.rule, 0, 0, 0, 0, 0]
     return (
         np.array(ints, np.int64),
         np.array([dyn.beta, dyn.tol]),
@@ -138,13 +148,13 @@ def model_arrays(dyn) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
-def layout(n: int, d: int, kind: int = CHAIN) -> int:
+def layout(n: int, d: int, model_code: int = CHAIN) -> int:
     """Doubles of a chain's buffer: x, its update and B x_i (n d each), uniforms and pending
     flags (n each); for the sphere flow also the four RK4 velocities and a stage (5 n d)."""
-    return 3 * n * d + 2 * n + (5 * n * d if kind == SPHERE_FLOW else 0)
+    return 3 * n * d + 2 * n + (5 * n * d if model_code == SPHERE_FLOW else 0)
 
 
-def block_shape(n: int, d: int, kind: int = CHAIN) -> tuple[int, int, int, int]:
+def block_shape(n: int, d: int, model_code: int = CHAIN) -> tuple[int, int, int, int]:
     """(threads per block, dynamic shared bytes, placement, chains per block): the buffer and the
     n^2 weights in shared memory (placement 2), the buffer only (1), or neither (0, all in global
     memory). Where two chains or more fit in shared memory and in a block of _PACK_THREADS
@@ -152,7 +162,7 @@ def block_shape(n: int, d: int, kind: int = CHAIN) -> tuple[int, int, int, int]:
     side by side in shared memory): a chain of 20 tokens alone left 12 of its warp's 32 threads
     idle, and a block of one warp holds half the warps that an SM can run at once."""
     threads = min(_MAX_THREADS, 32 * ((n + 31) // 32))
-    buf = 8 * layout(n, d, kind)
+    buf = 8 * layout(n, d, model_code)
     per = buf + 8 * n * n
     if per <= _SHARED_BYTES:
         teams = min(MAX_TEAMS, min(_PACK_THREADS, _MAX_THREADS) // n, _SHARED_BYTES // per)
@@ -177,17 +187,17 @@ def one_chain_per_block() -> Iterator[None]:
         _PACK_THREADS = saved
 
 
-def scratch_bytes(n: int, d: int, kind: int = CHAIN) -> int:
+def scratch_bytes(n: int, d: int, model_code: int = CHAIN) -> int:
     """Device bytes per chain beyond its state: the weights and the buffer where shared memory
     is too small for them, the hull scratch."""
     hq, hs = hull_scratch(n, d)
-    place = block_shape(n, d, kind)[2]
-    own = (n * n if place < 2 else 0) + (layout(n, d, kind) if place == 0 else 0)
+    place = block_shape(n, d, model_code)[2]
+    own = (n * n if place < 2 else 0) + (layout(n, d, model_code) if place == 0 else 0)
     return 8 * (own + hq + hs)
 
 
 @functools.cache
-def step_for(kind: int):
+def step_for(model_code: int):
     """The device function ``step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st, tid, T)`` of the
     model kind ``kind``: one step of the chain in ``buf`` (layout: x, update, B x_i, uniforms,
     pending flags; the uniforms already drawn for the chains), by the T threads of its team,
@@ -195,7 +205,7 @@ def step_for(kind: int):
     barriers); ``st``: the stream (the team's thread 0's) for the rare picks. Ends with the new
     configuration in place of the old. ``kind`` is a constant of the compiled code: the other
     models' paths are not in it."""
-    picks = kind == CHAIN or kind == SPHERE_CHAIN
+    picks = model_code == CHAIN or model_code == SPHERE_CHAIN
 
     @cuda.jit(device=True)
     def step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st, tid, T):
@@ -208,10 +218,10 @@ def step_for(kind: int):
         B = Bs[0]
         P = Vs[0]
         use_P = ip[USE_P] != 0
-        if kind == SPHERE_FLOW:
-            sphere_flow_step(buf, n, d, Bs, Vs, beta, gamma, ip[ATTENTION], ip[SCHEME], ip[CAUSAL]
-            != 0,
-                      ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc, tid, T)  # fmt: skip
+        if model_code == SPHERE_FLOW:
+            sphere_flow_step(buf, n, d, Bs, Vs, beta, gamma, ip[ATTENTION], ip[SCHEME],
+                             ip[CAUSAL] != 0, ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc, tid,
+                             T)  # fmt: skip
         else:
             for i in range(tid, n, T):
                 if picks:
@@ -221,14 +231,14 @@ def step_for(kind: int):
                     elif pick == NAN_PICK:
                         for k in range(d):
                             buf[OUT + k * n + i] = np.nan
-                    elif kind == SPHERE_CHAIN:
+                    elif model_code == SPHERE_CHAIN:
                         chain_move(buf, i, pick, n, d, P, ip[PLAIN_V] != 0, gamma, OUT, bx)
                     else:
                         move(buf, 0, i, buf, pick, gamma, P, use_P, buf, OUT, n, d)
                     continue
-                if kind == FLOW:
+                if model_code == FLOW:
                     flow_target(buf, 0, B, bx, beta, i, n, d, Wc)
-                elif kind == LOCALMAX:
+                elif model_code == LOCALMAX:
                     localmax_target(buf, 0, B, bx, i, n, d, Wc, r, ip[RULE])
                 else:
                     hardmax_target(buf, 0, B, bx, i, n, d, Wc, ip[BY_POINT] != 0, fp[TOL])
@@ -239,7 +249,7 @@ def step_for(kind: int):
                 if buf[PEND + i] != 0.0:
                     buf[PEND + i] = 0.0
                     pick = resolve_pick(Wc, i, n, buf[UNI + i], st)
-                    if kind == SPHERE_CHAIN:
+                    if model_code == SPHERE_CHAIN:
                         chain_move(buf, i, pick, n, d, P, ip[PLAIN_V] != 0, gamma, OUT, bx)
                     else:
                         move(buf, 0, i, buf, pick, gamma, P, use_P, buf, OUT, n, d)
@@ -252,7 +262,7 @@ def step_for(kind: int):
 
 
 @functools.cache
-def kernel_for(kind: int, code: int, packed: bool = False):
+def kernel_for(model_code: int, code: int, packed: bool = False):
     """The launch kernel of the model kind ``kind`` and the event ``code``: block b runs the
     chains b teams .. (b + 1) teams - 1 (``teams`` per block, a team of n threads each, or one
     chain by the whole block) for up to nsteps steps, their buffers and weights in shared memory
@@ -264,9 +274,9 @@ def kernel_for(kind: int, code: int, packed: bool = False):
     its own kernel (:func:`metastab.kernels.cuda.events.leave_hull`, see :func:`launch`)."""
     if code == LEAVE_HULL:
         raise ValueError("kernel_for: LEAVE_HULL is tested by events.leave_hull, not in a step")
-    step = step_for(kind)
+    step = step_for(model_code)
     hit = event_hit_for(code)
-    picks = kind == CHAIN or kind == SPHERE_CHAIN
+    picks = model_code == CHAIN or model_code == SPHERE_CHAIN
 
     # fmt: off
     # (the kernels' long flat argument lists, kept compact)
@@ -281,7 +291,7 @@ def kernel_for(kind: int, code: int, packed: bool = False):
 
     @cuda.jit(device=True)
     def run(c, buf, Wc, X, state, ip, fp, Bs, Vs, sizes, margins, t0, nsteps, centers, radii,
-            scalar, steps, done, tid, T, flag, st, live):
+            scalar, times, done, tid, T, flag, st, live):
         d = Bs.shape[1]
         n = X.shape[1] // d
         nd = n * d
@@ -312,13 +322,13 @@ def kernel_for(kind: int, code: int, packed: bool = False):
             if not packed:
                 if met:  # the block's chain stops here
                     if tid == 0:
-                        steps[c] = t + 1
+                        times[c] = t + 1
                         done[c] = True
                     break
                 continue
             if met and tid != IDLE:  # the team's chain stops here, the others go on
                 if tid == 0:
-                    steps[c] = t + 1
+                    times[c] = t + 1
                     done[c] = True
                     cuda.atomic.add(live, 0, -1)
                 store(c, buf, n, d, X, state, st, tid, T)
@@ -330,7 +340,7 @@ def kernel_for(kind: int, code: int, packed: bool = False):
 
     @cuda.jit
     def advance_kernel(X, state, ip, fp, Bs, Vs, sizes, margins, t0, nsteps, centers, radii,
-                       scalar, steps, done, W, G, place, teams):
+                       scalar, times, done, W, G, place, teams):
         flags = cuda.shared.array(_TEAM_ROWS, int32)
         streams = cuda.shared.array((_TEAM_ROWS, 4), uint64)
         live = cuda.shared.array(1, int32)
@@ -370,27 +380,27 @@ def kernel_for(kind: int, code: int, packed: bool = False):
             buf = G[c]
             Wc = W[c]
         run(c, buf, Wc, X, state, ip, fp, Bs, Vs, sizes, margins, t0, nsteps, centers, radii,
-            scalar, steps, done, tid, T, flags[q:], streams[q], live)
+            scalar, times, done, tid, T, flags[q:], streams[q], live)
     # fmt: on
 
     return advance_kernel
 
 
-def kernel_name(kind: int, code: int, packed: bool = False) -> str:
+def kernel_name(model_code: int, code: int, packed: bool = False) -> str:
     """The name of :func:`kernel_for`'s kernel, e.g. ``advance[chain,leave-ball]``, or
     ``advance[chain,leave-ball,teams]`` for several chains per block."""
-    return f"advance[{KIND_NAMES[kind]},{EVENT_NAMES[code]}{',teams' if packed else ''}]"
+    return f"advance[{MODEL_NAMES[model_code]},{EVENT_NAMES[code]}{',teams' if packed else ''}]"
 
 
-def scratch_shapes(C: int, n: int, d: int, kind: int = CHAIN) -> dict:
+def scratch_shapes(C: int, n: int, d: int, model_code: int = CHAIN) -> dict:
     """name -> (shape, dtype) of :func:`advance`'s device buffers for up to C chains: the
     weights W and buffers G where shared memory is too small (G's width tells the kernels where
     the weights start in a shared buffer), the hull scratch HQ and HS."""
     hq, hs = hull_scratch(n, d)
-    place = block_shape(n, d, kind)[2]
+    place = block_shape(n, d, model_code)[2]
     return {
         "W": ((C if place < 2 else 1, n * n), np.float64),
-        "G": ((C if place == 0 else 1, layout(n, d, kind)), np.float64),
+        "G": ((C if place == 0 else 1, layout(n, d, model_code)), np.float64),
         "HQ": ((C, hq), np.float64),
         "HS": ((C, hs), np.int64),
     }
@@ -398,21 +408,22 @@ def scratch_shapes(C: int, n: int, d: int, kind: int = CHAIN) -> dict:
 
 class Scratch:
     """Device buffers of :func:`advance` for up to ``C`` chains of n tokens in R^d of the model
-    kind ``kind`` (:func:`scratch_shapes`), kept between calls (a run calls advance once per
+    ``model_code`` (:func:`scratch_shapes`), kept between calls (a run calls advance once per
     chunk of steps)."""
 
-    def __init__(self, C: int, n: int, d: int, kind: int = CHAIN) -> None:
-        if max(n * n, layout(n, d, kind)) > MAX_INDEX:
+    def __init__(self, C: int, n: int, d: int, model_code: int = CHAIN) -> None:
+        if max(n * n, layout(n, d, model_code)) > MAX_INDEX:
             raise ValueError(
-                f"device='cuda' takes chains whose n^2 weights and buffer of {layout(n, d, kind)} "
-                f"doubles have indices below 2^32; got n = {n}, d = {d} (n^2 = {n * n})"
+                f"device='cuda' takes chains whose n^2 weights and buffer of "
+                f"{layout(n, d, model_code)} doubles have indices below 2^32; got n = {n}, "
+                f"d = {d} (n^2 = {n * n})"
             )
-        self.shape = (C, n, d, kind)
-        for name, (shape, dtype) in scratch_shapes(C, n, d, kind).items():
+        self.shape = (C, n, d, model_code)
+        for name, (shape, dtype) in scratch_shapes(C, n, d, model_code).items():
             setattr(self, name, cuda.device_array(shape, dtype=dtype))
 
 
-def launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch, to_device=cuda.to_device):
+def launch(X, state, dyn, sched, t0, nsteps, ev, times, done, scratch, to_device=cuda.to_device):
     """The launches of one :func:`advance`, in order: a list of (kernel name, kernel, launch shape
     (blocks, threads, stream, shared bytes), arguments). One launch of the model's kernel for the
     nsteps steps; for LEAVE_HULL, per step, the model's kernel without event for that step, then
@@ -423,7 +434,7 @@ def launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch, to_device
     ip, fp, Bs, Vs = model_arrays(dyn)
     d = Bs.shape[1]
     n = X.shape[1] // d
-    threads, shared, place, teams = block_shape(n, d, dyn.kind)
+    threads, shared, place, teams = block_shape(n, d, dyn.model_code)
     centers = np.ascontiguousarray(ev.centers.reshape(ev.centers.shape[0], -1))
     small = [ip, fp, Bs, Vs, sched.sizes, sched.margins, centers, np.ascontiguousarray(ev.radii)]
     ip, fp, Bs, Vs, sizes, margins, centers, radii = (
@@ -431,13 +442,13 @@ def launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch, to_device
     )
     shape = ((C + teams - 1) // teams, threads, 0, shared)
     head = (X, state, ip, fp, Bs, Vs)
-    tail = (centers, radii, float(ev.scalar), steps, done, scratch.W, scratch.G, place, teams)
+    tail = (centers, radii, float(ev.scalar), times, done, scratch.W, scratch.G, place, teams)
     if ev.code != LEAVE_HULL:
         args = (*head, sizes, margins, int(t0), int(nsteps), *tail)
-        key = (dyn.kind, ev.code, teams > 1)
+        key = (dyn.model_code, ev.code, teams > 1)
         return [(kernel_name(*key), kernel_for(*key), shape, args)]
-    kernel = kernel_for(dyn.kind, NO_EVENT, teams > 1)
-    name = kernel_name(dyn.kind, NO_EVENT, teams > 1)
+    kernel = kernel_for(dyn.model_code, NO_EVENT, teams > 1)
+    name = kernel_name(dyn.model_code, NO_EVENT, teams > 1)
     groups, starts, members = (
         to_device(np.ascontiguousarray(v)) for v in (ev.groups, ev.starts, ev.members)
     )
@@ -448,20 +459,20 @@ def launch(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch, to_device
         g = sizes[s : s + 1] if sizes.shape[0] > 1 else sizes
         r = margins[s : s + 1] if margins.shape[0] > 1 else margins
         out.append((name, kernel, shape, (*head, g, r, t, 1, *tail)))
-        hull = (X, centers, radii, groups, starts, members, d, t, steps, done)
+        hull = (X, centers, radii, groups, starts, members, d, t, times, done)
         out.append((HULL_NAME, leave_hull, hull_shape, (*hull, scratch.HQ, scratch.HS)))
     return out
 
 
-def advance(X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch):
+def advance(X, state, dyn, sched, t0, nsteps, ev, times, done, scratch):
     """drivers.advance on the device for the chains of one launch: X (C, n d), state (C, 4),
-    steps (C,) and done (C,) are device arrays, updated in place; the parameters are the host
+    times (C,) and done (C,) are device arrays, updated in place; the parameters are the host
     NamedTuples (Dynamics or SphereDynamics, Schedule, EventArrays). ``scratch``: a
     :class:`Scratch` of C chains."""
     with warnings.catch_warnings():
         # a block per chain or per few chains: a run of few chains has a small grid by design
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
         for _, kernel, shape, args in launch(
-            X, state, dyn, sched, t0, nsteps, ev, steps, done, scratch
+            X, state, dyn, sched, t0, nsteps, ev, times, done, scratch
         ):
             kernel[shape](*args)

@@ -538,7 +538,7 @@ def gamma_at(gamma, t: int):
 
 
 def run_chain(
-    kind: int,
+    model_code: int,
     x0,
     B,
     *,
@@ -563,24 +563,24 @@ def run_chain(
     event never held: censored) and whether the event held.
     """
     x = np.array(x0, dtype=float)
-    rng = Xoshiro256(seed_state) if kind == CHAIN else None
+    rng = Xoshiro256(seed_state) if model_code == CHAIN else None
     if event is not None and event(x):
         return x, 0, True
     for t in range(steps):
         g = gamma_at(gamma, t)
-        if kind == CHAIN:
+        if model_code == CHAIN:
             if rng is None:
                 raise RuntimeError("simulate: a CHAIN model must have its uniform stream")
             u = [rng.next_uniform() for _ in range(x.shape[0])]
             x = chain_step(x, B, beta, g, u, rng)
-        elif kind == FLOW:
+        elif model_code == FLOW:
             x = softmax_flow_step(x, B, beta, g)
-        elif kind == HARDMAX:
+        elif model_code == HARDMAX:
             x = hardmax_step(x, B, g, ties, tol)
-        elif kind == LOCALMAX:
+        elif model_code == LOCALMAX:
             x = localmax_step(x, B, g, gamma_at(r, t), neighbours)
         else:
-            raise ValueError(f"unknown kind {kind!r}")
+            raise ValueError(f"unknown model code {model_code!r}")
         if event is not None and event(x):
             return x, t + 1, True
     return x, steps, False
