@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 import numpy as np
 
 from .._validate import integer
-from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
+from ..models.euclidean import EUCLIDEAN_MODELS
 from ..models.sphere import (
     SPHERE_MODELS,
     SPHERE_TOL,
@@ -32,8 +32,9 @@ __all__ = ["EventSpec", "Model", "check_event", "check_model", "prepare", "run_b
 # sphere).
 Model: TypeAlias = "_Model | _SphereModel"
 
-# The spec classes the engine runs (the registry's MODELS is the table of model kinds by name).
-MODEL_TYPES = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, *SPHERE_MODELS)
+# The spec classes the engine runs, each family's as its models module lists them (the
+# registry's MODELS is the table of model kinds by name).
+MODEL_TYPES = (*EUCLIDEAN_MODELS, *SPHERE_MODELS)
 # Largest |score| bound accepted at time 0 (beta * score differences must stay finite).
 _SCORE_LIMIT = 1e307
 

@@ -368,3 +368,7 @@ class Localmax(_Model):
                 )
             return np.array(self.r[t0 : t0 + nsteps])
         return np.array([self.r])
+
+
+# the R^d family, as the engine runs it (the sphere family is models.sphere.SPHERE_MODELS)
+EUCLIDEAN_MODELS = (SoftmaxChain, SoftmaxFlow, Hardmax, Localmax)
