@@ -10,6 +10,10 @@ import os, signal
 import numpy as np
 import metastab as ms
 
+# Python's own handler, whatever the child inherited: a background job of a non-interactive
+# shell starts with SIGINT ignored, and an ignored Ctrl-C is not the case under test
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 P = ms.regular_polygon(5)
 x0 = np.vstack([P.vertices, 0.5 * P.vertices[np.arange(15) % 5]])
 event = ms.LeaveHull(groups=P.assign(x0), radius=2 * 0.1 * P.diameter)
