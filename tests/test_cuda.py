@@ -452,9 +452,7 @@ def test_sweep_chunk_on_the_device_is_the_cpus():
     assert task.device == "cuda"
     gpu = run_chunk(task)
     cpu = run_chunk(ChunkTask(**{**task.__dict__, "device": "cpu"}))
-    assert np.array_equal(gpu.steps, cpu.steps) and np.array_equal(
-        gpu.censored, cpu.censored
-    )
+    assert np.array_equal(gpu.steps, cpu.steps) and np.array_equal(gpu.censored, cpu.censored)
 
 
 @device
