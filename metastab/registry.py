@@ -221,11 +221,11 @@ class Registry(Mapping):
         self.section = section
         self._kinds = {k.name: k for k in kinds}
         self._aliases = {a: k.name for k in kinds for a in (*k.aliases, *k.renamed)}
-        self._renamed = {a for k in kinds for a in k.renamed}
+        self.renamed = frozenset(a for k in kinds for a in k.renamed)  # former names
 
     def __getitem__(self, name: object) -> Kind:
         kind = self._kinds.get(self._aliases.get(name, name)) if isinstance(name, str) else None
-        if kind is not None and name in self._renamed:
+        if kind is not None and name in self.renamed:
             warnings.warn(
                 f"{self.section} kind {name!r} is deprecated: use {kind.name!r}",
                 DeprecationWarning,

@@ -11,6 +11,7 @@ imports it.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import warnings
 from typing import TYPE_CHECKING
@@ -67,8 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     with warnings.catch_warnings():
-        warnings.showwarning = _warn
-        _SHOWN.clear()
+        warnings.showwarning = functools.partial(_warn, shown=set())
         return _run(argv)
 
 
@@ -79,18 +79,18 @@ def _warn(
     lineno: int,
     file: TextIO | None = None,
     line: str | None = None,
+    *,
+    shown: set[str],
 ) -> None:
     """Warnings as one line on stderr, like errors (no source line), with the library's
-    remedies in the command's terms; a line already shown by this command is not repeated."""
+    remedies in the command's terms; a line already in ``shown`` (this command's) is not
+    repeated."""
     text = one_line(message)
     for api, flag in _IN_CLI_TERMS.items():
         text = text.replace(api, flag)
-    if text not in _SHOWN:
-        _SHOWN.add(text)
+    if text not in shown:
+        shown.add(text)
         sys.stderr.write(f"{PROG}: warning: {text}\n")
-
-
-_SHOWN: set[str] = set()  # the warnings printed by the command under way
 
 
 def _run(argv: list[str]) -> int:

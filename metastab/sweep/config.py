@@ -172,16 +172,13 @@ def _table(data: dict, name: str) -> dict:
     return table
 
 
-# Former names of renamed kinds, accepted for one release and kept as written (so a sweep's
-# normalised config, its hash and its output directory stay what they were).
-_RENAMED = {"initial": ("clusters",)}
-
-
 def _kind(section: str, table: dict) -> str:
     kinds = KINDS[section]
     kind = table.get("kind")
-    # canonical names only (the other aliases are old command-line ones)
-    if not isinstance(kind, str) or kind not in (*kinds, *_RENAMED.get(section, ())):
+    # canonical names, and the former names of renamed kinds kept as written (so that a sweep's
+    # normalised config, its hash and its output directory stay what they were); not the
+    # command line's other spellings
+    if not isinstance(kind, str) or kind not in (*kinds, *kinds.renamed):
         raise ValueError(f"[{section}] kind must be one of {sorted(kinds)}, got {kind!r}")
     return kind
 

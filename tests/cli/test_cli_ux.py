@@ -42,8 +42,8 @@ def test_warnings_name_the_remedy_in_the_command_terms(monkeypatch):
     err = io.StringIO()
     monkeypatch.setattr(command.sys, "stderr", err)
     message = ResolutionWarning(f"chains stay frozen. Use {ResolutionWarning.REMEDY}")
-    command._warn(message, ResolutionWarning, "x.py", 1)
-    command._warn(UserWarning("first_passage(...) elsewhere"), UserWarning, "x.py", 1)
+    command._warn(message, ResolutionWarning, "x.py", 1, shown=set())
+    command._warn(UserWarning("first_passage(...) elsewhere"), UserWarning, "x.py", 1, shown=set())
     first, second = err.getvalue().splitlines()
     assert first == "metastab: warning: chains stay frozen. Use --mode accelerated"
     assert second == "metastab: warning: first_passage(...) elsewhere"  # control: other text
