@@ -57,6 +57,7 @@ _NAMES = {
     "caps": "setups.sphere",
     "orthogonal": "setups.sphere",
     "sphere_uniform": "setups.sphere",
+    "to_sphere": "setups.sphere",
     "simulate": "engine",
     "track": "engine",
     "Track": "results.track",

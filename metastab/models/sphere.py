@@ -68,6 +68,10 @@ def check_on_sphere(x: np.ndarray) -> None:
     Traceback (most recent call last):
     ...
     ValueError: x0 must lie on the unit sphere (...), got |x0[1]| = 1.41421356237 (normalise ...)
+    >>> check_on_sphere(np.array([[1.0, 0.0], [0.6, 0.80000001]]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: x0 must lie on ... = 1.000000008 (... x0 = metastab.to_sphere(x0))
     """
     norms = np.sqrt(np.einsum("...k,...k->...", x, x))
     bad = ~(np.abs(norms - 1.0) <= SPHERE_TOL)
@@ -75,8 +79,16 @@ def check_on_sphere(x: np.ndarray) -> None:
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(
             f"x0 must lie on the unit sphere (| |x_i| - 1 | <= {SPHERE_TOL:g}), got "
-            f"|x0{list(where)}| = {norms[where]:.12g} (normalise it before the run)"
+            f"|x0{list(where)}| = {norms[where]:.12g} ({_fix(norms[where])})"
         )
+
+
+def _fix(norm: float) -> str:
+    """How to get a start onto the sphere: explicitly, by a named call, and only when it is
+    there up to the digits it was written with."""
+    if abs(norm - 1.0) <= 1e-6:
+        return "a start written with fewer digits: x0 = metastab.to_sphere(x0)"
+    return "normalise it before the run, or draw it with metastab.setups.sphere"
 
 
 def _frozen_matrix(value, name: str) -> np.ndarray | None:

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 from .._validate import integer, real
 from ..rng import RNGLike, as_seed
 
-__all__ = ["sphere_uniform", "orthogonal", "caps"]
+__all__ = ["sphere_uniform", "orthogonal", "caps", "to_sphere"]
 
 
 def _draw(
@@ -42,6 +42,36 @@ def _draw(
 
 def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def to_sphere(x: ArrayLike, tol: float = 1e-6) -> np.ndarray:
+    """x with every row (token) divided by its norm: for a configuration that lies on the sphere
+    up to the digits it was written with (a start printed to 8 digits is ~1e-9 off, beyond the
+    runs' tolerance ``metastab.models.sphere.SPHERE_TOL``). The rows of an n×d or C×n×d ``x``
+    must have norms within ``tol`` of 1: a farther one is an error, not a start to project.
+
+    >>> y = to_sphere([[0.6, 0.80000001], [1.0, 0.0]])
+    >>> bool(abs(np.linalg.norm(y, axis=1) - 1.0).max() <= 1e-15), y[1].tolist()
+    (True, [1.0, 0.0])
+    >>> to_sphere([[0.6, 0.9]])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: x must have rows of norm within tol = 1e-06 of 1, got |x[0]| = 1.08166538264 ...
+    """
+    tol = real("tol", tol, low=0)
+    x = np.array(x, dtype=float)
+    if x.ndim not in (2, 3) or x.shape[-1] == 0:
+        raise ValueError(f"x must be an n×d or C×n×d array, got shape {x.shape}")
+    norms = np.linalg.norm(x, axis=-1)
+    bad = ~(np.abs(norms - 1.0) <= tol)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"x must have rows of norm within tol = {tol:g} of 1, got |x{list(where)}| = "
+            f"{norms[where]:.12g} (draw a start with sphere_uniform, orthogonal or caps, or "
+            f"normalise it yourself if that is what you mean)"
+        )
+    return x / norms[..., None]
 
 
 def sphere_uniform(
