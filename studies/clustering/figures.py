@@ -9,6 +9,9 @@ import pandas as pd
 
 from metastab.results import read_table
 from metastab.studies.figures import axes_grid, legend_below
+from metastab.studies.verdict import checks_config
+
+from .config import Config
 
 
 def load(out: Path):
@@ -207,8 +210,7 @@ def figures(out: Path) -> None:
     """Draw every figure of the clustering study into ``out``."""
     out = Path(out)
     summary, chains, profiles, polys = load(out)
-    _, meta = read_table(out / "summary.csv")
-    C_event = float(meta["config"]["C_event"])
+    C_event = float(Config.from_dict(checks_config(out)).C_event)
     hitting_time_figure(summary, polys, out / "hitting_time.png")
     distribution_figure(chains, summary, out / "hitting_distribution.png")
     probability_figure(summary, polys, C_event, out / "probability_at_T1.png")

@@ -14,6 +14,7 @@ from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config, read_checks
 
 from . import checks as _checks
+from .config import Config
 from .figures import load
 
 
@@ -48,9 +49,8 @@ def _table(t: ReportTemplate, name: str, gamma: float, s: pd.DataFrame, tag: str
 def inputs(out: Path) -> SimpleNamespace:
     """The tables of ``out`` and the values that several sections of the report share."""
     summary, chains, _, polys = load(out)
-    _, meta = read_table(out / "summary.csv")
-    cfg = meta["config"]
-    C_event = float(cfg["C_event"])
+    cfg = Config.from_dict(checks_config(out))
+    C_event = float(cfg.C_event)
     good = _checks.hypotheses(read_table(out / "polytopes.csv")[0])
     admissible = summary[summary["cones_ok"]]
     ok = admissible[admissible["polytope"].isin(good)]
@@ -63,7 +63,7 @@ def inputs(out: Path) -> SimpleNamespace:
     first, last = ends.first(), ends.last()
     hit_grows = bool((last["hit_median"] > first["hit_median"]).all())
     T1_grows = bool((last["T1_max"] > first["T1_max"]).any())
-    ratio_tol = float(checks_config(out)["ratio_tol"])  # a wording rule of config.toml
+    ratio_tol = float(cfg.ratio_tol)  # a wording rule of config.toml
     tracks = bool((ratio - 1).abs().max() <= ratio_tol)
     return SimpleNamespace(**{k: v for k, v in locals().items() if k not in ("out", "ends")})
 
@@ -85,9 +85,9 @@ def _header(t: ReportTemplate, c: SimpleNamespace) -> str:
     ]
     return t(
         "header",
-        draws=cfg["draws"],
-        chains=cfg["chains"],
-        tokens_per_vertex=cfg["tokens_per_vertex"],
+        draws=cfg.draws,
+        chains=cfg.chains,
+        tokens_per_vertex=cfg.tokens_per_vertex,
         rows="\n".join(rows),
         not_acute=", ".join(
             t("not_acute", name=n, angle=f"{p['max_cone_angle_deg']:.0f}")
@@ -95,7 +95,7 @@ def _header(t: ReportTemplate, c: SimpleNamespace) -> str:
             if not bool(p["acute_cones"])
         ),
         good=", ".join(sorted(c.good)),
-        margin=f"{cfg['margin']:g}",
+        margin=f"{cfg.margin:g}",
     )
 
 

@@ -9,6 +9,9 @@ import numpy as np
 
 from metastab.results import read_table
 from metastab.studies.figures import axes_grid, legend_below
+from metastab.studies.verdict import checks_config
+
+from .config import Config
 
 MODELS = {
     "SA_beta": ("SA_β (softmax layer)", "C3", "^"),
@@ -23,7 +26,7 @@ def load(out: Path):
     return summary, fits, curves, meta
 
 
-def collapse_time_figure(summary, fits, meta, path):
+def collapse_time_figure(summary, fits, cfg: Config, path):
     """Median collapse time against β (log y) with the bound's steps dashed; right: the ratio."""
     fig, axes = axes_grid(1, 2, height=5.2)
     ax = axes[0, 0]
@@ -74,7 +77,7 @@ def collapse_time_figure(summary, fits, meta, path):
     ax.set_yscale("log")
     ax.set_ylim(10, None)
     ax.set_xlabel("β (β < 0: |β| with B = −I)")
-    ax.set_ylabel(f"collapse time (steps to diam ≤ {meta['config']['ratio']:g}·diam₀)")
+    ax.set_ylabel(f"collapse time (steps to diam ≤ {cfg.ratio:g}·diam₀)")
     fig.legend(
         *ax.get_legend_handles_labels(),
         loc="outside lower center",
@@ -94,7 +97,7 @@ def collapse_time_figure(summary, fits, meta, path):
     fig.savefig(path, dpi=110)
 
 
-def diameter_figure(curves, summary, meta, path):
+def diameter_figure(curves, summary, meta, cfg: Config, path):
     """diam(X^t)/diam₀ against t per β (log–log), with the guaranteed (1 − γc)^t dashed."""
     betas = sorted(curves["beta"].unique())
     cols = min(2, len(betas))
@@ -121,12 +124,12 @@ def diameter_figure(curves, summary, meta, path):
         row = summary[(summary["model"] == "SA_beta") & np.isclose(summary["beta"], beta)]
         t = np.geomspace(1, curves["step"].max(), 200)
         if len(row):
-            log_factor = math.log1p(-meta["config"]["gamma"] * 10 ** row["log10_c"].iloc[0])
+            log_factor = math.log1p(-cfg.gamma * 10 ** row["log10_c"].iloc[0])
             ax.plot(t, np.exp(t * log_factor), "k--", label="guaranteed (1 − γc)^t")
-        ax.axhline(meta["config"]["ratio"], color="k", ls=":", lw=1, label="collapse threshold")
+        ax.axhline(cfg.ratio, color="k", ls=":", lw=1, label="collapse threshold")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_ylim(meta["config"]["ratio"] / 10, 2)
+        ax.set_ylim(cfg.ratio / 10, 2)
         ax.set_xlabel("step t")
         ax.set_ylabel("diam(X^t) / diam(X^0)")
         ax.set_title(f"β = {beta:g}", fontsize="medium")
@@ -138,5 +141,6 @@ def figures(out: Path) -> None:
     """Draw every figure of the collapse study into ``out``."""
     out = Path(out)
     summary, fits, curves, meta = load(out)
-    collapse_time_figure(summary, fits, meta, out / "collapse_time.png")
-    diameter_figure(curves, summary, meta, out / "diameter.png")
+    cfg = Config.from_dict(checks_config(out))
+    collapse_time_figure(summary, fits, cfg, out / "collapse_time.png")
+    diameter_figure(curves, summary, meta, cfg, out / "diameter.png")

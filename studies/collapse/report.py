@@ -11,6 +11,7 @@ import pandas as pd
 from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config
 
+from .config import Config
 from .figures import load
 
 
@@ -80,18 +81,18 @@ def report(out: Path, template: ReportTemplate) -> str:
     t = template
     out = Path(out)
     summary, fits, _, meta = load(out)
-    cfg = meta["config"]
-    summary = summary.assign(gamma=float(cfg["gamma"]))
+    cfg = Config.from_dict(checks_config(out))
+    summary = summary.assign(gamma=float(cfg.gamma))
     R, n = float(meta["R"]), int(meta["n"])
     flow = summary[summary["model"] == "SA_beta"]
-    tol = float(checks_config(out)["contraction_roundoff"])
+    tol = float(cfg.contraction_roundoff)
     violations = flow[flow["worst_factor"] > flow["guaranteed_factor"] * (1 + tol)]
     growing = flow["worst_factor"] > 1 + tol
     seen = summary[np.isfinite(summary["log10_bound_over_median"])]
     bullets = [
         t(
             "contraction",
-            record_cap=f"{int(cfg['flow']['record_cap']):,}",
+            record_cap=f"{int(cfg.flow.record_cap):,}",
             exceeds="never exceeds" if violations.empty else "EXCEEDS",
             violations=len(violations),
             betas=len(flow),
@@ -157,10 +158,10 @@ def report(out: Path, template: ReportTemplate) -> str:
         polytope=meta["polytope"]["name"],
         n=n,
         R=f"{R:.4f}",
-        gamma=f"{cfg['gamma']:g}",
-        ratio=f"{cfg['ratio']:g}",
-        chains=int(cfg["chain"]["chains"]),
-        max_steps=f"{int(cfg['chain']['max_steps']):,}",
+        gamma=f"{cfg.gamma:g}",
+        ratio=f"{cfg.ratio:g}",
+        chains=int(cfg.chain.chains),
+        max_steps=f"{int(cfg.chain.max_steps):,}",
         bullets="\n".join(bullets),
         rows="\n".join(_row(t, r) for _, r in summary.iterrows()),
     )

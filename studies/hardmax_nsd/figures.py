@@ -10,6 +10,8 @@ from metastab.results import read_table
 from metastab.studies.figures import axes_row, draw, palette
 from metastab.studies.verdict import checks_config
 
+from .config import Config
+
 # --------------------------------------------------------------------------- figures
 
 
@@ -87,7 +89,7 @@ def symmetric_figure(out: Path):
 
 def random_figure(out: Path):
     data, _ = read_table(out / "random_steps.csv")
-    floor = float(checks_config(out)["diameter_floor"])
+    floor = float(Config.from_dict(checks_config(out)).diameter_floor)
     fig, (left, right) = axes_row(2, 12.5, 5.0)
     cases = list(dict.fromkeys(data["case"]))
     names = list(dict.fromkeys(data["schedule"]))

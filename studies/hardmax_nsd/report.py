@@ -15,18 +15,20 @@ from metastab.studies.render import fmt
 from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config, read_checks
 
+from .config import Config
+
 # --------------------------------------------------------------------------- report
 
 
-def _symmetric_summary(data: pd.DataFrame, cfg: dict) -> pd.DataFrame:
+def _symmetric_summary(data: pd.DataFrame, cfg: Config) -> pd.DataFrame:
     """Per k and schedule: worst relative error while the law is resolvable (predicted radius
     ≥ ``symmetry_floor``), and the first step at which the measured radius leaves the exact law
     by more than ``symmetry_break``."""
     rows = []
     for (k, name), g in data.groupby(["k", "schedule"], sort=False):
         rel = np.abs(g["radius_max"] / g["predicted"] - 1)
-        resolvable = g["predicted"] >= cfg["symmetry_floor"]
-        broken = g[resolvable & (rel > cfg["symmetry_break"])]
+        resolvable = g["predicted"] >= cfg.symmetry_floor
+        broken = g[resolvable & (rel > cfg.symmetry_break)]
         first = int(broken["step"].iloc[0]) if len(broken) else None
         held = resolvable & (g["step"] < (first if first is not None else np.inf))
         rows.append(
@@ -61,9 +63,9 @@ def _rate(g: pd.DataFrame, power: bool, floor: float):
 def inputs(out: Path) -> SimpleNamespace:
     """The tables of ``out`` and the values that several sections of the report share."""
     cx, cmeta = read_table(out / "counterexample.csv")
-    cfg = checks_config(out)
+    cfg = Config.from_dict(checks_config(out))
     sym = _symmetric_summary(read_table(out / "symmetric.csv")[0], cfg)
-    steps, rmeta = read_table(out / "random_steps.csv")
+    steps, _ = read_table(out / "random_steps.csv")
     draws = read_table(out / "random_draws.csv")[0]
     checks = read_checks(out / "checks.csv").set_index("criterion")
     return SimpleNamespace(**{k: v for k, v in locals().items() if k != "out"})
@@ -128,7 +130,7 @@ def _polygons(t: ReportTemplate, c: SimpleNamespace) -> str:
             )
         )
     worst_sym = float(sym["rel_error"].max())
-    roundoff = float(cfg["symmetry_roundoff"])
+    roundoff = float(cfg.symmetry_roundoff)
     broke = sym[sym["break_step"].notna()]
     return t(
         "polygons",
@@ -136,8 +138,8 @@ def _polygons(t: ReportTemplate, c: SimpleNamespace) -> str:
         worst=f"{worst_sym:.1e}",
         roundoff_word=t("roundoff" if worst_sym < roundoff else "above_roundoff"),
         roundoff=f"{roundoff:g}",
-        symmetry_break=f"{cfg['symmetry_break']:g}",
-        symmetry_floor=f"{cfg['symmetry_floor']:g}",
+        symmetry_break=f"{cfg.symmetry_break:g}",
+        symmetry_floor=f"{cfg.symmetry_floor:g}",
         broke=len(broke),
         runs=len(sym),
         radii=(
@@ -154,16 +156,16 @@ def _polygons(t: ReportTemplate, c: SimpleNamespace) -> str:
 
 def _random(t: ReportTemplate, c: SimpleNamespace) -> str:
     """Random configurations: the collapse rates, where the limit lies, the corrected bound."""
-    steps, draws, rmeta, cfg, checks = c.steps, c.draws, c.rmeta, c.cfg, c.checks
-    tol = float(rmeta["config"]["random"]["limit_tolerance"])
+    steps, draws, cfg, checks = c.steps, c.draws, c.cfg, c.checks
+    tol = float(cfg.random.limit_tolerance)
     fw_name = "γ^t = 2/(t+2)"
     rows, worst_corrected, away = [], 0.0, []
     for (case, name), g in draws.groupby(["case", "schedule"], sort=False):
         m = steps[(steps["case"] == case) & (steps["schedule"] == name)]
         power = name == fw_name
-        slope = _rate(m, power, cfg["diameter_floor"])
+        slope = _rate(m, power, cfg.diameter_floor)
         if slope is None:
-            tiny = m[(m["step"] >= 1) & (m["diameter_median"] <= cfg["diameter_floor"])]
+            tiny = m[(m["step"] >= 1) & (m["diameter_median"] <= cfg.diameter_floor)]
             rate = t("exact_collapse", step=int(tiny["step"].iloc[0]))
         elif power:
             rate = t("power_rate", exponent=f"{slope:.2f}")
@@ -191,7 +193,7 @@ def _random(t: ReportTemplate, c: SimpleNamespace) -> str:
     return t(
         "random",
         draws=int(draws["chain"].nunique()),
-        n=rmeta["config"]["random"]["n"],
+        n=cfg.random.n,
         steps=int(steps["step"].max()),
         tolerance=f"{tol:g}",
         rows="\n".join(rows),

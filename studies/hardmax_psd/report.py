@@ -14,6 +14,7 @@ from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config
 
 from .checks import _line_summary
+from .config import Config
 from .figures import halving_limit
 
 
@@ -21,12 +22,12 @@ def report(out: Path, template: ReportTemplate) -> str:
     """Markdown report: measured straight-line law, ODE and Gaussian claim beside the theorem."""
     t = template
     out = Path(out)
-    lines, meta = read_table(out / "lines.csv")
-    floor = float(meta["config"]["lines"]["floor"])
+    lines, _ = read_table(out / "lines.csv")
+    rules = Config.from_dict(checks_config(out))  # the run and the thresholds of the checks
+    floor = float(rules.lines.floor)
     summary = _line_summary(lines, floor)
     ode = read_table(out / "ode.csv")[0]
     gauss = read_table(out / "gaussian.csv")[0]
-    rules = checks_config(out)  # the thresholds of the checks
     line_rows = [
         t(
             "line_row",
@@ -73,7 +74,7 @@ def report(out: Path, template: ReportTemplate) -> str:
                 all_owning=f"{1 - r['polytopes_not_all_owning'] / r['draws']:.4f}",
             )
         )
-    miss = float(rules["gaussian_miss"])
+    miss = float(rules.gaussian_miss)
     within = gauss["polytopes_not_all_owning"] / gauss["draws"] <= miss
     reach = gauss[within].groupby("k")["d"].min()
     tail = gauss[gauss["k"] == gauss["k"].min()].tail(2)
@@ -90,7 +91,7 @@ def report(out: Path, template: ReportTemplate) -> str:
             limit=f"{halving_limit():.6f}",
             reach=t("never_reach" if halving["measured"].min() > 0 else "some_reach"),
             straight=f"{summary['vector_error'].max():.0e}",
-            roundoff=t("roundoff" if resolved <= rules["roundoff"] else "above_roundoff"),
+            roundoff=t("roundoff" if resolved <= rules.roundoff else "above_roundoff"),
             resolved=f"{resolved:.0e}",
             ode_rows="\n".join(ode_rows),
             order=f"{slope:.3f}",

@@ -9,24 +9,27 @@ import numpy as np
 from metastab.plotting import survival_figure
 from metastab.results import read_table
 from metastab.studies.figures import axes_grid, legend_below
+from metastab.studies.verdict import checks_config
+
+from .config import Config
 
 MODELS = {"SA_P": ("SA_P (Markov chain)", "C0"), "SA_beta": ("SA_β (softmax layer)", "C3")}
 
 
 def load(out: Path):
-    distance, meta = read_table(out / "distance.parquet")
+    distance, _ = read_table(out / "distance.parquet")
     times, _ = read_table(out / "tracking_times.csv")
     summary, _ = read_table(out / "summary.csv")
     fits, _ = read_table(out / "fits.csv")
-    return distance, times, summary, fits, meta
+    return distance, times, summary, fits, Config.from_dict(checks_config(out))
 
 
-def distance_figure(distance, summary, meta, path):
+def distance_figure(distance, summary, cfg: Config, path):
     """max_i |x_i^t − h_i^t| against t (log–log), one panel per β, ε and 1/p dashed."""
     betas = sorted(distance["beta"].unique())
     cols = min(2, len(betas))
     fig, axes = axes_grid((len(betas) + cols - 1) // cols, cols)
-    eps = float(meta["config"]["eps"])
+    eps = float(cfg.eps)
     for ax, beta in zip(axes.ravel(), betas):
         for name, (label, color) in MODELS.items():
             g = distance[
@@ -64,7 +67,7 @@ def distance_figure(distance, summary, meta, path):
     fig.savefig(path, dpi=110)
 
 
-def tracking_figure(summary, fits, meta, path):
+def tracking_figure(summary, fits, cfg: Config, path):
     """Arrhenius plot: tracking time T_ε against β, log y; frozen law and fits dashed."""
     fig, axes = axes_grid(1, 2, height=4.6)
     ax = axes[0, 0]
@@ -116,7 +119,7 @@ def tracking_figure(summary, fits, meta, path):
     ax.set_xlim(summary["beta"].min() - 1, summary["beta"].max() + 1)
     ax.set_xlabel("β")
     ax.set_ylabel("tracking time T_ε (steps)")
-    ax.set_title(f"T_ε, ε = {meta['config']['eps']:g}", fontsize="medium")
+    ax.set_title(f"T_ε, ε = {cfg.eps:g}", fontsize="medium")
     ax.legend(fontsize="x-small", frameon=False, loc="upper left")
     ax = axes[0, 1]
     for name, (label, color) in MODELS.items():
@@ -147,9 +150,9 @@ def tracking_figure(summary, fits, meta, path):
 def figures(out: Path) -> None:
     """Draw every figure of the hardmax-tracking study into ``out``."""
     out = Path(out)
-    distance, times, summary, fits, meta = load(out)
-    distance_figure(distance, summary, meta, out / "distance_over_time.png")
-    tracking_figure(summary, fits, meta, out / "tracking_time.png")
+    distance, times, summary, fits, cfg = load(out)
+    distance_figure(distance, summary, cfg, out / "distance_over_time.png")
+    tracking_figure(summary, fits, cfg, out / "tracking_time.png")
     chain = times[(times["model"] == "SA_P") & (times["stage"] == 2)]
     chain = chain.merge(summary.loc[summary["regime"] & (summary["model"] == "SA_P"), ["beta"]])
     if len(chain):

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from metastab.results import read_table
 from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import read_checks
 
@@ -23,8 +24,8 @@ def report(out: Path, template: ReportTemplate) -> str:
     """Markdown report: measured exponents beside c0 and the frozen law (checks: checks.csv)."""
     t = template
     out = Path(out)
-    distance, times, summary, fits, meta = load(out)
-    cfg = meta["config"]
+    distance, times, summary, fits, cfg = load(out)
+    meta = read_table(out / "distance.parquet")[1]
     c0, t0 = float(meta["c0"]), int(meta["t0"])
     chain, flow = _fit(fits, "SA_P"), _fit(fits, "SA_beta, least")
     frozen, plateau = _fit(fits, "frozen"), _fit(fits, "SA_beta plateau")
@@ -99,12 +100,12 @@ def report(out: Path, template: ReportTemplate) -> str:
     return t(
         "report",
         polytope=meta["polytope"]["name"],
-        tokens=cfg["tokens"],
-        cone_margin=f"{cfg['cone_margin']:g}",
-        gamma=f"{cfg['gamma']:g}",
-        eps=f"{cfg['eps']:g}",
+        tokens=cfg.tokens,
+        cone_margin=f"{cfg.cone_margin:g}",
+        gamma=f"{cfg.gamma:g}",
+        eps=f"{cfg.eps:g}",
         t0=t0,
-        settle=f"{cfg['settle']:g}",
+        settle=f"{cfg.settle:g}",
         c0=f"{c0:.4f}",
         gamma_min_edge=f"{meta['gamma_min_edge']:.4f}",
         bullets="".join(b + "\n" for b in bullets),

@@ -31,8 +31,8 @@ TITLES = {
 
 def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
-    summary, meta = read_table(Path(out) / "summary.csv")
-    v = verdicts(summary, meta["config"] | config.to_dict())
+    summary, _ = read_table(Path(out) / "summary.csv")
+    v = verdicts(summary, config)
     tol = f"{config.roundoff:g}"
     a, b, c, d = v["a"], v["b"], v["c"], v["d"]
     pw = config.power
@@ -178,10 +178,10 @@ def _example(frame: pd.DataFrame) -> str:
     return f"{TITLES.get(r['config'], r['config'])}, {r['label']}"
 
 
-def verdicts(summary: pd.DataFrame, cfg: dict) -> dict:
+def verdicts(summary: pd.DataFrame, cfg: Config) -> dict:
     """The pass/fail of (a)–(d) by the rules stated in the report (no tuning to the data)."""
     lm = summary[summary["family"].isin(LOCALMAX)]
-    tol = float(cfg["roundoff"])
+    tol = float(cfg.roundoff)
     return {
         "a": _nested_hulls(summary, lm, tol),
         "b": _no_arrival(summary, lm),

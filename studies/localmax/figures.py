@@ -12,6 +12,7 @@ from metastab.results import read_table
 from metastab.studies.verdict import checks_config
 
 from .checks import TITLES
+from .config import Config
 
 FIGURE2 = ["emerging", "triangle", "square", "non-leader"]
 DPI = 72
@@ -19,20 +20,20 @@ PANEL_DPI = 56
 
 
 def load(out: Path):
-    summary, meta = read_table(out / "summary.csv")
+    summary, _ = read_table(out / "summary.csv")
     series = read_table(out / "series.parquet")[0]
     paths = read_table(out / "paths.parquet")[0]
     # the configuration recorded with checks.csv: the run's, with the floors declared since
-    return summary, series, paths, meta["config"] | checks_config(out)
+    return summary, series, paths, Config.from_dict(checks_config(out))
 
 
-def side_by_side_labels(cfg: dict) -> list[str]:
+def side_by_side_labels(cfg: Config) -> list[str]:
     """Rows of the side-by-side panels: softmax (increasing β), hardmax, localmax (increasing r),
     uniform averaging."""
     return (
-        [f"softmax β={b:g}" for b in cfg["betas"]]
+        [f"softmax β={b:g}" for b in cfg.betas]
         + ["hardmax"]
-        + [f"localmax r={r:g}" for r in cfg["r_values"]]
+        + [f"localmax r={r:g}" for r in cfg.r_values]
         + ["localmax r large"]
     )
 
@@ -91,18 +92,18 @@ def figures(out: Path) -> None:
     _panels(out, paths, cfg)
     styles = _styles(cfg)
     _hull_figure(out, summary, series, styles)
-    _limit_figure(out, series, styles, float(cfg["gamma"]), int(cfg["series"]))
+    _limit_figure(out, series, styles, float(cfg.gamma), int(cfg.series))
     _recovery_figure(out, summary)
     _quiescent_figure(out, summary, series, styles)
 
 
-def _panels(out: Path, paths: pd.DataFrame, cfg: dict) -> None:
+def _panels(out: Path, paths: pd.DataFrame, cfg: Config) -> None:
     """[AFZ] Figure 2 (the four configurations under hardmax, then under localmax) and (e), the
     dynamics side by side from one start: softmax (several β), hardmax, localmax (several r)."""
-    steps = [int(s) for s in cfg["panel_steps"]]
+    steps = [int(s) for s in cfg.panel_steps]
     for label, name in (
         ("hardmax", "figure2_hardmax.png"),
-        (f"localmax r={min(cfg['r_values']):g}", "figure2_localmax.png"),
+        (f"localmax r={min(cfg.r_values):g}", "figure2_localmax.png"),
     ):
         _panel_grid(
             paths,
@@ -116,7 +117,7 @@ def _panels(out: Path, paths: pd.DataFrame, cfg: dict) -> None:
             dpi=90,
         )
     labels = side_by_side_labels(cfg)
-    colors = ["C1"] * len(cfg["betas"]) + ["k"] + ["C0"] * len(cfg["r_values"]) + ["C2"]
+    colors = ["C1"] * len(cfg.betas) + ["k"] + ["C0"] * len(cfg.r_values) + ["C2"]
     for config in FIGURE2 + sorted(set(paths["config"]) - set(FIGURE2)):
         _panel_grid(
             paths,
@@ -130,19 +131,19 @@ def _panels(out: Path, paths: pd.DataFrame, cfg: dict) -> None:
         )
 
 
-def _styles(cfg: dict) -> dict:
+def _styles(cfg: Config) -> dict:
     """Line style of each dynamics in the time-series figures."""
     from matplotlib import colormaps
 
     styles = {"hardmax": dict(color="k", lw=1.6)}
-    shades = colormaps["viridis"](np.linspace(0.0, 0.85, len(cfg["r_values"])))
-    for r, c in zip(cfg["r_values"], shades):
+    shades = colormaps["viridis"](np.linspace(0.0, 0.85, len(cfg.r_values)))
+    for r, c in zip(cfg.r_values, shades):
         styles[f"localmax r={r:g}"] = dict(color=c, lw=1.1)
-    for r in cfg["r_relative"]:
+    for r in cfg.r_relative:
         styles[f"localmax relative r={r:g}"] = dict(color="C3", lw=1.0, ls="--")
     styles["localmax r large"] = dict(color="C2", lw=1.0, ls=":")
-    betas = colormaps["autumn"](np.linspace(0.0, 0.7, len(cfg["betas"])))
-    for b, c in zip(cfg["betas"], betas):
+    betas = colormaps["autumn"](np.linspace(0.0, 0.7, len(cfg.betas)))
+    for b, c in zip(cfg.betas, betas):
         styles[f"softmax β={b:g}"] = dict(color=c, lw=0.9, ls="-.")
     return styles
 

@@ -12,6 +12,7 @@ import pandas as pd
 from metastab.studies.study import ReportTemplate
 
 from .checks import TITLES, verdicts
+from .config import Config
 from .figures import FIGURE2, load, side_by_side_labels
 
 # --------------------------------------------------------------------------- report
@@ -39,7 +40,7 @@ def _recovery_table(summary: pd.DataFrame, tol: float) -> str:
     return "\n".join(lines)
 
 
-def _area_ratios(fig2: pd.DataFrame, cfg: dict) -> str:
+def _area_ratios(fig2: pd.DataFrame, cfg: Config) -> str:
     """'label x.xx, ...': median over configurations of area(t=30) / hardmax's area(t=30)."""
     hm = fig2[fig2["label"] == "hardmax"].set_index("config")["area_steps"]
     parts = []
@@ -53,8 +54,8 @@ def _inputs(out: Path) -> SimpleNamespace:
     """The tables of ``out`` and the values that several sections of the report share."""
     summary, _, _, cfg = load(out)
     v = verdicts(summary, cfg)
-    tol, res = float(cfg["roundoff"]), float(cfg["resolution"])
-    gamma = float(cfg["gamma"])
+    tol, res = float(cfg.roundoff), float(cfg.resolution)
+    gamma = float(cfg.gamma)
     n_poly = summary.loc[~summary["config"].isin(FIGURE2), "config"].nunique()
     fig2 = summary[summary["config"].isin(FIGURE2)]
     return SimpleNamespace(**{k: v for k, v in locals().items() if k != "out"})
@@ -67,10 +68,10 @@ def _header(t: ReportTemplate, c: SimpleNamespace) -> str:
         "header",
         gamma=f"{c.gamma:.4f}",
         polygons=c.n_poly,
-        horizon=cfg["horizon"],
+        horizon=cfg.horizon,
         roundoff=f"{c.tol:g}",
         resolution=f"{c.res:g}",
-        panel_steps=", ".join(str(s) for s in cfg["panel_steps"]),
+        panel_steps=", ".join(str(s) for s in cfg.panel_steps),
     )
 
 
@@ -112,7 +113,7 @@ def _hull(t: ReportTemplate, c: SimpleNamespace) -> str:
         runs=a["runs"],
         grew=a["grew"],
         unsettled=a["unsettled"],
-        horizon=c.cfg["horizon"],
+        horizon=c.cfg.horizon,
         holds=t("holds" if a["holds"] else "fails"),
     )
 
@@ -153,15 +154,15 @@ def _recovery(t: ReportTemplate, c: SimpleNamespace) -> str:
     return t(
         "recovery",
         roundoff=f"{tol:g}",
-        r_large=f"{cfg['r_large']:g}",
+        r_large=f"{cfg.r_large:g}",
         table=_recovery_table(c.summary, tol),
         below=v["below"],
         runs=v["runs"],
         exact=t("yes" if v["exact"] else "no"),
         median_largest=f"{v['median_largest']:.2e}",
-        r0_largest=f"{max(cfg['r0_values']):g}",
+        r0_largest=f"{max(cfg.r0_values):g}",
         median_smallest=f"{v['median_smallest']:.2e}",
-        r0_smallest=f"{min(cfg['r0_values']):g}",
+        r0_smallest=f"{min(cfg.r0_values):g}",
         exact_percent=f"{100 * v['exact_fraction_smallest']:.0f}",
         shrinks=t("shrinks" if v["shrink"] else "does_not_shrink"),
         uniform=f"{v['uniform']:.1e}",
@@ -196,8 +197,8 @@ def _side_by_side(t: ReportTemplate, c: SimpleNamespace) -> str:
     cfg = c.cfg
     return t(
         "side_by_side",
-        betas=", ".join(f"{b:g}" for b in cfg["betas"]),
-        r_values=", ".join(f"{r:g}" for r in cfg["r_values"]),
+        betas=", ".join(f"{b:g}" for b in cfg.betas),
+        r_values=", ".join(f"{r:g}" for r in cfg.r_values),
         ratios=_area_ratios(c.fig2, cfg),
     )
 

@@ -22,8 +22,8 @@ def _inputs(out: Path) -> SimpleNamespace:
     """The tables of ``out`` and the values that several sections of the report share."""
     run = json.loads((out / "run.json").read_text())
     quick = bool(run.get("quick"))
-    cfg = run["config"]
-    rows = _checks(out, Config.from_dict(cfg))  # the recorded table, typed as the checks read it
+    cfg = Config.from_dict(run["config"])
+    rows = _checks(out, cfg)  # the recorded table, typed as the checks read it
     r4, _ = read_table(out / "e4_runs.csv")
     c4, _ = read_table(out / "e4_curves.csv")
     return SimpleNamespace(**{k: v for k, v in locals().items() if k != "run"})
@@ -32,18 +32,18 @@ def _inputs(out: Path) -> SimpleNamespace:
 def _summary(t: ReportTemplate, c: SimpleNamespace) -> str:
     """Title, the papers and the method, and the table of every criterion."""
     quick, cfg, rows = c.quick, c.cfg, c.rows
-    e4c = cfg["e4"]
+    e4c = cfg.e4
     return t(
         "summary",
         quick=(
             t(
                 "quick",
-                runs=e4c["runs"],
-                n=e4c["n"],
-                T=e4c["T"],
-                d=e4c["d"],
-                steps=e4c["steps"],
-                instances=cfg["e6"]["instances"],
+                runs=e4c.runs,
+                n=e4c.n,
+                T=e4c.T,
+                d=e4c.d,
+                steps=e4c.steps,
+                instances=cfg.e6.instances,
             )
             + "\n\n"
             if quick
@@ -85,7 +85,7 @@ def _e4_notes(t: ReportTemplate, c: SimpleNamespace) -> str:
         gap_max=f"{gaps.max():.1e}",
         solves=side["e4_timing"]["svm_solves"],
         gap_median=f"{gaps.median():.1e}",
-        ridge=f"{cfg['e4']['reg_kq']:.3g}",
+        ridge=f"{cfg.e4.reg_kq:.3g}",
         steps=steps,
         corr_ridge=f"{ridge:.4f}",
         corr_no_ridge=f"{noridge:.4f}",
@@ -96,7 +96,7 @@ def _e4_notes(t: ReportTemplate, c: SimpleNamespace) -> str:
             if _frozen_count(r4, "KQ, no ridge")
             else t("plain")
         ),
-        bad=_bad(t, r4, cfg["aligned_corr"]),
+        bad=_bad(t, r4, cfg.aligned_corr),
         first=" / ".join(f"{p} {_first(t, c4, p)}" for p in ("W", "KQ")),
     )
 
@@ -165,11 +165,11 @@ def _hardmax_limit(t: ReportTemplate, c: SimpleNamespace) -> str:
         gaps=", ".join(f"{g:.1e} ({s})" for s, g in zip(big.source, big.gap)),
         bound=(
             t("bound_holds")
-            if excess <= cfg["hardmax_roundoff"]
+            if excess <= cfg.hardmax_roundoff
             else t("bound_exceeded", excess=f"{excess:.1e}")
         ),
         excess=f"{excess:.1e}",
-        roundoff=f"{cfg['hardmax_roundoff']:g}",
+        roundoff=f"{cfg.hardmax_roundoff:g}",
         paths="; ".join(paths),
     )
 

@@ -13,14 +13,15 @@ from metastab.studies.figures import axes_grid, draw, palette
 from metastab.studies.verdict import checks_config
 
 from . import checks as _checks
+from .config import Config
 
 
 def counts_figure(out: Path) -> None:
     """Mean cluster count (with its interval) against β per N, beside k*; and against time at
     the largest N."""
-    cfg = checks_config(out)
-    fraction, multiple = float(cfg["min_fraction"]), float(cfg["claim_multiple"])
-    level = float(cfg["confidence_level"])
+    cfg = Config.from_dict(checks_config(out))
+    fraction, multiple = float(cfg.min_fraction), float(cfg.claim_multiple)
+    level = float(cfg.confidence_level)
     table = _checks.summary(out, fraction, multiple, level)
     fig, axes = axes_grid(1, 2, width=11, height=4.8)
     ax = axes[0, 0]

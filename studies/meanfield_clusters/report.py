@@ -13,15 +13,16 @@ from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config, read_checks
 
 from . import checks as _checks
+from .config import Config
 
 
-def _sensitivity(out: Path, cfg: dict) -> pd.DataFrame:
+def _sensitivity(out: Path, cfg: Config) -> pd.DataFrame:
     """Per minimum cluster size and reading time: the largest distance of a β's interval from
     k*, and whether the claim's rule passes at each tolerance."""
     frame = read_table(out / "counts.csv")[0]
-    level = float(cfg["confidence_level"])
+    level = float(cfg.confidence_level)
     rows = []
-    for f in cfg["min_fractions"]:
+    for f in cfg.min_fractions:
         for m in sorted(frame["multiple"].unique()):
             table = _checks.summary(out, float(f), float(m), level)
             rows.append(
@@ -31,7 +32,7 @@ def _sensitivity(out: Path, cfg: dict) -> pd.DataFrame:
                     "largest distance from k*": float(_checks.misses(table).max()),
                     **{
                         f"passes at {tol:g}": "yes" if _checks.passes(table, tol) else "no"
-                        for tol in map(float, cfg["tolerances"])
+                        for tol in map(float, cfg.tolerances)
                     },
                 }
             )
@@ -61,10 +62,10 @@ def _wording(checks: pd.DataFrame, below: int, above: int) -> str:
 def report(out: Path, template: ReportTemplate) -> str:
     """Markdown report: every number from counts.csv and checks.csv."""
     out = Path(out)
-    cfg = checks_config(out)
+    cfg = Config.from_dict(checks_config(out))
     checks = read_checks(out / "checks.csv").set_index("criterion")
-    fraction, multiple = float(cfg["min_fraction"]), float(cfg["claim_multiple"])
-    table = _checks.summary(out, fraction, multiple, float(cfg["confidence_level"]))
+    fraction, multiple = float(cfg.min_fraction), float(cfg.claim_multiple)
+    table = _checks.summary(out, fraction, multiple, float(cfg.confidence_level))
     n_max = int(table["tokens"].max())
     top = table[table["tokens"] == n_max]
     below = int((top["high"] < top["k_star"]).sum())
@@ -72,20 +73,20 @@ def report(out: Path, template: ReportTemplate) -> str:
     sens = _sensitivity(out, cfg)
     return template(
         "report",
-        dt_growth=f"{cfg['dt_growth']:g}",
-        chains=cfg["chains"],
-        delta=f"{cfg['delta']:g}",
+        dt_growth=f"{cfg.dt_growth:g}",
+        chains=cfg.chains,
+        delta=f"{cfg.delta:g}",
         fraction=f"{fraction:g}",
         n_max=n_max,
         multiple=f"{multiple:g}",
-        level=f"{100 * cfg['confidence_level']:g} %",
+        level=f"{100 * cfg.confidence_level:g} %",
         wording=_wording(checks, below, above),
         below=below,
         above=above,
         betas=len(top),
         distance=fmt(checks.loc["k_star", "measured"], 3),
-        resolution=f"{cfg['resolution']:g}",
-        within_one=f"{cfg['within_one']:g}",
+        resolution=f"{cfg.resolution:g}",
+        within_one=f"{cfg.within_one:g}",
         claim=checks.loc["k_star", "pass"],
         corrected=checks.loc["k_star/within_one", "pass"],
         half_width=fmt(checks.loc["neighbours_resolved", "measured"], 3),
@@ -101,8 +102,8 @@ def report(out: Path, template: ReportTemplate) -> str:
                 "beta": "β",
                 "k_star": "k*",
                 "mean": "mean count",
-                "low": f"{100 * cfg['confidence_level']:g} % low",
-                "high": f"{100 * cfg['confidence_level']:g} % high",
+                "low": f"{100 * cfg.confidence_level:g} % low",
+                "high": f"{100 * cfg.confidence_level:g} % high",
                 "median": "median",
                 "range": "range",
             },

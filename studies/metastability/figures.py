@@ -17,6 +17,9 @@ from metastab.plotting import canvas, stats, theory
 from metastab.results import read_table
 from metastab.studies.render import spread as _spread
 from metastab.studies.runner import read_tables
+from metastab.studies.verdict import checks_config
+
+from .config import Config
 
 LABELS = {"hull": "T2 (leave group hull + B(0, ε))", "ball": "leave B(v_σ(i), ε)"}
 
@@ -317,5 +320,11 @@ def figures(out: Path) -> None:
     setup = meta["setup"]
     survival_against_bound(chains, setup, out / "survival_T2.png")
     survival_rescaled(chains, out / "survival_rescaled.png")
-    arrhenius(chains, per, setup, float(meta["config"]["tail_from_beta"]), out / "arrhenius.png")
+    arrhenius(
+        chains,
+        per,
+        setup,
+        float(Config.from_dict(checks_config(out)).tail_from_beta),
+        out / "arrhenius.png",
+    )
     local_slope_figure(slopes, merge, setup, fits, out / "local_slope.png")

@@ -28,6 +28,7 @@ from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config, read_checks, unpowered
 
 from . import checks as _checks
+from .config import Config
 
 
 def _wider_sentence(t: ReportTemplate, fits: pd.DataFrame, hull: pd.DataFrame) -> str:
@@ -121,9 +122,9 @@ def _chi2_p(fit) -> float:
     return float(sps.chi2.sf(fit["deviance"], fit["df"]))
 
 
-def _fits_law(rules: dict, fit) -> bool:
+def _fits_law(cfg: Config, fit) -> bool:
     """The wording rule `fit_level` of config.toml."""
-    return _chi2_p(fit) >= float(rules["fit_level"])
+    return _chi2_p(fit) >= float(cfg.fit_level)
 
 
 def inputs(out: Path) -> SimpleNamespace:
@@ -141,8 +142,9 @@ def inputs(out: Path) -> SimpleNamespace:
         "exponent_start.csv",
     )
     checks = read_checks(out / "checks.csv")
-    rules = checks_config(out)  # the thresholds and wording rules of the checks
-    s, cfg, stop = meta["setup"], meta["config"], meta["stop"]
+    # the run's configuration with the thresholds and wording rules of the checks
+    cfg = Config.from_dict(checks_config(out))
+    s, stop = meta["setup"], meta["stop"]
     fast_stop = meta.get("accelerated_stop", {})
     hyp = s["hypotheses"]
     b_thm = s["theorem_exponent"]
@@ -176,9 +178,9 @@ def _header(t: ReportTemplate, c: SimpleNamespace) -> str:
         c0=_fmt(s["c0"], 4),
         diameter=_fmt(s["diameter"], 4),
         n=s["n"],
-        per_vertex=cfg["per_vertex"],
-        offset=f"{cfg['offset']:g}",
-        config_seed=cfg["config_seed"],
+        per_vertex=cfg.per_vertex,
+        offset=f"{cfg.offset:g}",
+        config_seed=cfg.config_seed,
         gamma=f"{s['gamma']:g}",
         eps=_fmt(s["eps"], 4),
         eps_over_gamma=_fmt(s["eps_over_gamma"], 4),
@@ -194,13 +196,13 @@ def _header(t: ReportTemplate, c: SimpleNamespace) -> str:
             "ball_inside" if exceptions == 0 else "ball_outside",
             count=meta["ball_after_hull_chains"],
         ),
-        accelerated_chains=cfg["accelerated_chains"],
-        beta_first=f"{cfg['accelerated_beta_start']:g}",
-        beta_second=f"{cfg['accelerated_beta_start'] + cfg['accelerated_beta_step']:g}",
-        beta_last=f"{cfg['accelerated_beta_stop']:g}",
-        accelerated_seed=cfg["accelerated_seed"],
-        beta_start=f"{cfg['beta_start']:g}",
-        seed=cfg["seed"],
+        accelerated_chains=cfg.accelerated_chains,
+        beta_first=f"{cfg.accelerated_beta_start:g}",
+        beta_second=f"{cfg.accelerated_beta_start + cfg.accelerated_beta_step:g}",
+        beta_last=f"{cfg.accelerated_beta_stop:g}",
+        accelerated_seed=cfg.accelerated_seed,
+        beta_start=f"{cfg.beta_start:g}",
+        seed=cfg.seed,
     )
 
 
@@ -309,7 +311,7 @@ def _fit_values(fit) -> dict:
 
 def _exponent_text(t: ReportTemplate, c: SimpleNamespace) -> str:
     """The measured exponent beside the theorem's, range by range."""
-    rules, b_thm, main, tail = c.rules, c.b_thm, c.main, c.tail
+    cfg, b_thm, main, tail = c.cfg, c.b_thm, c.main, c.tail
     direct_fit, rows_c = c.direct_fit, c.rows_c
     direct = extended = tail_text = declared = ball = ""
     if direct_fit is not None:
@@ -330,7 +332,7 @@ def _exponent_text(t: ReportTemplate, c: SimpleNamespace) -> str:
             b=f"{main['b']:.3f}",
             b_low=f"{main['b_low']:.3f}",
             b_high=f"{main['b_high']:.3f}",
-            fits="fits" if _fits_law(rules, main) else "does not fit",
+            fits="fits" if _fits_law(cfg, main) else "does not fit",
             bk=f"{main['b_with_prefactor']:.3f}",
             bk_low=f"{main['b_with_prefactor_low']:.3f}",
             bk_high=f"{main['b_with_prefactor_high']:.3f}",
@@ -346,7 +348,7 @@ def _exponent_text(t: ReportTemplate, c: SimpleNamespace) -> str:
             b_high=f"{tail['b_high']:.4f}",
             boot_low=f"{tail['b_boot_low']:.4f}",
             boot_high=f"{tail['b_boot_high']:.4f}",
-            fits="fits there" if _fits_law(rules, tail) else "does not fit there either",
+            fits="fits there" if _fits_law(cfg, tail) else "does not fit there either",
         )
     if "exponent" in rows_c.index:
         row = rows_c.loc["exponent"]
@@ -400,7 +402,7 @@ def _exponent_start(t: ReportTemplate, c: SimpleNamespace) -> str | None:
         "exponent_start",
         engine=starts["engine"].iloc[0],
         beta_max=f"{starts['beta_max'].max():g}",
-        tail_from_beta=f"{cfg['tail_from_beta']:g}",
+        tail_from_beta=f"{cfg.tail_from_beta:g}",
         resamples=int(starts["n_bootstrap"].iloc[0]),
         table=_table(
             st,
@@ -454,7 +456,7 @@ def _local_slopes(t: ReportTemplate, c: SimpleNamespace) -> str:
         c0=f"{s['c0']:.4g}",
         gap_first=f"{gaps.iloc[0]:.3f}",
         gap_last=f"{gaps.iloc[-1]:.4f}",
-        merge_steps=cfg["merge_steps"],
+        merge_steps=cfg.merge_steps,
         table=_table(
             shown,
             {
@@ -537,14 +539,14 @@ def _merge_tol(t: ReportTemplate, c: SimpleNamespace) -> str | None:
     if tol.empty:
         return None
     t0 = tol.sort_values("merge_tol")
-    ref = float(t0.loc[np.isclose(t0["merge_tol"], cfg["merge_tol"]), "mean"].iloc[0])
+    ref = float(t0.loc[np.isclose(t0["merge_tol"], cfg.merge_tol), "mean"].iloc[0])
     inside_tol = bool(((t0["mean_low"] <= ref) & (ref <= t0["mean_high"])).all())
     beta_top = float(per["beta"].max())
     return t(
         "merge_tol",
-        log_prob_change=f"{4 * beta_top * math.sqrt(s['d']) * cfg['merge_tol']:.1g}",
+        log_prob_change=f"{4 * beta_top * math.sqrt(s['d']) * cfg.merge_tol:.1g}",
         beta_top=f"{beta_top:g}",
-        merge_tol=f"{cfg['merge_tol']:g}",
+        merge_tol=f"{cfg.merge_tol:g}",
         beta=f"{t0['beta'].iloc[0]:g}",
         table=_table(
             t0.assign(ci=[_ci(a, b) for a, b in zip(t0["mean_low"], t0["mean_high"])]),
@@ -628,14 +630,14 @@ def _bound(t: ReportTemplate, c: SimpleNamespace) -> str:
 
 def _memoryless(t: ReportTemplate, c: SimpleNamespace) -> str:
     """Memorylessness of T2: the exponentiality test and the CV."""
-    rules, cfg, direct, fast = c.rules, c.cfg, c.direct, c.fast
+    cfg, direct, fast = c.cfg, c.direct, c.fast
     both = c.hull_all  # T2 rows of both engines
-    level = float(rules["memoryless_level"])
+    level = float(cfg.memoryless_level)
     rejected = int((both["memoryless_p"] <= level).sum())
     top = fast if not fast.empty else direct
     early, late = top[top["beta"] <= 12], top[top["beta"] >= top["beta"].max() - 10]
     cv_early, cv_late = float(early["cv"].median()), float(late["cv"].median())
-    n_res = int(cfg["n_resamples"])
+    n_res = int(cfg.n_resamples)
     return t(
         "memoryless",
         resamples=n_res,
@@ -665,7 +667,7 @@ def _direct(t: ReportTemplate, c: SimpleNamespace) -> str | None:
     direct_fit, walls = c.direct_fit, c.walls
     if direct.empty:
         return None
-    n_res = int(cfg["n_resamples"])
+    n_res = int(cfg.n_resamples)
     d = direct.assign(
         ball_mean=direct["beta"].map(direct_ball["mean"]),
         ball_events=direct["beta"].map(direct_ball["events"]),
@@ -688,9 +690,9 @@ def _direct(t: ReportTemplate, c: SimpleNamespace) -> str | None:
         t(
             "budget",
             mean=_fmt(stop["predicted_mean"], 3),
-            chains=cfg["min_chains"],
+            chains=cfg.min_chains,
             chain_steps=_fmt(stop["predicted_chain_steps"], 3),
-            allowed=_fmt(float(cfg["max_chain_steps"]), 3),
+            allowed=_fmt(float(cfg.max_chain_steps), 3),
             seconds=_fmt(stop["predicted_chain_steps"] / rate, 3),
         )
         if stop["reason"] == "compute budget"

@@ -11,19 +11,20 @@ from metastab.studies.figures import axes_grid, draw, palette
 from metastab.studies.verdict import checks_config
 
 from . import checks as checks_module
+from .config import Config
 
 
 def load(out: Path):
-    diagram, meta = read_table(out / "diagram.parquet")
+    diagram, _ = read_table(out / "diagram.parquet")
     boundary = read_table(out / "boundary.csv")[0]
     circle = read_table(out / "circle.csv")[0]
-    return diagram, boundary, circle, meta
+    return diagram, boundary, circle, Config.from_dict(checks_config(out))
 
 
 def diagram_figure(out: Path) -> None:
     """The probability that pair (1, 2) is clustered over (t, β), one panel per d, with Γ of
     (6.9) (white) and the post-LN layer's curve (dashed)."""
-    diagram, boundary, _, meta = load(out)
+    diagram, boundary, _, cfg = load(out)
     ds = sorted(diagram["d"].unique())
     cols = min(3, len(ds))
     rows = (len(ds) + cols - 1) // cols
@@ -61,7 +62,7 @@ def diagram_figure(out: Path) -> None:
         fig.colorbar(
             mesh,
             ax=axes.ravel().tolist(),
-            label=f"P(<x_1, x_2> ≥ 1 − {meta['config']['delta']:g}) (mean pair fraction)",
+            label=f"P(<x_1, x_2> ≥ 1 − {cfg.delta:g}) (mean pair fraction)",
         )
     fig.savefig(out / "diagram.png", dpi=110)
 
@@ -70,9 +71,8 @@ def mismatch_figure(out: Path) -> None:
     """(a) The fraction of (t, β) cells on the wrong side of Γ (and of the layer's curve) against
     d, at the level and the moved levels; (b) at the largest d, the transition time over t*(β)
     with its interval, and the tolerance."""
-    diagram, boundary, _, meta = load(out)
-    cfg = checks_config(out)
-    levels = [float(cfg["level"]), *map(float, cfg["levels_moved"])]
+    diagram, boundary, _, cfg = load(out)
+    levels = [float(cfg.level), *map(float, cfg.levels_moved)]
     fig, axes = axes_grid(1, 2, width=12, height=4.6)
     ax = axes[0, 0]
     for colour, level in zip(palette(len(levels)), levels):
@@ -89,13 +89,13 @@ def mismatch_figure(out: Path) -> None:
     ax = axes[0, 1]
     d_max = int(diagram["d"].max())
     times = checks_module.transitions(
-        diagram[diagram["d"] == d_max], float(cfg["level"]), float(cfg["checks"]["transition_z"])
+        diagram[diagram["d"] == d_max], float(cfg.level), float(cfg.checks.transition_z)
     )
     curve = boundary.set_index("beta")
     for colour, (column, name) in zip(
         palette(2), (("t_star", "Γ of (6.9)"), ("t_star_layer", "post-LN t*_dt"))
     ):
-        m = checks_module.time_misses(times, curve[column].where(curve[column] <= cfg["t_max"]))
+        m = checks_module.time_misses(times, curve[column].where(curve[column] <= cfg.t_max))
         ax.errorbar(
             m["beta"],
             m["ratio"],
@@ -105,7 +105,7 @@ def mismatch_figure(out: Path) -> None:
             capsize=3,
             label=f"against {name}",
         )
-    tol = float(cfg["checks"]["time_tolerance"])
+    tol = float(cfg.checks.time_tolerance)
     ax.axhspan(1 - tol, 1 + tol, color="0.9", label="tolerance")
     ax.axhline(1, color="k", lw=0.8)
     ax.set_xlabel("β")
@@ -116,8 +116,8 @@ def mismatch_figure(out: Path) -> None:
 
 def circle_figure(out: Path) -> None:
     """d = 2: the distribution of the cluster count at the published times, per β."""
-    _, _, circle, meta = load(out)
-    delta = float(meta["config"]["delta"])
+    _, _, circle, cfg = load(out)
+    delta = float(cfg.delta)
     main = circle[np.isclose(circle["delta"], delta)]
     betas = sorted(main["beta"].unique())
     fig, axes = axes_grid(1, len(betas), width=5 * len(betas), height=4.2)
@@ -136,7 +136,7 @@ def circle_figure(out: Path) -> None:
             )
         ax.axvline(int(g["published"].iloc[0]), color="k", ls=":", label="published")
         ax.set_xticks(sorted(g["clusters"].unique()))
-        ax.set_title(f"β = {beta:g}, n = {meta['config']['n']}, d = 2", fontsize="medium")
+        ax.set_title(f"β = {beta:g}, n = {cfg.n}, d = 2", fontsize="medium")
         ax.set_xlabel(f"number of clusters (δ = {delta:g})")
         ax.set_ylabel(f"fraction of {int(g['total'].iloc[0])} starts")
         ax.legend(fontsize="small", frameon=False)

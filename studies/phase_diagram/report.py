@@ -13,6 +13,7 @@ from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config, read_checks
 
 from . import checks as checks_module
+from .config import Config
 from .figures import load
 
 
@@ -25,11 +26,11 @@ def report(out: Path, template: ReportTemplate) -> str:
     t = template
     out = Path(out)
     diagram, boundary, circle, meta = load(out)
-    cfg = checks_config(out)
+    cfg = Config.from_dict(checks_config(out))
     checks = read_checks(out / "checks.csv").set_index("criterion")
     row = checks.loc
-    level = float(cfg["level"])
-    times = checks_module.transitions(diagram, level, float(cfg["checks"]["transition_z"]))
+    level = float(cfg.level)
+    times = checks_module.transitions(diagram, level, float(cfg.checks.transition_z))
     wide = times.pivot(index="beta", columns="d", values="time")
     wide.columns = [f"d = {d}" for d in wide.columns]
     wide = wide.reset_index().merge(boundary[["beta", "t_star", "t_star_layer"]], on="beta")
@@ -38,9 +39,9 @@ def report(out: Path, template: ReportTemplate) -> str:
     layer = checks_module.mismatch(diagram, boundary, level, "t_star_layer")
     findings = [
         t("level_moved", level=f"{moved:g}", rule=row[f"level_{moved:g}", "rule"])
-        for moved in cfg["levels_moved"]
+        for moved in cfg.levels_moved
     ]
-    for beta, g in m[np.isclose(m["delta"], float(cfg["delta"]))].groupby("beta"):
+    for beta, g in m[np.isclose(m["delta"], float(cfg.delta))].groupby("beta"):
         key = f"circle_beta_{beta:g}"
         findings.append(
             t(
@@ -59,15 +60,15 @@ def report(out: Path, template: ReportTemplate) -> str:
         findings.append(t("delta_moved", rule=row["circle_delta_moved", "rule"]))
     return t(
         "report",
-        dt=f"{cfg['dt']:g}",
-        t_max=f"{cfg['t_max']:g}",
-        n=cfg["n"],
-        realisations=cfg["realisations"],
-        ds=cfg["ds"],
-        betas=cfg["betas"],
-        delta=f"{cfg['delta']:g}",
+        dt=f"{cfg.dt:g}",
+        t_max=f"{cfg.t_max:g}",
+        n=cfg.n,
+        realisations=cfg.realisations,
+        ds=cfg.ds,
+        betas=cfg.betas,
+        delta=f"{cfg.delta:g}",
         level=f"{level:g}",
-        levels_moved=cfg["levels_moved"],
+        levels_moved=cfg.levels_moved,
         gamma_by_d=_by_d(gamma),
         gamma_min=fmt(gamma.min(), 3),
         gamma_argmin=gamma.idxmin(),
@@ -76,7 +77,7 @@ def report(out: Path, template: ReportTemplate) -> str:
         ),
         improves=row["gamma_improves_with_d", "pass"],
         d_max=int(diagram["d"].max()),
-        z=f"{cfg['checks']['transition_z']:g}",
+        z=f"{cfg.checks.transition_z:g}",
         ratios=row["gamma_transition_times", "rule"].split("ratios: ")[-1],
         miss=fmt(row["gamma_transition_times", "measured"], 3),
         tolerance=fmt(row["gamma_transition_times", "threshold"]),
@@ -92,7 +93,7 @@ def report(out: Path, template: ReportTemplate) -> str:
         moved=row["gamma_transition_times_moved", "rule"],
         layer_by_d=_by_d(layer),
         layer_note=(
-            t("post_ln", dt=f"{cfg['dt']:g}") if layer.iloc[-1] < gamma.iloc[-1] / 2 else t("plain")
+            t("post_ln", dt=f"{cfg.dt:g}") if layer.iloc[-1] < gamma.iloc[-1] / 2 else t("plain")
         ),
         findings="\n".join(findings),
         transitions=md_table(

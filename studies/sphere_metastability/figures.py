@@ -17,6 +17,8 @@ from metastab.studies.figures import axes_row, draw, palette
 from metastab.studies.runner import read_tables
 from metastab.studies.verdict import checks_config, read_checks
 
+from .config import Config
+
 LOG10 = math.log(10)
 MIN_MEAN = 20.0  # law.png (a) shows the β with E[T_jump] >= this, where T/E[T] is near Exp(1)
 LABELS = {"jump": "T_jump (first moving pick)", "cap": "T_cap (leave the ε-cap)"}
@@ -28,7 +30,7 @@ def inputs(out: Path) -> SimpleNamespace:
         out, "law.csv", "exponent.csv", "crosscheck.csv", "rd.csv", "merge_tol.csv"
     )
     checks = read_checks(out / "checks.csv") if (out / "checks.csv").exists() else None
-    config = checks_config(out) if checks is not None else meta["config"]
+    config = Config.from_dict(checks_config(out) if checks is not None else meta["config"])
     return SimpleNamespace(
         out=out,
         per=per,
@@ -73,7 +75,7 @@ def _arrhenius(out: Path) -> None:
     rd = c.rd[(c.rd["kind"] == "mean") & (c.rd["event"] == "hull")].sort_values("beta")
     if not rd.empty:
         ax.plot(rd["beta"], np.log10(rd["mean"]), "s", ms=3, color=colors[2], label="R^d T2")
-    ax.axhline(math.log10(float(c.config["target_mean"])), ls=":", color="grey", lw=1)
+    ax.axhline(math.log10(float(c.config.target_mean)), ls=":", color="grey", lw=1)
     ax.set_xlabel("β")
     ax.set_ylabel("log10 E[T] (steps)")
     ax.set_title("(a) mean escape time")
@@ -141,8 +143,8 @@ def _law(out: Path) -> None:
         pv.plot(rows["beta"], rows["ks_p"], "o", color=colors[k], label=f"law, {engine}")
         pv.plot(rows["beta"], rows["control_p"], "x", color=colors[k], label=f"control, {engine}")
     pv.set_yscale("log")
-    pv.axhline(float(c.config["ks_level"]), ls=":", color="grey")
-    pv.axhline(float(c.config["control_level"]), ls="--", color="grey")
+    pv.axhline(float(c.config.ks_level), ls=":", color="grey")
+    pv.axhline(float(c.config.control_level), ls="--", color="grey")
     pv.set_xlabel("β")
     pv.set_ylabel("KS p of the randomised PIT")
     pv.set_title("(b) the exact law and the negative control")

@@ -33,12 +33,12 @@ def _row(c, criterion: str):
 
 def _declared(c, event: str):
     f = c.fits
-    at = f[(f["event"] == event) & np.isclose(f["beta_start"], c.config["fit_from_beta"])]
+    at = f[(f["event"] == event) & np.isclose(f["beta_start"], c.config.fit_from_beta)]
     return None if at.empty else at.iloc[0]
 
 
 def _header(t: ReportTemplate, c) -> str:
-    s, cfg = c.s, c.meta["config"]
+    s, cfg = c.s, c.config
     return t(
         "header",
         kappa=s["kappa"],
@@ -52,18 +52,18 @@ def _header(t: ReportTemplate, c) -> str:
         eps_jump=_fmt(s["eps_jump"], 4),
         chord=_fmt(s["jump_chord_min"], 4),
         eps_cap=_fmt(s["eps_cap"], 4),
-        seed=cfg["seed"],
-        jump_betas=", ".join(f"{b:g}" for b in cfg["direct_jump_betas"]),
-        jump_chains=cfg["direct_jump_chains"],
-        cap_betas=", ".join(f"{b:g}" for b in cfg["direct_cap_betas"]),
-        cap_chains=cfg["direct_cap_chains"],
-        accelerated_seed=cfg["accelerated_seed"],
-        merge_tol=f"{cfg['merge_tol']:g}",
-        beta_first=f"{cfg['accelerated_beta_start']:g}",
-        beta_second=f"{cfg['accelerated_beta_start'] + cfg['accelerated_beta_step']:g}",
-        beta_last=f"{cfg['accelerated_beta_stop']:g}",
-        accelerated_jump_chains=cfg["accelerated_jump_chains"],
-        accelerated_cap_chains=cfg["accelerated_cap_chains"],
+        seed=cfg.seed,
+        jump_betas=", ".join(f"{b:g}" for b in cfg.direct_jump_betas),
+        jump_chains=cfg.direct_jump_chains,
+        cap_betas=", ".join(f"{b:g}" for b in cfg.direct_cap_betas),
+        cap_chains=cfg.direct_cap_chains,
+        accelerated_seed=cfg.accelerated_seed,
+        merge_tol=f"{cfg.merge_tol:g}",
+        beta_first=f"{cfg.accelerated_beta_start:g}",
+        beta_second=f"{cfg.accelerated_beta_start + cfg.accelerated_beta_step:g}",
+        beta_last=f"{cfg.accelerated_beta_stop:g}",
+        accelerated_jump_chains=cfg.accelerated_jump_chains,
+        accelerated_cap_chains=cfg.accelerated_cap_chains,
     )
 
 
@@ -164,12 +164,12 @@ def _law_text(t: ReportTemplate, c) -> str:
                 control_max=fmt_p(float(part["control_p"].max())),
             )
         )
-    beyond = law[(law["engine"] == "accelerated") & (law["exact_mean"] >= c.config["target_mean"])]
+    beyond = law[(law["engine"] == "accelerated") & (law["exact_mean"] >= c.config.target_mean)]
     if not beyond.empty:
         bullets.append(
             t(
                 "law_beyond",
-                target=_fmt(float(c.config["target_mean"]), 2),
+                target=_fmt(float(c.config.target_mean), 2),
                 beta_min=f"{beyond['beta'].min():g}",
                 betas=len(beyond),
                 p_min=fmt_p(float(beyond["ks_p"].min())),
@@ -233,7 +233,7 @@ def _cap_findings(t: ReportTemplate, c, cap) -> list[str]:
                 "cap_over_jump",
                 trend=t("falls" if falls else "goes"),
                 first=_fmt(ratio["threshold"], 3),
-                fit_from=f"{c.config['fit_from_beta']:g}",
+                fit_from=f"{c.config.fit_from_beta:g}",
                 last=_fmt(ratio["measured"], 3),
                 falls=t("below_delta") if falls else "",
                 rises=t("b_rises" if bool((np.diff(b) > 0).all()) else "b_unsteady"),
@@ -269,7 +269,7 @@ def _exponents(t: ReportTemplate, c) -> str:
         findings += _cap_findings(t, c, cap)
     return t(
         "exponents",
-        fit_from=f"{c.config['fit_from_beta']:g}",
+        fit_from=f"{c.config.fit_from_beta:g}",
         resamples=int(fits["n_bootstrap"].max()) if not fits.empty else 0,
         delta=_fmt(c.s["delta"], 5),
         a=_fmt(-c.s["log_prefactor"], 5),

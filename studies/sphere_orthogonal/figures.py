@@ -10,27 +10,29 @@ from matplotlib.ticker import NullFormatter
 from metastab import theory
 from metastab.results import read_table
 from metastab.studies.figures import axes_grid, draw, palette
+from metastab.studies.verdict import checks_config
 
 from . import checks as checks_module
+from .config import Config
 
 
 def load(out: Path):
-    curves, meta = read_table(out / "cosines.parquet")
+    curves, _ = read_table(out / "cosines.parquet")
     crossing = read_table(out / "crossing.csv")[0]
     random = read_table(out / "random.parquet")[0]
-    return curves, crossing, random, meta
+    return curves, crossing, random, Config.from_dict(checks_config(out))
 
 
 def cosine_figure(out: Path) -> None:
     """γ against t/t*(β) per n: (6.9) lines, rk4 (finest) and post-LN (dt = 0.1) markers; below,
     |mean cosine − γ_β| of the finest rk4 run."""
-    curves, crossing, _, meta = load(out)
+    curves, crossing, _, cfg = load(out)
     sa = curves[curves["attention"] == "softmax"]
     ns = sorted(sa["n"].unique())
     fig, axes = axes_grid(2, len(ns), width=5.2 * len(ns), height=7.5)
     betas = sorted(sa["beta"].unique())
     colours = dict(zip(betas, palette(len(betas))))
-    delta = float(meta["config"]["delta"])
+    delta = float(cfg.delta)
     for col, n in enumerate(ns):
         top, bottom = axes[0, col], axes[1, col]
         for beta in betas:
@@ -99,8 +101,8 @@ def convergence_figure(out: Path) -> None:
 
 def t_star_figure(out: Path) -> None:
     """t*(β) of (6.9) (lines, per n) with the simulated crossings (rk4 finest, post-LN 0.1)."""
-    _, crossing, _, meta = load(out)
-    delta = float(meta["config"]["delta"])
+    _, crossing, _, cfg = load(out)
+    delta = float(cfg.delta)
     fig, axes = axes_grid(1, 1, width=6.5, height=4.8)
     ax = axes[0, 0]
     sa = crossing[crossing["attention"] == "softmax"]
@@ -133,9 +135,9 @@ def t_star_figure(out: Path) -> None:
 def random_figure(out: Path) -> None:
     """Thm 6.9: median D(t) against t per d (one panel per β), the bound dashed; right: median
     D(t_ref) against d with √(log d / d)."""
-    _, _, random, meta = load(out)
+    _, _, random, cfg = load(out)
     betas = sorted(random["beta"].unique())
-    t_ref = float(meta["config"]["random"]["t_ref"])
+    t_ref = float(cfg.random.t_ref)
     fig, axes = axes_grid(1, len(betas) + 1, width=5 * (len(betas) + 1), height=4.8)
     ds = sorted(random["d"].unique())
     colours = dict(zip(ds, palette(len(ds))))

@@ -13,6 +13,7 @@ from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config, read_checks
 
 from . import checks as checks_module
+from .config import Config
 from .figures import load
 
 
@@ -48,10 +49,10 @@ def report(out: Path, template: ReportTemplate) -> str:
     t = template
     out = Path(out)
     curves, crossing, random, meta = load(out)
-    cfg = checks_config(out)
+    cfg = Config.from_dict(checks_config(out))
     checks = read_checks(out / "checks.csv").set_index("criterion")
     row = checks.loc
-    ocfg, rcfg = cfg["orthogonal"], cfg["random"]
+    ocfg, rcfg = cfg.orthogonal, cfg.random
     orders = ""
     if "rk4_order" in checks.index:
         orders = (
@@ -73,18 +74,18 @@ def report(out: Path, template: ReportTemplate) -> str:
         )
     return t(
         "report",
-        delta=f"{cfg['delta']:g}",
-        ns=ocfg["ns"],
-        betas=ocfg["betas"],
-        rk4_dts=ocfg["rk4_dts"],
-        post_ln_dts=ocfg["post_ln_dts"],
-        usa_dts=ocfg["usa_dts"],
-        usa_betas=ocfg["usa_betas"],
-        random_n=rcfg["n"],
-        random_ds=rcfg["ds"],
-        realisations=rcfg["realisations"],
-        random_betas=rcfg["betas"],
-        random_dt=f"{rcfg['dt']:g}",
+        delta=f"{cfg.delta:g}",
+        ns=ocfg.ns,
+        betas=ocfg.betas,
+        rk4_dts=ocfg.rk4_dts,
+        post_ln_dts=ocfg.post_ln_dts,
+        usa_dts=ocfg.usa_dts,
+        usa_betas=ocfg.usa_betas,
+        random_n=rcfg.n,
+        random_ds=rcfg.ds,
+        realisations=rcfg.realisations,
+        random_betas=rcfg.betas,
+        random_dt=f"{rcfg.dt:g}",
         spread=fmt(row["thm68_equal_cosines", "measured"]),
         equal_pass=row["thm68_equal_cosines", "pass"],
         cosine_sa=fmt(row["thm68_cosine_sa", "measured"]),
@@ -104,7 +105,7 @@ def report(out: Path, template: ReportTemplate) -> str:
         slopes=row["thm69_d_rate", "rule"].split("slopes of ")[-1],
         d_rate=fmt(row["thm69_d_rate", "measured"]),
         crossing=_crossing_table(crossing),
-        random=_random_table(random, float(rcfg["t_ref"])),
+        random=_random_table(random, float(rcfg.t_ref)),
     )
 
 

@@ -12,17 +12,18 @@ from metastab.studies.figures import axes_grid, draw, palette
 from metastab.studies.verdict import checks_config
 
 from . import checks as _checks
+from .config import Config
 
 
 def level(out: Path) -> float:
-    return float(checks_config(out)["checks"]["confidence_level"])
+    return float(Config.from_dict(checks_config(out)).checks.confidence_level)
 
 
 def merge_figure(out: Path) -> None:
     """Prepared starts: merge time against β per angle beside the quadrature; the fitted rate."""
     prep = read_table(out / "prepared.csv")[0]
     fits = _checks.prepared_fits(out, level(out))
-    tol = float(checks_config(out)["checks"]["rate_tolerance"])
+    tol = float(Config.from_dict(checks_config(out)).checks.rate_tolerance)
     fig, axes = axes_grid(1, 2, width=11, height=4.8)
     ax = axes[0, 0]
     colors = palette(len(fits))

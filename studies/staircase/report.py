@@ -15,6 +15,7 @@ from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config, read_checks
 
 from . import checks as _checks
+from .config import Config
 from .figures import level
 
 
@@ -22,10 +23,10 @@ def _row(checks: pd.DataFrame, name: str) -> pd.Series:
     return checks.set_index("criterion").loc[name]
 
 
-def _tolerances(cfg: dict, fits: pd.DataFrame, ratio: pd.Series, b_random: float) -> pd.DataFrame:
+def _tolerances(cfg: Config, fits: pd.DataFrame, ratio: pd.Series, b_random: float) -> pd.DataFrame:
     """The prepared-start claim, the random-start claim and the control at each tolerance."""
-    tols = [float(t) for t in cfg["checks"]["rate_tolerances"]]
-    wrong = fits["ratio"] / cfg["checks"]["wrong_rate_factor"] - 1
+    tols = [float(t) for t in cfg.checks.rate_tolerances]
+    wrong = fits["ratio"] / cfg.checks.wrong_rate_factor - 1
     return pd.DataFrame(
         {
             "tolerance": tols,
@@ -42,8 +43,8 @@ def report(out: Path, template: ReportTemplate) -> str:
     t = template
     out = Path(out)
     checks = read_checks(out / "checks.csv")
-    cfg = checks_config(out)
-    tol = float(cfg["checks"]["rate_tolerance"])
+    cfg = Config.from_dict(checks_config(out))
+    tol = float(cfg.checks.rate_tolerance)
     fits = _checks.prepared_fits(out, level(out))
     prep = read_table(out / "prepared.csv")[0]
     post_ln = prep[prep["part"] == "post-ln"]
@@ -77,16 +78,16 @@ def report(out: Path, template: ReportTemplate) -> str:
     table = _tolerances(cfg, fits, ratio, float(rnd["measured"]))
     return t(
         "report",
-        dt=f"{cfg['dt']:g}",
-        delta=f"{cfg['delta']:g}",
-        per_cap=cfg["prepared"]["per_cap"],
+        dt=f"{cfg.dt:g}",
+        delta=f"{cfg.delta:g}",
+        per_cap=cfg.prepared.per_cap,
         censored=int(post_ln["censored"].sum()),
         runs=len(post_ln),
         exponents=", ".join(
             f"{r:.3f} at Δθ = {math.degrees(a):.0f}°" for r, a in zip(ratio, fits["angle"])
         ),
         tolerance=f"{tol:g}",
-        cap_radius=f"{cfg['prepared']['cap_radius']:g}",
+        cap_radius=f"{cfg.prepared.cap_radius:g}",
         without=", ".join(f"{v:.3f}" for v in plain),
         quadrature=", ".join(f"{v:.3f}" for v in fits["ratio_quadrature"]),
         nominal=", ".join(f"{v:.3f}" for v in fits["ratio_nominal"]),
@@ -105,9 +106,9 @@ def report(out: Path, template: ReportTemplate) -> str:
         rk4_tolerance=fmt(rk["threshold"]),
         post_factor=fmt(math.exp(post["measured"])),
         one_plus_dt=fmt(math.exp(post["threshold"])),
-        random_n=cfg["random"]["n"],
-        random_chains=cfg["random"]["chains"],
-        random_betas=", ".join(f"{b:g}" for b in cfg["random"]["betas"]),
+        random_n=cfg.random.n,
+        random_chains=cfg.random.chains,
+        random_betas=", ".join(f"{b:g}" for b in cfg.random.betas),
         merges=int((~sample["censored"]).sum()),
         plateaus_censored=int(sample["censored"].sum()),
         random_exponent=(
@@ -125,6 +126,6 @@ def report(out: Path, template: ReportTemplate) -> str:
         containment_low=fmt(cont["low"]),
         containment_high=fmt(cont["high"]),
         random_tolerance=fmt(rnd["threshold"]),
-        wrong_factor=f"{cfg['checks']['wrong_rate_factor']:g}",
+        wrong_factor=f"{cfg.checks.wrong_rate_factor:g}",
         table=md_table(table, {c: c for c in table.columns}),
     )
