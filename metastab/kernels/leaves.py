@@ -176,14 +176,24 @@ def rare_pick(fma, mul, next_uniform, bernoulli):
     return pick_rare
 
 
-# Wolfe's min-norm-point algorithm (cpu.events.hull_dist2): the relative optimality tolerance,
-# also the weight below which a point leaves the corral
+# Wolfe's min-norm-point algorithm (hull_distance): the relative optimality tolerance, also the
+# weight below which a point leaves the corral
 HULL_EPS = 1e-12
+# and a cap on its major cycles that is never reached in exact arithmetic (the method is finite)
+HULL_MAX_ITER = 1000
+
+
+def hull_scratch(n, d):
+    """(float64, int64) scratch sizes of :func:`hull_distance`'s ``hull_dist2`` for groups of up
+    to n points in R^d: q (n d) and w, which holds the corral's weights (d + 2), the affine
+    minimiser's a (d + 2), the elimination's M ((d + 3)^2) and rhs (d + 3) and the min-norm point
+    x (d); the corral S."""
+    return n * d + 2 * (d + 2) + (d + 3) * (d + 3) + (d + 3) + d, d + 2
 
 
 def corral_step(mul):
     """``shrink(S, w, a, ao, size)``: a minor cycle's move of Wolfe's (1976) min-norm-point
-    algorithm (cpu.events.hull_dist2), the corral's weights in w[:size], the affine minimiser's
+    algorithm (:func:`hull_distance`), the corral's weights in w[:size], the affine minimiser's
     in a[ao:ao + size] (apart from w[:size])."""
 
     def shrink(S, w, a, ao, size):
@@ -221,3 +231,140 @@ def corral_step(mul):
         return kept, kept == 1
 
     return shrink
+
+
+def affine_minimiser(mul):
+    """``affine_min(q, d, S, k, w)``: the affine weights of the min-norm point of
+    aff{q_S0, ..., q_Sk-1} (points q_j = q[j d : (j + 1) d]) into w[a + i], i < k, with w laid
+    out as :func:`hull_scratch` says (a = d + 2).
+
+    Solves [G 1; 1' 0] [a; mu] = [0; 1], G_ij = <q_Si, q_Sj>, by Gaussian elimination with
+    partial pivoting (k <= d + 1: the system is tiny)."""
+
+    def affine_min(q, d, S, k, w):
+        a = d + 2
+        M = 2 * (d + 2)
+        rhs = M + (d + 3) * (d + 3)
+        L = d + 3  # row stride of M
+        K = k + 1
+        for i in range(k):
+            for j in range(k):
+                acc = 0.0
+                for m in range(d):
+                    acc += mul(q[S[i] * d + m], q[S[j] * d + m])
+                w[M + i * L + j] = acc
+            w[M + i * L + k] = 1.0
+            w[M + k * L + i] = 1.0
+            w[rhs + i] = 0.0
+        w[M + k * L + k] = 0.0
+        w[rhs + k] = 1.0
+        for c in range(K):
+            piv = c
+            for r in range(c + 1, K):
+                if abs(w[M + r * L + c]) > abs(w[M + piv * L + c]):
+                    piv = r
+            if piv != c:
+                for j in range(K):
+                    tmp = w[M + c * L + j]
+                    w[M + c * L + j] = w[M + piv * L + j]
+                    w[M + piv * L + j] = tmp
+                tmp = w[rhs + c]
+                w[rhs + c] = w[rhs + piv]
+                w[rhs + piv] = tmp
+            for r in range(c + 1, K):
+                f = w[M + r * L + c] / w[M + c * L + c]
+                for j in range(c, K):
+                    w[M + r * L + j] -= mul(f, w[M + c * L + j])
+                w[rhs + r] -= mul(f, w[rhs + c])
+        for c in range(K - 1, -1, -1):
+            acc = w[rhs + c]
+            for j in range(c + 1, K):
+                acc -= mul(w[M + c * L + j], w[rhs + j])
+            w[rhs + c] = acc / w[M + c * L + c]
+        for i in range(k):
+            w[a + i] = w[rhs + i]
+
+    return affine_min
+
+
+def hull_distance(mul, coord, affine_min, shrink):
+    """``hull_dist2(p, po, pts, co, members, m0, m1, stop, d, q, S, w)``: dist(p, conv{pts_j :
+    j in members[m0:m1]})^2 for the point p[po : po + d], or, as soon as it is known to be
+    <= ``stop``, some value <= ``stop`` (pass stop < 0 for the distance itself). Point j's
+    coordinate k is ``coord(pts, co, j, k, d)`` (the target's layout); q, S and w are the scratch
+    of :func:`hull_scratch` (the min-norm point is left in w's x).
+
+    Wolfe's (1976) min-norm-point algorithm on q_j = pts_j - p: a finite active-set method that
+    keeps a corral S of at most d + 1 affinely independent points and the min-norm point x of
+    conv(q_S); it stops when the Wolfe gap |x|^2 - min_j <x, q_j> is below HULL_EPS max |q_j|^2
+    (x is then the projection up to rounding) or when S spans R^d (then p is inside). Exact where
+    Frank-Wolfe-type certificates stall on thin hulls. Since |x|^2 >= dist^2, it answers
+    "inside" as soon as |x|^2 <= stop. ``affine_min`` and ``shrink`` are the minor cycle's
+    leaves (:func:`affine_minimiser`, :func:`corral_step`)."""
+
+    def hull_dist2(p, po, pts, co, members, m0, m1, stop, d, q, S, w):
+        m = m1 - m0
+        xo = 2 * (d + 2) + (d + 3) * (d + 3) + (d + 3)  # the min-norm point x in w
+        a = d + 2
+        scale = 0.0
+        best = math.inf
+        jbest = 0
+        for r in range(m):
+            acc = 0.0
+            j = members[m0 + r]
+            for k in range(d):
+                v = coord(pts, co, j, k, d) - p[po + k]
+                q[r * d + k] = v
+                acc += mul(v, v)
+            scale = max(scale, acc)
+            if acc < best:
+                best = acc
+                jbest = r
+        if best <= stop:
+            return best
+        S[0] = jbest
+        w[0] = 1.0
+        size = 1
+        for k in range(d):
+            w[xo + k] = q[jbest * d + k]
+        xx = best
+        for _ in range(HULL_MAX_ITER):
+            j = -1
+            lo = math.inf
+            for r in range(m):
+                acc = 0.0
+                for k in range(d):
+                    acc += mul(w[xo + k], q[r * d + k])
+                if acc < lo:
+                    lo = acc
+                    j = r
+            if xx - lo <= mul(HULL_EPS, scale) or size == d + 1:
+                break
+            fresh = True
+            for i in range(size):
+                if S[i] == j:
+                    fresh = False
+            if not fresh:  # rounding: the best vertex is already in the corral
+                break
+            S[size] = j
+            w[size] = 0.0
+            size += 1
+            while True:  # minor cycles: towards the affine minimiser, drop points that hit zero
+                affine_min(q, d, S, size, w)
+                size, last = shrink(S, w, w, a, size)
+                if last:
+                    break
+            xx = 0.0
+            for k in range(d):
+                acc = 0.0
+                for i in range(size):
+                    acc += mul(w[i], q[S[i] * d + k])
+                w[xo + k] = acc
+                xx += mul(acc, acc)
+            if xx <= stop:
+                return xx
+        if size == d + 1:
+            return 0.0
+        return xx
+
+    return hull_dist2

@@ -4,7 +4,7 @@ Each leaf is compiled by ``numba.njit`` over the CPU's arithmetic and by ``cuda.
 over the device's; here both run on fixed inputs at their edges (carries in every word of the
 streams, the exp's flush to 0 and its subnormal scale, Bernoulli trials that need the stream's
 extra draws, rare picks that fall in their own rare part, corrals of the hull's algorithm that
-lose points), the device under numba's CUDA
+lose points, hull distances of inner, outer and thin hulls), the device under numba's CUDA
 simulator, which must be enabled before numba.cuda is first imported: a process of its own. The
 slow tier (tests/test_cuda.py) runs the whole steps and drivers there.
 """
@@ -50,6 +50,16 @@ RARE_W = np.array(
 # simplex's face (points leave), the last is interior
 CORRAL_W = np.array([[0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25]])
 CORRAL_A = np.array([[0.7, -0.1, 0.35, 0.05], [-0.2, 0.1, -0.6, 1.7], [0.1, 0.2, 0.3, 0.4]])
+# Wolfe's algorithm whole: 7 points in R^3 (the last two 1e-9 off the segment of the first two)
+# and query points inside, outside, and just outside a vertex
+_g = np.random.default_rng(7)
+HULL_PTS = np.concatenate([_g.normal(size=(5, 3)), [[0.3, 0.2, 0.1], [-0.4, 0.1, 0.2]]])
+HULL_PTS[5:] = HULL_PTS[0] + np.array([[0.25], [0.75]]) * (HULL_PTS[1] - HULL_PTS[0]) + 1e-9
+_c = HULL_PTS.mean(0)
+_far = HULL_PTS[np.argmax(np.linalg.norm(HULL_PTS - _c, axis=1))]  # a vertex: the hull lies in
+HULL_Q = np.concatenate([[_c], 3 * _g.normal(size=(6, 3)),  # its ball about _c, so 1e-4 beyond
+                         [_far + 1e-4 * (_far - _c)]])  # fmt: skip
+HULL_MEMBERS = np.array([0, 1, 2, 3, 4, 5, 6], np.int64)
 
 _ON_THE_SIMULATOR = """
 import json, sys
@@ -90,6 +100,13 @@ def shrink(S, wa, size, last):
         # as the device holds them: the affine weights after the weights, in one array
         size[c], last[c] = events._shrink(S[c], wa[c], wa[c], S.shape[1], S.shape[1])
 
+@cuda.jit
+def hull(p, pts, members, stop, out, q, S, w):
+    d = 3
+    for i in range(out.shape[0]):
+        out[i] = events.hull_dist2(p, i * d, pts, 0, members, 0, members.shape[0], stop, d,
+                                   q, S, w)
+
 arrays = np.load(sys.argv[1])
 states = arrays["states"]
 u64 = np.zeros((states.shape[0], 9), np.uint64)
@@ -112,12 +129,18 @@ wa = np.concatenate([arrays["cw"], arrays["ca"]], axis=1)
 size = np.zeros(3, np.int64)
 last = np.zeros(3, np.bool_)
 shrink[1, 1](S, wa, size, last)
+hq, hs = events.hull_scratch(len(arrays["members"]), 3)
+dist = np.zeros(len(arrays["hq"]))
+hull[1, 1](arrays["hq"].ravel(), arrays["hp"].ravel(), arrays["members"], -1.0, dist,
+           np.zeros(hq), np.zeros(hs, np.int64), np.zeros(hq))
 np.savez(sys.argv[2], u64=u64, uni=uni, exp=e, bern=b, bstates=bstates, picks=picks,
-         pstates=pstates, S=S, cw=wa[:, :4], size=size, last=last)
+         pstates=pstates, S=S, cw=wa[:, :4], size=size, last=last, hull=dist)
 # the same code objects as the CPU's leaves: written once
 names = ("next_u64", "next_uniform", "exp_fused", "bernoulli", "_pick_rare")
 files = {name: getattr(steps, name).fn.__code__.co_filename for name in names}
 files["_shrink"] = events._shrink.fn.__code__.co_filename
+files["_affine_min"] = events._affine_min.fn.__code__.co_filename
+files["hull_dist2"] = events.hull_dist2.fn.__code__.co_filename
 print(json.dumps(files))
 """
 
@@ -141,9 +164,11 @@ def _cpu():
     moved = [events._shrink(S[c], cw[c], CORRAL_A[c], 0, 4) for c in range(3)]
     size = np.array([m[0] for m in moved])
     last = np.array([m[1] for m in moved])
+    work = events.hull_work(len(HULL_MEMBERS), 3)
+    dist = np.array([events.hull_dist2(q, HULL_PTS, HULL_MEMBERS, -1.0, work) for q in HULL_Q])
     return dict(
         u64=u64, uni=uni, exp=e, bern=b, bstates=bstates, picks=picks, pstates=pstates,
-        S=S, cw=cw, size=size, last=last,
+        S=S, cw=cw, size=size, last=last, hull=dist,
     )  # fmt: skip
 
 
@@ -153,7 +178,10 @@ def simulated(tmp_path_factory):
     files their code comes from."""
     folder = tmp_path_factory.mktemp("leaves")
     inputs, outputs = folder / "in.npz", folder / "out.npz"
-    np.savez(inputs, states=STATES, z=EXP_Z, p=BERN_P, u=BERN_U, w=RARE_W, cw=CORRAL_W, ca=CORRAL_A)
+    np.savez(
+        inputs, states=STATES, z=EXP_Z, p=BERN_P, u=BERN_U, w=RARE_W, cw=CORRAL_W, ca=CORRAL_A,
+        hp=HULL_PTS, hq=HULL_Q, members=HULL_MEMBERS,
+    )  # fmt: skip
     root = Path(metastab.__file__).parent.parent
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(root))
     proc = subprocess.run(
@@ -174,6 +202,7 @@ def test_the_device_leaves_are_the_cpus_code(simulated):
         assert getattr(steps, name).py_func.__code__.co_filename == leaves.__file__
     assert steps._pick_rare.py_func.__code__.co_filename == leaves.__file__
     assert events._shrink.py_func.__code__.co_filename == leaves.__file__
+    assert events._hull.py_func.__code__.co_filename == leaves.__file__
     assert arith.exp_fma.py_func.__code__.co_filename == leaves.__file__
 
 
@@ -190,6 +219,8 @@ def test_leaves_give_the_cpus_bits_under_the_simulator(simulated):
     assert set(want["bern"].tolist()) == {True, False}
     assert not np.array_equal(want["pstates"], STATES[:3])  # the rare picks drew
     assert want["size"].tolist() == [3, 2, 4] and want["last"].tolist() == [False, False, True]
+    inside, outside = want["hull"][0], want["hull"][1:7]
+    assert inside == 0.0 and (outside > 0).sum() >= 3 and 0 < want["hull"][7] < 1e-7
 
 
 def test_naive_arithmetic_would_change_the_bits():
