@@ -73,14 +73,24 @@ def check_on_sphere(x: np.ndarray) -> None:
     ...
     ValueError: x0 must lie on ... = 1.000000008 (... x0 = metastab.to_sphere(x0))
     """
-    norms = np.sqrt(np.einsum("...k,...k->...", x, x))
-    bad = ~(np.abs(norms - 1.0) <= SPHERE_TOL)
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
+    off = first_off_sphere(x, SPHERE_TOL)
+    if off is not None:
+        where, norm = off
         raise ValueError(
             f"x0 must lie on the unit sphere (| |x_i| - 1 | <= {SPHERE_TOL:g}), got "
-            f"|x0{list(where)}| = {norms[where]:.12g} ({_fix(norms[where])})"
+            f"|x0{list(where)}| = {norm:.12g} ({_fix(norm)})"
         )
+
+
+def first_off_sphere(x: np.ndarray, tol: float) -> tuple[tuple[int, ...], float] | None:
+    """(index, norm) of the first row of ``x`` whose norm is farther than ``tol`` from 1 (NaN
+    norms included), or None."""
+    norms = np.sqrt(np.einsum("...k,...k->...", x, x))
+    bad = ~(np.abs(norms - 1.0) <= tol)
+    if not bad.any():
+        return None
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    return where, float(norms[where])
 
 
 def _fix(norm: float) -> str:

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validate import integer, real
+from ..models.sphere import first_off_sphere
 from ..rng import RNGLike, as_seed
 
 __all__ = ["sphere_uniform", "orthogonal", "caps", "to_sphere"]
@@ -62,16 +63,14 @@ def to_sphere(x: ArrayLike, tol: float = 1e-6) -> np.ndarray:
     x = np.array(x, dtype=float)
     if x.ndim not in (2, 3) or x.shape[-1] == 0:
         raise ValueError(f"x must be an n×d or C×n×d array, got shape {x.shape}")
-    norms = np.linalg.norm(x, axis=-1)
-    bad = ~(np.abs(norms - 1.0) <= tol)
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
+    off = first_off_sphere(x, tol)
+    if off is not None:
         raise ValueError(
-            f"x must have rows of norm within tol = {tol:g} of 1, got |x{list(where)}| = "
-            f"{norms[where]:.12g} (draw a start with sphere_uniform, orthogonal or caps, or "
+            f"x must have rows of norm within tol = {tol:g} of 1, got |x{list(off[0])}| = "
+            f"{off[1]:.12g} (draw a start with sphere_uniform, orthogonal or caps, or "
             f"normalise it yourself if that is what you mean)"
         )
-    return x / norms[..., None]
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
 def sphere_uniform(

@@ -3,10 +3,10 @@
 LEAVE_BALL, REACH and COLLAPSE are evaluated by the block of a chain inside its step kernel
 (:func:`event_hit_for`): the tokens (pairs) split over the threads and meet in a shared flag.
 LEAVE_HULL runs Wolfe's min-norm-point algorithm (:func:`hull_dist2`, the CPU's leaf
-``leaves.hull_distance`` on flat scratch arrays) in a kernel of its own, :func:`leave_hull`, one thread per chain, launched after
-each step: inlined in the step kernels, its serial loops took their registers from 74-108 to
-145-168 per thread. The answer is the CPU's on the same configuration (under the simulator; on a
-device the hull's roundings may differ).
+``leaves.hull_distance`` on flat scratch arrays) in a kernel of its own, :func:`leave_hull`, one
+thread per chain, launched after each step: inlined in the step kernels, its serial loops took
+their registers from 74-108 to 145-168 per thread. The answer is the CPU's on the same
+configuration (under the simulator; on a device the hull's roundings may differ).
 """
 
 import functools
