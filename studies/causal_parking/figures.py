@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+from matplotlib.ticker import NullLocator
 
 from metastab.studies.figures import axes_grid, draw, palette
 from metastab.studies.parking import expected_strong_centres
@@ -81,6 +82,7 @@ def counts_figure(out: Path) -> None:
         ylabel="mean over starts",
         title=f"t = {t:g}, clusters ≥ {f:g} n tokens",
     )
+    _beta_ticks(ax, base["beta"].to_numpy(float))
     ax.legend(fontsize="small")
     ax = axes[0, 1]
     fit = _checks.lifetime_fit(
@@ -88,6 +90,10 @@ def counts_figure(out: Path) -> None:
     )  # the medians; the interval is the checks table's
     med = fit["medians"]
     ax.plot(med.index, med.to_numpy(), "o", color=c[0], label="median plateau length")
+    lost = med.index[med.isna()]
+    if lost.size:  # half the starts or more censored: the median exceeds horizon − t
+        span = float(cfg["horizon"]) - t
+        ax.plot(lost, [span] * lost.size, "^", mfc="none", color=c[0], label="median > horizon − t")
     if med.notna().sum() >= 1:
         ref = float(np.exp(np.nanmean(np.log(med.to_numpy(float)))))
         mid = float(np.exp(np.mean(np.log(med.index.to_numpy(float)))))
@@ -101,8 +107,15 @@ def counts_figure(out: Path) -> None:
         ylabel="time",
         title=f"plateau from t = {t:g} (first drop of the count)",
     )
+    _beta_ticks(ax, base["beta"].to_numpy(float))
     ax.legend(fontsize="small")
     fig.savefig(out / "counts.png", dpi=120)
+
+
+def _beta_ticks(ax, betas: np.ndarray) -> None:
+    """The grid's β as plain tick labels on a log axis."""
+    ax.set_xticks(betas, [f"{b:g}" for b in betas])
+    ax.xaxis.set_minor_locator(NullLocator())
 
 
 def figures(out: Path) -> None:

@@ -158,3 +158,64 @@ def test_lifetime_is_unmeasured_where_half_the_starts_are_censored(tmp_path):
     fit = CHECKS.lifetime_fit(tmp_path, 0.02, 100.0, 0.95, 100, 1)
     assert math.isnan(fit["medians"][128.0]) and math.isnan(fit["b"])
     assert math.isnan(CHECKS.exponent_miss(fit, 1.0))
+
+
+def _tables(tmp_path, extra_cluster: bool):
+    """Two starts at β = 64 (δ = 0.5): strong centres at angles 0 and π, one more Rényi centre
+    at π/2; clusters of 10 tokens at the strong centres (and, with ``extra_cluster``, at π/2)."""
+    from metastab.results import write_table
+
+    starts, centres, clusters = [], [], []
+    for c in range(2):
+        starts.append(
+            {
+                "beta": 64.0,
+                "chain": c,
+                "delta": 0.5,
+                "strong": 2,
+                "renyi": 3,
+                "expected_strong": 6.2,
+                "kernel_agrees": 1,
+                "readings": 1,
+            }
+        )
+        for token, (angle, strong) in enumerate([(0.0, 1), (math.pi, 1), (math.pi / 2, 0)]):
+            centres.append(
+                {
+                    "beta": 64.0,
+                    "chain": c,
+                    "token": token,
+                    "strong": strong,
+                    "theta0": angle,
+                    "theta_100": angle,
+                }
+            )
+        for angle in [0.01, math.pi - 0.01] + ([math.pi / 2] if extra_cluster else []):
+            clusters.append({"beta": 64.0, "chain": c, "time": 100.0, "angle": angle, "size": 10})
+        clusters.append({"beta": 64.0, "chain": c, "time": 100.0, "angle": 4.0, "size": 2})
+    for name, rows in (("starts", starts), ("centres", centres), ("clusters", clusters)):
+        write_table(pd.DataFrame(rows), tmp_path / f"{name}.csv", {"test": True})
+
+
+def test_count_and_bracket_read_the_clusters_of_each_start(tmp_path):
+    _tables(tmp_path, extra_cluster=False)
+    count = CHECKS.count_summary(tmp_path, 200, 0.02, 100.0, 0.95).iloc[0]
+    assert count["clusters"] == 2 and count["mean"] == 0 and count["exact"] == 2
+    assert CHECKS.bracket_summary(tmp_path, 200, 0.02, 100.0, 0.95).iloc[0]["inside"] == 2
+    # the 2-token cluster counts only when the minimum size allows it (0.01 · 200 = 2 tokens)
+    assert CHECKS.count_summary(tmp_path, 200, 0.01, 100.0, 0.95).iloc[0]["clusters"] == 3
+    # negative control: one extra cluster per start, told apart from the strong count
+    _tables(tmp_path, extra_cluster=True)
+    count = CHECKS.count_summary(tmp_path, 200, 0.02, 100.0, 0.95).iloc[0]
+    assert count["mean"] == 1 and count["miss"] == 1 and count["exact"] == 0
+    assert CHECKS.bracket_summary(tmp_path, 200, 0.02, 100.0, 0.95, 2).iloc[0]["inside"] == 0
+
+
+def test_capture_finds_the_cluster_at_each_strong_centre_and_misses_a_shifted_one(tmp_path):
+    _tables(tmp_path, extra_cluster=False)
+    cap = CHECKS.capture_summary(tmp_path, 200, 0.02, 100.0, 0.25, 0.95).iloc[0]
+    assert cap["captured"] == cap["centres"] == 4
+    shifted = CHECKS.capture_summary(tmp_path, 200, 0.02, 100.0, 0.25, 0.95, 1.0).iloc[0]
+    assert shifted["captured"] == 0 and shifted["high"] < 0.9
+    moved = CHECKS.displacement(tmp_path, 100.0)
+    assert (moved["median"] == 0).all()
