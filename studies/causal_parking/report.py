@@ -124,6 +124,26 @@ def report(out: Path, template: ReportTemplate) -> str:
             else "changes (exponent not measured)",
             b_measured=fmt(b_measured, 3),
         ).strip()
+    accepted = [
+        (s, float(tb["miss"].max()))
+        for s in map(int, cfg["power"]["count_shifts"])
+        for tb in [_checks.count_summary(out, n, f, t, level, s)]
+        if (tb["miss"] < float(cfg["resolution"])).all()
+    ]
+    shifted = (
+        template(
+            "shift_accepted",
+            shift=" or ".join(f"{'+' if s > 0 else '−'} {abs(s)}" for s, _ in accepted),
+            shift_distance=fmt(max(d for _, d in accepted), 3),
+            shift_words=" or ".join(
+                f"{abs(s)} {'cluster' if abs(s) == 1 else 'clusters'} "
+                f"{'more' if s > 0 else 'fewer'} than"
+                for s, _ in accepted
+            ),
+        ).strip()
+        if accepted
+        else template("shift_rejected").strip()
+    )
     br = _checks.bracket_summary(out, n, f, t, level)
     moved = _checks.displacement(out, t)
     shown = base.merge(cap[["beta", "captured", "centres"]], on="beta").assign(
@@ -144,6 +164,7 @@ def report(out: Path, template: ReportTemplate) -> str:
         reading_time=f"{t:g}",
         count_pass=checks.loc["count", "pass"],
         count_wording=_count_wording(checks, base),
+        shifted=shifted,
         diff_low=fmt(float(base["mean"].min()), 3),
         diff_high=fmt(float(base["mean"].max()), 3),
         level=f"{100 * level:g} %",
