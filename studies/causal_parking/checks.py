@@ -1,0 +1,556 @@
+"""Checks of the causal-parking study (Karagodin, Polyanskiy, Rigollet), from its tables only.
+
+Claims, each at every β of the grid and at the reading time, minimum cluster size and capture
+radius fixed in the configuration:
+
+- ``count``: the number of metastable clusters equals the number of strong Rényi centres: the
+  mean over starts of (clusters − strong centres), with its Student-t interval, reaches within
+  ``resolution`` (½) of 0; correction ``count/bracketed`` (Fig. 2's caption: the strong centres
+  do not explain all clusters, the Rényi centres capture more): strong centres ≤ clusters ≤
+  Rényi centres in at least ``bracket_required`` of the starts (Clopper–Pearson) at every β;
+- ``location``: the clusters sit at the strong centres' starting points: the fraction of strong
+  centres with a cluster within capture_factor · δ, pooled over starts with its Clopper–Pearson
+  interval, reaches ``capture_required``;
+- ``lifetime``: the plateau length of the metastable state scales like β^b with the predicted b:
+  the least-squares exponent of the median plateau length against β, with its bootstrap
+  interval over starts, reaches within ``exponent_tolerance`` of b.
+
+Each has its power row (``[power]``: the count ∓ 1, the centres one separation off, other
+exponents). Controls: the count intervals resolve neighbouring integers, the circle's
+decomposition agrees with the kernel's count, and the strong-centre construction reproduces its
+exact mean for uniform tokens. Context: counts, Rényi centres, exact agreement per start, the
+centres' displacement, the medians and the count's exponent in β.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from metastab.results import read_table
+from metastab.studies.render import fmt
+from metastab.studies.verdict import check, checks_frame, powered
+
+from .config import Config
+
+SOURCE = "Karagodin, Polyanskiy, Rigollet arXiv 2411.04990 (§5, Lemma 5.1, Fig. 2)"
+READING = "this package's reading of " + SOURCE
+
+
+def table(out: Path, name: str) -> pd.DataFrame:
+    return read_table(Path(out) / f"{name}.csv")[0]
+
+
+def t_interval(x: np.ndarray, level: float) -> tuple[float, float, float]:
+    """(mean, low, high): the Student-t interval of the mean of ``x`` at ``level``."""
+    x = np.asarray(x, dtype=float)
+    mean, half = float(x.mean()), 0.0
+    if x.size > 1:
+        half = float(stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    return mean, mean - half, mean + half
+
+
+def per_start(out: Path, n: int, fraction: float, time: float) -> pd.DataFrame:
+    """Per (β, start): clusters (δ_c-components with >= fraction · n tokens) at ``time``, beside
+    the numbers of strong centres and of Rényi centres."""
+    starts = table(out, "starts")
+    clusters = table(out, "clusters")
+    at = clusters[(clusters["time"] == time) & (clusters["size"] >= fraction * n)]
+    count = at.groupby(["beta", "chain"]).size().rename("clusters")
+    merged = starts.merge(count, on=["beta", "chain"], how="left")
+    return merged.fillna({"clusters": 0}).astype({"clusters": int})
+
+
+def count_summary(
+    out: Path, n: int, fraction: float, time: float, level: float, shift: int = 0
+) -> pd.DataFrame:
+    """Per β: the mean of clusters − (strong centres + shift) over starts with its interval,
+    the mean counts and the fraction of starts where clusters = strong centres exactly."""
+    frame = per_start(out, n, fraction, time)
+    rows = []
+    for beta, g in frame.groupby("beta"):
+        diff = g["clusters"] - g["strong"] - shift
+        mean, low, high = t_interval(diff.to_numpy(), level)
+        rows.append(
+            {
+                "beta": beta,
+                "delta": float(g["delta"].iloc[0]),
+                "starts": len(g),
+                "clusters": float(g["clusters"].mean()),
+                "strong": float(g["strong"].mean()),
+                "renyi": float(g["renyi"].mean()),
+                "expected_strong": float(g["expected_strong"].iloc[0]),
+                "mean": mean,
+                "low": low,
+                "high": high,
+                "miss": max(0.0, low, -high),
+                "exact": int((diff == 0).sum()),
+                "renyi_diff": float((g["clusters"] - g["renyi"]).mean()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def bracket_summary(
+    out: Path, n: int, fraction: float, time: float, level: float, shift: int = 0
+) -> pd.DataFrame:
+    """Per β: the starts with strong centres + shift ≤ clusters ≤ Rényi centres + shift, and
+    the Clopper–Pearson interval of their fraction."""
+    frame = per_start(out, n, fraction, time)
+    inside = (frame["clusters"] >= frame["strong"] + shift) & (
+        frame["clusters"] <= frame["renyi"] + shift
+    )
+    rows = []
+    for beta, g in inside.groupby(frame["beta"]):
+        hit = int(g.sum())
+        ci = stats.binomtest(hit, len(g)).proportion_ci(level)
+        rows.append({"beta": beta, "inside": hit, "starts": len(g), "low": ci.low, "high": ci.high})
+    return pd.DataFrame(rows)
+
+
+def angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The angle in [0, π] between angles a and b."""
+    return np.abs(np.angle(np.exp(1j * (np.asarray(a) - np.asarray(b)))))
+
+
+def capture_summary(
+    out: Path, n: int, fraction: float, time: float, factor: float, level: float, shift: float = 0.0
+) -> pd.DataFrame:
+    """Per β: how many strong centres (their starting angle moved by shift · δ) have a cluster
+    with >= fraction · n tokens within factor · δ at ``time``, with the Clopper–Pearson interval
+    of the fraction."""
+    starts = table(out, "starts")[["beta", "chain", "delta"]]
+    centres = table(out, "centres")
+    clusters = table(out, "clusters")
+    at = clusters[(clusters["time"] == time) & (clusters["size"] >= fraction * n)]
+    strong = centres[centres["strong"] == 1].merge(starts, on=["beta", "chain"])
+    groups = {key: g["angle"].to_numpy() for key, g in at.groupby(["beta", "chain"])}
+    near = []
+    for r in strong.itertuples():
+        angles = groups.get((r.beta, r.chain))
+        target = r.theta0 + shift * r.delta
+        near.append(np.inf if angles is None else float(angle_between(angles, target).min()))
+    strong = strong.assign(near=near)
+    rows = []
+    for beta, g in strong.groupby("beta"):
+        hit = int((g["near"] <= factor * g["delta"]).sum())
+        ci = stats.binomtest(hit, len(g)).proportion_ci(level)
+        rows.append(
+            {
+                "beta": beta,
+                "centres": len(g),
+                "captured": hit,
+                "fraction": hit / len(g),
+                "low": float(ci.low),
+                "high": float(ci.high),
+                "median_near": float(np.median(g["near"] / g["delta"])),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def displacement(out: Path, time: float) -> pd.DataFrame:
+    """Per β and kind of centre (strong, other Rényi): the median and 90 % quantile of the
+    centre token's displacement from its start at ``time``, in units of δ."""
+    starts = table(out, "starts")[["beta", "chain", "delta"]]
+    centres = table(out, "centres").merge(starts, on=["beta", "chain"])
+    moved = angle_between(centres[f"theta_{time:g}"], centres["theta0"]) / centres["delta"]
+    centres = centres.assign(moved=moved)
+    rows = []
+    for (beta, strong), g in centres.groupby(["beta", "strong"]):
+        rows.append(
+            {
+                "beta": beta,
+                "strong": int(strong),
+                "centres": len(g),
+                "median": float(g["moved"].median()),
+                "q90": float(g["moved"].quantile(0.9)),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def medians(lengths: pd.DataFrame) -> pd.Series:
+    """Per β: the median plateau length, NaN where half the starts or more are censored (then
+    the sample median is not an observed time)."""
+
+    def one(g: pd.DataFrame) -> float:
+        if 2 * int(g["censored"].sum()) >= len(g):
+            return math.nan
+        return float(np.median(g["length"]))
+
+    return lengths.groupby("beta")[["length", "censored"]].apply(one)
+
+
+def slope(med: pd.Series) -> float:
+    """The least-squares exponent b of median ∝ β^b (NaN if a median is missing or < 2 β)."""
+    if med.size < 2 or med.isna().any():
+        return math.nan
+    return float(np.polyfit(np.log(med.index.to_numpy(float)), np.log(med.to_numpy()), 1)[0])
+
+
+def lifetime_fit(
+    out: Path, fraction: float, t0: float, level: float, resamples: int, seed: int
+) -> dict:
+    """The exponent of the median plateau length against β, its bootstrap percentile interval
+    over starts (resampled within each β) and the per-β medians."""
+    life = table(out, "lifetimes")
+    life = life[(life["fraction"] == fraction) & (life["t0"] == t0)]
+    med = medians(life)
+    b = slope(med)
+    gen = np.random.default_rng(seed)
+    logs = []  # per β: the log medians of the resamples (NaN where half are censored)
+    for _, g in life.groupby("beta"):
+        lengths, cens = g["length"].to_numpy(float), g["censored"].to_numpy(int)
+        pick = gen.integers(0, len(g), size=(resamples, len(g)))
+        m = np.median(lengths[pick], axis=1)
+        m[2 * cens[pick].sum(axis=1) >= len(g)] = np.nan
+        logs.append(np.log(m))
+    x = np.log(med.index.to_numpy(float))
+    boot = np.full(resamples, np.nan)
+    if x.size >= 2:  # the least-squares slope of every resample at once
+        y = np.array(logs)
+        boot = ((x - x.mean())[:, None] * (y - y.mean(axis=0))).sum(axis=0) / (
+            (x - x.mean()) ** 2
+        ).sum()
+    valid = boot[np.isfinite(boot)]
+    low = high = math.nan
+    if math.isfinite(b) and valid.size >= 0.9 * resamples:
+        low, high = (float(q) for q in np.quantile(valid, [0.5 - level / 2, 0.5 + level / 2]))
+    censored = life.groupby("beta")["censored"].mean()
+    return {
+        "b": b,
+        "low": float(low),
+        "high": float(high),
+        "medians": med,
+        "censored": censored,
+        "valid": int(valid.size),
+    }
+
+
+def exponent_miss(fit: dict, b: float) -> float:
+    """How far the interval of the fitted exponent lies from b (0 inside; NaN unmeasured)."""
+    if not math.isfinite(fit["low"]):
+        return math.nan
+    return max(0.0, fit["low"] - b, b - fit["high"])
+
+
+def _signed(s: float) -> str:
+    return f"{'+' if s >= 0 else '−'} {abs(s):g}"
+
+
+def checks(out: Path, config: Config) -> pd.DataFrame:
+    """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
+    out = Path(out)
+    n, level = int(config.n), float(config.confidence_level)
+    f, t = float(config.min_fraction), float(config.reading_time)
+    res, factor = float(config.resolution), float(config.capture_factor)
+    need, tol = float(config.capture_required), float(config.exponent_tolerance)
+    where = (
+        f"at t = {t:g} (clusters: δ_c-components with ≥ {f:g} n tokens, δ_c = "
+        f"{float(config.cluster_delta):g}), every β"
+    )
+    base = count_summary(out, n, f, t, level)
+    counts_text = "; ".join(
+        f"β = {r.beta:g}: {r.clusters:.2f} clusters, {r.strong:.2f} strong, {r.renyi:.2f} Rényi"
+        for r in base.itertuples()
+    )
+
+    def count(shifts: list[int]) -> dict:
+        tables = [count_summary(out, n, f, t, level, s) for s in shifts]
+        distance = min(float(tb["miss"].max()) for tb in tables)
+        return check(
+            "count",
+            "claim",
+            "the number of metastable clusters equals the number of strong Rényi centres",
+            measured=distance,
+            threshold=res,
+            rule=f"{where}: per start clusters − (strong centres"
+            + ("" if shifts == [0] else " " + " or ".join(_signed(s) for s in shifts))
+            + f"), mean over starts with its {level:g} Student-t interval; measured: the largest "
+            "distance over β of the interval from 0"
+            + (", the closer shift" if len(shifts) > 1 else "")
+            + f"; pass if < threshold (`resolution`); means: {counts_text}",
+            passed=any(bool((tb["miss"] < res).all()) for tb in tables),
+            source=READING,
+        )
+
+    rows = powered(
+        count,
+        [0],
+        [int(s) for s in config.power.count_shifts],
+        "the strong-centre count "
+        + " or ".join(_signed(s) for s in config.power.count_shifts)
+        + " (a cluster missed or extra; the check must reject each)",
+    )
+
+    def bracketed(shifts: list[int]) -> dict:
+        tables = [bracket_summary(out, n, f, t, level, s) for s in shifts]
+        best = max(float(tb["high"].min()) for tb in tables)
+        ok = any(bool((tb["high"] >= bracket).all()) for tb in tables)
+        text = "; ".join(
+            ", ".join(f"β = {r.beta:g}: {r.inside}/{r.starts}" for r in tb.itertuples())
+            for tb in tables
+        )
+        return check(
+            "count/bracketed",
+            "correction",
+            "the number of metastable clusters lies between the numbers of strong Rényi "
+            "centres and of Rényi centres (Fig. 2's caption)",
+            measured=best,
+            threshold=bracket,
+            rule=f"{where}: per start strong centres"
+            + ("" if shifts == [0] else " " + " or ".join(_signed(s) for s in shifts))
+            + " ≤ clusters ≤ Rényi centres (the same shift); the fraction of starts where it "
+            f"holds with its {level:g} Clopper–Pearson interval; measured: the smallest upper "
+            "end over β"
+            + (", the better shift" if len(shifts) > 1 else "")
+            + f"; pass if ≥ threshold (`bracket_required`); inside: {text}",
+            passed=ok,
+            source=READING,
+        )
+
+    bracket = float(config.bracket_required)
+    rows += powered(
+        bracketed,
+        [0],
+        [int(s) for s in config.power.bracket_shifts],
+        "the bracket "
+        + " or ".join(_signed(s) for s in config.power.bracket_shifts)
+        + " clusters (the check must reject each)",
+    )
+
+    def location(shift: float) -> dict:
+        cap = capture_summary(out, n, f, t, factor, level, shift)
+        worst = float(cap["high"].min())
+        return check(
+            "location",
+            "claim",
+            "the metastable clusters form around the strong Rényi centres, which stay put "
+            "(Lemma 5.1)",
+            measured=worst,
+            threshold=need,
+            rule=f"{where}: a strong centre is captured if a cluster's circular mean lies "
+            f"within {factor:g} δ of its starting angle"
+            + (f" moved by {shift:g} δ" if shift else "")
+            + f"; pooled over starts, the fraction captured with its {level:g} Clopper–Pearson "
+            "interval; measured: the smallest upper end over β; pass if ≥ threshold "
+            "(`capture_required`); captured: "
+            + ", ".join(f"β = {r.beta:g}: {r.captured}/{r.centres}" for r in cap.itertuples()),
+            passed=bool((cap["high"] >= need).all()),
+            source=READING,
+        )
+
+    shift = float(config.power.capture_shift)
+    rows += powered(
+        location,
+        0.0,
+        shift,
+        f"the centres {shift:g} δ along the circle from the strong centres (one separation off; "
+        "the check must reject it)",
+    )
+
+    fit = lifetime_fit(out, f, t, level, int(config.bootstrap), int(config.bootstrap_seed))
+    meds = ", ".join(
+        f"β = {b:g}: {fmt(m, 4)} ({100 * fit['censored'][b]:.0f} % censored)"
+        for b, m in fit["medians"].items()
+    )
+
+    def lifetime(exponents: list[float]) -> dict:
+        misses = [exponent_miss(fit, b) for b in exponents]
+        measured = math.nan if any(math.isnan(m) for m in misses) else min(misses)
+        return check(
+            "lifetime",
+            "claim",
+            "the metastable clusters persist for a time that does not depend on β at "
+            "δ = 4β^(−1/2) (exponent of β: "
+            f"{float(config.lifetime_exponent):g})",
+            measured=measured,
+            low=fit["low"],
+            high=fit["high"],
+            threshold=tol,
+            rule=f"{where}: per start the plateau length from t (time until the cluster count "
+            "first falls below its value at t, censored at the horizon); per β its median "
+            "(unmeasured if half the starts are censored); the exponent b of median ∝ β^b by "
+            f"least squares in log–log (b = {fmt(fit['b'], 4)}), interval: {level:g} bootstrap "
+            f"percentile over starts ({int(config.bootstrap)} resamples); measured: the distance "
+            "of the interval from b = "
+            + " or ".join(f"{b:g}" for b in exponents)
+            + f"; pass if < threshold (`exponent_tolerance`); medians: {meds}",
+            passed=None if math.isnan(measured) else measured < tol,
+            source=READING,
+        )
+
+    wrong = [float(b) for b in config.power.lifetime_exponents]
+    rows += powered(
+        lifetime,
+        [float(config.lifetime_exponent)],
+        wrong,
+        "b = "
+        + " or ".join(f"{b:g}" for b in wrong)
+        + " (the worst-case speed bound against a radius ∝ δ; a persistence ∝ β)",
+    )
+
+    half = float(((base["high"] - base["low"]) / 2).max())
+    rows.append(
+        check(
+            "neighbours_resolved",
+            "control",
+            "the count intervals tell neighbouring integers apart: `count` can reject ±1",
+            measured=half,
+            threshold=res,
+            rule="largest half-width over β of the interval of the mean count difference; "
+            "pass if < threshold (`resolution`)",
+            passed=half < res,
+            source="this study",
+        )
+    )
+    starts = table(out, "starts")
+    disagree = int((starts["readings"] - starts["kernel_agrees"]).sum())
+    rows.append(
+        check(
+            "decomposition_matches_kernel",
+            "control",
+            "the circle's cluster decomposition counts the kernel's δ_c-components",
+            measured=float(disagree),
+            threshold=0.0,
+            rule=f"configurations (of {int(starts['readings'].sum())}) where the two counts "
+            "differ; pass if 0",
+            passed=disagree == 0,
+            source="this study",
+        )
+    )
+    clevel = float(config.control_level)
+    worst, ok = 0.0, True
+    for _, g in starts.groupby("beta"):
+        mean, low, high = t_interval(g["strong"].to_numpy(), clevel)
+        expected = float(g["expected_strong"].iloc[0])
+        worst = max(worst, abs(mean - expected))
+        ok = ok and low <= expected <= high
+    rows.append(
+        check(
+            "strong_centres_expected",
+            "control",
+            "the strong-centre construction has its exact mean (1 − (1 − q)^n)/q for uniform "
+            "tokens, q = 2 arcsin(δ/2)/π",
+            measured=worst,
+            rule=f"largest |mean − expectation| over β; pass if at every β the {clevel:g} "
+            "Student-t interval of the mean contains the expectation",
+            passed=ok,
+            source="metastab.studies.parking.expected_strong_centres",
+        )
+    )
+    exact = int(base["exact"].sum())
+    total = int(base["starts"].sum())
+    ci = stats.binomtest(exact, total).proportion_ci(level)
+    rows.append(
+        check(
+            "exact_per_start",
+            "context",
+            "fraction of starts whose cluster count equals their strong-centre count exactly",
+            measured=exact / total,
+            low=float(ci.low),
+            high=float(ci.high),
+            rule=f"pooled over β, {where}; interval: {level:g} Clopper–Pearson; per β: "
+            + ", ".join(f"{r.exact}/{r.starts}" for r in base.itertuples()),
+            source="this study",
+        )
+    )
+    rows.append(
+        check(
+            "renyi_centres",
+            "context",
+            "clusters − Rényi centres (the caption of Fig. 2: Rényi centres capture more "
+            "metastable clusters than the strong ones, but move and merge)",
+            measured=float(base["renyi_diff"].mean()),
+            low=float(base["renyi_diff"].min()),
+            high=float(base["renyi_diff"].max()),
+            rule="mean over starts per β, averaged over β; interval: min and max over β",
+            source=SOURCE,
+        )
+    )
+    moved = displacement(out, t)
+    for strong, g in moved.groupby("strong"):
+        kind = "strong" if strong else "other Rényi"
+        rows.append(
+            check(
+                f"displacement_{'strong' if strong else 'renyi'}",
+                "context",
+                f"displacement of the {kind} centres' tokens from their start at t = {t:g}, in δ",
+                measured=float(g["median"].max()),
+                low=float(g["median"].min()),
+                high=float(g["q90"].max()),
+                rule="median over the centres of each β: measured the largest over β, low the "
+                "smallest; high: the largest 90 % quantile over β",
+                source="this study",
+            )
+        )
+    for r in base.itertuples():
+        rows.append(
+            check(
+                f"count_beta_{r.beta:g}",
+                "context",
+                f"clusters − strong centres at β = {r.beta:g} (δ = {r.delta:.4g})",
+                measured=r.mean,
+                low=r.low,
+                high=r.high,
+                threshold=0.0,
+                rule=f"mean ({level:g} interval) over {r.starts} starts: {r.clusters:.3g} "
+                f"clusters, {r.strong:.3g} strong centres (expected {r.expected_strong:.3g}), "
+                f"{r.renyi:.3g} Rényi centres",
+                source=READING,
+            )
+        )
+    logb = np.log(base["beta"].to_numpy(float))
+    for col, what in (("clusters", "clusters"), ("strong", "strong centres")):
+        y = base[col].to_numpy(float)
+        b = (
+            float(np.polyfit(logb, np.log(y), 1)[0])
+            if len(base) > 1 and (y > 0).all()
+            else math.nan
+        )
+        rows.append(
+            check(
+                f"exponent_{col}",
+                "context",
+                f"mean number of {what} ∝ β^a (the strong centres' frequency Θ(β^((d−1)/2)), "
+                "a = 1/2 on the circle)",
+                measured=b,
+                threshold=0.5,
+                rule="least-squares exponent of the mean over starts against β in log–log",
+                source=SOURCE,
+            )
+        )
+    measured = fit["medians"].dropna()
+    life = table(out, "lifetimes")
+    span = float(life["horizon"].iloc[0]) - t
+    rows.append(
+        check(
+            "lifetime_where_measured",
+            "context",
+            "exponent of the median plateau length over the β where it is measured",
+            measured=slope(measured),
+            rule="least squares in log–log over β = "
+            + (", ".join(f"{b:g}" for b in measured.index) or "none")
+            + "; where half the starts or more are censored the median exceeds "
+            f"{span:g} (horizon − t): β = "
+            + (", ".join(f"{b:g}" for b in fit["medians"].index[fit["medians"].isna()]) or "none"),
+            source="this study",
+        )
+    )
+    for beta, m in fit["medians"].items():
+        rows.append(
+            check(
+                f"lifetime_beta_{beta:g}",
+                "context",
+                f"median plateau length from t = {t:g} at β = {beta:g}",
+                measured=m,
+                rule=f"{100 * fit['censored'][beta]:.0f} % of the starts censored at the horizon",
+                source="this study",
+            )
+        )
+    return checks_frame(rows)
