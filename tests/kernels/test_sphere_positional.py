@@ -260,7 +260,8 @@ def test_options_travel_in_to_dict():
 
 
 @pytest.mark.parametrize("option", ["paper", "alibi-causal-softmax"])
-@pytest.mark.parametrize("scheme", ["post-ln", "rk4"])
+# RK4's split kernel compiles for tens of seconds: its case runs with the slow tier
+@pytest.mark.parametrize("scheme", ["post-ln", pytest.param("rk4", marks=pytest.mark.slow)])
 def test_positional_tokens_split_over_threads_same_bits(option, scheme):
     """One chain of 64 tokens (two blocks) split over 2 threads (``_velocity_split``) and on one
     thread (the held state of ``_velocity``): the same bits, the reference's for post-LN."""

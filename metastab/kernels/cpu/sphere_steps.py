@@ -8,7 +8,10 @@ in :mod:`.params`.
 
 - :func:`sphere_flow_step`: one step of the deterministic flow. The attention output of token i is
   Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j with w^h_ij = e^{β s^h_ij} / Z^h_i (softmax, (SA):
-  Z^h_i = Σ_k e^{β s^h_ik}) or / n (unnormalised, (USA)), j ≤ i only when causal. Post-LN:
+  Z^h_i = Σ_k e^{β s^h_ik}) or / n (unnormalised, (USA)), j ≤ i only when causal (j < i when
+  strict); positional options (docs: models#sphere-positional): each weight times the ALiBi
+  weight a_ij = e^{−(λ/n)|i−j|}, (USA)'s Z_i = Σ_j a_ij over the attended j, and (USA)'s scale
+  e^{β (c_i − offset)} (offset 1: the e^{−β}-scaled field). Post-LN:
   x_i ← N(x_i + dt Attn(x)_i). RK4: the classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i,
   P⊥_x y = y − <x, y> x, then N. Pre-LN: x_i ← x_i + dt Attn(N(x))_i, the tokens normalised
   before attention and the residual stream left as it is (this package's reading of the variant of

@@ -4,7 +4,7 @@ Same equations (docs: models#models-sphere), same operations in the same order a
 so the simulator gives their bits: the flow's fused arithmetic (``arith``: each multiply-add one
 fma, the exp ``cuda.euclidean_steps.exp_fused``) in scores s_ij = <B x_i, x_j> (k ascending from
 +0.0), weights shifted by the common shift of B = I or else the row maximum (a causal mask gives
-weight exactly 0), totals and weighted sums Σ_j w_ij x_jk
+weight exactly 0; the positional options as there), totals and weighted sums Σ_j w_ij x_jk
 in increasing j, the value matrix, heads summed in order, the norm in increasing k.
 Per token (one thread each, see :mod:`.drivers`): :func:`velocity` is Attn(x)_i (projected
 onto the tangent space for RK4), its common shift read from the n norms that the chain's team of
