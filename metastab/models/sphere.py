@@ -359,8 +359,8 @@ def check_step(model: SphereFlow | SphereChain, d: int, stacklevel: int = 2) -> 
     """Warn (:class:`~metastab.exceptions.StepSizeWarning`) when a SphereFlow's ``dt`` is beyond
     its scheme's stable range (:meth:`SphereFlow.stable_dt`); the chain's γ in (0, 1] always is
     within its own. ValueError where (USA)'s weights can overflow float64: β‖B_h‖₂ (less β with
-    ``rescale``) beyond log(max float64) = 709.78 for some head, on unit vectors (no state of
-    such a run would be finite)."""
+    ``rescale``) beyond log(max float64) = 709.78 for some head, ‖B_h‖₂ bounding the scores of
+    unit vectors (reached with B = I, where the run would end in a non-finite state)."""
     if not isinstance(model, SphereFlow):
         return
     if model.attention == "unnormalized":
@@ -370,9 +370,13 @@ def check_step(model: SphereFlow | SphereChain, d: int, stacklevel: int = 2) -> 
         if exponent > _LOG_MAX:
             raise ValueError(
                 f"attention='unnormalized' at beta = {model.beta:g} weighs tokens by up to "
-                f"e^{exponent:.6g}, beyond float64 (e^{_LOG_MAX:.5g}): use rescale=True, the "
-                f"field times e^(-beta) (a time change t -> e^beta t), or a smaller beta"
-                + ("" if not model.rescale else " or B of spectral norm at most 1")
+                f"e^{exponent:.6g}, beyond float64 (e^{_LOG_MAX:.5g}): "
+                + (
+                    "use B of spectral norm at most 1 or a smaller beta"
+                    if model.rescale
+                    else "use rescale=True, the field times e^(-beta) (a time change "
+                    "t -> e^beta t), or a smaller beta"
+                )
             )
     limit = model.stable_dt(d)
     if model.dt > limit:

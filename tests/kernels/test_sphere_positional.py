@@ -217,6 +217,9 @@ def test_large_beta_runs_finite_with_rescale(scheme):
         check_step(bare, 2)
     with pytest.raises(ValueError, match="rescale=True"):
         ms.simulate(SphereFlow(710.0, 0.1, attention="unnormalized", scheme=scheme), x0, steps=1)
+    big = SphereFlow(1e6, 0.1, attention="unnormalized", rescale=True, B=2 * np.eye(2))
+    with pytest.raises(ValueError, match="spectral norm at most 1"):
+        check_step(big, 2)
     ok = SphereFlow(709.0, 1e-9, attention="unnormalized", scheme=scheme)
     assert math.isfinite(ok.stable_dt(2))
     if scheme == "post-ln":
