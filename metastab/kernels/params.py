@@ -61,6 +61,10 @@ class SphereDynamics(NamedTuple):
     attention: int  # SOFTMAX or UNNORMALIZED
     scheme: int  # POST_LN or RK4
     causal: bool  # token i attends to j <= i only
+    strict: bool  # with causal, j < i only (token 0 attends to none: Attn(x)_0 = 0)
+    alibi: float  # ALiBi slope λ: weights times a_ij = e^{-(λ/n)|i - j|}; 0.0: none (a = 1)
+    positional: bool  # UNNORMALIZED: Z_i = Σ_j a_ij over the attended j, not n
+    offset: float  # UNNORMALIZED: the scale e^{β (c_i - offset)} / Z_i (1.0: the e^{-β} field)
     plain_B: bool  # every B is the identity: B x_i is x_i
     plain_V: bool  # every V is the identity: V y is y
 

@@ -57,6 +57,8 @@ SPHERE_TOL = 1e-9
 RK4_INTERVAL = float(-next(r.real for r in np.roots([1.0, 4.0, 12.0, 24.0]) if abs(r.imag) < 1e-9))
 # dt·r below which each scheme is stable (see SphereFlow.stable_dt)
 _STABLE = {"post-ln": 1.0, "pre-ln": 2.0, "rk4": RK4_INTERVAL}
+# log of the largest float64: an (USA) scale e^{β c} beyond it overflows
+_LOG_MAX = math.log(np.finfo(np.float64).max)
 
 
 def check_on_sphere(x: np.ndarray) -> None:
@@ -177,6 +179,10 @@ class _SphereModel:
             ATTENTIONS[getattr(self, "attention", "softmax")],
             SCHEMES[getattr(self, "scheme", "post-ln")],
             bool(getattr(self, "causal", False)),
+            bool(getattr(self, "strict_causal", False)),
+            float(getattr(self, "alibi", None) or 0.0),
+            bool(getattr(self, "positional_norm", False)),
+            1.0 if getattr(self, "rescale", False) else 0.0,
             bool((Bs == eye).all()),
             bool((Vs == eye).all()),
         )
@@ -216,7 +222,21 @@ class SphereFlow(_SphereModel):
     (one head (B, V) unless ``heads`` is given), with w_ij = e^{β<B x_i, x_j>} / Z_i:
     Z_i = Σ_k e^{β<B x_i, x_k>} for ``attention="softmax"`` ([GLPR] eq. (SA)) and Z_i = n for
     ``"unnormalized"`` ([GLPR] eq. (USA)); with ``causal`` token i attends to j ≤ i only (Z_i
-    summed over those j; still n for (USA)).
+    summed over those j; still n for (USA)), with ``strict_causal`` too to j < i only.
+
+    Positional biases (docs: models#sphere-positional), as in the causal ALiBi particle system of
+    Duerinckx, Geshkovski, Rossi (*Kinetic theory for Transformers and the lost-in-the-middle
+    phenomenon*, arXiv 2605.09213, and their script ``generate_alibi_particle_circle_dynamics.py``):
+    ``alibi=λ`` multiplies each weight by a_ij = e^{−(λ/n)|i − j|} (the logit bias −(λ/n)|i − j|
+    of ALiBi, not multiplied by β; over a causal mask |i − j| = i − j), inside Z_i for softmax;
+    ``positional_norm`` sets (USA)'s Z_i = Σ_j a_ij over the attended j (a_ij = 1 without
+    ``alibi``: the number of attended tokens) instead of n. Their system is ``causal=True,
+    strict_causal=True, attention="unnormalized", positional_norm=True, alibi=λ``. Under a strict
+    mask token 0 attends to none: Attn(x)_0 = 0, so it stays where it is (their convention).
+    ``rescale`` multiplies the (USA) field by e^{−β} (w_ij = a_ij e^{β(<B x_i, x_j> − 1)} / Z_i,
+    the field of the GKPR staircase scripts): the time change t → e^{β} t of (USA), which runs
+    at any β, where the unscaled weights e^{β c} overflow float64 beyond β c ≈ 709.78 (such a run
+    is refused).
 
     - ``scheme="post-ln"``: x_i ← N(x_i + dt Attn(x)_i), one transformer layer with the residual
       added before LayerNorm, as in the authors' scripts (dt = 0.1 there); it converges to the ODE
@@ -241,6 +261,14 @@ class SphereFlow(_SphereModel):
     causal : bool
     heads : sequence of (B, V) pairs, optional
         Several heads whose outputs add (then ``B`` and ``V`` must be None).
+    strict_causal : bool
+        With ``causal``: token i attends to j < i.
+    alibi : float >= 0, optional
+        The ALiBi slope λ; None: no positional weights (λ = 0 gives the same bits).
+    positional_norm : bool
+        With ``attention="unnormalized"``: Z_i = Σ_j a_ij over the attended j, not n.
+    rescale : bool
+        With ``attention="unnormalized"``: the field times e^{−β} (time t → e^{β} t).
 
     Examples
     --------
@@ -257,6 +285,10 @@ class SphereFlow(_SphereModel):
     scheme: str = "post-ln"
     causal: bool = False
     heads: np.ndarray | None = field(default=None, repr=False)
+    strict_causal: bool = False
+    alibi: float | None = None
+    positional_norm: bool = False
+    rescale: bool = False
     kind = "sphere-flow"
     code = SPHERE_FLOW
 
@@ -265,8 +297,20 @@ class SphereFlow(_SphereModel):
         object.__setattr__(self, "dt", real("dt", self.dt, low=0, low_open=True))
         _choice("attention", self.attention, ATTENTIONS)
         _choice("scheme", self.scheme, SCHEMES)
-        if self.causal is not True and self.causal is not False:
-            raise ValueError(f"causal must be True or False, got {self.causal!r}")
+        for name in ("causal", "strict_causal", "positional_norm", "rescale"):
+            value = getattr(self, name)
+            if value is not True and value is not False:
+                raise ValueError(f"{name} must be True or False, got {value!r}")
+        if self.strict_causal and not self.causal:
+            raise ValueError("strict_causal=True needs causal=True (a strict causal mask)")
+        if self.alibi is not None:
+            object.__setattr__(self, "alibi", real("alibi", self.alibi, low=0))
+        for name in ("positional_norm", "rescale"):
+            if getattr(self, name) and self.attention != "unnormalized":
+                raise ValueError(
+                    f"{name}=True needs attention='unnormalized' (softmax weights are "
+                    f"normalised by their own sum), got attention={self.attention!r}"
+                )
         object.__setattr__(self, "heads", _heads(self.heads))
         if self.heads is not None and (self.B is not None or self.V is not None):
             raise ValueError("give heads or B and V, not both")
@@ -292,7 +336,11 @@ class SphereFlow(_SphereModel):
         −<x_i, Attn_i>, so that no layer turns a token by a quarter turn or more (beyond,
         x_i + dt Attn_i can vanish). m = r in general; with B = V = I the tokens opposite x_i
         (cosine c < 0) weigh e^{βc}/n each under (USA), so m = max_{c in [-1, 0]} −c e^{βc}:
-        e^{−β} for β <= 1, 1/(eβ) beyond.
+        e^{−β} for β <= 1, 1/(eβ) beyond. Positional weights do not raise these bounds (their
+        sum over the attended tokens is at most n, and 1 relative to Z_i with
+        ``positional_norm``); ``rescale`` multiplies them by e^{−β}. The bound is summed in log
+        space, so that no β overflows it (0 where the step would have to be below the smallest
+        float, inf where it may be as large as any).
 
         >>> round(SphereFlow(1.0, 0.1, scheme="rk4").stable_dt(3), 6)
         2.785294
@@ -304,23 +352,54 @@ class SphereFlow(_SphereModel):
         Bs, Vs = self.head_matrices(d)
         usa = self.attention == "unnormalized"
         eye = np.eye(d)
-        bound = 0.0  # r, or m for post-LN
+        beta = self.beta
+        offset = beta if usa and self.rescale else 0.0  # the field times e^{-offset}
+        logs = []  # the log of each head's term of r, or of m for post-LN
         for B, V in zip(Bs, Vs):
             if self.scheme == "post-ln" and usa and (B == eye).all() and (V == eye).all():
-                beta = self.beta
-                bound += math.exp(-beta) if beta <= 1 else 1 / (math.e * beta)
-            else:
-                weights = math.exp(self.beta * np.linalg.norm(B, 2)) if usa else 1.0
-                bound += float(np.linalg.norm(V, 2)) * weights
-        return _STABLE[self.scheme] / bound if bound > 0 else math.inf
+                logs.append((-beta if beta <= 1 else -1.0 - math.log(beta)) - offset)
+            elif (norm_v := float(np.linalg.norm(V, 2))) > 0:
+                weights = beta * float(np.linalg.norm(B, 2)) - offset if usa else 0.0
+                logs.append(math.log(norm_v) + weights)
+        if not logs:
+            return math.inf
+        if offset == 0.0 and max(logs) < _LOG_MAX - 1.0:
+            # no term overflows: summed as numbers (the bits of the linear formula)
+            bound = 0.0
+            for B, V in zip(Bs, Vs):
+                if self.scheme == "post-ln" and usa and (B == eye).all() and (V == eye).all():
+                    bound += math.exp(-beta) if beta <= 1 else 1 / (math.e * beta)
+                else:
+                    weights = math.exp(beta * np.linalg.norm(B, 2)) if usa else 1.0
+                    bound += float(np.linalg.norm(V, 2)) * weights
+            return _STABLE[self.scheme] / bound if bound > 0 else math.inf
+        log_dt = math.log(_STABLE[self.scheme]) - float(np.logaddexp.reduce(logs))
+        return math.exp(log_dt) if log_dt < _LOG_MAX else math.inf
 
 
 def check_step(model: SphereFlow | SphereChain, d: int, stacklevel: int = 2) -> None:
     """Warn (:class:`~metastab.exceptions.StepSizeWarning`) when a SphereFlow's ``dt`` is beyond
     its scheme's stable range (:meth:`SphereFlow.stable_dt`); the chain's γ in (0, 1] always is
-    within its own."""
+    within its own. ValueError where (USA)'s weights can overflow float64: β‖B_h‖₂ (less β with
+    ``rescale``) beyond log(max float64) = 709.78 for some head, ‖B_h‖₂ bounding the scores of
+    unit vectors (reached with B = I, where the run would end in a non-finite state)."""
     if not isinstance(model, SphereFlow):
         return
+    if model.attention == "unnormalized":
+        Bs = model.head_matrices(d)[0]
+        top = model.beta * max(float(np.linalg.norm(B, 2)) for B in Bs)
+        exponent = top - model.beta if model.rescale else top
+        if exponent > _LOG_MAX:
+            raise ValueError(
+                f"attention='unnormalized' at beta = {model.beta:g} weighs tokens by up to "
+                f"e^{exponent:.6g}, beyond float64 (e^{_LOG_MAX:.5g}): "
+                + (
+                    "use B of spectral norm at most 1 or a smaller beta"
+                    if model.rescale
+                    else "use rescale=True, the field times e^(-beta) (a time change "
+                    "t -> e^beta t), or a smaller beta"
+                )
+            )
     limit = model.stable_dt(d)
     if model.dt > limit:
         warnings.warn(

@@ -81,14 +81,16 @@ def _flow(scheme: int, gram: bool, held: bool, split: bool) -> Stepper:
     def step(x, st, dyn, sched, gamma, s, w, T):
         if split:
             scheme_step(x, dyn.Bs, dyn.Vs, dyn.beta, gamma, dyn.attention, dyn.causal,
-                        dyn.plain_B, dyn.plain_V, x, w, w[1], T)  # fmt: skip
+                        dyn.strict, dyn.alibi, dyn.positional, dyn.offset, dyn.plain_B,
+                        dyn.plain_V, x, w, w[1], T)  # fmt: skip
         else:
             # held: the state stays in w[0] (x and out None); else the flow writes its step into
             # x once it has read x (out = x)
             y = None if held else x
             G = w[1] if gram else None
             scheme_step(y, dyn.Bs, dyn.Vs, dyn.beta, gamma, dyn.attention, dyn.causal,
-                        dyn.plain_B, dyn.plain_V, y, w, G, None)  # fmt: skip
+                        dyn.strict, dyn.alibi, dyn.positional, dyn.offset, dyn.plain_B,
+                        dyn.plain_V, y, w, G, None)  # fmt: skip
 
     if split:
         return Stepper(_split_flow_work, step)

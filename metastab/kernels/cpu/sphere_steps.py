@@ -8,7 +8,10 @@ in :mod:`.params`.
 
 - :func:`sphere_flow_step`: one step of the deterministic flow. The attention output of token i is
   Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j with w^h_ij = e^{β s^h_ij} / Z^h_i (softmax, (SA):
-  Z^h_i = Σ_k e^{β s^h_ik}) or / n (unnormalised, (USA)), j ≤ i only when causal. Post-LN:
+  Z^h_i = Σ_k e^{β s^h_ik}) or / n (unnormalised, (USA)), j ≤ i only when causal (j < i when
+  strict); positional options (docs: models#sphere-positional): each weight times the ALiBi
+  weight a_ij = e^{−(λ/n)|i−j|}, (USA)'s Z_i = Σ_j a_ij over the attended j, and (USA)'s scale
+  e^{β (c_i − offset)} (offset 1: the e^{−β}-scaled field). Post-LN:
   x_i ← N(x_i + dt Attn(x)_i). RK4: the classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i,
   P⊥_x y = y − <x, y> x, then N. Pre-LN: x_i ← x_i + dt Attn(N(x))_i, the tokens normalised
   before attention and the residual stream left as it is (this package's reading of the variant of
@@ -102,6 +105,7 @@ def sphere_flow_work(n, d, T=1):
         np.empty(n),  # the squared norms s_jj = <x_j, x_j> (see _common_shift), then <a_i, b_i>
         np.empty((8, n)),  # the partial sums of _dot8
         np.ones((1, n)),  # the weights' totals are their sums against ones (tiles.block_sums)
+        np.empty(n + _ROWS),  # the positional weights a_m = e^{-(λ/n) m} (_positional_weights)
     )
 
 
@@ -140,6 +144,25 @@ def _common_shift(xt, beta, norms, normed=False):
     return np.nan
 
 
+@_jit(**_JIT_NO_NRT)
+def _positional_weights(alibi, n, apos):
+    """apos[m] = a_m = e^{-(λ/n) m} (``arith.exp_fma`` of −((λ/n) m)) for 0 <= m < len(apos):
+    the ALiBi weight a_ij = a_{|i − j|} of a pair of tokens, λ = ``alibi`` (the padding of a
+    short last block reads m up to n + _ROWS − 2)."""
+    rate = alibi / n
+    for m in range(apos.shape[0]):
+        apos[m] = exp_fma(-(rate * m))
+
+
+@njit(inline="always")
+def _first_attended(j, i0, causal, strict):
+    """The first lane r of the block at i0 whose token i0 + r attends to token j: j <= i0 + r
+    (causal) or j < i0 + r (strict), clipped to [0, _ROWS]; 0 without a mask."""
+    if not causal:
+        return 0
+    return min(max(j - i0 + 1 if strict else j - i0, 0), _ROWS)
+
+
 @njit(inline="always")
 def _block_weights(S, W, p, lo, best, beta):
     """W[p + r] = exp(β (S[p + r] − best[r])) for lo <= r < _ROWS (``arith.exp_fma``). S is W
@@ -155,8 +178,8 @@ def _block_weights(S, W, p, lo, best, beta):
 
 @_jit(**_JIT_NO_NRT)
 def _velocity_blocks(
-    xt, G, gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, outT, bw, P,
-    dots, b0, b1,
+    xt, G, gram, Bs, Vs, beta, shift, attention, causal, strict, alibi, positional, offset,
+    plain_B, plain_V, project, outT, bw, P, dots, b0, b1,
 ):  # fmt: skip
     """outT[:, i] = Attn(x)_i, or P⊥_{x_i} Attn(x)_i with ``project`` (module notes), for the
     tokens of blocks b0 <= b < b1 (token i in block i // _ROWS); ``xt`` is the state x
@@ -168,19 +191,24 @@ def _velocity_blocks(
     every loop runs across the block and vectorises while each token's sums keep the reference's
     order: scores s_ij (k ascending) and weighted sums Σ_j w_ij x_jk (j ascending, by the same
     loop on the transposed state), each term one fused multiply-add; weights
-    w_ij = exp(β (s_ij − c_i)) by ``arith.exp_fma``, their totals in increasing j, with c_i the
+    w_ij = exp(β (s_ij − c_i)) by ``arith.exp_fma`` (times the ALiBi weight a_{|i−j|} of
+    :func:`_positional_weights`, in bw[4], where ``alibi`` is not 0), their totals in increasing
+    j, with c_i the
     common ``shift`` of :func:`_common_shift` (B = I; NaN: none) or else max_j s_ij. A common
     shift keeps the weights symmetric bit for bit, so for B = I the Gram (``tiles.gram``, or
     ``tiles.gram_block`` for a single block) holds them, each pair's exp taken once. Where causal
-    masking hides j > i, its weight is exactly 0, which leaves every sum of a finite state
-    unchanged bit for bit. The sums are scaled by 1 / total (softmax) or e^{β c_i} / n (USA); so
+    masking hides j > i (``strict``: j >= i), its weight is exactly 0, which leaves every sum of
+    a finite state unchanged bit for bit. The sums are scaled by 1 / total (softmax) or
+    e^{β (c_i − offset)} / Z_i (USA: Z_i = n, or with ``positional`` the sum of the attended
+    a_ij in increasing j), and by 0 for a token that attends to none (token 0, strict); so
     are the products by V_h (q ascending, one fma each), across the block's tokens too. With one
     block (n = ROWS), one head and V = I the tiles scale the sums as they store them, straight
     into outT (``tiles.scaled_sums``: the same bits, without a pass over them)."""
     d, n = xt.shape
     x = xt.T  # token j's coordinates x[j, k]: the score loops read them one at a time
-    bxt, W, rows, ones = bw
+    bxt, W, rows, ones, apos = bw
     best, total, scale, vg = rows[0], rows[1], rows[2], rows[3]
+    weighted = alibi != 0.0  # a_ij = 1 where the slope is 0: no pass over the weights
     H = Bs.shape[0]
     common = shift == shift
     for b in range(max(b0, 0), b1):  # non-negative: no wraparound of negative indices
@@ -208,12 +236,12 @@ def _velocity_blocks(
                 for r in range(_ROWS):
                     best[r] = -np.inf
                 for j in range(n):  # causal: token i0 + r reads j <= i0 + r, i.e. r >= j - i0
-                    lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                    lo = _first_attended(j, i0, causal, strict)
                     for r in range(lo, _ROWS):
                         best[r] = max(best[r], S[j * _ROWS + r])
             Wb = S if ready else W  # the weights
             for j in range(n):
-                lo = min(max(j - i0, 0), _ROWS) if causal else 0
+                lo = _first_attended(j, i0, causal, strict)
                 p = j * _ROWS
                 if causal:
                     for r in range(lo):
@@ -222,13 +250,30 @@ def _velocity_blocks(
                     _block_weights(G[b], W, p, lo, best, beta)
                 elif not ready:
                     _block_weights(W, W, p, lo, best, beta)
+            if weighted:  # w_ij a_{|i-j|}, into W (the Gram of weights is read by every head)
+                for j in range(n):
+                    p = j * _ROWS
+                    for r in range(_ROWS):
+                        W[p + r] = Wb[p + r] * apos[abs(i0 + r - j)]
+                Wb = W
             # the totals in increasing j, each term a fused multiply-add by 1: the sum itself
             block_sums(Wb.reshape((n, _ROWS)), ones, 0, total)
+            if attention == UNNORMALIZED and positional:  # Z_i = Σ_j a_ij, j ascending (vg)
+                for r in range(_ROWS):
+                    vg[r] = 0.0
+                for j in range(n):
+                    for r in range(_first_attended(j, i0, causal, strict), _ROWS):
+                        vg[r] += apos[abs(i0 + r - j)] if weighted else 1.0
             for r in range(_ROWS):
                 if attention == UNNORMALIZED:
-                    scale[r] = math.exp(beta * best[r]) / n
+                    if positional:
+                        scale[r] = math.exp(beta * (best[r] - offset)) / vg[r]
+                    else:
+                        scale[r] = math.exp(beta * (best[r] - offset)) / n
                 else:
                     scale[r] = 1.0 / total[r]
+            if strict and i0 == 0:  # token 0 attends to none: Attn(x)_0 = 0
+                scale[0] = 0.0
             if plain_V and H == 1 and n == _ROWS:  # outT is the block: the tiles scale and
                 scaled_sums(Wb.reshape((n, _ROWS)), xt, outT.reshape(d * _ROWS), scale)
                 continue  # store the weighted sums there
@@ -271,8 +316,9 @@ def _velocity_blocks(
 
 @njit(inline="always")
 def _velocity(
-    xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT, work, G, T, normed=False
-):
+    xt, Bs, Vs, beta, attention, causal, strict, alibi, positional, offset, plain_B, plain_V,
+    project, outT, work, G, T, normed=False
+):  # fmt: skip
     """:func:`_velocity_blocks` for every token of the transposed state ``xt`` (d×n, the result
     in ``outT`` likewise): on this thread with T None, else with the blocks (and those of the
     Gram) split over T threads by :func:`_velocity_split` (the bits do not depend on T). T None
@@ -285,26 +331,32 @@ def _velocity(
     level, whose library numba optimises and emits with the whole tree below it (a cold sphere
     token-split run: about 51 -> 43 s of CPU; the chain path with a Gram and RK4: 44 -> 40 s)."""
     if T is not None:
-        _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT,
-                        work, T)  # fmt: skip
+        _velocity_split(xt, Bs, Vs, beta, attention, causal, strict, alibi, positional, offset,
+                        plain_B, plain_V, project, outT, work, T)  # fmt: skip
         return
     n = xt.shape[1]
     gram = False
     shift = _common_shift(xt, beta, work[5], normed) if plain_B else np.nan
     bxt, W, rows = work[4]
+    if alibi != 0.0:
+        _positional_weights(alibi, n, work[8])
     first = np.int64(0)  # not the literal 0: the split path's types, so both share one compile
     if G is not None:
         gram = plain_B and G.shape[0] > 0
         if gram:
             _gram(xt.T, G, bxt[0], first, G.shape[0], beta, shift)
     _velocity_blocks(
-        xt, work[1], gram, Bs, Vs, beta, shift, attention, causal, plain_B, plain_V, project, outT,
-        (bxt[0], W[0], rows[0], work[7]), work[6], work[5], first, (n + _ROWS - 1) // _ROWS,
+        xt, work[1], gram, Bs, Vs, beta, shift, attention, causal, strict, alibi, positional,
+        offset, plain_B, plain_V, project, outT, (bxt[0], W[0], rows[0], work[7], work[8]),
+        work[6], work[5], first, (n + _ROWS - 1) // _ROWS,
     )  # fmt: skip
 
 
 @_jit(parallel=True, **_JIT)
-def _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, outT, work, T):
+def _velocity_split(
+    xt, Bs, Vs, beta, attention, causal, strict, alibi, positional, offset, plain_B, plain_V,
+    project, outT, work, T,
+):  # fmt: skip
     """:func:`_velocity` with the blocks of tokens (and of the Gram) split over T threads."""
     n = xt.shape[1]
     G = work[1]
@@ -313,7 +365,9 @@ def _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, proje
     nb = (n + _ROWS - 1) // _ROWS
     # arrays, not tuples, enter the parallel loops
     bxt, W, rows = work[4]
-    P, dots, ones = work[6], work[5], work[7]
+    P, dots, ones, apos = work[6], work[5], work[7], work[8]
+    if alibi != 0.0:
+        _positional_weights(alibi, n, apos)
     if gram:
         ng = G.shape[0]
         for q in prange(T):
@@ -330,11 +384,15 @@ def _velocity_split(xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, proje
             shift,
             attention,
             causal,
+            strict,
+            alibi,
+            positional,
+            offset,
             plain_B,
             plain_V,
             project,
             outT,
-            (bxt[q], W[q], rows[q], ones),
+            (bxt[q], W[q], rows[q], ones, apos),
             P,
             dots,
             q * nb // T,
@@ -432,7 +490,10 @@ def renormalise_moved(x, i, out):
 # into them, and for the same reason (a cold token-split run: about 45 -> 41 s of CPU); called
 # from Python (sphere_flow_step) each is still a cached kernel of its own.
 @_jit(inline="always", **_JIT_NO_NRT)
-def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
+def _pre_ln(
+    x, Bs, Vs, beta, dt, attention, causal, strict, alibi, positional, offset, plain_B, plain_V,
+    out, work, G, T,
+):  # fmt: skip
     """Pre-LN: x_i ← x_i + dt Attn(N(x))_i (not renormalised); ``out`` may be x. With x None the
     step reads the state from work[0], transposed (d×n), and with out None writes it there."""
     xt, K, y = work[0], work[2], work[3]
@@ -444,7 +505,8 @@ def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work,
     for k in range(d):
         for i in range(n):
             y[k, i] = xt[k, i] * c[i]
-    _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T)
+    _velocity(y, Bs, Vs, beta, attention, causal, strict, alibi, positional, offset, plain_B,
+              plain_V, False, K[0], work, G, T)  # fmt: skip
     if out is None:
         for k in range(d):
             for i in range(n):
@@ -456,21 +518,26 @@ def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work,
 
 
 @_jit(inline="always", **_JIT_NO_NRT)
-def _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
+def _post_ln(
+    x, Bs, Vs, beta, dt, attention, causal, strict, alibi, positional, offset, plain_B, plain_V,
+    out, work, G, T,
+):  # fmt: skip
     """Post-LN: x_i ← N(x_i + dt Attn(x)_i); ``out`` may be x (x and out None: see
     :func:`_pre_ln`; with x None work[5] holds the state's squared norms, as the step leaves
     them)."""
     xt, K = work[0], work[2]
     if x is not None:
         _transpose(x, xt)
-    _velocity(
-        xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T, x is None
-    )
+    _velocity(xt, Bs, Vs, beta, attention, causal, strict, alibi, positional, offset, plain_B,
+              plain_V, False, K[0], work, G, T, x is None)  # fmt: skip
     _normalise_fused(dt, K[0], xt, out, work)
 
 
 @_jit(inline="always", **_JIT_NO_NRT)
-def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
+def _rk4(
+    x, Bs, Vs, beta, dt, attention, causal, strict, alibi, positional, offset, plain_B, plain_V,
+    out, work, G, T,
+):  # fmt: skip
     """RK4 on ẋ = P⊥ Attn(x), followed by N; ``out`` may be x (x and out None: see
     :func:`_post_ln`)."""
     xt, K, y = work[0], work[2], work[3]
@@ -478,22 +545,25 @@ def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G,
     half = 0.5 * dt
     if x is not None:
         _transpose(x, xt)
-    _velocity(
-        xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[0], work, G, T, x is None
-    )
+    _velocity(xt, Bs, Vs, beta, attention, causal, strict, alibi, positional, offset, plain_B,
+              plain_V, True, K[0], work, G, T, x is None)  # fmt: skip
     for q in range(1, 4):
         h = dt if q == 3 else half
         for k in range(d):
             for i in range(n):
                 y[k, i] = fma(h, K[q - 1, k, i], xt[k, i])
-        _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, K[q], work, G, T)
+        _velocity(y, Bs, Vs, beta, attention, causal, strict, alibi, positional, offset, plain_B,
+                  plain_V, True, K[q], work, G, T)  # fmt: skip
     for k in range(d):
         for i in range(n):
             K[3, k, i] = ((K[0, k, i] + 2.0 * K[1, k, i]) + 2.0 * K[2, k, i]) + K[3, k, i]
     _normalise_fused(dt / 6.0, K[3], xt, out, work)
 
 
-def sphere_flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
+def sphere_flow_step(
+    x, Bs, Vs, beta, dt, attention, scheme, causal, strict, alibi, positional, offset, plain_B,
+    plain_V, out, work,
+):  # fmt: skip
     """One step of the flow on the sphere (module notes) by its scheme: :func:`_post_ln`,
     :func:`_rk4` or :func:`_pre_ln`, on one thread. Synchronous: every token reads the old x.
     Called from Python: it runs the scheme's step with the arguments the drivers pass to it with
@@ -501,7 +571,8 @@ def sphere_flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, pl
     same code as the drivers'."""
     G = work[1] if _gram_blocks(x.shape[0]) > 0 else None
     step = _post_ln if scheme == POST_LN else _pre_ln if scheme == PRE_LN else _rk4
-    step(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, None)
+    step(x, Bs, Vs, beta, dt, attention, causal, strict, alibi, positional, offset, plain_B,
+         plain_V, out, work, G, None)  # fmt: skip
 
 
 @_jit(**_JIT)

@@ -115,8 +115,10 @@ MODEL_NAMES = {CHAIN: "chain", FLOW: "flow", HARDMAX: "hardmax", LOCALMAX: "loca
 EVENT_NAMES = {NO_EVENT: "no-event", LEAVE_BALL: "leave-ball", LEAVE_HULL: "leave-hull",
                REACH: "reach", COLLAPSE: "collapse"}  # fmt: skip
 # the slots of model_arrays' integer and float arrays
-KIND, USE_P, BY_POINT, RULE, ATTENTION, SCHEME, CAUSAL, PLAIN_B, PLAIN_V = range(9)
-BETA, TOL = range(2)
+KIND, USE_P, BY_POINT, RULE, ATTENTION, SCHEME, CAUSAL, PLAIN_B, PLAIN_V, STRICT, POSITIONAL = (
+    range(11)
+)
+BETA, TOL, ALIBI, OFFSET = range(4)
 
 
 def model_arrays(dyn) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -132,17 +134,19 @@ def model_arrays(dyn) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
             dyn.causal,
             dyn.plain_B,
             dyn.plain_V,
+            dyn.strict,
+            dyn.positional,
         ]
         return (
             np.array(ints, np.int64),
-            np.array([dyn.beta, 0.0]),
+            np.array([dyn.beta, 0.0, dyn.alibi, dyn.offset]),
             np.ascontiguousarray(dyn.Bs, dtype=float),
             np.ascontiguousarray(dyn.Vs, dtype=float),
         )
-    ints = [dyn.model_code, dyn.use_P, dyn.by_point, dyn.rule, 0, 0, 0, 0, 0]
+    ints = [dyn.model_code, dyn.use_P, dyn.by_point, dyn.rule, 0, 0, 0, 0, 0, 0, 0]
     return (
         np.array(ints, np.int64),
-        np.array([dyn.beta, dyn.tol]),
+        np.array([dyn.beta, dyn.tol, 0.0, 0.0]),
         np.ascontiguousarray(dyn.B[None], dtype=float),
         np.ascontiguousarray(dyn.P[None], dtype=float),
     )
@@ -220,7 +224,8 @@ def step_for(model_code: int):
         use_P = ip[USE_P] != 0
         if model_code == SPHERE_FLOW:
             sphere_flow_step(buf, n, d, Bs, Vs, beta, gamma, ip[ATTENTION], ip[SCHEME],
-                             ip[CAUSAL] != 0, ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc, tid,
+                             ip[CAUSAL] != 0, ip[STRICT] != 0, fp[ALIBI], ip[POSITIONAL] != 0,
+                             fp[OFFSET], ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc, tid,
                              T)  # fmt: skip
         else:
             for i in range(tid, n, T):

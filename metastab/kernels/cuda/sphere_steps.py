@@ -4,7 +4,7 @@ Same equations (docs: models#models-sphere), same operations in the same order a
 so the simulator gives their bits: the flow's fused arithmetic (``arith``: each multiply-add one
 fma, the exp ``cuda.euclidean_steps.exp_fused``) in scores s_ij = <B x_i, x_j> (k ascending from
 +0.0), weights shifted by the common shift of B = I or else the row maximum (a causal mask gives
-weight exactly 0), totals and weighted sums Σ_j w_ij x_jk
+weight exactly 0; the positional options as there), totals and weighted sums Σ_j w_ij x_jk
 in increasing j, the value matrix, heads summed in order, the norm in increasing k.
 Per token (one thread each, see :mod:`.drivers`): :func:`velocity` is Attn(x)_i (projected
 onto the tangent space for RK4), its common shift read from the n norms that the chain's team of
@@ -24,11 +24,14 @@ from .euclidean_steps import exp_fused, scores, weighted_sums
 
 
 @cuda.jit(device=True)
-def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, W,
-             bx, K, ko, NO):  # fmt: skip
+def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, strict, alibi, positional,
+             offset, plain_B, plain_V, project, W, bx, K, ko, NO):  # fmt: skip
     """K[ko + k n + i] = Attn(src)_i (sphere.flow's _velocity), or its projection P⊥ onto the
     tangent space at src_i with ``project``; bx[k n + i] and W's column i are scratch; for
-    B = I, K[NO ...] holds the n norms of src (:func:`norms`)."""
+    B = I, K[NO ...] holds the n norms of src (:func:`norms`). Positional options as on the CPU:
+    ``strict`` masks j >= i, ``alibi`` (λ, 0: none) multiplies each weight by
+    a_ij = exp_fused(−((λ/n) |i − j|)), ``positional`` divides (USA) by Z_i = Σ_j a_ij (j
+    ascending) instead of n, and (USA)'s scale is e^{β (c_i − offset)}."""
     for k in range(d):
         K[ix(ko + k * n + i)] = 0.0
     shift = common_shift(K, NO, n, beta) if plain_B else math.nan
@@ -44,24 +47,44 @@ def velocity(src, so, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V
         best = shift if shift == shift else -math.inf
         scores(bx, i, src, so, i, n, d, W)
         end = i + n * n  # W[j n + i], j = 0 .. n - 1
-        stop = (i + 1) * n + i if causal else end  # j <= i
+        stop = ((i if strict else i + 1) * n + i) if causal else end  # j <= i (strict: j < i)
         if shift != shift:
             p = i
             while p < stop:
                 best = max(best, W[ix(p)])
                 p += n
         total = 0.0
+        z = 0.0  # Z_i of positional (USA): Σ_j a_ij, j ascending
         p = i
-        while p < stop:
-            v = exp_fused(mul(beta, W[ix(p)] - best))
-            W[ix(p)] = v
-            total += v
-            p += n
+        if alibi != 0.0 or positional:  # the positional weights: a loop apart from the plain one
+            rate = alibi / n
+            j = 0
+            while p < stop:
+                v = exp_fused(mul(beta, W[ix(p)] - best))
+                a = exp_fused(-mul(rate, float(abs(i - j)))) if alibi != 0.0 else 1.0
+                if alibi != 0.0:
+                    v = mul(v, a)
+                z += a
+                W[ix(p)] = v
+                total += v
+                p += n
+                j += 1
+        else:
+            while p < stop:
+                v = exp_fused(mul(beta, W[ix(p)] - best))
+                W[ix(p)] = v
+                total += v
+                p += n
         while p < end:  # causal: the tokens after i weigh exactly 0
             W[ix(p)] = 0.0
             p += n
         weighted_sums(W, i, n, src, so, d, bx, i)
-        scale = math.exp(mul(beta, best)) / n if attention == UNNORMALIZED else 1.0 / total
+        if strict and i == 0:  # token 0 attends to none: Attn(x)_0 = 0
+            scale = 0.0
+        elif attention == UNNORMALIZED:
+            scale = math.exp(mul(beta, best - offset)) / (z if positional else n)
+        else:
+            scale = 1.0 / total
         for k in range(d):
             bx[ix(k * n + i)] = mul(bx[ix(k * n + i)], scale)
         for k in range(d):
@@ -159,9 +182,8 @@ def normalise_fused(y, yo, i, n, d, out, oo):
 
 
 @cuda.jit(device=True)
-def sphere_flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, W,
-tid,
-              T):  # fmt: skip
+def sphere_flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, strict, alibi,
+                     positional, offset, plain_B, plain_V, W, tid, T):  # fmt: skip
     """One step of the sphere flow by the T threads of the team (sphere.sphere_flow_step): post-LN
     x_i <- N(x_i + dt Attn(x)_i), pre-LN x_i <- x_i + dt Attn(N(x))_i, or RK4 on
     x' = P⊥ Attn(x) then N; the new state goes to the
@@ -179,8 +201,8 @@ tid,
         cuda.syncthreads()
         norms(buf, Y, n, d, plain_B, buf, NO, tid, T)
         for i in range(tid, n, T):
-            velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, False,
-                     W, bx, buf, KO, NO)  # fmt: skip
+            velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, strict, alibi, positional,
+                     offset, plain_B, plain_V, False, W, bx, buf, KO, NO)  # fmt: skip
             for k in range(d):
                 q = k * n + i
                 buf[ix(OUT + q)] = fma(dt, buf[ix(KO + q)], buf[ix(q)])
@@ -188,8 +210,8 @@ tid,
     project = scheme != POST_LN
     norms(buf, 0, n, d, plain_B, buf, NO, tid, T)
     for i in range(tid, n, T):
-        velocity(buf, 0, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, project, W,
-                 bx, buf, KO, NO)  # fmt: skip
+        velocity(buf, 0, i, n, d, Bs, Vs, beta, attention, causal, strict, alibi, positional,
+                 offset, plain_B, plain_V, project, W, bx, buf, KO, NO)  # fmt: skip
     cuda.syncthreads()
     if scheme == POST_LN:
         for i in range(tid, n, T):
@@ -208,8 +230,8 @@ tid,
         cuda.syncthreads()
         norms(buf, Y, n, d, plain_B, buf, NO, tid, T)
         for i in range(tid, n, T):
-            velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, plain_B, plain_V, True, W,
-                     bx, buf, KO + s * nd, NO)  # fmt: skip
+            velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, strict, alibi, positional,
+                     offset, plain_B, plain_V, True, W, bx, buf, KO + s * nd, NO)  # fmt: skip
         cuda.syncthreads()
     sixth = dt / 6.0
     for i in range(tid, n, T):

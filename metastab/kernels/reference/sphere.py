@@ -82,22 +82,43 @@ def common_shift(xs: list[list[float]], beta: float) -> float | None:
     return hi if beta >= 0.0 and beta * (hi - lo) <= SHIFT_SPREAD else None
 
 
-def attention(x, heads, beta: float, unnormalized: bool = False, causal: bool = False):
-    """Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j, w_ij = e^{β s_ij} / Z_i with Z_i = Σ_k e^{β s_ik}
-    (softmax, (SA)) or n (unnormalised, (USA)); j ≤ i only when causal. ``heads`` is a list of
-    (B, V) pairs. Fused arithmetic (``arith``): B x_i, s_ij = <B x_i, x_j> (k ascending) and
+def positional_weight(alibi: float, n: int, m: int) -> float:
+    """The ALiBi weight a_m = e^{-(λ/n) m} of two tokens m positions apart (λ = ``alibi``), as
+    ``exp_fma`` of −((λ/n) m); 1.0 where λ = 0."""
+    return exp_fma_exact(-((alibi / n) * m)) if alibi != 0.0 else 1.0
+
+
+def attention(
+    x,
+    heads,
+    beta: float,
+    unnormalized: bool = False,
+    causal: bool = False,
+    strict: bool = False,
+    alibi: float = 0.0,
+    positional: bool = False,
+    offset: float = 0.0,
+):
+    """Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j, w_ij = a_ij e^{β s_ij} / Z_i with
+    Z_i = Σ_k a_ik e^{β s_ik} (softmax, (SA)), or for (USA) Z_i = n, or Σ_k a_ik with
+    ``positional`` (the attended k in increasing order), the exp then e^{β (s_ij − offset)};
+    a_ij = :func:`positional_weight` of |i − j| (the ALiBi slope ``alibi``); j ≤ i only when
+    causal, j < i with ``strict`` (token 0 then attends to none: Attn(x)_0 = 0). ``heads`` is a
+    list of (B, V) pairs. Fused arithmetic (``arith``): B x_i, s_ij = <B x_i, x_j> (k ascending) and
     Σ_j w_j x_j (j ascending) one fma per term; w_j = exp_fma(β(s_j − c)), Σ_j w_j in
     increasing j, with c the :func:`common_shift` where every B is the identity and it is
-    defined, else c = max_j s_j; the sums times 1 / Σ_j w_j (softmax) or e^{β c} / n (USA);
-    V by fmas; heads added in order."""
+    defined, else c = max_j s_j (over the attended j); each w_j times a_ij where λ is not 0; the
+    sums times 1 / Σ_j w_j (softmax) or e^{β (c − offset)} / Z_i (USA), or 0 where no j is
+    attended; V by fmas; heads added in order."""
     xs = _rows(x)
     n, d = len(xs), len(xs[0])
     plain = all(np.array_equal(np.asarray(B, dtype=float), np.eye(d)) for B, _ in heads)
     shift = common_shift(xs, beta) if plain else None
     out = []
     for i in range(n):
-        m = i + 1 if causal else n
+        m = (i if strict else i + 1) if causal else n
         a = [0.0] * d
+        pos = [positional_weight(alibi, n, abs(i - j)) for j in range(m)]
         for h, (B, V) in enumerate(heads):
             bx = _matvec(_rows(B), xs[i], fma_exact)
             s = []
@@ -106,8 +127,10 @@ def attention(x, heads, beta: float, unnormalized: bool = False, causal: bool = 
                 for k in range(d):
                     sj = fma_exact(bx[k], xs[j][k], sj)
                 s.append(sj)
-            best = max(s) if shift is None else shift
+            best = (max(s) if s else -math.inf) if shift is None else shift
             w = [exp_fma_exact(beta * (v - best)) for v in s]
+            if alibi != 0.0:
+                w = [wj * pj for wj, pj in zip(w, pos)]
             total = 0.0
             for v in w:
                 total += v
@@ -115,7 +138,15 @@ def attention(x, heads, beta: float, unnormalized: bool = False, causal: bool = 
             for j in range(m):
                 for k in range(d):
                     acc[k] = fma_exact(w[j], xs[j][k], acc[k])
-            scale = _exp(beta * best) / n if unnormalized else 1.0 / total
+            if m == 0:  # token 0 under a strict mask
+                scale = 0.0
+            elif unnormalized:
+                z = 0.0
+                for pj in pos:
+                    z += pj
+                scale = _exp(beta * (best - offset)) / (z if positional else n)
+            else:
+                scale = 1.0 / total
             g = [v * scale for v in acc]
             vg = _matvec(_rows(V), g, fma_exact)
             a = vg if h == 0 else [a[k] + vg[k] for k in range(d)]
@@ -123,10 +154,19 @@ def attention(x, heads, beta: float, unnormalized: bool = False, causal: bool = 
     return out
 
 
-def velocity(x, heads, beta: float, unnormalized: bool, causal: bool, project: bool):
-    """Attn(x)_i, or P⊥_{x_i} Attn(x)_i = A_i − <x_i, A_i> x_i with ``project`` (fused)."""
+def velocity(
+    x,
+    heads,
+    beta: float,
+    unnormalized: bool,
+    causal: bool,
+    project: bool,
+    position=(False, 0.0, False, 0.0),
+):
+    """Attn(x)_i, or P⊥_{x_i} Attn(x)_i = A_i − <x_i, A_i> x_i with ``project`` (fused);
+    ``position``: (strict, alibi, positional, offset) of :func:`attention`."""
     xs = _rows(x)
-    A = attention(xs, heads, beta, unnormalized, causal)
+    A = attention(xs, heads, beta, unnormalized, causal, *position)
     if not project:
         return A
     out = []
@@ -145,27 +185,33 @@ def sphere_flow_step(
     attention: str = "softmax",
     scheme: str = "post-ln",
     causal: bool = False,
+    strict: bool = False,
+    alibi: float = 0.0,
+    positional: bool = False,
+    offset: float = 0.0,
 ) -> np.ndarray:
-    """One step of the sphere flow: post-LN x_i ← N(x_i + dt Attn(x)_i), or RK4 on
-    ẋ = P⊥ Attn(x) (k1..k4 at x, x + dt/2 k1, x + dt/2 k2, x + dt k3; increment
-    dt/6 · (((k1 + 2 k2) + 2 k3) + k4)) followed by N, or pre-LN x_i ← x_i + dt Attn(N(x))_i
-    (no N after the step). Each x + h k is one fma; N by :func:`normalise_fused`."""
+    """One step of the sphere flow (positional options: :func:`attention`): post-LN
+    x_i ← N(x_i + dt Attn(x)_i), or RK4 on ẋ = P⊥ Attn(x) (k1..k4 at x, x + dt/2 k1,
+    x + dt/2 k2, x + dt k3; increment dt/6 · (((k1 + 2 k2) + 2 k3) + k4)) followed by N, or
+    pre-LN x_i ← x_i + dt Attn(N(x))_i (no N after the step). Each x + h k is one fma; N by
+    :func:`normalise_fused`."""
     xs = _rows(x)
     n, d = len(xs), len(xs[0])
     un = attention == "unnormalized"
+    pos = (strict, alibi, positional, offset)
 
     def ahead(h, K):
         return [[fma_exact(h, K[i][k], xs[i][k]) for k in range(d)] for i in range(n)]
 
     if scheme == "pre-ln":
-        A = velocity([normalise_fused(xi) for xi in xs], heads, beta, un, causal, False)
+        A = velocity([normalise_fused(xi) for xi in xs], heads, beta, un, causal, False, pos)
         return np.array(ahead(dt, A))
     if scheme == "post-ln":
-        y = ahead(dt, velocity(xs, heads, beta, un, causal, False))
+        y = ahead(dt, velocity(xs, heads, beta, un, causal, False, pos))
     else:
-        K = [velocity(xs, heads, beta, un, causal, True)]
+        K = [velocity(xs, heads, beta, un, causal, True, pos)]
         for h in (0.5 * dt, 0.5 * dt, dt):
-            K.append(velocity(ahead(h, K[-1]), heads, beta, un, causal, True))
+            K.append(velocity(ahead(h, K[-1]), heads, beta, un, causal, True, pos))
         inc = [
             [((K[0][i][k] + 2.0 * K[1][i][k]) + 2.0 * K[2][i][k]) + K[3][i][k] for k in range(d)]
             for i in range(n)
@@ -197,5 +243,6 @@ __all__ = [
     "sphere_flow_step",
     "normalise",
     "normalise_fused",
+    "positional_weight",
     "velocity",
 ]
