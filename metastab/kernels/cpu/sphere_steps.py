@@ -11,8 +11,10 @@ in :mod:`.params`.
   Z^h_i = Σ_k e^{β s^h_ik}) or / n (unnormalised, (USA)), j ≤ i only when causal. Post-LN:
   x_i ← N(x_i + dt Attn(x)_i). RK4: the classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i,
   P⊥_x y = y − <x, y> x, then N. Pre-LN: x_i ← x_i + dt Attn(N(x))_i, the tokens normalised
-  before attention and the residual stream left as it is (this package's reading of the variant of
-  Karagodin et al. and their simulator simuformer, not checked against their code).
+  before attention and the residual stream left as it is. Peri-LN: x_i ← x_i + dt N(Attn(N(x))_i)
+  (normalised before and after attention). nGPT: x_i ← N(x_i + h N(Attn(x)_i)), h = dt α.
+  Mix-LN's steps are post-LN's or pre-LN's, LN-scaling's post-LN's with a step that decays; the
+  equations and their sources: docs: models#models-sphere, :class:`metastab.SphereFlow`.
 - :func:`chain_step`: the finite-temperature chain with LayerNorm: token i picks j with
   probability softmax_j(β s_ij) (the pick of ``steps.chain_step``, exact to full relative
   precision) and moves to N(x_i + γ (V x_j − x_i)); when that increment leaves x_i unchanged
@@ -39,7 +41,7 @@ from ..arith import exp_fma, fma
 from ..cache import njit_keyed
 from ..params import JIT as _JIT
 from ..params import JIT_NO_NRT as _JIT_NO_NRT
-from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, UNNORMALIZED
+from ..params import MIX_LN, NGPT, PERI_LN, POST_LN, PRE_LN, RK4, SHIFT_SPREAD, UNNORMALIZED
 from .euclidean_steps import chain_step as _steps_chain_step
 from .euclidean_steps import chain_work as _steps_chain_work
 from .scores import ROWS as _ROWS
@@ -456,6 +458,58 @@ def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work,
 
 
 @_jit(inline="always", **_JIT_NO_NRT)
+def _peri_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
+    """Peri-LN: x_i ← x_i + dt N(Attn(N(x))_i), LayerNorm before and after attention, the residual
+    stream not renormalised (x and out as for :func:`_pre_ln`). N(A_i) = A_i (1 / |A_i|), |A_i|^2
+    by :func:`_dot8`; an A_i = 0 gives NaN (the engine refuses a non-finite state)."""
+    xt, K, y = work[0], work[2], work[3]
+    d, n = xt.shape
+    if x is not None:
+        _transpose(x, xt)
+    _inverse_norms(xt, work)
+    c = work[5]
+    for k in range(d):
+        for i in range(n):
+            y[k, i] = xt[k, i] * c[i]
+    _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T)
+    _unit_columns(K[0], work)
+    if out is None:
+        for k in range(d):
+            for i in range(n):
+                xt[k, i] = fma(dt, K[0, k, i], xt[k, i])
+    else:
+        for i in range(n):
+            for k in range(d):
+                out[i, k] = fma(dt, K[0, k, i], xt[k, i])
+
+
+@_jit(inline="always", **_JIT_NO_NRT)
+def _ngpt(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
+    """nGPT: x_i ← N(x_i + dt N(Attn(x)_i)), ``dt`` the product h = dt α of the flow's step and
+    nGPT's α (the schedule's size, see SphereFlow.schedule); x and out as for :func:`_post_ln`."""
+    xt, K = work[0], work[2]
+    if x is not None:
+        _transpose(x, xt)
+    _velocity(
+        xt, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T, x is None
+    )
+    _unit_columns(K[0], work)
+    _normalise_fused(dt, K[0], xt, out, work)
+
+
+@_jit(**_JIT_NO_NRT)
+def _unit_columns(Kt, work):
+    """Kt[:, i] ← Kt[:, i] (1 / |Kt[:, i]|) (the flow's LayerNorm of each attention output, as
+    :func:`_normalise_fused` scales), the inverse norms by :func:`_inverse_norms` (in work[5])."""
+    _inverse_norms(Kt, work)
+    c = work[5]
+    d, n = Kt.shape
+    for k in range(d):
+        for i in range(n):
+            Kt[k, i] = Kt[k, i] * c[i]
+
+
+@_jit(inline="always", **_JIT_NO_NRT)
 def _post_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
     """Post-LN: x_i ← N(x_i + dt Attn(x)_i); ``out`` may be x (x and out None: see
     :func:`_pre_ln`; with x None work[5] holds the state's squared norms, as the step leaves
@@ -494,14 +548,25 @@ def _rk4(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G,
 
 
 def sphere_flow_step(x, Bs, Vs, beta, dt, attention, scheme, causal, plain_B, plain_V, out, work):
-    """One step of the flow on the sphere (module notes) by its scheme: :func:`_post_ln`,
-    :func:`_rk4` or :func:`_pre_ln`, on one thread. Synchronous: every token reads the old x.
-    Called from Python: it runs the scheme's step with the arguments the drivers pass to it with
-    an event (the Gram as in ``sphere_family``), so it compiles only that scheme, and the
-    same code as the drivers'."""
+    """One step of the flow on the sphere (module notes) by its scheme (:func:`scheme_step`:
+    :func:`_post_ln`, :func:`_rk4`, :func:`_pre_ln`, :func:`_peri_ln` or :func:`_ngpt`; ``dt``
+    the step's size as the schedule gives it), on one thread. Synchronous: every token reads the
+    old x. Called from Python: it runs the scheme's step with the arguments the drivers pass to
+    it with an event (the Gram as in ``sphere_family``), so it compiles only that scheme, and
+    the same code as the drivers'."""
     G = work[1] if _gram_blocks(x.shape[0]) > 0 else None
-    step = _post_ln if scheme == POST_LN else _pre_ln if scheme == PRE_LN else _rk4
-    step(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, None)
+    scheme_step(scheme)(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G,
+                        None)  # fmt: skip
+
+
+def scheme_step(scheme):
+    """The step function of the kernels' scheme code (Mix-LN has none of its own: each of its
+    steps is post-LN's or pre-LN's, by the schedule; ValueError for it and for unknown codes)."""
+    steps = {POST_LN: _post_ln, PRE_LN: _pre_ln, RK4: _rk4, PERI_LN: _peri_ln, NGPT: _ngpt}
+    if scheme not in steps:
+        why = "Mix-LN steps by POST_LN or PRE_LN" if scheme == MIX_LN else "unknown"
+        raise ValueError(f"scheme code {scheme!r} has no step of its own ({why})")
+    return steps[scheme]
 
 
 @_jit(**_JIT)
