@@ -376,16 +376,6 @@ def _dot8_sum(P, i0, i1, out):
 
 
 @_jit(**_JIT_NO_NRT)
-def _inverse_norms(yt, work):
-    """work[5][i] = 1 / |y_i| for the columns y_i of yt, |y_i|^2 by :func:`_dot8`."""
-    n = yt.shape[1]
-    c = work[5]
-    _dot8(yt, yt, 0, n, work[6], c)
-    for i in range(n):
-        c[i] = 1.0 / math.sqrt(c[i])
-
-
-@_jit(**_JIT_NO_NRT)
 def _normalise_fused(h, Kt, xt, out, work):
     """The flow's LayerNorm x_i <- N(y_i) = y_i (1 / |y_i|) of y_i = x_i + h k_i (one fma per
     coordinate), |y_i|^2 summed as :func:`_dot8` sums, for the tokens, the columns of xt and
@@ -441,12 +431,8 @@ def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work,
     d, n = xt.shape
     if x is not None:
         _transpose(x, xt)
-    _inverse_norms(xt, work)
-    c = work[5]
-    for k in range(d):
-        for i in range(n):
-            y[k, i] = xt[k, i] * c[i]
-    _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T)
+    _normalised_copy(xt, y, work)
+    _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T, True)
     if out is None:
         for k in range(d):
             for i in range(n):
@@ -455,32 +441,59 @@ def _pre_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work,
         for i in range(n):
             for k in range(d):
                 out[i, k] = fma(dt, K[0, k, i], xt[k, i])
+
+
+@_jit(**_JIT_NO_NRT)
+def _normalised_copy(xt, y, work):
+    """y = N(x) for the columns of xt (d×n): y_i = x_i (1 / |x_i|), |x_i|^2 by :func:`_dot8`;
+    leaves <y_i, y_i> (k ascending from +0.0, one fma each: :func:`_squared_norms`'s bits) in
+    work[5], for the common shift of the attention that reads y. Two passes over the tokens:
+    the norms, then the scaled copy with its squared norms."""
+    d, n = xt.shape
+    s2, c = work[5], work[6][0]
+    _dot8(xt, xt, 0, n, work[6], s2)
+    for i in range(n):
+        c[i] = 1.0 / math.sqrt(s2[i])
+        s2[i] = 0.0
+    for k in range(d):
+        for i in range(n):
+            v = xt[k, i] * c[i]
+            y[k, i] = v
+            s2[i] = fma(v, v, s2[i])
+
+
+@_jit(**_JIT_NO_NRT)
+def _inverse_norms(Kt, work):
+    """work[6][0][i] = 1 / |Kt[:, i]|, |Kt[:, i]|^2 by :func:`_dot8` (summed in work[5])."""
+    n = Kt.shape[1]
+    c = work[6][0]
+    _dot8(Kt, Kt, 0, n, work[6], work[5])
+    for i in range(n):
+        c[i] = 1.0 / math.sqrt(work[5][i])
 
 
 @_jit(inline="always", **_JIT_NO_NRT)
 def _peri_ln(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G, T):
     """Peri-LN: x_i ← x_i + dt N(Attn(N(x))_i), LayerNorm before and after attention, the residual
     stream not renormalised (x and out as for :func:`_pre_ln`). N(A_i) = A_i (1 / |A_i|), |A_i|^2
-    by :func:`_dot8`; an A_i = 0 gives NaN (the engine refuses a non-finite state)."""
+    by :func:`_dot8`, taken in the residual's pass; an A_i = 0 gives NaN (the engine refuses a
+    non-finite state)."""
     xt, K, y = work[0], work[2], work[3]
     d, n = xt.shape
     if x is not None:
         _transpose(x, xt)
-    _inverse_norms(xt, work)
-    c = work[5]
-    for k in range(d):
-        for i in range(n):
-            y[k, i] = xt[k, i] * c[i]
-    _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T)
-    _unit_columns(K[0], work)
+    _normalised_copy(xt, y, work)
+    _velocity(y, Bs, Vs, beta, attention, causal, plain_B, plain_V, False, K[0], work, G, T, True)
+    _inverse_norms(K[0], work)
+    c = work[6][0]
     if out is None:
         for k in range(d):
             for i in range(n):
-                xt[k, i] = fma(dt, K[0, k, i], xt[k, i])
+                xt[k, i] = fma(dt, K[0, k, i] * c[i], xt[k, i])
     else:
         for i in range(n):
             for k in range(d):
-                out[i, k] = fma(dt, K[0, k, i], xt[k, i])
+                out[i, k] = fma(dt, K[0, k, i] * c[i], xt[k, i])
 
 
 @_jit(inline="always", **_JIT_NO_NRT)
@@ -499,14 +512,10 @@ def _ngpt(x, Bs, Vs, beta, dt, attention, causal, plain_B, plain_V, out, work, G
 
 @_jit(**_JIT_NO_NRT)
 def _unit_columns(Kt, work):
-    """Kt[:, i] ← Kt[:, i] (1 / |Kt[:, i]|) (the flow's LayerNorm of each attention output, as
-    :func:`_normalise_fused` scales), the inverse norms by :func:`_inverse_norms` (in work[5])."""
-    _inverse_norms(Kt, work)
-    c = work[5]
-    d, n = Kt.shape
-    for k in range(d):
-        for i in range(n):
-            Kt[k, i] = Kt[k, i] * c[i]
+    """Kt[:, i] ← Kt[:, i] (1 / |Kt[:, i]|) (the LayerNorm of each attention output), |Kt[:, i]|^2
+    summed as :func:`_dot8` sums: ``tiles.normalise`` with 0 times Kt added to Kt (Kt itself);
+    it overwrites work[5]."""
+    normalise(0.0, Kt, Kt, work[6][0], work[5])
 
 
 @_jit(inline="always", **_JIT_NO_NRT)
