@@ -311,6 +311,23 @@ class SphereFlow(_SphereModel):
     def step(self) -> float:
         return self.dt
 
+    def to_dict(self) -> dict:
+        """The fields, ``alpha`` and ``tau`` only for the schemes that have them (nGPT, Mix-LN):
+        the other schemes' records keep the keys they had before these parameters existed.
+
+        >>> sorted(SphereFlow(1.0, 0.1).to_dict()) == sorted(
+        ...     ["kind", "beta", "dt", "B", "V", "attention", "scheme", "causal", "heads"])
+        True
+        >>> SphereFlow(1.0, 0.1, scheme="ngpt").to_dict()["alpha"]
+        0.2
+        """
+        out = super().to_dict()
+        if self.scheme != "ngpt":
+            del out["alpha"]
+        if self.scheme != "mix-ln":
+            del out["tau"]
+        return out
+
     @property
     def post_layers(self) -> int:
         """Mix-LN's number of post-LN layers: those k with k dt < τ (1 − 1e-9), ⌈τ (1 − 1e-9) /

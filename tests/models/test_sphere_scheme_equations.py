@@ -252,3 +252,15 @@ def test_stable_steps():
     assert SphereFlow(dt=0.1, scheme="mix-ln", tau=1.0, **usa).stable_dt(3) == min(post, pre)
     with pytest.warns(ms.StepSizeWarning, match="'peri-ln'"):
         ms.simulate(SphereFlow(1.0, 2.5, scheme="peri-ln"), start(4), steps=1)
+
+
+@pytest.mark.parametrize("kw", [{"scheme": "ngpt", "alpha": 0.3}, {"scheme": "mix-ln", "tau": 1.5}])
+def test_records_round_trip_and_older_schemes_keep_their_keys(kw):
+    """to_dict names alpha and tau only where the scheme has them; the record rebuilds the
+    model."""
+    m = SphereFlow(2.0, 0.1, **kw)
+    d = {k: v for k, v in m.to_dict().items() if k != "kind"}
+    again = SphereFlow(**d)
+    assert (again.scheme, again.alpha, again.tau) == (m.scheme, m.alpha, m.tau)
+    plain = SphereFlow(2.0, 0.1, scheme="pre-ln").to_dict()
+    assert "alpha" not in plain and "tau" not in plain
