@@ -27,6 +27,11 @@ ADDITIVE, RELATIVE = 0, 1
 SPHERE_FLOW, SPHERE_CHAIN = 10, 11
 SOFTMAX, UNNORMALIZED = 0, 1
 POST_LN, RK4, PRE_LN = 0, 1, 2
+# the further schemes of Karagodin et al., Normalization in attention dynamics (arXiv 2510.22026):
+# Peri-LN and nGPT have steps of their own; Mix-LN takes post-LN's or pre-LN's step by the
+# schedule's margin of each step (1.0: post-LN); LN-scaling is post-LN's step with the schedule's
+# sizes dt / sqrt(1 + t dt) (see metastab.models.sphere.SphereFlow.schedule)
+PERI_LN, NGPT, MIX_LN = 3, 4, 5
 # The largest β (max_j s_jj − min_j s_jj) for which the sphere flow with B = I shifts every score
 # by the one constant max_j s_jj (cpu.sphere_steps._common_shift and its twins): each diagonal
 # weight e^{β (s_ii − shift)} >= e^{-64} then keeps every total far from 0.
@@ -59,7 +64,7 @@ class SphereDynamics(NamedTuple):
     Vs: np.ndarray  # (H, d, d) value matrices
     beta: float
     attention: int  # SOFTMAX or UNNORMALIZED
-    scheme: int  # POST_LN or RK4
+    scheme: int  # the step: POST_LN, RK4, PRE_LN, PERI_LN, NGPT or MIX_LN
     causal: bool  # token i attends to j <= i only
     strict: bool  # with causal, j < i only (token 0 attends to none: Attn(x)_0 = 0)
     alibi: float  # ALiBi slope λ: weights times a_ij = e^{-(λ/n)|i - j|}; 0.0: none (a = 1)
@@ -74,7 +79,8 @@ class Schedule(NamedTuple):
     for a constant."""
 
     sizes: np.ndarray  # step sizes: γ, or the flow's dt (one unused 1.0 with a step matrix)
-    margins: np.ndarray  # LOCALMAX margins r_t (one unused 0.0 for the other models)
+    margins: np.ndarray  # LOCALMAX margins r_t; the sphere flow's Mix-LN: 1.0 for a post-LN step,
+    # 0.0 for a pre-LN one (one unused 0.0 for the other models)
 
 
 class EventArrays(NamedTuple):

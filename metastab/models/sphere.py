@@ -7,7 +7,8 @@ mathematical perspective on Transformers*, arXiv 2312.10794) is B = KᵀQ; V is 
 and N(y) = y / |y|. Initial configurations must lie on the sphere: |x_i| within
 :data:`SPHERE_TOL` of 1, or the run is refused (nothing is normalised silently).
 
-- :class:`SphereFlow`: the deterministic dynamics (SA) / (USA), post-LN layers or RK4.
+- :class:`SphereFlow`: the deterministic dynamics (SA) / (USA): post-LN layers, RK4, and the
+  normalisation schemes of [KGPR] (pre-LN, Mix-LN, peri-LN, nGPT, LN-scaling).
 - :class:`SphereChain`: the finite-temperature chain with LayerNorm.
 
 Initial configurations on the sphere are in :mod:`metastab.setups.sphere`.
@@ -25,6 +26,9 @@ import numpy as np
 from .._validate import matrix, real
 from ..exceptions import StepSizeWarning
 from ..kernels.params import (
+    MIX_LN,
+    NGPT,
+    PERI_LN,
     POST_LN,
     PRE_LN,
     RK4,
@@ -43,12 +47,28 @@ __all__ = [
     "ATTENTIONS",
     "SCHEMES",
     "RK4_INTERVAL",
+    "NGPT_ALPHA",
     "check_on_sphere",
     "check_step",
 ]
 
 ATTENTIONS = {"softmax": SOFTMAX, "unnormalized": UNNORMALIZED}
-SCHEMES = {"post-ln": POST_LN, "rk4": RK4, "pre-ln": PRE_LN}
+# name -> the kernels' step code (LN-scaling is post-LN's step with decaying sizes: see
+# SphereFlow.schedule)
+SCHEMES = {
+    "post-ln": POST_LN,
+    "rk4": RK4,
+    "pre-ln": PRE_LN,
+    "mix-ln": MIX_LN,
+    "peri-ln": PERI_LN,
+    "ngpt": NGPT,
+    "ln-scaling": POST_LN,
+}
+# nGPT's α when not given: the value of the authors' simulator simuformer (simuxform.py, the
+# "ngpt" branch of SimuXForm.step)
+NGPT_ALPHA = 0.2
+# the relative slack of Mix-LN's switch: its post-LN layers are those with k dt < τ (1 - 1e-9)
+_MIX_SLACK = 1e-9
 # Largest | |x_i| - 1 | accepted in an initial configuration: rounding of a float64
 # normalisation is ~1e-16, a table written with 10 significant digits ~1e-10.
 SPHERE_TOL = 1e-9
@@ -56,9 +76,12 @@ SPHERE_TOL = 1e-9
 # z⁴/24 equals 1 at z = -c, the real root of z³ + 4z² + 12z + 24 (c = 2.785...).
 RK4_INTERVAL = float(-next(r.real for r in np.roots([1.0, 4.0, 12.0, 24.0]) if abs(r.imag) < 1e-9))
 # dt·r below which each scheme is stable (see SphereFlow.stable_dt)
-_STABLE = {"post-ln": 1.0, "pre-ln": 2.0, "rk4": RK4_INTERVAL}
+_STABLE = {"post-ln": 1.0, "pre-ln": 2.0, "rk4": RK4_INTERVAL, "peri-ln": 2.0, "ngpt": 1.0}
 # log of the largest float64: an (USA) scale e^{β c} beyond it overflows
 _LOG_MAX = math.log(np.finfo(np.float64).max)
+# SphereFlow's positional options at their defaults (left out of its records: see to_dict)
+_POSITIONAL_DEFAULTS = {"strict_causal": False, "alibi": None, "positional_norm": False,
+                        "rescale": False}  # fmt: skip
 
 
 def check_on_sphere(x: np.ndarray) -> None:
@@ -246,8 +269,23 @@ class SphereFlow(_SphereModel):
       for (SA) / (USA).
     - ``scheme="pre-ln"``: x_i ← x_i + dt Attn(N(x))_i, LayerNorm before attention and the
       residual stream not renormalised, so the tokens leave the sphere (x0 must still lie on
-      it). This is this package's reading of the pre-LN variant of Karagodin et al. (their simulator
-      simuformer), not checked against their code.
+      it): the forward Euler step of [KGPR] Pre-LN, ẋ_i = Attn(N(x))_i, whose polar form
+      x_i = r_i θ_i is (NA) below with s_i = r_i, ṙ_i = <θ_i, A_i>.
+
+    The schemes of [KGPR] (Karagodin, Ge, Polyanskiy, Rigollet, *Normalization in attention
+    dynamics*, NeurIPS 2025, arXiv 2510.22026) share the normalised attention dynamics (NA),
+    θ̇_i = (1 / s_i) P⊥_{θ_i} A_i(θ), A_i = Attn(θ)_i, x_i = r_i θ_i, with each scheme's speed
+    factor s_i and radius ([KGPR] Tables 1 and 2); post-LN has s_i = 1, pre-LN s_i = r_i.
+    Each step below is one layer of weight dt (this package's reading of the discrete forms):
+
+    - ``"peri-ln"``: x_i ← x_i + dt N(Attn(N(x))_i) (LayerNorm before and after attention):
+      ẋ_i = N(A_i), s_i = r_i |A_i|, ṙ_i = <θ_i, A_i> / |A_i|; the radius is in the state.
+    - ``"mix-ln"``: post-LN for the layers k with k dt < τ (``tau``; Mix-LN's first layers),
+      pre-LN after: s_i = 1 for t < τ, r_i after (r_i = 1 up to τ).
+    - ``"ngpt"``: x_i ← N(x_i + dt α N(Attn(x)_i)) (``alpha``, nGPT's step α_t, constant here):
+      s_i = |A_i| / α, on the sphere.
+    - ``"ln-scaling"``: x_i ← N(x_i + dt_k Attn(x)_i), dt_k = dt / √(1 + k dt) at layer k (the
+      residual scaled by the square root of depth): s_i = √(1 + t), on the sphere.
 
     Parameters
     ----------
@@ -257,7 +295,7 @@ class SphereFlow(_SphereModel):
     B, V : d×d arrays, optional
         Key-query (scores <B x_i, x_j>, i.e. B = KᵀQ) and value matrices; identity by default.
     attention : {"softmax", "unnormalized"}
-    scheme : {"post-ln", "rk4", "pre-ln"}
+    scheme : {"post-ln", "rk4", "pre-ln", "mix-ln", "peri-ln", "ngpt", "ln-scaling"}
     causal : bool
     heads : sequence of (B, V) pairs, optional
         Several heads whose outputs add (then ``B`` and ``V`` must be None).
@@ -269,6 +307,12 @@ class SphereFlow(_SphereModel):
         With ``attention="unnormalized"``: Z_i = Σ_j a_ij over the attended j, not n.
     rescale : bool
         With ``attention="unnormalized"``: the field times e^{−β} (time t → e^{β} t).
+    alpha : float > 0
+        nGPT's α (``scheme="ngpt"`` only): default :data:`NGPT_ALPHA` = 0.2, the value of the
+        authors' simulator.
+    tau : float >= 0
+        Mix-LN's switch time τ (``scheme="mix-ln"``, which needs it): the layers that start
+        before τ are post-LN (k dt < τ up to a relative 1e-9), the rest pre-LN.
 
     Examples
     --------
@@ -289,6 +333,8 @@ class SphereFlow(_SphereModel):
     alibi: float | None = None
     positional_norm: bool = False
     rescale: bool = False
+    alpha: float = NGPT_ALPHA
+    tau: float | None = None
     kind = "sphere-flow"
     code = SPHERE_FLOW
 
@@ -303,6 +349,12 @@ class SphereFlow(_SphereModel):
                 raise ValueError(f"{name} must be True or False, got {value!r}")
         if self.strict_causal and not self.causal:
             raise ValueError("strict_causal=True needs causal=True (a strict causal mask)")
+        if self.strict_causal and self.scheme in ("peri-ln", "ngpt"):
+            raise ValueError(
+                f"scheme={self.scheme!r} normalises each token's attention output, and under "
+                f"strict_causal=True token 0 attends to no token: its output is 0, whose "
+                f"normalisation is undefined"
+            )
         if self.alibi is not None:
             object.__setattr__(self, "alibi", real("alibi", self.alibi, low=0))
         for name in ("positional_norm", "rescale"):
@@ -314,10 +366,78 @@ class SphereFlow(_SphereModel):
         object.__setattr__(self, "heads", _heads(self.heads))
         if self.heads is not None and (self.B is not None or self.V is not None):
             raise ValueError("give heads or B and V, not both")
+        object.__setattr__(self, "alpha", real("alpha", self.alpha, low=0, low_open=True))
+        if self.scheme != "ngpt" and self.alpha != NGPT_ALPHA:
+            raise ValueError(
+                f"alpha is nGPT's step (scheme='ngpt'), got alpha={self.alpha!r} with "
+                f"scheme={self.scheme!r}"
+            )
+        if self.scheme == "mix-ln":
+            if self.tau is None:
+                raise ValueError("scheme='mix-ln' needs tau, the time of its switch to pre-LN")
+            object.__setattr__(self, "tau", real("tau", self.tau, low=0))
+        elif self.tau is not None:
+            raise ValueError(
+                f"tau is Mix-LN's switch time (scheme='mix-ln'), got tau={self.tau!r} with "
+                f"scheme={self.scheme!r}"
+            )
 
     @property
     def step(self) -> float:
         return self.dt
+
+    def to_dict(self) -> dict:
+        """The fields, ``alpha`` and ``tau`` only for the schemes that have them (nGPT, Mix-LN)
+        and the positional options only where they are on: the other models' records (and
+        sweep hashes) keep the keys they had before these parameters existed.
+
+        >>> sorted(SphereFlow(1.0, 0.1).to_dict()) == sorted(
+        ...     ["kind", "beta", "dt", "B", "V", "attention", "scheme", "causal", "heads"])
+        True
+        >>> SphereFlow(1.0, 0.1, scheme="ngpt").to_dict()["alpha"]
+        0.2
+        """
+        out = super().to_dict()
+        if self.scheme != "ngpt":
+            del out["alpha"]
+        if self.scheme != "mix-ln":
+            del out["tau"]
+        for name, default in _POSITIONAL_DEFAULTS.items():
+            if out[name] == default:
+                del out[name]
+        return out
+
+    @property
+    def post_layers(self) -> int:
+        """Mix-LN's number of post-LN layers: those k with k dt < τ (1 − 1e-9), ⌈τ (1 − 1e-9) /
+        dt⌉ (0 for the other schemes)."""
+        if self.scheme != "mix-ln" or self.tau is None:
+            return 0
+        return max(0, math.ceil(self.tau * (1.0 - _MIX_SLACK) / self.dt))
+
+    def schedule(self, t0: int, nsteps: int) -> Schedule:
+        """The kernels' sizes and margins of steps t0 .. t0 + nsteps − 1: the constant dt, except
+        nGPT's h = dt α, LN-scaling's dt / √(1 + t dt) at step t and Mix-LN's margins (1.0 for
+        a post-LN step, 0.0 for a pre-LN one; one entry where all the steps agree).
+
+        >>> SphereFlow(1.0, 0.5, scheme="ln-scaling").schedule(0, 3).sizes.round(4).tolist()
+        [0.5, 0.4082, 0.3536]
+        >>> SphereFlow(1.0, 0.1, scheme="mix-ln", tau=0.3).schedule(1, 4).margins.tolist()
+        [1.0, 1.0, 0.0, 0.0]
+        """
+        if self.scheme == "ngpt":
+            return Schedule(np.array([self.dt * self.alpha]), np.zeros(1))
+        if self.scheme == "ln-scaling":
+            t = np.arange(t0, t0 + nsteps, dtype=np.float64)
+            return Schedule(self.dt / np.sqrt(1.0 + t * self.dt), np.zeros(1))
+        if self.scheme == "mix-ln":
+            L = self.post_layers
+            if t0 + nsteps <= L or t0 >= L:
+                margins = np.array([1.0 if t0 < L else 0.0])
+            else:
+                margins = (np.arange(t0, t0 + nsteps) < L).astype(np.float64)
+            return Schedule(np.array([self.dt]), margins)
+        return Schedule(np.array([self.dt]), np.zeros(1))
 
     def stable_dt(self, d: int) -> float:
         """The largest step of the scheme's stable range for tokens in R^d.
@@ -348,7 +468,29 @@ class SphereFlow(_SphereModel):
         0.3769
         >>> round(SphereFlow(2.0, 0.1, attention="unnormalized").stable_dt(3), 4)  # e·β
         5.4366
+
+        The schemes of [KGPR] whose increment is a unit vector N(A_i) move each token by dt
+        (peri-LN; at least 1 from the origin, as its radius never shrinks near a cluster) or by
+        dt α (nGPT) whatever β, B and V: peri-LN is forward Euler on a mode of rate at most 1,
+        dt <= 2; nGPT's layer turns no token by a quarter turn for dt α < 1. LN-scaling's
+        largest step is its first, post-LN's dt; Mix-LN meets both post-LN's and pre-LN's.
+
+        >>> SphereFlow(1.0, 0.1, scheme="ngpt", alpha=0.5).stable_dt(3)
+        2.0
         """
+        if self.scheme == "peri-ln":
+            return _STABLE["peri-ln"]
+        if self.scheme == "ngpt":
+            return _STABLE["ngpt"] / self.alpha
+        if self.scheme == "ln-scaling":
+            return self._stable_dt("post-ln", d)
+        if self.scheme == "mix-ln":
+            return min(self._stable_dt("post-ln", d), self._stable_dt("pre-ln", d))
+        return self._stable_dt(self.scheme, d)
+
+    def _stable_dt(self, scheme: str, d: int) -> float:
+        """:meth:`stable_dt` of post-LN, pre-LN or RK4 (``scheme``) with this model's
+        attention."""
         Bs, Vs = self.head_matrices(d)
         usa = self.attention == "unnormalized"
         eye = np.eye(d)
@@ -356,7 +498,7 @@ class SphereFlow(_SphereModel):
         offset = beta if usa and self.rescale else 0.0  # the field times e^{-offset}
         logs = []  # the log of each head's term of r, or of m for post-LN
         for B, V in zip(Bs, Vs):
-            if self.scheme == "post-ln" and usa and (B == eye).all() and (V == eye).all():
+            if scheme == "post-ln" and usa and (B == eye).all() and (V == eye).all():
                 logs.append((-beta if beta <= 1 else -1.0 - math.log(beta)) - offset)
             elif (norm_v := float(np.linalg.norm(V, 2))) > 0:
                 weights = beta * float(np.linalg.norm(B, 2)) - offset if usa else 0.0
@@ -367,13 +509,13 @@ class SphereFlow(_SphereModel):
             # no term overflows: summed as numbers (the bits of the linear formula)
             bound = 0.0
             for B, V in zip(Bs, Vs):
-                if self.scheme == "post-ln" and usa and (B == eye).all() and (V == eye).all():
+                if scheme == "post-ln" and usa and (B == eye).all() and (V == eye).all():
                     bound += math.exp(-beta) if beta <= 1 else 1 / (math.e * beta)
                 else:
                     weights = math.exp(beta * np.linalg.norm(B, 2)) if usa else 1.0
                     bound += float(np.linalg.norm(V, 2)) * weights
-            return _STABLE[self.scheme] / bound if bound > 0 else math.inf
-        log_dt = math.log(_STABLE[self.scheme]) - float(np.logaddexp.reduce(logs))
+            return _STABLE[scheme] / bound if bound > 0 else math.inf
+        log_dt = math.log(_STABLE[scheme]) - float(np.logaddexp.reduce(logs))
         return math.exp(log_dt) if log_dt < _LOG_MAX else math.inf
 
 

@@ -28,7 +28,8 @@ def k_flow(x, model):
     dyn = model.kernel_params(d)
     out = np.full((n, d), np.nan)
     SK.sphere_flow_step(
-        x, dyn.Bs, dyn.Vs, dyn.beta, model.dt, dyn.attention, dyn.scheme, dyn.causal,
+        x, dyn.Bs, dyn.Vs, dyn.beta, float(model.schedule(0, 1).sizes[0]), dyn.attention,
+        dyn.scheme, dyn.causal,
         dyn.strict, dyn.alibi, dyn.positional, dyn.offset, dyn.plain_B, dyn.plain_V, out,
         SK.sphere_flow_work(n, d),
     )  # fmt: skip
@@ -51,6 +52,7 @@ def r_flow(x, model):
         alibi=dyn.alibi,
         positional=dyn.positional,
         offset=dyn.offset,
+        alpha=model.alpha,
     )
 
 
@@ -75,7 +77,9 @@ OPTIONS = {
     "positional-causal-usa": dict(attention="unnormalized", causal=True, positional_norm=True),
     "rescale-usa": dict(attention="unnormalized", rescale=True, causal=True),
 }
-CASES = list(itertools.product(("post-ln", "rk4", "pre-ln"), OPTIONS, MATRICES))
+# Mix-LN and LN-scaling step by post-LN's and pre-LN's functions (their schedules: tested in
+# test_sphere_schemes)
+CASES = list(itertools.product(("post-ln", "rk4", "pre-ln", "peri-ln", "ngpt"), OPTIONS, MATRICES))
 
 
 @pytest.mark.parametrize("scheme, option, mats", CASES)
@@ -86,8 +90,12 @@ def test_positional_step_matches_reference(scheme, option, mats):
     rng = np.random.default_rng(11)
     x = on_sphere(rng, 7, D)
     x[4] = x[1]
-    if scheme == "pre-ln":
+    if scheme in ("pre-ln", "peri-ln"):
         x *= rng.uniform(0.5, 2.0, size=(7, 1))
+    if scheme in ("peri-ln", "ngpt") and OPTIONS[option].get("strict_causal"):
+        with pytest.raises(ValueError, match="token 0 attends to no token"):
+            SphereFlow(1.0, 0.3, scheme=scheme, **OPTIONS[option], **MATRICES[mats])
+        return
     for beta in (0.0, 1.5, 40.0):
         m = SphereFlow(beta, 0.3, scheme=scheme, **OPTIONS[option], **MATRICES[mats])
         want, got = r_flow(x, m), k_flow(x, m)
@@ -256,10 +264,17 @@ def test_bad_values_are_refused(kwargs, match):
 
 
 def test_options_travel_in_to_dict():
+    """The options on are in the record; those off are left out, so that a model without them
+    keeps the record (and sweep hash) it had before they existed."""
     m = SphereFlow(1.0, 0.1, **PAPER)
     d = m.to_dict()
     assert d["alibi"] == 1.0 and d["strict_causal"] and d["positional_norm"]
-    assert d["rescale"] is False
+    assert "rescale" not in d
+    assert SphereFlow(1.0, 0.1, attention="unnormalized", rescale=True).to_dict()["rescale"]
+    plain = SphereFlow(1.0, 0.1, causal=True).to_dict()
+    assert not {"strict_causal", "alibi", "positional_norm", "rescale"} & set(plain)
+    assert type(m).__name__ == "SphereFlow" and SphereFlow(**{
+        k: v for k, v in d.items() if k != "kind"}).alibi == 1.0  # fmt: skip
 
 
 @pytest.mark.parametrize("option", ["paper", "alibi-causal-softmax"])

@@ -8,12 +8,14 @@ import functools
 import numpy as np
 from numba import njit
 
-from ..params import NO_EVENT, POST_LN, PRE_LN, SPHERE_CHAIN
+from ..params import MIX_LN, NGPT, NO_EVENT, PERI_LN, POST_LN, PRE_LN, SPHERE_CHAIN
 from ..streams import next_uniform
 from .chain_loop import Stepper
 from .euclidean_steps import copy_rows, has_gram
 from .sphere_steps import (
     _gram_blocks,
+    _ngpt,
+    _peri_ln,
     _post_ln,
     _pre_ln,
     _rk4,
@@ -74,8 +76,14 @@ def _flow(scheme: int, gram: bool, held: bool, split: bool) -> Stepper:
     """The flow's stepper for its ``scheme``, with the Gram code where ``gram`` (the flow's
     ``sphere._gram_blocks``); where ``held`` (no event reads the state) the state stays
     transposed in the scratch for a call's steps; with the tokens of each step split over T
-    threads where ``split``. All four are constants of the compiled code."""
-    scheme_step = _post_ln if scheme == POST_LN else _pre_ln if scheme == PRE_LN else _rk4
+    threads where ``split``. All four are constants of the compiled code. Mix-LN (``MIX_LN``)
+    takes post-LN's step where the schedule's margin of the step is not 0, else pre-LN's: its
+    post-LN steps come first, so a held state's squared norms (which pre-LN's step overwrites)
+    are those each post-LN step reads."""
+    if scheme == MIX_LN:
+        return _mix_flow(gram, held, split)
+    steps = {POST_LN: _post_ln, PRE_LN: _pre_ln, PERI_LN: _peri_ln, NGPT: _ngpt}
+    scheme_step = steps.get(scheme, _rk4)
 
     @njit(inline="always")
     def step(x, st, dyn, sched, gamma, s, w, T):
@@ -97,6 +105,25 @@ def _flow(scheme: int, gram: bool, held: bool, split: bool) -> Stepper:
     if held:
         return Stepper(_flow_work, step, _hold, _release)
     return Stepper(_flow_work, step)
+
+
+@functools.cache
+def _mix_flow(gram: bool, held: bool, split: bool) -> Stepper:
+    """Mix-LN's stepper (see :func:`_flow`): step s of a call is post-LN's where
+    ``sched.margins`` (its entry s, or its one entry) is not 0, else pre-LN's."""
+    post_step = _flow(POST_LN, gram, held, split).step
+    pre_step = _flow(PRE_LN, gram, held, split).step
+
+    @njit(inline="always")
+    def step(x, st, dyn, sched, gamma, s, w, T):
+        margins = sched.margins
+        if margins[s if margins.shape[0] > 1 else 0] != 0.0:
+            post_step(x, st, dyn, sched, gamma, s, w, T)
+        else:
+            pre_step(x, st, dyn, sched, gamma, s, w, T)
+
+    base = _flow(POST_LN, gram, held, split)
+    return Stepper(base.work, step, base.enter, base.leave)
 
 
 def splits_tokens(model_code: int) -> bool:

@@ -14,8 +14,10 @@ in :mod:`.params`.
   e^{β (c_i − offset)} (offset 1: the e^{−β}-scaled field). Post-LN:
   x_i ← N(x_i + dt Attn(x)_i). RK4: the classical Runge-Kutta step of ẋ_i = P⊥_{x_i} Attn(x)_i,
   P⊥_x y = y − <x, y> x, then N. Pre-LN: x_i ← x_i + dt Attn(N(x))_i, the tokens normalised
-  before attention and the residual stream left as it is (this package's reading of the variant of
-  Karagodin et al. and their simulator simuformer, not checked against their code).
+  before attention and the residual stream left as it is. Peri-LN: x_i ← x_i + dt N(Attn(N(x))_i)
+  (normalised before and after attention). nGPT: x_i ← N(x_i + h N(Attn(x)_i)), h = dt α.
+  Mix-LN's steps are post-LN's or pre-LN's, LN-scaling's post-LN's with a step that decays; the
+  equations and their sources: docs: models#models-sphere, :class:`metastab.SphereFlow`.
 - :func:`chain_step`: the finite-temperature chain with LayerNorm: token i picks j with
   probability softmax_j(β s_ij) (the pick of ``steps.chain_step``, exact to full relative
   precision) and moves to N(x_i + γ (V x_j − x_i)); when that increment leaves x_i unchanged
@@ -42,7 +44,7 @@ from ..arith import exp_fma, fma
 from ..cache import njit_keyed
 from ..params import JIT as _JIT
 from ..params import JIT_NO_NRT as _JIT_NO_NRT
-from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, UNNORMALIZED
+from ..params import MIX_LN, NGPT, PERI_LN, POST_LN, PRE_LN, RK4, SHIFT_SPREAD, UNNORMALIZED
 from .euclidean_steps import chain_step as _steps_chain_step
 from .euclidean_steps import chain_work as _steps_chain_work
 from .scores import ROWS as _ROWS
@@ -432,16 +434,6 @@ def _dot8_sum(P, i0, i1, out):
 
 
 @_jit(**_JIT_NO_NRT)
-def _inverse_norms(yt, work):
-    """work[5][i] = 1 / |y_i| for the columns y_i of yt, |y_i|^2 by :func:`_dot8`."""
-    n = yt.shape[1]
-    c = work[5]
-    _dot8(yt, yt, 0, n, work[6], c)
-    for i in range(n):
-        c[i] = 1.0 / math.sqrt(c[i])
-
-
-@_jit(**_JIT_NO_NRT)
 def _normalise_fused(h, Kt, xt, out, work):
     """The flow's LayerNorm x_i <- N(y_i) = y_i (1 / |y_i|) of y_i = x_i + h k_i (one fma per
     coordinate), |y_i|^2 summed as :func:`_dot8` sums, for the tokens, the columns of xt and
@@ -500,13 +492,9 @@ def _pre_ln(
     d, n = xt.shape
     if x is not None:
         _transpose(x, xt)
-    _inverse_norms(xt, work)
-    c = work[5]
-    for k in range(d):
-        for i in range(n):
-            y[k, i] = xt[k, i] * c[i]
+    _normalised_copy(xt, y, work)
     _velocity(y, Bs, Vs, beta, attention, causal, strict, alibi, positional, offset, plain_B,
-              plain_V, False, K[0], work, G, T)  # fmt: skip
+              plain_V, False, K[0], work, G, T, True)  # fmt: skip
     if out is None:
         for k in range(d):
             for i in range(n):
@@ -515,6 +503,107 @@ def _pre_ln(
         for i in range(n):
             for k in range(d):
                 out[i, k] = fma(dt, K[0, k, i], xt[k, i])
+
+
+@_jit(**_JIT_NO_NRT)
+def _normalised_copy(xt, y, work):
+    """y = N(x) for the columns of xt (d×n): y_i = x_i (1 / |x_i|), |x_i|^2 by :func:`_squares8`;
+    leaves <y_i, y_i> (k ascending from +0.0, one fma each: :func:`_squared_norms`'s bits) in
+    work[5], for the common shift of the attention that reads y. Two passes over the tokens:
+    the norms, then the scaled copy with its squared norms."""
+    d, n = xt.shape
+    s2, c = work[5], work[6][0]
+    _squares8(xt, work[6], s2)
+    for i in range(n):
+        c[i] = 1.0 / math.sqrt(s2[i])
+        s2[i] = 0.0
+    for k in range(d):
+        for i in range(n):
+            v = xt[k, i] * c[i]
+            y[k, i] = v
+            s2[i] = fma(v, v, s2[i])
+
+
+@_jit(**_JIT_NO_NRT)
+def _squares8(at, P, out):
+    """out[i] = |a_i|^2 for the columns a_i of at (d×n), summed as :func:`_dot8` sums <a_i, a_i>
+    (eight partial sums P[k mod 8, i], k ascending, one fma each, added in its tree: its bits),
+    indexing the arrays directly: :func:`_dot8`'s views of rows cost more than the sums at the
+    flow's sizes (n = 32, d = 128: 1.4 against 0.6 µs)."""
+    d, n = at.shape
+    for q in range(8):
+        for i in range(n):
+            P[q, i] = 0.0
+    for k in range(d):
+        q = k & 7
+        for i in range(n):
+            P[q, i] = fma(at[k, i], at[k, i], P[q, i])
+    for i in range(n):
+        out[i] = ((P[0, i] + P[1, i]) + (P[2, i] + P[3, i])) + (
+            (P[4, i] + P[5, i]) + (P[6, i] + P[7, i])
+        )
+
+
+@_jit(**_JIT_NO_NRT)
+def _inverse_norms(Kt, work):
+    """work[6][0][i] = 1 / |Kt[:, i]|, |Kt[:, i]|^2 by :func:`_squares8` (in work[5])."""
+    n = Kt.shape[1]
+    c = work[6][0]
+    _squares8(Kt, work[6], work[5])
+    for i in range(n):
+        c[i] = 1.0 / math.sqrt(work[5][i])
+
+
+@_jit(inline="always", **_JIT_NO_NRT)
+def _peri_ln(
+    x, Bs, Vs, beta, dt, attention, causal, strict, alibi, positional, offset, plain_B, plain_V,
+    out, work, G, T,
+):  # fmt: skip
+    """Peri-LN: x_i ← x_i + dt N(Attn(N(x))_i), LayerNorm before and after attention, the residual
+    stream not renormalised (x and out as for :func:`_pre_ln`). N(A_i) = A_i (1 / |A_i|), |A_i|^2
+    by :func:`_dot8`, taken in the residual's pass; an A_i = 0 gives NaN (the engine refuses a
+    non-finite state)."""
+    xt, K, y = work[0], work[2], work[3]
+    d, n = xt.shape
+    if x is not None:
+        _transpose(x, xt)
+    _normalised_copy(xt, y, work)
+    _velocity(y, Bs, Vs, beta, attention, causal, strict, alibi, positional, offset, plain_B,
+              plain_V, False, K[0], work, G, T, True)  # fmt: skip
+    _inverse_norms(K[0], work)
+    c = work[6][0]
+    if out is None:
+        for k in range(d):
+            for i in range(n):
+                xt[k, i] = fma(dt, K[0, k, i] * c[i], xt[k, i])
+    else:
+        for i in range(n):
+            for k in range(d):
+                out[i, k] = fma(dt, K[0, k, i] * c[i], xt[k, i])
+
+
+@_jit(inline="always", **_JIT_NO_NRT)
+def _ngpt(
+    x, Bs, Vs, beta, dt, attention, causal, strict, alibi, positional, offset, plain_B, plain_V,
+    out, work, G, T,
+):  # fmt: skip
+    """nGPT: x_i ← N(x_i + dt N(Attn(x)_i)), ``dt`` the product h = dt α of the flow's step and
+    nGPT's α (the schedule's size, see SphereFlow.schedule); x and out as for :func:`_post_ln`."""
+    xt, K = work[0], work[2]
+    if x is not None:
+        _transpose(x, xt)
+    _velocity(xt, Bs, Vs, beta, attention, causal, strict, alibi, positional, offset, plain_B,
+              plain_V, False, K[0], work, G, T, x is None)  # fmt: skip
+    _unit_columns(K[0], work)
+    _normalise_fused(dt, K[0], xt, out, work)
+
+
+@_jit(**_JIT_NO_NRT)
+def _unit_columns(Kt, work):
+    """Kt[:, i] ← Kt[:, i] (1 / |Kt[:, i]|) (the LayerNorm of each attention output), |Kt[:, i]|^2
+    summed as :func:`_dot8` sums: ``tiles.normalise`` with 0 times Kt added to Kt (Kt itself);
+    it overwrites work[5]."""
+    normalise(0.0, Kt, Kt, work[6][0], work[5])
 
 
 @_jit(inline="always", **_JIT_NO_NRT)
@@ -564,15 +653,25 @@ def sphere_flow_step(
     x, Bs, Vs, beta, dt, attention, scheme, causal, strict, alibi, positional, offset, plain_B,
     plain_V, out, work,
 ):  # fmt: skip
-    """One step of the flow on the sphere (module notes) by its scheme: :func:`_post_ln`,
-    :func:`_rk4` or :func:`_pre_ln`, on one thread. Synchronous: every token reads the old x.
-    Called from Python: it runs the scheme's step with the arguments the drivers pass to it with
-    an event (the Gram as in ``sphere_family``), so it compiles only that scheme, and the
-    same code as the drivers'."""
+    """One step of the flow on the sphere (module notes) by its scheme (:func:`scheme_step`:
+    :func:`_post_ln`, :func:`_rk4`, :func:`_pre_ln`, :func:`_peri_ln` or :func:`_ngpt`; ``dt``
+    the step's size as the schedule gives it), on one thread. Synchronous: every token reads the
+    old x. Called from Python: it runs the scheme's step with the arguments the drivers pass to
+    it with an event (the Gram as in ``sphere_family``), so it compiles only that scheme, and
+    the same code as the drivers'."""
     G = work[1] if _gram_blocks(x.shape[0]) > 0 else None
-    step = _post_ln if scheme == POST_LN else _pre_ln if scheme == PRE_LN else _rk4
-    step(x, Bs, Vs, beta, dt, attention, causal, strict, alibi, positional, offset, plain_B,
-         plain_V, out, work, G, None)  # fmt: skip
+    scheme_step(scheme)(x, Bs, Vs, beta, dt, attention, causal, strict, alibi, positional, offset,
+                        plain_B, plain_V, out, work, G, None)  # fmt: skip
+
+
+def scheme_step(scheme):
+    """The step function of the kernels' scheme code (Mix-LN has none of its own: each of its
+    steps is post-LN's or pre-LN's, by the schedule; ValueError for it and for unknown codes)."""
+    steps = {POST_LN: _post_ln, PRE_LN: _pre_ln, RK4: _rk4, PERI_LN: _peri_ln, NGPT: _ngpt}
+    if scheme not in steps:
+        why = "Mix-LN steps by POST_LN or PRE_LN" if scheme == MIX_LN else "unknown"
+        raise ValueError(f"scheme code {scheme!r} has no step of its own ({why})")
+    return steps[scheme]
 
 
 @_jit(**_JIT)

@@ -53,7 +53,10 @@ from ..params import (
     LEAVE_BALL,
     LEAVE_HULL,
     LOCALMAX,
+    MIX_LN,
     NO_EVENT,
+    POST_LN,
+    PRE_LN,
     REACH,
     SPHERE_CHAIN,
     SPHERE_FLOW,
@@ -223,7 +226,10 @@ def step_for(model_code: int):
         P = Vs[0]
         use_P = ip[USE_P] != 0
         if model_code == SPHERE_FLOW:
-            sphere_flow_step(buf, n, d, Bs, Vs, beta, gamma, ip[ATTENTION], ip[SCHEME],
+            scheme = ip[SCHEME]
+            if scheme == MIX_LN:  # the schedule's margin: 1.0 for a post-LN step
+                scheme = POST_LN if r != 0.0 else PRE_LN
+            sphere_flow_step(buf, n, d, Bs, Vs, beta, gamma, ip[ATTENTION], scheme,
                              ip[CAUSAL] != 0, ip[STRICT] != 0, fp[ALIBI], ip[POSITIONAL] != 0,
                              fp[OFFSET], ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc, tid,
                              T)  # fmt: skip

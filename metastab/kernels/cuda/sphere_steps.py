@@ -18,7 +18,7 @@ import math
 
 from numba import cuda
 
-from ..params import POST_LN, PRE_LN, SHIFT_SPREAD, UNNORMALIZED
+from ..params import NGPT, PERI_LN, POST_LN, PRE_LN, RK4, SHIFT_SPREAD, UNNORMALIZED
 from .arith import fma, ix, mul
 from .euclidean_steps import exp_fused, scores, weighted_sums
 
@@ -185,8 +185,10 @@ def normalise_fused(y, yo, i, n, d, out, oo):
 def sphere_flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, strict, alibi,
                      positional, offset, plain_B, plain_V, W, tid, T):  # fmt: skip
     """One step of the sphere flow by the T threads of the team (sphere.sphere_flow_step): post-LN
-    x_i <- N(x_i + dt Attn(x)_i), pre-LN x_i <- x_i + dt Attn(N(x))_i, or RK4 on
-    x' = P⊥ Attn(x) then N; the new state goes to the
+    x_i <- N(x_i + dt Attn(x)_i), pre-LN x_i <- x_i + dt Attn(N(x))_i, peri-LN
+    x_i <- x_i + dt N(Attn(N(x))_i), nGPT x_i <- N(x_i + dt N(Attn(x)_i)) (dt: the schedule's
+    dt α), or RK4 on x' = P⊥ Attn(x) then N (Mix-LN's steps: post-LN's or pre-LN's, chosen by
+    the driver); the new state goes to the
     update slot of ``buf`` (x, update, B x_i, uniforms, flags, then K (4 n d) and a stage y;
     the flow draws no uniforms: that slot holds the :func:`norms`)."""
     nd = n * d
@@ -195,7 +197,8 @@ def sphere_flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, str
     KO = 3 * nd + 2 * n
     Y = KO + 4 * nd
     NO = 3 * nd
-    if scheme == PRE_LN:  # x_i <- x_i + dt Attn(N(x))_i, the residual not normalised
+    if scheme == PRE_LN or scheme == PERI_LN:  # the residual not normalised
+        peri = scheme == PERI_LN
         for i in range(tid, n, T):
             normalise_fused(buf, 0, i, n, d, buf, Y)
         cuda.syncthreads()
@@ -203,21 +206,26 @@ def sphere_flow_step(buf, n, d, Bs, Vs, beta, dt, attention, scheme, causal, str
         for i in range(tid, n, T):
             velocity(buf, Y, i, n, d, Bs, Vs, beta, attention, causal, strict, alibi, positional,
                      offset, plain_B, plain_V, False, W, bx, buf, KO, NO)  # fmt: skip
+            c = 1.0 / math.sqrt(dot8(buf, KO, buf, KO, i, n, d)) if peri else 1.0
             for k in range(d):
                 q = k * n + i
-                buf[ix(OUT + q)] = fma(dt, buf[ix(KO + q)], buf[ix(q)])
+                a = mul(buf[ix(KO + q)], c) if peri else buf[ix(KO + q)]
+                buf[ix(OUT + q)] = fma(dt, a, buf[ix(q)])
         return
-    project = scheme != POST_LN
+    project = scheme == RK4
     norms(buf, 0, n, d, plain_B, buf, NO, tid, T)
     for i in range(tid, n, T):
         velocity(buf, 0, i, n, d, Bs, Vs, beta, attention, causal, strict, alibi, positional,
                  offset, plain_B, plain_V, project, W, bx, buf, KO, NO)  # fmt: skip
     cuda.syncthreads()
-    if scheme == POST_LN:
+    if scheme == POST_LN or scheme == NGPT:
+        unit = scheme == NGPT  # nGPT: the residual branch N(Attn(x)_i)
         for i in range(tid, n, T):
+            c = 1.0 / math.sqrt(dot8(buf, KO, buf, KO, i, n, d)) if unit else 1.0
             for k in range(d):
                 q = k * n + i
-                buf[ix(Y + q)] = fma(dt, buf[ix(KO + q)], buf[ix(q)])
+                a = mul(buf[ix(KO + q)], c) if unit else buf[ix(KO + q)]
+                buf[ix(Y + q)] = fma(dt, a, buf[ix(q)])
             normalise_fused(buf, Y, i, n, d, buf, OUT)
         return
     half = mul(0.5, dt)

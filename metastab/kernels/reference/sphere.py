@@ -189,12 +189,18 @@ def sphere_flow_step(
     alibi: float = 0.0,
     positional: bool = False,
     offset: float = 0.0,
+    alpha: float = 0.2,
+    tau: float | None = None,
+    step: int = 0,
 ) -> np.ndarray:
-    """One step of the sphere flow (positional options: :func:`attention`): post-LN
-    x_i ← N(x_i + dt Attn(x)_i), or RK4 on ẋ = P⊥ Attn(x) (k1..k4 at x, x + dt/2 k1,
-    x + dt/2 k2, x + dt k3; increment dt/6 · (((k1 + 2 k2) + 2 k3) + k4)) followed by N, or
-    pre-LN x_i ← x_i + dt Attn(N(x))_i (no N after the step). Each x + h k is one fma; N by
-    :func:`normalise_fused`."""
+    """One step (layer ``step``, from t = step·dt) of the sphere flow (positional options:
+    :func:`attention`): post-LN x_i ← N(x_i + dt Attn(x)_i), or RK4 on ẋ = P⊥ Attn(x) (k1..k4
+    at x, x + dt/2 k1, x + dt/2 k2, x + dt k3; increment dt/6 · (((k1 + 2 k2) + 2 k3) + k4))
+    followed by N, or pre-LN x_i ← x_i + dt Attn(N(x))_i (no N after the step); the schemes of
+    Karagodin et al.: peri-LN x_i ← x_i + dt N(Attn(N(x))_i), nGPT
+    x_i ← N(x_i + (dt α) N(Attn(x)_i)), LN-scaling post-LN's step of size dt / √(1 + step·dt),
+    Mix-LN post-LN's step for step < ⌈τ (1 − 1e-9) / dt⌉, else pre-LN's. Each x + h k is one
+    fma; N by :func:`normalise_fused`."""
     xs = _rows(x)
     n, d = len(xs), len(xs[0])
     un = attention == "unnormalized"
@@ -203,12 +209,25 @@ def sphere_flow_step(
     def ahead(h, K):
         return [[fma_exact(h, K[i][k], xs[i][k]) for k in range(d)] for i in range(n)]
 
-    if scheme == "pre-ln":
+    if scheme == "mix-ln":
+        if tau is None:
+            raise ValueError("mix-ln needs tau")
+        post = step < max(0, math.ceil(tau * (1.0 - 1e-9) / dt))
+        scheme = "post-ln" if post else "pre-ln"
+    if scheme == "ln-scaling":
+        dt = dt / math.sqrt(1.0 + float(step) * dt)
+        scheme = "post-ln"
+    if scheme in ("pre-ln", "peri-ln"):
         A = velocity([normalise_fused(xi) for xi in xs], heads, beta, un, causal, False, pos)
+        if scheme == "peri-ln":
+            A = [normalise_fused(a) for a in A]
         return np.array(ahead(dt, A))
-    if scheme == "post-ln":
+    if scheme == "ngpt":
+        A = velocity(xs, heads, beta, un, causal, False, pos)
+        y = ahead(dt * alpha, [normalise_fused(a) for a in A])
+    elif scheme == "post-ln":
         y = ahead(dt, velocity(xs, heads, beta, un, causal, False, pos))
-    else:
+    elif scheme == "rk4":
         K = [velocity(xs, heads, beta, un, causal, True, pos)]
         for h in (0.5 * dt, 0.5 * dt, dt):
             K.append(velocity(ahead(h, K[-1]), heads, beta, un, causal, True, pos))
@@ -217,6 +236,8 @@ def sphere_flow_step(
             for i in range(n)
         ]
         y = ahead(dt / 6.0, inc)
+    else:
+        raise ValueError(f"unknown scheme {scheme!r}")
     return np.array([normalise_fused(yi) for yi in y])
 
 
