@@ -209,7 +209,7 @@ def ams_probability(
     >>> from metastab.engine import ams_probability
     >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)   # frozen
     >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
-    >>> res = ams_probability(ms.SoftmaxChain(beta=30.0, gamma=0.45), x, ev, horizon=1000,
+    >>> res = ams_probability(ms.SoftmaxChain(beta=20.0, gamma=0.45), x, ev, horizon=1e11,
     ...                       replicas=20, runs=4, rng=1)
     >>> bool(0 < res.p < 0.1), res.runs.shape
     (True, (4,))

@@ -19,7 +19,7 @@ from .protocol import Result
 
 __all__ = ["AMSResult"]
 
-_METHODS = ("log", "t")
+_METHODS = ("lognormal", "log", "t")
 
 
 def _t_quantile(level: float, runs: int) -> float:
@@ -80,22 +80,28 @@ class AMSResult(Result):
         return float(np.std(self.runs, ddof=1) / self.p)
 
     def confidence_interval(
-        self, confidence_level: float = 0.95, *, method: str = "log"
+        self, confidence_level: float = 0.95, *, method: str | None = None
     ) -> ConfidenceInterval:
         """(low, high) for p from the M independent runs.
 
-        ``method="log"`` (default): the delta method on log p̄, p̄ exp(± t_{M−1} s / (p̄ √M)),
-        positive and wider above, as the p̂_r are skewed to the right. ``method="t"``:
-        p̄ ± t_{M−1} s/√M, clipped at 0. Both rest on the central limit theorem over the runs;
-        the measured coverage is in the tests (tests/engine/test_ams_validation.py).
+        ``method="lognormal"`` (the default when every p̂_r > 0): Cox's interval for the mean
+        of a log-normal law, exp(ȳ + s²/2 ± t_{M−1} √(s²/M + s⁴/(2(M−1)))) with ȳ, s² the mean
+        and variance of log p̂_r. Why: p̂_r is a product of many factors (1 − K_q/N), so
+        log p̂_r is nearly normal (a sum), and the p̂_r are skewed to the right; the intervals
+        on p̄ itself miss above. Measured on the AR(1) Ornstein-Uhlenbeck chain (p = 0.0109,
+        N = 20, 4000 runs; tests/engine/test_ams_validation.py): coverage of the nominal 95%
+        0.943 / 0.955 / 0.95 with M = 10 / 20 / 40 runs, against 0.915 / 0.94 / 0.90 for
+        ``"log"`` and 0.91 for ``"t"``. ``method="log"`` (the default when some run is 0):
+        the delta method on log p̄, p̄ exp(± t_{M−1} s / (p̄ √M)). ``method="t"``:
+        p̄ ± t_{M−1} s/√M, clipped at 0. The estimate stays p̄ (unbiased) in every case.
 
-        Raises ValueError with fewer than 2 runs, or when every run ended with p̂_r = 0 (p is
-        below what N replicas resolve with this score: raise N or improve the score). Warns
-        (DiagnosticWarning) when some runs went extinct: p̂ keeps its mean, but the spread of
-        a few nonzero runs understates the error.
+        Raises ValueError with fewer than 2 runs, when every run ended with p̂_r = 0 (p is
+        below what N replicas resolve with this score: raise N or improve the score), or for
+        ``"lognormal"`` with a run at 0. Warns (DiagnosticWarning) when some runs went extinct:
+        p̂ keeps its mean, but the spread of the other runs understates the error.
         """
         level = check_level(confidence_level)
-        if method not in _METHODS:
+        if method is not None and method not in _METHODS:
             raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
         M = self.runs.size
         if M < 2:
@@ -117,7 +123,22 @@ class AMSResult(Result):
                 DiagnosticWarning,
                 stacklevel=2,
             )
+        zeros = int((self.runs == 0).sum())
+        if method is None:
+            method = "log" if zeros else "lognormal"
         q = _t_quantile(level, M)
+        if method == "lognormal":
+            if zeros:
+                raise ValueError(
+                    f"method='lognormal' needs every p̂_r > 0, and {zeros} of {M} runs are 0; "
+                    f"use method='log'"
+                )
+            y = np.log(self.runs)
+            centre, v = float(y.mean()), float(y.var(ddof=1))
+            half = q * math.sqrt(v / M + v * v / (2 * (M - 1)))
+            return ConfidenceInterval(
+                math.exp(centre + v / 2 - half), math.exp(centre + v / 2 + half)
+            )
         se = self.standard_error
         if method == "t":
             return ConfidenceInterval(max(0.0, self.p - q * se), self.p + q * se)

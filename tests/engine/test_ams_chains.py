@@ -128,3 +128,16 @@ def test_bad_inputs():
 def test_budget_warns():
     with pytest.warns(DiagnosticWarning, match="paths reached max_steps"):
         ams_probability(MODEL, X, EV, reference_level=0.05, max_steps=10, replicas=5, runs=2, rng=1)
+
+
+def test_the_renewal_functions_are_deprecated():
+    from metastab.engine import escape_probability, mean_escape_time
+
+    kw = dict(replicas=5, runs=2, rng=1)
+    with pytest.warns(DeprecationWarning, match="use metastab.engine.ams_probability") as got:
+        escape_probability(MODEL, X, EV, **kw)
+    assert got[0].filename == __file__  # it points at the caller
+    with pytest.warns(DeprecationWarning, match="mean_escape_time is deprecated"):
+        mean_escape_time(MODEL, X, EV, **kw)
+    with pytest.raises(TypeError, match="unexpected keyword arguments"):
+        mean_escape_time(MODEL, X, EV, replica=5)
