@@ -152,6 +152,19 @@ def _start(x0: ArrayLike) -> np.ndarray:
     return np.ascontiguousarray(x)
 
 
+def _entrance(entrance: ArrayLike, runs: int, replicas: int, n: int, d: int) -> np.ndarray:
+    try:
+        e = np.array(entrance, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"entrance must be a numeric array, got {entrance!r}") from None
+    if e.shape != (runs, replicas, n, d) or not np.isfinite(e).all():
+        raise ValueError(
+            f"entrance must be a finite (runs, replicas, n, d) = ({runs}, {replicas}, {n}, {d}) "
+            f"array, got shape {e.shape}"
+        )
+    return np.ascontiguousarray(e)
+
+
 def ams_probability(
     model: SoftmaxChain,
     x0: ArrayLike,
@@ -166,6 +179,7 @@ def ams_probability(
     max_steps: int | float | None = None,
     merge_tol: float | None = None,
     device: str = "cpu",
+    entrance: ArrayLike | None = None,
 ) -> AMSResult:
     """P[T <= horizon] or P[the event before returning to the reference set], by generalised AMS.
 
@@ -198,6 +212,11 @@ def ams_probability(
     merge_tol : float, optional
         Accelerated mode only (default :data:`metastab.engine.MERGE_TOL`).
     device : str
+    entrance : array_like (runs, replicas, n, d), optional
+        A sample of an entrance law: replica k of run r starts at ``entrance[r, k]`` instead of
+        x0 (which still defines the event: its group hulls or ball centres), for
+        P_ν[the event ...] with ν the law sampled, such as the entrances into {ξ > z_A}
+        gathered by direct simulation.
 
     Returns
     -------
@@ -256,12 +275,13 @@ def ams_probability(
         limit = float(budget(max_steps))
     else:
         limit = math.inf if accelerated else float(_EXACT_BUDGET)
+    starts = x if entrance is None else _entrance(entrance, M, N, n, d)
     if not accelerated:
-        check_resolution(model, x[None], what="starts (x0)", stacklevel=2)
+        check_resolution(model, starts.reshape(-1, n, d), what="starts", stacklevel=2)
     stepper = ChainStepper(
         resolve(device), dyn, gamma, tol, accelerated, ev, low, limit, horizon is not None
     )
-    out, seed = run_ams(stepper, x, replicas=N, runs=M, rng=rng)
+    out, seed = run_ams(stepper, starts, replicas=N, runs=M, rng=rng, entrance=entrance is not None)
     if out.budget_hits:
         warnings.warn(
             f"{out.budget_hits} paths reached max_steps={limit:g} before the event or the "
@@ -295,5 +315,6 @@ def ams_probability(
             "max_steps": plain(max_steps),
             "merge_tol": plain(merge_tol),
             "device": device,
+            **({} if entrance is None else {"entrance": starts.tolist()}),
         },
     )

@@ -141,3 +141,14 @@ def test_the_renewal_functions_are_deprecated():
         mean_escape_time(MODEL, X, EV, **kw)
     with pytest.raises(TypeError, match="unexpected keyword arguments"):
         mean_escape_time(MODEL, X, EV, replica=5)
+
+
+def test_entrance_law():
+    # every replica at x0 by the entrance argument: the bits of the plain start
+    kw = dict(horizon=1e11, replicas=6, runs=2, rng=8)
+    plain = ams_probability(MODEL, X, EV, **kw)
+    drawn = ams_probability(MODEL, X, EV, entrance=np.broadcast_to(X, (2, 6) + X.shape), **kw)
+    np.testing.assert_array_equal(plain.runs, drawn.runs)
+    np.testing.assert_array_equal(drawn.replay().runs, drawn.runs)
+    with pytest.raises(ValueError, match=r"entrance must be a finite \(runs, replicas, n, d\)"):
+        ams_probability(MODEL, X, EV, entrance=np.zeros((1, 6) + X.shape), **kw)
