@@ -152,3 +152,10 @@ def test_entrance_law():
     np.testing.assert_array_equal(drawn.replay().runs, drawn.runs)
     with pytest.raises(ValueError, match=r"entrance must be a finite \(runs, replicas, n, d\)"):
         ams_probability(MODEL, X, EV, entrance=np.zeros((1, 6) + X.shape), **kw)
+
+
+def test_a_time_dependent_step_is_refused():
+    # the replicas branch at different times: AMS here needs a time-homogeneous chain
+    model = ms.SoftmaxChain(beta=20.0, gamma=np.linspace(0.5, 0.1, 10))
+    with pytest.raises(ValueError, match="model must have a constant step"):
+        ams_probability(model, X, EV, horizon=10, rng=1)
