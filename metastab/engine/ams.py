@@ -44,7 +44,7 @@ draws depends only on its stream id: the words (key0, key1, slot) with (key0, ke
 its run (the root seed's spawn key + (run,)) and ``slot`` its index in the run (0..N−1 for the
 first replicas, then N, N+1, ... in the order in which the run resamples). A run's result is then
 a pure function of (seed, run), whatever the batching, the number of runs or the thread count.
-The survivors are drawn by a Generator of its own per run (spawn key + (run, "choose")).
+The survivors are drawn by a Generator of its own per run (spawn key + (run, 1)).
 """
 
 from __future__ import annotations
@@ -137,8 +137,8 @@ class AMSRuns:
     ``extinct`` whether every replica fell at one level (p̂_r = 0 by extinction, not by the
     last factor); ``reached`` the replicas in B at the end; ``reached_clock`` their mean clock
     (nan where none); ``budget_hits`` the paths a safety budget stopped (counted as failures,
-    which biases p̂ downwards); ``steps`` the stepper calls' replica count (a cost measure:
-    paths simulated, first and resampled).
+    which biases p̂ downwards); ``paths`` the paths (or continuations) the stepper ran, of
+    all runs, first and resampled (a cost measure); ``seconds`` the wall time.
     """
 
     estimates: np.ndarray
