@@ -41,6 +41,7 @@ from .ams import FAILED, REACHED, Segment, run_ams
 from .backends import (
     BUDGET,
     FULL,
+    IN_A,
     IN_B,
     Backend,
     Bounds,
@@ -52,6 +53,7 @@ from .backends import (
 from .resolution import check_mode, check_resolution, constant_chain, merge_tolerance
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from numpy.typing import ArrayLike
@@ -99,9 +101,7 @@ class ChainStepper:
     ) -> list[Segment]:
         K, n, d = states.shape
         X = np.ascontiguousarray(states, dtype=float).copy()
-        state = np.empty((K, 4), np.uint64)
-        for q in range(K):
-            _streams.seed_streams(streams[q, 0], streams[q, 1], streams[q, 2], state[q : q + 1])
+        state = _stream_states(streams)
         walk = Walk(
             np.asarray(clocks, dtype=float).copy(),
             np.asarray(levels, dtype=float).copy(),
@@ -139,6 +139,90 @@ class ChainStepper:
             else:
                 end = FAILED
             out.append(Segment(lv, tm, st, end, float(walk.clock[c])))
+        return out
+
+
+def _stream_states(streams: np.ndarray) -> np.ndarray:
+    """The xoshiro256** states of the stream ids (K, 3) of :mod:`metastab.engine.ams`."""
+    state = np.empty((streams.shape[0], 4), np.uint64)
+    for q in range(streams.shape[0]):
+        _streams.seed_streams(streams[q, 0], streams[q, 1], streams[q, 2], state[q : q + 1])
+    return state
+
+
+class ScoredChainStepper(ChainStepper):
+    """:class:`ChainStepper` with a score of the user's, ``score(X)`` on the configurations
+    X (K, n, d) -> (K,) finite floats, evaluated on the host after every step (the driver
+    stops each replica after one step: ξ > ``high`` = −1 always holds). The path, A and the
+    event are the same as with the default score; only the levels differ."""
+
+    def __init__(self, *args: Any, score: Callable[[np.ndarray], Any]) -> None:
+        super().__init__(*args)
+        self.user = score
+        self.bounds = Bounds(self.bounds.low, -1.0, self.bounds.max_steps)
+
+    def _user(self, X: np.ndarray) -> np.ndarray:
+        v = np.asarray(self.user(X.copy()), dtype=float)
+        if v.shape != (X.shape[0],) or not np.isfinite(v).all():
+            raise ValueError(
+                f"score must return one finite float per configuration, shape "
+                f"({X.shape[0]},), got shape {v.shape}"
+                + ("" if v.shape != (X.shape[0],) else " with non-finite values")
+            )
+        return v
+
+    def score(self, states: np.ndarray) -> np.ndarray:
+        base = super().score(states)
+        return np.where(np.isinf(base), math.inf, self._user(states))
+
+    def advance(
+        self, states: np.ndarray, clocks: np.ndarray, levels: np.ndarray, streams: np.ndarray
+    ) -> list[Segment]:
+        K, n, d = states.shape
+        X = np.ascontiguousarray(states, dtype=float).copy()
+        state = _stream_states(streams)
+        clock = np.asarray(clocks, dtype=float).copy()
+        level = np.asarray(levels, dtype=float).copy()
+        end = np.full(K, FAILED)
+        recs: list[list[tuple[float, float, np.ndarray]]] = [[] for _ in range(K)]
+        todo = np.arange(K)
+        while todo.size:
+            part = Walk(clock[todo], np.full(todo.size, math.inf), np.empty(todo.size, np.int64))
+            Xs, ss = X[todo], state[todo]
+            records = Records(
+                np.empty((todo.size, 1)),
+                np.empty((todo.size, 1)),
+                np.empty((todo.size, 1, n, d)),
+                np.zeros(todo.size, np.int64),
+            )
+            self.backend.excursions(
+                Xs, ss, self.dyn, self.gamma, self.tol, self.accelerated, self.ev,
+                self.bounds, part, records,
+            )  # fmt: skip
+            X[todo], state[todo], clock[todo] = Xs, ss, part.clock
+            status = part.status
+            hit = status == IN_B
+            rest = todo[~hit]
+            values = self._user(X[rest]) if rest.size else np.empty(0)
+            for c in todo[hit].tolist():
+                recs[c].append((math.inf, clock[c], X[c].copy()))
+                end[c] = REACHED
+            for c, v in zip(rest.tolist(), values.tolist()):
+                if v > level[c]:
+                    level[c] = v
+                    recs[c].append((v, clock[c], X[c].copy()))
+            budget_hit = status == BUDGET
+            end[todo[budget_hit]] = FAILED if self.horizon else _BUDGET_END
+            # the rest stopped above high = -1 after their step (ABOVE): step again
+            todo = todo[(status != IN_A) & ~hit & ~budget_hit]
+        out = []
+        for c in range(K):
+            if recs[c]:
+                lv, tm, st = zip(*recs[c])
+                seg = Segment(np.array(lv), np.array(tm), np.stack(st), int(end[c]), clock[c])
+            else:
+                seg = Segment(np.empty(0), np.empty(0), np.empty((0, n, d)), int(end[c]), clock[c])
+            out.append(seg)
         return out
 
 
@@ -180,6 +264,7 @@ def ams_probability(
     merge_tol: float | None = None,
     device: str = "cpu",
     entrance: ArrayLike | None = None,
+    score: Callable[[np.ndarray], Any] | None = None,
 ) -> AMSResult:
     """P[T <= horizon] or P[the event before returning to the reference set], by generalised AMS.
 
@@ -217,6 +302,12 @@ def ams_probability(
         x0 (which still defines the event: its group hulls or ball centres), for
         P_ν[the event ...] with ν the law sampled, such as the entrances into {ξ > z_A}
         gathered by direct simulation.
+    score : callable, optional
+        The importance function: ``score(X)`` of configurations X (K, n, d) -> K finite
+        floats, larger nearer the event (default: the event's distance ξ, computed in the
+        kernel). Evaluated on the host after every step (one kernel call per step: slower);
+        AMS is unbiased for any score, and its error depends on how well the score orders the
+        paths. A and the event stay defined by ξ.
 
     Returns
     -------
@@ -278,9 +369,13 @@ def ams_probability(
     starts = x if entrance is None else _entrance(entrance, M, N, n, d)
     if not accelerated:
         check_resolution(model, starts.reshape(-1, n, d), what="starts", stacklevel=2)
-    stepper = ChainStepper(
-        resolve(device), dyn, gamma, tol, accelerated, ev, low, limit, horizon is not None
-    )
+    args = (resolve(device), dyn, gamma, tol, accelerated, ev, low, limit, horizon is not None)
+    if score is None:
+        stepper: ChainStepper = ChainStepper(*args)
+    elif callable(score):
+        stepper = ScoredChainStepper(*args, score=score)
+    else:
+        raise ValueError(f"score must be a callable of the configurations or None, got {score!r}")
     out, seed = run_ams(stepper, starts, replicas=N, runs=M, rng=rng, entrance=entrance is not None)
     if out.budget_hits:
         warnings.warn(
@@ -300,7 +395,7 @@ def ams_probability(
         reached_clock=out.reached_clock,
         budget_hits=out.budget_hits,
         paths=out.paths,
-        score="event distance",
+        score="event distance" if score is None else getattr(score, "__name__", repr(score)),
         model=model.to_dict(),
         event=event.to_dict(),
         seed=seed.to_dict(),

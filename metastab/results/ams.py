@@ -145,6 +145,14 @@ class AMSResult(Result):
         f = math.exp(q * se / self.p)
         return ConfidenceInterval(self.p / f, self.p * f)
 
+    def _rerun(self) -> AMSResult:
+        if self.score not in ("event distance", ""):
+            raise ValueError(
+                f"this AMSResult used the score {self.score!r}, a function that is not saved "
+                f"with it: call metastab.engine.ams_probability again with that score"
+            )
+        return super()._rerun()
+
     def to_frame(self) -> pd.DataFrame:
         """One row per run: p̂_r, iterations, killed, extinct, reached, reached_clock."""
         return pd.DataFrame(

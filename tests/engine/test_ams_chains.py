@@ -159,3 +159,42 @@ def test_a_time_dependent_step_is_refused():
     model = ms.SoftmaxChain(beta=20.0, gamma=np.linspace(0.5, 0.1, 10))
     with pytest.raises(ValueError, match="model must have a constant step"):
         ams_probability(model, X, EV, horizon=10, rng=1)
+
+
+def _event_distance(X):
+    from metastab.engine import reaction_coordinate
+
+    return reaction_coordinate(X, EV, x_ref=XREF)
+
+
+XREF = X
+
+
+def test_a_user_score_equal_to_the_default_gives_the_same_bits():
+    # the default score computed on the host, after every step: the same paths and levels;
+    # an increasing function of it: the same estimates (AMS sees only the order of levels)
+    kw = dict(horizon=1e11, replicas=8, runs=3, rng=4)
+    default = ams_probability(MODEL, X, EV, **kw)
+    host = ams_probability(MODEL, X, EV, score=_event_distance, **kw)
+    np.testing.assert_array_equal(default.runs, host.runs)
+    np.testing.assert_array_equal(default.iterations, host.iterations)
+    squared = ams_probability(MODEL, X, EV, score=lambda X: 3 * _event_distance(X) ** 2, **kw)
+    np.testing.assert_array_equal(default.runs, squared.runs)
+    assert host.score == "_event_distance"
+    with pytest.raises(
+        ValueError, match="used the score '_event_distance', a function that is not"
+    ):
+        host.replay()
+    # a score that orders the paths differently: another estimate (the control that fails)
+    other = ams_probability(MODEL, X, EV, score=lambda X: X[:, 0, 0], **kw)
+    assert not np.array_equal(default.runs, other.runs)
+
+
+def test_a_bad_score_is_refused():
+    kw = dict(horizon=1e11, replicas=4, runs=2, rng=4)
+    with pytest.raises(ValueError, match="score must return one finite float per configuration"):
+        ams_probability(MODEL, X, EV, score=lambda X: np.zeros(3), **kw)
+    with pytest.raises(ValueError, match="non-finite"):
+        ams_probability(MODEL, X, EV, score=lambda X: np.full(len(X), np.nan), **kw)
+    with pytest.raises(ValueError, match="score must be a callable"):
+        ams_probability(MODEL, X, EV, score=3.0, **kw)
