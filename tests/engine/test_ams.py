@@ -92,6 +92,28 @@ def test_ou_unbiased_against_quadrature():
     assert not (low < 2 * truth < high)  # the interval is tight enough to fail
 
 
+DT = 0.05
+
+
+def _double_well(x):
+    """Euler step of dx = −V'(x) dt, V(x) = x⁴/4 − x²/2 (wells at ±1, barrier 1/4 at 0)."""
+    return x - DT * (x**3 - x)
+
+
+def test_double_well_unbiased_against_quadrature():
+    # Euler-Maruyama of the double well at β = 20, A = {x <= −0.9}, B = {x >= 0.9}, from
+    # −0.8: p = 2.15e-3 (quadrature, converged to 1e-14 between 200 and 400 panels)
+    s = math.sqrt(2 * DT / 20.0)
+    truth = gaussian_committor(_double_well, s, -0.9, 0.9, -0.8, panels=400)
+    assert truth == pytest.approx(gaussian_committor(_double_well, s, -0.9, 0.9, -0.8), rel=1e-9)
+    chain = GaussianChain(_double_well, s, -0.9, 0.9)
+    out, _ = run_ams(chain, np.array([-0.8]), replicas=20, runs=60, rng=6)
+    assert abs(_z(out, truth)) < 4
+    low, high = _result(out).confidence_interval()
+    assert low < truth < high
+    assert not (low < 2 * truth < high)
+
+
 def test_a_run_is_a_function_of_the_seed_and_its_index():
     # run r's bits do not depend on how many runs go along (they share the stepper's batches)
     chain = GaussianChain(lambda X: RHO * X, S, 0.0, 3.0)

@@ -2,8 +2,8 @@
 
 - Coverage: the 95% interval of AMSResult over many independent estimates on the AR(1)
   Ornstein-Uhlenbeck chain (truth by quadrature), with a wrong truth as the control that fails.
-- P ≈ 1e-12: the interval contains the truth at two replica numbers, and excludes a truth 50
-  times off either way.
+- P ≈ 1e-12 (OU) and 1.8e-13 (a double well, Euler-Maruyama): the interval contains the truth
+  (OU at two replica numbers), and excludes a truth 50 times off either way.
 - The relative error of one run against √(−log p / N) with the good score x, and worse with a
   poor one (x + y, y an independent OU coordinate that the event ignores).
 
@@ -85,6 +85,37 @@ def test_p_1e_12_inside_the_interval(N):
     assert low < truth < high
     # the interval is wide at this p (N = 100: [0.18, 36] × p; N = 200: [0.15, 3.8] × p, as
     # log p̂ spreads over several units), but not uninformative
+    assert not (low < 50 * truth < high) and not (low < truth / 50 < high)
+
+
+def _double_well(x):
+    return x - 0.05 * (x**3 - x)  # Euler step of dx = −V'(x) dt, V = x⁴/4 − x²/2
+
+
+@pytest.mark.slow
+def test_double_well_p_1e_12_inside_the_interval():
+    # β = 125, A = {x <= −0.9}, B = {x >= 0.9}, from −0.8 (quadrature truth)
+    s = math.sqrt(2 * 0.05 / 125.0)
+    truth = gaussian_committor(_double_well, s, -0.9, 0.9, -0.8, panels=400)
+    assert 1e-13 < truth < 1e-11
+    chain = GaussianChain(_double_well, s, -0.9, 0.9)
+    out, _ = run_ams(chain, np.array([-0.8]), replicas=100, runs=20, rng=125)
+    res = AMSResult(
+        p=float(out.estimates.mean()),
+        runs=out.estimates,
+        replicas=100,
+        iterations=out.iterations,
+        killed=out.killed,
+        extinct=out.extinct,
+        reached=out.reached,
+        reached_clock=out.reached_clock,
+    )
+    low, high = res.confidence_interval()
+    print(
+        f"double well, p = {truth:.3g}: p̄/p = {res.p / truth:.3f}, [{low / truth:.3f}, "
+        f"{high / truth:.3f}] × p"
+    )
+    assert low < truth < high
     assert not (low < 50 * truth < high) and not (low < truth / 50 < high)
 
 
