@@ -56,6 +56,7 @@ class GaussianChain:
         self.drift, self.s, self.a, self.b, self.dim = drift, s, a, b, dim
         self.xi = score if score is not None else (lambda X: X[:, 0].copy())
         self.horizon, self.budget = horizon, budget
+        self.steps = 0  # steps taken by all replicas (a cost measure)
 
     def score(self, states: np.ndarray) -> np.ndarray:
         X = states.reshape(-1, self.dim)
@@ -79,6 +80,7 @@ class GaussianChain:
             Xi = self.drift(X[idx]) + self.s * self._noise(base[idx], t[idx])
             X[idx] = Xi
             t[idx] += 1
+            self.steps += idx.size
             xi = self.score(Xi)
             new = np.flatnonzero(xi > lev[idx])
             for q in new.tolist():

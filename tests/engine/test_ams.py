@@ -82,7 +82,7 @@ def test_ties_unbiased_on_a_lattice_and_the_naive_estimator_is_not():
 
 
 def test_ou_unbiased_against_quadrature():
-    # AR(1) OU, A = {x <= 0}, B = {x >= 3.5}, from 0.5: p = 1.6e-3 (quadrature)
+    # AR(1) OU, A = {x <= 0}, B = {x >= 3.5}, from 0.5: p = 2.3e-3 (quadrature)
     truth = gaussian_committor(lambda x: RHO * x, S, 0.0, 3.5, 0.5)
     chain = GaussianChain(lambda X: RHO * X, S, 0.0, 3.5)
     out, _ = run_ams(chain, np.array([0.5]), replicas=20, runs=60, rng=5)
