@@ -5,8 +5,10 @@
 - :mod:`~metastab.engine.exact`: the exact loop (every step, chunked kernel calls);
 - :mod:`~metastab.engine.tracking`: :func:`track`, cluster counts and observables on-line;
 - :mod:`~metastab.engine.accelerated`: ``mode="accelerated"``, the event-driven SA_P chain;
-- :mod:`~metastab.engine.splitting`: adaptive multilevel splitting (escape probabilities and
-  mean escape times);
+- :mod:`~metastab.engine.ams`: generalised adaptive multilevel splitting over a replica
+  stepper (pure Python), and :mod:`~metastab.engine.ams_chains`: :func:`ams_probability`, its
+  front end for SA_P (P[T <= t], P[the event before the reference set]);
+- :mod:`~metastab.engine.splitting`: the former splitting entry points (deprecated);
 - :mod:`~metastab.engine.resolution`: what direct stepping resolves (underflow of pick weights,
   cross-group probabilities);
 - :mod:`~metastab.engine.run_setup`: :func:`~metastab.engine.run_setup.prepare_run`, the one
@@ -19,6 +21,7 @@
 """
 
 from .accelerated import budget, first_passage_accelerated
+from .ams_chains import ams_probability
 from .api import first_passage, simulate
 from .backends import BACKENDS, resolve
 from .progress import announce_compile_for
@@ -43,6 +46,7 @@ __all__ = [
     "BACKENDS",
     "MERGE_TOL",
     "MODES",
+    "ams_probability",
     "EscapeTime",
     "SplittingResult",
     "announce_compile_for",

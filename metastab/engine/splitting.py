@@ -1,5 +1,10 @@
 """Adaptive multilevel splitting (AMS) for the escape probability and mean escape time of SA_P.
 
+Deprecated: :func:`escape_probability` and :func:`mean_escape_time` warn (DeprecationWarning)
+and will be removed. Rare-event probabilities: :func:`metastab.engine.ams_probability`
+(generalised AMS from the real start, :mod:`metastab.engine.ams`); SA_P's mean escape time:
+:func:`metastab.first_passage` with ``mode="accelerated"``. The notes below say why.
+
 The problem
 -----------
 Start SA_P (docs: models#models-rd) at a reference configuration ``x_ref`` (typically frozen: tokens
@@ -378,6 +383,11 @@ def escape_probability(
 ) -> SplittingResult:
     """P[an excursion from the reference set meets ``event`` before returning], by AMS.
 
+    .. deprecated::
+        Use :func:`metastab.engine.ams_probability` (generalised AMS from the real start, no
+        entrance drawn at ``x_ref``); this function warns (DeprecationWarning) and will be
+        removed.
+
     Parameters
     ----------
     model : SoftmaxChain
@@ -420,8 +430,9 @@ def escape_probability(
 
     Examples
     --------
-    >>> import numpy as np, metastab as ms
+    >>> import numpy as np, metastab as ms, warnings
     >>> from metastab.engine import escape_probability
+    >>> warnings.simplefilter("ignore", DeprecationWarning)
     >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)   # frozen
     >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
     >>> res = escape_probability(ms.SoftmaxChain(beta=30.0, gamma=0.45), x, ev, replicas=50,
@@ -429,7 +440,54 @@ def escape_probability(
     >>> bool(0 < res.p < 0.1), res.runs.shape, res.chain
     (True, (4,), 'SA_P')
     """
+    return _escape_probability(
+        model,
+        x_ref,
+        event,
+        replicas=replicas,
+        runs=runs,
+        rng=rng,
+        reference_level=reference_level,
+        mode=mode,
+        max_steps=max_steps,
+        merge_tol=merge_tol,
+        device=device,
+        deprecated="escape_probability",
+    )
+
+
+def _deprecation(name: str) -> None:
+    warnings.warn(
+        f"metastab.engine.{name} is deprecated and will be removed: its renewal formula "
+        f"assumed that every return lands at x_ref; use metastab.engine.ams_probability "
+        f"(generalised AMS from the real start) for rare-event probabilities, and "
+        f"metastab.first_passage(..., mode='accelerated') for SA_P's mean escape time",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+
+
+def _escape_probability(
+    model: SoftmaxChain,
+    x_ref: ArrayLike,
+    event: LeaveBall | LeaveHull,
+    *,
+    replicas: int,
+    runs: int,
+    rng: SeedLike,
+    reference_level: float | None,
+    mode: str,
+    max_steps: int | float | None,
+    merge_tol: float | None,
+    device: str,
+    deprecated: str,
+) -> SplittingResult:
+    """:func:`escape_probability`, warning that ``deprecated`` (its public caller's name) is
+    deprecated once the arguments and the device are checked (so that bad input still raises
+    its own error first). The warnings point at the user's call (stacklevel 4)."""
     setup = _setup(model, x_ref, event, replicas, runs, reference_level, mode, max_steps, merge_tol)
+    backend = resolve(device)
+    _deprecation(deprecated)
     chain = _chain_name(setup)
     if chain != "SA_P":
         warnings.warn(
@@ -439,11 +497,11 @@ def escape_probability(
             f"triangle of the module notes its mean escape time is ~70 times SA_P's); "
             f"leave merge_tol at its default to estimate SA_P",
             DiagnosticWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     seed = as_seed(rng)
     tic = time.perf_counter()
-    excursions = _Excursions(setup, resolve(device))
+    excursions = _Excursions(setup, backend)
     keys, choosers = _run_streams(seed, setup.runs)
     streams, sojourn, Y, in_b, level0 = _sojourns(excursions, setup, keys, max_steps)
     returns = _Returns(excursions, setup.x)
@@ -463,7 +521,7 @@ def escape_probability(
             f"event or returning to the reference set; they count as returns, which "
             f"biases p downwards: raise max_steps",
             DiagnosticWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     offsets = np.concatenate(returns.offsets) if returns.offsets else np.empty(0)
     # "back at x_ref": within the merge distance (exact mode: the default merge distance)
@@ -575,7 +633,7 @@ def _setup(
             f"(distance units) > reference_level={z_A:.3g}"
         )
     if mode == "exact":
-        check_resolution(model, x[None], what="reference configurations (x_ref)", stacklevel=3)
+        check_resolution(model, x[None], what="reference configurations (x_ref)", stacklevel=4)
     return _Setup(x, scale, N, R, mode, total, tol, z_A, low, dyn, gamma, ev)
 
 
@@ -727,6 +785,11 @@ def mean_escape_time(
     parameters) combined with the cycle statistics by the renewal formula of the module notes,
     E[T] = E[σ]/p + (1/p − 1) E[ρ | fail] + E[ρ | success].
 
+    .. deprecated::
+        For SA_P use :func:`metastab.first_passage` with ``mode="accelerated"`` (exact); rare
+        probabilities by :func:`metastab.engine.ams_probability`. Warns (DeprecationWarning)
+        and will be removed.
+
     The formula assumes that the chain restarts at ``x_ref`` after every failed excursion; a
     ValueError refuses the case when a return lands away from it, which SA_P does from a frozen
     configuration at any reference level where excursions return (module notes): its E[T] is for
@@ -735,8 +798,9 @@ def mean_escape_time(
 
     Examples
     --------
-    >>> import numpy as np, metastab as ms
+    >>> import numpy as np, metastab as ms, warnings
     >>> from metastab.engine import mean_escape_time
+    >>> warnings.simplefilter("ignore", DeprecationWarning)
     >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)
     >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
     >>> model = ms.SoftmaxChain(beta=30.0, gamma=0.45)
@@ -750,4 +814,20 @@ def mean_escape_time(
     ...
     ValueError: mean_escape_time refuses this case: ... returns to the reference set ...
     """
-    return escape_probability(model, x_ref, event, **kwargs).mean_escape_time()
+    defaults: dict[str, Any] = {
+        "replicas": 100,
+        "runs": 20,
+        "rng": None,
+        "reference_level": None,
+        "mode": "accelerated",
+        "max_steps": None,
+        "merge_tol": None,
+        "device": "cpu",
+    }
+    unknown = sorted(set(kwargs) - set(defaults))
+    if unknown:
+        raise TypeError(f"mean_escape_time() got unexpected keyword arguments {unknown}")
+    args = {**defaults, **kwargs}
+    return _escape_probability(
+        model, x_ref, event, deprecated="mean_escape_time", **args
+    ).mean_escape_time()

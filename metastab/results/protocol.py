@@ -55,6 +55,7 @@ KINDS = {
     "run": "metastab.results.passage:Run",
     "plateaus": "metastab.results.track:Track",
     "observables": "metastab.results.track:Track",
+    "ams": "metastab.results.ams:AMSResult",
     "splitting": "metastab.results.splitting:SplittingResult",
     "escape-time": "metastab.results.splitting:EscapeTime",
 }

@@ -31,6 +31,9 @@ from metastab.kernels.reference import euclidean as _reference
 from metastab.results.splitting import _p_interval, _renewal
 from metastab.stats import DiagnosticWarning
 
+# the functions tested here are deprecated (they warn once per call)
+pytestmark = pytest.mark.filterwarnings("ignore:metastab.engine.* is deprecated:DeprecationWarning")
+
 SEED = 20_251_127
 
 # ------------------------------------------------------------------ a chain with a known answer

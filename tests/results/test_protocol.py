@@ -20,6 +20,9 @@ X0 = ms.regular_polygon(5).vertices
 FROZEN = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)
 HULL = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
 
+# the splitting results' functions are deprecated (they warn once per call)
+pytestmark = pytest.mark.filterwarnings("ignore:metastab.engine.* is deprecated:DeprecationWarning")
+
 
 def _first_passage(rng=3):
     return ms.first_passage(

@@ -1,0 +1,415 @@
+"""Generalised AMS (:mod:`metastab.engine.ams`) for SA_P: :func:`ams_probability`.
+
+The replicas are SA_P chains started at x0 (the real start), stepped by the backend's
+``excursions`` driver (:mod:`metastab.engine.backends`): exactly (``mode="exact"``, every step)
+or event-driven (``mode="accelerated"``: exact at any β for a constant step, up to the merge
+distance, as :func:`metastab.first_passage` in that mode). The score is the event's own distance,
+ξ(X) = max_i dist(x_i, K_i) / r_i (K_i the token's group hull or ball centre, r_i its radius:
+the event is ξ > 1; :func:`metastab.engine.reaction_coordinate`), so B = the event.
+
+Two questions, one algorithm:
+
+- ``horizon=t``: P[T <= t], T the first step at which the event holds (A empty: a path ends at
+  the event or at step t).
+- ``reference_level=z_A``: P[the event before the first return to A = {ξ <= z_A / r}], the
+  return tested after each step (the start, typically in A, counts as left).
+
+Both together: the event before A and by step t. Replica q of run r draws from the xoshiro256**
+stream ``seed_streams(key_r, slot)`` (the ids of :mod:`metastab.engine.ams`), so a run is the
+same whatever the thread count or the number of runs.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._validate import real
+from ..events import LeaveBall, LeaveHull
+from ..exceptions import DiagnosticWarning
+from ..kernels import streams as _streams
+from ..models import SoftmaxChain
+from ..results import provenance
+from ..results.ams import AMSResult
+from ..results.protocol import plain
+from .accelerated import budget
+from .ams import BUDGET as _BUDGET_END
+from .ams import FAILED, REACHED, Segment, run_ams
+from .backends import (
+    BUDGET,
+    FULL,
+    IN_A,
+    IN_B,
+    Backend,
+    Bounds,
+    Records,
+    Walk,
+    coordinates,
+    resolve,
+)
+from .resolution import check_mode, check_resolution, constant_chain, merge_tolerance
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from numpy.typing import ArrayLike
+
+    from ..rng import SeedLike
+
+__all__ = ["ams_probability"]
+
+_RECORDS = 32  # record buffer per replica and kernel call (grown by further calls)
+_EXACT_BUDGET = 10**7  # default safety budget of a path with a reference set, exact mode
+
+
+class ChainStepper:
+    """A :class:`~metastab.engine.ams.ReplicaStepper` of SA_P through the backend's
+    ``excursions`` driver: paths end at the event, at ξ <= ``low`` (A), or at ``limit`` steps
+    (``horizon``: a failure; otherwise a safety budget, reported as BUDGET)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        dyn: Any,
+        gamma: float,
+        tol: float,
+        accelerated: bool,
+        ev: Any,
+        low: float,
+        limit: float,
+        horizon: bool,
+    ) -> None:
+        self.backend, self.dyn, self.gamma, self.tol = backend, dyn, gamma, tol
+        self.accelerated, self.ev = accelerated, ev
+        self.bounds = Bounds(low, math.inf, limit)
+        self.horizon = horizon
+
+    def score(self, states: np.ndarray) -> np.ndarray:
+        out = np.empty(states.shape[0])
+        coordinates(np.ascontiguousarray(states), self.ev, out)
+        hit = np.zeros(states.shape[0], bool)
+        self.backend.events_at(np.ascontiguousarray(states), self.ev, hit)
+        out[hit] = math.inf
+        return out
+
+    def advance(
+        self, states: np.ndarray, clocks: np.ndarray, levels: np.ndarray, streams: np.ndarray
+    ) -> list[Segment]:
+        K, n, d = states.shape
+        X = np.ascontiguousarray(states, dtype=float).copy()
+        state = _stream_states(streams)
+        walk = Walk(
+            np.asarray(clocks, dtype=float).copy(),
+            np.asarray(levels, dtype=float).copy(),
+            np.full(K, FULL, np.int64),
+        )
+        recs: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in range(K)]
+        todo = np.arange(K)
+        while todo.size:
+            part = Walk(walk.clock[todo], walk.level[todo], np.empty(todo.size, np.int64))
+            Xs, ss = X[todo], state[todo]
+            records = Records(
+                np.empty((todo.size, _RECORDS)),
+                np.empty((todo.size, _RECORDS)),
+                np.empty((todo.size, _RECORDS, n, d)),
+                np.zeros(todo.size, np.int64),
+            )
+            self.backend.excursions(
+                Xs, ss, self.dyn, self.gamma, self.tol, self.accelerated, self.ev,
+                self.bounds, part, records,
+            )  # fmt: skip
+            X[todo], state[todo] = Xs, ss
+            walk.clock[todo], walk.level[todo], walk.status[todo] = part
+            for q, c in enumerate(todo.tolist()):
+                m = records.written[q]
+                recs[c].append((records.level[q, :m], records.time[q, :m], records.state[q, :m]))
+            todo = todo[part.status == FULL]
+        out = []
+        for c in range(K):
+            lv, tm, st = (np.concatenate(parts) for parts in zip(*recs[c]))
+            s = int(walk.status[c])
+            if s == IN_B:
+                end = REACHED
+            elif s == BUDGET and not self.horizon:
+                end = _BUDGET_END
+            else:
+                end = FAILED
+            out.append(Segment(lv, tm, st, end, float(walk.clock[c])))
+        return out
+
+
+def _stream_states(streams: np.ndarray) -> np.ndarray:
+    """The xoshiro256** states of the stream ids (K, 3) of :mod:`metastab.engine.ams`."""
+    state = np.empty((streams.shape[0], 4), np.uint64)
+    for q in range(streams.shape[0]):
+        _streams.seed_streams(streams[q, 0], streams[q, 1], streams[q, 2], state[q : q + 1])
+    return state
+
+
+class ScoredChainStepper(ChainStepper):
+    """:class:`ChainStepper` with a score of the user's, ``score(X)`` on the configurations
+    X (K, n, d) -> (K,) finite floats, evaluated on the host after every step (the driver
+    stops each replica after one step: ξ > ``high`` = −1 always holds). The path, A and the
+    event are the same as with the default score; only the levels differ."""
+
+    def __init__(self, *args: Any, score: Callable[[np.ndarray], Any]) -> None:
+        super().__init__(*args)
+        self.user = score
+        self.bounds = Bounds(self.bounds.low, -1.0, self.bounds.max_steps)
+
+    def _user(self, X: np.ndarray) -> np.ndarray:
+        v = np.asarray(self.user(X.copy()), dtype=float)
+        if v.shape != (X.shape[0],) or not np.isfinite(v).all():
+            raise ValueError(
+                f"score must return one finite float per configuration, shape "
+                f"({X.shape[0]},), got shape {v.shape}"
+                + ("" if v.shape != (X.shape[0],) else " with non-finite values")
+            )
+        return v
+
+    def score(self, states: np.ndarray) -> np.ndarray:
+        base = super().score(states)
+        return np.where(np.isinf(base), math.inf, self._user(states))
+
+    def advance(
+        self, states: np.ndarray, clocks: np.ndarray, levels: np.ndarray, streams: np.ndarray
+    ) -> list[Segment]:
+        K, n, d = states.shape
+        X = np.ascontiguousarray(states, dtype=float).copy()
+        state = _stream_states(streams)
+        clock = np.asarray(clocks, dtype=float).copy()
+        level = np.asarray(levels, dtype=float).copy()
+        end = np.full(K, FAILED)
+        recs: list[list[tuple[float, float, np.ndarray]]] = [[] for _ in range(K)]
+        todo = np.arange(K)
+        while todo.size:
+            part = Walk(clock[todo], np.full(todo.size, math.inf), np.empty(todo.size, np.int64))
+            Xs, ss = X[todo], state[todo]
+            records = Records(
+                np.empty((todo.size, 1)),
+                np.empty((todo.size, 1)),
+                np.empty((todo.size, 1, n, d)),
+                np.zeros(todo.size, np.int64),
+            )
+            self.backend.excursions(
+                Xs, ss, self.dyn, self.gamma, self.tol, self.accelerated, self.ev,
+                self.bounds, part, records,
+            )  # fmt: skip
+            X[todo], state[todo], clock[todo] = Xs, ss, part.clock
+            status = part.status
+            hit = status == IN_B
+            rest = todo[~hit]
+            values = self._user(X[rest]) if rest.size else np.empty(0)
+            for c in todo[hit].tolist():
+                recs[c].append((math.inf, clock[c], X[c].copy()))
+                end[c] = REACHED
+            for c, v in zip(rest.tolist(), values.tolist()):
+                if v > level[c]:
+                    level[c] = v
+                    recs[c].append((v, clock[c], X[c].copy()))
+            budget_hit = status == BUDGET
+            end[todo[budget_hit]] = FAILED if self.horizon else _BUDGET_END
+            # the rest stopped above high = -1 after their step (ABOVE): step again
+            todo = todo[(status != IN_A) & ~hit & ~budget_hit]
+        out = []
+        for c in range(K):
+            if recs[c]:
+                lv, tm, st = zip(*recs[c])
+                seg = Segment(np.array(lv), np.array(tm), np.stack(st), int(end[c]), clock[c])
+            else:
+                seg = Segment(np.empty(0), np.empty(0), np.empty((0, n, d)), int(end[c]), clock[c])
+            out.append(seg)
+        return out
+
+
+def _start(x0: ArrayLike) -> np.ndarray:
+    try:
+        x = np.array(x0, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"x0 must be a numeric n×d array, got {x0!r}") from None
+    if x.ndim != 2 or 0 in x.shape or not np.isfinite(x).all():
+        raise ValueError(f"x0 must be a finite n×d array, got shape {x.shape}")
+    return np.ascontiguousarray(x)
+
+
+def _entrance(entrance: ArrayLike, runs: int, replicas: int, n: int, d: int) -> np.ndarray:
+    try:
+        e = np.array(entrance, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"entrance must be a numeric array, got {entrance!r}") from None
+    if e.shape != (runs, replicas, n, d) or not np.isfinite(e).all():
+        raise ValueError(
+            f"entrance must be a finite (runs, replicas, n, d) = ({runs}, {replicas}, {n}, {d}) "
+            f"array, got shape {e.shape}"
+        )
+    return np.ascontiguousarray(e)
+
+
+def ams_probability(
+    model: SoftmaxChain,
+    x0: ArrayLike,
+    event: LeaveBall | LeaveHull,
+    *,
+    horizon: int | float | None = None,
+    reference_level: float | None = None,
+    replicas: int = 100,
+    runs: int = 20,
+    rng: SeedLike = None,
+    mode: str = "accelerated",
+    max_steps: int | float | None = None,
+    merge_tol: float | None = None,
+    device: str = "cpu",
+    entrance: ArrayLike | None = None,
+    score: Callable[[np.ndarray], Any] | None = None,
+) -> AMSResult:
+    """P[T <= horizon] or P[the event before returning to the reference set], by generalised AMS.
+
+    The algorithm and estimator: :mod:`metastab.engine.ams` (Bréhier et al. 2016, with the tie
+    rule); the chain, the score and the two questions: :mod:`metastab.engine.ams_chains`.
+
+    Parameters
+    ----------
+    model : SoftmaxChain
+        SA_P with a constant step.
+    x0 : array_like (n, d)
+        The start of every replica; the event is compiled for it (group hulls, ball centres).
+    event : LeaveHull or LeaveBall
+        B; the score is its distance ξ in units of its radius.
+    horizon : int or float >= 1, optional
+        t of P[T <= t]. At least one of ``horizon`` and ``reference_level``.
+    reference_level : float, optional
+        z_A in the event's distance units, 0 <= z_A < radius: a path that comes back to
+        ξ <= z_A / radius after a step fails.
+    replicas : int >= 2
+        N per run.
+    runs : int >= 2
+        M independent runs (their spread gives the interval).
+    rng : None, int, SeedSequence or Generator
+    mode : {"accelerated", "exact"}
+        As :func:`metastab.first_passage`.
+    max_steps : int or float, optional
+        Without a horizon, the safety budget of a path (default 10^7 in exact mode, none in
+        accelerated mode); a path stopped by it counts as a failure, with a DiagnosticWarning.
+    merge_tol : float, optional
+        Accelerated mode only (default :data:`metastab.engine.MERGE_TOL`).
+    device : str
+    entrance : array_like (runs, replicas, n, d), optional
+        A sample of an entrance law: replica k of run r starts at ``entrance[r, k]`` instead of
+        x0 (which still defines the event: its group hulls or ball centres), for
+        P_ν[the event ...] with ν the law sampled, such as the entrances into {ξ > z_A}
+        gathered by direct simulation.
+    score : callable, optional
+        The importance function: ``score(X)`` of configurations X (K, n, d) -> K finite
+        floats, larger nearer the event (default: the event's distance ξ, computed in the
+        kernel). Evaluated on the host after every step (one kernel call per step: slower);
+        AMS is unbiased for any score, and its error depends on how well the score orders the
+        paths. A and the event stay defined by ξ.
+
+    Returns
+    -------
+    AMSResult
+
+    Examples
+    --------
+    >>> import numpy as np, metastab as ms
+    >>> from metastab.engine import ams_probability
+    >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)   # frozen
+    >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
+    >>> res = ams_probability(ms.SoftmaxChain(beta=20.0, gamma=0.45), x, ev, horizon=1e11,
+    ...                       replicas=20, runs=4, rng=1)
+    >>> bool(0 < res.p < 0.1), res.runs.shape
+    (True, (4,))
+    """
+    x = _start(x0)
+    n, d = x.shape
+    from .._validate import integer
+
+    N = integer("replicas", replicas, 2)
+    M = integer("runs", runs, 2)
+    check_mode(mode, merge_tol)
+    if not isinstance(model, SoftmaxChain):
+        raise ValueError(f"model must be a SoftmaxChain (SA_P), got {model!r}")
+    if not isinstance(event, (LeaveBall, LeaveHull)):
+        raise ValueError(
+            f"event must be a LeaveBall or a LeaveHull (the events whose distance is the "
+            f"score), got {event!r}"
+        )
+    if horizon is None and reference_level is None:
+        raise ValueError(
+            "give horizon (for P[T <= horizon]) or reference_level (for P[event before "
+            "returning to the reference set]), or both: with neither, p is 1"
+        )
+    dyn, gamma = constant_chain(
+        model, d, why="AMS needs a time-homogeneous chain", what="model must have"
+    )
+    accelerated = mode == "accelerated"
+    scale = float(np.abs(x).max()) or 1.0
+    tol = merge_tolerance(merge_tol) * scale if accelerated else 0.0
+    ev = event.compile(np.ascontiguousarray(x[None]), dyn.B)
+    radius = float(event.radius)
+    if reference_level is None:
+        low = -1.0
+    else:
+        low = real("reference_level", reference_level, low=0, high=radius, high_open=True) / radius
+    if horizon is not None:
+        limit = float(budget(horizon))
+        if max_steps is not None:
+            raise ValueError(
+                f"max_steps is the safety budget of a run without a horizon; with "
+                f"horizon={horizon!r} the horizon ends every path, got max_steps={max_steps!r}"
+            )
+    elif max_steps is not None:
+        limit = float(budget(max_steps))
+    else:
+        limit = math.inf if accelerated else float(_EXACT_BUDGET)
+    starts = x if entrance is None else _entrance(entrance, M, N, n, d)
+    if not accelerated:
+        check_resolution(model, starts.reshape(-1, n, d), what="starts", stacklevel=2)
+    args = (resolve(device), dyn, gamma, tol, accelerated, ev, low, limit, horizon is not None)
+    if score is None:
+        stepper: ChainStepper = ChainStepper(*args)
+    elif callable(score):
+        stepper = ScoredChainStepper(*args, score=score)
+    else:
+        raise ValueError(f"score must be a callable of the configurations or None, got {score!r}")
+    out, seed = run_ams(stepper, starts, replicas=N, runs=M, rng=rng, entrance=entrance is not None)
+    if out.budget_hits:
+        warnings.warn(
+            f"{out.budget_hits} paths reached max_steps={limit:g} before the event or the "
+            f"reference set; they count as failures, which biases p downwards: raise max_steps",
+            DiagnosticWarning,
+            stacklevel=2,
+        )
+    return AMSResult(
+        p=float(out.estimates.mean()),
+        runs=out.estimates,
+        replicas=N,
+        iterations=out.iterations,
+        killed=out.killed,
+        extinct=out.extinct,
+        reached=out.reached,
+        reached_clock=out.reached_clock,
+        budget_hits=out.budget_hits,
+        paths=out.paths,
+        score="event distance" if score is None else getattr(score, "__name__", repr(score)),
+        model=model.to_dict(),
+        event=event.to_dict(),
+        seed=seed.to_dict(),
+        provenance=provenance(wall_seconds=out.seconds, n=n, d=d, mode=mode),
+        x0=x.copy(),
+        arguments={
+            "horizon": plain(horizon),
+            "reference_level": plain(reference_level),
+            "replicas": N,
+            "runs": M,
+            "mode": mode,
+            "max_steps": plain(max_steps),
+            "merge_tol": plain(merge_tol),
+            "device": device,
+            **({} if entrance is None else {"entrance": starts.tolist()}),
+        },
+    )
