@@ -1,5 +1,5 @@
-"""The mean-field theory of the noisy (USA) transformer on the sphere S^{d−1} (docs:
-models#noisy-meanfield), as functions.
+"""The mean-field theory of the noisy (USA) transformer on the sphere S^{d−1}, as functions
+(docs: models#noisy-meanfield).
 
 [MR-d] Mun, Rosenzweig, *Phase transitions for the noisy transformer model in arbitrary
 dimension* (arXiv 2606.05140); [MR-2] the same authors for d = 2 (arXiv 2604.16288);
@@ -7,8 +7,9 @@ dimension* (arXiv 2606.05140); [MR-2] the same authors for d = 2 (arXiv 2604.162
 (arXiv 2412.14813).
 
 The free energy, on probability densities ρ with respect to the *normalised* surface measure σ
-of S^{d−1} (this package's reading of [MR-d]; the one that reproduces both thresholds of its
-abstract, K_# and β_*, and [MR-2]'s K_# = 3π/4 of the Doi–Onsager model):
+of S^{d−1} (this package's reading of [MR-d], fixed by the K_# of its abstract and by
+[MR-2]'s K_# = 3π/4 of the Doi–Onsager model under the same reading; β_* does not depend on
+it):
 
     F_K(ρ) = ∫ ρ log ρ dσ − K ∫∫ W_β(⟨x, y⟩) ρ(x) ρ(y) dσ(x) dσ(y),   W_β(t) = (e^{βt} − 1)/β.
 
@@ -126,7 +127,7 @@ def _mean_minus_one(beta: float, d: int) -> float:
 
 def critical_coupling_linear(beta: float, d: int) -> float:
     """K_#^{(d)}(β) = β^{d/2} / (2^{d/2} Γ(d/2) I_{d/2}(β)): the coupling up to which the uniform
-    density is linearly stable ([MR-d], abstract and Thm 1.1; [MR-2] for d = 2), i.e.
+    density is linearly stable ([MR-d], abstract; [MR-2] for d = 2), i.e.
     2 K_# Ŵ_1 = 1 with Ŵ_1 of :func:`funk_hecke_coefficients`.
 
     Computed in log space (exponentially scaled I): finite for β up to ~1e300, where it
@@ -149,8 +150,8 @@ def _log_bessel(nu: float, beta: float) -> float:
 
 
 def tricritical_beta(d: int) -> float:
-    """β_*^{(d)}: the unique root of I_{d/2+1}(β) / I_{d/2}(β) = 1/d ([MR-d], abstract and
-    Thm 1.1). For β <= β_* the transition at K_# is continuous (K_c = K_#), above it
+    """β_*^{(d)}: the unique root of I_{d/2+1}(β) / I_{d/2}(β) = 1/d ([MR-d], abstract).
+    For β <= β_* the transition at K_# is continuous (K_c = K_#), above it
     discontinuous (K_c < K_#). The ratio increases from 0 to 1 in β, so the root is unique;
     found by Brent's method to 1e-14.
 
@@ -430,9 +431,10 @@ def stationary_branch(
     nodes: int | None = None,
 ) -> NoisyBranch:
     """The branch of zonal stationary states ρ = e^{2K W_β∗ρ}/Z (the Kirkwood–Monroe
-    self-consistency; [SS] on the sphere, [BBR] in Fourier modes for d = 2) emerging from the
-    uniform density at K = 1/(2 Ŵ_mode), continued in its order parameter (``orders``,
-    increasing in (0, 1); default 124 values in [1e-4, 0.98]).
+    self-consistency, studied on the sphere by [SS] and in Fourier modes for d = 2 by [BBR])
+    emerging from the uniform density at K = 1/(2 Ŵ_mode), continued in its order parameter
+    (``orders``, increasing in (0, 1); default 124 values in [1e-4, 0.98]; the continuation
+    starts at the bifurcation whatever the first requested order).
 
     ``mode=1``: one cluster (all degrees; bifurcation at K_#). ``mode=2``: the antipodal
     branch (even densities). On the circle (d = 2) any ``mode`` = k: k equally spaced clusters
@@ -525,12 +527,14 @@ def critical_coupling(
     beta: float, d: int, *, degree: int | None = None, nodes: int | None = None
 ) -> float:
     """K_c(β): the coupling above which the uniform density is no longer the global minimiser of
-    F_K ([MR-d] Thm 1.1). For β <= β_* it is K_# (the theorem; the branch is supercritical);
+    F_K ([MR-d], abstract). For β <= β_* it is K_# (the theorem; the branch is supercritical);
     for β > β_* it is the K at which the clustered (index-0) part of :func:`stationary_branch`
     has the free energy of the uniform density, found by Brent's method in m (to 1e-15).
 
-    This is the first-order point of the single-cluster branch; that the antipodal branch is
-    not lower there is checked in the tests, not here.
+    This is the first-order point of the single-cluster branch. W_β increases in ⟨x, y⟩, so by
+    the rearrangement inequality on the sphere (Baernstein–Taylor) a global minimiser can be
+    taken zonal and decreasing in the angle: the single-cluster branch is the candidate. That
+    the antipodal branch is not lower is checked in the tests, not here.
 
     Examples
     --------
