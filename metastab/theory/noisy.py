@@ -306,12 +306,30 @@ def _solve(z: _Zonal, rows: np.ndarray, s: float, guess: np.ndarray) -> np.ndarr
         jac[:, 1:] = -cov[:, 1:] * (2 * x[0] * fh[1:])
         jac[np.arange(1, n), np.arange(1, n)] += 1.0
         jac[0] /= s
-        x = x - np.linalg.solve(jac, r)
-        if x[0] <= 0:
-            raise RuntimeError(f"Newton left K > 0 at b = {s:g}")
+        step = np.linalg.solve(jac, r)
+        x = _damped(z, rows, s, x, step, np.abs(r).max())
     if np.abs(r).max() < 100 * _NEWTON_TOL:  # converged to its rounding error
         return x
     raise RuntimeError(f"Newton did not converge at b = {s:g} (residual {np.abs(r).max():.2e})")
+
+
+def _residual(z: _Zonal, rows: np.ndarray, s: float, x: np.ndarray) -> float:
+    b = np.concatenate([[s], x[1:]])
+    r = b - _moments(z, rows, 2 * x[0] * z.fh[rows] * b)[1]
+    r[0] /= s
+    return float(np.abs(r).max())
+
+
+def _damped(z, rows, s, x, step, norm):
+    """x − t·step for the largest t in 1, 1/2, 1/4, ... that keeps K > 0 and does not increase
+    the residual's max norm (backtracking; the full step wherever Newton converges)."""
+    t = 1.0
+    for _ in range(30):
+        trial = x - t * step
+        if trial[0] > 0 and _residual(z, rows, s, trial) <= max(norm, 100 * _NEWTON_TOL):
+            return trial
+        t /= 2
+    raise RuntimeError(f"Newton found no descent step at b = {s:g} (residual {norm:.2e})")
 
 
 def _point(z: _Zonal, rows: np.ndarray, x: np.ndarray, s: float) -> tuple[float, int]:
@@ -417,7 +435,11 @@ class NoisyBranch:
 
 
 _ORDERS = np.concatenate(
-    [np.geomspace(1e-4, 0.05, 30, endpoint=False), np.linspace(0.05, 0.98, 94)]
+    [
+        np.geomspace(1e-4, 0.05, 30, endpoint=False),
+        np.linspace(0.05, 0.95, 90, endpoint=False),
+        1 - np.geomspace(0.05, 1e-3, 24),
+    ]
 )
 
 
@@ -433,7 +455,7 @@ def stationary_branch(
     """The branch of zonal stationary states ρ = e^{2K W_β∗ρ}/Z (the Kirkwood–Monroe
     self-consistency, studied on the sphere by [SS] and in Fourier modes for d = 2 by [BBR])
     emerging from the uniform density at K = 1/(2 Ŵ_mode), continued in its order parameter
-    (``orders``, increasing in (0, 1); default 124 values in [1e-4, 0.98]; the continuation
+    (``orders``, increasing in (0, 1); default 144 values in [1e-4, 0.999]; the continuation
     starts at the bifurcation whatever the first requested order).
 
     ``mode=1``: one cluster (all degrees; bifurcation at K_#). ``mode=2``: the antipodal
@@ -446,7 +468,12 @@ def stationary_branch(
     spectral truncation at degree L and Gauss–Jacobi quadrature in u = cos θ with weight
     (1 − u²)^{(d−3)/2}; both converge exponentially (the potential is entire and Ŵ_ℓ decays
     like (β/2)^ℓ/ℓ!). At the defaults (L where Ŵ_L √dim_L < 1e-17 Ŵ_1, 256 nodes) K_c and ΔF
-    agree with twice the degree and nodes to ~1e-12 for β <= 10, d <= 4, m <= 0.98.
+    agree with twice the degree and 4× the nodes to ~1e-12 for β <= 10, d <= 4, m <= 0.98
+    (the clustered states near m = 0.999: ~1e-10 relative, limited by the nodes).
+
+    The order parameter must increase along the branch (a graph over m). It does wherever
+    tested for d <= 4, β <= 30; for large d and β (d = 5, β = 30; d = 8, β >= 12) the saddle
+    turns in m and the continuation raises a RuntimeError rather than return a wrong state.
 
     For β > β_* the mode-1 branch leaves K_# towards smaller K (index 1: the saddle between
     the uniform and the clustered state), turns at a fold K_fold and comes back (index 0).
@@ -472,17 +499,19 @@ def stationary_branch(
     rows = _rows(z, mode)
     x = np.zeros(rows.size)
     x[0] = 1 / (2 * z.fh[mode])
+    peak = z.peak[mode]
+    last = 0.0
     if m[0] > _ORDERS[0]:  # continue from the bifurcation to the first requested order
         for mi in _ORDERS[_ORDERS < m[0]]:
-            x = _solve(z, rows, z.peak[mode] * mi, x)
+            x, last = _continue(z, rows, peak, last, x, mi, x), mi
     sols: list[np.ndarray] = []
     energy, index = [], []
     for i, mi in enumerate(m):
-        s = z.peak[mode] * mi
+        s = peak * mi
         guess = x
         if i >= 2:  # secant predictor in the order parameter
             guess = sols[-1] + (sols[-1] - sols[-2]) * (mi - m[i - 1]) / (m[i - 1] - m[i - 2])
-        x = _solve(z, rows, s, guess)
+        x, last = _continue(z, rows, peak, last, x, mi, guess), mi
         df, idx = _point(z, rows, x, s)
         sols.append(x)
         energy.append(df)
@@ -491,6 +520,19 @@ def stationary_branch(
     return NoisyBranch(
         beta, d, mode, degree, nodes, m, sol[:, 0].copy(), np.array(energy), np.array(index), sol
     )
+
+
+def _continue(z, rows, peak, m_from, x_from, m_to, guess, depth=0):
+    """The solution at order m_to from the one at m_from: Newton from ``guess``, and where it
+    fails, through the midpoint (halving the step up to 10 times)."""
+    try:
+        return _solve(z, rows, peak * m_to, guess)
+    except RuntimeError:
+        if depth == 10:
+            raise
+    mid = 0.5 * (m_from + m_to)
+    x_mid = _continue(z, rows, peak, m_from, x_from, mid, x_from, depth + 1)
+    return _continue(z, rows, peak, mid, x_mid, m_to, x_mid, depth + 1)
 
 
 def _fold(br: NoisyBranch) -> float:

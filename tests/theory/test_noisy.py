@@ -390,3 +390,12 @@ def test_multi_cluster_branches_on_the_circle_bifurcate_at_their_own_threshold(m
 def test_bad_input_is_refused_with_its_name(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_large_beta_stays_finite_and_first_order():
+    # K_# ~ e^{−β}: at β = 20 the potential 2K W_β is still O(1) near the uniform state and the
+    # clustered state is sharply peaked; both are resolved, nothing overflows
+    beta, d = 20.0, 2
+    ks, kc = critical_coupling_linear(beta, d), critical_coupling(beta, d)
+    assert 0 < kc < 0.7 * ks and math.isfinite(kc)
+    assert free_energy_barrier(0.5 * (kc + ks), beta, d) > 1e-3
