@@ -16,7 +16,8 @@
   Rosenzweig): :func:`critical_coupling_linear` (K_#), :func:`tricritical_beta` (β_*),
   :func:`funk_hecke_coefficients`, :func:`noisy_growth_rates`, and on zonal densities
   :func:`zonal_free_energy`, :func:`stationary_branch` (:class:`NoisyBranch`),
-  :func:`critical_coupling` (K_c) and :func:`free_energy_barrier` (ΔF).
+  :func:`critical_coupling` (K_c), :func:`fold_coupling` (K_fold) and
+  :func:`free_energy_barrier` (ΔF).
 
 Everything is float64 NumPy; nothing here simulates. Every public name is importable from this
 package (``from metastab.theory import frozen_law``).

@@ -28,7 +28,8 @@ free energy of the saddle minus that of the minimiser, *per particle, in these u
 - :func:`critical_coupling_linear` (K_#), :func:`tricritical_beta` (β_*),
   :func:`funk_hecke_coefficients`, :func:`noisy_growth_rates`: closed forms.
 - :func:`zonal_free_energy`, :func:`stationary_branch`, :func:`critical_coupling` (K_c),
-  :func:`free_energy_barrier` (ΔF): the free energy on zonal densities ρ(⟨x, e⟩), computed.
+  :func:`fold_coupling` (K_fold), :func:`free_energy_barrier` (ΔF): the free energy on zonal
+  densities ρ(⟨x, e⟩), computed.
 
 Everything is float64 NumPy/SciPy; nothing here simulates.
 """
@@ -52,6 +53,7 @@ __all__ = [
     "NoisyBranch",
     "critical_coupling",
     "critical_coupling_linear",
+    "fold_coupling",
     "free_energy_barrier",
     "funk_hecke_coefficients",
     "noisy_growth_rates",
@@ -565,6 +567,27 @@ def _subcritical_branch(beta, d, degree, nodes, what):
     return stationary_branch(beta, d, degree=degree, nodes=nodes)
 
 
+def fold_coupling(
+    beta: float, d: int, *, degree: int | None = None, nodes: int | None = None
+) -> float:
+    """K_fold(β): for β > β_*, the smallest coupling at which the clustered state exists (the
+    fold of the single-cluster branch, where its saddle and its minimum meet): the lower end of
+    the bistable range [K_fold, K_#] and of :func:`free_energy_barrier`'s domain. For β <= β_*
+    there is no fold and this is K_#.
+
+    Examples
+    --------
+    >>> kf, kc = fold_coupling(4.0, 2), critical_coupling(4.0, 2)
+    >>> bool(kf < kc < critical_coupling_linear(4.0, 2)), round(kf, 6)
+    (True, 0.193534)
+    """
+    beta, d, degree, nodes = _grid_args(beta, d, degree, nodes)
+    if beta <= tricritical_beta(d):
+        return critical_coupling_linear(beta, d)
+    br = stationary_branch(beta, d, degree=degree, nodes=nodes)
+    return float(br.solve(_fold(br))[0])
+
+
 def critical_coupling(
     beta: float, d: int, *, degree: int | None = None, nodes: int | None = None
 ) -> float:
@@ -589,7 +612,7 @@ def critical_coupling(
     beta, d, degree, nodes = _grid_args(beta, d, degree, nodes)
     if beta <= tricritical_beta(d):
         return critical_coupling_linear(beta, d)
-    br = _subcritical_branch(beta, d, degree, nodes, "K_c = K_#")
+    br = stationary_branch(beta, d, degree=degree, nodes=nodes)
     m_fold = _fold(br)
     below = np.nonzero((br.order > m_fold) & (br.free_energy < 0))[0]
     if below.size == 0:

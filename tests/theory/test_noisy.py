@@ -14,6 +14,7 @@ from scipy.special import eval_legendre, iv
 from metastab.theory import (
     critical_coupling,
     critical_coupling_linear,
+    fold_coupling,
     free_energy_barrier,
     funk_hecke_coefficients,
     noisy_growth_rates,
@@ -207,6 +208,7 @@ def test_below_beta_star_the_branch_is_supercritical_and_kc_is_k_sharp(d):
     assert (np.diff(br.coupling) > 0).all()  # K grows along the branch from K_#
     assert (br.index == 0).all() and (br.free_energy < 0).all()
     assert critical_coupling(beta, d) == critical_coupling_linear(beta, d)
+    assert fold_coupling(beta, d) == critical_coupling_linear(beta, d)
     with pytest.raises(ValueError, match="beta_"):
         free_energy_barrier(0.99 * critical_coupling_linear(beta, d), beta, d)
 
@@ -220,8 +222,13 @@ def test_above_beta_star_the_branch_is_subcritical_with_a_saddle(d):
     assert 0 < fold < br.order.size - 1 and br.coupling[fold] < ks
     assert (br.index[:fold] == 1).all() and (br.index[fold + 1 :] == 0).all()
     assert (br.free_energy[:fold] > 0).all()  # the saddle lies above the uniform state
-    kc = critical_coupling(beta, d)
+    kc, kf = critical_coupling(beta, d), fold_coupling(beta, d)
     assert br.coupling[fold] < kc < ks
+    # the refined fold: below every tabulated K, within the grid's resolution of the smallest
+    assert kf <= br.coupling.min() and kf == pytest.approx(br.coupling.min(), rel=1e-3)
+    assert free_energy_barrier(kf, beta, d) == pytest.approx(br.free_energy[fold], rel=1e-2)
+    with pytest.raises(ValueError, match="K must be in"):
+        free_energy_barrier(0.999 * kf, beta, d)
 
 
 @pytest.mark.parametrize("d", [2, 3])
