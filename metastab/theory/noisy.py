@@ -179,15 +179,21 @@ def tricritical_beta(d: int) -> float:
     return float(brentq(gap, 1e-8, hi, xtol=1e-14, rtol=1e-15))
 
 
-def noisy_growth_rates(K: float, beta: float, d: int, degrees: ArrayLike) -> np.ndarray:
+TIMES = ("gradient-flow", "unit-drift")
+
+
+def noisy_growth_rates(
+    K: float, beta: float, d: int, degrees: ArrayLike, *, time: str = "gradient-flow"
+) -> np.ndarray:
     """The linear growth rates at the uniform density of perturbations by spherical harmonics of
     degree ℓ: linearising ∂_t ρ = Δρ − 2K ∇·(ρ ∇(W_β ∗ ρ)) at ρ = 1 and using Funk–Hecke
     (W_β ∗ Y_ℓ = Ŵ_ℓ Y_ℓ, ΔY_ℓ = −ℓ(ℓ + d − 2) Y_ℓ),
 
         λ_ℓ = ℓ(ℓ + d − 2) (2K Ŵ_ℓ − 1).
 
-    λ_1 = 0 exactly at K = K_#. In the time of (USA) with unit drift and noise σ² = 1/K
-    (module docstring) the rates are λ_ℓ / (2K).
+    λ_1 = 0 exactly at K = K_#. ``time="unit-drift"`` gives them in the time s = 2K t of
+    (USA) with unit drift and Brownian noise of variance σ² = 1/K (the module docstring):
+    ∂_s ρ = (1/(2K)) Δρ − ∇·(ρ ∇(W_β ∗ ρ)), rates λ_ℓ / (2K) = ℓ(ℓ + d − 2)(Ŵ_ℓ − 1/(2K)).
 
     Examples
     --------
@@ -196,11 +202,16 @@ def noisy_growth_rates(K: float, beta: float, d: int, degrees: ArrayLike) -> np.
     True
     >>> noisy_growth_rates(2.0, 1.0, 2, [0, 1, 2]).round(4)   # 2 · 2 · I_1(1) − 1 > 0
     array([ 0.    ,  1.2606, -1.828 ])
+    >>> noisy_growth_rates(2.0, 1.0, 2, [1], time="unit-drift").round(4)   # the same / (2K)
+    array([0.3152])
     """
-    K = real("K", K, low=0)
+    K = real("K", K, low=0, low_open=True)
+    if time not in TIMES:
+        raise ValueError(f"time must be one of {TIMES}, got {time!r}")
     w = funk_hecke_coefficients(beta, d, degrees)
     ell = np.asarray(degrees, dtype=np.float64)
-    return ell * (ell + d - 2) * (2 * K * w - 1)
+    rates = ell * (ell + d - 2) * (2 * K * w - 1)
+    return rates / (2 * K) if time == "unit-drift" else rates
 
 
 # --------------------------------------------------------------------------- zonal problem

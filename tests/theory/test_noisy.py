@@ -129,8 +129,9 @@ def test_degree_one_rate_changes_sign_exactly_at_k_sharp(d):
     assert (noisy_growth_rates(1.001 * ks, beta, d, np.arange(2, 12)) < 0).all()
 
 
+@pytest.mark.parametrize("time", ["gradient-flow", "unit-drift"])
 @pytest.mark.parametrize("beta, k, K", [(1.0, 1, 0.5), (4.0, 2, 0.3), (9.0, 3, 0.01)])
-def test_growth_rate_is_the_linearised_noisy_usa_equation_on_the_circle(beta, k, K):
+def test_growth_rate_is_the_linearised_noisy_usa_equation_on_the_circle(beta, k, K, time):
     # ∂_t ρ = ρ'' − 2K (ρ v[ρ])' with the (USA) velocity v[ρ](θ) = ∫ e^{β cos(θ−φ)} sin(φ−θ)
     # ρ(φ) dφ/2π: for η = cos kθ, v[η] = A sin kθ (A by quadrature) and v[1] = 0, so the rate
     # is −k² − 2K k A. This checks the factor 2K and that ∇(W_β∗ρ) is the (USA) velocity.
@@ -143,8 +144,10 @@ def test_growth_rate_is_the_linearised_noisy_usa_equation_on_the_circle(beta, k,
         epsrel=1e-13,
         limit=200,
     )[0] / (2 * math.pi)
-    assert float(noisy_growth_rates(K, beta, 2, [k])[0]) == pytest.approx(
-        -k * k - 2 * K * k * a, rel=1e-10
+    # In unit-drift time, ∂_s ρ = ρ''/(2K) − (ρ v[ρ])': the rate −k²/(2K) − k A.
+    expected = -k * k - 2 * K * k * a if time == "gradient-flow" else -k * k / (2 * K) - k * a
+    assert float(noisy_growth_rates(K, beta, 2, [k], time=time)[0]) == pytest.approx(
+        expected, rel=1e-10
     )
 
 
@@ -383,6 +386,7 @@ def test_multi_cluster_branches_on_the_circle_bifurcate_at_their_own_threshold(m
         (lambda: critical_coupling_linear(1.0, 1), "d"),
         (lambda: tricritical_beta(2.0), "d"),
         (lambda: noisy_growth_rates(-1.0, 1.0, 2, [1]), "K"),
+        (lambda: noisy_growth_rates(1.0, 1.0, 2, [1], time="layer"), "time"),
         (lambda: funk_hecke_coefficients(1.0, 2, [-1]), "degrees"),
         (lambda: funk_hecke_coefficients(1.0, 2, [1.5]), "degrees"),
         (lambda: stationary_branch(4.0, 3, orders=[0.5, 0.2]), "orders"),
