@@ -568,14 +568,12 @@ def _fold(br: NoisyBranch) -> float:
     return float(res.x)
 
 
-def _subcritical_branch(beta, d, degree, nodes, what):
-    b_star = tricritical_beta(d)
-    if beta <= b_star:
-        raise ValueError(
-            f"beta = {beta!r} <= beta_* = {b_star:.6f} (d = {d}): the transition is continuous "
-            f"and {what}"
-        )
-    return stationary_branch(beta, d, degree=degree, nodes=nodes)
+@lru_cache(maxsize=16)
+def _subcritical(beta: float, d: int, degree: int, nodes: int) -> tuple[NoisyBranch, float]:
+    """The default single-cluster branch and its fold (m_fold), kept for the functions below
+    (a sweep over K reuses one branch); never handed out, so nothing can mutate it."""
+    br = stationary_branch(beta, d, degree=degree, nodes=nodes)
+    return br, _fold(br)
 
 
 def fold_coupling(
@@ -595,8 +593,8 @@ def fold_coupling(
     beta, d, degree, nodes = _grid_args(beta, d, degree, nodes)
     if beta <= tricritical_beta(d):
         return critical_coupling_linear(beta, d)
-    br = stationary_branch(beta, d, degree=degree, nodes=nodes)
-    return float(br.solve(_fold(br))[0])
+    br, m_fold = _subcritical(beta, d, degree, nodes)
+    return float(br.solve(m_fold)[0])
 
 
 def critical_coupling(
@@ -623,8 +621,7 @@ def critical_coupling(
     beta, d, degree, nodes = _grid_args(beta, d, degree, nodes)
     if beta <= tricritical_beta(d):
         return critical_coupling_linear(beta, d)
-    br = stationary_branch(beta, d, degree=degree, nodes=nodes)
-    m_fold = _fold(br)
+    br, m_fold = _subcritical(beta, d, degree, nodes)
     below = np.nonzero((br.order > m_fold) & (br.free_energy < 0))[0]
     if below.size == 0:
         raise RuntimeError(
@@ -660,11 +657,16 @@ def free_energy_barrier(
 
     K = real("K", K, low=0, low_open=True)
     beta, d, degree, nodes = _grid_args(beta, d, degree, nodes)
-    br = _subcritical_branch(beta, d, degree, nodes, "the uniform density has no barrier")
+    b_star = tricritical_beta(d)
+    if beta <= b_star:
+        raise ValueError(
+            f"beta = {beta!r} <= beta_* = {b_star:.6f} (d = {d}): the transition is continuous "
+            "and the uniform density has no barrier"
+        )
     k_lin = critical_coupling_linear(beta, d)
     if K == k_lin:
         return 0.0
-    m_fold = _fold(br)
+    br, m_fold = _subcritical(beta, d, degree, nodes)
     k_fold = br.solve(m_fold)[0]
     if not k_fold <= K < k_lin:
         raise ValueError(
