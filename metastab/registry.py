@@ -455,7 +455,8 @@ MODELS = Registry(
         Kind(
             "sphere-flow",
             "metastab.models.sphere:SphereFlow",
-            summary="attention dynamics on the unit sphere, (SA)/(USA) by post-LN layers or RK4",
+            summary="attention dynamics on the unit sphere, (SA)/(USA) by post-LN layers, RK4 or "
+            "the other normalisation schemes",
         ),
         Kind(
             "sphere-chain",

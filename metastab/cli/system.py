@@ -43,7 +43,13 @@ DEFAULT_SPHERE_EVENT = "leave-ball"
 # model flags taking several values: one run per value
 SEVERAL = ("beta", "r")
 # flags of one model kind's own parameters (no default here: the dataclass's)
-MODEL_FLAGS = ("ties", "r", "neighbours", "dt", "attention", "scheme", "causal")
+MODEL_FLAGS = (
+    "ties", "r", "neighbours", "dt", "attention", "scheme", "alpha", "tau", "causal",
+    "strict_causal", "alibi", "positional_norm", "rescale",
+)  # fmt: skip
+# SphereFlow's schemes (metastab.models.sphere.SCHEMES: not imported, so that parsing the command
+# line loads no model; a test checks that the two agree)
+SPHERE_SCHEMES = ("post-ln", "rk4", "pre-ln", "mix-ln", "peri-ln", "ngpt", "ln-scaling")
 # event parameter -> flag (--radius is the polytope's scale)
 EVENT_FLAGS = {
     "radius": "event-radius",
@@ -137,15 +143,45 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--scheme",
-        choices=("post-ln", "rk4", "pre-ln"),
-        help="sphere-flow: post-LN layers x <- N(x + dt Attn(x)), RK4, or pre-LN "
-        "x <- x + dt Attn(N(x)) (default post-ln)",
+        choices=SPHERE_SCHEMES,
+        help="sphere-flow: post-LN layers x <- N(x + dt Attn(x)), RK4, pre-LN "
+        "x <- x + dt Attn(N(x)), or the normalisation schemes peri-LN, nGPT (--alpha), Mix-LN "
+        "(--tau), LN-scaling (docs: models) (default post-ln)",
+    )
+    g.add_argument("--alpha", type=float, help="sphere-flow, --scheme ngpt: nGPT's alpha")
+    g.add_argument(
+        "--tau", type=float, help="sphere-flow, --scheme mix-ln: the time of the switch to pre-LN"
     )
     g.add_argument(
         "--causal",
         action="store_const",
         const=True,
         help="sphere-flow: token i attends to tokens j <= i only",
+    )
+    g.add_argument(
+        "--strict-causal",
+        action="store_const",
+        const=True,
+        help="sphere-flow, with --causal: token i attends to tokens j < i only",
+    )
+    g.add_argument(
+        "--alibi",
+        type=float,
+        metavar="LAMBDA",
+        help="sphere-flow: ALiBi weights e^(-(LAMBDA/n)|i - j|) on the attention",
+    )
+    g.add_argument(
+        "--positional-norm",
+        action="store_const",
+        const=True,
+        help="sphere-flow, --attention unnormalized: Z_i = the sum of the positional weights "
+        "attended to, not n",
+    )
+    g.add_argument(
+        "--rescale",
+        action="store_const",
+        const=True,
+        help="sphere-flow, --attention unnormalized: the field times e^(-beta) (any beta runs)",
     )
 
 

@@ -69,6 +69,11 @@ def test_passage_sphere_chain_accelerated(capsys):
         (("--init", "orthogonal:2", "--n", "3"), "orthogonal needs d >= n"),
         (("--dt", "-1"), "dt must be > 0"),
         (("--scheme", "euler"), "invalid choice"),
+        (("--scheme", "mix-ln"), "needs tau"),
+        (("--alpha", "0.5"), "alpha is nGPT's step"),
+        (("--strict-causal",), "strict_causal=True needs causal=True"),
+        (("--rescale",), "rescale=True needs attention='unnormalized'"),
+        (("--alibi", "-1"), "alibi must be >= 0"),
     ],
 )
 def test_sphere_flow_user_errors_are_one_line(capsys, argv, message):
@@ -102,3 +107,18 @@ def test_passage_event_needing_a_polytope_is_refused(capsys):
     assert code == 2 and "needs the cells of a polytope" in err
     code, out, err = run(capsys, "passage", "--model", "sphere-chain", "--beta", "2")
     assert code == 2 and "--event leave-ball needs --event-radius" in err
+
+
+def test_the_command_offers_every_scheme_and_option_of_sphere_flow(capsys):
+    """--scheme lists SphereFlow's schemes (kept apart so that parsing loads no model), and the
+    positional and scheme flags reach the model: the run is the API's."""
+    from metastab.cli.system import SPHERE_SCHEMES
+    from metastab.models.sphere import SCHEMES
+
+    assert SPHERE_SCHEMES == tuple(SCHEMES)
+    flags = ("--scheme", "ngpt", "--alpha", "0.5", "--causal", "--alibi", "1.5", "--n", "5")
+    code, out, err = run(capsys, *SIM, *flags, "--init", "sphere-uniform:3", "--chains", "2")
+    assert code == 0 and err == "", err
+    usa = ("--attention", "unnormalized", "--causal", "--strict-causal", "--positional-norm")
+    code, _, err = run(capsys, *SIM, *usa, "--rescale", "--scheme", "mix-ln", "--tau", "0.5")
+    assert code == 0 and err == "", err
