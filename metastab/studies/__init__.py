@@ -13,6 +13,7 @@ repository's ``studies/`` folder (the studies themselves live there, not in the 
   :func:`~.measurement.logrank_p`, :func:`~.measurement.poisson_limit_intervals`,
   :func:`~.measurement.pit`).
 - :mod:`.circle`: the clusters of tokens on the circle.
+- :mod:`.parking`: the strong and plain Rényi centres of causal attention.
 - :mod:`.verdict`: checks tables (:func:`~.verdict.check`, :func:`~.verdict.checks_frame`) and
   the one verdict rule (:func:`~.verdict.verdict`).
 - :mod:`.render`: the markdown and number formatting of the reports.
