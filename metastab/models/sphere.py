@@ -250,8 +250,9 @@ class SphereFlow(_SphereModel):
     Positional biases (docs: models#sphere-positional), as in the causal ALiBi particle system of
     Duerinckx, Geshkovski, Rossi (*Kinetic theory for Transformers and the lost-in-the-middle
     phenomenon*, arXiv 2605.09213, and their script ``generate_alibi_particle_circle_dynamics.py``):
-    ``alibi=λ`` multiplies each weight by a_ij = e^{−(λ/n)|i − j|} (the logit bias −(λ/n)|i − j|
-    of ALiBi, not multiplied by β; over a causal mask |i − j| = i − j), inside Z_i for softmax;
+    ``alibi=λ`` multiplies each weight by a_ij = e^{−(λ/n) abs(i − j)} (the logit bias
+    −(λ/n) abs(i − j) of ALiBi, not multiplied by β; over a causal mask abs(i − j) = i − j),
+    inside Z_i for softmax;
     ``positional_norm`` sets (USA)'s Z_i = Σ_j a_ij over the attended j (a_ij = 1 without
     ``alibi``: the number of attended tokens) instead of n. Their system is ``causal=True,
     strict_causal=True, attention="unnormalized", positional_norm=True, alibi=λ``. Under a strict
@@ -279,11 +280,11 @@ class SphereFlow(_SphereModel):
     Each step below is one layer of weight dt (this package's reading of the discrete forms):
 
     - ``"peri-ln"``: x_i ← x_i + dt N(Attn(N(x))_i) (LayerNorm before and after attention):
-      ẋ_i = N(A_i), s_i = r_i |A_i|, ṙ_i = <θ_i, A_i> / |A_i|; the radius is in the state.
+      ẋ_i = N(A_i), s_i = r_i ‖A_i‖, ṙ_i = <θ_i, A_i> / ‖A_i‖; the radius is in the state.
     - ``"mix-ln"``: post-LN for the layers k with k dt < τ (``tau``; Mix-LN's first layers),
       pre-LN after: s_i = 1 for t < τ, r_i after (r_i = 1 up to τ).
     - ``"ngpt"``: x_i ← N(x_i + dt α N(Attn(x)_i)) (``alpha``, nGPT's step α_t, constant here):
-      s_i = |A_i| / α, on the sphere.
+      s_i = ‖A_i‖ / α, on the sphere.
     - ``"ln-scaling"``: x_i ← N(x_i + dt_k Attn(x)_i), dt_k = dt / √(1 + k dt) at layer k (the
       residual scaled by the square root of depth): s_i = √(1 + t), on the sphere.
 
