@@ -13,13 +13,14 @@ from metastab.studies.parking import expected_strong_centres
 from metastab.studies.verdict import checks_config
 
 from . import checks as _checks
+from .config import Config
 
 
 def start_figure(out: Path) -> None:
     """One start at the β nearest their Fig. 2's 64: the clusters at each reading time (angle
     against time, area ∝ size) beside the starting angles of the strong (red) and other Rényi
     centres (black)."""
-    cfg = checks_config(out)
+    cfg = Config.from_dict(checks_config(out))
     clusters = _checks.table(out, "clusters")
     centres = _checks.table(out, "centres")
     betas = np.array(sorted(clusters["beta"].unique()))
@@ -28,7 +29,7 @@ def start_figure(out: Path) -> None:
     ce = centres[(centres["beta"] == beta) & (centres["chain"] == 0)]
     fig, axes = axes_grid(1, 1, width=7.5, height=4.8)
     ax = axes[0, 0]
-    big = cl["size"] >= float(cfg["min_fraction"]) * int(cfg["n"])
+    big = cl["size"] >= float(cfg.min_fraction) * int(cfg.n)
     ax.scatter(cl["time"][big], cl["angle"][big], s=4 * cl["size"][big], c="C0", alpha=0.6)
     ax.scatter(cl["time"][~big], cl["angle"][~big], s=8, c="0.6", marker="x")
     for r in ce.itertuples():
@@ -40,7 +41,7 @@ def start_figure(out: Path) -> None:
         xlabel="t (reading times)",
         ylabel="angle",
         title=f"β = {beta:g}, start 0: clusters (blue, area ∝ size; grey: below "
-        f"{float(cfg['min_fraction']):g} n); strong centres red, other Rényi centres dotted",
+        f"{float(cfg.min_fraction):g} n); strong centres red, other Rényi centres dotted",
     )
     ax.title.set_fontsize("small")
     fig.savefig(out / "start.png", dpi=120)
@@ -49,9 +50,9 @@ def start_figure(out: Path) -> None:
 def counts_figure(out: Path) -> None:
     """Mean numbers of clusters, strong centres and Rényi centres against β (with the exact
     mean of the strong count), and the median plateau length against β."""
-    cfg = checks_config(out)
-    n, level = int(cfg["n"]), float(cfg["confidence_level"])
-    f, t = float(cfg["min_fraction"]), float(cfg["reading_time"])
+    cfg = Config.from_dict(checks_config(out))
+    n, level = int(cfg.n), float(cfg.confidence_level)
+    f, t = float(cfg.min_fraction), float(cfg.reading_time)
     base = _checks.count_summary(out, n, f, t, level)
     fig, axes = axes_grid(1, 2, width=11, height=4.6)
     ax = axes[0, 0]
@@ -70,7 +71,7 @@ def counts_figure(out: Path) -> None:
     grid = np.geomspace(base["beta"].min() * 0.8, base["beta"].max() * 1.25, 200)
     ax.plot(
         grid,
-        [expected_strong_centres(n, float(cfg["delta_factor"]) / math.sqrt(b)) for b in grid],
+        [expected_strong_centres(n, float(cfg.delta_factor) / math.sqrt(b)) for b in grid],
         color="red",
         lw=0.8,
         label="exact mean of the strong count",
@@ -86,18 +87,18 @@ def counts_figure(out: Path) -> None:
     ax.legend(fontsize="small")
     ax = axes[0, 1]
     fit = _checks.lifetime_fit(
-        out, f, t, level, 1, int(cfg["bootstrap_seed"])
+        out, f, t, level, 1, int(cfg.bootstrap_seed)
     )  # the medians; the interval is the checks table's
     med = fit["medians"]
     ax.plot(med.index, med.to_numpy(), "o", color=c[0], label="median plateau length")
     lost = med.index[med.isna()]
     if lost.size:  # half the starts or more censored: the median exceeds horizon − t
-        span = float(cfg["horizon"]) - t
+        span = float(cfg.horizon) - t
         ax.plot(lost, [span] * lost.size, "^", mfc="none", color=c[0], label="median > horizon − t")
     if med.notna().sum() >= 1:
         ref = float(np.exp(np.nanmean(np.log(med.to_numpy(float)))))
         mid = float(np.exp(np.mean(np.log(med.index.to_numpy(float)))))
-        exps = [float(cfg["lifetime_exponent"]), *map(float, cfg["power"]["lifetime_exponents"])]
+        exps = [float(cfg.lifetime_exponent), *map(float, cfg.power.lifetime_exponents)]
         for b, style in zip(exps, ["-", ":", "--"]):
             ax.plot(grid, ref * (grid / mid) ** b, style, color="0.3", lw=0.8, label=f"∝ β^{b:g}")
     ax.set(

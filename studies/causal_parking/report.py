@@ -14,20 +14,21 @@ from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config, read_checks
 
 from . import checks as _checks
+from .config import Config
 
 
-def _sensitivity(out: Path, cfg: dict) -> pd.DataFrame:
+def _sensitivity(out: Path, cfg: Config) -> pd.DataFrame:
     """Per minimum cluster fraction and reading time: the three claims' numbers and verdicts."""
-    n, level = int(cfg["n"]), float(cfg["confidence_level"])
+    n, level = int(cfg.n), float(cfg.confidence_level)
     res, need, tol = (
-        float(cfg["resolution"]),
-        float(cfg["capture_required"]),
-        float(cfg["exponent_tolerance"]),
+        float(cfg.resolution),
+        float(cfg.capture_required),
+        float(cfg.exponent_tolerance),
     )
-    b0 = float(cfg["lifetime_exponent"])
+    b0 = float(cfg.lifetime_exponent)
     rows = []
-    for f in map(float, cfg["min_fractions"]):
-        for t in map(float, cfg["reading_times"]):
+    for f in map(float, cfg.min_fractions):
+        for t in map(float, cfg.reading_times):
             base = _checks.count_summary(out, n, f, t, level)
             row: dict[str, object] = {
                 "fraction": f,
@@ -38,17 +39,17 @@ def _sensitivity(out: Path, cfg: dict) -> pd.DataFrame:
             br = _checks.bracket_summary(out, n, f, t, level)
             row["bracketed"] = (
                 f"{fmt(float(br['high'].min()), 3)} "
-                f"{'yes' if (br['high'] >= float(cfg['bracket_required'])).all() else 'no'}"
+                f"{'yes' if (br['high'] >= float(cfg.bracket_required)).all() else 'no'}"
             )
-            for c in map(float, cfg["capture_factors"]):
+            for c in map(float, cfg.capture_factors):
                 cap = _checks.capture_summary(out, n, f, t, c, level)
                 row[f"location {c:g} δ"] = (
                     f"{fmt(float(cap['high'].min()), 3)} "
                     f"{'yes' if (cap['high'] >= need).all() else 'no'}"
                 )
-            if t < float(cfg["horizon"]):
+            if t < float(cfg.horizon):
                 fit = _checks.lifetime_fit(
-                    out, f, t, level, int(cfg["bootstrap"]), int(cfg["bootstrap_seed"])
+                    out, f, t, level, int(cfg.bootstrap), int(cfg.bootstrap_seed)
                 )
                 miss = _checks.exponent_miss(fit, b0)
                 row["lifetime b"] = (
@@ -84,18 +85,18 @@ def _count_wording(checks: pd.DataFrame, base: pd.DataFrame) -> str:
 def report(out: Path, template: ReportTemplate) -> str:
     """Markdown report: every number from the tables and checks.csv."""
     out = Path(out)
-    cfg = checks_config(out)
+    cfg = Config.from_dict(checks_config(out))
     checks = read_checks(out / "checks.csv").set_index("criterion")
-    n, level = int(cfg["n"]), float(cfg["confidence_level"])
-    f, t = float(cfg["min_fraction"]), float(cfg["reading_time"])
+    n, level = int(cfg.n), float(cfg.confidence_level)
+    f, t = float(cfg.min_fraction), float(cfg.reading_time)
     base = _checks.count_summary(out, n, f, t, level)
-    cap = _checks.capture_summary(out, n, f, t, float(cfg["capture_factor"]), level)
-    fit = _checks.lifetime_fit(out, f, t, level, int(cfg["bootstrap"]), int(cfg["bootstrap_seed"]))
+    cap = _checks.capture_summary(out, n, f, t, float(cfg.capture_factor), level)
+    fit = _checks.lifetime_fit(out, f, t, level, int(cfg.bootstrap), int(cfg.bootstrap_seed))
     renyi_diff = float(checks.loc["renyi_centres", "measured"])
     location_ok = checks.loc["location", "pass"] == "true"
     values = {
-        "tolerance": f"{float(cfg['exponent_tolerance']):g}",
-        "lifetime_exponent": f"{float(cfg['lifetime_exponent']):g}",
+        "tolerance": f"{float(cfg.exponent_tolerance):g}",
+        "lifetime_exponent": f"{float(cfg.lifetime_exponent):g}",
     }
     if math.isfinite(fit["low"]):
         lifetime = template(
@@ -103,7 +104,7 @@ def report(out: Path, template: ReportTemplate) -> str:
             b=fmt(fit["b"], 3),
             b_low=fmt(fit["low"], 3),
             b_high=fmt(fit["high"], 3),
-            b_distance=fmt(_checks.exponent_miss(fit, float(cfg["lifetime_exponent"])), 3),
+            b_distance=fmt(_checks.exponent_miss(fit, float(cfg.lifetime_exponent)), 3),
             medians=", ".join(f"{fmt(m, 3)} (β = {b:g})" for b, m in fit["medians"].items()),
             **values,
         ).strip()
@@ -112,7 +113,7 @@ def report(out: Path, template: ReportTemplate) -> str:
         lifetime = template(
             "lifetime_unmeasured",
             censored=", ".join(f"{100 * c:.0f} % (β = {b:g})" for b, c in fit["censored"].items()),
-            span=fmt(float(cfg["horizon"]) - t, 3),
+            span=fmt(float(cfg.horizon) - t, 3),
             medians=", ".join(
                 f"{fmt(m, 3)} (β = {b:g})" for b, m in fit["medians"].dropna().items()
             )
@@ -126,9 +127,9 @@ def report(out: Path, template: ReportTemplate) -> str:
         ).strip()
     accepted = [
         (s, float(tb["miss"].max()))
-        for s in map(int, cfg["power"]["count_shifts"])
+        for s in map(int, cfg.power.count_shifts)
         for tb in [_checks.count_summary(out, n, f, t, level, s)]
-        if (tb["miss"] < float(cfg["resolution"])).all()
+        if (tb["miss"] < float(cfg.resolution)).all()
     ]
     shifted = (
         template(
@@ -154,12 +155,12 @@ def report(out: Path, template: ReportTemplate) -> str:
     betas = np.array(sorted(base["beta"]))
     return template(
         "report",
-        dt=f"{float(cfg['dt']):g}",
+        dt=f"{float(cfg.dt):g}",
         n=n,
-        chains=int(cfg["chains"]),
-        horizon=f"{float(cfg['horizon']):g}",
-        delta_factor=f"{float(cfg['delta_factor']):g}",
-        cluster_delta=f"{float(cfg['cluster_delta']):g}",
+        chains=int(cfg.chains),
+        horizon=f"{float(cfg.horizon):g}",
+        delta_factor=f"{float(cfg.delta_factor):g}",
+        cluster_delta=f"{float(cfg.cluster_delta):g}",
         fraction=f"{f:g}",
         reading_time=f"{t:g}",
         count_pass=checks.loc["count", "pass"],
@@ -169,7 +170,7 @@ def report(out: Path, template: ReportTemplate) -> str:
         diff_high=fmt(float(base["mean"].max()), 3),
         level=f"{100 * level:g} %",
         count_distance=fmt(checks.loc["count", "measured"], 3),
-        resolution=f"{float(cfg['resolution']):g}",
+        resolution=f"{float(cfg.resolution):g}",
         exact=int(base["exact"].sum()),
         starts=int(base["starts"].sum()),
         renyi_diff=fmt(renyi_diff, 3),
@@ -181,14 +182,14 @@ def report(out: Path, template: ReportTemplate) -> str:
         bracket_pass=checks.loc["count/bracketed", "pass"],
         bracket_text=", ".join(f"{r.inside}/{r.starts} (β = {r.beta:g})" for r in br.itertuples()),
         bracket_high=fmt(checks.loc["count/bracketed", "measured"], 3),
-        bracket_required=f"{float(cfg['bracket_required']):g}",
+        bracket_required=f"{float(cfg.bracket_required):g}",
         location_pass=checks.loc["location", "pass"],
         location_wording="at every β the clusters sit at the strong centres' starting points"
         if location_ok
         else "the clusters do not sit at the strong centres' starting points at every β",
         capture_high=fmt(checks.loc["location", "measured"], 3),
-        capture_required=f"{float(cfg['capture_required']):g}",
-        capture_factor=f"{float(cfg['capture_factor']):g}",
+        capture_required=f"{float(cfg.capture_required):g}",
+        capture_factor=f"{float(cfg.capture_factor):g}",
         moved_strong=fmt(float(moved[moved["strong"] == 1]["median"].max()), 3),
         moved_renyi=fmt(float(moved[moved["strong"] == 0]["median"].max()), 3),
         lifetime_pass=checks.loc["lifetime", "pass"],

@@ -9,27 +9,29 @@ import numpy as np
 
 from metastab.results import read_table
 from metastab.studies.study import ReportTemplate
+from metastab.studies.verdict import checks_config
 
 from .checks import ON_SPHERE_AT_START, SCALES, WRONG_SCALES, peri_over_post, spread
+from .config import Config
 
 
 def report(out: Path, template: ReportTemplate) -> str:
     """Markdown report: each scheme's initial speed and collapse rate beside the paper's."""
     t = template
     out = Path(out)
-    initial, meta = read_table(out / "initial.csv")
+    initial, _ = read_table(out / "initial.csv")
     collapse = read_table(out / "collapse.csv")[0]
-    cfg = meta["config"]
-    c = cfg["collapse"]
-    schemes = list(cfg["schemes"])
+    cfg = Config.from_dict(checks_config(out))
+    c = cfg.collapse
+    schemes = list(cfg.schemes)
     rel = (initial["slope"] / initial["predicted"] - 1).abs()
     ratios = peri_over_post(initial)
-    spreads = {s: spread(collapse, s, SCALES[s], c["t_min"], c["var_floor"]) for s in schemes}
-    wrongs = {s: spread(collapse, s, WRONG_SCALES[s], c["t_min"], c["var_floor"]) for s in schemes}
+    spreads = {s: spread(collapse, s, SCALES[s], c.t_min, c.var_floor) for s in schemes}
+    wrongs = {s: spread(collapse, s, WRONG_SCALES[s], c.t_min, c.var_floor) for s in schemes}
     end = collapse[collapse["t"] == collapse["t"].max()].set_index("scheme")
-    post = collapse[(collapse["scheme"] == "post-ln") & (collapse["t"] >= c["t_min"])]
-    post = post[post["var"] >= c["var_floor"]]
-    limit = float(cfg["checks"]["spread_limit"])
+    post = collapse[(collapse["scheme"] == "post-ln") & (collapse["t"] >= c.t_min)]
+    post = post[post["var"] >= c.var_floor]
+    limit = float(cfg.checks.spread_limit)
     finding = t(
         "collapse",
         post=f"{spreads['post-ln']:.3g}",
@@ -65,19 +67,19 @@ def report(out: Path, template: ReportTemplate) -> str:
     return t(
         "report",
         schemes=", ".join(schemes),
-        alpha=f"{cfg['alpha']:g}",
-        tau=f"{cfg['tau']:g}",
-        dt=f"{cfg['initial']['dt']:g}",
-        ns=cfg["initial"]["ns"],
-        betas=cfg["initial"]["betas"],
-        n=c["n"],
-        spread=f"{c['spread']:g}",
-        d_minus=c["d"] - 1,
-        t_min=f"{c['t_min']:g}",
-        collapse_dt=f"{c['dt']:g}",
-        beta=f"{c['beta']:g}",
+        alpha=f"{cfg.alpha:g}",
+        tau=f"{cfg.tau:g}",
+        dt=f"{cfg.initial.dt:g}",
+        ns=cfg.initial.ns,
+        betas=cfg.initial.betas,
+        n=c.n,
+        spread=f"{c.spread:g}",
+        d_minus=c.d - 1,
+        t_min=f"{c.t_min:g}",
+        collapse_dt=f"{c.dt:g}",
+        beta=f"{c.beta:g}",
         initial_worst=f"{rel.max():.2g}",
-        tolerance=f"{cfg['checks']['slope_tolerance']:g}",
+        tolerance=f"{cfg.checks.slope_tolerance:g}",
         initial_wrong=f"{miss:.3g}",
         peri_low=f"{ratios['ratio'].min():.3g}",
         peri_high=f"{ratios['ratio'].max():.3g}",
