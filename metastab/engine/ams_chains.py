@@ -384,15 +384,9 @@ def ams_probability(
             DiagnosticWarning,
             stacklevel=2,
         )
-    return AMSResult(
-        p=float(out.estimates.mean()),
-        runs=out.estimates,
-        replicas=N,
-        iterations=out.iterations,
-        killed=out.killed,
-        extinct=out.extinct,
-        reached=out.reached,
-        reached_clock=out.reached_clock,
+    return AMSResult.from_runs(
+        out,
+        N,
         budget_hits=out.budget_hits,
         paths=out.paths,
         score="event distance" if score is None else getattr(score, "__name__", repr(score)),

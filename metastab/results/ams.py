@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -63,6 +64,23 @@ class AMSResult(Result):
     provenance: dict = field(default_factory=dict, repr=False)
     x0: np.ndarray | None = field(default=None, repr=False)
     arguments: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_runs(cls, runs: Any, replicas: int, **fields: Any) -> AMSResult:
+        """The result of the independent runs ``runs`` (the first value of
+        :func:`metastab.engine.ams.run_ams`) of ``replicas`` replicas each: p is the mean of their
+        estimates; ``fields`` are the other fields (score, provenance, ...)."""
+        return cls(
+            p=float(runs.estimates.mean()),
+            runs=runs.estimates,
+            replicas=replicas,
+            iterations=runs.iterations,
+            killed=runs.killed,
+            extinct=runs.extinct,
+            reached=runs.reached,
+            reached_clock=runs.reached_clock,
+            **fields,
+        )
 
     @property
     def standard_error(self) -> float:

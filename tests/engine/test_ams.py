@@ -23,18 +23,8 @@ S = math.sqrt(1 - RHO**2)  # stationary variance 1
 
 
 def _result(out, kill_ties=True):
-    return AMSResult(
-        p=float(out.estimates.mean()),
-        runs=out.estimates,
-        replicas=out.replicas,
-        iterations=out.iterations,
-        killed=out.killed,
-        extinct=out.extinct,
-        reached=out.reached,
-        reached_clock=out.reached_clock,
-        budget_hits=out.budget_hits,
-        paths=out.paths,
-        kill_ties=kill_ties,
+    return AMSResult.from_runs(
+        out, out.replicas, budget_hits=out.budget_hits, paths=out.paths, kill_ties=kill_ties
     )
 
 

@@ -70,16 +70,7 @@ def test_p_1e_12_inside_the_interval(N):
     assert truth == pytest.approx(1.1711e-12, rel=1e-3)
     chain = GaussianChain(lambda X: RHO * X, S, 0.0, b)
     out, _ = run_ams(chain, np.array([0.5]), replicas=N, runs=20, rng=N)
-    res = AMSResult(
-        p=float(out.estimates.mean()),
-        runs=out.estimates,
-        replicas=N,
-        iterations=out.iterations,
-        killed=out.killed,
-        extinct=out.extinct,
-        reached=out.reached,
-        reached_clock=out.reached_clock,
-    )
+    res = AMSResult.from_runs(out, N)
     low, high = res.confidence_interval()
     print(f"N={N}: p̄/p = {res.p / truth:.3f}, [{low / truth:.3f}, {high / truth:.3f}] × p")
     assert low < truth < high
@@ -100,16 +91,7 @@ def test_double_well_p_1e_12_inside_the_interval():
     assert 1e-13 < truth < 1e-11
     chain = GaussianChain(_double_well, s, -0.9, 0.9)
     out, _ = run_ams(chain, np.array([-0.8]), replicas=100, runs=20, rng=125)
-    res = AMSResult(
-        p=float(out.estimates.mean()),
-        runs=out.estimates,
-        replicas=100,
-        iterations=out.iterations,
-        killed=out.killed,
-        extinct=out.extinct,
-        reached=out.reached,
-        reached_clock=out.reached_clock,
-    )
+    res = AMSResult.from_runs(out, 100)
     low, high = res.confidence_interval()
     print(
         f"double well, p = {truth:.3g}: p̄/p = {res.p / truth:.3f}, [{low / truth:.3f}, "
