@@ -31,11 +31,30 @@ class Collapse(StudyConfig):
 
 
 @config_table
+class Plateaus(StudyConfig):
+    """The ``[plateaus]`` table."""
+
+    beta: float = bounded(0.0)
+    dt: float = bounded(0.0)
+    delta: float = bounded(0.0, 2.0)
+    per_cap: int = bounded(1)
+    cap_radius: float = bounded(0.0)
+    gap_first: list[float] = bounded(0.0, 3.2)
+    gap_second: list[float] = bounded(0.0, 3.2)
+    starts: int = bounded(1)
+    sigma_max: float = bounded(0.0)
+    grid: float = bounded(0.0)
+
+
+@config_table
 class Checks(StudyConfig):
     """The ``[checks]`` table."""
 
     slope_tolerance: float = bounded(0.0)
     spread_limit: float = bounded(1.0)
+    sigma_tolerance: float = bounded(0.0)
+    layer_tolerance: float = bounded(0.0)
+    confidence_level: float = bounded(0.0, 1.0)
 
 
 @config_table
@@ -57,5 +76,6 @@ class Config(StudyConfig):
     tau: float = bounded(0.0)
     initial: Initial
     collapse: Collapse
+    plateaus: Plateaus
     checks: Checks
     power: Power
