@@ -9,6 +9,9 @@ in attention dynamics*, arXiv 2510.22026; docs: models#sphere-schemes), measured
 - ``collapse.csv`` (§4.3): from one cluster (n tokens near e_1), the variance
   Var(t) = (1/n) Σ_i |θ_i − θ̄|² of the directions θ_i = x_i / |x_i| and the mean radius, on a
   grid of times.
+- ``plateaus.csv`` and ``path.csv``: the GKPR plateaus of each scheme from prepared caps, their
+  lengths in layers and in the intrinsic time σ = ∫ dt / s measured along the run
+  (:mod:`.plateaus`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from metastab.results import write_table
 from metastab.studies.runner import study_meta
 
 from .config import Config
+from .plateaus import plateaus
 
 
 def model(config: Config, scheme: str, beta: float, dt: float) -> SphereFlow:
@@ -83,7 +87,7 @@ def collapse(config: Config) -> pd.DataFrame:
 
 
 def run(config: Config, out: Path) -> None:
-    """The two tables, with provenance."""
+    """The four tables, with provenance."""
     meta = study_meta("normalisation", config)
     write_table(
         initial(config),
@@ -96,3 +100,17 @@ def run(config: Config, out: Path) -> None:
         Path(out) / "collapse.csv",
         dict(meta, table="variance of the directions and mean radius of one cluster against t"),
     )
+    plateau, path = plateaus(config, lambda scheme, beta, dt: model(config, scheme, beta, dt))
+    write_table(
+        plateau,
+        Path(out) / "plateaus.csv",
+        dict(meta, table="every plateau (k >= 2 clusters) of each scheme from the same prepared "
+             "caps: first and last step (censored at the horizon) and the intrinsic time σ = "
+             "∫ (1/n) Σ_i dt / s_i there"),
+    )  # fmt: skip
+    write_table(
+        path,
+        Path(out) / "path.csv",
+        dict(meta, table="σ, dσ/dt = (1/n) Σ_i 1/s_i, max_i s_i / min_i s_i and E_β at the kept "
+             "steps of each scheme and start"),
+    )  # fmt: skip
