@@ -3,7 +3,9 @@ the tables only.
 
 Claims: §4.1, each scheme's initial speed from the orthogonal start, γ̇(0) = (1/s_j + 1/s_k) /
 (e^β + n − 1), and peri-LN's lead over post-LN; §4.3 (thm. preln-slow (ii)), each scheme's
-collapse rate inside a cluster, d/dt Var = −Θ(Var / scale(t)).
+collapse rate inside a cluster, d/dt Var = −Θ(Var / scale(t)); eq. (NA) as a time change of
+Post-LN, dσ = dt / s: each GKPR plateau lasts as long in the intrinsic time σ measured along the
+run as under Post-LN, and as many layers as Post-LN's plateau mapped through the run's σ(t).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from metastab.results import read_table
 from metastab.studies.verdict import check, checks_frame, powered
@@ -21,6 +24,16 @@ from .config import Config
 
 SOURCE_INITIAL = "[KGPR] §4.1 (thm. symmetric)"
 SOURCE_COLLAPSE = "[KGPR] §4.3 (thm. preln-slow (ii))"
+SOURCE_PLATEAUS = "[KGPR] eq. (NA) (dσ = dt/s), GKPR plateaus (arXiv 2410.06833)"
+REFERENCE = "post-ln"  # s = 1: σ = t, the plateaus every other scheme is compared with
+# the plateau ratios of each claim and of its wrong prediction, s = 1 for every scheme (σ = layers
+# · dt: equal lengths in layers; the [power] table's comments)
+PLATEAU_CLAIMS = {
+    "sigma": ("ratio_sigma", "its length in σ over Post-LN's", "sigma_tolerance"),
+    "layers": ("ratio_layers", "its length in layers over Post-LN's mapped through the run's σ(t)",
+               "layer_tolerance"),
+}  # fmt: skip
+WRONG_PLATEAU = ("ratio_equal", "its length in layers over Post-LN's (s = 1: σ = layers·dt)")
 # the collapse time scale of each scheme, and the wrong one of the [power] table's comments
 SCALES = {"post-ln": "1", "pre-ln": "t", "mix-ln": "t", "peri-ln": "t", "ngpt": "1",
           "ln-scaling": "√t"}  # fmt: skip
@@ -61,6 +74,183 @@ def peri_over_post(initial: pd.DataFrame) -> pd.DataFrame:
         for n, beta in zip(out["n"], out["beta"])
     ]
     return out
+
+
+def plateau_ratios(plateaus: pd.DataFrame, path: pd.DataFrame) -> pd.DataFrame:
+    """Per (scheme other than Post-LN, start, k) where both runs end the plateau at k clusters:
+    its length in layers and in σ beside Post-LN's, and
+
+    - ``ratio_sigma``: σ-length over Post-LN's (the time change: 1);
+    - ``predicted``: Post-LN's plateau mapped through the scheme's measured σ(t), the layers
+      between the steps at which the scheme's σ reaches Post-LN's σ at the plateau's ends (NaN
+      beyond the recorded σ); ``ratio_layers``: layers over ``predicted`` (1);
+    - ``ratio_equal``: layers over Post-LN's (1 if s = 1 for every scheme)."""
+    done = plateaus[~plateaus["censored"]]
+    ref = done[done["scheme"] == REFERENCE].set_index(["chain", "k"])
+    rows = []
+    for (scheme, chain), g in done[done["scheme"] != REFERENCE].groupby(
+        ["scheme", "chain"], sort=False
+    ):
+        p = path[(path["scheme"] == scheme) & (path["chain"] == chain)]
+        sigma, step = p["sigma"].to_numpy(), p["step"].to_numpy(float)
+        for r in g.itertuples():
+            if (chain, r.k) not in ref.index:
+                continue
+            q = ref.loc[(chain, r.k)]
+            ends = [q["sigma_start"], q["sigma_end"]]
+            at = np.interp(ends, sigma, step, right=math.nan)
+            layers, ref_layers = r.end - r.start, q["end"] - q["start"]
+            length, ref_length = r.sigma_end - r.sigma_start, q["sigma_end"] - q["sigma_start"]
+            rows.append(
+                {
+                    "scheme": scheme,
+                    "chain": chain,
+                    "k": r.k,
+                    "layers": layers,
+                    "sigma": length,
+                    "post_layers": ref_layers,
+                    "post_sigma": ref_length,
+                    "predicted": at[1] - at[0],
+                    "ratio_sigma": length / ref_length,
+                    "ratio_layers": layers / (at[1] - at[0]),
+                    "ratio_equal": layers / ref_layers,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def mean_interval(x: np.ndarray, level: float) -> tuple[float, float, float]:
+    """The mean of ``x`` and its Student-t interval at ``level`` (NaN below two values)."""
+    x = x[np.isfinite(x)]
+    if x.size < 2:
+        return math.nan, math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    return float(x.mean()), float(x.mean()) - half, float(x.mean()) + half
+
+
+def per_plateau(ratios: pd.DataFrame, scheme: str, column: str, level: float) -> pd.DataFrame:
+    """Per k (descending) the mean of ``column`` over the starts, its interval, the number of
+    starts and the distance ``reach`` of the interval's farther end from 1."""
+    g = ratios[ratios["scheme"] == scheme]
+    rows = []
+    for k in sorted(g["k"].unique(), reverse=True):
+        x = g.loc[g["k"] == k, column].to_numpy(float)
+        mean, low, high = mean_interval(x, level)
+        reach = max(abs(low - 1), abs(high - 1)) if np.isfinite(mean) else math.inf
+        rows.append({"k": int(k), "mean": mean, "low": low, "high": high,
+                     "starts": int(np.isfinite(x).sum()), "reach": reach})  # fmt: skip
+    return pd.DataFrame(rows, columns=["k", "mean", "low", "high", "starts", "reach"])
+
+
+def plateau_rows(ratios: pd.DataFrame, config: Config) -> list[dict]:
+    """The plateau claims of every scheme but Post-LN, each with its power row."""
+    level = float(config.checks.confidence_level)
+    rows: list[dict] = []
+    for name, (column, what, key) in PLATEAU_CLAIMS.items():
+        tol = float(getattr(config.checks, key))
+        for scheme in config.schemes:
+            if scheme == REFERENCE:
+                continue
+
+            def plateau(wrong: bool, scheme=scheme, name=name, column=column, what=what,
+                        tol=tol, key=key) -> dict:  # fmt: skip
+                col, said = WRONG_PLATEAU if wrong else (column, what)
+                per = per_plateau(ratios, scheme, col, level)
+                if per.empty:
+                    per = pd.DataFrame([{"k": 0, "mean": math.nan, "low": math.nan,
+                                         "high": math.nan, "starts": 0, "reach": math.inf}])  # fmt: skip
+                worst = per.loc[per["reach"].idxmax()]
+                others = "; ".join(
+                    f"k = {int(r.k)}: {r.mean:.4g} [{r.low:.4g}, {r.high:.4g}]"
+                    for r in per.itertuples()
+                    if r.k != worst["k"]
+                )
+                testable = bool(np.isfinite(per["reach"]).all())
+                return check(
+                    f"plateau_{name}_{scheme}",
+                    "claim",
+                    f"{scheme}: every plateau lasts as long in σ = ∫ dt/s as under Post-LN"
+                    if name == "sigma"
+                    else f"{scheme}: every plateau lasts Post-LN's length mapped through the "
+                    "run's σ(t), in layers",
+                    measured=float(worst["mean"]),
+                    low=float(worst["low"]),
+                    high=float(worst["high"]),
+                    threshold=tol,
+                    rule=f"per plateau k, the mean over the {int(worst['starts'])} starts of "
+                    f"{said}, with its {level:.0%} Student-t interval; shown: k = "
+                    f"{int(worst['k'])}, whose interval reaches farthest from 1"
+                    + (f" (the other: {others})" if others else "")
+                    + f"; pass if that interval lies in [1 − tol, 1 + tol] (`{key}`)",
+                    passed=bool(worst["reach"] <= tol) if testable else None,
+                    source=SOURCE_PLATEAUS,
+                )
+
+            rows += powered(plateau, False, True, "s = 1 for every scheme: equal lengths in layers")
+    return rows
+
+
+def plateau_context(plateaus: pd.DataFrame, path: pd.DataFrame, config: Config) -> list[dict]:
+    """The control that every run traverses the plateaus at 3 and 2 clusters, Post-LN's
+    lengths, and how far each scheme's s_i spread from token to token (where the time change
+    is not exact)."""
+    done = plateaus[~plateaus["censored"]]
+    missing = 0
+    for (_, _), g in plateaus.groupby(["scheme", "chain"]):
+        first = g.loc[g["start"].idxmin()]
+        ended = set(done.loc[g.index.intersection(done.index), "k"])
+        missing += int(first["k"] != 3 or first["start"] != 0 or not {3, 2} <= ended)
+    pairs = plateaus.groupby(["scheme", "chain"]).ngroups
+    rows = [
+        check(
+            "plateaus_traversed",
+            "control",
+            "every start is 3 clusters at step 0 and every scheme ends its plateaus at 3 and 2 "
+            "clusters within its horizon (so each plateau has a length to compare)",
+            measured=float(missing),
+            threshold=0.0,
+            rule=f"(scheme, start) runs of {pairs} that do not; pass if 0",
+            passed=missing == 0,
+            source="this study",
+        )
+    ]
+    post = done[done["scheme"] == REFERENCE]
+    for k in (3, 2):
+        length = (post.loc[post["k"] == k, "sigma_end"] - post.loc[post["k"] == k, "sigma_start"])
+        rows.append(
+            check(
+                f"plateau_post_ln_k{k}",
+                "context",
+                f"Post-LN's plateau at {k} clusters, in (SA) time units (σ = t)",
+                measured=float(length.mean()),
+                low=float(length.min()),
+                high=float(length.max()),
+                rule=f"mean (min, max) over {len(length)} starts of layers × dt",
+                source="this study",
+            )
+        )
+    for scheme in config.schemes:
+        if scheme == REFERENCE:
+            continue
+        spread = []
+        for chain, g in done[(done["scheme"] == scheme) & (done["k"] == 2)].groupby("chain"):
+            p = path[(path["scheme"] == scheme) & (path["chain"] == chain)]
+            spread.append(float(p.loc[p["step"] <= g["end"].max(), "spread"].max()))
+        rows.append(
+            check(
+                f"speed_spread_{scheme}",
+                "context",
+                f"{scheme}: how far the s_i differ from token to token up to the last merge "
+                "(1: an exact time change)",
+                measured=max(spread) if spread else math.nan,
+                low=min(spread) if spread else math.nan,
+                high=max(spread) if spread else math.nan,
+                rule="largest max_i s_i / min_i s_i over the kept steps, worst start (low, "
+                "high: over the starts)",
+                source="this study",
+            )
+        )
+    return rows
 
 
 def checks(out: Path, config: Config) -> pd.DataFrame:
@@ -148,4 +338,8 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
                 source="[KGPR] §4.3 (thm. preln-slow (i))",
             )
         )
+    plateaus = read_table(out / "plateaus.csv")[0]
+    path = read_table(out / "path.csv")[0]
+    rows += plateau_rows(plateau_ratios(plateaus, path), config)
+    rows += plateau_context(plateaus, path, config)
     return checks_frame(rows)

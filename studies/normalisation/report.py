@@ -7,12 +7,94 @@ from pathlib import Path
 
 import numpy as np
 
+import pandas as pd
+
 from metastab.results import read_table
 from metastab.studies.study import ReportTemplate
-from metastab.studies.verdict import checks_config
+from metastab.studies.verdict import checks_config, read_checks
 
-from .checks import ON_SPHERE_AT_START, SCALES, WRONG_SCALES, peri_over_post, spread
+from .checks import (
+    ON_SPHERE_AT_START,
+    PLATEAU_CLAIMS,
+    SCALES,
+    WRONG_SCALES,
+    peri_over_post,
+    per_plateau,
+    plateau_ratios,
+    spread,
+)
 from .config import Config
+
+# what each plateau claim says, in the findings' words
+PLATEAU_WORDS = {
+    "sigma": "as long in σ as post-LN's",
+    "layers": "as many layers as post-LN's plateau mapped through the run's σ(t)",
+}
+
+
+def _reach(row: pd.Series) -> float:
+    return max(abs(row["low"] - 1), abs(row["high"] - 1))
+
+
+def _interval(row: pd.Series) -> str:
+    return f"{row['measured']:.4g} [{row['low']:.4g}, {row['high']:.4g}]"
+
+
+def plateau_finding(t: ReportTemplate, checks: pd.DataFrame, cfg: Config, name: str) -> str:
+    """The finding of the plateau claim ``name`` (sigma, layers) over the schemes, from the
+    checks table: the wording chosen by whether every scheme passes."""
+    rows = checks[checks["criterion"].str.fullmatch(f"plateau_{name}_[a-z-]+")]
+    tol = float(getattr(cfg.checks, PLATEAU_CLAIMS[name][2]))
+    level = f"{cfg.checks.confidence_level:.0%}"
+    passed = rows["pass"].astype(str).str.lower() == "true"
+    scheme = rows["criterion"].str.removeprefix(f"plateau_{name}_")
+    reach = rows.apply(_reach, axis=1)
+    if passed.all():
+        return t("plateau_agree", what=PLATEAU_WORDS[name], level=level,
+                 reach=f"{reach.max():.3g}", tolerance=f"{tol:g}")  # fmt: skip
+    failing = ", ".join(
+        f"{s} ({r['rule'].split('shown: ')[1].split(',')[0]}: {_interval(r)})"
+        for s, (_, r) in zip(scheme[~passed], rows[~passed].iterrows())
+    )
+    return t(
+        "plateau_miss",
+        what=PLATEAU_WORDS[name],
+        passing=", ".join(scheme[passed]) or "no scheme",
+        failing=failing,
+        reach=f"{reach[~passed].min():.3g}–{reach[~passed].max():.3g}"
+        if (~passed).sum() > 1
+        else f"{reach[~passed].max():.3g}",
+        level=level,
+        tolerance=f"{tol:g}",
+    )
+
+
+def plateau_table(t: ReportTemplate, ratios: pd.DataFrame, level: float) -> str:
+    """One row per scheme and plateau: means over the starts (intervals: Student t)."""
+    rows = []
+    for scheme in dict.fromkeys(ratios["scheme"]):
+        sigma = per_plateau(ratios, scheme, "ratio_sigma", level).set_index("k")
+        mapped = per_plateau(ratios, scheme, "ratio_layers", level).set_index("k")
+        for k in sigma.index:
+            g = ratios[(ratios["scheme"] == scheme) & (ratios["k"] == k)]
+            a, b = sigma.loc[k], mapped.loc[k]
+            rows.append(
+                t(
+                    "plateau_row",
+                    scheme=scheme,
+                    k=k,
+                    layers=f"{g['layers'].mean():.0f}",
+                    predicted=f"{g['predicted'].mean():.0f}",
+                    equal=f"{g['ratio_equal'].mean():.3g}",
+                    sigma=f"{a['mean']:.4g}",
+                    sigma_low=f"{a['low']:.4g}",
+                    sigma_high=f"{a['high']:.4g}",
+                    mapped=f"{b['mean']:.4g}",
+                    mapped_low=f"{b['low']:.4g}",
+                    mapped_high=f"{b['high']:.4g}",
+                )
+            )
+    return "\n".join(rows)
 
 
 def report(out: Path, template: ReportTemplate) -> str:
@@ -53,6 +135,19 @@ def report(out: Path, template: ReportTemplate) -> str:
     s_wrong = np.where(initial["scheme"].isin(ON_SPHERE_AT_START), norm, 1.0)
     miss = float((initial["slope"] / ((2 / s_wrong) / Z) - 1).abs().min())
     pre = end.loc["pre-ln"]
+    checks = read_checks(out / "checks.csv")
+    plateaus = read_table(out / "plateaus.csv")[0]
+    lengths = plateau_ratios(plateaus, read_table(out / "path.csv")[0])
+    p = cfg.plateaus
+    by_name = checks.set_index("criterion")
+    second = lengths[lengths["k"] == 2].groupby("scheme", sort=False)["ratio_equal"].mean()
+    equal = lengths.groupby(["scheme", "k"])["ratio_equal"].mean()
+    token_spreads = by_name.loc[by_name.index.str.startswith("speed_spread_"), "measured"]
+
+    def post_length(k: int) -> str:
+        r = by_name.loc[f"plateau_post_ln_k{k}"]
+        return f"{r['measured']:.3g} ({r['low']:.3g}–{r['high']:.3g})"
+
     rows = "\n".join(
         t(
             "row",
@@ -88,4 +183,24 @@ def report(out: Path, template: ReportTemplate) -> str:
         radius=f"{pre['radius'] / collapse['t'].max():.3f}",
         t_end=f"{collapse['t'].max():g}",
         rows=rows,
+        delta=f"{p.delta:g}",
+        starts=p.starts,
+        per_cap=p.per_cap,
+        cap_radius=f"{p.cap_radius:g}",
+        gap_first=f"[{p.gap_first[0]:g}, {p.gap_first[1]:g}]",
+        gap_second=f"[{p.gap_second[0]:g}, {p.gap_second[1]:g}]",
+        plateau_beta=f"{p.beta:g}",
+        plateau_dt=f"{p.dt:g}",
+        sigma_max=f"{p.sigma_max:g}",
+        grid=f"{p.grid:g}",
+        sigma_finding=plateau_finding(t, checks, cfg, "sigma"),
+        layers_finding=plateau_finding(t, checks, cfg, "layers"),
+        speed_spread=f"{token_spreads.max():.3g}",
+        post_k3=post_length(3),
+        post_k2=post_length(2),
+        ratio_low=f"{second.min():.3g} ({second.idxmin()})",
+        ratio_high=f"{second.max():.3g}",
+        slowest=second.idxmax(),
+        wrong_low=f"{equal.min():.3g}",
+        plateau_rows=plateau_table(t, lengths, float(cfg.checks.confidence_level)),
     )
