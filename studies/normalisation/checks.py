@@ -157,8 +157,8 @@ def plateau_rows(ratios: pd.DataFrame, config: Config) -> list[dict]:
                 col, said = WRONG_PLATEAU if wrong else (column, what)
                 per = per_plateau(ratios, scheme, col, level)
                 if per.empty:
-                    per = pd.DataFrame([{"k": 0, "mean": math.nan, "low": math.nan,
-                                         "high": math.nan, "starts": 0, "reach": math.inf}])  # fmt: skip
+                    nothing = {"k": 0, "starts": 0, "reach": math.inf}
+                    per = pd.DataFrame([nothing | dict.fromkeys(("mean", "low", "high"), math.nan)])
                 worst = per.loc[per["reach"].idxmax()]
                 others = "; ".join(
                     f"k = {int(r.k)}: {r.mean:.4g} [{r.low:.4g}, {r.high:.4g}]"
@@ -216,7 +216,7 @@ def plateau_context(plateaus: pd.DataFrame, path: pd.DataFrame, config: Config) 
     ]
     post = done[done["scheme"] == REFERENCE]
     for k in (3, 2):
-        length = (post.loc[post["k"] == k, "sigma_end"] - post.loc[post["k"] == k, "sigma_start"])
+        length = post.loc[post["k"] == k, "sigma_end"] - post.loc[post["k"] == k, "sigma_start"]
         rows.append(
             check(
                 f"plateau_post_ln_k{k}",

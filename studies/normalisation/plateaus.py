@@ -43,11 +43,16 @@ def starts(cfg: Plateaus, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(starts, 3·per_cap, 2) configurations: caps at angles 0, g1, g1 + g2 on the circle (the
     staircase study's :func:`~studies.staircase.run.caps`), and the (starts, 2) gaps g1, g2,
     uniform on ``gap_first`` and ``gap_second``, each start from its own stream."""
+    ranges = {"gap_first": cfg.gap_first, "gap_second": cfg.gap_second}
+    for key, pair in ranges.items():
+        if len(pair) != 2 or pair[0] > pair[1]:
+            raise ValueError(f"plateaus.{key} must be [low, high] with low <= high, got {pair!r}")
+    (a, b), (c2, d2) = (tuple(map(float, pair)) for pair in ranges.values())
     x0, gaps = [], []
     for c in range(int(cfg.starts)):
         root = np.random.SeedSequence(seed, spawn_key=(2, c))
         gen = np.random.default_rng(root.spawn(1)[0])
-        g1, g2 = gen.uniform(*cfg.gap_first), gen.uniform(*cfg.gap_second)
+        g1, g2 = float(gen.uniform(a, b)), float(gen.uniform(c2, d2))
         x0.append(caps([0.0, g1, g1 + g2], int(cfg.per_cap), float(cfg.cap_radius), 1, root)[0])
         gaps.append((g1, g2))
     return np.stack(x0), np.array(gaps)

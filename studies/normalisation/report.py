@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
 import pandas as pd
 
 from metastab.results import read_table
@@ -18,8 +17,8 @@ from .checks import (
     PLATEAU_CLAIMS,
     SCALES,
     WRONG_SCALES,
-    peri_over_post,
     per_plateau,
+    peri_over_post,
     plateau_ratios,
     spread,
 )
