@@ -147,6 +147,9 @@ def scheme_run(model: SphereFlow, cfg: Plateaus, x0: np.ndarray):
                 }
             )
         )
+    path = pd.concat(paths, ignore_index=True)
+    for col in ("sigma", "speed", "spread", "energy"):  # 10 digits: a smaller committed table
+        path[col] = [float(f"{v:.10g}") for v in path[col]]
     frame = tr.to_frame()[["chain", "k", "start", "end", "censored"]]
     frame = frame[frame["k"] >= 2].reset_index(drop=True)
     for end in ("start", "end"):
@@ -154,7 +157,7 @@ def scheme_run(model: SphereFlow, cfg: Plateaus, x0: np.ndarray):
             float(np.interp(step, at, sigmas[c])) for c, step in zip(frame["chain"], frame[end])
         ]
     frame["horizon"] = horizon
-    return frame, pd.concat(paths, ignore_index=True)
+    return frame, path
 
 
 def plateaus(config: Config, model_of) -> tuple[pd.DataFrame, pd.DataFrame]:
