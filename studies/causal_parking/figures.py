@@ -130,7 +130,7 @@ def counts_figure(out: Path) -> None:
         title=f"plateau from t = {t:g} (first drop of the count)",
     )
     _beta_ticks(ax, base["beta"].to_numpy(float))
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="lower left")
     fig.savefig(out / "counts.png", dpi=120)
 
 
