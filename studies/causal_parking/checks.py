@@ -12,14 +12,15 @@ radius fixed in the configuration:
   centres with a cluster within capture_factor · δ, pooled over starts with its Clopper–Pearson
   interval, reaches ``capture_required``;
 - ``lifetime``: the plateau length of the metastable state scales like β^b with the predicted b:
-  the least-squares exponent of the median plateau length against β, with its bootstrap
-  interval over starts, reaches within ``exponent_tolerance`` of b.
+  the exponent of the censored Weibull regression of the plateau lengths on log β, with its
+  profile-likelihood interval, reaches within ``exponent_tolerance`` of b (:mod:`.lifetime`).
 
 Each has its power row (``[power]``: the count ∓ 1, the centres one separation off, other
 exponents). Controls: the count intervals resolve neighbouring integers, the circle's
 decomposition agrees with the kernel's count, and the strong-centre construction reproduces its
 exact mean for uniform tokens. Context: counts, Rényi centres, exact agreement per start, the
-centres' displacement, the medians and the count's exponent in β.
+centres' displacement, the count's exponent in β, and the lifetime's Kaplan–Meier medians,
+restricted means, other fits and settings.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ import pandas as pd
 from scipy import stats
 
 from metastab.results import read_table
-from metastab.studies.render import fmt
 from metastab.studies.verdict import check, checks_frame, powered
 
+from . import lifetime
 from .config import Config
 
 SOURCE = "Karagodin, Polyanskiy, Rigollet arXiv 2411.04990 (§5, Lemma 5.1, Fig. 2)"
@@ -174,71 +175,6 @@ def displacement(out: Path, time: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def medians(lengths: pd.DataFrame) -> pd.Series:
-    """Per β: the median plateau length, NaN where half the starts or more are censored (then
-    the sample median is not an observed time)."""
-
-    def one(g: pd.DataFrame) -> float:
-        if 2 * int(g["censored"].sum()) >= len(g):
-            return math.nan
-        return float(np.median(g["length"]))
-
-    return lengths.groupby("beta")[["length", "censored"]].apply(one)
-
-
-def slope(med: pd.Series) -> float:
-    """The least-squares exponent b of median ∝ β^b (NaN if a median is missing or < 2 β)."""
-    if med.size < 2 or med.isna().any():
-        return math.nan
-    return float(np.polyfit(np.log(med.index.to_numpy(float)), np.log(med.to_numpy()), 1)[0])
-
-
-def lifetime_fit(
-    out: Path, fraction: float, t0: float, level: float, resamples: int, seed: int
-) -> dict:
-    """The exponent of the median plateau length against β, its bootstrap percentile interval
-    over starts (resampled within each β) and the per-β medians."""
-    life = table(out, "lifetimes")
-    life = life[(life["fraction"] == fraction) & (life["t0"] == t0)]
-    med = medians(life)
-    b = slope(med)
-    gen = np.random.default_rng(seed)
-    logs = []  # per β: the log medians of the resamples (NaN where half are censored)
-    for _, g in life.groupby("beta"):
-        lengths, cens = g["length"].to_numpy(float), g["censored"].to_numpy(int)
-        pick = gen.integers(0, len(g), size=(resamples, len(g)))
-        m = np.median(lengths[pick], axis=1)
-        m[2 * cens[pick].sum(axis=1) >= len(g)] = np.nan
-        logs.append(np.log(m))
-    x = np.log(med.index.to_numpy(float))
-    boot = np.full(resamples, np.nan)
-    if x.size >= 2:  # the least-squares slope of every resample at once
-        y = np.array(logs)
-        boot = ((x - x.mean())[:, None] * (y - y.mean(axis=0))).sum(axis=0) / (
-            (x - x.mean()) ** 2
-        ).sum()
-    valid = boot[np.isfinite(boot)]
-    low = high = math.nan
-    if math.isfinite(b) and valid.size >= 0.9 * resamples:
-        low, high = (float(q) for q in np.quantile(valid, [0.5 - level / 2, 0.5 + level / 2]))
-    censored = life.groupby("beta")["censored"].mean()
-    return {
-        "b": b,
-        "low": float(low),
-        "high": float(high),
-        "medians": med,
-        "censored": censored,
-        "valid": int(valid.size),
-    }
-
-
-def exponent_miss(fit: dict, b: float) -> float:
-    """How far the interval of the fitted exponent lies from b (0 inside; NaN unmeasured)."""
-    if not math.isfinite(fit["low"]):
-        return math.nan
-    return max(0.0, fit["low"] - b, b - fit["high"])
-
-
 def _signed(s: float) -> str:
     return f"{'+' if s >= 0 else '−'} {abs(s):g}"
 
@@ -249,7 +185,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     n, level = int(config.n), float(config.confidence_level)
     f, t = float(config.min_fraction), float(config.reading_time)
     res, factor = float(config.resolution), float(config.capture_factor)
-    need, tol = float(config.capture_required), float(config.exponent_tolerance)
+    need = float(config.capture_required)
     where = (
         f"at t = {t:g} (clusters: δ_c-components with ≥ {f:g} n tokens, δ_c = "
         f"{float(config.cluster_delta):g}), every β"
@@ -354,46 +290,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         "the check must reject it)",
     )
 
-    fit = lifetime_fit(out, f, t, level, int(config.bootstrap), int(config.bootstrap_seed))
-    meds = ", ".join(
-        f"β = {b:g}: {fmt(m, 4)} ({100 * fit['censored'][b]:.0f} % censored)"
-        for b, m in fit["medians"].items()
-    )
-
-    def lifetime(exponents: list[float]) -> dict:
-        misses = [exponent_miss(fit, b) for b in exponents]
-        measured = math.nan if any(math.isnan(m) for m in misses) else min(misses)
-        return check(
-            "lifetime",
-            "claim",
-            "the metastable clusters persist for a time that does not depend on β at "
-            "δ = 4β^(−1/2) (exponent of β: "
-            f"{float(config.lifetime_exponent):g})",
-            measured=measured,
-            low=fit["low"],
-            high=fit["high"],
-            threshold=tol,
-            rule=f"{where}: per start the plateau length from t (time until the cluster count "
-            "first falls below its value at t, censored at the horizon); per β its median "
-            "(unmeasured if half the starts are censored); the exponent b of median ∝ β^b by "
-            f"least squares in log–log (b = {fmt(fit['b'], 4)}), interval: {level:g} bootstrap "
-            f"percentile over starts ({int(config.bootstrap)} resamples); measured: the distance "
-            "of the interval from b = "
-            + " or ".join(f"{b:g}" for b in exponents)
-            + f"; pass if < threshold (`exponent_tolerance`); medians: {meds}",
-            passed=None if math.isnan(measured) else measured < tol,
-            source=READING,
-        )
-
-    wrong = [float(b) for b in config.power.lifetime_exponents]
-    rows += powered(
-        lifetime,
-        [float(config.lifetime_exponent)],
-        wrong,
-        "b = "
-        + " or ".join(f"{b:g}" for b in wrong)
-        + " (the worst-case speed bound against a radius ∝ δ; a persistence ∝ β)",
-    )
+    rows += lifetime.claim_rows(out, config, where, READING)
 
     half = float(((base["high"] - base["low"]) / 2).max())
     rows.append(
@@ -525,32 +422,5 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
                 source=SOURCE,
             )
         )
-    measured = fit["medians"].dropna()
-    life = table(out, "lifetimes")
-    span = float(life["horizon"].iloc[0]) - t
-    rows.append(
-        check(
-            "lifetime_where_measured",
-            "context",
-            "exponent of the median plateau length over the β where it is measured",
-            measured=slope(measured),
-            rule="least squares in log–log over β = "
-            + (", ".join(f"{b:g}" for b in measured.index) or "none")
-            + "; where half the starts or more are censored the median exceeds "
-            f"{span:g} (horizon − t): β = "
-            + (", ".join(f"{b:g}" for b in fit["medians"].index[fit["medians"].isna()]) or "none"),
-            source="this study",
-        )
-    )
-    for beta, m in fit["medians"].items():
-        rows.append(
-            check(
-                f"lifetime_beta_{beta:g}",
-                "context",
-                f"median plateau length from t = {t:g} at β = {beta:g}",
-                measured=m,
-                rule=f"{100 * fit['censored'][beta]:.0f} % of the starts censored at the horizon",
-                source="this study",
-            )
-        )
+    rows += lifetime.context_rows(out, config)
     return checks_frame(rows)

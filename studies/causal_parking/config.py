@@ -28,6 +28,7 @@ class Config(StudyConfig):
     chains: int = bounded(2)
     dt: float
     horizon: float
+    horizons: list[float]
     frame_every: float
     cluster_delta: float
     reading_time: float
@@ -42,7 +43,5 @@ class Config(StudyConfig):
     capture_required: float
     lifetime_exponent: float
     exponent_tolerance: float
-    bootstrap: int = bounded(10)
-    bootstrap_seed: int
     control_level: float
     power: Power

@@ -8,11 +8,14 @@ from pathlib import Path
 import numpy as np
 from matplotlib.ticker import NullLocator
 
+from metastab import stats
 from metastab.studies.figures import axes_grid, draw, palette
+from metastab.studies.measurement import quiet
 from metastab.studies.parking import expected_strong_centres
 from metastab.studies.verdict import checks_config
 
 from . import checks as _checks
+from . import lifetime
 from .config import Config
 
 
@@ -49,7 +52,8 @@ def start_figure(out: Path) -> None:
 
 def counts_figure(out: Path) -> None:
     """Mean numbers of clusters, strong centres and Rényi centres against β (with the exact
-    mean of the strong count), and the median plateau length against β."""
+    mean of the strong count), and the Kaplan–Meier median plateau length against β with the
+    fitted Weibull regression's median and the predicted and wrong exponents."""
     cfg = Config.from_dict(checks_config(out))
     n, level = int(cfg.n), float(cfg.confidence_level)
     f, t = float(cfg.min_fraction), float(cfg.reading_time)
@@ -86,18 +90,35 @@ def counts_figure(out: Path) -> None:
     _beta_ticks(ax, base["beta"].to_numpy(float))
     ax.legend(fontsize="small")
     ax = axes[0, 1]
-    fit = _checks.lifetime_fit(
-        out, f, t, level, 1, int(cfg.bootstrap_seed)
-    )  # the medians; the interval is the checks table's
-    med = fit["medians"]
-    ax.plot(med.index, med.to_numpy(), "o", color=c[0], label="median plateau length")
-    lost = med.index[med.isna()]
-    if lost.size:  # half the starts or more censored: the median exceeds horizon − t
-        span = float(cfg.horizon) - t
-        ax.plot(lost, [span] * lost.size, "^", mfc="none", color=c[0], label="median > horizon − t")
-    if med.notna().sum() >= 1:
-        ref = float(np.exp(np.nanmean(np.log(med.to_numpy(float)))))
-        mid = float(np.exp(np.mean(np.log(med.index.to_numpy(float)))))
+    fit = lifetime.lifetime_fit(out, f, t, level)
+    per, w = fit["per_beta"], fit["weibull"]
+    finite = np.isfinite(per["median"])
+    span = fit["span"]
+    low = per["median_low"].to_numpy(float)
+    high = np.minimum(per["median_high"].to_numpy(float), span)  # inf: the band stays above ½
+    med = per["median"].to_numpy(float)
+    ax.errorbar(
+        per["beta"][finite],
+        med[finite],
+        yerr=[(med - low)[finite], (high - med)[finite]],
+        fmt="o",
+        capsize=3,
+        color=c[0],
+        label="Kaplan–Meier median (Brookmeyer–Crowley)",
+    )
+    if (~finite).any():  # Ŝ stays above ½: the median exceeds horizon − t
+        ax.plot(
+            per["beta"][~finite],
+            [span] * int((~finite).sum()),
+            "^",
+            mfc="none",
+            color=c[0],
+            label="median > horizon − t",
+        )
+    if w is not None:
+        ax.plot(grid, w.median(grid), color=c[1], label=f"Weibull regression: ∝ β^{w.b:.2f}")
+        mid = float(np.exp(np.mean(np.log(per["beta"].to_numpy(float)))))
+        ref = float(w.median(mid))
         exps = [float(cfg.lifetime_exponent), *map(float, cfg.power.lifetime_exponents)]
         for b, style in zip(exps, ["-", ":", "--"]):
             ax.plot(grid, ref * (grid / mid) ** b, style, color="0.3", lw=0.8, label=f"∝ β^{b:g}")
@@ -109,8 +130,60 @@ def counts_figure(out: Path) -> None:
         title=f"plateau from t = {t:g} (first drop of the count)",
     )
     _beta_ticks(ax, base["beta"].to_numpy(float))
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="lower left")
     fig.savefig(out / "counts.png", dpi=120)
+
+
+def lifetimes_figure(out: Path) -> None:
+    """The Kaplan–Meier curves of the plateau lengths per β (steps, censoring marks +, the
+    pointwise log-log band shaded) beside the survival of the fitted Weibull regression
+    (dashed), on log time."""
+    cfg = Config.from_dict(checks_config(out))
+    level = float(cfg.confidence_level)
+    f, t = float(cfg.min_fraction), float(cfg.reading_time)
+    fit = lifetime.lifetime_fit(out, f, t, level)
+    life = lifetime.censor_at(
+        _checks.table(out, "lifetimes").query("fraction == @f and t0 == @t"), fit["span"]
+    )
+    w = fit["weibull"]
+    fig, axes = axes_grid(1, 1, width=7.5, height=4.8)
+    ax = axes[0, 0]
+    betas = sorted(life["beta"].unique())
+    start = float(life["length"].min()) / 2  # the curves start at 1 before the first drop
+    colours = palette(len(betas))
+    for beta, colour in zip(betas, colours):
+        g = life[life["beta"] == beta]
+        cens = g["censored"].to_numpy(bool)
+        km, _ = quiet(stats.survival, g["length"].to_numpy(float), cens, confidence_level=level)
+        frame = km.to_frame()
+        x = np.concatenate([[start], frame["time"]])
+        y = np.concatenate([[1.0], frame["survival"]])
+        ax.step(x, y, where="post", color=colour, label=f"β = {beta:g}")
+        ax.fill_between(
+            frame["time"],
+            frame["low"].fillna(0.0),
+            frame["high"].fillna(1.0),
+            step="post",
+            color=colour,
+            alpha=0.12,
+            lw=0,
+        )
+        marks = g["length"].to_numpy(float)[cens]
+        ax.plot(marks, km.evaluate(marks), "+", color=colour, ms=8)
+        if w is not None:
+            ts = np.geomspace(start, fit["span"], 200)
+            ax.plot(ts, w.survival(ts, beta), "--", color=colour, lw=1)
+    ax.set(
+        xscale="log",
+        ylim=(0, 1.02),
+        xlabel=f"plateau length from t = {t:g} (censored at horizon − t = {fit['span']:g}: +)",
+        ylabel="fraction of starts still at their count",
+        title=f"Kaplan–Meier per β (band {100 * level:g} %); dashed: Weibull regression"
+        + ("" if w is None else f" (∝ β^{w.b:.2f}, shape {w.shape:.2f})"),
+    )
+    ax.title.set_fontsize("small")
+    ax.legend(fontsize="small")
+    fig.savefig(out / "lifetimes.png", dpi=120)
 
 
 def _beta_ticks(ax, betas: np.ndarray) -> None:
@@ -120,4 +193,4 @@ def _beta_ticks(ax, betas: np.ndarray) -> None:
 
 
 def figures(out: Path) -> None:
-    draw(out, start_figure, counts_figure)
+    draw(out, start_figure, counts_figure, lifetimes_figure)

@@ -14,6 +14,7 @@ from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config, read_checks
 
 from . import checks as _checks
+from . import lifetime
 from .config import Config
 
 
@@ -48,16 +49,41 @@ def _sensitivity(out: Path, cfg: Config) -> pd.DataFrame:
                     f"{'yes' if (cap['high'] >= need).all() else 'no'}"
                 )
             if t < float(cfg.horizon):
-                fit = _checks.lifetime_fit(
-                    out, f, t, level, int(cfg.bootstrap), int(cfg.bootstrap_seed)
-                )
-                miss = _checks.exponent_miss(fit, b0)
+                fit = lifetime.lifetime_fit(out, f, t, level)
+                miss = lifetime.exponent_miss(fit, b0)
                 row["lifetime b"] = (
                     f"{fmt(fit['b'], 3)} [{fmt(fit['low'], 3)}, {fmt(fit['high'], 3)}] "
                     + ("–" if math.isnan(miss) else "yes" if miss < tol else "no")
                 )
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _lifetime_sensitivity(out: Path, cfg: Config) -> pd.DataFrame:
+    """The lifetime exponent at the claim's setting and at each setting of its context rows
+    (one of minimum fraction, reading time, horizon changed), with its verdict."""
+    level, tol = float(cfg.confidence_level), float(cfg.exponent_tolerance)
+    b0 = float(cfg.lifetime_exponent)
+    claim = ("lifetime", float(cfg.min_fraction), float(cfg.reading_time), float(cfg.horizon))
+    rows = []
+    for name, f, t, h in [claim, *lifetime.sensitivity(cfg)]:
+        fit = lifetime.lifetime_fit(out, f, t, level, h)
+        miss = lifetime.exponent_miss(fit, b0)
+        w = fit["weibull"]
+        rows.append(
+            {
+                "row": f"`{name}`",
+                "fraction": f"{f:g}",
+                "t": f"{t:g}",
+                "horizon": f"{h:g}",
+                "censored": f"{100 * float(1 - w.events / w.chains):.0f} %" if w else "–",
+                "b": fmt(fit["b"], 3),
+                "interval": f"[{fmt(fit['low'], 3)}, {fmt(fit['high'], 3)}]",
+                "distance from 0": fmt(miss, 3),
+                "passes": "–" if math.isnan(miss) else "yes" if miss < tol else "no",
+            }
+        )
+    return pd.DataFrame(rows).rename(columns={"distance from 0": f"distance from {b0:g}"})
 
 
 def _count_wording(checks: pd.DataFrame, base: pd.DataFrame) -> str:
@@ -82,6 +108,79 @@ def _count_wording(checks: pd.DataFrame, base: pd.DataFrame) -> str:
     )
 
 
+def _lifetime_wording(
+    template: ReportTemplate, fit: dict, cfg: Config, checks: pd.DataFrame, values: dict
+) -> str:
+    """The lifetime's headline: the fitted exponent, whether and by how much the plateau
+    length depends on β, the power rows' wrong predictions, the Kaplan–Meier medians."""
+    w, per = fit["weibull"], fit["per_beta"]
+    censored = lifetime.censored_text(fit)
+    if w is None:
+        return template("lifetime_unmeasured", censored=censored, span=fmt(fit["span"], 4)).strip()
+    b0, tol = float(cfg.lifetime_exponent), float(cfg.exponent_tolerance)
+    miss = lifetime.exponent_miss(fit, b0)
+    lo_beta, hi_beta = float(per["beta"].min()), float(per["beta"].max())
+    ratio = hi_beta / lo_beta
+    if miss < tol:
+        how = template("lifetime_flat", tolerance=values["tolerance"]).strip()
+    else:
+        how = template(
+            "lifetime_depends",
+            direction="falls" if fit["high"] < b0 else "grows",
+            beta_low=f"{lo_beta:g}",
+            beta_high=f"{hi_beta:g}",
+            factor=fmt(ratio**w.b, 3),
+            factor_low=fmt(ratio ** fit["low"], 3),
+            factor_high=fmt(ratio ** fit["high"], 3),
+            median_low=fmt(float(w.median(lo_beta)), 3),
+            median_high=fmt(float(w.median(hi_beta)), 3),
+        ).strip()
+    wrong = [float(b) for b in cfg.power.lifetime_exponents]
+    kept = [(b, lifetime.exponent_miss(fit, b)) for b in wrong]
+    kept = [(b, m) for b, m in kept if m < tol]
+    power = (
+        template(
+            "lifetime_power_kept",
+            kept=", ".join(f"b = {b:g} (distance {fmt(m, 3)})" for b, m in kept),
+        ).strip()
+        if kept
+        else template(
+            "lifetime_power_rejected", wrong=" and ".join(f"{b:g}" for b in wrong)
+        ).strip()
+    )
+    ex = fit["exponential"]
+    return template(
+        "lifetime_measured",
+        how=how,
+        power=power,
+        b=fmt(w.b, 3),
+        b_low=fmt(fit["low"], 3),
+        b_high=fmt(fit["high"], 3),
+        b_distance=fmt(miss, 3),
+        shape=fmt(w.shape, 3),
+        shape_p=fmt(w.shape_p, 2),
+        common_p=fmt(w.common_p, 2),
+        events=w.events,
+        chains=w.chains,
+        censored=censored,
+        span=fmt(fit["span"], 4),
+        medians=", ".join(
+            f"{fmt(r.median, 3)} [{fmt(r.median_low, 3)}, {fmt(r.median_high, 3)}] (β = {r.beta:g})"
+            for r in per.itertuples()
+        ),
+        rmst=", ".join(
+            f"{fmt(r.rmst, 3)} [{fmt(r.rmst_low, 3)}, {fmt(r.rmst_high, 3)}] (β = {r.beta:g})"
+            for r in per.itertuples()
+        ),
+        exp_b=fmt(ex["b"], 3),
+        exp_low=fmt(ex["low"], 3),
+        exp_high=fmt(ex["high"], 3),
+        median_slope=fmt(float(checks.loc["lifetime_where_measured", "measured"]), 3),
+        level=f"{100 * float(cfg.confidence_level):g} %",
+        **values,
+    ).strip()
+
+
 def report(out: Path, template: ReportTemplate) -> str:
     """Markdown report: every number from the tables and checks.csv."""
     out = Path(out)
@@ -91,40 +190,14 @@ def report(out: Path, template: ReportTemplate) -> str:
     f, t = float(cfg.min_fraction), float(cfg.reading_time)
     base = _checks.count_summary(out, n, f, t, level)
     cap = _checks.capture_summary(out, n, f, t, float(cfg.capture_factor), level)
-    fit = _checks.lifetime_fit(out, f, t, level, int(cfg.bootstrap), int(cfg.bootstrap_seed))
+    fit = lifetime.lifetime_fit(out, f, t, level)
     renyi_diff = float(checks.loc["renyi_centres", "measured"])
     location_ok = checks.loc["location", "pass"] == "true"
     values = {
         "tolerance": f"{float(cfg.exponent_tolerance):g}",
         "lifetime_exponent": f"{float(cfg.lifetime_exponent):g}",
     }
-    if math.isfinite(fit["low"]):
-        lifetime = template(
-            "lifetime_measured",
-            b=fmt(fit["b"], 3),
-            b_low=fmt(fit["low"], 3),
-            b_high=fmt(fit["high"], 3),
-            b_distance=fmt(_checks.exponent_miss(fit, float(cfg.lifetime_exponent)), 3),
-            medians=", ".join(f"{fmt(m, 3)} (β = {b:g})" for b, m in fit["medians"].items()),
-            **values,
-        ).strip()
-    else:
-        b_measured = float(checks.loc["lifetime_where_measured", "measured"])
-        lifetime = template(
-            "lifetime_unmeasured",
-            censored=", ".join(f"{100 * c:.0f} % (β = {b:g})" for b, c in fit["censored"].items()),
-            span=fmt(float(cfg.horizon) - t, 3),
-            medians=", ".join(
-                f"{fmt(m, 3)} (β = {b:g})" for b, m in fit["medians"].dropna().items()
-            )
-            or "nowhere",
-            direction="falls"
-            if b_measured < 0
-            else "grows"
-            if b_measured > 0
-            else "changes (exponent not measured)",
-            b_measured=fmt(b_measured, 3),
-        ).strip()
+    lifetime_text = _lifetime_wording(template, fit, cfg, checks, values)
     accepted = [
         (s, float(tb["miss"].max()))
         for s in map(int, cfg.power.count_shifts)
@@ -148,10 +221,12 @@ def report(out: Path, template: ReportTemplate) -> str:
     br = _checks.bracket_summary(out, n, f, t, level)
     moved = _checks.displacement(out, t)
     shown = base.merge(cap[["beta", "captured", "centres"]], on="beta").assign(
-        medians=[fit["medians"].get(b, math.nan) for b in base["beta"]],
+        medians=fit["per_beta"].set_index("beta")["median"].reindex(base["beta"]).to_numpy(),
+        rmst=fit["per_beta"].set_index("beta")["rmst"].reindex(base["beta"]).to_numpy(),
         captured=lambda d: [f"{a}/{c}" for a, c in zip(d["captured"], d["centres"])],
     )
     sens = _sensitivity(out, cfg)
+    lts = _lifetime_sensitivity(out, cfg)
     betas = np.array(sorted(base["beta"]))
     return template(
         "report",
@@ -193,7 +268,7 @@ def report(out: Path, template: ReportTemplate) -> str:
         moved_strong=fmt(float(moved[moved["strong"] == 1]["median"].max()), 3),
         moved_renyi=fmt(float(moved[moved["strong"] == 0]["median"].max()), 3),
         lifetime_pass=checks.loc["lifetime", "pass"],
-        lifetime_wording=lifetime,
+        lifetime_wording=lifetime_text,
         half_width=fmt(checks.loc["neighbours_resolved", "measured"], 3),
         resolved=checks.loc["neighbours_resolved", "pass"],
         strong_gap=fmt(checks.loc["strong_centres_expected", "measured"], 3),
@@ -214,9 +289,11 @@ def report(out: Path, template: ReportTemplate) -> str:
                 "low": f"{100 * level:g} % low",
                 "high": f"{100 * level:g} % high",
                 "captured": "strong centres captured",
-                "medians": "median plateau",
+                "medians": "median plateau (KM)",
+                "rmst": f"restricted mean (≤ {fmt(fit['span'], 4)})",
             },
         ),
+        lifetime_table=md_table(lts, {c: c for c in lts.columns}),
         sensitivity=md_table(sens, {c: c for c in sens.columns}),
         fig_beta=f"{float(betas[np.argmin(np.abs(np.log(betas / 64.0)))]):g}",
         **values,

@@ -69,6 +69,12 @@ def measure(config: Config) -> dict[str, pd.DataFrame]:
     cdelta = float(config.cluster_delta)
     every, steps = frame_steps(config)
     times = steps * dt
+    for h in map(float, config.horizons):  # the lifetime's shorter horizons (checks)
+        if not max(readings) < h <= float(config.horizon):
+            raise ValueError(
+                f"horizons: each must lie in (max(reading_times) = {max(readings):g}, "
+                f"horizon = {float(config.horizon):g}], got {h!r}"
+            )
 
     def at(beta: float, ib: int) -> dict[str, pd.DataFrame]:
         delta = separation(config, beta)
