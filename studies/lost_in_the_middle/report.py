@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metastab.results import read_table
 import numpy as np
 import pandas as pd
 
+from metastab.results import read_table
 from metastab.studies.render import ci, fmt, md_table
 from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import checks_config, read_checks
@@ -150,9 +150,7 @@ def simulation_part(
 
     shapes = _checks.shapes_simulated(out, cfg)
     early = shapes[shapes["time"].isin(sim.shape_times) & (shapes["time"] < tc)]
-    lost = [
-        f"{fmt(checks.loc[f'recency_lost_N{n}', 'measured'], 3)} (N = {n})" for n in sim.tokens
-    ]
+    lost = [f"{fmt(checks.loc[f'recency_lost_N{n}', 'measured'], 3)} (N = {n})" for n in sim.tokens]
     step = checks.loc["step_control"]
     runs = sum(
         int(b) * (1 + sim.points * len(sim.sources)) for b in sim.bases

@@ -95,9 +95,7 @@ def _weights(prof: Profile) -> tuple[np.ndarray, np.ndarray]:
     return n, np.exp(-0.5 * (math.pi * n / prof.width) ** 2)
 
 
-def estimates(
-    last: np.ndarray, xs: np.ndarray, n_tokens: int, prof: Profile
-) -> np.ndarray:
+def estimates(last: np.ndarray, xs: np.ndarray, n_tokens: int, prof: Profile) -> np.ndarray:
     """Ŝ per base, source and time from the last token's angles ``last`` (bases, runs, times)
     and the source angles ``xs`` (bases, sources, Q): shape (bases, sources, times)."""
     n, w = _weights(prof)
@@ -113,7 +111,12 @@ def estimates(
 
 
 def correlation_runs(
-    seed: int, n_tokens: int, cfg: Simulation, prof: Profile, *, dt: float | None = None,
+    seed: int,
+    n_tokens: int,
+    cfg: Simulation,
+    prof: Profile,
+    *,
+    dt: float | None = None,
     bases: int | None = None,
 ) -> np.ndarray:
     """Ŝ of every base of ``cfg`` at N = ``n_tokens`` (bases, sources, times), the bases in
