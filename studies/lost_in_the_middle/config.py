@@ -36,12 +36,38 @@ class Profile(StudyConfig):
 
 
 @config_table
+class Simulation(StudyConfig):
+    """The ``[simulation]`` table: S_t(s) estimated from the particle system."""
+
+    seed: int
+    tokens: list[int] = bounded(2)
+    bases: list[int] = bounded(2)
+    grid: int = bounded(2)
+    sources: list[int] = bounded(1)
+    points: int = bounded(2)
+    dt: float = bounded(0.0)
+    times: list[float] = bounded(0.0)
+    batch: int = bounded(1)
+    half_bases: int = bounded(1)
+    step_tolerance: float = bounded(0.0)
+    extrapolate: list[int] = bounded(2)
+    below: list[float] = bounded(0.0)
+    above: list[float] = bounded(0.0)
+    z: float = bounded(0.0)
+    shape_times: list[float] = bounded(0.0)
+    shape_z: float = bounded(0.0)
+    bootstrap: int = bounded(10)
+    bootstrap_seed: int
+
+
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table: the wrong predictions that the claims' checks must reject."""
 
     usa: bool
     limit_factor: float
     late: float
+    profile_alibi: float = bounded(0.0)
 
 
 @config_table
@@ -52,4 +78,5 @@ class Config(StudyConfig):
     seed: int
     particles: Particles
     profile: Profile
+    simulation: Simulation
     power: Power

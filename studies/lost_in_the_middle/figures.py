@@ -8,6 +8,10 @@ import numpy as np
 
 from metastab.results import read_table
 from metastab.studies.figures import axes_grid, draw, palette
+from metastab.studies.verdict import checks_config
+
+from . import checks as _checks
+from .config import Config
 
 
 def particles_figure(out: Path) -> None:
@@ -67,5 +71,32 @@ def profile_figure(out: Path) -> None:
     fig.savefig(out / "profiles.png", dpi=120)
 
 
+def simulation_figure(out: Path) -> None:
+    """The closed form S_t(s) against the simulated profile at each N (error bars: one standard
+    error over the starts) and its 1/N extrapolation, at the times of the shape check."""
+    cfg = Config.from_dict(checks_config(out))
+    table = read_table(out / "simulation.csv")[0]
+    closed = read_table(out / "profiles.csv")[0]
+    ext = _checks.extrapolation(out, cfg)
+    times = [float(t) for t in cfg.simulation.shape_times]
+    fig, axes = axes_grid(1, len(times), width=4.2 * len(times), height=4.2)
+    colors = palette(len(cfg.simulation.tokens))
+    for ax, t in zip(axes[0], times):
+        g = closed[np.isclose(closed["time"], t) & (closed["label"] == "time")]
+        ax.plot(g["s"], g["value"], "-", color="k", lw=1.2, label="S_t(s), closed form")
+        for j, (color, n) in enumerate(zip(colors, cfg.simulation.tokens)):
+            h = table[(table["tokens"] == n) & np.isclose(table["time"], t)]
+            shift = (j - 1.5) * 0.006  # side by side
+            ax.errorbar(h["s"] + shift, h["mean"], yerr=h["se"], fmt="o", ms=3, color=color,
+                        capsize=2, label=f"N = {n}")  # fmt: skip
+        e = ext[np.isclose(ext["time"], t)]
+        ax.errorbar(e["s"], e["A"], yerr=e["se_A"], fmt="s", mfc="none", color="k", ms=5,
+                    capsize=2, label="1/N extrapolation")  # fmt: skip
+        ax.set(xlabel="source position s", title=f"t = {t:g}")
+    axes[0, 0].set_ylabel("N · correlation")
+    axes[0, 0].legend(fontsize="x-small")
+    fig.savefig(out / "simulation.png", dpi=120)
+
+
 def figures(out: Path) -> None:
-    draw(out, particles_figure, profile_figure)
+    draw(out, particles_figure, profile_figure, simulation_figure)

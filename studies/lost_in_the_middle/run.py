@@ -10,13 +10,13 @@ their code github.com/borjanG/2026-lost-in-the-middle; docs: models#sphere-posit
   stated tolerance). The script's force carries a factor β that the package's field does not: the
   package runs at dt·β (a time change), the same at β = 1. Beside it the package at dt/2 and, as
   the wrong prediction, plain causal (USA) (Z = n, j <= i).
+- (d) S_t(s) estimated from the package's particle system at several N
+  (:mod:`studies.lost_in_the_middle.simulation`: what correlation S_t is and the estimator).
 - (b), (c) ``generate_u_shape_numerology_data.py``'s closed form: the truncated profile
   S_t(s) = Σ_{n <= n_max} ω_n λ e^{λs}/(e^λ − 1) ψ_{a_n t}(Y_λ(s)), a_n = n² I_n(β),
   ω_n = e^{−π²n²/(2M²)}, Y_λ(s) = log((e^λ − 1)/(e^{λs} − 1)), ψ_c(y) = Σ_k c^{k+1} y^k/(k!(k+1)!),
   and its threshold t_crit(β) = 2(1 − e^{−λ}) Σ ω_n a_n / Σ ω_n a_n², where the slope of S_t at
-  s = 1 changes sign. The profile is computed here by scipy (I_n) and the series of ψ, not
-  simulated: the particles' correlations it describes are O(1/N), below what a run of this
-  study's size resolves.
+  s = 1 changes sign, computed here by scipy (I_n) and the series of ψ.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from metastab.models.sphere import SphereFlow
 from metastab.results import write_table
 from metastab.studies.runner import study_meta
 
+from . import simulation as _simulation
 from .config import Config, Particles, Profile
 
 # --- the authors' script, transcribed (generate_alibi_particle_circle_dynamics.py) -------------
@@ -154,10 +155,14 @@ def psi(c: float, y: float) -> float:
 
 
 def profile(s: float, beta: float, t: float, lam: float, width: float, modes: int) -> float:
-    """S_t(s) = Σ_n ω_n λ e^{λ s} / (e^λ − 1) ψ_{a_n t}(Y_λ(s)) (λ > 0)."""
+    """S_t(s) = Σ_n ω_n λ e^{λ s} / (e^λ − 1) ψ_{a_n t}(Y_λ(s)); at λ = 0 (no ALiBi: uniform
+    causal weights) the script's limit, coefficient 1 and Y_0(s) = log(1/s)."""
     a, w = coefficients(beta, width, modes)
-    y = math.log(math.expm1(lam) / math.expm1(lam * s))
-    coeff = lam * math.exp(lam * s) / math.expm1(lam)
+    if lam == 0.0:
+        y, coeff = math.log(1.0 / s), 1.0
+    else:
+        y = math.log(math.expm1(lam) / math.expm1(lam * s))
+        coeff = lam * math.exp(lam * s) / math.expm1(lam)
     return float(sum(wn * coeff * psi(an * t, y) for an, wn in zip(a, w)))
 
 
@@ -231,3 +236,48 @@ def run(config: Config, out: Path) -> None:
         out / "profiles.csv",
         dict(meta, table="the truncated retrieval profile S_t(s) (closed form) at each time"),
     )
+    simulated(config, out, meta)
+
+
+def simulated(config: Config, out: Path, meta: dict) -> None:
+    """(d): Ŝ per N, time and source (mean, standard error over the bases), the per-base values
+    at the largest N (for the shape and the argmin's bootstrap), the step control at dt/2."""
+    sim, prof = config.simulation, config.profile
+    seed = int(sim.seed)
+    frames, largest = [], None
+    for n_tokens in map(int, sim.tokens):
+        values = _simulation.correlation_runs(seed, n_tokens, sim, prof)
+        frames.append(_simulation.summary(values, n_tokens, sim))
+        if n_tokens == max(sim.tokens):
+            largest = _simulation.long_table(values, n_tokens, sim)
+    what = (
+        f"Ŝ = N Σ_n ω_n E cos(n(θ_last(t) − θ_m(0))), s = (m+1)/N, the estimate of S_t(s) from "
+        f"SphereFlow(rk4, causal, strict_causal, unnormalized, positional_norm, "
+        f"alibi={prof.alibi:g}) at β = {prof.beta_profile:g}, dt = {sim.dt:g}, iid uniform "
+        f"starts, {sim.points} rotated values of θ_m(0) per source and base"
+    )
+    write_table(
+        pd.concat(frames, ignore_index=True),
+        out / "simulation.csv",
+        dict(meta, table=f"{what}: mean over the bases, sd, se = sd/√bases"),
+    )
+    assert largest is not None
+    write_table(
+        largest,
+        out / "simulation_bases.csv",
+        dict(meta, table=f"{what}: each base's value at N = {max(sim.tokens)}"),
+    )
+    n_tokens = int(sim.tokens[min(1, len(sim.tokens) - 1)])
+    steps = {}
+    for label, dt in (("dt", float(sim.dt)), ("dt/2", float(sim.dt) / 2)):
+        steps[label] = _simulation.correlation_runs(
+            seed, n_tokens, sim, prof, dt=dt, bases=int(sim.half_bases)
+        )
+    control = _simulation.long_table(steps["dt"], n_tokens, sim).rename(columns={"value": "dt"})
+    control["half"] = steps["dt/2"].reshape(-1)
+    write_table(
+        control,
+        out / "step_control.csv",
+        dict(meta, table=f"{what}: the first {sim.half_bases} bases at N = {n_tokens}, at dt "
+             "(column dt) and at dt/2 (column half)"),
+    )  # fmt: skip
