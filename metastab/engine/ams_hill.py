@@ -233,8 +233,12 @@ def drift_test(
     Each chain with m >= 2 cycles gives ⌊m/2⌋ pairs (its first ⌊m/2⌋ exits against its last
     ⌊m/2⌋); at most ``most`` pairs are used (chosen at random). The statistic is the energy
     distance of Székely & Rizzo (2004, *Testing for equal distributions in high dimension*,
-    InterStat 5): 2 E|U − V| − E|U − U'| − E|V − V'| between the two halves, U and V the
-    configurations Y − x0 flattened to R^{nd}. The p-value is by permutation that respects the
+    InterStat 5): 2 E|U − V| − E|U − U'| − E|V − V'| between the two halves, U and V the exits
+    summarised as their tokens' distances from x0 sorted in decreasing order (in R^n): blind to
+    which token has just left A and in which direction, which would swamp the offsets at which
+    the other tokens settled (on SA_P's triangle at z_A = 0.05, 50 chains cut at 6 cycles:
+    p = 0.002 with this summary, 0.54 with the raw configurations). A drift that leaves this
+    summary's law unchanged is not seen. The p-value is by permutation that respects the
     dependence within a chain: each chain's halves are swapped as a whole with probability 1/2
     (exchangeable when the cycle law does not change along the chain), (1 + #{≥}) /
     (1 + permutations). nan when there are fewer than 2 pairs.
@@ -259,7 +263,9 @@ def drift_test(
         pick = np.sort(rng.choice(pairs, most, replace=False))
         f, s, o = f[pick], s[pick], o[pick]
     m = f.size
-    Z = (entrance[np.r_[f, s]] - x0).reshape(2 * m, -1)
+    # each exit as its tokens' distances from x0, largest first: blind to which token moved
+    # and where, so that the one token that has just left A does not swamp the others' offsets
+    Z = -np.sort(-np.linalg.norm(entrance[np.r_[f, s]] - x0, axis=2), axis=1)
     D = cdist(Z, Z)
 
     def energy(is_first: np.ndarray) -> float:
