@@ -192,7 +192,7 @@ class AMSResult(Result):
 class AMSMeanTime(Result):
     """E[T_B] by the Hill relation: the mean cycle duration over p, the probability that an
     excursion from the entrance law meets the event before it returns to A (the formula and
-    its reference: :func:`metastab.engine.ams_mean_escape_time`).
+    its reference: :mod:`metastab.engine.ams_hill`).
 
     M independent runs; run r is a block of ``chains`` direct chains (their cycles: the
     entrance states, the sojourns and the excursions) and one AMS run of N replicas started
@@ -200,12 +200,15 @@ class AMSMeanTime(Result):
     recorded, one entrance state each), ``direct_time`` D_r (the steps of those cycles,
     sojourns and the excursions that returned to A; not the excursions that met the event),
     ``success_time`` s_r = p̂_r × (the mean clock of the replicas that met the event: AMS's
-    unbiased estimate of E_ν[ρ; success]); ``probability`` holds the AMS runs (p̂_r).
+    unbiased estimate of E[ρ; success] from the block's entrances); ``probability`` holds the
+    AMS runs (p̂_r).
 
-    ``mean`` = (ΣD_r / ΣL_r + s̄) / p̄. Diagnostics: ``complete`` (direct chains followed to the
-    event, of ``runs × chains``), ``drift_pvalue`` and ``drift_pairs`` (the two-sample test of
-    the first half of each chain's entrance states against its second half,
-    :func:`metastab.engine.ams_cycles.drift_test`; nan when no chain has two cycles),
+    ``mean`` = Σ_r (D_r + L_r s_r) / Σ_r L_r p̂_r: the cycle-weighted mean cycle duration
+    :attr:`cycle_time` over the cycle-weighted probability :attr:`p`. Diagnostics:
+    ``complete`` (direct chains followed to the event, of ``runs × chains``),
+    ``drift_pvalue`` and ``drift_pairs`` (the two-sample test of the first half of each
+    chain's entrance states against its second half,
+    :func:`metastab.engine.ams_hill.drift_test`; nan when no chain has two cycles),
     ``direct_budget_hits`` (cycles a step budget cut). ``model``, ``event``, ``x0``, ``seed``
     and ``arguments`` are what :meth:`replay` reruns.
     """
@@ -243,10 +246,9 @@ class AMSMeanTime(Result):
         the mean computed here, in one place."""
         reached = np.nan_to_num(probability.reached_clock, nan=0.0)
         success = probability.runs * reached
-        p = probability.p
-        cycle = float(direct_time.sum() / entrances.sum() + success.mean())
+        time, hits = _totals(probability.runs, entrances, direct_time, success)
         return cls(
-            mean=cycle / p if p > 0 else math.inf,
+            mean=float(time.sum() / hits.sum()) if hits.sum() > 0 else math.inf,
             probability=probability,
             entrances=entrances,
             direct_time=direct_time,
@@ -256,24 +258,30 @@ class AMSMeanTime(Result):
 
     @property
     def p(self) -> float:
-        """p̄, the mean of the AMS runs' p̂_r."""
-        return self.probability.p
+        """Σ L_r p̂_r / Σ L_r: the probability that an excursion from the entrance law meets
+        the event before A (each run's estimate weighted by its cycles)."""
+        return float((self.entrances * self.probability.runs).sum() / self.entrances.sum())
 
     @property
     def cycle_time(self) -> float:
-        """The mean cycle duration ΣD_r / ΣL_r + s̄ (steps)."""
-        return float(self.direct_time.sum() / self.entrances.sum() + self.success_time.mean())
+        """Σ (D_r + L_r s_r) / Σ L_r: the mean cycle duration (steps)."""
+        time, _ = self._totals()
+        return float(time.sum() / self.entrances.sum())
+
+    def _totals(self) -> tuple[np.ndarray, np.ndarray]:
+        return _totals(self.probability.runs, self.entrances, self.direct_time, self.success_time)
 
     def confidence_interval(
         self, confidence_level: float = 0.95, *, method: str | None = None
     ) -> ConfidenceInterval:
         """(low, high) for E[T_B] from the M independent runs: the delta method on log E[T].
 
-        log Ê = log(D̄/L̄ + s̄) − log p̄ is a smooth function of the run means of
-        (D_r, L_r, s_r, p̂_r); with g its gradient and S their sample covariance over the runs
-        (every source of error of a run: its direct chains, its entrance states and its AMS
-        run, with their correlations), Var(log Ê) ≈ gᵀ S g / M and the interval is
-        Ê exp(± t_{M−1} √Var). ``method`` is ``"delta"`` (the only one, the default).
+        Ê = Ȳ / H̄, the ratio of the run means of Y_r = D_r + L_r s_r (a run's time) and
+        H_r = L_r p̂_r (its expected number of escapes); each run is an independent replicate of
+        the whole procedure (its direct chains, its entrance states and its AMS run), so
+        Var(log Ê) ≈ (s_Y²/Ȳ² + s_H²/H̄² − 2 s_YH/(Ȳ H̄)) / M with the sample (co)variances
+        over the runs, and the interval is Ê exp(± t_{M−1} √Var). ``method`` is ``"delta"``
+        (the only one, the default).
 
         Raises ValueError with fewer than 2 runs or when every AMS run ended with p̂_r = 0;
         warns (DiagnosticWarning) when some runs went extinct, as
@@ -286,7 +294,7 @@ class AMSMeanTime(Result):
         M = prob.runs.size
         if M < 2:
             raise ValueError("one run gives no interval: its spread is unknown; run runs >= 2")
-        if self.p == 0:
+        if prob.p == 0:
             raise ValueError(
                 f"all {M} AMS runs ended with p̂ = 0: p is below what {prob.replicas} replicas "
                 f"resolve with this score; raise replicas or give a better score"
@@ -299,15 +307,11 @@ class AMSMeanTime(Result):
                 DiagnosticWarning,
                 stacklevel=2,
             )
-        data = np.stack([self.direct_time, self.entrances.astype(float), self.success_time,
-                         prob.runs])  # fmt: skip
-        D, L, s, p = data.mean(axis=1)
-        g = D / L + s
-        grad = np.array([1 / (L * g), -D / (L * L * g), 1 / g, -1 / p])
-        var = float(grad @ np.cov(data, ddof=1) @ grad) / M
+        time, hits = self._totals()
+        grad = np.array([1 / time.mean(), -1 / hits.mean()])
+        var = float(grad @ np.cov(np.stack([time, hits]), ddof=1) @ grad) / M
         half = _t_quantile(level, M) * math.sqrt(max(var, 0.0))
         return ConfidenceInterval(self.mean * math.exp(-half), self.mean * math.exp(half))
-
     def _rerun(self) -> AMSMeanTime:
         if self.probability.score not in ("event distance", ""):
             raise ValueError(
@@ -331,3 +335,12 @@ class AMSMeanTime(Result):
                 "extinct": prob.extinct,
             }
         )
+
+
+def _totals(
+    p: np.ndarray, entrances: np.ndarray, direct_time: np.ndarray, success: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per run: Y_r = D_r + L_r s_r, its time (the direct cycles' steps and the estimated steps
+    of their excursions that met the event), and H_r = L_r p̂_r, its expected escapes."""
+    L = entrances.astype(float)
+    return direct_time + L * success, L * p
