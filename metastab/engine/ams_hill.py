@@ -102,7 +102,7 @@ class Cycles(NamedTuple):
     """What the direct chains recorded, one entry per cycle (L in all), in the order of the
     chains and, within a chain, of its cycles.
 
-    ``chain`` (L,) the chain's index, ``index`` (L,) the cycle's rank in its chain (0 for the
+    ``chain`` (L,) the chain's index, ``rank`` (L,) the cycle's rank in its chain (0 for the
     first, from x0), ``sojourn`` (L,) and ``excursion`` (L,) their lengths in steps (0 for an
     exit that meets the event itself), ``success`` (L,) whether the excursion met the event,
     ``entrance`` (L, n, d) the exits Y; per chain, ``complete`` (C,) whether it met the event;
@@ -110,7 +110,7 @@ class Cycles(NamedTuple):
     """
 
     chain: np.ndarray
-    index: np.ndarray
+    rank: np.ndarray
     sojourn: np.ndarray
     excursion: np.ndarray
     success: np.ndarray
@@ -479,9 +479,7 @@ def ams_mean_escape_time(
         model=model.to_dict(),
         event=event.to_dict(),
         seed=seed.to_dict(),
-        provenance=provenance(
-            wall_seconds=time.perf_counter() - tic, n=n, d=d, mode=mode
-        ),
+        provenance=provenance(wall_seconds=time.perf_counter() - tic, n=n, d=d, mode=mode),
         x0=x.copy(),
         arguments={
             "reference_level": plain(reference_level),

@@ -312,6 +312,7 @@ class AMSMeanTime(Result):
         var = float(grad @ np.cov(np.stack([time, hits]), ddof=1) @ grad) / M
         half = _t_quantile(level, M) * math.sqrt(max(var, 0.0))
         return ConfidenceInterval(self.mean * math.exp(-half), self.mean * math.exp(half))
+
     def _rerun(self) -> AMSMeanTime:
         if self.probability.score not in ("event distance", ""):
             raise ValueError(

@@ -12,6 +12,7 @@ measured with these seeds (print them with ``-s``).
 """
 
 import math
+import warnings
 
 import numba
 import numpy as np
@@ -77,9 +78,9 @@ def test_cycles_add_up_to_the_direct_first_passage_time():
     last = np.r_[cyc.chain[1:] != cyc.chain[:-1], True]
     np.testing.assert_array_equal(cyc.success, last)
     for c in range(40):
-        np.testing.assert_array_equal(cyc.index[cyc.chain == c], np.arange((cyc.chain == c).sum()))
+        np.testing.assert_array_equal(cyc.rank[cyc.chain == c], np.arange((cyc.chain == c).sum()))
     assert (reaction_coordinate(cyc.entrance, event, x_ref=x) > 0.05).all()
-    assert cyc.index.max() > 0  # some chains did return to A
+    assert cyc.rank.max() > 0  # some chains did return to A
 
 
 def test_drift_test_detects_a_shift_and_passes_a_stationary_law():
@@ -200,9 +201,7 @@ def test_cut_chains_warn_when_the_law_cannot_be_checked_or_drifts():
         res = ams_mean_escape_time(model, x, event, reference_level=0.05, chains=5, cycles=1, **kw)
     assert res.complete < 10 and math.isnan(res.drift_pvalue)
     with pytest.warns(DiagnosticWarning, match=r"drifts along the cycles .* p = "):
-        res = ams_mean_escape_time(
-            model, x, event, reference_level=0.05, chains=25, cycles=6, **kw
-        )
+        res = ams_mean_escape_time(model, x, event, reference_level=0.05, chains=25, cycles=6, **kw)
     assert res.drift_pvalue < 0.01 and res.complete < 50
 
 
@@ -301,7 +300,9 @@ CONTROLS = [("triangle", 0.01), ("triangle", 0.02), ("triangle", 0.05), ("pentag
 def test_the_first_exit_entrance_law_is_rejected(name, z):
     """Negative control: the same estimator with the law of the first exit from x0 as the
     entrance law (cycles=1: the renewal formula, every return restarting at x0) must put the
-    exact mean outside its 99% interval (it warns that the law cannot be checked)."""
+    exact mean outside its 99% interval (it warns that the law cannot be checked); where some
+    AMS runs go extinct (from the few distinct first exits of a block, at z_A = 0.05) the
+    interval understates the error, and the exact mean must lie a factor 5 beyond it."""
     mean, se = _exact(name, 4000)
     x, event, model = GEOMETRIES[name]
     with pytest.warns(DiagnosticWarning, match="no chain has two cycles"):
@@ -309,7 +310,16 @@ def test_the_first_exit_entrance_law_is_rejected(name, z):
             model, x, event, reference_level=z, chains=25, cycles=1, replicas=100, runs=20,
             rng=SEED + 1,
         )  # fmt: skip
-    low, high = res.confidence_interval(0.99)
-    msg = f"{name} z_A={z}: first exit {res.mean:.4g} [{low:.4g}, {high:.4g}], exact {mean:.4g}"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DiagnosticWarning)
+        low, high = res.confidence_interval(0.99)
+    extinct = int(res.probability.extinct.sum())
+    msg = (
+        f"{name} z_A={z}: first exit {res.mean:.4g} [{low:.4g}, {high:.4g}] ({extinct} of 20 "
+        f"runs extinct), exact {mean:.4g}"
+    )
     print(msg)
-    assert not low <= mean <= high, msg
+    assert bool(extinct) == bool(caught)  # an extinct run is said
+    # where runs went extinct the interval understates the error: a factor 5 beyond it
+    margin = 5.0 if extinct else 1.0
+    assert mean * margin < low or mean > margin * high, msg
