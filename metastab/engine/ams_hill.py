@@ -205,16 +205,16 @@ def record_cycles(
         alive[idx[met | cut]] = False
         k += 1
     if parts:
-        chain_, index, soj, exc, succ, ent = (np.concatenate(p) for p in zip(*parts))
+        chain_, rank, soj, exc, succ, ent = (np.concatenate(p) for p in zip(*parts))
     else:
-        chain_ = index = np.empty(0, np.int64)
+        chain_ = rank = np.empty(0, np.int64)
         soj = exc = np.empty(0)
         succ = np.empty(0, bool)
         ent = np.empty((0, n, d))
-    order = np.lexsort((index, chain_))  # by chain, then by cycle
+    order = np.lexsort((rank, chain_))  # by chain, then by cycle
     return Cycles(
         chain_[order],
-        index[order],
+        rank[order],
         soj[order],
         exc[order],
         succ[order],
@@ -239,7 +239,7 @@ def drift_test(
     Each chain with m >= 2 cycles gives ⌊m/2⌋ pairs (its first ⌊m/2⌋ exits against its last
     ⌊m/2⌋); at most ``most`` pairs are used (chosen at random). The statistic is the energy
     distance of Székely & Rizzo (2004, *Testing for equal distributions in high dimension*,
-    InterStat 5): 2 E|U − V| − E|U − U'| − E|V − V'| between the two halves, U and V the exits
+    InterStat 5): 2 E‖U − V‖ − E‖U − U'‖ − E‖V − V'‖ between the two halves, U and V the exits
     summarised as their tokens' distances from x0 sorted in decreasing order (in R^n): blind to
     which token has just left A and in which direction, which would swamp the offsets at which
     the other tokens settled (on SA_P's triangle at z_A = 0.05, 100 chains cut at 6 cycles:
