@@ -105,7 +105,6 @@ _ALIASES = {
     "report": "studies.verdict",
     "sphere": "models.sphere",
     "sphere_configs": "setups.sphere",
-    "splitting": "engine.splitting",
 }
 
 __all__ = sorted(_NAMES, key=str.lower) + ["__version__"]

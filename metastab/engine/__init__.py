@@ -8,7 +8,8 @@
 - :mod:`~metastab.engine.ams`: generalised adaptive multilevel splitting over a replica
   stepper (pure Python), and :mod:`~metastab.engine.ams_chains`: :func:`ams_probability`, its
   front end for SA_P (P[T <= t], P[the event before the reference set]);
-- :mod:`~metastab.engine.splitting`: the former splitting entry points (deprecated);
+- :mod:`~metastab.engine.ams_hill`: :func:`ams_mean_escape_time`, SA_P's mean escape time by the
+  Hill relation (direct cycles and AMS from their entrance law);
 - :mod:`~metastab.engine.resolution`: what direct stepping resolves (underflow of pick weights,
   cross-group probabilities);
 - :mod:`~metastab.engine.run_setup`: :func:`~metastab.engine.run_setup.prepare_run`, the one
@@ -21,7 +22,8 @@
 """
 
 from .accelerated import budget, first_passage_accelerated
-from .ams_chains import ams_probability
+from .ams_chains import ams_probability, reaction_coordinate
+from .ams_hill import ams_mean_escape_time
 from .api import first_passage, simulate
 from .backends import BACKENDS, resolve
 from .progress import announce_compile_for
@@ -33,30 +35,20 @@ from .resolution import (
     merge_tolerance,
     underflow_exponent,
 )
-from .splitting import (
-    EscapeTime,
-    SplittingResult,
-    escape_probability,
-    mean_escape_time,
-    reaction_coordinate,
-)
 from .tracking import track
 
 __all__ = [
     "BACKENDS",
     "MERGE_TOL",
     "MODES",
+    "ams_mean_escape_time",
     "ams_probability",
-    "EscapeTime",
-    "SplittingResult",
     "announce_compile_for",
     "budget",
     "check_resolution",
     "cross_probabilities",
-    "escape_probability",
     "first_passage",
     "first_passage_accelerated",
-    "mean_escape_time",
     "merge_tolerance",
     "reaction_coordinate",
     "resolve",

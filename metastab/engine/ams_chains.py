@@ -1,11 +1,12 @@
-"""Generalised AMS (:mod:`metastab.engine.ams`) for SA_P: :func:`ams_probability`.
+"""Generalised AMS (:mod:`metastab.engine.ams`) for SA_P: :func:`ams_probability` (the mean
+escape time by the Hill relation, from it and direct simulation: :mod:`metastab.engine.ams_hill`).
 
 The replicas are SA_P chains started at x0 (the real start), stepped by the backend's
 ``excursions`` driver (:mod:`metastab.engine.backends`): exactly (``mode="exact"``, every step)
 or event-driven (``mode="accelerated"``: exact at any β for a constant step, up to the merge
 distance, as :func:`metastab.first_passage` in that mode). The score is the event's own distance,
 ξ(X) = max_i dist(x_i, K_i) / r_i (K_i the token's group hull or ball centre, r_i its radius:
-the event is ξ > 1; :func:`metastab.engine.reaction_coordinate`), so B = the event.
+the event is ξ > 1; :func:`reaction_coordinate`), so B = the event.
 
 Two questions, one algorithm:
 
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
 
     from ..rng import SeedLike
 
-__all__ = ["ams_probability"]
+__all__ = ["ams_probability", "reaction_coordinate"]
 
 _RECORDS = 32  # record buffer per replica and kernel call (grown by further calls)
 _EXACT_BUDGET = 10**7  # default safety budget of a path with a reference set, exact mode
@@ -234,6 +235,55 @@ def _start(x0: ArrayLike) -> np.ndarray:
     if x.ndim != 2 or 0 in x.shape or not np.isfinite(x).all():
         raise ValueError(f"x0 must be a finite n×d array, got shape {x.shape}")
     return np.ascontiguousarray(x)
+
+
+def reaction_coordinate(
+    x: ArrayLike,
+    event: LeaveBall | LeaveHull,
+    *,
+    x_ref: ArrayLike | None = None,
+    B: ArrayLike | None = None,
+) -> float | np.ndarray:
+    """ξ(X) = max_i dist(x_i, K_i) / r_i of the configurations ``x`` for ``event``: the default
+    score of AMS (module notes), the quantity the event thresholds (the event is ξ > 1).
+
+    Parameters
+    ----------
+    x : array_like, (n, d) or (C, n, d)
+    event : LeaveBall or LeaveHull
+    x_ref : array_like (n, d), optional
+        The configuration the event is compiled for (default: ``x`` itself, or ``x[0]``): the
+        group hulls of a LeaveHull, the default ball centres of a LeaveBall.
+    B : array_like (d, d), optional
+        Key-query matrix (events do not use it; default identity).
+
+    Returns
+    -------
+    float or ndarray (C,)
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> ev = ms.LeaveHull(groups=[0, 0, 1], radius=0.5)
+    >>> ref = [[0.0, 0.0], [1.0, 0.0], [5.0, 5.0]]
+    >>> float(reaction_coordinate([[0.5, 0.2], [1.0, 0.0], [5.0, 5.0]], ev, x_ref=ref))
+    0.4
+    """
+    X = np.array(x, dtype=float)
+    one = X.ndim == 2
+    if one:
+        X = X[None]
+    if X.ndim != 3 or 0 in X.shape or not np.isfinite(X).all():
+        raise ValueError(f"x must be a finite n×d or C×n×d array, got shape {np.shape(x)}")
+    ref = X[0] if x_ref is None else np.array(x_ref, dtype=float)
+    if ref.shape != X.shape[1:] or not np.isfinite(ref).all():
+        raise ValueError(f"x_ref must be a finite array of shape {X.shape[1:]}, got {ref.shape}")
+    if not isinstance(event, (LeaveBall, LeaveHull)):
+        raise ValueError(f"event must be a LeaveBall or a LeaveHull, got {event!r}")
+    Bm = np.eye(ref.shape[1]) if B is None else np.asarray(B, dtype=float)
+    out = np.empty(X.shape[0])
+    coordinates(np.ascontiguousarray(X), event.compile(np.ascontiguousarray(ref[None]), Bm), out)
+    return float(out[0]) if one else out
 
 
 def _entrance(entrance: ArrayLike, runs: int, replicas: int, n: int, d: int) -> np.ndarray:

@@ -4,8 +4,8 @@
   (of :func:`metastab.simulate`).
 - :mod:`.track`: :class:`~.track.Track` (of :func:`metastab.track`) and
   :func:`~.track.plateau_durations`.
-- :mod:`.splitting`: :class:`~.splitting.SplittingResult` and :class:`~.splitting.EscapeTime`
-  (of :func:`metastab.engine.escape_probability` and :func:`metastab.engine.mean_escape_time`).
+- :mod:`.ams`: :class:`~.ams.AMSResult` and :class:`~.ams.AMSMeanTime` (of
+  :func:`metastab.engine.ams_probability` and :func:`metastab.engine.ams_mean_escape_time`).
 - :mod:`.io`: :func:`write_table` and :func:`read_table` (CSV or parquet with a JSON sidecar),
   :func:`provenance`, :func:`check_writable`, and the helpers the result objects share.
 - :mod:`.protocol`: :class:`Result`, what every result shares: ``to_frame()`` (tidy long

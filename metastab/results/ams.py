@@ -1,7 +1,9 @@
-"""The result of generalised adaptive multilevel splitting: :class:`AMSResult`.
+"""The results of generalised adaptive multilevel splitting: :class:`AMSResult` (a probability)
+and :class:`AMSMeanTime` (a mean escape time by the Hill relation).
 
 The algorithm and its estimator are in the notes of :mod:`metastab.engine.ams`; the chains'
-front end is :func:`metastab.engine.ams_probability`.
+front ends are :func:`metastab.engine.ams_probability` and
+:func:`metastab.engine.ams_mean_escape_time`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ..exceptions import DiagnosticWarning
 from ..stats.intervals import ConfidenceInterval, check_level
 from .protocol import Result
 
-__all__ = ["AMSResult"]
+__all__ = ["AMSMeanTime", "AMSResult"]
 
 _METHODS = ("lognormal", "log", "t")
 
@@ -184,3 +186,162 @@ class AMSResult(Result):
                 "reached_clock": self.reached_clock,
             }
         )
+
+
+@dataclass(frozen=True, eq=False)
+class AMSMeanTime(Result):
+    """E[T_B] by the Hill relation: the mean cycle duration over p, the probability that an
+    excursion from the entrance law meets the event before it returns to A (the formula and
+    its reference: :mod:`metastab.engine.ams_hill`).
+
+    M independent runs; run r is a block of ``chains`` direct chains (their cycles: the
+    entrance states, the sojourns and the excursions) and one AMS run of N replicas started
+    at entrance states drawn from that block's. Per run: ``entrances`` L_r (the cycles
+    recorded, one entrance state each), ``direct_time`` D_r (the steps of those cycles,
+    sojourns and the excursions that returned to A; not the excursions that met the event),
+    ``success_time`` s_r = p̂_r × (the mean clock of the replicas that met the event: AMS's
+    unbiased estimate of E[ρ; success] from the block's entrances); ``probability`` holds the
+    AMS runs (p̂_r).
+
+    ``mean`` = Σ_r (D_r + L_r s_r) / Σ_r L_r p̂_r: the cycle-weighted mean cycle duration
+    :attr:`cycle_time` over the cycle-weighted probability :attr:`p`. Diagnostics:
+    ``complete`` (direct chains followed to the event, of ``runs × chains``),
+    ``drift_pvalue`` and ``drift_pairs`` (the two-sample test of the first half of each
+    chain's entrance states against its second half,
+    :func:`metastab.engine.ams_hill.drift_test`; nan when no chain has two cycles),
+    ``direct_budget_hits`` (cycles a step budget cut). ``model``, ``event``, ``x0``, ``seed``
+    and ``arguments`` are what :meth:`replay` reruns.
+    """
+
+    KIND = "ams-mean-time"
+    REPLAY = "metastab.engine:ams_mean_escape_time"
+
+    mean: float
+    probability: AMSResult = field(repr=False)
+    entrances: np.ndarray = field(repr=False)
+    direct_time: np.ndarray = field(repr=False)
+    success_time: np.ndarray = field(repr=False)
+    chains: int = 0
+    complete: int = 0
+    drift_pvalue: float = math.nan
+    drift_pairs: int = 0
+    direct_budget_hits: int = 0
+    reference_level: float = 0.0
+    model: dict = field(default_factory=dict, repr=False)
+    event: dict = field(default_factory=dict, repr=False)
+    seed: dict = field(default_factory=dict, repr=False)
+    provenance: dict = field(default_factory=dict, repr=False)
+    x0: np.ndarray | None = field(default=None, repr=False)
+    arguments: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_parts(
+        cls,
+        probability: AMSResult,
+        entrances: np.ndarray,
+        direct_time: np.ndarray,
+        **fields: Any,
+    ) -> AMSMeanTime:
+        """The result of the AMS runs ``probability`` and the direct blocks (L_r, D_r): s_r and
+        the mean computed here, in one place."""
+        reached = np.nan_to_num(probability.reached_clock, nan=0.0)
+        success = probability.runs * reached
+        time, hits = _totals(probability.runs, entrances, direct_time, success)
+        return cls(
+            mean=float(time.sum() / hits.sum()) if hits.sum() > 0 else math.inf,
+            probability=probability,
+            entrances=entrances,
+            direct_time=direct_time,
+            success_time=success,
+            **fields,
+        )
+
+    @property
+    def p(self) -> float:
+        """Σ L_r p̂_r / Σ L_r: the probability that an excursion from the entrance law meets
+        the event before A (each run's estimate weighted by its cycles)."""
+        return float((self.entrances * self.probability.runs).sum() / self.entrances.sum())
+
+    @property
+    def cycle_time(self) -> float:
+        """Σ (D_r + L_r s_r) / Σ L_r: the mean cycle duration (steps)."""
+        time, _ = self._totals()
+        return float(time.sum() / self.entrances.sum())
+
+    def _totals(self) -> tuple[np.ndarray, np.ndarray]:
+        return _totals(self.probability.runs, self.entrances, self.direct_time, self.success_time)
+
+    def confidence_interval(
+        self, confidence_level: float = 0.95, *, method: str | None = None
+    ) -> ConfidenceInterval:
+        """(low, high) for E[T_B] from the M independent runs: the delta method on log E[T].
+
+        Ê = Ȳ / H̄, the ratio of the run means of Y_r = D_r + L_r s_r (a run's time) and
+        H_r = L_r p̂_r (its expected number of escapes); each run is an independent replicate of
+        the whole procedure (its direct chains, its entrance states and its AMS run), so
+        Var(log Ê) ≈ (s_Y²/Ȳ² + s_H²/H̄² − 2 s_YH/(Ȳ H̄)) / M with the sample (co)variances
+        over the runs, and the interval is Ê exp(± t_{M−1} √Var). ``method`` is ``"delta"``
+        (the only one, the default).
+
+        Raises ValueError with fewer than 2 runs or when every AMS run ended with p̂_r = 0;
+        warns (DiagnosticWarning) when some runs went extinct, as
+        :meth:`AMSResult.confidence_interval`.
+        """
+        level = check_level(confidence_level)
+        if method not in (None, "delta"):
+            raise ValueError(f"method must be one of ('delta',), got {method!r}")
+        prob = self.probability
+        M = prob.runs.size
+        if M < 2:
+            raise ValueError("one run gives no interval: its spread is unknown; run runs >= 2")
+        if prob.p == 0:
+            raise ValueError(
+                f"all {M} AMS runs ended with p̂ = 0: p is below what {prob.replicas} replicas "
+                f"resolve with this score; raise replicas or give a better score"
+            )
+        if prob.extinct.any():
+            warnings.warn(
+                f"{int(prob.extinct.sum())} of {M} AMS runs went extinct (every replica at "
+                f"one level): the interval from the other runs' spread understates the "
+                f"error; raise replicas or refine the score",
+                DiagnosticWarning,
+                stacklevel=2,
+            )
+        time, hits = self._totals()
+        grad = np.array([1 / time.mean(), -1 / hits.mean()])
+        var = float(grad @ np.cov(np.stack([time, hits]), ddof=1) @ grad) / M
+        half = _t_quantile(level, M) * math.sqrt(max(var, 0.0))
+        return ConfidenceInterval(self.mean * math.exp(-half), self.mean * math.exp(half))
+
+    def _rerun(self) -> AMSMeanTime:
+        if self.probability.score not in ("event distance", ""):
+            raise ValueError(
+                f"this AMSMeanTime used the score {self.probability.score!r}, a function that "
+                f"is not saved with it: call metastab.engine.ams_mean_escape_time again with it"
+            )
+        return super()._rerun()
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per run: p̂_r, entrances L_r, direct_time D_r, success_time s_r, and the
+        AMS run's iterations and extinction."""
+        prob = self.probability
+        return pd.DataFrame(
+            {
+                "run": np.arange(prob.runs.size),
+                "p": prob.runs,
+                "entrances": self.entrances,
+                "direct_time": self.direct_time,
+                "success_time": self.success_time,
+                "iterations": prob.iterations,
+                "extinct": prob.extinct,
+            }
+        )
+
+
+def _totals(
+    p: np.ndarray, entrances: np.ndarray, direct_time: np.ndarray, success: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per run: Y_r = D_r + L_r s_r, its time (the direct cycles' steps and the estimated steps
+    of their excursions that met the event), and H_r = L_r p̂_r, its expected escapes."""
+    L = entrances.astype(float)
+    return direct_time + L * success, L * p

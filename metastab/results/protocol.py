@@ -56,8 +56,7 @@ KINDS = {
     "plateaus": "metastab.results.track:Track",
     "observables": "metastab.results.track:Track",
     "ams": "metastab.results.ams:AMSResult",
-    "splitting": "metastab.results.splitting:SplittingResult",
-    "escape-time": "metastab.results.splitting:EscapeTime",
+    "ams-mean-time": "metastab.results.ams:AMSMeanTime",
 }
 # The provenance entries that a replay compares with the running ones.
 VERSIONS = ("metastab", "numpy", "numba", "scipy", "python")
@@ -82,7 +81,7 @@ class Result:
     KIND: ClassVar[str]
     REPLAY: ClassVar[str]
     START: ClassVar[str] = "x0"  # the field holding the initial configuration
-    # fields of the subclasses that replay reads (EscapeTime replays its splitting result)
+    # fields of the subclasses that replay reads
     model: dict
     seed: dict
     arguments: dict
@@ -203,7 +202,7 @@ def check_versions(recorded: dict) -> None:
 def load(path: str | os.PathLike[str]) -> Result:
     """The result saved at ``path`` (by a result's ``save``), of its class: a
     :class:`~metastab.FirstPassage`, :class:`~metastab.Run`, :class:`~metastab.Track`,
-    :class:`~metastab.engine.SplittingResult` or :class:`~metastab.engine.EscapeTime`.
+    :class:`~metastab.results.ams.AMSResult` or :class:`~metastab.results.ams.AMSMeanTime`.
 
     The table and the arrays are checked against the SHA-256 the sidecar records (files of
     schema version 1 record none, and load unchecked).

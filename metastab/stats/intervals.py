@@ -3,7 +3,7 @@
 Every result object follows one protocol: its point estimates are properties, and
 ``confidence_interval(confidence_level=None, *, method=...)`` returns a
 :class:`ConfidenceInterval` ``(low, high)`` (``None``: the level the result was made with, 0.95
-by default; results made without a level, as those of :mod:`metastab.engine.splitting`, default
+by default; results made without a level, as those of :mod:`metastab.engine.ams_chains`, default
 to 0.95); results with several parameters take the parameter's name first. ``to_frame()`` gives
 the result as a table.
 """

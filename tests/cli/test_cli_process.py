@@ -121,7 +121,6 @@ def test_lazy_names_and_submodules_are_attributes():
         ("sphere_configs", "setups.sphere", "sphere_uniform"),
         ("sphere", "models.sphere", "SphereFlow"),
         ("observables", "results.track", "plateau_durations"),
-        ("splitting", "engine.splitting", "escape_probability"),
         ("report", "studies.verdict", "verdict"),
         ("bench_sphere", "bench.phase_diagram", "phase_diagram_bench"),
         ("demo", "bench.demo", "escape_demo"),

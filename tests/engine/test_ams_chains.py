@@ -130,19 +130,6 @@ def test_budget_warns():
         ams_probability(MODEL, X, EV, reference_level=0.05, max_steps=10, replicas=5, runs=2, rng=1)
 
 
-def test_the_renewal_functions_are_deprecated():
-    from metastab.engine import escape_probability, mean_escape_time
-
-    kw = dict(replicas=5, runs=2, rng=1)
-    with pytest.warns(DeprecationWarning, match="use metastab.engine.ams_probability") as got:
-        escape_probability(MODEL, X, EV, **kw)
-    assert got[0].filename == __file__  # it points at the caller
-    with pytest.warns(DeprecationWarning, match="mean_escape_time is deprecated"):
-        mean_escape_time(MODEL, X, EV, **kw)
-    with pytest.raises(TypeError, match="unexpected keyword arguments"):
-        mean_escape_time(MODEL, X, EV, replica=5)
-
-
 def test_entrance_law():
     # every replica at x0 by the entrance argument: the bits of the plain start
     kw = dict(horizon=1e11, replicas=6, runs=2, rng=8)

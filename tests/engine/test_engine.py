@@ -25,14 +25,15 @@ X0 = ms.regular_polygon(3).vertices
         lambda dev: ms.first_passage(
             ms.SoftmaxChain(2.0), X0, ms.LeaveBall(0.1), max_steps=2, mode="accelerated", device=dev
         ),
-        lambda dev: engine.escape_probability(
+        lambda dev: engine.ams_mean_escape_time(
             ms.SoftmaxChain(2.0),
             np.repeat(X0, 2, axis=0),
             ms.LeaveHull(groups=np.repeat(np.arange(3), 2), radius=1.0),
+            reference_level=0.05,
             device=dev,
         ),
     ],
-    ids=["simulate", "first_passage", "accelerated", "splitting"],
+    ids=["simulate", "first_passage", "accelerated", "ams_mean_escape_time"],
 )
 def test_unknown_device_is_named(call):
     with pytest.raises(ValueError, match=r"device must be one of \('cpu', 'cuda'\), got 'gpu7'"):
@@ -70,8 +71,6 @@ def test_no_module_is_named_like_a_public_function():
         assert not public & _children(package), package.__name__
     assert "track" in _children(ms.results) and callable(ms.track)
     assert callable(ms.simulate) and callable(ms.first_passage)
-    with pytest.warns(DeprecationWarning, match="metastab.splitting is deprecated"):
-        assert ms.splitting.escape_probability is engine.escape_probability
 
 
 def test_compile_announcement_by_the_name_of_a_run(tmp_path):

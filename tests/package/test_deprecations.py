@@ -48,3 +48,25 @@ def test_first_passage_steps_warns_and_is_times():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fp.times  # noqa: B018 (the control: the current name does not warn)
+
+
+@pytest.mark.parametrize(
+    "module, name",
+    [
+        ("metastab", "splitting"),
+        ("metastab.engine", "escape_probability"),
+        ("metastab.engine", "mean_escape_time"),
+        ("metastab.engine", "SplittingResult"),
+        ("metastab.engine", "EscapeTime"),
+    ],
+)
+def test_the_removed_renewal_estimators_are_gone(module, name):
+    """The renewal estimators (and the alias of their module) were removed after their release
+    of warnings: a use fails at once; their replacements are there (the control)."""
+    mod = importlib.import_module(module)
+    with pytest.raises(AttributeError, match=name):
+        getattr(mod, name)
+    with pytest.raises(ImportError):
+        importlib.import_module("metastab.engine.splitting")
+    engine = importlib.import_module("metastab.engine")
+    assert callable(engine.ams_mean_escape_time) and callable(engine.ams_probability)

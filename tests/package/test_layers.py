@@ -205,7 +205,7 @@ def test_function_level_imports_are_edges():
             ("metastab.engine.chains", "metastab.kernels.cpu.euclidean_steps"),
             "through its backends",
         ),
-        (("metastab.engine.splitting", "metastab.kernels.cpu"), "through its backends"),
+        (("metastab.engine.ams_hill", "metastab.kernels.cpu"), "through its backends"),
         (("metastab.engine.api", "metastab.kernels.cuda.drivers"), "through its backends"),
     ],
 )

@@ -13,15 +13,12 @@ import numpy as np
 import pytest
 
 import metastab as ms
-from metastab.engine import escape_probability, mean_escape_time
+from metastab.engine import ams_mean_escape_time
 from metastab.results import SCHEMA_VERSION, read_table, write_table
 
 X0 = ms.regular_polygon(5).vertices
 FROZEN = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)
 HULL = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
-
-# the splitting results' functions are deprecated (they warn once per call)
-pytestmark = pytest.mark.filterwarnings("ignore:metastab.engine.* is deprecated:DeprecationWarning")
 
 
 def _first_passage(rng=3):
@@ -75,25 +72,15 @@ def _track(rng=0):
     )
 
 
-def _splitting(rng=1):
-    return escape_probability(
+def _ams_mean_time(rng=2):
+    return ams_mean_escape_time(
         ms.SoftmaxChain(beta=30.0, gamma=0.45),
         FROZEN,
         HULL,
-        replicas=20,
-        runs=3,
-        rng=rng,
         reference_level=0.05,
-    )
-
-
-def _escape_time(rng=2):
-    return mean_escape_time(
-        ms.SoftmaxChain(beta=30.0, gamma=0.45),
-        FROZEN,
-        HULL,
-        replicas=20,
-        runs=3,
+        chains=3,
+        replicas=10,
+        runs=2,
         rng=rng,
     )
 
@@ -103,8 +90,7 @@ MAKERS = {
     "accelerated": _accelerated,
     "run": _run,
     "plateaus": _track,
-    "splitting": _splitting,
-    "escape-time": _escape_time,
+    "ams-mean-time": _ams_mean_time,
 }
 RANDOM = sorted(MAKERS)
 MAKERS["neighbours"] = _neighbours
@@ -142,7 +128,7 @@ def test_replay_with_another_seed_differs(tmp_path, name):
     path = MAKERS[name]().save(tmp_path / "r.csv")
     side = tmp_path / "r.csv.json"
     meta = json.loads(side.read_text())
-    seed = meta["splitting"]["seed"] if name == "escape-time" else meta["seed"]
+    seed = meta["seed"]
     seed["entropy"] = str(int(seed["entropy"]) + 1)
     side.write_text(json.dumps(meta))
     loaded = ms.load(path)
@@ -330,16 +316,12 @@ def test_read_table_checks_the_table_and_names_a_damaged_file(tmp_path):
         read_table(plain)
 
 
-def test_splitting_results_load_as_the_classes_of_results_and_keep_their_engine_names(tmp_path):
-    """The splitting results are classes of metastab.results (which :func:`load` picks by kind)
-    and still importable from the engine; a saved one loads as that class."""
-    from metastab.engine import splitting as engine_splitting
-    from metastab.results import protocol, splitting
+def test_ams_mean_time_loads_as_its_class_with_its_probability(tmp_path):
+    """The AMS mean time is a class of metastab.results (which :func:`load` picks by kind), and
+    its AMS runs, a nested result, load back as an AMSResult."""
+    from metastab.results import ams, protocol
 
-    assert engine_splitting.SplittingResult is splitting.SplittingResult
-    assert engine_splitting.EscapeTime is splitting.EscapeTime
-    assert protocol._target(protocol.KINDS["splitting"]) is splitting.SplittingResult
-    assert protocol._target(protocol.KINDS["escape-time"]) is splitting.EscapeTime
-    back = ms.load(_escape_time().save(tmp_path / "e.csv"))
-    assert type(back) is splitting.EscapeTime
-    assert type(back.splitting) is splitting.SplittingResult
+    assert protocol._target(protocol.KINDS["ams-mean-time"]) is ams.AMSMeanTime
+    back = ms.load(_ams_mean_time().save(tmp_path / "e.csv"))
+    assert type(back) is ams.AMSMeanTime
+    assert type(back.probability) is ams.AMSResult
