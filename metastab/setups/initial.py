@@ -177,8 +177,8 @@ def near_vertices(
     I_a(β^{−1/8}) ⊖ β^{−1/4}, exactly: the eroded cone is a polytope (the half-spaces of K moved
     inwards by δ and the cone half-spaces <v_a − v_b, x> >= η + δ|v_a − v_b|), whose corners are
     computed once and which is then sampled like K (:func:`uniform_in`: a fan of simplices,
-    Dirichlet weights). The cost does not depend on how small the cone is. Then ``polytope.assign(x)
-    == a``.
+    Dirichlet weights). The cost does not depend on how small the cone is. Then
+    ``polytope.assign(x) == a``.
 
     The theorem's other hypotheses (B = I, equinorm, acute cones, c0 > 0) are not checked
     here; see :meth:`Polytope.is_equinorm`, :meth:`Polytope.has_acute_cones`.
