@@ -81,7 +81,8 @@ def clustering_phase(
 ) -> ClusteringPhase:
     """Quantities of the clustering phase of Thm 5.2: its length T1 and the radius τ it reaches.
 
-    [FW] lem. first.phase and Thm 5.2 (docs: models#statements-fw). With σ(i) = argmax_a <x_i^0, v_a> (B = I) and c0 = min_{a≠b} (<v_a, v_a> − <v_a, v_b>):
+    [FW] lem. first.phase and Thm 5.2 (docs: models#statements-fw). With
+    σ(i) = argmax_a <x_i^0, v_a> (B = I) and c0 = min_{a≠b} (<v_a, v_a> − <v_a, v_b>):
 
         m  = min_{i > κ} ‖x_i^0 − v_σ(i)‖,
         τ  = min{ min_{a≠b} c0 / (2 ‖v_a − v_b‖),  √(2 c0) / 2,  (1 − γ) m },
