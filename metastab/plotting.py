@@ -36,13 +36,35 @@ def canvas(
     squeeze: bool = True,
     **subplots: Any,
 ) -> tuple[Figure, Any]:
-    """A constrained-layout figure on the Agg canvas (no pyplot state, nothing to close) and
-    its rows×cols axes, as ``Figure.subplots`` returns them (``squeeze``, ``sharex``, ...) --
-    the canvas of every figure of the package and of the studies.
+    """A constrained-layout figure on the Agg canvas and its rows×cols axes.
 
-    >>> fig, axes = canvas(1, 2)
-    >>> axes.shape
-    (2,)
+    No pyplot state, nothing to close: the canvas of every figure of the package and of the
+    studies.
+
+    Parameters
+    ----------
+    rows, cols : int, optional
+        The grid of axes (default one).
+    width, height : float, optional
+        The figure's size in inches (default 6 × 4.2).
+    squeeze : bool, optional
+        As for ``Figure.subplots`` (default True: a single Axes, or a 1-d array of them).
+    **subplots
+        Further arguments of ``Figure.subplots`` (``sharex``, ``sharey``, ...).
+
+    Returns
+    -------
+    fig : InlineFigure
+        The figure.
+    axes : matplotlib.axes.Axes or ndarray of Axes
+        Its axes, as ``Figure.subplots`` returns them.
+
+    Examples
+    --------
+    >>> from metastab.plotting import canvas
+    >>> fig, axes = canvas(1, 2, sharey=True)
+    >>> axes.shape, fig.get_size_inches().tolist()
+    ((2,), [6.0, 4.2])
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -52,8 +74,28 @@ def canvas(
 
 
 class InlineFigure(Figure):
-    """A Figure that a notebook shows inline as a cell's value. Without pyplot nothing registers
-    a display formatter for figures, and IPython would print ``<Figure size ...>``."""
+    """A Figure that a notebook shows inline as a cell's value.
+
+    Without pyplot nothing registers a display formatter for figures, and IPython would print
+    ``<Figure size ...>``; this one has a PNG representation (``_repr_png_``).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The arguments of :class:`matplotlib.figure.Figure` (``figsize``, ``dpi``, ``layout``,
+        ...).
+
+    Examples
+    --------
+    >>> from metastab.plotting import canvas
+    >>> fig, ax = canvas()
+    >>> type(fig).__name__, fig._repr_png_()[:4]
+    ('InlineFigure', b'\\x89PNG')
+    """
+
+    # Figure's own arguments, passed on: the signature the docs list is Figure's
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
 
     def _repr_png_(self) -> bytes:
         buffer = io.BytesIO()
@@ -62,8 +104,32 @@ class InlineFigure(Figure):
 
 
 def save(fig: Figure, path: str | os.PathLike[str] | None, *, dpi: int = 150) -> Figure:
-    """Write ``fig`` to ``path`` (format by suffix, parent folders created) unless ``path`` is
-    None; returns the figure."""
+    """Write a figure to ``path`` (format by suffix, parent folders created) unless it is None.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    path : str, os.PathLike or None
+        Where to write it; None writes nothing.
+    dpi : int, optional
+        The resolution of raster formats (default 150).
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+        ``fig`` itself, so that a function can end with ``return save(fig, path)``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from metastab.plotting import canvas, save
+    >>> fig, ax = canvas()
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = save(fig, os.path.join(tmp, "figs", "empty.png"))
+    ...     os.listdir(os.path.join(tmp, "figs"))
+    ['empty.png']
+    """
     if path is not None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -116,14 +182,28 @@ def survival_figure(
         FirstPassage, a list of them (e.g. one FirstPassage per β), or a dict label ->
         FirstPassage / frame.
     path : str or Path, optional
-    by, law, confidence_level, method, fitted : see above.
+        Where to write the figure (format by suffix; default None: not written).
+    by : str, optional
+        The column (or model parameter) whose values label the curves (default ``"beta"``).
+    law : {"geometric", "exponential"}, optional
+        The law of the dashed fit (default geometric).
+    confidence_level : float, optional
+        The level of the bands (default 0.95).
+    method : {"log-log", "linear"}, optional
+        The Greenwood band's transform (default log-log).
+    fitted : bool, optional
+        Draw the fitted law (default True).
 
     Returns
     -------
-    matplotlib.figure.Figure
+    fig : matplotlib.figure.Figure
+        The figure, one Axes.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from metastab.plotting import survival_figure
     >>> T = np.random.default_rng(0).geometric(0.01, 200)
     >>> frame = pd.DataFrame({"beta": 1.0, "steps": np.minimum(T, 300), "censored": T > 300})
     >>> fig = survival_figure(frame)
@@ -222,19 +302,30 @@ def arrhenius_figure(
         A chain table (fitted here with ``x``, ``law``, ``confidence_level``), a fit, or the
         pair returned by :func:`metastab.stats.fit_report`.
     path : str or Path, optional
+        Where to write the figure (format by suffix; default None: not written).
     bound : dict or callable, optional
         Keyword arguments of :func:`metastab.theory.exit_time_bound` (c0, eps, gamma, n, ...),
         or a function β -> log lower bound on E[T].
     no_bound : str
         Without a bound, why not: one legend line, so that the figure says the theorem does not
         apply rather than leaving the reader to wonder.
+    x : str, optional
+        The covariate column (default ``"beta"``), when a chain table is fitted here.
+    law : {"geometric", "exponential"}, optional
+        The law of the fit made here (default geometric).
+    confidence_level : float, optional
+        The level of the fit made here (default 0.95).
 
     Returns
     -------
-    matplotlib.figure.Figure
+    fig : matplotlib.figure.Figure
+        The figure, one Axes.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from metastab.plotting import arrhenius_figure
     >>> beta = np.repeat([1.0, 2.0, 3.0], 100)
     >>> T = np.random.default_rng(0).geometric(np.exp(-1.0 - 1.5 * beta))
     >>> frame = pd.DataFrame({"beta": beta, "steps": np.minimum(T, 100), "censored": T > 100})

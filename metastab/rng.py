@@ -27,8 +27,32 @@ SeedLike: TypeAlias = "RNGLike | Seed"
 
 @dataclass(frozen=True)
 class Seed:
-    """The root of a run's randomness: a SeedSequence's entropy (an int, or a tuple of ints as in
-    ``SeedSequence([1, 2])``) and spawn key (its provenance)."""
+    """The root of a run's randomness: a SeedSequence's entropy and spawn key (its provenance).
+
+    Chain c's stream is a pure function of the seed and c (:meth:`streams`), so a recorded seed
+    reproduces every chain of a run whatever its chunking or thread count.
+
+    Parameters
+    ----------
+    entropy : int or tuple of int
+        The entropy of the root :class:`numpy.random.SeedSequence`: an int, or a tuple of ints as
+        in ``SeedSequence([1, 2])``.
+    spawn_key : tuple of int, optional
+        The root's spawn key (default empty: a root that was not spawned from another).
+
+    See Also
+    --------
+    as_seed : the seed of any ``rng`` argument.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> seed = ms.Seed(42)
+    >>> seed.to_dict()
+    {'entropy': '42', 'spawn_key': []}
+    >>> ms.Seed.from_dict(seed.to_dict()) == seed
+    True
+    """
 
     entropy: int | tuple[int, ...]
     spawn_key: tuple[int, ...] = ()
@@ -61,13 +85,38 @@ class Seed:
 
 
 def as_seed(rng: SeedLike = None) -> Seed:
-    """Coerce ``rng`` (None, int, SeedSequence, Generator or Seed) to a recorded :class:`Seed`.
+    """The recorded :class:`Seed` of an ``rng`` argument (None, int, SeedSequence or Generator).
 
     None draws fresh entropy from the OS; a Generator is asked for 128 bits (and advanced), so that
     the run is reproducible from the recorded entropy alone.
 
-    >>> as_seed(42).entropy
-    42
+    Parameters
+    ----------
+    rng : None, int, numpy.random.SeedSequence, numpy.random.Generator or Seed, optional
+        The seed: None (default) for fresh entropy, a non-negative int, a SeedSequence (its
+        entropy and spawn key are kept), a Generator (128 bits drawn from it) or a Seed (returned
+        as it is).
+
+    Returns
+    -------
+    seed : Seed
+        The root whose entropy the run records.
+
+    Raises
+    ------
+    TypeError
+        For a bool or any other type.
+    ValueError
+        For a negative int.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import metastab as ms
+    >>> ms.as_seed(42)
+    Seed(entropy=42, spawn_key=())
+    >>> ms.as_seed(np.random.SeedSequence([1, 2], spawn_key=(3,)))
+    Seed(entropy=(1, 2), spawn_key=(3,))
     """
     if isinstance(rng, Seed):
         return rng

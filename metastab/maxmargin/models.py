@@ -116,12 +116,24 @@ def _weights(f, Y, loss):
 def attention(X: ArrayLike, W: ArrayLike, p: ArrayLike) -> np.ndarray:
     """Softmax attention of the prompt model, s_i = softmax(X_i W p) (docs: models#mm-models).
 
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+        The inputs: n sequences of T tokens in R^d (one sequence as a (T, d) array).
+    W : array_like, shape (d, d)
+        The key-query matrix.
+    p : array_like, shape (d,)
+        The prompt.
+
     Returns
     -------
-    ndarray, shape (n, T) (or (T,) for one T×d input)
+    s : ndarray, shape (n, T), or (T,) for one (T, d) input
+        The attention weights, each row summing to 1.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab.maxmargin import attention
     >>> attention([[1.0, 0.0], [0.0, 0.0]], np.eye(2), [1e6, 0.0]).tolist()
     [1.0, 0.0]
     """
@@ -132,7 +144,33 @@ def attention(X: ArrayLike, W: ArrayLike, p: ArrayLike) -> np.ndarray:
 
 
 def predict(X: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike) -> np.ndarray:
-    """Outputs f(X_i) = <X_i v, softmax(X_i W p)> of the prompt model (docs: models#mm-models)."""
+    """Outputs f(X_i) = <X_i v, softmax(X_i W p)> of the prompt model (docs: models#mm-models).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+        The inputs: n sequences of T tokens in R^d (one sequence as a (T, d) array).
+    v : array_like, shape (d,)
+        The value (head) vector.
+    W : array_like, shape (d, d)
+        The key-query matrix.
+    p : array_like, shape (d,)
+        The prompt.
+
+    Returns
+    -------
+    f : ndarray, shape (n,), or a 0-d array for one (T, d) input
+        The outputs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab import maxmargin as mm
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]    # one input of 3 tokens in R^3
+    >>> W = np.diag([1.0, 1, 0])
+    >>> mm.predict(X, [0, 0, 1], W, [0, 0, 0]).round(6).tolist()    # p = 0: the mean value
+    [0.933333]
+    """
     X3, single = as_tokens(X)
     d = X3.shape[2]
     a = X3 @ (_validate.matrix("W", W, d) @ _vector("p", p, d))
@@ -143,8 +181,39 @@ def predict(X: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike) -> np.ndarra
 def risk(
     X: ArrayLike, Y: ArrayLike, v: ArrayLike, W: ArrayLike, p: ArrayLike, *, loss: str = "logistic"
 ) -> float:
-    """Empirical risk L(p) = (1/n) Σ_i l(Y_i f(X_i)) of the prompt model
-    (docs: models#mm-models)."""
+    """Empirical risk L(p) = (1/n) Σ_i l(Y_i f(X_i)) of the prompt model.
+
+    The prompt model of docs: models#mm-models.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+        The inputs: n sequences of T tokens in R^d (one sequence as a (T, d) array).
+    Y : array_like, shape (n,)
+        The labels, each ±1.
+    v : array_like, shape (d,)
+        The value (head) vector.
+    W : array_like, shape (d, d)
+        The key-query matrix.
+    p : array_like, shape (d,)
+        The prompt.
+    loss : {"logistic", "linear"}, optional
+        l(u) = log(1 + e^{−u}) (default) or −u.
+
+    Returns
+    -------
+    risk : float
+        L(p).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab import maxmargin as mm
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]    # one input of 3 tokens in R^3
+    >>> W = np.diag([1.0, 1, 0])
+    >>> round(mm.risk(X, [1], [0, 0, 1], W, [0, 0, 0], loss="linear"), 6)     # −f
+    -0.933333
+    """
     X3, Yv, vv = _problem(X, Y, v)
     d = X3.shape[2]
     a = X3 @ (_validate.matrix("W", W, d) @ _vector("p", p, d))
@@ -165,12 +234,34 @@ def grad_p(
 ) -> np.ndarray:
     """∇_p L = (1/n) Σ_i l'(Y_i f_i) Y_i Σ_t (∂f_i/∂a_it) Wᵀ x_it (docs: models#mm-training).
 
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+        The inputs: n sequences of T tokens in R^d (one sequence as a (T, d) array).
+    Y : array_like, shape (n,)
+        The labels, each ±1.
+    v : array_like, shape (d,)
+        The value (head) vector.
+    W : array_like, shape (d, d)
+        The key-query matrix.
+    p : array_like, shape (d,)
+        The prompt.
+    loss : {"logistic", "linear"}, optional
+        l(u) = log(1 + e^{−u}) (default) or −u.
+
+    Returns
+    -------
+    grad : ndarray, shape (d,)
+        ∇_p L at ``p``.
+
     Examples
     --------
-    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]
-    >>> g = grad_p(X, [1], [0, 0, 1], np.diag([1.0, 1, 0]), [0, 1, 0])
-    >>> g.shape
-    (3,)
+    >>> import numpy as np
+    >>> from metastab import maxmargin as mm
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]    # one input of 3 tokens in R^3
+    >>> W = np.diag([1.0, 1, 0])
+    >>> mm.grad_p(X, [1], [0, 0, 1], W, [0, 1, 0]).round(6).tolist()
+    [0.004064, -0.006773, 0.0]
     """
     X3, Yv, vv = _problem(X, Y, v)
     d = X3.shape[2]
@@ -211,8 +302,9 @@ def train_p(
     normalized: bool = True,
     loss: str = "logistic",
 ) -> np.ndarray:
-    """Gradient descent on the prompt p with v and W fixed ([MM]; docs: models#mm-models,
-    #mm-training).
+    """Gradient descent on the prompt p with v and W fixed ([MM]).
+
+    The model and its training: docs: models#mm-models, #mm-training.
 
     p_{k+1} = p_k − η ∇L(p_k) / ||∇L(p_k)|| (``normalized``) or p_k − η ∇L(p_k), in float64 with
     the cancellation-free gradient; a normalised step with an exactly zero (underflowed) gradient
@@ -221,27 +313,38 @@ def train_p(
     Parameters
     ----------
     X : array_like, shape (n, T, d) or (T, d)
-    Y : array_like, shape (n,), entries ±1
+        The inputs: n sequences of T tokens in R^d (one sequence as a (T, d) array).
+    Y : array_like, shape (n,)
+        The labels, each ±1.
     v : array_like, shape (d,)
+        The value (head) vector.
     W : array_like, shape (d, d)
+        The key-query matrix.
     p0 : array_like, shape (d,)
+        The initial prompt.
     steps : int
-    lr : float
-        Step size η.
-    normalized : bool
-    loss : {"logistic", "linear"}
+        The number of steps.
+    lr : float, optional
+        Step size η (default 0.1).
+    normalized : bool, optional
+        Normalised steps (default True) or plain ones.
+    loss : {"logistic", "linear"}, optional
+        l(u) = log(1 + e^{−u}) (default) or −u.
 
     Returns
     -------
-    ndarray, shape (steps + 1, d)
+    path : ndarray, shape (steps + 1, d)
         The iterates p_0, ..., p_steps.
 
     Examples
     --------
-    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]
-    >>> path = train_p(X, [1], [0, 0, 1], np.diag([1.0, 1, 0]), [0, 1, 0], steps=1000)
-    >>> pmm = att_svm(X, 0, np.diag([1.0, 1, 0])).p
-    >>> bool(correlation(path[-1], pmm) > 0.999)
+    >>> import numpy as np
+    >>> from metastab import maxmargin as mm
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]    # one input of 3 tokens in R^3
+    >>> W = np.diag([1.0, 1, 0])
+    >>> path = mm.train_p(X, [1], [0, 0, 1], W, [0, 1, 0], steps=1000)
+    >>> pmm = mm.att_svm(X, 0, W).p
+    >>> bool(mm.correlation(path[-1], pmm) > 0.999)
     True
     """
     X3, Yv, vv, Wm, p, (steps, lr, normalized), loss = _prompt_problem(
@@ -267,15 +370,48 @@ def train_joint(
     normalized: bool = True,
     loss: str = "logistic",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Joint gradient descent on (p, v) ([MM] joint training; docs: models#mm-svm,
-    #mm-experiments (E3)).
+    """Joint gradient descent on (p, v): [MM]'s joint training.
 
     Both are updated from the same iterate; with ``normalized`` each of p and v takes a step of
-    length η along its own normalised gradient, as in the official code.
+    length η along its own normalised gradient, as in the official code (docs: models#mm-svm,
+    #mm-experiments (E3)).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+        The inputs: n sequences of T tokens in R^d (one sequence as a (T, d) array).
+    Y : array_like, shape (n,)
+        The labels, each ±1.
+    v0 : array_like, shape (d,)
+        The initial value vector.
+    W : array_like, shape (d, d)
+        The key-query matrix.
+    p0 : array_like, shape (d,)
+        The initial prompt.
+    steps : int
+        The number of steps.
+    lr : float, optional
+        Step size η (default 0.1).
+    normalized : bool, optional
+        Normalised steps (default True) or plain ones.
+    loss : {"logistic", "linear"}, optional
+        l(u) = log(1 + e^{−u}) (default) or −u.
 
     Returns
     -------
     p_path, v_path : ndarray, shape (steps + 1, d) each
+        The iterates of p and of v.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab import maxmargin as mm
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]    # one input of 3 tokens in R^3
+    >>> W = np.diag([1.0, 1, 0])
+    >>> ps, vs = mm.train_joint(X, [1], [0, 0, 1], W, [0, 1, 0], steps=100)
+    >>> before, after = (mm.risk(X, [1], vs[k], W, ps[k]) for k in (0, -1))
+    >>> ps.shape, vs.shape, bool(after < before)
+    ((101, 3), (101, 3), True)
     """
     X3, Yv, v, Wm, p, (steps, lr, normalized), loss = _prompt_problem(
         X, Y, v0, W, p0, steps, lr, normalized, loss
@@ -297,9 +433,28 @@ def train_joint(
 def self_attention(X: ArrayLike, W: ArrayLike, Z: ArrayLike) -> np.ndarray:
     """Softmax attention s_i = softmax(X_i W z_i) of the W-parametrised layer (§1.3).
 
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+        The inputs: n sequences of T tokens in R^d (one sequence as a (T, d) array).
+    W : array_like, shape (d, d)
+        The key-query matrix.
+    Z : array_like, shape (n, d)
+        The queries z_i.
+
     Returns
     -------
-    ndarray, shape (n, T)
+    s : ndarray, shape (n, T)
+        The attention weights, each row summing to 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab import maxmargin as mm
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]    # one input of 3 tokens in R^3
+    >>> W = np.diag([1.0, 1, 0])
+    >>> mm.self_attention(X, np.zeros((3, 3)), [[1.0, 0, 0]]).round(6).tolist()
+    [[0.333333, 0.333333, 0.333333]]
     """
     X3, _ = as_tokens(X)
     n, _, d = X3.shape
@@ -323,7 +478,37 @@ def _grad_w_batch(X, g, Y, Z, W, loss):
 def grad_w(
     X: ArrayLike, Y: ArrayLike, v: ArrayLike, Z: ArrayLike, W: ArrayLike, *, loss: str = "logistic"
 ) -> np.ndarray:
-    """∇_W L of the W-parametrised attention (docs: models#mm-training)."""
+    """∇_W L of the W-parametrised attention (docs: models#mm-training).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+        The inputs: n sequences of T tokens in R^d (one sequence as a (T, d) array).
+    Y : array_like, shape (n,)
+        The labels, each ±1.
+    v : array_like, shape (d,)
+        The value (head) vector.
+    Z : array_like, shape (n, d)
+        The queries z_i.
+    W : array_like, shape (d, d)
+        The key-query matrix.
+    loss : {"logistic", "linear"}, optional
+        l(u) = log(1 + e^{−u}) (default) or −u.
+
+    Returns
+    -------
+    grad : ndarray, shape (d, d)
+        ∇_W L at ``W``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab import maxmargin as mm
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]    # one input of 3 tokens in R^3
+    >>> W = np.diag([1.0, 1, 0])
+    >>> mm.grad_w(X, [1], [0, 0, 1], [[1.0, 0, 0]], W).shape
+    (3, 3)
+    """
     X3, Yv, vv = _problem(X, Y, v)
     n, _, d = X3.shape
     return _grad_w_batch(
@@ -394,20 +579,44 @@ def train_w(
 
     Parameters
     ----------
-    X : array_like, shape (n, T, d), or (R, n, T, d) for R independent problems trained in
-        lockstep (each normalised separately); Y, v, Z, W0 then carry the same leading axis.
+    X : array_like, shape (n, T, d) or (R, n, T, d)
+        The inputs; with a leading axis R independent problems trained in lockstep (each
+        normalised separately), and Y, v, Z, W0 then carry the same leading axis.
     Y : array_like, shape (n,) or (R, n)
+        The labels, each ±1.
     v : array_like, shape (d,) or (R, d)
+        The value (head) vector.
     Z : array_like, shape (n, d) or (R, n, d)
         Queries z_i.
     W0 : array_like, shape (d, d) or (R, d, d)
-    reg : float
+        The initial key-query matrix.
+    steps : int
+        The number of steps.
+    lr : float, optional
+        Step size η (default 0.1).
+    normalized : bool, optional
+        Normalised steps (default True) or plain ones.
+    loss : {"logistic", "linear"}, optional
+        l(u) = log(1 + e^{−u}) (default) or −u.
+    reg : float, optional
         Ridge weight λ ≥ 0: descends L + (λ/2)||W||²_F (the "vanishing regularization" of
-        [SVM]; a tiny λ such as machine epsilon keeps the gradient from underflowing to zero).
+        [SVM]; a tiny λ such as machine epsilon keeps the gradient from underflowing to zero;
+        default 0).
 
     Returns
     -------
-    ndarray, shape (steps + 1, d, d) or (steps + 1, R, d, d)
+    path : ndarray, shape (steps + 1, d, d) or (steps + 1, R, d, d)
+        The iterates W_0, ..., W_steps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab import maxmargin as mm
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]    # one input of 3 tokens in R^3
+    >>> W = np.diag([1.0, 1, 0])
+    >>> path = mm.train_w(X, [1], [0, 0, 1], [[1.0, 0, 0]], np.zeros((3, 3)), steps=50)
+    >>> path.shape, bool(mm.self_attention(X, path[-1], [[1.0, 0, 0]])[0, 0] > 0.9)
+    ((51, 3, 3), True)
     """
     Xa, Ya, va, Za, batched = _batch(X, Y, v, Z)
     R, _, _, d = Xa.shape
@@ -446,10 +655,31 @@ def train_kq(
     the nuclear-norm bias; with λ = 0 the logits grow quadratically and the gradient underflows
     to zero within a few hundred normalised steps, freezing the direction).
 
+    Parameters
+    ----------
+    X, Y, v, Z, steps, lr, normalized, loss
+        As for :func:`train_w`: the inputs, labels, value vector, queries, the number of steps,
+        the step size (default 0.1), normalised steps (default True) and the loss (default
+        logistic).
+    K0, Q0 : array_like, shape (d, d) or (R, d, d)
+        The initial factors.
+    reg : float, optional
+        Ridge weight λ ≥ 0 of (λ/2)(||K||²_F + ||Q||²_F) (default 0).
+
     Returns
     -------
-    ndarray, shape (steps + 1, d, d) or (steps + 1, R, d, d)
+    path : ndarray, shape (steps + 1, d, d) or (steps + 1, R, d, d)
         The products W_k = K_k Q_kᵀ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab import maxmargin as mm
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]    # one input of 3 tokens in R^3
+    >>> W = np.diag([1.0, 1, 0])
+    >>> path = mm.train_kq(X, [1], [0, 0, 1], [[1.0, 0, 0]], np.eye(3), np.eye(3), steps=20)
+    >>> path.shape, path[0].tolist() == np.eye(3).tolist()
+    ((21, 3, 3), True)
     """
     Xa, Ya, va, Za, batched = _batch(X, Y, v, Z)
     R, _, _, d = Xa.shape
@@ -475,13 +705,61 @@ def train_kq(
 
 
 def token_scores(X: ArrayLike, Y: ArrayLike, v: ArrayLike) -> np.ndarray:
-    """Token scores γ_it = Y_i vᵀ x_it (docs: models#mm-models), shape (n, T)."""
+    """Token scores γ_it = Y_i vᵀ x_it (docs: models#mm-models).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+        The inputs: n sequences of T tokens in R^d (one sequence as a (T, d) array).
+    Y : array_like, shape (n,)
+        The labels, each ±1.
+    v : array_like, shape (d,)
+        The value (head) vector.
+
+    Returns
+    -------
+    scores : ndarray, shape (n, T)
+        γ_it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab import maxmargin as mm
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]    # one input of 3 tokens in R^3
+    >>> W = np.diag([1.0, 1, 0])
+    >>> mm.token_scores(X, [1], [0, 0, 1]).tolist()
+    [[1.0, 0.9, 0.9]]
+    """
     X3, Yv, vv = _problem(X, Y, v)
     return Yv[:, None] * (X3 @ vv)
 
 
 def optimal_tokens(X: ArrayLike, Y: ArrayLike, v: ArrayLike) -> np.ndarray:
-    """Globally optimal tokens opt_i = argmax_t γ_it (first index on ties), shape (n,)."""
+    """Globally optimal tokens opt_i = argmax_t γ_it (first index on ties).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+        The inputs: n sequences of T tokens in R^d (one sequence as a (T, d) array).
+    Y : array_like, shape (n,)
+        The labels, each ±1.
+    v : array_like, shape (d,)
+        The value (head) vector.
+
+    Returns
+    -------
+    tokens : ndarray of int, shape (n,)
+        opt_i, the index of the best-scoring token of each input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab import maxmargin as mm
+    >>> X = [[[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]]    # one input of 3 tokens in R^3
+    >>> W = np.diag([1.0, 1, 0])
+    >>> mm.optimal_tokens(X, [1], [0, 0, 1]).tolist()
+    [0]
+    """
     return np.argmax(token_scores(X, Y, v), axis=1)
 
 
@@ -492,6 +770,27 @@ class LocalOptimality:
     ``locally_optimal``: ATT-SVM(α) is feasible and every support token t of every input scores
     strictly less than α_i (γ_it < γ_{i,α_i} − ``tol``). ``globally_optimal``: α_i maximises γ_i
     for every i. ``violations`` lists the (i, t) support tokens that break the strict inequality.
+    Made by :func:`local_optimality`.
+
+    Attributes
+    ----------
+    locally_optimal : bool
+        Whether α is locally optimal.
+    globally_optimal : bool
+        Whether α_i maximises γ_i for every i.
+    svm : SVMResult
+        The solution of ATT-SVM(α).
+    violations : tuple of (int, int)
+        The support tokens (i, t) that score at least α_i's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab.maxmargin import local_optimality
+    >>> X = [[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]
+    >>> res = local_optimality(X, 1, [0, 0, 1], 0, np.diag([1.0, 1, 0]))
+    >>> res.kind, res.locally_optimal, res.globally_optimal, res.violations
+    ('global', True, True, ())
     """
 
     locally_optimal: bool
@@ -525,8 +824,32 @@ def local_optimality(
     Frobenius W problem), reads its support tokens T_i (active constraints) and checks
     γ_{i,α_i} > γ_it + ``tol`` for every t ∈ T_i.
 
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+        The inputs: n sequences of T tokens in R^d.
+    Y : array_like, shape (n,), or a scalar for one input
+        The labels, each ±1.
+    v : array_like, shape (d,)
+        The value (head) vector.
+    alpha : array_like of int, shape (n,), or an int for one input
+        The selection: one token index per input.
+    W : array_like, shape (d, d), optional
+        The key-query matrix of the p problem (default identity).
+    Z : array_like, shape (n, d), optional
+        Queries: test the Frobenius W problem instead.
+    tol : float, optional
+        The margin of the strict inequality, >= 0 (default 1e-12).
+
+    Returns
+    -------
+    result : LocalOptimality
+        The verdict, the SVM solution and the violations.
+
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab.maxmargin import local_optimality
     >>> X = [[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]
     >>> local_optimality(X, 1, [0, 0, 1], 1, np.diag([1.0, 1, 0])).kind
     'not locally optimal'
@@ -549,7 +872,24 @@ def local_optimality(
 
 
 def correlation(a: ArrayLike, b: ArrayLike) -> float:
-    """corr(a, b) = <a, b> / (||a|| ||b||) (Frobenius for matrices; docs: models#mm-models)."""
+    """corr(a, b) = <a, b> / (||a|| ||b||) (Frobenius for matrices; docs: models#mm-models).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Vectors or matrices of the same size, not zero.
+
+    Returns
+    -------
+    corr : float
+        The cosine of their angle, in [−1, 1].
+
+    Examples
+    --------
+    >>> from metastab.maxmargin import correlation
+    >>> round(correlation([1.0, 0.0], [1.0, 1.0]), 6)     # cos 45°
+    0.707107
+    """
     a = np.asarray(a, dtype=np.float64).ravel()
     b = np.asarray(b, dtype=np.float64).ravel()
     na, nb = np.linalg.norm(a), np.linalg.norm(b)
@@ -564,6 +904,26 @@ def hardmax_gap_bound(T: int, svm_norm: float, R: ArrayLike) -> np.ndarray:
     Every margin of the unit direction is at least 1/||p^mm||, hence
     1 − s_{i,α_i} ≤ (T − 1) exp(−R / ||p^mm||): the softmax tends to the hardmax on α as the
     scale R (the inverse temperature β) grows.
+
+    Parameters
+    ----------
+    T : int
+        The number of tokens per input, >= 2.
+    svm_norm : float
+        ||p^mm||, > 0.
+    R : array_like
+        The scales of p.
+
+    Returns
+    -------
+    bound : ndarray
+        min(1, (T − 1) exp(−R / ||p^mm||)), of the shape of ``R``.
+
+    Examples
+    --------
+    >>> from metastab.maxmargin import hardmax_gap_bound
+    >>> hardmax_gap_bound(3, 2.0, [0.0, 2.0, 20.0]).round(6).tolist()
+    [1.0, 0.735759, 9.1e-05]
     """
     T = _validate.integer("T", T, 2)
     svm_norm = _validate.real("svm_norm", svm_norm, low=0.0, low_open=True)

@@ -82,6 +82,15 @@ class Certificate:
         problem is nearly infeasible and its direction sensitive to the data.
     tol : float
         Tolerance used for ``ok``.
+
+    Examples
+    --------
+    >>> from metastab.maxmargin import solve_ldp
+    >>> x, lam, cert = solve_ldp([[1.0, 0.0], [0.0, 2.0]], [1.0, 1.0])
+    >>> cert.feasible, cert.ok, round(cert.norm, 6), cert.farkas
+    (True, True, 1.118034, nan)
+    >>> solve_ldp([[1.0], [-1.0]], [1.0, 1.0])[2].feasible      # x ≥ 1 and −x ≥ 1
+    False
     """
 
     feasible: bool
@@ -137,6 +146,15 @@ class SVMResult:
         The selected token of each sample.
     method : str
         ``"ldp-nnls"`` (exact) or ``"burer-monteiro-slsqp"`` (approximate).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab.maxmargin import att_svm
+    >>> X = [[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]
+    >>> res = att_svm(X, 0, W=np.diag([1.0, 1.0, 0.0]))
+    >>> res.feasible, res.method, res.alpha.tolist(), round(res.norm, 6)
+    (True, 'ldp-nnls', [0], 0.995037)
     """
 
     p: np.ndarray | None = field(repr=False)
@@ -172,12 +190,31 @@ class SVMResult:
 
 @dataclass(frozen=True, eq=False)
 class JointSVM:
-    """Max-margin pair of joint (p, v) training ([MM] joint training; docs: models#mm-experiments
-    (E3)).
+    """Max-margin pair of joint (p, v) training: [MM]'s joint training.
 
-    ``v`` is the classifier SVM min ||v|| s.t. Y_i vᵀx_{i,α_i} ≥ 1 (its ``support`` holds the
-    support samples), ``p`` the ATT-SVM with the samples in ``relaxed`` (not support vectors of
-    v) constrained by ≥ 0 instead of ≥ 1, and ``full`` the unrelaxed ATT-SVM for comparison.
+    See docs: models#mm-experiments (E3). ``v`` is the classifier SVM min ||v|| s.t. Y_i vᵀx_{i,α_i}
+    ≥ 1 (its ``support`` holds the support samples), ``p`` the ATT-SVM with the samples in
+    ``relaxed`` (not support vectors of v) constrained by ≥ 0 instead of ≥ 1, and ``full`` the
+    unrelaxed ATT-SVM for comparison. Made by :func:`joint_svm`.
+
+    Attributes
+    ----------
+    v : SVMResult
+        The classifier SVM v^mm.
+    p : SVMResult
+        The relaxed ATT-SVM.
+    full : SVMResult
+        The unrelaxed ATT-SVM.
+    relaxed : ndarray of bool, shape (n,)
+        The samples that are not support vectors of v^mm.
+
+    Examples
+    --------
+    >>> from metastab.maxmargin import joint_svm
+    >>> X = [[[0, 0], [1, 1]], [[0, 0], [1, -1]], [[0, 0], [0.5, 1.5]]]
+    >>> js = joint_svm(X, [1, -1, 1], 1)
+    >>> (js.v.p.round(6) + 0.0).tolist(), js.v.support[0].tolist(), round(js.full.objective, 5)
+    ([0.0, 1.0], [0, 1], 0.8125)
     """
 
     v: SVMResult
@@ -206,21 +243,28 @@ def solve_ldp(
     Parameters
     ----------
     G : array_like, shape (m, dim)
+        The constraint rows, m >= 1.
     h : array_like, shape (m,)
-    tol : float
-        Tolerance of the certificate checks.
-    infeasible_tol : float
+        The right-hand sides.
+    tol : float, optional
+        Tolerance of the certificate checks (default 1e-8).
+    infeasible_tol : float, optional
         The problem is declared infeasible when 1 − hᵀu ≤ ``infeasible_tol``, i.e. when the
-        scaled solution would have norm above about infeasible_tol^(-1/2).
+        scaled solution would have norm above about infeasible_tol^(-1/2) (default 1e-12).
 
     Returns
     -------
-    x : ndarray or None
-    lam : ndarray or None
+    x : ndarray, shape (dim,), or None
+        The solution; None when infeasible.
+    lam : ndarray, shape (m,), or None
+        The dual multipliers (x = Gᵀλ); None when infeasible.
     certificate : Certificate
+        The residuals of the optimality (or the Farkas) certificate.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab.maxmargin import solve_ldp
     >>> x, lam, cert = solve_ldp([[1.0, 0.0], [0.0, 2.0]], [1.0, 1.0])
     >>> np.round(x, 6).tolist(), cert.ok
     ([1.0, 0.5], True)
@@ -314,11 +358,30 @@ def constraint_rows(
     W problem it is vec((x_{i,α_i} − x_it) z_iᵀ) (shape (d·d,), row-major), so that
     <row, vec(W)> = (x_{i,α_i} − x_it)ᵀ W z_i (docs: models#mm-svm).
 
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+        Token sequences.
+    alpha : int or sequence of int
+        Selected token of each input (one int is used for every input).
+    W : array_like, shape (d, d), optional
+        Key-query matrix of the p problem (default identity).
+    Z : array_like, shape (n, d), optional
+        The queries z_i: given, the rows of the W problem.
+
     Returns
     -------
     G : ndarray, shape (n (T−1), dim)
+        The rows: dim = d for the p problem, d·d for the W problem.
     index : ndarray, shape (n (T−1), 2)
         The (i, t) of each row.
+
+    Examples
+    --------
+    >>> from metastab.maxmargin import constraint_rows
+    >>> G, index = constraint_rows([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]], 0)
+    >>> G.tolist(), index.tolist()
+    ([[1.0, -1.0], [0.5, -0.5]], [[0, 1], [0, 2]])
     """
     X3, _ = as_tokens(X)
     n, T, d = X3.shape
@@ -375,18 +438,21 @@ def att_svm(
         Key-query matrix; the identity by default.
     relaxed : sequence of bool or of int, optional
         Samples whose constraints become ≥ 0 (the relaxed SVM of joint training, §2.3).
-    tol : float
-        Tolerance of the certificate.
-    support_tol : float
-        Activity tolerance defining the support tokens.
+    tol : float, optional
+        Tolerance of the certificate (default 1e-8).
+    support_tol : float, optional
+        Activity tolerance defining the support tokens (default 1e-6).
 
     Returns
     -------
-    SVMResult
-        ``p`` is None and ``feasible`` False when no p satisfies the constraints.
+    result : SVMResult
+        The solution and its certificate; ``p`` is None and ``feasible`` False when no p satisfies
+        the constraints.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab.maxmargin import att_svm
     >>> X = [[-0.1, 1, 1], [1, 0, 0.9], [0, 0, 0.9]]
     >>> res = att_svm(X, 0, W=np.diag([1.0, 1.0, 0.0]))
     >>> round(res.objective, 5), res.support[0].tolist(), res.certificate.ok
@@ -427,18 +493,27 @@ def att_svm_w(
     Parameters
     ----------
     X : array_like, shape (n, T, d) or (T, d)
+        Token sequences.
     alpha : int or sequence of int
+        Selected token of each input (one int is used for every input).
     Z : array_like, shape (n, d) or (d,)
         The query z_i of each input (self-attention: a token of X_i; cross-attention: any).
-    norm : {"fro", "nuclear"}
+    norm : {"fro", "nuclear"}, optional
+        The norm minimised (default Frobenius).
+    tol : float, optional
+        Tolerance of the certificate (default 1e-8).
+    support_tol : float, optional
+        Activity tolerance defining the support tokens (default 1e-6).
 
     Returns
     -------
-    SVMResult
+    result : SVMResult
         ``p`` (alias ``W``) is the d×d solution, or None when infeasible.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab.maxmargin import att_svm_w
     >>> X = np.array([[[1.0, 0.0], [0.0, 1.0]]])
     >>> res = att_svm_w(X, 0, [[1.0, 0.0]])
     >>> np.round(res.W, 6).tolist()
@@ -558,16 +633,37 @@ def joint_svm(
     tol: float = 1e-8,
     support_tol: float = 1e-6,
 ) -> JointSVM:
-    """Max-margin directions of joint (p, v) training in [MM] (docs: models#mm-svm, #mm-experiments
-    (E3)).
+    """Max-margin directions of joint (p, v) training in [MM].
 
-    First the classifier SVM of the selected tokens, v^mm = argmin ||v|| s.t.
-    Y_i vᵀ x_{i,α_i} ≥ 1; its active samples are the support vectors. Then the relaxed ATT-SVM
-    :func:`att_svm` with ``relaxed`` = the samples that are not support vectors of v^mm, and the
-    full ATT-SVM for comparison.
+    See docs: models#mm-svm, #mm-experiments (E3). First the classifier SVM of the selected tokens,
+    v^mm = argmin ||v|| s.t. Y_i vᵀ x_{i,α_i} ≥ 1; its active samples are the support vectors. Then
+    the relaxed ATT-SVM :func:`att_svm` with ``relaxed`` = the samples that are not support vectors
+    of v^mm, and the full ATT-SVM for comparison.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, T, d) or (T, d)
+        Token sequences.
+    Y : array_like, shape (n,)
+        The labels, each ±1.
+    alpha : int or sequence of int
+        Selected token of each input (one int is used for every input).
+    W : array_like, shape (d, d), optional
+        Key-query matrix; the identity by default.
+    tol : float, optional
+        Tolerance of the certificates (default 1e-8).
+    support_tol : float, optional
+        Activity tolerance defining the support tokens and vectors (default 1e-6).
+
+    Returns
+    -------
+    svms : JointSVM
+        The classifier SVM, the relaxed and the full ATT-SVM.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab.maxmargin import joint_svm
     >>> X = [[[0, 0], [1, 1]], [[0, 0], [1, -1]], [[0, 0], [0.5, 1.5]]]
     >>> js = joint_svm(X, [1, -1, 1], 1)
     >>> np.round(js.p.p, 6).tolist(), round(js.p.objective, 5), js.relaxed.tolist()

@@ -46,7 +46,30 @@ __all__ = [
 
 
 def provenance(**extra: Any) -> dict:
-    """Versions, thread count and host facts to store beside the data."""
+    """Versions, thread count and host facts to store beside the data.
+
+    Parameters
+    ----------
+    **extra
+        Further entries (a run's parameters, its command), added after the facts and winning
+        over them.
+
+    Returns
+    -------
+    facts : dict
+        The versions of metastab, numpy, numba, scipy and Python, numba's thread count and the
+        machine's architecture, then ``extra``.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> from metastab.results import provenance
+    >>> facts = provenance(command="metastab fit")
+    >>> sorted(facts)
+    ['command', 'machine', 'metastab', 'numba', 'numpy', 'python', 'scipy', 'threads']
+    >>> facts["metastab"] == ms.__version__
+    True
+    """
     import numba
     import scipy
 
@@ -91,15 +114,58 @@ def seed_entropy(seed: dict) -> str:
 
 
 def sidecar(path: Path) -> Path:
-    """The JSON metadata file stored next to a table: ``run.csv`` -> ``run.csv.json``."""
+    """The JSON metadata file stored next to a table: ``run.csv`` -> ``run.csv.json``.
+
+    Parameters
+    ----------
+    path : Path
+        The table.
+
+    Returns
+    -------
+    sidecar : Path
+        The sidecar's path, in the table's folder.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from metastab.results import sidecar
+    >>> sidecar(Path("out") / "run.csv").as_posix()
+    'out/run.csv.json'
+    """
     return path.with_name(path.name + ".json")
 
 
 def check_writable(path: str | os.PathLike[str]) -> Path:
-    """Check, before a long computation, that :func:`write_table` can write ``path``: its
-    nearest existing ancestor is a folder in which a file can be created (a probe file, removed
-    at once; missing folders below it are created only when the table is written). Raises
-    OSError naming ``path``."""
+    """Check, before a long computation, that :func:`write_table` can write ``path``.
+
+    Its nearest existing ancestor must be a folder in which a file can be created (a probe
+    file, removed at once; missing folders below it are created only when the table is
+    written).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The table to be written.
+
+    Returns
+    -------
+    path : Path
+        ``path``, as a Path.
+
+    Raises
+    ------
+    OSError
+        Naming ``path``, when it cannot be written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from metastab.results import check_writable
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     check_writable(os.path.join(tmp, "new", "run.csv")).name
+    'run.csv'
+    """
     path = Path(path)
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
@@ -145,10 +211,48 @@ def write_table(
     meta: dict,
     arrays: dict[str, np.ndarray] | None = None,
 ) -> Path:
-    """Write ``frame`` as CSV or parquet (by suffix) with a JSON provenance sidecar, and
-    ``arrays`` (if given: a saved result) bit for bit as ``.npz`` beside them
+    """Write a frame as CSV or parquet with a JSON provenance sidecar, atomically.
+
+    ``arrays`` (if given: a saved result) are written bit for bit as ``.npz`` beside them
     (:func:`arrays_file`), with the SHA-256 of the table and of the arrays in the sidecar
-    (:data:`DIGESTS`), atomically (through temporary files and renames). Errors name ``path``."""
+    (:data:`DIGESTS`). Every file is written through a temporary file and a rename, the table
+    last.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table.
+    path : str or os.PathLike
+        Where to write it; the suffix, ``.csv`` or ``.parquet``, chooses the format. Missing
+        folders are created.
+    meta : dict
+        The sidecar's content (JSON; values it cannot encode are written as strings).
+    arrays : dict of str to ndarray, optional
+        Arrays saved beside the table as ``.npz`` (default None: none).
+
+    Returns
+    -------
+    path : Path
+        ``path``, as a Path.
+
+    Raises
+    ------
+    ValueError
+        For a suffix other than ``.csv`` or ``.parquet``.
+    OSError
+        Naming ``path``, when a file cannot be written (no file is left half written).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import pandas as pd
+    >>> from metastab.results import read_table, write_table
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = write_table(pd.DataFrame({"beta": [1.0, 2.0]}), os.path.join(tmp, "t.csv"),
+    ...                        {"seed": 7})
+    ...     sorted(os.listdir(tmp)), read_table(path)[1]
+    (['t.csv', 't.csv.json'], {'seed': 7})
+    """
     path = Path(path)
     if path.suffix not in (".csv", ".parquet"):
         raise ValueError(f"out must end in .csv or .parquet, got {str(path)!r}")
@@ -220,9 +324,44 @@ def verify(path: Path, meta: dict, role: str, required: bool = False) -> None:
 
 
 def read_table(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict]:
-    """Read a table written by :func:`write_table` and its sidecar (empty dict if absent),
-    checking the table against the SHA-256 the sidecar records, if any (:func:`verify`).
-    A damaged table or sidecar raises DamagedFileError naming it."""
+    """Read a table written by :func:`write_table` and its sidecar.
+
+    The table is checked against the SHA-256 the sidecar records, if any (:func:`verify`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The table, ``.csv`` or ``.parquet``.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        The table.
+    meta : dict
+        Its sidecar, parsed; empty when there is none.
+
+    Raises
+    ------
+    ValueError
+        For a suffix other than ``.csv`` or ``.parquet``.
+    FileNotFoundError
+        When there is no such file.
+    DamagedFileError
+        Naming the file, when the table or its sidecar cannot be read or the table's SHA-256 is
+        not the one recorded.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import pandas as pd
+    >>> from metastab.results import read_table, write_table
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = write_table(pd.DataFrame({"beta": [1.0, 2.0]}), os.path.join(tmp, "t.csv"),
+    ...                        {"seed": 7})
+    ...     frame, meta = read_table(path)
+    >>> frame["beta"].tolist(), meta
+    ([1.0, 2.0], {'seed': 7})
+    """
     path = Path(path)
     if path.suffix not in (".csv", ".parquet"):
         raise ValueError(f"a table must end in .csv or .parquet, got {str(path)!r}")

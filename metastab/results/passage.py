@@ -31,6 +31,55 @@ class FirstPassage(Result):
     steps; for a flow with a time step dt the time is ``times * dt``. ``x0`` and ``arguments``
     (the other keyword arguments of :func:`metastab.first_passage`) are what :meth:`replay`
     reruns it from. ``steps``, the former name of ``times``, is a deprecated alias.
+
+    Attributes
+    ----------
+    times : ndarray, shape (chains,)
+        Each chain's first-passage time in steps (int64; float64 in the accelerated mode), or
+        ``max_steps`` where censored, or the step of absorption where absorbed.
+    censored : ndarray of bool, shape (chains,)
+        True where the chain had not met the event within ``max_steps``.
+    final : ndarray, shape (chains, n, d)
+        Each chain's configuration when it stopped.
+    max_steps : int or float
+        The step budget of every chain.
+    model, event : dict
+        The model's and the event's ``to_dict``.
+    seed : dict
+        The root seed's ``to_dict`` (:class:`~metastab.Seed`).
+    first_chain : int
+        The index of the first chain (default 0): chain k is the same in every run of the seed.
+    provenance : dict
+        Versions, thread count, backend and mode (:func:`metastab.results.provenance`).
+    x0 : ndarray or None
+        The initial configuration, (n, d) or (chains, n, d); None when not recorded.
+    arguments : dict
+        The other keyword arguments of the call, for :meth:`replay`.
+    absorbed : ndarray of bool, shape (chains,)
+        True where the event became out of reach (all False when the model cannot absorb).
+
+    See Also
+    --------
+    metastab.first_passage : the function that returns it.
+    metastab.stats.escape_rate : the escape rate of its times.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> x0 = ms.regular_polygon(5).vertices
+    >>> fp = ms.first_passage(ms.SoftmaxChain(beta=2.0, gamma=0.5), x0, ms.LeaveBall(0.1),
+    ...                       chains=4, max_steps=50, rng=1)
+    >>> fp  # doctest: +NORMALIZE_WHITESPACE
+    FirstPassage(model=softmax-chain(beta=2, gamma=0.5), event=leave-ball(radius=0.1), chains=4,
+                 events=4, absorbed=0, censored=0, max_steps=50, seed=1)
+    >>> fp.times.tolist(), fp.censored.tolist()
+    ([1, 1, 1, 2], [False, False, False, False])
+    >>> fp.to_frame()[["chain", "steps", "censored", "absorbed"]]
+       chain  steps  censored  absorbed
+    0      0      1     False     False
+    1      1      1     False     False
+    2      2      1     False     False
+    3      3      2     False     False
     """
 
     KIND = "first-passage"
@@ -125,6 +174,51 @@ class Run(Result):
     leader set L_i for Hardmax) used by the step from ``times[r]``. ``x0`` and ``arguments``
     (the other keyword arguments of :func:`metastab.simulate`) are what :meth:`replay` reruns
     it from.
+
+    Attributes
+    ----------
+    final : ndarray, shape (chains, n, d)
+        Each chain's configuration after ``steps`` steps.
+    steps : int
+        The number of steps run.
+    model : dict
+        The model's ``to_dict``.
+    seed : dict
+        The root seed's ``to_dict`` (:class:`~metastab.Seed`).
+    trajectory : ndarray, shape (chains, len(times), n, d), or None
+        The configurations at ``times``; None unless recorded (``record_every``).
+    times : ndarray of int, or None
+        The steps of the recorded configurations; None unless recorded.
+    first_chain : int
+        The index of the first chain (default 0): chain k is the same in every run of the seed.
+    provenance : dict
+        Versions, thread count and backend (:func:`metastab.results.provenance`).
+    neighbours : ndarray of bool, shape (chains, len(times), n, n), or None
+        The neighbour sets used by the step from each recorded time; None unless recorded.
+    x0 : ndarray or None
+        The initial configuration, (n, d) or (chains, n, d); None when not recorded.
+    arguments : dict
+        The other keyword arguments of the call, for :meth:`replay`.
+
+    See Also
+    --------
+    metastab.simulate : the function that returns it.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> x0 = ms.regular_polygon(5).vertices
+    >>> run = ms.simulate(ms.SoftmaxChain(beta=5.0, gamma=0.5), x0, steps=10, chains=4,
+    ...                   record_every=5, rng=1)
+    >>> run  # doctest: +NORMALIZE_WHITESPACE
+    Run(model=softmax-chain(beta=5, gamma=0.5), chains=4, n=5, d=2, steps=10, states_kept=3,
+        seed=1)
+    >>> run.times.tolist(), run.trajectory.shape
+    ([0, 5, 10], (4, 3, 5, 2))
+    >>> run.to_frame().iloc[:2, :5]
+       chain  step  token    coord0    coord1
+    0      0     0      0  1.000000  0.000000
+    1      0     0      1  0.309017  0.951057
     """
 
     KIND = "run"

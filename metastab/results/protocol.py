@@ -76,6 +76,33 @@ class Result:
     that computed it) and defines ``to_frame()``; its fields ``model``, ``seed``, ``x0`` (or
     the field :attr:`START` names), ``arguments`` (and ``event`` if it has one) are what
     :meth:`replay` passes back.
+
+    Attributes
+    ----------
+    model : dict
+        The model's ``to_dict``.
+    seed : dict
+        The root seed's ``to_dict`` (:class:`~metastab.Seed`).
+    arguments : dict
+        The other keyword arguments of the call that made the result.
+
+    See Also
+    --------
+    load : a saved result, as its class.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import metastab as ms
+    >>> x0 = ms.regular_polygon(5).vertices
+    >>> fp = ms.first_passage(ms.SoftmaxChain(beta=2.0, gamma=0.5), x0, ms.LeaveBall(0.1),
+    ...                       chains=4, max_steps=50, rng=1)
+    >>> isinstance(fp, ms.results.Result), fp.metadata()["kind"]
+    (True, 'first-passage')
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     back = ms.FirstPassage.load(fp.save(os.path.join(tmp, "fp.csv")))
+    >>> bool((back.times == fp.times).all()), bool((fp.replay().times == fp.times).all())
+    (True, True)
     """
 
     KIND: ClassVar[str]
@@ -200,12 +227,24 @@ def check_versions(recorded: dict) -> None:
 
 
 def load(path: str | os.PathLike[str]) -> Result:
-    """The result saved at ``path`` (by a result's ``save``), of its class: a
-    :class:`~metastab.FirstPassage`, :class:`~metastab.Run`, :class:`~metastab.Track`,
-    :class:`~metastab.results.ams.AMSResult` or :class:`~metastab.results.ams.AMSMeanTime`.
+    """The result saved at ``path`` by a result's ``save``, as an object of its class.
 
-    The table and the arrays are checked against the SHA-256 the sidecar records (files of
-    schema version 1 record none, and load unchecked).
+    The class is the one the sidecar names: a :class:`~metastab.FirstPassage`,
+    :class:`~metastab.Run`, :class:`~metastab.Track`, :class:`~metastab.results.ams.AMSResult`
+    or :class:`~metastab.results.ams.AMSMeanTime`. The table
+    and the arrays are checked against the SHA-256 the sidecar records (files of schema
+    version 1 record none, and load unchecked).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The saved table (``.csv`` or ``.parquet``); its sidecar (``.json``) and arrays
+        (``.npz``) lie beside it.
+
+    Returns
+    -------
+    result : Result
+        The result, with the arrays bit for bit as they were saved.
 
     Raises
     ------
@@ -218,6 +257,24 @@ def load(path: str | os.PathLike[str]) -> Result:
         If the sidecar names no known kind, or the result was saved without its arrays (before
         schema version 1: read its table with :func:`metastab.results.read_table`), or a field
         is missing (named).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import metastab as ms
+    >>> x0 = ms.regular_polygon(5).vertices
+    >>> fp = ms.first_passage(ms.SoftmaxChain(beta=2.0, gamma=0.5), x0, ms.LeaveBall(0.1),
+    ...                       chains=4, max_steps=50, rng=1)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = fp.save(os.path.join(tmp, "fp.csv"))
+    ...     sorted(os.listdir(tmp))
+    ...     back = ms.load(path)
+    ['fp.csv', 'fp.csv.json', 'fp.csv.npz']
+    >>> back  # doctest: +NORMALIZE_WHITESPACE
+    FirstPassage(model=softmax-chain(beta=2, gamma=0.5), event=leave-ball(radius=0.1), chains=4,
+                 events=4, absorbed=0, censored=0, max_steps=50, seed=1)
+    >>> back.times.tolist() == fp.times.tolist()
+    True
     """
     path = Path(path)
     where, side, npz = str(path), sidecar(path), arrays_file(path)

@@ -59,19 +59,22 @@ def uniform_in(polytope: Polytope, n: int, *, rng: RandomState = None) -> np.nda
     Parameters
     ----------
     polytope : Polytope
+        The polytope K.
     n : int
         Number of points, >= 0.
-    rng : None, int, SeedSequence or Generator
+    rng : None, int, SeedSequence or Generator, optional
+        Seeds the draw (default None: fresh entropy).
 
     Returns
     -------
-    ndarray, shape (n, d)
+    X : ndarray, shape (n, d)
+        The points, one a row.
 
     Examples
     --------
-    >>> from metastab.setups.polytopes import regular_polygon
-    >>> P = regular_polygon(5)
-    >>> X = uniform_in(P, 100, rng=0)
+    >>> import metastab as ms
+    >>> P = ms.regular_polygon(5)
+    >>> X = ms.uniform_in(P, 100, rng=0)
     >>> X.shape, bool(P.contains(X).all())
     ((100, 2), True)
     """
@@ -87,11 +90,26 @@ def in_cells(polytope: Polytope, n: int, *, rng: RandomState = None) -> np.ndarr
     affine hull of K, which also covers lower-dimensional K). Each lies in the cell C_σ(x) of
     docs: models#polytopes; ties between cells have probability zero.
 
+    Parameters
+    ----------
+    polytope : Polytope
+        The polytope K, with κ points v_a.
+    n : int
+        Number of tokens, n >= κ.
+    rng : None, int, SeedSequence or Generator, optional
+        Seeds the draw of tokens κ..n−1 (default None: fresh entropy).
+
+    Returns
+    -------
+    X : ndarray, shape (n, d)
+        The tokens, one a row.
+
     Examples
     --------
-    >>> from metastab.setups.polytopes import simplex
-    >>> X = in_cells(simplex(2), 10, rng=1)
-    >>> X.shape, bool(np.array_equal(X[:3], simplex(2).vertices))
+    >>> import numpy as np
+    >>> import metastab as ms
+    >>> X = ms.in_cells(ms.simplex(2), 10, rng=1)
+    >>> X.shape, bool(np.array_equal(X[:3], ms.simplex(2).vertices))
     ((10, 2), True)
     """
     polytope = _check_polytope(polytope)
@@ -151,15 +169,16 @@ def near_vertices(
     max_tries: int = 100_000,
     rng: RandomState = None,
 ) -> np.ndarray:
-    """The initial condition of Thm 5.2 ([FW] lem. first.phase; docs: models#statements-fw).
+    """The initial condition of Thm 5.2: tokens at the vertices and deep in their cells' cones.
 
-    Tokens 0..κ−1 sit exactly at v_0..v_{κ−1}. Token i >= κ is given the vertex
-    a = (i − κ) mod κ (round robin, so every group is populated as soon as n >= 2κ) and is drawn
-    uniformly in the eroded dominance cone I_a(β^{−1/8}) ⊖ β^{−1/4}, exactly: the eroded cone is
-    a polytope (the half-spaces of K moved inwards by δ and the cone half-spaces
-    <v_a − v_b, x> >= η + δ|v_a − v_b|), whose corners are computed once and which is then
-    sampled like K (:func:`uniform_in`: a fan of simplices, Dirichlet weights). The cost does
-    not depend on how small the cone is. Then ``polytope.assign(x) == a``.
+    The condition of [FW] lem. first.phase (docs: models#statements-fw). Tokens 0..κ−1 sit exactly
+    at v_0..v_{κ−1}. Token i >= κ is given the vertex a = (i − κ) mod κ (round robin, so every group
+    is populated as soon as n >= 2κ) and is drawn uniformly in the eroded dominance cone
+    I_a(β^{−1/8}) ⊖ β^{−1/4}, exactly: the eroded cone is a polytope (the half-spaces of K moved
+    inwards by δ and the cone half-spaces <v_a − v_b, x> >= η + δ|v_a − v_b|), whose corners are
+    computed once and which is then sampled like K (:func:`uniform_in`: a fan of simplices,
+    Dirichlet weights). The cost does not depend on how small the cone is. Then
+    ``polytope.assign(x) == a``.
 
     The theorem's other hypotheses (B = I, equinorm, acute cones, c0 > 0) are not checked
     here; see :meth:`Polytope.is_equinorm`, :meth:`Polytope.has_acute_cones`.
@@ -175,15 +194,17 @@ def near_vertices(
     gamma : float, optional
         Step size, accepted for symmetry with the theorem and validated in (0, 1]; it does not
         change the sampling.
-    max_tries : int
+    max_tries : int, optional
         Maximal number of draws per vertex group. A draw is redrawn only when roundoff puts it
-        a hair outside the cone (a point on a face of the corners' hull), so the default is
-        never reached in practice.
-    rng : None, int, SeedSequence or Generator
+        a hair outside the cone (a point on a face of the corners' hull), so the default
+        (100 000) is never reached in practice.
+    rng : None, int, SeedSequence or Generator, optional
+        Seeds the draws (default None: fresh entropy).
 
     Returns
     -------
-    ndarray, shape (n, d)
+    X : ndarray, shape (n, d)
+        The tokens, one a row; token i >= κ in the eroded cone of vertex (i − κ) mod κ.
 
     Raises
     ------
@@ -192,9 +213,9 @@ def near_vertices(
 
     Examples
     --------
-    >>> from metastab.setups.polytopes import simplex
-    >>> S = simplex(2)
-    >>> X = near_vertices(S, 9, beta=1e4, rng=0)
+    >>> import metastab as ms
+    >>> S = ms.simplex(2)
+    >>> X = ms.near_vertices(S, 9, beta=1e4, rng=0)
     >>> S.assign(X).tolist()
     [0, 1, 2, 0, 1, 2, 0, 1, 2]
     """
@@ -245,17 +266,19 @@ def repeated_points(points: ArrayLike, multiplicities: ArrayLike) -> np.ndarray:
     Parameters
     ----------
     points : array_like, shape (κ, d)
-        Finite.
+        The distinct points, finite.
     multiplicities : array_like of int, shape (κ,)
-        Each >= 1.
+        How many times each point appears, each >= 1.
 
     Returns
     -------
-    ndarray, shape (Σ m_a, d)
+    X : ndarray, shape (Σ m_a, d)
+        The tokens: m_0 copies of row 0, then m_1 copies of row 1, and so on.
 
     Examples
     --------
-    >>> repeated_points([[0.0, 1.0], [2.0, 3.0]], [2, 1]).tolist()
+    >>> import metastab as ms
+    >>> ms.repeated_points([[0.0, 1.0], [2.0, 3.0]], [2, 1]).tolist()
     [[0.0, 1.0], [0.0, 1.0], [2.0, 3.0]]
     """
     P = np.asarray(points, dtype=np.float64)
@@ -291,10 +314,24 @@ def shrunk(polytope: Polytope, n: int, factor: float) -> np.ndarray:
     ``metastab demo``: every group {a, κ + a, 2κ + a, ...} lies on the segment from factor·v_a
     to v_a, in the cell of v_a when 0 < factor <= 1 and v_a owns its cell.
 
+    Parameters
+    ----------
+    polytope : Polytope
+        The polytope K, with κ points v_a.
+    n : int
+        Number of tokens, n >= κ.
+    factor : float
+        The shrink factor, in [0, 1].
+
+    Returns
+    -------
+    X : ndarray, shape (n, d)
+        The tokens, one a row.
+
     Examples
     --------
-    >>> from metastab.setups.polytopes import regular_polygon
-    >>> shrunk(regular_polygon(4), 6, 0.5)[4:].round(12).tolist()
+    >>> import metastab as ms
+    >>> ms.shrunk(ms.regular_polygon(4), 6, 0.5)[4:].round(12).tolist()
     [[0.5, 0.0], [0.0, 0.5]]
     """
     polytope = _check_polytope(polytope)
@@ -308,14 +345,36 @@ def shrunk(polytope: Polytope, n: int, factor: float) -> np.ndarray:
 
 
 def from_file(path: str | Path, dim: int | None = None) -> np.ndarray:
-    """The n×d (or chains×n×d) array stored in ``path``: a ``.npy`` file, or a table of numbers
-    without a header (``.csv`` comma-separated, anything else whitespace-separated).
+    """The n×d (or chains×n×d) array of initial tokens stored in a file.
 
-    Every error names the file. ``dim``, when given, is the dimension the points must have.
+    The file is a ``.npy`` file, or a table of numbers without a header (``.csv``
+    comma-separated, anything else whitespace-separated). Every error names the file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    dim : int, optional
+        The dimension the points must have (default None: any).
+
+    Returns
+    -------
+    X : ndarray, shape (n, d) or (chains, n, d)
+        The array, as float64.
+
+    Raises
+    ------
+    FileNotFoundError
+        When there is no such file.
+    ValueError
+        When the file cannot be read as an array of real numbers of 2 or 3 dimensions, or its
+        points are not in R^dim.
 
     Examples
     --------
-    >>> import tempfile, os
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from metastab.setups.initial import from_file
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     np.save(os.path.join(tmp, "x0.npy"), np.eye(2))
     ...     from_file(os.path.join(tmp, "x0.npy"), dim=2).tolist()

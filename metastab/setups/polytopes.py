@@ -116,7 +116,8 @@ class Polytope:
 
     Examples
     --------
-    >>> P = Polytope([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]], name="triangle")
+    >>> import metastab as ms
+    >>> P = ms.Polytope([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]], name="triangle")
     >>> P.n_vertices, P.dim
     (3, 2)
     >>> P.assign([0.9, 0.2]).item()
@@ -508,12 +509,28 @@ class Polytope:
 def regular_polygon(k: int, radius: float = 1.0, phase: float = 0.0) -> Polytope:
     """Regular k-gon v_a = radius · (cos(2πa/k + phase), sin(2πa/k + phase)), a = 0..k−1.
 
-    k >= 3 (two points are a segment: use ``simplex(1)``). Equinorm, every vertex owns its cell,
-    c0 = radius² (1 − cos(2π/k)); the interior angle (k − 2)π/k is acute only for k = 3.
+    Equinorm, every vertex owns its cell, c0 = radius² (1 − cos(2π/k)); the interior angle
+    (k − 2)π/k is acute only for k = 3.
+
+    Parameters
+    ----------
+    k : int
+        Number of vertices, >= 3 (two points are a segment: use ``simplex(1)``).
+    radius : float, optional
+        Norm of every vertex, > 0 (default 1).
+    phase : float, optional
+        Angle of the vertex a = 0, in radians (default 0).
+
+    Returns
+    -------
+    polygon : Polytope
+        The k-gon in R^2, named ``"regular-k"``.
 
     Examples
     --------
-    >>> P = regular_polygon(5)
+    >>> import math
+    >>> import metastab as ms
+    >>> P = ms.regular_polygon(5)
     >>> P.name, round(P.c0, 6), round(1 - math.cos(2 * math.pi / 5), 6)
     ('regular-5', 0.690983, 0.690983)
     """
@@ -547,17 +564,35 @@ def random_polygon(
     ----------
     k : int
         Number of points, >= 3.
-    radial_range : (float, float)
-        0 < lo <= hi, finite.
+    equal_norm : bool, optional
+        Put every point on the unit circle (default False: radii uniform in ``radial_range``).
+    radial_range : (float, float), optional
+        The range (lo, hi) of the radii, 0 < lo <= hi, finite (default (0.4, 1.0)).
+    all_vertices : bool, optional
+        Redraw until every point is an extreme point of the hull (default True).
+    own_cells : bool, optional
+        Redraw until every vertex owns its cell for ``B`` (default True).
     B : array_like (2, 2), optional
         Key-query matrix for ``own_cells`` (default identity).
-    max_tries : int
-        Number of draws before giving up with a RuntimeError.
-    rng : None, int, SeedSequence or Generator
+    max_tries : int, optional
+        Number of draws before giving up with a RuntimeError (default 10 000).
+    rng : None, int, SeedSequence or Generator, optional
+        Seeds the draws (default None: fresh entropy).
+
+    Returns
+    -------
+    polygon : Polytope
+        The first accepted draw, its points in the order of their angles, named ``"random-k"``.
+
+    Raises
+    ------
+    RuntimeError
+        When no draw of ``max_tries`` is accepted.
 
     Examples
     --------
-    >>> P = random_polygon(6, rng=0)
+    >>> import metastab as ms
+    >>> P = ms.random_polygon(6, rng=0)
     >>> P.n_vertices, len(P.hull_vertices()), P.all_own_cells()
     (6, 6, True)
     """
@@ -598,9 +633,20 @@ def simplex(d: int) -> Polytope:
     sum-zero hyperplane, rescaled to unit norm. Equinorm, acute cones (every angle π/3), every
     vertex owns its cell for B = I, c0 = 1 + 1/d. ``simplex(1)`` is the segment [−1, 1].
 
+    Parameters
+    ----------
+    d : int
+        The dimension, >= 1.
+
+    Returns
+    -------
+    simplex : Polytope
+        The d + 1 vertices in R^d, named ``"simplex-d"``.
+
     Examples
     --------
-    >>> S = simplex(3)
+    >>> import metastab as ms
+    >>> S = ms.simplex(3)
     >>> S.vertices.shape, round(S.c0, 12), S.has_acute_cones()
     ((4, 3), 1.333333333333, True)
     """
@@ -622,10 +668,22 @@ def cross_polytope(d: int) -> Polytope:
     Equinorm, every vertex owns its cell, c0 = 1 (2 for d = 1); for d >= 2 the cones have right
     angles (<e_j − e_i, −e_j − e_i> = 0), so the acute-cone hypothesis fails.
 
+    Parameters
+    ----------
+    d : int
+        The dimension, >= 1.
+
+    Returns
+    -------
+    cross : Polytope
+        The 2d vertices in R^d, named ``"cross-d"``.
+
     Examples
     --------
-    >>> cross_polytope(3).vertices.shape
-    (6, 3)
+    >>> import metastab as ms
+    >>> P = ms.cross_polytope(3)
+    >>> P.vertices.shape, P.c0, P.has_acute_cones()
+    ((6, 3), 1.0, False)
     """
     d = integer("d", d, 1)
     return Polytope(np.vstack([np.eye(d), -np.eye(d)]), name=f"cross-{d}")
@@ -638,9 +696,24 @@ def gaussian(k: int, d: int, *, rng: RNGLike = None) -> Polytope:
     owns its cell with high probability ([FW]'s d → ∞ remark); this is not enforced here, check
     :meth:`Polytope.all_own_cells`.
 
+    Parameters
+    ----------
+    k : int
+        Number of points, >= 1.
+    d : int
+        The dimension, >= 1.
+    rng : None, int, SeedSequence or Generator, optional
+        Seeds the draw (default None: fresh entropy).
+
+    Returns
+    -------
+    points : Polytope
+        The k points in R^d, named ``"gaussian-kxd"``.
+
     Examples
     --------
-    >>> P = gaussian(5, 200, rng=1)
+    >>> import metastab as ms
+    >>> P = ms.gaussian(5, 200, rng=1)
     >>> P.vertices.shape, P.all_own_cells()
     ((5, 200), True)
     """

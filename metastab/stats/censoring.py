@@ -225,8 +225,31 @@ def product_limit(
 
 @dataclass(frozen=True)
 class Absorption:
-    """The probability that a chain is absorbed within its step budget, with the Clopper–Pearson
-    interval at ``confidence_level``."""
+    """The probability that a chain is absorbed within its step budget, with its exact interval.
+
+    The interval is Clopper–Pearson's at ``confidence_level``; made by :func:`absorption`.
+
+    Attributes
+    ----------
+    absorbed : int
+        The number of absorbed chains.
+    chains : int
+        The number of chains.
+    probability : float
+        absorbed / chains.
+    low, high : float
+        The Clopper–Pearson interval for the probability.
+    confidence_level : float
+        The interval's level.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from metastab.stats import absorption
+    >>> absorption(pd.DataFrame({"absorbed": np.arange(100) < 5}))
+    Absorption(absorbed=5, chains=100, probability=0.05, 95% [0.01643, 0.1128])
+    """
 
     absorbed: int
     chains: int
@@ -244,12 +267,34 @@ class Absorption:
 
 
 def absorption(result: Any, *, confidence_level: float = 0.95) -> Absorption:
-    """P(absorbed within the budget) of a FirstPassage or a frame with an ``absorbed`` column:
-    absorbed / chains, a binomial proportion (the fate of every chain within its budget is
-    known: it met the event, was absorbed, or is censored and could still meet it), with its
-    exact (Clopper–Pearson) interval.
+    """The probability that a chain is absorbed within its budget, with its exact interval.
 
-    >>> import numpy as np, pandas as pd
+    absorbed / chains is a binomial proportion (the fate of every chain within its budget is
+    known: it met the event, was absorbed, or is censored and could still meet it); its
+    interval is Clopper–Pearson's.
+
+    Parameters
+    ----------
+    result : FirstPassage or pandas.DataFrame
+        The chains: a FirstPassage, or a frame with an ``absorbed`` column of bools.
+    confidence_level : float, optional
+        The interval's level, in (0, 1) (default 0.95).
+
+    Returns
+    -------
+    absorption : Absorption
+        The counts, the probability and its interval.
+
+    Raises
+    ------
+    ValueError
+        When ``result`` holds no absorbed flags or no chain.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from metastab.stats import absorption
     >>> a = absorption(pd.DataFrame({"absorbed": np.arange(100) < 5}))
     >>> a.probability, round(a.low, 4), round(a.high, 4)
     (0.05, 0.0164, 0.1128)

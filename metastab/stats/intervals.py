@@ -18,8 +18,22 @@ __all__ = ["ConfidenceInterval", "check_level", "garwood_interval"]
 
 
 class ConfidenceInterval(NamedTuple):
-    """``(low, high)`` of a confidence interval (floats, or arrays for a pointwise band); a
-    tuple, so ``low, high = result.confidence_interval()`` works."""
+    """``(low, high)`` of a confidence interval: floats, or arrays for a pointwise band.
+
+    A tuple, so ``low, high = result.confidence_interval()`` works.
+
+    Parameters
+    ----------
+    low, high : float or ndarray
+        The interval's bounds.
+
+    Examples
+    --------
+    >>> from metastab.stats import ConfidenceInterval
+    >>> low, high = ConfidenceInterval(0.1, 0.3)
+    >>> ConfidenceInterval(0.1, 0.3).high, low
+    (0.3, 0.1)
+    """
 
     low: Any
     high: Any
@@ -38,8 +52,23 @@ def garwood_interval(
     [χ²_{α/2}(2d), χ²_{1−α/2}(2d + 2)] / (2E) with α = 1 − level (docs: models#statements-fw: the
     exponential escape law; also the geometric law's exact interval in the limit of tiny rates).
 
+    Parameters
+    ----------
+    events : int
+        The number of events d, >= 0.
+    exposure : float
+        The exposure E (the summed observation time), > 0.
+    confidence_level : float, optional
+        The level, in (0, 1) (default 0.95).
+
+    Returns
+    -------
+    interval : ConfidenceInterval
+        ``(low, high)`` for the rate; low is 0 when there are no events.
+
     Examples
     --------
+    >>> from metastab.stats import garwood_interval
     >>> [round(float(v), 4) for v in garwood_interval(3, 31.0)]
     [0.02, 0.2828]
     """

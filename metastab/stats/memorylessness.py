@@ -47,7 +47,33 @@ class ExponentialityTest:
     """Parametric-bootstrap test that the escape time has the fitted memoryless law.
 
     ``statistic`` is D = sup_t abs(Ŝ_KM(t) − S_fit(t)); ``pvalue`` = (1 + #{D* >= D}) / (B + 1) over
-    B samples drawn from the fitted law with the same censoring budgets and refitted.
+    B samples drawn from the fitted law with the same censoring budgets and refitted. Made by
+    :func:`exponentiality_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        The distance D between the Kaplan–Meier curve and the fitted law.
+    pvalue : float
+        The bootstrap p-value.
+    law : str
+        The law tested, ``"geometric"`` or ``"exponential"``.
+    rate : float
+        The fitted rate.
+    shift : float
+        The fitted shift (0 unless ``shift=True``).
+    n_resamples : int
+        The number B of bootstrap samples.
+    null_distribution : ndarray, shape (n_resamples,)
+        The statistics D* of the samples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab.stats import exponentiality_test
+    >>> t = np.random.default_rng(0).geometric(0.01, 300)
+    >>> exponentiality_test(np.minimum(t, 200), t > 200, n_resamples=99, rng=1)
+    ExponentialityTest(geometric: D=0.03647, p=0.47 (99 resamples); fitted rate 0.008471)
     """
 
     statistic: float
@@ -101,23 +127,35 @@ def exponentiality_test(
 
     Parameters
     ----------
-    steps, censored, start : see :func:`~metastab.stats.survival`.
-    law : {"geometric", "exponential"}
-    shift : bool
-        Test the shifted law s + T' (s fitted as in :func:`~metastab.stats.escape_rate`).
+    steps : array_like, FirstPassage or DataFrame
+        First-passage times, as for :func:`~metastab.stats.survival`.
+    censored : array_like of bool, optional
+        True where censored; not with a FirstPassage or frame, which bring their own.
+    start : array_like, optional
+        Per-chain clock start subtracted from ``steps``.
+    law : {"geometric", "exponential"}, optional
+        The memoryless law tested (default geometric).
+    shift : bool, optional
+        Test the shifted law s + T' (s fitted as in :func:`~metastab.stats.escape_rate`;
+        default False).
     max_steps : int or array_like, optional
         Each chain's budget (a censored chain must have steps == max_steps); taken from a
         FirstPassage / frame, or from the censored chains when they share one value, or none
         when no chain is censored. Needed when censoring times vary and are not given.
-    n_resamples : int
-    rng : None, int, SeedSequence or Generator
+    n_resamples : int, optional
+        The number of bootstrap samples (default 999).
+    rng : None, int, SeedSequence or Generator, optional
+        Seeds the bootstrap (default None: fresh entropy).
 
     Returns
     -------
-    ExponentialityTest
+    test : ExponentialityTest
+        The statistic, its p-value, the fitted law and the null distribution.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab.stats import exponentiality_test
     >>> t = np.random.default_rng(0).geometric(0.01, 300)
     >>> res = exponentiality_test(np.minimum(t, 200), t > 200, n_resamples=199, rng=1)
     >>> res.pvalue > 0.05

@@ -163,6 +163,43 @@ class EscapeRate:
     ``method`` is the method that made the intervals: ``"bootstrap"`` where the memorylessness
     test (p-value ``memoryless_p``, NaN when not run) rejected the law, the law's
     ``"exact"`` / ``"profile"`` interval otherwise (docs: statistics#escape-rate-intervals).
+    Made by :func:`escape_rate`.
+
+    Attributes
+    ----------
+    law : str
+        The escape law, ``"geometric"`` or ``"exponential"``.
+    rate : float
+        The maximum-likelihood rate d / E.
+    events : int
+        The number d of escapes.
+    exposure : float
+        The exposure E = Σ min(T_i, c_i) (less the shift, when fitted).
+    chains : int
+        The number of chains.
+    censored : int
+        The number of censored chains.
+    confidence_level : float
+        The default level of the intervals (default 0.95).
+    method : str
+        The method that made the intervals: ``"exact"``, ``"profile"`` or ``"bootstrap"``.
+    shift : float
+        The fitted shift s (0 unless ``shift=True``).
+    at_risk_at_shift : int
+        The number of chains at risk at the shift, for :meth:`shift_interval` (0: no shift).
+    memoryless_p : float
+        The p-value of the memorylessness test; NaN when not run.
+    bootstrap : ndarray or None
+        The sorted bootstrap replicates of d/E; None when there was no bootstrap.
+
+    Examples
+    --------
+    >>> from metastab.stats import escape_rate
+    >>> fit = escape_rate([3, 1, 7, 10, 10], [False, False, False, True, True])
+    >>> fit.law, fit.events, fit.censored, fit.method
+    ('geometric', 3, 2, 'exact')
+    >>> round(fit.mean, 4), [round(x, 2) for x in fit.mean_interval()]
+    (10.3333, [3.88, 48.97])
     """
 
     law: str
@@ -376,12 +413,16 @@ def escape_rate(
 
     Parameters
     ----------
-    steps, censored : see :func:`~metastab.stats.survival`.
-    law : {"geometric", "exponential"}
-        Geometric on {1, 2, ...}: p̂ = d / Σ min(T_i, c_i), the exact discrete MLE (module notes).
-        Exponential: λ̂ = d / Σ min(T_i, c_i).
-    confidence_level : float
-    method : {"exact", "profile", "bootstrap"}
+    steps : array_like, FirstPassage or DataFrame
+        First-passage times, as for :func:`~metastab.stats.survival`.
+    censored : array_like of bool, optional
+        True where censored; not with a FirstPassage or frame, which bring their own.
+    law : {"geometric", "exponential"}, optional
+        Geometric on {1, 2, ...} (default): p̂ = d / Σ min(T_i, c_i), the exact discrete MLE
+        (module notes). Exponential: λ̂ = d / Σ min(T_i, c_i).
+    confidence_level : float, optional
+        The default level of the result's intervals, in (0, 1) (default 0.95).
+    method : {"exact", "profile", "bootstrap"}, optional
         Interval for the rate where the law holds, see :meth:`EscapeRate.confidence_interval`;
         "bootstrap" takes the law-free interval whatever the test says.
     start : array_like, optional
@@ -400,7 +441,8 @@ def escape_rate(
 
     Returns
     -------
-    EscapeRate
+    fit : EscapeRate
+        The rate, its intervals and the counts of the sample.
 
     Warns
     -----
@@ -412,6 +454,7 @@ def escape_rate(
 
     Examples
     --------
+    >>> from metastab.stats import escape_rate
     >>> fit = escape_rate([3, 1, 7, 10, 10], [False, False, False, True, True])
     >>> fit.rate, fit.events, fit.exposure           # 3 escapes in 31 steps
     (0.0967741935483871, 3, 31.0)

@@ -203,7 +203,50 @@ class ScalingFit:
     means the law does not fit and the intervals are too narrow. ``lrt_statistic`` and
     ``lrt_pvalue`` test c = 0 when the prefactor is fitted. ``wls_slope`` ± ``wls_stderr`` is
     the cross-check from weighted least squares on log(E_k/d_k) (x values with events only:
-    biased when some have none). ``per_beta`` holds one row per x value.
+    biased when some have none). ``per_beta`` holds one row per x value. Made by
+    :func:`fit_scaling`.
+
+    Attributes
+    ----------
+    law : str
+        The escape law, ``"geometric"`` or ``"exponential"``.
+    x : str
+        The covariate column (``"beta"``).
+    intercept, slope : float
+        a and b of log E[T] = a + b·x (+ c·log x); b is the Arrhenius exponent.
+    prefactor : float or None
+        c, or None when not fitted.
+    cov : ndarray, shape (2, 2) or (3, 3)
+        The inverse observed Fisher information of (a, b[, c]).
+    loglik : float
+        The maximised log-likelihood.
+    deviance : float
+        The deviance against the saturated model (one rate per x value).
+    df : int
+        Its degrees of freedom: the number of x values with exposure, less the parameters.
+    pearson : float
+        Pearson's statistic on the same degrees of freedom.
+    lrt_statistic, lrt_pvalue : float or None
+        The likelihood-ratio test of c = 0; None when the prefactor is not fitted.
+    wls_slope, wls_stderr : float
+        The slope from weighted least squares on log(E_k/d_k) and its standard error.
+    confidence_level : float
+        The default level of :meth:`confidence_interval`.
+    per_beta : pandas.DataFrame
+        One row per x value: chains, events, censored, exposure and the fitted rate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from metastab.stats import fit_scaling
+    >>> rng = np.random.default_rng(0)
+    >>> beta = np.repeat([1.0, 2.0, 3.0], 200)
+    >>> T = rng.geometric(np.exp(-1.0 - 1.5 * beta))
+    >>> fit = fit_scaling(pd.DataFrame({"beta": beta, "steps": np.minimum(T, 100),
+    ...                                 "censored": T > 100}))
+    >>> round(fit.intercept, 2), round(fit.slope, 2), fit.df, fit.prefactor
+    (1.22, 1.43, 1, None)
     """
 
     law: str
@@ -453,28 +496,30 @@ def fit_scaling(
 ) -> ScalingFit:
     """Fit the Arrhenius law log E[T] = a + b·β (+ c·log β) to censored escape times.
 
-    One joint likelihood over all β values (see the notes above :func:`_terms`): β values with
-    few or no events still count through their exposure. Newton's method on the centred design.
+    One joint likelihood over all β values (the module notes): β values with few or no events
+    still count through their exposure. Newton's method on the centred design.
 
     Parameters
     ----------
     frame : DataFrame
         One row per chain with columns ``x``, steps, censored (as ``FirstPassage.to_frame()``,
         concatenated over β); other columns must be constant.
-    x : str
-        The covariate column.
-    law : {"geometric", "exponential"}
-        Geometric: exact d log p + (E − d) log(1 − p) with p = 1/E[T]. Exponential: the Poisson
-        regression of event counts with offset log(exposure).
-    confidence_level : float
-    prefactor : bool
-        Also fit c·log β and test c = 0 by the likelihood ratio (β > 0 needed).
+    x : str, optional
+        The covariate column (default ``"beta"``).
+    law : {"geometric", "exponential"}, optional
+        Geometric (default): exact d log p + (E − d) log(1 − p) with p = 1/E[T]. Exponential:
+        the Poisson regression of event counts with offset log(exposure).
+    confidence_level : float, optional
+        The default level of the fit's intervals, in (0, 1) (default 0.95).
+    prefactor : bool, optional
+        Also fit c·log β and test c = 0 by the likelihood ratio (β > 0 needed; default False).
     start : str or array_like, optional
         A column name or per-chain array subtracted from steps (initial transient).
 
     Returns
     -------
-    ScalingFit
+    fit : ScalingFit
+        The parameters, their covariance and the goodness of fit.
 
     Warns
     -----
@@ -483,6 +528,9 @@ def fit_scaling(
 
     Examples
     --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from metastab.stats import fit_scaling
     >>> rng = np.random.default_rng(0)
     >>> beta = np.repeat([1.0, 2.0, 3.0], 200)
     >>> T = rng.geometric(np.exp(-1.0 - 1.5 * beta))
@@ -603,10 +651,17 @@ def fit_report(
 
     Parameters
     ----------
-    frame, x, law, confidence_level, prefactor, start : see :func:`fit_scaling`.
-    memoryless : bool
-        Add the :func:`~metastab.stats.exponentiality_test` p-value per β (``n_resamples``,
-        seeded by ``rng``), and the bootstrap's intervals at the β where it rejects.
+    frame, x, law, confidence_level, prefactor, start
+        As for :func:`fit_scaling`: the chains (one row each, with columns ``x``, steps,
+        censored), the covariate, the law, the level, whether to fit c·log β and the clock
+        start.
+    memoryless : bool, optional
+        Add the :func:`~metastab.stats.exponentiality_test` p-value per β, and the bootstrap's
+        intervals at the β where it rejects (default True).
+    n_resamples : int, optional
+        The resamples of each memorylessness test (default 499).
+    rng : None, int, SeedSequence or Generator, optional
+        Seeds the tests and the bootstrap (default 0: the same table every call).
 
     Returns
     -------
@@ -619,9 +674,13 @@ def fit_report(
         :func:`~metastab.stats.escape_rate` does; the law's median is then NaN),
         memoryless_p and a note.
     fit : ScalingFit
+        The scaling fit, as :func:`fit_scaling` makes it.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from metastab.stats import fit_report
     >>> rng = np.random.default_rng(0)
     >>> beta = np.repeat([1.0, 2.0, 3.0], 100)
     >>> T = rng.geometric(np.exp(-1.0 - 1.5 * beta))

@@ -24,12 +24,13 @@ def escape_summary(fp: Any) -> dict[str, Any]:
 
     Returns
     -------
-    dict
+    summary : dict
         Keys chains, escapes, absorbed, censored, median_escape, mean_escape.
 
     Examples
     --------
     >>> import metastab as ms
+    >>> from metastab.stats import escape_summary
     >>> fp = ms.first_passage(ms.SoftmaxChain(2.0, 0.5), ms.regular_polygon(5).vertices,
     ...                       ms.LeaveBall(0.1), max_steps=100, chains=8, rng=0)
     >>> sorted(escape_summary(fp))

@@ -26,8 +26,33 @@ class Survival:
 
     ``time`` holds the distinct observed times (events and censorings), ``probability`` the
     estimate just after each, ``at_risk`` and ``events`` the counts there. Computed with
-    ``scipy.stats.ecdf`` on ``scipy.stats.CensoredData``. ``confidence_level`` is the default
-    level of :meth:`confidence_interval` and :meth:`to_frame`.
+    ``scipy.stats.ecdf`` on ``scipy.stats.CensoredData``; made by :func:`survival`.
+
+    Attributes
+    ----------
+    time : ndarray
+        The distinct observed times, increasing.
+    probability : ndarray
+        The estimate Ŝ just after each time.
+    at_risk : ndarray of int
+        The number of chains at risk at each time.
+    events : ndarray of int
+        The number of events at each time.
+    chains : int
+        The number of chains.
+    n_events : int
+        The number of events in all.
+    confidence_level : float
+        The default level of :meth:`confidence_interval` and :meth:`to_frame`.
+
+    Examples
+    --------
+    >>> from metastab.stats import survival
+    >>> km = survival([1, 2, 2, 5, 9], [False, False, True, False, True])
+    >>> km.chains, km.n_events, km.at_risk.tolist()
+    (5, 3, [5, 4, 2, 1])
+    >>> km.evaluate([0, 3]).round(3).tolist()
+    [1.0, 0.6]
     """
 
     time: np.ndarray = field(repr=False)
@@ -134,21 +159,23 @@ def survival(
     steps : array_like of int or float, or FirstPassage, or DataFrame
         First-passage times; a FirstPassage (or a frame with columns steps, censored) brings
         its own ``censored``.
-    censored : array_like of bool
-        True where the chain reached the budget without the event (right-censored).
+    censored : array_like of bool, optional
+        Required with an array of steps: true where the chain reached the budget without the
+        event (right-censored).
     start : array_like, optional
         Per-chain clock start (e.g. the hitting time of the near-vertex set), subtracted from
         ``steps``.
     confidence_level : float
-        The default level of the bands.
+        The default level of the bands (default 0.95).
 
     Returns
     -------
-    Survival
+    curve : Survival
         Ŝ(t) = Π_{u_j <= t} (1 − d_j / n_j) with ``confidence_interval()`` and ``to_frame()``.
 
     Examples
     --------
+    >>> from metastab.stats import survival
     >>> km = survival([1, 2, 2, 5, 9], [False, False, True, False, True])
     >>> km.probability.round(3).tolist()
     [0.8, 0.6, 0.3, 0.3]

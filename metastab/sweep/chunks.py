@@ -68,6 +68,23 @@ def final_chunks(escapes: dict[int, int], n_chunks: int, target: int | None) -> 
     function of the chunks' (deterministic) escape counts, so the kept chunks do not depend on
     the order in which chunks finished, on how many ran ahead, or on interruptions.
 
+    Parameters
+    ----------
+    escapes : dict of int to int
+        The escapes of each chunk done, by chunk index.
+    n_chunks : int
+        The point's number of chunks.
+    target : int or None
+        The point's escape target; None for all chains.
+
+    Returns
+    -------
+    kept : int or None
+        The number of chunks kept, 0..m; None while chunks it depends on are not done.
+
+    Examples
+    --------
+    >>> from metastab.sweep import final_chunks
     >>> final_chunks({0: 3, 1: 4}, 10, 5), final_chunks({0: 3, 2: 4}, 10, 5)
     (2, None)
     """
@@ -85,7 +102,45 @@ def final_chunks(escapes: dict[int, int], n_chunks: int, target: int | None) -> 
 
 @dataclass(frozen=True, eq=False)
 class ChunkTask:
-    """Everything a worker needs to run one chunk, as plain data (dicts, ints, one array)."""
+    """Everything a worker needs to run one chunk, as plain data (dicts, ints, one array).
+
+    Parameters
+    ----------
+    point : int
+        The point's index in the sweep.
+    index : int
+        The chunk's index in the point.
+    first_chain, chains : int
+        The first chain of the chunk and the number of its chains.
+    model, event : dict
+        The model's and the event's ``to_dict``.
+    x0 : ndarray, shape (n, d) or (chains, n, d)
+        The initial configuration.
+    max_steps : int
+        The step budget of every chain.
+    seed : dict
+        The point's seed, as its ``to_dict``.
+    threads : int, optional
+        numba threads for the chunk (default None: numba's setting).
+    device : str, optional
+        The backend, ``"cpu"`` (default) or ``"cuda"``.
+    mode : str, optional
+        The first-passage mode, ``"exact"`` (default) or ``"accelerated"``.
+    merge_tol : float, optional
+        The merge tolerance of the accelerated mode (default None: its default).
+
+    Examples
+    --------
+    >>> from metastab.sweep import ChunkTask, Sweep, run_chunk
+    >>> config = {"model": {"kind": "softmax-chain", "gamma": 0.1},
+    ...           "grid": {"beta": [4.0, 10.0]}, "polytope": {"kind": "regular", "k": 5},
+    ...           "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2, 2, 2]},
+    ...           "event": {"kind": "leave-ball", "radius": 0.3},
+    ...           "run": {"chains": 4, "chunk": 2, "max_steps": 50, "seed": 7}}
+    >>> task = ChunkTask.of(Sweep.from_dict(config).points[0], 1)
+    >>> task.name, task.first_chain, task.chains, task.model["beta"]
+    ('p000000-c0000000002.parquet', 2, 2, 4.0)
+    """
 
     point: int
     index: int
@@ -131,7 +186,35 @@ class ChunkTask:
 
 @dataclass(frozen=True, eq=False)
 class ChunkResult:
-    """A chunk's per-chain outcome, and where and how fast it ran (provenance)."""
+    """A chunk's per-chain outcome, and where and how fast it ran (provenance).
+
+    Parameters
+    ----------
+    steps : ndarray of int, shape (chains,)
+        Each chain's first-passage time, or the budget where censored.
+    censored, absorbed : ndarray of bool, shape (chains,)
+        Where the chain was censored, and where absorbed.
+    wall_seconds : float
+        The time the chunk took.
+    threads : int
+        The numba threads it ran on.
+    host : str
+        The machine's name.
+    pid : int
+        The process that ran it.
+
+    Examples
+    --------
+    >>> from metastab.sweep import ChunkTask, Sweep, run_chunk
+    >>> config = {"model": {"kind": "softmax-chain", "gamma": 0.1},
+    ...           "grid": {"beta": [4.0, 10.0]}, "polytope": {"kind": "regular", "k": 5},
+    ...           "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2, 2, 2]},
+    ...           "event": {"kind": "leave-ball", "radius": 0.3},
+    ...           "run": {"chains": 4, "chunk": 2, "max_steps": 50, "seed": 7}}
+    >>> result = run_chunk(ChunkTask.of(Sweep.from_dict(config).points[0], 1))
+    >>> result.steps.tolist(), result.escapes, result.absorptions
+    ([6, 5], 2, 0)
+    """
 
     steps: np.ndarray = field(repr=False)
     censored: np.ndarray = field(repr=False)
@@ -155,6 +238,28 @@ def run_chunk(task: ChunkTask) -> ChunkResult:
 
     Uses ``task.threads`` numba threads when given (restored afterwards), else the current
     setting; chunks in one process run one at a time.
+
+    Parameters
+    ----------
+    task : ChunkTask
+        The chunk.
+
+    Returns
+    -------
+    result : ChunkResult
+        Its chains' outcomes and provenance.
+
+    Examples
+    --------
+    >>> from metastab.sweep import ChunkTask, Sweep, run_chunk
+    >>> config = {"model": {"kind": "softmax-chain", "gamma": 0.1},
+    ...           "grid": {"beta": [4.0, 10.0]}, "polytope": {"kind": "regular", "k": 5},
+    ...           "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2, 2, 2]},
+    ...           "event": {"kind": "leave-ball", "radius": 0.3},
+    ...           "run": {"chains": 4, "chunk": 2, "max_steps": 50, "seed": 7}}
+    >>> point = Sweep.from_dict(config).points[0]
+    >>> [run_chunk(ChunkTask.of(point, j)).steps.tolist() for j in (0, 1)]
+    [[12, 7], [6, 5]]
     """
     model = model_from_dict(task.model)
     event = event_from_dict(task.event)

@@ -62,7 +62,42 @@ _SHOW_EVERY = 0.25  # seconds between updates of the progress line
 
 @dataclass(frozen=True)
 class SweepProgress:
-    """Where a running sweep stands; passed to a ``progress`` callback after every chunk."""
+    """Where a running sweep stands; passed to a ``progress`` callback after every chunk.
+
+    Parameters
+    ----------
+    points : int
+        The number of points of the sweep.
+    points_done : int
+        The points whose chunks are all done (or, with an escape target, decided).
+    chunks_done : int
+        The chunks done, in this call and before it.
+    chunks_planned : int
+        The chunks the sweep will have run; with an escape target, an estimate for the
+        undecided points.
+    chains_done, escapes : int
+        The chains of the chunks done, and their escapes.
+    elapsed : float
+        Seconds since the call began.
+    remaining : float
+        Seconds left, estimated from this call's pace (NaN before the first chunk).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from metastab.sweep import Sweep, run_sweep
+    >>> config = {"model": {"kind": "softmax-chain", "gamma": 0.1},
+    ...           "grid": {"beta": [4.0, 10.0]}, "polytope": {"kind": "regular", "k": 5},
+    ...           "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2, 2, 2]},
+    ...           "event": {"kind": "leave-ball", "radius": 0.3},
+    ...           "run": {"chains": 4, "chunk": 2, "max_steps": 50, "seed": 7}}
+    >>> seen = []
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = run_sweep(Sweep.from_dict(config), os.path.join(tmp, "sweep"),
+    ...                   progress=seen.append)
+    >>> [(p.chunks_done, p.points_done, p.chains_done) for p in seen]
+    [(1, 0, 2), (2, 1, 4), (3, 1, 6), (4, 2, 8)]
+    """
 
     points: int
     points_done: int
@@ -76,7 +111,47 @@ class SweepProgress:
 
 @dataclass(frozen=True)
 class SweepSummary:
-    """What a call to :func:`run_sweep` did."""
+    """What a call to :func:`run_sweep` did.
+
+    Parameters
+    ----------
+    out : Path
+        The sweep's directory.
+    points, chunks, chains, escapes : int
+        The sweep's points, and the chunks, chains and escapes it keeps.
+    chunks_run : int
+        The chunks run in this call.
+    chunks_reused : int
+        The chunks found done and intact.
+    chunks_discarded : int
+        The chunks run ahead past an escape target, not kept.
+    damaged : tuple of str
+        The chunk files found damaged on resume, and recomputed.
+    failed : dict of str to str
+        The chunks that still failed after the retries, with their errors (default none).
+    wall_seconds : float
+        The call's duration.
+    backend : str
+        Where the chunks ran: ``"embedded"`` (this process) or a Dask cluster.
+    absorbed : int
+        The chains whose event went out of reach (:mod:`metastab.engine.absorption`).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from metastab.sweep import Sweep, run_sweep
+    >>> config = {"model": {"kind": "softmax-chain", "gamma": 0.1},
+    ...           "grid": {"beta": [4.0, 10.0]}, "polytope": {"kind": "regular", "k": 5},
+    ...           "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2, 2, 2]},
+    ...           "event": {"kind": "leave-ball", "radius": 0.3},
+    ...           "run": {"chains": 4, "chunk": 2, "max_steps": 50, "seed": 7}}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     summary = run_sweep(Sweep.from_dict(config), os.path.join(tmp, "sweep"))
+    >>> summary.complete, summary.points, summary.chunks, summary.chains, summary.escapes
+    (True, 2, 4, 8, 4)
+    >>> summary.chunks_run, summary.chunks_reused, summary.backend
+    (4, 0, 'embedded')
+    """
 
     out: Path
     points: int
@@ -315,7 +390,8 @@ def run_sweep(
     Parameters
     ----------
     sweep : Sweep, or the path of a TOML config
-    out : path
+        The sweep: its grid of points, model, event, initial configuration and run settings.
+    out : str or os.PathLike
         Output directory: ``out/results/`` becomes a parquet dataset with one row per chain
         (``pandas.read_parquet(out / "results")``), ``out/results.json`` its provenance. A
         directory holding this sweep is resumed (finished chunks are verified and kept); one
@@ -328,19 +404,24 @@ def run_sweep(
     threads : int, optional
         numba threads per chunk (embedded: default numba's setting; Dask: see
         :class:`.executors.DaskExecutor`).
-    retries : int
+    retries : int, optional
         How often a chunk that raises is retried before it is reported (on Dask, a chunk whose
-        workers die is retried as often as ``distributed.scheduler.allowed-failures`` allows).
-    progress : bool or callable(SweepProgress)
-        A progress line on stderr, or a callback after every chunk.
-    worker_timeout : float
+        workers die is retried as often as ``distributed.scheduler.allowed-failures`` allows;
+        default 2).
+    new : bool, optional
+        Start afresh in a directory that holds another config or a damaged one (default
+        False: refused with a message).
+    progress : bool or callable(SweepProgress), optional
+        A progress line on stderr, or a callback after every chunk (default False: neither).
+    worker_timeout : float, optional
         Dask only: give up when the cluster has had no worker (or the scheduler has been
         unreachable) for this many seconds; the unfinished chunks are reported and the
-        directory is left resumable.
+        directory is left resumable (default 120).
 
     Returns
     -------
-    SweepSummary
+    summary : SweepSummary
+        What the call did: the chunks run, reused, discarded and failed.
 
     Raises
     ------
@@ -356,7 +437,19 @@ def run_sweep(
 
     Examples
     --------
-    >>> summary = run_sweep("studies/sweeps/example.toml", "data/sweeps/example")  # doctest: +SKIP
+    >>> import os, tempfile
+    >>> import pandas as pd
+    >>> from metastab.sweep import Sweep, run_sweep
+    >>> config = {"model": {"kind": "softmax-chain", "gamma": 0.1},
+    ...           "grid": {"beta": [4.0, 10.0]}, "polytope": {"kind": "regular", "k": 5},
+    ...           "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2, 2, 2]},
+    ...           "event": {"kind": "leave-ball", "radius": 0.3},
+    ...           "run": {"chains": 4, "chunk": 2, "max_steps": 50, "seed": 7}}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     summary = run_sweep(Sweep.from_dict(config), os.path.join(tmp, "sweep"))
+    ...     rows = pd.read_parquet(summary.out / "results")
+    >>> summary.complete, len(rows), int(rows["censored"].sum())
+    (True, 8, 4)
     """
     workers = _check_backend(scheduler, cluster, threads, retries, worker_timeout)
     if not isinstance(sweep, Sweep):
@@ -584,6 +677,53 @@ def read_sweep(
     refused unless ``partial``: then every chunk done so far is read, the metadata is the
     manifest's, points may have fewer chains than planned, and a damaged chunk is left out
     with a :class:`SweepWarning`.
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        The sweep's directory.
+    partial : bool, optional
+        Read a sweep that has not finished (default False: refused).
+    digests : bool, optional
+        Check every chunk's SHA-256 (default True; False is faster).
+
+    Returns
+    -------
+    rows : pandas.DataFrame
+        One row per chain: point, chain, steps, censored, absorbed and the point's parameters.
+    meta : dict
+        The provenance sidecar of a complete sweep (the manifest with ``partial``).
+
+    Raises
+    ------
+    ValueError
+        Naming the chunk or file, when the sweep is not finished (without ``partial``) or a
+        chunk is missing, damaged or of another config.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from metastab.sweep import Sweep, read_sweep, run_sweep
+    >>> config = {"model": {"kind": "softmax-chain", "gamma": 0.1},
+    ...           "grid": {"beta": [4.0, 10.0]}, "polytope": {"kind": "regular", "k": 5},
+    ...           "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2, 2, 2]},
+    ...           "event": {"kind": "leave-ball", "radius": 0.3},
+    ...           "run": {"chains": 4, "chunk": 2, "max_steps": 50, "seed": 7}}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     summary = run_sweep(Sweep.from_dict(config), os.path.join(tmp, "sweep"))
+    ...     rows, meta = read_sweep(summary.out)
+    >>> rows[["point", "chain", "beta", "steps", "censored"]]
+       point  chain  beta  steps  censored
+    0      0      0   4.0     12     False
+    1      0      1   4.0      7     False
+    2      0      2   4.0      6     False
+    3      0      3   4.0      5     False
+    4      1      0  10.0     50      True
+    5      1      1  10.0     50      True
+    6      1      2  10.0     50      True
+    7      1      3  10.0     50      True
+    >>> meta["kind"], meta["rows"]
+    ('sweep', 8)
     """
     out = Path(out)
     manifest = read_manifest(out)

@@ -67,8 +67,27 @@ CHUNK_FILE = re.compile(r"p\d{6}-c\d{10}\.parquet")  # the names of the files ch
 
 
 class SweepError(RuntimeError):
-    """A sweep could not finish (failed chunks, another process on the directory, a damaged or
-    foreign directory)."""
+    """A sweep could not finish: failed chunks, another process on the directory, a damaged one.
+
+    Also for a directory that holds something else than a sweep.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong, and what to do.
+    summary : SweepSummary, optional
+        What the run did before it stopped (the chunks finished are kept); None when it did
+        not start.
+
+    Examples
+    --------
+    >>> from metastab.sweep import SweepError
+    >>> try:
+    ...     raise SweepError("2 chunks failed")
+    ... except SweepError as exc:
+    ...     print(exc, exc.summary)
+    2 chunks failed None
+    """
 
     def __init__(self, message: str, summary=None):
         super().__init__(message)
@@ -76,7 +95,18 @@ class SweepError(RuntimeError):
 
 
 class SweepWarning(RuntimeWarning):
-    """Resume found a damaged or missing chunk file and will recompute it."""
+    """Resume found a damaged or missing chunk file and will recompute it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from metastab.sweep import SweepWarning
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warnings.warn("p000000-c0000000000.parquet is damaged: recomputed", SweepWarning)
+    >>> caught[0].category.__name__, issubclass(SweepWarning, RuntimeWarning)
+    ('SweepWarning', True)
+    """
 
 
 def write_json(path: Path, data: dict) -> None:
@@ -527,8 +557,36 @@ def verify(
 
 
 def status(out: str | os.PathLike[str]) -> dict:
-    """Progress of the sweep in ``out``, running or not, from its manifest and journal; the
-    chunk files' sizes are checked against the journal (state ``damaged`` if one differs)."""
+    """Progress of the sweep in ``out``, running or not, from its manifest and journal.
+
+    The chunk files' sizes are checked against the journal (state ``damaged`` if one differs).
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        The sweep's directory.
+
+    Returns
+    -------
+    info : dict
+        ``state`` (running, complete, interrupted or damaged), ``runner_pid``, the counts of
+        points, chunks, chains and escapes done, the failed chunks with their errors, the
+        damaged files (``problems``) and the time of the last chunk event.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from metastab.sweep import Sweep, run_sweep, status
+    >>> config = {"model": {"kind": "softmax-chain", "gamma": 0.1},
+    ...           "grid": {"beta": [4.0, 10.0]}, "polytope": {"kind": "regular", "k": 5},
+    ...           "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2, 2, 2]},
+    ...           "event": {"kind": "leave-ball", "radius": 0.3},
+    ...           "run": {"chains": 4, "chunk": 2, "max_steps": 50, "seed": 7}}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     info = status(run_sweep(Sweep.from_dict(config), os.path.join(tmp, "sweep")).out)
+    >>> info["state"], info["points_done"], info["chunks_done"], info["escapes_done"]
+    ('complete', 2, 4, 4)
+    """
     out = Path(out)
     manifest = read_manifest(out)
     run = manifest["config"]["run"]
@@ -586,7 +644,32 @@ def failures(failed: dict[str, str]) -> list[str]:
 
 
 def format_status(info: dict) -> str:
-    """``status()`` as a few human-readable lines."""
+    """:func:`status` as a few human-readable lines.
+
+    Parameters
+    ----------
+    info : dict
+        What :func:`status` returns.
+
+    Returns
+    -------
+    text : str
+        The lines, without a final newline.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from metastab.sweep import Sweep, format_status, run_sweep, status
+    >>> config = {"model": {"kind": "softmax-chain", "gamma": 0.1},
+    ...           "grid": {"beta": [4.0, 10.0]}, "polytope": {"kind": "regular", "k": 5},
+    ...           "initial": {"kind": "repeated-points", "multiplicities": [2, 2, 2, 2, 2]},
+    ...           "event": {"kind": "leave-ball", "radius": 0.3},
+    ...           "run": {"chains": 4, "chunk": 2, "max_steps": 50, "seed": 7}}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     info = status(run_sweep(Sweep.from_dict(config), os.path.join(tmp, "sweep")).out)
+    >>> print(format_status(info).splitlines()[2:5])
+    ['  points 2/2 complete', '  chunks 4 done of at most 4', '  chains 8, escapes 4']
+    """
     running = f" (pid {info['runner_pid']})" if info["state"] == "running" else ""
     target = f" (target {info['escapes_target']} escapes each)" if info["adaptive"] else ""
     lines = [

@@ -42,7 +42,31 @@ class ClusteringPhase:
 
     ``hypotheses`` maps each hypothesis (equinorm, acute_cones, separated, vertex_tokens and,
     when β was given, eroded_cones) to whether it holds: the quantities are computed either
-    way, the theorem speaks only when all hold.
+    way, the theorem speaks only when all hold. Made by :func:`clustering_phase`.
+
+    Attributes
+    ----------
+    m : float
+        The smallest distance of a non-vertex token to the vertex of its cell.
+    tau : float
+        The radius τ the tokens reach in the clustering phase.
+    T1 : int
+        The number of steps of the phase.
+    c0 : float
+        The separation of the polytope.
+    hypotheses : dict of str to bool
+        Whether each hypothesis of the theorem holds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab.theory import clustering_phase
+    >>> V = [[1.0, 0.0], [-0.5, 3 ** 0.5 / 2], [-0.5, -(3 ** 0.5) / 2]]
+    >>> ph = clustering_phase(V, np.vstack([V, [[0.8, 0.0]]]), 0.5)
+    >>> round(ph.c0, 12), all(ph.hypotheses.values())
+    (1.5, True)
+    >>> sorted(ph.hypotheses)
+    ['acute_cones', 'equinorm', 'separated', 'vertex_tokens']
     """
 
     m: float
@@ -55,10 +79,10 @@ class ClusteringPhase:
 def clustering_phase(
     vertices: Polytope | ArrayLike, x0: ArrayLike, gamma: float, *, beta: float | None = None
 ) -> ClusteringPhase:
-    """Quantities of the clustering phase ([FW] lem. first.phase, Thm 5.2;
-    docs: models#statements-fw).
+    """Quantities of the clustering phase of Thm 5.2: its length T1 and the radius τ it reaches.
 
-    With σ(i) = argmax_a <x_i^0, v_a> (B = I) and c0 = min_{a≠b} (<v_a, v_a> − <v_a, v_b>):
+    [FW] lem. first.phase and Thm 5.2 (docs: models#statements-fw). With
+    σ(i) = argmax_a <x_i^0, v_a> (B = I) and c0 = min_{a≠b} (<v_a, v_a> − <v_a, v_b>):
 
         m  = min_{i > κ} ‖x_i^0 − v_σ(i)‖,
         τ  = min{ min_{a≠b} c0 / (2 ‖v_a − v_b‖),  √(2 c0) / 2,  (1 − γ) m },
@@ -67,19 +91,24 @@ def clustering_phase(
     Parameters
     ----------
     vertices : array_like (κ, d) or Polytope
+        The polytope's points v_a.
     x0 : array_like (n, d)
         The configuration; tokens 0..κ−1 are the vertex tokens, n > κ.
     gamma : float in (0, 1)
+        The step size γ.
     beta : float, optional
         When given, also check that every other token lies in the eroded dominance cone
         I_σ(i)(β^{−1/8}) ⊖ β^{−1/4}.
 
     Returns
     -------
-    ClusteringPhase
+    phase : ClusteringPhase
+        m, τ, T1, c0 and the hypotheses checked.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab.theory import clustering_phase
     >>> V = [[1.0, 0.0], [-0.5, 3 ** 0.5 / 2], [-0.5, -(3 ** 0.5) / 2]]
     >>> x0 = np.vstack([V, [[0.8, 0.0]]])
     >>> ph = clustering_phase(V, x0, 0.5)
@@ -145,8 +174,23 @@ def metastability_exponent(c0: float, eps: float, gamma: float) -> float:
     T2 is at least of order e^{β c0 ε / (2γ(1 + ε/γ))}: the slope of log E[T2] against β is at
     least this.
 
+    Parameters
+    ----------
+    c0 : float
+        The separation of the polytope, > 0.
+    eps : float
+        The exit margin ε, > 0.
+    gamma : float
+        The step size γ, in (0, 1].
+
+    Returns
+    -------
+    exponent : float
+        c0 ε / (2γ (1 + ε/γ)).
+
     Examples
     --------
+    >>> from metastab.theory import metastability_exponent
     >>> metastability_exponent(1.0, 0.2, 0.1)      # 0.2 / (0.2 · 3)
     0.3333333333333333
     """
@@ -164,8 +208,9 @@ def metastability_bound(
     n: int,
     diameter: float | None = None,
 ) -> np.ndarray:
-    """Lower bound on P[T2 >= t] of [FW] lem. metastab.1 / Thm 5.4 (docs: models#statements-fw), t
-    > 1:
+    """Lower bound on P[T2 >= t], the probability that the metastable phase lasts t steps.
+
+    [FW] lem. metastab.1 / Thm 5.4 (docs: models#statements-fw), for t > 1:
 
         P[T2 >= t] >= 1 − exp((1 + ε/γ) log(γt/ε) + (1 + ε/γ) log n − β c0 ε / (2γ)).
 
@@ -173,14 +218,23 @@ def metastability_bound(
 
     Parameters
     ----------
-    t : array_like, > 1
+    t : array_like
+        The steps, > 1.
     beta : array_like
-    c0, eps, gamma, n : the separation, the exit margin ε, the step size γ, the token count.
+        The inverse temperatures β.
+    c0, eps, gamma, n : float
+        The separation, the exit margin ε, the step size γ and the token count.
     diameter : float, optional
         d(K); when given, the hypothesis ε/γ >= 2 d(K) is checked (ValueError if it fails).
 
+    Returns
+    -------
+    bound : ndarray
+        The bound, broadcast over ``t`` and ``beta``.
+
     Examples
     --------
+    >>> from metastab.theory import metastability_bound
     >>> float(metastability_bound(10.0, 15.0, c0=1.0, eps=0.2, gamma=0.1, n=4).round(6))
     0.997553
     """
@@ -214,8 +268,26 @@ def exit_time_bound(
     a line in β of slope A/k = :func:`metastability_exponent`, to draw on an Arrhenius plot.
     A value below 0 says nothing beyond the trivial T2 >= 1.
 
+    Parameters
+    ----------
+    beta : array_like
+        The inverse temperatures β.
+    c0, eps, gamma, n : float
+        The separation, the exit margin ε, the step size γ and the token count.
+    diameter : float, optional
+        d(K); when given, the hypothesis ε/γ >= 2 d(K) is checked (ValueError if it fails).
+    prob : float, optional
+        When given, in (0, 1): the bound on the time T2 exceeds with this probability instead
+        of on E[T2].
+
+    Returns
+    -------
+    log_bound : ndarray
+        The log of the bound, one per β.
+
     Examples
     --------
+    >>> from metastab.theory import exit_time_bound
     >>> lo = exit_time_bound([100.0, 200.0], c0=1.0, eps=0.2, gamma=0.1, n=4)
     >>> round(float(lo[1] - lo[0]) / 100, 6)          # the slope: the exponent
     0.333333
@@ -237,7 +309,24 @@ def exit_time_bound(
 class CollapseRate:
     """Contraction of [FW] prop. origin: diam(X^{t+1}) <= (1 − γc) diam(X^t).
 
-    ``c`` may underflow at large abs(β) R²; ``log_c`` and ``log_factor`` = log(1 − γc) stay exact.
+    ``c`` may underflow at large abs(β) R²; ``log_c`` and ``log_factor`` = log(1 − γc) stay
+    exact. Made by :func:`collapse_rate`.
+
+    Attributes
+    ----------
+    c : float
+        The collapse constant (0 where it underflows).
+    log_c : float
+        Its logarithm, exact.
+    gamma : float
+        The step size γ.
+
+    Examples
+    --------
+    >>> from metastab.theory import collapse_rate
+    >>> rate = collapse_rate(1.0, radius=1.0, n=2, gamma=0.5)
+    >>> round(rate.steps(0.5), 3), round(rate.log_steps(0.5), 6)
+    (20.138, 3.002621)
     """
 
     c: float
@@ -272,13 +361,30 @@ class CollapseRate:
 
 
 def collapse_rate(beta: float, *, radius: float, n: int, gamma: float) -> CollapseRate:
-    """The collapse constant c = e^{−abs(β) R²} / (n e^{abs(β) R²}) of [FW] prop. origin
+    """The collapse constant c = e^{−abs(β) R²} / (n e^{abs(β) R²}) of [FW] prop. origin.
+
+    For SA_β with all ‖x_j‖ <= R, every step shrinks the diameter at least by 1 − γc
     (docs: models#statements-fw).
 
-    For SA_β with all ‖x_j‖ <= R, every step shrinks the diameter at least by 1 − γc.
+    Parameters
+    ----------
+    beta : float
+        The inverse temperature β (any sign).
+    radius : float
+        R, a bound on every token's norm, >= 0.
+    n : int
+        The number of tokens, >= 1.
+    gamma : float
+        The step size γ, in (0, 1].
+
+    Returns
+    -------
+    rate : CollapseRate
+        c, log c and the per-step factor.
 
     Examples
     --------
+    >>> from metastab.theory import collapse_rate
     >>> r = collapse_rate(1.0, radius=1.0, n=2, gamma=0.5)
     >>> round(r.c, 6), round(r.factor, 6)             # e^{−2}/2, 1 − e^{−2}/4
     (0.067668, 0.966166)

@@ -41,7 +41,25 @@ class FrozenLaw:
     """The exact exit law of a frozen configuration: T ~ Geometric(p) on {1, 2, ...}.
 
     ``log_q[a]`` is log q_a, ``log_stay`` = Σ_a m_a log q_a = log(1 − p). ``p`` may underflow
-    to 0 while ``log_p`` stays exact.
+    to 0 while ``log_p`` stays exact. Made by :func:`frozen_law` and :func:`sphere_frozen_law`.
+
+    Attributes
+    ----------
+    p : float
+        The per-step exit probability.
+    log_p : float
+        log p, exact where p underflows.
+    log_stay : float
+        log(1 − p).
+    log_q : ndarray, shape (κ,)
+        log q_a: the log-probability that a token at u_a stays in its group.
+
+    Examples
+    --------
+    >>> from metastab.theory import frozen_law
+    >>> law = frozen_law([[1.0, 0.0], [-1.0, 0.0]], [1, 1], beta=1.0)
+    >>> round(law.p, 6), round(law.mean, 6), law.survival([0, 2]).round(6).tolist()
+    (0.224197, 4.460373, [1.0, 0.601871])
     """
 
     p: float
@@ -79,13 +97,22 @@ def frozen_law(
     Parameters
     ----------
     points : array_like (κ, d)
-    multiplicities : array_like of int (κ,), >= 1
-    beta : float, >= 0
+        The distinct points u_a.
+    multiplicities : array_like of int (κ,)
+        The number m_a of tokens at each point, >= 1.
+    beta : float
+        The inverse temperature β, >= 0.
     B : array_like (d, d), optional
         Key-query matrix (default identity); not assumed symmetric.
 
+    Returns
+    -------
+    law : FrozenLaw
+        The geometric law of the exit step.
+
     Examples
     --------
+    >>> from metastab.theory import frozen_law
     >>> law = frozen_law([[1.0, 0.0], [-1.0, 0.0]], [2, 3], beta=46.0)
     >>> f"{law.p:.6e}", round(law.log_p, 6)
     ('5.544695e-40', -90.390562)
@@ -176,10 +203,11 @@ def sphere_jumps(points: ArrayLike, gamma: float) -> np.ndarray:
         Distinct points of S^{d−1} (norms within ``metastab.models.sphere.SPHERE_TOL`` of 1, the
         tolerance of the sphere models' initial configurations).
     gamma : float in (0, 1]
+        The step size γ.
 
     Returns
     -------
-    ndarray (κ, κ)
+    jumps : ndarray (κ, κ)
         The chords; entry [a, b] is the move of a token at u_a picking u_b.
 
     Raises
@@ -189,6 +217,8 @@ def sphere_jumps(points: ArrayLike, gamma: float) -> np.ndarray:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab.theory import sphere_jumps
     >>> J = sphere_jumps([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]], 0.25)
     >>> np.round(J, 6)                  # quarter circle: φ = atan(1/3); antipode: no move
     array([[0.      , 0.320364, 0.      ],
@@ -229,14 +259,23 @@ def sphere_frozen_law(
     ----------
     points : array_like (κ, d)
         Distinct points of S^{d−1}.
-    multiplicities : array_like of int (κ,), >= 1
-    beta : float, >= 0
+    multiplicities : array_like of int (κ,)
+        The number m_a of tokens at each point, >= 1.
+    beta : float
+        The inverse temperature β, >= 0.
     gamma : float in (0, 1]
+        The step size γ.
     B : array_like (d, d), optional
         Key-query matrix (default identity).
 
+    Returns
+    -------
+    law : FrozenLaw
+        The geometric law of the first step in which a token moves.
+
     Examples
     --------
+    >>> from metastab.theory import frozen_law, sphere_frozen_law
     >>> pts = [[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]
     >>> law = sphere_frozen_law(pts, [2, 1, 2], beta=1.0, gamma=0.1)
     >>> round(law.p, 6), round(frozen_law(pts, [2, 1, 2], beta=1.0).p, 6)   # antipodes stay
@@ -254,7 +293,21 @@ class FrozenAsymptote:
     """log E[T] = β Δ − log N + o(1) as β → ∞, for the frozen law of a configuration.
 
     ``exponent`` is Δ, ``log_prefactor`` is log N (docs: models#statements-fw: E[T] = 1/p and
-    p ≈ Σ_a m_a r_a as the r_a vanish).
+    p ≈ Σ_a m_a r_a as the r_a vanish). Made by :func:`frozen_asymptote`.
+
+    Attributes
+    ----------
+    exponent : float
+        Δ, the slope of log E[T] against β.
+    log_prefactor : float
+        log N.
+
+    Examples
+    --------
+    >>> from metastab.theory import frozen_asymptote
+    >>> a = frozen_asymptote([[1.0, 0.0], [-1.0, 0.0]], [1, 1])
+    >>> a.exponent, round(a.log_prefactor, 6), a.log_mean([10.0, 20.0]).round(6).tolist()
+    (2.0, 0.693147, [19.306853, 39.306853])
     """
 
     exponent: float
@@ -272,8 +325,7 @@ def frozen_asymptote(
     *,
     gamma: float | None = None,
 ) -> FrozenAsymptote:
-    """The large-β line of log E[T] for :func:`frozen_law` (``gamma`` None) or
-    :func:`sphere_frozen_law` (``gamma`` given: the sphere's no-op picks).
+    """The large-β line of log E[T] for :func:`frozen_law` or :func:`sphere_frozen_law`.
 
     With S_ab = <B u_a, u_b>, a token at u_a moves with probability r_a/(1 + r_a),
     r_a = Σ_{moves} m_b e^{βS_ab} / Σ_{no-ops} m_b e^{βS_ab}, and
@@ -286,6 +338,23 @@ def frozen_asymptote(
     On the sphere with B = I, g_a = 1 − max_b <u_a, u_b> over the points a token can reach:
     Δ = 1 − cos θ_min of the closest (non-antipodal) pair.
 
+    Parameters
+    ----------
+    points : array_like (κ, d)
+        The distinct points u_a (on S^{d−1} when ``gamma`` is given).
+    multiplicities : array_like of int (κ,)
+        The number m_a of tokens at each point, >= 1.
+    B : array_like (d, d), optional
+        Key-query matrix (default identity).
+    gamma : float in (0, 1], optional
+        The sphere chain's step size: given, the no-op picks are the sphere's
+        (:func:`sphere_frozen_law`); None (default), those of :func:`frozen_law`.
+
+    Returns
+    -------
+    asymptote : FrozenAsymptote
+        Δ and log N.
+
     Raises
     ------
     ValueError
@@ -294,8 +363,10 @@ def frozen_asymptote(
 
     Examples
     --------
-    >>> from metastab.setups.polytopes import simplex
-    >>> a = frozen_asymptote(simplex(2).vertices, [3, 3, 3], gamma=0.1)
+    >>> import math
+    >>> import metastab as ms
+    >>> from metastab.theory import frozen_asymptote
+    >>> a = frozen_asymptote(ms.simplex(2).vertices, [3, 3, 3], gamma=0.1)
     >>> round(a.exponent, 12), round(math.exp(a.log_prefactor), 9)   # 1 − cos 120°; 6 pairs × 3
     (1.5, 18.0)
     """

@@ -43,8 +43,10 @@ __all__ = [
 
 
 def meanfield_growth_rates(beta: float, k_max: int) -> np.ndarray:
-    """Linear growth rates λ_1..λ_{k_max} of the Fourier modes of the uniform state of (USA) on
-    the circle (docs: models#sphere-statements (6); Bruno, Pasqualotto, Agazzi, arXiv 2410.23228).
+    """Linear growth rates λ_1..λ_{k_max} of the Fourier modes of the uniform state of (USA).
+
+    On the circle (docs: models#sphere-statements (6); Bruno, Pasqualotto, Agazzi, arXiv
+    2410.23228).
 
     The mean-field (USA) velocity on the circle is v(θ) = ∫ e^{β cos(θ − φ)} sin(φ − θ) ρ(φ) dφ,
     whose kernel is (1/β) d/du e^{β cos u}; with e^{β cos u} = Σ_k I_k(β) e^{iku}, a perturbation
@@ -57,16 +59,19 @@ def meanfield_growth_rates(beta: float, k_max: int) -> np.ndarray:
 
     Parameters
     ----------
-    beta : float, > 0
-    k_max : int, >= 1
+    beta : float
+        The inverse temperature β, > 0.
+    k_max : int
+        The number of modes, >= 1.
 
     Returns
     -------
-    ndarray (k_max,)
+    rates : ndarray (k_max,)
         λ_k for k = 1..k_max.
 
     Examples
     --------
+    >>> from metastab.theory import meanfield_growth_rates
     >>> meanfield_growth_rates(4.0, 4).round(3)          # k² I_k(4) / 4
     array([2.44 , 6.422, 7.509, 5.665])
     """
@@ -78,9 +83,10 @@ def meanfield_growth_rates(beta: float, k_max: int) -> np.ndarray:
 
 
 def meanfield_clusters(beta: float) -> int:
-    """The number of clusters k* = argmax_{k >= 1} k² I_k(β) that (USA) on the circle forms from
-    a nearly uniform start: the fastest-growing mode of :func:`meanfield_growth_rates` (Bruno,
-    Pasqualotto, Agazzi, arXiv 2410.23228; docs: models#sphere-statements (6)).
+    """The number of clusters k* = argmax_{k >= 1} k² I_k(β) that (USA) forms on the circle.
+
+    From a nearly uniform start: the fastest-growing mode of :func:`meanfield_growth_rates`
+    (Bruno, Pasqualotto, Agazzi, arXiv 2410.23228; docs: models#sphere-statements (6)).
 
     k² I_k(β) is compared with the exponentially scaled I_k (no overflow at any β); the search
     runs over k <= 2√(2β) + 10 (the maximiser is near √(2β) for large β) and refuses a maximum on
@@ -88,10 +94,17 @@ def meanfield_clusters(beta: float) -> int:
 
     Parameters
     ----------
-    beta : float, > 0
+    beta : float
+        The inverse temperature β, > 0.
+
+    Returns
+    -------
+    k : int
+        The fastest-growing mode, >= 1.
 
     Examples
     --------
+    >>> from metastab.theory import meanfield_clusters
     >>> [meanfield_clusters(b) for b in (0.5, 1.0, 4.0, 9.0, 32.0)]
     [1, 1, 3, 4, 8]
     """
@@ -118,9 +131,10 @@ def merge_time(
     attention: str = "softmax",
     n: int | None = None,
 ) -> float:
-    """log of the time two point clusters on S^{d-1} take to merge under (SA) or (USA), from the
-    angle ``angle`` until their cosine reaches 1 − δ (docs: models#sphere-statements (5): GKPR's
-    rate).
+    """log of the time two point clusters on S^{d-1} take to merge under (SA) or (USA).
+
+    From the angle ``angle`` until their cosine reaches 1 − δ (docs: models#sphere-statements
+    (5): GKPR's rate).
 
     With Q = K = V = I, tokens at one point stay together, so m_a tokens at x_a and m_b at x_b
     (cos Δ = <x_a, x_b>) form a closed system on the great circle through them. Token a moves
@@ -136,27 +150,29 @@ def merge_time(
 
     Parameters
     ----------
-    beta : float, >= 0
+    beta : float
+        The inverse temperature β, >= 0.
     angle : float in (Δ_δ, π)
         The initial angle between the clusters, radians.
-    masses : (int, int)
-        Tokens in each cluster.
-    delta : float in (0, 1)
-        Clustered when the cosine is >= 1 − δ.
-    attention : {"softmax", "unnormalized"}
-        (SA) or (USA).
+    masses : (int, int), optional
+        Tokens in each cluster (default one each).
+    delta : float in (0, 1), optional
+        Clustered when the cosine is >= 1 − δ (default 1e-3).
+    attention : {"softmax", "unnormalized"}, optional
+        (SA) (default) or (USA).
     n : int, optional
         (USA) only: the normalisation Z = n (default m_a + m_b).
 
     Returns
     -------
-    float
+    log_time : float
         log T.
 
     Examples
     --------
     >>> import math
-    >>> T = math.exp(merge_time(0.0, math.pi / 2))  # β = 0: Δ' = −sin Δ, T = log tan(Δ/2) |
+    >>> from metastab.theory import merge_time
+    >>> T = math.exp(merge_time(0.0, math.pi / 2))  # β = 0: Δ' = −sin Δ, T = −log tan(Δ_δ/2)
     >>> round(T, 6), round(-math.log(math.tan(math.acos(1 - 1e-3) / 2)), 6)
     (3.800201, 3.800201)
     >>> round(merge_time(40.0, math.pi / 2) - 40.0, 3)   # log T − β(1 − cos Δ) → −log(2β)
@@ -217,8 +233,25 @@ def orthogonal_rate(
     evaluated as 2 (1 − γ)((n − 1)γ + 1) / (e^{β(1 − γ)} + n − 1) (no overflow at any β);
     (USA), eq. (6.10): γ̇ = (2/n) e^{βγ} (1 − γ)((n − 1)γ + 1).
 
+    Parameters
+    ----------
+    gamma : array_like
+        The common cosine γ, in [−1/(n − 1), 1].
+    beta : float
+        The inverse temperature β.
+    n : int
+        The number of tokens.
+    attention : {"softmax", "unnormalized"}, optional
+        (SA), eq. (6.9) (default), or (USA), eq. (6.10).
+
+    Returns
+    -------
+    rate : ndarray
+        γ̇, of the shape of ``gamma``.
+
     Examples
     --------
+    >>> from metastab.theory import orthogonal_rate
     >>> float(orthogonal_rate(0.0, 0.0, 4))          # 2 · 1 · 1 / (1 + 3)
     0.5
     >>> float(orthogonal_rate(0.0, 1e6, 4))          # e^{-β} underflows: 0, not NaN
@@ -277,19 +310,24 @@ def orthogonal_cosine(
     t : array_like of float >= 0
         Times (any order, any shape).
     beta : float >= 0
+        The inverse temperature β.
     n : int >= 2
         The number of tokens (the theorem needs d >= n for the start to exist).
-    attention : {"softmax", "unnormalized"}
+    attention : {"softmax", "unnormalized"}, optional
+        (SA) (default) or (USA).
 
     Returns
     -------
-    ndarray of the shape of ``t``
+    cosine : ndarray
+        γ_β at each time, of the shape of ``t``.
 
     Examples
     --------
     At β = 0, (6.9) is γ̇ = 2(1 − γ)((n − 1)γ + 1)/n, solved by
     γ = (1 − e^{−2t}) / (1 + (n − 1) e^{−2t}):
 
+    >>> import numpy as np
+    >>> from metastab.theory import orthogonal_cosine
     >>> t = np.array([0.0, 0.5, 2.0])
     >>> exact = (1 - np.exp(-2 * t)) / (1 + 3 * np.exp(-2 * t))
     >>> bool(np.allclose(orthogonal_cosine(t, 0.0, 4), exact, rtol=0, atol=1e-11))
@@ -314,11 +352,29 @@ def orthogonal_time(
     Solved as :func:`orthogonal_cosine` with a terminal event log(1 − γ) = log δ; γ̇ > 0 on
     [0, 1), so the time is finite and unique.
 
+    Parameters
+    ----------
+    beta : float
+        The inverse temperature β, >= 0.
+    n : int
+        The number of tokens, >= 2.
+    delta : float in (0, 1), optional
+        Clustered when the cosine is >= 1 − δ (default 1e-3).
+    attention : {"softmax", "unnormalized"}, optional
+        (SA) (default) or (USA).
+
+    Returns
+    -------
+    time : float
+        t*(β).
+
     Examples
     --------
     At β = 0 the closed form of :func:`orthogonal_cosine` gives
     t* = log((1 + (n − 1)(1 − δ)) / δ) / 2:
 
+    >>> import math
+    >>> from metastab.theory import orthogonal_time
     >>> round(orthogonal_time(0.0, 4, delta=1e-3), 9), round(math.log(3.997 / 1e-3) / 2, 9)
     (4.146649679, 4.146649679)
     """
@@ -342,9 +398,29 @@ def orthogonal_time(
 def phase_boundary(
     betas: ArrayLike, n: int, *, delta: float = 1e-3, attention: str = "softmax"
 ) -> np.ndarray:
-    """The curve Γ = {(t, β): γ_β(t) = 1 − δ} of GLPR Fig. 3: t*(β) of :func:`orthogonal_time`
-    at each β of ``betas`` (an array of their shape).
+    """The curve Γ = {(t, β): γ_β(t) = 1 − δ} of GLPR Fig. 3, the times t*(β) of clustering.
 
+    t*(β) of :func:`orthogonal_time` at each β of ``betas``.
+
+    Parameters
+    ----------
+    betas : array_like
+        The inverse temperatures, each >= 0.
+    n : int
+        The number of tokens, >= 2.
+    delta : float in (0, 1), optional
+        Clustered when the cosine is >= 1 − δ (default 1e-3).
+    attention : {"softmax", "unnormalized"}, optional
+        (SA) (default) or (USA).
+
+    Returns
+    -------
+    times : ndarray
+        t*(β), of the shape of ``betas``.
+
+    Examples
+    --------
+    >>> from metastab.theory import phase_boundary
     >>> phase_boundary([0.0], 4).round(9).tolist()
     [4.146649679]
     """
@@ -355,13 +431,35 @@ def phase_boundary(
 
 
 def random_start_bound(t: ArrayLike, beta: float, n: int, d: ArrayLike) -> np.ndarray:
-    """The short-time term of GLPR Thm 6.9's deviation bound for n i.i.d. uniform starts on
-    S^{d−1}: abs(<x_i(t), x_j(t)> − γ_β(t)) <= 2 c(β) n t √(log d / d), c(β) = e^{10 max(1, β)}.
+    """The short-time term of GLPR Thm 6.9's deviation bound for n i.i.d. uniform starts.
+
+    For starts on S^{d−1}: abs(<x_i(t), x_j(t)> − γ_β(t)) <= 2 c(β) n t √(log d / d), with
+    c(β) = e^{10 max(1, β)}.
 
     The theorem bounds the deviation by the minimum of this and C e^{−λt}, whose constants
     C, λ are not explicit (so not computed here); it holds with probability at least
     :func:`random_start_probability`.
 
+    Parameters
+    ----------
+    t : array_like
+        The times.
+    beta : float
+        The inverse temperature β, >= 0.
+    n : int
+        The number of tokens, >= 2.
+    d : float
+        The dimension, > 1.
+
+    Returns
+    -------
+    bound : ndarray
+        The bound, of the shape of ``t``.
+
+    Examples
+    --------
+    >>> import math
+    >>> from metastab.theory import random_start_bound
     >>> round(float(random_start_bound(1.0, 0.5, 2, math.e**2)) / math.exp(10), 6)  # 4√2/e
     2.08104
     """
@@ -373,9 +471,25 @@ def random_start_bound(t: ArrayLike, beta: float, n: int, d: ArrayLike) -> np.nd
 
 
 def random_start_probability(n: int, d: float) -> float:
-    """The probability 1 − 2n² d^{−1/64} with which GLPR Thm 6.9's bound holds (negative, that
-    is vacuous, unless d > (2n²)^64).
+    """The probability 1 − 2n² d^{−1/64} with which GLPR Thm 6.9's bound holds.
 
+    Negative, that is vacuous, unless d > (2n²)^64.
+
+    Parameters
+    ----------
+    n : int
+        The number of tokens, >= 2.
+    d : float
+        The dimension, >= 1.
+
+    Returns
+    -------
+    probability : float
+        1 − 2n² d^{−1/64}.
+
+    Examples
+    --------
+    >>> from metastab.theory import random_start_probability
     >>> random_start_probability(2, 2.0 ** 192) # 1 − 8 · 2^{−3}
     0.0
     """
