@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(DOCS / "_ext"))
 
 import metastab  # noqa: E402
-from study_pages import study_page  # noqa: E402
+from study_pages import CITATION, cite, label_texts, study_page  # noqa: E402
 
 project = "metastab"
 author = "metastab contributors"
@@ -113,7 +113,7 @@ def _copy_studies(app) -> None:
             r"(?<!!)\[([^\]]+)\]\((?!https?://|#)([^)]+)\)", r"\1 (`data/" + name + r"/\2`)", text
         )
         pngs = sorted(p.name for p in report.parent.glob("*.png"))
-        page = study_page(text, pngs, headlines.get(name))
+        page = study_page(text, pngs, headlines.get(name), LABEL_TEXTS)
         (dest / "report.md").write_text(f"(study-{name})=\n" + page, encoding="utf-8")
         for png in pngs:
             shutil.copy2(report.parent / png, dest / png)
@@ -121,18 +121,14 @@ def _copy_studies(app) -> None:
 
 # Citations "docs: PAGE#LABEL" in docstrings (plain text in help()) become links in the API
 # reference: the label of a section, or the page itself.
-_CITATION = re.compile(r"\bdocs: ([a-z]+(?:/[a-z-]+)?)(?:#([a-z0-9-]+))?")
-
-
-def _cite(m: re.Match) -> str:
-    page, label = m.group(1), m.group(2)
-    if page.startswith("studies/"):
-        return f"see :ref:`study-{page.split('/', 1)[1]}`"
-    return f"see :ref:`{label}`" if label else f"see :doc:`/user/{page}`"
+LABEL_TEXTS = label_texts(DOCS / "user")
 
 
 def _link_citations(app, what, name, obj, options, lines) -> None:
-    lines[:] = [_CITATION.sub(_cite, line) for line in lines]
+    lines[:] = [
+        CITATION.sub(lambda m: cite(m.group(1), m.group(2), LABEL_TEXTS, "rst"), line)
+        for line in lines
+    ]
 
 
 def setup(app):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from pathlib import Path
 
 VERDICTS = {
     "holds": "verdict-holds",
@@ -22,7 +23,40 @@ _VERDICT = re.compile(r"^Verdict: (holds with a correction|holds|fails|not teste
 _FIGURES = re.compile(r"^Figures: (.*)$", re.M)
 _NAME = re.compile(r"`([^`]+\.png)`")
 # a citation of the documentation in a report's text ("docs: models#LABEL"), made a link
-_CITATION = re.compile(r"\bdocs: ([a-z]+)(?:#([a-z0-9-]+))?")
+CITATION = re.compile(r"\bdocs: ([a-z]+(?:/[a-z-]+)?)(?:#([a-z0-9-]+))?")
+
+
+def label_texts(folder) -> dict[str, str]:
+    """The link text of each label ``(LABEL)=`` of the Markdown pages in ``folder`` that does not
+    label a heading (a heading gives its own): the bold lead of its paragraph, or the label."""
+    texts = {}
+    for page in sorted(Path(folder).glob("*.md")):
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            m = re.fullmatch(r"\(([a-z0-9-]+)\)=", line)
+            if m is None:
+                continue
+            nxt = next((t for t in lines[i + 1 :] if t.strip()), "")
+            if not nxt.startswith("#"):
+                lead = re.match(r"\*\*(.+?)\.?\*\*", nxt)
+                texts[m.group(1)] = lead.group(1) if lead else m.group(1).replace("-", " ")
+    return texts
+
+
+def cite(page: str, label: str | None, texts: dict[str, str], role: str) -> str:
+    """The link that replaces the citation ``docs: PAGE#LABEL``, in ``role`` syntax (``"rst"``
+    or ``"myst"``).
+
+    >>> cite("models", "polytopes", {}, "rst"), cite("models", "x", {"x": "A law"}, "myst")
+    ('see :ref:`polytopes`', 'see {ref}`A law <x>`')
+    """
+    if page.startswith("studies/"):
+        kind, target = "ref", "study-" + page.split("/", 1)[1]
+    elif label:
+        kind, target = "ref", f"{texts[label]} <{label}>" if label in texts else label
+    else:
+        kind, target = "doc", f"/user/{page}"
+    return f"see :{kind}:`{target}`" if role == "rst" else f"see {{{kind}}}`{target}`"
 
 
 def figure_captions(line: str) -> list[tuple[str, str]]:
@@ -64,8 +98,11 @@ def _figures(line: str, pngs: list[str]) -> tuple[str, list[str]]:
     return "\n".join(blocks), named
 
 
-def study_page(text: str, pngs: list[str], headline: str | None = None) -> str:
-    """The page of one study from the text of its report and the names of its PNG files.
+def study_page(
+    text: str, pngs: list[str], headline: str | None = None, texts: dict[str, str] | None = None
+) -> str:
+    """The page of one study from the text of its report and the names of its PNG files
+    (``texts``: the link texts of labels, :func:`label_texts`).
 
     >>> page = study_page("# T\\n\\nFigures: `f.png` (a plot).\\n\\n## Checks\\n\\n| a |\\n|---|\\n"
     ...                   "\\nVerdict: holds (1 of 1 tested claims pass).\\n", ["f.png"])
@@ -88,10 +125,7 @@ def study_page(text: str, pngs: list[str], headline: str | None = None) -> str:
         return blocks
 
     body = _FIGURES.sub(embed, body)
-    body = _CITATION.sub(
-        lambda m: f"see {{ref}}`{m.group(2)}`" if m.group(2) else f"see {{doc}}`/user/{m.group(1)}`",
-        body,
-    )
+    body = CITATION.sub(lambda m: cite(m.group(1), m.group(2), texts or {}, "myst"), body)
     rest = [p for p in sorted(pngs) if p not in named]
     if rest:
         extra = "\n".join(_figure(p, p) for p in rest)
