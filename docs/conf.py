@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(DOCS / "_ext"))
 
 import metastab  # noqa: E402
+from study_pages import CITATION, cite, label_texts, study_page  # noqa: E402
 
 project = "metastab"
 author = "metastab contributors"
@@ -46,6 +47,7 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_show_sourcelink = False
+html_static_path = ["_static"]
 
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
@@ -77,6 +79,8 @@ sphinx_gallery_conf = {
     "image_scrapers": ("metastab_scraper", "matplotlib"),  # ours first: see metastab_scraper
     "abort_on_example_error": True,
     "reference_url": {"metastab": None},
+    # its timing page loads jQuery and DataTables from a CDN (the site must work offline)
+    "write_computation_times": False,
 }
 
 # numba and the package itself warn about nothing here; keep the build strict
@@ -88,9 +92,17 @@ suppress_warnings = ["myst.header"]
 STUDIES_OUT = DOCS / "studies" / "generated"
 
 
+def _headlines() -> dict[str, str]:
+    """The headline column of the studies' table (docs/studies/index.md), per study."""
+    text = (DOCS / "studies" / "index.md").read_text(encoding="utf-8")
+    row = re.compile(r"^\| \{ref\}`[^<]+<study-([a-z-]+)>` \|[^|]*\|[^|]*\| (.*?) \|[^|]*\|$", re.M)
+    return {m.group(1): m.group(2) for m in row.finditer(text)}
+
+
 def _copy_studies(app) -> None:
     if STUDIES_OUT.exists():
         shutil.rmtree(STUDIES_OUT)
+    headlines = _headlines()
     for report in sorted((ROOT / "data").glob("*/report.md")):
         name = report.parent.name
         dest = STUDIES_OUT / name
@@ -100,12 +112,28 @@ def _copy_studies(app) -> None:
         text = re.sub(
             r"(?<!!)\[([^\]]+)\]\((?!https?://|#)([^)]+)\)", r"\1 (`data/" + name + r"/\2`)", text
         )
-        (dest / "report.md").write_text(f"(study-{name})=\n" + text, encoding="utf-8")
-        for figure in report.parent.glob("*.png"):
-            shutil.copy2(figure, dest / figure.name)
+        pngs = sorted(p.name for p in report.parent.glob("*.png"))
+        page = study_page(text, pngs, headlines.get(name), LABEL_TEXTS)
+        (dest / "report.md").write_text(f"(study-{name})=\n" + page, encoding="utf-8")
+        for png in pngs:
+            shutil.copy2(report.parent / png, dest / png)
+
+
+# Citations "docs: PAGE#LABEL" in docstrings (plain text in help()) become links in the API
+# reference: the label of a section, or the page itself.
+LABEL_TEXTS = label_texts(DOCS / "user")
+
+
+def _link_citations(app, what, name, obj, options, lines) -> None:
+    lines[:] = [
+        CITATION.sub(lambda m: cite(m.group(1), m.group(2), LABEL_TEXTS, "rst"), line)
+        for line in lines
+    ]
 
 
 def setup(app):
     app.connect("builder-inited", _copy_studies)
+    app.connect("autodoc-process-docstring", _link_citations)
+    app.add_css_file("metastab.css")
     # matplotlib's docstrings (inherited by metastab.plotting.InlineFigure) use its own role
     app.add_role("mpltype", docutils.parsers.rst.roles.code_role)

@@ -146,7 +146,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=SPHERE_SCHEMES,
         help="sphere-flow: post-LN layers x <- N(x + dt Attn(x)), RK4, pre-LN "
         "x <- x + dt Attn(N(x)), or the normalisation schemes peri-LN, nGPT (--alpha), Mix-LN "
-        "(--tau), LN-scaling (docs: models) (default post-ln)",
+        "(--tau), LN-scaling (the model definitions of the documentation) (default post-ln)",
     )
     g.add_argument("--alpha", type=float, help="sphere-flow, --scheme ngpt: nGPT's alpha")
     g.add_argument(

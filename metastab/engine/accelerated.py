@@ -102,7 +102,7 @@ def first_passage_accelerated(
     max_steps: int | float,
     chains: int | None = None,
     rng: SeedLike = None,
-    progress: bool | Callable = False,
+    progress: bool | Callable | None = None,
     first_chain: int = 0,
     merge_tol: float | None = None,
     device: str = "cpu",

@@ -47,7 +47,7 @@ def simulate(
     rng: SeedLike = None,
     record_every: int | None = None,
     record_at: Sequence[int] | None = None,
-    progress: bool | Callable = False,
+    progress: bool | Callable | None = None,
     first_chain: int = 0,
     record_neighbours: bool = False,
     device: str = "cpu",
@@ -70,9 +70,11 @@ def simulate(
     record_at : sequence of int, optional
         Instead of ``record_every``: keep the states at exactly these steps (distinct, in
         [0, steps]; e.g. log-spaced), in increasing order.
-    progress : bool or callable(steps_done, total, chains_done)
+    progress : bool, callable(steps_done, total, chains_done) or None
         True: a tqdm bar on stderr (steps here; chains stopped in :func:`first_passage`), and
-        one line first when the kernels are about to be compiled.
+        one line first when the kernels are about to be compiled. None (the default): no bar,
+        and that line before the first compile of the process only. False: nothing on stderr.
+        A callable is called with the progress instead of a bar.
     first_chain : int
         Index of the first chain (chain k's stream depends only on the seed and k).
     record_neighbours : bool
@@ -198,7 +200,7 @@ def first_passage(
     max_steps: int | float,
     chains: int | None = None,
     rng: SeedLike = None,
-    progress: bool | Callable = False,
+    progress: bool | Callable | None = None,
     first_chain: int = 0,
     mode: str = "exact",
     merge_tol: float | None = None,

@@ -17,8 +17,10 @@ __all__ = [
     "tqdm_class",
 ]
 
-# inside compile_notice(): None until the announcement is made, then True
+# inside compile_notice(): None until the announcement is made, then True; False: quiet
 _notice: list[bool | None] = []
+# whether this process has announced a compile (a run without a bar announces its first only)
+_announced: list[bool] = [False]
 
 
 def kernels_cold(*dispatchers: Any) -> bool:
@@ -33,14 +35,19 @@ def kernels_cold(*dispatchers: Any) -> bool:
     return False
 
 
-def announce_compile(progress: bool | Callable, *dispatchers: Any) -> None:
-    """One line on stderr before a first call that compiles, when a progress bar is shown, or
-    within :func:`compile_notice` (there once)."""
-    noticing = bool(_notice) and _notice[-1] is None
-    if (progress is True or noticing) and kernels_cold(*dispatchers):
+def announce_compile(progress: bool | Callable | None, *dispatchers: Any) -> None:
+    """One line on stderr before a call that compiles: every one when a progress bar is shown
+    (``progress=True``), the first of the process for a run with the default ``progress=None``
+    (a first run compiles for seconds: said once, the wait is not taken for a hang), and the
+    first within :func:`compile_notice`; nothing within ``compile_notice(False)`` without a
+    bar."""
+    top = _notice[-1] if _notice else ""
+    first = progress is None and not _announced[0] and top is not False
+    if (progress is True or top is None or first) and kernels_cold(*dispatchers):
         sys.stderr.write("compiling kernels (once; later runs load them from the cache)...\n")
         sys.stderr.flush()
-        if noticing:
+        _announced[0] = True
+        if top is None:
             _notice[-1] = True
 
 
@@ -48,11 +55,8 @@ def announce_compile(progress: bool | Callable, *dispatchers: Any) -> None:
 def compile_notice(on: bool = True) -> Iterator[None]:
     """Within (if ``on``): the first run that compiles announces it (:func:`announce_compile`),
     whatever its ``progress``; for commands whose runs draw no bar of their own (a study, a
-    sweep's chunks)."""
-    if not on:
-        yield
-        return
-    _notice.append(None)
+    sweep's chunks). Within ``compile_notice(False)``: only runs with a bar announce."""
+    _notice.append(None if on else False)
     try:
         yield
     finally:

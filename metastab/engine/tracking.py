@@ -40,7 +40,7 @@ def track(
     record_at: Sequence[int] | None = None,
     energy_beta: float | None = None,
     merges: bool = True,
-    progress: bool | Callable = False,
+    progress: bool | Callable | None = None,
     first_chain: int = 0,
     device: str = "cpu",
 ) -> Track:

@@ -91,6 +91,23 @@ def test_a_compile_notice_speaks_once_for_runs_without_a_bar(monkeypatch, capsys
     assert capsys.readouterr().err == ""  # nothing to compile, nothing said
 
 
+def test_a_run_with_the_default_progress_announces_the_first_compile_of_the_process(
+    monkeypatch, capsys
+):
+    """progress=None (the API's default): one line before the process's first compile, none
+    after it, none within compile_notice(False) (a command run with --no-progress); False: none
+    ever (negative control)."""
+    monkeypatch.setattr(progress, "kernels_cold", lambda *dispatchers: True)
+    monkeypatch.setattr(progress, "_announced", [False])
+    progress.announce_compile(False)
+    with progress.compile_notice(False):
+        progress.announce_compile(None)
+    assert capsys.readouterr().err == ""
+    progress.announce_compile(None)
+    progress.announce_compile(None)
+    assert capsys.readouterr().err.count("compiling kernels") == 1
+
+
 @pytest.mark.parametrize(
     "command, module, runner",
     [

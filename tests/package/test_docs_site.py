@@ -1,0 +1,62 @@
+"""The documentation's own tools, without building the site: the study pages
+(``docs/_ext/study_pages.py``: verdict first, figures embedded, checks folded) and the site
+check (``docs/_ext/check_site.py``, run by CI on the built HTML), each with a negative control;
+and the landing page's example prints what its output block says."""
+
+import doctest
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+
+import check_site  # noqa: E402
+import study_pages  # noqa: E402
+
+
+@pytest.mark.parametrize("module", [study_pages, check_site], ids=lambda m: m.__name__)
+def test_doctests(module):
+    failed, tried = doctest.testmod(module)
+    assert tried > 0 and failed == 0
+
+
+@pytest.mark.parametrize("report", sorted((ROOT / "data").glob("*/report.md")), ids=lambda p: p.parent.name)
+def test_every_committed_report_makes_a_page_with_its_verdict_first_and_every_figure(report):
+    pngs = sorted(p.name for p in report.parent.glob("*.png"))
+    page = study_pages.study_page(report.read_text(encoding="utf-8"), pngs)
+    verdict = re.search(r"^Verdict: (.*?)(?: \(|$)", report.read_text(encoding="utf-8"), re.M)
+    lines = page.splitlines()
+    assert lines[0].startswith("# ") and lines[2] == f"```{{admonition}} Verdict: {verdict.group(1)}"
+    for png in pngs:
+        assert f"```{{figure}} {png}\n" in page
+    assert "docs: models" not in page
+
+
+def test_a_report_without_its_verdict_line_is_refused():
+    with pytest.raises(ValueError, match="Verdict"):
+        study_pages.study_page("# A study\n\nno verdict here\n", [])
+
+
+def test_the_site_check_finds_a_study_page_without_its_figure(tmp_path):
+    data, build = tmp_path / "data", tmp_path / "site"
+    (data / "s").mkdir(parents=True)
+    (data / "s" / "report.md").write_text("# s\n")
+    (data / "s" / "a.png").write_bytes(b"")
+    page = build / "studies" / "generated" / "s"
+    page.mkdir(parents=True)
+    (page / "report.html").write_text('<img src="../../_images/a.png">')
+    assert check_site.study_problems(build, data) == []
+    (page / "report.html").write_text("<p>no figure</p>")  # negative control
+    assert check_site.study_problems(build, data) == ["studies/s: figure a.png not shown"]
+
+
+@pytest.mark.slow
+def test_the_landing_page_example_prints_its_output_block(capsys):
+    text = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    expected = re.search(r"```text\n(.*?)```", text, re.S).group(1)
+    exec(compile(code, "docs/index.md", "exec"), {})
+    assert capsys.readouterr().out == expected
