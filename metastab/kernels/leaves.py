@@ -368,3 +368,163 @@ def hull_distance(mul, coord, affine_min, shrink):
         return xx
 
     return hull_dist2
+
+
+# The log leaf's reduction s = m 2^k, m in [SQRT_HALF, 2 SQRT_HALF), by exact products with
+# powers of two (no bit casts: the same operations on every target): stages 2^±512 .. 2^±1,
+# each halving the range of the exponent left (2^-512 twice, for the subnormals), written out
+# as selects so that a loop of logs vectorises
+SQRT_HALF = 0.7071067811865476
+SQRT_TWO = 2.0 * SQRT_HALF
+# 1 / (2j + 1), j = 1..10: log m = 2 atanh f = 2f (1 + f^2/3 + f^4/5 + ...), f = (m - 1)/(m + 1),
+# with f^2 <= (3 - 2 sqrt 2)^2 = 0.0294 on the reduced range, so the first term left out,
+# f^22 / 23 relative to 1, is below 2^-60
+ATANH_COEF = tuple(1.0 / (2 * j + 1) for j in range(1, 11))
+_A = ATANH_COEF
+
+
+def log_positive(fma, mul):
+    """``log(s)``: the natural logarithm of a double, with no call to a libm (the CPU's libm log
+    and CUDA's libdevice log round differently, and libdevice's brings fusions of its own).
+
+    Reduction s = m 2^k with m in [1/√2, √2) by exact products with powers of two (stages
+    2^±512, ..., 2^±1, then one factor 2), then log m = 2 atanh f, f = (m − 1)/(m + 1) (m − 1
+    exact), as 2f + 2f f² Q(f²), Q the Taylor series of atanh(f)/f − 1 in f² to degree 9 by
+    fmas (:data:`ATANH_COEF`), and log s = (k ln2_hi + 2f) + (k ln2_lo + 2f f² Q) with ln2 in
+    two parts (k ln2_hi exact). Measured within 2 ulp of libm's log
+    (tests/kernels/test_noise_leaves.py). −inf at 0, inf at inf, NaN below 0 and for NaN."""
+
+    def log(s):
+        """log s (the notes of :func:`log_positive`)."""
+        m = s
+        k = 0.0
+        u = m < 7.458340731200207e-155  # 2^-512
+        m = mul(m, 1.3407807929942597e+154) if u else m
+        k = k - 512.0 if u else k
+        u = m < 7.458340731200207e-155  # 2^-512
+        m = mul(m, 1.3407807929942597e+154) if u else m
+        k = k - 512.0 if u else k
+        u = m < 8.636168555094445e-78  # 2^-256
+        m = mul(m, 1.157920892373162e+77) if u else m
+        k = k - 256.0 if u else k
+        u = m < 2.938735877055719e-39  # 2^-128
+        m = mul(m, 3.402823669209385e+38) if u else m
+        k = k - 128.0 if u else k
+        u = m < 5.421010862427522e-20  # 2^-64
+        m = mul(m, 1.8446744073709552e+19) if u else m
+        k = k - 64.0 if u else k
+        u = m < 2.3283064365386963e-10  # 2^-32
+        m = mul(m, 4294967296.0) if u else m
+        k = k - 32.0 if u else k
+        u = m < 1.52587890625e-05  # 2^-16
+        m = mul(m, 65536.0) if u else m
+        k = k - 16.0 if u else k
+        u = m < 0.00390625  # 2^-8
+        m = mul(m, 256.0) if u else m
+        k = k - 8.0 if u else k
+        u = m < 0.0625  # 2^-4
+        m = mul(m, 16.0) if u else m
+        k = k - 4.0 if u else k
+        u = m < 0.25  # 2^-2
+        m = mul(m, 4.0) if u else m
+        k = k - 2.0 if u else k
+        u = m < 0.5  # 2^-1
+        m = mul(m, 2.0) if u else m
+        k = k - 1.0 if u else k
+        u = m < SQRT_HALF  # [1/2, 1) -> [1/sqrt 2, 1) or [1, sqrt 2)
+        m = mul(m, 2.0) if u else m
+        k = k - 1.0 if u else k
+        u = m >= 1.3407807929942597e+154  # 2^512
+        m = mul(m, 7.458340731200207e-155) if u else m
+        k = k + 512.0 if u else k
+        u = m >= 1.157920892373162e+77  # 2^256
+        m = mul(m, 8.636168555094445e-78) if u else m
+        k = k + 256.0 if u else k
+        u = m >= 3.402823669209385e+38  # 2^128
+        m = mul(m, 2.938735877055719e-39) if u else m
+        k = k + 128.0 if u else k
+        u = m >= 1.8446744073709552e+19  # 2^64
+        m = mul(m, 5.421010862427522e-20) if u else m
+        k = k + 64.0 if u else k
+        u = m >= 4294967296.0  # 2^32
+        m = mul(m, 2.3283064365386963e-10) if u else m
+        k = k + 32.0 if u else k
+        u = m >= 65536.0  # 2^16
+        m = mul(m, 1.52587890625e-05) if u else m
+        k = k + 16.0 if u else k
+        u = m >= 256.0  # 2^8
+        m = mul(m, 0.00390625) if u else m
+        k = k + 8.0 if u else k
+        u = m >= 16.0  # 2^4
+        m = mul(m, 0.0625) if u else m
+        k = k + 4.0 if u else k
+        u = m >= 4.0  # 2^2
+        m = mul(m, 0.25) if u else m
+        k = k + 2.0 if u else k
+        u = m >= 2.0  # 2^1
+        m = mul(m, 0.5) if u else m
+        k = k + 1.0 if u else k
+        u = m >= SQRT_TWO  # [1, 2) -> [1, sqrt 2) or [1/sqrt 2, 1)
+        m = mul(m, 0.5) if u else m
+        k = k + 1.0 if u else k
+        f = (m - 1.0) / (m + 1.0)
+        r = mul(f, f)
+        t = f + f
+        p = fma(_A[9], r, _A[8])
+        p = fma(p, r, _A[7])
+        p = fma(p, r, _A[6])
+        p = fma(p, r, _A[5])
+        p = fma(p, r, _A[4])
+        p = fma(p, r, _A[3])
+        p = fma(p, r, _A[2])
+        p = fma(p, r, _A[1])
+        p = fma(p, r, _A[0])
+        lo = fma(k, LN2_LO, mul(mul(t, r), p))
+        out = fma(k, LN2_HI, t) + lo
+        out = s if s == math.inf else out
+        out = math.nan if not s >= 0.0 else out
+        return -math.inf if s == 0.0 else out
+
+    return log
+
+
+def polar_draw(next_uniform, fma, mul):
+    """``polar(s)``: the accepted point of Marsaglia's polar method, (u, v, q) with u, v uniform
+    on [−1, 1) (2U − 1 of 53-bit uniforms U of the stream ``s``: exact) and q = u² + v² in
+    (0, 1), the points outside the unit disc (and the centre) rejected."""
+
+    def polar(s):
+        """The first (u, v, q = u² + v²) of the stream ``s`` with 0 < q < 1."""
+        while True:
+            u = fma(2.0, next_uniform(s), -1.0)
+            v = fma(2.0, next_uniform(s), -1.0)
+            q = fma(u, u, mul(v, v))
+            if q < 1.0 and q > 0.0:
+                return u, v, q
+
+    return polar
+
+
+def polar_scale(log, mul):
+    """``scale(q)``: √(−2 log q / q), the factor that turns the polar method's accepted (u, v, q)
+    into two independent standard normals u c, v c (Marsaglia & Bray 1964); ``log`` is
+    :func:`log_positive`'s."""
+
+    def scale(q):
+        """√(−2 log q / q) for q in (0, 1)."""
+        return math.sqrt(mul(-2.0, log(q)) / q)
+
+    return scale
+
+
+def normal_pair(polar, scale, mul):
+    """``normals(s)``: two independent standard normals from the stream ``s`` by Marsaglia's
+    polar method (:func:`polar_draw`, :func:`polar_scale`), both kept: (u c, v c)."""
+
+    def normals(s):
+        """Two standard normals (u c, v c) of the stream ``s``."""
+        u, v, q = polar(s)
+        c = scale(q)
+        return mul(u, c), mul(v, c)
+
+    return normals

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..arith import exp_fma_exact, fma_exact
 from ..params import SHIFT_SPREAD
-from .euclidean import _rows, exp_nonpositive, pick, scores, softmax_weights
+from .euclidean import Xoshiro256, _rows, exp_nonpositive, pick, scores, softmax_weights
 
 
 def _matvec(M: list[list[float]], v: list[float], madd=None) -> list[float]:
@@ -257,13 +257,114 @@ def chain_step(x, B, V, beta: float, gamma: float, u, rng=None) -> np.ndarray:
     return np.array(new, dtype=float)
 
 
+
+# --------------------------------------------------------------------------------------------
+# The noisy model: its log, its normals and its step
+# --------------------------------------------------------------------------------------------
+
+# ln 2 in two parts (ln2_hi has 32 trailing zero bits: k ln2_hi is exact), 1/√2 rounded, and the
+# Taylor coefficients 1 / (2j + 1) of atanh(f)/f, j = 1..10
+_LN2_HI = 0.6931471803691238
+_LN2_LO = 1.9082149292705877e-10
+_SQRT_HALF = 0.7071067811865476
+_ATANH = [1.0 / (2 * j + 1) for j in range(1, 11)]
+_STAGES = [512, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1]
+
+
+def log(s: float) -> float:
+    """The kernels' log of a double (``leaves.log_positive``), operation for operation: s = m 2^k
+    with m in [1/√2, √2) by exact products with 2^±e (e = 512, 512, 256, ..., 1: up while
+    m < 2^-e, then one factor 2 below 1/√2; down while m >= 2^e, e from 512, then one factor
+    1/2 from √2), f = (m − 1)/(m + 1), r = f², t = 2f, p = the Horner sum of 1/(2j + 1) in r by
+    fmas, and (k ln2_hi + t) + (k ln2_lo + (t r) p), each of the two an fma."""
+    if s != s or s < 0.0:
+        return math.nan
+    if s == 0.0:
+        return -math.inf
+    if s == math.inf:
+        return s
+    m, k = s, 0.0
+    for e in _STAGES:
+        if m < 2.0**-e:
+            m, k = m * 2.0**e, k - e
+    if m < _SQRT_HALF:
+        m, k = m * 2.0, k - 1.0
+    for e in _STAGES[1:]:
+        if m >= 2.0**e:
+            m, k = m * 2.0**-e, k + e
+    if m >= 2.0 * _SQRT_HALF:
+        m, k = m * 0.5, k + 1.0
+    f = (m - 1.0) / (m + 1.0)
+    r = f * f
+    t = f + f
+    p = _ATANH[9]
+    for c in reversed(_ATANH[:9]):
+        p = fma_exact(p, r, c)
+    lo = fma_exact(k, _LN2_LO, (t * r) * p)
+    return fma_exact(k, _LN2_HI, t) + lo
+
+
+def normal_pair(rng: Xoshiro256) -> tuple[float, float]:
+    """Two standard normals by Marsaglia's polar method, as the kernels draw them: u = 2U − 1,
+    v = 2V − 1 (U, V the stream's next 53-bit uniforms; exact), q = u² + v² (u² + (v v) as one
+    fma) until 0 < q < 1, then c = √((−2 log q) / q) and (u c, v c)."""
+    while True:
+        u = fma_exact(2.0, rng.next_uniform(), -1.0)
+        v = fma_exact(2.0, rng.next_uniform(), -1.0)
+        q = fma_exact(u, u, v * v)
+        if 0.0 < q < 1.0:
+            break
+    c = math.sqrt((-2.0 * log(q)) / q)
+    return u * c, v * c
+
+
+def standard_normals(rng: Xoshiro256, m: int) -> list[float]:
+    """m standard normals in order, pairs of :func:`normal_pair` (the second of the last pair
+    dropped where m is odd)."""
+    out: list[float] = []
+    while len(out) < m:
+        out.extend(normal_pair(rng))
+    return out[:m]
+
+
+def noisy_step(
+    x, heads, beta: float, dt: float, K: float, rng: Xoshiro256, attention: str = "unnormalized"
+) -> np.ndarray:
+    """One step of the noisy model on the sphere (``cpu.noisy_steps``): h = (K + K) dt,
+    σ = √(dt + dt), ξ_i the normals q = i d + k of :func:`standard_normals` (the stream ``rng``
+    advanced), D_i = P⊥_{x_i} Attn(x)_i (:func:`velocity`, projected; not computed where h = 0),
+    and x_i ← N(y_i) (:func:`normalise_fused`) with y_ik = x_ik + inc_ik (one fma by 1),
+    inc_ik = fma(h, D_ik, σ fma(−<x_i, ξ_i>, x_ik, ξ_ik)) (just σ(...) where h = 0) and
+    <x_i, ξ_i> by :func:`dot8`."""
+    xs = _rows(x)
+    n, d = len(xs), len(xs[0])
+    h = (K + K) * dt
+    sigma = math.sqrt(dt + dt)
+    D = velocity(xs, heads, beta, attention == "unnormalized", False, True) if h != 0.0 else None
+    z = standard_normals(rng, n * d)
+    new = []
+    for i in range(n):
+        xi = z[i * d : (i + 1) * d]
+        dot = dot8(xs[i], xi)
+        y = []
+        for k in range(d):
+            g = sigma * fma_exact(-dot, xs[i][k], xi[k])
+            inc = fma_exact(h, D[i][k], g) if D is not None else g
+            y.append(fma_exact(1.0, inc, xs[i][k]))
+        new.append(normalise_fused(y))
+    return np.array(new)
+
 __all__ = [
     "attention",
     "chain_step",
     "exp_nonpositive",
+    "log",
+    "noisy_step",
+    "normal_pair",
     "sphere_flow_step",
     "normalise",
     "normalise_fused",
     "positional_weight",
+    "standard_normals",
     "velocity",
 ]
