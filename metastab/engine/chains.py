@@ -175,7 +175,10 @@ def _unstable(model: Model) -> str:
     """What makes the steps of ``model`` diverge, with the value to change."""
     value: Any  # a constant step of either kind of model
     if isinstance(model, _SphereModel):
-        name, value = ("dt" if isinstance(model, (SphereFlow, NoisySphere)) else "gamma"), model.step
+        name, value = (
+            ("dt" if isinstance(model, (SphereFlow, NoisySphere)) else "gamma"),
+            model.step,
+        )
     elif model.has_step_matrix:
         return "the step matrix gamma grew the hull without bound; use a smaller step matrix"
     elif model.has_schedule:

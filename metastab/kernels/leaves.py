@@ -399,19 +399,19 @@ def log_positive(fma, mul):
         m = s
         k = 0.0
         u = m < 7.458340731200207e-155  # 2^-512
-        m = mul(m, 1.3407807929942597e+154) if u else m
+        m = mul(m, 1.3407807929942597e154) if u else m
         k = k - 512.0 if u else k
         u = m < 7.458340731200207e-155  # 2^-512
-        m = mul(m, 1.3407807929942597e+154) if u else m
+        m = mul(m, 1.3407807929942597e154) if u else m
         k = k - 512.0 if u else k
         u = m < 8.636168555094445e-78  # 2^-256
-        m = mul(m, 1.157920892373162e+77) if u else m
+        m = mul(m, 1.157920892373162e77) if u else m
         k = k - 256.0 if u else k
         u = m < 2.938735877055719e-39  # 2^-128
-        m = mul(m, 3.402823669209385e+38) if u else m
+        m = mul(m, 3.402823669209385e38) if u else m
         k = k - 128.0 if u else k
         u = m < 5.421010862427522e-20  # 2^-64
-        m = mul(m, 1.8446744073709552e+19) if u else m
+        m = mul(m, 1.8446744073709552e19) if u else m
         k = k - 64.0 if u else k
         u = m < 2.3283064365386963e-10  # 2^-32
         m = mul(m, 4294967296.0) if u else m
@@ -434,16 +434,16 @@ def log_positive(fma, mul):
         u = m < SQRT_HALF  # [1/2, 1) -> [1/sqrt 2, 1) or [1, sqrt 2)
         m = mul(m, 2.0) if u else m
         k = k - 1.0 if u else k
-        u = m >= 1.3407807929942597e+154  # 2^512
+        u = m >= 1.3407807929942597e154  # 2^512
         m = mul(m, 7.458340731200207e-155) if u else m
         k = k + 512.0 if u else k
-        u = m >= 1.157920892373162e+77  # 2^256
+        u = m >= 1.157920892373162e77  # 2^256
         m = mul(m, 8.636168555094445e-78) if u else m
         k = k + 256.0 if u else k
-        u = m >= 3.402823669209385e+38  # 2^128
+        u = m >= 3.402823669209385e38  # 2^128
         m = mul(m, 2.938735877055719e-39) if u else m
         k = k + 128.0 if u else k
-        u = m >= 1.8446744073709552e+19  # 2^64
+        u = m >= 1.8446744073709552e19  # 2^64
         m = mul(m, 5.421010862427522e-20) if u else m
         k = k + 64.0 if u else k
         u = m >= 4294967296.0  # 2^32

@@ -635,9 +635,8 @@ class NoisySphere(_SphereModel):
     operator Δ: at K = 0, E<X(t), X(0)> = e^{−(d−1) t}), P⊥_x y = y − <x, y> x. K >= 0 is the
     coupling, the inverse noise level: in the time s = 2K t of (USA) with unit drift the noise
     has variance 1/K per unit time. ``attention="softmax"`` divides by Σ_j e^{β<B X_i, X_j>}
-    instead of N ((SA); the mean-field limit of Shalova & Schlichting, arXiv 2412.14813, and
-    the noisy models of Balasubramanian, Banerjee & Rigollet, arXiv 2510.20094, are read in
-    docs: models#noisy-sphere).
+    instead of N ((SA)); the mean-field theory of the (USA) model is
+    :mod:`metastab.theory.noisy` (docs: models#noisy-meanfield).
 
     The step of size dt is projected Euler–Maruyama with renormalisation:
 

@@ -10,7 +10,7 @@ from scipy import stats
 
 import metastab as ms
 from metastab.kernels import leaves
-from metastab.kernels.arith import fma, fma_exact, mul
+from metastab.kernels.arith import fma_exact, mul
 from metastab.kernels.cpu import noisy_steps as NK
 from metastab.kernels.cpu import sphere_steps as SK
 from metastab.kernels.reference import euclidean as ref
@@ -200,9 +200,7 @@ def test_simulate_matches_reference_per_chain(model, n):
     the state read after every step) give the reference's bits per chain."""
     x0 = on_sphere(np.random.default_rng(5), 3, n, 3)
     run = ms.simulate(model, x0, steps=6, rng=99, first_chain=4)
-    passage = ms.first_passage(
-        model, x0, ms.LeaveBall(10.0), max_steps=6, rng=99, first_chain=4
-    )
+    passage = ms.first_passage(model, x0, ms.LeaveBall(10.0), max_steps=6, rng=99, first_chain=4)
     streams = ms.as_seed(99).streams(3, 4)
     for c in range(3):
         x, stream = x0[c], ref.Xoshiro256(streams[c])

@@ -182,7 +182,9 @@ def problems(
             continue
         t = twins[code]
         if t.cuda is None and lists_code(t.cuda_driver, code):
-            found.append(f"{who}: metastab/kernels/{t.cuda_driver} runs it, but no CUDA step is named")
+            found.append(
+                f"{who}: metastab/kernels/{t.cuda_driver} runs it, but no CUDA step is named"
+            )
         steps = [("CPU", t.cpu), ("reference", t.reference), ("CUDA", t.cuda)]
         for role, spec in steps:
             if spec is None:

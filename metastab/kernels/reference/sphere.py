@@ -257,7 +257,6 @@ def chain_step(x, B, V, beta: float, gamma: float, u, rng=None) -> np.ndarray:
     return np.array(new, dtype=float)
 
 
-
 # --------------------------------------------------------------------------------------------
 # The noisy model: its log, its normals and its step
 # --------------------------------------------------------------------------------------------
@@ -353,6 +352,7 @@ def noisy_step(
             y.append(fma_exact(1.0, inc, xs[i][k]))
         new.append(normalise_fused(y))
     return np.array(new)
+
 
 __all__ = [
     "attention",
