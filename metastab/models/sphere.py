@@ -642,11 +642,11 @@ class NoisySphere(_SphereModel):
 
         y_i = x_i + 2K dt · P⊥_{x_i} Attn(x)_i + √(2 dt) · P⊥_{x_i} ξ_i,   x_i ← y_i / ‖y_i‖,
 
-    ξ_i ~ N(0, I_d) independent, drawn from the chain's stream in the order (token,
-    coordinate) by Marsaglia's polar method; Attn(x)_i = (1/N) Σ_j e^{β<B x_i, x_j>} V x_j
-    ((USA)) or its softmax form, the drift of :class:`SphereFlow`'s RK4 (projected). The
-    renormalisation supplies the Itô drift −(d−1) x dt of Brownian motion on the sphere, so the
-    scheme has weak order 1 (measured in tests/models/test_noisy_sphere.py: the error of
+    ξ_i ~ N(0, I_d) independent, drawn from the chain's stream coordinate by coordinate (normal
+    q = k n + i is coordinate k of token i) by Box–Muller; Attn(x)_i = (1/N) Σ_j e^{β<B x_i,
+    x_j>} V x_j ((USA)) or its softmax form, the drift of :class:`SphereFlow`'s RK4 (projected).
+    The renormalisation supplies the Itô drift −(d−1) x dt of Brownian motion on the sphere, so
+    the scheme has weak order 1 (measured in tests/models/test_noisy_sphere.py: the error of
     E<x(t), x(0)> halves with dt). Heads, causal masks, positional weights and other schemes
     are not part of this model (its fields have none).
 

@@ -10,7 +10,7 @@ from scipy import stats
 
 import metastab as ms
 from metastab.kernels import leaves
-from metastab.kernels.arith import fma_exact, mul
+from metastab.kernels.arith import mul
 from metastab.kernels.cpu import noisy_steps as NK
 from metastab.kernels.cpu import sphere_steps as SK
 from metastab.kernels.reference import euclidean as ref
@@ -31,19 +31,19 @@ def _ulps(got, s):
     return np.abs(got - want) / np.array([math.ulp(v) for v in want])
 
 
-# the polar method's q (uniform on (0, 1), down to its smallest, 2^-104), and every binade
+# the Box–Muller u (in [2^-53, 1]), and every binade of the normal doubles
 _G = np.random.default_rng(3)
 LOG_S = np.concatenate(
-    [_G.uniform(0.0, 1.0, 400_000), 2.0 ** _G.uniform(-104, 0, 100_000),
-     2.0 ** _G.uniform(-1074, 1024, 100_000), [2.0**-104, 5e-324, 1.0 - 2.0**-53, 0.5, 2.0,
+    [_G.uniform(0.0, 1.0, 400_000), 2.0 ** _G.uniform(-53, 0, 100_000),
+     2.0 ** _G.uniform(-1022, 1024, 100_000), [2.0**-53, 2.0**-1022, 1.0 - 2.0**-53, 0.5, 2.0,
      leaves.SQRT_HALF, np.nextafter(leaves.SQRT_HALF, 0), leaves.SQRT_TWO, 1.7976931348623157e308]]
 )  # fmt: skip
-LOG_S = LOG_S[LOG_S > 0]
+LOG_S = LOG_S[LOG_S >= 2.0**-1022]
 
 
 def test_log_leaf_is_within_2_ulp_of_libm():
-    """Measured: at most 2 ulp from libm's log (itself within 1 ulp of exact) over (0, 1), the
-    polar method's range, and over every binade of the doubles; exactly 0 at 1."""
+    """Measured: at most 2 ulp from libm's log (itself within 1 ulp of exact) over (0, 1) and
+    over every binade of the normal doubles; exactly 0 at 1."""
     got = np.empty_like(LOG_S)
     _logs(LOG_S, got)
     assert _ulps(got, LOG_S).max() <= 2.0
@@ -58,10 +58,12 @@ def test_log_leaf_special_values():
 
 def test_log_check_rejects_a_shorter_series(monkeypatch):
     """Negative control: the same leaf with the atanh series cut after f^10 (the terms from
-    1/13 on set to 0; plain Python, so the patched coefficients are read) is off by far more
+    1/13 on set to 0; compiled afresh, so the patched coefficients are read) is off by far more
     than 2 ulp."""
+    from metastab.kernels.arith import as_bits, fma, from_bits
+
     monkeypatch.setattr(leaves, "_A", leaves.ATANH_COEF[:5] + (0.0,) * 5)
-    short = leaves.log_positive(fma_exact, lambda a, b: a * b)
+    short = njit(leaves.log_positive(fma, mul, as_bits, from_bits))
     s = LOG_S[:3000]
     assert _ulps(np.array([short(v) for v in s]), s).max() > 100
 
@@ -73,10 +75,44 @@ def test_log_reference_is_the_leaf_bit_for_bit():
     assert np.array_equal(got, [sref.log(float(v)) for v in s])
 
 
+@njit
+def _sincos(u, s, c):
+    for i in range(u.shape[0]):
+        s[i], c[i] = NK.sincos_turn(u[i])
+
+
+# the uniforms of the streams: multiples of 2^-53 in [0, 1), and the quarter turns' edges
+TURNS = np.concatenate(
+    [np.floor(_G.uniform(0.0, 1.0, 200_000) * 2.0**53) * 2.0**-53,
+     np.arange(9) / 8.0, np.arange(1, 9) / 8.0 - 2.0**-53]
+)  # fmt: skip
+TURNS = TURNS[TURNS < 1.0]
+
+
+def test_sincos_leaf_is_within_2_to_the_minus_52_of_the_exact_values():
+    """Measured: sine and cosine of 2πu within 2^-52 (absolute; both are at most 1; 1.4e-16
+    measured) of their values in long double, where numpy's long double has a 64-bit mantissa
+    (elsewhere within 1e-15, the accuracy of a double angle)."""
+    s, c = np.empty_like(TURNS), np.empty_like(TURNS)
+    _sincos(TURNS, s, c)
+    two_pi = np.longdouble("6.283185307179586476925286766559005768")
+    angle = two_pi * TURNS.astype(np.longdouble)
+    tol = 2.0**-52 if np.finfo(np.longdouble).eps < 1e-18 else 1e-15
+    assert np.abs(s - np.sin(angle)).max() <= tol and np.abs(c - np.cos(angle)).max() <= tol
+
+
+def test_sincos_reference_is_the_leaf_bit_for_bit():
+    u = TURNS[::40]
+    s, c = np.empty_like(u), np.empty_like(u)
+    _sincos(u, s, c)
+    want = np.array([sref.sincos(float(v)) for v in u])
+    assert np.array_equal(s, want[:, 0]) and np.array_equal(c, want[:, 1])
+
+
 def _normals(m, state=STATE):
-    z, c = np.empty(m), np.empty((m + 1) // 2)
+    z, a, b = np.empty(m), np.empty((m + 1) // 2), np.empty((m + 1) // 2)
     s = state.copy()
-    NK.standard_normals(s, m, z, c)
+    NK.standard_normals(s, m, z, a, b)
     return z, s
 
 
@@ -86,16 +122,6 @@ def test_standard_normals_match_reference_and_leave_the_same_stream(m):
     stream = ref.Xoshiro256(STATE.copy())
     assert np.array_equal(z, sref.standard_normals(stream, m))
     assert np.array_equal(s, stream.state())
-
-
-def test_normal_pair_leaf_is_the_fill_of_two():
-    @njit
-    def pair(s):
-        return NK.normal_pair(s)
-
-    s = STATE.copy()
-    assert np.array_equal(np.array(pair(s)), _normals(2)[0])
-    assert np.array_equal(s, _normals(2)[1])
 
 
 # the law: 2^18 normals of one stream, KS at level 1e-3, moments at 5 standard errors
@@ -120,19 +146,14 @@ def test_normals_follow_the_standard_normal_law():
     assert _law_ok(_normals(M)[0])
 
 
-def test_normal_law_check_rejects_a_wrong_scale():
-    """Negative control: the polar factor √(−log q / q) (the 2 left out: variance 1/2)."""
-    wrong = njit(lambda q: math.sqrt(-NK.log_fma(q) / q))
-    pair = njit(leaves.normal_pair(NK.polar_draw, wrong, mul))
-
-    @njit
-    def fill(s, z):
-        for p in range(z.shape[0] // 2):
-            z[2 * p], z[2 * p + 1] = pair(s)
-
-    z = np.empty(M)
-    fill(STATE.copy(), z)
-    assert not _law_ok(z)
+def test_normal_law_check_rejects_a_wrong_radius():
+    """Negative control: Box–Muller's radius √(−log u) (the 2 left out: variance 1/2)."""
+    wrong = njit(lambda u: 0.5 * NK.log_fma(u))
+    pair = njit(leaves.box_muller(wrong, NK.sincos_turn, mul))
+    u = np.array([1.0 - v for v in np.random.default_rng(5).random(M // 2)])
+    v = np.random.default_rng(6).random(M // 2)
+    w = np.array([pair(a, b) for a, b in zip(u, v)]).reshape(M)
+    assert not _law_ok(w)
 
 
 def on_sphere(rng, *shape):

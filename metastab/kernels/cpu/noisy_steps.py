@@ -1,12 +1,12 @@
 """The noisy attention model on the sphere (docs: models#noisy-sphere): its Gaussian noise from
 the chains' streams and its step, for :mod:`.sphere_family`.
 
-The noise: the log and normal leaves of :mod:`..leaves` compiled over the CPU's arithmetic, and
-:func:`standard_normals`, a step's standard normals in the fixed order of their index
-q = i d + k (token i, coordinate k). They come in pairs from Marsaglia's polar method, both
-kept: pair p gives normals 2p and 2p + 1, and where n d is odd the last pair's second normal is
-dropped. The draws read the stream one after the other; the factors √(−2 log q / q) are taken
-after them (the operations of ``leaves.normal_pair``, so its bits).
+The noise: the log, sine-cosine and Box–Muller leaves of :mod:`..leaves` compiled over the
+CPU's arithmetic, and :func:`standard_normals`, a step's standard normals in the fixed order of
+their index q = k n + i (coordinate k of token i, the layout of the transposed state). Pair p of
+Box–Muller gives normals 2p and 2p + 1 from the stream's uniforms 2p and 2p + 1 (its second
+normal dropped where n d is odd and p is the last pair): no rejection, so the uniforms are drawn
+first and the transform is one loop that vectorises.
 
 The step (:func:`noisy_step`), projected Euler–Maruyama with renormalisation of
 dX_i = 2K P⊥_{X_i}(Attn(X)_i) dt + √2 dB_i (Mun & Rosenzweig, arXiv 2606.05140, in this
@@ -28,7 +28,7 @@ import math
 from numba import njit
 
 from .. import leaves
-from ..arith import fma, mul
+from ..arith import as_bits, fma, from_bits, mul
 from ..cache import njit_keyed
 from ..params import JIT_NO_NRT, SOFTMAX, UNNORMALIZED
 from ..streams import next_uniform
@@ -38,36 +38,36 @@ from .sphere_steps import _dot8, _gram_blocks, _normalise_fused, _transpose, _ve
 _jit = njit_keyed()
 
 # written once for both targets (leaves), compiled into the kernels that call them
-log_fma = njit(_nrt=False)(leaves.log_positive(fma, mul))
-polar_draw = njit(_nrt=False)(leaves.polar_draw(next_uniform, fma, mul))
-polar_scale = njit(_nrt=False)(leaves.polar_scale(log_fma, mul))
-normal_pair = njit(_nrt=False)(leaves.normal_pair(polar_draw, polar_scale, mul))
+# (numpy's error model: the log's division cannot divide by 0, and Python's would check it)
+_leaf = njit(_nrt=False, error_model="numpy")
+log_fma = _leaf(leaves.log_positive(fma, mul, as_bits, from_bits))
+sincos_turn = _leaf(leaves.sincos_turn(fma, mul))
+box_muller = _leaf(leaves.box_muller(log_fma, sincos_turn, mul))
 
 
 @_jit(**JIT_NO_NRT)
-def standard_normals(s, m, z, c):
-    """z[q] = the q-th standard normal of the stream ``s``, q < m (module notes: pairs of the
-    polar method in order, both kept); ``c`` holds (m + 1) // 2 doubles of scratch (the pairs'
-    q, then their factors). Leaves the stream as (m + 1) // 2 calls of ``normal_pair``."""
+def standard_normals(s, m, z, a, b):
+    """z[q] = the q-th standard normal of the stream ``s``, q < m (module notes): pair p of
+    ``box_muller`` from the stream's uniforms 2p and 2p + 1 (u = 1 − U in (0, 1], v = V), drawn
+    first into the scratch ``a``, ``b`` ((m + 1) // 2 doubles each), then transformed in a loop
+    that vectorises. Leaves the stream advanced by 2 ((m + 1) // 2) uniforms."""
     pairs = (m + 1) // 2
     for p in range(pairs):
-        u, v, q = polar_draw(s)
-        z[2 * p] = u
-        if 2 * p + 1 < m:
-            z[2 * p + 1] = v
-        c[p] = q
-    for p in range(pairs):
-        c[p] = polar_scale(c[p])
-    for q in range(m):
-        z[q] = mul(z[q], c[q >> 1])
+        a[p] = 1.0 - next_uniform(s)
+        b[p] = next_uniform(s)
+    half = m // 2
+    for p in range(half):
+        z[2 * p], z[2 * p + 1] = box_muller(a[p], b[p])
+    if pairs > half:
+        z[m - 1] = box_muller(a[half], b[half])[0]
 
 
 @_jit(inline="always", **JIT_NO_NRT)
 def _noisy(x, Bs, Vs, beta, dt, coupling, attention, plain_B, plain_V, s, out, work, G, T):
     """The noisy step (module notes) on the flow's scratch (``sphere_steps.sphere_flow_work``):
     x and out as for the flow's ``_post_ln`` (None: the state stays transposed in work[0], its
-    squared norms in work[5]); the drift in work[2][0], the normals in work[2][1] (in the order
-    q = i d + k) and work[2][2] (the polar factors), the increment in work[2][3]."""
+    squared norms in work[5]); the drift in work[2][0], the normals in work[2][3] (d×n: normal
+    q = k n + i is ξ_ik), then the increment there too; the uniforms in work[2][1], work[2][2]."""
     xt, K = work[0], work[2]
     d, n = xt.shape
     h = mul(coupling + coupling, dt)
@@ -79,12 +79,8 @@ def _noisy(x, Bs, Vs, beta, dt, coupling, attention, plain_B, plain_V, s, out, w
         _velocity(xt, Bs, Vs, beta, attention, False, False, 0.0, False, 0.0, plain_B, plain_V,
                   True, K[0], work, G, T, x is None)  # fmt: skip
     m = n * d
-    z = K[1].reshape(m)
-    standard_normals(s, m, z, K[2].reshape(m))
-    inc = K[3]
-    for i in range(n):
-        for k in range(d):
-            inc[k, i] = z[i * d + k]
+    inc = K[3]  # the normals q = k n + i are ξ_ik, in place: inc is d×n
+    standard_normals(s, m, inc.reshape(m), K[1].reshape(m), K[2].reshape(m))
     dots = work[5]
     _dot8(xt, inc, 0, n, work[6], dots)
     for k in range(d):
