@@ -2,8 +2,8 @@
 
 Simulates many independent chains of the finite-β self-attention Markov chain (SA_P), the
 deterministic softmax layer (SA_β), the hardmax / Frank-Wolfe limit (SA_∞), localmax dynamics and
-the attention dynamics on the unit sphere (SphereFlow, SphereChain) with JIT-compiled kernels,
-and measures first-passage times with censoring.
+the attention dynamics on the unit sphere (SphereFlow, SphereChain, NoisySphere) with
+JIT-compiled kernels, and measures first-passage times with censoring.
 
 Names are imported on first use (PEP 562), so ``import metastab`` and the ``metastab`` command's
 ``--help`` do not load numba, scipy, pandas or matplotlib: ``metastab.SoftmaxChain`` imports
@@ -52,6 +52,7 @@ _NAMES = {
     "Seed": "rng",
     "as_seed": "rng",
     "first_passage": "engine",
+    "NoisySphere": "models.sphere",
     "SphereChain": "models.sphere",
     "SphereFlow": "models.sphere",
     "caps": "setups.sphere",

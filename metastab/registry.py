@@ -463,6 +463,12 @@ MODELS = Registry(
             "metastab.models.sphere:SphereChain",
             summary="the finite-beta chain on the unit sphere (LayerNorm after each move)",
         ),
+        Kind(
+            "noisy-sphere",
+            "metastab.models.sphere:NoisySphere",
+            summary="the noisy (USA) transformer on the unit sphere: drift 2K P(Attn) plus "
+            "Brownian motion (projected Euler-Maruyama)",
+        ),
     ),
 )
 

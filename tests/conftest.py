@@ -54,6 +54,7 @@ MODEL_CASES = {
     "localmax": ModelCase(ms.Localmax(gamma=0.3, r=0.2, B=_B), _PLANE),
     "sphere-flow": ModelCase(ms.SphereFlow(3.0, 0.1, scheme="rk4"), _SPHERE),
     "sphere-chain": ModelCase(ms.SphereChain(4.0, 0.3), _SPHERE),
+    "noisy-sphere": ModelCase(ms.NoisySphere(2.0, 1.5, 0.05), _SPHERE),
 }
 
 

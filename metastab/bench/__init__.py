@@ -5,6 +5,7 @@
   are also this package's (``metastab.bench.run_bench``, as before the layout by role), loaded
   on first use (PEP 562) so that importing :mod:`.demo` for its constants loads no numba.
 - :mod:`.phase_diagram`: the phase-diagram workload, the sphere flow beside batched NumPy.
+- :mod:`.noisy`: the noisy sphere model's step beside the sphere flow's post-LN step.
 - :mod:`.jax_baselines`: the JAX baselines of both workloads (the optional ``bench`` extra).
 - :mod:`.cuda_check`: the GPU bench beside torch and the CPU, and the laws against the CPU.
 - :mod:`.demo`: the demo experiment (``metastab demo``).

@@ -36,10 +36,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     bench.add_argument(
         "--workload",
-        choices=("w1", "phase-diagram"),
+        choices=("w1", "phase-diagram", "noisy"),
         default="w1",
         help="w1: SA_P on the pentagon (default); phase-diagram: the sphere flow, post-LN, "
-        "n=32, d in {2, 32, 128}, beside batched NumPy (metastab.bench.phase_diagram)",
+        "n=32, d in {2, 32, 128}, beside batched NumPy (metastab.bench.phase_diagram); noisy: "
+        "the noisy sphere model's step beside post-LN's, n=32, d in {2, 16, 32} "
+        "(metastab.bench.noisy)",
     )
     bench.add_argument(
         "--chains", type=whole, default=None, help="default 2048 (--escape: 60 per beta and mode)"
@@ -151,6 +153,8 @@ def _run(args: argparse.Namespace) -> int:
         return _cold_bench(args)
     if args.workload == "phase-diagram":
         return _phase_diagram_bench(args)
+    if args.workload == "noisy":
+        return _noisy_bench(args)
     if args.no_jax and (args.escape or args.sizes):
         raise UsageError("no-jax: --no-jax applies to the W1 and phase-diagram benches only")
     if args.steps is None:
@@ -429,6 +433,30 @@ def _verdict(value: float, target: float | None, unit: str) -> str:
     if target is None:
         return "-"
     return f">= {target:g}{unit} " + ("met" if value >= target else "NOT met")
+
+
+def _noisy_bench(args: argparse.Namespace) -> int:
+    """``metastab bench --workload noisy``: the noisy sphere model's step beside post-LN's."""
+    from ..bench.chains import host_cpu
+    from ..bench.noisy import noisy_bench
+
+    chains = 256 if args.chains is None else args.chains
+    steps = 200 if args.steps is None else args.steps
+    r = noisy_bench(chains=chains, steps=steps, repeat=args.repeat)
+    print(
+        f"{PROG} bench --workload noisy: NoisySphere(1, K=1, dt=0.01) beside "
+        f"SphereFlow(1, 0.01, attention='unnormalized') post-LN, {chains} chains x {steps} "
+        f"steps; median of {r['repeat']}, numba threads {r['threads']}, CPU {host_cpu()}"
+    )
+    print("| n, d | noisy µs/chain-step | post-LN µs/chain-step | ratio | target |")
+    print("|---|---|---|---|---|")
+    for w in r["rows"]:
+        print(
+            f"| {w['n']}, {w['d']} | {1e6 * w['noisy_seconds']:.3g} | "
+            f"{1e6 * w['flow_seconds']:.3g} | {w['ratio']:.2f} | "
+            f"<= {w['target']:g}x {'met' if w['ratio'] <= w['target'] else 'NOT met'} |"
+        )
+    return 0
 
 
 def _sizes_bench(args: argparse.Namespace) -> int:

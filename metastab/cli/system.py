@@ -45,7 +45,7 @@ SEVERAL = ("beta", "r")
 # flags of one model kind's own parameters (no default here: the dataclass's)
 MODEL_FLAGS = (
     "ties", "r", "neighbours", "dt", "attention", "scheme", "alpha", "tau", "causal",
-    "strict_causal", "alibi", "positional_norm", "rescale",
+    "strict_causal", "alibi", "positional_norm", "rescale", "K",
 )  # fmt: skip
 # SphereFlow's schemes (metastab.models.sphere.SCHEMES: not imported, so that parsing the command
 # line loads no model; a test checks that the two agree)
@@ -134,12 +134,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--dt",
         type=float,
-        help=f"sphere-flow: the step of a post-LN layer or of RK4 (default {DEFAULT_DT:g})",
+        help=f"sphere-flow: the step of a post-LN layer or of RK4; noisy-sphere: the time step "
+        f"(default {DEFAULT_DT:g})",
     )
     g.add_argument(
         "--attention",
         choices=("softmax", "unnormalized"),
-        help="sphere-flow: softmax weights (SA) or e^(beta s)/n (USA) (default softmax)",
+        help="sphere-flow, noisy-sphere: softmax weights (SA) or e^(beta s)/n (USA) (default "
+        "softmax; noisy-sphere: unnormalized)",
+    )
+    g.add_argument(
+        "--K",
+        type=float,
+        help="noisy-sphere: the coupling K >= 0, the inverse noise level (no default: "
+        "--model noisy-sphere needs it)",
     )
     g.add_argument(
         "--scheme",

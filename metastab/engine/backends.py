@@ -37,7 +37,7 @@ from ..kernels.cpu.clustering import OBSERVABLES, observe
 from ..kernels.cpu.drivers import cross_weights
 from ..kernels.cpu.euclidean_steps import exp_nonpositive
 from ..kernels.cpu.splitting import BUDGET, FULL, IN_A, IN_B, Bounds, Records, Walk, coordinates
-from ..kernels.params import CLUSTERS, NO_EVENT
+from ..kernels.params import CLUSTERS, NO_EVENT, NOISY_SPHERE
 
 __all__ = [
     "BACKENDS",
@@ -274,6 +274,9 @@ class Cuda:
     ) -> None:
         if ev.code == CLUSTERS:  # the device kernels have no cluster count (yet)
             raise ValueError(_CPU_ONLY.format("the Clusters event (and track's merge times)"))
+        if dyn.model_code not in self._drivers.MODEL_NAMES:  # a model with no device kernel
+            name = _NO_DEVICE_KERNEL.get(dyn.model_code, f"the model of code {dyn.model_code}")
+            raise ValueError(_CPU_ONLY.format(name))
         cuda = self._cuda
         C, n, d = X.shape
         if self._scratch is None or self._scratch.shape[1:] != (n, d, dyn.model_code):
@@ -328,6 +331,9 @@ class Cuda:
 
 
 _CPU_ONLY = "{} runs on device='cpu' only"
+# the models whose device kernels are still to be written, by code (the device drivers list the
+# codes they run in MODEL_NAMES)
+_NO_DEVICE_KERNEL = {NOISY_SPHERE: "NoisySphere"}
 
 
 def _rows(a: np.ndarray, b0: int, b1: int) -> np.ndarray:

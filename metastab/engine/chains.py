@@ -11,6 +11,7 @@ from ..models.euclidean import EUCLIDEAN_MODELS
 from ..models.sphere import (
     SPHERE_MODELS,
     SPHERE_TOL,
+    NoisySphere,
     SphereFlow,
     _SphereModel,
     check_on_sphere,
@@ -145,7 +146,9 @@ def run_bytes(
     """Memory of a run of C chains of n tokens in R^d of ``model`` (None: a Euclidean model) on
     ``backend`` (None: the CPU), as the backend estimates it (:meth:`Backend.run_bytes`: the
     state, the streams, the kernels' scratch)."""
-    return (backend or resolve("cpu")).run_bytes(C, n, d, isinstance(model, SphereFlow))
+    return (backend or resolve("cpu")).run_bytes(
+        C, n, d, isinstance(model, (SphereFlow, NoisySphere))
+    )
 
 
 def start(
@@ -172,7 +175,10 @@ def _unstable(model: Model) -> str:
     """What makes the steps of ``model`` diverge, with the value to change."""
     value: Any  # a constant step of either kind of model
     if isinstance(model, _SphereModel):
-        name, value = ("dt" if isinstance(model, SphereFlow) else "gamma"), model.step
+        name, value = (
+            ("dt" if isinstance(model, (SphereFlow, NoisySphere)) else "gamma"),
+            model.step,
+        )
     elif model.has_step_matrix:
         return "the step matrix gamma grew the hull without bound; use a smaller step matrix"
     elif model.has_schedule:

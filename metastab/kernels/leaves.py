@@ -368,3 +368,122 @@ def hull_distance(mul, coord, affine_min, shrink):
         return xx
 
     return hull_dist2
+
+
+# The log leaf: s = m 2^k with m in [SQRT_HALF, 2 SQRT_HALF), read from the bits of s (exact,
+# the same on every target), and log m = 2 atanh f = 2f (1 + f^2/3 + f^4/5 + ...),
+# f = (m - 1)/(m + 1), f^2 <= (3 - 2 sqrt 2)^2 = 0.0294 on the reduced range, so the first term
+# left out, f^22 / 23 relative to 1, is below 2^-60
+SQRT_HALF = 0.7071067811865476
+SQRT_TWO = 2.0 * SQRT_HALF
+ATANH_COEF = tuple(1.0 / (2 * j + 1) for j in range(1, 11))
+_A = ATANH_COEF
+_MANTISSA = 0x000FFFFFFFFFFFFF
+_HALF_EXPONENT = 0x3FE0000000000000  # the exponent bits of [1/2, 1)
+# sin(π r / 2) = r Σ_j S_j r^(2j) and cos(π r / 2) = Σ_j C_j r^(2j) for |r| <= 1/2 (angles
+# within π/4): Taylor coefficients (−1)^j (π/2)^k / k!, k = 2j + 1 and 2j, to degree 19 and 18;
+# the first left out is below 2^-62 relative
+SIN_COEF = tuple((-1) ** j * (math.pi / 2) ** (2 * j + 1) / math.factorial(2 * j + 1) for j in range(10))  # fmt: skip  # noqa: E501
+COS_COEF = tuple((-1) ** j * (math.pi / 2) ** (2 * j) / math.factorial(2 * j) for j in range(10))
+_S, _CO = SIN_COEF, COS_COEF
+
+
+def log_positive(fma, mul, as_bits, from_bits):
+    """``log(s)``: the natural logarithm of a positive normal double, with no call to a libm
+    (the CPU's libm log and CUDA's libdevice log round differently, and libdevice's brings
+    fusions of its own).
+
+    Reduction s = m 2^k with m in [1/√2, √2), from the exponent and mantissa bits of s and one
+    exact factor 2, then log m = 2 atanh f, f = (m − 1)/(m + 1) (m − 1 exact), as
+    2f + 2f f² Q(f²), Q the Taylor series of atanh(f)/f − 1 in f² to degree 9 by fmas
+    (:data:`ATANH_COEF`), and log s = (k ln2_hi + 2f) + (k ln2_lo + 2f f² Q) with ln2 in two
+    parts (k ln2_hi exact). Within 2 ulp of libm's log (measured in
+    tests/kernels/test_noisy_reference.py). −inf at 0, inf at inf, NaN below 0 and for NaN; the
+    kernels call it on uniforms in [2^-53, 1] only (subnormals are not reduced). Selects, no
+    branch: a loop of it vectorises."""
+
+    def log(s):
+        """log s (the notes of :func:`log_positive`)."""
+        b = as_bits(s)
+        m = from_bits((b & _MANTISSA) | _HALF_EXPONENT)
+        k = float((b >> 52) - 1022)
+        u = m < SQRT_HALF  # [1/2, 1) -> [1/sqrt 2, 1) or [1, sqrt 2)
+        m = mul(m, 2.0) if u else m
+        k = k - 1.0 if u else k
+        f = (m - 1.0) / (m + 1.0)
+        r = mul(f, f)
+        t = f + f
+        p = fma(_A[9], r, _A[8])
+        p = fma(p, r, _A[7])
+        p = fma(p, r, _A[6])
+        p = fma(p, r, _A[5])
+        p = fma(p, r, _A[4])
+        p = fma(p, r, _A[3])
+        p = fma(p, r, _A[2])
+        p = fma(p, r, _A[1])
+        p = fma(p, r, _A[0])
+        lo = fma(k, LN2_LO, mul(mul(t, r), p))
+        out = fma(k, LN2_HI, t) + lo
+        out = s if s == math.inf else out
+        out = math.nan if not s >= 0.0 else out
+        return -math.inf if s == 0.0 else out
+
+    return log
+
+
+def sincos_turn(fma, mul):
+    """``sincos(u)``: (sin 2πu, cos 2πu) for u in [0, 1), with no call to a libm. The
+    reduction is exact because the angle is given in turns: t = 4u (exact), q the nearest
+    integer, r = t − q in [−1/2, 1/2] (exact), then sin and cos of πr/2 by their Taylor
+    polynomials in r² (:data:`SIN_COEF`, :data:`COS_COEF`, one fma per degree) and the
+    rotation by q quarter turns. Selects, no branch: a loop of it vectorises."""
+
+    def sincos(u):
+        """(sin 2πu, cos 2πu), u in [0, 1)."""
+        t = mul(u, 4.0)
+        q = math.floor(t + 0.5)
+        r = t - q
+        r2 = mul(r, r)
+        ps = fma(_S[9], r2, _S[8])
+        ps = fma(ps, r2, _S[7])
+        ps = fma(ps, r2, _S[6])
+        ps = fma(ps, r2, _S[5])
+        ps = fma(ps, r2, _S[4])
+        ps = fma(ps, r2, _S[3])
+        ps = fma(ps, r2, _S[2])
+        ps = fma(ps, r2, _S[1])
+        ps = fma(ps, r2, _S[0])
+        pc = fma(_CO[9], r2, _CO[8])
+        pc = fma(pc, r2, _CO[7])
+        pc = fma(pc, r2, _CO[6])
+        pc = fma(pc, r2, _CO[5])
+        pc = fma(pc, r2, _CO[4])
+        pc = fma(pc, r2, _CO[3])
+        pc = fma(pc, r2, _CO[2])
+        pc = fma(pc, r2, _CO[1])
+        pc = fma(pc, r2, _CO[0])
+        sn = mul(r, ps)
+        # (sin, cos) of a + q π/2, q mod 4 = 0, 1, 2, 3: (s, c), (c, −s), (−s, −c), (−c, s), as
+        # a swap and two signs (no branch)
+        quarter = int(q) & 3
+        odd = (quarter & 1) == 1
+        a = pc if odd else sn
+        b = sn if odd else pc
+        return mul(a, float(1 - (quarter & 2))), mul(b, float(1 - ((quarter + 1) & 2)))
+
+    return sincos
+
+
+def box_muller(log, sincos, mul):
+    """``normals(u, v)``: two independent standard normals from two uniforms, u in (0, 1] and
+    v in [0, 1) (Box & Muller 1958): √(−2 log u) (cos 2πv, sin 2πv), with the log of
+    :func:`log_positive` and the sine and cosine of :func:`sincos_turn`. No rejection, so
+    each pair costs exactly two uniforms of the stream and a loop of pairs vectorises."""
+
+    def normals(u, v):
+        """(√(−2 log u) cos 2πv, √(−2 log u) sin 2πv)."""
+        radius = math.sqrt(mul(-2.0, log(u)))
+        s, c = sincos(v)
+        return mul(radius, c), mul(radius, s)
+
+    return normals

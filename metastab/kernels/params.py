@@ -25,6 +25,9 @@ CHAIN, FLOW, HARDMAX, LOCALMAX = 0, 1, 2, 3
 ADDITIVE, RELATIVE = 0, 1
 # The models on the unit sphere (metastab.models.sphere), their attention weights and flow schemes.
 SPHERE_FLOW, SPHERE_CHAIN = 10, 11
+# the noisy (USA) transformer on the sphere: the flow's drift plus Brownian motion
+# (metastab.models.sphere.NoisySphere)
+NOISY_SPHERE = 12
 SOFTMAX, UNNORMALIZED = 0, 1
 POST_LN, RK4, PRE_LN = 0, 1, 2
 # the further schemes of Karagodin et al., Normalization in attention dynamics (arXiv 2510.22026):
@@ -59,7 +62,7 @@ class Dynamics(NamedTuple):
 class SphereDynamics(NamedTuple):
     """The time-independent parameters of a sphere model (``model.kernel_params(d)``)."""
 
-    model_code: int  # SPHERE_FLOW or SPHERE_CHAIN
+    model_code: int  # SPHERE_FLOW, SPHERE_CHAIN or NOISY_SPHERE
     Bs: np.ndarray  # (H, d, d) key-query matrices, one per head
     Vs: np.ndarray  # (H, d, d) value matrices
     beta: float
@@ -72,6 +75,7 @@ class SphereDynamics(NamedTuple):
     offset: float  # UNNORMALIZED: the scale e^{β (c_i - offset)} / Z_i (1.0: the e^{-β} field)
     plain_B: bool  # every B is the identity: B x_i is x_i
     plain_V: bool  # every V is the identity: V y is y
+    coupling: float = 0.0  # NOISY_SPHERE: K, the drift 2K P⊥(Attn) beside the noise √2 dB
 
 
 class Schedule(NamedTuple):

@@ -3,7 +3,7 @@
 - :mod:`.euclidean`: the models in R^d: :class:`SoftmaxChain` (SA_P), :class:`SoftmaxFlow`
   (SA_β), :class:`Hardmax` (SA_∞), :class:`Localmax`, and :func:`step_matrix`.
 - :mod:`~metastab.models.sphere`: the models on the unit sphere: :class:`SphereFlow`,
-  :class:`SphereChain`.
+  :class:`SphereChain`, :class:`NoisySphere`.
 
 Their initial configurations are in :mod:`metastab.setups`; the engine runs them.
 """

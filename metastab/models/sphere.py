@@ -10,6 +10,8 @@ and N(y) = y / |y|. Initial configurations must lie on the sphere: |x_i| within
 - :class:`SphereFlow`: the deterministic dynamics (SA) / (USA): post-LN layers, RK4, and the
   normalisation schemes of [KGPR] (pre-LN, Mix-LN, peri-LN, nGPT, LN-scaling).
 - :class:`SphereChain`: the finite-temperature chain with LayerNorm.
+- :class:`NoisySphere`: the noisy (USA) transformer, the flow's drift plus Brownian motion on
+  the sphere.
 
 Initial configurations on the sphere are in :mod:`metastab.setups.sphere`.
 """
@@ -28,6 +30,7 @@ from ..exceptions import StepSizeWarning
 from ..kernels.params import (
     MIX_LN,
     NGPT,
+    NOISY_SPHERE,
     PERI_LN,
     POST_LN,
     PRE_LN,
@@ -43,6 +46,7 @@ from ..kernels.params import (
 __all__ = [
     "SphereFlow",
     "SphereChain",
+    "NoisySphere",
     "SPHERE_TOL",
     "ATTENTIONS",
     "SCHEMES",
@@ -520,12 +524,32 @@ class SphereFlow(_SphereModel):
         return math.exp(log_dt) if log_dt < _LOG_MAX else math.inf
 
 
-def check_step(model: SphereFlow | SphereChain, d: int, stacklevel: int = 2) -> None:
+def check_step(model: SphereFlow | SphereChain | NoisySphere, d: int, stacklevel: int = 2) -> None:
     """Warn (:class:`~metastab.exceptions.StepSizeWarning`) when a SphereFlow's ``dt`` is beyond
-    its scheme's stable range (:meth:`SphereFlow.stable_dt`); the chain's γ in (0, 1] always is
-    within its own. ValueError where (USA)'s weights can overflow float64: β‖B_h‖₂ (less β with
-    ``rescale``) beyond log(max float64) = 709.78 for some head, ‖B_h‖₂ bounding the scores of
-    unit vectors (reached with B = I, where the run would end in a non-finite state)."""
+    its scheme's stable range (:meth:`SphereFlow.stable_dt`), or a NoisySphere's beyond its
+    drift's (:meth:`NoisySphere.stable_dt`); the chain's γ in (0, 1] always is within its own.
+    ValueError where (USA)'s weights can overflow float64: β‖B_h‖₂ (less β with ``rescale``)
+    beyond log(max float64) = 709.78 for some head, ‖B_h‖₂ bounding the scores of unit vectors
+    (reached with B = I, where the run would end in a non-finite state)."""
+    if isinstance(model, NoisySphere):
+        if model.attention == "unnormalized":
+            top = model.beta * float(np.linalg.norm(model.key_query(d), 2))
+            if top > _LOG_MAX:
+                raise ValueError(
+                    f"attention='unnormalized' at beta = {model.beta:g} weighs tokens by up to "
+                    f"e^{top:.6g}, beyond float64 (e^{_LOG_MAX:.5g}): use a smaller beta or B "
+                    f"of smaller spectral norm"
+                )
+        limit = model.stable_dt(d)
+        if model.dt > limit:
+            warnings.warn(
+                f"dt = {model.dt:g} is beyond the stable range of the drift (dt <= "
+                f"{limit:.4g} for this K, beta, attention and B, V: see "
+                f"NoisySphere.stable_dt): the run may not follow the dynamics; use a smaller dt",
+                StepSizeWarning,
+                stacklevel=stacklevel + 1,
+            )
+        return
     if not isinstance(model, SphereFlow):
         return
     if model.attention == "unnormalized":
@@ -595,4 +619,103 @@ class SphereChain(_SphereModel):
         return self.gamma
 
 
-SPHERE_MODELS = (SphereFlow, SphereChain)
+NOISE_ATTENTIONS = ("unnormalized", "softmax")
+
+
+@dataclass(frozen=True, eq=False)
+class NoisySphere(_SphereModel):
+    """The noisy attention model on S^{d-1} (docs: models#noisy-sphere): the N-particle noisy
+    (USA) transformer of Mun & Rosenzweig (*Phase transitions for the noisy transformer model in
+    arbitrary dimension*, arXiv 2606.05140; d = 2: arXiv 2604.16288), in the package's
+    normalisation (:mod:`metastab.theory.noisy`),
+
+        dX_i = 2K P⊥_{X_i}( (1/N) Σ_j e^{β<B X_i, X_j>} V X_j ) dt + √2 dB_i,
+
+    dB_i independent Brownian motions on the sphere (√2 dB has generator the Laplace–Beltrami
+    operator Δ: at K = 0, E<X(t), X(0)> = e^{−(d−1) t}), P⊥_x y = y − <x, y> x. K >= 0 is the
+    coupling, the inverse noise level: in the time s = 2K t of (USA) with unit drift the noise
+    has variance 1/K per unit time. ``attention="softmax"`` divides by Σ_j e^{β<B X_i, X_j>}
+    instead of N ((SA)); the mean-field theory of the (USA) model is
+    :mod:`metastab.theory.noisy` (docs: models#noisy-meanfield).
+
+    The step of size dt is projected Euler–Maruyama with renormalisation:
+
+        y_i = x_i + 2K dt · P⊥_{x_i} Attn(x)_i + √(2 dt) · P⊥_{x_i} ξ_i,   x_i ← y_i / ‖y_i‖,
+
+    ξ_i ~ N(0, I_d) independent, drawn from the chain's stream coordinate by coordinate (normal
+    q = k n + i is coordinate k of token i) by Box–Muller; Attn(x)_i = (1/N) Σ_j e^{β<B x_i,
+    x_j>} V x_j ((USA)) or its softmax form, the drift of :class:`SphereFlow`'s RK4 (projected).
+    The renormalisation supplies the Itô drift −(d−1) x dt of Brownian motion on the sphere, so
+    the scheme has weak order 1 (measured in tests/models/test_noisy_sphere.py: the error of
+    E<x(t), x(0)> halves with dt). Heads, causal masks, positional weights and other schemes
+    are not part of this model (its fields have none).
+
+    Parameters
+    ----------
+    beta : float >= 0
+    K : float >= 0
+        The coupling (inverse noise): K = 0 is Brownian motion on the sphere.
+    dt : float > 0
+    B, V : d×d arrays, optional
+        Key-query (scores <B x_i, x_j>) and value matrices; identity by default.
+    attention : {"unnormalized", "softmax"}
+        (USA), the papers' model (default), or (SA).
+
+    Examples
+    --------
+    >>> m = NoisySphere(beta=1.0, K=2.0, dt=0.01)
+    >>> m.kind, m.attention
+    ('noisy-sphere', 'unnormalized')
+    >>> NoisySphere(1.0, -1.0, 0.01)
+    Traceback (most recent call last):
+    ...
+    ValueError: K must be >= 0, got -1.0
+    """
+
+    beta: float
+    K: float
+    dt: float
+    B: np.ndarray | None = field(default=None, repr=False)
+    V: np.ndarray | None = field(default=None, repr=False)
+    attention: str = "unnormalized"
+    kind = "noisy-sphere"
+    code = NOISY_SPHERE
+
+    def __post_init__(self):
+        self._validate()
+        object.__setattr__(self, "K", real("K", self.K, low=0))
+        object.__setattr__(self, "dt", real("dt", self.dt, low=0, low_open=True))
+        _choice("attention", self.attention, dict.fromkeys(NOISE_ATTENTIONS))
+
+    @property
+    def step(self) -> float:
+        return self.dt
+
+    def kernel_params(self, d: int) -> SphereDynamics:
+        """The sphere kernels' parameters, with the coupling K."""
+        return super().kernel_params(d)._replace(coupling=float(self.K))
+
+    def stable_dt(self, d: int) -> float:
+        """The largest dt of the drift's stable range for tokens in R^d: the drift
+        2K P⊥ Attn(x) relaxes deviations from a cluster at rate at most 2K r, with
+        r = ‖V‖₂ e^{β‖B‖₂} for (USA) and ‖V‖₂ for softmax (:meth:`SphereFlow.stable_dt`), and
+        its projected Euler step is stable for dt·2K r <= 2: dt <= 1 / (K r) (inf at K = 0 or
+        V = 0; summed in log space, so no β overflows it).
+
+        >>> round(NoisySphere(1.0, 2.0, 0.01).stable_dt(3), 6)   # 1 / (2 e)
+        0.18394
+        >>> NoisySphere(1.0, 0.0, 0.01).stable_dt(3)
+        inf
+        """
+        norm_v = float(np.linalg.norm(self.V, 2)) if self.V is not None else 1.0
+        if self.K == 0.0 or norm_v == 0.0:
+            return math.inf
+        weights = 0.0
+        if self.attention == "unnormalized":
+            norm_b = float(np.linalg.norm(self.B, 2)) if self.B is not None else 1.0
+            weights = self.beta * norm_b
+        log_dt = -math.log(self.K) - math.log(norm_v) - weights
+        return math.exp(log_dt) if log_dt < _LOG_MAX else math.inf
+
+
+SPHERE_MODELS = (SphereFlow, SphereChain, NoisySphere)

@@ -67,6 +67,10 @@ CASES = {
         ms.SphereFlow(2.0, 0.1, heads=[(_B3, _V3), (np.eye(3), 0.5 * np.eye(3))]), _SPHERE
     ),
     "simulate/sphere-flow-wide": lambda: _simulate(ms.SphereFlow(4.0, 0.1), _WIDE),
+    "simulate/noisy-sphere": lambda: _simulate(ms.NoisySphere(2.0, 1.5, 0.05), _SPHERE),
+    "simulate/noisy-sphere-wide-softmax-BV": lambda: _simulate(
+        ms.NoisySphere(1.0, 0.8, 0.02, B=_B3, V=_V3, attention="softmax"), _WIDE
+    ),
     "simulate/softmax-chain-wide": lambda: _simulate(
         ms.SoftmaxChain(6.0, 0.2), _WIDE[:, :, :2] * 2
     ),
@@ -96,6 +100,9 @@ CASES = {
     ),
     "passage/exact-clusters-sphere": lambda: ms.first_passage(
         ms.SphereFlow(4.0, 0.1), _SPHERE, ms.Clusters(2, delta=1e-2), max_steps=2000, rng=15
+    ),
+    "passage/exact-ball-noisy-sphere": lambda: ms.first_passage(
+        ms.NoisySphere(3.0, 0.5, 0.02), _SPHERE, ms.LeaveBall(0.5), max_steps=400, rng=21
     ),
     "passage/accelerated-frozen": lambda: ms.first_passage(
         ms.SoftmaxChain(5.0, 0.5, B=[[1.0, 0.4], [-0.3, 0.8]]),

@@ -52,6 +52,7 @@ def test_an_error_is_raised_after_every_slice_has_ended():
         ms.Hardmax(gamma=0.3),
         ms.SphereFlow(beta=2.0, dt=0.1),
         ms.SphereChain(3.0, 0.2),
+        ms.NoisySphere(2.0, 1.0, 0.05),
     ],
     ids=lambda m: type(m).__name__,
 )
@@ -59,10 +60,11 @@ def test_a_chain_has_the_same_bits_on_every_path_of_the_driver(model):
     """drivers.advance, the one loop of every model family: chain 2 of 5 run on one thread, in
     slices on 3 threads, alone (its tokens split over 2 threads where the kind can: SA_P, the
     sphere flow; 64 tokens, two blocks) and in calls of 3 + 4 steps ends in the same state with
-    the same stream. The control: the step moves the chains, and differently."""
+    the same stream (the noisy model's normals drawn on the chain's thread). The control: the
+    step moves the chains, and differently."""
     C, n, d, steps = 5, 64, 3, 7
     X0 = np.random.default_rng(8).normal(size=(C, n, d))
-    if isinstance(model, (ms.SphereFlow, ms.SphereChain)):
+    if isinstance(model, (ms.SphereFlow, ms.SphereChain, ms.NoisySphere)):
         X0 /= np.linalg.norm(X0, axis=2, keepdims=True)
     dyn, ev = model.kernel_params(d), no_event(n, d)
 
@@ -79,7 +81,7 @@ def test_a_chain_has_the_same_bits_on_every_path_of_the_driver(model):
     assert not np.array_equal(want[0][2], X0[2])
     assert not np.array_equal(want[0][2], want[0][3])
     split = drivers._plan(1, n, d, dyn, NO_EVENT, 2)[1]
-    assert split == isinstance(model, (ms.SoftmaxChain, ms.SphereFlow))
+    assert split == isinstance(model, (ms.SoftmaxChain, ms.SphereFlow, ms.NoisySphere))
     for got in (
         run(X0.copy(), seeds.copy(), [steps], 3),
         run(X0.copy(), seeds.copy(), [3, 4], 3),

@@ -31,11 +31,12 @@ CHECKLIST = "docs/developer/adding-a-model.md"
 class Twins:
     """A model's step in each implementation, as ``file:function`` under metastab/kernels/, and
     the files that must call the CPU step (its family's stepper) and the CUDA step (the
-    driver)."""
+    driver). ``cuda`` None: a model whose device kernel is still to be written, which the
+    device drivers must then not list (their ``MODEL_NAMES``: the CUDA backend refuses it)."""
 
     cpu: str
     reference: str
-    cuda: str
+    cuda: str | None
     cpu_driver: str
     cuda_driver: str = "cuda/drivers.py"
 
@@ -78,6 +79,12 @@ TWINS = {
         "cuda/sphere_steps.py:chain_move",
         "cpu/sphere_family.py",
     ),
+    "NOISY_SPHERE": Twins(
+        "cpu/noisy_steps.py:_noisy",
+        "reference/sphere.py:noisy_step",
+        None,
+        "cpu/sphere_family.py",
+    ),
 }
 
 
@@ -98,6 +105,17 @@ def calls(file: str, name: str, root: Path = KERNELS) -> bool:
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
         for node in ast.walk(_tree(root / file))
     )
+
+
+def lists_code(file: str, code: str, root: Path = KERNELS) -> bool:
+    """Whether ``root/file`` names the kind code ``code`` as a key of its ``MODEL_NAMES``."""
+    for node in ast.walk(_tree(root / file)):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "MODEL_NAMES" for t in node.targets
+        ):
+            if isinstance(node.value, ast.Dict):
+                return any(isinstance(k, ast.Name) and k.id == code for k in node.value.keys)
+    return False
 
 
 def reference_calls(folder: Path = TESTS / "kernels") -> set[str]:
@@ -163,11 +181,20 @@ def problems(
             found.append(f"{who}: its code {getattr(cls, 'code', None)!r} has no kernel twins")
             continue
         t = twins[code]
-        for role, spec in (("CPU", t.cpu), ("reference", t.reference), ("CUDA", t.cuda)):
+        if t.cuda is None and lists_code(t.cuda_driver, code):
+            found.append(
+                f"{who}: metastab/kernels/{t.cuda_driver} runs it, but no CUDA step is named"
+            )
+        steps = [("CPU", t.cpu), ("reference", t.reference), ("CUDA", t.cuda)]
+        for role, spec in steps:
+            if spec is None:
+                continue
             file, name = spec.split(":")
             if not defines(file, name):
                 found.append(f"{who}: no {role} step, metastab/kernels/{file} defines no {name}")
         for driver, spec in ((t.cpu_driver, t.cpu), (t.cuda_driver, t.cuda)):
+            if spec is None:
+                continue
             name = spec.split(":")[1]
             if not calls(driver, name):
                 found.append(f"{who}: metastab/kernels/{driver} never calls {name}")
@@ -232,6 +259,13 @@ def test_a_missing_twin_is_reported(model_cases, change, words):
     twins = {**TWINS, "CHAIN": replace(TWINS["CHAIN"], **change)}
     found = problems(all_models(), twins, model_cases)
     assert any(line.startswith("SoftmaxChain:") and words in line for line in found), found
+
+
+def test_a_model_the_device_runs_without_a_named_cuda_step_is_reported(model_cases):
+    twins = {**TWINS, "SPHERE_FLOW": replace(TWINS["SPHERE_FLOW"], cuda=None)}
+    found = problems(all_models(), twins, model_cases)
+    assert any(line.startswith("SphereFlow:") and "no CUDA step is named" in line for line in found)
+    assert lists_code("cuda/drivers.py", "SPHERE_FLOW")
 
 
 def test_a_model_left_out_of_the_engine_registry_or_matrix_is_reported(model_cases):

@@ -23,6 +23,7 @@ from ..params import (
     HARDMAX,
     JIT,
     LOCALMAX,
+    NOISY_SPHERE,
     SPHERE_CHAIN,
     SPHERE_FLOW,
 )
@@ -45,6 +46,7 @@ _FAMILIES = {
     LOCALMAX: euclidean_family,
     SPHERE_FLOW: sphere_family,
     SPHERE_CHAIN: sphere_family,
+    NOISY_SPHERE: sphere_family,
 }
 
 

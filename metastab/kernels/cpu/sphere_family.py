@@ -1,6 +1,7 @@
-"""The models on the sphere (the flow and the chain of :mod:`.sphere_steps`; docs:
-models#models-sphere) as the chain loop takes them (:mod:`.chain_loop`): each one's scratch and
-step, the flow's also with each step's blocks of tokens split over threads.
+"""The models on the sphere (the flow and the chain of :mod:`.sphere_steps`, the noisy model of
+:mod:`.noisy_steps`; docs: models#models-sphere) as the chain loop takes them (:mod:`.chain_loop`):
+each one's scratch and step, the flow's and the noisy model's also with each step's blocks of
+tokens split over threads.
 """
 
 import functools
@@ -8,10 +9,11 @@ import functools
 import numpy as np
 from numba import njit
 
-from ..params import MIX_LN, NGPT, NO_EVENT, PERI_LN, POST_LN, PRE_LN, SPHERE_CHAIN
+from ..params import MIX_LN, NGPT, NO_EVENT, NOISY_SPHERE, PERI_LN, POST_LN, PRE_LN, SPHERE_CHAIN
 from ..streams import next_uniform
 from .chain_loop import Stepper
 from .euclidean_steps import copy_rows, has_gram
+from .noisy_steps import _noisy
 from .sphere_steps import (
     _gram_blocks,
     _ngpt,
@@ -126,9 +128,33 @@ def _mix_flow(gram: bool, held: bool, split: bool) -> Stepper:
     return Stepper(base.work, step, base.enter, base.leave)
 
 
+@functools.cache
+def _noisy_flow(gram: bool, held: bool, split: bool) -> Stepper:
+    """The noisy model's stepper (``noisy_steps._noisy``), on the flow's scratch and with its
+    paths (:func:`_flow`: ``gram``, ``held``, ``split``); the normals come from the chain's
+    stream ``st``, on the thread that runs the chain."""
+
+    @njit(inline="always")
+    def step(x, st, dyn, sched, gamma, s, w, T):
+        if split:
+            _noisy(x, dyn.Bs, dyn.Vs, dyn.beta, gamma, dyn.coupling, dyn.attention, dyn.plain_B,
+                   dyn.plain_V, st, x, w, w[1], T)  # fmt: skip
+        else:
+            y = None if held else x
+            G = w[1] if gram else None
+            _noisy(y, dyn.Bs, dyn.Vs, dyn.beta, gamma, dyn.coupling, dyn.attention, dyn.plain_B,
+                   dyn.plain_V, st, y, w, G, None)  # fmt: skip
+
+    if split:
+        return Stepper(_split_flow_work, step)
+    if held:
+        return Stepper(_flow_work, step, _hold, _release)
+    return Stepper(_flow_work, step)
+
+
 def splits_tokens(model_code: int) -> bool:
     """Whether the sphere model ``kind`` can share each step's blocks of tokens over threads:
-    the flow."""
+    the flow and the noisy model."""
     return model_code != SPHERE_CHAIN
 
 
@@ -139,4 +165,6 @@ def stepper(model_code: int, code: int, n: int, d: int, dyn, split: bool) -> Ste
     if model_code == SPHERE_CHAIN:
         return _chain(has_gram(n, d))
     held = code == NO_EVENT and not split
+    if model_code == NOISY_SPHERE:
+        return _noisy_flow(_gram_blocks(n) > 0 and not split, held, split)
     return _flow(dyn.scheme, _gram_blocks(n) > 0 and not split, held, split)

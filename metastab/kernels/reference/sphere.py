@@ -15,7 +15,7 @@ import numpy as np
 
 from ..arith import exp_fma_exact, fma_exact
 from ..params import SHIFT_SPREAD
-from .euclidean import _rows, exp_nonpositive, pick, scores, softmax_weights
+from .euclidean import Xoshiro256, _rows, exp_nonpositive, pick, scores, softmax_weights
 
 
 def _matvec(M: list[list[float]], v: list[float], madd=None) -> list[float]:
@@ -257,13 +257,122 @@ def chain_step(x, B, V, beta: float, gamma: float, u, rng=None) -> np.ndarray:
     return np.array(new, dtype=float)
 
 
+# --------------------------------------------------------------------------------------------
+# The noisy model: its log, its normals and its step
+# --------------------------------------------------------------------------------------------
+
+# ln 2 in two parts (ln2_hi has 32 trailing zero bits: k ln2_hi is exact), 1/√2 rounded, the
+# Taylor coefficients 1 / (2j + 1) of atanh(f)/f, j = 1..10, and those of sin(πr/2) / r and
+# cos(πr/2) in r², (−1)^j (π/2)^k / k!, k = 2j + 1 and 2j, j = 0..9
+_LN2_HI = 0.6931471803691238
+_LN2_LO = 1.9082149292705877e-10
+_SQRT_HALF = 0.7071067811865476
+_ATANH = [1.0 / (2 * j + 1) for j in range(1, 11)]
+_SIN = [(-1) ** j * (math.pi / 2) ** (2 * j + 1) / math.factorial(2 * j + 1) for j in range(10)]
+_COS = [(-1) ** j * (math.pi / 2) ** (2 * j) / math.factorial(2 * j) for j in range(10)]
+
+
+def _horner(coef: list[float], r: float) -> float:
+    p = coef[-1]
+    for c in reversed(coef[:-1]):
+        p = fma_exact(p, r, c)
+    return p
+
+
+def log(s: float) -> float:
+    """The kernels' log of a positive double (``leaves.log_positive``), operation for
+    operation: s = m 2^k with m in [1/√2, √2) (``math.frexp`` and one factor 2: the same m and k
+    as the kernels' reading of the bits), f = (m − 1)/(m + 1), r = f², t = 2f, p = the Horner sum
+    of 1/(2j + 1) in r by fmas, and (k ln2_hi + t) + (k ln2_lo + (t r) p), each of the two an
+    fma."""
+    if s != s or s < 0.0:
+        return math.nan
+    if s == 0.0:
+        return -math.inf
+    if s == math.inf:
+        return s
+    m, e = math.frexp(s)
+    k = float(e)
+    if m < _SQRT_HALF:
+        m, k = m * 2.0, k - 1.0
+    f = (m - 1.0) / (m + 1.0)
+    r = f * f
+    t = f + f
+    lo = fma_exact(k, _LN2_LO, (t * r) * _horner(_ATANH, r))
+    return fma_exact(k, _LN2_HI, t) + lo
+
+
+def sincos(u: float) -> tuple[float, float]:
+    """(sin 2πu, cos 2πu) for u in [0, 1) as the kernels compute them
+    (``leaves.sincos_turn``): t = 4u, q = ⌊t + 1/2⌋, r = t − q, the polynomials of sin(πr/2)/r
+    and cos(πr/2) in r² by fmas, and the rotation by q mod 4 quarter turns."""
+    t = u * 4.0
+    q = math.floor(t + 0.5)
+    r = t - q
+    r2 = r * r
+    sn, cs = r * _horner(_SIN, r2), _horner(_COS, r2)
+    return [(sn, cs), (cs, -sn), (-sn, -cs), (-cs, sn)][int(q) & 3]
+
+
+def normal_pair(rng: Xoshiro256) -> tuple[float, float]:
+    """Two standard normals by Box–Muller, as the kernels draw them: u = 1 − U, v = V (the
+    stream's next two 53-bit uniforms; u in (0, 1], exact), ρ = √(−2 log u), and
+    (ρ cos 2πv, ρ sin 2πv)."""
+    u = 1.0 - rng.next_uniform()
+    v = rng.next_uniform()
+    radius = math.sqrt(-2.0 * log(u))
+    s, c = sincos(v)
+    return radius * c, radius * s
+
+
+def standard_normals(rng: Xoshiro256, m: int) -> list[float]:
+    """m standard normals in order, pairs of :func:`normal_pair` (the second of the last pair
+    dropped where m is odd)."""
+    out: list[float] = []
+    while len(out) < m:
+        out.extend(normal_pair(rng))
+    return out[:m]
+
+
+def noisy_step(
+    x, heads, beta: float, dt: float, K: float, rng: Xoshiro256, attention: str = "unnormalized"
+) -> np.ndarray:
+    """One step of the noisy model on the sphere (``cpu.noisy_steps``): h = (K + K) dt,
+    σ = √(dt + dt), ξ_ik the normal q = k n + i of :func:`standard_normals` (the stream ``rng``
+    advanced), D_i = P⊥_{x_i} Attn(x)_i (:func:`velocity`, projected; not computed where h = 0),
+    and x_i ← N(y_i) (:func:`normalise_fused`) with y_ik = x_ik + inc_ik (one fma by 1),
+    inc_ik = fma(h, D_ik, σ fma(−<x_i, ξ_i>, x_ik, ξ_ik)) (just σ(...) where h = 0) and
+    <x_i, ξ_i> by :func:`dot8`."""
+    xs = _rows(x)
+    n, d = len(xs), len(xs[0])
+    h = (K + K) * dt
+    sigma = math.sqrt(dt + dt)
+    D = velocity(xs, heads, beta, attention == "unnormalized", False, True) if h != 0.0 else None
+    z = standard_normals(rng, n * d)
+    new = []
+    for i in range(n):
+        xi = z[i::n]  # normal q = k n + i is coordinate k of token i
+        dot = dot8(xs[i], xi)
+        y = []
+        for k in range(d):
+            g = sigma * fma_exact(-dot, xs[i][k], xi[k])
+            inc = fma_exact(h, D[i][k], g) if D is not None else g
+            y.append(fma_exact(1.0, inc, xs[i][k]))
+        new.append(normalise_fused(y))
+    return np.array(new)
+
+
 __all__ = [
     "attention",
     "chain_step",
     "exp_nonpositive",
+    "log",
+    "noisy_step",
+    "normal_pair",
     "sphere_flow_step",
     "normalise",
     "normalise_fused",
     "positional_weight",
+    "standard_normals",
     "velocity",
 ]
