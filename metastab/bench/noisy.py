@@ -7,16 +7,9 @@ chain's stream) and of its projected drift, at the same n, d, β and attention
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import partial
-from typing import Any
 
-import numba
-import numpy as np
-
-from ..engine import simulate
 from ..models.sphere import NoisySphere, SphereFlow
-from ..setups.sphere import sphere_uniform
-from .chains import _best
+from .beside import beside_post_ln
 
 __all__ = ["NOISY_SIZES", "NOISY_TARGET", "noisy_bench"]
 
@@ -36,39 +29,28 @@ def noisy_bench(
     repeat: int = 3,
     seed: int = 0,
 ) -> dict:
-    """Seconds per chain-step of ``simulate(NoisySphere(β, K, dt), ...)`` and of
-    ``simulate(SphereFlow(β, dt, attention="unnormalized"), ...)`` (post-LN) on the same
-    i.i.d. uniform start, alternating in the same process: the median over ``repeat`` turns of
-    the better of two back-to-back runs, and their ratio (noisy / post-LN; the target
-    :data:`NOISY_TARGET`).
+    """Seconds per chain-step of ``simulate(NoisySphere(β, K, dt), ...)`` beside
+    ``simulate(SphereFlow(β, dt, attention="unnormalized"), ...)`` (post-LN, the layer whose
+    drift it takes) on the same i.i.d. uniform start, alternating in the same process
+    (:func:`.beside.beside_post_ln`), and their ratio (the target :data:`NOISY_TARGET`).
 
     Returns
     -------
-    dict: rows (n, d, chains, steps, noisy_seconds, flow_seconds, ratio, target), threads,
-    repeat.
+    dict
+        rows (n, d, chains, steps, noisy_seconds, flow_seconds, ratio, target), threads,
+        repeat.
     """
-    rows: list[dict[str, Any]] = []
-    for n, d in sizes:
-        x0 = sphere_uniform(n, d, chains=chains, rng=seed)
-        noisy = NoisySphere(beta, K, dt)
-        flow = SphereFlow(beta, dt, attention="unnormalized")
-        for model in (noisy, flow):  # compiled before the clock starts
-            simulate(model, x0[:2], steps=2, rng=seed)
-        t_noisy, t_flow = [], []
-        for _ in range(repeat):  # interleaved: both see the same machine load
-            t_noisy.append(_best(partial(simulate, noisy, x0, steps=steps, rng=seed), 2))
-            t_flow.append(_best(partial(simulate, flow, x0, steps=steps, rng=seed), 2))
-        a, b = float(np.median(t_noisy)), float(np.median(t_flow))
-        rows.append(
-            {
-                "n": n,
-                "d": d,
-                "chains": chains,
-                "steps": steps,
-                "noisy_seconds": a / (chains * steps),
-                "flow_seconds": b / (chains * steps),
-                "ratio": a / b,
-                "target": NOISY_TARGET,
-            }
-        )
-    return {"rows": rows, "threads": numba.get_num_threads(), "repeat": repeat}
+    r = beside_post_ln(
+        {"noisy": lambda: NoisySphere(beta, K, dt)},
+        lambda: SphereFlow(beta, dt, attention="unnormalized"),
+        sizes,
+        chains=chains,
+        steps=steps,
+        repeat=repeat,
+        seed=seed,
+        target=NOISY_TARGET,
+    )
+    for row in r["rows"]:
+        row["noisy_seconds"] = row.pop("seconds")
+        del row["name"]
+    return r

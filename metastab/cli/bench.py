@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     bench.add_argument(
         "--workload",
-        choices=("w1", "phase-diagram", "noisy"),
+        choices=("w1", "phase-diagram", "noisy", "schemes"),
         default="w1",
         help="w1: SA_P on the pentagon (default); phase-diagram: the sphere flow, post-LN, "
         "n=32, d in {2, 32, 128}, beside batched NumPy (metastab.bench.phase_diagram); noisy: "
@@ -155,6 +155,8 @@ def _run(args: argparse.Namespace) -> int:
         return _phase_diagram_bench(args)
     if args.workload == "noisy":
         return _noisy_bench(args)
+    if args.workload == "schemes":
+        return _schemes_bench(args)
     if args.no_jax and (args.escape or args.sizes):
         raise UsageError("no-jax: --no-jax applies to the W1 and phase-diagram benches only")
     if args.steps is None:
@@ -453,6 +455,30 @@ def _noisy_bench(args: argparse.Namespace) -> int:
     for w in r["rows"]:
         print(
             f"| {w['n']}, {w['d']} | {1e6 * w['noisy_seconds']:.3g} | "
+            f"{1e6 * w['flow_seconds']:.3g} | {w['ratio']:.2f} | "
+            f"<= {w['target']:g}x {'met' if w['ratio'] <= w['target'] else 'NOT met'} |"
+        )
+    return 0
+
+
+def _schemes_bench(args: argparse.Namespace) -> int:
+    """``metastab bench --workload schemes``: each normalisation scheme's step beside post-LN's."""
+    from ..bench.chains import host_cpu
+    from ..bench.schemes import schemes_bench
+
+    chains = 512 if args.chains is None else args.chains
+    steps = 30 if args.steps is None else args.steps
+    r = schemes_bench(chains=chains, steps=steps, repeat=args.repeat)
+    print(
+        f"{PROG} bench --workload schemes: SphereFlow(4, 0.1, scheme=...) beside post-LN, n=32 "
+        f"i.i.d. uniform on S^(d-1), B=V=I; {chains} chains x {steps} steps; median of "
+        f"{r['repeat']}, numba threads {r['threads']}, CPU {host_cpu()}"
+    )
+    print("| scheme | n, d | µs/chain-step | post-LN µs/chain-step | ratio | target |")
+    print("|---|---|---|---|---|---|")
+    for w in r["rows"]:
+        print(
+            f"| {w['name']} | {w['n']}, {w['d']} | {1e6 * w['seconds']:.3g} | "
             f"{1e6 * w['flow_seconds']:.3g} | {w['ratio']:.2f} | "
             f"<= {w['target']:g}x {'met' if w['ratio'] <= w['target'] else 'NOT met'} |"
         )

@@ -1,0 +1,55 @@
+"""The normalisation schemes of :class:`~metastab.SphereFlow` beside post-LN on the
+phase-diagram workload (``metastab bench --workload schemes``): each scheme's step costs what
+post-LN's does, up to its speed factor's few operations per token (:data:`SCHEMES_TARGET`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..models.sphere import SphereFlow
+from .beside import beside_post_ln
+from .phase_diagram import PHASE_BETA, PHASE_DT, PHASE_N
+
+__all__ = ["SCHEMES_SIZES", "SCHEMES_TARGET", "schemes_bench"]
+
+# the schemes that share post-LN's one attention evaluation per step (RK4 takes four), the
+# sizes (n, d) and the largest ratio of a scheme's time to post-LN's aimed at
+SCHEMES = ("pre-ln", "mix-ln", "peri-ln", "ngpt", "ln-scaling")
+SCHEMES_SIZES = ((PHASE_N, 2), (PHASE_N, 32), (PHASE_N, 128))
+SCHEMES_TARGET = 1.1
+# Mix-LN switches from post-LN to pre-LN at t = tau: mid-run, so that both parts are timed
+OPTIONS = {"mix-ln": {"tau": 1.0}}
+
+
+def schemes_bench(
+    sizes: Sequence[tuple[int, int]] = SCHEMES_SIZES,
+    *,
+    chains: int = 512,
+    steps: int = 30,
+    repeat: int = 3,
+    seed: int = 0,
+) -> dict:
+    """Seconds per chain-step of ``simulate(SphereFlow(4, 0.1, scheme=s), ...)`` for each
+    scheme s of :data:`SCHEMES` beside post-LN's, on the phase-diagram workload (n = 32 i.i.d.
+    uniform tokens, β = 4, dt = 0.1, B = V = I; Mix-LN with τ = 1), alternating in the same process
+    (:func:`.beside.beside_post_ln`).
+
+    Returns
+    -------
+    dict
+        rows (name, n, d, chains, steps, seconds, flow_seconds, ratio, target), threads,
+        repeat.
+    """
+    return beside_post_ln(
+        {
+            s: (lambda s=s: SphereFlow(PHASE_BETA, PHASE_DT, scheme=s, **OPTIONS.get(s, {})))
+            for s in SCHEMES
+        },  # fmt: skip
+        lambda: SphereFlow(PHASE_BETA, PHASE_DT),
+        sizes,
+        chains=chains,
+        steps=steps,
+        repeat=repeat,
+        seed=seed,
+        target=SCHEMES_TARGET,
+    )
