@@ -121,7 +121,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--out writes the plateaus (one row per chain and plateau: k, start, end = the "
         "merge that ends it, censored at --steps), ready for `metastab fit --plateau K`; "
         "--observables writes the cluster count, clustered-pair fraction, pair (1, 2) and "
-        "energy at the recording times.",
+        "energy at the recording times (for the sphere models also the order parameters m1, "
+        "m2).",
         epilog=examples(
             "metastab track --polytope regular:6 --init uniform --n 12 --beta 4 8 "
             "--steps 2000 --seed 1 --out plateaus.csv",

@@ -12,7 +12,9 @@ import numpy as np
 
 from .._validate import integer, real
 from ..events import clusters_arrays
+from ..kernels.cpu.order import order_parameters
 from ..kernels.params import CLUSTERS
+from ..models.sphere import SPHERE_MODELS
 from .backends import OBSERVABLES, observe
 from .exact import drive, record_plan, record_times
 from .progress import announce_compile
@@ -52,7 +54,8 @@ def track(
     plateau durations of :meth:`Track.to_frame`, right-censored at ``steps``. At the recording
     times (``record_every`` / ``record_at`` as in :func:`~metastab.simulate`; default steps 0
     and ``steps``) a kernel reduces each chain's state to the count, the fraction of clustered
-    pairs, the cosine of tokens 1 and 2, the mean cosine and the energy E_β
+    pairs, the cosine of tokens 1 and 2, the mean cosine and the energy E_β, and for the models
+    on the sphere to the order parameters m_1 and m_2 (:func:`~metastab.order_parameters`)
     (:meth:`Track.observables_frame`). Chains, streams and bits are those of
     :func:`~metastab.simulate` with the same arguments: the same seed gives the same table on
     any thread count.
@@ -100,12 +103,14 @@ def track(
     if times is None:
         times, count = np.array([0, steps], dtype=np.int64), 2
     width = len(OBSERVABLES)
+    sphere = isinstance(model, SPHERE_MODELS)  # then also the order parameters m_1, m_2
 
     def observables(x: np.ndarray, C: int) -> tuple[str | None, int]:
         n = x.shape[1]
         if n < 2:
             raise ValueError(f"x0 must hold n >= 2 tokens to have clusters, got n={n}")
-        return (f"{what}: the observables" if what else None, 8 * C * n + 8 * C * count * width)
+        kept = 8 * C * count * (width + (2 if sphere else 0))
+        return (f"{what}: the observables" if what else None, 8 * C * n + kept)
 
     run = prepare_run(
         model, x0, chains=chains, first_chain=first_chain, rng=rng, device=device,
@@ -115,11 +120,14 @@ def track(
     announce_compile(progress, *run.backend.kernels("exact", run.launch(CLUSTERS)), observe)
     ev = clusters_arrays((n, d), float(delta), 0, chains=C)
     observed = np.empty((count, C, width))  # one contiguous block per recording time
+    orders = np.empty((count, C, 2)) if sphere else None
     filled = [0]
 
     def on_chunk(t: int) -> None:
         if filled[0] < count and t == times[filled[0]]:
             observe(X, threshold, beta, observed[filled[0]])
+            if orders is not None:
+                order_parameters(X, orders[filled[0]])
             filled[0] += 1
 
     on_chunk(0)
@@ -131,6 +139,7 @@ def track(
         levels=ev.levels if merges else None,
         times=times,
         observables=np.ascontiguousarray(observed.transpose(1, 0, 2)),
+        order=None if orders is None else np.ascontiguousarray(orders.transpose(1, 0, 2)),
         steps=steps,
         delta=float(delta),
         energy_beta=beta,
