@@ -229,11 +229,15 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         event0 = events[0]
         if event0 is None:
             raise RuntimeError("a first-passage command built no event")
-        what += f", event {event0.kind}" + "".join(
-            f" {k} {getattr(event0, k):.6g}"
-            for k in ("radius", "vertex_radius", "diameter", "level")
-            if isinstance(getattr(event0, k, None), float)
-        ) + (f" degree {event0.degree}" if hasattr(event0, "degree") else "")
+        what += (
+            f", event {event0.kind}"
+            + "".join(
+                f" {k} {getattr(event0, k):.6g}"
+                for k in ("radius", "vertex_radius", "diameter", "level")
+                if isinstance(getattr(event0, k, None), float)
+            )
+            + (f" degree {event0.degree}" if hasattr(event0, "degree") else "")
+        )
         budget = args.max_steps
         what += f", max steps {budget if isinstance(budget, int) else f'{budget:g}'}"
         if mode == "accelerated":

@@ -16,7 +16,12 @@ from metastab.kernels.reference import order as rorder
 from metastab.kernels.reference import sphere as sref
 from metastab.registry import event_from_dict
 
-EVENTS = [ms.LeaveUniform(0.6), ms.LeaveUniform(0.7, 2), ms.ReachUniform(0.3), ms.ReachUniform(0.4, 2)]
+EVENTS = [
+    ms.LeaveUniform(0.6),
+    ms.LeaveUniform(0.7, 2),
+    ms.ReachUniform(0.3),
+    ms.ReachUniform(0.4, 2),
+]
 
 
 def _m(x, degree):
