@@ -1,6 +1,6 @@
 """The result of :func:`metastab.track`: cluster counts, merge times and plateau durations per
-chain, and the cluster observables along the run (for the sphere models also the order
-parameters m_1, m_2), as tidy tables with provenance.
+chain, and the cluster observables along the run (for the sphere models, on request, the order
+parameters m_1, m_2 too), as tidy tables with provenance.
 
 Plateaus are read from the *levels* that the kernel records on-line: L_c(k), the first step at
 which chain c has at most k clusters (docs: models#observables: k(t) is the number of connected
@@ -64,8 +64,8 @@ class Track(Result):
     ``levels[c, k - 1]`` is the first step at which chain c had at most k clusters (NaN: not
     within ``steps``; None when run with ``merges=False``); ``observables[c, r]`` is the row of
     :data:`COLUMNS` of chain c at step ``times[r]``, and ``order[c, r]`` its order parameters
-    (m_1, m_2) there (:data:`ORDER_COLUMNS`; :func:`metastab.order_parameters`), recorded for the
-    models on the sphere (None for the others). Chains are numbered from ``first_chain``.
+    (m_1, m_2) there (:data:`ORDER_COLUMNS`; :func:`metastab.order_parameters`) when run with
+    ``order_parameters=True`` (None otherwise). Chains are numbered from ``first_chain``.
     ``x0`` and ``arguments`` (the other keyword arguments of :func:`metastab.track`) are what
     :meth:`replay` reruns it from.
     """
@@ -150,10 +150,10 @@ class Track(Result):
         with a time step dt), clusters, pair_fraction (the
         fraction of clustered pairs), pair12 (tokens 1 and 2 clustered: GLPR Fig. 3's statistic),
         cos12, mean_cos (over pairs i < j), log_energy and energy (E_β at ``energy_beta``),
-        for the models on the sphere m1 and m2 (the order parameters m_1 = ‖(1/n) Σ_i x_i‖ and
-        m_2 = ‖(1/n) Σ_i x_i x_iᵀ − I/d‖_F / √((d − 1)/d): 0 at the uniform state, 1 at one
-        cluster; :func:`metastab.order_parameters`), delta, energy_beta and the model's scalar
-        parameters."""
+        when recorded (``order_parameters=True``) m1 and m2 (the order parameters
+        m_1 = ‖(1/n) Σ_i x_i‖ and m_2 = ‖(1/n) Σ_i x_i x_iᵀ − I/d‖_F / √((d − 1)/d): 0 at the
+        uniform state, 1 at one cluster; :func:`metastab.order_parameters`), delta, energy_beta
+        and the model's scalar parameters."""
         C, R = self.observables.shape[:2]
         chain, step = np.meshgrid(
             np.arange(self.first_chain, self.first_chain + C), self.times, indexing="ij"

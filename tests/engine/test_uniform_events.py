@@ -198,23 +198,36 @@ def test_a_start_past_the_level_stops_at_time_zero():
 # --------------------------------------------------------------------------------------------
 
 
-def test_track_records_the_order_parameters_of_the_sphere_models_only():
+def test_track_records_the_order_parameters_on_request():
+    """order_parameters=True: m_1, m_2 of simulate's states at the recording times (same seed),
+    the same bits; without it (the default) nothing is recorded."""
     x0 = ms.sphere_uniform(8, 3, chains=2, rng=1)
-    tr = ms.track(ATTRACT, x0, steps=30, record_every=10, rng=3)
+    tr = ms.track(ATTRACT, x0, steps=30, record_every=10, rng=3, order_parameters=True)
     run = ms.simulate(ATTRACT, x0, steps=30, record_every=10, rng=3)
     frame = tr.observables_frame()
     for r, t in enumerate(tr.times):
         assert np.array_equal(tr.order[:, r], ms.order_parameters(run.trajectory[:, r]))
         rows = frame[frame["step"] == t]
         assert np.array_equal(rows[["m1", "m2"]].to_numpy(), tr.order[:, r])
-    flat = ms.track(ms.SoftmaxFlow(beta=1.0, gamma=0.2), np.eye(3), steps=5, rng=0)
-    assert flat.order is None and "m1" not in flat.observables_frame()
+    plain = ms.track(ATTRACT, x0, steps=30, record_every=10, rng=3)
+    assert plain.order is None and "m1" not in plain.observables_frame()
+    assert np.array_equal(plain.observables, tr.observables)
 
 
-def test_track_saves_and_loads_the_order_parameters(tmp_path):
-    tr = ms.track(ATTRACT, ms.sphere_uniform(6, 3, rng=2), steps=10, rng=0)
+def test_track_refuses_the_order_parameters_of_models_in_r_d():
+    model = ms.SoftmaxFlow(beta=1.0, gamma=0.2)
+    with pytest.raises(ValueError, match="^order_parameters: m_1 and m_2 are order parameters"):
+        ms.track(model, np.eye(3), steps=5, rng=0, order_parameters=True)
+    with pytest.raises(ValueError, match="^order_parameters must be True or False, got 1"):
+        ms.track(ATTRACT, ms.sphere_uniform(4, 3, rng=0), steps=5, order_parameters=1)
+    assert ms.track(model, np.eye(3), steps=5, rng=0).order is None  # negative control
+
+
+def test_track_saves_loads_and_replays_the_order_parameters(tmp_path):
+    tr = ms.track(ATTRACT, ms.sphere_uniform(6, 3, rng=2), steps=10, rng=0, order_parameters=True)
     back = ms.load(tr.save_observables(tmp_path / "obs.csv"))
     assert np.array_equal(back.order, tr.order)
+    assert np.array_equal(back.replay().order, tr.order)
 
 
 def test_spellings_round_trip():
