@@ -22,10 +22,10 @@ def _coord(x, i, k, n):
     return x[i, k]
 
 
-_mean = njit(_nrt=False)(order.coordinate_mean(_coord))
+_sum = njit(_nrt=False)(order.coordinate_sum(_coord))
 _row = njit(_nrt=False)(order.moment_row(mul, _coord))
 _m1 = njit(_nrt=False)(order.magnetisation)
-_m2 = njit(_nrt=False)(order.quadrupole)
+_m2 = njit(_nrt=False)(order.quadrupole(mul))
 
 
 @_jit(**JIT_NO_NRT)
@@ -36,12 +36,13 @@ def order_parameter(x, degree):
     total = 0.0
     if degree == 1:
         for k in range(d):
-            c = _mean(x, k, n)
-            total += mul(c, c)
-        return _m1(total)
+            s = _sum(x, k, n)
+            total += mul(s, s)
+        return _m1(total, n)
+    shift = n / d
     for k in range(d):
-        total += _row(x, k, n, d)
-    return _m2(total, d)
+        total += _row(x, k, n, d, shift)
+    return _m2(total, n, d)
 
 
 @_jit(parallel=True, **JIT)

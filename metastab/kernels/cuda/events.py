@@ -50,10 +50,10 @@ def _token_minor(x, i, k, n):
 
 
 # the order parameters: the CPU's leaves (kernels.order) on the token-minor buffer
-_mean = cuda.jit(device=True)(order.coordinate_mean(_token_minor))
+_coordinate_sum = cuda.jit(device=True)(order.coordinate_sum(_token_minor))
 _moment_row = cuda.jit(device=True)(order.moment_row(mul, _token_minor))
 _magnetisation = cuda.jit(device=True)(order.magnetisation)
-_quadrupole = cuda.jit(device=True)(order.quadrupole)
+_quadrupole = cuda.jit(device=True)(order.quadrupole(mul))
 
 
 @cuda.jit(device=True)
@@ -132,20 +132,21 @@ def event_hit_for(code: int):
                         acc += mul(diff, diff)
                     if not acc <= lim:
                         flag[0] = 1
-        elif uniform:  # m_1: the coordinates' c_k^2; m_2: the rows' r_k; summed by thread 0
+        elif uniform:  # m_1: the coordinates' s_k^2; m_2: the rows' r_k; summed by thread 0
             nd = n * d
+            shift = n / d
             for k in range(tid, d, T):
                 if degree == 1:
-                    mean = _mean(x, k, n)
-                    x[nd + k] = mul(mean, mean)
+                    s = _coordinate_sum(x, k, n)
+                    x[nd + k] = mul(s, s)
                 else:
-                    x[nd + k] = _moment_row(x, k, n, d)
+                    x[nd + k] = _moment_row(x, k, n, d, shift)
             cuda.syncthreads()
             if tid == 0:
                 total = 0.0
                 for k in range(d):
                     total += x[nd + k]
-                m = _magnetisation(total) if degree == 1 else _quadrupole(total, d)
+                m = _magnetisation(total, n) if degree == 1 else _quadrupole(total, n, d)
                 if (away and m >= scalar) or (not away and m <= scalar):
                     flag[0] = 1
         cuda.syncthreads()

@@ -15,24 +15,25 @@ def _rows(x) -> list[list[float]]:
 
 
 def magnetisation(x) -> float:
-    """m_1 = ‖(1/n) Σ_i x_i‖: the coordinates' means c_k (tokens ascending), then √(Σ_k c_k²)."""
+    """m_1 = ‖(1/n) Σ_i x_i‖ as √(Σ_k s_k²) / n, s_k = Σ_i x_ik (tokens ascending)."""
     xs = _rows(x)
     n, d = len(xs), len(xs[0])
     total = 0.0
     for k in range(d):
-        acc = 0.0
+        s = 0.0
         for i in range(n):
-            acc += xs[i][k]
-        c = acc / n
-        total += c * c
-    return math.sqrt(total)
+            s += xs[i][k]
+        total += s * s
+    return math.sqrt(total) / n
 
 
 def quadrupole(x) -> float:
-    """m_2 = ‖(1/n) Σ_i x_i x_iᵀ − I/d‖_F / √((d − 1)/d): the entries Q_kl for l >= k (the
-    off-diagonal ones counted twice), row by row, then the normalisation."""
+    """m_2 = ‖(1/n) Σ_i x_i x_iᵀ − I/d‖_F / √((d − 1)/d) as √(Σ_{k, l} (S_kl − δ_kl n/d)² /
+    (n² (d − 1)/d)), S = Σ_i x_i x_iᵀ: the entries l >= k (the off-diagonal ones counted twice),
+    row by row."""
     xs = _rows(x)
     n, d = len(xs), len(xs[0])
+    shift = n / d
     total = 0.0
     for k in range(d):
         row = 0.0
@@ -40,13 +41,12 @@ def quadrupole(x) -> float:
             s = 0.0
             for i in range(n):
                 s += xs[i][k] * xs[i][m]
-            q = s / n
             if m == k:
-                q -= 1.0 / d
-            sq = q * q
+                s -= shift
+            sq = s * s
             row += sq if m == k else sq + sq
         total += row
-    return math.sqrt(total / ((d - 1.0) / d))
+    return math.sqrt(total / (float(n) * float(n) * ((d - 1.0) / d)))
 
 
 def order_parameter(x, degree: int) -> float:
