@@ -15,7 +15,15 @@ import numpy as np
 from ._validate import integer, real
 from .kernels import params as _params
 
-__all__ = ["LeaveBall", "LeaveHull", "ReachVertices", "Collapse", "Clusters"]
+__all__ = [
+    "LeaveBall",
+    "LeaveHull",
+    "ReachVertices",
+    "Collapse",
+    "Clusters",
+    "LeaveUniform",
+    "ReachUniform",
+]
 
 
 def _radius(value, name: str = "radius") -> float:
@@ -40,6 +48,9 @@ class _Event:
     # set on each subclass (kind by hand, the fields by @dataclass)
     kind: ClassVar[str]
     __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    def check_model(self, model: object) -> None:
+        """Refuse a model whose runs the event cannot describe (every model here)."""
 
     def to_dict(self) -> dict:
         out = {"kind": self.kind}
@@ -263,3 +274,88 @@ def clusters_arrays(
         at_most,
         np.full((chains, n), np.nan),
     )
+
+
+# the kernel codes of the order-parameter events: (away from the uniform state, degree) -> code
+_UNIFORM_CODES = {
+    (True, 1): _params.LEAVE_UNIFORM_1,
+    (True, 2): _params.LEAVE_UNIFORM_2,
+    (False, 1): _params.REACH_UNIFORM_1,
+    (False, 2): _params.REACH_UNIFORM_2,
+}
+
+
+class _UniformOrder(_Event):
+    """The shared half of :class:`LeaveUniform` and :class:`ReachUniform`: an order parameter
+    of the tokens on the unit sphere against a level."""
+
+    level: float
+    degree: int
+    away: ClassVar[bool]  # LeaveUniform: m >= level; ReachUniform: m <= level
+
+    def __post_init__(self):
+        level = real("level", self.level, low=0, low_open=True, high=1)
+        degree = integer("degree", self.degree)
+        if degree not in (1, 2):
+            raise ValueError(
+                f"degree must be 1 (the magnetisation m_1) or 2 (m_2), got {self.degree!r}"
+            )
+        object.__setattr__(self, "level", level)
+        object.__setattr__(self, "degree", degree)
+
+    def check_model(self, model: object) -> None:
+        from .models.sphere import SPHERE_MODELS
+
+        if not isinstance(model, SPHERE_MODELS):
+            names = ", ".join(m.__name__ for m in SPHERE_MODELS)
+            raise ValueError(
+                f"{type(self).__name__}: m_{self.degree} is an order parameter of tokens on the "
+                f"unit sphere, for the sphere models ({names}); got the model {model!r}"
+            )
+
+    def compile(self, x0: np.ndarray, B: np.ndarray) -> _params.EventArrays:
+        n, d = x0.shape[1:]
+        if self.degree == 2 and d < 2:
+            raise ValueError(f"degree 2: m_2 needs tokens in R^d with d >= 2, got d={d}")
+        return _params.EventArrays(
+            _UNIFORM_CODES[self.away, self.degree],
+            np.zeros((1, n, d)),
+            np.zeros((1, n)),
+            *_one_group(n),
+            self.level,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class LeaveUniform(_UniformOrder):
+    """The tokens have left the uniform state: their order parameter m_degree is at least
+    ``level`` (0 < level <= 1). m_1 = ‖(1/n) Σ_i x_i‖ (the magnetisation) and
+    m_2 = ‖(1/n) Σ_i x_i x_iᵀ − I/d‖_F / √((d − 1)/d) are the amplitudes of the degree-1 and
+    degree-2 spherical harmonics of the empirical measure, 0 at the uniform measure, O(n^{−1/2})
+    for n uniform tokens and 1 at a single cluster (docs: models#order-parameters;
+    :func:`metastab.order_parameters`). For the models on the unit sphere only.
+
+    >>> LeaveUniform(0.5)
+    LeaveUniform(level=0.5, degree=1)
+    """
+
+    level: float
+    degree: int = 1
+    kind = "leave-uniform"
+    away = True
+
+
+@dataclass(frozen=True, eq=False)
+class ReachUniform(_UniformOrder):
+    """The tokens have reached the uniform state: their order parameter m_degree is at most
+    ``level`` (0 < level <= 1; m_1 and m_2 as in :class:`LeaveUniform`). For the models on the
+    unit sphere only.
+
+    >>> ReachUniform(0.1, degree=2).degree
+    2
+    """
+
+    level: float
+    degree: int = 1
+    kind = "reach-uniform"
+    away = False

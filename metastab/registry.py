@@ -507,6 +507,18 @@ EVENTS = Registry(
             (Param("at_most", "int"), Param("delta", "float")),
             summary="at most --at-most clusters (components of cos(x_i, x_j) >= 1 - --delta)",
         ),
+        Kind(
+            "leave-uniform",
+            "metastab.events:LeaveUniform",
+            (Param("level", "float"), Param("degree", "int")),
+            summary="sphere models: the order parameter m_--degree (1 or 2) is at least --level",
+        ),
+        Kind(
+            "reach-uniform",
+            "metastab.events:ReachUniform",
+            (Param("level", "float"), Param("degree", "int")),
+            summary="sphere models: the order parameter m_--degree (1 or 2) is at most --level",
+        ),
     ),
 )
 

@@ -40,6 +40,10 @@ def test_one_kernel_per_model_and_event_each_with_one_signature():
     codes = (K.NO_EVENT, K.LEAVE_BALL, K.REACH, K.COLLAPSE)
     names = [drivers.kernel_name(k, c, p) for k in kinds for c in codes for p in (False, True)]
     names.append(drivers.HULL_NAME)
+    # the order parameters' events: the sphere models only
+    orders = (K.LEAVE_UNIFORM_1, K.LEAVE_UNIFORM_2, K.REACH_UNIFORM_1, K.REACH_UNIFORM_2)
+    sphere = (K.SPHERE_FLOW, K.SPHERE_CHAIN)
+    names += [drivers.kernel_name(k, c, p) for k in sphere for c in orders for p in (False, True)]
     assert sorted(found) == sorted(names)
     with pytest.raises(ValueError, match="LEAVE_HULL"):
         drivers.kernel_for(K.CHAIN, K.LEAVE_HULL)

@@ -104,8 +104,9 @@ def ptxas_path() -> Path:
 
 def _representatives() -> list[tuple[Any, Any]]:
     """(model, event or None): every model the backend runs, with every event it evaluates on
-    the device (Clusters runs on the CPU only)."""
-    from ..events import Collapse, LeaveBall, LeaveHull, ReachVertices
+    the device (Clusters runs on the CPU only; the order parameters' events apply to the sphere
+    models only)."""
+    from ..events import Collapse, LeaveBall, LeaveHull, LeaveUniform, ReachUniform, ReachVertices
     from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
     from ..models.sphere import SphereChain, SphereFlow
 
@@ -125,7 +126,10 @@ def _representatives() -> list[tuple[Any, Any]]:
         ReachVertices(vertices=np.eye(2), radius=0.1),
         Collapse(diameter=0.1),
     ]
-    return [(m, e) for m in models for e in events]
+    sphere = [LeaveUniform(0.5, d) for d in (1, 2)] + [ReachUniform(0.1, d) for d in (1, 2)]
+    return [(m, e) for m in models for e in events] + [
+        (m, e) for m in models if isinstance(m, (SphereChain, SphereFlow)) for e in sphere
+    ]
 
 
 @functools.cache

@@ -121,7 +121,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--out writes the plateaus (one row per chain and plateau: k, start, end = the "
         "merge that ends it, censored at --steps), ready for `metastab fit --plateau K`; "
         "--observables writes the cluster count, clustered-pair fraction, pair (1, 2) and "
-        "energy at the recording times.",
+        "energy at the recording times (with --order-parameters, for the sphere models, also "
+        "the order parameters m1, m2).",
         epilog=examples(
             "metastab track --polytope regular:6 --init uniform --n 12 --beta 4 8 "
             "--steps 2000 --seed 1 --out plateaus.csv",
@@ -140,6 +141,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         type=whole,
         metavar="K",
         help="observables at steps 0, K, 2K, ... and the last (default: the first and last)",
+    )
+    trk.add_argument(
+        "--order-parameters",
+        action="store_true",
+        help="sphere models: also record the order parameters m1, m2 (0 at the uniform state, "
+        "1 at one cluster) in the observables",
     )
     trk.add_argument(
         "--observables",
@@ -228,10 +235,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         event0 = events[0]
         if event0 is None:
             raise RuntimeError("a first-passage command built no event")
-        what += f", event {event0.kind}" + "".join(
-            f" {k} {getattr(event0, k):.6g}"
-            for k in ("radius", "vertex_radius", "diameter")
-            if isinstance(getattr(event0, k, None), float)
+        what += (
+            f", event {event0.kind}"
+            + "".join(
+                f" {k} {getattr(event0, k):.6g}"
+                for k in ("radius", "vertex_radius", "diameter", "level")
+                if isinstance(getattr(event0, k, None), float)
+            )
+            + (f" degree {event0.degree}" if hasattr(event0, "degree") else "")
         )
         budget = args.max_steps
         what += f", max steps {budget if isinstance(budget, int) else f'{budget:g}'}"
@@ -312,6 +323,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                     chains=args.chains,
                     rng=seed,
                     record_every=args.record_every,
+                    order_parameters=args.order_parameters,
                     progress=progress,
                     first_chain=args.first_chain,
                 )

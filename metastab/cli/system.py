@@ -57,6 +57,8 @@ EVENT_FLAGS = {
     "diameter": "diameter",
     "at_most": "at-most",
     "delta": "delta",
+    "level": "level",
+    "degree": "degree",
 }
 
 
@@ -219,6 +221,16 @@ def add_event_arguments(p: argparse.ArgumentParser) -> None:
         "--delta",
         type=float,
         help="clusters: a pair is clustered when its cosine is >= 1 - DELTA (default 1e-3)",
+    )
+    p.add_argument(
+        "--level",
+        type=float,
+        help="leave-uniform / reach-uniform: the level in (0, 1] of the order parameter",
+    )
+    p.add_argument(
+        "--degree",
+        type=int,
+        help="leave-uniform / reach-uniform: 1 (the magnetisation m_1, default) or 2 (m_2)",
     )
 
 

@@ -36,6 +36,7 @@ from ..kernels.cpu.accelerated import Tally, cross_logs, merge_groups
 from ..kernels.cpu.clustering import OBSERVABLES, observe
 from ..kernels.cpu.drivers import cross_weights
 from ..kernels.cpu.euclidean_steps import exp_nonpositive
+from ..kernels.cpu.order import order_parameters
 from ..kernels.cpu.splitting import BUDGET, FULL, IN_A, IN_B, Bounds, Records, Walk, coordinates
 from ..kernels.params import CLUSTERS, NO_EVENT, NOISY_SPHERE
 
@@ -59,6 +60,7 @@ __all__ = [
     "exp_nonpositive",
     "merge_groups",
     "observe",
+    "order_parameters",
     "out_of_reach",
     "reach_kernels",
     "resolve",

@@ -82,13 +82,17 @@ class EventSpec(Protocol):
     def to_dict(self) -> dict: ...
 
 
-def check_event(event: object) -> None:
-    """TypeError unless ``event`` is a stopping event of :mod:`metastab.events`."""
+def check_event(event: object, model: object = None) -> None:
+    """TypeError unless ``event`` is a stopping event of :mod:`metastab.events`; ValueError if
+    it does not apply to ``model`` (the sphere order parameters to an R^d model)."""
     if not hasattr(event, "compile"):
         raise TypeError(
-            f"event must be a LeaveBall, LeaveHull, ReachVertices, Collapse or Clusters, got "
-            f"{event!r}"
+            f"event must be a LeaveBall, LeaveHull, ReachVertices, Collapse, Clusters, "
+            f"LeaveUniform or ReachUniform, got {event!r}"
         )
+    if model is not None and hasattr(event, "check_model"):
+        check_model(model)  # a model first, then one the event applies to
+        event.check_model(model)
 
 
 def _score_bound(x: np.ndarray, B: np.ndarray) -> float:

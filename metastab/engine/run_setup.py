@@ -162,7 +162,7 @@ def prepare_run(
     """
     backend = resolve(device)
     if event is not None:
-        check_event(event)
+        check_event(event, model)
     x, C, first_chain = prepare(model, x0, chains, first_chain, stacklevel=4)
     n, d = x.shape[1:]
     dyn: Any

@@ -41,6 +41,9 @@ PERI_LN, NGPT, MIX_LN = 3, 4, 5
 SHIFT_SPREAD = 64.0
 # Stopping events (metastab.events maps its specs onto these).
 NO_EVENT, LEAVE_BALL, LEAVE_HULL, REACH, COLLAPSE, CLUSTERS = 0, 1, 2, 3, 4, 5
+# The sphere models' order-parameter events (metastab.events.LeaveUniform, ReachUniform): m_1 or
+# m_2 at least (LEAVE_UNIFORM_*) or at most (REACH_UNIFORM_*) the level ev.scalar
+LEAVE_UNIFORM_1, LEAVE_UNIFORM_2, REACH_UNIFORM_1, REACH_UNIFORM_2 = 6, 7, 8, 9
 
 
 # Parameters travel to the drivers as NamedTuples (numba types them as heterogeneous tuples and

@@ -1,5 +1,6 @@
 """The result of :func:`metastab.track`: cluster counts, merge times and plateau durations per
-chain, and the cluster observables along the run, as tidy tables with provenance.
+chain, and the cluster observables along the run (for the sphere models, on request, the order
+parameters m_1, m_2 too), as tidy tables with provenance.
 
 Plateaus are read from the *levels* that the kernel records on-line: L_c(k), the first step at
 which chain c has at most k clusters (docs: models#observables: k(t) is the number of connected
@@ -21,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..kernels.cpu.clustering import OBSERVABLES
+from ..kernels.cpu.order import ORDER_PARAMETERS
 from .io import describe, scalar_params, seed_entropy
 from .protocol import Result
 
@@ -61,7 +63,9 @@ class Track(Result):
 
     ``levels[c, k - 1]`` is the first step at which chain c had at most k clusters (NaN: not
     within ``steps``; None when run with ``merges=False``); ``observables[c, r]`` is the row of
-    :data:`COLUMNS` of chain c at step ``times[r]``. Chains are numbered from ``first_chain``.
+    :data:`COLUMNS` of chain c at step ``times[r]``, and ``order[c, r]`` its order parameters
+    (m_1, m_2) there (:data:`ORDER_COLUMNS`; :func:`metastab.order_parameters`) when run with
+    ``order_parameters=True`` (None otherwise). Chains are numbered from ``first_chain``.
     ``x0`` and ``arguments`` (the other keyword arguments of :func:`metastab.track`) are what
     :meth:`replay` reruns it from.
     """
@@ -81,8 +85,10 @@ class Track(Result):
     provenance: dict = field(default_factory=dict, repr=False)
     x0: np.ndarray | None = field(default=None, repr=False)
     arguments: dict = field(default_factory=dict, repr=False)
+    order: np.ndarray | None = field(default=None, repr=False)
 
     COLUMNS = OBSERVABLES
+    ORDER_COLUMNS = ORDER_PARAMETERS
 
     @property
     def chains(self) -> int:
@@ -144,7 +150,10 @@ class Track(Result):
         with a time step dt), clusters, pair_fraction (the
         fraction of clustered pairs), pair12 (tokens 1 and 2 clustered: GLPR Fig. 3's statistic),
         cos12, mean_cos (over pairs i < j), log_energy and energy (E_β at ``energy_beta``),
-        delta, energy_beta and the model's scalar parameters."""
+        when recorded (``order_parameters=True``) m1 and m2 (the order parameters
+        m_1 = ‖(1/n) Σ_i x_i‖ and m_2 = ‖(1/n) Σ_i x_i x_iᵀ − I/d‖_F / √((d − 1)/d): 0 at the
+        uniform state, 1 at one cluster; :func:`metastab.order_parameters`), delta, energy_beta
+        and the model's scalar parameters."""
         C, R = self.observables.shape[:2]
         chain, step = np.meshgrid(
             np.arange(self.first_chain, self.first_chain + C), self.times, indexing="ij"
@@ -157,6 +166,9 @@ class Track(Result):
             frame[name] = self.observables[:, :, q].ravel()
         frame["clusters"] = frame["clusters"].astype(np.int64)
         frame.insert(frame.columns.get_loc("cos12"), "pair12", frame["cos12"] >= 1.0 - self.delta)
+        if self.order is not None:
+            for q, name in enumerate(self.ORDER_COLUMNS):
+                frame[name] = self.order[:, :, q].ravel()
         for key, value in {**self._params(), "energy_beta": self.energy_beta}.items():
             frame[key] = value
         return frame

@@ -75,7 +75,15 @@ from ..setups.polytopes import Polytope
 if TYPE_CHECKING:  # the registry builds them; imported for the annotations only
     import os
 
-    from ..events import Clusters, Collapse, LeaveBall, LeaveHull, ReachVertices
+    from ..events import (
+        Clusters,
+        Collapse,
+        LeaveBall,
+        LeaveHull,
+        LeaveUniform,
+        ReachUniform,
+        ReachVertices,
+    )
     from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
 
 if sys.version_info >= (3, 11):
@@ -490,7 +498,9 @@ class Point:
     model: SoftmaxChain | SoftmaxFlow | Hardmax | Localmax
     polytope: Polytope | None = field(repr=False)
     x0: np.ndarray = field(repr=False)
-    event: LeaveBall | LeaveHull | ReachVertices | Collapse | Clusters = field(repr=False)
+    event: (
+        LeaveBall | LeaveHull | ReachVertices | Collapse | Clusters | LeaveUniform | ReachUniform
+    ) = field(repr=False)
     seed: Seed
     initial_seed: dict | None
     chains: int
@@ -557,6 +567,7 @@ def _build_point(config: dict, index: int, values: tuple, stream: int) -> Point:
     if run["mode"] == "accelerated":  # refused now, not by every chunk
         constant_chain(model, x0.shape[-1], why=_GEOMETRIC, what='[run] mode = "accelerated" needs')
     event = EVENTS.build(specs["event"], polytope=polytope, model=model, x0=x0)
+    event.check_model(model)  # now, not on a worker: a sphere order parameter of an R^d model
     event.compile(x0[None], model.key_query(x0.shape[1]))  # shape checks now, not on a worker
     columns = {
         "point": index,

@@ -1,7 +1,7 @@
 """Stopping events evaluated on one configuration: one test per event code (``leave_ball``,
-``reach``, ``leave_hull``, ``collapse``, ``clusters``), :func:`event_hit` over all of them, and
-the point-to-hull distance :func:`hull_dist2` (Wolfe's min-norm-point algorithm) that
-``leave_hull`` uses."""
+``reach``, ``leave_hull``, ``collapse``, ``clusters``, ``uniform_order``), :func:`event_hit` over
+all of them, and the point-to-hull distance :func:`hull_dist2` (Wolfe's min-norm-point
+algorithm) that ``leave_hull`` uses."""
 
 import numpy as np
 from numba import njit
@@ -9,8 +9,21 @@ from numba import njit
 from .. import leaves
 from ..arith import mul
 from ..cache import njit_keyed
-from ..params import CLUSTERS, COLLAPSE, JIT, JIT_NO_NRT, LEAVE_BALL, LEAVE_HULL, REACH
+from ..params import (
+    CLUSTERS,
+    COLLAPSE,
+    JIT,
+    JIT_NO_NRT,
+    LEAVE_BALL,
+    LEAVE_HULL,
+    LEAVE_UNIFORM_1,
+    LEAVE_UNIFORM_2,
+    REACH,
+    REACH_UNIFORM_1,
+    REACH_UNIFORM_2,
+)
 from .clustering import cluster_count
+from .order import order_parameter
 
 # cached only while the kernel files it uses are unchanged (see cache)
 _jit = njit_keyed()
@@ -116,6 +129,16 @@ def clusters(ev, c, x, work):
     return cluster_count(x, ev.scalar) <= ev.at_most
 
 
+@_jit(**JIT_NO_NRT)
+def uniform_order(ev, x, degree, away):
+    """LEAVE_UNIFORM_* (``away``): m_degree(x) >= ev.scalar; REACH_UNIFORM_*: m_degree(x) <=
+    ev.scalar (:func:`.order.order_parameter`)."""
+    m = order_parameter(x, degree)
+    if away:
+        return m >= ev.scalar
+    return m <= ev.scalar
+
+
 @njit(inline="always")
 def test_event(ev, c, x, work, code):
     """The test of the event ``code`` on the configuration x of chain c (centers and radii are
@@ -131,6 +154,10 @@ def test_event(ev, c, x, work, code):
         return collapse(ev, c, x, work)
     if code == CLUSTERS:
         return clusters(ev, c, x, work)
+    if code == LEAVE_UNIFORM_1 or code == LEAVE_UNIFORM_2:
+        return uniform_order(ev, x, 1 if code == LEAVE_UNIFORM_1 else 2, True)
+    if code == REACH_UNIFORM_1 or code == REACH_UNIFORM_2:
+        return uniform_order(ev, x, 1 if code == REACH_UNIFORM_1 else 2, False)
     return False
 
 

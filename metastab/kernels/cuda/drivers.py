@@ -52,12 +52,16 @@ from ..params import (
     HARDMAX,
     LEAVE_BALL,
     LEAVE_HULL,
+    LEAVE_UNIFORM_1,
+    LEAVE_UNIFORM_2,
     LOCALMAX,
     MIX_LN,
     NO_EVENT,
     POST_LN,
     PRE_LN,
     REACH,
+    REACH_UNIFORM_1,
+    REACH_UNIFORM_2,
     SPHERE_CHAIN,
     SPHERE_FLOW,
 )
@@ -116,7 +120,9 @@ _HULL_THREADS = 64
 MODEL_NAMES = {CHAIN: "chain", FLOW: "flow", HARDMAX: "hardmax", LOCALMAX: "localmax",
               SPHERE_FLOW: "sphere-flow", SPHERE_CHAIN: "sphere-chain"}  # fmt: skip
 EVENT_NAMES = {NO_EVENT: "no-event", LEAVE_BALL: "leave-ball", LEAVE_HULL: "leave-hull",
-               REACH: "reach", COLLAPSE: "collapse"}  # fmt: skip
+               REACH: "reach", COLLAPSE: "collapse", LEAVE_UNIFORM_1: "leave-uniform-1",
+               LEAVE_UNIFORM_2: "leave-uniform-2", REACH_UNIFORM_1: "reach-uniform-1",
+               REACH_UNIFORM_2: "reach-uniform-2"}  # fmt: skip
 # the slots of model_arrays' integer and float arrays
 KIND, USE_P, BY_POINT, RULE, ATTENTION, SCHEME, CAUSAL, PLAIN_B, PLAIN_V, STRICT, POSITIONAL = (
     range(11)

@@ -519,6 +519,10 @@ def event_predicate(event, x0, B):
         return lambda x: reach(x, centers, radii)
     if kind == "collapse":
         return lambda x: collapse(x, event.diameter)
+    if kind in ("leave-uniform", "reach-uniform"):
+        from .order import uniform_predicate
+
+        return uniform_predicate(event)
     raise ValueError(f"unknown event kind {kind!r}")
 
 
