@@ -81,16 +81,6 @@ NOT_YET: set[str] = {
     "metastab.sweep.Point",
     "metastab.sweep.Sweep",
     "metastab.sweep.main",
-    "metastab.theory.NoisyBranch",
-    "metastab.theory.critical_coupling",
-    "metastab.theory.critical_coupling_linear",
-    "metastab.theory.fold_coupling",
-    "metastab.theory.free_energy_barrier",
-    "metastab.theory.funk_hecke_coefficients",
-    "metastab.theory.noisy_growth_rates",
-    "metastab.theory.stationary_branch",
-    "metastab.theory.tricritical_beta",
-    "metastab.theory.zonal_free_energy",
     "metastab.to_sphere",
 }
 
