@@ -96,6 +96,7 @@ class Param:
 
     @property
     def target_arg(self) -> str:
+        """The constructor's name for the parameter: ``arg``, else ``name``."""
         return self.arg or self.name
 
 

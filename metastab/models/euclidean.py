@@ -124,10 +124,12 @@ class _Model(_Declared):
 
     @property
     def has_step_matrix(self) -> bool:
+        """Whether gamma is a d×d step matrix."""
         return isinstance(self.gamma, np.ndarray) and self.gamma.ndim == 2
 
     @property
     def has_schedule(self) -> bool:
+        """Whether gamma varies with the step (a 1-D schedule or a callable)."""
         return callable(self.gamma) or (isinstance(self.gamma, np.ndarray) and self.gamma.ndim == 1)
 
     def key_query(self, d: int) -> np.ndarray:
@@ -442,6 +444,7 @@ class Localmax(_Model):
 
     @property
     def has_margin_schedule(self) -> bool:
+        """Whether r varies with the step (a 1-D schedule or a callable)."""
         return callable(self.r) or isinstance(self.r, np.ndarray)
 
     def margin_arrays(self, t0: int, nsteps: int) -> np.ndarray:

@@ -418,6 +418,7 @@ class SphereFlow(_SphereModel):
 
     @property
     def step(self) -> float:
+        """The step size: dt."""
         return self.dt
 
     def to_dict(self) -> dict:
@@ -691,6 +692,7 @@ class SphereChain(_SphereModel):
 
     @property
     def step(self) -> float:
+        """The step size: gamma."""
         return self.gamma
 
 
@@ -775,6 +777,7 @@ class NoisySphere(_SphereModel):
 
     @property
     def step(self) -> float:
+        """The step size: dt."""
         return self.dt
 
     def kernel_params(self, d: int) -> SphereDynamics:
