@@ -66,6 +66,27 @@ class Param:
     ``default`` is given only where the recipe's default is not the constructor's (the sweep's
     ``groups = "cells"``: the initial cells, which the constructor cannot know; an event's
     ``radius = None``: :func:`default_event_radius`).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name in specs, TOML tables and ``name=value`` on the command line.
+    type : str
+        Its type, one of :data:`TYPES` (how TOML and command-line values are read).
+    arg : str
+        The constructor's name for it, when that differs (default: ``name``).
+    default : object
+        The recipe's default, when not the constructor's (default: read from the dataclass
+        field or the signature by :attr:`Kind.parameters`).
+
+    Examples
+    --------
+    >>> from metastab.registry import POLYTOPES, Param
+    >>> seed = POLYTOPES["random-polygon"].parameter("seed")
+    >>> seed.type, seed.target_arg, seed.default
+    ('int', 'rng', None)
+    >>> Param("k", "int").target_arg
+    'k'
     """
 
     name: str
@@ -75,6 +96,7 @@ class Param:
 
     @property
     def target_arg(self) -> str:
+        """The constructor's name for the parameter: ``arg``, else ``name``."""
         return self.arg or self.name
 
 
@@ -119,6 +141,17 @@ class Kind:
         One line for the command's help.
     command_line : bool
         Whether the command line offers it (a list of vertices does not fit in a flag).
+
+    Examples
+    --------
+    >>> from metastab.registry import MODELS
+    >>> kind = MODELS["softmax-chain"]
+    >>> kind.target, kind.spelling
+    ('metastab.models:SoftmaxChain', 'softmax-chain')
+    >>> [(p.name, p.type) for p in kind.parameters]   # read from the dataclass fields
+    [('beta', 'float'), ('gamma', 'floats'), ('B', 'floats')]
+    >>> kind.defaults()["gamma"]
+    0.1
     """
 
     name: str
@@ -215,7 +248,32 @@ class Kind:
 
 
 class Registry(Mapping):
-    """The kinds of one section (``model``, ``event``, ``polytope``, ``initial``) by name."""
+    """The kinds of one section (``model``, ``event``, ``polytope``, ``initial``) by name.
+
+    A read-only mapping from each kind's name (or an alias; a former name warns) to its
+    :class:`Kind`, which parses command-line spellings and builds objects from spec dicts. The
+    package's four are :data:`MODELS`, :data:`EVENTS`, :data:`POLYTOPES` and :data:`INITIALS`.
+
+    Parameters
+    ----------
+    section : {"model", "event", "polytope", "initial"}
+        The section: names the kinds in errors, and chooses how :meth:`build` builds them.
+    kinds : tuple of Kind
+        Its kinds.
+
+    Examples
+    --------
+    >>> from metastab.registry import EVENTS, Kind, Param, Registry
+    >>> sorted(EVENTS)
+    ['clusters', 'collapse', 'leave-ball', 'leave-hull', 'reach-vertices']
+    >>> shapes = Registry("polytope", (Kind("square", "metastab:regular_polygon",
+    ...                                     (Param("k", "int"),), fields=("k",)),))
+    >>> shapes.spellings
+    'square:K'
+    >>> spec = shapes.parse("square:4", "polytope")
+    >>> spec, shapes.build(spec).name
+    ({'kind': 'square', 'k': 4}, 'regular-4')
+    """
 
     def __init__(self, section: str, kinds: tuple[Kind, ...]):
         self.section = section
@@ -391,11 +449,34 @@ RADIUS_DEFAULTED = ("leave-ball", "leave-hull")
 
 
 def default_event_radius(event: str, model: Any, polytope: Any) -> float:
-    """The default radius ε of a leave-hull or leave-ball event: 2·gamma·diam(K), the smallest
-    for which [FW] Thm 5.4 bounds the exit time (it asks ε/γ >= 2 d(K)). The one definition of
-    the command line and the sweep; refused without a polytope or a scalar gamma.
+    """The default radius ε of a leave-hull or leave-ball event: 2·gamma·diam(K).
 
+    The smallest radius for which [FW] Thm 5.4 bounds the exit time (it asks ε/γ >= 2 d(K)).
+    The one definition of the command line and the sweep.
+
+    Parameters
+    ----------
+    event : str
+        The event's kind ("leave-hull" or "leave-ball"), for the message.
+    model : model
+        The run's model: its ``gamma`` must be a scalar.
+    polytope : Polytope or None
+        The run's polytope K (its ``diameter``).
+
+    Returns
+    -------
+    radius : float
+        2 γ diam(K).
+
+    Raises
+    ------
+    ValueError
+        Without a polytope, or when the model has no scalar gamma.
+
+    Examples
+    --------
     >>> from metastab import SoftmaxChain, regular_polygon
+    >>> from metastab.registry import default_event_radius
     >>> round(default_event_radius("leave-hull", SoftmaxChain(2.0, 0.1), regular_polygon(4)), 6)
     0.4
     """
@@ -673,8 +754,21 @@ INITIALS = Registry(
 
 
 def on_sphere(model_kind: str) -> bool:
-    """Whether the model kind moves tokens on the unit sphere (and so takes no polytope).
+    """Whether the model kind moves tokens on the unit sphere, and so takes no polytope.
 
+    Parameters
+    ----------
+    model_kind : str
+        A name (or alias) of :data:`MODELS`.
+
+    Returns
+    -------
+    on_sphere : bool
+        True for the sphere models (:mod:`metastab.models.sphere`).
+
+    Examples
+    --------
+    >>> from metastab.registry import on_sphere
     >>> on_sphere("sphere-flow"), on_sphere("softmax-chain")
     (True, False)
     """
@@ -682,20 +776,82 @@ def on_sphere(model_kind: str) -> bool:
 
 
 def model_from_dict(data: Mapping[str, Any]) -> Any:
-    """Rebuild a model from its ``to_dict`` output (callable schedules cannot be rebuilt)."""
+    """Rebuild a model from its ``to_dict`` output (callable schedules cannot be rebuilt).
+
+    Parameters
+    ----------
+    data : mapping
+        ``kind`` (a name of :data:`MODELS`) and the model's parameters, as ``to_dict`` writes
+        them (a saved result's ``model``).
+
+    Returns
+    -------
+    model : SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, SphereFlow, SphereChain or NoisySphere
+        The model, validated as by its constructor.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind or parameter, or a callable schedule (saved as its name only).
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> from metastab.registry import model_from_dict
+    >>> data = ms.SoftmaxChain(beta=2.0, gamma=0.5).to_dict()
+    >>> data
+    {'kind': 'softmax-chain', 'beta': 2.0, 'gamma': 0.5, 'B': None}
+    >>> model_from_dict(data)
+    SoftmaxChain(beta=2.0, gamma=0.5)
+    """
     return MODELS.from_dict(data)
 
 
 def event_from_dict(data: Mapping[str, Any]) -> Any:
-    """Rebuild an event from its ``to_dict`` output."""
+    """Rebuild an event from its ``to_dict`` output.
+
+    Parameters
+    ----------
+    data : mapping
+        ``kind`` (a name of :data:`EVENTS`) and the event's parameters, as ``to_dict`` writes
+        them (a saved result's ``event``).
+
+    Returns
+    -------
+    event : LeaveBall, LeaveHull, ReachVertices, Collapse or Clusters
+        The event, validated as by its constructor.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind or parameter.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> from metastab.registry import event_from_dict
+    >>> event_from_dict(ms.LeaveHull(groups=[0, 0, 1], radius=0.3).to_dict())
+    LeaveHull(groups=array([0, 0, 1]), radius=0.3)
+    """
     return EVENTS.from_dict(data)
 
 
 def polytope_from_dict(spec: Mapping[str, Any], rng: Any = None) -> Any:
     """The polytope of a spec dict of :data:`POLYTOPES`, such as a study config's polytope entry
     (``{kind = "regular", k = 5}``, ``{kind = "random-polygon", k = 6, seed = 3}``; the old
-    spelling ``"random"`` is an alias); ``rng`` is the stream of a random kind whose ``seed`` is
-    unset.
+    spelling ``"random"`` is an alias).
+
+    Parameters
+    ----------
+    spec : mapping
+        ``kind`` (a name of :data:`POLYTOPES`) and its parameters.
+    rng : None, int, SeedSequence or Generator
+        The stream of a random kind whose ``seed`` is unset.
+
+    Returns
+    -------
+    polytope : Polytope
+        The polytope (:class:`~metastab.setups.polytopes.Polytope`).
 
     Raises
     ------
@@ -704,6 +860,7 @@ def polytope_from_dict(spec: Mapping[str, Any], rng: Any = None) -> Any:
 
     Examples
     --------
+    >>> from metastab.registry import polytope_from_dict
     >>> polytope_from_dict({"kind": "random", "k": 5, "seed": 2}).name
     'random-5'
     """

@@ -63,7 +63,21 @@ W1_GAMMA = 0.1
 
 
 def workload_w1() -> np.ndarray:
-    """The 20×2 initial configuration of W1 (pentagon vertices, then 15 tokens at 0.5·v_a)."""
+    """The 20×2 initial configuration of W1 (pentagon vertices, then 15 tokens at 0.5·v_a).
+
+    Returns
+    -------
+    x0 : ndarray, shape (20, 2)
+        The five vertices of the regular pentagon, then 15 tokens at half of them (round
+        robin).
+
+    Examples
+    --------
+    >>> from metastab.bench.chains import workload_w1
+    >>> x0 = workload_w1()
+    >>> x0.shape, x0[5].tolist()
+    ((20, 2), [0.5, 0.0])
+    """
     return shrunk(regular_polygon(5), 20, 0.5)
 
 
@@ -76,8 +90,29 @@ def numpy_chain(
     exp(β (s_ij − max_k s_ik)), their cumulative sums, one uniform u per token and the inverse-CDF
     draw j = #{k : cumsum_k < u · total}; then the synchronous move x_i ← x_i + γ (x_j − x_i).
 
+    Parameters
+    ----------
+    x0 : array_like, shape (n, d)
+        The initial configuration, shared by all chains.
+    beta : float
+        The inverse temperature.
+    gamma : float
+        The step.
+    steps : int
+        The number of steps.
+    chains : int
+        The number of chains, all advanced at once.
+    rng : None, int or Generator
+        The seed of NumPy's generator (one stream for all chains: not metastab's streams).
+
+    Returns
+    -------
+    X : ndarray, shape (chains, n, d)
+        The final states.
+
     Examples
     --------
+    >>> from metastab.bench.chains import numpy_chain, workload_w1
     >>> numpy_chain(workload_w1(), 20.0, 0.1, steps=3, chains=2, rng=0).shape
     (2, 20, 2)
     """
@@ -121,13 +156,35 @@ def run_bench(
 ) -> dict:
     """Token-steps per second of metastab.simulate and of :func:`numpy_chain` on W1.
 
-    ``progress=True`` counts the timed runs on a tqdm bar on stderr (updated between runs, so
-    the timings do not include it).
+    Parameters
+    ----------
+    chains, steps : int >= 1
+        The size of each timed run (default 2048 chains × 500 steps).
+    repeat : int >= 1
+        The timed runs of each side, alternating; the best counts.
+    seed : int
+        The seed of every run.
+    progress : bool
+        Count the timed runs on a tqdm bar on stderr (updated between runs, so the timings do
+        not include it).
+    jax : bool or None
+        Time the JAX chain too: True, False, or None for whenever JAX is installed (the
+        ``bench`` extra; :func:`.jax_baselines.wanted`).
 
-    Returns a dict: chains, steps, n, repeat, threads, numba_seconds, numpy_seconds,
-    numba_rate, numpy_rate (token-steps/s), ratio and target; with JAX installed (the ``bench``
-    extra; ``jax``: see :func:`.jax_baselines.wanted`) also jax_seconds, jax_rate, jax_ratio
-    (JAX seconds / metastab seconds) and jax_target, timed in the same alternation (else None).
+    Returns
+    -------
+    figures : dict
+        chains, steps, n, repeat, threads, numba_seconds, numpy_seconds, numba_rate,
+        numpy_rate (token-steps/s), ratio and target; with JAX also jax_seconds, jax_rate,
+        jax_ratio (JAX seconds / metastab seconds) and jax_target, timed in the same
+        alternation (else None).
+
+    Examples
+    --------
+    >>> from metastab.bench.chains import run_bench
+    >>> figures = run_bench(chains=4, steps=5, repeat=1, jax=False)   # a tiny run
+    >>> figures["n"], figures["jax_rate"], figures["numba_rate"] > 0
+    (20, None, True)
     """
     for name, value in (("chains", chains), ("steps", steps), ("repeat", repeat)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -204,18 +261,35 @@ def escape_bench(
     accelerated mode runs ``chains`` chains to their escape; the exact mode runs ``chains``
     chains with the budget ``exact_factor`` times the accelerated mean (a few are censored:
     seconds are divided by the escapes observed). Each mode is warmed up (compiled or loaded from
-    the cache) before it is timed. Not a timed test. ``progress=True`` shows the runs' progress
-    bars on stderr; ``on_row(row)`` is called with each β's row as soon as it is measured.
+    the cache) before it is timed. Not a timed test.
+
+    Parameters
+    ----------
+    betas : sequence of float
+        The β values (default :data:`ESCAPE_BETAS`).
+    chains : int
+        The chains of each mode at each β (default :data:`ESCAPE_CHAINS`).
+    exact_factor : float
+        The exact mode's budget in units of the accelerated mean escape time.
+    seed : int
+        The seed of every run.
+    progress : bool
+        Show the runs' progress bars on stderr.
+    on_row : callable, optional
+        Called with each β's row as soon as it is measured.
 
     Returns
     -------
-    list of dict, one per β: beta, mean_steps (accelerated), exact_escapes,
-    exact_s_per_escape, accelerated_s_per_escape, ratio (exact / accelerated), threads.
+    rows : list of dict
+        One per β: beta, mean_steps (accelerated), exact_escapes, exact_s_per_escape,
+        accelerated_s_per_escape, ratio (exact / accelerated), threads.
 
     Examples
     --------
-    >>> for row in escape_bench((8.0, 12.0)):         # doctest: +SKIP
-    ...     print(row["beta"], f"{row['ratio']:.0f}x")
+    >>> from metastab.bench.chains import escape_bench
+    >>> [row] = escape_bench((8.0,), chains=2, exact_factor=2.0)   # a tiny run
+    >>> row["beta"], row["mean_steps"], row["exact_escapes"]
+    (8.0, 4235.5, 2)
     """
     from ..events import LeaveHull
 
@@ -290,7 +364,19 @@ _jit = njit_keyed()  # numba's cache, under the lock that processes sharing it n
 def host_cpu() -> str:
     """The CPU that numba compiles the kernels for, as LLVM names it, and its widest vectors of
     doubles: e.g. ``"znver3 (AVX2)"``. Benches print it, since their figures depend on it
-    (``NUMBA_CPU_NAME`` and ``NUMBA_CPU_FEATURES`` override the host's, as in numba)."""
+    (``NUMBA_CPU_NAME`` and ``NUMBA_CPU_FEATURES`` override the host's, as in numba).
+
+    Returns
+    -------
+    cpu : str
+        ``"NAME (ISA)"``, the ISA one of AVX-512, AVX2 or "no AVX2".
+
+    Examples
+    --------
+    >>> from metastab.bench.chains import host_cpu
+    >>> host_cpu().endswith(("(AVX-512)", "(AVX2)", "(no AVX2)"))
+    True
+    """
     from llvmlite.binding import get_host_cpu_features, get_host_cpu_name
     from numba.core import config
 
@@ -327,7 +413,26 @@ def fma_peak(seconds: float = 0.3, repeat: int = 5) -> float:
     """The measured double-precision FMA rate of the numba threads, in flop/s (2 per FMA).
 
     A numba loop of independent fused multiply-adds per thread (one FMA chain per lane, LLVM's
-    widest vectors), best of ``repeat`` runs of about ``seconds`` each."""
+    widest vectors), best of ``repeat`` runs of about ``seconds`` each.
+
+    Parameters
+    ----------
+    seconds : float
+        The length of each timed run, about.
+    repeat : int
+        The timed runs; the best counts.
+
+    Returns
+    -------
+    flops : float
+        Floating-point operations per second, all numba threads together.
+
+    Examples
+    --------
+    >>> from metastab.bench.chains import fma_peak
+    >>> fma_peak(seconds=0.01, repeat=1) > 0
+    True
+    """
     acc = np.full((numba.get_num_threads(), _PEAK_LANES), 0.5)
     _fma_threads(1, 0.999, 1e-3, acc)
     reps = 16
@@ -350,7 +455,28 @@ def _exp_loop(reps, z, out):
 def exp_seconds(repeat: int = 5, size: int = 1024, reps: int = 2000) -> float:
     """Seconds per exponential of the kernels' own exp on one thread (the bit-exact FMA exp of
     :func:`metastab.kernels.cpu.euclidean_steps.exp_nonpositive`, which every softmax weight goes
-    through), best of ``repeat`` runs over ``size`` arguments in [-30, 0], ``reps`` times each."""
+    through), best of ``repeat`` runs over ``size`` arguments in [-30, 0], ``reps`` times each.
+
+    Parameters
+    ----------
+    repeat : int
+        The timed runs; the best counts.
+    size : int
+        The arguments of each pass.
+    reps : int
+        The passes of each run.
+
+    Returns
+    -------
+    seconds : float
+        Seconds per exponential.
+
+    Examples
+    --------
+    >>> from metastab.bench.chains import exp_seconds
+    >>> 0 < exp_seconds(repeat=1, size=64, reps=10) < 1e-6
+    True
+    """
     z = -30.0 * np.random.default_rng(0).random(size)
     out = np.empty(size)
     _exp_loop(1, z, out)
@@ -379,11 +505,30 @@ def sizes_bench(
     ``gflops`` counts the 2 n d flops of scores per token-step; ``peak_fraction`` is that rate at
     the last size over :func:`fma_peak`, measured in the same run.
 
+    Parameters
+    ----------
+    sizes : sequence of (n, d, chains, steps)
+        The workloads (default :data:`SIZES`).
+    beta, gamma : float
+        The chain's inverse temperature and step.
+    repeat : int
+        The turns of each size; the median counts.
+    seed : int
+        The seed of the tokens and of every run.
+
     Returns
     -------
-    dict: rows (a list of dicts n, d, chains, steps, numba_rate, numpy_rate, ratio, gflops and
-    target, the ratio of :data:`SIZE_TARGETS` or None), peak_flops, peak_fraction (at the last
-    size), peak_target, exp_seconds (:func:`exp_seconds`), threads, repeat.
+    figures : dict
+        rows (a list of dicts n, d, chains, steps, numba_rate, numpy_rate, ratio, gflops and
+        target, the ratio of :data:`SIZE_TARGETS` or None), peak_flops, peak_fraction (at the
+        last size), peak_target, exp_seconds (:func:`exp_seconds`), threads, repeat.
+
+    Examples
+    --------
+    >>> from metastab.bench.chains import sizes_bench
+    >>> figures = sizes_bench([(8, 2, 2, 3)], repeat=1)   # one tiny size
+    >>> [(r["n"], r["d"], r["target"]) for r in figures["rows"]], figures["peak_flops"] > 0
+    ([(8, 2, None)], True)
     """
     rows: list[dict[str, Any]] = []
     for n, d, chains, steps in sizes:

@@ -94,6 +94,26 @@ def torch_chain(
     searchsorted (the inverse-CDF pick), gather, and the synchronous move. The same law as
     metastab's chain up to the resolution of the picks (a single uniform: picks of probability
     below ~2^-53 relative are never drawn), not the same random numbers.
+
+    Parameters
+    ----------
+    x0 : ndarray, shape (n, d)
+        The initial configuration, shared by all chains.
+    beta : float
+        The inverse temperature.
+    gamma : float
+        The step.
+    steps : int
+        The number of steps.
+    chains : int
+        The number of chains, all advanced at once.
+    seed : int
+        The seed of torch's CUDA generator (not metastab's streams).
+
+    Returns
+    -------
+    X : torch.Tensor, shape (chains, n, d)
+        The final states, float64, on the GPU.
     """
     import torch
 
@@ -162,7 +182,27 @@ def cuda_bench(
     bound that metastab's device rate reaches (the flow's weighted sums count 2 n d more). Where
     the backend runs several chains per block, ``cuda_one_chain`` is the device's rate with one
     chain per block. A workload with several betas runs each in turn (rates over the whole
-    grid). ``scale`` multiplies the chains and steps (a quick run: 0.01)."""
+    grid).
+
+    Parameters
+    ----------
+    workloads : tuple of workloads
+        (name, n, d, betas, chains, steps, CPU chains, CPU steps) each (default
+        :data:`WORKLOADS`).
+    repeat : int
+        The timed calls of each side after a warm-up; the best counts.
+    peak : float
+        The card's float64 flop/s, for the bound (default :data:`PEAK_FLOPS`).
+    scale : float
+        Multiplies the chains and steps (a quick run: 0.01).
+
+    Returns
+    -------
+    rows : list of dict
+        One per workload: workload, n, d, beta, chains, steps, metastab_cuda, metastab_cpu,
+        cuda_one_chain, torch, vs_torch, torch_note (why torch did not run, or None), vs_cpu,
+        bound and bound_fraction (rates in token-steps/s).
+    """
     from ..engine import simulate
     from ..kernels.cuda.drivers import block_shape, one_chain_per_block
     from ..kernels.params import CHAIN, SPHERE_FLOW
@@ -248,8 +288,26 @@ def agreement(
 ) -> dict:
     """KS and AD tests of the device's escape-time law against the CPU's (independent seeds),
     and the negative control (the device at beta ``control``, default beta + 0.5, against the
-    CPU at beta), which must be rejected. Returns the samples' means and the p-values;
-    ``passed`` when the laws agree at level 0.01 and both tests reject the control at it."""
+    CPU at beta), which must be rejected.
+
+    Parameters
+    ----------
+    beta : float
+        The β of the [FW] Thm 5.4 exit from W1's clustered pentagon.
+    chains : int
+        The escape times drawn on each side.
+    control : float, optional
+        The device's β in the negative control (default beta + 0.5).
+    max_steps : int
+        The step budget of every chain; a censored chain raises a RuntimeError.
+
+    Returns
+    -------
+    result : dict
+        beta, control_beta, chains, mean_cpu, mean_cuda, mean_control, the p-values ``same``
+        and ``control`` (each ``{"ks_p", "ad_p"}``), and ``passed``: the laws agree at level
+        0.01 and both tests reject the control at it.
+    """
     from scipy import stats
 
     from ..engine import first_passage
@@ -296,7 +354,20 @@ def agreement(
 
 def same_bits(steps: int = 50, chains: int = 64) -> list[dict]:
     """One row per model: the final states of ``simulate`` on the device and on the CPU from
-    the same seed, and whether they are equal bit for bit (NaN where the CPU has NaN)."""
+    the same seed, and whether they are equal bit for bit (NaN where the CPU has NaN).
+
+    Parameters
+    ----------
+    steps : int
+        The steps of every run.
+    chains : int
+        The chains of every run.
+
+    Returns
+    -------
+    rows : list of dict
+        One per model: model, chains, steps, equal, differing_values, max_abs_difference.
+    """
     from ..engine import simulate
     from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
     from ..models.sphere import SphereChain, SphereFlow
@@ -408,7 +479,30 @@ def check(
     run; ``summary.md`` is rewritten after every step, and the bench keeps the workloads done
     before a failure. Returns whether the tests, the bits and the agreement passed. ``scale``
     < 1 shrinks the bench (a quick run); ``agree`` and ``bits``: keywords of :func:`agreement` and
-    :func:`same_bits`."""
+    :func:`same_bits`.
+
+    Parameters
+    ----------
+    out : str or Path
+        The folder of the results (created if missing).
+    scale : float
+        Multiplies the bench's chains and steps (a quick run: < 1).
+    run_tests : bool
+        Run the device tests first (from a source checkout).
+    repeat : int
+        The bench's timed calls of each side.
+    workloads : tuple of workloads
+        The bench's workloads (default :data:`WORKLOADS`).
+    agree, bits : dict, optional
+        Keywords of :func:`agreement` and of :func:`same_bits`.
+    limits : dict, optional
+        Seconds per step, overriding some of :data:`LIMITS`.
+
+    Returns
+    -------
+    passed : bool
+        Whether the tests, the bits and the agreement passed.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     limit = {**LIMITS, **(limits or {})}

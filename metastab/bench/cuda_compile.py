@@ -84,11 +84,44 @@ _PLAIN_ADD = re.compile(r"\b(?:add|sub)\.f64\s+%fd\d+,\s*([^;]*);")
 
 
 class ToolchainMissing(RuntimeError):
-    """numba-cuda, libNVVM or ptxas is not installed (``pip install 'metastab[cuda]'``)."""
+    """numba-cuda, libNVVM or ptxas is not installed (``pip install 'metastab[cuda]'``).
+
+    A :class:`RuntimeError`, raised before any kernel is compiled.
+
+    Examples
+    --------
+    >>> from metastab.bench.cuda_compile import ToolchainMissing
+    >>> try:
+    ...     raise ToolchainMissing("ptxas not found")
+    ... except RuntimeError as err:
+    ...     print(type(err).__name__, err)
+    ToolchainMissing ptxas not found
+    """
 
 
 def ptxas_path() -> Path:
-    """ptxas of the ``nvidia-cuda-nvcc-cu12`` wheel, else the one on PATH."""
+    """ptxas of the ``nvidia-cuda-nvcc-cu12`` wheel, else the one on PATH.
+
+    Returns
+    -------
+    path : Path
+        The ptxas executable.
+
+    Raises
+    ------
+    ToolchainMissing
+        When neither is found.
+
+    Examples
+    --------
+    >>> from metastab.bench.cuda_compile import ToolchainMissing, ptxas_path
+    >>> try:
+    ...     found = ptxas_path().name
+    ... except ToolchainMissing:   # no CUDA toolkit here
+    ...     found = "ptxas"
+    >>> found
+    'ptxas'
+    """
     spec = module_spec("nvidia.cuda_nvcc")
     for root in (spec.submodule_search_locations or []) if spec else []:
         exe = Path(root) / "bin" / "ptxas"
@@ -137,8 +170,26 @@ def launches() -> dict[str, tuple[Any, tuple]]:
     """kernel name -> (kernel, argument types) for every kernel that the backend launches: one
     per model kind and device event, the types from
     :func:`~metastab.kernels.cuda.drivers.launch` on host arrays of the launch's dtypes and
-    layouts (device arrays of the same have the same numba types). Raises if a kernel would be
-    launched with two signatures (compiled twice in a run)."""
+    layouts (device arrays of the same have the same numba types). Computed once per process.
+
+    Returns
+    -------
+    kernels : dict of str to (kernel, tuple)
+        Each kernel by name (``advance[MODEL,EVENT]``, ``[...,teams]`` with several chains per
+        block), with the numba types of its arguments.
+
+    Raises
+    ------
+    RuntimeError
+        If a kernel would be launched with two signatures (compiled twice in a run).
+
+    Examples
+    --------
+    >>> from metastab.bench.cuda_compile import SAP_KERNEL, launches
+    >>> kernels = launches()
+    >>> SAP_KERNEL in kernels, "advance[chain,leave-ball]" in kernels
+    (True, True)
+    """
     import numba
 
     from ..kernels.cuda import drivers
@@ -294,8 +345,29 @@ def compile_kernels(
     """One row per kernel and architecture (columns :data:`COLUMNS`), in ``jobs`` processes
     (default: the CPU count, at most 4); a kernel that fails to compile gets ``compiled=False``
     and the error. ``on_start()`` is called once the toolchain compiled a probe kernel, and
-    ``on_row(row)`` sees each row as it is measured, in order. Raises :class:`ToolchainMissing`
-    without numba-cuda, libNVVM, NVRTC or ptxas, before any kernel is compiled."""
+    ``on_row(row)`` sees each row as it is measured, in order.
+
+    Parameters
+    ----------
+    archs : tuple of (int, int)
+        The compute capabilities to compile for (default :data:`ARCHS`: sm_80, sm_90).
+    on_row : callable, optional
+        Called with each row as it is measured, in order.
+    jobs : int, optional
+        The worker processes (default: the CPU count, at most 4).
+    on_start : callable, optional
+        Called once the toolchain compiled a probe kernel.
+
+    Returns
+    -------
+    rows : list of dict
+        One per kernel and architecture, keyed by :data:`COLUMNS`.
+
+    Raises
+    ------
+    ToolchainMissing
+        Without numba-cuda, libNVVM, NVRTC or ptxas, before any kernel is compiled.
+    """
     if not installed("numba.cuda"):
         raise ToolchainMissing("numba-cuda is not installed: pip install 'metastab[cuda]'")
     ptxas_path()
@@ -357,7 +429,28 @@ def failures(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def write_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
-    """The rows as a CSV file with the header :data:`COLUMNS`."""
+    """The rows as a CSV file with the header :data:`COLUMNS`.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`compile_kernels`.
+    path : str or Path
+        The file to write (replaced if it exists).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from metastab.bench.cuda_compile import COLUMNS, write_csv
+    >>> row = dict.fromkeys(COLUMNS, "")
+    >>> row.update(kernel="advance[chain,no-event]", arch="sm_90", compiled=True, registers=80)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "kernels.csv")
+    ...     write_csv([row], path)
+    ...     with open(path) as fh:
+    ...         print(fh.read().splitlines()[1])   # the kernel's name is quoted: it holds commas
+    "advance[chain,no-event]",sm_90,True,80,,,,,,,
+    """
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
         writer.writeheader()

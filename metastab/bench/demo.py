@@ -58,19 +58,40 @@ def escape_demo(
     varies. ``wall_s`` is the time of that β's run alone: the kernels are compiled (or loaded
     from numba's cache) by a small warm-up run first.
 
+    Parameters
+    ----------
+    betas : sequence of float
+        The β values (default :data:`DEMO_BETAS`).
+    chains : int
+        The chains at each β (default 300).
+    max_steps : int
+        The step budget: chains that have not escaped by then are censored (default 20 000).
+    seed : None, int, SeedSequence or Generator
+        The root seed, the same at every β (default :data:`DEMO_SEED`).
+    progress : bool
+        Show each run's progress bar on stderr.
+
     Returns
     -------
-    DataFrame with columns beta, chains, escapes, absorbed, censored, median_escape,
-    mean_escape, wall_s;
-    ``attrs`` holds the setup (polytope, n, gamma, epsilon, max_steps, seed), the exponent b of
-    the joint censored fit log E[T] = a + b·β with its interval (slope, slope_low, slope_high;
-    absent with fewer than two β values with escapes) and the Thm 5.4 exponent (bound_exponent).
+    table : pandas.DataFrame
+        One row per β, with columns beta, chains, escapes, absorbed, censored, median_escape,
+        mean_escape, wall_s; ``attrs`` holds the setup (polytope, n, gamma, epsilon, max_steps,
+        seed), the exponent b of the joint censored fit log E[T] = a + b·β with its interval
+        (slope, slope_low, slope_high; absent with fewer than two β values with escapes) and
+        the Thm 5.4 exponent (bound_exponent).
 
     Examples
     --------
-    >>> table = escape_demo([4.0], chains=16, max_steps=500, seed=1)
-    >>> table.columns.tolist()
-    ['beta', 'chains', 'escapes', 'absorbed', 'censored', 'median_escape', 'mean_escape', 'wall_s']
+    >>> from metastab.bench.demo import escape_demo
+    >>> table = escape_demo([4.0, 6.0], chains=16, max_steps=500, seed=1)   # a tiny run
+    >>> table[["beta", "chains", "escapes", "censored"]]
+       beta  chains  escapes  censored
+    0   4.0      16       16         0
+    1   6.0      16       16         0
+    >>> table.columns.tolist()[4:], table.attrs["polytope"]
+    (['censored', 'median_escape', 'mean_escape', 'wall_s'], 'regular-5')
+    >>> "slope" in table.attrs   # two β values with escapes: the exponent is fitted
+    True
     """
     import pandas as pd
     from scipy import stats

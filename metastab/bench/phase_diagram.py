@@ -40,10 +40,29 @@ JAX_TARGET = 2.0
 def numpy_post_ln(X: np.ndarray, beta: float, dt: float, *, steps: int) -> np.ndarray:
     """``steps`` post-LN layers of (SA) with B = V = I on a batch X (C, n, d), in vectorised NumPy:
     scores by batched matmul, max-shifted softmax, the weighted sum by batched matmul, the
-    residual and LayerNorm. Returns the final (C, n, d) batch.
+    residual and LayerNorm.
+
+    Parameters
+    ----------
+    X : ndarray, shape (C, n, d)
+        The batch: C configurations of unit tokens.
+    beta : float
+        The inverse temperature of the attention.
+    dt : float
+        The layer's step.
+    steps : int
+        The layers.
+
+    Returns
+    -------
+    X : ndarray, shape (C, n, d)
+        The final batch (a new array).
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab import sphere_uniform
+    >>> from metastab.bench.phase_diagram import numpy_post_ln
     >>> X = sphere_uniform(4, 3, chains=2, rng=0)
     >>> Y = numpy_post_ln(X, 1.0, 0.1, steps=3)
     >>> Y.shape, bool(np.allclose(np.linalg.norm(Y, axis=-1), 1.0))
@@ -78,13 +97,40 @@ def phase_diagram_bench(
     :func:`numpy_post_ln` on the phase-diagram workload, one row per d (``on_row(row)`` is called
     as soon as each is measured).
 
-    Each row: d, n, chains, steps, repeat, threads, metastab_seconds, numpy_seconds,
-    metastab_rate, numpy_rate, ratio (NumPy seconds / metastab seconds), target (or None) and
-    max_difference (largest absolute coordinate difference of the final states); with JAX
-    installed (the ``bench`` extra, :func:`metastab.bench.jax_baselines.jax_post_ln`, timed in
-    the same alternation; ``jax``: see :func:`.jax_baselines.wanted`) also jax_seconds,
-    jax_rate, jax_ratio (JAX seconds / metastab seconds),
-    jax_target and jax_difference (else None).
+    Parameters
+    ----------
+    dims : sequence of int
+        The dimensions d (default :data:`PHASE_DIMS`).
+    chains : int >= 1
+        The realisations (default 2048).
+    steps : int >= 1
+        The layers (default 30).
+    repeat : int >= 1
+        The timed runs of each implementation, alternating; the best counts.
+    seed : int
+        The seed of the tokens.
+    on_row : callable, optional
+        Called with each row as soon as it is measured.
+    jax : bool or None
+        Time the JAX version too: True, False, or None for whenever JAX is installed (the
+        ``bench`` extra, :func:`metastab.bench.jax_baselines.jax_post_ln`;
+        :func:`.jax_baselines.wanted`).
+
+    Returns
+    -------
+    rows : list of dict
+        One per d: d, n, chains, steps, repeat, threads, metastab_seconds, numpy_seconds,
+        metastab_rate, numpy_rate, ratio (NumPy seconds / metastab seconds), target (or None)
+        and max_difference (largest absolute coordinate difference of the final states); with
+        JAX also jax_seconds, jax_rate, jax_ratio (JAX seconds / metastab seconds), jax_target
+        and jax_difference, timed in the same alternation (else None).
+
+    Examples
+    --------
+    >>> from metastab.bench.phase_diagram import phase_diagram_bench
+    >>> [row] = phase_diagram_bench(dims=(2,), chains=4, steps=3, repeat=1, jax=False)
+    >>> row["d"], row["n"], row["max_difference"] < 1e-12, row["jax_rate"]
+    (2, 32, True, None)
     """
     for name, value in (("chains", chains), ("steps", steps), ("repeat", repeat)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:

@@ -70,10 +70,29 @@ _CALL_SECONDS = 0.5
 
 
 def budget(max_steps: int | float) -> int | float:
-    """``max_steps`` of the accelerated mode: an integer >= 1 or an integral float >= 1 (as 1e30).
+    """The step budget ``max_steps`` of the accelerated mode, checked.
 
-    Integers from 2^63 on are returned as float64 (step counts are float64 in this mode).
+    An integer >= 1 or an integral float >= 1 (as 1e30). Integers from 2^63 on are returned as
+    float64 (step counts are float64 in this mode).
 
+    Parameters
+    ----------
+    max_steps : int or float
+        The budget asked for.
+
+    Returns
+    -------
+    max_steps : int or float
+        The budget: the int itself below 2^63, else a float64.
+
+    Raises
+    ------
+    ValueError
+        For a bool, a value below 1, or a float that is not integral.
+
+    Examples
+    --------
+    >>> from metastab.engine import budget
     >>> budget(10**30), budget(1e30), budget(500)
     (1e+30, 1e+30, 500)
     """
@@ -109,8 +128,8 @@ def first_passage_accelerated(
 ) -> FirstPassage:
     """First-passage times of SA_P, skipping the steps in which nothing moves (event-driven).
 
-    Same parameters and result as :func:`metastab.first_passage` (which calls this with
-    ``mode="accelerated"``), except:
+    Same parameters and result as :func:`metastab.first_passage`, which calls this with
+    ``mode="accelerated"``.
 
     Parameters
     ----------
@@ -118,8 +137,18 @@ def first_passage_accelerated(
         SoftmaxChain with a constant step (scalar γ or step matrix; schedules are refused), or
         SphereChain with V = I (a crossing token's move is followed by LayerNorm; in-group picks
         are exact no-ops, so the law above carries over unchanged); other models are refused.
+    x0 : array_like, shape (n, d) or (chains, n, d)
+        The initial configuration, shared by all chains or one per chain.
+    event : LeaveBall, LeaveHull, ReachVertices or Collapse
+        The stopping event (:mod:`metastab.events`).
     max_steps : int or float
         Step budget, any integral value >= 1 (e.g. 1e100): step counts are float64.
+    chains : int, optional
+        The number of independent chains (default 1, or ``x0.shape[0]`` for a 3-D x0).
+    rng : None, int, SeedSequence or Generator
+        Root of the per-chain streams (recorded in the result).
+    first_chain : int
+        Index of the first chain (chain k's stream depends only on the seed and k).
     merge_tol : float in [0, 1], optional
         Tokens within max-norm distance ``merge_tol × scale`` (scale = the largest
         absolute coordinate of the chain's x0) of a group's point are merged onto it (module
@@ -132,7 +161,7 @@ def first_passage_accelerated(
 
     Returns
     -------
-    FirstPassage
+    passage : FirstPassage
         ``times`` is float64 (the step of the event, or ``max_steps`` when censored);
         ``provenance`` records ``mode``, ``merge_tol`` and ``jumps`` (events drawn in all).
 

@@ -244,13 +244,17 @@ def reaction_coordinate(
     x_ref: ArrayLike | None = None,
     B: ArrayLike | None = None,
 ) -> float | np.ndarray:
-    """ξ(X) = max_i dist(x_i, K_i) / r_i of the configurations ``x`` for ``event``: the default
-    score of AMS (module notes), the quantity the event thresholds (the event is ξ > 1).
+    """ξ(X) = max_i dist(x_i, K_i) / r_i of the configurations ``x`` for ``event``.
+
+    The default score of AMS (module notes), the quantity the event thresholds (the event is
+    ξ > 1).
 
     Parameters
     ----------
-    x : array_like, (n, d) or (C, n, d)
+    x : array_like, shape (n, d) or (C, n, d)
+        One configuration, or C of them.
     event : LeaveBall or LeaveHull
+        The event whose distance is ξ: K_i is token i's group hull or ball, r_i its radius.
     x_ref : array_like (n, d), optional
         The configuration the event is compiled for (default: ``x`` itself, or ``x[0]``): the
         group hulls of a LeaveHull, the default ball centres of a LeaveBall.
@@ -259,11 +263,13 @@ def reaction_coordinate(
 
     Returns
     -------
-    float or ndarray (C,)
+    xi : float or ndarray, shape (C,)
+        ξ of the configuration, or of each of the C configurations.
 
     Examples
     --------
     >>> import metastab as ms
+    >>> from metastab.engine import reaction_coordinate
     >>> ev = ms.LeaveHull(groups=[0, 0, 1], radius=0.5)
     >>> ref = [[0.0, 0.0], [1.0, 0.0], [5.0, 5.0]]
     >>> float(reaction_coordinate([[0.5, 0.2], [1.0, 0.0], [5.0, 5.0]], ev, x_ref=ref))
@@ -339,6 +345,8 @@ def ams_probability(
     runs : int >= 2
         M independent runs (their spread gives the interval).
     rng : None, int, SeedSequence or Generator
+        Root seed of the runs (recorded in the result); run r is a pure function of the seed
+        and r.
     mode : {"accelerated", "exact"}
         As :func:`metastab.first_passage`.
     max_steps : int or float, optional
@@ -347,6 +355,7 @@ def ams_probability(
     merge_tol : float, optional
         Accelerated mode only (default :data:`metastab.engine.MERGE_TOL`).
     device : str
+        Where the replicas run (a name of :data:`metastab.engine.backends.BACKENDS`; "cpu").
     entrance : array_like (runs, replicas, n, d), optional
         A sample of an entrance law: replica k of run r starts at ``entrance[r, k]`` instead of
         x0 (which still defines the event: its group hulls or ball centres), for
@@ -361,7 +370,10 @@ def ams_probability(
 
     Returns
     -------
-    AMSResult
+    result : AMSResult
+        The estimate ``p`` and its per-run estimates ``runs`` (their spread gives
+        :meth:`~metastab.results.ams.AMSResult.confidence_interval`), with the iteration and
+        kill counts of every run, the seed and the provenance.
 
     Examples
     --------

@@ -318,7 +318,8 @@ def ams_mean_escape_time(
     device: str = "cpu",
     score: Callable[[np.ndarray], Any] | None = None,
 ) -> AMSMeanTime:
-    """E[T_B], the mean first-passage time of ``event`` from ``x0``, by the Hill relation
+    """E[T_B], the mean first-passage time of ``event`` from ``x0``, by the Hill relation.
+
     E[T_B] = ⟨σ + ρ⟩ / p (module notes): the mean cycle duration over p = P_ν[the event before
     A], ν the law of the exits from A averaged over the cycles, which direct chains from x0
     record; p (and the time of the excursions that meet the event) by AMS started there.
@@ -358,12 +359,17 @@ def ams_mean_escape_time(
     merge_tol : float, optional
         Accelerated mode only (default :data:`metastab.engine.MERGE_TOL`).
     device : str
+        Where the chains run (a name of :data:`metastab.engine.backends.BACKENDS`; "cpu").
     score : callable, optional
         The AMS importance function, as in :func:`metastab.engine.ams_probability`.
 
     Returns
     -------
-    AMSMeanTime
+    result : AMSMeanTime
+        The estimate ``mean`` of E[T_B] with its parts (the probability p, the cycle times,
+        the entrances), the per-run estimates that give
+        :meth:`~metastab.results.ams.AMSMeanTime.confidence_interval`, the seed and the
+        provenance.
 
     Examples
     --------

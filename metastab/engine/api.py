@@ -56,11 +56,15 @@ def simulate(
 
     Parameters
     ----------
-    model : SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, SphereFlow or SphereChain
-    x0 : array, (n, d) shared by all chains or (chains, n, d) one per chain (unit rows for the
-        sphere models, within ``metastab.models.sphere.SPHERE_TOL``)
+    model : SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, SphereFlow, SphereChain or NoisySphere
+        The dynamics (:mod:`metastab.models`).
+    x0 : array_like, shape (n, d) or (chains, n, d)
+        The initial configuration of n tokens in R^d, shared by all chains, or one per chain
+        (unit rows for the sphere models, within ``metastab.models.sphere.SPHERE_TOL``).
     steps : int >= 1
-    chains : int, optional (default 1, or x0.shape[0] for a 3-D x0)
+        The number of steps every chain takes.
+    chains : int, optional
+        The number of independent chains (default 1, or ``x0.shape[0]`` for a 3-D x0).
     rng : None, int, SeedSequence or Generator
         Root of the per-chain streams (recorded in the result).
     record_every : int, optional
@@ -87,11 +91,22 @@ def simulate(
     device : str
         Where the chains run (a name of :data:`metastab.engine.backends.BACKENDS`; "cpu").
 
+    Returns
+    -------
+    run : Run
+        The final states (``final``, chains × n × d), the recorded trajectory and its
+        ``times`` when asked for, the seed and the provenance (:class:`~metastab.Run`).
+
     Raises
     ------
     MemoryError
         Before anything is allocated, when the run (state, trajectory, kernel buffers) would
         take more than half of the available memory (``MemAvailable``); the message gives both.
+
+    See Also
+    --------
+    first_passage : run until a stopping event instead of a fixed number of steps.
+    track : follow the cluster count of a run.
 
     Examples
     --------
@@ -210,8 +225,7 @@ def first_passage(
 
     The event is checked at time 0 and after every step; a chain that has not met it after
     ``max_steps`` steps is right-censored (``censored`` True, ``times`` = max_steps). Trajectories
-    are not stored. Parameters as in :func:`simulate`; ``event`` is a LeaveBall, LeaveHull,
-    ReachVertices or Collapse.
+    are not stored.
 
     ``mode="exact"`` (default) takes every step, drawing every pick with its probability to full
     relative precision. ``mode="accelerated"`` (SoftmaxChain with a constant step only) skips the
@@ -228,6 +242,49 @@ def first_passage(
     :class:`~metastab.Interrupted`, a KeyboardInterrupt whose ``result`` is the run up to the
     step it reached: the same chains as with ``max_steps`` set to that step
     (:mod:`metastab.engine.interrupt`).
+
+    Parameters
+    ----------
+    model : SoftmaxChain, SoftmaxFlow, Hardmax, Localmax, SphereFlow, SphereChain or NoisySphere
+        The dynamics (:mod:`metastab.models`).
+    x0 : array_like, shape (n, d) or (chains, n, d)
+        The initial configuration, shared by all chains or one per chain, as in
+        :func:`simulate`.
+    event : LeaveBall, LeaveHull, ReachVertices or Collapse
+        The stopping event (:mod:`metastab.events`), checked at time 0 and after every step.
+    max_steps : int >= 1, or float in accelerated mode
+        The step budget: a chain that has not met the event by then is censored there.
+    chains : int, optional
+        The number of independent chains (default 1, or ``x0.shape[0]`` for a 3-D x0).
+    rng : None, int, SeedSequence or Generator
+        Root of the per-chain streams (recorded in the result).
+    progress : bool, callable(steps_done, total, chains_done) or None
+        As in :func:`simulate`; a bar counts the chains stopped.
+    first_chain : int
+        Index of the first chain (chain k's stream depends only on the seed and k).
+    mode : {"exact", "accelerated"}
+        Take every step, or skip the steps in which no token leaves its group (above).
+    merge_tol : float, optional
+        Accelerated mode only: the relative distance below which groups merge (default 1e-10).
+    device : str
+        Where the chains run (a name of :data:`metastab.engine.backends.BACKENDS`; "cpu").
+
+    Returns
+    -------
+    passage : FirstPassage
+        Each chain's first-passage time in steps (``times``), whether it was censored or
+        absorbed, its final configuration, the seed and the provenance
+        (:class:`~metastab.FirstPassage`).
+
+    Raises
+    ------
+    Interrupted
+        On Ctrl-C in exact mode, carrying the run up to the step reached.
+
+    See Also
+    --------
+    simulate : a fixed number of steps, with the trajectory.
+    metastab.stats.escape_rate : the escape rate of the times, with an interval.
 
     Examples
     --------

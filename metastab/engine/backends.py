@@ -350,6 +350,26 @@ BACKENDS: dict[str, Callable[[], Backend]] = {"cpu": Cpu, "cuda": Cuda}
 def resolve(device: str = "cpu") -> Backend:
     """The backend named ``device`` (a name of :data:`BACKENDS`).
 
+    Parameters
+    ----------
+    device : {"cpu", "cuda"}
+        The backend's name (default "cpu").
+
+    Returns
+    -------
+    backend : Backend
+        A fresh backend object: its kernels and how the engine launches them.
+
+    Raises
+    ------
+    ValueError
+        When ``device`` is not a name of :data:`BACKENDS`.
+    DeviceUnavailable
+        For "cuda" without numba-cuda installed.
+
+    Examples
+    --------
+    >>> from metastab.engine import resolve
     >>> resolve("cpu").name
     'cpu'
     """

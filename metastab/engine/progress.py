@@ -64,10 +64,28 @@ def compile_notice(on: bool = True) -> Iterator[None]:
 
 
 def announce_compile_for(progress: bool | Callable, *runs: str, device: str = "cpu") -> None:
-    """:func:`announce_compile` for the kernels that a first run of each of ``runs`` calls on
-    ``device``: ``"exact"`` (:func:`~metastab.engine.simulate`), ``"passage"``
-    (:func:`~metastab.engine.first_passage`) or ``"accelerated"`` (its accelerated mode). For
-    callers outside the engine (the demo, the benchmarks), which need not know the kernels."""
+    """Say on stderr that kernels are about to compile, for the runs a caller is about to make.
+
+    :func:`announce_compile` for the kernels that a first run of each of ``runs`` calls on
+    ``device``. For callers outside the engine (the demo, the benchmarks), which need not know
+    the kernels.
+
+    Parameters
+    ----------
+    progress : bool or callable
+        As the ``progress`` of :func:`~metastab.engine.simulate`: only True announces (a
+        callable or False says nothing).
+    *runs : {"exact", "passage", "accelerated"}
+        The runs to come: :func:`~metastab.engine.simulate`,
+        :func:`~metastab.engine.first_passage`, or its accelerated mode.
+    device : str
+        The backend they run on (a name of :data:`metastab.engine.backends.BACKENDS`).
+
+    Examples
+    --------
+    >>> from metastab.engine import announce_compile_for
+    >>> announce_compile_for(False, "exact", "passage")   # quiet: nothing on stderr
+    """
     if progress is not True:
         return
     from .backends import resolve

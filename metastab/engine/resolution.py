@@ -47,9 +47,20 @@ MERGE_TOL = 1e-10
 
 @functools.cache
 def underflow_exponent() -> float:
-    """The smallest z with a positive kernel weight exp(z): weights e^{β(s_ij − max_k s_ik)} with
-    an exponent below it are flushed to 0 and never drawn by direct stepping.
+    """The smallest z with a positive kernel weight exp(z), bisected on the kernels' exp.
 
+    Weights e^{β(s_ij − max_k s_ik)} with an exponent below it are flushed to 0 and never drawn
+    by direct stepping.
+
+    Returns
+    -------
+    z : float
+        The exponent (≈ −708.74, the threshold of float64's subnormals as the kernels' exp
+        treats them); computed once per process.
+
+    Examples
+    --------
+    >>> from metastab.engine import underflow_exponent
     >>> round(underflow_exponent(), 3)
     -708.743
     """
@@ -65,7 +76,29 @@ def underflow_exponent() -> float:
 
 
 def merge_tolerance(merge_tol: float | None) -> float:
-    """Validate ``merge_tol`` (None: the default :data:`MERGE_TOL`)."""
+    """The relative merge tolerance of the accelerated mode, checked.
+
+    Parameters
+    ----------
+    merge_tol : float in [0, 1] or None
+        The tolerance asked for; None for the default :data:`MERGE_TOL`.
+
+    Returns
+    -------
+    merge_tol : float
+        The tolerance: ``merge_tol`` itself, or :data:`MERGE_TOL` (1e-10).
+
+    Raises
+    ------
+    ValueError
+        When ``merge_tol`` is not a number in [0, 1].
+
+    Examples
+    --------
+    >>> from metastab.engine import merge_tolerance
+    >>> merge_tolerance(None), merge_tolerance(0.0)
+    (1e-10, 0.0)
+    """
     if merge_tol is None:
         return MERGE_TOL
     return real("merge_tol", merge_tol, low=0.0, high=1.0)
@@ -171,18 +204,22 @@ def cross_probabilities(
 
     Parameters
     ----------
-    model : SoftmaxChain
-    x : array_like, (n, d) or (C, n, d)
+    model : SoftmaxChain or SphereChain
+        SA_P with a constant step (or the chain on the sphere with V = I): β and B.
+    x : array_like, shape (n, d) or (C, n, d)
+        One configuration, or C of them.
     merge_tol : float, optional
         Relative merge distance (default :data:`MERGE_TOL`; 0: exact coincidences only).
 
     Returns
     -------
-    ndarray, (n,) or (C, n): log c_i (``-inf`` where a token's group is the only point).
+    log_c : ndarray, shape (n,) or (C, n)
+        log c_i for every token (``-inf`` where a token's group is the only point).
 
     Examples
     --------
     >>> import metastab as ms
+    >>> from metastab.engine import cross_probabilities
     >>> x = [[1.0, 0.0], [1.0, 0.0], [-1.0, 0.0]]
     >>> lc = cross_probabilities(ms.SoftmaxChain(beta=20.0, gamma=0.5), x)
     >>> lc.round(3).tolist()                    # log(e^-40 / 2) and log(2 e^-40), to e^-40
@@ -233,7 +270,44 @@ def check_resolution(
     2β ‖B‖_F max_i ‖x_i‖² < 700, as in most runs. Only the chains with the frozen law
     (:func:`has_frozen_law`) are checked; configurations with non-finite coordinates are skipped.
 
-    Returns True when it warned.
+    Parameters
+    ----------
+    model : SoftmaxChain, SphereChain or another model
+        The chain; models without the frozen law pass unchecked.
+    X : ndarray, shape (C, n, d)
+        The configurations to check.
+    what : str
+        What X is, for the message (e.g. "initial configurations").
+    merge_tol : float, optional
+        Relative merge distance of the groups (default :data:`MERGE_TOL`).
+    stacklevel : int
+        The warning's stack level, counted from the caller of ``check_resolution`` (default 2).
+
+    Returns
+    -------
+    warned : bool
+        True when some configuration was stuck and the warning was given.
+
+    Warns
+    -----
+    ResolutionWarning
+        With the number of stuck configurations and the likeliest exponent of their picks.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> import metastab as ms
+    >>> from metastab.engine import check_resolution
+    >>> X = np.array([[[1.0, 0.0], [1.0, 0.0], [-1.0, 0.0]]])   # two groups, 2 apart
+    >>> check_resolution(ms.SoftmaxChain(beta=20.0, gamma=0.5), X)   # e^-40: drawn
+    False
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     check_resolution(ms.SoftmaxChain(beta=1000.0, gamma=0.5), X)   # e^-2000: never
+    True
+    >>> caught[0].category.__name__
+    'ResolutionWarning'
     """
     X = _to_check(model, X)
     if len(X) == 0:

@@ -82,7 +82,10 @@ def track(
 
     Returns
     -------
-    Track
+    tracked : Track
+        Each chain's merge levels (the first step at which it had at most k clusters), the
+        observables at the recording times, the seed and the provenance
+        (:class:`~metastab.Track`).
 
     Examples
     --------

@@ -69,6 +69,28 @@ def _gamma(value):
 def step_matrix(V: ArrayLike) -> np.ndarray:
     """The step matrix P = (I + V)^{-1} V of a general value matrix V (docs: models#models-rd).
 
+    The implicit step x_i ← x_i + V (target_i − x_i') solved for x_i' gives
+    x_i' = x_i + P (target_i − x_i): pass P as a model's ``gamma``.
+
+    Parameters
+    ----------
+    V : array_like, shape (d, d)
+        The value matrix; I + V must be invertible.
+
+    Returns
+    -------
+    P : ndarray, shape (d, d)
+        The step matrix (I + V)^{-1} V.
+
+    Raises
+    ------
+    ValueError
+        When V is not a finite square matrix, or I + V is singular.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab import step_matrix
     >>> step_matrix(np.eye(2) * 0.5)   # V = I/2 gives the scalar step 1/3
     array([[0.33333333, 0.        ],
            [0.        , 0.33333333]])
@@ -102,10 +124,12 @@ class _Model(_Declared):
 
     @property
     def has_step_matrix(self) -> bool:
+        """Whether gamma is a d×d step matrix."""
         return isinstance(self.gamma, np.ndarray) and self.gamma.ndim == 2
 
     @property
     def has_schedule(self) -> bool:
+        """Whether gamma varies with the step (a 1-D schedule or a callable)."""
         return callable(self.gamma) or (isinstance(self.gamma, np.ndarray) and self.gamma.ndim == 1)
 
     def key_query(self, d: int) -> np.ndarray:
@@ -183,14 +207,36 @@ class _Model(_Declared):
 
 @dataclass(frozen=True, eq=False)
 class SoftmaxChain(_Model):
-    """SA_P, the finite-β self-attention Markov chain ([FW] eq. softmax.process).
+    """SA_P, the finite-β self-attention Markov chain of [FW], eq. softmax.process.
 
     Each token i draws j with probability softmax_j(β s_ij) (itself included) and moves to
     x_i + γ (x_j − x_i). Joint law: tokens draw independently within a step, and the update is
     synchronous. Coincident tokens add their probabilities; a self-pick is an exact no-op.
 
-    >>> SoftmaxChain(beta=20.0, gamma=0.1).kind
+    Parameters
+    ----------
+    beta : float >= 0
+        The inverse temperature of the pick probabilities softmax_j(β s_ij).
+    gamma : float in (0, 1], d×d step matrix, 1-D schedule or callable t -> γ_t
+        The step (default 0.1; see the module docstring and :func:`step_matrix`).
+    B : d×d array, optional
+        Key-query matrix of the scores s_ij = <B x_i, x_j> (identity by default; never assumed
+        symmetric).
+
+    See Also
+    --------
+    SoftmaxFlow : the deterministic layer, the chain's mean step.
+    Hardmax : the β → ∞ limit.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> m = ms.SoftmaxChain(beta=20.0, gamma=0.1)
+    >>> m.kind
     'softmax-chain'
+    >>> x0 = ms.regular_polygon(4).vertices
+    >>> ms.simulate(m, x0, steps=5, chains=3, rng=0).final.shape
+    (3, 4, 2)
     """
 
     beta: float
@@ -206,11 +252,29 @@ class SoftmaxChain(_Model):
 
 @dataclass(frozen=True, eq=False)
 class SoftmaxFlow(_Model):
-    """SA_β, the deterministic softmax layer ([FW] eq. softmax.ODE):
-    x_i ← x_i + γ (Σ_j softmax_j(β s_ij) x_j − x_i).
+    """SA_β, the deterministic softmax layer of [FW], eq. softmax.ODE.
 
-    >>> SoftmaxFlow(beta=5.0, gamma=0.5).kind
+    x_i ← x_i + γ (Σ_j softmax_j(β s_ij) x_j − x_i): the mean step of :class:`SoftmaxChain`.
+
+    Parameters
+    ----------
+    beta : float >= 0
+        The inverse temperature of the attention weights softmax_j(β s_ij).
+    gamma : float in (0, 1], d×d step matrix, 1-D schedule or callable t -> γ_t
+        The step (default 0.1; see the module docstring and :func:`step_matrix`).
+    B : d×d array, optional
+        Key-query matrix of the scores s_ij = <B x_i, x_j> (identity by default; never assumed
+        symmetric).
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> m = ms.SoftmaxFlow(beta=5.0, gamma=0.5)
+    >>> m.kind
     'softmax-flow'
+    >>> x0 = ms.regular_polygon(4).vertices
+    >>> ms.simulate(m, x0, steps=5).final.shape
+    (1, 4, 2)
     """
 
     beta: float
@@ -226,7 +290,7 @@ class SoftmaxFlow(_Model):
 
 @dataclass(frozen=True, eq=False)
 class Hardmax(_Model):
-    """SA_∞, the hardmax / Frank-Wolfe step ([FW] eq. hardmax.dynamics.V, (SA_∞)).
+    """SA_∞, the hardmax / Frank-Wolfe step of [FW], eq. hardmax.dynamics.V, (SA_∞).
 
     Leaders ``L_i = {j : s_ij ≥ max_k s_ik − tol · max_k |s_ik|}`` (relative tie tolerance;
     exact float equality is fragile); x_i ← x_i + γ (mean_{j in L_i} x_j − x_i).
@@ -236,8 +300,32 @@ class Hardmax(_Model):
     With B = −B_* this is a Frank-Wolfe step for J(x) = ½<B_* x, x> over the current hull; [AFZ]'s
     hardmax is B = A ≻ 0, γ = α/(1+α); explicit Euler for the hardmax ODE is γ = Δt.
 
-    >>> Hardmax(gamma=1/3, ties="point").ties
+    Parameters
+    ----------
+    gamma : float in (0, 1], d×d step matrix, 1-D schedule or callable t -> γ_t
+        The step (default 0.1; see the module docstring and :func:`step_matrix`).
+    B : d×d array, optional
+        Key-query matrix of the scores s_ij = <B x_i, x_j> (identity by default; never assumed
+        symmetric).
+    ties : {"index", "point"}
+        Average over the leader indices (default) or over the distinct leader points.
+    tol : float in [0, 1)
+        The relative tie tolerance (default 1e-12).
+
+    See Also
+    --------
+    Localmax : the relaxed argmax, equal bit for bit to ``ties="index", tol=0`` at r = 0.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> m = ms.Hardmax(gamma=1/3, ties="point")
+    >>> m.ties
     'point'
+    >>> x0 = ms.regular_polygon(5).vertices
+    >>> run = ms.simulate(m, x0, steps=3)
+    >>> bool(abs(run.final - x0).max() < 1e-12)   # every vertex leads itself: a fixed point
+    True
     """
 
     gamma: float | np.ndarray | Callable = 0.1
@@ -319,14 +407,15 @@ class Localmax(_Model):
     B : d×d array, optional
         Key-query matrix (identity by default; never assumed symmetric).
     neighbours : {"additive", "relative"}
-        The neighbour rule (a name of ``NEIGHBOUR_RULES``).
+        The neighbour rule (a name of ``NEIGHBOUR_RULES``; default "additive").
 
     Examples
     --------
-    >>> m = Localmax(gamma=1/3, r=0.1)
+    >>> import metastab as ms
+    >>> m = ms.Localmax(gamma=1/3, r=0.1)
     >>> m.kind, m.neighbours
     ('localmax', 'additive')
-    >>> Localmax(gamma=1/3, r=lambda t: 0.5 ** t).margin_arrays(0, 3)
+    >>> ms.Localmax(gamma=1/3, r=lambda t: 0.5 ** t).margin_arrays(0, 3)
     array([1.  , 0.5 , 0.25])
     """
 
@@ -355,6 +444,7 @@ class Localmax(_Model):
 
     @property
     def has_margin_schedule(self) -> bool:
+        """Whether r varies with the step (a 1-D schedule or a callable)."""
         return callable(self.r) or isinstance(self.r, np.ndarray)
 
     def margin_arrays(self, t0: int, nsteps: int) -> np.ndarray:

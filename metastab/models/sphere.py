@@ -89,9 +89,25 @@ _POSITIONAL_DEFAULTS = {"strict_causal": False, "alibi": None, "positional_norm"
 
 
 def check_on_sphere(x: np.ndarray) -> None:
-    """ValueError naming the first token of ``x`` (n×d or chains×n×d) whose norm is farther than
-    :data:`SPHERE_TOL` from 1.
+    """Refuse a configuration off the unit sphere, naming its first token off it.
 
+    Raises a ValueError naming the first token of ``x`` whose norm is farther than
+    :data:`SPHERE_TOL` from 1 (NaN norms included); nothing is normalised silently.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n, d) or (chains, n, d)
+        The configuration(s) to check, as an initial configuration of a sphere model.
+
+    Raises
+    ------
+    ValueError
+        When a token is off the sphere: the message gives its index and norm, and how to fix it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab.models import check_on_sphere
     >>> check_on_sphere(np.array([[1.0, 0.0], [0.6, 0.8]]))
     >>> check_on_sphere(np.array([[1.0, 0.0], [1.0, 1.0]]))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -295,13 +311,17 @@ class SphereFlow(_SphereModel):
     Parameters
     ----------
     beta : float >= 0
+        The inverse temperature of the attention weights e^{β<B x_i, x_j>}.
     dt : float > 0
         The step (the layer's weight of the residual branch, or the RK4 time step).
     B, V : d×d arrays, optional
         Key-query (scores <B x_i, x_j>, i.e. B = KᵀQ) and value matrices; identity by default.
     attention : {"softmax", "unnormalized"}
+        The normaliser Z_i: the softmax sum ((SA), default) or n ((USA)).
     scheme : {"post-ln", "rk4", "pre-ln", "mix-ln", "peri-ln", "ngpt", "ln-scaling"}
+        The discretisation (the list above; default "post-ln").
     causal : bool
+        Token i attends to j <= i only (default False).
     heads : sequence of (B, V) pairs, optional
         Several heads whose outputs add (then ``B`` and ``V`` must be None).
     strict_causal : bool
@@ -319,11 +339,20 @@ class SphereFlow(_SphereModel):
         Mix-LN's switch time τ (``scheme="mix-ln"``, which needs it): the layers that start
         before τ are post-LN (k dt < τ up to a relative 1e-9), the rest pre-LN.
 
+    See Also
+    --------
+    SphereChain : the finite-temperature chain on the sphere.
+    NoisySphere : the flow's drift plus Brownian motion.
+
     Examples
     --------
-    >>> m = SphereFlow(beta=1.0, dt=0.1)
+    >>> import metastab as ms
+    >>> m = ms.SphereFlow(beta=1.0, dt=0.1)
     >>> m.kind, m.scheme, m.attention
     ('sphere-flow', 'post-ln', 'softmax')
+    >>> x0 = [[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]
+    >>> ms.simulate(m, x0, steps=20).final.shape
+    (1, 3, 2)
     """
 
     beta: float
@@ -389,6 +418,7 @@ class SphereFlow(_SphereModel):
 
     @property
     def step(self) -> float:
+        """The step size: dt."""
         return self.dt
 
     def to_dict(self) -> dict:
@@ -525,12 +555,47 @@ class SphereFlow(_SphereModel):
 
 
 def check_step(model: SphereFlow | SphereChain | NoisySphere, d: int, stacklevel: int = 2) -> None:
-    """Warn (:class:`~metastab.exceptions.StepSizeWarning`) when a SphereFlow's ``dt`` is beyond
-    its scheme's stable range (:meth:`SphereFlow.stable_dt`), or a NoisySphere's beyond its
-    drift's (:meth:`NoisySphere.stable_dt`); the chain's γ in (0, 1] always is within its own.
-    ValueError where (USA)'s weights can overflow float64: β‖B_h‖₂ (less β with ``rescale``)
+    """Warn when a sphere model's step is beyond its stable range; refuse weights that overflow.
+
+    A :class:`~metastab.exceptions.StepSizeWarning` when a SphereFlow's ``dt`` is beyond its
+    scheme's stable range (:meth:`SphereFlow.stable_dt`), or a NoisySphere's beyond its drift's
+    (:meth:`NoisySphere.stable_dt`); the chain's γ in (0, 1] always is within its own.
+    A ValueError where (USA)'s weights can overflow float64: β‖B_h‖₂ (less β with ``rescale``)
     beyond log(max float64) = 709.78 for some head, ‖B_h‖₂ bounding the scores of unit vectors
-    (reached with B = I, where the run would end in a non-finite state)."""
+    (reached with B = I, where the run would end in a non-finite state).
+
+    Parameters
+    ----------
+    model : SphereFlow, SphereChain or NoisySphere
+        The model to check (a SphereChain always passes).
+    d : int
+        The dimension of the tokens (the matrices B, V are d×d).
+    stacklevel : int
+        The warning's stack level, counted from the caller of ``check_step`` (default 2: its
+        caller's caller).
+
+    Raises
+    ------
+    ValueError
+        When (USA)'s weights e^{β<B x_i, x_j>} can overflow float64.
+
+    Warns
+    -----
+    StepSizeWarning
+        When the step is beyond the stable range.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import metastab as ms
+    >>> from metastab.models import check_step
+    >>> check_step(ms.SphereFlow(beta=1.0, dt=0.1), d=2)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     check_step(ms.SphereFlow(beta=1.0, dt=10.0), d=2)
+    >>> [w.category.__name__ for w in caught]
+    ['StepSizeWarning']
+    """
     if isinstance(model, NoisySphere):
         if model.attention == "unnormalized":
             top = model.beta * float(np.linalg.norm(model.key_query(d), 2))
@@ -593,14 +658,25 @@ class SphereChain(_SphereModel):
     Parameters
     ----------
     beta : float >= 0
+        The inverse temperature of the pick probabilities softmax_j(β<B x_i, x_j>).
     gamma : float in (0, 1]
+        The step towards the picked token's value V x_j (default 0.1).
     B, V : d×d arrays, optional
         Key-query and value matrices; identity by default.
 
+    See Also
+    --------
+    SoftmaxChain : the same chain in R^d, without LayerNorm.
+
     Examples
     --------
-    >>> SphereChain(beta=10.0, gamma=0.5).kind
+    >>> import metastab as ms
+    >>> m = ms.SphereChain(beta=10.0, gamma=0.5)
+    >>> m.kind
     'sphere-chain'
+    >>> x0 = [[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]
+    >>> ms.simulate(m, x0, steps=5, chains=2, rng=0).final.shape
+    (2, 3, 2)
     """
 
     beta: float
@@ -616,6 +692,7 @@ class SphereChain(_SphereModel):
 
     @property
     def step(self) -> float:
+        """The step size: gamma."""
         return self.gamma
 
 
@@ -653,20 +730,31 @@ class NoisySphere(_SphereModel):
     Parameters
     ----------
     beta : float >= 0
+        The inverse temperature of the interaction weights e^{β<B X_i, X_j>}.
     K : float >= 0
         The coupling (inverse noise): K = 0 is Brownian motion on the sphere.
     dt : float > 0
+        The Euler–Maruyama time step.
     B, V : d×d arrays, optional
         Key-query (scores <B x_i, x_j>) and value matrices; identity by default.
     attention : {"unnormalized", "softmax"}
         (USA), the papers' model (default), or (SA).
 
+    See Also
+    --------
+    SphereFlow : the deterministic flow (K → ∞ in the time s = 2K t).
+    metastab.theory.critical_coupling : the mean-field phase transition in K.
+
     Examples
     --------
-    >>> m = NoisySphere(beta=1.0, K=2.0, dt=0.01)
+    >>> import metastab as ms
+    >>> m = ms.NoisySphere(beta=1.0, K=2.0, dt=0.01)
     >>> m.kind, m.attention
     ('noisy-sphere', 'unnormalized')
-    >>> NoisySphere(1.0, -1.0, 0.01)
+    >>> x0 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    >>> ms.simulate(m, x0, steps=10, chains=2, rng=0).final.shape
+    (2, 3, 3)
+    >>> ms.NoisySphere(1.0, -1.0, 0.01)
     Traceback (most recent call last):
     ...
     ValueError: K must be >= 0, got -1.0
@@ -689,6 +777,7 @@ class NoisySphere(_SphereModel):
 
     @property
     def step(self) -> float:
+        """The step size: dt."""
         return self.dt
 
     def kernel_params(self, d: int) -> SphereDynamics:

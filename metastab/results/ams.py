@@ -43,6 +43,63 @@ class AMSResult(Result):
     resampled: the cost). ``kill_ties`` is False only for the naive, biased variant.
     ``score`` names the score function. ``model``, ``event``, ``x0``, ``seed`` and
     ``arguments`` are what :meth:`replay` reruns (of :func:`metastab.engine.ams_probability`).
+
+    Attributes
+    ----------
+    p : float
+        The estimate: the mean of the per-run estimates.
+    runs : ndarray, shape (M,)
+        The per-run estimates p̂_r.
+    replicas : int
+        N, the replicas of each run.
+    iterations, killed : ndarray of int, shape (M,)
+        Per run: the AMS iterations, and the replicas killed (ties included).
+    extinct : ndarray of bool, shape (M,)
+        Per run: every replica fell at one level (p̂_r = 0).
+    reached : ndarray of int, shape (M,)
+        Per run: the replicas in B at the end.
+    reached_clock : ndarray, shape (M,)
+        Per run: the mean clock (steps) of the replicas in B; nan where none.
+    budget_hits : int
+        The paths a safety budget stopped (counted as failures).
+    paths : int
+        The paths simulated, first and resampled: the cost.
+    kill_ties : bool
+        True for the unbiased tie rule; False only for the naive, biased variant.
+    score : str
+        The name of the score function ("event distance" by default).
+    model, event : dict
+        The model's and the event's ``to_dict``.
+    seed : dict
+        The root seed's ``to_dict`` (:class:`~metastab.Seed`).
+    provenance : dict
+        Versions, thread count, backend and mode (:func:`metastab.results.provenance`).
+    x0 : ndarray or None
+        The start of the replicas; None when not recorded.
+    arguments : dict
+        The other keyword arguments of the call, for :meth:`replay`.
+
+    See Also
+    --------
+    metastab.engine.ams_probability : the function that returns it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import metastab as ms
+    >>> from metastab.engine import ams_probability
+    >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)   # three frozen groups
+    >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
+    >>> res = ams_probability(ms.SoftmaxChain(beta=20.0, gamma=0.45), x, ev, horizon=1e11,
+    ...                       replicas=20, runs=4, rng=1)
+    >>> round(res.p, 4), res.replicas, res.paths
+    (0.0124, 20, 204)
+    >>> res.to_frame()[["run", "iterations", "killed", "extinct", "reached"]]
+       run  iterations  killed  extinct  reached
+    0    0           4      42    False       20
+    1    1           3      54    False       20
+    2    2           5      42    False       20
+    3    3           6      46    False       20
     """
 
     KIND = "ams"
@@ -211,6 +268,64 @@ class AMSMeanTime(Result):
     :func:`metastab.engine.ams_hill.drift_test`; nan when no chain has two cycles),
     ``direct_budget_hits`` (cycles a step budget cut). ``model``, ``event``, ``x0``, ``seed``
     and ``arguments`` are what :meth:`replay` reruns.
+
+    Attributes
+    ----------
+    mean : float
+        The estimate of E[T_B] in steps (inf when no AMS run met the event).
+    probability : AMSResult
+        The M AMS runs (p̂_r), started at entrance states of their blocks.
+    entrances : ndarray of int, shape (M,)
+        L_r, the cycles each block recorded.
+    direct_time : ndarray, shape (M,)
+        D_r, the steps of each block's cycles (sojourns and the excursions that returned).
+    success_time : ndarray, shape (M,)
+        s_r, AMS's estimate of E[ρ; success] from each block's entrances.
+    chains : int
+        The direct chains of each block.
+    complete : int
+        The direct chains followed to the event, of ``runs × chains``.
+    drift_pvalue : float
+        The p-value of the test that the entrance law does not drift along a chain; nan when
+        no chain has two cycles.
+    drift_pairs : int
+        The pairs of entrance states that test compared.
+    direct_budget_hits : int
+        The cycles a step budget cut.
+    reference_level : float
+        z_A, in the event's distance units: A = {ξ <= z_A / radius}.
+    model, event : dict
+        The model's and the event's ``to_dict``.
+    seed : dict
+        The root seed's ``to_dict`` (:class:`~metastab.Seed`).
+    provenance : dict
+        Versions, thread count, backend and mode (:func:`metastab.results.provenance`).
+    x0 : ndarray or None
+        The start of the direct chains; None when not recorded.
+    arguments : dict
+        The other keyword arguments of the call, for :meth:`replay`.
+
+    See Also
+    --------
+    metastab.engine.ams_mean_escape_time : the function that returns it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import metastab as ms
+    >>> from metastab.engine import ams_mean_escape_time
+    >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)   # three frozen groups
+    >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
+    >>> res = ams_mean_escape_time(ms.SoftmaxChain(beta=20.0, gamma=0.45), x, ev,
+    ...                            reference_level=0.05, chains=5, replicas=20, runs=4, rng=1)
+    >>> f"{res.mean:.3g}", f"{res.cycle_time:.3g}", round(res.p, 3)
+    ('1.9e+12', '3.53e+11', 0.185)
+    >>> res.to_frame()[["run", "entrances", "iterations", "extinct"]]
+       run  entrances  iterations  extinct
+    0    0         27          11    False
+    1    1         20          10    False
+    2    2         27          11    False
+    3    3         21          11    False
     """
 
     KIND = "ams-mean-time"

@@ -107,10 +107,35 @@ class Study:
     ``studies.PACKAGE.STEM``, :func:`~.study.study_module`), its typed configuration and its four
     stages.
 
+    Parameters
+    ----------
+    name : str
+        The study's name (:func:`list_studies`).
+
+    Attributes
+    ----------
+    name : str
+        The study's name.
+    folder : Path
+        Its folder in ``studies/``.
+
     Raises
     ------
     ValueError
         If ``name`` is not a study's name.
+
+    See Also
+    --------
+    run_study : all four stages, with the report's checks table and verdict.
+
+    Examples
+    --------
+    >>> from metastab.studies import Study
+    >>> study = Study("hardmax-nsd")
+    >>> study.folder.name, study.module("run").__name__
+    ('hardmax_nsd', 'studies.hardmax_nsd.run')
+    >>> study.config(quick=True).seed == study.config().seed
+    True
     """
 
     def __init__(self, name: str) -> None:
@@ -168,12 +193,57 @@ class Study:
 def load_config(
     name: str, *, quick: bool = False, path: str | os.PathLike[str] | None = None
 ) -> StudyConfig:
-    """The typed configuration of study ``name`` (:meth:`Study.config`)."""
+    """The typed configuration of study ``name`` (:meth:`Study.config`).
+
+    Parameters
+    ----------
+    name : str
+        The study's name.
+    quick : bool
+        Apply the ``[quick]`` overrides of its ``config.toml`` (the reduced run).
+    path : str or os.PathLike, optional
+        Another TOML file with the same keys, read instead of the study's ``config.toml``.
+
+    Returns
+    -------
+    config : StudyConfig
+        The study's ``Config``, read by its typed attributes.
+
+    Raises
+    ------
+    ConfigError
+        If a key is unknown or missing or a value is refused; the message names the file.
+
+    Examples
+    --------
+    >>> from metastab.studies import load_config
+    >>> config = load_config("collapse")
+    >>> config.polytope, config.tokens, load_config("collapse", quick=True).tokens
+    ({'kind': 'regular', 'k': 5}, 10, 8)
+    """
     return Study(name).config(quick=quick, path=path)
 
 
 def study_about(name: str) -> dict:
-    """The ``[about]`` table of study ``name`` (:meth:`Study.about`)."""
+    """The ``[about]`` table of study ``name`` (:meth:`Study.about`).
+
+    Parameters
+    ----------
+    name : str
+        The study's name.
+
+    Returns
+    -------
+    about : dict
+        ``description`` (what it reproduces), ``seconds_full`` and ``seconds_quick`` (measured
+        wall times), each absent if not given.
+
+    Examples
+    --------
+    >>> from metastab.studies import study_about
+    >>> sorted(study_about("collapse"))
+    ['description', 'seconds_full', 'seconds_quick']
+    """
     return Study(name).about()
 
 
@@ -195,6 +265,26 @@ def run_study(
     one on every key it has (keys added since, such as thresholds, are allowed; the keys of
     :data:`CHECKS_ONLY`, read by the checks alone, may change).
 
+    Parameters
+    ----------
+    name : str
+        The study's name.
+    quick : bool
+        The reduced run of the ``[quick]`` table (what the test suite runs).
+    out : str or os.PathLike, optional
+        The folder of its tables, figures and report (created if missing).
+    config : str or os.PathLike, optional
+        A TOML file read instead of the study's ``config.toml``.
+    log : callable
+        Called with a line at each stage (default ``print``).
+    render : bool
+        Recompute checks, figures and report from the tables in ``out``, without the run.
+
+    Returns
+    -------
+    report : Path
+        ``out/report.md``.
+
     Raises
     ------
     ValueError
@@ -202,6 +292,16 @@ def run_study(
         holds no ``run.json``, or its configuration differs.
     RuntimeError
         If the study's report writes a ``Verdict:`` line of its own.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from metastab.studies import run_study
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     report = run_study("hardmax-nsd", quick=True, out=out, log=lambda line: None)
+    ...     lines = report.read_text().splitlines()
+    >>> report.name, sum(line.startswith("Verdict: ") for line in lines)
+    ('report.md', 1)
     """
     study = Study(name)
     cfg = study.config(quick=quick, path=config)

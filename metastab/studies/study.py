@@ -68,14 +68,44 @@ _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
 class ConfigError(ValueError):
     """A study's configuration has an unknown or missing key, or a value of another type or
-    outside its range."""
+    outside its range.
+
+    A :class:`ValueError`; the message names the key and the value.
+
+    Examples
+    --------
+    >>> from metastab.studies import ConfigError, load_config
+    >>> try:
+    ...     load_config("hardmax-nsd") | {"seeed": 1}
+    ... except ConfigError as err:
+    ...     print(err)
+    unknown key 'seeed' (= 1); did you mean 'seed'?
+    """
 
 
 # --------------------------------------------------------------------------- folders and modules
 
 
 def study_root() -> Path:
-    """The ``studies/`` folder: beside the package in a clone, else in the working directory."""
+    """The ``studies/`` folder: beside the package in a clone, else in the working directory.
+
+    Returns
+    -------
+    root : Path
+        The folder.
+
+    Raises
+    ------
+    FileNotFoundError
+        Outside a clone of the repository (the studies are not in the installed package).
+
+    Examples
+    --------
+    >>> from metastab.studies import study_root
+    >>> root = study_root()
+    >>> root.name, (root / "README.md").is_file()
+    ('studies', True)
+    """
     # this file is metastab/studies/study.py: the clone's root is three folders up
     for root in (Path(__file__).resolve().parents[2] / "studies", Path.cwd() / "studies"):
         if root.is_dir():
@@ -88,7 +118,20 @@ def study_root() -> Path:
 
 def list_studies() -> list[str]:
     """Names of the studies (packages of ``studies/`` with a ``run.py``, ``_`` written ``-``),
-    sorted."""
+    sorted.
+
+    Returns
+    -------
+    names : list of str
+        The names, as ``metastab study NAME`` takes them.
+
+    Examples
+    --------
+    >>> from metastab.studies import list_studies
+    >>> names = list_studies()
+    >>> "hardmax-nsd" in names, names == sorted(names)
+    (True, True)
+    """
     return sorted(p.parent.name.replace("_", "-") for p in study_root().glob("*/run.py"))
 
 
@@ -112,6 +155,19 @@ def package_name(name: str) -> str:
     """The Python package of study ``name`` in ``studies``: its name with ``-`` written ``_``
     (the command, ``data/NAME/`` and the docs keep the hyphens).
 
+    Parameters
+    ----------
+    name : str
+        The study's name.
+
+    Returns
+    -------
+    package : str
+        The name of its package in ``studies``.
+
+    Examples
+    --------
+    >>> from metastab.studies import package_name
     >>> package_name("hardmax-nsd")
     'hardmax_nsd'
     """
@@ -148,6 +204,26 @@ def study_module(name: str, stem: str) -> types.ModuleType:
     """The module ``STEM`` of study ``name``: ``studies.PACKAGE.STEM`` (:func:`package_name`),
     imported once like any other module.
 
+    Parameters
+    ----------
+    name : str
+        The study's name.
+    stem : str
+        The module's file name without ``.py`` (``run``, ``config``, ``checks``, ...).
+
+    Returns
+    -------
+    module : module
+        The imported module.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a study's name.
+
+    Examples
+    --------
+    >>> from metastab.studies import study_module
     >>> study_module("hardmax-nsd", "run").__name__
     'studies.hardmax_nsd.run'
     """
@@ -226,6 +302,14 @@ def _in_range(field: dataclasses.Field, value: Any, key: str) -> None:
 class StudyConfig:
     """The base of a study's ``Config``: a frozen dataclass read from a TOML table.
 
+    A study subclasses it with :func:`config_table` and its fields (:func:`bounded` for a
+    range); :meth:`from_dict` reads and checks a table, :meth:`to_dict` gives it back, and
+    ``config | {key: value}`` replaces top-level keys.
+
+    Examples
+    --------
+    >>> from metastab.studies import StudyConfig
+    >>> from metastab.studies.study import bounded, config_table
     >>> @config_table
     ... class Config(StudyConfig):
     ...     seed: int
@@ -233,6 +317,8 @@ class StudyConfig:
     >>> c = Config.from_dict({"seed": 1, "betas": [1, 2.5]})
     >>> c.betas, c.seed, c.to_dict()
     ([1, 2.5], 1, {'seed': 1, 'betas': [1, 2.5]})
+    >>> (c | {"seed": 2}).seed
+    2
     >>> Config.from_dict({"seed": 1, "betas": [-1.0]})
     Traceback (most recent call last):
     ...

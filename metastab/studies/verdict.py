@@ -102,13 +102,45 @@ def check(
 ) -> dict:
     """One row of a checks table (see the module docstring for the columns).
 
-    ``passed`` is True, False or None (not testable: written ``NA``); a ``context`` row is never
-    counted, so its pass value must be None.
+    Parameters
+    ----------
+    criterion : str
+        A short unique name: ``CLAIM/NAME`` for a correction, ``CRITERION/power`` for a power
+        row (:func:`power` names it).
+    role : {"claim", "correction", "power", "control", "context"}
+        What the row is (:data:`ROLES`).
+    statement : str
+        What the source claims, with its equation or figure.
+    measured, low, high : float
+        The measured number and its interval (nan where there is none).
+    threshold : float
+        What the number is compared with (nan where it is not a number).
+    rule : str
+        How it is compared, in words.
+    passed : bool or None
+        True, False or None (not testable: written ``NA``); a ``context`` row is never
+        counted, so its pass value must be None.
+    source : str
+        The reference and where in it.
+
+    Returns
+    -------
+    row : dict
+        The row, keyed by :data:`COLUMNS` (``pass`` as "true", "false" or "NA").
 
     Raises
     ------
     ValueError
-        If ``role`` is not one of :data:`ROLES`, or a ``context`` row carries a pass value.
+        If ``role`` is not one of :data:`ROLES`, a ``context`` row carries a pass value, or the
+        criterion's form does not match the role.
+
+    Examples
+    --------
+    >>> from metastab.studies.verdict import check
+    >>> row = check("rate", "claim", "b = 1.5 ([FW] Thm 5.4)", measured=1.49, threshold=0.05,
+    ...             rule="abs(b - 1.5) <= 0.05", passed=True, source="[FW] Thm 5.4")
+    >>> row["criterion"], row["pass"], row["measured"]
+    ('rate', 'true', 1.49)
     """
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
@@ -158,11 +190,33 @@ def power(
     prediction ``wrong`` (a deliberately mistaken theory of a stated size, declared in the
     study's config before the data are seen).
 
-    ``rejected`` is whether the check rejects the wrong prediction (the row's pass value; None
-    if it cannot be evaluated here); ``measured``, ``low``, ``high`` and ``threshold`` are the
-    check's numbers under the wrong prediction, ``rule`` (default: the claim's rule) how they
-    are compared.
+    Parameters
+    ----------
+    of : dict
+        The claim or correction row (from :func:`check`).
+    wrong : str
+        The wrong prediction, in words.
+    rejected : bool or None
+        Whether the check rejects the wrong prediction (the row's pass value; None if it
+        cannot be evaluated here).
+    measured, low, high, threshold : float
+        The check's numbers under the wrong prediction (nan where there is none).
+    rule : str
+        How they are compared (default: the claim's rule).
 
+    Returns
+    -------
+    row : dict
+        The power row, criterion ``CRITERION/power``, with the claim's source.
+
+    Raises
+    ------
+    ValueError
+        If ``of`` is not a claim or a correction.
+
+    Examples
+    --------
+    >>> from metastab.studies.verdict import check, power
     >>> claim = check("rate", "claim", "b = 1.5", measured=1.49, threshold=0.05,
     ...               rule="|b − 1.5| ≤ 0.05", passed=True)
     >>> row = power(claim, "b = 1.35 (10 % low)", rejected=abs(1.49 - 1.35) > 0.05,
@@ -194,6 +248,25 @@ def powered(make: Callable[[Any], dict], prediction: Any, wrong: Any, what: str)
     row (from :func:`check`) of the check of ``prediction``; the power row is the same check of
     the wrong prediction ``wrong``, described by ``what``, and passes when that row fails.
 
+    Parameters
+    ----------
+    make : callable
+        ``make(prediction) -> row``: the check of a prediction, as a row of :func:`check`.
+    prediction : object
+        The claim's (or correction's) prediction.
+    wrong : object
+        The wrong prediction of the power row, declared in the config before the data.
+    what : str
+        The wrong prediction, in words (the power row's statement).
+
+    Returns
+    -------
+    rows : list of dict
+        The row of ``prediction`` and its power row.
+
+    Examples
+    --------
+    >>> from metastab.studies.verdict import check, powered
     >>> def law(b):
     ...     return check("rate", "claim", f"b = {b}", measured=1.49, threshold=0.05,
     ...                  rule=f"|b − {b}| ≤ 0.05", passed=abs(1.49 - b) <= 0.05)
@@ -217,11 +290,35 @@ def checks_frame(rows: list[dict]) -> pd.DataFrame:
     """The checks table of ``rows`` (from :func:`check` and :func:`power`), columns
     :data:`COLUMNS`.
 
+    Parameters
+    ----------
+    rows : list of dict
+        The rows, from :func:`check`, :func:`power` and :func:`powered`.
+
+    Returns
+    -------
+    checks : pandas.DataFrame
+        One row per criterion, in the order given.
+
     Raises
     ------
     ValueError
         If two rows share a criterion, a claim or correction has no power row, or a power row
         belongs to no claim or correction.
+
+    Examples
+    --------
+    >>> from metastab.studies.verdict import check, checks_frame, power
+    >>> claim = check("law", "claim", "T is geometric", passed=True)
+    >>> checks_frame([claim, power(claim, "T is constant", rejected=True)])[
+    ...     ["criterion", "role", "pass"]]
+       criterion   role  pass
+    0        law  claim  true
+    1  law/power  power  true
+    >>> checks_frame([claim])
+    Traceback (most recent call last):
+    ...
+    ValueError: every claim and correction needs a power row ... missing for ['law']
     """
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     dup = frame["criterion"][frame["criterion"].duplicated()]
@@ -245,7 +342,34 @@ def _check_power(frame: pd.DataFrame) -> None:
 
 
 def read_checks(path: str | os.PathLike[str] | IO[str]) -> pd.DataFrame:
-    """A ``checks.csv`` as written by a study (``pass`` kept as the strings true/false/NA)."""
+    """A ``checks.csv`` as written by a study (``pass`` kept as the strings true/false/NA).
+
+    Parameters
+    ----------
+    path : str, os.PathLike or file
+        The table (a study's ``out/checks.csv``), or an open text file.
+
+    Returns
+    -------
+    checks : pandas.DataFrame
+        The table, columns :data:`COLUMNS`.
+
+    Raises
+    ------
+    ValueError
+        When a column of :data:`COLUMNS` is missing.
+
+    Examples
+    --------
+    >>> import io
+    >>> from metastab.studies.verdict import check, checks_frame, power, read_checks, verdict
+    >>> claim = check("law", "claim", "T is geometric", passed=True)
+    >>> text = checks_frame([claim, power(claim, "T is constant", rejected=True)]).to_csv(
+    ...     index=False)
+    >>> table = read_checks(io.StringIO(text))
+    >>> table["pass"].tolist(), verdict(table)
+    (['true', 'true'], 'holds')
+    """
     frame = pd.read_csv(
         path,
         dtype={"pass": str, "rule": str, "statement": str, "source": str},
@@ -283,7 +407,26 @@ def _power(checks: pd.DataFrame, index: object) -> str:
 def unpowered(checks: pd.DataFrame) -> dict[str, list[str]]:
     """The claims and corrections that pass but are not counted as tested, by reason:
     ``no power`` (the check passes the wrong prediction too) and ``power not measured`` (the
-    power row has no pass value)."""
+    power row has no pass value).
+
+    Parameters
+    ----------
+    checks : pandas.DataFrame
+        A checks table (:func:`checks_frame`, :func:`read_checks`).
+
+    Returns
+    -------
+    untested : dict of str to list of str
+        ``{"no power": [...], "power not measured": [...]}``: the criteria of each reason.
+
+    Examples
+    --------
+    >>> from metastab.studies.verdict import check, checks_frame, power, unpowered
+    >>> a, b = check("a", "claim", "x", passed=True), check("b", "claim", "y", passed=True)
+    >>> unpowered(checks_frame([a, power(a, "w", rejected=False),
+    ...                         b, power(b, "w", rejected=None)]))
+    {'no power': ['a'], 'power not measured': ['b']}
+    """
     out: dict[str, list[str]] = {"no power": [], "power not measured": []}
     rows = checks[checks["role"].isin(("claim", "correction"))]
     for i, r in rows.iterrows():
@@ -298,6 +441,24 @@ def verdict(checks: pd.DataFrame) -> str:
     """The verdict of a checks table: ``holds``, ``holds with a correction``, ``fails`` or
     ``not tested`` (the rule is in the module docstring).
 
+    Parameters
+    ----------
+    checks : pandas.DataFrame
+        A checks table (:func:`checks_frame`, :func:`read_checks`).
+
+    Returns
+    -------
+    verdict : str
+        One of :data:`VERDICTS`.
+
+    Raises
+    ------
+    ValueError
+        For a role outside :data:`ROLES`, or a pass value other than true, false or NA.
+
+    Examples
+    --------
+    >>> from metastab.studies.verdict import check, checks_frame, power, verdict
     >>> def claim(name, role, passed, rejected=True):  # a row and its power row
     ...     row = check(name, role, "statement", passed=passed)
     ...     return [row, power(row, "a wrong one", rejected=rejected)]
@@ -328,7 +489,28 @@ def verdict(checks: pd.DataFrame) -> str:
 
 def verdict_line(checks: pd.DataFrame) -> str:
     """The report's ``Verdict: ...`` line: :func:`verdict` and the counts behind it, naming the
-    failing claims and the corrections that carry a ``holds with a correction``."""
+    failing claims and the corrections that carry a ``holds with a correction``.
+
+    Parameters
+    ----------
+    checks : pandas.DataFrame
+        A checks table (:func:`checks_frame`, :func:`read_checks`).
+
+    Returns
+    -------
+    line : str
+        ``Verdict: VERDICT (COUNTS).``
+
+    Examples
+    --------
+    >>> from metastab.studies.verdict import check, checks_frame, power, verdict_line
+    >>> law = check("law", "claim", "T is geometric", passed=False)
+    >>> fix = check("law/tail", "correction", "T is geometric after a burn-in", passed=True)
+    >>> rows = [law, power(law, "w", rejected=True), fix, power(fix, "w", rejected=True)]
+    >>> print(verdict_line(checks_frame(rows)))  # doctest: +NORMALIZE_WHITESPACE
+    Verdict: holds with a correction (0 of 1 tested claims pass; failing: `law`;
+    1 of 1 corrections pass).
+    """
     v = verdict(checks)
     claims = _passes(checks, "claim")
     parts = [f"{int(claims.sum())} of {len(claims)} tested claims pass"]
@@ -354,7 +536,36 @@ def verdict_line(checks: pd.DataFrame) -> str:
 
 
 def write_checks(checks: pd.DataFrame, out: Path, meta: dict) -> Path:
-    """Write ``out/checks.csv`` with its provenance sidecar."""
+    """Write ``out/checks.csv`` with its provenance sidecar.
+
+    Parameters
+    ----------
+    checks : pandas.DataFrame
+        The checks table (:func:`checks_frame`).
+    out : Path
+        The study's output folder (created if missing).
+    meta : dict
+        The sidecar: the provenance, and the configuration under ``"config"``
+        (:func:`checks_config` reads it back).
+
+    Returns
+    -------
+    path : Path
+        ``out/checks.csv``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from metastab.studies.verdict import (check, checks_config, checks_frame, power,
+    ...                                       read_checks, write_checks)
+    >>> claim = check("law", "claim", "T is geometric", passed=True)
+    >>> table = checks_frame([claim, power(claim, "T is constant", rejected=True)])
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     path = write_checks(table, Path(out), {"config": {"level": 0.05}})
+    ...     path.name, len(read_checks(path)), checks_config(out)
+    ('checks.csv', 2, {'level': 0.05})
+    """
     from ..results import write_table
 
     return write_table(checks[list(COLUMNS)], Path(out) / "checks.csv", meta)
@@ -363,7 +574,29 @@ def write_checks(checks: pd.DataFrame, out: Path, meta: dict) -> Path:
 def checks_config(out: str | os.PathLike[str]) -> dict:
     """The configuration recorded with ``out/checks.csv``: the one the checks were computed
     with, thresholds and wording rules included (the tables' own sidecars keep the configuration
-    of the run, which may predate a threshold's key)."""
+    of the run, which may predate a threshold's key).
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        The study's output folder.
+
+    Returns
+    -------
+    config : dict
+        The ``"config"`` entry of the checks table's sidecar.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from metastab.studies.verdict import check, checks_config, checks_frame, write_checks
+    >>> table = checks_frame([check("n", "context", "chains run")])
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     _ = write_checks(table, Path(out), {"config": {"chains": 8}})
+    ...     checks_config(out)
+    {'chains': 8}
+    """
     from ..results import read_table
 
     return read_table(Path(out) / "checks.csv")[1]["config"]

@@ -96,8 +96,23 @@ def funk_hecke_coefficients(beta: float, d: int, degrees: ArrayLike) -> np.ndarr
     free of the cancellation of the −1 at small β). Ŵ_ℓ decreases in ℓ, so degree 1 is the
     first to turn unstable.
 
+    Parameters
+    ----------
+    beta : float > 0
+        The inverse temperature of the interaction W_β(t) = (e^{βt} − 1)/β.
+    d : int >= 2
+        The dimension of the ambient space: the sphere is S^{d−1}.
+    degrees : array_like of int >= 0
+        The degrees ℓ.
+
+    Returns
+    -------
+    coefficients : ndarray of float
+        Ŵ_ℓ for each of ``degrees``, in their shape.
+
     Examples
     --------
+    >>> from metastab.theory import funk_hecke_coefficients
     >>> funk_hecke_coefficients(1.0, 2, [1, 2]).round(6)   # I_1(1), I_2(1) on the circle
     array([0.565159, 0.135748])
     >>> float(funk_hecke_coefficients(1e-3, 3, [0])[0])    # β/(2d) + β³/120 for small β
@@ -135,8 +150,25 @@ def critical_coupling_linear(beta: float, d: int) -> float:
     Computed in log space (exponentially scaled I): finite for β up to ~1e300, where it
     underflows to 0 like e^{−β}. As β → 0 it tends to d/2.
 
+    Parameters
+    ----------
+    beta : float > 0
+        The inverse temperature of the interaction W_β(t) = (e^{βt} − 1)/β.
+    d : int >= 2
+        The dimension of the ambient space: the sphere is S^{d−1}.
+
+    Returns
+    -------
+    K_sharp : float
+        K_#, in the package's normalisation (module docstring).
+
+    See Also
+    --------
+    critical_coupling : K_c, where the uniform density stops being the global minimiser.
+
     Examples
     --------
+    >>> from metastab.theory import critical_coupling_linear
     >>> round(critical_coupling_linear(1.0, 2), 4), round(critical_coupling_linear(1.0, 3), 4)
     (0.8847, 1.3591)
     """
@@ -161,8 +193,19 @@ def tricritical_beta(d: int) -> float:
     F along degree 1, with degree 2 slaved to it, changes sign (the "degree-two quartic
     obstruction" of [MR-d]): continuous iff Ŵ_2/Ŵ_1 < 1/d.
 
+    Parameters
+    ----------
+    d : int >= 2
+        The dimension of the ambient space: the sphere is S^{d−1}.
+
+    Returns
+    -------
+    beta_star : float
+        β_*, to 1e-14.
+
     Examples
     --------
+    >>> from metastab.theory import tricritical_beta
     >>> [round(tricritical_beta(d), 4) for d in (2, 3, 4)]
     [2.4469, 1.8162, 1.5753]
     """
@@ -195,8 +238,28 @@ def noisy_growth_rates(
     (USA) with unit drift and Brownian noise of variance σ² = 1/K (the module docstring):
     ∂_s ρ = (1/(2K)) Δρ − ∇·(ρ ∇(W_β ∗ ρ)), rates λ_ℓ / (2K) = ℓ(ℓ + d − 2)(Ŵ_ℓ − 1/(2K)).
 
+    Parameters
+    ----------
+    K : float > 0
+        The coupling (the inverse noise level).
+    beta : float > 0
+        The inverse temperature of the interaction W_β(t) = (e^{βt} − 1)/β.
+    d : int >= 2
+        The dimension of the ambient space: the sphere is S^{d−1}.
+    degrees : array_like of int >= 0
+        The degrees ℓ.
+    time : {"gradient-flow", "unit-drift"}
+        The time of the rates: t of the McKean–Vlasov equation (default) or s = 2K t.
+
+    Returns
+    -------
+    rates : ndarray of float
+        λ_ℓ (or λ_ℓ / (2K)) for each of ``degrees``: positive where the uniform density is
+        linearly unstable.
+
     Examples
     --------
+    >>> from metastab.theory import critical_coupling_linear, noisy_growth_rates
     >>> k = critical_coupling_linear(1.0, 3)
     >>> abs(float(noisy_growth_rates(k, 1.0, 3, [1])[0])) < 1e-14
     True
@@ -381,9 +444,26 @@ def zonal_free_energy(
     ----------
     density : callable
         f(u) for an array of u in (−1, 1), returning positive values; normalised here (f/∫f).
+    K : float >= 0
+        The coupling (the inverse noise level).
+    beta : float > 0
+        The inverse temperature of the interaction W_β(t) = (e^{βt} − 1)/β.
+    d : int >= 2
+        The dimension of the ambient space: the sphere is S^{d−1}.
+    degree : int >= 2, optional
+        The spectral truncation L (default: where Ŵ_L √dim_L falls below 1e-17 Ŵ_1).
+    nodes : int > degree, optional
+        The Gauss–Jacobi nodes in u = cos θ (default :data:`NODES` = 256).
+
+    Returns
+    -------
+    F : float
+        F_K(ρ), per particle, in the units of the module docstring.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab.theory import funk_hecke_coefficients, zonal_free_energy
     >>> F = zonal_free_energy(lambda u: np.ones_like(u), 1.0, 2.0, 3)
     >>> bool(np.isclose(F, -float(funk_hecke_coefficients(2.0, 3, [0])[0]), rtol=1e-13))
     True
@@ -410,6 +490,41 @@ class NoisyBranch:
     relative to the uniform density at that K, F_K(ρ) − F_K(1), ``index[i]`` the number of
     unstable directions of F among zonal densities (for mode 1: 1 on the subcritical part, the
     saddle; 0 on the clustered part).
+
+    Attributes
+    ----------
+    beta : float
+        The inverse temperature of the interaction.
+    d : int
+        The dimension of the ambient space (the sphere S^{d−1}).
+    mode : int
+        The degree the branch bifurcates in (1: one cluster; 2: antipodal).
+    degree, nodes : int
+        The spectral truncation and the quadrature nodes it was computed with.
+    order : ndarray, shape (m,)
+        The order parameter at each tabulated state, increasing in (0, 1).
+    coupling : ndarray, shape (m,)
+        K at each state.
+    free_energy : ndarray, shape (m,)
+        F_K(ρ) − F_K(1) at each state, per particle.
+    index : ndarray of int, shape (m,)
+        The number of unstable directions of F among zonal densities at each state.
+    solutions : ndarray, shape (m, k)
+        The Newton unknowns at each state: K and the zonal coefficients b_2mode, b_3mode, ...
+
+    See Also
+    --------
+    stationary_branch : the function that computes it.
+
+    Examples
+    --------
+    >>> from metastab.theory import stationary_branch
+    >>> br = stationary_branch(4.0, 2, orders=[0.1, 0.5, 0.9])
+    >>> br.order.tolist(), br.index.tolist()   # the saddle, then the clustered state
+    ([0.1, 0.5, 0.9], [1, 1, 0])
+    >>> K, dF, index = br.point(0.9)
+    >>> bool(abs(K - br.coupling[2]) < 1e-12), index
+    (True, 0)
     """
 
     beta: float
@@ -491,8 +606,35 @@ def stationary_branch(
     For β > β_* the mode-1 branch leaves K_# towards smaller K (index 1: the saddle between
     the uniform and the clustered state), turns at a fold K_fold and comes back (index 0).
 
+    Parameters
+    ----------
+    beta : float > 0
+        The inverse temperature of the interaction W_β(t) = (e^{βt} − 1)/β.
+    d : int >= 2
+        The dimension of the ambient space: the sphere is S^{d−1}.
+    mode : int >= 1
+        The degree the branch bifurcates in (default 1; 1 or 2 for d >= 3).
+    orders : array_like, optional
+        The order parameters of the states, increasing strictly within (0, 1).
+    degree : int >= 2, optional
+        The spectral truncation L (default: where Ŵ_L √dim_L falls below 1e-17 Ŵ_1).
+    nodes : int > degree, optional
+        The Gauss–Jacobi nodes in u = cos θ (default :data:`NODES` = 256).
+
+    Returns
+    -------
+    branch : NoisyBranch
+        K, ΔF and the zonal index at every order.
+
+    Raises
+    ------
+    RuntimeError
+        Where the order parameter does not increase along the branch, so that Newton's
+        continuation fails.
+
     Examples
     --------
+    >>> from metastab.theory import critical_coupling_linear, stationary_branch
     >>> br = stationary_branch(4.0, 2)
     >>> bool(br.coupling[br.fold] < critical_coupling_linear(4.0, 2))   # β > β_*: subcritical
     True
@@ -584,8 +726,25 @@ def fold_coupling(
     the bistable range [K_fold, K_#] and of :func:`free_energy_barrier`'s domain. For β <= β_*
     there is no fold and this is K_#.
 
+    Parameters
+    ----------
+    beta : float > 0
+        The inverse temperature of the interaction W_β(t) = (e^{βt} − 1)/β.
+    d : int >= 2
+        The dimension of the ambient space: the sphere is S^{d−1}.
+    degree : int >= 2, optional
+        The spectral truncation L (default: where Ŵ_L √dim_L falls below 1e-17 Ŵ_1).
+    nodes : int > degree, optional
+        The Gauss–Jacobi nodes in u = cos θ (default :data:`NODES` = 256).
+
+    Returns
+    -------
+    K_fold : float
+        The coupling at the fold (K_# for β <= β_*).
+
     Examples
     --------
+    >>> from metastab.theory import critical_coupling, critical_coupling_linear, fold_coupling
     >>> kf, kc = fold_coupling(4.0, 2), critical_coupling(4.0, 2)
     >>> bool(kf < kc < critical_coupling_linear(4.0, 2)), round(kf, 6)
     (True, 0.193534)
@@ -610,8 +769,25 @@ def critical_coupling(
     taken zonal and decreasing in the angle: the single-cluster branch is the candidate. That
     the antipodal branch is not lower is checked in the tests, not here.
 
+    Parameters
+    ----------
+    beta : float > 0
+        The inverse temperature of the interaction W_β(t) = (e^{βt} − 1)/β.
+    d : int >= 2
+        The dimension of the ambient space: the sphere is S^{d−1}.
+    degree : int >= 2, optional
+        The spectral truncation L (default: where Ŵ_L √dim_L falls below 1e-17 Ŵ_1).
+    nodes : int > degree, optional
+        The Gauss–Jacobi nodes in u = cos θ (default :data:`NODES` = 256).
+
+    Returns
+    -------
+    K_c : float
+        The critical coupling (K_# for β <= β_*).
+
     Examples
     --------
+    >>> from metastab.theory import critical_coupling, critical_coupling_linear
     >>> kc, ks = critical_coupling(4.0, 2), critical_coupling_linear(4.0, 2)
     >>> bool(kc < ks), round(kc / ks, 4)
     (True, 0.9551)
@@ -645,8 +821,32 @@ def free_energy_barrier(
     and is largest at the fold. The saddle is sought among zonal densities (the single-cluster
     branch; by symmetry the natural mountain pass, not proved here).
 
+    Parameters
+    ----------
+    K : float in [K_fold, K_#]
+        The coupling.
+    beta : float > 0
+        The inverse temperature of the interaction W_β(t) = (e^{βt} − 1)/β.
+    d : int >= 2
+        The dimension of the ambient space: the sphere is S^{d−1}.
+    degree : int >= 2, optional
+        The spectral truncation L (default: where Ŵ_L √dim_L falls below 1e-17 Ŵ_1).
+    nodes : int > degree, optional
+        The Gauss–Jacobi nodes in u = cos θ (default :data:`NODES` = 256).
+
+    Returns
+    -------
+    barrier : float
+        ΔF >= 0, per particle (0 at K_#).
+
+    Raises
+    ------
+    ValueError
+        For β <= β_* (no barrier), or K outside [K_fold, K_#] (the message gives the range).
+
     Examples
     --------
+    >>> from metastab.theory import critical_coupling_linear, free_energy_barrier
     >>> ks = critical_coupling_linear(4.0, 2)
     >>> free_energy_barrier(ks, 4.0, 2)
     0.0
