@@ -5,6 +5,7 @@ post-LN's does, up to its speed factor's few operations per token (:data:`SCHEME
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from ..models.sphere import SphereFlow
 from .beside import beside_post_ln
@@ -18,7 +19,12 @@ SCHEMES = ("pre-ln", "mix-ln", "peri-ln", "ngpt", "ln-scaling")
 SCHEMES_SIZES = ((PHASE_N, 2), (PHASE_N, 32), (PHASE_N, 128))
 SCHEMES_TARGET = 1.1
 # Mix-LN switches from post-LN to pre-LN at t = tau: mid-run, so that both parts are timed
-OPTIONS = {"mix-ln": {"tau": 1.0}}
+MIX_TAU = 1.0
+
+
+def _scheme(name: str) -> SphereFlow:
+    tau = MIX_TAU if name == "mix-ln" else None
+    return SphereFlow(PHASE_BETA, PHASE_DT, scheme=name, tau=tau)
 
 
 def schemes_bench(
@@ -41,10 +47,7 @@ def schemes_bench(
         repeat.
     """
     return beside_post_ln(
-        {
-            s: (lambda s=s: SphereFlow(PHASE_BETA, PHASE_DT, scheme=s, **OPTIONS.get(s, {})))
-            for s in SCHEMES
-        },  # fmt: skip
+        {s: partial(_scheme, s) for s in SCHEMES},
         lambda: SphereFlow(PHASE_BETA, PHASE_DT),
         sizes,
         chains=chains,

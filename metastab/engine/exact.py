@@ -42,7 +42,7 @@ def drive(
     state: np.ndarray,
     total: int,
     ev: _params.EventArrays | None,
-    progress: bool | Callable,
+    progress: bool | Callable | None,
     on_chunk: Callable[[int], None] | None = None,
     stops: np.ndarray | None = None,
     absorption: Absorption | None = None,
