@@ -15,8 +15,9 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(DOCS / "_ext"))
 
-import metastab  # noqa: E402
 from study_pages import CITATION, cite, label_texts, study_page  # noqa: E402
+
+import metastab  # noqa: E402
 
 project = "metastab"
 author = "metastab contributors"

@@ -110,7 +110,8 @@ def study_page(
     True
     >>> "<details" in page and page.count("Verdict:") == 1
     True
-    >>> "see {ref}`polytopes`" in study_page("# T\\n\\n(docs: models#polytopes)\\n\\nVerdict: fails", [])
+    >>> cited = study_page("# T\\n\\n(docs: models#polytopes)\\n\\nVerdict: fails", [])
+    >>> "see {ref}`polytopes`" in cited
     True
     """
     verdict = _VERDICT.search(text)

@@ -104,7 +104,12 @@ class Progress:
     """
 
     def __init__(
-        self, progress: bool | Callable | None, total: int | float, chains: int, *, by: str = "chains"
+        self,
+        progress: bool | Callable | None,
+        total: int | float,
+        chains: int,
+        *,
+        by: str = "chains",
     ):
         self.callback = progress if callable(progress) else None
         self.total, self.by, self.bar = total, by, None

@@ -23,13 +23,17 @@ def test_doctests(module):
     assert tried > 0 and failed == 0
 
 
-@pytest.mark.parametrize("report", sorted((ROOT / "data").glob("*/report.md")), ids=lambda p: p.parent.name)
+@pytest.mark.parametrize(
+    "report", sorted((ROOT / "data").glob("*/report.md")), ids=lambda p: p.parent.name
+)
 def test_every_committed_report_makes_a_page_with_its_verdict_first_and_every_figure(report):
     pngs = sorted(p.name for p in report.parent.glob("*.png"))
     page = study_pages.study_page(report.read_text(encoding="utf-8"), pngs)
     verdict = re.search(r"^Verdict: (.*?)(?: \(|$)", report.read_text(encoding="utf-8"), re.M)
     lines = page.splitlines()
-    assert lines[0].startswith("# ") and lines[2] == f"```{{admonition}} Verdict: {verdict.group(1)}"
+    assert (
+        lines[0].startswith("# ") and lines[2] == f"```{{admonition}} Verdict: {verdict.group(1)}"
+    )
     for png in pngs:
         assert f"```{{figure}} {png}\n" in page
     assert "docs: models" not in page
