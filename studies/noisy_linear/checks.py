@@ -181,7 +181,8 @@ def rows(est: pd.DataFrame, config: Config) -> list[dict]:
                 "at the uniform state (linearised McKean–Vlasov, Funk–Hecke)",
                 measured=worst,
                 threshold=1.0,
-                rule="largest |λ̂ − λ" + ("" if noise else " without the noise term")
+                rule="largest |λ̂ − λ"
+                + ("" if noise else " without the noise term")
                 + "| / (z SE + ℓ(ℓ + d − 2) rate_bias + rate_relative |λ|) over d and K > 0 ≤ 1; "
                 + _points(g),
                 passed=worst <= 1.0,
@@ -196,7 +197,9 @@ def rows(est: pd.DataFrame, config: Config) -> list[dict]:
         other = 3 if d == 2 else 2
         scale = critical_coupling_linear(beta, other) / critical_coupling_linear(beta, d)
 
-        def locate(ratio: float, root: float = root, se: float = se, d: int = d) -> dict:
+        def locate(
+            ratio: float, root: float = root, se: float = se, d: int = d, g: pd.DataFrame = g
+        ) -> dict:
             err = abs(root / ratio - 1)
             return check(
                 f"k_sharp_d{d}",
@@ -253,7 +256,9 @@ def rows(est: pd.DataFrame, config: Config) -> list[dict]:
             measured=worst,
             threshold=1.0,
             rule="largest |M̂(t_fit) − M(t_fit)| / (z SE + moment_tolerance · M) over d, ℓ, K > 0 "
-            "≤ 1" + ("" if noise else ", M without the noise-driven level (e^(2λt))") + "; "
+            "≤ 1"
+            + ("" if noise else ", M without the noise-driven level (e^(2λt))")
+            + "; "
             + ", ".join(
                 f"d = {r.d}, ℓ = {r.degree}, K = {r.factor:g} K_#, t = {r.t_fit:g}: "
                 f"{r.moment:.3f} ± {r.moment_se:.3f} ({r.moment_predicted:.3f})"

@@ -68,9 +68,7 @@ def _n_reading(t: ReportTemplate, est: pd.DataFrame, cfg) -> str:
     trend = abs(slope) > 2 * math.sqrt(cov[1, 1])
     largest = int(g["n"].max())
     if bool(close.iloc[-1]) and bool(corr_close.iloc[-1]):
-        verdict = (
-            f"At the largest N = {largest} both are within {z:g} SE of the linear theory"
-        )
+        verdict = f"At the largest N = {largest} both are within {z:g} SE of the linear theory"
     else:
         verdict = f"At the largest N = {largest} they are not within {z:g} SE of the linear theory"
     verdict += (
@@ -81,14 +79,11 @@ def _n_reading(t: ReportTemplate, est: pd.DataFrame, cfg) -> str:
         f"{math.sqrt(cov[1, 1]):.2g})"
     )
     n_close = int(corr_close.sum())
-    verdict += (
-        f". Ĉ(0.25) is within {z:g} SE of e^(λ_1/4) at {n_close} of {len(g)} N"
-        + (
-            ": the earlier 1.235 ± 0.025 (2 of its SE below) reads as a statistical fluctuation"
-            " of that observable, not a bias of the model at these amplitudes."
-            if n_close == len(g) and not trend
-            else "."
-        )
+    verdict += f". Ĉ(0.25) is within {z:g} SE of e^(λ_1/4) at {n_close} of {len(g)} N" + (
+        ": the earlier 1.235 ± 0.025 (2 of its SE below) reads as a statistical fluctuation"
+        " of that observable, not a bias of the model at these amplitudes."
+        if n_close == len(g) and not trend
+        else "."
     )
     return t(
         "n_reading",
@@ -96,9 +91,7 @@ def _n_reading(t: ReportTemplate, est: pd.DataFrame, cfg) -> str:
         n_d=int(g["d"].iloc[0]),
         n_lambda=f"{lam:.4g}",
         n_t_fit=f"{g['t_fit'].iloc[0]:g}",
-        n_points=", ".join(
-            f"{r.rate:.3f} ± {r.rate_se:.3f} (N = {r.n})" for r in g.itertuples()
-        ),
+        n_points=", ".join(f"{r.rate:.3f} ± {r.rate_se:.3f} (N = {r.n})" for r in g.itertuples()),
         n_corr_want=f"{want:.3f}",
         n_corr=", ".join(
             f"{r.correlation:.3f} ± {r.correlation_se:.3f} (N = {r.n})" for r in g.itertuples()

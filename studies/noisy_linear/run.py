@@ -17,6 +17,7 @@ at one K and an N scan at another.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -117,7 +118,9 @@ def run(config: Config, out: Path) -> None:
     out = Path(out)
     cfg, seed = config, int(config.seed)
     g, ds, ns = cfg.grid, cfg.dt_scan, cfg.n_scan
-    common = dict(beta=float(cfg.beta), t_max=float(g.t_max), spacing=float(g.spacing))
+    common: dict[str, Any] = dict(
+        beta=float(cfg.beta), t_max=float(g.t_max), spacing=float(g.spacing)
+    )
     common |= dict(batch=int(g.batch), degrees=[int(x) for x in cfg.degrees])
     frames = []
     for i, d in enumerate(cfg.ds):
