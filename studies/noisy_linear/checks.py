@@ -144,6 +144,16 @@ def zero(est: pd.DataFrame) -> tuple[float, float]:
     return float(root), float(math.sqrt(grad @ cov @ grad))
 
 
+def trend(est: pd.DataFrame) -> tuple[float, float, float]:
+    """(slope, intercept, slope's standard error) of the weighted least-squares line of the
+    rates in 1/N."""
+    x, y, w = 1 / est["n"].to_numpy(), est["rate"].to_numpy(), est["rate_se"].to_numpy() ** -2
+    X = np.column_stack([np.ones_like(x), x])
+    cov = np.linalg.inv(X.T @ (w[:, None] * X))
+    icpt, slope = cov @ X.T @ (w * y)
+    return float(slope), float(icpt), float(math.sqrt(cov[1, 1]))
+
+
 def bracket(est: pd.DataFrame) -> float:
     """K/K_# of the sign change of the degree-1 rates, linear between the two grid K around it
     (NaN without a sign change)."""
@@ -304,6 +314,27 @@ def rows(est: pd.DataFrame, config: Config) -> list[dict]:
                 + ", ".join(
                     f"dt = {r.dt:g}: {r.rate:.4f} ± {r.rate_se:.4f}" for r in dts.itertuples()
                 ),
+                source="this study",
+            )
+        )
+    two = est[(est["set"] == "n") & (est["degree"] == 2)].sort_values("n")
+    if len(two) >= 2:
+        slope, icpt, se = trend(two)
+        out.append(
+            check(
+                "n_effect_degree2",
+                "context",
+                f"the degree-2 rate against N at K = {two['factor'].iloc[0]:g} K_# "
+                f"(d = {two['d'].iloc[0]}), λ_2 = {two['predicted'].iloc[0]:.4g}: the degree-2 "
+                "amplitude is also driven by the square of the degree-1 one, a term of order "
+                "|a_1|²/√N",
+                measured=float(two["rate"].iloc[-1]),
+                low=float(two["rate"].min()),
+                high=float(two["rate"].max()),
+                rule="; ".join(
+                    f"N = {r.n}: λ̂ = {r.rate:.3f} ± {r.rate_se:.3f}" for r in two.itertuples()
+                )
+                + f"; weighted line in 1/N: slope {slope:.4g} ± {se:.2g}, intercept {icpt:.4g}",
                 source="this study",
             )
         )
