@@ -82,3 +82,17 @@ def test_the_rate_and_the_zero_of_the_line_are_the_closed_forms():
     assert CHECKS.moment(0.0, 0.7 * k_sharp, beta, d, 1) == pytest.approx(1.0)
     assert CHECKS.moment(3.0, 0.0, beta, d, 2) == pytest.approx(1.0)
     assert CHECKS.moment(50.0, 0.5 * k_sharp, beta, d, 1) == pytest.approx(2.0)
+
+
+def test_jackknife_over_the_studys_batches_is_calibrated_on_an_exact_ou_process():
+    # 24 independent exact OU runs (λ = −0.5) with the study's 32 batches: the z-scores
+    # (λ̂ − λ)/SE have a standard deviation in [0.7, 1.4] (the SE is the rate's spread);
+    # negative control: an SE a third of the jackknife's (what 8 batches gave at worst) fails
+    cfg = load_config("noisy-linear")
+    lam, z = -0.5, []
+    for seed in range(24):
+        e = CHECKS.estimates(_ou_table(lam, chains=1600, batches=32, seed=100 + seed), cfg)
+        z.append((e["rate"].iloc[0] - lam) / e["rate_se"].iloc[0])
+    spread = float(np.std(z, ddof=1))
+    assert 0.7 <= spread <= 1.4, spread
+    assert not 0.7 <= 3 * spread <= 1.4
