@@ -107,6 +107,20 @@ def _degree2(row, est: pd.DataFrame) -> str:
         f"the fitted rates miss λ_2: λ̂_2 − λ_2 runs from {gap.min():.3f} to {gap.max():.3f} "
         f"over d and K > 0, largest at K = {grid['factor'].iloc[int(np.argmax(gap))]:g} K_#"
     )
+    worst = grid.iloc[int(np.argmax(gap))]
+    first = est[
+        (est["set"] == "grid")
+        & (est["degree"] == 1)
+        & (est["d"] == worst["d"])
+        & (est["factor"] == worst["factor"])
+    ]
+    if len(first) and float(first["t_fit"].iloc[0]) < float(worst["t_fit"]):
+        text += (
+            f"; there (d = {worst['d']}) the degree-2 window runs to t = {worst['t_fit']:g}, "
+            f"past t = {first['t_fit'].iloc[0]:g}, where the growing degree-1 mode leaves the "
+            "linear regime: the window rule bounds each degree by its own predicted amplitude "
+            "only"
+        )
     two = est[(est["set"] == "n") & (est["degree"] == 2)].sort_values("n")
     if len(two) >= 2:
         slope, icpt, se = checks_module.trend(two)
