@@ -107,7 +107,7 @@ def _representatives() -> list[tuple[Any, Any]]:
     the device (Clusters runs on the CPU only)."""
     from ..events import Collapse, LeaveBall, LeaveHull, ReachVertices
     from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
-    from ..models.sphere import SphereChain, SphereFlow
+    from ..models.sphere import NoisySphere, SphereChain, SphereFlow
 
     models = [
         SoftmaxChain(beta=2.0, gamma=0.1),
@@ -117,6 +117,7 @@ def _representatives() -> list[tuple[Any, Any]]:
         SphereChain(beta=2.0, gamma=0.1),
         SphereFlow(beta=2.0, dt=0.1),
         SphereFlow(beta=2.0, dt=0.1, scheme="rk4"),
+        NoisySphere(beta=2.0, K=1.0, dt=0.1),
     ]
     events = [
         None,

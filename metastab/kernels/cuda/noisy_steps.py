@@ -29,7 +29,7 @@ from numba import cuda
 from .. import leaves
 from .arith import as_bits, fma, from_bits, ix, mul
 from .euclidean_steps import next_uniform
-from .sphere_steps import dot8, norms, normalise_fused, velocity
+from .sphere_steps import dot8, normalise_fused, norms, velocity
 
 # written once for both targets (leaves), compiled here over the device's arithmetic
 log_fused = cuda.jit(device=True)(leaves.log_positive(fma, mul, as_bits, from_bits))
