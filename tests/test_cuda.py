@@ -480,7 +480,7 @@ def test_check_writes_its_files(tmp_path):
     law = json.loads((tmp_path / "agreement.json").read_text())
     assert ok and law["passed"]
     same = json.loads((tmp_path / "bits.json").read_text())
-    assert len(same) == 7 and all(r["equal"] and r["differing_values"] == 0 for r in same)
+    assert len(same) == 8 and all(r["equal"] and r["differing_values"] == 0 for r in same)
     assert min(law["same"].values()) >= 0.01 and max(law["control"].values()) < 0.01
     rows = json.loads((tmp_path / "bench.json").read_text())
     assert [r["workload"] for r in rows] == ["W1", "sphere-6", "phase-diagram"]

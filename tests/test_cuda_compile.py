@@ -36,7 +36,8 @@ def test_one_kernel_per_model_and_event_each_with_one_signature():
     from metastab.kernels.cuda import drivers
 
     found = cc.launches()
-    kinds = (K.CHAIN, K.FLOW, K.HARDMAX, K.LOCALMAX, K.SPHERE_FLOW, K.SPHERE_CHAIN)
+    kinds = (K.CHAIN, K.FLOW, K.HARDMAX, K.LOCALMAX, K.SPHERE_FLOW, K.SPHERE_CHAIN,
+             K.NOISY_SPHERE)  # fmt: skip
     codes = (K.NO_EVENT, K.LEAVE_BALL, K.REACH, K.COLLAPSE)
     names = [drivers.kernel_name(k, c, p) for k in kinds for c in codes for p in (False, True)]
     names.append(drivers.HULL_NAME)

@@ -370,7 +370,7 @@ def same_bits(steps: int = 50, chains: int = 64) -> list[dict]:
     """
     from ..engine import simulate
     from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
-    from ..models.sphere import SphereChain, SphereFlow
+    from ..models.sphere import NoisySphere, SphereChain, SphereFlow
     from ..setups.sphere import sphere_uniform
     from .chains import workload_w1
 
@@ -384,6 +384,8 @@ def same_bits(steps: int = 50, chains: int = 64) -> list[dict]:
         ("SphereChain n=16 d=8", SphereChain(beta=4.0, gamma=_GAMMA), ball),
         ("SphereFlow post-LN n=16 d=8", SphereFlow(beta=4.0, dt=_DT), ball),
         ("SphereFlow rk4 n=16 d=8", SphereFlow(beta=4.0, dt=_DT, scheme="rk4"), ball),
+        # softmax: (USA)'s scale is a libdevice exp, not the CPU's
+        ("NoisySphere softmax n=16 d=8", NoisySphere(4.0, 1.0, _DT, attention="softmax"), ball),
     ]
     rows = []
     for name, model, x0 in cases:

@@ -141,7 +141,7 @@ def _representatives() -> list[tuple[Any, Any]]:
     models only)."""
     from ..events import Collapse, LeaveBall, LeaveHull, LeaveUniform, ReachUniform, ReachVertices
     from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
-    from ..models.sphere import SphereChain, SphereFlow
+    from ..models.sphere import NoisySphere, SphereChain, SphereFlow
 
     models = [
         SoftmaxChain(beta=2.0, gamma=0.1),
@@ -151,6 +151,7 @@ def _representatives() -> list[tuple[Any, Any]]:
         SphereChain(beta=2.0, gamma=0.1),
         SphereFlow(beta=2.0, dt=0.1),
         SphereFlow(beta=2.0, dt=0.1, scheme="rk4"),
+        NoisySphere(beta=2.0, K=1.0, dt=0.1),
     ]
     events = [
         None,

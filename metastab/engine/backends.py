@@ -38,7 +38,7 @@ from ..kernels.cpu.drivers import cross_weights
 from ..kernels.cpu.euclidean_steps import exp_nonpositive
 from ..kernels.cpu.order import order_parameters
 from ..kernels.cpu.splitting import BUDGET, FULL, IN_A, IN_B, Bounds, Records, Walk, coordinates
-from ..kernels.params import CLUSTERS, NO_EVENT, NOISY_SPHERE
+from ..kernels.params import CLUSTERS, NO_EVENT
 
 __all__ = [
     "BACKENDS",
@@ -333,9 +333,9 @@ class Cuda:
 
 
 _CPU_ONLY = "{} runs on device='cpu' only"
-# the models whose device kernels are still to be written, by code (the device drivers list the
-# codes they run in MODEL_NAMES)
-_NO_DEVICE_KERNEL = {NOISY_SPHERE: "NoisySphere"}
+# the models whose device kernels are still to be written, by code and name (the device drivers
+# list the codes they run in MODEL_NAMES): none at present
+_NO_DEVICE_KERNEL: dict[int, str] = {}
 
 
 def _rows(a: np.ndarray, b0: int, b1: int) -> np.ndarray:

@@ -82,7 +82,7 @@ TWINS = {
     "NOISY_SPHERE": Twins(
         "cpu/noisy_steps.py:_noisy",
         "reference/sphere.py:noisy_step",
-        None,
+        "cuda/noisy_steps.py:noisy_step",
         "cpu/sphere_family.py",
     ),
 }

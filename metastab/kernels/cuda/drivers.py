@@ -20,7 +20,9 @@ moves; the team's thread 0 then resolves the picks that need the stream, in toke
 CPU's order: same draws); the new configuration replaces the old, and the event is evaluated on
 the device (:mod:`metastab.kernels.cuda.events`; LEAVE_HULL by a kernel of its own, launched
 after each one-step launch, see :func:`launch`). No host round trip per step. The sphere models
-(:mod:`metastab.kernels.cuda.sphere_steps`) run in the same driver.
+(:mod:`metastab.kernels.cuda.sphere_steps`) and the noisy model
+(:mod:`metastab.kernels.cuda.noisy_steps`, whose step draws its own normals, thread 0 in stream
+order) run in the same driver.
 
 Each model kind and event has its own kernel (:func:`kernel_for`): the two are constants of the
 compiled code, so a run compiles only its own paths and a kernel holds the registers of its own
@@ -57,6 +59,7 @@ from ..params import (
     LOCALMAX,
     MIX_LN,
     NO_EVENT,
+    NOISY_SPHERE,
     POST_LN,
     PRE_LN,
     REACH,
@@ -77,6 +80,7 @@ from .euclidean_steps import (
     resolve_pick,
 )
 from .events import event_hit_for, hull_scratch, leave_hull
+from .noisy_steps import noisy_layout, noisy_step
 from .sphere_steps import chain_move, sphere_flow_step
 
 __all__ = [
@@ -118,7 +122,8 @@ HULL_NAME = "leave_hull"
 _HULL_THREADS = 64
 # names of the kinds and events (the kernels' names)
 MODEL_NAMES = {CHAIN: "chain", FLOW: "flow", HARDMAX: "hardmax", LOCALMAX: "localmax",
-              SPHERE_FLOW: "sphere-flow", SPHERE_CHAIN: "sphere-chain"}  # fmt: skip
+              SPHERE_FLOW: "sphere-flow", SPHERE_CHAIN: "sphere-chain",
+              NOISY_SPHERE: "noisy-sphere"}  # fmt: skip
 EVENT_NAMES = {NO_EVENT: "no-event", LEAVE_BALL: "leave-ball", LEAVE_HULL: "leave-hull",
                REACH: "reach", COLLAPSE: "collapse", LEAVE_UNIFORM_1: "leave-uniform-1",
                LEAVE_UNIFORM_2: "leave-uniform-2", REACH_UNIFORM_1: "reach-uniform-1",
@@ -127,7 +132,7 @@ EVENT_NAMES = {NO_EVENT: "no-event", LEAVE_BALL: "leave-ball", LEAVE_HULL: "leav
 KIND, USE_P, BY_POINT, RULE, ATTENTION, SCHEME, CAUSAL, PLAIN_B, PLAIN_V, STRICT, POSITIONAL = (
     range(11)
 )
-BETA, TOL, ALIBI, OFFSET = range(4)
+BETA, TOL, ALIBI, OFFSET, COUPLING = range(5)
 
 
 def model_arrays(dyn) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -148,14 +153,14 @@ def model_arrays(dyn) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         ]
         return (
             np.array(ints, np.int64),
-            np.array([dyn.beta, 0.0, dyn.alibi, dyn.offset]),
+            np.array([dyn.beta, 0.0, dyn.alibi, dyn.offset, dyn.coupling]),
             np.ascontiguousarray(dyn.Bs, dtype=float),
             np.ascontiguousarray(dyn.Vs, dtype=float),
         )
     ints = [dyn.model_code, dyn.use_P, dyn.by_point, dyn.rule, 0, 0, 0, 0, 0, 0, 0]
     return (
         np.array(ints, np.int64),
-        np.array([dyn.beta, dyn.tol, 0.0, 0.0]),
+        np.array([dyn.beta, dyn.tol, 0.0, 0.0, 0.0]),
         np.ascontiguousarray(dyn.B[None], dtype=float),
         np.ascontiguousarray(dyn.P[None], dtype=float),
     )
@@ -163,7 +168,10 @@ def model_arrays(dyn) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 def layout(n: int, d: int, model_code: int = CHAIN) -> int:
     """Doubles of a chain's buffer: x, its update and B x_i (n d each), uniforms and pending
-    flags (n each); for the sphere flow also the four RK4 velocities and a stage (5 n d)."""
+    flags (n each); for the sphere flow also the four RK4 velocities and a stage (5 n d); the
+    noisy model's: :func:`~metastab.kernels.cuda.noisy_steps.noisy_layout`."""
+    if model_code == NOISY_SPHERE:
+        return noisy_layout(n, d)
     return 3 * n * d + 2 * n + (5 * n * d if model_code == SPHERE_FLOW else 0)
 
 
@@ -213,9 +221,11 @@ def scratch_bytes(n: int, d: int, model_code: int = CHAIN) -> int:
 def step_for(model_code: int):
     """The device function ``step(buf, n, d, ip, fp, Bs, Vs, gamma, r, Wc, st, tid, T)`` of the
     model kind ``kind``: one step of the chain in ``buf`` (layout: x, update, B x_i, uniforms,
-    pending flags; the uniforms already drawn for the chains), by the T threads of its team,
+    pending flags; the uniforms already drawn for the chains; the noisy model's layout and
+    normals: :mod:`metastab.kernels.cuda.noisy_steps`), by the T threads of its team,
     ``tid`` this thread's (:data:`IDLE`: none; every thread of the block calls it, for its
-    barriers); ``st``: the stream (the team's thread 0's) for the rare picks. Ends with the new
+    barriers); ``st``: the stream (the team's thread 0's) for the rare picks and the noisy
+    model's normals. Ends with the new
     configuration in place of the old. ``kind`` is a constant of the compiled code: the other
     models' paths are not in it."""
     picks = model_code == CHAIN or model_code == SPHERE_CHAIN
@@ -239,6 +249,9 @@ def step_for(model_code: int):
                              ip[CAUSAL] != 0, ip[STRICT] != 0, fp[ALIBI], ip[POSITIONAL] != 0,
                              fp[OFFSET], ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc, tid,
                              T)  # fmt: skip
+        elif model_code == NOISY_SPHERE:  # its normals drawn in the step, from st
+            noisy_step(buf, n, d, Bs, Vs, beta, gamma, fp[COUPLING], ip[ATTENTION],
+                       ip[PLAIN_B] != 0, ip[PLAIN_V] != 0, Wc, st, tid, T)  # fmt: skip
         else:
             for i in range(tid, n, T):
                 if picks:
