@@ -221,7 +221,7 @@ def horizon_probability(
 try:  # the optional ``bench`` extra; the class must live at module level for pyTAMS's workers
     from pytams.fmodel import ForwardModelBaseClass as _ForwardModel
 except ImportError:  # pragma: no cover - depends on the environment
-    _ForwardModel = None
+    _ForwardModel = None  # type: ignore[assignment, misc]
 
 
 def pytams_available() -> bool:
@@ -231,7 +231,7 @@ def pytams_available() -> bool:
 
 if _ForwardModel is not None:
 
-    class PyTAMSOrnsteinUhlenbeck(_ForwardModel):  # type: ignore[misc, valid-type]
+    class PyTAMSOrnsteinUhlenbeck(_ForwardModel):
         """The AR(1) chain as a pyTAMS forward model (its API: one trajectory, one step).
 
         State x (a float), x ← ρ x + s ξ with ξ the noise pyTAMS hands to the step (so that a
@@ -272,7 +272,10 @@ if _ForwardModel is not None:
 
 def _cpu_seconds() -> float:
     """User + system CPU of this process and of its finished children (pyTAMS's workers)."""
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
@@ -300,6 +303,9 @@ def run_pytams(
     )
     here, folder = os.getcwd(), tempfile.mkdtemp(prefix="metastab-pytams-", dir=_scratch())
     level = logging.getLogger().level
+    quiet = logging.getLogger("pytams.tams")  # it logs a stalled (extinct) run as an error
+    quiet_level = quiet.level
+    quiet.setLevel(logging.CRITICAL)
     estimates = np.empty(runs)
     try:
         os.chdir(folder)
@@ -322,6 +328,7 @@ def run_pytams(
         os.chdir(here)
         shutil.rmtree(folder, ignore_errors=True)
         logging.getLogger().setLevel(level)
+        quiet.setLevel(quiet_level)
     return estimates, cpu, wall
 
 
