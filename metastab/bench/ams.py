@@ -45,6 +45,7 @@ __all__ = [
     "ams_ou_bench",
     "horizon_probability",
     "pytams_available",
+    "run_pytams",
 ]
 
 # The workload: θΔt = 0.1 (ρ = e^{−0.1}), T = 100 steps (ten relaxation times) from x0 = 0,
