@@ -30,21 +30,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "metastab bench --device cuda --check --out gpu-check",
             "metastab bench --device cuda --compile-only --out gpu-kernels",
             "metastab bench --workload phase-diagram",
+            "metastab bench --workload ams-ou",
             "metastab bench --cold",
             "metastab bench --compile-times demo",
         ),
     )
     bench.add_argument(
         "--workload",
-        choices=("w1", "phase-diagram", "noisy", "schemes"),
+        choices=("w1", "phase-diagram", "noisy", "schemes", "ams-ou"),
         default="w1",
         help="w1: SA_P on the pentagon (default); phase-diagram: the sphere flow, post-LN, "
         "n=32, d in {2, 32, 128}, beside batched NumPy (metastab.bench.phase_diagram); noisy: "
-        "the noisy sphere model's step beside post-LN's, n=32, d in {2, 16, 32} "
-        "(metastab.bench.noisy)",
+        "the noisy sphere model's step beside post-LN's (metastab.bench.noisy); schemes: each "
+        "normalisation scheme's step beside post-LN's (metastab.bench.schemes); ams-ou: AMS on "
+        "the Ornstein-Uhlenbeck chain beside pyTAMS, CPU at equal relative error "
+        "(metastab.bench.ams)",
     )
     bench.add_argument(
-        "--chains", type=whole, default=None, help="default 2048 (--escape: 60 per beta and mode)"
+        "--chains",
+        type=whole,
+        default=None,
+        help="default 2048 (--escape: 60 per beta and mode; ams-ou: the pyTAMS runs, 8)",
     )
     bench.add_argument("--steps", type=whole, default=None, help="default 500 (phase-diagram: 30)")
     bench.add_argument("--repeat", type=whole, default=3, help="best of REPEAT (default 3)")
@@ -157,6 +163,8 @@ def _run(args: argparse.Namespace) -> int:
         return _noisy_bench(args)
     if args.workload == "schemes":
         return _schemes_bench(args)
+    if args.workload == "ams-ou":
+        return _ams_ou_bench(args)
     if args.no_jax and (args.escape or args.sizes):
         raise UsageError("no-jax: --no-jax applies to the W1 and phase-diagram benches only")
     if args.steps is None:
@@ -573,4 +581,74 @@ def _escape_bench(args: argparse.Namespace) -> int:
         on_row=on_row,
     )
     print("ratio = exact / accelerated seconds per escape (inf: no exact escape in the budget)")
+    return 0
+
+
+def _ams_ou_bench(args: argparse.Namespace) -> int:
+    """``metastab bench --workload ams-ou``: one OU probability by metastab's AMS and by pyTAMS,
+    the CPU seconds each needs for a common relative error, and their ratio."""
+    from ..bench.ams import AMS_OU, METASTAB_RUNS, PYTAMS_RUNS, TARGET, ams_ou_bench
+    from ..bench.chains import host_cpu
+
+    taken = [f for f in ("escape", "sizes", "no_jax") if getattr(args, f)]
+    taken += [f for f in ("steps", "beta") if getattr(args, f) is not None]
+    if taken or args.repeat != 3:
+        flag = (taken or ["repeat"])[0].replace("_", "-")
+        raise UsageError(f"{flag}: --workload ams-ou takes only --chains (the pyTAMS runs)")
+    runs = PYTAMS_RUNS if args.chains is None else args.chains
+    if runs < 2:
+        raise UsageError(f"chains must be an integer >= 2 for ams-ou, got {runs}")
+    w = AMS_OU
+    print(
+        f"{PROG} bench --workload ams-ou: P[max_(1<=t<={w['steps']}) X_t >= {w['b']:g}] for "
+        f"the AR(1) Ornstein-Uhlenbeck chain X' = rho X + sqrt(1 - rho^2) xi, rho = e^-0.1, "
+        f"from X_0 = {w['x0']:g}; {w['replicas']} replicas per run; metastab {METASTAB_RUNS} "
+        f"runs (one process, NumPy), pyTAMS {runs} runs (its asyncio runner, one worker); CPU "
+        f"{host_cpu()}",
+        flush=True,
+    )
+    columns = ["package", "runs", "mean_over_truth", "z", "extinct", "rel_err_run",
+               "rel_err_mean", "cpu_s", "wall_s", "cpu_s_per_run", "cpu_s_at_eps"]  # fmt: skip
+    show = output.Rows(columns)
+
+    def on_row(row: dict) -> None:
+        show(
+            {
+                "package": row["package"],
+                "runs": row["runs"],
+                "mean_over_truth": f"{row['mean_over_truth']:.3f}",
+                "z": f"{row['z']:.2f}",
+                "extinct": row["extinct"],
+                "rel_err_run": f"{row['relative_error_run']:.2f}"
+                f"±{row['relative_error_run_se']:.2f}",
+                "rel_err_mean": f"{row['relative_error_mean']:.3f}",
+                "cpu_s": f"{row['cpu_s']:.3g}",
+                "wall_s": row["wall_s"],
+                "cpu_s_per_run": f"{row['cpu_s_per_run']:.3g}",
+                "cpu_s_at_eps": f"{row['cpu_s_at_epsilon']:.3g}",
+            }
+        )
+
+    r = ams_ou_bench(pytams_runs=runs, on_row=on_row)
+    eps = r["epsilon"]
+    print(
+        f"truth {r['truth']:.6g} (quadrature); rel_err_run = sd/mean of one run's estimate (± its "
+        f"standard error), rel_err_mean = rel_err_run/sqrt(runs); cpu_s_at_eps = cpu_s_per_run "
+        f"x (rel_err_run/{eps:g})^2, the CPU seconds for a mean within {eps:.0%}; CPU = user + "
+        "system of the process and its workers"
+    )
+    if r["ratio"] is None:
+        print(f"pyTAMS: {r['pytams']}")
+        return 0
+    print(
+        f"ratio (pyTAMS / metastab CPU at equal relative error) {r['ratio']:.3g}x "
+        f"(target {_verdict(r['ratio'], TARGET, 'x')})"
+    )
+    for row in r["rows"]:
+        if not abs(row["z"]) < 3:  # nan too: a spread of zero says nothing
+            print(
+                f"{row['package']}: its mean is {row['mean_over_truth']:.3g} x the truth "
+                f"(z = {row['z']:.3g}): more runs shrink its spread, not that offset, so the "
+                "equal-error cost above understates what it needs"
+            )
     return 0
