@@ -51,9 +51,10 @@ __all__ = [
 # The workload: θΔt = 0.1 (ρ = e^{−0.1}), T = 100 steps (ten relaxation times) from x0 = 0,
 # B = {x >= 4} (p = 1.62e-3), 16 replicas per run. pyTAMS spends about 0.17 CPU s per
 # trajectory it advances (a process-pool task with its SQLite bookkeeping) whatever the model
-# costs, about 20 s a run here: 8 runs by default, and 1000 for metastab (a few seconds).
+# costs, about 27 s a run here, and one of eight runs once spun in its main process for over
+# five CPU minutes: 2 runs by default (--chains for more), and 1000 for metastab (seconds).
 AMS_OU = {"rho": math.exp(-0.1), "b": 4.0, "x0": 0.0, "steps": 100, "replicas": 16}
-PYTAMS_RUNS = 8
+PYTAMS_RUNS = 2
 METASTAB_RUNS = 1000
 EPSILON = 0.1  # the common relative error of the mean at which the costs are compared
 TARGET = 1.0  # pyTAMS CPU / metastab CPU at equal error, at least

@@ -50,7 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--chains",
         type=whole,
         default=None,
-        help="default 2048 (--escape: 60 per beta and mode; ams-ou: the pyTAMS runs, 8)",
+        help="default 2048 (--escape: 60 per beta and mode; ams-ou: the pyTAMS runs, 2)",
     )
     bench.add_argument("--steps", type=whole, default=None, help="default 500 (phase-diagram: 30)")
     bench.add_argument("--repeat", type=whole, default=3, help="best of REPEAT (default 3)")
