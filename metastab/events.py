@@ -335,8 +335,23 @@ class LeaveUniform(_UniformOrder):
     for n uniform tokens and 1 at a single cluster (docs: models#order-parameters;
     :func:`metastab.order_parameters`). For the models on the unit sphere only.
 
-    >>> LeaveUniform(0.5)
+    Parameters
+    ----------
+    level : float in (0, 1]
+        The event holds once m_degree >= level.
+    degree : {1, 2}
+        The harmonic's degree (default 1, the magnetisation; 2 also sees antipodal clusters).
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> ms.LeaveUniform(0.5)
     LeaveUniform(level=0.5, degree=1)
+    >>> x0 = ms.sphere_uniform(32, 3, chains=4, rng=1)
+    >>> fp = ms.first_passage(ms.SphereFlow(4.0, 0.1), x0, ms.LeaveUniform(0.5), max_steps=2000,
+    ...                       rng=1, progress=False)
+    >>> fp.times  # steps until m_1 >= 0.5; the first chain is censored at the budget
+    array([2000,  135,  108, 1666])
     """
 
     level: float
@@ -351,8 +366,24 @@ class ReachUniform(_UniformOrder):
     ``level`` (0 < level <= 1; m_1 and m_2 as in :class:`LeaveUniform`). For the models on the
     unit sphere only.
 
-    >>> ReachUniform(0.1, degree=2).degree
+    Parameters
+    ----------
+    level : float in (0, 1]
+        The event holds once m_degree <= level.
+    degree : {1, 2}
+        The harmonic's degree (default 1).
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> ms.ReachUniform(0.1, degree=2).degree
     2
+    >>> one_cluster = ms.caps([[1.0, 0.0, 0.0]], [8], 0.05, rng=1)
+    >>> noisy = ms.NoisySphere(1.0, 0.0, 0.01)  # K = 0: Brownian motion on the sphere
+    >>> fp = ms.first_passage(noisy, one_cluster, ms.ReachUniform(0.5), max_steps=5000,
+    ...                       chains=4, rng=1, progress=False)
+    >>> int(fp.events)
+    4
     """
 
     level: float

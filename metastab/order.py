@@ -60,9 +60,15 @@ def order_parameters(x: ArrayLike) -> np.ndarray:
         Tokens on the unit sphere (each norm within ``SPHERE_TOL`` of 1), n×d or chains×n×d,
         d >= 2.
 
+    Returns
+    -------
+    m : ndarray
+        (m_1, m_2), shape (2,) for one configuration, (chains, 2) for chains.
+
     Examples
     --------
     >>> import numpy as np
+    >>> from metastab import order_parameters
     >>> order_parameters(np.array([[1.0, 0.0], [1.0, 0.0]]))  # one cluster
     array([1., 1.])
     >>> order_parameters(np.array([[1.0, 0.0], [-1.0, 0.0]]))  # an antipodal pair
@@ -82,6 +88,21 @@ def order_parameter(x: ArrayLike, degree: int = 1) -> float | np.ndarray:
     """m_degree (1: the magnetisation m_1, 2: m_2; module notes) of one n×d configuration (a
     float) or of each of chains×n×d (an array of chains).
 
+    Parameters
+    ----------
+    x : array_like
+        Tokens on the unit sphere, n×d or chains×n×d (as :func:`order_parameters` takes them).
+    degree : {1, 2}
+        The harmonic's degree (default 1).
+
+    Returns
+    -------
+    m : float or ndarray
+        m_degree of the configuration, or of each chain.
+
+    Examples
+    --------
+    >>> from metastab import order_parameter
     >>> order_parameter([[0.6, 0.8], [0.6, 0.8], [-0.6, -0.8]])  # doctest: +ELLIPSIS
     0.333...
     """

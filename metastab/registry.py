@@ -264,8 +264,9 @@ class Registry(Mapping):
     Examples
     --------
     >>> from metastab.registry import EVENTS, Kind, Param, Registry
-    >>> sorted(EVENTS)
-    ['clusters', 'collapse', 'leave-ball', 'leave-hull', 'reach-vertices']
+    >>> sorted(EVENTS)  # doctest: +NORMALIZE_WHITESPACE
+    ['clusters', 'collapse', 'leave-ball', 'leave-hull', 'leave-uniform', 'reach-uniform',
+     'reach-vertices']
     >>> shapes = Registry("polytope", (Kind("square", "metastab:regular_polygon",
     ...                                     (Param("k", "int"),), fields=("k",)),))
     >>> shapes.spellings
