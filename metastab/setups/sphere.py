@@ -195,7 +195,9 @@ def caps(
     Parameters
     ----------
     centres : (k, d) array, d >= 2
+        The caps' centre directions (any nonzero vectors: each is normalised).
     sizes : k integers >= 1
+        The number of points in each cap.
     angle : float in (0, pi]
         The cap {x : <x, c> >= cos(angle)}.
 
