@@ -5,49 +5,22 @@ e^{−β}-scaled field), every scheme.
 As in tests/test_cuda.py, numba.cuda reads NUMBA_ENABLE_CUDASIM at its first import, so the device
 tests run in a process of their own (:func:`test_positional_cuda_under_simulator`)."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from cuda_simulator import MARKS, libm, under_simulator
+from cuda_simulator import device as _device
 
 import metastab as ms
 
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning"),
-    pytest.mark.filterwarnings("ignore::numba.cuda.core.errors.NumbaPerformanceWarning"),
-]
-INNER = os.environ.get("METASTAB_CUDA_TESTS") == "1"
-SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-device = pytest.mark.skipif(
-    not INNER,
-    reason="runs in its own process (test_positional_cuda_under_simulator): numba.cuda must see "
-    "NUMBA_ENABLE_CUDASIM before its first import",
-)
-libm = pytest.mark.skipif(
-    INNER and not SIMULATOR,
-    reason="libdevice's exp is not the CPU's libm exp: bit identity holds under the simulator",
-)
+pytestmark = MARKS
+device = _device("test_positional_cuda_under_simulator")
 
 
 @pytest.mark.slow
 @pytest.mark.outer
 def test_positional_cuda_under_simulator():
     """The device tests below, under numba's CUDA simulator, in a fresh process."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", METASTAB_CUDA_TESTS="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--dist", "load",
-         "-m", "not outer", __file__],
-        env=env,
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).parent.parent,
-        timeout=1800,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
-    assert " passed" in proc.stdout and "skipped" not in proc.stdout, proc.stdout[-2000:]
+    under_simulator(__file__)
 
 
 PAPER = dict(
