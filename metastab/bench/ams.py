@@ -223,7 +223,7 @@ def horizon_probability(
 try:  # the optional ``bench`` extra; the class must live at module level for pyTAMS's workers
     from pytams.fmodel import ForwardModelBaseClass as _ForwardModel
 except ImportError:  # pragma: no cover - depends on the environment
-    _ForwardModel = None  # type: ignore[assignment, misc]
+    _ForwardModel = None
 
 
 def pytams_available() -> bool:
