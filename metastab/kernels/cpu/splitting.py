@@ -1,4 +1,4 @@
-"""Numba kernels of adaptive multilevel splitting (:mod:`metastab.engine.splitting`).
+"""Numba kernels of adaptive multilevel splitting (:mod:`metastab.engine.ams_chains`).
 
 Pure functions over arrays, like the other kernels, whose xoshiro256** streams, SA_P step
 (:func:`~metastab.kernels.cpu.euclidean_steps.chain_step`), event test and hull distance they reuse;
