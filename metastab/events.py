@@ -99,7 +99,7 @@ class LeaveBall(_Event):
 @dataclass(frozen=True, eq=False)
 class LeaveHull(_Event):
     """Some token leaves conv{x_j^0 : groups[j] == groups[i]} + B(0, radius): the exit time T2 of
-    [FW] Thm 5.4 (lem. metastab.1). The distance to the group hull is computed with Wolfe's
+    [FW] Thm 5.4. The distance to the group hull is computed with Wolfe's
     finite min-norm-point algorithm (``kernels.cpu.events.hull_dist2``), exact up to rounding.
 
     >>> LeaveHull(groups=[0, 1, 0, 1], radius=0.5).radius
@@ -143,7 +143,7 @@ class LeaveHull(_Event):
 class ReachVertices(_Event):
     """Every token is within ``radius`` of its assigned vertex, and every vertex token (one that
     starts on its vertex, up to 1e-12 relative) within ``vertex_radius``: the event of
-    [FW] Thm 5.2 (lem. first.phase). The default assignment is the initial cell
+    [FW] Thm 5.2. The default assignment is the initial cell
     σ(x_i^0) = argmax_a <B x_i^0, v_a>, with the model's B.
 
     >>> ReachVertices([[1.0, 0.0], [-1.0, 0.0]], radius=0.1).vertex_radius
@@ -209,7 +209,7 @@ class ReachVertices(_Event):
 
 @dataclass(frozen=True, eq=False)
 class Collapse(_Event):
-    """The configuration's diameter max_ij ‖x_i − x_j‖ is at most ``diameter`` ([FW] prop. origin).
+    """The configuration's diameter max_ij ‖x_i − x_j‖ is at most ``diameter`` ([FW] §5, collapse).
 
     >>> Collapse(1e-3).diameter
     0.001

@@ -107,7 +107,7 @@ def exp_nonpositive(fma, mul, as_bits, from_bits):
 
 def exact_bernoulli(next_u64, mul):
     """``bernoulli(p, u, s)``: the exact Bernoulli(p) trial that decides whether an SA_P pick is
-    rare ([FW] eq. softmax.process, by the rule of cpu.euclidean_steps.chain_step), driven by the
+    rare ([FW] §5, eq. (SA_ℙ), by the rule of cpu.euclidean_steps.chain_step), driven by the
     uniform ``u`` and the stream ``s``."""
 
     def bernoulli(p, u, s):
@@ -134,7 +134,7 @@ def exact_bernoulli(next_u64, mul):
 
 def rare_pick(fma, mul, next_uniform, bernoulli):
     """``pick_rare(w, o, stride, n, hi, s)``: an SA_P pick among the rare weights of a row ([FW]
-    eq. softmax.process, by the rule of cpu.euclidean_steps.chain_step), weight j at ``w[o + j
+    [FW] §5, eq. (SA_ℙ), by the rule of cpu.euclidean_steps.chain_step), weight j at ``w[o + j
     stride]``, j < n."""
 
     def pick_rare(w, o, stride, n, hi, s):

@@ -207,7 +207,7 @@ class _Model(_Declared):
 
 @dataclass(frozen=True, eq=False)
 class SoftmaxChain(_Model):
-    """SA_P, the finite-β self-attention Markov chain of [FW], eq. softmax.process.
+    """SA_P, the finite-β self-attention Markov chain of [FW] §5, eq. (SA_ℙ).
 
     Each token i draws j with probability softmax_j(β s_ij) (itself included) and moves to
     x_i + γ (x_j − x_i). Joint law: tokens draw independently within a step, and the update is
@@ -252,7 +252,7 @@ class SoftmaxChain(_Model):
 
 @dataclass(frozen=True, eq=False)
 class SoftmaxFlow(_Model):
-    """SA_β, the deterministic softmax layer of [FW], eq. softmax.ODE.
+    """SA_β, the deterministic softmax layer of [FW] §5, eq. (SA_β).
 
     x_i ← x_i + γ (Σ_j softmax_j(β s_ij) x_j − x_i): the mean step of :class:`SoftmaxChain`.
 
@@ -290,7 +290,7 @@ class SoftmaxFlow(_Model):
 
 @dataclass(frozen=True, eq=False)
 class Hardmax(_Model):
-    """SA_∞, the hardmax / Frank-Wolfe step of [FW], eq. hardmax.dynamics.V, (SA_∞).
+    """SA_∞, the hardmax / Frank-Wolfe step of [FW] §1, eq. (SA_∞).
 
     Leaders ``L_i = {j : s_ij ≥ max_k s_ik − tol · max_k |s_ik|}`` (relative tie tolerance;
     exact float equality is fragile); x_i ← x_i + γ (mean_{j in L_i} x_j − x_i).

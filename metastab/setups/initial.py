@@ -171,7 +171,7 @@ def near_vertices(
 ) -> np.ndarray:
     """The initial condition of Thm 5.2: tokens at the vertices and deep in their cells' cones.
 
-    The condition of [FW] lem. first.phase (docs: models#statements-fw). Tokens 0..κ−1 sit exactly
+    The condition of [FW] Thm 5.2 (docs: models#statements-fw). Tokens 0..κ−1 sit exactly
     at v_0..v_{κ−1}. Token i >= κ is given the vertex a = (i − κ) mod κ (round robin, so every group
     is populated as soon as n >= 2κ) and is drawn uniformly in the eroded dominance cone
     I_a(β^{−1/8}) ⊖ β^{−1/4}, exactly: the eroded cone is a polytope (the half-spaces of K moved

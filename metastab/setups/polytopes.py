@@ -303,8 +303,8 @@ class Polytope:
     def owns_cells(self, B: ArrayLike | None = None) -> np.ndarray:
         """Per vertex, whether v_a owns its cell: <B v_a, v_a> > <B v_a, v_b> for all b ≠ a.
 
-        The genericity hypothesis of [FW] thm. exp.fast.polytope (docs: models#polytopes). A point
-        that is not extreme never owns its cell for B = I.
+        The genericity hypothesis of [FW] §4, the theorem on positive definite B
+        (docs: models#polytopes). A point that is not extreme never owns its cell for B = I.
 
         Examples
         --------

@@ -3,7 +3,7 @@
 - :mod:`.euclidean`: [FW] in R^d: :func:`clustering_phase` (m, τ and T1 of the clustering phase,
   Thm 5.2), :func:`metastability_bound`, :func:`metastability_exponent`, :func:`exit_time_bound`
   (the lower bound on P[T2 >= t] of Thm 5.4 and what it implies for E[T2]) and
-  :func:`collapse_rate` (prop. origin).
+  :func:`collapse_rate` ([FW] §5, the collapse proposition).
 - :mod:`.frozen`: the exact geometric exit law of a frozen configuration, :func:`frozen_law`, in
   log space; :func:`sphere_frozen_law` the same for the chain on the sphere (its no-op picks from
   :func:`sphere_jumps`), and :func:`frozen_asymptote` the large-β line of log E[T] of either.

@@ -1,9 +1,9 @@
 """The published bounds of [FW] in R^d (docs: models#statements-fw), as functions.
 
-- :func:`clustering_phase`: m, τ and T1 of the clustering phase ([FW] lem. first.phase, Thm 5.2).
+- :func:`clustering_phase`: m, τ and T1 of the clustering phase ([FW] Thm 5.2).
 - :func:`metastability_bound`, :func:`metastability_exponent`, :func:`exit_time_bound`: the
-  lower bound on P[T2 >= t] of [FW] lem. metastab.1 / Thm 5.4 and what it implies for E[T2].
-- :func:`collapse_rate`: the contraction constant of [FW] prop. origin.
+  lower bound on P[T2 >= t] of [FW] Thm 5.4 and what it implies for E[T2].
+- :func:`collapse_rate`: the contraction constant of [FW] §5.
 
 Everything is float64 NumPy; nothing here simulates.
 """
@@ -81,7 +81,7 @@ def clustering_phase(
 ) -> ClusteringPhase:
     """Quantities of the clustering phase of Thm 5.2: its length T1 and the radius τ it reaches.
 
-    [FW] lem. first.phase and Thm 5.2 (docs: models#statements-fw). With
+    [FW] Thm 5.2 (docs: models#statements-fw). With
     σ(i) = argmax_a <x_i^0, v_a> (B = I) and c0 = min_{a≠b} (<v_a, v_a> − <v_a, v_b>):
 
         m  = min_{i > κ} ‖x_i^0 − v_σ(i)‖,
@@ -210,7 +210,7 @@ def metastability_bound(
 ) -> np.ndarray:
     """Lower bound on P[T2 >= t], the probability that the metastable phase lasts t steps.
 
-    [FW] lem. metastab.1 / Thm 5.4 (docs: models#statements-fw), for t > 1:
+    [FW] Thm 5.4 (docs: models#statements-fw), for t > 1:
 
         P[T2 >= t] >= 1 − exp((1 + ε/γ) log(γt/ε) + (1 + ε/γ) log n − β c0 ε / (2γ)).
 
@@ -307,7 +307,7 @@ def exit_time_bound(
 
 @dataclass(frozen=True)
 class CollapseRate:
-    """Contraction of [FW] prop. origin: diam(X^{t+1}) <= (1 − γc) diam(X^t).
+    """Contraction of [FW] §5 (collapse): diam(X^{t+1}) <= (1 − γc) diam(X^t).
 
     ``c`` may underflow at large abs(β) R²; ``log_c`` and ``log_factor`` = log(1 − γc) stay
     exact. Made by :func:`collapse_rate`.
@@ -361,7 +361,7 @@ class CollapseRate:
 
 
 def collapse_rate(beta: float, *, radius: float, n: int, gamma: float) -> CollapseRate:
-    """The collapse constant c = e^{−abs(β) R²} / (n e^{abs(β) R²}) of [FW] prop. origin.
+    """The collapse constant c = e^{−abs(β) R²} / (n e^{abs(β) R²}) of [FW] §5.
 
     For SA_β with all ‖x_j‖ <= R, every step shrinks the diameter at least by 1 − γc
     (docs: models#statements-fw).

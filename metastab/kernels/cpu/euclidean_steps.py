@@ -469,7 +469,7 @@ def _resolve_pending(x, B, beta, gamma, P, use_P, u, s, out, pw, picks=None):
 # runs each), W1's speed unchanged. Called from Python, it is still a cached kernel.
 @_jit(inline="always", **JIT_NO_NRT)
 def chain_step(x, B, beta, gamma, P, use_P, u, s, out, work, G, picks=None):
-    """SA_P, one synchronous step of the finite-beta chain ([FW] eq. softmax.process).
+    """SA_P, one synchronous step of the finite-beta chain ([FW] §5, eq. (SA_ℙ)).
 
     Token i picks j with probability softmax_j(beta s_ij), tokens independently, and moves to
     x_i + gamma (x_j - x_i). With weights w_j = exp(beta (s_ij - max_k s_ik)) (the largest is 1),
@@ -542,7 +542,7 @@ def _flow_weights(W, n, lanes, best, beta, total):
 
 @_jit(**JIT_NO_NRT)
 def softmax_flow_step(x, B, beta, gamma, P, use_P, out, work):
-    """SA_beta, one deterministic softmax layer ([FW] eq. softmax.ODE):
+    """SA_beta, one deterministic softmax layer ([FW] §5, eq. (SA_β)):
     x_i <- x_i + gamma (sum_j softmax_j(beta s_ij) x_j - x_i), the mean computed as
     (sum_j w_ij x_j) / sum_j w_ij (one fma per term, j ascending).
 
@@ -618,7 +618,7 @@ def hardmax_work(n, d):
 
 @_jit(**JIT_NO_NRT)
 def hardmax_step(x, B, gamma, P, use_P, by_point, tol, out, work):
-    """SA_inf, one hardmax / Frank-Wolfe step ([FW] eq. hardmax.dynamics.V).
+    """SA_inf, one hardmax / Frank-Wolfe step ([FW] §1, eq. (SA_∞)).
 
     Leaders L_i = {j : s_ij >= max_k s_ik - tol * max_k |s_ik|} (a relative tie tolerance);
     the target is the mean of x_j over the indices in L_i (``by_point`` False, [AFZ]) or over the

@@ -194,7 +194,7 @@ def _weights(W, i, n, beta, best):
 
 @cuda.jit(device=True)
 def chain_pick(x, xo, B, bx, beta, i, n, d, W, u):
-    """Token i's SA_P pick ([FW] eq. softmax.process) by the rule of steps.chain_step, from the
+    """Token i's SA_P pick ([FW] §5, eq. (SA_ℙ)) by the rule of steps.chain_step, from the
     uniform ``u``: a token index, PENDING when the exact Bernoulli trial needs the stream (then
     :func:`resolve_pick`, in token order), or NAN_PICK for non-finite weights. Leaves the
     weights exp(beta (s_ij - max_k s_ik)) in W."""
@@ -242,7 +242,7 @@ def move(x, xo, i, tx, to, gamma, P, use_P, out, oo, n, d):
 
 @cuda.jit(device=True)
 def flow_target(x, xo, B, bx, beta, i, n, d, W):
-    """SA_beta's target of token i ([FW] eq. softmax.ODE): sum_j softmax_j(beta s_ij) x_j, left
+    """SA_beta's target of token i ([FW] §5, eq. (SA_β)): sum_j softmax_j(beta s_ij) x_j, left
     in bx[k n + i] (cpu.euclidean_steps.softmax_flow_step)."""
     best = row_scores(x, xo, B, bx, i, n, d, W)
     _weights(W, i, n, beta, best)
@@ -296,7 +296,7 @@ def _mean_above(x, xo, W, i, n, d, cut, by_point, tol, bx):
 
 @cuda.jit(device=True)
 def hardmax_target(x, xo, B, bx, i, n, d, W, by_point, tol):
-    """SA_inf's target of token i ([FW] eq. hardmax.dynamics.V; steps.hardmax_step): the mean of
+    """SA_inf's target of token i ([FW] §1, eq. (SA_∞); steps.hardmax_step): the mean of
     the leaders within the relative tie tolerance, left in bx[k n + i]."""
     best = row_scores(x, xo, B, bx, i, n, d, W)
     scale = 0.0

@@ -242,7 +242,7 @@ def pick(w: list[float], u: float, rng=None) -> int:
 
 
 def chain_step(x, B, beta: float, gamma, u, rng=None) -> np.ndarray:
-    """SA_P, one synchronous step of the finite-β chain ([FW] eq. softmax.process).
+    """SA_P, one synchronous step of the finite-β chain ([FW] §5, eq. (SA_ℙ)).
 
     Each token i independently picks j with probability softmax_j(β s_ij) (self included) by
     :func:`pick` with the uniform u[i] (and, rarely, further uniforms of ``rng``, tokens in
@@ -263,7 +263,7 @@ def chain_step(x, B, beta: float, gamma, u, rng=None) -> np.ndarray:
 
 
 def softmax_flow_step(x, B, beta: float, gamma) -> np.ndarray:
-    """SA_β, one deterministic softmax layer ([FW] eq. softmax.ODE):
+    """SA_β, one deterministic softmax layer ([FW] §5, eq. (SA_β)):
     x_i ← x_i + γ (Σ_j softmax_j(β s_ij) x_j − x_i), the mean computed as (Σ_j w_j x_j) / Σ_j w_j
     (one fma per term).
     """
@@ -307,7 +307,7 @@ def leaders(s: list[float], tol: float) -> list[int]:
 
 
 def hardmax_step(x, B, gamma, ties: str = "index", tol: float = 0.0) -> np.ndarray:
-    """SA_∞, one hardmax / Frank-Wolfe step ([FW] eq. hardmax.dynamics.V):
+    """SA_∞, one hardmax / Frank-Wolfe step ([FW] §1, eq. (SA_∞)):
     x_i ← x_i + γ (mean_{j in L_i} x_j − x_i).
 
     ``ties="index"`` averages over the leader indices ([AFZ]); ``ties="point"`` over the distinct
@@ -468,7 +468,7 @@ def hull_distance_qp(p, pts) -> float:
 
 def leave_hull(x, centers, groups, radii) -> bool:
     """Some token i is farther than radii[i] from conv{centers_j : groups_j == groups_i}
-    ([FW] lem. metastab.1, exit time T2), with the exact :func:`hull_distance`."""
+    ([FW] Thm 5.4, exit time T2), with the exact :func:`hull_distance`."""
     xs, cs = np.asarray(x, dtype=float), np.asarray(centers, dtype=float)
     groups = np.asarray(groups)
     for i in range(xs.shape[0]):
