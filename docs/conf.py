@@ -15,7 +15,14 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(DOCS / "_ext"))
 
-from study_pages import CITATION, cite, label_texts, study_page  # noqa: E402
+from study_pages import (  # noqa: E402
+    CITATION,
+    cite,
+    label_texts,
+    reference_keys,
+    statements,
+    study_page,
+)
 
 import metastab  # noqa: E402
 
@@ -52,6 +59,8 @@ html_static_path = ["_static"]
 
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
+# a reference to a numbered display equation reads "eq. (3)"
+math_eqref_format = "eq. ({number})"
 
 # API reference
 autosummary_generate = True
@@ -114,7 +123,9 @@ def _copy_studies(app) -> None:
             r"(?<!!)\[([^\]]+)\]\((?!https?://|#)([^)]+)\)", r"\1 (`data/" + name + r"/\2`)", text
         )
         pngs = sorted(p.name for p in report.parent.glob("*.png"))
-        page = study_page(text, pngs, headlines.get(name), LABEL_TEXTS)
+        page = study_page(
+            text, pngs, headlines.get(name), LABEL_TEXTS, STATEMENTS.get(name), REFERENCE_KEYS
+        )
         (dest / "report.md").write_text(f"(study-{name})=\n" + page, encoding="utf-8")
         for png in pngs:
             shutil.copy2(report.parent / png, dest / png)
@@ -123,6 +134,10 @@ def _copy_studies(app) -> None:
 # Citations "docs: PAGE#LABEL" in docstrings (plain text in help()) become links in the API
 # reference: the label of a section, or the page itself.
 LABEL_TEXTS = label_texts(DOCS / "user")
+# the statement each study tests, with its numbered equations (the model page's own LaTeX)
+STATEMENTS = statements((DOCS / "user" / "models.md").read_text(encoding="utf-8"))
+# the bracketed keys of the papers ([FW]), made links to the references page on study pages
+REFERENCE_KEYS = reference_keys((DOCS / "user" / "references.md").read_text(encoding="utf-8"))
 
 
 def _link_citations(app, what, name, obj, options, lines) -> None:

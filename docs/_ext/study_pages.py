@@ -2,9 +2,11 @@
 
 A report is written for a terminal and a repository: its verdict is its last line, its figures
 are named in a ``Figures:`` paragraph, its long checks table comes last. The page puts the
-verdict (a coloured box, with the headline of the studies' table) under the title, embeds every
-figure with its caption where the report names it, and folds the checks table. The report's
-text is otherwise kept as written; nothing here computes a finding.
+verdict (a coloured box, with the headline of the studies' table) under the title and beside it
+the statement under test with its numbered equations as the model page writes them
+(:func:`statements`), embeds every figure with its caption where the report names it, and folds
+the checks table. The report's text is otherwise kept as written; nothing here computes a
+finding.
 """
 
 from __future__ import annotations
@@ -24,6 +26,37 @@ _FIGURES = re.compile(r"^Figures: (.*)$", re.M)
 _NAME = re.compile(r"`([^`]+\.png)`")
 # a citation of the documentation in a report's text ("docs: models#LABEL"), made a link
 CITATION = re.compile(r"\bdocs: ([a-z]+(?:/[a-z-]+)?)(?:#([a-z0-9-]+))?")
+# a labelled display equation of a MyST page: $$ ... $$ (eq-LABEL)
+_EQUATION = re.compile(r"^[ \t]*\$\$\n(.*?)\n[ \t]*\$\$ \((eq-[a-z0-9-]+)\)$", re.M | re.S)
+# where a statement of the model page starts: a label line or an item of a numbered list
+_STATEMENT_START = re.compile(r"^(?:\([a-z0-9-]+\)=|\d+\. \*\*)", re.M)
+_STUDY_REF = re.compile(r"<study-([a-z-]+)>`")
+# an entry of the references page: its label, then its bold key
+_REFERENCE = re.compile(r"^\((ref-[a-z0-9-]+)\)=\n\*\*\[([^\]]+)\]\*\*", re.M)
+
+
+def reference_keys(text: str) -> dict[str, str]:
+    """The label of each bracketed key (``[FW]``) of the references page's Markdown ``text``.
+
+    >>> reference_keys("(ref-fw)=\\n**[FW]** Alcalde et al.")
+    {'FW': 'ref-fw'}
+    """
+    return {m.group(2): m.group(1) for m in _REFERENCE.finditer(text)}
+
+
+def link_keys(text: str, keys: dict[str, str]) -> str:
+    """``text`` with each bracketed key of ``keys`` (outside code) a link to its reference.
+
+    >>> link_keys("[FW] Thm 5.4, `[FW]`, [FW](x)", {"FW": "ref-fw"})
+    '{ref}`[FW] <ref-fw>` Thm 5.4, `[FW]`, [FW](x)'
+    """
+    if not keys:
+        return text
+    key = re.compile(r"\[(" + "|".join(map(re.escape, keys)) + r")\](?!\()")
+    parts = re.split(r"(`[^`\n]*`)", text)
+    for k in range(0, len(parts), 2):
+        parts[k] = key.sub(lambda m: f"{{ref}}`[{m.group(1)}] <{keys[m.group(1)]}>`", parts[k])
+    return "".join(parts)
 
 
 def label_texts(folder) -> dict[str, str]:
@@ -45,11 +78,17 @@ def label_texts(folder) -> dict[str, str]:
 
 def cite(page: str, label: str | None, texts: dict[str, str], role: str) -> str:
     """The link that replaces the citation ``docs: PAGE#LABEL``, in ``role`` syntax (``"rst"``
-    or ``"myst"``).
+    or ``"myst"``); a label ``eq-...`` is a numbered equation of the page.
 
     >>> cite("models", "polytopes", {}, "rst"), cite("models", "x", {"x": "A law"}, "myst")
     ('see :ref:`polytopes`', 'see {ref}`A law <x>`')
+    >>> cite("models", "eq-sa-p", {}, "rst")
+    'see :eq:`eq-sa-p` of :doc:`/user/models`'
     """
+    if label and label.startswith("eq-"):
+        if role == "rst":
+            return f"see :eq:`{label}` of :doc:`/user/{page}`"
+        return f"see {{eq}}`{label}` of {{doc}}`/user/{page}`"
     if page.startswith("studies/"):
         kind, target = "ref", "study-" + page.split("/", 1)[1]
     elif label:
@@ -57,6 +96,64 @@ def cite(page: str, label: str | None, texts: dict[str, str], role: str) -> str:
     else:
         kind, target = "doc", f"/user/{page}"
     return f"see :{kind}:`{target}`" if role == "rst" else f"see {{{kind}}}`{target}`"
+
+
+def statements(text: str) -> dict[str, list[tuple[str, str, str]]]:
+    """The statements of a model page's Markdown ``text`` that a study tests, by study: per
+    study, (name, LaTeX, label) of each labelled display equation of the statement that names
+    the study (``{ref}`... <study-NAME>```), its own or one it cites (``{eq}`LABEL```). A
+    statement runs from a label line or an item of a numbered list to the next; its name is
+    its heading, or its bold lead with the parenthesis after it (its source).
+
+    >>> page = ("(s)=\\n**Collapse** ([FW] §5). Text\\n\\n$$\\nx = 1\\n$$ (eq-x)\\n\\n"
+    ...         "(study {ref}`collapse <study-collapse>`)\\n\\n(t)=\\n**Other**\\n")
+    >>> statements(page)
+    {'collapse': [('Collapse ([FW] §5)', 'x = 1', 'eq-x')]}
+    """
+    latex = {m.group(2): m.group(1).strip() for m in _EQUATION.finditer(text)}
+    starts = [m.start() for m in _STATEMENT_START.finditer(text)] + [len(text)]
+    found: dict[str, list[tuple[str, str, str]]] = {}
+    for a, b in zip(starts, starts[1:]):
+        chunk = text[a:b]
+        labels = [m.group(2) for m in _EQUATION.finditer(chunk)]
+        labels += [x for x in re.findall(r"\{eq\}`([a-z0-9-]+)`", chunk) if x in latex]
+        first = chunk.split("\n", 1)[0] if chunk[0].isdigit() else chunk.split("\n", 2)[1]
+        lead = re.match(r"(?:\d+\. )?\*\*(.+?)\.?\*\*", first)
+        if first.startswith("#"):
+            name = first.lstrip("# ")
+        elif lead:
+            name = lead.group(1) + _parenthesis(first[lead.end() :])
+        else:
+            continue
+        for study in dict.fromkeys(_STUDY_REF.findall(chunk)):
+            found.setdefault(study, []).extend(
+                (name, latex[label], label) for label in dict.fromkeys(labels)
+            )
+    return {study: items for study, items in found.items() if items}
+
+
+def _parenthesis(rest: str) -> str:
+    """The balanced parenthesis that opens ``rest`` (after spaces), with a space before it, or
+    an empty string."""
+    rest = rest.lstrip(" ")
+    if not rest.startswith("("):
+        return ""
+    depth = 0
+    for i, c in enumerate(rest):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth == 0:
+            return " " + rest[: i + 1]
+    return ""
+
+
+def _statement_box(items: list[tuple[str, str, str]]) -> list[str]:
+    """The MyST lines of the box that shows a study's statements with their equations."""
+    names = list(dict.fromkeys(name for name, _, _ in items))
+    # a colon fence: the names hold roles, and a backtick fence's title may not hold backticks
+    box = [":::{admonition} Statement: " + "; ".join(names), ":class: statement", ""]
+    for _, tex, label in items:
+        box += ["$$", tex, "$$", "", f"{{eq}}`{label}` of {{doc}}`/user/models`", ""]
+    return box + [":::", ""]
 
 
 def figure_captions(line: str) -> list[tuple[str, str]]:
@@ -99,10 +196,16 @@ def _figures(line: str, pngs: list[str]) -> tuple[str, list[str]]:
 
 
 def study_page(
-    text: str, pngs: list[str], headline: str | None = None, texts: dict[str, str] | None = None
+    text: str,
+    pngs: list[str],
+    headline: str | None = None,
+    texts: dict[str, str] | None = None,
+    statement: list[tuple[str, str, str]] | None = None,
+    keys: dict[str, str] | None = None,
 ) -> str:
     """The page of one study from the text of its report and the names of its PNG files
-    (``texts``: the link texts of labels, :func:`label_texts`).
+    (``texts``: the link texts of labels, :func:`label_texts`; ``statement``: the study's entry
+    of :func:`statements`; ``keys``: the references' labels, :func:`reference_keys`).
 
     >>> page = study_page("# T\\n\\nFigures: `f.png` (a plot).\\n\\n## Checks\\n\\n| a |\\n|---|\\n"
     ...                   "\\nVerdict: holds (1 of 1 tested claims pass).\\n", ["f.png"])
@@ -127,6 +230,7 @@ def study_page(
 
     body = _FIGURES.sub(embed, body)
     body = CITATION.sub(lambda m: cite(m.group(1), m.group(2), texts or {}, "myst"), body)
+    body = link_keys(body, keys or {})
     rest = [p for p in sorted(pngs) if p not in named]
     if rest:
         extra = "\n".join(_figure(p, p) for p in rest)
@@ -137,6 +241,8 @@ def study_page(
     if headline:
         box += [headline, ""]
     box += [detail, "```", ""]
+    if statement:
+        box += _statement_box(statement)
     title, _, after = body.partition("\n")
     return "\n".join([title, "", *box]) + after
 

@@ -67,10 +67,11 @@ def _gamma(value):
 
 
 def step_matrix(V: ArrayLike) -> np.ndarray:
-    """The step matrix P = (I + V)^{-1} V of a general value matrix V (docs: models#models-rd).
+    """The step matrix P = (I + V)^{-1} V of a general value matrix V.
 
     The implicit step x_i ← x_i + V (target_i − x_i') solved for x_i' gives
-    x_i' = x_i + P (target_i − x_i): pass P as a model's ``gamma``.
+    x_i' = x_i + P (target_i − x_i): pass P as a model's
+    ``gamma`` (docs: models#model-value-matrix).
 
     Parameters
     ----------
@@ -210,8 +211,9 @@ class SoftmaxChain(_Model):
     """SA_P, the finite-β self-attention Markov chain of [FW] §5, eq. (SA_ℙ).
 
     Each token i draws j with probability softmax_j(β s_ij) (itself included) and moves to
-    x_i + γ (x_j − x_i). Joint law: tokens draw independently within a step, and the update is
-    synchronous. Coincident tokens add their probabilities; a self-pick is an exact no-op.
+    x_i + γ (x_j − x_i) (docs: models#eq-sa-p). Joint law: tokens draw independently within a
+    step, and the update is synchronous. Coincident tokens add their probabilities; a self-pick
+    is an exact no-op.
 
     Parameters
     ----------
@@ -254,7 +256,8 @@ class SoftmaxChain(_Model):
 class SoftmaxFlow(_Model):
     """SA_β, the deterministic softmax layer of [FW] §5, eq. (SA_β).
 
-    x_i ← x_i + γ (Σ_j softmax_j(β s_ij) x_j − x_i): the mean step of :class:`SoftmaxChain`.
+    x_i ← x_i + γ (Σ_j softmax_j(β s_ij) x_j − x_i) (docs: models#eq-sa-beta): the mean step of
+    :class:`SoftmaxChain`.
 
     Parameters
     ----------
@@ -293,7 +296,8 @@ class Hardmax(_Model):
     """SA_∞, the hardmax / Frank-Wolfe step of [FW] §1, eq. (SA_∞).
 
     Leaders ``L_i = {j : s_ij ≥ max_k s_ik − tol · max_k |s_ik|}`` (relative tie tolerance;
-    exact float equality is fragile); x_i ← x_i + γ (mean_{j in L_i} x_j − x_i).
+    exact float equality is fragile); x_i ← x_i + γ (mean_{j in L_i} x_j − x_i)
+    (docs: models#eq-hardmax).
     ``ties="index"`` averages over leader indices ([AFZ]'s code), ``ties="point"`` over the
     distinct leader points ([FW]'s set reading; two leaders are one point when their max-norm
     distance is ≤ tol times their size).
@@ -380,7 +384,7 @@ def _margin(value):
 
 @dataclass(frozen=True, eq=False)
 class Localmax(_Model):
-    """Localmax dynamics: uniform attention over a relaxed argmax (docs: models#models-rd, [LM]).
+    """Localmax dynamics: uniform attention over a relaxed argmax (docs: models#eq-localmax, [LM]).
 
     This is this package's reading of the published abstract of [LM] (Cimetière, Chiri,
     Gharesifard, arXiv:2509.15958: uniform weights over a neighbour set, a step parameter, and an

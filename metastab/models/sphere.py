@@ -258,7 +258,7 @@ class _SphereModel:
 
 @dataclass(frozen=True, eq=False)
 class SphereFlow(_SphereModel):
-    """Deterministic attention dynamics on S^{d-1} (docs: models#models-sphere: (SA), (USA),
+    """Deterministic attention dynamics on S^{d-1} (docs: models#eq-sa: (SA), (USA),
     post-LN, RK4).
 
     The attention output of token i is Attn(x)_i = Σ_h V_h Σ_j w^h_ij x_j, summed over the heads
@@ -646,7 +646,7 @@ def check_step(model: SphereFlow | SphereChain | NoisySphere, d: int, stacklevel
 
 @dataclass(frozen=True, eq=False)
 class SphereChain(_SphereModel):
-    """The finite-temperature attention chain on S^{d-1} (docs: models#sphere-chain).
+    """The finite-temperature attention chain on S^{d-1} (docs: models#eq-sphere-chain).
 
     Each token i independently picks j with probability softmax_j(β<B x_i, x_j>) (itself included;
     coincident tokens add their probabilities) and moves to N(x_i + γ (V x_j − x_i)); all tokens
@@ -701,7 +701,7 @@ NOISE_ATTENTIONS = ("unnormalized", "softmax")
 
 @dataclass(frozen=True, eq=False)
 class NoisySphere(_SphereModel):
-    """The noisy attention model on S^{d-1} (docs: models#noisy-sphere): the N-particle noisy
+    """The noisy attention model on S^{d-1} (docs: models#eq-noisy-sde): the N-particle noisy
     (USA) transformer of Mun & Rosenzweig (*Phase transitions for the noisy transformer model in
     arbitrary dimension*, arXiv 2606.05140; d = 2: arXiv 2604.16288), in the package's
     normalisation (:mod:`metastab.theory.noisy`),

@@ -81,7 +81,7 @@ def clustering_phase(
 ) -> ClusteringPhase:
     """Quantities of the clustering phase of Thm 5.2: its length T1 and the radius τ it reaches.
 
-    [FW] Thm 5.2 (docs: models#statements-fw). With
+    [FW] Thm 5.2 (docs: models#eq-clustering). With
     σ(i) = argmax_a <x_i^0, v_a> (B = I) and c0 = min_{a≠b} (<v_a, v_a> − <v_a, v_b>):
 
         m  = min_{i > κ} ‖x_i^0 − v_σ(i)‖,
@@ -210,7 +210,7 @@ def metastability_bound(
 ) -> np.ndarray:
     """Lower bound on P[T2 >= t], the probability that the metastable phase lasts t steps.
 
-    [FW] Thm 5.4 (docs: models#statements-fw), for t > 1:
+    [FW] Thm 5.4 (docs: models#eq-metastability-bound), for t > 1:
 
         P[T2 >= t] >= 1 − exp((1 + ε/γ) log(γt/ε) + (1 + ε/γ) log n − β c0 ε / (2γ)).
 
@@ -364,7 +364,7 @@ def collapse_rate(beta: float, *, radius: float, n: int, gamma: float) -> Collap
     """The collapse constant c = e^{−abs(β) R²} / (n e^{abs(β) R²}) of [FW] §5.
 
     For SA_β with all ‖x_j‖ <= R, every step shrinks the diameter at least by 1 − γc
-    (docs: models#statements-fw).
+    (docs: models#eq-collapse).
 
     Parameters
     ----------

@@ -80,7 +80,7 @@ class FrozenLaw:
 def frozen_law(
     points: ArrayLike, multiplicities: ArrayLike, beta: float, B: ArrayLike | None = None
 ) -> FrozenLaw:
-    """Exit law of tokens frozen at κ distinct points (docs: models#statements-fw, "Exact laws").
+    """Exit law of tokens frozen at κ distinct points (docs: models#eq-frozen-law).
 
     Tokens sit at u_a with multiplicities m_a; in-group picks are no-ops, so the chain waits for
     the first cross-group pick. A token at u_a stays in its group with probability

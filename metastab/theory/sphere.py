@@ -86,7 +86,7 @@ def meanfield_clusters(beta: float) -> int:
     """The number of clusters k* = argmax_{k >= 1} k² I_k(β) that (USA) forms on the circle.
 
     From a nearly uniform start: the fastest-growing mode of :func:`meanfield_growth_rates`
-    (Bruno, Pasqualotto, Agazzi, arXiv 2410.23228; docs: models#sphere-statements (6)).
+    (Bruno, Pasqualotto, Agazzi, arXiv 2410.23228; docs: models#eq-meanfield-circle).
 
     k² I_k(β) is compared with the exponentially scaled I_k (no overflow at any β); the search
     runs over k <= 2√(2β) + 10 (the maximiser is near √(2β) for large β) and refuses a maximum on
@@ -301,9 +301,10 @@ def orthogonal_cosine(
 ) -> np.ndarray:
     """γ_β(t): the common pairwise cosine of n tokens started pairwise orthogonal (GLPR Thm 6.8).
 
-    Solves (6.9) (``attention="softmax"``, the flow (SA)) or (6.10) (``"unnormalized"``, (USA))
-    from γ_β(0) = 0 with :func:`scipy.integrate.solve_ivp` (DOP853, rtol 1e-12, atol 1e-14),
-    written for log(1 − γ) so that 1 − γ keeps its relative accuracy as γ → 1.
+    Solves GLPR (6.9) (``attention="softmax"``, the flow (SA); docs: models#eq-orthogonal-sa) or
+    (6.10) (``"unnormalized"``, (USA); docs: models#eq-orthogonal-usa) from γ_β(0) = 0 with
+    :func:`scipy.integrate.solve_ivp` (DOP853, rtol 1e-12, atol 1e-14), written for
+    log(1 − γ) so that 1 − γ keeps its relative accuracy as γ → 1.
 
     Parameters
     ----------
