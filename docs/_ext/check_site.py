@@ -4,8 +4,10 @@
 
 Exits 1 with one line per problem when a page loads a script from the network (a CDN: the
 formulas would not render offline), shows a raw ``docs: PAGE#LABEL`` citation instead of a link,
-has a Parameters entry with no description, or is a study page without one of its figures
-(every PNG in ``DATA_DIR/NAME/``, default ``data/`` beside ``docs/``).
+cites a paper by a LaTeX label key (``thm. exp.fast.polytope``: a reader of the paper cannot look
+it up), has a Parameters entry with no description, is a model page with an unnumbered display
+equation (the API reference cites them by number), or is a study page without one of its
+figures (every PNG in ``DATA_DIR/NAME/``, default ``data/`` beside ``docs/``).
 """
 
 from __future__ import annotations
@@ -19,10 +21,18 @@ _RAW_CITATION = re.compile(r"\bdocs: [a-z]+(?:/[a-z-]+)?(?:#[a-z0-9-]+)?")
 _PARAMETERS = re.compile(r">Parameters<.*?</dd>\s*</dl>", re.S)
 _EMPTY_ENTRY = re.compile(r"<dt>((?:(?!<dt>).)*?)</dt>\s*<dd>\s*</dd>", re.S)
 _TAG = re.compile(r"<[^>]+>")
+# a LaTeX label key after a theorem-like word: "thm. ode", "eq. (softmax.ODE)", "lem. metastab.1"
+# (printed numbers such as "eq. (6.9)" and tags such as "eq. (SA)" start otherwise)
+_LABEL_KEY = re.compile(r"\b(?:thm|lem|prop|cor|rem|def|eq)\. \(?[a-z][A-Za-z]*(?:\.[A-Za-z0-9]+)*")
+_CHECKS_TABLE = re.compile(r'<details class="study-checks">.*?</details>', re.S)
+_DISPLAY_MATH = re.compile(r'<div class="math[^"]*"[^>]*>(.*?)</div>', re.S)
+# the pages whose display equations must all be numbered
+MODEL_PAGES = ("user/models.html",)
 
 
-def page_problems(html: str) -> list[str]:
-    """The problems of one HTML page (without its study figures).
+def page_problems(html: str, model_page: bool = False) -> list[str]:
+    """The problems of one HTML page (without its study figures); ``model_page``: a page whose
+    display equations must all be numbered.
 
     >>> page_problems('<script src="https://cdn.example/mathjax.js"></script>')
     ['loads a script from the network: https://cdn.example/mathjax.js']
@@ -31,6 +41,12 @@ def page_problems(html: str) -> list[str]:
     >>> page_problems('<dt>Parameters<span>:</span></dt><dd><dl><dt><strong>x</strong></dt>'
     ...               '<dd></dd></dl></dd></dl>')
     ['undescribed parameter: x']
+    >>> page_problems("<p>([FW] thm. exp.fast.polytope; eq. (6.9), eq. (SA))</p>")
+    ['LaTeX label key: thm. exp.fast.polytope']
+    >>> page_problems('<div class="math">x</div>', model_page=True)
+    ['unnumbered display equation: x']
+    >>> page_problems('<div class="math"><span class="eqno">(1)</span>x</div>', model_page=True)
+    []
     >>> page_problems('<script src="_static/mathjax.js"></script><p>see Polytopes</p>')
     []
     """
@@ -40,6 +56,15 @@ def page_problems(html: str) -> list[str]:
     ]
     text = _TAG.sub(" ", re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S))
     problems += [f"raw citation: {m.group(0)}" for m in _RAW_CITATION.finditer(text)]
+    # a study's folded checks table quotes the source strings of the study's checks code as
+    # they are; the rule reads the rest of its page
+    prose = _TAG.sub(" ", _CHECKS_TABLE.sub(" ", html))
+    problems += [f"LaTeX label key: {m.group(0)}" for m in _LABEL_KEY.finditer(prose)]
+    if model_page:
+        for m in _DISPLAY_MATH.finditer(html):
+            if 'class="eqno"' not in m.group(1):
+                tex = " ".join(_TAG.sub(" ", m.group(1)).split())
+                problems.append(f"unnumbered display equation: {tex[:60]}")
     for block in _PARAMETERS.finditer(html):
         for entry in _EMPTY_ENTRY.finditer(block.group(0)):
             problems.append("undescribed parameter: " + _TAG.sub("", entry.group(1)).strip())
@@ -69,7 +94,8 @@ def site_problems(build: Path, data: Path) -> list[str]:
         if "_static" in page.parts or "_sources" in page.parts:
             continue
         name = page.relative_to(build).as_posix()
-        problems += [f"{name}: {p}" for p in page_problems(page.read_text(encoding="utf-8"))]
+        html = page.read_text(encoding="utf-8")
+        problems += [f"{name}: {p}" for p in page_problems(html, name in MODEL_PAGES)]
     return problems + study_problems(build, data)
 
 
