@@ -13,7 +13,11 @@ CITATION = re.compile(r"docs: models#([a-z0-9-]+)((?:, #[a-z0-9-]+)*)")
 
 
 def labels():
-    return set(re.findall(r"^\(([a-z0-9-]+)\)=$", (DOCS / "user" / "models.md").read_text(), re.M))
+    """The labels of the model definitions: of sections and paragraphs, ``(LABEL)=``, and of
+    numbered display equations, ``$$ (LABEL)``."""
+    text = (DOCS / "user" / "models.md").read_text()
+    sections = re.findall(r"^\(([a-z0-9-]+)\)=$", text, re.M)
+    return set(sections) | set(re.findall(r"^[ \t]*\$\$ \(([a-z0-9-]+)\)$", text, re.M))
 
 
 def cited():
@@ -47,4 +51,4 @@ def test_a_citation_of_an_unknown_label_is_found(tmp_path):
     # negative control: the pattern sees a citation, and the label set does not contain it
     m = CITATION.search("(docs: models#no-such-label, #models-rd)")
     assert m is not None and m.group(1) == "no-such-label"
-    assert "no-such-label" not in labels() and "models-rd" in labels()
+    assert "no-such-label" not in labels() and {"models-rd", "eq-sa-p"} <= labels()
