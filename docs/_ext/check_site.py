@@ -16,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-_REMOTE_SCRIPT = re.compile(r"<script[^>]*\bsrc=\"(https?:)?//[^\"]+\"", re.I)
+_REMOTE_SCRIPT = re.compile(r"<script[^>]*\bsrc=\"((?:https?:)?//[^\"]+)\"", re.I)
 _RAW_CITATION = re.compile(r"\bdocs: [a-z]+(?:/[a-z-]+)?(?:#[a-z0-9-]+)?")
 _PARAMETERS = re.compile(r">Parameters<.*?</dd>\s*</dl>", re.S)
 _EMPTY_ENTRY = re.compile(r"<dt>((?:(?!<dt>).)*?)</dt>\s*<dd>\s*</dd>", re.S)
@@ -51,8 +51,7 @@ def page_problems(html: str, model_page: bool = False) -> list[str]:
     []
     """
     problems = [
-        "loads a script from the network: " + re.search(r'src="([^"]+)"', m.group(0)).group(1)
-        for m in _REMOTE_SCRIPT.finditer(html)
+        "loads a script from the network: " + m.group(1) for m in _REMOTE_SCRIPT.finditer(html)
     ]
     text = _TAG.sub(" ", re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S))
     problems += [f"raw citation: {m.group(0)}" for m in _RAW_CITATION.finditer(text)]
