@@ -14,11 +14,12 @@ continued from its state at that moment to the next level with a stream of its o
 process is Markov, so the sum is a sample of the time to the next level), and its total is
 censored at ``max_steps`` like the first. Tables: ``chains.parquet`` (one row per chain and
 level), ``theory.parquet`` (the couplings and barriers), ``fits.parquet`` (the fits, with
-profile-likelihood and bootstrap intervals).
+profile-likelihood and bootstrap intervals), ``costs.parquet`` (steps and seconds).
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -113,14 +114,15 @@ def _saddle_order(branch, K: float) -> float:
     return brentq(lambda t: branch.solve(t)[0] - K, 1e-6, m_fold, xtol=1e-14)
 
 
-def escapes(config: Config, name: str, K: float) -> pd.DataFrame:
+def escapes(config: Config, name: str, K: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One row per chain, N and level of one direction: steps to the level (the sum over the
-    continued legs), censored at ``max_steps``."""
+    continued legs), censored at ``max_steps``; and per (N, level) the leg's cost (process
+    seconds on this machine, steps taken by all chains)."""
     spec: Direction = getattr(config, name)
     d, budget = int(config.d), int(config.max_steps)
     model = NoisySphere(float(config.beta), K, float(config.dt))
     event = LeaveUniform if name == "forward" else ReachUniform
-    rows = []
+    rows, costs = [], []
     for j, (n, chains) in enumerate(zip(spec.ns, spec.chains)):
         n, chains = int(n), int(chains)
         root = np.random.SeedSequence(int(config.seed), spawn_key=(DIRECTIONS.index(name), j))
@@ -134,12 +136,18 @@ def escapes(config: Config, name: str, K: float) -> pd.DataFrame:
         alive = np.ones(chains, dtype=bool)
         for k, level in enumerate(spec.levels):
             idx = np.flatnonzero(alive)
+            tic, steps = time.process_time(), 0
             if idx.size:
                 fp = first_passage(model, x[idx], event(float(level)), max_steps=budget,
                                    rng=legs[k], progress=False)  # fmt: skip
+                steps = int(fp.times.sum())
                 total[idx] += fp.times
                 x[idx] = fp.final
                 alive[idx] = ~fp.censored & (total[idx] <= budget)
+            costs.append(
+                {"direction": name, "n": n, "level": float(level), "chains": int(idx.size),
+                 "steps": steps, "seconds": time.process_time() - tic}
+            )  # fmt: skip
             rows.append(
                 pd.DataFrame(
                     {
@@ -153,7 +161,7 @@ def escapes(config: Config, name: str, K: float) -> pd.DataFrame:
                     }
                 )
             )
-    return pd.concat(rows, ignore_index=True)
+    return pd.concat(rows, ignore_index=True), pd.DataFrame(costs)
 
 
 def fit(frame: pd.DataFrame, form: str, direction: str, d: int):
@@ -187,6 +195,8 @@ def fits(chains: pd.DataFrame, config: Config) -> pd.DataFrame:
                 for f, form in enumerate(FORMS):
                     if form != "plain" and start != starts[0]:
                         continue
+                    if form == "orbit" and orbit_exponent(name, d) == 0:
+                        continue  # the plain form
                     if form == "power" and used["n"].nunique() < 4:
                         continue
                     result, notes = fit(used, form, name, d)
@@ -239,8 +249,9 @@ def run(config: Config, out: Path) -> None:
     """Both directions' escapes, the theory and the fits; three tables."""
     out = Path(out)
     th = theory(config)
-    frames = [escapes(config, name, float(th.loc[i, "K"])) for i, name in enumerate(DIRECTIONS)]
-    chains = pd.concat(frames, ignore_index=True)
+    runs = [escapes(config, name, float(th.loc[i, "K"])) for i, name in enumerate(DIRECTIONS)]
+    chains = pd.concat([r[0] for r in runs], ignore_index=True)
+    costs = pd.concat([r[1] for r in runs], ignore_index=True)
     meta = dict(
         study_meta("noisy-metastability", config),
         statement="E[T] ≈ C(N) e^(N ΔF) for the escape from a metastable state of the noisy "
@@ -260,6 +271,13 @@ def run(config: Config, out: Path) -> None:
         out / "chains.parquet",
         dict(meta, table="per (direction, N, level, chain): steps to the level (censored at "
              "max_steps)"),
+    )  # fmt: skip
+    write_table(
+        costs,
+        out / "costs.parquet",
+        dict(meta, table="per (direction, N, level): the chains continued to the level, the "
+             "steps they took and the process seconds (1 numba thread unless stated in the "
+             "provenance; the machine shared)"),
     )  # fmt: skip
     write_table(
         fits(chains, config),
