@@ -183,7 +183,9 @@ def direction_rows(name: str, th: pd.Series, chains, fits, config: Config) -> li
                 source="this study",
             )
         )
-    later = fits[(fits["direction"] == name) & (fits["form"] == "plain") & (fits["n_start"] > start)]
+    later = fits[
+        (fits["direction"] == name) & (fits["form"] == "plain") & (fits["n_start"] > start)
+    ]
     for r in later[np.isclose(later["level"], first)].itertuples():
         out.append(
             check(

@@ -48,30 +48,39 @@ def times_figure(out: Path) -> None:
         ax.errorbar(per["n"], per["mean"], yerr=yerr, fmt="o", ms=4, color=colour,
                     label="E[T] (exact 95 %)")  # fmt: skip
         ax.set_yscale("log")
-        ax.set(xlabel="N", ylabel="mean escape time (time units)",
-               title=f"{checks_module.WHAT[name]}, level {row['level']:g}, "
-               f"K = {theory.loc[theory['direction'] == name, 'K'].iloc[0] / theory['k_sharp'].iloc[0]:.4f} K_#")  # fmt: skip
+        k_rel = float(theory.loc[theory["direction"] == name, "K"].iloc[0])
+        k_rel /= float(theory["k_sharp"].iloc[0])
+        title = f"{checks_module.WHAT[name]}, level {row['level']:g}, K = {k_rel:.4f} K_#"
+        ax.set(xlabel="N", ylabel="mean escape time (time units)", title=title)
         ax.legend(fontsize=8)
     fig.savefig(out / "escape_times.png", dpi=120, bbox_inches="tight")
 
 
 def survival_figure(out: Path) -> None:
-    """The Kaplan–Meier survival P[T > t] per N (first level), log scale; one panel a
-    direction."""
+    """The Kaplan–Meier survival P[T > t] per N (first level) against t / E[T], E[T] the
+    censored mean per N, beside e^(−t/E[T]) (the exponential law: a metastable exit); one
+    panel a direction."""
     theory, chains, fits, cfg = load(out)
-    dt = float(cfg.dt)
-    names = [n for n in DIRECTIONS if (chains["direction"] == n).any()]
+    names = [n for n in DIRECTIONS if (fits["direction"] == n).any()]
     fig, axes = axes_grid(1, len(names), width=5.4 * len(names), height=4.2)
     for ax, name in zip(axes[0], names):
-        level = float(getattr(cfg, name).levels[0])
+        spec = getattr(cfg, name)
+        level = float(spec.levels[0])
+        row = checks_module.select(fits, name, level, "plain", int(spec.ns[0]))
+        means = checks_module.mean_times(chains, row, 1.0).set_index("n")["mean"]
         g = chains[(chains["direction"] == name) & np.isclose(chains["level"], level)]
         ns = sorted(g["n"].unique())
+        top = 0.0
         for colour, n in zip(palette(len(ns)), ns):
             one = g[g["n"] == n]
             km = quiet(stats.survival, one["steps"].to_numpy(), one["censored"].to_numpy())[0]
-            ax.step(km.time * dt, km.probability, where="post", color=colour, label=f"N = {n}")
+            scaled = km.time / means[n]
+            top = max(top, float(scaled.max()))
+            ax.step(scaled, km.probability, where="post", color=colour, label=f"N = {n}")
+        s = np.linspace(0, top, 100)
+        ax.plot(s, np.exp(-s), color="k", ls="--", lw=1, label="e^(−t/E[T])")
         ax.set_yscale("log")
-        ax.set(xlabel="t", ylabel="P[T > t]", xscale="log",
+        ax.set(xlabel="t / E[T]", ylabel="P[T > t]",
                title=f"survival in {checks_module.WHAT[name]} (level {level:g})")  # fmt: skip
         ax.legend(fontsize=8)
     fig.savefig(out / "survival.png", dpi=120, bbox_inches="tight")

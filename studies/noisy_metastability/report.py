@@ -27,9 +27,7 @@ def _barrier(t: ReportTemplate, row, name: str, what: str, factor: float) -> str
         else f"the interval misses it by {off:.1%} of the barrier"
         + (" (b is above)" if b > barrier else " (b is below)")
     )
-    power = (
-        "rejected" if row[f"{name}/power", "pass"] == "true" else "not rejected (no power)"
-    )
+    power = "rejected" if row[f"{name}/power", "pass"] == "true" else "not rejected (no power)"
     return t(
         "barrier",
         b=fmt(b, 4),
@@ -118,7 +116,7 @@ def report(out: Path, template: ReportTemplate) -> str:
         fit_rows.append(fits[fits["direction"] == name])
     table = pd.concat(tables, ignore_index=True)
     fit_table = pd.concat(fit_rows, ignore_index=True)
-    values = {}
+    values: dict[str, object] = {}
     for name in DIRECTIONS:
         spec = getattr(cfg, name)
         values |= {
