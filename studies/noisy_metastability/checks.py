@@ -31,7 +31,10 @@ from metastab.studies.verdict import check, checks_frame, powered
 from .config import Config, Direction
 from .run import DIRECTIONS, orbit_exponent
 
-SOURCE = "Mun, Rosenzweig (arXiv 2606.05140): the free energy F_K; its large deviations"
+SOURCE = (
+    "the free energy F_K of Mun, Rosenzweig (arXiv 2606.05140), read through the N-token "
+    "large deviations (metastab.theory.noisy; no paper states or measures the time)"
+)
 WHAT = {"forward": "the uniform state", "reverse": "the cluster"}
 
 
@@ -142,8 +145,9 @@ def direction_rows(name: str, th: pd.Series, chains, fits, config: Config) -> li
             low=lo,
             high=hi,
             threshold=float(main["b"]),
-            rule=f"b at level {other:g} = {moved:.5g} inside b's interval at level {first:g}, "
-            f"[{lo:.5g}, {hi:.5g}]",
+            rule=f"b at level {other:g} must lie inside b's interval at level {first:g}, "
+            f"[{lo:.5g}, {hi:.5g}]: it is {moved:.5g}, "
+            + ("inside" if lo <= moved <= hi else "outside"),
             passed=lo <= moved <= hi,
             source="this study",
         )

@@ -42,7 +42,25 @@ def _barrier(t: ReportTemplate, row, name: str, what: str, factor: float) -> str
     )
 
 
-def _level(row, cfg) -> str:
+def _legs(out: Path, name: str, cfg) -> str:
+    """The continued leg's steps over the first leg's, at the smallest and the largest N."""
+    from metastab.results import read_table
+
+    costs = read_table(out / "costs.parquet")[0]
+    spec = getattr(cfg, name)
+    c = costs[costs["direction"] == name]
+    share = []
+    for n in (int(spec.ns[0]), int(spec.ns[-1])):
+        g = c[c["n"] == n].set_index("level")["steps"]
+        share.append(f"{g[float(spec.levels[-1])] / g[float(spec.levels[0])]:.3g} at N = {n}")
+    return (
+        f"the continued leg ({float(spec.levels[0]):g} → {float(spec.levels[-1]):g}) takes "
+        + " and ".join(share)
+        + " of the steps of the first"
+    )
+
+
+def _level(row, cfg, out: Path, fits: pd.DataFrame) -> str:
     parts = []
     for name, tag in (("forward", ""), ("reverse", "reverse_")):
         key = f"{tag}level"
@@ -53,6 +71,17 @@ def _level(row, cfg) -> str:
             + ("inside" if inside else "outside")
             + f" b's interval at level {float(spec.levels[0]):g} (`{key}`)"
         )
+        if not inside:
+            parts[-1] += "; " + _legs(out, name, cfg)
+            later = fits[
+                (fits["direction"] == name) & (fits["form"] == "plain")
+                & (fits["n_start"] > int(spec.ns[0]))
+            ]  # fmt: skip
+            for start, g in later.groupby("n_start"):
+                parts[-1] += f"; from N ≥ {start} the levels give " + ", ".join(
+                    f"b = {fmt(r.b, 4)} [{fmt(r.b_low, 4)}, {fmt(r.b_high, 4)}] ({r.level:g})"
+                    for r in g.itertuples()
+                )
     return "; ".join(parts) + "."
 
 
@@ -149,7 +178,7 @@ def report(out: Path, template: ReportTemplate) -> str:
         forward_finding=_barrier(t, row, "barrier", "ΔF =", factor),
         orbit_finding=_barrier(t, row, "barrier/orbit", "ΔF =", factor),
         reverse_finding=_barrier(t, row, "reverse_barrier", "ΔF − F_cluster =", factor),
-        level_finding=_level(row, cfg),
+        level_finding=_level(row, cfg, out, fits),
         exits_finding=_exits(row),
         approach=_approach(checks, row),
         scheme=_scheme(row),
