@@ -106,7 +106,12 @@ def _approach(checks: pd.DataFrame, row) -> str:
     ]
     text = "forward, " + ("; ".join(parts) if parts else "no fit from larger N")
     if "free_prefactor" in set(checks["criterion"]):
-        text += f"; with a fitted N^c: {row['free_prefactor', 'rule']}"
+        rule = str(row["free_prefactor", "rule"]).removeprefix("b (profile interval); ")
+        text += (
+            f"; with a fitted N^c: b = {fmt(row['free_prefactor', 'measured'], 4)} "
+            f"[{fmt(row['free_prefactor', 'low'], 4)}, {fmt(row['free_prefactor', 'high'], 4)}]"
+            f", {rule} (the stated orbit prefactor has c = −(d − 1)/2)"
+        )
     return text + "."
 
 
