@@ -82,7 +82,7 @@ sphinx_gallery_conf = {
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/(?!nr_)[^/]+\.py$",
     "ignore_pattern": r"__init__\.py",
-    "within_subsection_order": "FileNameSortKey",
+    "within_subsection_order": "gallery_order.ResearcherOrder",  # docs/_ext/gallery_order.py
     "download_all_examples": False,
     "remove_config_comments": True,
     "matplotlib_animations": False,

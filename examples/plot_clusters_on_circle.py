@@ -40,23 +40,43 @@ plt.tight_layout()
 # reached k clusters (``start``) and the step that ended the plateau (``end``; censored at
 # the horizon when no merge ended it).
 plateaus = tr.to_frame()
-print(plateaus.head())
+print(plateaus[["chain", "k", "start", "end", "censored"]].head(8).to_string())
 
 # %%
 # The last merge, from two clusters to one, takes exponentially long in β. Its durations,
-# censored where the horizon cut them, are a first-passage table for the scaling fit.
+# censored where the horizon cut them, are a first-passage table for the scaling fit: a
+# censored plateau lasted at least its duration to the horizon, and the fit counts it so (as
+# exposure without an event); a fit of the merged plateaus alone is printed beside it.
 tracks = [ms.track(ms.SphereFlow(beta=b, dt=0.1), xs, steps=3000, rng=1) for b in (2.0, 3.0, 4.0)]
 table = pd.concat([t.to_frame() for t in tracks])
 durations = plateau_durations(table, 2)
 law = ms.stats.fit_scaling(durations)
-print(f"b = {law.slope:.3f}, 95% interval {tuple(np.round(law.confidence_interval('slope'), 3))}")
+low, high = law.confidence_interval("slope")
+print(f"b = {law.slope:.3f}, 95% interval [{low:.3f}, {high:.3f}]")
+merged = ms.stats.fit_scaling(durations[~durations.censored])
+at4 = [float(np.exp(fit.log_mean([4.0]))[0]) for fit in (merged, law)]
+print(
+    f"the merged plateaus alone: b = {merged.slope:.3f}, mean at β = 4 {at4[0]:.3g} layers "
+    f"against {at4[1]:.3g} with the censored ones"
+)
+counts = durations.groupby("beta")["censored"].agg(plateaus="size", censored="sum")
+print(counts.to_string())
 
+# %%
+# Each 2-cluster plateau: a dot where a merge ended it, a triangle at the horizon where it was
+# still open (its duration is at least that); the line is the fitted mean of the durations,
+# the censored ones included, with its 95% band.
 fig, ax = plt.subplots(figsize=(5, 3.5))
-for beta, group in durations.groupby("beta"):
-    done = group[~group.censored]
-    ax.scatter(np.full(len(done), beta), done.steps, s=8, alpha=0.5, color="C0")
+jitter = np.random.default_rng(0)
+for censored, marker, label in ((False, "o", "merged"), (True, "^", "censored at the horizon")):
+    rows = durations[durations.censored == censored]
+    x = rows.beta + jitter.uniform(-0.08, 0.08, len(rows))
+    color = "C1" if censored else "C0"
+    ax.scatter(x, rows.steps, s=10, marker=marker, alpha=0.5, color=color, label=label)
 betas = np.linspace(2, 4, 50)
-ax.plot(betas, np.exp(law.log_mean(betas)), "k-", label="fitted mean")
+band = law.band(betas)
+ax.plot(betas, np.exp(law.log_mean(betas)), "k-", label="fitted mean (censored included)")
+ax.fill_between(betas, np.exp(band.low), np.exp(band.high), color="k", alpha=0.15, linewidth=0)
 ax.set(yscale="log", xlabel="β", ylabel="duration of the 2-cluster plateau (layers)")
-ax.legend()
+ax.legend(fontsize="small")
 plt.tight_layout()

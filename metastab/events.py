@@ -64,8 +64,25 @@ class _Event:
 class LeaveBall(_Event):
     """Some token i is farther than ``radius`` from ``centers[i]`` (default: its position at t=0).
 
-    >>> LeaveBall(0.2).radius
+    Its first-passage time is T = min{t : max_i ‖x_i^t − c_i‖ > radius}, c_i the centres.
+
+    Parameters
+    ----------
+    radius : float > 0
+        The radius of each token's ball.
+    centers : (n, d) array, optional
+        The balls' centres, one per token (default None: each token's position at t = 0, per
+        chain).
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> ms.LeaveBall(0.2).radius
     0.2
+    >>> fp = ms.first_passage(ms.SoftmaxChain(beta=2.0, gamma=0.5), ms.regular_polygon(5).vertices,
+    ...                       ms.LeaveBall(0.1), chains=4, max_steps=50, rng=1)
+    >>> fp.times.tolist()  # the steps until a token is 0.1 away from where it started
+    [1, 1, 1, 2]
     """
 
     radius: float
@@ -98,12 +115,31 @@ class LeaveBall(_Event):
 
 @dataclass(frozen=True, eq=False)
 class LeaveHull(_Event):
-    """Some token leaves conv{x_j^0 : groups[j] == groups[i]} + B(0, radius): the exit time T2 of
-    [FW] Thm 5.4. The distance to the group hull is computed with Wolfe's
-    finite min-norm-point algorithm (``kernels.cpu.events.hull_dist2``), exact up to rounding.
+    """Some token i leaves the hull of its group's initial positions, widened by ``radius``.
 
-    >>> LeaveHull(groups=[0, 1, 0, 1], radius=0.5).radius
+    The set is conv{x_j^0 : groups[j] == groups[i]} + B(0, radius), and the first time a token
+    leaves it is the exit time T2 of [FW] Thm 5.4. The distance to the group
+    hull is computed with Wolfe's finite min-norm-point algorithm
+    (``kernels.cpu.events.hull_dist2``), exact up to rounding.
+
+    Parameters
+    ----------
+    groups : sequence of n integers
+        The group label of each token (any integers; tokens with equal labels share a hull).
+    radius : float > 0
+        How far outside its group's hull a token may go before the event holds.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> ms.LeaveHull(groups=[0, 1, 0, 1], radius=0.5).radius
     0.5
+    >>> hexagon = ms.regular_polygon(6).vertices  # two groups: tokens 0-2 and 3-5
+    >>> fp = ms.first_passage(ms.SoftmaxChain(beta=2.0, gamma=0.5), hexagon,
+    ...                       ms.LeaveHull(groups=[0, 0, 0, 1, 1, 1], radius=0.1), chains=4,
+    ...                       max_steps=50, rng=1)
+    >>> fp.times.tolist()
+    [1, 1, 1, 1]
     """
 
     groups: np.ndarray
@@ -141,13 +177,35 @@ class LeaveHull(_Event):
 
 @dataclass(frozen=True, eq=False)
 class ReachVertices(_Event):
-    """Every token is within ``radius`` of its assigned vertex, and every vertex token (one that
-    starts on its vertex, up to 1e-12 relative) within ``vertex_radius``: the event of
-    [FW] Thm 5.2. The default assignment is the initial cell
-    σ(x_i^0) = argmax_a <B x_i^0, v_a>, with the model's B.
+    """Every token is within ``radius`` of its assigned vertex: the event of [FW] Thm 5.2.
 
-    >>> ReachVertices([[1.0, 0.0], [-1.0, 0.0]], radius=0.1).vertex_radius
+    A vertex token (one that starts on its vertex, up to 1e-12 relative) must be within
+    ``vertex_radius`` of it instead ([FW] Thm 5.2, its first phase). The default assignment is the
+    initial cell σ(x_i^0) = argmax_a <B x_i^0, v_a>, with the model's B.
+
+    Parameters
+    ----------
+    vertices : (κ, d) array or Polytope
+        The vertices v_a (a :class:`~metastab.Polytope` gives its own).
+    radius : float > 0
+        The distance to its vertex within which every token must be.
+    vertex_radius : float > 0, optional
+        The distance for the vertex tokens (default None: ``radius``).
+    assignment : sequence of n integers in [0, κ), optional
+        The vertex of each token (default None: its initial cell, per chain).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import metastab as ms
+    >>> ms.ReachVertices([[1.0, 0.0], [-1.0, 0.0]], radius=0.1).vertex_radius
     0.1
+    >>> triangle = ms.regular_polygon(3)
+    >>> x0 = np.vstack([triangle.vertices, 0.5 * triangle.vertices])  # 3 tokens on the vertices
+    >>> fp = ms.first_passage(ms.Hardmax(gamma=0.5), x0, ms.ReachVertices(triangle, radius=0.1),
+    ...                       max_steps=100, rng=0)
+    >>> fp.times.tolist()  # the steps until every token is within 0.1 of its vertex
+    [3]
     """
 
     vertices: np.ndarray
@@ -209,10 +267,25 @@ class ReachVertices(_Event):
 
 @dataclass(frozen=True, eq=False)
 class Collapse(_Event):
-    """The configuration's diameter max_ij ‖x_i − x_j‖ is at most ``diameter`` ([FW] §5, collapse).
+    """The configuration's diameter max_ij ‖x_i − x_j‖ is at most ``diameter``.
 
-    >>> Collapse(1e-3).diameter
+    The collapse of the tokens to one point ([FW] §5, the collapse proposition).
+
+    Parameters
+    ----------
+    diameter : float > 0
+        The diameter at or below which the event holds.
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> ms.Collapse(1e-3).diameter
     0.001
+    >>> hexagon = ms.regular_polygon(6).vertices
+    >>> fp = ms.first_passage(ms.SoftmaxFlow(beta=1.0, gamma=0.5), hexagon, ms.Collapse(0.1),
+    ...                       max_steps=1000, rng=0)
+    >>> fp.times.tolist()  # the steps until the six tokens are within 0.1 of each other
+    [6]
     """
 
     diameter: float
@@ -235,14 +308,31 @@ def cluster_threshold(delta: float) -> float:
 
 @dataclass(frozen=True, eq=False)
 class Clusters(_Event):
-    """The number of clusters is at most ``at_most``: the connected components of the graph of
-    clustered pairs cos(x_i, x_j) = <x_i, x_j> / (‖x_i‖ ‖x_j‖) >= 1 − ``delta``
+    """The number of clusters is at most ``at_most``.
+
+    The clusters are the connected components of the graph of clustered pairs
+    cos(x_i, x_j) = <x_i, x_j> / (‖x_i‖ ‖x_j‖) >= 1 − ``delta``
     (docs: models#observables; on the unit sphere the cosine is <x_i, x_j>, for
     tokens in R^d it compares directions, and a token at the origin is in no pair). Evaluated in the
     kernel by union-find, O(n² d) per step (:func:`metastab.kernels.cpu.clustering.cluster_count`).
 
-    >>> Clusters(at_most=2)
+    Parameters
+    ----------
+    at_most : int >= 1
+        The event holds once there are at most this many clusters.
+    delta : float in (0, 2]
+        A pair is clustered when its cosine is at least 1 − delta (default 1e-3).
+
+    Examples
+    --------
+    >>> import metastab as ms
+    >>> ms.Clusters(at_most=2)
     Clusters(at_most=2, delta=0.001)
+    >>> hexagon = ms.regular_polygon(6).vertices
+    >>> fp = ms.first_passage(ms.SoftmaxFlow(beta=1.0, gamma=0.5), hexagon, ms.Clusters(1),
+    ...                       max_steps=1000, rng=0)
+    >>> fp.times.tolist()  # the steps until all six directions are one cluster
+    [60]
     """
 
     at_most: int

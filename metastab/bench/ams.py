@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from scipy import signal, special
 
+from .._validate import integer, real
 from ..engine.ams import BUDGET, FAILED, REACHED, Segment, run_ams
 
 __all__ = [
@@ -72,8 +73,33 @@ class OUChain:
     batch it runs in. ``steps`` counts the steps of all paths (to their end, not to the end of
     their last block).
 
+    Parameters
+    ----------
+    rho : float in (-1, 1)
+        The autoregression coefficient ρ (e^{−θΔt} for the Ornstein-Uhlenbeck process).
+    s : float > 0
+        The noise's scale (√(1 − ρ²) for a stationary law N(0, 1)).
+    a : float
+        The set A = {x_0 <= a} (default −inf: no set A).
+    b : float > a
+        The set B = {x_0 >= b}.
+    dim : int >= 1
+        The dimension of the state (default 1).
+    score : callable, optional
+        Maps states (K, dim) to K floats (default None: the first coordinate x_0).
+    horizon : float >= 1
+        The steps after which a path that has not met B fails (default inf: none).
+    budget : int
+        The safety stop on a path's steps, reported as BUDGET (default 10^8).
+    block : int >= 1
+        The steps of a replica's first block of noise (default 32; the j-th has block · 2^j).
+
     Examples
     --------
+    >>> import math
+    >>> import numpy as np
+    >>> from metastab.bench.ams import OUChain
+    >>> from metastab.engine.ams import run_ams
     >>> chain = OUChain(0.9, math.sqrt(1 - 0.81), a=0.0, b=3.0)
     >>> out, _ = run_ams(chain, np.array([0.5]), replicas=20, runs=4, rng=1)
     >>> out.estimates.shape, bool((out.estimates > 0).all())
@@ -192,8 +218,31 @@ def horizon_probability(
     is under e^{−70}) by Gauss-Legendre quadrature, ``panels`` panels of 8 nodes. Every term is
     positive, so a small p keeps its relative accuracy.
 
+    Parameters
+    ----------
+    rho : float in (-1, 1)
+        The autoregression coefficient ρ.
+    s : float > 0
+        The noise's scale.
+    b : float
+        The level to reach.
+    x0 : float
+        The start X_0.
+    steps : int >= 1
+        The horizon T.
+    panels : int
+        The quadrature's panels of 8 Gauss-Legendre nodes (default 150).
+
+    Returns
+    -------
+    p : float
+        The probability that the chain reaches b within ``steps`` steps.
+
     Examples
     --------
+    >>> import math
+    >>> from scipy import special
+    >>> from metastab.bench.ams import horizon_probability
     >>> rho = 0.5; s = math.sqrt(1 - rho**2)  # one step: P[X_1 >= b] = Φ̄((b − ρ x0)/s)
     >>> p = horizon_probability(rho, s, 2.0, 0.0, 1)
     >>> bool(abs(p - special.ndtr(-2.0 / s)) < 1e-15)
@@ -227,7 +276,21 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 
 def pytams_available() -> bool:
-    """Whether pyTAMS imports here (``pip install 'metastab[bench]'`` adds it)."""
+    """Whether pyTAMS imports here (``pip install 'metastab[bench]'`` adds it).
+
+    Returns
+    -------
+    available : bool
+        True when ``pytams`` imports, so that :func:`run_pytams` and the pyTAMS side of
+        :func:`ams_ou_bench` can run.
+
+    Examples
+    --------
+    >>> import importlib.util
+    >>> from metastab.bench.ams import pytams_available
+    >>> pytams_available() == (importlib.util.find_spec("pytams") is not None)
+    True
+    """
     return _ForwardModel is not None
 
 
@@ -289,7 +352,52 @@ def run_pytams(
     Each run is ``pytams.tams.TAMS(...).compute_probability()`` from an input file written as
     pyTAMS's own Ornstein-Uhlenbeck example does it (asyncio runner, one worker, in-memory
     database), in a temporary folder (pyTAMS writes its SQLite pool to the working folder).
+
+    Parameters
+    ----------
+    rho : float in (-1, 1)
+        The AR(1) chain's coefficient ρ (its noise scale is √(1 − ρ²)).
+    b : float
+        The level of the set B = {x >= b}.
+    x0 : float
+        The start of every trajectory.
+    steps : int >= 1
+        The trajectories' length T.
+    replicas : int >= 2
+        The trajectories of each run.
+    runs : int >= 1
+        The independent runs.
+
+    Returns
+    -------
+    estimates : ndarray, shape (runs,)
+        Each run's estimate of p (0 for a run that went extinct).
+    cpu_s : float
+        The CPU seconds of the runs, user + system, pyTAMS's worker processes included.
+    wall_s : float
+        Their wall-clock seconds.
+
+    Raises
+    ------
+    ImportError
+        Without pyTAMS (checked after the arguments).
+
+    Examples
+    --------
+    The arguments are checked before pyTAMS is needed; a run itself needs pyTAMS and takes
+    tens of CPU seconds, so it is shown, not run:
+
+    >>> from metastab.bench.ams import AMS_OU, run_pytams
+    >>> run_pytams(rho=0.9, b=4.0, x0=0.0, steps=100, replicas=1, runs=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: replicas must be >= 2, got 1
+    >>> estimates, cpu_s, wall_s = run_pytams(**AMS_OU, runs=2)  # doctest: +SKIP
     """
+    rho = real("rho", rho, low=-1, high=1, low_open=True, high_open=True)
+    b, x0 = real("b", b), real("x0", x0)
+    steps = integer("steps", steps, 1)
+    replicas, runs = integer("replicas", replicas, 2), integer("runs", runs, 1)
     if _ForwardModel is None:
         raise ImportError("pyTAMS is not installed: pip install 'metastab[bench]' adds it")
     import logging
@@ -375,18 +483,40 @@ def ams_ou_bench(
     pytams: bool | None = None,
     on_row: Callable[[dict], None] | None = None,
 ) -> dict:
-    """The workload :data:`AMS_OU` with metastab's AMS and (``pytams`` None: where it imports;
-    True: required; False: not run) with pyTAMS; module notes.
+    """The workload :data:`AMS_OU` with metastab's AMS and with pyTAMS (module notes).
 
-    Returns a dict: ``truth`` (:func:`horizon_probability`), ``rows`` (one per package: its runs,
-    mean estimate over the truth, the z-score of that mean, extinct runs, one run's relative
-    error r with its standard error, the mean's relative error r/√runs, CPU and wall seconds, and
-    ``cpu_s_at_epsilon`` = CPU s per run × (r/ε)², the CPU that ε needs), ``ratio`` (pyTAMS's
-    cpu_s_at_epsilon over metastab's, None without pyTAMS) and ``pytams`` (why it did not run,
-    or None). CPU seconds are user + system of this process and of its finished children.
+    CPU seconds are user + system of this process and of its finished children.
+
+    Parameters
+    ----------
+    pytams_runs : int >= 2
+        pyTAMS's independent runs (default :data:`PYTAMS_RUNS`).
+    metastab_runs : int >= 2
+        metastab's independent runs (default :data:`METASTAB_RUNS`).
+    epsilon : float > 0
+        The common relative error ε of the mean at which the costs are compared (default
+        :data:`EPSILON`).
+    rng : int
+        metastab's root seed (default 2026; pyTAMS draws from OS entropy).
+    pytams : bool, optional
+        None (default): run pyTAMS where it imports; True: required (ImportError without it);
+        False: not run.
+    on_row : callable, optional
+        Called with each package's row as soon as it is measured.
+
+    Returns
+    -------
+    result : dict
+        ``truth`` (:func:`horizon_probability`); ``rows``, one per package: its runs, mean
+        estimate over the truth, the z-score of that mean, extinct runs, one run's relative
+        error r with its standard error, the mean's relative error r/√runs, CPU and wall
+        seconds, and ``cpu_s_at_epsilon`` = CPU s per run × (r/ε)², the CPU that ε needs;
+        ``ratio``, pyTAMS's cpu_s_at_epsilon over metastab's (None without pyTAMS); ``pytams``,
+        why it did not run (or None); and ``epsilon``.
 
     Examples
     --------
+    >>> from metastab.bench.ams import ams_ou_bench
     >>> r = ams_ou_bench(metastab_runs=20, pytams=False)
     >>> r["rows"][0]["package"], r["ratio"], r["pytams"]
     ('metastab', None, 'not run (pytams=False)')

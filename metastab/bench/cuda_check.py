@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import integer, real
+
 __all__ = [
     "WORKLOADS",
     "EXP_FLOPS",
@@ -114,7 +116,25 @@ def torch_chain(
     -------
     X : torch.Tensor, shape (chains, n, d)
         The final states, float64, on the GPU.
+
+    Examples
+    --------
+    The arguments are checked first, anywhere; the run itself needs torch and a GPU, so it is
+    shown, not run:
+
+    >>> import metastab as ms
+    >>> from metastab.bench.cuda_check import torch_chain
+    >>> x0 = ms.regular_polygon(5).vertices
+    >>> torch_chain(x0, 2.0, 0.5, steps=10, chains=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: chains must be >= 1, got 0
+    >>> X = torch_chain(x0, 2.0, 0.5, steps=10, chains=4)  # doctest: +SKIP
+    >>> tuple(X.shape)  # doctest: +SKIP
+    (4, 5, 2)
     """
+    beta, gamma = real("beta", beta, low=0), real("gamma", gamma, low=0, high=1, low_open=True)
+    steps, chains = integer("steps", steps, 0), integer("chains", chains, 1)
     import torch
 
     dev = torch.device("cuda")
@@ -202,7 +222,25 @@ def cuda_bench(
         One per workload: workload, n, d, beta, chains, steps, metastab_cuda, metastab_cpu,
         cuda_one_chain, torch, vs_torch, torch_note (why torch did not run, or None), vs_cpu,
         bound and bound_fraction (rates in token-steps/s).
+
+    Examples
+    --------
+    The arguments are checked first, anywhere, and the flop bound of a row is plain arithmetic
+    (W1's below); the timings need a GPU, so they are shown, not run:
+
+    >>> from metastab.bench.cuda_check import EXP_FLOPS, PEAK_FLOPS, WORKLOADS, cuda_bench, table
+    >>> name, n, d = WORKLOADS[0][:3]
+    >>> name, f"{PEAK_FLOPS / (2 * n * d + EXP_FLOPS * n):.3g}"  # token-steps/s at the bound
+    ('W1', '7.08e+10')
+    >>> cuda_bench(scale=0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: scale must be > 0, got 0.0
+    >>> print(table(cuda_bench(scale=0.01, repeat=1)))  # doctest: +SKIP
     """
+    repeat = integer("repeat", repeat, 1)
+    peak = real("peak", peak, low=0, low_open=True)
+    scale = real("scale", scale, low=0, low_open=True)
     from ..engine import simulate
     from ..kernels.cuda.drivers import block_shape, one_chain_per_block
     from ..kernels.params import CHAIN, SPHERE_FLOW
@@ -307,7 +345,24 @@ def agreement(
         beta, control_beta, chains, mean_cpu, mean_cuda, mean_control, the p-values ``same``
         and ``control`` (each ``{"ks_p", "ad_p"}``), and ``passed``: the laws agree at level
         0.01 and both tests reject the control at it.
+
+    Examples
+    --------
+    The arguments are checked first, anywhere; the escape times need a GPU, so the run is
+    shown, not run:
+
+    >>> from metastab.bench.cuda_check import agreement
+    >>> agreement(13.0, chains=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: chains must be >= 2, got 1
+    >>> agreement(13.0)["passed"]  # doctest: +SKIP
+    True
     """
+    beta = real("beta", beta, low=0, low_open=True)
+    chains, max_steps = integer("chains", chains, 2), integer("max_steps", max_steps, 1)
+    if control is not None:
+        control = real("control", control, low=0, low_open=True)
     from scipy import stats
 
     from ..engine import first_passage
@@ -367,7 +422,21 @@ def same_bits(steps: int = 50, chains: int = 64) -> list[dict]:
     -------
     rows : list of dict
         One per model: model, chains, steps, equal, differing_values, max_abs_difference.
+
+    Examples
+    --------
+    The arguments are checked first, anywhere; the device runs need a GPU, so they are shown,
+    not run:
+
+    >>> from metastab.bench.cuda_check import same_bits
+    >>> same_bits(steps=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: steps must be >= 1, got 0
+    >>> all(row["equal"] for row in same_bits(steps=2, chains=2))  # doctest: +SKIP
+    True
     """
+    steps, chains = integer("steps", steps, 1), integer("chains", chains, 1)
     from ..engine import simulate
     from ..models import Hardmax, Localmax, SoftmaxChain, SoftmaxFlow
     from ..models.sphere import NoisySphere, SphereChain, SphereFlow
@@ -504,7 +573,27 @@ def check(
     -------
     passed : bool
         Whether the tests, the bits and the agreement passed.
+
+    Examples
+    --------
+    The arguments are checked first, anywhere (before the folder is made); the check needs a
+    GPU, so it is shown, not run:
+
+    >>> from metastab.bench.cuda_check import check
+    >>> check("gpu-check", limits={"bench": 60.0, "compile": 60.0})
+    Traceback (most recent call last):
+    ...
+    ValueError: limits must name steps of ['tests', 'bits', 'agreement', 'bench'], got 'compile'
+    >>> check("gpu-check", scale=0.01, run_tests=False)  # doctest: +SKIP
+    True
     """
+    scale = real("scale", scale, low=0, low_open=True)
+    repeat = integer("repeat", repeat, 1)
+    unknown = sorted(set(limits or {}) - set(LIMITS))
+    if unknown:
+        raise ValueError(
+            f"limits must name steps of {list(LIMITS)}, got {', '.join(map(repr, unknown))}"
+        )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     limit = {**LIMITS, **(limits or {})}

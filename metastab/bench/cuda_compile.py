@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import installed, module_spec
+from .._validate import integer
 
 __all__ = [
     "ARCHS",
@@ -368,7 +369,32 @@ def compile_kernels(
     ------
     ToolchainMissing
         Without numba-cuda, libNVVM, NVRTC or ptxas, before any kernel is compiled.
+
+    Examples
+    --------
+    The arguments are checked first, anywhere; compiling every kernel needs the CUDA toolkit
+    (no GPU) and takes minutes, so it is shown, not run:
+
+    >>> from metastab.bench.cuda_compile import compile_kernels, failures
+    >>> compile_kernels(archs=[(9, 0), "sm_80"])
+    Traceback (most recent call last):
+    ...
+    ValueError: archs must be (major, minor) compute capabilities such as (9, 0), got 'sm_80'
+    >>> failures(compile_kernels(archs=((9, 0),)))  # doctest: +SKIP
+    []
     """
+    archs = tuple(archs)
+    for cc in archs or ((),):
+        if not (
+            isinstance(cc, tuple)
+            and len(cc) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in cc)
+        ):
+            raise ValueError(
+                f"archs must be (major, minor) compute capabilities such as (9, 0), got {cc!r}"
+            )
+    if jobs is not None:
+        jobs = integer("jobs", jobs, 1)
     if not installed("numba.cuda"):
         raise ToolchainMissing("numba-cuda is not installed: pip install 'metastab[cuda]'")
     ptxas_path()

@@ -31,7 +31,20 @@ _IN_CLI_TERMS = {ResolutionWarning.REMEDY: "--mode accelerated"}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command but ``sweep`` (which has its own: metastab.sweep.command)."""
+    """The parser of every command but ``sweep``, which has its own (:func:`metastab.sweep.main`).
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+        One sub-parser per command; each sets ``handler``, the function that runs it.
+
+    Examples
+    --------
+    >>> from metastab.cli import build_parser
+    >>> args = build_parser().parse_args(["passage", "--beta", "8", "12", "--seed", "1"])
+    >>> args.command, args.beta, args.seed
+    ('passage', [8.0, 12.0], 1)
+    """
     from . import bench, demo, dynamics, fit, study
 
     parser = Parser(
@@ -65,6 +78,38 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``metastab`` console script; returns the exit status.
 
     User errors raise SystemExit(2) after one line on stderr; ``--help``/``--version`` exit 0.
+    Warnings are printed as one line on stderr, each once.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command line after ``metastab`` (default None: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    status : int
+        The exit status: 0 on success (1 where ``metastab sweep`` reports chunks that failed).
+
+    Raises
+    ------
+    SystemExit
+        With status 2 after a user error, 130 when interrupted, 0 after ``--help`` or
+        ``--version``.
+
+    Examples
+    --------
+    >>> from metastab.cli import main
+    >>> main(["passage", "--beta", "2", "--chains", "4", "--max-steps", "100", "--seed", "1"])
+    metastab passage: softmax-chain, gamma 0.1, regular-5, n 20, init shrunk:0.5, event ...
+    seed 1
+        beta    chains    events  absorbed  censored  sample_median_T    mean_T    wall_s
+           2         4         4         0         0              7.5       8.2      ...
+    T = first step at which the event holds; ...
+    0
+    >>> main(["passage", "--beta", "-1"])  # the error's line goes to stderr
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     with warnings.catch_warnings():

@@ -30,12 +30,38 @@ __all__ = ["Track", "plateau_durations"]
 
 
 def plateau_durations(frame: pd.DataFrame, k: int) -> pd.DataFrame:
-    """The plateaus at ``k`` clusters of a plateau table (:meth:`Track.to_frame`, concatenated
-    over runs) as a first-passage table of their durations: steps = end − start, the censoring
-    budget max_steps − start, the columns k, start and end dropped. What
-    :func:`metastab.stats.fit_scaling` and ``metastab fit`` read. A table written before the
-    plateau's end had its own name holds it in ``steps``: read as ``end``.
+    """The plateaus at ``k`` clusters of a plateau table as a first-passage table of durations.
 
+    The table is :meth:`Track.to_frame`'s, concatenated over runs. Each of its plateaus at ``k``
+    becomes a row with steps = end − start and the censoring budget max_steps − start, the
+    columns k, start and end dropped: what :func:`metastab.stats.fit_scaling` and
+    ``metastab fit`` read. A table written before the plateau's end had its own name holds it in
+    ``steps``: read as ``end``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A plateau table: the columns k, start, end (or ``steps``), censored and max_steps, and
+        any others (chain, the model's parameters), which are kept.
+    k : int
+        The number of clusters of the plateaus to keep.
+
+    Returns
+    -------
+    durations : pandas.DataFrame
+        One row per plateau at ``k``: its duration in ``steps``, ``censored`` (True where the
+        plateau was still open at the horizon), the budget ``max_steps`` it was censored at, and
+        the other columns of ``frame``.
+
+    Raises
+    ------
+    ValueError
+        When a column is missing or the table has no plateau at ``k``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from metastab.results.track import plateau_durations
     >>> table = pd.DataFrame({"chain": [0, 0], "k": [3, 2], "start": [0, 5], "end": [5, 9],
     ...                       "censored": [False, True], "max_steps": 9, "beta": 1.0})
     >>> plateau_durations(table, 2)
@@ -59,7 +85,7 @@ def plateau_durations(frame: pd.DataFrame, k: int) -> pd.DataFrame:
 
 @dataclass(frozen=True, eq=False)
 class Track(Result):
-    """Cluster counts of many chains over ``steps`` steps (:func:`metastab.track`).
+    """Cluster counts of many chains over a number of steps: the result of :func:`metastab.track`.
 
     ``levels[c, k - 1]`` is the first step at which chain c had at most k clusters (NaN: not
     within ``steps``; None when run with ``merges=False``); ``observables[c, r]`` is the row of
@@ -68,6 +94,58 @@ class Track(Result):
     ``order_parameters=True`` (None otherwise). Chains are numbered from ``first_chain``.
     ``x0`` and ``arguments`` (the other keyword arguments of :func:`metastab.track`) are what
     :meth:`replay` reruns it from.
+
+    Attributes
+    ----------
+    levels : ndarray, shape (chains, n), or None
+        ``levels[c, k - 1]``: the first step at which chain c had at most k clusters (NaN: not
+        within ``steps``); None when run with ``merges=False``.
+    times : ndarray of int64, shape (recordings,)
+        The recording times, in steps.
+    observables : ndarray, shape (chains, recordings, len(COLUMNS))
+        The observables of :data:`COLUMNS` of each chain at each recording time.
+    steps : int
+        The number of steps of every chain (the horizon of the plateaus' censoring).
+    delta : float
+        A pair is clustered when its cosine is at least 1 − delta.
+    energy_beta : float
+        The β of the recorded energy E_β (NaN: none recorded).
+    model : dict
+        The model's ``to_dict``.
+    seed : dict
+        The root seed's ``to_dict`` (:class:`~metastab.Seed`).
+    first_chain : int
+        The index of the first chain (default 0).
+    provenance : dict
+        Versions, thread count and backend (:func:`metastab.results.provenance`).
+    x0 : ndarray or None
+        The initial configuration, (n, d) or (chains, n, d); None when not recorded.
+    arguments : dict
+        The other keyword arguments of the call, for :meth:`replay`.
+    order : ndarray, shape (chains, recordings, 2), or None
+        The order parameters (m_1, m_2) at the recording times, or None (default) when not
+        recorded.
+
+    See Also
+    --------
+    metastab.track : the function that returns it.
+    plateau_durations : the durations of the plateaus at k clusters, for a fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import metastab as ms
+    >>> x0 = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    >>> tr = ms.track(ms.SoftmaxFlow(beta=1.0, gamma=0.5), x0, steps=40, rng=0)
+    >>> tr  # doctest: +NORMALIZE_WHITESPACE
+    Track(model=softmax-flow(beta=1, gamma=0.5), delta=0.001, chains=1, steps=40, recorded=2,
+          seed=0)
+    >>> tr.levels.tolist()  # at most 3 clusters at step 0, 1 (and so 2) from step 8
+    [[8.0, 8.0, 0.0]]
+    >>> tr.observables_frame()[["chain", "step", "clusters"]]
+       chain  step  clusters
+    0      0     0         3
+    1      0    40         1
     """
 
     KIND = "plateaus"

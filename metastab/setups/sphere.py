@@ -46,11 +46,34 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 
 def to_sphere(x: ArrayLike, tol: float = 1e-6) -> np.ndarray:
-    """x with every row (token) divided by its norm: for a configuration that lies on the sphere
-    up to the digits it was written with (a start printed to 8 digits is ~1e-9 off, beyond the
-    runs' tolerance ``metastab.models.sphere.SPHERE_TOL``). The rows of an n×d or C×n×d ``x``
-    must have norms within ``tol`` of 1: a farther one is an error, not a start to project.
+    """x with every row (token) divided by its norm, for a start written with too few digits.
 
+    For a configuration that lies on the sphere up to the digits it was written with (a start
+    printed to 8 digits is ~1e-9 off, beyond the runs' tolerance
+    ``metastab.models.sphere.SPHERE_TOL``). The rows of an n×d or C×n×d ``x`` must have norms
+    within ``tol`` of 1: a farther one is an error, not a start to project.
+
+    Parameters
+    ----------
+    x : array_like, shape (n, d) or (C, n, d)
+        The configuration(s), rows of norm within ``tol`` of 1.
+    tol : float >= 0
+        The largest distance of a row's norm from 1 accepted (default 1e-6).
+
+    Returns
+    -------
+    on_sphere : ndarray of float64, the shape of ``x``
+        ``x`` with each row divided by its norm.
+
+    Raises
+    ------
+    ValueError
+        When a row's norm is farther than ``tol`` from 1 (the message names the row).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metastab import to_sphere
     >>> y = to_sphere([[0.6, 0.80000001], [1.0, 0.0]])
     >>> bool(abs(np.linalg.norm(y, axis=1) - 1.0).max() <= 1e-15), y[1].tolist()
     (True, [1.0, 0.0])
@@ -90,8 +113,32 @@ def sphere_uniform(
     for d > n the rows of Rᵀ from the QR factorisation xᵀ = QR of the n × d draw, for d <= n
     the draw itself. Only one n × d draw is held at a time.
 
+    Parameters
+    ----------
+    n : int >= 1
+        The number of points (tokens).
+    d : int >= 1
+        The dimension of the ambient space R^d.
+    span : bool
+        True: each configuration in coordinates of the span of its points (default False).
+    chains : int >= 1, optional
+        The number of configurations (default None: one n×d configuration).
+    rng : None, int, SeedSequence or Generator
+        The seed (default None: fresh entropy). With ``chains``, chain c is drawn from its own
+        child stream of the seed; without, the configuration from ``numpy.random.default_rng(rng)``.
+    first_chain : int >= 0
+        The index of the first chain (default 0; with ``chains`` only): chain c is the same
+        configuration in every call with the seed.
+
+    Returns
+    -------
+    x : ndarray of float64, shape (n, d) or (chains, n, d)
+        Unit rows; d is min(n, d) with ``span=True``.
+
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab import sphere_uniform
     >>> x = sphere_uniform(32, 1024, chains=3, rng=1)
     >>> x.shape, bool(np.allclose(np.linalg.norm(x, axis=-1), 1.0))
     ((3, 32, 1024), True)
@@ -129,8 +176,32 @@ def orthogonal(
     random orthonormal n-frame (QR of a Gaussian d×n matrix with the signs of R's diagonal fixed,
     which makes it Haar), per chain with ``chains``.
 
+    Parameters
+    ----------
+    n : int >= 1
+        The number of vectors (tokens).
+    d : int >= n
+        The dimension of the ambient space R^d.
+    rotate : bool
+        True: a random orthonormal frame; False (default): the first n basis vectors.
+    chains : int >= 1, optional
+        The number of configurations (default None: one n×d configuration).
+    rng : None, int, SeedSequence or Generator
+        The seed (default None: fresh entropy). With ``chains``, chain c is drawn from its own
+        child stream of the seed; without, the configuration from ``numpy.random.default_rng(rng)``.
+    first_chain : int >= 0
+        The index of the first chain (default 0; with ``chains`` only): chain c is the same
+        configuration in every call with the seed.
+
+    Returns
+    -------
+    x : ndarray of float64, shape (n, d) or (chains, n, d)
+        Pairwise orthogonal unit rows.
+
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab import orthogonal
     >>> orthogonal(2, 3).tolist()
     [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
     >>> x = orthogonal(4, 6, rotate=True, rng=2)
@@ -200,9 +271,24 @@ def caps(
         The number of points in each cap.
     angle : float in (0, pi]
         The cap {x : <x, c> >= cos(angle)}.
+    chains : int >= 1, optional
+        The number of configurations (default None: one n×d configuration).
+    rng : None, int, SeedSequence or Generator
+        The seed (default None: fresh entropy). With ``chains``, chain c is drawn from its own
+        child stream of the seed; without, the configuration from ``numpy.random.default_rng(rng)``.
+    first_chain : int >= 0
+        The index of the first chain (default 0; with ``chains`` only): chain c is the same
+        configuration in every call with the seed.
+
+    Returns
+    -------
+    x : ndarray of float64, shape (sum(sizes), d) or (chains, sum(sizes), d)
+        Unit rows: the points of cap 0, then those of cap 1, and so on.
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from metastab import caps
     >>> x = caps([[1.0, 0.0, 0.0], [0.0, 0.0, -2.0]], [3, 2], 0.1, rng=0)
     >>> x.shape, bool((x[:3, 0] >= np.cos(0.1)).all()), bool((x[3:, 2] <= -np.cos(0.1)).all())
     ((5, 3), True, True)

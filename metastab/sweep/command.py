@@ -105,6 +105,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     Bad input raises ValueError or FileNotFoundError with a one-line message; chunks that still
     fail after their retries, a stalled cluster, a sweep already running in DIR, or a directory
     that cannot be written print the reason and what to do, and return 1.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The command line after ``metastab sweep`` (default None: ``sys.argv[1:]``), as
+        ``CONFIG --out DIR [options]`` or ``--status DIR``.
+
+    Returns
+    -------
+    status : int
+        0 when the sweep finished (its summary printed), 1 when it could not (the reason on
+        stderr), 130 when interrupted (the finished chunks kept).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from metastab.sweep import main
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "sweep.toml").write_text('''
+    ... [model]
+    ... kind = "softmax-chain"
+    ... gamma = 0.1
+    ... [grid]
+    ... beta = [2.0, 3.0]
+    ... [polytope]
+    ... kind = "regular"
+    ... k = 3
+    ... [initial]
+    ... kind = "in-cells"
+    ... n = 6
+    ... [event]
+    ... kind = "leave-ball"
+    ... radius = 0.3
+    ... [run]
+    ... chains = 8
+    ... chunk = 4
+    ... max_steps = 1000
+    ... seed = 1
+    ... ''')
+    >>> main([str(folder / "sweep.toml"), "--out", str(folder / "out"), "--threads", "1"])
+    /.../out: 2 points, 16 chains, 16 escapes, 0 absorbed in 4 chunks (4 run, 0 reused) in ...
+    0
+    >>> import shutil
+    >>> shutil.rmtree(folder)
     """
     args = _parser().parse_args(argv)
     if args.status is not None:

@@ -490,7 +490,59 @@ class Point:
     ``seed`` roots the chains' streams (chain k depends only on it and k); ``x0`` is shared by
     every chain of the point, or, for a kind drawn per chain, is chain 0's start, and
     ``starts(chains=, first_chain=)`` draws those of a chunk; ``columns`` are the constant
-    columns of its rows.
+    columns of its rows. Points are built by :class:`Sweep` (its ``points``), not by hand.
+
+    Attributes
+    ----------
+    index : int
+        The point's place in the grid (0, 1, ...; the last axis varies fastest).
+    params : dict
+        The grid's values at this point, by axis name (``"model.beta"``, ``"run.seed"``, ...).
+    model : model
+        The model of the point's chains (:class:`~metastab.SoftmaxChain` and the others).
+    polytope : Polytope or None
+        The point's polytope (None for the sphere models, which take none).
+    x0 : ndarray, shape (n, d)
+        The initial configuration (read-only): every chain's, or chain 0's for a kind drawn per
+        chain.
+    event : event
+        The stopping event (:class:`~metastab.LeaveBall` and the others).
+    seed : Seed
+        The root of the chains' streams, ``Seed(seed, (p,))``.
+    initial_seed : dict or None
+        The entropy and spawn key that x0 was drawn from (None for a start without randomness).
+    chains : int
+        The number of chains (with ``escapes``, the most that may be run).
+    chunk : int
+        The number of chains per chunk.
+    max_steps : int
+        The step budget of every chain.
+    escapes : int or None
+        The number of escapes after which no more chunks are added (None: run every chain).
+    columns : dict
+        The constant columns of the point's rows: point, the model's and the event's scalar
+        parameters, max_steps, the polytope's and the initial kind's, seed and mode.
+    device : str
+        ``"cpu"`` (default) or ``"cuda"``.
+    starts : callable or None
+        ``starts(chains=, first_chain=)``: a chunk's starts, for a kind drawn per chain (default
+        None: every chain starts at ``x0``).
+    mode : str
+        ``"exact"`` (default) or ``"accelerated"``, as in :func:`metastab.first_passage`.
+    merge_tol : float or None
+        The accelerated mode's merge tolerance (default None).
+
+    Examples
+    --------
+    >>> from metastab.sweep import Sweep
+    >>> sweep = Sweep.from_dict({
+    ...     "model": {"kind": "softmax-chain", "gamma": 0.1}, "grid": {"beta": [2.0, 3.0]},
+    ...     "polytope": {"kind": "regular", "k": 3}, "initial": {"kind": "in-cells", "n": 6},
+    ...     "event": {"kind": "leave-ball", "radius": 0.3},
+    ...     "run": {"chains": 100, "chunk": 40, "max_steps": 1000, "seed": 1}})
+    >>> point = sweep.points[1]
+    >>> point.params, point.x0.shape, point.n_chunks, point.chunk_range(2)
+    ({'model.beta': 3.0}, (6, 2), 3, (80, 20))
     """
 
     index: int
@@ -614,8 +666,16 @@ class Sweep:
     module docstring). Construction validates every point (models, polytopes, initial
     configurations, events), so a bad value is reported before any work starts.
 
+    Parameters
+    ----------
+    config : dict
+        The sweep's tables, in the shape of the TOML file (normalised and validated here).
+    source : str
+        Where the config was read from (default ``""``; :meth:`from_toml` gives the path).
+
     Examples
     --------
+    >>> from metastab.sweep import Sweep
     >>> sweep = Sweep.from_dict({
     ...     "model": {"kind": "softmax-chain", "gamma": 0.1}, "grid": {"beta": [2.0, 3.0]},
     ...     "polytope": {"kind": "regular", "k": 3}, "initial": {"kind": "in-cells", "n": 6},

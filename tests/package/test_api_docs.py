@@ -4,8 +4,7 @@ result in numpydoc sections, carries an example that runs in a fresh interpreter
 summary that autosummary's tables do not cut mid-parenthesis.
 
 The sections are read by the small parser below (numpydoc itself is in the docs extra only), so
-the check runs in the fast tier. A name not yet brought to this standard is listed in
-:data:`NOT_YET`, and a second test checks that each of them still fails: the set can only shrink.
+the check runs in the fast tier.
 """
 
 from __future__ import annotations
@@ -20,39 +19,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-
-# Names (as first listed: the top level before the submodules) whose docstrings do not meet the
-# standard yet. Remove a name once its docstring does; the second test fails while a name here
-# passes, so the set cannot hide one.
-NOT_YET: set[str] = {
-    "metastab.Clusters",
-    "metastab.Collapse",
-    "metastab.LeaveBall",
-    "metastab.LeaveHull",
-    "metastab.ReachVertices",
-    "metastab.Track",
-    "metastab.bench.ams.OUChain",
-    "metastab.bench.ams.ams_ou_bench",
-    "metastab.bench.ams.horizon_probability",
-    "metastab.bench.ams.pytams_available",
-    "metastab.bench.ams.run_pytams",
-    "metastab.bench.cuda_check.agreement",
-    "metastab.bench.cuda_check.check",
-    "metastab.bench.cuda_check.cuda_bench",
-    "metastab.bench.cuda_check.same_bits",
-    "metastab.bench.cuda_check.torch_chain",
-    "metastab.bench.cuda_compile.compile_kernels",
-    "metastab.caps",
-    "metastab.cli.build_parser",
-    "metastab.cli.main",
-    "metastab.orthogonal",
-    "metastab.results.track.plateau_durations",
-    "metastab.sphere_uniform",
-    "metastab.sweep.Point",
-    "metastab.sweep.Sweep",
-    "metastab.sweep.main",
-    "metastab.to_sphere",
-}
 
 # autosummary's first sentence (sphinx.ext.autosummary.extract_summary): the first paragraph up
 # to the first period followed by white space, except after these abbreviations
@@ -221,16 +187,9 @@ def problems(obj: object, name: str, examples: bool = True) -> list[str]:
 PUBLIC = public_names()
 
 
-@pytest.mark.parametrize("name", sorted(set(PUBLIC) - NOT_YET))
+@pytest.mark.parametrize("name", sorted(PUBLIC))
 def test_the_docstring_meets_the_standard(name):
     assert problems(PUBLIC[name], name) == []
-
-
-@pytest.mark.parametrize("name", sorted(NOT_YET))
-def test_a_name_not_yet_at_the_standard_still_fails(name):
-    # a name that now passes is to be taken out of NOT_YET
-    assert name in PUBLIC, f"{name} is not a public function or class"
-    assert problems(PUBLIC[name], name) != []
 
 
 # negative controls: each kind of gap is seen, and a docstring at the standard passes
