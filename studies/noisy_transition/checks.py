@@ -44,9 +44,7 @@ SOURCE = "Mun, Rosenzweig (arXiv 2606.05140; d = 2: arXiv 2604.16288)"
 KEYS = ["set", "beta", "n", "stage_time"]
 
 
-def crossing(
-    factors: np.ndarray, m: np.ndarray, level: float, rising: bool
-) -> tuple[float, bool]:
+def crossing(factors: np.ndarray, m: np.ndarray, level: float, rising: bool) -> tuple[float, bool]:
     """The first f along ``factors`` (in sweep order) where ``m`` reaches ``level`` (``rising``:
     m >= level, else m < level), linear between the two grid points around it, and whether it
     is censored: a crossing outside the grid is reported as the grid's end it lies beyond (the
@@ -253,9 +251,7 @@ def _jumps(lp: pd.DataFrame, config: Config) -> list[dict]:
             ok_up = (g["up"] >= g["kc"] - a_up) & (g["up"] <= 1 + a_up)
             ok_down = (g["down"] >= g["fold"] - a_down) & (g["down"] <= g["kc"] + a_down)
         ok = None if g.empty else bool((ok_up & ok_down).all())
-        where = (
-            "both at K_#" if continuous else "up in [K_c, K_#], down in [K_fold, K_c]"
-        )
+        where = "both at K_#" if continuous else "up in [K_c, K_#], down in [K_fold, K_c]"
         return check(
             "jumps",
             "claim",

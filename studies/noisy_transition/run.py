@@ -13,13 +13,14 @@ and the same with fewer tokens (some β).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from metastab import order_parameters
 from metastab.engine import simulate
 from metastab.models.sphere import NoisySphere
+from metastab.order import order_parameters
 from metastab.results import write_table
 from metastab.setups.sphere import sphere_uniform
 from metastab.studies.runner import study_meta
@@ -106,7 +107,7 @@ def run(config: Config, out: Path) -> None:
     out = Path(out)
     cfg, seed = config, int(config.seed)
     sw = cfg.sweep
-    base = dict(
+    base: dict[str, Any] = dict(
         d=int(cfg.d),
         factors=[float(f) for f in cfg.factors],
         n=int(sw.n),
@@ -117,7 +118,7 @@ def run(config: Config, out: Path) -> None:
         chains=int(sw.chains),
         level=float(cfg.level),
     )
-    plans = [("main", b, {}) for b in cfg.betas]
+    plans: list[tuple[str, float, dict[str, Any]]] = [("main", b, {}) for b in cfg.betas]
     slow = dict(
         equilibrate=float(cfg.slow.equilibrate),
         average=float(cfg.slow.average),
