@@ -106,7 +106,7 @@ def theory(beta: float, d: int, n: int) -> dict:
     Maxwell point times N."""
     ks = critical_coupling_linear(beta, d)
     above = beta > tricritical_beta(d)
-    kc = critical_coupling(beta, d)
+    kc = _critical(beta, d)
     return {
         "k_sharp": ks,
         "kc": kc / ks,
@@ -155,11 +155,16 @@ def _branch(beta: float, d: int):
     return stationary_branch(beta, d)
 
 
+@lru_cache(maxsize=16)
+def _critical(beta: float, d: int) -> float:
+    return critical_coupling(beta, d)
+
+
 def stable_order(beta: float, d: int, factor: float) -> float:
     """m_1 of the globally stable mean-field state at K = factor K_#: 0 up to K_c, then the
     clustered (index-0) part of the single-cluster branch."""
     ks = critical_coupling_linear(beta, d)
-    if factor * ks <= critical_coupling(beta, d):
+    if factor * ks <= _critical(beta, d):
         return 0.0
     br = _branch(beta, d)
     stable = br.index == 0

@@ -76,7 +76,7 @@ def widths_figure(out: Path) -> None:
     fig, axes = axes_grid(1, 1, width=6.2, height=4.4)
     ax = axes[0, 0]
     star = tricritical_beta(d)
-    grid = np.linspace(star + 0.05, max(float(lp["beta"].max()), star + 1) + 0.5, 24)
+    grid = np.linspace(star + 0.05, max(float(lp["beta"].max()), star + 1) + 0.5, 10)
     mf = [1 - fold_coupling(b, d) / critical_coupling_linear(b, d) for b in grid]
     ax.plot(np.r_[0.5 * star, star, grid], np.r_[0, 0, mf], color="k", lw=1.2,
             label="mean field: 1 − K_fold / K_#")  # fmt: skip
