@@ -12,6 +12,7 @@ from metastab.studies.study import ReportTemplate
 from metastab.studies.verdict import read_checks
 from metastab.theory.noisy import tricritical_beta
 
+from . import checks as checks_module
 from .figures import load
 
 PASS = {"true": True, "false": False, "NA": None}
@@ -136,17 +137,33 @@ def _beta_star(row) -> str:
     return text + "."
 
 
-def _effects(row, lp) -> str:
+def _state(r, tol: float) -> str:
+    """The loop of one set by the rules of `loop_above` and `continuous_below`."""
+    g = r.to_frame().T.astype({"width": float, "width_half": float})
+    if checks_module._open(g, tol)[0]:
+        return "open"
+    return "closed" if checks_module._closed(g, tol)[0] else "neither"
+
+
+def _effects(row, lp, tol: float) -> str:
+    main = lp[lp["set"] == "main"].set_index("beta")
     parts = []
-    for name, what in (("slow", "twice as slow"), ("size", "with fewer tokens")):
-        for r in lp[lp["set"] == name].itertuples():
-            key = f"{name}_effect_beta{r.beta:g}"
+    for name, what, on in (
+        ("slow", "twice as slow", "the sweep rate"),
+        ("size", "with fewer tokens", "N"),
+    ):
+        for _, r in lp[lp["set"] == name].iterrows():
+            key = f"{name}_effect_beta{r['beta']:g}"
             lo, hi = row[key, "low"], row[key, "high"]
             moved = "not significantly" if lo <= 0 <= hi else ("wider" if lo > 0 else "narrower")
+            here, there = _state(r, tol), _state(main.loc[r["beta"]], tol)
             parts.append(
-                f"{what} (N = {r.n}, stage time {r.stage_time:g}) at β = {r.beta:g} the loop "
-                f"width is {r.width:.3f} ± {r.width_half:.3f}, a change of "
-                f"{row[key, 'measured']:+.3f} [{lo:+.3f}, {hi:+.3f}]: {moved}"
+                f"{what} (N = {int(r['n'])}, stage time {r['stage_time']:g}) at β = "
+                f"{r['beta']:g} the loop width is {r['width']:.3f} ± {r['width_half']:.3f}, a "
+                f"change of {row[key, 'measured']:+.3f} [{lo:+.3f}, {hi:+.3f}]: {moved}; by the "
+                f"rule of the loop checks the loop is {here} there and {there} in the main "
+                "sweeps"
+                + (f", so that reading depends on {on}" if here != there else ", the same reading")
             )
     return "; ".join(parts) + "." if parts else "no sensitivity runs."
 
@@ -186,7 +203,7 @@ def report(out: Path, template: ReportTemplate) -> str:
         level=f"{float(cfg.level):g}",
         level_text=_level(row, float(cfg.power.coupling_shift)),
         beta_star_text=_beta_star(row),
-        effects=_effects(row, lp),
+        effects=_effects(row, lp, float(cfg.checks.width_tolerance)),
         table=md_table(
             table,
             {
