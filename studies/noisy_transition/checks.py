@@ -15,11 +15,14 @@ the jumps inside the mean-field ranges (power: both at K_#); the clustered branc
 mean-field branch (power: the branch at a coupling 10 % low), with the dt correction of the
 scheme's noise rate; β_* bracketed by the β where the loop opens (power: β_* of d = 3), with the
 finite-N correction; β_* within ±0.1 (not testable when the bracket is wider). Context: the
-mean-field numbers and the measured loop per β, the sweep-rate and N effects.
+mean-field numbers and the measured loop per β, the sweep-rate and N effects, and the power
+analysis of locating β_* by the crossing of the ratio U_N(β) at K_# (:mod:`.binder`): the
+predicted crossing per pair of N and the time it needs against the budget.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from functools import lru_cache
 from pathlib import Path
@@ -38,6 +41,7 @@ from metastab.theory.noisy import (
     tricritical_beta,
 )
 
+from . import binder
 from .config import Config
 
 SOURCE = "Mun, Rosenzweig (arXiv 2606.05140; d = 2: arXiv 2604.16288)"
@@ -450,11 +454,111 @@ def _context(lp: pd.DataFrame, config: Config) -> list[dict]:
     return out
 
 
+def speed(sweeps: pd.DataFrame, seconds: float) -> float:
+    """Token pairs × steps per second of the sweeps (N^2 pairs a step: the kernel's cost), from
+    the table and the run's wall time ``seconds``."""
+    steps = sweeps["stage_time"] / sweeps["dt"]
+    return float((steps * sweeps["n"] ** 2).sum() / seconds)
+
+
+def binder_pairs(config: Config) -> list[tuple[int, int]]:
+    """The ``[binder]`` pairs as (N_1, N_2), checked: two integers 2 <= N_1 < N_2."""
+    out = []
+    for p in config.binder.pairs:
+        if len(p) != 2 or not all(isinstance(k, int) for k in p) or not 2 <= p[0] < p[1]:
+            raise ValueError(
+                f"binder.pairs: each pair must be [N_1, N_2], 2 <= N_1 < N_2, got {p!r}"
+            )
+        out.append((int(p[0]), int(p[1])))
+    return out
+
+
+def stage_seconds(time_per_point: float, pair: tuple[int, int], config: Config, rate: float):
+    """The one-thread seconds of ``binder.points`` (β, N) points, half at each N, each over a
+    chain time ``time_per_point`` at the step ``binder.dt``, at ``rate`` pair-steps per second."""
+    b = config.binder
+    pairs_steps = time_per_point / float(b.dt) * (pair[0] ** 2 + pair[1] ** 2)
+    return float(int(b.points) / 2 * pairs_steps / rate)
+
+
+def _binder(config: Config, rate: float) -> list[dict]:
+    from scipy.stats import norm
+
+    c, b = config.checks, config.binder
+    if int(config.d) != 2:
+        return []
+    star, tol = tricritical_beta(2), float(c.beta_star_tolerance)
+    z = float(norm.ppf(0.5 + float(c.confidence) / 2))
+    lo, hi = float(b.low), float(b.high)
+    out, costs = [], []  # costs: of the pairs whose mean-field crossing meets the target
+    for pair in binder_pairs(config):
+        cross = binder.predicted_crossing(pair, lo, hi)
+        need = binder.required_time(star - tol, star + tol, pair, z)
+        cost = stage_seconds(need, pair, config, rate)
+        if abs(cross - star) <= tol:
+            costs.append(cost)
+        u = {k: [binder.predicted_binder(x, k)[0] for x in (lo, star - tol, star + tol, hi)]
+             for k in pair}  # fmt: skip
+        out.append(
+            check(
+                f"binder_crossing_n{pair[0]}_{pair[1]}",
+                "context",
+                f"the mean-field ratio U_N = E[m_1^4]/E[m_1^2]^2 at K_#: where the curves of "
+                f"N = {pair[0]} and {pair[1]} cross, and the time that locates it within ±{tol:g}",
+                measured=cross,
+                threshold=need,
+                rule=f"the β in [{lo:g}, {hi:g}] where U_{pair[1]} = U_{pair[0]} (law ∝ m e^(−N "
+                f"F_K(m)), F_K minimised at fixed m_1); U at β = {lo:g}, {star - tol:.4f}, "
+                f"{star + tol:.4f}, {hi:g}: "
+                + "; ".join(f"N = {k}: " + ", ".join(f"{x:.4f}" for x in u[k]) for k in pair)
+                + f" (limits π/2 = {binder.QUARTIC:.4f}, {binder.SEXTIC:.4f}, 1); the difference "
+                f"at β_* ± {tol:g} {z:.3g} standard errors from 0 needs a chain time of "
+                f"{need:.3g} per (β, N) point (threshold), {int(b.points)} points {cost:.3g} s on "
+                "one thread",
+                source="Mun, Rosenzweig (arXiv 2604.16288), the quartic coefficient; binder.py",
+            )
+        )
+    # inf: no pair can meet the target; NaN: the speed is unknown (no recorded run time)
+    best = math.nan if not math.isfinite(rate) else min(costs) if costs else math.inf
+    fits = (
+        "unknown (no run time)"
+        if not math.isfinite(rate)
+        else "yes"
+        if best <= float(b.budget)
+        else "no"
+    )
+    out.append(
+        check(
+            "binder_power",
+            "context",
+            f"power analysis: can the crossing of U_N(β) at K_# locate β_* within ±{tol:g} in "
+            f"{float(b.budget):g} s on one thread?",
+            measured=best,
+            threshold=float(b.budget),
+            rule="the fewest seconds over the N pairs whose mean-field crossing lies within "
+            f"±{tol:g} of β_* = {star:.4f} (binder_crossing_*; a pair outside misses the target "
+            "at any run length) against the budget, at the speed of these sweeps, "
+            f"{rate:.3g} token pairs × steps per second: fits: {fits}"
+            + ("; the stage is not run" if fits != "yes" else ""),
+            source="binder.py; this study's sweeps and run time",
+        )
+    )
+    return out
+
+
+def run_seconds(out: Path) -> float:
+    """The sweeps' wall time recorded in ``out/run.json`` (NaN before the first record)."""
+    record = Path(out) / "run.json"
+    if not record.is_file():
+        return math.nan
+    return float(json.loads(record.read_text())["seconds"]["run"])
+
+
 def load(out: Path) -> pd.DataFrame:
     return read_table(Path(out) / "sweeps.parquet")[0]
 
 
-def rows(sweeps: pd.DataFrame, config: Config) -> list[dict]:
+def rows(sweeps: pd.DataFrame, config: Config, seconds: float = math.nan) -> list[dict]:
     """The checks rows, from the sweeps."""
     lp = loops(sweeps, config)
     br = branches(sweeps, config)
@@ -481,9 +585,9 @@ def rows(sweeps: pd.DataFrame, config: Config) -> list[dict]:
     out += _jumps(main, config)
     out += _levels(br, config)
     out += _beta_star(main, config)
-    return out + _context(lp, config)
+    return out + _context(lp, config) + _binder(config, speed(sweeps, seconds))
 
 
 def checks(out: Path, config: Config) -> pd.DataFrame:
     """The checks table of the study (columns of :mod:`metastab.studies.verdict`)."""
-    return checks_frame(rows(load(out), config))
+    return checks_frame(rows(load(out), config, run_seconds(out)))

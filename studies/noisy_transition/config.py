@@ -51,6 +51,18 @@ class Checks(StudyConfig):
 
 
 @config_table
+class Binder(StudyConfig):
+    """The ``[binder]`` table."""
+
+    pairs: list[list[int]]  # checked in checks.binder_pairs: two N >= 2, increasing
+    low: float = bounded(0.0)
+    high: float = bounded(0.0)
+    dt: float = bounded(0.0)
+    points: int = bounded(2)
+    budget: float = bounded(0.0)
+
+
+@config_table
 class Power(StudyConfig):
     """The ``[power]`` table (the other wrong predictions are fixed in checks.py)."""
 
@@ -71,4 +83,5 @@ class Config(StudyConfig):
     slow: Slow
     size: Size
     checks: Checks
+    binder: Binder
     power: Power

@@ -146,6 +146,49 @@ def _beta_star(row) -> str:
     return text + "."
 
 
+def _binder(checks) -> str:
+    """The power analysis of the crossing of U_N(β) = E[m_1^4]/E[m_1^2]^2 at K_#, from the
+    ``binder_*`` rows."""
+    if "binder_power" not in checks.index:
+        return "not analysed (d ≠ 2)."
+    row = checks.loc
+    pairs = [c for c in checks.index if c.startswith("binder_crossing_")]
+    star = tricritical_beta(2)
+    tol = float(row["beta_star_resolution", "threshold"])
+    parts = []
+    for c in pairs:
+        n1, n2 = c.removeprefix("binder_crossing_n").split("_")
+        cross, need = float(row[c, "measured"]), float(row[c, "threshold"])
+        where = "within" if abs(cross - star) <= tol else "outside"
+        parts.append(
+            f"N = {n1} and {n2} at β = {cross:.3f} ({where} ±{tol:g} of β_*), resolved at "
+            f"β_* ± {tol:g} after a chain time of {need:.2g} per (β, N) point"
+        )
+    best, budget = float(row["binder_power", "measured"]), float(row["binder_power", "threshold"])
+    text = (
+        "at K = K_#, where the quadratic Landau coefficient vanishes, the mean-field law "
+        "∝ m e^(−N F_K(m)) of the order parameter predicts that the curves U_N(β) cross at "
+        + "; ".join(parts)
+        + " (`binder_crossing_*`; the time from the Landau dynamics of the order parameter)"
+    )
+    if np.isnan(best):
+        text += ". The speed of the sweeps is unknown (no recorded run time): no cost is computed"
+    elif np.isinf(best):
+        text += (
+            f". No pair's predicted crossing lies within ±{tol:g} of β_*, so no run length meets "
+            "the target"
+        )
+    elif best <= budget:
+        text += f". The cheapest pair that meets the target needs {best:.3g} s, within the budget"
+    else:
+        text += (
+            f". The cheapest pair that meets the target needs {best:.3g} s on one thread, "
+            f"{best / budget:.0f} times the budget of {budget:g} s (`binder_power`): the "
+            "crossing is not simulated, and β_* stays located only by the bracket above"
+        )
+    return text + "."
+
+
 def _state(r, tol: float) -> str:
     """The loop of one set by the rules of `loop_above` and `continuous_below`."""
     g = r.to_frame().T.astype({"width": float, "width_half": float})
@@ -212,6 +255,7 @@ def report(out: Path, template: ReportTemplate) -> str:
         level=f"{float(cfg.level):g}",
         level_text=_level(row, float(cfg.power.coupling_shift)),
         beta_star_text=_beta_star(row),
+        binder_text=_binder(checks),
         effects=_effects(row, lp, float(cfg.checks.width_tolerance)),
         table=md_table(
             table,

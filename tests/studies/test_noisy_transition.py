@@ -1,6 +1,8 @@
 """The measuring helpers of the noisy-transition study on cases with known answers (the study itself
 runs in tests/studies/test_studies.py): the jump and loop estimators on planted sweeps, the
-bracket of β_*, the stable mean-field order parameter, and the sweeps' streams."""
+bracket of β_*, the stable mean-field order parameter, the sweeps' streams, and the ratio
+U = E[m_1^4]/E[m_1^2]^2 (its estimator on planted laws, its mean-field prediction, the power
+analysis of its crossing)."""
 
 import math
 
@@ -93,3 +95,87 @@ def test_a_sweeps_chains_do_not_depend_on_how_many_run_beside_them():
     # another root gives other numbers (negative control)
     other = pd.DataFrame(RUN.sweep(np.random.SeedSequence(2, spawn_key=(0,)), chains=2, **kw))
     assert not np.allclose(two["m1"], other["m1"])
+
+
+BINDER = study_module("noisy-transition", "binder")
+
+
+def _power_law(power: int, chains: int = 60, samples: int = 400, seed: int = 5) -> np.ndarray:
+    """Samples of m with density ∝ m exp(−m^power): m^power is Gamma(2/power)-distributed."""
+    s = np.random.default_rng(seed).gamma(2 / power, size=(chains, samples))
+    return s ** (1 / power)
+
+
+def test_binder_ratio_of_planted_quartic_and_sextic_laws_is_their_closed_form():
+    # fixed seed, 24 000 samples each; 95 % bootstrap intervals over 60 chains
+    rng = np.random.default_rng(7)
+    quartic = BINDER.binder_interval(_power_law(4), 0.95, 400, rng)
+    sextic = BINDER.binder_interval(_power_law(6), 0.95, 400, rng)
+    assert quartic[1] <= BINDER.QUARTIC <= quartic[2]
+    assert sextic[1] <= BINDER.SEXTIC <= sextic[2]
+    # negative control: the sextic law's interval excludes the quartic value, and back
+    assert not sextic[1] <= BINDER.QUARTIC <= sextic[2]
+    assert not quartic[1] <= BINDER.SEXTIC <= quartic[2]
+    # a bimodal law far from 0 (m = 0.8 ± 0.01) gives U near 1; a Gaussian 2-vector, 2
+    m = 0.8 + 0.01 * np.random.default_rng(8).standard_normal(5000)
+    assert BINDER.binder_ratio(m) == pytest.approx(1.0, abs=1e-3)
+    g = np.hypot(*np.random.default_rng(9).standard_normal((2, 40000)))
+    assert BINDER.binder_ratio(g) == pytest.approx(2.0, abs=0.05)
+    with pytest.raises(ValueError, match="m must hold"):
+        BINDER.binder_ratio(np.array([-0.1, 0.2]))
+
+
+def test_constrained_free_energy_is_landau_near_zero_and_stationary_on_the_branch():
+    # near m = 0: F_K(m) ≈ (1 − K/K_#) m² (d = 2; the entropy of 1 + 2m cos θ is m²)
+    ks = critical_coupling_linear(2.0, 2)
+    m, F = BINDER.constrained_free_energy(2.0, 0.5 * ks)
+    assert F[1] / m[1] ** 2 == pytest.approx(0.5, abs=2e-3)
+    # at a stationary state of stationary_branch (β = 4, the saddle at m = 0.5) dF/dm = 0;
+    # negative control: not at m = 0.3 or 0.7
+    from scipy.interpolate import CubicSpline
+
+    br = stationary_branch(4.0, 2)
+    i = int(np.argmin(np.abs(br.order - 0.5)))
+    m, F = BINDER.constrained_free_energy(4.0, float(br.coupling[i]))
+    slope = CubicSpline(m, F).derivative()
+    assert abs(slope(br.order[i])) < 1e-4
+    assert min(abs(slope(0.3)), abs(slope(0.7))) > 1e-2
+    with pytest.raises(ValueError, match="d must be 2"):
+        BINDER.constrained_free_energy(2.0, 1.0, 3)
+
+
+def test_predicted_binder_has_its_limits_and_the_ou_variance():
+    # large N at K_#: π/2 below β_*, the sextic value at β_*, 1 above (1 % tolerance)
+    star = 2.446918311289047
+    assert BINDER.predicted_binder(1.0, 100000)[0] == pytest.approx(BINDER.QUARTIC, abs=0.015)
+    assert BINDER.predicted_binder(star, 100000)[0] == pytest.approx(BINDER.SEXTIC, abs=0.015)
+    assert BINDER.predicted_binder(3.0, 100000)[0] == pytest.approx(1.0, abs=0.015)
+    # negative control: the β below β_* is not at the sextic value
+    assert abs(BINDER.predicted_binder(1.0, 100000)[0] - BINDER.SEXTIC) > 0.05
+    # far below K_# the order parameter is an Ornstein–Uhlenbeck 2-vector at rate 1 − K/K_#:
+    # the influence function of U is 2 L_2(m² / E[m²]) (a Laguerre polynomial), which decays
+    # at rate 4 (1 − K/K_#) with variance 4, so v = 2 / (1 − K/K_#)
+    for f in (0.01, 0.5):
+        u, v = BINDER.predicted_binder(2.0, 4096, f)
+        assert u == pytest.approx(2.0, abs=0.01)
+        assert v == pytest.approx(2 / (1 - f), rel=0.02)
+
+
+def test_the_quick_config_path_of_the_power_analysis():
+    cfg = load_config("noisy-transition", quick=True)
+    assert CHECKS.binder_pairs(cfg) == [(64, 128)]
+    # the cost: points / 2 × (T / dt) × (N_1² + N_2²) pair-steps at the given speed
+    assert CHECKS.stage_seconds(10.0, (64, 128), cfg, 1e6) == pytest.approx(
+        4 / 2 * 10.0 / 0.005 * (64**2 + 128**2) / 1e6
+    )
+    rows = {r["criterion"]: r for r in CHECKS._binder(cfg, 3e8)}
+    cross = rows["binder_crossing_n64_128"]["measured"]
+    # the mean-field crossing of N = 64, 128 lies beyond β_* + 0.1: no run length meets the
+    # target, so the fewest seconds is infinite; without a run time it is unknown
+    assert cross > 2.4469 + 0.1
+    assert math.isinf(rows["binder_power"]["measured"])
+    unknown = {r["criterion"]: r for r in CHECKS._binder(cfg, math.nan)}
+    assert math.isnan(unknown["binder_power"]["measured"])
+    bad = cfg.from_dict(cfg.to_dict() | {"binder": cfg.binder.to_dict() | {"pairs": [[128, 64]]}})
+    with pytest.raises(ValueError, match="binder.pairs"):
+        CHECKS.binder_pairs(bad)
