@@ -179,3 +179,34 @@ def test_the_quick_config_path_of_the_power_analysis():
     bad = cfg.from_dict(cfg.to_dict() | {"binder": cfg.binder.to_dict() | {"pairs": [[128, 64]]}})
     with pytest.raises(ValueError, match="binder.pairs"):
         CHECKS.binder_pairs(bad)
+
+
+@pytest.mark.slow
+def test_the_power_analysis_variance_matches_simulated_chains_at_k_sharp():
+    # NoisySphere at N = 64, β = 2.45 ≈ β_*, effective coupling K_# (nominal (1 − 4 dt) K_#),
+    # 32 chains of T = 100 after 20 of burn-in, fixed seed: the spread of the chains' U against
+    # v / T of the Landau dynamics (99 % χ² bounds of a variance over 32 chains), and the pooled
+    # U against the mean-field one (3 standard errors); ~10 s on one thread
+    from scipy.stats import chi2
+
+    from metastab.engine import simulate
+    from metastab.models.sphere import NoisySphere
+    from metastab.order import order_parameters
+    from metastab.setups.sphere import sphere_uniform
+
+    n, beta, dt, chains, T = 64, 2.45, 0.005, 32, 100.0
+    model = NoisySphere(beta, (1 - 4 * dt) * critical_coupling_linear(beta, 2), dt)
+    start, burn, noise = np.random.SeedSequence(11).spawn(3)
+    x = simulate(model, sphere_uniform(n, 2, chains=chains, rng=start), steps=4000, rng=burn,
+                 progress=False).final  # fmt: skip
+    steps, every = int(T / dt), 20
+    run = simulate(model, x, steps=steps, rng=noise, record_at=list(range(every, steps + 1, every)),
+                   progress=False)  # fmt: skip
+    m = order_parameters(run.trajectory.reshape(-1, n, 2))[:, 0].reshape(chains, -1)
+    u_pred, v = BINDER.predicted_binder(beta, n)
+    spread = ((m**4).mean(1) / (m**2).mean(1) ** 2).var(ddof=1)
+    lo, hi = chi2.ppf([0.005, 0.995], chains - 1) / (chains - 1)
+    assert lo <= spread / (v / T) <= hi
+    # power: a correlation time 3 times shorter or longer is rejected
+    assert not lo <= spread / (v / 3 / T) <= hi and not lo <= spread / (3 * v / T) <= hi
+    assert abs(BINDER.binder_ratio(m) - u_pred) <= 3 * math.sqrt(v / (chains * T))
