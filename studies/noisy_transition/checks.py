@@ -473,7 +473,9 @@ def binder_pairs(config: Config) -> list[tuple[int, int]]:
     return out
 
 
-def stage_seconds(time_per_point: float, pair: tuple[int, int], config: Config, rate: float):
+def stage_seconds(
+    time_per_point: float, pair: tuple[int, int], config: Config, rate: float
+) -> float:
     """The one-thread seconds of ``binder.points`` (β, N) points, half at each N, each over a
     chain time ``time_per_point`` at the step ``binder.dt``, at ``rate`` pair-steps per second."""
     b = config.binder
@@ -482,6 +484,9 @@ def stage_seconds(time_per_point: float, pair: tuple[int, int], config: Config, 
 
 
 def _binder(config: Config, rate: float) -> list[dict]:
+    """Context rows: per N pair the mean-field crossing of U_N(β) at K_# and the chain time
+    that resolves it at β_* ± the tolerance (:mod:`.binder`); the fewest one-thread seconds
+    over the pairs whose crossing meets the target, against the budget (d = 2 only)."""
     from scipy.stats import norm
 
     c, b = config.checks, config.binder
@@ -547,7 +552,8 @@ def _binder(config: Config, rate: float) -> list[dict]:
 
 
 def run_seconds(out: Path) -> float:
-    """The sweeps' wall time recorded in ``out/run.json`` (NaN before the first record)."""
+    """The sweeps' wall time recorded in ``out/run.json`` (NaN before the first record; in a
+    fresh run, the record of the run before, written after the checks)."""
     record = Path(out) / "run.json"
     if not record.is_file():
         return math.nan
