@@ -350,7 +350,7 @@ class Contains(Comparator):
 @dataclass(frozen=True)
 class AllOf(Comparator):
     """Every one of ``parts``: the rules joined by ``sep`` (then ``tail``), the row's numbers
-    those of the first part.
+    those of the part ``of``.
 
     Parameters
     ----------
@@ -360,6 +360,8 @@ class AllOf(Comparator):
         What joins their rules.
     tail : str
         Words after the last one.
+    of : int
+        The part whose numbers the row carries.
 
     Examples
     --------
@@ -373,6 +375,7 @@ class AllOf(Comparator):
     parts: tuple[Comparator, ...]
     sep: str = "; "
     tail: str = ""
+    of: int = 0
     what: str = field(default="", init=False)
     template: str = field(default="{joined}{tail}", init=False)
 
@@ -388,7 +391,7 @@ class AllOf(Comparator):
         return {"joined": self.sep.join(p.rule for p in self.parts)}
 
     def numbers(self) -> dict[str, float]:
-        return self.parts[0].numbers()
+        return self.parts[self.of].numbers()
 
 
 def declare(

@@ -65,6 +65,7 @@ __all__ = [
     "check",
     "power",
     "powered",
+    "with_samples",
     "checks_frame",
     "read_checks",
     "write_checks",
@@ -295,6 +296,44 @@ def powered(make: Callable[[Any], dict], prediction: Any, wrong: Any, what: str)
             **{k: alt[k] for k in ("measured", "low", "high", "threshold", "rule")},
         ),
     ]
+
+
+def with_samples(rows: list[dict], sample_of: dict[str, str]) -> list[dict]:
+    """``rows`` with their ``sample`` column set from one declaration, ``sample_of`` (criterion
+    → the sample in words); a power row rests on the sample of its claim or correction.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`check` (changed in place).
+    sample_of : dict
+        The sample of every criterion of ``rows`` (power rows aside).
+
+    Returns
+    -------
+    rows : list of dict
+        The same rows.
+
+    Raises
+    ------
+    KeyError
+        If a row's criterion has no declared sample.
+
+    Examples
+    --------
+    >>> from metastab.studies.verdict import check, power, with_samples
+    >>> claim = check("law", "claim", "T is geometric", passed=True)
+    >>> rows = with_samples([claim, power(claim, "T is constant", rejected=True)],
+    ...                     {"law": "direct stepping"})
+    >>> [r["sample"] for r in rows]
+    ['direct stepping', 'direct stepping']
+    """
+    for row in rows:
+        name = row["criterion"].removesuffix(POWER)
+        if name not in sample_of:
+            raise KeyError(f"check {row['criterion']!r}: no sample declared")
+        row["sample"] = sample_of[name]
+    return rows
 
 
 def checks_frame(rows: list[dict]) -> pd.DataFrame:

@@ -14,7 +14,6 @@ from metastab.studies.render import fmt as _fmt
 from metastab.studies.render import fmt_p
 from metastab.studies.render import md_table as _table
 from metastab.studies.study import ReportTemplate
-from studies.metastability.checks import without_sample
 from studies.metastability.report import stepping
 
 from .figures import inputs
@@ -26,9 +25,7 @@ def _row(c, criterion: str):
     hit = c.checks[c.checks["criterion"] == criterion]
     if hit.empty:
         return None
-    row = hit.iloc[0].copy()
-    row["rule"] = without_sample(row["rule"])  # the words of the rule, for the text
-    return row
+    return hit.iloc[0]
 
 
 def _declared(c, event: str):
