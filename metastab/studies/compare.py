@@ -63,6 +63,7 @@ class Comparator:
     what: str
     tail: str
     template: str
+    testable: bool = True  # False: the row's pass is NA (nothing here to compare)
 
     @property
     def passed(self) -> bool:
@@ -111,7 +112,7 @@ class Comparator:
             role,
             statement,
             rule=self.rule,
-            passed=None if role == "context" else self.passed,
+            passed=None if role == "context" or not self.testable else self.passed,
             source=source,
             sample=sample,
             **self.numbers(),
@@ -142,6 +143,8 @@ class Bound(Comparator):
         when ``value`` is the interval's lower end).
     template : str
         The rule's form.
+    testable : bool
+        False where there is nothing to compare here (the row's pass is then NA).
 
     Examples
     --------
@@ -163,6 +166,7 @@ class Bound(Comparator):
     low: float | None = None
     high: float | None = None
     template: str = "{what} {op} {than}{tail}"
+    testable: bool = True
 
     def __post_init__(self) -> None:
         if self.op not in OPS:
