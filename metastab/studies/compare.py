@@ -32,7 +32,18 @@ from .verdict import check, powered
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["Comparator", "Bound", "Within", "Inside", "Contains", "AllOf", "declare", "OPS"]
+__all__ = [
+    "Comparator",
+    "Bound",
+    "Within",
+    "Inside",
+    "Contains",
+    "AllOf",
+    "declare",
+    "OPS",
+    "PASS_IF",
+    "PASS_IF_EQUAL",
+]
 
 # the spellings of a comparison in a rule and the test each one applies
 OPS: dict[str, Callable[[Any, Any], Any]] = {
@@ -45,6 +56,11 @@ OPS: dict[str, Callable[[Any, Any], Any]] = {
     "=": operator.eq,
     "==": operator.eq,
 }
+
+# the rule's form "QUANTITY; pass if OP THRESHOLD" (the default form is "QUANTITY OP THRESHOLD")
+PASS_IF = "{what}; pass if {op} {than}{tail}"
+# "QUANTITY; pass if THRESHOLD", for op "=" (a count that must be 0)
+PASS_IF_EQUAL = "{what}; pass if {than}{tail}"
 
 
 def _number(x: float | None) -> float:
