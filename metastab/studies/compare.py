@@ -157,6 +157,9 @@ class Bound(Comparator):
     measured, low, high : float, optional
         The row's numbers where they are not ``value`` (e.g. a fit's estimate and its interval,
         when ``value`` is the interval's lower end).
+    shown_threshold : float, optional
+        The row's ``threshold`` where it is not ``threshold`` (nan: the row shows none, e.g.
+        when ``value`` counts the failures of a per-item test and ``measured`` is a size).
     template : str
         The rule's form.
     testable : bool
@@ -181,6 +184,7 @@ class Bound(Comparator):
     measured: float | None = None
     low: float | None = None
     high: float | None = None
+    shown_threshold: float | None = None
     template: str = "{what} {op} {than}{tail}"
     testable: bool = True
 
@@ -201,7 +205,9 @@ class Bound(Comparator):
             "measured": float(self.value if self.measured is None else self.measured),
             "low": _number(self.low),
             "high": _number(self.high),
-            "threshold": float(self.threshold),
+            "threshold": float(
+                self.threshold if self.shown_threshold is None else self.shown_threshold
+            ),
         }
 
 
