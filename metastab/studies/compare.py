@@ -220,14 +220,18 @@ class Within(Comparator):
     what : str
         The compared quantity, in words.
     value, target, tol : float
-        The measured value, the prediction and the tolerance (the row's ``measured``,
-        ``threshold`` and, as ``low``/``high``, the accepted range ``target ± tol``).
+        The measured value (the row's ``measured``), the prediction and the tolerance (the
+        row's ``threshold``).
     than : str, optional
         The tolerance in words (default: the number, ``:g``).
     tail : str
         Words after the comparison.
+    low, high : float, optional
+        The row's interval (e.g. that of ``value``; default none).
     template : str
         The rule's form (``{target}`` is the prediction, ``:g``).
+    testable : bool
+        False where there is nothing to compare here (the row's pass is then NA).
 
     Examples
     --------
@@ -235,6 +239,8 @@ class Within(Comparator):
     >>> w = Within("b", 1.49, 1.5, 0.05)
     >>> w.rule, w.passed, Within("b", 1.49, 1.35, 0.05).passed
     ('abs(b − 1.5) ≤ 0.05', True, False)
+    >>> Within("b", 1.49, 1.5, 0.05, template="{what}; pass if |b − {target}| ≤ {than}").rule
+    'b; pass if |b − 1.5| ≤ 0.05'
     """
 
     what: str
@@ -243,7 +249,10 @@ class Within(Comparator):
     tol: float
     than: str | None = None
     tail: str = ""
+    low: float | None = None
+    high: float | None = None
     template: str = "abs({what} − {target}) ≤ {than}{tail}"
+    testable: bool = True
 
     @property
     def passed(self) -> bool:
@@ -256,9 +265,9 @@ class Within(Comparator):
     def numbers(self) -> dict[str, float]:
         return {
             "measured": float(self.value),
-            "low": float(self.target - self.tol),
-            "high": float(self.target + self.tol),
-            "threshold": float(self.target),
+            "low": _number(self.low),
+            "high": _number(self.high),
+            "threshold": float(self.tol),
         }
 
 
