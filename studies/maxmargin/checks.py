@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
+from metastab.studies.compare import Bound, declare
 from metastab.studies.runner import read_tables
-from metastab.studies.verdict import check, checks_frame, power, powered
+from metastab.studies.verdict import check, checks_frame, power
 
 from .config import Config
 
@@ -58,7 +59,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     hard = read_table(out / "hardmax.csv")[0]
     tol = float(config.hardmax_roundoff)
 
-    def hardmax(speed: float) -> dict:
+    def hardmax(speed: float) -> Bound:
         excess = -np.inf
         for _, g in hard.groupby("source", sort=False):
             ray, bound = g[g.kind == "SVM ray"], g[g.kind == "bound"]
@@ -68,22 +69,26 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             slope = np.polyfit(bound.R.values, np.log(bound.gap.values), 1)[0]
             wrong = bound.gap.values * np.exp((speed - 1) * slope * bound.R.values)
             excess = max(excess, float((ray.gap.values - wrong).max()))
-        return check(
-            "hardmax_bound",
-            "claim",
-            "along p = β p^mm/‖p^mm‖: max_i (1 − s_(i,α_i)) ≤ (T − 1) exp(−β/‖p^mm‖)",
-            measured=excess,
-            threshold=tol,
-            rule="largest (measured − bound"
+        return Bound(
+            "largest (measured − bound"
             + (f" with the exponent × {speed:g}" if speed != 1 else "")
-            + ") over every tabulated β ≤ threshold (`hardmax_roundoff`)",
-            passed=excess <= tol,
-            source=SOURCE + " (β → ∞ limit)",
+            + ") over every tabulated β",
+            excess,
+            "≤",
+            tol,
+            than="threshold (`hardmax_roundoff`)",
         )
 
     speed = 1 + config.power.published_error
-    rows += powered(
-        hardmax, 1.0, speed, f"the bound's exponent {speed:g} β/‖p^mm‖ ({speed - 1:.0%} faster)"
+    rows += declare(
+        hardmax,
+        1.0,
+        speed,
+        f"the bound's exponent {speed:g} β/‖p^mm‖ ({speed - 1:.0%} faster)",
+        criterion="hardmax_bound",
+        role="claim",
+        statement="along p = β p^mm/‖p^mm‖: max_i (1 − s_(i,α_i)) ≤ (T − 1) exp(−β/‖p^mm‖)",
+        source=SOURCE + " (β → ∞ limit)",
     )
     return checks_frame(rows)
 
@@ -174,16 +179,26 @@ def _above(
 ) -> tuple:
     """The criterion ``value > threshold`` (a correlation or a probability → 1), ``value``
     printed with ``digits`` decimals, with the wrong prediction of :func:`_wrong_limit`."""
-    return _row(
+    return _compared(
         exp,
         what,
         f"{value:.{digits}f}",
-        f"> {threshold:g}{note}",
-        value > threshold,
-        value,
-        threshold,
+        _published_bound(value, ">", threshold, note),
         _wrong_limit(what, value, threshold, cfg),
     )
+
+
+def _published_bound(value: float, op: str, threshold: float, note: str = "") -> Bound:
+    """``value OP threshold``, its rule the published threshold as printed ("> 0.999")."""
+    return Bound("", value, op, threshold, tail=note, template="{op} {than}{tail}")
+
+
+def _compared(exp, what, measured: str, published: Bound, wrong=None) -> tuple:
+    """A criterion decided by ``published`` (its threshold text, pass value and numbers)."""
+    return _row(
+        exp, what, measured, published.rule, published.passed, published.value,
+        published.threshold, wrong,
+    )  # fmt: skip
 
 
 def _wrong_limit(what: str, value: float, threshold: float, cfg: Config) -> tuple:
@@ -335,14 +350,11 @@ def _e2_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
     yield _above(
         "E2", "NGD p0=0: mean softmax prob. at 50", n0.prob_50, 0.99, 4, cfg, " (stored ≈1)"
     )
-    yield _row(
+    yield _compared(
         "E2",
         "GD p0=0: ‖p(200)‖",
         f"{g0.norm_200:.3f}",
-        "< 6 (stored ≈3.8)",
-        g0.norm_200 < 6,
-        g0.norm_200,
-        6,
+        _published_bound(g0.norm_200, "<", 6, " (stored ≈3.8)"),
     )
     yield _row(
         "E2",
