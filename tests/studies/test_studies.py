@@ -53,7 +53,7 @@ def checks_problems(name: str, folder: Path, fresh: pd.DataFrame | None = None) 
     problems = []
     if list(fresh["criterion"]) != list(committed["criterion"]):
         return [f"{name}: criteria {list(committed['criterion'])} != {list(fresh['criterion'])}"]
-    for col in ("role", "statement", "rule", "pass", "source"):
+    for col in ("role", "statement", "rule", "pass", "source", "sample"):
         bad = fresh[col].astype(str) != committed[col].astype(str)
         problems += [f"{name}: {c} {col}" for c in fresh.loc[bad, "criterion"]]
     for col in ("measured", "low", "high", "threshold"):
@@ -159,9 +159,10 @@ def test_a_hand_edited_verdict_or_a_stale_readme_number_fails(tmp_path):
 @pytest.mark.study
 @pytest.mark.parametrize("name", STUDIES)
 def test_committed_report_is_rendered_from_the_committed_tables(name, tmp_path):
-    # every number and sentence of the report, re-rendered from a copy of the tables: the same
-    # bytes but for the line of wall times; the re-rendered checks.csv the committed one (its
-    # numbers to 1e-9: a last digit may differ with the machine's BLAS) and so its verdict
+    # every number and sentence of the report, re-rendered from a copy of the tables (figures
+    # too): the same bytes but for the line of wall times; the re-rendered checks.csv the
+    # committed one, sample column included (its numbers to 1e-9: a last digit may differ with
+    # the machine's BLAS), and so its verdict
     copy = tmp_path / name
     shutil.copytree(DATA / name, copy, ignore=shutil.ignore_patterns("quick", "*.png"))
     run_study(name, out=copy, render=True, log=lambda *a: None)
