@@ -75,6 +75,23 @@ def samples(checks: pd.DataFrame) -> pd.Series:
     return pd.Series([words[str(v)] for v in checks["sample"]], index=checks["criterion"])
 
 
+def ball_and_hull(fits: pd.DataFrame) -> tuple[pd.Series, pd.Series] | None:
+    """The fits of the ball exit and of T2 on one range (the accelerated tail where fitted,
+    else the last), or None without a ball fit."""
+    ball, hull = fits[fits["event"] == "ball"], fits[fits["event"] == "hull"]
+    if ball.empty:
+        return None
+    tail = "accelerated, tail"
+    label = tail if (ball["range"] == tail).any() else ball["range"].iloc[-1]
+    return ball[ball["range"] == label].iloc[0], hull[hull["range"] == label].iloc[0]
+
+
+def overlap_words(a: pd.Series, b: pd.Series) -> str:
+    """Whether the intervals ``[b_low, b_high]`` of fits ``a`` and ``b`` overlap, in words."""
+    overlap = a["b_low"] <= b["b_high"] and b["b_low"] <= a["b_high"]
+    return "overlap" if overlap else "do not overlap"
+
+
 def engines_agree(cross: pd.DataFrame, p_min: float, what: str) -> AllOf:
     """The two engines agree at every (``what``, β) of ``cross``: their 95 % intervals of the
     mean overlap and the log-rank p of their samples is at least ``p_min``."""
@@ -296,17 +313,9 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             )
         )
 
-    ball = fits[(fits["event"] == "ball")]
-    hull = fits[(fits["event"] == "hull")]
-    if not ball.empty and row is not None:
-        label = (
-            "accelerated, tail"
-            if (ball["range"] == "accelerated, tail").any()
-            else ball["range"].iloc[-1]
-        )
-        fb = ball[ball["range"] == label].iloc[0]
-        fh = hull[hull["range"] == label].iloc[0]
-        overlap = fb["b_low"] <= fh["b_high"] and fh["b_low"] <= fb["b_high"]
+    pair = ball_and_hull(fits)
+    if pair is not None and row is not None:
+        fb, fh = pair
         rows.append(
             check(
                 "ball_exponent",
@@ -318,8 +327,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
                 threshold=fh["b"],
                 rule=f"b of the ball exit on β = {fb['beta_min']:g}…{fb['beta_max']:g} (profile "
                 f"interval) against that of T2 ({fh['b']:.4f} [{fh['b_low']:.4f}, "
-                f"{fh['b_high']:.4f}]): the intervals "
-                + ("overlap" if overlap else "do not overlap"),
+                f"{fh['b_high']:.4f}]): the intervals " + overlap_words(fb, fh),
                 source="this study",
                 sample=sample_of("ball_exponent"),
             )

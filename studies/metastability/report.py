@@ -367,7 +367,7 @@ def _exponent_text(t: ReportTemplate, c: SimpleNamespace) -> str:
             b=f"{be['measured']:.4f}",
             low=f"{be['low']:.4f}",
             high=f"{be['high']:.4f}",
-            relation=str(be["rule"]).split(": the intervals ")[-1],
+            relation=_checks.overlap_words(*_checks.ball_and_hull(c.fits)),
         )
     return t(
         "exponent_text",

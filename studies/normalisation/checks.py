@@ -143,6 +143,12 @@ def per_plateau(ratios: pd.DataFrame, scheme: str, column: str, level: float) ->
     return pd.DataFrame(rows, columns=["k", "mean", "low", "high", "starts", "reach"])
 
 
+def farthest(per: pd.DataFrame) -> pd.Series:
+    """The plateau of :func:`per_plateau` whose interval reaches farthest from 1 (the one a
+    plateau check shows)."""
+    return per.loc[per["reach"].idxmax()]
+
+
 def plateau_rows(ratios: pd.DataFrame, config: Config) -> list[dict]:
     """The plateau claims of every scheme but Post-LN, each with its power row."""
     level = float(config.checks.confidence_level)
@@ -160,7 +166,7 @@ def plateau_rows(ratios: pd.DataFrame, config: Config) -> list[dict]:
                 if per.empty:
                     nothing = {"k": 0, "starts": 0, "reach": math.inf}
                     per = pd.DataFrame([nothing | dict.fromkeys(("mean", "low", "high"), math.nan)])
-                worst = per.loc[per["reach"].idxmax()]
+                worst = farthest(per)
                 others = "; ".join(
                     f"k = {int(r.k)}: {r.mean:.4g} [{r.low:.4g}, {r.high:.4g}]"
                     for r in per.itertuples()

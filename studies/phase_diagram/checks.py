@@ -113,7 +113,8 @@ def time_misses(times: pd.DataFrame, curve: pd.Series) -> pd.DataFrame:
     )
 
 
-def _ratios(m: pd.DataFrame) -> str:
+def ratios(m: pd.DataFrame) -> str:
+    """The ratios of :func:`time_misses` for a rule or the report: β, ratio [interval]."""
     return ", ".join(
         f"β = {r.beta:g}: {r.ratio:.3f} [{r.ratio_low:.3f}, {r.ratio_high:.3f}]"
         for r in m.itertuples()
@@ -122,6 +123,41 @@ def _ratios(m: pd.DataFrame) -> str:
 
 def _series(values: pd.Series) -> str:
     return ", ".join(f"d = {d}: {v:.4f}" for d, v in values.items())
+
+
+def largest_d(diagram: pd.DataFrame, config: Config) -> pd.DataFrame:
+    """The transition times (:func:`transitions`) at the largest d, where the Γ claims are read."""
+    d_max = diagram["d"].max()
+    return transitions(
+        diagram[diagram["d"] == d_max], float(config.level), float(config.checks.transition_z)
+    )
+
+
+def curve_misses(
+    diagram: pd.DataFrame, boundary: pd.DataFrame, config: Config, column: str, scale: float = 1.0
+) -> pd.DataFrame:
+    """:func:`time_misses` at the largest d against the curve ``column`` × ``scale`` in the
+    window (what ``gamma_transition_times`` and its correction compare)."""
+    curve = _window(boundary, column, float(config.t_max)) * scale
+    return time_misses(largest_d(diagram, config), curve)
+
+
+def beyond_window(diagram: pd.DataFrame, boundary: pd.DataFrame, config: Config) -> str:
+    """The β whose t*(β) lies beyond the window, with their transitions ("at d = ...: β = ...:
+    t* = ..., transition at ..."); empty if none was seen."""
+    t_max = float(config.t_max)
+    largest = largest_d(diagram, config)
+    beyond = boundary[boundary["t_star"] > t_max]
+    seen = largest[largest["beta"].isin(beyond["beta"])]
+    if seen.empty:
+        return ""
+    return f"at d = {int(diagram['d'].max())}: " + "; ".join(
+        f"β = {r.beta:g}: t* = {star_b:.3g}, transition "
+        + (f"at {r.time:.3g}" if np.isfinite(r.time) else f"not by t = {t_max:g}")
+        for r, star_b in zip(
+            seen.itertuples(), seen["beta"].map(boundary.set_index("beta")["t_star"]), strict=True
+        )
+    )
 
 
 def _window(boundary: pd.DataFrame, column: str, t_max: float) -> pd.Series:
@@ -137,7 +173,7 @@ def _diagram_rows(diagram, boundary, config: Config) -> list[dict]:
     gamma = mismatch(diagram, boundary, level, "t_star")
     d_max = int(gamma.index.max())
     slack, limit = float(tol.monotone_slack), float(tol.time_tolerance)
-    largest = transitions(diagram[diagram["d"] == d_max], level, z)
+    largest = largest_d(diagram, config)
     star = _window(boundary, "t_star", t_max)
     claim = time_misses(largest, star)
     interval = (
@@ -162,7 +198,7 @@ def _diagram_rows(diagram, boundary, config: Config) -> list[dict]:
         )
 
     def times(s: float, column: str = "t_star") -> Bound:
-        m = time_misses(largest, _window(boundary, column, t_max) * s)
+        m = curve_misses(diagram, boundary, config, column, s)
         worst = m.loc[m["miss"].idxmax()]
         curve = ("t*(β)" if column == "t_star" else "t*_dt(β)") + ("" if s == 1 else f" × {s:g}")
         return Bound(
@@ -173,7 +209,7 @@ def _diagram_rows(diagram, boundary, config: Config) -> list[dict]:
             "≤",
             limit,
             than="threshold",
-            tail=f"; ratios: {_ratios(m)}",
+            tail=f"; ratios: {ratios(m)}",
             low=float(worst["ratio_low"]),
             high=float(worst["ratio_high"]),
         )
@@ -211,26 +247,15 @@ def _diagram_rows(diagram, boundary, config: Config) -> list[dict]:
         "t*_dt(β), the first layer at which the orthogonal start clusters",
         source="this study",
     )
-    beyond = boundary[boundary["t_star"] > t_max]
-    seen = largest[largest["beta"].isin(beyond["beta"])]
-    if len(seen):
+    beyond = beyond_window(diagram, boundary, config)
+    if beyond:
         rows.append(
             check(
                 "beyond_window",
                 "context",
                 "the β whose t*(β) lies beyond the window: not compared with Γ",
-                measured=float(beyond["t_star"].min()),
-                rule=f"at d = {d_max}: "
-                + "; ".join(
-                    f"β = {r.beta:g}: t* = {star_b:.3g}, transition "
-                    + (f"at {r.time:.3g}" if np.isfinite(r.time) else f"not by t = {t_max:g}")
-                    for r, star_b in zip(
-                        seen.itertuples(),
-                        seen["beta"].map(boundary.set_index("beta")["t_star"]),
-                        strict=True,
-                    )
-                )
-                + "; measured: the smallest such t*",
+                measured=float(boundary.loc[boundary["t_star"] > t_max, "t_star"].min()),
+                rule=f"{beyond}; measured: the smallest such t*",
                 source="this study",
             )
         )

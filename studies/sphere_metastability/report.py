@@ -11,7 +11,7 @@ import pandas as pd
 
 from metastab.studies.render import ci as _ci
 from metastab.studies.render import fmt as _fmt
-from metastab.studies.render import fmt_p
+from metastab.studies.render import fmt_p, position
 from metastab.studies.render import md_table as _table
 from metastab.studies.study import ReportTemplate
 from studies.metastability.report import stepping
@@ -195,7 +195,7 @@ def _cap_findings(t: ReportTemplate, c, cap) -> list[str]:
                 t(
                     "cap_interval",
                     ci=_ci(row["low"], row["high"], 5),
-                    relation=row["rule"].split(": ")[-1],
+                    relation=f"Δ lies {position(row['threshold'], row['low'], row['high'])}",
                 )
                 if row is not None
                 else ""
@@ -219,7 +219,7 @@ def _cap_findings(t: ReportTemplate, c, cap) -> list[str]:
                 b=_fmt(pre["measured"], 5),
                 ci=_ci(pre["low"], pre["high"], 5),
                 k=_fmt(float(cap["k"]), 3),
-                relation=pre["rule"].split("Δ lies ")[-1],
+                relation=position(pre["threshold"], pre["low"], pre["high"]),
             )
         )
     if ratio is not None:
