@@ -74,6 +74,13 @@ class Comparator:
     Subclasses set ``what`` (the compared quantity in words), ``tail`` (words after the
     comparison) and ``template``, whose ``{what}``, ``{op}``, ``{than}`` and ``{tail}`` the rule
     fills in.
+
+    Examples
+    --------
+    >>> from metastab.studies.compare import Bound, Comparator
+    >>> fewest = Bound("fewest exits at one β", 12, "≥", 10, than="threshold (`min_escapes`)")
+    >>> isinstance(fewest, Comparator), fewest.rule, fewest.passed
+    (True, 'fewest exits at one β ≥ threshold (`min_escapes`)', True)
     """
 
     what: str

@@ -13,7 +13,8 @@ A study is a package ``studies/PACKAGE/`` (``NAME`` with ``-`` written ``_``:
   provenance sidecars (:func:`metastab.results.write_table`) into ``out``;
 - ``checks.py`` with ``checks(out: Path, config: Config) -> pandas.DataFrame``: the checks table
   (:mod:`metastab.studies.verdict`), computed from the tables in ``out`` and the thresholds of
-  ``config`` only;
+  ``config`` only, each check a comparator of :mod:`metastab.studies.compare` (its rule and its
+  pass test from one object, its power row by :func:`~metastab.studies.compare.declare`);
 - ``figures.py`` with ``figures(out: Path) -> None``: the PNG figures, reading ``out`` only;
 - ``report.md``, all the text of the report as named parts with ``$placeholders``
   (:class:`~.study.ReportTemplate`), and ``report.py`` with

@@ -328,7 +328,7 @@ def simulation_checks(out: Path, config: Config, tc: float) -> list[dict]:
     zs = float(sim.shape_z)
     present = ((shapes["z_first"] > zs) & (shapes["z_last"] > zs)).to_numpy()
 
-    def u_check(alibi: float) -> dict:
+    def u_check(alibi: float) -> Bound:
         if alibi == lam:
             predicted = (shapes["time"] < tc).to_numpy()
         else:
@@ -359,7 +359,7 @@ def simulation_checks(out: Path, config: Config, tc: float) -> list[dict]:
     )
     early = shapes[shapes["time"] < tc]
 
-    def place(alibi: float) -> dict:
+    def place(alibi: float) -> Bound:
         at = np.array([closed_shape(grid, t, prof, alibi)[1] for t in early["time"]])
         outside = int(((at < early["low"].to_numpy()) | (at > early["high"].to_numpy())).sum())
         return Bound(

@@ -362,12 +362,13 @@ def _exponent_text(t: ReportTemplate, c: SimpleNamespace) -> str:
         )
     if "ball_exponent" in rows_c.index:
         be = rows_c.loc["ball_exponent"]
+        pair = _checks.ball_and_hull(c.fits)  # the fits the row compares
         ball = t(
             "ball_exponent",
             b=f"{be['measured']:.4f}",
             low=f"{be['low']:.4f}",
             high=f"{be['high']:.4f}",
-            relation=_checks.overlap_words(*_checks.ball_and_hull(c.fits)),
+            relation=_checks.overlap_words(*pair) if pair is not None else "",
         )
     return t(
         "exponent_text",

@@ -23,7 +23,7 @@ from metastab.results import read_table
 from metastab.studies.compare import AllOf, Bound, Contains, declare
 from metastab.studies.render import fmt, position, wider
 from metastab.studies.runner import read_tables
-from metastab.studies.verdict import check, checks_frame, powered, with_samples
+from metastab.studies.verdict import check, checks_frame, power, with_samples
 from studies.metastability.checks import SAMPLES, engines_agree
 
 from .config import Config
@@ -90,7 +90,7 @@ def law_rows(law: pd.DataFrame, config: Config) -> list[dict]:
         wrong = "tokens never pick themselves (every r_a × m_a/(m_a − 1), the control's law)"
         if part.empty:
             row = check(name, "claim", f"{LAW}, {where}", rule="no β here", source=SOURCE)
-            rows += powered(lambda _, row=row: row, "ks_p", "control_p", wrong)
+            rows += [row, power(row, wrong, rejected=None)]
             continue
 
         def ks(column: str, part: pd.DataFrame = part) -> AllOf:
