@@ -525,3 +525,25 @@ def test_a_report_template_refuses_a_missing_or_unused_value():
         ReportTemplate("<!-- part: a -->\nx\n<!-- part: b-c -->\ny\n")
     with pytest.raises(ValueError, match="two parts named 'a'"):
         ReportTemplate("<!-- part: a -->\nx\n<!-- part: a -->\ny\n")
+
+
+def test_render_recomputes_the_analysed_tables_byte_for_byte(tmp_path):
+    # collapse's fits are derived from its simulated summary by run.py's analyse, which the
+    # runner calls on render too: from a copy without fits.csv they come back the same bytes
+    copy = tmp_path / "collapse"
+    shutil.copytree(DATA / "collapse", copy, ignore=shutil.ignore_patterns("quick", "*.png"))
+    for name in ("fits.csv", "fits.csv.json"):
+        (copy / name).unlink()
+    study = Study("collapse")
+    study.analyse(copy, load_config("collapse"))
+    for name in ("fits.csv", "fits.csv.json"):
+        assert (copy / name).read_bytes() == (DATA / "collapse" / name).read_bytes(), name
+    # negative control: another simulated summary gives other fits
+    summary = pd.read_csv(copy / "summary.csv")
+    summary["median"] *= 2.0 ** summary["beta"].clip(lower=0)
+    summary.to_csv(copy / "summary.csv", index=False)
+    study.analyse(copy, load_config("collapse"))
+    assert (copy / "fits.csv").read_bytes() != (DATA / "collapse" / "fits.csv").read_bytes()
+    # a study without an analysis step: nothing to do
+    assert not hasattr(study_module("geometry", "run"), "analyse")
+    Study("geometry").analyse(copy, load_config("geometry"))
