@@ -220,7 +220,8 @@ class Bound(Comparator):
 
 @dataclass(frozen=True)
 class Within(Comparator):
-    """``abs(value − target) ≤ tol``: the rule ``abs({what} − {target}) ≤ {than}{tail}``.
+    """``abs(value − target) ≤ tol`` (or ``<``): the rule ``abs({what} − {target}) ≤
+    {than}{tail}``.
 
     Parameters
     ----------
@@ -236,9 +237,11 @@ class Within(Comparator):
     low, high : float, optional
         The row's interval (e.g. that of ``value``; default none).
     template : str
-        The rule's form (``{target}`` is the prediction, ``:g``).
+        The rule's form (``{target}`` is the prediction, ``:g``; ``{op}`` the comparison).
     testable : bool
         False where there is nothing to compare here (the row's pass is then NA).
+    op : {"≤", "<"}
+        The comparison of the distance with the tolerance.
 
     Examples
     --------
@@ -258,16 +261,21 @@ class Within(Comparator):
     tail: str = ""
     low: float | None = None
     high: float | None = None
-    template: str = "abs({what} − {target}) ≤ {than}{tail}"
+    template: str = "abs({what} − {target}) {op} {than}{tail}"
     testable: bool = True
+    op: str = "≤"
+
+    def __post_init__(self) -> None:
+        if self.op not in ("≤", "<"):
+            raise ValueError(f"op must be '≤' or '<', got {self.op!r}")
 
     @property
     def passed(self) -> bool:
-        return bool(abs(self.value - self.target) <= self.tol)
+        return bool(OPS[self.op](abs(self.value - self.target), self.tol))
 
     def _words(self) -> dict[str, str]:
         than = self.than if self.than is not None else f"{self.tol:g}"
-        return {"target": f"{self.target:g}", "than": than}
+        return {"target": f"{self.target:g}", "than": than, "op": self.op}
 
     def numbers(self) -> dict[str, float]:
         return {
