@@ -82,6 +82,12 @@ def test_within_inside_and_contains():
     c = Contains("the 95 % interval", 1.49, 1.40, 1.58, 1.5, than="Δ")
     assert c.rule == "the 95 % interval contains Δ" and c.passed
     assert not Contains("the 95 % interval", 1.49, 1.40, 1.58, 1.6).passed
+    # a strict tolerance: at the tolerance it fails, and says so
+    strict = Within("b", 1.55, 1.5, 0.05, op="<")
+    assert strict.rule == "abs(b − 1.5) < 0.05" and strict.passed is (abs(1.55 - 1.5) < 0.05)
+    assert Within("b", 1.52, 1.5, 0.05, op="<").passed
+    with pytest.raises(ValueError, match="op must be '≤' or '<', got '>'"):
+        Within("b", 1.0, 1.0, 0.1, op=">")
 
 
 def test_all_of_passes_only_if_every_part_does():
