@@ -810,10 +810,10 @@ def run(config: Config, out: Path) -> None:
         "climb_seconds": direct_seconds,
         "accelerated_seconds": fast_seconds,
     }
-    analyse(chains, costs, extra, state, config, Path(out), tolerance)
+    write_statistics(chains, costs, extra, state, config, Path(out), tolerance)
 
 
-def analyse(
+def write_statistics(
     chains, costs, extra: dict, state: dict, config: Config, out: Path, tolerance: pd.DataFrame
 ) -> None:
     """Statistics of both engines' exit times, written as tables with provenance sidecars."""

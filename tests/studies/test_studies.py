@@ -547,3 +547,13 @@ def test_render_recomputes_the_analysed_tables_byte_for_byte(tmp_path):
     # a study without an analysis step: nothing to do
     assert not hasattr(study_module("geometry", "run"), "analyse")
     Study("geometry").analyse(copy, load_config("geometry"))
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_a_study_s_analysis_step_takes_the_output_folder_and_the_config(name):
+    # the runner calls run.py's analyse(out, config) after the run and on render
+    import inspect
+
+    analyse = getattr(study_module(name, "run"), "analyse", None)
+    if analyse is not None:
+        assert list(inspect.signature(analyse).parameters) == ["out", "config"]
