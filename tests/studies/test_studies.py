@@ -171,6 +171,12 @@ def test_committed_report_is_rendered_from_the_committed_tables(name, tmp_path):
         return re.sub(r"^Computed by .*$", "", path.read_text(), flags=re.MULTILINE)
 
     assert body(copy / "report.md") == body(DATA / name / "report.md")
+    # the tables the render recomputed (run.py's analyse) are the committed bytes, sidecars too
+    for table in sorted(copy.iterdir()):
+        if table.suffix in (".csv", ".parquet", ".json") and not table.name.startswith(
+            ("checks.csv", "run.json")
+        ):
+            assert table.read_bytes() == (DATA / name / table.name).read_bytes(), table.name
     rendered = rp.read_checks(copy / "checks.csv")
     assert checks_problems(name, DATA / name, rendered) == []
     assert rp.verdict_line(rendered) == _verdict_line((DATA / name / "report.md").read_text())
