@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     study.add_argument(
         "--render",
         action="store_true",
-        help="do not compute: redo checks, "
+        help="do not simulate: redo the analysis, checks, "
         "figures and report from the tables already in the output folder",
     )
     add_common(study)

@@ -16,6 +16,8 @@ repository's ``studies/`` folder (the studies themselves live there, not in the 
 - :mod:`.parking`: the strong and plain Rényi centres of causal attention.
 - :mod:`.verdict`: checks tables (:func:`~.verdict.check`, :func:`~.verdict.checks_frame`) and
   the one verdict rule (:func:`~.verdict.verdict`).
+- :mod:`.compare`: the comparators a check is written with (its rule and its pass test from one
+  object; :func:`~.compare.declare`: a claim with its power row).
 - :mod:`.render`: the markdown and number formatting of the reports.
 - :mod:`.figures`: the figure helpers of the studies' ``figures.py``.
 

@@ -30,7 +30,8 @@ __all__ = [
 
 
 def checks_markdown(checks: pd.DataFrame) -> str:
-    """The checks table as markdown, one row per criterion."""
+    """The checks table as markdown, one row per criterion (a declared sample written at the
+    end of the rule: "; sample: ...")."""
     head = [
         "| criterion | role | statement | measured | interval | threshold | rule | pass | source |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -51,7 +52,7 @@ def checks_markdown(checks: pd.DataFrame) -> str:
                     fmt(r["measured"], 5),
                     interval,
                     fmt(r["threshold"], 5),
-                    r["rule"],
+                    _rule(r),
                     str(r["pass"]),
                     r["source"],
                 )
@@ -59,6 +60,12 @@ def checks_markdown(checks: pd.DataFrame) -> str:
             + " |"
         )
     return "\n".join(head + body)
+
+
+def _rule(row: pd.Series) -> str:
+    # the report's table has no sample column: the sample, where declared, ends the rule
+    sample = row.get("sample", "")
+    return f"{row['rule']}; sample: {sample}" if isinstance(sample, str) and sample else row["rule"]
 
 
 def md_cell(text: str) -> str:

@@ -9,11 +9,15 @@ A study is a package ``studies/PACKAGE/`` (``NAME`` with ``-`` written ``_``:
   the study for ``metastab study --list`` and is not passed to the study;
 - ``config.py``: ``Config``, the typed parameters (a :class:`~.study.StudyConfig`) that
   ``config.toml`` is checked against;
-- ``run.py`` with ``run(config: Config, out: Path) -> None``: computes, writing tables with
-  provenance sidecars (:func:`metastab.results.write_table`) into ``out``;
+- ``run.py`` with ``run(config: Config, out: Path) -> None``: simulates, writing tables with
+  provenance sidecars (:func:`metastab.results.write_table`) into ``out``; and, where the study
+  derives tables from them (fits, estimates), ``analyse(out: Path, config: Config) -> None``,
+  which reads the simulated tables in ``out`` and writes the derived ones, so that a render
+  recomputes everything but the simulation;
 - ``checks.py`` with ``checks(out: Path, config: Config) -> pandas.DataFrame``: the checks table
   (:mod:`metastab.studies.verdict`), computed from the tables in ``out`` and the thresholds of
-  ``config`` only;
+  ``config`` only, each check a comparator of :mod:`metastab.studies.compare` (its rule and its
+  pass test from one object, its power row by :func:`~metastab.studies.compare.declare`);
 - ``figures.py`` with ``figures(out: Path) -> None``: the PNG figures, reading ``out`` only;
 - ``report.md``, all the text of the report as named parts with ``$placeholders``
   (:class:`~.study.ReportTemplate`), and ``report.py`` with
@@ -21,11 +25,13 @@ A study is a package ``studies/PACKAGE/`` (``NAME`` with ``-`` written ``_``:
   from ``out`` only (``checks.csv`` included), the parts of every finding chosen there by
   computed conditions; no ``Verdict:`` line of its own.
 
-:func:`run_study` runs them in order: run, checks (``out/checks.csv``), figures, report; it ends
+:func:`run_study` runs them in order: run, analyse, checks (``out/checks.csv``), figures, report;
+it ends
 the report with the checks table and the ``Verdict:`` line of
 :func:`metastab.studies.verdict.verdict_line` and writes ``out/report.md`` and ``out/run.json``
 (the configuration used, the wall time of each stage and the provenance). ``render=True`` skips
-the run and recomputes checks, figures and report from the tables already in ``out``. Studies
+the run and recomputes the analysis, checks, figures and report from the tables already in
+``out``. Studies
 live in the repository, not in the installed package: run them from a clone.
 
 The helpers of the studies' tables are here too: :func:`study_meta` and :func:`read_tables`
@@ -172,8 +178,15 @@ class Study:
         return _toml(self.folder / "config.toml").get("about", {})
 
     def run(self, config: StudyConfig, out: Path) -> None:
-        """Compute the study's tables into ``out``."""
+        """Simulate: compute the study's tables into ``out``."""
         self.module("run").run(config, out)
+
+    def analyse(self, out: Path, config: StudyConfig) -> None:
+        """Derive the study's analysed tables (fits, estimates) from the simulated ones in
+        ``out``: ``run.py``'s ``analyse``, where it has one."""
+        analyse = getattr(self.module("run"), "analyse", None)
+        if analyse is not None:
+            analyse(out, config)
 
     def checks(self, out: Path, config: StudyConfig) -> pd.DataFrame:
         """The checks table, from the tables in ``out`` and the thresholds of ``config``."""
@@ -260,10 +273,11 @@ def run_study(
     defaults to ``data/NAME/quick``); returns the path of ``report.md``.
 
     ``config`` replaces the study's ``config.toml`` by another TOML file (same keys).
-    ``render=True`` does not compute: it recomputes ``checks.csv``, the figures and the report
-    from the tables already in ``out``, whose recorded configuration must agree with the current
-    one on every key it has (keys added since, such as thresholds, are allowed; the keys of
-    :data:`CHECKS_ONLY`, read by the checks alone, may change).
+    ``render=True`` does not simulate: it recomputes the analysed tables (:meth:`Study.analyse`),
+    ``checks.csv``, the figures and the report from the tables already in ``out``, whose
+    recorded configuration must agree with the current one on every key it has (keys added
+    since, such as thresholds, are allowed; the keys of :data:`CHECKS_ONLY`, read by the checks
+    alone, may change).
 
     Parameters
     ----------
@@ -278,7 +292,8 @@ def run_study(
     log : callable
         Called with a line at each stage (default ``print``).
     render : bool
-        Recompute checks, figures and report from the tables in ``out``, without the run.
+        Recompute the analysis, checks, figures and report from the tables in ``out``, without
+        the simulation.
 
     Returns
     -------
@@ -334,6 +349,10 @@ def run_study(
         log(f"study {name}: computing into {out}")
         study.run(cfg, out)
         seconds["run"] = time.perf_counter() - tic
+    tic = time.perf_counter()
+    log(f"study {name}: analysis")
+    study.analyse(out, cfg)
+    seconds["analyse"] = time.perf_counter() - tic
     tic = time.perf_counter()
     log(f"study {name}: checks")
     checks = study.checks(out, cfg)

@@ -17,7 +17,12 @@ the columns :data:`COLUMNS`:
 - ``measured``, ``low``, ``high``: the measured number and its interval (where there is one);
 - ``threshold``, ``rule``: what the number is compared with and how (in words);
 - ``pass``: ``true``, ``false`` or ``NA`` (not testable here, or ``context``);
-- ``source``: the reference and where in it.
+- ``source``: the reference and where in it;
+- ``sample``: the sample the check rests on (which runs, which engine), where the study declares
+  one; empty otherwise. A power row rests on its claim's sample.
+
+A check's rule and pass value are best written once, from a comparator
+(:mod:`metastab.studies.compare`), which also builds the power row.
 
 Every claim and correction row has exactly one ``power`` row (:func:`checks_frame` refuses a
 table without). A claim or correction is **tested** if it fails, or if it passes and its power
@@ -60,6 +65,7 @@ __all__ = [
     "check",
     "power",
     "powered",
+    "with_samples",
     "checks_frame",
     "read_checks",
     "write_checks",
@@ -80,6 +86,7 @@ COLUMNS = (
     "rule",
     "pass",
     "source",
+    "sample",
 )
 ROLES = ("claim", "correction", "power", "control", "context")
 POWER = "/power"  # the suffix of a power row's criterion: CRITERION/power
@@ -99,6 +106,7 @@ def check(
     rule: str = "",
     passed: bool | None = None,
     source: str = "",
+    sample: str = "",
 ) -> dict:
     """One row of a checks table (see the module docstring for the columns).
 
@@ -122,6 +130,8 @@ def check(
         counted, so its pass value must be None.
     source : str
         The reference and where in it.
+    sample : str
+        The sample the check rests on (empty where not declared).
 
     Returns
     -------
@@ -172,6 +182,7 @@ def check(
         "rule": rule,
         "pass": _PASS[passed],
         "source": source,
+        "sample": sample,
     }
 
 
@@ -207,7 +218,7 @@ def power(
     Returns
     -------
     row : dict
-        The power row, criterion ``CRITERION/power``, with the claim's source.
+        The power row, criterion ``CRITERION/power``, with the claim's source and sample.
 
     Raises
     ------
@@ -240,6 +251,7 @@ def power(
         rule=rule or of["rule"],
         passed=rejected,
         source=of["source"],
+        sample=of.get("sample", ""),
     )
 
 
@@ -284,6 +296,44 @@ def powered(make: Callable[[Any], dict], prediction: Any, wrong: Any, what: str)
             **{k: alt[k] for k in ("measured", "low", "high", "threshold", "rule")},
         ),
     ]
+
+
+def with_samples(rows: list[dict], sample_of: dict[str, str]) -> list[dict]:
+    """``rows`` with their ``sample`` column set from one declaration, ``sample_of`` (criterion
+    → the sample in words); a power row rests on the sample of its claim or correction.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`check` (changed in place).
+    sample_of : dict
+        The sample of every criterion of ``rows`` (power rows aside).
+
+    Returns
+    -------
+    rows : list of dict
+        The same rows.
+
+    Raises
+    ------
+    KeyError
+        If a row's criterion has no declared sample.
+
+    Examples
+    --------
+    >>> from metastab.studies.verdict import check, power, with_samples
+    >>> claim = check("law", "claim", "T is geometric", passed=True)
+    >>> rows = with_samples([claim, power(claim, "T is constant", rejected=True)],
+    ...                     {"law": "direct stepping"})
+    >>> [r["sample"] for r in rows]
+    ['direct stepping', 'direct stepping']
+    """
+    for row in rows:
+        name = row["criterion"].removesuffix(POWER)
+        if name not in sample_of:
+            raise KeyError(f"check {row['criterion']!r}: no sample declared")
+        row["sample"] = sample_of[name]
+    return rows
 
 
 def checks_frame(rows: list[dict]) -> pd.DataFrame:
@@ -357,7 +407,7 @@ def read_checks(path: str | os.PathLike[str] | IO[str]) -> pd.DataFrame:
     Raises
     ------
     ValueError
-        When a column of :data:`COLUMNS` is missing.
+        When a column of :data:`COLUMNS` is missing (but ``sample``, read as empty).
 
     Examples
     --------
@@ -372,10 +422,12 @@ def read_checks(path: str | os.PathLike[str] | IO[str]) -> pd.DataFrame:
     """
     frame = pd.read_csv(
         path,
-        dtype={"pass": str, "rule": str, "statement": str, "source": str},
+        dtype={"pass": str, "rule": str, "statement": str, "source": str, "sample": str},
         keep_default_na=False,
         na_values={c: [""] for c in ("measured", "low", "high", "threshold")},
     )
+    if "sample" not in frame.columns:  # a table written before the column: no sample declared
+        frame["sample"] = ""
     missing = set(COLUMNS) - set(frame.columns)
     if missing:
         raise ValueError(

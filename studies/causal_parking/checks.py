@@ -33,7 +33,8 @@ import pandas as pd
 from scipy import stats
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import PASS_IF, PASS_IF_EQUAL, Bound, declare
+from metastab.studies.verdict import check, checks_frame
 
 from . import lifetime
 from .config import Config
@@ -196,148 +197,159 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         for r in base.itertuples()
     )
 
-    def count(shifts: list[int]) -> dict:
+    def count(shifts: list[int]) -> Bound:
+        # passes if some shift is within the resolution at every β: the closest one is
         tables = [count_summary(out, n, f, t, level, s) for s in shifts]
-        distance = min(float(tb["miss"].max()) for tb in tables)
-        return check(
-            "count",
-            "claim",
-            "the number of metastable clusters equals the number of strong Rényi centres",
-            measured=distance,
-            threshold=res,
-            rule=f"{where}: per start clusters − (strong centres"
+        return Bound(
+            f"{where}: per start clusters − (strong centres"
             + ("" if shifts == [0] else " " + " or ".join(_signed(s) for s in shifts))
             + f"), mean over starts with its {level:g} Student-t interval; measured: the largest "
             "distance over β of the interval from 0"
-            + (", the closer shift" if len(shifts) > 1 else "")
-            + f"; pass if < threshold (`resolution`); means: {counts_text}",
-            passed=any(bool((tb["miss"] < res).all()) for tb in tables),
-            source=READING,
+            + (", the closer shift" if len(shifts) > 1 else ""),
+            min(float(tb["miss"].max()) for tb in tables),
+            "<",
+            res,
+            than="threshold (`resolution`)",
+            tail=f"; means: {counts_text}",
+            template=PASS_IF,
         )
 
-    rows = powered(
+    rows = declare(
         count,
         [0],
         [int(s) for s in config.power.count_shifts],
         "the strong-centre count "
         + " or ".join(_signed(s) for s in config.power.count_shifts)
         + " (a cluster missed or extra; the check must reject each)",
+        criterion="count",
+        role="claim",
+        statement="the number of metastable clusters equals the number of strong Rényi centres",
+        source=READING,
     )
 
-    def bracketed(shifts: list[int]) -> dict:
+    def bracketed(shifts: list[int]) -> Bound:
+        # passes if some shift holds at every β: the best one does
         tables = [bracket_summary(out, n, f, t, level, s) for s in shifts]
-        best = max(float(tb["high"].min()) for tb in tables)
-        ok = any(bool((tb["high"] >= bracket).all()) for tb in tables)
         text = "; ".join(
             ", ".join(f"β = {r.beta:g}: {r.inside}/{r.starts}" for r in tb.itertuples())
             for tb in tables
         )
-        return check(
-            "count/bracketed",
-            "correction",
-            "the number of metastable clusters lies between the numbers of strong Rényi "
-            "centres and of Rényi centres (Fig. 2's caption)",
-            measured=best,
-            threshold=bracket,
-            rule=f"{where}: per start strong centres"
+        return Bound(
+            f"{where}: per start strong centres"
             + ("" if shifts == [0] else " " + " or ".join(_signed(s) for s in shifts))
             + " ≤ clusters ≤ Rényi centres (the same shift); the fraction of starts where it "
             f"holds with its {level:g} Clopper–Pearson interval; measured: the smallest upper "
-            "end over β"
-            + (", the better shift" if len(shifts) > 1 else "")
-            + f"; pass if ≥ threshold (`bracket_required`); inside: {text}",
-            passed=ok,
-            source=READING,
+            "end over β" + (", the better shift" if len(shifts) > 1 else ""),
+            max(float(tb["high"].min()) for tb in tables),
+            "≥",
+            bracket,
+            than="threshold (`bracket_required`)",
+            tail=f"; inside: {text}",
+            template=PASS_IF,
         )
 
     bracket = float(config.bracket_required)
-    rows += powered(
+    rows += declare(
         bracketed,
         [0],
         [int(s) for s in config.power.bracket_shifts],
         "the bracket "
         + " or ".join(_signed(s) for s in config.power.bracket_shifts)
         + " clusters (the check must reject each)",
+        criterion="count/bracketed",
+        role="correction",
+        statement="the number of metastable clusters lies between the numbers of strong Rényi "
+        "centres and of Rényi centres (Fig. 2's caption)",
+        source=READING,
     )
 
-    def location(shift: float) -> dict:
+    def location(shift: float) -> Bound:
         cap = capture_summary(out, n, f, t, factor, level, shift)
-        worst = float(cap["high"].min())
-        return check(
-            "location",
-            "claim",
-            "the metastable clusters form around the strong Rényi centres, which stay put "
-            "(Lemma 5.1)",
-            measured=worst,
-            threshold=need,
-            rule=f"{where}: a strong centre is captured if a cluster's circular mean lies "
+        return Bound(
+            f"{where}: a strong centre is captured if a cluster's circular mean lies "
             f"within {factor:g} δ of its starting angle"
             + (f" moved by {shift:g} δ" if shift else "")
             + f"; pooled over starts, the fraction captured with its {level:g} Clopper–Pearson "
-            "interval; measured: the smallest upper end over β; pass if ≥ threshold "
-            "(`capture_required`); captured: "
+            "interval; measured: the smallest upper end over β",
+            float(cap["high"].min()),
+            "≥",
+            need,
+            than="threshold (`capture_required`)",
+            tail="; captured: "
             + ", ".join(f"β = {r.beta:g}: {r.captured}/{r.centres}" for r in cap.itertuples()),
-            passed=bool((cap["high"] >= need).all()),
-            source=READING,
+            template=PASS_IF,
         )
 
     shift = float(config.power.capture_shift)
-    rows += powered(
+    rows += declare(
         location,
         0.0,
         shift,
         f"the centres {shift:g} δ along the circle from the strong centres (one separation off; "
         "the check must reject it)",
+        criterion="location",
+        role="claim",
+        statement="the metastable clusters form around the strong Rényi centres, which stay put "
+        "(Lemma 5.1)",
+        source=READING,
     )
 
     rows += lifetime.claim_rows(out, config, where, READING)
 
     half = float(((base["high"] - base["low"]) / 2).max())
     rows.append(
-        check(
+        Bound(
+            "largest half-width over β of the interval of the mean count difference",
+            half,
+            "<",
+            res,
+            than="threshold (`resolution`)",
+            template=PASS_IF,
+        ).row(
             "neighbours_resolved",
             "control",
             "the count intervals tell neighbouring integers apart: `count` can reject ±1",
-            measured=half,
-            threshold=res,
-            rule="largest half-width over β of the interval of the mean count difference; "
-            "pass if < threshold (`resolution`)",
-            passed=half < res,
             source="this study",
         )
     )
     starts = table(out, "starts")
     disagree = int((starts["readings"] - starts["kernel_agrees"]).sum())
     rows.append(
-        check(
+        Bound(
+            f"configurations (of {int(starts['readings'].sum())}) where the two counts differ",
+            float(disagree),
+            "=",
+            0.0,
+            template=PASS_IF_EQUAL,
+        ).row(
             "decomposition_matches_kernel",
             "control",
             "the circle's cluster decomposition counts the kernel's δ_c-components",
-            measured=float(disagree),
-            threshold=0.0,
-            rule=f"configurations (of {int(starts['readings'].sum())}) where the two counts "
-            "differ; pass if 0",
-            passed=disagree == 0,
             source="this study",
         )
     )
     clevel = float(config.control_level)
-    worst, ok = 0.0, True
+    worst, outside = 0.0, 0
     for _, g in starts.groupby("beta"):
         mean, low, high = t_interval(g["strong"].to_numpy(), clevel)
         expected = float(g["expected_strong"].iloc[0])
         worst = max(worst, abs(mean - expected))
-        ok = ok and low <= expected <= high
+        outside += not low <= expected <= high
     rows.append(
-        check(
+        Bound(
+            "β whose interval misses the expectation",
+            outside,
+            "=",
+            0,
+            measured=worst,
+            shown_threshold=float("nan"),
+            template=f"largest |mean − expectation| over β; pass if at every β the {clevel:g} "
+            "Student-t interval of the mean contains the expectation",
+        ).row(
             "strong_centres_expected",
             "control",
             "the strong-centre construction has its exact mean (1 − (1 − q)^n)/q for uniform "
             "tokens, q = 2 arcsin(δ/2)/π",
-            measured=worst,
-            rule=f"largest |mean − expectation| over β; pass if at every β the {clevel:g} "
-            "Student-t interval of the mean contains the expectation",
-            passed=ok,
             source="metastab.studies.parking.expected_strong_centres",
         )
     )

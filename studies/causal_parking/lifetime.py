@@ -33,9 +33,10 @@ import pandas as pd
 
 from metastab import stats as mstats
 from metastab.results import read_table
+from metastab.studies.compare import PASS_IF, Bound, declare
 from metastab.studies.measurement import quiet
 from metastab.studies.render import fmt
-from metastab.studies.verdict import check, powered
+from metastab.studies.verdict import check
 
 from .config import Config
 
@@ -365,38 +366,40 @@ def claim_rows(out: Path, config: Config, where: str, source: str) -> list[dict]
     level, tol = float(config.confidence_level), float(config.exponent_tolerance)
     fit = lifetime_fit(out, float(config.min_fraction), float(config.reading_time), level)
 
-    def lifetime(exponents: list[float]) -> dict:
+    def lifetime(exponents: list[float]) -> Bound:
         misses = [exponent_miss(fit, b) for b in exponents]
         measured = math.nan if any(math.isnan(m) for m in misses) else min(misses)
-        return check(
-            "lifetime",
-            "claim",
-            "the metastable clusters persist for a time that does not depend on β at "
-            f"δ = 4β^(−1/2) (exponent of β: {float(config.lifetime_exponent):g})",
-            measured=measured,
-            low=fit["low"],
-            high=fit["high"],
-            threshold=tol,
-            rule=f"{where}: per start the plateau length T from t (time until the cluster count "
+        return Bound(
+            f"{where}: per start the plateau length T from t (time until the cluster count "
             "first falls below its value at t), right-censored at horizon − t = "
             f"{fit['span']:g}; the censored Weibull regression S(t | β) = exp(−(t/(e^a β^b))^k), "
             f"every quantile ∝ β^b, by maximum likelihood over all starts ({fit_text(fit)}), "
             f"interval: {level:g} profile likelihood; measured: the distance of the interval "
-            "from b = "
-            + " or ".join(f"{b:g}" for b in exponents)
-            + f"; pass if < threshold (`exponent_tolerance`); censored: {censored_text(fit)}",
-            passed=None if math.isnan(measured) else measured < tol,
-            source=source,
+            "from b = " + " or ".join(f"{b:g}" for b in exponents),
+            measured,
+            "<",
+            tol,
+            than="threshold (`exponent_tolerance`)",
+            tail=f"; censored: {censored_text(fit)}",
+            low=fit["low"],
+            high=fit["high"],
+            template=PASS_IF,
+            testable=not math.isnan(measured),
         )
 
     wrong = [float(b) for b in config.power.lifetime_exponents]
-    return powered(
+    return declare(
         lifetime,
         [float(config.lifetime_exponent)],
         wrong,
         "b = "
         + " or ".join(f"{b:g}" for b in wrong)
         + " (the worst-case speed bound against a radius ∝ δ; a persistence ∝ β)",
+        criterion="lifetime",
+        role="claim",
+        statement="the metastable clusters persist for a time that does not depend on β at "
+        f"δ = 4β^(−1/2) (exponent of β: {float(config.lifetime_exponent):g})",
+        source=source,
     )
 
 

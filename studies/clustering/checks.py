@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import AllOf, Bound, declare
+from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
@@ -66,59 +67,77 @@ def _constant_rows(label: str, part: pd.DataFrame, role: str | None, config: Con
     gr = growth_rows(part)
     spread = float(gr["spread"].max())
 
-    def universal(exponent: float) -> dict:
-        growth = float(growth_rows(part, exponent)["growth"].min())
-        return check(
-            "universal_C" + label,
-            role or "claim",
-            "P[every token near its vertex at T1] ≥ 1 − β^(-1/8) with τ = min{…, (1 − γ)m} "
-            "and one C > 1 for all β ≥ β_*",
-            measured=growth,
-            threshold=spread,
-            rule=f"{names}: smallest growth over γ of the smallest supported C (extreme start)"
+    def universal(exponent: float) -> Bound:
+        return Bound(
+            f"{names}: smallest growth over γ of the smallest supported C (extreme start)"
             + (f" / β^{exponent:g}" if exponent else "")
-            + " from the first to the last admissible β ≤ threshold, the largest spread "
-            "max/min of the corrected constant over the same runs (largest C needed: "
-            f"{gr['worst'].max():.3g})",
-            passed=None if role else growth <= spread,
-            source=SOURCE,
+            + " from the first to the last admissible β",
+            float(growth_rows(part, exponent)["growth"].min()),
+            "≤",
+            spread,
+            than="threshold",
+            tail=", the largest spread max/min of the corrected constant over the same runs "
+            f"(largest C needed: {gr['worst'].max():.3g})",
         )
 
-    bound_ok = bool((part["P_event_T1_max"] >= part["bound"]).all())
+    below = int((part["P_event_T1_max"] < part["bound"]).sum())
     tol = float(config.c_roundoff)
 
-    def variant(factor: float) -> dict:
-        limit = factor / (1 - part["gamma"])
-        excess = float((part["C_max_hat"] - limit).max())
+    def variant(factor: float) -> AllOf:
         written = "1/(1 − γ)" if factor == 1 else f"{factor:g}/(1 − γ)"
-        return check(
-            "universal_C/M_variant" if not role else "M_variant" + label,
-            role or "correction",
-            "the same event with M = max_i |x_i^0 − v_σ(i)| in place of m in τ and T1 and "
-            "C = 1/(1 − γ)",
-            measured=excess,
-            threshold=tol,
-            rule=f"{names}: largest (smallest supported C − {written}) ≤ {tol:g} "
-            "(`c_roundoff`) and P̂[event at T1] ≥ 1 − β^(-1/8) at every admissible run"
-            + ("" if bound_ok else " (the probability bound is NOT met)"),
-            passed=None if role else (excess <= tol and bound_ok),
-            source="this study",
+        return AllOf(
+            (
+                Bound(
+                    f"{names}: largest (smallest supported C − {written})",
+                    float((part["C_max_hat"] - factor / (1 - part["gamma"])).max()),
+                    "≤",
+                    tol,
+                    than=f"{tol:g} (`c_roundoff`)",
+                ),
+                Bound(
+                    "runs below the bound",
+                    below,
+                    "=",
+                    0,
+                    template="P̂[event at T1] ≥ 1 − β^(-1/8) at every admissible run"
+                    + ("" if not below else " (the probability bound is NOT met)"),
+                ),
+            ),
+            sep=" and ",
         )
 
+    claim = (
+        "P[every token near its vertex at T1] ≥ 1 − β^(-1/8) with τ = min{…, (1 − γ)m} "
+        "and one C > 1 for all β ≥ β_*"
+    )
+    fix = (
+        "the same event with M = max_i |x_i^0 − v_σ(i)| in place of m in τ and T1 and C = 1/(1 − γ)"
+    )
     if role:
-        return [universal(0.0), variant(1.0)]
+        return [
+            universal(0.0).row("universal_C" + label, role, claim, source=SOURCE),
+            variant(1.0).row("M_variant" + label, role, fix, source="this study"),
+        ]
     pw = config.power
-    return powered(
+    return declare(
         universal,
         0.0,
         pw.C_exponent,
         f"C grows like β^{pw.C_exponent:g} (a constant of the β^(-1/8) scale)",
-    ) + powered(
+        criterion="universal_C" + label,
+        role="claim",
+        statement=claim,
+        source=SOURCE,
+    ) + declare(
         variant,
         1.0,
         pw.M_variant_C_factor,
         f"C = {pw.M_variant_C_factor:g}/(1 − γ) suffices with M "
         f"({1 - pw.M_variant_C_factor:.0%} below the corrected constant)",
+        criterion="universal_C/M_variant",
+        role="correction",
+        statement=fix,
+        source="this study",
     )
 
 
@@ -152,14 +171,10 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     )
     same = paths_agree(chains)
     rows.append(
-        check(
+        Bound(f"fraction of {same.size} chains that agree", float(same.mean()), "=", 1.0).row(
             "hitting_times_agree",
             "control",
             "hitting times from the recorded paths equal `first_passage` with `ReachVertices`",
-            measured=float(same.mean()),
-            threshold=1.0,
-            rule=f"fraction of {same.size} chains that agree = 1",
-            passed=bool(same.all()),
             source="this study",
         )
     )

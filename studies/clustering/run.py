@@ -38,7 +38,7 @@ from metastab.engine import first_passage, simulate
 from metastab.events import ReachVertices
 from metastab.models import SoftmaxChain
 from metastab.registry import polytope_from_dict
-from metastab.results import provenance, write_table
+from metastab.results import provenance, read_table, write_table
 from metastab.setups.initial import near_vertices
 from metastab.setups.polytopes import Polytope, random_polygon
 
@@ -356,8 +356,26 @@ def polytope_row(P: Polytope, threshold: float) -> dict:
     }
 
 
+def analyse(out: Path, config: Config) -> None:
+    """The summary of the simulated chains: ``summary.csv`` (:func:`summarise`) from
+    ``chains.parquet``, with the run's provenance."""
+    out = Path(out)
+    chains, meta = read_table(out / "chains.parquet")
+    write_table(
+        summarise(chains, float(config.C_event)),
+        out / "summary.csv",
+        dict(
+            meta,
+            table="per polytope, gamma, beta: T1, hitting times of the event with "
+            "C_event (random starts), P[event at T1] against 1 - beta^(-1/8), smallest C "
+            "supported (published m = min; variant M = max)",
+        ),
+    )
+
+
 def run(config: Config, out: Path) -> None:
-    """Compute the chain table, decay profiles and polytope table of the clustering study."""
+    """Simulate: the chain table, decay profiles and polytope table of the clustering study (the
+    summary of the chains: :func:`analyse`)."""
     out = Path(out)
     seed = int(config.seed)
     chains, profiles, polys = [], [], []
@@ -395,16 +413,6 @@ def run(config: Config, out: Path) -> None:
         "theorem": "[FW] Thm 5.2 (lem. first.phase)",
     }
     chains = pd.concat(chains, ignore_index=True)
-    write_table(
-        summarise(chains, float(config.C_event)),
-        out / "summary.csv",
-        dict(
-            meta,
-            table="per polytope, gamma, beta: T1, hitting times of the event with "
-            "C_event (random starts), P[event at T1] against 1 - beta^(-1/8), smallest C "
-            "supported (published m = min; variant M = max)",
-        ),
-    )
     write_table(
         chains,
         out / "chains.parquet",

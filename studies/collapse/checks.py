@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import Bound, declare
+from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
@@ -31,29 +32,30 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     tol, margin = float(config.contraction_roundoff), float(config.informative_margin)
     informative = int((1 - flow["guaranteed_factor"] > margin).sum())
 
-    def contraction(speed: float) -> dict:
+    def contraction(speed: float) -> Bound:
         # the factor 1 − γc with c multiplied by ``speed``
         excess = float((flow["worst_factor"] / (1 - speed * (1 - flow["guaranteed_factor"]))).max())
-        return check(
-            "per_step_contraction",
-            "claim",
-            "diam(X^(t+1)) ≤ (1 − γc) diam(X^t) for SA_β, c = e^(−2|β|R²)/n",
-            measured=excess,
-            threshold=1 + tol,
-            rule=f"largest (worst per-step factor)/(1 − {f'{speed:g} ' if speed != 1 else ''}γc) "
-            f"over every step of {len(flow)} SA_β "
-            f"paths ≤ threshold (1 + `contraction_roundoff`); 1 − γc < 1 − {margin:g} "
-            f"(`informative_margin`: informative) at {informative} of them",
-            passed=excess <= 1 + tol,
-            source=SOURCE,
+        return Bound(
+            f"largest (worst per-step factor)/(1 − {f'{speed:g} ' if speed != 1 else ''}γc) "
+            f"over every step of {len(flow)} SA_β paths",
+            excess,
+            "≤",
+            1 + tol,
+            than="threshold (1 + `contraction_roundoff`)",
+            tail=f"; 1 − γc < 1 − {margin:g} (`informative_margin`: informative) at "
+            f"{informative} of them",
         )
 
     speed = config.power.contraction_speed
-    rows = powered(
+    rows = declare(
         contraction,
         1.0,
         speed,
         f"a contraction {speed:g} times as fast: c = {speed:g} e^(−2|β|R²)/n",
+        criterion="per_step_contraction",
+        role="claim",
+        statement="diam(X^(t+1)) ≤ (1 − γc) diam(X^t) for SA_β, c = e^(−2|β|R²)/n",
+        source=SOURCE,
     )
     seen = summary[np.isfinite(summary["log10_bound_over_median"])]
     if len(seen):

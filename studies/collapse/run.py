@@ -33,7 +33,7 @@ from metastab.engine import first_passage, simulate
 from metastab.events import Collapse
 from metastab.models import SoftmaxChain, SoftmaxFlow
 from metastab.registry import polytope_from_dict
-from metastab.results import provenance, write_table
+from metastab.results import provenance, read_table, write_table
 from metastab.setups.initial import in_cells
 from metastab.studies.measurement import beta_scan, quantile_band, recorded
 
@@ -174,8 +174,24 @@ def fit_exponent(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def analyse(out: Path, config: Config) -> None:
+    """The fits of the simulated tables: ``fits.csv`` (:func:`fit_exponent`) from
+    ``summary.csv``, with the run's provenance."""
+    summary, meta = read_table(Path(out) / "summary.csv")
+    write_table(
+        fit_exponent(summary),
+        Path(out) / "fits.csv",
+        dict(
+            meta,
+            table="slope of log median collapse time against beta (upper half "
+            "of the observed beta > 0); the bound's slope is 2 R^2",
+        ),
+    )
+
+
 def run(config: Config, out: Path) -> None:
-    """Collapse times of SA_β and SA_P, the per-step check, curves and summaries."""
+    """Simulate: collapse times of SA_β and SA_P, the per-step check, curves and summaries
+    (the fits: :func:`analyse`)."""
     out = Path(out)
     seed, gamma, ratio = int(config.seed), float(config.gamma), float(config.ratio)
     P = polytope_from_dict(config.polytope)
@@ -224,15 +240,6 @@ def run(config: Config, out: Path) -> None:
             meta,
             table="per model and beta: median collapse time, the bound's steps, "
             "SA_beta worst per-step diameter factor against 1 - gamma c",
-        ),
-    )
-    write_table(
-        fit_exponent(summary),
-        out / "fits.csv",
-        dict(
-            meta,
-            table="slope of log median collapse time against beta (upper half "
-            "of the observed beta > 0); the bound's slope is 2 R^2",
         ),
     )
     write_table(

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from metastab.studies.compare import Bound, declare
 from metastab.studies.runner import read_tables
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
@@ -36,39 +37,40 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     dom = dom.iloc[0]
     var = vor[vor["vertices"] == "varying norms"]["agreement"]
 
-    def voronoi(vertices: str) -> dict:
+    def voronoi(vertices: str) -> Bound:
         agree = vor[vor["vertices"] == vertices]["agreement"]
-        return check(
-            "voronoi_equinorm",
-            "claim",
-            "with equal <B v_a, v_a>, the cells C_a are Vor_B(v_a) ∩ K",
-            measured=float(agree.min()),
-            threshold=1.0,
-            rule=f"smallest fraction of grid points of K with argmax_a <Bx, v_a> = "
-            f"argmin_a <B(x − v_a), x − v_a>, over {len(agree)} {vertices} polygons, = 1",
-            passed=float(agree.min()) == 1.0,
-            source=SOURCE,
+        return Bound(
+            f"smallest fraction of grid points of K with argmax_a <Bx, v_a> = "
+            f"argmin_a <B(x − v_a), x − v_a>, over {len(agree)} {vertices} polygons,",
+            float(agree.min()),
+            "=",
+            1.0,
         )
 
-    rows = powered(
+    rows = declare(
         voronoi,
         "B-equinorm",
         config.power.voronoi_vertices,
         f"the cells are B-Voronoi cells for {config.power.voronoi_vertices} too (the equinorm "
         "hypothesis dropped)",
+        criterion="voronoi_equinorm",
+        role="claim",
+        statement="with equal <B v_a, v_a>, the cells C_a are Vor_B(v_a) ∩ K",
+        source=SOURCE,
     )
     rows.append(
-        check(
+        Bound(
+            f"largest agreement over {len(var)} polygons of varying norms",
+            float(var.max()),
+            "<",
+            1.0,
+            tail=" (the check detects a violated hypothesis)",
+            low=float(var.min()),
+            high=float(var.max()),
+        ).row(
             "voronoi_control",
             "control",
             "with varying norms the cells are not Voronoi cells",
-            measured=float(var.max()),
-            low=float(var.min()),
-            high=float(var.max()),
-            threshold=1.0,
-            rule=f"largest agreement over {len(var)} polygons of varying norms < 1 (the check "
-            "detects a violated hypothesis)",
-            passed=float(var.max()) < 1.0,
             source=SOURCE,
         )
     )
@@ -79,25 +81,29 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         ("erosion_area", "eroded_area_package_grid", "eroded_area_exact"),
     ):
 
-        def area(scale: float, name: str = name, grid: str = grid, exact: str = exact) -> dict:
+        def area(scale: float, grid: str = grid, exact: str = exact) -> Bound:
             predicted = scale * dom[exact]
-            err = abs(dom[grid] - predicted) / predicted
-            limit = 2 * math.pi * dom["grid_step"] / predicted
-            return check(
-                name,
-                "claim",
-                "I_a(η) = {x ∈ K : <v_a − v_b, x> ≥ η ∀ b ≠ a}"
-                + (" ⊖ δ" if "eroded" in grid else ""),
-                measured=err,
-                threshold=limit,
-                rule="relative difference between the package's grid area and the exact polygon's "
-                "≤ 2π × grid step / area (the grid error of a convex set in the unit disc)",
-                passed=err <= limit,
-                source=SOURCE + ", dominance-cone script",
+            return Bound(
+                "relative difference between the package's grid area and the exact polygon's",
+                abs(dom[grid] - predicted) / predicted,
+                "≤",
+                2 * math.pi * dom["grid_step"] / predicted,
+                than="2π × grid step / area",
+                tail=" (the grid error of a convex set in the unit disc)",
             )
 
         error = config.power.area_error
-        rows += powered(area, 1.0, 1.0 + error, f"the exact area {error:.0%} larger")
+        rows += declare(
+            area,
+            1.0,
+            1.0 + error,
+            f"the exact area {error:.0%} larger",
+            criterion=name,
+            role="claim",
+            statement="I_a(η) = {x ∈ K : <v_a − v_b, x> ≥ η ∀ b ≠ a}"
+            + (" ⊖ δ" if "eroded" in grid else ""),
+            source=SOURCE + ", dominance-cone script",
+        )
     worst = float(parity["label_agreement"].min())
     rows.append(
         check(

@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import Bound, declare
+from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
@@ -33,27 +34,27 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     gap = float(last["J2"] - last["J_min_K0"])
     pw = config.power
 
-    def printed(factor: float) -> dict:
-        bound = factor * C / (float(last["step"]) + 2)
-        return check(
-            "printed_bound",
-            "claim",
-            "J(x_i^t) − min_{K^0} J = O(1/t) for γ^t = 2/(t+2) (thm. fw.cluster)",
-            measured=gap,
-            threshold=bound,
-            rule=f"counterexample d = 1, B_* = 1, x^0 = (3, −1): token 2's gap at t = "
-            f"{int(last['step'])} ≤ {f'{factor:g} × ' if factor != 1 else ''}2LD_0²/(t + 2) "
-            f"(the classical Frank-Wolfe constant, 2LD_0² = {C:g}); a gap that stays at 1/18 "
-            "exceeds C/(t + 2) for every C once t > 18C − 2",
-            passed=gap <= bound,
-            source=SOURCE,
+    def printed(factor: float) -> Bound:
+        return Bound(
+            "counterexample d = 1, B_* = 1, x^0 = (3, −1): token 2's gap at t = "
+            f"{int(last['step'])}",
+            gap,
+            "≤",
+            factor * C / (float(last["step"]) + 2),
+            than=f"{f'{factor:g} × ' if factor != 1 else ''}2LD_0²/(t + 2)",
+            tail=f" (the classical Frank-Wolfe constant, 2LD_0² = {C:g}); a gap that stays at "
+            "1/18 exceeds C/(t + 2) for every C once t > 18C − 2",
         )
 
-    rows = powered(
+    rows = declare(
         printed,
         1.0,
         pw.bound_factor,
         f"the bound with {pw.bound_factor:g} times the classical constant",
+        criterion="printed_bound",
+        role="claim",
+        statement="J(x_i^t) − min_{K^0} J = O(1/t) for γ^t = 2/(t+2) (thm. fw.cluster)",
+        source=SOURCE,
     )
     h = cx[cx["step"] >= 1]
     ratio = float(((h["J1"] - h["J_min_Kt"]) / h["fw_constant_bound"]).max())
@@ -89,24 +90,24 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         )
     )
 
-    def collapse(fraction: float) -> dict:
-        widest = float((draws["diameter"] - fraction * draws["D0"]).abs().max())
-        return check(
-            "collapse",
-            "claim",
-            "the tokens cluster: the diameter of the configuration tends to 0",
-            measured=widest,
-            threshold=tol,
-            rule=f"largest final diameter{f' − {fraction:g} D_0 (absolute)' if fraction else ''} "
-            f"over {len(draws)} random draws ≤ threshold",
-            passed=widest <= tol,
-            source=SOURCE,
+    def collapse(fraction: float) -> Bound:
+        return Bound(
+            f"largest final diameter{f' − {fraction:g} D_0 (absolute)' if fraction else ''} "
+            f"over {len(draws)} random draws",
+            float((draws["diameter"] - fraction * draws["D0"]).abs().max()),
+            "≤",
+            tol,
+            than="threshold",
         )
 
-    rows += powered(
+    rows += declare(
         collapse,
         0.0,
         pw.collapse_fraction,
         f"no clustering: the diameter stays at {pw.collapse_fraction:g} × the initial one D_0",
+        criterion="collapse",
+        role="claim",
+        statement="the tokens cluster: the diameter of the configuration tends to 0",
+        source=SOURCE,
     )
     return checks_frame(rows)

@@ -17,7 +17,8 @@ import pandas as pd
 from scipy import stats
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import AllOf, Bound, declare
+from metastab.studies.verdict import checks_frame
 
 from .config import Config
 
@@ -36,116 +37,136 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     pw = config.power
     late = "the product one step late, Π_{τ≤t} (1 − γ^τ) (an indexing slip)"
 
-    def law(shift: int) -> dict:
-        worst = _law_error(summary, lines, shift, None)
-        return check(
-            "straight_line_law",
-            "claim",
-            "x_i^t − v_σ(i) = Π_{τ<t}(1 − γ^τ)(x_i^0 − v_σ(i)); the vertices never move",
-            measured=worst,
-            threshold=roundoff,
-            rule="largest |x^t − v − Π(x^0 − v)|/|x^0 − v| over every polytope, schedule, token "
-            "and step ≤ threshold (`roundoff`)" + _LOWER * bool(shift),
-            passed=worst <= roundoff,
-            source=SOURCE,
+    def law(shift: int) -> Bound:
+        return Bound(
+            "largest |x^t − v − Π(x^0 − v)|/|x^0 − v| over every polytope, schedule, token "
+            "and step",
+            _law_error(summary, lines, shift, None),
+            "≤",
+            roundoff,
+            than="threshold (`roundoff`)",
+            tail=_LOWER * bool(shift),
         )
 
-    rows = powered(law, 0, pw.law_shift, late)
+    rows = declare(
+        law,
+        0,
+        pw.law_shift,
+        late,
+        criterion="straight_line_law",
+        role="claim",
+        statement="x_i^t − v_σ(i) = Π_{τ<t}(1 − γ^τ)(x_i^0 − v_σ(i)); the vertices never move",
+        source=SOURCE,
+    )
     halving = summary["schedule"].str.startswith("γ^τ = 2")
     stuck = float(summary.loc[halving, "measured"].max()) if halving.any() else np.nan
 
-    def converges(limit: float) -> dict:
-        gap = abs(stuck - limit)
-        return check(
-            "converges_every_schedule",
-            "claim",
-            "the tokens converge into their vertex at least exponentially "
-            "(as printed: any schedule)",
-            measured=gap,
-            threshold=floor,
-            rule="distance ratio |x^t − v|/|x^0 − v| at the last step with γ^τ = 2^(−τ−1)"
-            + (f", minus the predicted limit {limit:.6g}," if limit else "")
-            + " ≤ the comparison floor",
-            passed=None if not halving.any() else gap <= floor,
-            source=SOURCE,
+    def converges(limit: float) -> Bound:
+        return Bound(
+            "distance ratio |x^t − v|/|x^0 − v| at the last step with γ^τ = 2^(−τ−1)"
+            + (f", minus the predicted limit {limit:.6g}," if limit else ""),
+            abs(stuck - limit),
+            "≤",
+            floor,
+            than="the comparison floor",
+            testable=bool(halving.any()),
         )
 
-    rows += powered(
+    rows += declare(
         converges,
         0.0,
         float(np.exp(-1.0)),
         "the tokens stop at e^(−Σγ) = e^(−1) of the distance (Π(1 − γ) read as e^(−Σγ))",
+        criterion="converges_every_schedule",
+        role="claim",
+        statement="the tokens converge into their vertex at least exponentially "
+        "(as printed: any schedule)",
+        source=SOURCE,
     )
 
-    def fixed(shift: int) -> dict:
-        rest = _law_error(summary[~halving], lines, shift, floor)
-        return check(
-            "converges_every_schedule/inf_gamma_positive",
-            "correction",
-            "with inf_τ γ^τ > 0 the distance follows Π_{τ<t}(1 − γ^τ) ≤ (1 − inf γ)^t → 0: "
-            "convergence at least exponential",
-            measured=rest,
-            threshold=roundoff,
-            rule="largest |x^t − v − Π(x^0 − v)|/|x^0 − v| over the schedules with inf γ^τ > 0, "
-            "while Π ≥ the comparison floor, ≤ threshold (`roundoff`)" + _LOWER * bool(shift),
-            passed=rest <= roundoff,
-            source="this study",
+    def fixed(shift: int) -> Bound:
+        return Bound(
+            "largest |x^t − v − Π(x^0 − v)|/|x^0 − v| over the schedules with inf γ^τ > 0, "
+            "while Π ≥ the comparison floor,",
+            _law_error(summary[~halving], lines, shift, floor),
+            "≤",
+            roundoff,
+            than="threshold (`roundoff`)",
+            tail=_LOWER * bool(shift),
         )
 
-    rows += powered(fixed, 0, pw.law_shift, late)
+    rows += declare(
+        fixed,
+        0,
+        pw.law_shift,
+        late,
+        criterion="converges_every_schedule/inf_gamma_positive",
+        role="correction",
+        statement="with inf_τ γ^τ > 0 the distance follows Π_{τ<t}(1 − γ^τ) ≤ (1 − inf γ)^t → 0: "
+        "convergence at least exponential",
+        source="this study",
+    )
     last = ode.sort_values("dt").iloc[0]
     order = stats.linregress(np.log(ode["dt"]), np.log(ode["max_error"])).slope
 
-    def euler(constant: float) -> dict:
-        gap = abs(float(last["first_order_constant"]) - constant)
+    def euler(constant: float) -> Bound:
         written = "1/(2e)" if constant == 1 / (2 * math.e) else f"{constant:.6g}"
-        return check(
-            "ode_euler_error",
-            "claim",
-            "x_i(t) = e^{−t} x_i^0 + (1 − e^{−t}) v_σ(i); hardmax with γ = Δt is its Euler scheme",
-            measured=gap,
-            threshold=float(last["dt"]),
-            rule=f"|max error/Δt − {written}| at the smallest Δt = {last['dt']:g} ≤ Δt "
-            f"(Euler: error/Δt = 1/(2e) + O(Δt)); fitted order {order:.3f}",
-            passed=gap <= float(last["dt"]),
-            source="[FW] thm. ode",
+        return Bound(
+            f"|max error/Δt − {written}| at the smallest Δt = {last['dt']:g}",
+            abs(float(last["first_order_constant"]) - constant),
+            "≤",
+            float(last["dt"]),
+            than="Δt",
+            tail=f" (Euler: error/Δt = 1/(2e) + O(Δt)); fitted order {order:.3f}",
         )
 
-    rows += powered(
+    rows += declare(
         euler,
         1 / (2 * math.e),
         (1 + pw.euler_constant_error) / (2 * math.e),
         f"the Euler error constant 1/(2e) off by {pw.euler_constant_error:.0%}",
+        criterion="ode_euler_error",
+        role="claim",
+        statement="x_i(t) = e^{−t} x_i^0 + (1 − e^{−t}) v_σ(i); hardmax with γ = Δt is its Euler "
+        "scheme",
+        source="[FW] thm. ode",
     )
     limit = float(config.gaussian_miss)
-    falls = all(
-        (g.sort_values("d")["theory_vertex_owning"].diff().dropna() >= 0).all()
+    rising = sum(  # the k at which the exact P[v_a owns] decreases somewhere in d
+        not (g.sort_values("d")["theory_vertex_owning"].diff().dropna() >= 0).all()
         for _, g in gauss.groupby("k")
     )
 
-    def gaussian(d: float) -> dict:
+    def gaussian(d: float) -> AllOf:
         at = gauss[gauss["d"] <= d]
         top = at.loc[at.groupby("k")["d"].idxmax()]
         miss = top["polytopes_not_all_owning"] / top["draws"]
-        return check(
-            "gaussian_own_cells",
-            "claim",
-            "k i.i.d. Gaussian vertices all own their cells with probability → 1 as d → ∞",
-            measured=float(miss.max()),
-            threshold=limit,
-            rule="largest fraction of polytopes with a vertex not owning its cell at the largest d "
-            + (f"≤ {d:g} " if np.isfinite(d) else "")
-            + "of each k ≤ threshold (config `gaussian_miss`), and the exact P[v_a owns] "
-            "non-decreasing in d",
-            passed=bool(miss.max() <= limit and falls),
-            source=SOURCE,
+        return AllOf(
+            (
+                Bound(
+                    "largest fraction of polytopes with a vertex not owning its cell at the "
+                    "largest d " + (f"≤ {d:g} " if np.isfinite(d) else "") + "of each k",
+                    float(miss.max()),
+                    "≤",
+                    limit,
+                    than="threshold (config `gaussian_miss`)",
+                ),
+                Bound(
+                    "the exact P[v_a owns]", rising, "=", 0, template="{what} non-decreasing in d"
+                ),
+            ),
+            sep=", and ",
         )
 
-    rows += powered(
+    rows += declare(
         gaussian,
         np.inf,
         pw.gaussian_d,
         f"the vertices own their cells already at d = {pw.gaussian_d:g}",
+        criterion="gaussian_own_cells",
+        role="claim",
+        statement="k i.i.d. Gaussian vertices all own their cells with probability → 1 as d → ∞",
+        source=SOURCE,
     )
     return checks_frame(rows)
 

@@ -16,7 +16,8 @@ import pandas as pd
 from scipy import stats as sps
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import Bound, declare
+from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
@@ -48,95 +49,114 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     rate = (1 + pw.rate_excess) * c0
     fast = f"a time exponential in β at rate ≥ {1 + pw.rate_excess:g} c0 = {rate:.4g}"
 
-    def above(bound: float) -> str:
-        return f"lower end > {bound:.4g}" if bound else "lower end > 0"
+    def above(what: str, value: float, bound: float, low: float, high: float) -> Bound:
+        # the lower end of the interval of ``value`` above ``bound``
+        return Bound(
+            f"{what}: lower end",
+            low,
+            ">",
+            bound,
+            than=f"{bound:.4g}" if bound else "0",
+            measured=value,
+            low=low,
+            high=high,
+        )
 
     chain = fits[fits["what"].str.startswith("SA_P")]
     if not chain.empty:
         c = chain.iloc[0]
 
-        def sa_p(bound: float) -> dict:
-            return check(
-                "exponential_SA_P",
-                "claim",
-                "SA_P tracks hardmax for a time exponential in β",
-                measured=c["slope"],
-                low=c["low"],
-                high=c["high"],
-                threshold=bound,
-                rule=f"b of log E[T_ε − t0] = a + bβ on β = {c['beta_min']:g}…{c['beta_max']:g} "
-                f"(censored joint fit, 95 % profile interval): {above(bound)}",
-                passed=c["low"] > bound,
-                source=SOURCE,
+        def sa_p(bound: float) -> Bound:
+            return above(
+                f"b of log E[T_ε − t0] = a + bβ on β = {c['beta_min']:g}…{c['beta_max']:g} "
+                "(censored joint fit, 95 % profile interval)",
+                c["slope"],
+                bound,
+                c["low"],
+                c["high"],
             )
 
-        rows += powered(sa_p, 0.0, rate, fast)
+        rows += declare(
+            sa_p,
+            0.0,
+            rate,
+            fast,
+            criterion="exponential_SA_P",
+            role="claim",
+            statement="SA_P tracks hardmax for a time exponential in β",
+            source=SOURCE,
+        )
     flow = summary[(summary["model"] == "SA_beta") & summary["regime"]].dropna(subset=["median"])
     if len(flow) >= 3:
         slope, low, high = ls_fit(flow["beta"], np.log(flow["median"]))
 
-        def sa_beta(bound: float) -> dict:
-            return check(
-                "exponential_SA_beta",
-                "claim",
-                "SA_β tracks hardmax for a time exponential in β",
-                measured=slope,
-                low=low,
-                high=high,
-                threshold=bound,
-                rule=f"least-squares slope of log T_ε on β = {flow['beta'].min():g}…"
-                f"{flow['beta'].max():g} (95 % t interval, {len(flow)} β): {above(bound)}",
-                passed=low > bound,
-                source=SOURCE,
+        def sa_beta(bound: float) -> Bound:
+            return above(
+                f"least-squares slope of log T_ε on β = {flow['beta'].min():g}…"
+                f"{flow['beta'].max():g} (95 % t interval, {len(flow)} β)",
+                slope,
+                bound,
+                low,
+                high,
             )
 
-        rows += powered(sa_beta, 0.0, rate, fast)
+        rows += declare(
+            sa_beta,
+            0.0,
+            rate,
+            fast,
+            criterion="exponential_SA_beta",
+            role="claim",
+            statement="SA_β tracks hardmax for a time exponential in β",
+            source=SOURCE,
+        )
     pts = plateau_points(summary)
     smallest = float(summary["plateau"].min())
 
-    def pathwise(distance: float) -> dict:
-        return check(
-            "pathwise",
-            "claim",
-            "the finite-β path coincides with the hardmax path up to T_ε",
-            measured=smallest,
-            threshold=distance,
-            rule="smallest median distance to the hardmax path at t0 over every model and β "
-            + (f"≤ {distance:g}" if distance else "= 0"),
-            passed=smallest <= distance,
-            source=SOURCE,
+    def pathwise(distance: float) -> Bound:
+        # a distance is not negative: at most 0 is 0
+        return Bound(
+            "smallest median distance to the hardmax path at t0 over every model and β",
+            smallest,
+            "≤" if distance else "=",
+            distance,
         )
 
-    rows += powered(
+    rows += declare(
         pathwise,
         0.0,
         pw.pathwise_distance,
         f"the paths coincide up to a distance {pw.pathwise_distance:g} at t0",
+        criterion="pathwise",
+        role="claim",
+        statement="the finite-β path coincides with the hardmax path up to T_ε",
+        source=SOURCE,
     )
     if len(pts) >= 3:
         slope, low, high = ls_fit(np.log(pts["beta"]), np.log(pts["plateau"]))
 
-        def offset(bound: float) -> dict:
-            return check(
-                "pathwise/offset_vanishes",
-                "correction",
-                "the tracking holds up to an offset D(β) → 0 "
-                "(the clusters form beside the vertices)",
+        def offset(bound: float) -> Bound:
+            return Bound(
+                f"log-log slope of the SA_β plateau distance on β = {pts['beta'].min():g}…"
+                f"{pts['beta'].max():g} (95 % t interval, {len(pts)} β): upper end",
+                high,
+                "<",
+                bound,
                 measured=slope,
                 low=low,
                 high=high,
-                threshold=bound,
-                rule=f"log-log slope of the SA_β plateau distance on β = {pts['beta'].min():g}…"
-                f"{pts['beta'].max():g} (95 % t interval, {len(pts)} β): upper end < {bound:g}",
-                passed=high < bound,
-                source="this study",
             )
 
-        rows += powered(
+        rows += declare(
             offset,
             0.0,
             pw.offset_slope,
             f"the offset falls at least like β^({pw.offset_slope:g})",
+            criterion="pathwise/offset_vanishes",
+            role="correction",
+            statement="the tracking holds up to an offset D(β) → 0 "
+            "(the clusters form beside the vertices)",
+            source="this study",
         )
     frozen = fits[fits["what"].str.startswith("frozen")]
     if not frozen.empty:

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import AllOf, Bound, declare
+from metastab.studies.verdict import checks_frame
 
 from .config import Config
 
@@ -39,133 +40,176 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     lm = summary[summary["family"].isin(LOCALMAX)]
     scale = summary["area0"].clip(lower=1.0)
 
-    def hull(change: str) -> dict:
+    def hull(change: str) -> Bound:
         # runs whose hull area moves the way the prediction excludes, beyond rounding
         moved = (
             summary["max_area_increase"]
             if change == "grows"
             else summary["area0"] - summary["area_end"]
         )
-        count = int((moved > config.roundoff * scale)[lm.index].sum())
-        return check(
-            "a_hull_converges",
-            "claim",
-            "(a) the convex hull converges to a polytope",
-            measured=count,
-            threshold=0.0,
-            rule=f"runs of {a['runs']} whose hull area {change} by more than {tol} (relative) at "
-            "some step = 0",
-            passed=count == 0,
-            source=SOURCE,
+        return Bound(
+            f"runs of {a['runs']} whose hull area {change} by more than {tol} (relative) at "
+            "some step",
+            int((moved > config.roundoff * scale)[lm.index].sum()),
+            "=",
+            0.0,
         )
 
-    def arrive(at_limit: bool) -> dict:
+    def arrive(at_limit: bool) -> Bound:
         # tokens at (or, for the wrong prediction, not at) their limit before the end
         runs = summary[summary["family"].isin(["localmax", "localmax-relative", "vanishing"])]
         runs = runs[runs["converged"]]
-        count = int(
-            (runs["tokens_at_limit"] if at_limit else runs["n"] - runs["tokens_at_limit"]).sum()
-        )
-        return check(
-            "b_no_token_stops",
-            "claim",
-            "(b) for r > 0 no token reaches its limit in finite time",
-            measured=count,
-            threshold=0.0,
-            rule=f"tokens {'' if at_limit else 'not '}exactly at their limit before the end, over "
+        return Bound(
+            f"tokens {'' if at_limit else 'not '}exactly at their limit before the end, over "
             f"{b['const_runs']} settled constant-r runs and {b['vanishing_runs']} vanishing-r "
-            "runs, = 0",
-            passed=count == 0,
-            source=SOURCE,
+            "runs,",
+            int(
+                (runs["tokens_at_limit"] if at_limit else runs["n"] - runs["tokens_at_limit"]).sum()
+            ),
+            "=",
+            0.0,
         )
 
-    def whole(at_limit: bool) -> dict:
+    def whole(at_limit: bool) -> AllOf:
         settled = lm[lm["converged"] & (lm["family"] != "localmax-large")]
         arrived = settled["config_at_limit"].astype(bool)
-        count = int(arrived.sum() if at_limit else (~arrived).sum())
-        return check(
-            "b_no_token_stops/configuration",
-            "correction",
-            "(b) for r > 0 the configuration does not reach its limit in finite time",
-            measured=count,
-            high=b["rate_max"],
-            threshold=0.0,
-            rule=f"settled runs of {b['runs']} whose whole configuration is "
-            f"{'' if at_limit else 'not '}at its limit = 0 "
-            "and every fitted geometric decay rate < 1 (interval: largest rate)",
-            passed=count == 0 and bool(b["rate_max"] < 1),
-            source="this study",
+        return AllOf(
+            (
+                Bound(
+                    f"settled runs of {b['runs']} whose whole configuration is "
+                    f"{'' if at_limit else 'not '}at its limit",
+                    int(arrived.sum() if at_limit else (~arrived).sum()),
+                    "=",
+                    0.0,
+                    high=b["rate_max"],
+                ),
+                Bound(
+                    "every fitted geometric decay rate",
+                    b["rate_max"],
+                    "<",
+                    1,
+                    tail=" (interval: largest rate)",
+                ),
+            ),
+            sep=" and ",
         )
 
-    def recovers(limit: str) -> dict:
+    def recovers(limit: str) -> Bound:
         vv = summary[summary["family"] == "vanishing"]
         smallest = vv[vv["r"] == vv["r"].min()]
-        fraction = float((smallest[f"dist_to_{limit}"] <= config.roundoff).mean())
-        return check(
-            "c_recovers_hardmax",
-            "claim",
-            "(c) r_t → 0 recovers the hardmax limit",
-            measured=fraction,
-            threshold=1.0,
-            rule=f"fraction of the runs with the smallest r0 that end on the {limit} limit "
-            f"(to {tol}, `roundoff`) = 1",
-            passed=fraction >= 1.0,
-            source=SOURCE,
+        return Bound(  # a fraction: at least 1 is 1
+            f"fraction of the runs with the smallest r0 that end on the {limit} limit "
+            f"(to {tol}, `roundoff`)",
+            float((smallest[f"dist_to_{limit}"] <= config.roundoff).mean()),
+            "=",
+            1.0,
         )
 
-    def below(limit: str) -> dict:
+    def below(limit: str) -> AllOf:
         # the runs below the gaps end on ``limit``; the other parts of the rule as they are
         vv = summary[summary["family"] == "vanishing"]
-        exact = bool(
-            (vv[vv["below_gaps"].astype(bool)][f"dist_to_{limit}"] <= config.roundoff).all()
-        )
-        rest = c["shrink"] and c["uniform"] <= config.roundoff and c["wide_max"] <= config.roundoff
-        return check(
-            "c_recovers_hardmax/below_gaps",
-            "correction",
-            "(c) r_t → 0 recovers hardmax exactly while r_t stays below the hardmax score "
-            "gaps; the distance shrinks with r0; r large is uniform averaging",
-            measured=c["median_smallest"],
-            threshold=c["median_largest"],
-            rule=f"all {c['below']} runs below the gaps end on the {limit} limit (to {tol}), "
-            "the median distance at the smallest r0 (measured) ≤ that at the largest "
-            f"(threshold), and r ≥ the score spread gives uniform averaging (to {tol})",
-            passed=exact and rest,
-            source="this study",
+        off = ~(vv[vv["below_gaps"].astype(bool)][f"dist_to_{limit}"] <= config.roundoff)
+        return AllOf(
+            (
+                Bound(
+                    f"all {c['below']} runs below the gaps end on the {limit} limit (to {tol})",
+                    int(off.sum()),
+                    "=",
+                    0,
+                    template="{what}",
+                ),
+                Bound(
+                    "the median distance at the smallest r0 (measured)",
+                    c["median_smallest"],
+                    "≤",
+                    c["median_largest"],
+                    than="that at the largest (threshold)",
+                ),
+                Bound(
+                    f"and r ≥ the score spread gives uniform averaging (to {tol})",
+                    max(c["uniform"], c["wide_max"]),
+                    "≤",
+                    config.roundoff,
+                    template="{what}",
+                ),
+            ),
+            sep=", ",
+            of=1,
         )
 
-    def quiescent(step: float) -> dict:
+    def quiescent(step: float) -> Bound:
         q = lm[lm["converged"]]
-        quiet = int((q["quiescent_from"] < np.minimum(q["resolution_step"], step)).sum())
-        return check(
-            "d_quiescent",
-            "claim",
-            "(d) tokens become quiescent",
-            measured=quiet,
-            threshold=float(d["runs"]),
-            rule="settled runs whose tokens are all quiescent before the resolution step"
-            + (f" and before step {step:g}" if np.isfinite(step) else "")
-            + " = all settled runs",
-            passed=quiet == d["runs"],
-            source=SOURCE,
+        return Bound(
+            "settled runs whose tokens are all quiescent before the resolution step"
+            + (f" and before step {step:g}" if np.isfinite(step) else ""),
+            int((q["quiescent_from"] < np.minimum(q["resolution_step"], step)).sum()),
+            "=",
+            float(d["runs"]),
+            than="all settled runs",
         )
 
     return checks_frame(
-        powered(hull, "grows", "shrinks", "the hull is invariant: it never shrinks either")
-        + powered(
-            arrive, True, False, "every token reaches its limit in finite time, as in hardmax"
+        declare(
+            hull,
+            "grows",
+            "shrinks",
+            "the hull is invariant: it never shrinks either",
+            criterion="a_hull_converges",
+            role="claim",
+            statement="(a) the convex hull converges to a polytope",
+            source=SOURCE,
         )
-        + powered(
-            whole, True, False, "the configuration reaches its limit in finite time, as in hardmax"
+        + declare(
+            arrive,
+            True,
+            False,
+            "every token reaches its limit in finite time, as in hardmax",
+            criterion="b_no_token_stops",
+            role="claim",
+            statement="(b) for r > 0 no token reaches its limit in finite time",
+            source=SOURCE,
         )
-        + powered(recovers, "hardmax", "uniform", "r_t → 0 recovers uniform averaging")
-        + powered(below, "hardmax", "uniform", "below the gaps r_t ends on uniform averaging")
-        + powered(
+        + declare(
+            whole,
+            True,
+            False,
+            "the configuration reaches its limit in finite time, as in hardmax",
+            criterion="b_no_token_stops/configuration",
+            role="correction",
+            statement="(b) for r > 0 the configuration does not reach its limit in finite time",
+            source="this study",
+        )
+        + declare(
+            recovers,
+            "hardmax",
+            "uniform",
+            "r_t → 0 recovers uniform averaging",
+            criterion="c_recovers_hardmax",
+            role="claim",
+            statement="(c) r_t → 0 recovers the hardmax limit",
+            source=SOURCE,
+        )
+        + declare(
+            below,
+            "hardmax",
+            "uniform",
+            "below the gaps r_t ends on uniform averaging",
+            criterion="c_recovers_hardmax/below_gaps",
+            role="correction",
+            statement="(c) r_t → 0 recovers hardmax exactly while r_t stays below the hardmax "
+            "score gaps; the distance shrinks with r0; r large is uniform averaging",
+            source="this study",
+        )
+        + declare(
             quiescent,
             np.inf,
             pw.quiescent_step,
             f"the tokens are quiescent from step {pw.quiescent_step:g} (the neighbour sets "
             "settled after the first step)",
+            criterion="d_quiescent",
+            role="claim",
+            statement="(d) tokens become quiescent",
+            source=SOURCE,
         )
     )
 

@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import PASS_IF, PASS_IF_EQUAL, Bound, declare
+from metastab.studies.verdict import check, checks_frame
 
 from .config import Config, Profile
 from .run import profile as closed_profile
@@ -66,36 +67,39 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         "and the tokens"
     )
 
-    def particles(source: str) -> dict:
-        d = deviation(out, source)
-        return check(
-            "particles",
-            "claim",
-            "SphereFlow(rk4, causal, strict_causal, unnormalized, positional_norm, alibi=λ) "
-            "follows the authors' particle run from the same initial angles",
-            measured=d,
-            threshold=tol,
-            rule=f"{where}, against the script's RK4 in the angle; pass if <= threshold",
-            passed=d <= tol,
-            source=SOURCE,
+    def particles(source: str) -> Bound:
+        return Bound(
+            f"{where}, against the script's RK4 in the angle",
+            deviation(out, source),
+            "<=",
+            tol,
+            than="threshold",
+            template=PASS_IF,
         )
 
-    rows = powered(
+    rows = declare(
         particles,
         "package",
         "usa" if config.power.usa else "package",
         "plain causal (USA): Z = n, j <= i (off by βn/j per token)",
+        criterion="particles",
+        role="claim",
+        statement="SphereFlow(rk4, causal, strict_causal, unnormalized, positional_norm, alibi=λ) "
+        "follows the authors' particle run from the same initial angles",
+        source=SOURCE,
     )
-    half = deviation(out, "package_half", "package")
     rows.append(
-        check(
+        Bound(
+            "largest |Δθ| between the package at dt and at dt/2",
+            deviation(out, "package_half", "package"),
+            "<=",
+            tol,
+            than="threshold",
+            template=PASS_IF,
+        ).row(
             "package_converged",
             "control",
             "the package's own discretisation error is below the tolerance",
-            measured=half,
-            threshold=tol,
-            rule="largest |Δθ| between the package at dt and at dt/2; pass if <= threshold",
-            passed=half <= tol,
             source="this study",
         )
     )
@@ -103,14 +107,17 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     zero = frame[(frame["source"] == "package") & (frame["token"] == 0)]["theta"].to_numpy()
     moved = float(np.abs(zero - zero[0]).max())
     rows.append(
-        check(
+        Bound(
+            "largest |θ_0(t) − θ_0(0)| of the package's run",
+            moved,
+            "<=",
+            1e-12,
+            than="threshold",
+            template=PASS_IF,
+        ).row(
             "token_zero_fixed",
             "control",
             "token 0 attends to none under the strict mask and stays put (the script's θ̇_0 = 0)",
-            measured=moved,
-            threshold=1e-12,
-            rule="largest |θ_0(t) − θ_0(0)| of the package's run; pass if <= threshold",
-            passed=moved <= 1e-12,
             source=SOURCE,
         )
     )
@@ -118,54 +125,59 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     rtol = float(prof.root_tolerance)
     scale = -float(np.expm1(-prof.alibi))
 
-    def threshold(lead: float) -> dict:
+    def threshold(lead: float) -> Bound:
         # the prediction 2 · lead · Σ ω a / Σ ω a²: the formula's lead is 1 − e^{−λ}
         predicted = table["t_crit"] * (lead / scale)
-        err = float((table["t_root"] / predicted - 1).abs().max())
-        return check(
-            "t_crit",
-            "claim",
-            "t_crit(β) = 2(1 − e^{−λ}) Σ ω_n a_n / Σ ω_n a_n² is where the slope of S_t at s = 1 "
-            "changes sign",
-            measured=err,
-            threshold=rtol,
-            rule=f"λ = {prof.alibi:g}, M = {prof.width:g}, n_max = {prof.modes}, β in "
+        return Bound(
+            f"λ = {prof.alibi:g}, M = {prof.width:g}, n_max = {prof.modes}, β in "
             f"{min(table['beta']):g}–{max(table['beta']):g}: largest |t_root / t_crit − 1|, "
-            f"t_root the root of (S_t(1) − S_t(1 − {prof.slope_step:g})) / "
-            f"{prof.slope_step:g}; pass if <= threshold",
-            passed=err <= rtol,
-            source=SOURCE,
+            f"t_root the root of (S_t(1) − S_t(1 − {prof.slope_step:g})) / {prof.slope_step:g}",
+            float((table["t_root"] / predicted - 1).abs().max()),
+            "<=",
+            rtol,
+            than="threshold",
+            template=PASS_IF,
         )
 
-    rows += powered(
+    rows += declare(
         threshold,
         scale,
         float(config.power.limit_factor),
         "2 Σ ω_n a_n / Σ ω_n a_n² (the factor 1 − e^{−λ} dropped)",
+        criterion="t_crit",
+        role="claim",
+        statement="t_crit(β) = 2(1 − e^{−λ}) Σ ω_n a_n / Σ ω_n a_n² is where the slope of S_t at "
+        "s = 1 changes sign",
+        source=SOURCE,
     )
     shapes = shape(out)
     tc = float(table.loc[np.isclose(table["beta"], prof.beta_profile), "t_crit"].iloc[0])
 
-    def u_shape(late: float) -> dict:
+    def u_shape(late: float) -> Bound:
         predicted = shapes["time"] < late * tc
         u = (shapes["local_minima"] == 1) & shapes["interior"]
-        wrong = int((predicted != u).sum())
-        return check(
-            "u_shape",
-            "claim",
-            "the profile is U-shaped (primacy, recency, a unique interior minimum) exactly "
-            "when t < t_crit",
-            measured=float(wrong),
-            threshold=0.0,
-            rule=f"β = {prof.beta_profile:g}, t_crit = {tc:.6g}, times "
+        return Bound(
+            f"β = {prof.beta_profile:g}, t_crit = {tc:.6g}, times "
             + ", ".join(f"{t:.4g}" for t in shapes["time"])
             + f"; s on the script's grid of {prof.grid} and s = 1: times where 'one strict local "
-            "minimum and both ends higher' differs from 't < t_crit'; pass if 0",
-            passed=wrong == 0,
-            source=SOURCE,
+            "minimum and both ends higher' differs from 't < t_crit'",
+            float((predicted != u).sum()),
+            "=",
+            0.0,
+            template=PASS_IF_EQUAL,
         )
 
-    rows += powered(u_shape, 1.0, float(config.power.late), "a threshold 20 % late, 1.2 t_crit")
+    rows += declare(
+        u_shape,
+        1.0,
+        float(config.power.late),
+        "a threshold 20 % late, 1.2 t_crit",
+        criterion="u_shape",
+        role="claim",
+        statement="the profile is U-shaped (primacy, recency, a unique interior minimum) exactly "
+        "when t < t_crit",
+        source=SOURCE,
+    )
     for r in table.itertuples():
         rows.append(
             check(
@@ -282,27 +294,30 @@ def simulation_checks(out: Path, config: Config, tc: float) -> list[dict]:
     def profile_check(name: str, times: list[float], side: str) -> list[dict]:
         sel = ext[ext["time"].isin(times)]
 
-        def make(alibi: float) -> dict:
+        def make(alibi: float) -> Bound:
             z = np.abs(sel["A"].to_numpy() - closed(sel, prof, alibi)) / sel["se_A"].to_numpy()
-            worst = float(z.max())
-            return check(
-                name,
-                "claim",
-                f"N·corr(θ_last(t), θ_s(0)) of the particle system tends to the closed form "
-                f"S_t(s) as N → ∞, {side} t_crit",
-                measured=worst,
-                threshold=float(sim.z),
-                rule=f"{where}; t in {', '.join(f'{t:g}' for t in times)} (t_crit = {tc:.4g}): "
-                "largest |A − S_t(s)| / SE(A); pass if <= threshold",
-                passed=worst <= float(sim.z),
-                source=source,
+            return Bound(
+                f"{where}; t in {', '.join(f'{t:g}' for t in times)} (t_crit = {tc:.4g}): "
+                "largest |A − S_t(s)| / SE(A)",
+                float(z.max()),
+                "<=",
+                float(sim.z),
+                than="threshold",
+                template=PASS_IF,
             )
 
-        return powered(
-            make, lam, wrong,
+        return declare(
+            make,
+            lam,
+            wrong,
             f"the closed form without the ALiBi factor (λ = {wrong:g}: coefficient 1, "
             "Y = log(1/s))",
-        )  # fmt: skip
+            criterion=name,
+            role="claim",
+            statement=f"N·corr(θ_last(t), θ_s(0)) of the particle system tends to the closed form "
+            f"S_t(s) as N → ∞, {side} t_crit",
+            source=source,
+        )
 
     rows += profile_check("simulated_profile", list(sim.below), "below")
     rows += profile_check("simulated_profile_above", list(sim.above), "above")
@@ -313,65 +328,77 @@ def simulation_checks(out: Path, config: Config, tc: float) -> list[dict]:
     zs = float(sim.shape_z)
     present = ((shapes["z_first"] > zs) & (shapes["z_last"] > zs)).to_numpy()
 
-    def u_check(alibi: float) -> dict:
+    def u_check(alibi: float) -> Bound:
         if alibi == lam:
             predicted = (shapes["time"] < tc).to_numpy()
         else:
             predicted = np.array([closed_shape(grid, t, prof, alibi)[0] for t in shapes["time"]])
-        wrong_times = int((predicted != present).sum())
-        return check(
-            "simulated_u_shape",
-            "claim",
-            "the particle system's profile has an interior minimum (primacy and recency) "
-            "exactly when t < t_crit",
-            measured=float(wrong_times),
-            threshold=0.0,
-            rule=f"N = {big}, {int(shapes['bases'].iloc[0])} bases, t in "
+        return Bound(
+            f"N = {big}, {int(shapes['bases'].iloc[0])} bases, t in "
             + ", ".join(f"{t:g}" for t in shapes["time"])
             + f" (t_crit = {tc:.4g}), s = k/{sim.grid}: 'both ends above the smallest interior "
             f"mean by more than {zs:g} standard errors of the per-base differences' against the "
-            "prediction; pass if no time differs",
-            passed=wrong_times == 0,
-            source=source,
+            "prediction",
+            float((predicted != present).sum()),
+            "=",
+            0.0,
+            template="{what}; pass if no time differs",
         )
 
-    rows += powered(
-        u_check, lam, wrong,
+    rows += declare(
+        u_check,
+        lam,
+        wrong,
         f"the closed form at λ = {wrong:g} on the same grid (no recency: its minimum at the "
         "right end)",
-    )  # fmt: skip
+        criterion="simulated_u_shape",
+        role="claim",
+        statement="the particle system's profile has an interior minimum (primacy and recency) "
+        "exactly when t < t_crit",
+        source=source,
+    )
     early = shapes[shapes["time"] < tc]
 
-    def place(alibi: float) -> dict:
+    def place(alibi: float) -> Bound:
         at = np.array([closed_shape(grid, t, prof, alibi)[1] for t in early["time"]])
         outside = int(((at < early["low"].to_numpy()) | (at > early["high"].to_numpy())).sum())
-        return check(
-            "minimum_place",
-            "claim",
-            "the particle system's profile is smallest where the closed form S_t is (t < t_crit)",
-            measured=float(outside),
-            threshold=0.0,
-            rule=f"N = {big}, t in {', '.join(f'{t:g}' for t in early['time'])}: the closed "
+        return Bound(
+            f"N = {big}, t in {', '.join(f'{t:g}' for t in early['time'])}: the closed "
             f"form's argmin over s = k/{sim.grid} against the 95 % interval of the simulated "
             f"argmin ({sim.bootstrap} bootstrap resamples of the bases, seed "
-            f"{sim.bootstrap_seed}); pass if no time falls outside",
-            passed=outside == 0,
-            source=source,
+            f"{sim.bootstrap_seed})",
+            float(outside),
+            "=",
+            0.0,
+            template="{what}; pass if no time falls outside",
         )
 
-    rows += powered(place, lam, wrong, f"the argmin of the closed form at λ = {wrong:g}")
+    rows += declare(
+        place,
+        lam,
+        wrong,
+        f"the argmin of the closed form at λ = {wrong:g}",
+        criterion="minimum_place",
+        role="claim",
+        statement="the particle system's profile is smallest where the closed form S_t is "
+        "(t < t_crit)",
+        source=source,
+    )
     step = read_table(Path(out) / "step_control.csv")[0]
     diff = float((step["dt"] - step["half"]).abs().max())
     rows.append(
-        check(
+        Bound(
+            f"N = {int(step['tokens'].iloc[0])}, {step['base'].nunique()} bases: largest "
+            f"|Ŝ(dt) − Ŝ(dt/2)|, dt = {sim.dt:g}",
+            diff,
+            "<=",
+            float(sim.step_tolerance),
+            than="threshold",
+            template=PASS_IF,
+        ).row(
             "step_control",
             "control",
             "the simulated profile does not depend on the RK4 step",
-            measured=diff,
-            threshold=float(sim.step_tolerance),
-            rule=f"N = {int(step['tokens'].iloc[0])}, {step['base'].nunique()} bases: largest "
-            f"|Ŝ(dt) − Ŝ(dt/2)|, dt = {sim.dt:g}; pass if <= threshold",
-            passed=diff <= float(sim.step_tolerance),
             source="this study",
         )
     )

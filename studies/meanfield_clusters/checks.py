@@ -20,7 +20,8 @@ import pandas as pd
 from scipy import stats
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import PASS_IF, PASS_IF_EQUAL, Bound, declare
+from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
@@ -97,70 +98,73 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     def shifted(shifts: list[int]) -> str:
         return " or ".join(f"k* {'+−'[s < 0]} {abs(s)}" if s else "k*" for s in shifts)
 
-    def k_star(shifts: list[int], name: str = "k_star", tolerance: float = res) -> dict:
-        # the prediction k* + s for the closest of ``shifts``: passes if any of them does
-        distance = min(float(misses(table, s).max()) for s in shifts)
-        claim = name == "k_star"
-        return check(
-            name,
-            "claim" if claim else "correction",
-            "(USA) on the circle from uniform starts forms k* = argmax_k k² I_k(β) clusters"
+    def k_star(shifts: list[int], claim: bool = True) -> Bound:
+        # the prediction k* + s for the closest of ``shifts``: passes if any of them does (the
+        # rule of ``passes``: every β within the tolerance of one shift)
+        return Bound(
+            f"{where}; measured: the largest distance over β of the interval from "
+            f"{shifted(shifts)}" + (", the closer of them" if len(shifts) > 1 else ""),
+            min(float(misses(table, s).max()) for s in shifts),
+            "<",
+            res if claim else wide,
+            than="threshold",
+            tail=" (`resolution`: the count is not significantly nearer another integer); "
+            f"counts: {_counts(table)}"
             if claim
-            else "the same with k* ± 1 clusters allowed",
-            measured=distance,
-            threshold=tolerance,
-            rule=f"{where}; measured: the largest distance over β of the interval from "
-            f"{shifted(shifts)}"
-            + (", the closer of them" if len(shifts) > 1 else "")
-            + "; pass if < threshold"
-            + (
-                " (`resolution`: the count is not significantly nearer another integer); "
-                f"counts: {_counts(table)}"
-                if claim
-                else " (`within_one`)"
-            ),
-            passed=any(passes(table, tolerance, s) for s in shifts),
-            source=SOURCE if claim else "this study",
+            else " (`within_one`)",
+            template=PASS_IF,
         )
 
     wrong, far = config.power.k_shifts, config.power.within_one_shifts
-    rows = powered(
+    rows = declare(
         k_star,
         [0],
         wrong,
         f"{shifted(wrong)} (a neighbouring Fourier mode; the check must reject each)",
+        criterion="k_star",
+        role="claim",
+        statement="(USA) on the circle from uniform starts forms k* = argmax_k k² I_k(β) clusters",
+        source=SOURCE,
     )
-    rows += powered(
-        lambda shifts: k_star(shifts, "k_star/within_one", wide),
+    rows += declare(
+        lambda shifts: k_star(shifts, claim=False),
         [0],
         far,
         f"{shifted(far)}, within ±1 (the check must reject each)",
+        criterion="k_star/within_one",
+        role="correction",
+        statement="the same with k* ± 1 clusters allowed",
+        source="this study",
     )
     half = float(((top["high"] - top["low"]) / 2).max())
     rows.append(
-        check(
+        Bound(
+            f"largest half-width over β of the interval of the mean count at N = {n_max}",
+            half,
+            "<",
+            res,
+            than="threshold (`resolution`)",
+            template=PASS_IF,
+        ).row(
             "neighbours_resolved",
             "control",
             "the intervals tell neighbouring counts apart: the claim's test can reject k* ± 1",
-            measured=half,
-            threshold=res,
-            rule=f"largest half-width over β of the interval of the mean count at N = {n_max}; "
-            "pass if < threshold (`resolution`)",
-            passed=half < res,
             source="this study",
         )
     )
     frame = read_table(out / "counts.csv")[0]
     mismatch = int((frame["count_0"] != frame["kernel_count"]).sum())
     rows.append(
-        check(
+        Bound(
+            f"configurations (of {len(frame)}) where the two counts differ",
+            float(mismatch),
+            "=",
+            0.0,
+            template=PASS_IF_EQUAL,
+        ).row(
             "decomposition_matches_kernel",
             "control",
             "the circle's cluster decomposition counts the kernel's δ-components",
-            measured=float(mismatch),
-            threshold=0.0,
-            rule=f"configurations (of {len(frame)}) where the two counts differ; pass if 0",
-            passed=mismatch == 0,
             source="this study",
         )
     )

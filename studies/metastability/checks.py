@@ -17,17 +17,18 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
+from metastab.studies.compare import AllOf, Bound, declare
 from metastab.studies.render import fmt, position, wider
 from metastab.studies.runner import read_tables
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 from .run import bound_check
 
 SOURCE = "[FW] lem. metastab.1, Thm 5.4"
 
-# The sample each check rests on, written at the end of its rule ("; sample: ..."), so that the
-# report can say from the checks table which checks test the chain's stepping: the accelerated
+# The sample each check rests on, the checks table's ``sample`` column, so that the report can
+# say from the checks table which checks test the chain's stepping: the accelerated
 # engine draws every frozen stretch from the geometric law of its exit probability p, so a check
 # on its samples alone tests p and the jumps, not the step-by-step chain.
 SAMPLES = {
@@ -52,35 +53,62 @@ SAMPLE_OF = {
 }
 
 
-def with_samples(rows: list[dict], sample_of: dict) -> list[dict]:
-    """``rows`` with "; sample: ..." (:data:`SAMPLES`) appended to each rule (a power row's is
-    that of its claim or correction).
+def sample_of(criterion: str, declared: dict | None = None) -> str:
+    """The words of the sample (:data:`SAMPLES`) that check ``criterion`` rests on, from
+    ``declared`` (criterion → key; default :data:`SAMPLE_OF`).
 
     Raises
     ------
     KeyError
-        If a row's criterion has no declared sample.
+        If the criterion has no declared sample.
     """
-    for row in rows:
-        name = row["criterion"].removesuffix("/power")  # a power row: its claim's sample
-        if name not in sample_of:
-            raise KeyError(f"check {row['criterion']!r}: no sample declared")
-        row["rule"] = f"{row['rule']}; sample: {SAMPLES[sample_of[name]]}"
-    return rows
-
-
-def without_sample(rule: str) -> str:
-    """A rule without its "; sample: ..." ending."""
-    return str(rule).rsplit("; sample: ", 1)[0]
+    declared = SAMPLE_OF if declared is None else declared
+    if criterion not in declared:
+        raise KeyError(f"check {criterion!r}: no sample declared")
+    return SAMPLES[declared[criterion]]
 
 
 def samples(checks: pd.DataFrame) -> pd.Series:
     """The sample of every row of a checks table (criterion → :data:`SAMPLES` key), read from
-    the end of its rule."""
+    its ``sample`` column."""
     words = {v: k for k, v in SAMPLES.items()}
-    return pd.Series(
-        [words[str(r).rsplit("; sample: ", 1)[1]] for r in checks["rule"]],
-        index=checks["criterion"],
+    return pd.Series([words[str(v)] for v in checks["sample"]], index=checks["criterion"])
+
+
+def ball_and_hull(fits: pd.DataFrame) -> tuple[pd.Series, pd.Series] | None:
+    """The fits of the ball exit and of T2 on one range (the accelerated tail where fitted,
+    else the last), or None without a ball fit."""
+    ball, hull = fits[fits["event"] == "ball"], fits[fits["event"] == "hull"]
+    if ball.empty:
+        return None
+    tail = "accelerated, tail"
+    label = tail if (ball["range"] == tail).any() else ball["range"].iloc[-1]
+    return ball[ball["range"] == label].iloc[0], hull[hull["range"] == label].iloc[0]
+
+
+def overlap_words(a: pd.Series, b: pd.Series) -> str:
+    """Whether the intervals ``[b_low, b_high]`` of fits ``a`` and ``b`` overlap, in words."""
+    overlap = a["b_low"] <= b["b_high"] and b["b_low"] <= a["b_high"]
+    return "overlap" if overlap else "do not overlap"
+
+
+def engines_agree(cross: pd.DataFrame, p_min: float, what: str) -> AllOf:
+    """The two engines agree at every (``what``, β) of ``cross``: their 95 % intervals of the
+    mean overlap and the log-rank p of their samples is at least ``p_min``."""
+    apart = int((~cross["overlap"].astype(bool)).sum())
+    return AllOf(
+        (
+            Bound(
+                f"at all {len(cross)} ({what}, β): the 95 % intervals of the means overlap",
+                apart,
+                "=",
+                0,
+                template="{what}",  # overlapping at all of them: none apart
+            ),
+            Bound("the log-rank p", float(cross["logrank_p"].min()), "≥", p_min, than="threshold"),
+        ),
+        sep=" and ",
+        of=1,
     )
 
 
@@ -96,27 +124,37 @@ def declared(starts: pd.DataFrame, config: Config):
     return (at if not at.empty else starts.sort_values("beta_start")).iloc[-1]
 
 
-def _exponent_claim(name: str, where: str, b: float, interval, span: str, b_thm: float):
+def _exponent_claim(
+    name: str, where: str, b: float, interval, span: str, b_thm: float, wrong: float, what: str
+) -> list[dict]:
     """The check of "T2 is at least of order e^{b β}" for the fitted exponent ``b`` with its
-    wider interval ``(low, high, which)`` on ``span``, as a function of the predicted b."""
+    wider interval ``(low, high, which)`` on ``span``, and its power row (the wrong exponent
+    ``wrong``, in words ``what``)."""
     low, high, which = interval
 
-    def make(predicted: float) -> dict:
-        return check(
-            name,
-            "claim",
-            f"T2 is at least of order e^{{b_thm β}}, b_thm = c0 ε/(2γ(1 + ε/γ)){where}",
+    def compare(predicted: float) -> Bound:
+        return Bound(
+            f"b of log E[T2] = a + bβ on {span}, lower end of the wider 95 % interval ({which})",
+            low,
+            ">",
+            predicted,
+            than="b_thm" if predicted == b_thm else f"{predicted:.4g}",
             measured=b,
             low=low,
             high=high,
-            threshold=predicted,
-            rule=f"b of log E[T2] = a + bβ on {span}, lower end of the wider 95 % interval "
-            f"({which}) > " + ("b_thm" if predicted == b_thm else f"{predicted:.4g}"),
-            passed=low > predicted,
-            source=SOURCE,
         )
 
-    return make
+    return declare(
+        compare,
+        b_thm,
+        wrong,
+        what,
+        criterion=name,
+        role="claim",
+        statement=f"T2 is at least of order e^{{b_thm β}}, b_thm = c0 ε/(2γ(1 + ε/γ)){where}",
+        source=SOURCE,
+        sample=sample_of(name),
+    )
 
 
 def checks(out: Path, config: Config) -> pd.DataFrame:
@@ -136,29 +174,33 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     wrong_c0 = c0 * over * c0 / b_thm
     wrong = f"an exponent {over:g} c0 = {over * c0:.4g} in place of b_thm = {b_thm:.4g}"
 
-    def bound_rows(c: float) -> dict:
+    def bound_excess(c: float) -> Bound:
         table = (
             bound
             if c == c0
             else bound_check(read_tables(out, "chains.parquet")[0], per, {**s, "c0": c})
         )
-        worst = float(table["violation"].max())
-        return check(
-            "bound",
-            "claim",
-            BOUND,
-            measured=worst,
-            threshold=0.0,
-            rule="largest excess of the bound"
+        return Bound(
+            "largest excess of the bound"
             + ("" if c == c0 else f" (with c0 → {c:.4g})")
             + " over the upper 95 % Kaplan–Meier band, over every "
-            f"t ≥ 2 and β = {table['beta'].min():g}…{table['beta'].max():g} of both engines, "
-            "is ≤ 0",
-            passed=worst <= 0,
-            source=SOURCE,
+            f"t ≥ 2 and β = {table['beta'].min():g}…{table['beta'].max():g} of both engines, is",
+            float(table["violation"].max()),
+            "≤",
+            0.0,
         )
 
-    rows += powered(bound_rows, c0, wrong_c0, f"the bound with {wrong}")
+    rows += declare(
+        bound_excess,
+        c0,
+        wrong_c0,
+        f"the bound with {wrong}",
+        criterion="bound",
+        role="claim",
+        statement=BOUND,
+        source=SOURCE,
+        sample=sample_of("bound"),
+    )
     informative = bound["t_star"] >= bound["first_escape"]
     rows.append(
         check(
@@ -171,25 +213,27 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             "0 the bound is positive only while every chain is still inside, so `bound` "
             "could fail only through an exit before t*",
             source=SOURCE,
+            sample=sample_of("bound_informative"),
         )
     )
 
     row = declared(starts, config)
     if row is not None:
         low, high, which = wider(row, "b", "b_boot")
-        exponent = _exponent_claim(
+        rows += _exponent_claim(
             "exponent",
             "",
             row["b"],
             (low, high, f"{which}; {int(row['n_bootstrap'])} bootstrap resamples"),
             f"β = {row['beta_start']:g}…{row['beta_max']:g} (declared start)",
             b_thm,
+            over * c0,
+            wrong,
         )
-        rows += powered(exponent, b_thm, over * c0, wrong)
         direct = fits[(fits["range"] == "direct") & (fits["event"] == "hull")]
         if not direct.empty:
             d = direct.iloc[0]
-            exponent_direct = _exponent_claim(
+            rows += _exponent_claim(
                 "exponent_direct",
                 ", on chains stepped one step at a time",
                 d["b"],
@@ -197,8 +241,9 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
                 f"β = {d['beta_min']:g}…{d['beta_max']:g} (every β direct stepping reached from "
                 "`fit_from_beta`)",
                 b_thm,
+                over * c0,
+                wrong,
             )
-            rows += powered(exponent_direct, b_thm, over * c0, wrong)
         rows.append(
             check(
                 "exponent_vs_c0",
@@ -211,6 +256,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
                 rule=f"pure exponential on β ≥ {row['beta_start']:g}: c0 lies "
                 f"{position(c0, low, high)}",
                 source="this study",
+                sample=sample_of("exponent_vs_c0"),
             )
         )
         k_low, k_high, k_which = wider(row, "bk", "bk_boot")
@@ -226,6 +272,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
                 rule=f"with the β^k prefactor on β ≥ {row['beta_start']:g} ({k_which} interval, "
                 f"the wider): c0 lies {position(c0, k_low, k_high)}",
                 source="this study",
+                sample=sample_of("exponent_with_prefactor_vs_c0"),
             )
         )
         kk_low, kk_high, kk_which = wider(row, "k", "k_boot")
@@ -242,6 +289,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
                 f"k = 0 lies {position(0.0, kk_low, kk_high)}; "
                 f"likelihood-ratio p of k = 0: {fmt(float(row['k_lrt_p']), 2)}",
                 source="this study",
+                sample=sample_of("prefactor_k"),
             )
         )
         spread = float(starts["b"].max() - starts["b"].min())
@@ -261,20 +309,13 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
                     else "smaller"
                 ),
                 source="this study",
+                sample=sample_of("exponent_range_sensitivity"),
             )
         )
 
-    ball = fits[(fits["event"] == "ball")]
-    hull = fits[(fits["event"] == "hull")]
-    if not ball.empty and row is not None:
-        label = (
-            "accelerated, tail"
-            if (ball["range"] == "accelerated, tail").any()
-            else ball["range"].iloc[-1]
-        )
-        fb = ball[ball["range"] == label].iloc[0]
-        fh = hull[hull["range"] == label].iloc[0]
-        overlap = fb["b_low"] <= fh["b_high"] and fh["b_low"] <= fb["b_high"]
+    pair = ball_and_hull(fits)
+    if pair is not None and row is not None:
+        fb, fh = pair
         rows.append(
             check(
                 "ball_exponent",
@@ -286,55 +327,55 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
                 threshold=fh["b"],
                 rule=f"b of the ball exit on β = {fb['beta_min']:g}…{fb['beta_max']:g} (profile "
                 f"interval) against that of T2 ({fh['b']:.4f} [{fh['b_low']:.4f}, "
-                f"{fh['b_high']:.4f}]): the intervals "
-                + ("overlap" if overlap else "do not overlap"),
+                f"{fh['b_high']:.4f}]): the intervals " + overlap_words(fb, fh),
                 source="this study",
+                sample=sample_of("ball_exponent"),
             )
         )
 
     if not cross.empty:
-        agree = bool(cross["overlap"].all() and (cross["logrank_p"] >= p_min).all())
         rows.append(
-            check(
+            engines_agree(cross, p_min, "exit").row(
                 "engines_agree",
                 "control",
                 "direct and accelerated stepping sample the same exit times where both run",
-                measured=float(cross["logrank_p"].min()),
-                threshold=p_min,
-                rule=f"at all {len(cross)} (exit, β): the 95 % intervals of the means overlap and "
-                "the log-rank p ≥ threshold",
-                passed=agree,
                 source="this study",
+                sample=sample_of("engines_agree"),
             )
         )
     hull_all = per[per["event"] == "hull"]
     fewest = int(hull_all["events"].min())
     rows.append(
-        check(
+        Bound(
+            "fewest T2 exits at one (engine, β)",
+            fewest,
+            "≥",
+            float(config.min_escapes),
+            than="threshold (`min_escapes`)",
+        ).row(
             "exits_per_beta",
             "control",
             "every β has enough exits to estimate E[T2]",
-            measured=fewest,
-            threshold=float(config.min_escapes),
-            rule="fewest T2 exits at one (engine, β) ≥ threshold (`min_escapes`)",
-            passed=fewest >= int(config.min_escapes),
             source="this study",
+            sample=sample_of("exits_per_beta"),
         )
     )
     if not tol.empty:
         p = float(tol["logrank_p"].min())
         rows.append(
-            check(
+            Bound(
+                f"smallest log-rank p of T2 at β = {tol['beta'].iloc[0]:g} between the study's "
+                f"merge_tol and {len(tol) - 1} others",
+                p,
+                "≥",
+                p_min,
+                than="threshold",
+            ).row(
                 "merge_tol",
                 "control",
                 "the accelerated engine's merge tolerance does not move T2",
-                measured=p,
-                threshold=p_min,
-                rule=f"smallest log-rank p of T2 at β = {tol['beta'].iloc[0]:g} "
-                "between the study's "
-                f"merge_tol and {len(tol) - 1} others ≥ threshold",
-                passed=p >= p_min,
                 source="this study",
+                sample=sample_of("merge_tol"),
             )
         )
 
@@ -352,6 +393,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             f"(`memoryless_level`); CV of T2 "
             f"{fmt(float(hull_all['cv'].min()), 3)}–{fmt(float(hull_all['cv'].max()), 3)}",
             source="this study",
+            sample=sample_of("memoryless"),
         )
     )
-    return checks_frame(with_samples(rows, SAMPLE_OF))
+    return checks_frame(rows)

@@ -362,12 +362,13 @@ def _exponent_text(t: ReportTemplate, c: SimpleNamespace) -> str:
         )
     if "ball_exponent" in rows_c.index:
         be = rows_c.loc["ball_exponent"]
+        pair = _checks.ball_and_hull(c.fits)  # the fits the row compares
         ball = t(
             "ball_exponent",
             b=f"{be['measured']:.4f}",
             low=f"{be['low']:.4f}",
             high=f"{be['high']:.4f}",
-            relation=_checks.without_sample(be["rule"]).split(": the intervals ")[-1],
+            relation=_checks.overlap_words(*pair) if pair is not None else "",
         )
     return t(
         "exponent_text",
@@ -759,7 +760,7 @@ def _direct(t: ReportTemplate, c: SimpleNamespace) -> str | None:
 
 def stepping(t: ReportTemplate, checks: pd.DataFrame, reach: str) -> str:
     """Which checks rest on stepped chains and which on the accelerated engine alone, read from
-    the sample at the end of each rule (the part ``stepping`` of ``t``; ``reach``: how far
+    the checks table's ``sample`` column (the part ``stepping`` of ``t``; ``reach``: how far
     direct stepping went, in words)."""
     frame = checks.assign(sample=_checks.samples(checks).to_numpy())
     table = pd.DataFrame(

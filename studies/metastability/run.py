@@ -51,7 +51,7 @@ from metastab import stats, theory
 from metastab.engine import simulate, underflow_exponent
 from metastab.events import LeaveBall, LeaveHull
 from metastab.models import SoftmaxChain
-from metastab.results import provenance, write_table
+from metastab.results import provenance, read_table, write_table
 from metastab.setups.polytopes import regular_polygon
 from metastab.studies.measurement import (
     POISSON_LIMIT_RATE,
@@ -782,17 +782,16 @@ def bound_check(chains: pd.DataFrame, per: pd.DataFrame, facts: dict) -> pd.Data
 
 
 def run(config: Config, out: Path) -> None:
-    """Compute every table of the study into ``out`` (see the module docstring).
+    """Simulate: the study's simulated tables into ``out`` (see the module docstring; the
+    fits and tests of them: :func:`analyse`, which the runner calls next).
 
     Parameters
     ----------
     config : Config
         The keys of ``config.toml``, typed.
     out : Path
-        Receives chains.parquet, per_beta.csv, exponent.csv, exponent_start.csv,
-        crosscheck.csv, local_slopes.csv,
-        bound.csv, merge.csv and merge_tol.csv, each with a JSON sidecar (configuration, seeds,
-        setup, provenance).
+        Receives chains.parquet, per_beta.csv, merge.csv and merge_tol.csv, each with a JSON
+        sidecar (configuration, seeds, setup, provenance).
     """
     state = setup(config)
     tic = time.perf_counter()
@@ -810,13 +809,29 @@ def run(config: Config, out: Path) -> None:
         "climb_seconds": direct_seconds,
         "accelerated_seconds": fast_seconds,
     }
-    analyse(chains, costs, extra, state, config, Path(out), tolerance)
+    write_statistics(chains, costs, extra, state, config, Path(out), tolerance)
 
 
-def analyse(
+def analyse(out: Path, config: Config) -> None:
+    """The fits and tests of the simulated exit times, from ``chains.parquet`` and
+    ``per_beta.csv``: exponent.csv, exponent_start.csv, crosscheck.csv, local_slopes.csv and
+    bound.csv, with the run's provenance."""
+    out = Path(out)
+    chains, meta = read_table(out / "chains.parquet")
+    per = read_table(out / "per_beta.csv")[0]
+    facts = meta["setup"]
+    write_table(exponent_fits(chains, facts, config), out / "exponent.csv", meta)
+    write_table(exponent_by_start(chains, facts, config), out / "exponent_start.csv", meta)
+    write_table(crosscheck(per, chains), out / "crosscheck.csv", meta)
+    write_table(local_slopes(per), out / "local_slopes.csv", meta)
+    write_table(bound_check(chains, per, facts), out / "bound.csv", meta)
+
+
+def write_statistics(
     chains, costs, extra: dict, state: dict, config: Config, out: Path, tolerance: pd.DataFrame
 ) -> None:
-    """Statistics of both engines' exit times, written as tables with provenance sidecars."""
+    """The simulated exit times and their per-β statistics, the merge-tolerance runs and the
+    merge points, written as tables with provenance sidecars (the fits: :func:`analyse`)."""
     facts = state["facts"]
     per = per_beta_table(chains, config)
     per = per.merge(costs.drop(columns=["chains", "escapes"]), on=["engine", "event", "beta"])
@@ -840,11 +855,6 @@ def analyse(
     }
     write_table(chains, out / "chains.parquet", meta)
     write_table(per, out / "per_beta.csv", meta)
-    write_table(exponent_fits(chains, facts, config), out / "exponent.csv", meta)
-    write_table(exponent_by_start(chains, facts, config), out / "exponent_start.csv", meta)
-    write_table(crosscheck(per, chains), out / "crosscheck.csv", meta)
-    write_table(local_slopes(per), out / "local_slopes.csv", meta)
-    write_table(bound_check(chains, per, facts), out / "bound.csv", meta)
     write_table(tolerance, out / "merge_tol.csv", meta)
     # look before most chains have left their balls: at half the median exit time at most
     ball = per[per["event"] == "ball"].groupby("beta")["sample_median"].min()

@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import Bound, declare
+from metastab.studies.verdict import check, checks_frame
 from metastab.theory.noisy import critical_coupling_linear, funk_hecke_coefficients
 
 from .config import Config
@@ -181,25 +182,29 @@ def rows(est: pd.DataFrame, config: Config) -> list[dict]:
     for degree in sorted(grid["degree"].unique()):
         g = grid[(grid["degree"] == degree) & (grid["factor"] > 0)]
 
-        def rates(noise: bool, g: pd.DataFrame = g, degree: int = degree) -> dict:
+        def rates(noise: bool, g: pd.DataFrame = g) -> Bound:
             want = g["predicted"] if noise else g["no_noise"]
-            worst = float(((g["rate"] - want).abs().to_numpy() / allowance(g, tol)).max())
-            return check(
-                f"rate_degree{degree}",
-                "claim",
-                f"the degree-{degree} harmonics grow at λ_{degree} = ℓ(ℓ + d − 2)(2K Ŵ_ℓ − 1) "
-                "at the uniform state (linearised McKean–Vlasov, Funk–Hecke)",
-                measured=worst,
-                threshold=1.0,
-                rule="largest |λ̂ − λ"
+            return Bound(
+                "largest |λ̂ − λ"
                 + ("" if noise else " without the noise term")
-                + "| / (z SE + ℓ(ℓ + d − 2) rate_bias + rate_relative |λ|) over d and K > 0 ≤ 1; "
-                + _points(g),
-                passed=worst <= 1.0,
-                source=f"{SOURCE}, linear stability; metastab.theory.noisy.noisy_growth_rates",
+                + "| / (z SE + ℓ(ℓ + d − 2) rate_bias + rate_relative |λ|) over d and K > 0",
+                float(((g["rate"] - want).abs().to_numpy() / allowance(g, tol)).max()),
+                "≤",
+                1.0,
+                tail="; " + _points(g),
             )
 
-        out += powered(rates, True, False, "the rate without the noise term, ℓ(ℓ + d − 2) 2K Ŵ_ℓ")
+        out += declare(
+            rates,
+            True,
+            False,
+            "the rate without the noise term, ℓ(ℓ + d − 2) 2K Ŵ_ℓ",
+            criterion=f"rate_degree{degree}",
+            role="claim",
+            statement=f"the degree-{degree} harmonics grow at λ_{degree} = "
+            "ℓ(ℓ + d − 2)(2K Ŵ_ℓ − 1) at the uniform state (linearised McKean–Vlasov, Funk–Hecke)",
+            source=f"{SOURCE}, linear stability; metastab.theory.noisy.noisy_growth_rates",
+        )
     one = grid[(grid["degree"] == 1) & (grid["factor"] > 0)]
     for d in sorted(one["d"].unique()):
         g = one[one["d"] == d]
@@ -207,26 +212,30 @@ def rows(est: pd.DataFrame, config: Config) -> list[dict]:
         other = 3 if d == 2 else 2
         scale = critical_coupling_linear(beta, other) / critical_coupling_linear(beta, d)
 
-        def locate(
-            ratio: float, root: float = root, se: float = se, d: int = d, g: pd.DataFrame = g
-        ) -> dict:
-            err = abs(root / ratio - 1)
-            return check(
-                f"k_sharp_d{d}",
-                "claim",
-                f"K_# = β^(d/2) / (2^(d/2) Γ(d/2) I_(d/2)(β)) is where λ_1 changes sign (d = {d})",
-                measured=err,
+        def locate(ratio: float, root: float = root, se: float = se, g: pd.DataFrame = g) -> Bound:
+            return Bound(
+                f"|K_sim / {'K_#' if ratio == 1 else f'({ratio:.4g} K_#)'} − 1|",
+                abs(root / ratio - 1),
+                "≤",
+                float(tol.kstar_tolerance),
+                than="threshold",
+                tail=f", K_sim = {root:.4f} K_# the zero of the weighted least-squares line of "
+                f"λ̂_1 in K over K/K_# ∈ {sorted(g['factor'])} (interval: ± 2 SE, delta method)",
                 low=root / ratio - 1 - 2 * se / ratio,
                 high=root / ratio - 1 + 2 * se / ratio,
-                threshold=float(tol.kstar_tolerance),
-                rule=f"|K_sim / {'K_#' if ratio == 1 else f'({ratio:.4g} K_#)'} − 1| ≤ threshold, "
-                f"K_sim = {root:.4f} K_# the zero of the weighted least-squares line of λ̂_1 in K "
-                f"over K/K_# ∈ {sorted(g['factor'])} (interval: ± 2 SE, delta method)",
-                passed=err <= float(tol.kstar_tolerance),
-                source=f"{SOURCE}, abstract; metastab.theory.noisy.critical_coupling_linear",
             )
 
-        out += powered(locate, 1.0, scale, f"K_# of d = {other} ({scale:.4g} K_#(d = {d}))")
+        out += declare(
+            locate,
+            1.0,
+            scale,
+            f"K_# of d = {other} ({scale:.4g} K_#(d = {d}))",
+            criterion=f"k_sharp_d{d}",
+            role="claim",
+            statement=f"K_# = β^(d/2) / (2^(d/2) Γ(d/2) I_(d/2)(β)) is where λ_1 changes sign "
+            f"(d = {d})",
+            source=f"{SOURCE}, abstract; metastab.theory.noisy.critical_coupling_linear",
+        )
         shift = float(config.power.kstar_shift)
         out.append(
             check(
@@ -254,47 +263,51 @@ def rows(est: pd.DataFrame, config: Config) -> list[dict]:
         )
     mom = grid[grid["factor"] > 0]
 
-    def second(noise: bool) -> dict:
+    def second(noise: bool) -> Bound:
         want = mom["moment_predicted"] if noise else mom["moment_no_noise"]
         allow = tol.z * mom["moment_se"] + tol.moment_tolerance * want
-        worst = float(((mom["moment"] - want).abs() / allow).max())
-        return check(
-            "second_moment",
-            "claim",
-            "E|a_ℓ(t)|² / E|a_ℓ(0)|² = e^(2λt) + (1 − e^(2λt)) / (1 − 2K Ŵ_ℓ): growth or decay "
-            "towards the noise-driven level",
-            measured=worst,
-            threshold=1.0,
-            rule="largest |M̂(t_fit) − M(t_fit)| / (z SE + moment_tolerance · M) over d, ℓ, K > 0 "
-            "≤ 1"
-            + ("" if noise else ", M without the noise-driven level (e^(2λt))")
+        return Bound(
+            "largest |M̂(t_fit) − M(t_fit)| / (z SE + moment_tolerance · M) over d, ℓ, K > 0",
+            float(((mom["moment"] - want).abs() / allow).max()),
+            "≤",
+            1.0,
+            tail=("" if noise else ", M without the noise-driven level (e^(2λt))")
             + "; "
             + ", ".join(
                 f"d = {r.d}, ℓ = {r.degree}, K = {r.factor:g} K_#, t = {r.t_fit:g}: "
                 f"{r.moment:.3f} ± {r.moment_se:.3f} ({r.moment_predicted:.3f})"
                 for r in mom.itertuples()
             ),
-            passed=worst <= 1.0,
-            source=f"{SOURCE}, linearisation; this study's Ornstein–Uhlenbeck reading",
         )
 
-    out += powered(second, True, False, "without the noise-driven level, e^(2λt)")
+    out += declare(
+        second,
+        True,
+        False,
+        "without the noise-driven level, e^(2λt)",
+        criterion="second_moment",
+        role="claim",
+        statement="E|a_ℓ(t)|² / E|a_ℓ(0)|² = e^(2λt) + (1 − e^(2λt)) / (1 − 2K Ŵ_ℓ): growth or "
+        "decay towards the noise-driven level",
+        source=f"{SOURCE}, linearisation; this study's Ornstein–Uhlenbeck reading",
+    )
     k0 = grid[grid["factor"] == 0]
     if len(k0):
-        worst = float(((k0["rate"] - k0["predicted"]).abs().to_numpy() / allowance(k0, tol)).max())
         out.append(
-            check(
-                "brownian_k0",
-                "control",
-                "at K = 0 the tokens are Brownian: λ_ℓ = −ℓ(ℓ + d − 2)",
-                measured=worst,
-                threshold=1.0,
-                rule="largest |λ̂ − λ| / allowance over d, ℓ ≤ 1; "
+            Bound(
+                "largest |λ̂ − λ| / allowance over d, ℓ",
+                float(((k0["rate"] - k0["predicted"]).abs().to_numpy() / allowance(k0, tol)).max()),
+                "≤",
+                1.0,
+                tail="; "
                 + ", ".join(
                     f"d = {r.d}, ℓ = {r.degree}: {r.rate:.3f} ± {r.rate_se:.3f}"
                     for r in k0.itertuples()
                 ),
-                passed=worst <= 1.0,
+            ).row(
+                "brownian_k0",
+                "control",
+                "at K = 0 the tokens are Brownian: λ_ℓ = −ℓ(ℓ + d − 2)",
                 source="Brownian motion on the sphere (generator Δ)",
             )
         )

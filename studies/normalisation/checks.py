@@ -18,7 +18,8 @@ import pandas as pd
 from scipy import stats
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import PASS_IF_EQUAL, Bound, declare
+from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
@@ -142,6 +143,12 @@ def per_plateau(ratios: pd.DataFrame, scheme: str, column: str, level: float) ->
     return pd.DataFrame(rows, columns=["k", "mean", "low", "high", "starts", "reach"])
 
 
+def farthest(per: pd.DataFrame) -> pd.Series:
+    """The plateau of :func:`per_plateau` whose interval reaches farthest from 1 (the one a
+    plateau check shows)."""
+    return per.loc[per["reach"].idxmax()]
+
+
 def plateau_rows(ratios: pd.DataFrame, config: Config) -> list[dict]:
     """The plateau claims of every scheme but Post-LN, each with its power row."""
     level = float(config.checks.confidence_level)
@@ -152,41 +159,49 @@ def plateau_rows(ratios: pd.DataFrame, config: Config) -> list[dict]:
             if scheme == REFERENCE:
                 continue
 
-            def plateau(wrong: bool, scheme=scheme, name=name, column=column, what=what,
-                        tol=tol, key=key) -> dict:  # fmt: skip
+            def plateau(wrong: bool, scheme=scheme, column=column, what=what, tol=tol,
+                        key=key) -> Bound:  # fmt: skip
                 col, said = WRONG_PLATEAU if wrong else (column, what)
                 per = per_plateau(ratios, scheme, col, level)
                 if per.empty:
                     nothing = {"k": 0, "starts": 0, "reach": math.inf}
                     per = pd.DataFrame([nothing | dict.fromkeys(("mean", "low", "high"), math.nan)])
-                worst = per.loc[per["reach"].idxmax()]
+                worst = farthest(per)
                 others = "; ".join(
                     f"k = {int(r.k)}: {r.mean:.4g} [{r.low:.4g}, {r.high:.4g}]"
                     for r in per.itertuples()
                     if r.k != worst["k"]
                 )
-                testable = bool(np.isfinite(per["reach"]).all())
-                return check(
-                    f"plateau_{name}_{scheme}",
-                    "claim",
-                    f"{scheme}: every plateau lasts as long in σ = ∫ dt/s as under Post-LN"
-                    if name == "sigma"
-                    else f"{scheme}: every plateau lasts Post-LN's length mapped through the "
-                    "run's σ(t), in layers",
+                # reach: how far the interval reaches from 1; within tol: inside [1 ± tol]
+                return Bound(
+                    f"per plateau k, the mean over the {int(worst['starts'])} starts of "
+                    f"{said}, with its {level:.0%} Student-t interval; shown: k = "
+                    f"{int(worst['k'])}, whose interval reaches farthest from 1"
+                    + (f" (the other: {others})" if others else ""),
+                    float(worst["reach"]),
+                    "≤",
+                    tol,
+                    than=f"(`{key}`)",
                     measured=float(worst["mean"]),
                     low=float(worst["low"]),
                     high=float(worst["high"]),
-                    threshold=tol,
-                    rule=f"per plateau k, the mean over the {int(worst['starts'])} starts of "
-                    f"{said}, with its {level:.0%} Student-t interval; shown: k = "
-                    f"{int(worst['k'])}, whose interval reaches farthest from 1"
-                    + (f" (the other: {others})" if others else "")
-                    + f"; pass if that interval lies in [1 − tol, 1 + tol] (`{key}`)",
-                    passed=bool(worst["reach"] <= tol) if testable else None,
-                    source=SOURCE_PLATEAUS,
+                    template="{what}; pass if that interval lies in [1 − tol, 1 + tol] {than}",
+                    testable=bool(np.isfinite(per["reach"]).all()),
                 )
 
-            rows += powered(plateau, False, True, "s = 1 for every scheme: equal lengths in layers")
+            rows += declare(
+                plateau,
+                False,
+                True,
+                "s = 1 for every scheme: equal lengths in layers",
+                criterion=f"plateau_{name}_{scheme}",
+                role="claim",
+                statement=f"{scheme}: every plateau lasts as long in σ = ∫ dt/s as under Post-LN"
+                if name == "sigma"
+                else f"{scheme}: every plateau lasts Post-LN's length mapped through the "
+                "run's σ(t), in layers",
+                source=SOURCE_PLATEAUS,
+            )
     return rows
 
 
@@ -202,15 +217,17 @@ def plateau_context(plateaus: pd.DataFrame, path: pd.DataFrame, config: Config) 
         missing += int(first["k"] != 3 or first["start"] != 0 or not {3, 2} <= ended)
     pairs = plateaus.groupby(["scheme", "chain"]).ngroups
     rows = [
-        check(
+        Bound(
+            f"(scheme, start) runs of {pairs} that do not",
+            float(missing),
+            "=",
+            0.0,
+            template=PASS_IF_EQUAL,
+        ).row(
             "plateaus_traversed",
             "control",
             "every start is 3 clusters at step 0 and every scheme ends its plateaus at 3 and 2 "
             "clusters within its horizon (so each plateau has a length to compare)",
-            measured=float(missing),
-            threshold=0.0,
-            rule=f"(scheme, start) runs of {pairs} that do not; pass if 0",
-            passed=missing == 0,
             source="this study",
         )
     ]
@@ -264,67 +281,82 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         g = initial[initial["scheme"] == scheme]
         norm = np.sqrt(np.exp(2 * g["beta"]) + g["n"] - 1) / (np.exp(g["beta"]) + g["n"] - 1)
 
-        def slope(factor: str, g=g, norm=norm, scheme=scheme) -> dict:
+        def slope(factor: str, g=g, norm=norm) -> Bound:
             s = {"s = 1": 1.0, "s = |A|": norm, "s = |A|/α": norm / config.alpha}[factor]
             predicted = (2 / s) / (np.exp(g["beta"]) + g["n"] - 1)
-            worst = float(np.abs(g["slope"] / predicted - 1).max())
-            return check(
-                f"initial_{scheme}",
-                "claim",
-                f"{scheme}: γ̇(0) = (1/s_j + 1/s_k)/(e^β + n − 1) from the orthogonal start",
-                measured=worst,
-                threshold=tol,
-                rule=f"largest |slope / prediction − 1| with {factor} over n ∈ "
-                f"{sorted(set(g['n']))}, β ∈ {sorted(set(g['beta']))} ≤ `slope_tolerance`",
-                passed=worst <= tol,
-                source=SOURCE_INITIAL,
+            return Bound(
+                f"largest |slope / prediction − 1| with {factor} over n ∈ "
+                f"{sorted(set(g['n']))}, β ∈ {sorted(set(g['beta']))}",
+                float(np.abs(g["slope"] / predicted - 1).max()),
+                "≤",
+                tol,
+                than="`slope_tolerance`",
             )
 
         right = {"peri-ln": "s = |A|", "ngpt": "s = |A|/α"}.get(scheme, "s = 1")
         wrong = "s = |A|" if scheme in ON_SPHERE_AT_START else "s = 1"
-        rows += powered(slope, right, wrong, f"the other family's speed factor, {wrong}")
+        rows += declare(
+            slope,
+            right,
+            wrong,
+            f"the other family's speed factor, {wrong}",
+            criterion=f"initial_{scheme}",
+            role="claim",
+            statement=f"{scheme}: γ̇(0) = (1/s_j + 1/s_k)/(e^β + n − 1) from the orthogonal start",
+            source=SOURCE_INITIAL,
+        )
     ratios = peri_over_post(initial)
 
-    def faster(predicted: str) -> dict:
+    def faster(predicted: str) -> Bound:
         want = ratios["predicted"] if predicted == "paper" else config.power.peri_ratio
-        worst = float(np.abs(ratios["ratio"] / want - 1).max())
-        return check(
-            "peri_faster",
-            "claim",
-            "peri-LN starts faster than post-LN, by (e^β + n − 1)/√(e^(2β) + n − 1)",
-            measured=worst,
-            low=float(ratios["ratio"].min()),
-            high=float(ratios["ratio"].max()),
-            threshold=tol,
-            rule="largest |measured ratio / "
+        return Bound(
+            "largest |measured ratio / "
             + ("(e^β + n − 1)/√(e^(2β) + n − 1)" if predicted == "paper" else
                f"{config.power.peri_ratio:g}")
-            + " − 1| ≤ `slope_tolerance` (low, high: the measured ratios)",
-            passed=worst <= tol,
-            source=SOURCE_INITIAL,
+            + " − 1|",
+            float(np.abs(ratios["ratio"] / want - 1).max()),
+            "≤",
+            tol,
+            than="`slope_tolerance`",
+            tail=" (low, high: the measured ratios)",
+            low=float(ratios["ratio"].min()),
+            high=float(ratios["ratio"].max()),
         )  # fmt: skip
 
-    rows += powered(faster, "paper", "same", f"no lead: ratio {config.power.peri_ratio:g}")
+    rows += declare(
+        faster,
+        "paper",
+        "same",
+        f"no lead: ratio {config.power.peri_ratio:g}",
+        criterion="peri_faster",
+        role="claim",
+        statement="peri-LN starts faster than post-LN, by (e^β + n − 1)/√(e^(2β) + n − 1)",
+        source=SOURCE_INITIAL,
+    )
     c = config.collapse
     for scheme in config.schemes:
 
-        def rate(scale: str, scheme=scheme) -> dict:
-            value = spread(collapse, scheme, scale, c.t_min, c.var_floor)
+        def rate(scale: str, scheme=scheme) -> Bound:
             t, _ = rates(collapse, scheme, c.t_min, c.var_floor)
-            return check(
-                f"collapse_{scheme}",
-                "claim",
-                f"{scheme}: d/dt Var = −Θ(Var / {SCALES[scheme]}) inside a cluster",
-                measured=value,
-                threshold=limit,
-                rule=f"max/min of (−d log Var/dt) × {scale} over t = {t.min():g}…{t.max():g} "
-                "(Var ≥ `var_floor`) ≤ `spread_limit`",
-                passed=value <= limit,
-                source=SOURCE_COLLAPSE,
+            return Bound(
+                f"max/min of (−d log Var/dt) × {scale} over t = {t.min():g}…{t.max():g} "
+                "(Var ≥ `var_floor`)",
+                spread(collapse, scheme, scale, c.t_min, c.var_floor),
+                "≤",
+                limit,
+                than="`spread_limit`",
             )
 
-        rows += powered(rate, SCALES[scheme], WRONG_SCALES[scheme],
-                        f"the time scale {WRONG_SCALES[scheme]}")  # fmt: skip
+        rows += declare(
+            rate,
+            SCALES[scheme],
+            WRONG_SCALES[scheme],
+            f"the time scale {WRONG_SCALES[scheme]}",
+            criterion=f"collapse_{scheme}",
+            role="claim",
+            statement=f"{scheme}: d/dt Var = −Θ(Var / {SCALES[scheme]}) inside a cluster",
+            source=SOURCE_COLLAPSE,
+        )
     pre = collapse[collapse["scheme"] == "pre-ln"]
     if len(pre):
         last = pre.iloc[-1]

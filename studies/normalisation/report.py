@@ -17,6 +17,7 @@ from .checks import (
     PLATEAU_CLAIMS,
     SCALES,
     WRONG_SCALES,
+    farthest,
     per_plateau,
     peri_over_post,
     plateau_ratios,
@@ -39,9 +40,12 @@ def _interval(row: pd.Series) -> str:
     return f"{row['measured']:.4g} [{row['low']:.4g}, {row['high']:.4g}]"
 
 
-def plateau_finding(t: ReportTemplate, checks: pd.DataFrame, cfg: Config, name: str) -> str:
+def plateau_finding(
+    t: ReportTemplate, checks: pd.DataFrame, cfg: Config, name: str, lengths: pd.DataFrame
+) -> str:
     """The finding of the plateau claim ``name`` (sigma, layers) over the schemes, from the
-    checks table: the wording chosen by whether every scheme passes."""
+    checks table: the wording chosen by whether every scheme passes (``lengths``: the plateau
+    ratios the checks read, which name the plateau a failing scheme shows)."""
     rows = checks[checks["criterion"].str.fullmatch(f"plateau_{name}_[a-z-]+")]
     tol = float(getattr(cfg.checks, PLATEAU_CLAIMS[name][2]))
     level = f"{cfg.checks.confidence_level:.0%}"
@@ -51,8 +55,15 @@ def plateau_finding(t: ReportTemplate, checks: pd.DataFrame, cfg: Config, name: 
     if passed.all():
         return t("plateau_agree", what=PLATEAU_WORDS[name], level=level,
                  reach=f"{reach.max():.3g}", tolerance=f"{tol:g}")  # fmt: skip
+    column, confidence = PLATEAU_CLAIMS[name][0], float(cfg.checks.confidence_level)
+
+    def shown(s: str) -> int:
+        # the plateau the check shows: the farthest from 1 (none measured: k = 0)
+        per = per_plateau(lengths, s, column, confidence)
+        return 0 if per.empty else int(farthest(per)["k"])
+
     failing = ", ".join(
-        f"{s} ({r['rule'].split('shown: ')[1].split(',')[0]}: {_interval(r)})"
+        f"{s} (k = {shown(s)}: {_interval(r)})"
         for s, (_, r) in zip(scheme[~passed], rows[~passed].iterrows())
     )
     return t(
@@ -192,8 +203,8 @@ def report(out: Path, template: ReportTemplate) -> str:
         plateau_dt=f"{p.dt:g}",
         sigma_max=f"{p.sigma_max:g}",
         grid=f"{p.grid:g}",
-        sigma_finding=plateau_finding(t, checks, cfg, "sigma"),
-        layers_finding=plateau_finding(t, checks, cfg, "layers"),
+        sigma_finding=plateau_finding(t, checks, cfg, "sigma", lengths),
+        layers_finding=plateau_finding(t, checks, cfg, "layers", lengths),
         speed_spread=f"{token_spreads.max():.3g}",
         post_k3=post_length(3),
         post_k2=post_length(2),

@@ -22,7 +22,8 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import Bound, declare
+from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
@@ -112,7 +113,8 @@ def time_misses(times: pd.DataFrame, curve: pd.Series) -> pd.DataFrame:
     )
 
 
-def _ratios(m: pd.DataFrame) -> str:
+def ratios(m: pd.DataFrame) -> str:
+    """The ratios of :func:`time_misses` for a rule or the report: β, ratio [interval]."""
     return ", ".join(
         f"β = {r.beta:g}: {r.ratio:.3f} [{r.ratio_low:.3f}, {r.ratio_high:.3f}]"
         for r in m.itertuples()
@@ -121,6 +123,41 @@ def _ratios(m: pd.DataFrame) -> str:
 
 def _series(values: pd.Series) -> str:
     return ", ".join(f"d = {d}: {v:.4f}" for d, v in values.items())
+
+
+def largest_d(diagram: pd.DataFrame, config: Config) -> pd.DataFrame:
+    """The transition times (:func:`transitions`) at the largest d, where the Γ claims are read."""
+    d_max = diagram["d"].max()
+    return transitions(
+        diagram[diagram["d"] == d_max], float(config.level), float(config.checks.transition_z)
+    )
+
+
+def curve_misses(
+    diagram: pd.DataFrame, boundary: pd.DataFrame, config: Config, column: str, scale: float = 1.0
+) -> pd.DataFrame:
+    """:func:`time_misses` at the largest d against the curve ``column`` × ``scale`` in the
+    window (what ``gamma_transition_times`` and its correction compare)."""
+    curve = _window(boundary, column, float(config.t_max)) * scale
+    return time_misses(largest_d(diagram, config), curve)
+
+
+def beyond_window(diagram: pd.DataFrame, boundary: pd.DataFrame, config: Config) -> str:
+    """The β whose t*(β) lies beyond the window, with their transitions ("at d = ...: β = ...:
+    t* = ..., transition at ..."); empty if none was seen."""
+    t_max = float(config.t_max)
+    largest = largest_d(diagram, config)
+    beyond = boundary[boundary["t_star"] > t_max]
+    seen = largest[largest["beta"].isin(beyond["beta"])]
+    if seen.empty:
+        return ""
+    return f"at d = {int(diagram['d'].max())}: " + "; ".join(
+        f"β = {r.beta:g}: t* = {star_b:.3g}, transition "
+        + (f"at {r.time:.3g}" if np.isfinite(r.time) else f"not by t = {t_max:g}")
+        for r, star_b in zip(
+            seen.itertuples(), seen["beta"].map(boundary.set_index("beta")["t_star"]), strict=True
+        )
+    )
 
 
 def _window(boundary: pd.DataFrame, column: str, t_max: float) -> pd.Series:
@@ -136,7 +173,7 @@ def _diagram_rows(diagram, boundary, config: Config) -> list[dict]:
     gamma = mismatch(diagram, boundary, level, "t_star")
     d_max = int(gamma.index.max())
     slack, limit = float(tol.monotone_slack), float(tol.time_tolerance)
-    largest = transitions(diagram[diagram["d"] == d_max], level, z)
+    largest = largest_d(diagram, config)
     star = _window(boundary, "t_star", t_max)
     claim = time_misses(largest, star)
     interval = (
@@ -146,77 +183,79 @@ def _diagram_rows(diagram, boundary, config: Config) -> list[dict]:
     scale = config.power.curve_scale
     wrong = f"the curve {scale:g} t*(β) ({scale - 1:+.0%} in time)"
 
-    def improves(s: float) -> dict:
+    def improves(s: float) -> Bound:
         g = mismatch(diagram, boundary, level, "t_star", s)
-        rise = float(g.diff().max()) if len(g) > 1 else np.nan
         curve = "Γ" if s == 1 else f"{s:g} Γ (in time)"
-        return check(
-            "gamma_improves_with_d",
-            "claim",
-            "Fig. 3: the curve Γ = {γ_β(t) = 1 − δ} of (6.9) approximates the transition better "
-            "as d grows",
-            measured=rise,
-            threshold=slack,
-            rule=f"largest rise, from one d to the next, of the fraction of (t, β) cells on the "
+        return Bound(
+            f"largest rise, from one d to the next, of the fraction of (t, β) cells on the "
             f"wrong side of {curve} (probability ≥ {level:g} against t ≥ "
-            f"{'' if s == 1 else f'{s:g} '}t*(β)) ≤ threshold (`monotone_slack`); fractions: "
-            f"{_series(g)}",
-            passed=rise <= slack,
-            source=f"{SOURCE}, Fig. 3 and §6",
+            f"{'' if s == 1 else f'{s:g} '}t*(β))",
+            float(g.diff().max()) if len(g) > 1 else np.nan,
+            "≤",
+            slack,
+            than="threshold (`monotone_slack`)",
+            tail=f"; fractions: {_series(g)}",
         )
 
-    def times(s: float, name: str = "gamma_transition_times", column: str = "t_star") -> dict:
-        m = time_misses(largest, _window(boundary, column, t_max) * s)
+    def times(s: float, column: str = "t_star") -> Bound:
+        m = curve_misses(diagram, boundary, config, column, s)
         worst = m.loc[m["miss"].idxmax()]
         curve = ("t*(β)" if column == "t_star" else "t*_dt(β)") + ("" if s == 1 else f" × {s:g}")
-        claim = name == "gamma_transition_times"
-        return check(
-            name,
-            "claim" if claim else "correction",
-            "Fig. 3: at the largest d the transition follows Γ of (6.9): at every β the "
-            "transition time is t*(β)"
-            if claim
-            else "the same with Γ replaced by the curve of the simulated post-LN layer: "
-            "t*_dt(β), the first layer at which the orthogonal start clusters",
-            measured=float(worst["miss"]),
+        return Bound(
+            f"at d = {d_max}, for every β with t*(β) ≤ t_max = {t_max:g}: the interval of "
+            f"{interval} / {curve} lies within `time_tolerance` of 1; measured: the largest "
+            "distance from 1 (interval: that β's)",
+            float(worst["miss"]),
+            "≤",
+            limit,
+            than="threshold",
+            tail=f"; ratios: {ratios(m)}",
             low=float(worst["ratio_low"]),
             high=float(worst["ratio_high"]),
-            threshold=limit,
-            rule=f"at d = {d_max}, for every β with t*(β) ≤ t_max = {t_max:g}: the interval of "
-            f"{interval} / {curve} lies within `time_tolerance` of 1; measured: the largest "
-            f"distance from 1 (interval: that β's) ≤ threshold; ratios: {_ratios(m)}",
-            passed=float(worst["miss"]) <= limit,
-            source=f"{SOURCE}, Fig. 3" if claim else "this study",
         )
 
-    rows = powered(improves, 1.0, scale, wrong)
-    rows += powered(times, 1.0, scale, wrong)
-    rows += powered(
-        lambda s: times(s, "gamma_transition_times/post_ln_layer", "t_star_layer"),
+    rows = declare(
+        improves,
+        1.0,
+        scale,
+        wrong,
+        criterion="gamma_improves_with_d",
+        role="claim",
+        statement="Fig. 3: the curve Γ = {γ_β(t) = 1 − δ} of (6.9) approximates the transition "
+        "better as d grows",
+        source=f"{SOURCE}, Fig. 3 and §6",
+    )
+    rows += declare(
+        times,
+        1.0,
+        scale,
+        wrong,
+        criterion="gamma_transition_times",
+        role="claim",
+        statement="Fig. 3: at the largest d the transition follows Γ of (6.9): at every β the "
+        "transition time is t*(β)",
+        source=f"{SOURCE}, Fig. 3",
+    )
+    rows += declare(
+        lambda s: times(s, "t_star_layer"),
         1.0,
         scale,
         f"the layer's curve {scale:g} t*_dt(β) ({scale - 1:+.0%} in time)",
+        criterion="gamma_transition_times/post_ln_layer",
+        role="correction",
+        statement="the same with Γ replaced by the curve of the simulated post-LN layer: "
+        "t*_dt(β), the first layer at which the orthogonal start clusters",
+        source="this study",
     )
-    beyond = boundary[boundary["t_star"] > t_max]
-    seen = largest[largest["beta"].isin(beyond["beta"])]
-    if len(seen):
+    beyond = beyond_window(diagram, boundary, config)
+    if beyond:
         rows.append(
             check(
                 "beyond_window",
                 "context",
                 "the β whose t*(β) lies beyond the window: not compared with Γ",
-                measured=float(beyond["t_star"].min()),
-                rule=f"at d = {d_max}: "
-                + "; ".join(
-                    f"β = {r.beta:g}: t* = {star_b:.3g}, transition "
-                    + (f"at {r.time:.3g}" if np.isfinite(r.time) else f"not by t = {t_max:g}")
-                    for r, star_b in zip(
-                        seen.itertuples(),
-                        seen["beta"].map(boundary.set_index("beta")["t_star"]),
-                        strict=True,
-                    )
-                )
-                + "; measured: the smallest such t*",
+                measured=float(boundary.loc[boundary["t_star"] > t_max, "t_star"].min()),
+                rule=f"{beyond}; measured: the smallest such t*",
                 source="this study",
             )
         )
@@ -274,29 +313,26 @@ def _diagram_rows(diagram, boundary, config: Config) -> list[dict]:
     return rows
 
 
-def _circle_claim(g: pd.DataFrame, delta: float, shifts: list[int]) -> dict:
+def _circle_claim(g: pd.DataFrame, delta: float, shifts: list[int]) -> Bound:
     """The circle claim at one β (``g``: its rows of :func:`modes`): the published count + s is
     the most frequent count at every t, for some s of ``shifts`` ([0]: the published count)."""
-    beta = float(g["beta"].iloc[0])
     worst = g.loc[g["share"].idxmin()]
     published = int(g["published"].iloc[0])
-    ok = any(bool((g["mode"] == published + s).all()) for s in shifts)
     counts = " or ".join(str(published + s) for s in shifts)
-    return check(
-        f"circle_beta_{beta:g}",
-        "claim",
-        f"Fig. 4: on the circle at β = {beta:g} the tokens sit in {published} clusters at "
-        f"t = {', '.join(f'{t:g}' for t in g['t'])}",
-        measured=float(worst["share"]),
-        low=float(worst["low"]),
-        high=float(worst["high"]),
-        threshold=published,
-        rule=f"{counts} is the most frequent cluster count (δ = {delta:g}) at every "
+    return Bound(
+        f"{counts} is the most frequent cluster count (δ = {delta:g}) at every "
         f"listed t; measured: {'its' if shifts == [0] else f'the count {published}’s'} share "
         "at the worse t (95% Clopper–Pearson); modes: "
         + ", ".join(f"t = {r.t:g}: {r.mode}" for r in g.itertuples()),
-        passed=ok,
-        source=f"{SOURCE}, Fig. 4",
+        # the listed t at which the mode is not the count, for the closest of the counts
+        min(int((g["mode"] != published + s).sum()) for s in shifts),
+        "=",
+        0,
+        measured=float(worst["share"]),
+        low=float(worst["low"]),
+        high=float(worst["high"]),
+        shown_threshold=published,
+        template="{what}",
     )
 
 
@@ -307,12 +343,17 @@ def _circle_rows(circle, config: Config) -> list[dict]:
     rows = []
     shifts = config.power.count_shifts
     for _, g in main.groupby("beta"):
-        published = int(g["published"].iloc[0])
-        rows += powered(
+        published, beta = int(g["published"].iloc[0]), float(g["beta"].iloc[0])
+        rows += declare(
             partial(_circle_claim, g, delta),
             [0],
             shifts,
             " and ".join(f"{published + s} clusters" for s in shifts) + " (a neighbouring count)",
+            criterion=f"circle_beta_{beta:g}",
+            role="claim",
+            statement=f"Fig. 4: on the circle at β = {beta:g} the tokens sit in {published} "
+            f"clusters at t = {', '.join(f'{t:g}' for t in g['t'])}",
+            source=f"{SOURCE}, Fig. 4",
         )
     moved = m[~np.isclose(m["delta"], delta)]
     if len(moved):
@@ -352,27 +393,31 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     zmax = float(z.max())
     gap = float(reduction["max_gap"].max())
     controls = [
-        check(
+        Bound(
+            f"largest |fraction of starts with pair (1, 2) clustered − mean pair fraction| / "
+            f"√(p(1 − p)/starts) over all {len(diagram)} (d, β, t) cells",
+            zmax,
+            "≤",
+            float(tol.estimator_z),
+            than="threshold",
+        ).row(
             "pair_estimator",
             "control",
             "the all-pairs clustered fraction estimates P(<x_1, x_2> ≥ 1 − δ) (exchangeability)",
-            measured=zmax,
-            threshold=float(tol.estimator_z),
-            rule=f"largest |fraction of starts with pair (1, 2) clustered − mean pair fraction| / "
-            f"√(p(1 − p)/starts) over all {len(diagram)} (d, β, t) cells ≤ threshold",
-            passed=zmax <= float(tol.estimator_z),
             source="this study",
         ),
-        check(
+        Bound(
+            f"largest |cos12 (full d = {int(reduction['d'].iloc[0])}) − cos12 (span)| over "
+            f"{int(reduction['starts'].iloc[0])} starts at β = {reduction['beta'].iloc[0]:g} and "
+            "every layer",
+            gap,
+            "≤",
+            float(tol.reduction_tolerance),
+            than="threshold",
+        ).row(
             "span_reduction",
             "control",
             "d > n simulated in the n-dimensional span of x(0) is the full-d layer",
-            measured=gap,
-            threshold=float(tol.reduction_tolerance),
-            rule=f"largest |cos12 (full d = {int(reduction['d'].iloc[0])}) − cos12 (span)| over "
-            f"{int(reduction['starts'].iloc[0])} starts at β = {reduction['beta'].iloc[0]:g} and "
-            "every layer ≤ threshold",
-            passed=gap <= float(tol.reduction_tolerance),
             source="this study",
         ),
     ]

@@ -78,14 +78,16 @@ def report(out: Path, template: ReportTemplate) -> str:
         improves=row["gamma_improves_with_d", "pass"],
         d_max=int(diagram["d"].max()),
         z=f"{cfg.checks.transition_z:g}",
-        ratios=row["gamma_transition_times", "rule"].split("ratios: ")[-1],
+        ratios=checks_module.ratios(checks_module.curve_misses(diagram, boundary, cfg, "t_star")),
         miss=fmt(row["gamma_transition_times", "measured"], 3),
         tolerance=fmt(row["gamma_transition_times", "threshold"]),
         at_largest=row["gamma_transition_times", "pass"],
-        layer_ratios=row["gamma_transition_times/post_ln_layer", "rule"].split("ratios: ")[-1],
+        layer_ratios=checks_module.ratios(
+            checks_module.curve_misses(diagram, boundary, cfg, "t_star_layer")
+        ),
         layer_pass=row["gamma_transition_times/post_ln_layer", "pass"],
         beyond=(
-            t("beyond", rule=row["beyond_window", "rule"].split("; measured")[0]).rstrip("\n")
+            t("beyond", rule=checks_module.beyond_window(diagram, boundary, cfg)).rstrip("\n")
             if "beyond_window" in checks.index
             else ""
         ),

@@ -20,10 +20,11 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
+from metastab.studies.compare import AllOf, Bound, Contains, declare
 from metastab.studies.render import fmt, position, wider
 from metastab.studies.runner import read_tables
-from metastab.studies.verdict import check, checks_frame, powered
-from studies.metastability.checks import with_samples
+from metastab.studies.verdict import check, checks_frame, power, with_samples
+from studies.metastability.checks import SAMPLES, engines_agree
 
 from .config import Config
 
@@ -86,44 +87,57 @@ def law_rows(law: pd.DataFrame, config: Config) -> list[dict]:
     for name, mask, where in parts:
         part = law[mask]
 
-        def ks(column: str, part: pd.DataFrame = part, name: str = name, where: str = where):
+        wrong = "tokens never pick themselves (every r_a × m_a/(m_a − 1), the control's law)"
+        if part.empty:
+            row = check(name, "claim", f"{LAW}, {where}", rule="no β here", source=SOURCE)
+            rows += [row, power(row, wrong, rejected=None)]
+            continue
+
+        def ks(column: str, part: pd.DataFrame = part) -> AllOf:
             # column: the KS p against the law (ks_p) or against the no-self-pick law
-            if part.empty:
-                return check(name, "claim", f"{LAW}, {where}", rule="no β here", source=SOURCE)
-            worst = float(part[column].min()) * len(part)
-            return check(
-                name,
-                "claim",
-                f"{LAW}, {where}",
-                measured=min(worst, 1.0),
-                threshold=level,
-                rule="smallest KS p of the randomised PIT"
-                + ("" if column == "ks_p" else " against the no-self-pick law")
-                + f" × {len(part)} β "
-                f"(β = {part['beta'].min():g}…{part['beta'].max():g}, Bonferroni; "
-                f"{int(part['chains'].min())}–{int(part['chains'].max())} chains, "
-                f"{int(part['censored'].sum())} censored) ≥ threshold",
-                passed=worst >= level and int(part["censored"].sum()) == 0,
-                source=SOURCE,
+            censored = int(part["censored"].sum())
+            return AllOf(
+                (
+                    Bound(
+                        "smallest KS p of the randomised PIT"
+                        + ("" if column == "ks_p" else " against the no-self-pick law")
+                        + f" × {len(part)} β "
+                        f"(β = {part['beta'].min():g}…{part['beta'].max():g}, Bonferroni; "
+                        f"{int(part['chains'].min())}–{int(part['chains'].max())} chains, "
+                        f"{censored} censored)",
+                        min(float(part[column].min()) * len(part), 1.0),  # Bonferroni, capped
+                        "≥",
+                        level,
+                        than="threshold",
+                    ),
+                    Bound("censored", censored, "=", 0, template=""),  # named above: "0 censored"
+                ),
+                sep="",
             )
 
-        rows += powered(
+        rows += declare(
             ks,
             "ks_p",
             "control_p",
-            "tokens never pick themselves (every r_a × m_a/(m_a − 1), the control's law)",
+            wrong,
+            criterion=name,
+            role="claim",
+            statement=f"{LAW}, {where}",
+            source=SOURCE,
         )
     bad = float(law["control_p"].max())
     rows.append(
-        check(
+        Bound(
+            f"largest KS p of the control over all {len(law)} (engine, β)",
+            bad,
+            "<",
+            float(config.control_level),
+            than="threshold",
+        ).row(
             "law_negative_control",
             "control",
             "the same samples against the law of tokens that never pick themselves "
             "(every r_a × m_a/(m_a − 1)) are rejected",
-            measured=bad,
-            threshold=float(config.control_level),
-            rule=f"largest KS p of the control over all {len(law)} (engine, β) < threshold",
-            passed=bad < float(config.control_level),
             source="this study",
         )
     )
@@ -139,50 +153,48 @@ def exponent_rows(fits: pd.DataFrame, s: dict, config: Config) -> list[dict]:
         low, high, which = wider(jump, "b", "b_boot")
         pw = config.power
 
-        def exponent(delta: float) -> dict:
-            return check(
-                "exponent",
-                "claim",
-                "log E[T_jump] = βΔ − log N + o(1), Δ = 1 − cos θ_min (slope)",
-                measured=jump["b"],
-                low=low,
-                high=high,
-                threshold=delta,
-                rule=f"b of log E[T] = a + bβ on {span} (declared), the wider 95 % interval "
-                f"({which}; {int(jump['n_bootstrap'])} bootstrap resamples) contains "
-                + ("Δ" if delta == s["delta"] else f"{delta:.6g}"),
-                passed=low <= delta <= high,
-                source=SOURCE,
+        def exponent(delta: float) -> Contains:
+            return Contains(
+                f"b of log E[T] = a + bβ on {span} (declared), the wider 95 % interval "
+                f"({which}; {int(jump['n_bootstrap'])} bootstrap resamples)",
+                jump["b"],
+                low,
+                high,
+                delta,
+                than="Δ" if delta == s["delta"] else f"{delta:.6g}",
             )
 
-        rows += powered(
+        rows += declare(
             exponent,
             s["delta"],
             (1 + pw.exponent_error) * s["delta"],
             f"the exponent {1 + pw.exponent_error:g} Δ ({pw.exponent_error:.0%} off)",
+            criterion="exponent",
+            role="claim",
+            statement="log E[T_jump] = βΔ − log N + o(1), Δ = 1 − cos θ_min (slope)",
+            source=SOURCE,
         )
         a_low, a_high, a_which = wider(jump, "a", "a_boot")
 
-        def prefactor(log_n: float) -> dict:
-            return check(
-                "prefactor",
-                "claim",
-                "log E[T_jump] = βΔ − log N + o(1), N = Σ_a m_a M_a / Z_a (intercept)",
-                measured=jump["a"],
-                low=a_low,
-                high=a_high,
-                threshold=-log_n,
-                rule=f"a of the same fit, the wider 95 % interval ({a_which}) contains "
-                + ("−log N" if log_n == s["log_prefactor"] else f"{-log_n:.6g}"),
-                passed=a_low <= -log_n <= a_high,
-                source=SOURCE,
+        def prefactor(log_n: float) -> Contains:
+            return Contains(
+                f"a of the same fit, the wider 95 % interval ({a_which})",
+                jump["a"],
+                a_low,
+                a_high,
+                -log_n,
+                than="−log N" if log_n == s["log_prefactor"] else f"{-log_n:.6g}",
             )
 
-        rows += powered(
+        rows += declare(
             prefactor,
             s["log_prefactor"],
             s["log_prefactor"] + np.log(pw.prefactor_factor),
             f"N {pw.prefactor_factor:g} times larger (E[T] {pw.prefactor_factor:g} times smaller)",
+            criterion="prefactor",
+            role="claim",
+            statement="log E[T_jump] = βΔ − log N + o(1), N = Σ_a m_a M_a / Z_a (intercept)",
+            source=SOURCE,
         )
     starts = fits[fits["event"] == "jump"]
     if not starts.empty:
@@ -334,59 +346,64 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
 
     fast = law[law["engine"] == "accelerated"]
     top = float(fast["exact_mean"].max()) if not fast.empty else float("nan")
+    reach = AllOf(
+        (
+            Bound(
+                f"largest exact E[T_jump] on the grid (β ≤ {fast['beta'].max():g})",
+                top,
+                "≥",
+                float(config.target_mean),
+                than="threshold",
+            ),
+            Bound("censored", int(fast["censored"].sum()), "=", 0, template="no chain {what}"),
+        ),
+        sep=", ",
+        tail=" at any β",
+    )
     rows.append(
-        check(
+        reach.row(
             "reach",
             "control",
             "the accelerated engine reaches E[T_jump] ≥ the target with every chain escaped",
-            measured=top,
-            threshold=float(config.target_mean),
-            rule=f"largest exact E[T_jump] on the grid (β ≤ {fast['beta'].max():g}) ≥ threshold, "
-            "no chain censored at any β",
-            passed=bool(top >= float(config.target_mean) and fast["censored"].sum() == 0),
             source="this study",
         )
     )
     if not cross.empty:
-        p = float(cross["logrank_p"].min())
         rows.append(
-            check(
+            engines_agree(cross, float(config.agreement_p), "event").row(
                 "engines_agree",
                 "control",
                 "direct and accelerated stepping sample the same escape times where both run",
-                measured=p,
-                threshold=float(config.agreement_p),
-                rule=f"at all {len(cross)} (event, β): the 95 % intervals of the means overlap "
-                "and the log-rank p ≥ threshold",
-                passed=bool(cross["overlap"].all() and p >= float(config.agreement_p)),
                 source="this study",
             )
         )
-    p = float(tol["logrank_p"].min())
     rows.append(
-        check(
+        Bound(
+            f"smallest log-rank p of T_cap at β = {tol['beta'].iloc[0]:g} between the "
+            f"study's merge_tol and {len(tol) - 1} others "
+            f"({', '.join(f'{t:g}' for t in tol['merge_tol'])})",
+            float(tol["logrank_p"].min()),
+            "≥",
+            float(config.agreement_p),
+            than="threshold",
+        ).row(
             "merge_tol",
             "control",
             "the accelerated engine's merge tolerance does not move T_cap",
-            measured=p,
-            threshold=float(config.agreement_p),
-            rule=f"smallest log-rank p of T_cap at β = {tol['beta'].iloc[0]:g} between the "
-            f"study's merge_tol and {len(tol) - 1} others "
-            f"({', '.join(f'{t:g}' for t in tol['merge_tol'])}) ≥ threshold",
-            passed=p >= float(config.agreement_p),
             source="this study",
         )
     )
-    fewest = int(per["events"].min())
     rows.append(
-        check(
+        Bound(
+            "fewest escapes at one (engine, event, β)",
+            int(per["events"].min()),
+            "≥",
+            float(config.min_escapes),
+            than="threshold (`min_escapes`)",
+        ).row(
             "escapes_per_beta",
             "control",
             "every (engine, event, β) has escapes enough to estimate E[T]",
-            measured=fewest,
-            threshold=float(config.min_escapes),
-            rule="fewest escapes at one (engine, event, β) ≥ threshold (`min_escapes`)",
-            passed=fewest >= int(config.min_escapes),
             source="this study",
         )
     )
@@ -418,4 +435,4 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     )
     rows += cascade_rows(per, config)
     rows += rd_rows(rd, fits, config)
-    return checks_frame(with_samples(rows, SAMPLE_OF))
+    return checks_frame(with_samples(rows, {k: SAMPLES[v] for k, v in SAMPLE_OF.items()}))

@@ -11,10 +11,9 @@ import pandas as pd
 
 from metastab.studies.render import ci as _ci
 from metastab.studies.render import fmt as _fmt
-from metastab.studies.render import fmt_p
+from metastab.studies.render import fmt_p, position
 from metastab.studies.render import md_table as _table
 from metastab.studies.study import ReportTemplate
-from studies.metastability.checks import without_sample
 from studies.metastability.report import stepping
 
 from .figures import inputs
@@ -26,9 +25,7 @@ def _row(c, criterion: str):
     hit = c.checks[c.checks["criterion"] == criterion]
     if hit.empty:
         return None
-    row = hit.iloc[0].copy()
-    row["rule"] = without_sample(row["rule"])  # the words of the rule, for the text
-    return row
+    return hit.iloc[0]
 
 
 def _declared(c, event: str):
@@ -198,7 +195,7 @@ def _cap_findings(t: ReportTemplate, c, cap) -> list[str]:
                 t(
                     "cap_interval",
                     ci=_ci(row["low"], row["high"], 5),
-                    relation=row["rule"].split(": ")[-1],
+                    relation=f"Δ lies {position(row['threshold'], row['low'], row['high'])}",
                 )
                 if row is not None
                 else ""
@@ -222,7 +219,7 @@ def _cap_findings(t: ReportTemplate, c, cap) -> list[str]:
                 b=_fmt(pre["measured"], 5),
                 ci=_ci(pre["low"], pre["high"], 5),
                 k=_fmt(float(cap["k"]), 3),
-                relation=pre["rule"].split("Δ lies ")[-1],
+                relation=position(pre["threshold"], pre["low"], pre["high"]),
             )
         )
     if ratio is not None:

@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, power, powered
+from metastab.studies.compare import Bound, Inside, declare
+from metastab.studies.verdict import check, checks_frame, power
 
 from .config import Config
 
@@ -67,6 +68,15 @@ def d_rates(random: pd.DataFrame, t_ref: float, exponent: float | None = None) -
     return pd.DataFrame(rows)
 
 
+# what the probability of Thm 6.9's guarantee comes to on every grid of this study
+VACUOUS = "the guarantee is vacuous at every d here"
+
+
+def slopes(rates: pd.DataFrame) -> str:
+    """The slopes of :func:`d_rates` per β, for a rule or the report."""
+    return ", ".join(f"β = {r.beta:g}: {r.slope:.3f}" for r in rates.itertuples())
+
+
 def _list(values: pd.Series) -> str:
     """The distinct values, sorted, for a rule's text."""
     return "{" + ", ".join(f"{v:g}" for v in sorted(values.unique())) + "}"
@@ -83,15 +93,17 @@ def _orthogonal_rows(crossing: pd.DataFrame, config: Config) -> list[dict]:
     sa, usa = finest(crossing, "softmax"), finest(crossing, "unnormalized")
     spread = float(crossing["max_spread"].max())
     both = pd.concat([sa, usa])
-    equal = check(
+    equal = Bound(
+        f"largest max − min of the pairwise cosines over every kept step of all "
+        f"{len(crossing)} runs (rk4, post-LN, (SA), (USA))",
+        spread,
+        "≤",
+        tol.equal_tolerance,
+        than="threshold",
+    ).row(
         "thm68_equal_cosines",
         "claim",
         "Thm 6.8: from pairwise orthogonal tokens all pairwise cosines stay equal",
-        measured=spread,
-        threshold=tol.equal_tolerance,
-        rule=f"largest max − min of the pairwise cosines over every kept step of all "
-        f"{len(crossing)} runs (rk4, post-LN, (SA), (USA)) ≤ threshold",
-        passed=spread <= tol.equal_tolerance,
         source=f"{SOURCE}, Thm 6.8",
     )
     rows = [
@@ -105,43 +117,52 @@ def _orthogonal_rows(crossing: pd.DataFrame, config: Config) -> list[dict]:
     ]
     for name, g, eq, other in (("sa", sa, "(6.9)", "(6.10)"), ("usa", usa, "(6.10)", "(6.9)")):
 
-        def cosine(column: str, g: pd.DataFrame = g, eq: str = eq, name: str = name) -> dict:
+        def cosine(column: str, g: pd.DataFrame = g) -> Bound:
             # column: the error against the claimed equation (max_error) or the other one
-            err = float(g[column].max())
-            return check(
-                f"thm68_cosine_{name}",
-                "claim",
-                f"Thm 6.8: the common cosine is γ_β(t), the solution of {eq}",
-                measured=err,
-                threshold=tol.cosine_tolerance,
-                rule="largest |mean cosine − γ_β(t)"
+            return Bound(
+                "largest |mean cosine − γ_β(t)"
                 + ("" if column == "max_error" else " of the other equation")
                 + f"| over t ≤ 1.1 t*, rk4 at dt = "
-                f"{g['dt'].min():g}, over n ∈ {_list(g['n'])}, β ∈ {_list(g['beta'])} ≤ threshold",
-                passed=err <= tol.cosine_tolerance,
-                source=f"{SOURCE}, Thm 6.8, eq. {eq}",
+                f"{g['dt'].min():g}, over n ∈ {_list(g['n'])}, β ∈ {_list(g['beta'])}",
+                float(g[column].max()),
+                "≤",
+                tol.cosine_tolerance,
+                than="threshold",
             )
 
-        rows += powered(cosine, "max_error", "other_error", f"the other model's equation {other}")
+        rows += declare(
+            cosine,
+            "max_error",
+            "other_error",
+            f"the other model's equation {other}",
+            criterion=f"thm68_cosine_{name}",
+            role="claim",
+            statement=f"Thm 6.8: the common cosine is γ_β(t), the solution of {eq}",
+            source=f"{SOURCE}, Thm 6.8, eq. {eq}",
+        )
     late = config.power.t_star_scale
 
-    def t_star(scale: float) -> dict:
-        err = float((both["t_star_sim"] / (scale * both["t_star"]) - 1).abs().max())
-        return check(
-            "thm68_t_star",
-            "claim",
-            "t*(β), the time γ_β reaches 1 − δ, from (6.9)/(6.10) is the simulated one",
-            measured=err,
-            threshold=tol.time_tolerance,
-            rule=f"largest |t*_sim / {'' if scale == 1 else f'({scale:g} t*)'}"
+    def t_star(scale: float) -> Bound:
+        return Bound(
+            f"largest |t*_sim / {'' if scale == 1 else f'({scale:g} t*)'}"
             f"{'t*' if scale == 1 else ''} − 1| over the (SA) and (USA) runs at the finest rk4 "
-            "dt (t*_sim: cubic inverse interpolation of log(1 − cosine) between kept steps) "
-            "≤ threshold",
-            passed=err <= tol.time_tolerance,
-            source=f"{SOURCE}, Thm 6.8; docs: models#sphere-statements (1)",
+            "dt (t*_sim: cubic inverse interpolation of log(1 − cosine) between kept steps)",
+            float((both["t_star_sim"] / (scale * both["t_star"]) - 1).abs().max()),
+            "≤",
+            tol.time_tolerance,
+            than="threshold",
         )
 
-    rows += powered(t_star, 1.0, late, f"t* {late - 1:+.0%} ({late:g} t*(β))")
+    rows += declare(
+        t_star,
+        1.0,
+        late,
+        f"t* {late - 1:+.0%} ({late:g} t*(β))",
+        criterion="thm68_t_star",
+        role="claim",
+        statement="t*(β), the time γ_β reaches 1 − δ, from (6.9)/(6.10) is the simulated one",
+        source=f"{SOURCE}, Thm 6.8; docs: models#sphere-statements (1)",
+    )
     moved = [float(x) for x in tol.moved]
     sa_err = float(sa["max_error"].max())
     rows.append(
@@ -160,15 +181,17 @@ def _orthogonal_rows(crossing: pd.DataFrame, config: Config) -> list[dict]:
     other = other[other["beta"] > 0]
     sep = float(other["other_error"].min())
     rows.append(
-        check(
+        Bound(
+            "smallest largest-|mean cosine − other equation's γ| over the finest rk4 runs "
+            "at β > 0 (where the two differ)",
+            sep,
+            ">",
+            tol.cosine_tolerance,
+            than="threshold (`cosine_tolerance`)",
+        ).row(
             "other_equation",
             "control",
             "the comparison tells (6.9) from (6.10): each model's run against the other's equation",
-            measured=sep,
-            threshold=tol.cosine_tolerance,
-            rule="smallest largest-|mean cosine − other equation's γ| over the finest rk4 runs "
-            "at β > 0 (where the two differ) > threshold (`cosine_tolerance`)",
-            passed=sep > tol.cosine_tolerance,
             source="this study",
         )
     )
@@ -180,19 +203,19 @@ def _orthogonal_rows(crossing: pd.DataFrame, config: Config) -> list[dict]:
         o = orders(crossing, "softmax", scheme, floor)["order"].dropna()
         if o.empty:
             continue
-        med, ok = _band(o, band)
         rows.append(
-            check(
+            Inside(
+                "median over (n, β) of the slope of log(max error) on log dt (errors above "
+                f"{floor:g}; interval: min–max over (n, β))",
+                float(o.median()),
+                band[0],
+                band[1],
+                interval=(float(o.min()), float(o.max())),
+                threshold=nominal,
+            ).row(
                 f"{key}",
                 "control",
                 f"{scheme} converges to (SA) at its nominal order {nominal} as dt → 0",
-                measured=med,
-                low=float(o.min()),
-                high=float(o.max()),
-                threshold=nominal,
-                rule=f"median over (n, β) of the slope of log(max error) on log dt (errors above "
-                f"{floor:g}; interval: min–max over (n, β)) in {list(band)}",
-                passed=ok,
                 source="this study",
             )
         )
@@ -245,63 +268,68 @@ def _random_rows(random: pd.DataFrame, reduction: pd.DataFrame, cfg: Config) -> 
     # then reported as context, not counted as a claim (and has no power row)
     vacuous = float(later["bound"].min()) > 2.0
 
-    def bound(exponent: float) -> dict:
+    def bound(exponent: float) -> Bound:
         # the bound with c(β) = e^(exponent max(1, β)); the theorem's exponent is 10
         scaled = later["bound"] * np.exp((exponent - 10) * np.maximum(1.0, later["beta"]))
-        ratio = float((later["max_deviation"] / scaled).max())
         smallest = float(scaled.min())
-        return check(
-            "thm69_bound",
-            "context" if vacuous else "claim",
-            "Thm 6.9: |<x_i(t), x_j(t)> − γ_β(t)| ≤ 2 c(β) n t √(log d / d), "
-            "c(β) = e^(10 max(1, β))",
-            measured=ratio,
-            threshold=1.0,
-            rule="largest (max over pairs of the deviation) / bound"
+        return Bound(
+            "largest (max over pairs of the deviation) / bound"
             + ("" if exponent == 10 else f" (c(β) = e^({exponent:g} max(1, β)))")
-            + f" over every start, t > 0, d ∈ {_list(random['d'])}, β ∈ {_list(random['beta'])} "
-            f"≤ 1; the smallest bound on this grid is {smallest:.3g}"
+            + f" over every start, t > 0, d ∈ {_list(random['d'])}, β ∈ {_list(random['beta'])}",
+            float((later["max_deviation"] / scaled).max()),
+            "≤",
+            1.0,
+            tail=f"; the smallest bound on this grid is {smallest:.3g}"
             + (
                 " > 2 ≥ |cosine − γ|: it cannot fail here, so it is context, not a claim"
                 if vacuous
                 else (" ≤ 2: it can fail here" if smallest <= 2 else " > 2: it cannot fail")
             ),
-            passed=None if vacuous else ratio <= 1.0,
-            source=f"{SOURCE}, Thm 6.9",
         )
 
-    def d_rate(exponent: float | None) -> dict:
-        worst = float(d_rates(random, float(rcfg.t_ref), exponent)["relative_slope"].max())
+    def d_rate(exponent: float | None) -> Bound:
         rate = "√(log d / d)" if exponent is None else f"d^(−{exponent:g})"
-        return check(
-            "thm69_d_rate",
-            "claim",
-            "Thm 6.9: the deviation is small for d large, at the rate √(log d / d) of its bound",
-            measured=worst,
-            threshold=float(tol.rate_slack),
-            rule=f"largest over β of the slope of log(median D(t = {rcfg.t_ref:g}) / "
-            f"{rate}) on log d ≤ threshold (`rate_slack`); slopes of log median D on log d: "
-            + ", ".join(f"β = {r.beta:g}: {r.slope:.3f}" for r in rates.itertuples()),
-            passed=worst <= float(tol.rate_slack),
-            source=f"{SOURCE}, Thm 6.9",
+        return Bound(
+            f"largest over β of the slope of log(median D(t = {rcfg.t_ref:g}) / {rate}) on log d",
+            float(d_rates(random, float(rcfg.t_ref), exponent)["relative_slope"].max()),
+            "≤",
+            float(tol.rate_slack),
+            than="threshold (`rate_slack`)",
+            tail=f"; slopes of log median D on log d: {slopes(rates)}",
         )
 
+    bound_statement = (
+        "Thm 6.9: |<x_i(t), x_j(t)> − γ_β(t)| ≤ 2 c(β) n t √(log d / d), c(β) = e^(10 max(1, β))"
+    )
     return [
         *(
-            [bound(10.0)]
+            [
+                bound(10.0).row(
+                    "thm69_bound", "context", bound_statement, source=f"{SOURCE}, Thm 6.9"
+                )
+            ]
             if vacuous
-            else powered(
+            else declare(
                 bound,
                 10.0,
                 pw.bound_c_exponent,
                 f"the bound with c(β) = e^({pw.bound_c_exponent:g} max(1, β))",
+                criterion="thm69_bound",
+                role="claim",
+                statement=bound_statement,
+                source=f"{SOURCE}, Thm 6.9",
             )
         ),
-        *powered(
+        *declare(
             d_rate,
             None,
             pw.d_rate_exponent,
             f"the deviation falls like d^(−{pw.d_rate_exponent:g})",
+            criterion="thm69_d_rate",
+            role="claim",
+            statement="Thm 6.9: the deviation is small for d large, at the rate √(log d / d) of "
+            "its bound",
+            source=f"{SOURCE}, Thm 6.9",
         ),
         check(
             "thm69_looseness",
@@ -320,18 +348,20 @@ def _random_rows(random: pd.DataFrame, reduction: pd.DataFrame, cfg: Config) -> 
             measured=prob,
             threshold=0.0,
             rule=f"at the largest d = {d_max} (n = {n}); it is positive only for d > (2n²)^64 = "
-            f"10^{64 * math.log10(2 * n * n):.0f}: the guarantee is vacuous at every d here",
+            f"10^{64 * math.log10(2 * n * n):.0f}: {VACUOUS}",
             source=f"{SOURCE}, Thm 6.9",
         ),
-        check(
+        Bound(
+            f"largest |cosine (full d = {int(reduction['d'].iloc[0])}) − cosine (span)| "
+            f"over {int(reduction['starts'].iloc[0])} starts, every β and grid time",
+            gap,
+            "≤",
+            float(tol.reduction_tolerance),
+            than="threshold",
+        ).row(
             "span_reduction",
             "control",
             "d > n simulated in the n-dimensional span of x(0) is the full-d flow",
-            measured=gap,
-            threshold=float(tol.reduction_tolerance),
-            rule=f"largest |cosine (full d = {int(reduction['d'].iloc[0])}) − cosine (span)| "
-            f"over {int(reduction['starts'].iloc[0])} starts, every β and grid time ≤ threshold",
-            passed=gap <= float(tol.reduction_tolerance),
             source="this study",
         ),
     ]

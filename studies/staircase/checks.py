@@ -24,7 +24,8 @@ import pandas as pd
 
 from metastab import stats
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import PASS_IF, PASS_IF_EQUAL, AllOf, Bound, Within, declare
+from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
@@ -152,37 +153,45 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     off = config.power.rate_factor
     for _, f in fits.iterrows():
 
-        def rate(factor: float, f: pd.Series = f) -> dict:
-            ratio = f["ratio"] / factor
+        def rate(factor: float, f: pd.Series = f) -> Within:
             written = "b" if factor == 1 else f"b/{factor:g}"
-            return check(
-                f"rate_{round(math.degrees(f['angle']))}deg",
-                "claim",
-                f"plateau at 2 clusters Δθ = {math.degrees(f['angle']):.0f}° apart lasts "
-                f"∝ e^(β(1 − cos Δθ)), 1 − cos Δθ = {f['rate']:.3f} (prepared caps, post-LN)",
-                measured=ratio,
-                threshold=tol,
-                rule=f"{written}, b from fit_scaling log(T β sin² Δθ) = a + b·β(1 − cos Δθ), the "
+            return Within(
+                f"{written}, b from fit_scaling log(T β sin² Δθ) = a + b·β(1 − cos Δθ), the "
                 f"prefactor 1/(β sin² Δθ) fixed by the two-cluster theory and Δθ each start's "
                 f"exact angle, β = {f['beta_min']:.3g}…{f['beta_max']:.3g} ({int(f['events'])} "
-                "merges; the flow is deterministic, so no sampling interval); pass if |measured "
-                "− 1| ≤ threshold (`rate_tolerance`)",
-                passed=abs(ratio - 1) <= tol,
-                source=SOURCE,
+                "merges; the flow is deterministic, so no sampling interval)",
+                f["ratio"] / factor,
+                1.0,
+                tol,
+                than="threshold (`rate_tolerance`)",
+                template="{what}; pass if |measured − {target}| ≤ {than}",
             )
 
-        rows += powered(rate, 1.0, off, f"the exponent {off:g} β(1 − cos Δθ) ({off - 1:+.0%})")
+        rows += declare(
+            rate,
+            1.0,
+            off,
+            f"the exponent {off:g} β(1 − cos Δθ) ({off - 1:+.0%})",
+            criterion=f"rate_{round(math.degrees(f['angle']))}deg",
+            role="claim",
+            statement=f"plateau at 2 clusters Δθ = {math.degrees(f['angle']):.0f}° apart lasts "
+            f"∝ e^(β(1 − cos Δθ)), 1 − cos Δθ = {f['rate']:.3f} (prepared caps, post-LN)",
+            source=SOURCE,
+        )
     factor = float(cfg.wrong_rate_factor)
     wrong = (fits["ratio"] / factor - 1).abs()
     rows.append(
-        check(
+        Bound(
+            "min over angles of |b/factor − 1|",
+            float(wrong.min()),
+            ">",
+            tol,
+            than="threshold",
+            template=PASS_IF,
+        ).row(
             "wrong_rate_rejected",
             "control",
             f"the rate test rejects {factor:g}·(1 − cos Δθ) on the same fits",
-            measured=float(wrong.min()),
-            threshold=tol,
-            rule="min over angles of |b/factor − 1|; pass if > threshold",
-            passed=bool((wrong > tol).all()),
             source="this study",
         )
     )
@@ -190,33 +199,43 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     rk4 = prep[(prep["part"] == "rk4") & ~prep["censored"]]
     err = np.log((rk4["steps"] - rk4["start"]) * rk4["dt"]) - rk4["log_time_quadrature"]
     ctl_tol = float(config.control.log_time_tolerance)
+    censored = int((prep["part"] == "rk4").sum() - len(rk4))
+    rk4_agrees = AllOf(
+        (
+            Bound(
+                f"max |log T_rk4 − log T_quad| over {len(rk4)} merges (censored: {censored})",
+                float(err.abs().max()) if len(err) else math.nan,
+                "≤",
+                ctl_tol,
+                than="threshold",
+                template=PASS_IF,
+            ),
+            Bound("censored", censored, "=", 0, template=""),  # named above: "(censored: 0)"
+        ),
+        sep="",
+    )
     rows.append(
-        check(
+        rk4_agrees.row(
             "rk4_matches_quadrature",
             "control",
             "RK4 merge times from the prepared caps against the two-cluster quadrature "
             "(theory.merge_time): the instrument measures the law it is compared with",
-            measured=float(err.abs().max()) if len(err) else math.nan,
-            threshold=ctl_tol,
-            rule=f"max |log T_rk4 − log T_quad| over {len(rk4)} merges (censored: "
-            f"{int((prep['part'] == 'rk4').sum() - len(rk4))}); pass if ≤ threshold",
-            passed=(len(err) > 0 and float(err.abs().max()) <= ctl_tol)
-            and len(rk4) == int((prep["part"] == "rk4").sum()),
             source="this study",
         )
     )
     bad = int((prep["count"] != 2).sum())
     rows.append(
-        check(
+        Bound(
+            f"prepared starts (of {len(prep)}) whose decomposition has another count than 2",
+            float(bad),
+            "=",
+            0.0,
+            template=PASS_IF_EQUAL,
+        ).row(
             "prepared_two_clusters",
             "control",
             "every prepared start is two clusters at t = 0 (so its first passage to one cluster "
             "is the plateau at 2)",
-            measured=float(bad),
-            threshold=0.0,
-            rule=f"prepared starts (of {len(prep)}) whose decomposition has another count than 2; "
-            "pass if 0",
-            passed=bad == 0,
             source="this study",
         )
     )
@@ -294,25 +313,33 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     rfit = random_fit(sample, level) if enough else None
     low, high = rfit.confidence_interval("slope") if rfit else (math.nan, math.nan)
 
-    def random_rate(b: float) -> dict:
-        return check(
-            "rate_random_starts",
-            "claim",
-            "from uniform starts, every plateau lasts ∝ e^(β(1 − cos Δθ)), Δθ the closest pair "
-            "of clusters at its start",
-            measured=rfit.slope if rfit else math.nan,
+    def random_rate(b: float) -> Within:
+        return Within(
+            f"b of fit_scaling log E[T'] = a + b·s, s = β(1 − cos Δθ), T' = duration / "
+            f"two-cluster prefactor, {events} merges and {int(sample['censored'].sum())} "
+            "censored plateaus",
+            rfit.slope if rfit else math.nan,
+            b,
+            rtol,
+            than="threshold (`random_tolerance`)",
+            tail=f"; not testable below {config.random.min_events} merges",
             low=low,
             high=high,
-            threshold=rtol,
-            rule=f"b of fit_scaling log E[T'] = a + b·s, s = β(1 − cos Δθ), T' = duration / "
-            f"two-cluster prefactor, {events} merges and {int(sample['censored'].sum())} "
-            f"censored plateaus; pass if |b − {b:g}| ≤ threshold (`random_tolerance`); not "
-            f"testable below {config.random.min_events} merges",
-            passed=(abs(rfit.slope - b) <= rtol) if rfit else None,
-            source=SOURCE,
+            template="{what}; pass if |b − {target}| ≤ {than}{tail}",
+            testable=rfit is not None,
         )
 
-    rows += powered(random_rate, 1.0, off, f"b = {off:g} ({off - 1:+.0%} in the exponent)")
+    rows += declare(
+        random_rate,
+        1.0,
+        off,
+        f"b = {off:g} ({off - 1:+.0%} in the exponent)",
+        criterion="rate_random_starts",
+        role="claim",
+        statement="from uniform starts, every plateau lasts ∝ e^(β(1 − cos Δθ)), Δθ the closest "
+        "pair of clusters at its start",
+        source=SOURCE,
+    )
     min_events = int(config.random.min_events)
     for _, f in random_beta_fits(out, level, min_events).iterrows():
         rows.append(
@@ -333,14 +360,16 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
     rnd = read_table(out / "random.csv")[0]
     mismatch = int((rnd["count"] != rnd["k"]).sum())
     rows.append(
-        check(
+        Bound(
+            f"plateaus whose decomposition has another count than k, of {len(rnd)}",
+            float(mismatch),
+            "=",
+            0.0,
+            template=PASS_IF_EQUAL,
+        ).row(
             "decomposition_matches_kernel",
             "control",
             "the circle's cluster decomposition at each plateau's start gives the kernel's count",
-            measured=float(mismatch),
-            threshold=0.0,
-            rule=f"plateaus whose decomposition has another count than k, of {len(rnd)}; pass if 0",
-            passed=mismatch == 0,
             source="this study",
         )
     )

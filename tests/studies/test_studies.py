@@ -53,7 +53,7 @@ def checks_problems(name: str, folder: Path, fresh: pd.DataFrame | None = None) 
     problems = []
     if list(fresh["criterion"]) != list(committed["criterion"]):
         return [f"{name}: criteria {list(committed['criterion'])} != {list(fresh['criterion'])}"]
-    for col in ("role", "statement", "rule", "pass", "source"):
+    for col in ("role", "statement", "rule", "pass", "source", "sample"):
         bad = fresh[col].astype(str) != committed[col].astype(str)
         problems += [f"{name}: {c} {col}" for c in fresh.loc[bad, "criterion"]]
     for col in ("measured", "low", "high", "threshold"):
@@ -159,9 +159,10 @@ def test_a_hand_edited_verdict_or_a_stale_readme_number_fails(tmp_path):
 @pytest.mark.study
 @pytest.mark.parametrize("name", STUDIES)
 def test_committed_report_is_rendered_from_the_committed_tables(name, tmp_path):
-    # every number and sentence of the report, re-rendered from a copy of the tables: the same
-    # bytes but for the line of wall times; the re-rendered checks.csv the committed one (its
-    # numbers to 1e-9: a last digit may differ with the machine's BLAS) and so its verdict
+    # every number and sentence of the report, re-rendered from a copy of the tables (figures
+    # too): the same bytes but for the line of wall times; the re-rendered checks.csv the
+    # committed one, sample column included (its numbers to 1e-9: a last digit may differ with
+    # the machine's BLAS), and so its verdict
     copy = tmp_path / name
     shutil.copytree(DATA / name, copy, ignore=shutil.ignore_patterns("quick", "*.png"))
     run_study(name, out=copy, render=True, log=lambda *a: None)
@@ -170,6 +171,12 @@ def test_committed_report_is_rendered_from_the_committed_tables(name, tmp_path):
         return re.sub(r"^Computed by .*$", "", path.read_text(), flags=re.MULTILINE)
 
     assert body(copy / "report.md") == body(DATA / name / "report.md")
+    # the tables the render recomputed (run.py's analyse) are the committed bytes, sidecars too
+    for table in sorted(copy.iterdir()):
+        if table.suffix in (".csv", ".parquet", ".json") and not table.name.startswith(
+            ("checks.csv", "run.json")
+        ):
+            assert table.read_bytes() == (DATA / name / table.name).read_bytes(), table.name
     rendered = rp.read_checks(copy / "checks.csv")
     assert checks_problems(name, DATA / name, rendered) == []
     assert rp.verdict_line(rendered) == _verdict_line((DATA / name / "report.md").read_text())
@@ -524,3 +531,35 @@ def test_a_report_template_refuses_a_missing_or_unused_value():
         ReportTemplate("<!-- part: a -->\nx\n<!-- part: b-c -->\ny\n")
     with pytest.raises(ValueError, match="two parts named 'a'"):
         ReportTemplate("<!-- part: a -->\nx\n<!-- part: a -->\ny\n")
+
+
+def test_render_recomputes_the_analysed_tables_byte_for_byte(tmp_path):
+    # collapse's fits are derived from its simulated summary by run.py's analyse, which the
+    # runner calls on render too: from a copy without fits.csv they come back the same bytes
+    copy = tmp_path / "collapse"
+    shutil.copytree(DATA / "collapse", copy, ignore=shutil.ignore_patterns("quick", "*.png"))
+    for name in ("fits.csv", "fits.csv.json"):
+        (copy / name).unlink()
+    study = Study("collapse")
+    study.analyse(copy, load_config("collapse"))
+    for name in ("fits.csv", "fits.csv.json"):
+        assert (copy / name).read_bytes() == (DATA / "collapse" / name).read_bytes(), name
+    # negative control: another simulated summary gives other fits
+    summary = pd.read_csv(copy / "summary.csv")
+    summary["median"] *= 2.0 ** summary["beta"].clip(lower=0)
+    summary.to_csv(copy / "summary.csv", index=False)
+    study.analyse(copy, load_config("collapse"))
+    assert (copy / "fits.csv").read_bytes() != (DATA / "collapse" / "fits.csv").read_bytes()
+    # a study without an analysis step: nothing to do
+    assert not hasattr(study_module("geometry", "run"), "analyse")
+    Study("geometry").analyse(copy, load_config("geometry"))
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_a_study_s_analysis_step_takes_the_output_folder_and_the_config(name):
+    # the runner calls run.py's analyse(out, config) after the run and on render
+    import inspect
+
+    analyse = getattr(study_module(name, "run"), "analyse", None)
+    if analyse is not None:
+        assert list(inspect.signature(analyse).parameters) == ["out", "config"]

@@ -34,17 +34,20 @@ def test_the_count_interval_tells_k_star_from_its_neighbours(tmp_path):
 
 
 def test_every_check_declares_its_sample_and_the_report_reads_it_back():
-    rows = [{"criterion": "law", "rule": "KS p ≥ 0.01"}, {"criterion": "law/power", "rule": "x"}]
-    tagged = METASTABILITY.with_samples(rows, {"law": "direct"})
-    assert [r["rule"] for r in tagged] == [
-        "KS p ≥ 0.01; sample: direct stepping",
-        "x; sample: direct stepping",  # a power row: its claim's sample
-    ]
+    from metastab.studies.verdict import check, power, with_samples
+
+    claim = check("law", "claim", "T is geometric", rule="KS p ≥ 0.01", passed=True)
+    words = {"law": METASTABILITY.sample_of("law", {"law": "direct"})}
+    tagged = with_samples([claim, power(claim, "x", rejected=True)], words)
+    # the sample is a column; a power row rests on its claim's sample; the rule keeps its words
+    assert [r["sample"] for r in tagged] == ["direct stepping", "direct stepping"]
+    assert tagged[0]["rule"] == "KS p ≥ 0.01"
     frame = pd.DataFrame(tagged)
     assert list(METASTABILITY.samples(frame)) == ["direct", "direct"]
-    assert METASTABILITY.without_sample(tagged[0]["rule"]) == "KS p ≥ 0.01"
     with pytest.raises(KeyError, match="'rate': no sample declared"):
-        METASTABILITY.with_samples([{"criterion": "rate", "rule": ""}], {})
+        METASTABILITY.sample_of("rate", {})
+    with pytest.raises(KeyError, match="'rate': no sample declared"):
+        with_samples([check("rate", "context", "y")], words)
 
 
 STAIRCASE = study_module("staircase", "checks")
