@@ -1,6 +1,11 @@
 """The normalisation schemes of :class:`~metastab.SphereFlow` beside post-LN on the
 phase-diagram workload (``metastab bench --workload schemes``): each scheme's step costs what
-post-LN's does, up to its speed factor's few operations per token (:data:`SCHEMES_TARGET`)."""
+post-LN's does, up to its speed factor's few operations per token (:data:`SCHEMES_TARGET`).
+
+Measured by ``metastab bench --workload schemes --threads 1`` (docs: performance, three runs on
+a loaded 2-core machine): within 1.1x at d = 2 for every scheme; at d = 32 and 128 pre-LN, Mix-LN
+and LN-scaling within it in the less loaded runs, peri-LN at 1.07x to 1.16x and nGPT at 1.08x to
+1.13x, the target missed in some runs."""
 
 from __future__ import annotations
 
