@@ -401,6 +401,11 @@ def hill_parts(
             stacklevel=stacklevel,
         )
     L, D, members = _blocks(cyc, M, C)
+    if not L.all():
+        raise ValueError(
+            f"run {int(np.argmin(L))} has no recorded exit from A: max_steps={limit:g} cut "
+            f"every cycle of its direct chains; raise max_steps"
+        )
     starts = np.empty((M, N, n, d))
     for r in range(M):
         draw = np.random.default_rng(
