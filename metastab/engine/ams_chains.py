@@ -95,7 +95,9 @@ class ChainStepper:
         self.bounds = Bounds(low, math.inf, limit)
         self.horizon = horizon
 
-    def drive(self, X: np.ndarray, state: np.ndarray, bounds: Bounds, walk: Walk, records: Records):
+    def drive(
+        self, X: np.ndarray, state: np.ndarray, bounds: Bounds, walk: Walk, records: Records
+    ) -> None:
         """One call of the backend's driver on the replicas X (in place, with their streams
         ``state``) until they stop at ``bounds``, ``walk`` and ``records`` as it takes them."""
         self.backend.excursions(
@@ -246,7 +248,9 @@ class NoisyStepper(ChainStepper):
         self.bounds = Bounds(setup.low, math.inf, setup.limit)
         self.horizon = horizon
 
-    def drive(self, X: np.ndarray, state: np.ndarray, bounds: Bounds, walk: Walk, records: Records):
+    def drive(
+        self, X: np.ndarray, state: np.ndarray, bounds: Bounds, walk: Walk, records: Records
+    ) -> None:
         self.backend.noisy_excursions(
             X, state, self.setup.dyn, self.setup.dt, self.ev, bounds, walk, records
         )

@@ -1,5 +1,8 @@
-"""E[T_B] of SA_P by the Hill relation: :func:`ams_mean_escape_time`, with AMS for the
-probability (:func:`metastab.engine.ams_probability`) and direct simulation for the cycles.
+"""E[T_B] by the Hill relation: :func:`ams_mean_escape_time`, with AMS for the probability
+(:func:`metastab.engine.ams_probability`) and direct simulation for the cycles, for SA_P and
+for the noisy sphere leaving the uniform state (:mod:`metastab.engine.ams_noisy`: ξ = m_degree,
+A = {m_degree <= a}; the direct chains and the replicas are stepped by the backend's
+``noisy_excursions``, the drift test compares the exits' order parameters).
 
 The cycles
 ----------
@@ -70,7 +73,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from .._validate import integer, real
-from ..events import LeaveBall, LeaveHull
+from ..events import LeaveBall, LeaveHull, LeaveUniform
 from ..exceptions import DiagnosticWarning
 from ..models import NoisySphere, SoftmaxChain
 from ..results import provenance
@@ -174,7 +177,9 @@ def _chain_drive(backend: Backend, chain: tuple[Any, float, float, bool, Any]) -
     """The backend's ``excursions`` driver of SA_P with the arguments ``chain``."""
     dyn, gamma, tol, accelerated, ev = chain
 
-    def drive(X: np.ndarray, state: np.ndarray, bounds: Bounds, walk: Walk, records: Records):
+    def drive(
+        X: np.ndarray, state: np.ndarray, bounds: Bounds, walk: Walk, records: Records
+    ) -> None:
         backend.excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records)
 
     return drive
@@ -505,9 +510,9 @@ def _chain_parts(
 
 
 def ams_mean_escape_time(
-    model: SoftmaxChain,
+    model: SoftmaxChain | NoisySphere,
     x0: ArrayLike,
-    event: LeaveBall | LeaveHull,
+    event: LeaveBall | LeaveHull | LeaveUniform,
     *,
     reference_level: float,
     chains: int = 25,
@@ -530,14 +535,16 @@ def ams_mean_escape_time(
 
     Parameters
     ----------
-    model : SoftmaxChain
-        SA_P with a constant step.
+    model : SoftmaxChain or NoisySphere
+        SA_P with a constant step, or the noisy sphere (:mod:`metastab.engine.ams_noisy`).
     x0 : array_like (n, d)
         The start, in A; the event is compiled for it (group hulls, ball centres).
-    event : LeaveHull or LeaveBall
-        B; ξ is its distance in units of its radius.
+    event : LeaveHull, LeaveBall or LeaveUniform
+        B; ξ is its distance in units of its radius (SA_P), or its order parameter m_degree
+        (LeaveUniform, with the noisy sphere).
     reference_level : float
-        z_A in the event's distance units, 0 <= z_A < radius: A = {ξ <= z_A / radius}.
+        z_A in the event's distance units, 0 <= z_A < radius: A = {ξ <= z_A / radius}. With
+        LeaveUniform, a in 0 <= a < level: A = {m_degree <= a}.
     chains : int >= 1
         Direct chains per run (``runs × chains`` in all).
     cycles : int >= 1, optional
@@ -554,17 +561,20 @@ def ams_mean_escape_time(
         Root seed; the direct chains, the AMS runs, the draws of the entrances and the drift
         test take its children (spawn key + (0,), (1,), (2, r), (3,)), and direct chain c and
         run r are pure functions of the seed and their index.
-    mode : {"accelerated", "exact"}
-        As :func:`metastab.first_passage`, for the direct chains and the replicas alike.
+    mode : {"accelerated", "exact"}, optional
+        As :func:`metastab.first_passage`, for the direct chains and the replicas alike
+        (default "accelerated" for SA_P; the noisy sphere steps exactly: "exact" or None).
     max_steps : int or float, optional
-        The step budget of a sojourn, an excursion and an AMS path (default 10^7 in exact mode,
-        none in accelerated mode); what it stops is reported (DiagnosticWarning).
+        The step budget of a sojourn, an excursion and an AMS path (default 10^7 in exact mode
+        and for the noisy sphere, none in accelerated mode); what it stops is reported
+        (DiagnosticWarning).
     merge_tol : float, optional
-        Accelerated mode only (default :data:`metastab.engine.MERGE_TOL`).
+        SA_P's accelerated mode only (default :data:`metastab.engine.MERGE_TOL`).
     device : str
         Where the chains run (a name of :data:`metastab.engine.backends.BACKENDS`; "cpu").
     score : callable, optional
-        The AMS importance function, as in :func:`metastab.engine.ams_probability`.
+        The AMS importance function, as in :func:`metastab.engine.ams_probability` (SA_P
+        only).
 
     Returns
     -------
@@ -585,6 +595,14 @@ def ams_mean_escape_time(
     >>> low, high = res.confidence_interval()
     >>> bool(low < res.mean < high), res.complete, res.chains
     (True, 20, 5)
+
+    The noisy circle leaving the uniform state (m_1 >= 0.8), A = {m_1 <= 0.3}:
+
+    >>> noisy = ms.NoisySphere(beta=5.0, K=0.095, dt=0.02)
+    >>> res = ams_mean_escape_time(noisy, ms.regular_polygon(8).vertices, ms.LeaveUniform(0.8),
+    ...                            reference_level=0.3, chains=5, replicas=20, runs=4, rng=1)
+    >>> bool(0 < res.mean < float("inf")), res.probability.score
+    (True, 'order parameter')
     """
     C = integer("chains", chains, 1)
     K = None if cycles is None else integer("cycles", cycles, 1)
@@ -592,7 +610,7 @@ def ams_mean_escape_time(
     M = integer("runs", runs, 2)
     seed = as_seed(rng)
     tic = time.perf_counter()
-    counts = {"runs": M, "chains": C, "replicas": N, "cycles": K}
+    counts: dict[str, Any] = {"runs": M, "chains": C, "replicas": N, "cycles": K}
     if isinstance(model, NoisySphere):
         setup = noisy_setup(
             model, x0, event, reference_level=reference_level, horizon=None,
