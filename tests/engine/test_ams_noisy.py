@@ -158,3 +158,18 @@ def test_refusals_of_the_mean_time_and_of_other_models():
         from metastab.engine.backends import Cuda
 
         Cuda.noisy_excursions(None)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--steps", "3"), "steps: --workload ams-noisy takes only --chains"),
+        (("--chains", "1"), "chains must be an integer >= 2 for ams-noisy"),
+        (("--repeat", "2"), "repeat: --workload ams-noisy"),
+    ],
+)
+def test_bench_ams_noisy_refuses_other_options(capsys, argv, message):
+    from cli_calls import run
+
+    code, _, err = run(capsys, "bench", "--workload", "ams-noisy", *argv)
+    assert code == 2 and message in err
