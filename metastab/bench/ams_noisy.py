@@ -53,6 +53,7 @@ __all__ = [
     "TARGET",
     "ams_noisy_bench",
     "noisy_case",
+    "reference_level",
 ]
 
 AMS_NOISY = {"beta": 16.0, "between": 0.05, "dt": 0.005, "level": 0.8}
@@ -69,6 +70,23 @@ TARGET = 100.0
 
 def noisy_case(n: int, *, seed: int = 0) -> tuple[NoisySphere, np.ndarray, LeaveUniform]:
     """The model, the start x0 (n, 2) and the event of :data:`AMS_NOISY` for n tokens.
+
+    Parameters
+    ----------
+    n : int
+        The tokens.
+    seed : int
+        The seed of the burn-in from the regular polygon (module notes).
+
+    Returns
+    -------
+    (NoisySphere, ndarray, LeaveUniform)
+        The model at K = K_c + 0.05 (K_# − K_c), the start (in A) and the event.
+
+    Raises
+    ------
+    RuntimeError
+        When no chain of the burn-in ends in A (n too small for the case: it escaped).
 
     Examples
     --------
@@ -91,7 +109,24 @@ def noisy_case(n: int, *, seed: int = 0) -> tuple[NoisySphere, np.ndarray, Leave
 
 
 def reference_level(n: int) -> float:
-    """a = :data:`REFERENCE` / √n, the reference set A = {m_1 <= a} of n tokens."""
+    """a = :data:`REFERENCE` / √n, the reference set A = {m_1 <= a} of n tokens.
+
+    Parameters
+    ----------
+    n : int
+        The tokens.
+
+    Returns
+    -------
+    float
+        The reference level a.
+
+    Examples
+    --------
+    >>> from metastab.bench.ams_noisy import reference_level
+    >>> reference_level(16)
+    0.15
+    """
     return REFERENCE / math.sqrt(n)
 
 
@@ -113,14 +148,35 @@ def ams_noisy_bench(
     """Direct simulation and AMS side by side at each n of ``sizes``, AMS alone at each n of
     ``beyond`` (module notes); each kernel compiled before the clock starts.
 
+    Parameters
+    ----------
+    sizes : sequence of int
+        The token counts of the side-by-side runs (the ratio is that of the largest).
+    beyond : sequence of int
+        The token counts for AMS alone.
+    direct_chains : int
+        The chains of the direct simulation, each run to the event.
+    seed : int
+        The burn-in's seed; the direct chains take seed + 1, the AMS runs seed + 2.
+    on_row : callable, optional
+        Called with each row as it is measured.
+
     Returns
     -------
     dict
         ``rows`` (one per method and n: method, n, mean, low, high, rel_err, cpu_s,
-        cpu_s_at_eps, steps; AMS: p, drift_pvalue, and beside direct ratio and z, the
+        cpu_s_at_eps, steps; AMS: p, drift_pvalue, warnings (the DiagnosticWarnings of the
+        estimate, recorded: the drift test's among them), and beside direct ratio and z, the
         log-ratio of the estimates over its standard error; beyond: direct_steps_at_eps),
         ``ratios`` (n -> direct / AMS CPU at equal relative error),
         ``ratio`` (at the largest n of ``sizes``), ``epsilon``, ``target``, ``threads``.
+
+    Examples
+    --------
+    >>> from metastab.bench.ams_noisy import ams_noisy_bench
+    >>> r = ams_noisy_bench((16,), (), direct_chains=4)
+    >>> [row["method"] for row in r["rows"]], sorted(r["ratios"])
+    (['direct', 'ams'], [16])
     """
     rows: list[dict[str, Any]] = []
     ratios: dict[int, float] = {}
@@ -157,15 +213,18 @@ def ams_noisy_bench(
                 "cpu_s_at_eps": cpu * (rel / EPSILON) ** 2, "steps": float(t.sum()),
             }  # fmt: skip
             emit(direct)
-        res, cpu = _cpu(
-            ams_mean_escape_time, model, x0, event, reference_level=a, rng=seed + 2, **HILL
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DiagnosticWarning)
+            res, cpu = _cpu(
+                ams_mean_escape_time, model, x0, event, reference_level=a, rng=seed + 2, **HILL
+            )
         low, high = res.confidence_interval()
         rel = math.log(high / low) / (2 * 1.96)  # the interval is symmetric in log
         ams = {
             "method": "ams", "n": n, "mean": res.mean, "low": low, "high": high,
             "rel_err": rel, "cpu_s": cpu, "cpu_s_at_eps": cpu * (rel / EPSILON) ** 2,
             "steps": math.nan, "p": res.p, "drift_pvalue": res.drift_pvalue,
+            "warnings": [str(w.message) for w in caught],
         }  # fmt: skip
         if n in sizes:
             ratios[n] = direct["cpu_s_at_eps"] / ams["cpu_s_at_eps"]
