@@ -31,26 +31,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "metastab bench --device cuda --compile-only --out gpu-kernels",
             "metastab bench --workload phase-diagram",
             "metastab bench --workload ams-ou",
+            "metastab bench --workload ams-noisy",
             "metastab bench --cold",
             "metastab bench --compile-times demo",
         ),
     )
     bench.add_argument(
         "--workload",
-        choices=("w1", "phase-diagram", "noisy", "schemes", "ams-ou"),
+        choices=("w1", "phase-diagram", "noisy", "schemes", "ams-ou", "ams-noisy"),
         default="w1",
         help="w1: SA_P on the pentagon (default); phase-diagram: the sphere flow, post-LN, "
         "n=32, d in {2, 32, 128}, beside batched NumPy (metastab.bench.phase_diagram); noisy: "
         "the noisy sphere model's step beside post-LN's (metastab.bench.noisy); schemes: each "
         "normalisation scheme's step beside post-LN's (metastab.bench.schemes); ams-ou: AMS on "
         "the Ornstein-Uhlenbeck chain beside pyTAMS, CPU at equal relative error "
-        "(metastab.bench.ams)",
+        "(metastab.bench.ams); ams-noisy: the noisy sphere's escape from the uniform state by "
+        "AMS beside direct simulation, CPU at equal relative error (metastab.bench.ams_noisy)",
     )
     bench.add_argument(
         "--chains",
         type=whole,
         default=None,
-        help="default 2048 (--escape: 60 per beta and mode; ams-ou: the pyTAMS runs, 2)",
+        help="default 2048 (--escape: 60 per beta and mode; ams-ou: the pyTAMS runs, 2; "
+        "ams-noisy: the direct chains, 100)",
     )
     bench.add_argument("--steps", type=whole, default=None, help="default 500 (phase-diagram: 30)")
     bench.add_argument("--repeat", type=whole, default=3, help="best of REPEAT (default 3)")
@@ -165,6 +168,8 @@ def _run(args: argparse.Namespace) -> int:
         return _schemes_bench(args)
     if args.workload == "ams-ou":
         return _ams_ou_bench(args)
+    if args.workload == "ams-noisy":
+        return _ams_noisy_bench(args)
     if args.no_jax and (args.escape or args.sizes):
         raise UsageError("no-jax: --no-jax applies to the W1 and phase-diagram benches only")
     if args.steps is None:
@@ -651,4 +656,73 @@ def _ams_ou_bench(args: argparse.Namespace) -> int:
                 f"(z = {row['z']:.3g}): more runs shrink its spread, not that offset, so the "
                 "equal-error cost above understates what it needs"
             )
+    return 0
+
+
+def _ams_noisy_bench(args: argparse.Namespace) -> int:
+    """``metastab bench --workload ams-noisy``: the noisy sphere's mean escape time from the
+    uniform state by direct simulation and by AMS, the CPU seconds each needs for a common
+    relative error, and their ratio; then AMS alone beyond direct simulation's reach."""
+    import numba
+
+    from ..bench import ams_noisy as bench
+    from ..bench.chains import host_cpu
+
+    taken = [f for f in ("escape", "sizes", "no_jax") if getattr(args, f)]
+    taken += [f for f in ("steps", "beta") if getattr(args, f) is not None]
+    if taken or args.repeat != 3:
+        flag = (taken or ["repeat"])[0].replace("_", "-")
+        raise UsageError(f"{flag}: --workload ams-noisy takes only --chains (the direct chains)")
+    chains = bench.DIRECT_CHAINS if args.chains is None else args.chains
+    if chains < 2:
+        raise UsageError(f"chains must be an integer >= 2 for ams-noisy, got {chains}")
+    c, hill, eps = bench.AMS_NOISY, bench.HILL, bench.EPSILON
+    print(
+        f"{PROG} bench --workload ams-noisy: E[T] of LeaveUniform({c['level']:g}) for the noisy "
+        f"circle, beta = {c['beta']:g}, K = K_c + {c['between']:g} (K_# - K_c), dt = "
+        f"{c['dt']:g}, n in {list(bench.SIZES)} side by side, {list(bench.BEYOND)} AMS alone; "
+        f"direct: {chains} chains; AMS: Hill relation with A = {{m_1 <= "
+        f"{bench.REFERENCE:g}/sqrt(n)}}, {hill['chains']} direct chains x {hill['cycles']} "
+        f"cycles per run, {hill['replicas']} replicas, {hill['runs']} runs; "
+        f"{numba.get_num_threads()} threads; CPU {host_cpu()}",
+        flush=True,
+    )
+    columns = ["method", "n", "mean", "interval", "rel_err", "cpu_s", "cpu_s_at_eps", "ratio", "z"]
+    show = output.Rows(columns)
+
+    def on_row(row: dict) -> None:
+        show(
+            {
+                "method": row["method"],
+                "n": row["n"],
+                "mean": f"{row['mean']:.4g}",
+                "interval": f"[{row['low']:.4g}, {row['high']:.4g}]",
+                "rel_err": f"{row['rel_err']:.3f}",
+                "cpu_s": f"{row['cpu_s']:.3g}",
+                "cpu_s_at_eps": f"{row['cpu_s_at_eps']:.3g}",
+                "ratio": f"{row['ratio']:.3g}" if "ratio" in row else "-",
+                "z": f"{row['z']:.2f}" if "z" in row else "-",
+            }
+        )
+
+    r = bench.ams_noisy_bench(direct_chains=chains, on_row=on_row)
+    print(
+        f"mean in steps; rel_err = relative standard error; cpu_s_at_eps = cpu_s x "
+        f"(rel_err/{eps:g})^2, the CPU seconds for E[T] within {eps:.0%}; ratio = direct"
+        f" / AMS CPU at equal relative error; z = log(AMS / direct) over its standard error; "
+        "CPU = user + system of the process"
+    )
+    for row in r["rows"]:
+        if row["method"] == "ams" and "direct_steps_at_eps" in row:
+            print(
+                f"n = {row['n']}: direct simulation would need about "
+                f"{row['direct_steps_at_eps']:.2g} steps for E[T] within {bench.EPSILON:.0%}"
+            )
+        for message in row.get("warnings", ()):
+            print(f"n = {row['n']}, AMS: {message}")
+    if r["ratio"] is not None:
+        print(
+            f"ratio at n = {max(bench.SIZES)} {r['ratio']:.3g}x "
+            f"(target {_verdict(r['ratio'], bench.TARGET, 'x')})"
+        )
     return 0

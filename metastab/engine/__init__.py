@@ -7,8 +7,9 @@
 - :mod:`~metastab.engine.accelerated`: ``mode="accelerated"``, the event-driven SA_P chain;
 - :mod:`~metastab.engine.ams`: generalised adaptive multilevel splitting over a replica
   stepper (pure Python), and :mod:`~metastab.engine.ams_chains`: :func:`ams_probability`, its
-  front end for SA_P (P[T <= t], P[the event before the reference set]);
-- :mod:`~metastab.engine.ams_hill`: :func:`ams_mean_escape_time`, SA_P's mean escape time by the
+  front end for SA_P and the noisy sphere (P[T <= t], P[the event before the reference set];
+  the noisy sphere's checks in :mod:`~metastab.engine.ams_noisy`);
+- :mod:`~metastab.engine.ams_hill`: :func:`ams_mean_escape_time`, the mean escape time by the
   Hill relation (direct cycles and AMS from their entrance law);
 - :mod:`~metastab.engine.resolution`: what direct stepping resolves (underflow of pick weights,
   cross-group probabilities);

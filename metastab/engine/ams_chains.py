@@ -15,9 +15,14 @@ Two questions, one algorithm:
 - ``reference_level=z_A``: P[the event before the first return to A = {ξ <= z_A / r}], the
   return tested after each step (the start, typically in A, counts as left).
 
-Both together: the event before A and by step t. Replica q of run r draws from the xoshiro256**
-stream ``seed_streams(key_r, slot)`` (the ids of :mod:`metastab.engine.ams`), so a run is the
-same whatever the thread count or the number of runs.
+Both together: the event before A and by step t. The noisy sphere
+(:class:`~metastab.NoisySphere` with a :class:`~metastab.LeaveUniform` event) takes the same
+two questions with its own stepper (:class:`NoisyStepper`; the score is the order parameter,
+:mod:`metastab.engine.ams_noisy`).
+
+Replica q of run r draws from the xoshiro256** stream ``seed_streams(key_r, slot)`` (the ids of
+:mod:`metastab.engine.ams`), so a run is the same whatever the thread count or the number of
+runs.
 """
 
 from __future__ import annotations
@@ -29,16 +34,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._validate import real
-from ..events import LeaveBall, LeaveHull
+from ..events import LeaveBall, LeaveHull, LeaveUniform
 from ..exceptions import DiagnosticWarning
 from ..kernels import streams as _streams
-from ..models import SoftmaxChain
+from ..models import NoisySphere, SoftmaxChain
 from ..results import provenance
 from ..results.ams import AMSResult
 from ..results.protocol import plain
 from .accelerated import budget
 from .ams import BUDGET as _BUDGET_END
-from .ams import FAILED, REACHED, Segment, run_ams
+from .ams import FAILED, REACHED, AMSRuns, Segment, run_ams
+from .ams_noisy import SCORE, NoisySetup, entrance_shape, exit_summary, noisy_setup
 from .backends import (
     BUDGET,
     FULL,
@@ -59,7 +65,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import ArrayLike
 
-    from ..rng import SeedLike
+    from ..rng import Seed, SeedLike
 
 __all__ = ["ams_probability", "reaction_coordinate"]
 
@@ -88,6 +94,16 @@ class ChainStepper:
         self.accelerated, self.ev = accelerated, ev
         self.bounds = Bounds(low, math.inf, limit)
         self.horizon = horizon
+
+    def drive(
+        self, X: np.ndarray, state: np.ndarray, bounds: Bounds, walk: Walk, records: Records
+    ) -> None:
+        """One call of the backend's driver on the replicas X (in place, with their streams
+        ``state``) until they stop at ``bounds``, ``walk`` and ``records`` as it takes them."""
+        self.backend.excursions(
+            X, state, self.dyn, self.gamma, self.tol, self.accelerated, self.ev, bounds, walk,
+            records,
+        )  # fmt: skip
 
     def score(self, states: np.ndarray) -> np.ndarray:
         out = np.empty(states.shape[0])
@@ -119,10 +135,7 @@ class ChainStepper:
                 np.empty((todo.size, _RECORDS, n, d)),
                 np.zeros(todo.size, np.int64),
             )
-            self.backend.excursions(
-                Xs, ss, self.dyn, self.gamma, self.tol, self.accelerated, self.ev,
-                self.bounds, part, records,
-            )  # fmt: skip
+            self.drive(Xs, ss, self.bounds, part, records)
             X[todo], state[todo] = Xs, ss
             walk.clock[todo], walk.level[todo], walk.status[todo] = part
             for q, c in enumerate(todo.tolist()):
@@ -196,10 +209,7 @@ class ScoredChainStepper(ChainStepper):
                 np.empty((todo.size, 1, n, d)),
                 np.zeros(todo.size, np.int64),
             )
-            self.backend.excursions(
-                Xs, ss, self.dyn, self.gamma, self.tol, self.accelerated, self.ev,
-                self.bounds, part, records,
-            )  # fmt: skip
+            self.drive(Xs, ss, self.bounds, part, records)
             X[todo], state[todo], clock[todo] = Xs, ss, part.clock
             status = part.status
             hit = status == IN_B
@@ -224,6 +234,33 @@ class ScoredChainStepper(ChainStepper):
             else:
                 seg = Segment(np.empty(0), np.empty(0), np.empty((0, n, d)), int(end[c]), clock[c])
             out.append(seg)
+        return out
+
+
+class NoisyStepper(ChainStepper):
+    """A :class:`~metastab.engine.ams.ReplicaStepper` of the noisy sphere through the backend's
+    ``noisy_excursions`` driver (:mod:`metastab.engine.ams_noisy`): the score is the event's
+    order parameter m_degree (+inf in B), A = {m_degree <= ``setup.low``}, and the paths end
+    as a :class:`ChainStepper`'s do."""
+
+    def __init__(self, backend: Backend, setup: NoisySetup, horizon: bool) -> None:
+        self.backend, self.setup, self.ev = backend, setup, setup.ev
+        self.bounds = Bounds(setup.low, math.inf, setup.limit)
+        self.horizon = horizon
+
+    def drive(
+        self, X: np.ndarray, state: np.ndarray, bounds: Bounds, walk: Walk, records: Records
+    ) -> None:
+        self.backend.noisy_excursions(
+            X, state, self.setup.dyn, self.setup.dt, self.ev, bounds, walk, records
+        )
+
+    def score(self, states: np.ndarray) -> np.ndarray:
+        X = np.ascontiguousarray(states)
+        out = exit_summary(X)[:, self.setup.degree - 1].copy()
+        hit = np.zeros(X.shape[0], bool)
+        self.backend.events_at(X, self.ev, hit)
+        out[hit] = math.inf
         return out
 
 
@@ -306,16 +343,16 @@ def _entrance(entrance: ArrayLike, runs: int, replicas: int, n: int, d: int) -> 
 
 
 def ams_probability(
-    model: SoftmaxChain,
+    model: SoftmaxChain | NoisySphere,
     x0: ArrayLike,
-    event: LeaveBall | LeaveHull,
+    event: LeaveBall | LeaveHull | LeaveUniform,
     *,
     horizon: int | float | None = None,
     reference_level: float | None = None,
     replicas: int = 100,
     runs: int = 20,
     rng: SeedLike = None,
-    mode: str = "accelerated",
+    mode: str | None = None,
     max_steps: int | float | None = None,
     merge_tol: float | None = None,
     device: str = "cpu",
@@ -329,17 +366,19 @@ def ams_probability(
 
     Parameters
     ----------
-    model : SoftmaxChain
-        SA_P with a constant step.
+    model : SoftmaxChain or NoisySphere
+        SA_P with a constant step, or the noisy sphere (:mod:`metastab.engine.ams_noisy`).
     x0 : array_like (n, d)
         The start of every replica; the event is compiled for it (group hulls, ball centres).
-    event : LeaveHull or LeaveBall
-        B; the score is its distance ξ in units of its radius.
+    event : LeaveHull, LeaveBall or LeaveUniform
+        B; the score is its distance ξ in units of its radius (SA_P), or its order parameter
+        m_degree (LeaveUniform, the noisy sphere's event).
     horizon : int or float >= 1, optional
         t of P[T <= t]. At least one of ``horizon`` and ``reference_level``.
     reference_level : float, optional
         z_A in the event's distance units, 0 <= z_A < radius: a path that comes back to
-        ξ <= z_A / radius after a step fails.
+        ξ <= z_A / radius after a step fails. With LeaveUniform, a in 0 <= a < level: a path
+        that comes back to m_degree <= a fails.
     replicas : int >= 2
         N per run.
     runs : int >= 2
@@ -347,13 +386,15 @@ def ams_probability(
     rng : None, int, SeedSequence or Generator
         Root seed of the runs (recorded in the result); run r is a pure function of the seed
         and r.
-    mode : {"accelerated", "exact"}
-        As :func:`metastab.first_passage`.
+    mode : {"accelerated", "exact"}, optional
+        As :func:`metastab.first_passage` (default "accelerated" for SA_P; the noisy sphere
+        steps exactly: "exact" or None).
     max_steps : int or float, optional
-        Without a horizon, the safety budget of a path (default 10^7 in exact mode, none in
-        accelerated mode); a path stopped by it counts as a failure, with a DiagnosticWarning.
+        Without a horizon, the safety budget of a path (default 10^7 in exact mode and for
+        the noisy sphere, none in accelerated mode); a path stopped by it counts as a failure,
+        with a DiagnosticWarning.
     merge_tol : float, optional
-        Accelerated mode only (default :data:`metastab.engine.MERGE_TOL`).
+        SA_P's accelerated mode only (default :data:`metastab.engine.MERGE_TOL`).
     device : str
         Where the replicas run (a name of :data:`metastab.engine.backends.BACKENDS`; "cpu").
     entrance : array_like (runs, replicas, n, d), optional
@@ -366,7 +407,8 @@ def ams_probability(
         floats, larger nearer the event (default: the event's distance ξ, computed in the
         kernel). Evaluated on the host after every step (one kernel call per step: slower);
         AMS is unbiased for any score, and its error depends on how well the score orders the
-        paths. A and the event stay defined by ξ.
+        paths. A and the event stay defined by ξ. SA_P only (the noisy sphere's score is its
+        order parameter).
 
     Returns
     -------
@@ -385,25 +427,49 @@ def ams_probability(
     ...                       replicas=20, runs=4, rng=1)
     >>> bool(0 < res.p < 0.1), res.runs.shape
     (True, (4,))
+
+    The noisy circle leaving the uniform state (m_1 >= 0.8) before coming back to m_1 <= 0.3:
+
+    >>> noisy = ms.NoisySphere(beta=5.0, K=0.095, dt=0.02)
+    >>> res = ams_probability(noisy, ms.regular_polygon(8).vertices, ms.LeaveUniform(0.8),
+    ...                       reference_level=0.3, replicas=20, runs=4, rng=1)
+    >>> bool(0 < res.p < 1), res.score
+    (True, 'order parameter')
     """
-    x = _start(x0)
-    n, d = x.shape
     from .._validate import integer
 
     N = integer("replicas", replicas, 2)
     M = integer("runs", runs, 2)
-    check_mode(mode, merge_tol)
-    if not isinstance(model, SoftmaxChain):
-        raise ValueError(f"model must be a SoftmaxChain (SA_P), got {model!r}")
-    if not isinstance(event, (LeaveBall, LeaveHull)):
-        raise ValueError(
-            f"event must be a LeaveBall or a LeaveHull (the events whose distance is the "
-            f"score), got {event!r}"
-        )
     if horizon is None and reference_level is None:
         raise ValueError(
             "give horizon (for P[T <= horizon]) or reference_level (for P[event before "
             "returning to the reference set]), or both: with neither, p is 1"
+        )
+    if isinstance(model, NoisySphere):
+        setup = noisy_setup(
+            model, x0, event, reference_level=reference_level, horizon=horizon,
+            max_steps=max_steps, mode=mode, merge_tol=merge_tol, score=score,
+        )  # fmt: skip
+        n, d = setup.x.shape
+        starts = setup.x if entrance is None else entrance_shape(entrance, M, N, n, d)
+        stepper: ChainStepper = NoisyStepper(resolve(device), setup, horizon is not None)
+        given = entrance is not None
+        out, seed = run_ams(stepper, starts, replicas=N, runs=M, rng=rng, entrance=given)
+        return _result(
+            out, seed, setup.limit, model, event, setup.x, starts, SCORE, "exact",
+            horizon=horizon, reference_level=reference_level, max_steps=max_steps,
+            merge_tol=None, device=device, entrance=entrance is not None,
+        )  # fmt: skip
+    x = _start(x0)
+    n, d = x.shape
+    mode = "accelerated" if mode is None else mode
+    check_mode(mode, merge_tol)
+    if not isinstance(model, SoftmaxChain):
+        raise ValueError(f"model must be a SoftmaxChain (SA_P) or a NoisySphere, got {model!r}")
+    if not isinstance(event, (LeaveBall, LeaveHull)):
+        raise ValueError(
+            f"event must be a LeaveBall or a LeaveHull with SA_P (the events whose distance is "
+            f"the score), got {event!r}"
         )
     dyn, gamma = constant_chain(
         model, d, why="AMS needs a time-homogeneous chain", what="model must have"
@@ -433,39 +499,60 @@ def ams_probability(
         check_resolution(model, starts.reshape(-1, n, d), what="starts", stacklevel=2)
     args = (resolve(device), dyn, gamma, tol, accelerated, ev, low, limit, horizon is not None)
     if score is None:
-        stepper: ChainStepper = ChainStepper(*args)
+        stepper = ChainStepper(*args)
     elif callable(score):
         stepper = ScoredChainStepper(*args, score=score)
     else:
         raise ValueError(f"score must be a callable of the configurations or None, got {score!r}")
     out, seed = run_ams(stepper, starts, replicas=N, runs=M, rng=rng, entrance=entrance is not None)
+    name = "event distance" if score is None else getattr(score, "__name__", repr(score))
+    return _result(
+        out, seed, limit, model, event, x, starts, name, mode, horizon=horizon,
+        reference_level=reference_level, max_steps=max_steps, merge_tol=merge_tol,
+        device=device, entrance=entrance is not None,
+    )  # fmt: skip
+
+
+def _result(
+    out: AMSRuns,
+    seed: Seed,
+    limit: float,
+    model: Any,
+    event: Any,
+    x: np.ndarray,
+    starts: np.ndarray,
+    score: str,
+    mode: str,
+    *,
+    entrance: bool,
+    **arguments: Any,
+) -> AMSResult:
+    """The AMSResult of :func:`ams_probability`'s runs ``out`` (and the warning of the paths a
+    budget stopped), with the call's ``arguments`` for its replay."""
     if out.budget_hits:
         warnings.warn(
             f"{out.budget_hits} paths reached max_steps={limit:g} before the event or the "
             f"reference set; they count as failures, which biases p downwards: raise max_steps",
             DiagnosticWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
+    n, d = x.shape
     return AMSResult.from_runs(
         out,
-        N,
+        out.replicas,
         budget_hits=out.budget_hits,
         paths=out.paths,
-        score="event distance" if score is None else getattr(score, "__name__", repr(score)),
+        score=score,
         model=model.to_dict(),
         event=event.to_dict(),
         seed=seed.to_dict(),
         provenance=provenance(wall_seconds=out.seconds, n=n, d=d, mode=mode),
         x0=x.copy(),
         arguments={
-            "horizon": plain(horizon),
-            "reference_level": plain(reference_level),
-            "replicas": N,
-            "runs": M,
+            **{k: plain(v) for k, v in arguments.items()},
+            "replicas": out.replicas,
+            "runs": int(out.estimates.size),
             "mode": mode,
-            "max_steps": plain(max_steps),
-            "merge_tol": plain(merge_tol),
-            "device": device,
-            **({} if entrance is None else {"entrance": starts.tolist()}),
+            **({"entrance": starts.tolist()} if entrance else {}),
         },
     )

@@ -1,5 +1,8 @@
-"""E[T_B] of SA_P by the Hill relation: :func:`ams_mean_escape_time`, with AMS for the
-probability (:func:`metastab.engine.ams_probability`) and direct simulation for the cycles.
+"""E[T_B] by the Hill relation: :func:`ams_mean_escape_time`, with AMS for the probability
+(:func:`metastab.engine.ams_probability`) and direct simulation for the cycles, for SA_P and
+for the noisy sphere leaving the uniform state (:mod:`metastab.engine.ams_noisy`: ξ = m_degree,
+A = {m_degree <= a}; the direct chains and the replicas are stepped by the backend's
+``noisy_excursions``, the drift test compares the exits' order parameters).
 
 The cycles
 ----------
@@ -70,15 +73,16 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from .._validate import integer, real
-from ..events import LeaveBall, LeaveHull
+from ..events import LeaveBall, LeaveHull, LeaveUniform
 from ..exceptions import DiagnosticWarning
-from ..models import SoftmaxChain
+from ..models import NoisySphere, SoftmaxChain
 from ..results import provenance
-from ..results.ams import AMSMeanTime
+from ..results.ams import AMSMeanTime, AMSResult
 from ..results.protocol import plain
 from ..rng import Seed, as_seed
 from .accelerated import budget
-from .ams_chains import ams_probability, reaction_coordinate
+from .ams_chains import NoisyStepper, ams_probability, reaction_coordinate
+from .ams_noisy import exit_summary, noisy_setup
 from .backends import BUDGET, IN_B, Backend, Bounds, Records, Walk, resolve
 from .resolution import check_mode, check_resolution, constant_chain, merge_tolerance
 
@@ -90,7 +94,19 @@ if TYPE_CHECKING:
 
     from ..rng import SeedLike
 
-__all__ = ["DRIFT_LEVEL", "Cycles", "ams_mean_escape_time", "drift_test", "record_cycles"]
+    # drive(X, state, bounds, walk, records): one call of a splitting driver of the backend
+    Drive = Callable[[np.ndarray, np.ndarray, Bounds, Walk, Records], None]
+
+__all__ = [
+    "DRIFT_LEVEL",
+    "Cycles",
+    "HillParts",
+    "ams_mean_escape_time",
+    "cycles_of",
+    "drift_test",
+    "hill_parts",
+    "record_cycles",
+]
 
 # Below this p-value of drift_test the entrance law is taken to drift along the cycles.
 DRIFT_LEVEL = 0.01
@@ -120,22 +136,15 @@ class Cycles(NamedTuple):
     budget_hits: int
 
 
-def _piece(
-    backend: Backend,
-    X: np.ndarray,
-    state: np.ndarray,
-    chain: tuple[Any, float, float, bool, Any],
-    bounds: Bounds,
-) -> Walk:
+def _piece(drive: Drive, X: np.ndarray, state: np.ndarray, bounds: Bounds) -> Walk:
     """Advance the chains X (in place, with their streams ``state``) from clock 0 until they
     stop at ``bounds``; no records (the running maximum starts at +inf)."""
-    dyn, gamma, tol, accelerated, ev = chain
     C, n, d = X.shape
     walk = Walk(np.zeros(C), np.full(C, math.inf), np.empty(C, np.int64))
     records = Records(
         np.empty((C, 1)), np.empty((C, 1)), np.empty((C, 1, n, d)), np.zeros(C, np.int64)
     )
-    backend.excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records)
+    drive(X, state, bounds, walk, records)
     return walk
 
 
@@ -149,8 +158,8 @@ def record_cycles(
     cycles: int | None,
     limit: float,
 ) -> Cycles:
-    """Run one direct chain per stream of ``streams`` (C, 4), from ``x0``, cycle by cycle (module
-    notes) until it meets the event or has run ``cycles`` cycles (None: until the event).
+    """Run one direct chain of SA_P per stream of ``streams`` (C, 4), from ``x0``, cycle by cycle
+    (module notes) until it meets the event or has run ``cycles`` cycles (None: until the event).
 
     Both pieces of a cycle are stepped by the backend's ``excursions`` driver, as the AMS
     replicas are (:mod:`.ams_chains`), so that the direct chains and the replicas are the same
@@ -161,6 +170,34 @@ def record_cycles(
     them, ``low`` the reference level in units of the radius (A = {ξ <= low}), ``limit`` the
     step budget of each sojourn and excursion.
     """
+    return cycles_of(_chain_drive(backend, chain), x0, low, streams, cycles=cycles, limit=limit)
+
+
+def _chain_drive(backend: Backend, chain: tuple[Any, float, float, bool, Any]) -> Drive:
+    """The backend's ``excursions`` driver of SA_P with the arguments ``chain``."""
+    dyn, gamma, tol, accelerated, ev = chain
+
+    def drive(
+        X: np.ndarray, state: np.ndarray, bounds: Bounds, walk: Walk, records: Records
+    ) -> None:
+        backend.excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records)
+
+    return drive
+
+
+def cycles_of(
+    drive: Drive,
+    x0: np.ndarray,
+    low: float,
+    streams: np.ndarray,
+    *,
+    cycles: int | None,
+    limit: float,
+) -> Cycles:
+    """:func:`record_cycles` for any chain: ``drive(X, state, bounds, walk, records)`` advances
+    the chains X (in place, with their streams ``state``) until they stop at ``bounds``, as the
+    splitting drivers of the backend do (``excursions``, ``noisy_excursions``); ``low`` is the
+    reference level in the units of the score (A = {ξ <= low})."""
     C = streams.shape[0]
     n, d = x0.shape
     X = np.repeat(x0[None], C, axis=0)
@@ -173,7 +210,7 @@ def record_cycles(
     while alive.any() and (cycles is None or k < cycles):
         idx = np.flatnonzero(alive)
         Xs, ss = X[idx], state[idx]
-        out = _piece(backend, Xs, ss, chain, Bounds(-1.0, low, limit))  # the sojourn
+        out = _piece(drive, Xs, ss, Bounds(-1.0, low, limit))  # the sojourn
         sojourn, ended = out.clock.copy(), out.status.copy()
         Y = Xs.copy()
         go = ended != IN_B  # else the exit itself meets the event
@@ -182,7 +219,7 @@ def record_cycles(
         met = ended == IN_B
         if go.any():
             Xe, se = Xs[go], ss[go]
-            back = _piece(backend, Xe, se, chain, Bounds(low, math.inf, limit))
+            back = _piece(drive, Xe, se, Bounds(low, math.inf, limit))
             Xs[go], ss[go] = Xe, se
             excursion[go] = back.clock
             met[go] = back.status == IN_B
@@ -232,6 +269,7 @@ def drift_test(
     *,
     permutations: int = 499,
     most: int = 1000,
+    summary: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[float, int]:
     """(p-value, pairs) of the test that the exits of the first half of each chain's cycles and
     those of its second half have the same law (the entrance law does not drift).
@@ -247,7 +285,9 @@ def drift_test(
     summary's law unchanged is not seen. The p-value is by permutation that respects the
     dependence within a chain: each chain's halves are swapped as a whole with probability 1/2
     (exchangeable when the cycle law does not change along the chain), (1 + #{≥}) /
-    (1 + permutations). nan when there are fewer than 2 pairs.
+    (1 + permutations). nan when there are fewer than 2 pairs. ``summary``, if given, replaces
+    that summary: exits (m, n, d) -> features (m, k), such as the order parameters of the noisy
+    sphere's exits (whose tokens diffuse away from x0).
     """
     from scipy.spatial.distance import cdist
 
@@ -271,7 +311,11 @@ def drift_test(
     m = f.size
     # each exit as its tokens' distances from x0, largest first: blind to which token moved
     # and where, so that the one token that has just left A does not swamp the others' offsets
-    Z = -np.sort(-np.linalg.norm(entrance[np.r_[f, s]] - x0, axis=2), axis=1)
+    exits = entrance[np.r_[f, s]]
+    if summary is None:
+        Z = -np.sort(-np.linalg.norm(exits - x0, axis=2), axis=1)
+    else:
+        Z = np.asarray(summary(exits), dtype=float).reshape(exits.shape[0], -1)
     D = cdist(Z, Z)
 
     def energy(is_first: np.ndarray) -> float:
@@ -301,88 +345,117 @@ def _blocks(cyc: Cycles, runs: int, chains: int) -> tuple[np.ndarray, np.ndarray
     return L, D, [np.flatnonzero(block == r) for r in range(runs)]
 
 
-def ams_mean_escape_time(
-    model: SoftmaxChain,
-    x0: ArrayLike,
-    event: LeaveBall | LeaveHull,
+class HillParts(NamedTuple):
+    """What :func:`hill_parts` measured: the AMS result from the recorded entrances, per run the
+    entrances L_r and the direct steps D_r, the direct chains that met the event, the drift
+    test's p-value and pairs, and the direct pieces a budget stopped."""
+
+    probability: AMSResult
+    entrances: np.ndarray
+    direct_time: np.ndarray
+    complete: int
+    drift_pvalue: float
+    drift_pairs: int
+    direct_budget_hits: int
+
+    def probability_and_blocks(self) -> tuple[AMSResult, np.ndarray, np.ndarray]:
+        """The first arguments of :meth:`AMSMeanTime.from_parts`."""
+        return self.probability, self.entrances, self.direct_time
+
+    def diagnostics(self) -> dict[str, Any]:
+        """Its keyword arguments of the direct part."""
+        return {
+            "complete": self.complete,
+            "drift_pvalue": self.drift_pvalue,
+            "drift_pairs": self.drift_pairs,
+            "direct_budget_hits": self.direct_budget_hits,
+        }
+
+
+def hill_parts(
+    drive: Drive,
+    x: np.ndarray,
+    low: float,
+    seed: Seed,
     *,
+    runs: int,
+    chains: int,
+    replicas: int,
+    cycles: int | None,
+    limit: float,
+    probability: Callable[[np.ndarray, Seed], AMSResult],
+    summary: Callable[[np.ndarray], np.ndarray] | None = None,
+    stacklevel: int = 2,
+) -> HillParts:
+    """The estimator of the module notes for any chain: ``runs × chains`` direct chains from x
+    cycle by cycle (:func:`cycles_of` with ``drive``; A = {ξ <= low}), the exits drawn per run
+    as the entrances of an AMS run, ``probability(starts, seed)`` (starts (runs, replicas, n,
+    d)), the drift test (``summary`` as in :func:`drift_test`), and the warnings of the direct
+    part (``stacklevel``: the user's call). The parts of the seed are those that
+    :func:`ams_mean_escape_time` documents."""
+    M, C, N = runs, chains, replicas
+    n, d = x.shape
+    direct = Seed(seed.entropy, seed.spawn_key + (_DIRECT,))
+    cyc = cycles_of(drive, x, low, direct.streams(M * C), cycles=cycles, limit=limit)
+    if cyc.budget_hits:
+        warnings.warn(
+            f"{cyc.budget_hits} sojourns or excursions of the direct chains reached "
+            f"max_steps={limit:g}: their cycles are dropped and their chains cut, which "
+            f"biases the cycle law towards short cycles; raise max_steps",
+            DiagnosticWarning,
+            stacklevel=stacklevel,
+        )
+    L, D, members = _blocks(cyc, M, C)
+    if not L.all():
+        raise ValueError(
+            f"run {int(np.argmin(L))} has no recorded exit from A: max_steps={limit:g} cut "
+            f"every cycle of its direct chains; raise max_steps"
+        )
+    starts = np.empty((M, N, n, d))
+    for r in range(M):
+        draw = np.random.default_rng(
+            np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (_DRAW, r))
+        )
+        starts[r] = cyc.entrance[members[r][draw.integers(0, members[r].size, size=N)]]
+    drift_rng = np.random.default_rng(
+        np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (_DRIFT,))
+    )
+    drift, pairs = drift_test(cyc.entrance, cyc.chain, x, drift_rng, summary=summary)
+    complete = int(cyc.complete.sum())
+    if complete < M * C and not drift >= DRIFT_LEVEL:
+        why = (
+            "no chain has two cycles to compare"
+            if math.isnan(drift)
+            else f"the entrance law drifts along the cycles (the first half of each chain's "
+            f"exits against its second half: energy test p = {drift:.2g} < {DRIFT_LEVEL})"
+        )
+        warnings.warn(
+            f"{M * C - complete} of {M * C} direct chains were cut at cycles={cycles} before "
+            f"the event, and {why}: the recorded exits may not be the cycle average of whole "
+            f"paths, which the Hill relation needs, and E[T] may be biased; raise cycles "
+            f"(cycles=None follows every direct chain to the event)",
+            DiagnosticWarning,
+            stacklevel=stacklevel,
+        )
+    prob = probability(starts, Seed(seed.entropy, seed.spawn_key + (_AMS,)))
+    return HillParts(prob, L, D, complete, float(drift), int(pairs), int(cyc.budget_hits))
+
+
+def _chain_parts(
+    model: Any,
+    x0: ArrayLike,
+    event: Any,
     reference_level: float,
-    chains: int = 25,
-    cycles: int | None = None,
-    replicas: int = 100,
-    runs: int = 20,
-    rng: SeedLike = None,
-    mode: str = "accelerated",
-    max_steps: int | float | None = None,
-    merge_tol: float | None = None,
-    device: str = "cpu",
-    score: Callable[[np.ndarray], Any] | None = None,
-) -> AMSMeanTime:
-    """E[T_B], the mean first-passage time of ``event`` from ``x0``, by the Hill relation.
-
-    E[T_B] = ⟨σ + ρ⟩ / p (module notes): the mean cycle duration over p = P_ν[the event before
-    A], ν the law of the exits from A averaged over the cycles, which direct chains from x0
-    record; p (and the time of the excursions that meet the event) by AMS started there.
-    The estimate is Σ_r (D_r + L_r s_r) / Σ_r L_r p̂_r over the runs (module notes).
-
-    Parameters
-    ----------
-    model : SoftmaxChain
-        SA_P with a constant step.
-    x0 : array_like (n, d)
-        The start, in A; the event is compiled for it (group hulls, ball centres).
-    event : LeaveHull or LeaveBall
-        B; ξ is its distance in units of its radius.
-    reference_level : float
-        z_A in the event's distance units, 0 <= z_A < radius: A = {ξ <= z_A / radius}.
-    chains : int >= 1
-        Direct chains per run (``runs × chains`` in all).
-    cycles : int >= 1, optional
-        The cycles a direct chain runs at most; None (the default) follows every direct chain to
-        the event, so that its exits are the cycle average of a whole path whatever the cycles
-        do. With a bound, the exits of the cut chains stand for ν only if the cycle law does not
-        drift along a chain: a DiagnosticWarning says when the drift test rejects that
-        (p < :data:`DRIFT_LEVEL`) or cannot test it.
-    replicas : int >= 2
-        N per AMS run.
-    runs : int >= 2
-        M independent runs (their spread gives the interval).
-    rng : None, int, SeedSequence or Generator
-        Root seed; the direct chains, the AMS runs, the draws of the entrances and the drift
-        test take its children (spawn key + (0,), (1,), (2, r), (3,)), and direct chain c and
-        run r are pure functions of the seed and their index.
-    mode : {"accelerated", "exact"}
-        As :func:`metastab.first_passage`, for the direct chains and the replicas alike.
-    max_steps : int or float, optional
-        The step budget of a sojourn, an excursion and an AMS path (default 10^7 in exact mode,
-        none in accelerated mode); what it stops is reported (DiagnosticWarning).
-    merge_tol : float, optional
-        Accelerated mode only (default :data:`metastab.engine.MERGE_TOL`).
-    device : str
-        Where the chains run (a name of :data:`metastab.engine.backends.BACKENDS`; "cpu").
-    score : callable, optional
-        The AMS importance function, as in :func:`metastab.engine.ams_probability`.
-
-    Returns
-    -------
-    result : AMSMeanTime
-        The estimate ``mean`` of E[T_B] with its parts (the probability p, the cycle times,
-        the entrances), the per-run estimates that give
-        :meth:`~metastab.results.ams.AMSMeanTime.confidence_interval`, the seed and the
-        provenance.
-
-    Examples
-    --------
-    >>> import numpy as np, metastab as ms
-    >>> from metastab.engine import ams_mean_escape_time
-    >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)   # frozen
-    >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
-    >>> res = ams_mean_escape_time(ms.SoftmaxChain(beta=20.0, gamma=0.45), x, ev,
-    ...                            reference_level=0.05, chains=5, replicas=20, runs=4, rng=1)
-    >>> low, high = res.confidence_interval()
-    >>> bool(low < res.mean < high), res.complete, res.chains
-    (True, 20, 5)
-    """
+    mode: str | None,
+    max_steps: int | float | None,
+    merge_tol: float | None,
+    device: str,
+    score: Any,
+    seed: Seed,
+    counts: dict[str, Any],
+) -> tuple[np.ndarray, float, str, HillParts]:
+    """SA_P's part of :func:`ams_mean_escape_time`: the checks, then :func:`hill_parts`;
+    (x0, z_A, mode, parts)."""
     try:
         x = np.array(x0, dtype=float)
     except (TypeError, ValueError):
@@ -392,16 +465,13 @@ def ams_mean_escape_time(
     x = np.ascontiguousarray(x)
     n, d = x.shape
     if not isinstance(model, SoftmaxChain):
-        raise ValueError(f"model must be a SoftmaxChain (SA_P), got {model!r}")
+        raise ValueError(f"model must be a SoftmaxChain (SA_P) or a NoisySphere, got {model!r}")
     if not isinstance(event, (LeaveBall, LeaveHull)):
         raise ValueError(
-            f"event must be a LeaveBall or a LeaveHull (the events whose distance is the "
-            f"score), got {event!r}"
+            f"event must be a LeaveBall or a LeaveHull with SA_P (the events whose distance is "
+            f"the score), got {event!r}"
         )
-    C = integer("chains", chains, 1)
-    K = None if cycles is None else integer("cycles", cycles, 1)
-    N = integer("replicas", replicas, 2)
-    M = integer("runs", runs, 2)
+    mode = "accelerated" if mode is None else mode
     check_mode(mode, merge_tol)
     radius = float(event.radius)
     z_A = real("reference_level", reference_level, low=0, high=radius, high_open=True)
@@ -424,64 +494,149 @@ def ams_mean_escape_time(
         )
     backend = resolve(device)
     if not accelerated:
-        check_resolution(model, x[None], what="x0", stacklevel=2)
+        check_resolution(model, x[None], what="x0", stacklevel=3)
+    ev = event.compile(np.ascontiguousarray(x[None]), dyn.B)
+    parts = hill_parts(
+        _chain_drive(backend, (dyn, gamma, tol, accelerated, ev)), x, low, seed,
+        **counts, limit=limit, stacklevel=4,
+        probability=lambda starts, ams_seed: ams_probability(
+            model, x, event, reference_level=z_A, replicas=counts["replicas"], runs=counts["runs"],
+            rng=ams_seed, mode=mode,
+            max_steps=max_steps, merge_tol=merge_tol, device=device, entrance=starts,
+            score=score,
+        ),
+    )  # fmt: skip
+    return x, z_A, mode, parts
+
+
+def ams_mean_escape_time(
+    model: SoftmaxChain | NoisySphere,
+    x0: ArrayLike,
+    event: LeaveBall | LeaveHull | LeaveUniform,
+    *,
+    reference_level: float,
+    chains: int = 25,
+    cycles: int | None = None,
+    replicas: int = 100,
+    runs: int = 20,
+    rng: SeedLike = None,
+    mode: str | None = None,
+    max_steps: int | float | None = None,
+    merge_tol: float | None = None,
+    device: str = "cpu",
+    score: Callable[[np.ndarray], Any] | None = None,
+) -> AMSMeanTime:
+    """E[T_B], the mean first-passage time of ``event`` from ``x0``, by the Hill relation.
+
+    E[T_B] = ⟨σ + ρ⟩ / p (module notes): the mean cycle duration over p = P_ν[the event before
+    A], ν the law of the exits from A averaged over the cycles, which direct chains from x0
+    record; p (and the time of the excursions that meet the event) by AMS started there.
+    The estimate is Σ_r (D_r + L_r s_r) / Σ_r L_r p̂_r over the runs (module notes).
+
+    Parameters
+    ----------
+    model : SoftmaxChain or NoisySphere
+        SA_P with a constant step, or the noisy sphere (:mod:`metastab.engine.ams_noisy`).
+    x0 : array_like (n, d)
+        The start, in A; the event is compiled for it (group hulls, ball centres).
+    event : LeaveHull, LeaveBall or LeaveUniform
+        B; ξ is its distance in units of its radius (SA_P), or its order parameter m_degree
+        (LeaveUniform, with the noisy sphere).
+    reference_level : float
+        z_A in the event's distance units, 0 <= z_A < radius: A = {ξ <= z_A / radius}. With
+        LeaveUniform, a in 0 <= a < level: A = {m_degree <= a}.
+    chains : int >= 1
+        Direct chains per run (``runs × chains`` in all).
+    cycles : int >= 1, optional
+        The cycles a direct chain runs at most; None (the default) follows every direct chain to
+        the event, so that its exits are the cycle average of a whole path whatever the cycles
+        do. With a bound, the exits of the cut chains stand for ν only if the cycle law does not
+        drift along a chain: a DiagnosticWarning says when the drift test rejects that
+        (p < :data:`DRIFT_LEVEL`) or cannot test it.
+    replicas : int >= 2
+        N per AMS run.
+    runs : int >= 2
+        M independent runs (their spread gives the interval).
+    rng : None, int, SeedSequence or Generator
+        Root seed; the direct chains, the AMS runs, the draws of the entrances and the drift
+        test take its children (spawn key + (0,), (1,), (2, r), (3,)), and direct chain c and
+        run r are pure functions of the seed and their index.
+    mode : {"accelerated", "exact"}, optional
+        As :func:`metastab.first_passage`, for the direct chains and the replicas alike
+        (default "accelerated" for SA_P; the noisy sphere steps exactly: "exact" or None).
+    max_steps : int or float, optional
+        The step budget of a sojourn, an excursion and an AMS path (default 10^7 in exact mode
+        and for the noisy sphere, none in accelerated mode); what it stops is reported
+        (DiagnosticWarning).
+    merge_tol : float, optional
+        SA_P's accelerated mode only (default :data:`metastab.engine.MERGE_TOL`).
+    device : str
+        Where the chains run (a name of :data:`metastab.engine.backends.BACKENDS`; "cpu").
+    score : callable, optional
+        The AMS importance function, as in :func:`metastab.engine.ams_probability` (SA_P
+        only).
+
+    Returns
+    -------
+    result : AMSMeanTime
+        The estimate ``mean`` of E[T_B] with its parts (the probability p, the cycle times,
+        the entrances), the per-run estimates that give
+        :meth:`~metastab.results.ams.AMSMeanTime.confidence_interval`, the seed and the
+        provenance.
+
+    Examples
+    --------
+    >>> import numpy as np, metastab as ms
+    >>> from metastab.engine import ams_mean_escape_time
+    >>> x = np.repeat(ms.regular_polygon(3).vertices, 3, axis=0)   # frozen
+    >>> ev = ms.LeaveHull(groups=np.repeat(np.arange(3), 3), radius=1.0)
+    >>> res = ams_mean_escape_time(ms.SoftmaxChain(beta=20.0, gamma=0.45), x, ev,
+    ...                            reference_level=0.05, chains=5, replicas=20, runs=4, rng=1)
+    >>> low, high = res.confidence_interval()
+    >>> bool(low < res.mean < high), res.complete, res.chains
+    (True, 20, 5)
+
+    The noisy circle leaving the uniform state (m_1 >= 0.8), A = {m_1 <= 0.3}:
+
+    >>> noisy = ms.NoisySphere(beta=5.0, K=0.095, dt=0.02)
+    >>> res = ams_mean_escape_time(noisy, ms.regular_polygon(8).vertices, ms.LeaveUniform(0.8),
+    ...                            reference_level=0.3, chains=5, replicas=20, runs=4, rng=1)
+    >>> bool(0 < res.mean < float("inf")), res.probability.score
+    (True, 'order parameter')
+    """
+    C = integer("chains", chains, 1)
+    K = None if cycles is None else integer("cycles", cycles, 1)
+    N = integer("replicas", replicas, 2)
+    M = integer("runs", runs, 2)
     seed = as_seed(rng)
     tic = time.perf_counter()
-    ev = event.compile(np.ascontiguousarray(x[None]), dyn.B)
-    direct = Seed(seed.entropy, seed.spawn_key + (_DIRECT,))
-    cyc = record_cycles(
-        backend, (dyn, gamma, tol, accelerated, ev), x, low, direct.streams(M * C),
-        cycles=K, limit=limit,
-    )  # fmt: skip
-    if cyc.budget_hits:
-        warnings.warn(
-            f"{cyc.budget_hits} sojourns or excursions of the direct chains reached "
-            f"max_steps={limit:g}: their cycles are dropped and their chains cut, which "
-            f"biases the cycle law towards short cycles; raise max_steps",
-            DiagnosticWarning,
-            stacklevel=2,
-        )
-    L, D, members = _blocks(cyc, M, C)
-    starts = np.empty((M, N, n, d))
-    for r in range(M):
-        draw = np.random.default_rng(
-            np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (_DRAW, r))
-        )
-        starts[r] = cyc.entrance[members[r][draw.integers(0, members[r].size, size=N)]]
-    drift_rng = np.random.default_rng(
-        np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (_DRIFT,))
-    )
-    drift, pairs = drift_test(cyc.entrance, cyc.chain, x, drift_rng)
-    complete = int(cyc.complete.sum())
-    if complete < M * C and not drift >= DRIFT_LEVEL:
-        why = (
-            "no chain has two cycles to compare"
-            if math.isnan(drift)
-            else f"the entrance law drifts along the cycles (the first half of each chain's "
-            f"exits against its second half: energy test p = {drift:.2g} < {DRIFT_LEVEL})"
-        )
-        warnings.warn(
-            f"{M * C - complete} of {M * C} direct chains were cut at cycles={K} before "
-            f"the event, and {why}: the recorded exits may not be the cycle average of whole "
-            f"paths, which the Hill relation needs, and E[T] may be biased; raise cycles "
-            f"(cycles=None follows every direct chain to the event)",
-            DiagnosticWarning,
-            stacklevel=2,
-        )
-    prob = ams_probability(
-        model, x, event, reference_level=z_A, replicas=N, runs=M,
-        rng=Seed(seed.entropy, seed.spawn_key + (_AMS,)), mode=mode, max_steps=max_steps,
-        merge_tol=merge_tol, device=device, entrance=starts, score=score,
-    )  # fmt: skip
+    counts: dict[str, Any] = {"runs": M, "chains": C, "replicas": N, "cycles": K}
+    if isinstance(model, NoisySphere):
+        setup = noisy_setup(
+            model, x0, event, reference_level=reference_level, horizon=None,
+            max_steps=max_steps, mode=mode, merge_tol=merge_tol, score=score,
+            need_start_in_a=True,
+        )  # fmt: skip
+        x, z_A, mode = setup.x, setup.low, "exact"
+        stepper = NoisyStepper(resolve(device), setup, False)
+        parts = hill_parts(
+            stepper.drive, x, z_A, seed, **counts, limit=setup.limit, summary=exit_summary,
+            stacklevel=3,
+            probability=lambda starts, ams_seed: ams_probability(
+                model, x, event, reference_level=z_A, replicas=N, runs=M, rng=ams_seed,
+                max_steps=max_steps, device=device, entrance=starts,
+            ),
+        )  # fmt: skip
+    else:
+        x, z_A, mode, parts = _chain_parts(
+            model, x0, event, reference_level, mode, max_steps, merge_tol, device, score, seed,
+            counts,
+        )  # fmt: skip
+    n, d = x.shape
     return AMSMeanTime.from_parts(
-        prob,
-        L,
-        D,
+        *parts.probability_and_blocks(),
         chains=C,
-        complete=complete,
-        drift_pvalue=float(drift),
-        drift_pairs=int(pairs),
-        direct_budget_hits=int(cyc.budget_hits),
+        **parts.diagnostics(),
         reference_level=z_A,
         model=model.to_dict(),
         event=event.to_dict(),

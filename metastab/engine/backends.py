@@ -2,11 +2,12 @@
 
 A backend moves chains forward in place on host arrays: ``advance`` (exact steps, any model),
 ``events_at`` (the event at time 0, for the event-driven mode and the device),
-``neighbour_sets``, ``advance_accelerated`` (the event-driven SA_P chain) and ``excursions`` /
-``coordinates`` (splitting), each with the arguments of the :mod:`metastab.kernels` driver of that
-name (parameters as the NamedTuples that the models and events build), and ``kernels(name)``: the
-compiled functions a first call of that driver may have to compile (for the compile
-announcement); ``start_advance`` (which also marks the chains that meet the event at time 0) and
+``neighbour_sets``, ``advance_accelerated`` (the event-driven SA_P chain), ``excursions`` /
+``coordinates`` (splitting) and ``noisy_excursions`` (splitting for the noisy sphere), each
+with the arguments of the :mod:`metastab.kernels` driver of that name (parameters as the
+NamedTuples that the models and events build), and ``kernels(name)``: the compiled functions a
+first call of that driver may have to compile (for the compile announcement);
+``start_advance`` (which also marks the chains that meet the event at time 0) and
 ``compile_accelerated`` compile (or load) the kernel of a run before its progress bar starts. The
 engine's functions take the name as ``device``.
 
@@ -30,6 +31,7 @@ from ..kernels import streams as _streams
 from ..kernels.cpu import accelerated as _accelerated
 from ..kernels.cpu import drivers as _drivers
 from ..kernels.cpu import memory as _memory
+from ..kernels.cpu import noisy_splitting as _noisy_splitting
 from ..kernels.cpu import reach as _reach
 from ..kernels.cpu import splitting as _splitting
 from ..kernels.cpu.accelerated import Tally, cross_logs, merge_groups
@@ -153,6 +155,18 @@ class Backend(Protocol):
 
     def coordinates(self, X: np.ndarray, ev: Any, out: np.ndarray) -> None: ...
 
+    def noisy_excursions(
+        self,
+        X: np.ndarray,
+        state: np.ndarray,
+        dyn: Any,
+        dt: float,
+        ev: Any,
+        bounds: Any,
+        walk: Any,
+        records: Any,
+    ) -> None: ...
+
     def kernels(self, name: str, launch: tuple | None = None) -> tuple: ...
 
     def run_bytes(self, C: int, n: int, d: int, flow: bool) -> int: ...
@@ -214,6 +228,9 @@ class Cpu:
 
     def coordinates(self, *args: Any) -> None:
         _splitting.coordinates(*args, threads=numba.get_num_threads())
+
+    def noisy_excursions(self, *args: Any) -> None:
+        _noisy_splitting.noisy_excursions(*args, threads=numba.get_num_threads())
 
     def kernels(self, name: str, launch: tuple | None = None) -> tuple:
         # launch: (chains, n, d, dyn, code) of the run, whose kernel is one of many (kernel_for)
@@ -325,6 +342,8 @@ class Cuda:
 
     def coordinates(self, *args: Any) -> None:
         raise ValueError(_CPU_ONLY.format("splitting"))
+
+    noisy_excursions = coordinates
 
     def kernels(self, name: str, launch: tuple | None = None) -> tuple:
         if name == "accelerated":

@@ -223,7 +223,7 @@ class AMSResult(Result):
         return ConfidenceInterval(self.p / f, self.p * f)
 
     def _rerun(self) -> AMSResult:
-        if self.score not in ("event distance", ""):
+        if self.score not in ("event distance", "order parameter", ""):
             raise ValueError(
                 f"this AMSResult used the score {self.score!r}, a function that is not saved "
                 f"with it: call metastab.engine.ams_probability again with that score"
@@ -429,7 +429,7 @@ class AMSMeanTime(Result):
         return ConfidenceInterval(self.mean * math.exp(-half), self.mean * math.exp(half))
 
     def _rerun(self) -> AMSMeanTime:
-        if self.probability.score not in ("event distance", ""):
+        if self.probability.score not in ("event distance", "order parameter", ""):
             raise ValueError(
                 f"this AMSMeanTime used the score {self.probability.score!r}, a function that "
                 f"is not saved with it: call metastab.engine.ams_mean_escape_time again with it"
