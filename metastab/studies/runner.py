@@ -344,11 +344,13 @@ def run_study(
             )
         seconds["run"] = old["seconds"]["run"]
         quick = bool(old.get("quick", quick))
+        run_environment = old.get("provenance", provenance())
     else:
         tic = time.perf_counter()
         log(f"study {name}: computing into {out}")
         study.run(cfg, out)
         seconds["run"] = time.perf_counter() - tic
+        run_environment = provenance()
     tic = time.perf_counter()
     log(f"study {name}: analysis")
     study.analyse(out, cfg)
@@ -369,8 +371,11 @@ def run_study(
         "quick": quick,
         "config": table,
         "seconds": seconds,
-        "provenance": provenance(),
+        # the simulation's environment (a render keeps the run's, and records its own beside it)
+        "provenance": run_environment,
     }
+    if render:
+        meta["rendered_with"] = provenance()
     (out / "run.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
     text = study.report(out)
     if re.search(r"^Verdict:", text, re.MULTILINE):

@@ -37,7 +37,7 @@ from metastab.engine import first_passage, simulate
 from metastab.events import LeaveBall
 from metastab.models import Hardmax, SoftmaxChain, SoftmaxFlow
 from metastab.registry import polytope_from_dict
-from metastab.results import provenance, write_table
+from metastab.results import provenance, read_table, write_table
 from metastab.setups.initial import in_cells
 from metastab.setups.polytopes import Polytope
 from metastab.studies.measurement import beta_scan, quantile_band, recorded
@@ -285,7 +285,8 @@ def _frozen_fit(chain: pd.DataFrame) -> dict | None:
 
 
 def run(config: Config, out: Path) -> None:
-    """Compute the distance-over-time table, the tracking times and their summaries."""
+    """Simulate: the distance-over-time table and the tracking times (their summaries:
+    :func:`analyse`)."""
     out = Path(out)
     seed, gamma, eps = int(config.seed), float(config.gamma), float(config.eps)
     P = polytope_from_dict(config.polytope)
@@ -337,7 +338,16 @@ def run(config: Config, out: Path) -> None:
             "recorded transient; stage 2: first_passage LeaveBall(eps) at the vertices)",
         ),
     )
-    summary, fits = summarise(times, P, x0, gamma * edge, eps)
+
+
+def analyse(out: Path, config: Config) -> None:
+    """The summaries of the simulated tracking times: ``summary.csv`` and ``fits.csv``
+    (:func:`summarise`) from ``tracking_times.csv``, with the run's provenance."""
+    out = Path(out)
+    times, meta = read_table(out / "tracking_times.csv")
+    P = polytope_from_dict(config.polytope)
+    x0 = np.asarray(meta["x0"], dtype=float)
+    summary, fits = summarise(times, P, x0, float(meta["gamma_min_edge"]), float(config.eps))
     write_table(
         summary,
         out / "summary.csv",
