@@ -21,7 +21,7 @@ from ..params import JIT, LEAVE_UNIFORM_1, NOISY_SPHERE
 from .events import event_hit, hull_work
 from .order import order_parameter
 from .sphere_family import stepper
-from .splitting import ABOVE, BUDGET, FULL, IN_A, IN_B
+from .splitting import IN_B, out_of_room, record, scored
 from .threads import over_chains
 
 # cached only while the kernel files it calls into are unchanged (see cache)
@@ -59,55 +59,26 @@ def _noisy_excursions_for(noisy):
     def noisy_excursions_slice(X, state, dyn, dt, ev, bounds, walk, records, lo, hi):
         n, d = X.shape[1:]
         degree = 1 if ev.code == LEAVE_UNIFORM_1 else 2
-        low = bounds.low
-        high = bounds.high
-        max_steps = bounds.max_steps
         clock = walk.clock
-        level = walk.level
         status = walk.status
-        rec_level = records.level
-        rec_time = records.time
-        rec_state = records.state
-        n_rec = records.written
-        cap = rec_level.shape[1]
         hw = hull_work(n, d)
         w = work(n, d, None)
         for c in range(lo, hi):
             x = X[c]
             st = state[c]
-            n_rec[c] = 0
+            records.written[c] = 0
             enter(x, w)
             while True:
-                if clock[c] >= max_steps:
-                    status[c] = BUDGET
-                    break
-                if n_rec[c] == cap:
-                    status[c] = FULL
+                if out_of_room(c, bounds, walk, records):
                     break
                 step(x, st, dyn, None, dt, 0, w, None)
                 clock[c] += 1.0
                 if event_hit(ev, c, x, hw):
-                    r = n_rec[c]
-                    level[c] = np.inf
-                    rec_level[c, r] = np.inf
-                    rec_time[c, r] = clock[c]
-                    rec_state[c, r] = x
-                    n_rec[c] = r + 1
+                    record(c, np.inf, x, walk, records)
                     status[c] = IN_B
                     break
                 xi = order_parameter(x, degree)
-                if xi > level[c]:
-                    r = n_rec[c]
-                    level[c] = xi
-                    rec_level[c, r] = xi
-                    rec_time[c, r] = clock[c]
-                    rec_state[c, r] = x
-                    n_rec[c] = r + 1
-                if xi <= low:
-                    status[c] = IN_A
-                    break
-                if xi > high:
-                    status[c] = ABOVE
+                if scored(c, xi, x, bounds, walk, records):
                     break
             leave(x, w)
 

@@ -87,6 +87,45 @@ def coordinate(ev, c, x, work):
     return top
 
 
+@_jit(**JIT_NO_NRT)
+def out_of_room(c, bounds, walk, records):
+    """Before a step: replica c has used its step budget (BUDGET) or its record buffer (FULL);
+    sets its status and returns True if so."""
+    if walk.clock[c] >= bounds.max_steps:
+        walk.status[c] = BUDGET
+        return True
+    if records.written[c] == records.level.shape[1]:
+        walk.status[c] = FULL
+        return True
+    return False
+
+
+@_jit(**JIT)
+def record(c, xi, x, walk, records):
+    """A record of replica c: its new running maximum ``xi``, the clock and the configuration."""
+    r = records.written[c]
+    walk.level[c] = xi
+    records.level[c, r] = xi
+    records.time[c, r] = walk.clock[c]
+    records.state[c, r] = x
+    records.written[c] = r + 1
+
+
+@_jit(**JIT)
+def scored(c, xi, x, bounds, walk, records):
+    """After a step that did not meet the event, with score ``xi``: a record if xi exceeds the
+    running maximum; True (status IN_A or ABOVE) if replica c stops there."""
+    if xi > walk.level[c]:
+        record(c, xi, x, walk, records)
+    if xi <= bounds.low:
+        walk.status[c] = IN_A
+        return True
+    if xi > bounds.high:
+        walk.status[c] = ABOVE
+        return True
+    return False
+
+
 def excursions(X, state, dyn, gamma, tol, accelerated, ev, bounds, walk, records, *, threads=1):
     """Advance every replica c from ``X[c]`` (in place) until it stops; ``walk.status[c]`` says
     why.
@@ -123,17 +162,9 @@ def _excursions_for(accelerated: bool):
     def excursions_slice(X, state, dyn, gamma, tol, ev, bounds, walk, records, lo, hi):
         n, d = X.shape[1:]
         B, P, beta, use_P = dyn.B, dyn.P, dyn.beta, dyn.use_P
-        low = bounds.low
-        high = bounds.high
         max_steps = bounds.max_steps
         clock = walk.clock
-        level = walk.level
         status = walk.status
-        rec_level = records.level
-        rec_time = records.time
-        rec_state = records.state
-        n_rec = records.written
-        cap = rec_level.shape[1]
         out = np.empty((n, d))
         u = np.empty(n)
         hw = hull_work(n, d)
@@ -144,13 +175,9 @@ def _excursions_for(accelerated: bool):
         for c in range(lo, hi):
             x = X[c]
             st = state[c]
-            n_rec[c] = 0
+            records.written[c] = 0
             while True:
-                if clock[c] >= max_steps:
-                    status[c] = BUDGET
-                    break
-                if n_rec[c] == cap:
-                    status[c] = FULL
+                if out_of_room(c, bounds, walk, records):
                     break
                 if accelerated:
                     wait = jump(
@@ -170,12 +197,7 @@ def _excursions_for(accelerated: bool):
                             x[i, k] = out[i, k]
                     clock[c] += 1.0
                 if event_hit(ev, c, x, hw):
-                    r = n_rec[c]
-                    level[c] = np.inf
-                    rec_level[c, r] = np.inf
-                    rec_time[c, r] = clock[c]
-                    rec_state[c, r] = x
-                    n_rec[c] = r + 1
+                    record(c, np.inf, x, walk, records)
                     status[c] = IN_B
                     break
                 if accelerated:
@@ -186,18 +208,7 @@ def _excursions_for(accelerated: bool):
                     # drawn from the frozen configuration before ξ could see the return)
                     merge_groups(x, tol, jw[0], jw[1], jw[2], jw[3], jw[4])
                 xi = coordinate(ev, c, x, hw)
-                if xi > level[c]:
-                    r = n_rec[c]
-                    level[c] = xi
-                    rec_level[c, r] = xi
-                    rec_time[c, r] = clock[c]
-                    rec_state[c, r] = x
-                    n_rec[c] = r + 1
-                if xi <= low:
-                    status[c] = IN_A
-                    break
-                if xi > high:
-                    status[c] = ABOVE
+                if scored(c, xi, x, bounds, walk, records):
                     break
 
     return excursions_slice
