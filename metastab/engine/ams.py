@@ -59,6 +59,8 @@ import numpy as np
 from .._validate import integer
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from ..rng import Seed, SeedLike
 
 __all__ = [
@@ -151,6 +153,21 @@ class AMSRuns:
     paths: int
     replicas: int
     seconds: float
+
+
+def entrance_array(entrance: ArrayLike, runs: int, replicas: int, n: int, d: int) -> np.ndarray:
+    """A given entrance sample (the replicas' starts, one per run and replica) as a contiguous
+    (runs, replicas, n, d) float array, or a ValueError that names the shape wanted."""
+    try:
+        e = np.array(entrance, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"entrance must be a numeric array, got {entrance!r}") from None
+    if e.shape != (runs, replicas, n, d) or not np.isfinite(e).all():
+        raise ValueError(
+            f"entrance must be a finite (runs, replicas, n, d) = ({runs}, {replicas}, {n}, {d}) "
+            f"array, got shape {e.shape}"
+        )
+    return np.ascontiguousarray(e)
 
 
 def stream_ids(seed: Seed, runs: int) -> np.ndarray:

@@ -43,7 +43,7 @@ from ..results.ams import AMSResult
 from ..results.protocol import plain
 from .accelerated import budget
 from .ams import BUDGET as _BUDGET_END
-from .ams import FAILED, REACHED, AMSRuns, Segment, run_ams
+from .ams import FAILED, REACHED, AMSRuns, Segment, entrance_array, run_ams
 from .ams_noisy import SCORE, NoisySetup, entrance_shape, exit_summary, noisy_setup
 from .backends import (
     BUDGET,
@@ -329,19 +329,6 @@ def reaction_coordinate(
     return float(out[0]) if one else out
 
 
-def _entrance(entrance: ArrayLike, runs: int, replicas: int, n: int, d: int) -> np.ndarray:
-    try:
-        e = np.array(entrance, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"entrance must be a numeric array, got {entrance!r}") from None
-    if e.shape != (runs, replicas, n, d) or not np.isfinite(e).all():
-        raise ValueError(
-            f"entrance must be a finite (runs, replicas, n, d) = ({runs}, {replicas}, {n}, {d}) "
-            f"array, got shape {e.shape}"
-        )
-    return np.ascontiguousarray(e)
-
-
 def ams_probability(
     model: SoftmaxChain | NoisySphere,
     x0: ArrayLike,
@@ -494,7 +481,7 @@ def ams_probability(
         limit = float(budget(max_steps))
     else:
         limit = math.inf if accelerated else float(_EXACT_BUDGET)
-    starts = x if entrance is None else _entrance(entrance, M, N, n, d)
+    starts = x if entrance is None else entrance_array(entrance, M, N, n, d)
     if not accelerated:
         check_resolution(model, starts.reshape(-1, n, d), what="starts", stacklevel=2)
     args = (resolve(device), dyn, gamma, tol, accelerated, ev, low, limit, horizon is not None)

@@ -22,6 +22,7 @@ from ..events import LeaveUniform
 from ..models import NoisySphere
 from ..models.sphere import SPHERE_TOL, check_on_sphere, first_off_sphere
 from .accelerated import budget
+from .ams import entrance_array
 from .backends import order_parameters
 
 if TYPE_CHECKING:
@@ -130,15 +131,7 @@ def exit_summary(X: np.ndarray) -> np.ndarray:
 
 def entrance_shape(entrance: ArrayLike, runs: int, replicas: int, n: int, d: int) -> np.ndarray:
     """The entrance sample as a (runs, replicas, n, d) array on the sphere, or a clear error."""
-    try:
-        e = np.array(entrance, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"entrance must be a numeric array, got {entrance!r}") from None
-    if e.shape != (runs, replicas, n, d) or not np.isfinite(e).all():
-        raise ValueError(
-            f"entrance must be a finite (runs, replicas, n, d) = ({runs}, {replicas}, {n}, {d}) "
-            f"array, got shape {e.shape}"
-        )
+    e = entrance_array(entrance, runs, replicas, n, d)
     off = first_off_sphere(e, SPHERE_TOL)
     if off is not None:
         raise ValueError(
