@@ -6,6 +6,7 @@ network."""
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,10 +47,10 @@ def _parsed(tmp_path):
     mapping = inventories.write_inventories(tmp_path)
     assert set(mapping) == set(CONFIRMED)
     for project, (base, path) in mapping.items():
-        data = InventoryFile.loads(Path(path).read_bytes(), uri=base)
+        loaded = InventoryFile.loads(Path(path).read_bytes(), uri=base)
         # sphinx >= 8.2 returns an _Inventory holding the mapping, older versions the mapping
-        data = getattr(data, "data", data)
-        rows = data.items()
+        rows: Any = getattr(loaded, "data", loaded)
+        rows = rows.items()
         yield project, {(name, role): it.uri for role, items in rows for name, it in items.items()}
 
 
@@ -111,3 +112,11 @@ def test_a_build_links_a_type_field_to_numpy_and_pandas_offline(tmp_path, monkey
         "https://pandas.pydata.org/docs/reference/api/pandas.DataFrame.html#pandas.DataFrame",
     ):
         assert f'href="{link}"' in html
+
+
+def test_doctests(monkeypatch):
+    import doctest
+
+    monkeypatch.chdir(ROOT)  # the examples import the module from docs/_ext
+    failed, tried = doctest.testmod(inventories)
+    assert tried > 0 and failed == 0
