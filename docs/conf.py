@@ -15,6 +15,7 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(DOCS / "_ext"))
 
+from inventories import xref_aliases  # noqa: E402
 from study_pages import (  # noqa: E402
     CITATION,
     cite,
@@ -41,6 +42,8 @@ extensions = [
     "myst_parser",
     "sphinx_gallery.gen_gallery",
     "sphinxarg.ext",
+    "sphinx.ext.intersphinx",
+    "inventories",  # docs/_ext/inventories.py: the inventories, written offline
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -72,7 +75,12 @@ autodoc_default_options = {"members": True, "inherited-members": False}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
-numpydoc_xref_param_type = False
+# type fields link numpy, pandas, Python... through intersphinx; the inventories are written by
+# docs/_ext/inventories.py into the build (nothing is fetched), which sets intersphinx_mapping
+numpydoc_xref_param_type = True
+numpydoc_xref_aliases = xref_aliases()
+numpydoc_xref_ignore = "all"
+intersphinx_mapping: dict[str, tuple[str, str]] = {}
 
 
 # The examples gallery: every examples/*.py runs, except those whose names start with "nr_"
