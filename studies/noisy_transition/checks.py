@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
+from metastab.studies.compare import Bound, declare
 from metastab.studies.verdict import check, checks_frame, powered
 from metastab.theory.noisy import (
     critical_coupling,
@@ -190,24 +191,38 @@ def _continuous(lp: pd.DataFrame, config: Config, widest: float) -> list[dict]:
     tol = float(config.checks.width_tolerance)
     below = lp[~lp["above"]]
 
-    def make(width: float) -> dict:
-        dev = (below["width"] - width).abs() - below["width_half"] - tol
-        ok = None if below.empty or not math.isfinite(width) else bool((dev <= 0).all())
-        return check(
-            "continuous_below",
-            "claim",
-            "for β ≤ β_* the transition is continuous (K_c = K_#): a quasi-static sweep up and "
-            "down retraces itself, no hysteresis loop",
+    def compare(width: float) -> Bound:
+        # the largest excess over β of abs(W − width) over its allowance: at most 0 at every β
+        excess = (below["width"] - width).abs() - below["width_half"] - tol
+        return Bound(
+            f"at every β < β_*: abs(W − {width:.4g})",
+            _largest(excess),
+            "≤",
+            0.0,
+            than=f"the {_t(config)} interval's half-width + {tol:g}",
+            tail=" (W the loop width in K / K_#); " + _loop_text(below),
             measured=float(below["width"].abs().max()) if len(below) else math.nan,
-            threshold=width,
-            rule=f"at every β < β_*: abs(W − {width:.4g}) ≤ the {_t(config)} interval's "
-            f"half-width + {tol:g} (W the loop width in K / K_#); " + _loop_text(below),
-            passed=ok,
-            source=f"{SOURCE}, abstract: continuous for β ≤ β_*",
+            shown_threshold=width,
+            testable=not below.empty and math.isfinite(width),
         )
 
-    return powered(make, 0.0, widest, f"a loop as wide as the widest measured above β_* (W = "
-                   f"{widest:.4g})")  # fmt: skip
+    return declare(
+        compare,
+        0.0,
+        widest,
+        f"a loop as wide as the widest measured above β_* (W = {widest:.4g})",
+        criterion="continuous_below",
+        role="claim",
+        statement="for β ≤ β_* the transition is continuous (K_c = K_#): a quasi-static sweep up "
+        "and down retraces itself, no hysteresis loop",
+        source=f"{SOURCE}, abstract: continuous for β ≤ β_*",
+    )
+
+
+def _largest(excess: pd.Series) -> float:
+    """The largest of ``excess`` (NaN if any is NaN or there is none), for a test 'at most 0 at
+    every point'."""
+    return float(np.max(excess.to_numpy())) if len(excess) else math.nan
 
 
 def _open(g: pd.DataFrame, tol: float) -> np.ndarray:
@@ -288,23 +303,32 @@ def _levels(br: pd.DataFrame, config: Config) -> list[dict]:
     tol = float(c.level_tolerance)
 
     def rows(criterion: str, column: str, what: str) -> list[dict]:
-        def make(col: str) -> dict:
-            dev = (g["m1"] - g[col]).abs() - g["m1_half"] - tol
-            return check(
-                criterion,
-                "claim" if "/" not in criterion else "correction",
-                what,
-                measured=float((g["m1"] - g[col]).abs().max()),
-                threshold=tol,
-                rule=f"abs(m̄_1 − m_1^MF) ≤ the {_t(config)} half-width + {tol:g} at every β, "
-                f"both directions and K ≥ {float(c.level_from):g} K_#; largest abs(m̄_1 − "
-                f"m_1^MF) {float((g['m1'] - g[col]).abs().max()):.4f}",
-                passed=bool((dev <= 0).all()) if len(g) else None,
-                source=f"{SOURCE}; metastab.theory.noisy.stationary_branch",
+        def compare(col: str) -> Bound:
+            largest = float((g["m1"] - g[col]).abs().max())
+            return Bound(
+                "abs(m̄_1 − m_1^MF)",
+                _largest((g["m1"] - g[col]).abs() - g["m1_half"] - tol),
+                "≤",
+                0.0,
+                than=f"the {_t(config)} half-width + {tol:g}",
+                tail=f" at every β, both directions and K ≥ {float(c.level_from):g} K_#; "
+                f"largest abs(m̄_1 − m_1^MF) {largest:.4f}",
+                measured=largest,
+                shown_threshold=tol,
+                testable=len(g) > 0,
             )
 
         shift = float(config.power.coupling_shift)
-        return powered(make, column, "mean_field_shifted", f"the branch at {shift:g} K")
+        return declare(
+            compare,
+            column,
+            "mean_field_shifted",
+            f"the branch at {shift:g} K",
+            criterion=criterion,
+            role="claim" if "/" not in criterion else "correction",
+            statement=what,
+            source=f"{SOURCE}; metastab.theory.noisy.stationary_branch",
+        )
 
     return rows(
         "cluster_level",
