@@ -237,27 +237,43 @@ def _loop(lp: pd.DataFrame, config: Config, criterion: str, where: pd.Series, wh
     tol = float(config.checks.width_tolerance)
     g = lp[where]
 
-    def make(prediction: str) -> dict:
-        test = _open if prediction == "open" else _closed
-        ok = None if g.empty else bool(test(g, tol).all())
-        return check(
-            criterion,
-            "claim" if "/" not in criterion else "correction",
-            what,
-            measured=float(g["width"].min()) if len(g) else math.nan,
-            threshold=tol,
-            rule=(
-                f"at every such β the {_t(config)} interval of W lies above {tol:g}"
-                if prediction == "open"
-                else f"at every such β abs(W) ≤ the interval's half-width + {tol:g}"
+    narrowest = float(g["width"].min()) if len(g) else math.nan
+    tail, testable = "; " + _loop_text(g), not g.empty
+
+    def compare(prediction: str) -> Bound:
+        if prediction == "open":  # the interval's lower end above tol at every β
+            return Bound(
+                f"at every such β the {_t(config)} interval of W",
+                -_largest(g["width_half"] - g["width"]),
+                ">",
+                tol,
+                tail=tail,
+                measured=narrowest,
+                template="{what} lies above {than}{tail}",
+                testable=testable,
             )
-            + "; "
-            + _loop_text(g),
-            passed=ok,
-            source=f"{SOURCE}, abstract: discontinuous for β > β_*; metastab.theory.noisy",
+        return Bound(  # abs(W) within its allowance at every β
+            "at every such β abs(W)",
+            _largest(g["width"].abs() - g["width_half"] - tol),
+            "≤",
+            0.0,
+            than=f"the interval's half-width + {tol:g}",
+            tail=tail,
+            measured=narrowest,
+            shown_threshold=tol,
+            testable=testable,
         )
 
-    return powered(make, "open", "closed", "no loop (a continuous transition)")
+    return declare(
+        compare,
+        "open",
+        "closed",
+        "no loop (a continuous transition)",
+        criterion=criterion,
+        role="claim" if "/" not in criterion else "correction",
+        statement=what,
+        source=f"{SOURCE}, abstract: discontinuous for β > β_*; metastab.theory.noisy",
+    )
 
 
 def _jumps(lp: pd.DataFrame, config: Config) -> list[dict]:
