@@ -430,6 +430,8 @@ class AllOf(Comparator):
         Words after the last one.
     of : int
         The part whose numbers the row carries.
+    testable : bool
+        False where there is nothing to compare here (the row's pass is then NA).
 
     Examples
     --------
@@ -444,6 +446,7 @@ class AllOf(Comparator):
     sep: str = "; "
     tail: str = ""
     of: int = 0
+    testable: bool = True
     what: str = field(default="", init=False)
     template: str = field(default="{joined}{tail}", init=False)
 

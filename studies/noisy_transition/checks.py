@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
-from metastab.studies.compare import Bound, declare
+from metastab.studies.compare import AllOf, Bound, Within, declare
 from metastab.studies.verdict import check, checks_frame, powered
 from metastab.theory.noisy import (
     critical_coupling,
@@ -393,60 +393,68 @@ def _beta_star(lp: pd.DataFrame, config: Config) -> list[dict]:
     grid = sorted(lp["beta"])
     b_open = opening_beta(d, n, float(c.open_barrier))
 
-    def contains(criterion: str, what: str):
-        def make(value: float) -> dict:
-            ok = None if math.isnan(hi) or math.isnan(value) else bool(lo < value <= hi)
-            return check(
-                criterion,
-                "claim" if "/" not in criterion else "correction",
-                what,
-                measured=value,
-                low=lo,
-                high=hi,
-                rule=f"β_lo < {value:.4f} ≤ β_hi, the loop closed at β_lo and open from β_hi on "
-                f"(β grid {grid}, N = {n})",
-                passed=ok,
-                source=f"{SOURCE}, abstract; metastab.theory.noisy.tricritical_beta",
-            )
+    def bracketed(value: float) -> AllOf:
+        # β_lo < value ≤ β_hi: the grid β at which the loop was last closed, and the next
+        return AllOf(
+            (
+                Bound("β_lo", lo, "<", value, than=f"{value:.4f}", measured=value, high=hi,
+                      low=lo, shown_threshold=math.nan),
+                Bound("", value, "≤", hi, than="β_hi", template="{op} {than}"),
+            ),
+            sep=" ",
+            tail=f", the loop closed at β_lo and open from β_hi on (β grid {grid}, N = {n})",
+            testable=not (math.isnan(hi) or math.isnan(value)),
+        )  # fmt: skip
 
-        return make
-
-    out = powered(
-        contains("beta_star_bracket", f"the loop opens at β_* = {star:.4f} (d = {d})"),
+    source = f"{SOURCE}, abstract; metastab.theory.noisy.tricritical_beta"
+    out = declare(
+        bracketed,
         star,
         other,
         f"β_* of d = {3 if d == 2 else 2} ({other:.4f})",
+        criterion="beta_star_bracket",
+        role="claim",
+        statement=f"the loop opens at β_* = {star:.4f} (d = {d})",
+        source=source,
     )
-    out += powered(
-        contains(
-            "beta_star_bracket/finite_n",
-            f"at N = {n} the loop opens where the barrier at the Maxwell point N ΔF(K_c) "
-            f"reaches {float(c.open_barrier):g}: β = {b_open:.4f}",
-        ),
+    out += declare(
+        bracketed,
         b_open,
         star,
         f"the mean-field β_* = {star:.4f}",
+        criterion="beta_star_bracket/finite_n",
+        role="correction",
+        statement=f"at N = {n} the loop opens where the barrier at the Maxwell point N ΔF(K_c) "
+        f"reaches {float(c.open_barrier):g}: β = {b_open:.4f}",
+        source=source,
     )
     half, mid = (hi - lo) / 2, (hi + lo) / 2
     target = float(c.beta_star_tolerance)
 
-    def resolve(value: float) -> dict:
-        ok = None if not half <= target else abs(mid - value) <= target
-        return check(
-            "beta_star_resolution",
-            "claim",
-            f"β_* = {value:.4f} located by simulation within ±{target:g}",
-            measured=mid,
+    def resolve(value: float) -> Within:
+        return Within(
+            "β_mid",
+            mid,
+            value,
+            target,
+            tail=f", testable when the bracket's half-width {half:.4g} ≤ {target:g} (the "
+            f"resolution reached: β_* in ({lo:g}, {hi:g}])",
             low=lo,
             high=hi,
-            threshold=target,
-            rule=f"abs(β_mid − β_*) ≤ {target:g}, testable when the bracket's half-width "
-            f"{half:.4g} ≤ {target:g} (the resolution reached: β_* in ({lo:g}, {hi:g}])",
-            passed=ok,
-            source=f"{SOURCE}, abstract",
+            template="abs({what} − β_*) {op} {than}{tail}",
+            testable=half <= target,
         )
 
-    return out + powered(resolve, star, other, f"β_* of d = {3 if d == 2 else 2}")
+    return out + declare(
+        resolve,
+        star,
+        other,
+        f"β_* of d = {3 if d == 2 else 2}",
+        criterion="beta_star_resolution",
+        role="claim",
+        statement=f"β_* = {star:.4f} located by simulation within ±{target:g}",
+        source=f"{SOURCE}, abstract",
+    )
 
 
 def _context(lp: pd.DataFrame, config: Config) -> list[dict]:
