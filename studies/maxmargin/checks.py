@@ -362,12 +362,16 @@ def _e2_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
         f"{g0.norm_200:.3f}",
         _published_bound(g0.norm_200, "<", 6, " (stored ≈3.8)"),
     )
+    between = Inside(
+        "", g0.prob_200, 0.9, 0.999, strict=True, tail=" (stored ≈0.97)",
+        template="in {open}{low}, {high}{close}{tail}",
+    )  # fmt: skip
     yield _row(
         "E2",
         "GD p0=0: mean softmax prob. at 200",
         f"{g0.prob_200:.4f}",
-        "in (0.9, 0.999) (stored ≈0.97)",
-        0.9 < g0.prob_200 < 0.999,
+        between.rule,
+        between.passed,
         g0.prob_200,
     )
     yield _row(
