@@ -24,7 +24,6 @@ _TAG = re.compile(r"<[^>]+>")
 # a LaTeX label key after a theorem-like word: "thm. ode", "eq. (softmax.ODE)", "lem. metastab.1"
 # (printed numbers such as "eq. (6.9)" and tags such as "eq. (SA)" start otherwise)
 _LABEL_KEY = re.compile(r"\b(?:thm|lem|prop|cor|rem|def|eq)\. \(?[a-z][A-Za-z]*(?:\.[A-Za-z0-9]+)*")
-_CHECKS_TABLE = re.compile(r'<details class="study-checks">.*?</details>', re.S)
 _DISPLAY_MATH = re.compile(r'<div class="math[^"]*"[^>]*>(.*?)</div>', re.S)
 # the pages whose display equations must all be numbered
 MODEL_PAGES = ("user/models.html",)
@@ -55,10 +54,7 @@ def page_problems(html: str, model_page: bool = False) -> list[str]:
     ]
     text = _TAG.sub(" ", re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S))
     problems += [f"raw citation: {m.group(0)}" for m in _RAW_CITATION.finditer(text)]
-    # a study's folded checks table quotes the source strings of the study's checks code as
-    # they are; the rule reads the rest of its page
-    prose = _TAG.sub(" ", _CHECKS_TABLE.sub(" ", html))
-    problems += [f"LaTeX label key: {m.group(0)}" for m in _LABEL_KEY.finditer(prose)]
+    problems += [f"LaTeX label key: {m.group(0)}" for m in _LABEL_KEY.finditer(text)]
     if model_page:
         for m in _DISPLAY_MATH.finditer(html):
             if 'class="eqno"' not in m.group(1):

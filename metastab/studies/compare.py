@@ -288,7 +288,8 @@ class Within(Comparator):
 
 @dataclass(frozen=True)
 class Inside(Comparator):
-    """``low ≤ value ≤ high``: the rule ``{what} in [{low}, {high}]{tail}``.
+    """``low ≤ value ≤ high`` (``low < value < high`` if ``strict``): the rule
+    ``{what} in [{low}, {high}]{tail}`` (``({low}, {high})`` if ``strict``).
 
     Parameters
     ----------
@@ -306,7 +307,12 @@ class Inside(Comparator):
     threshold : float, optional
         The row's ``threshold``.
     template : str
-        The rule's form (``{low}``, ``{high}``: the range, ``:g``).
+        The rule's form (``{low}``, ``{high}``: the range, formatted with ``spec``; ``{open}``,
+        ``{close}``: its brackets).
+    strict : bool
+        Whether the range's ends are excluded.
+    spec : str
+        The format of the range's ends in the rule.
 
     Examples
     --------
@@ -314,6 +320,9 @@ class Inside(Comparator):
     >>> i = Inside("slope", 4.02, 3.5, 4.5)
     >>> i.rule, i.passed
     ('slope in [3.5, 4.5]', True)
+    >>> j = Inside("share", 0.999, 0.9, 0.999, strict=True)
+    >>> j.rule, j.passed
+    ('share in (0.9, 0.999)', False)
     """
 
     what: str
@@ -323,14 +332,23 @@ class Inside(Comparator):
     tail: str = ""
     interval: tuple[float, float] | None = None
     threshold: float | None = None
-    template: str = "{what} in [{low}, {high}]{tail}"
+    template: str = "{what} in {open}{low}, {high}{close}{tail}"
+    strict: bool = False
+    spec: str = "g"
 
     @property
     def passed(self) -> bool:
+        if self.strict:
+            return bool(self.low < self.value < self.high)
         return bool(self.low <= self.value <= self.high)
 
     def _words(self) -> dict[str, str]:
-        return {"low": f"{self.low:g}", "high": f"{self.high:g}"}
+        return {
+            "low": format(self.low, self.spec),
+            "high": format(self.high, self.spec),
+            "open": "(" if self.strict else "[",
+            "close": ")" if self.strict else "]",
+        }
 
     def numbers(self) -> dict[str, float]:
         low, high = self.interval if self.interval is not None else (self.low, self.high)
@@ -412,6 +430,8 @@ class AllOf(Comparator):
         Words after the last one.
     of : int
         The part whose numbers the row carries.
+    testable : bool
+        False where there is nothing to compare here (the row's pass is then NA).
 
     Examples
     --------
@@ -426,6 +446,7 @@ class AllOf(Comparator):
     sep: str = "; "
     tail: str = ""
     of: int = 0
+    testable: bool = True
     what: str = field(default="", init=False)
     template: str = field(default="{joined}{tail}", init=False)
 

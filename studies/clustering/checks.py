@@ -1,4 +1,4 @@
-"""Checks of the clustering study ([FW] lem. first.phase, Thm 5.2), from the tables only.
+"""Checks of the clustering study ([FW] Thm 5.2, its first phase), from the tables only.
 
 Only polytopes that meet the theorem's hypotheses (equinorm, acute cones, c0 > 0) count, and
 only at β where its initial condition exists; the others (the regular pentagon, whose 108°
@@ -22,7 +22,7 @@ from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
-SOURCE = "[FW] lem. first.phase, Thm 5.2"
+SOURCE = "[FW] Thm 5.2, its first phase"
 
 
 def hypotheses(polys: pd.DataFrame) -> set:

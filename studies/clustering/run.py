@@ -1,4 +1,4 @@
-"""Clustering phase of [FW] Thm 5.2 (lem. first.phase), measured with SA_P.
+"""Clustering phase of [FW] Thm 5.2, its first phase, measured with SA_P.
 
 Tokens 0..κ−1 start on the vertices, every other token in its eroded dominance cone
 I_σ(i)(β^{−1/8}) ⊖ β^{−1/4} (:func:`metastab.near_vertices`). With m = min_{i>κ} |x_i^0 − v_σ(i)|,
@@ -410,7 +410,7 @@ def run(config: Config, out: Path) -> None:
         "seeds": "initial conditions: SeedSequence(seed, spawn_key=(polytope, beta)); "
         "SA_P chains: SeedSequence(seed, spawn_key=(polytope, beta, gamma, 1)), "
         "indices into the config lists",
-        "theorem": "[FW] Thm 5.2 (lem. first.phase)",
+        "theorem": "[FW] Thm 5.2, its first phase",
     }
     chains = pd.concat(chains, ignore_index=True)
     write_table(

@@ -1,4 +1,4 @@
-"""Checks of the collapse study ([FW] prop. origin), from the tables only.
+"""Checks of the collapse study ([FW] §5, the collapse proposition), from the tables only.
 
 Claim: every SA_β step shrinks the diameter at least by the factor 1 − γc, c = e^(−2|β|R²)/n
 (informative where c is not negligible, i.e. at small |β|; elsewhere 1 − γc rounds towards 1
@@ -19,7 +19,7 @@ from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
-SOURCE = "[FW] prop. origin"
+SOURCE = "[FW] §5, the collapse proposition"
 
 
 def checks(out: Path, config: Config) -> pd.DataFrame:

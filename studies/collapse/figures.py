@@ -1,4 +1,4 @@
-"""Figures of the collapse study ([FW] prop. origin), reading only its outputs."""
+"""Figures of the collapse study ([FW] §5, the collapse proposition), reading only its outputs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Collapse to one point ([FW] prop. origin), measured for SA_β and SA_P against β.
+"""Collapse to one point ([FW] §5, the collapse proposition), measured for SA_β and SA_P against β.
 
 The proposition: for every β, SA_β contracts all tokens to one point of the initial hull, and
 with all |x_j| <= R every step shrinks the diameter at least by the factor 1 − γc,
@@ -207,8 +207,8 @@ def run(config: Config, out: Path) -> None:
         "n": len(x0),
         "diameter0": float(pdist(x0).max()),
         "seeds": "SeedSequence(seed, spawn_key=(part, beta index))",
-        "statement": "[FW] prop. origin: diam shrinks by >= (1 - gamma c) per step, "
-        "c = exp(-2|beta| R^2)/n",
+        "statement": "[FW] §5, the collapse proposition: diam shrinks by >= (1 - gamma c) "
+        "per step, c = exp(-2|beta| R^2)/n",
     }
     flow, chain = config.flow, config.chain
     times = pd.concat(

@@ -1,3 +1,3 @@
-"""``metastab study hardmax-nsd`` (data/hardmax-nsd/): [FW] thm. fw.cluster: hardmax with B ⪯ 0,
-the printed O(1/t) bound and its counterexample.
+"""``metastab study hardmax-nsd`` (data/hardmax-nsd/): [FW] §3, the Frank-Wolfe rate theorem:
+hardmax with B ⪯ 0, the printed O(1/t) bound and its counterexample.
 """

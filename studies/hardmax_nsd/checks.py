@@ -1,4 +1,4 @@
-"""Checks of the hardmax-nsd study ([FW] thm. fw.cluster), from the tables only.
+"""Checks of the hardmax-nsd study ([FW] §3, the Frank-Wolfe rate theorem), from the tables only.
 
 The claim is the printed O(1/t) bound on J(x_i^t) − min_{K^0} J with γ^t = 2/(t+2), tested on the
 counterexample with the classical Frank-Wolfe constant 2 L D_0² (no constant can hold there: the
@@ -19,7 +19,7 @@ from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
-SOURCE = "[FW] thm. fw.cluster"
+SOURCE = "[FW] §3, the Frank-Wolfe rate theorem"
 FW = "γ^t = 2/(t+2)"
 
 
@@ -53,7 +53,8 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         f"the bound with {pw.bound_factor:g} times the classical constant",
         criterion="printed_bound",
         role="claim",
-        statement="J(x_i^t) − min_{K^0} J = O(1/t) for γ^t = 2/(t+2) (thm. fw.cluster)",
+        statement="J(x_i^t) − min_{K^0} J = O(1/t) for γ^t = 2/(t+2) "
+        "(the Frank-Wolfe rate theorem)",
         source=SOURCE,
     )
     h = cx[cx["step"] >= 1]

@@ -1,8 +1,8 @@
 """Hardmax with a negative semidefinite key-query matrix: Frank-Wolfe over a shrinking hull.
 
 With B = −B_* (B_* ⪰ 0) the hardmax step x_i ← (1 − γ) x_i + γ argmin_j <B_* x_i, x_j> is one
-Frank-Wolfe step for J(x) = ½<B_* x, x> over K^t = conv{x_j^t} (docs: models#models-rd, [FW] thm.
-fw.cluster with γ^t = 2/(t + 2)). Measured here:
+Frank-Wolfe step for J(x) = ½<B_* x, x> over K^t = conv{x_j^t} (docs: models#models-rd, [FW] §3, the
+Frank-Wolfe rate theorem with γ^t = 2/(t + 2)). Measured here:
 
 - the counterexample to the printed O(1/t) bound: d = 1, B_* = 1, x^0 = (3, −1). Token 2 sits at
   1/3 from t = 1 on and token 1 converges to it, so J(x^t) − min_{K^0} J → 1/18, not 0;

@@ -1,3 +1,3 @@
-"""``metastab study hardmax-psd`` (data/hardmax-psd/): [FW] thm. exp.fast.polytope: hardmax with
-B ≻ 0, straight lines into the own vertex; the hardmax ODE.
+"""``metastab study hardmax-psd`` (data/hardmax-psd/): [FW] §4, the theorem on positive definite B:
+hardmax with B ≻ 0, straight lines into the own vertex; the hardmax ODE.
 """

@@ -1,5 +1,5 @@
-"""Checks of the hardmax-psd study ([FW] thm. exp.fast.polytope and the hardmax ODE), from the
-tables only.
+"""Checks of the hardmax-psd study ([FW] §4, the theorem on positive definite B and the hardmax
+ODE), from the tables only.
 
 Claims: the straight-line law x_i^t − v_σ(i) = Π_{τ<t}(1 − γ^τ)(x_i^0 − v_σ(i)) to roundoff,
 convergence into the own vertex for every schedule (the printed "at least exponential"), the
@@ -22,7 +22,7 @@ from metastab.studies.verdict import checks_frame
 
 from .config import Config
 
-SOURCE = "[FW] thm. exp.fast.polytope"
+SOURCE = "[FW] §4, the theorem on positive definite B"
 
 
 def checks(out: Path, config: Config) -> pd.DataFrame:
@@ -129,7 +129,7 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
         role="claim",
         statement="x_i(t) = e^{−t} x_i^0 + (1 − e^{−t}) v_σ(i); hardmax with γ = Δt is its Euler "
         "scheme",
-        source="[FW] thm. ode",
+        source="[FW] §4, the hardmax ODE's well-posedness theorem",
     )
     limit = float(config.gaussian_miss)
     rising = sum(  # the k at which the exact P[v_a owns] decreases somewhere in d

@@ -1,7 +1,7 @@
 """Hardmax with a positive definite key-query matrix: straight lines into the own vertex.
 
-Reproduces [FW] thm. exp.fast.polytope (docs: models#statements-fw): if every vertex owns its cell
-and every other token lies in exactly one cell, the vertices never move and
+Reproduces [FW] §4, the theorem on positive definite B (docs: models#statements-fw): if every
+vertex owns its cell and every other token lies in exactly one cell, the vertices never move and
 
     x_i^t − v_σ(i) = Π_{τ<t} (1 − γ^τ) (x_i^0 − v_σ(i)),
 

@@ -2,8 +2,8 @@
 
 From one start X^0 (vertex tokens on the vertices of K, the other tokens uniform in K away from
 the cell boundaries (:func:`start`), so every token lies in one cell and the hardmax path h^t
-runs straight into the vertices, [FW] thm.
-exp.fast.polytope), the finite-β paths x^t of SA_P (Markov chain) and SA_β (deterministic
+runs straight into the vertices, [FW] §4, the theorem on positive
+definite B), the finite-β paths x^t of SA_P (Markov chain) and SA_β (deterministic
 softmax layer) are compared with h^t through the distance max_i |x_i^t − h_i^t|:
 
 - over time, recorded every ``record_every`` steps for a few β;

@@ -320,13 +320,25 @@ def _e1_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
     )
     v09 = l1[np.isclose(l1.c, 0.9) & (l1.alpha == 1)].locally_optimal.iloc[0]
     v0 = l1[np.isclose(l1.c, 0.0) & (l1.alpha == 1)].locally_optimal.iloc[0]
+
+    def optimal(at_09: bool, at_0: bool) -> AllOf:
+        # the answers at c = 0.9 and c = 0, each compared with the expected one
+        return AllOf(
+            tuple(
+                Bound("", bool(got), "=", expected, than=f"{expected}", template="{than}")
+                for got, expected in ((v09, at_09), (v0, at_0))
+            ),
+            sep=" / ",
+        )
+
+    answers, swapped = optimal(False, True), optimal(True, False)
     yield _row(
         "E1d",
         "α=1 locally optimal? (c=0.9 / c=0)",
         f"{bool(v09)} / {bool(v0)}",
-        "False / True",
-        (not v09) and v0,
-        wrong=("True / False (the two cases swapped)", not (v09 and not v0), np.nan, np.nan),
+        answers.rule,
+        answers.passed,
+        wrong=(f"{swapped.rule} (the two cases swapped)", not swapped.passed, np.nan, np.nan),
     )
     yield _above(
         "E1e", "min final softmax prob. of selected token", s1.selected_prob.min(), 0.9999, 6, cfg
@@ -362,12 +374,16 @@ def _e2_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
         f"{g0.norm_200:.3f}",
         _published_bound(g0.norm_200, "<", 6, " (stored ≈3.8)"),
     )
+    between = Inside(
+        "", g0.prob_200, 0.9, 0.999, strict=True, tail=" (stored ≈0.97)",
+        template="in {open}{low}, {high}{close}{tail}",
+    )  # fmt: skip
     yield _row(
         "E2",
         "GD p0=0: mean softmax prob. at 200",
         f"{g0.prob_200:.4f}",
-        "in (0.9, 0.999) (stored ≈0.97)",
-        0.9 < g0.prob_200 < 0.999,
+        between.rule,
+        between.passed,
         g0.prob_200,
     )
     yield _row(

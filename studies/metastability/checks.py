@@ -1,4 +1,4 @@
-"""Checks of the metastability study ([FW] lem. metastab.1 / Thm 5.4), from the tables only.
+"""Checks of the metastability study ([FW] Thm 5.4), from the tables only.
 
 The claims are the bound on P[T2 >= t] and the exponent it implies, b_thm = c0 ε/(2γ(1 + ε/γ)).
 The exponent is compared on the declared range β >= ``tail_from_beta`` with the wider of its
@@ -25,7 +25,7 @@ from metastab.studies.verdict import check, checks_frame
 from .config import Config
 from .run import bound_check
 
-SOURCE = "[FW] lem. metastab.1, Thm 5.4"
+SOURCE = "[FW] Thm 5.4"
 
 # The sample each check rests on, the checks table's ``sample`` column, so that the report can
 # say from the checks table which checks test the chain's stepping: the accelerated

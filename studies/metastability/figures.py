@@ -1,4 +1,4 @@
-"""Figures of the metastability study ([FW] lem. metastab.1 / Thm 5.4).
+"""Figures of the metastability study ([FW] Thm 5.4).
 
 Reads only the files that ``run.py`` wrote into ``out``: chains.parquet (one row per chain,
 engine, event and β), per_beta.csv, exponent.csv, crosscheck.csv, local_slopes.csv, bound.csv,

@@ -1,4 +1,4 @@
-"""Metastability, [FW] lem. metastab.1 / Thm 5.4: the exit time T2 of SA_P against β.
+"""Metastability, [FW] Thm 5.4: the exit time T2 of SA_P against β.
 
 Setup (``config.toml``): the regular triangle K on the unit circle (equinorm, acute cones,
 c0 > 0, B = I), a token on every vertex and ``per_vertex`` more tokens per vertex at distance

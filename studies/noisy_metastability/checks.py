@@ -18,6 +18,7 @@ scheme's shifted K, the coefficient of variation of the exit times.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +26,9 @@ import pandas as pd
 
 from metastab import stats
 from metastab.results import read_table
+from metastab.studies.compare import Bound, Contains, Inside, declare
 from metastab.studies.measurement import quiet
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.verdict import check, checks_frame
 
 from .config import Config, Direction
 from .run import DIRECTIONS, orbit_exponent
@@ -82,28 +84,30 @@ def exits(chains: pd.DataFrame) -> pd.DataFrame:
     return table.merge(cv, on=["direction", "level", "n"], how="left")
 
 
-def _barrier_check(
-    criterion: str, role: str, row: pd.Series, barrier: float, label: str, form: str
-) -> dict:
+def barrier_interval(row: pd.Series, barrier: float) -> Contains:
+    """The check that the 95 % interval of the fitted exponent b of ``row`` contains
+    ``barrier``."""
     lo, hi = interval(row)
     off = miss(barrier, lo, hi)
-    return check(
-        criterion,
-        role,
-        f"E[T] from {label} grows like {form}e^(N ΔF): the exponent b of log E[T] = a + bN"
-        + (f" + c log N (c = {row['c']:g})" if form else "")
-        + " is the barrier ΔF",
-        measured=float(row["b"]),
-        low=lo,
-        high=hi,
-        threshold=barrier,
-        rule=f"the 95 % interval of b (the wider of profile likelihood and bootstrap, N = "
-        f"{int(row['n_start'])} on, {int(row['ns'])} N) contains {barrier:.5g}; b / that = "
-        f"{row['b'] / barrier:.3f}"
+    return Contains(
+        f"the 95 % interval of b (the wider of profile likelihood and bootstrap, N = "
+        f"{int(row['n_start'])} on, {int(row['ns'])} N)",
+        float(row["b"]),
+        lo,
+        hi,
+        barrier,
+        than=f"{barrier:.5g}",
+        tail=f"; b / that = {row['b'] / barrier:.3f}"
         + ("" if off == 0 else f"; it lies {off:.1%} of itself outside the interval")
         + f"; deviance {row['deviance']:.3g} on {int(row['df'])} df",
-        passed=off == 0,
-        source=f"{SOURCE}; metastab.theory.noisy.free_energy_barrier",
+    )
+
+
+def _barrier_statement(row: pd.Series, label: str, form: str) -> str:
+    return (
+        f"E[T] from {label} grows like {form}e^(N ΔF): the exponent b of log E[T] = a + bN"
+        + (f" + c log N (c = {row['c']:g})" if form else "")
+        + " is the barrier ΔF"
     )
 
 
@@ -120,52 +124,74 @@ def direction_rows(name: str, th: pd.Series, chains, fits, config: Config) -> li
     main = select(fits, name, first, "plain", start)
     out: list[dict] = []
 
-    def plain(b: float) -> dict:
-        return _barrier_check(f"{tag}barrier", "claim", main, b, label, "")
-
-    out += powered(plain, barrier, factor * barrier, f"a barrier {factor:g} times as large")
+    wrong = f"a barrier {factor:g} times as large"
+    source = f"{SOURCE}; metastab.theory.noisy.free_energy_barrier"
+    out += declare(
+        lambda b: barrier_interval(main, b),
+        barrier,
+        factor * barrier,
+        wrong,
+        criterion=f"{tag}barrier",
+        role="claim",
+        statement=_barrier_statement(main, label, ""),
+        source=source,
+    )
     if name == "forward":
         orbit = select(fits, name, first, "orbit", start)
         power_c = f"N^{orbit_exponent(name, d):g} "
-
-        def corrected(b: float) -> dict:
-            return _barrier_check("barrier/orbit", "correction", orbit, b, label, power_c)
-
-        out += powered(corrected, barrier, factor * barrier, f"a barrier {factor:g} times as large")
+        out += declare(
+            lambda b: barrier_interval(orbit, b),
+            barrier,
+            factor * barrier,
+            wrong,
+            criterion="barrier/orbit",
+            role="correction",
+            statement=_barrier_statement(orbit, label, power_c),
+            source=source,
+        )
     lo, hi = interval(main)
     second = select(fits, name, other, "plain", start)
     moved = float(second["b"])
+    level = Inside(
+        f"b at level {other:g}",
+        moved,
+        lo,
+        hi,
+        threshold=float(main["b"]),
+        spec=".5g",
+        template="{what} must lie inside b's interval at level "
+        + f"{first:g}, "
+        + "{open}{low}, {high}{close}{tail}",
+    )
+    level = replace(
+        level, tail=f": it is {moved:.5g}, " + ("inside" if level.passed else "outside")
+    )
     out.append(
-        check(
+        level.row(
             f"{tag}level",
             "control",
             f"the event level does not move the fitted b beyond its interval ({label}: level "
             f"{first:g} against {other:g})",
-            measured=moved,
-            low=lo,
-            high=hi,
-            threshold=float(main["b"]),
-            rule=f"b at level {other:g} must lie inside b's interval at level {first:g}, "
-            f"[{lo:.5g}, {hi:.5g}]: it is {moved:.5g}, "
-            + ("inside" if lo <= moved <= hi else "outside"),
-            passed=lo <= moved <= hi,
             source="this study",
         )
     )
     ex = exits(chains)
     ex = ex[ex["direction"] == name]
     fewest = ex.loc[ex["exits"].idxmin()]
+    enough = Bound(
+        "fewest uncensored exits over N and levels",
+        float(fewest["exits"]),
+        "≥",
+        float(tol.min_exits),
+        than=f"{int(tol.min_exits)}",
+        tail=f" (N = {int(fewest['n'])}, level {fewest['level']:g}); censored in all: "
+        f"{int(ex['censored'].sum())} of {int(ex['chains'].sum())}",
+    )
     out.append(
-        check(
+        enough.row(
             f"{tag}exits",
             "control",
             f"every N has enough uncensored exits from {label} (each level)",
-            measured=float(fewest["exits"]),
-            threshold=float(tol.min_exits),
-            rule=f"fewest uncensored exits over N and levels ≥ {int(tol.min_exits)} (N = "
-            f"{int(fewest['n'])}, level {fewest['level']:g}); censored in all: "
-            f"{int(ex['censored'].sum())} of {int(ex['chains'].sum())}",
-            passed=bool(ex["exits"].min() >= int(tol.min_exits)),
             source="this study",
         )
     )

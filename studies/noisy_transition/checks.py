@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from metastab.results import read_table
-from metastab.studies.verdict import check, checks_frame, powered
+from metastab.studies.compare import AllOf, Bound, Within, declare
+from metastab.studies.verdict import check, checks_frame
 from metastab.theory.noisy import (
     critical_coupling,
     critical_coupling_linear,
@@ -190,24 +191,38 @@ def _continuous(lp: pd.DataFrame, config: Config, widest: float) -> list[dict]:
     tol = float(config.checks.width_tolerance)
     below = lp[~lp["above"]]
 
-    def make(width: float) -> dict:
-        dev = (below["width"] - width).abs() - below["width_half"] - tol
-        ok = None if below.empty or not math.isfinite(width) else bool((dev <= 0).all())
-        return check(
-            "continuous_below",
-            "claim",
-            "for β ≤ β_* the transition is continuous (K_c = K_#): a quasi-static sweep up and "
-            "down retraces itself, no hysteresis loop",
+    def compare(width: float) -> Bound:
+        # the largest excess over β of abs(W − width) over its allowance: at most 0 at every β
+        excess = (below["width"] - width).abs() - below["width_half"] - tol
+        return Bound(
+            f"at every β < β_*: abs(W − {width:.4g})",
+            _largest(excess),
+            "≤",
+            0.0,
+            than=f"the {_t(config)} interval's half-width + {tol:g}",
+            tail=" (W the loop width in K / K_#); " + _loop_text(below),
             measured=float(below["width"].abs().max()) if len(below) else math.nan,
-            threshold=width,
-            rule=f"at every β < β_*: abs(W − {width:.4g}) ≤ the {_t(config)} interval's "
-            f"half-width + {tol:g} (W the loop width in K / K_#); " + _loop_text(below),
-            passed=ok,
-            source=f"{SOURCE}, abstract: continuous for β ≤ β_*",
+            shown_threshold=width,
+            testable=not below.empty and math.isfinite(width),
         )
 
-    return powered(make, 0.0, widest, f"a loop as wide as the widest measured above β_* (W = "
-                   f"{widest:.4g})")  # fmt: skip
+    return declare(
+        compare,
+        0.0,
+        widest,
+        f"a loop as wide as the widest measured above β_* (W = {widest:.4g})",
+        criterion="continuous_below",
+        role="claim",
+        statement="for β ≤ β_* the transition is continuous (K_c = K_#): a quasi-static sweep up "
+        "and down retraces itself, no hysteresis loop",
+        source=f"{SOURCE}, abstract: continuous for β ≤ β_*",
+    )
+
+
+def _largest(excess: pd.Series) -> float:
+    """The largest of ``excess`` (NaN if any is NaN or there is none), for a test 'at most 0 at
+    every point'."""
+    return float(np.max(excess.to_numpy())) if len(excess) else math.nan
 
 
 def _open(g: pd.DataFrame, tol: float) -> np.ndarray:
@@ -222,27 +237,43 @@ def _loop(lp: pd.DataFrame, config: Config, criterion: str, where: pd.Series, wh
     tol = float(config.checks.width_tolerance)
     g = lp[where]
 
-    def make(prediction: str) -> dict:
-        test = _open if prediction == "open" else _closed
-        ok = None if g.empty else bool(test(g, tol).all())
-        return check(
-            criterion,
-            "claim" if "/" not in criterion else "correction",
-            what,
-            measured=float(g["width"].min()) if len(g) else math.nan,
-            threshold=tol,
-            rule=(
-                f"at every such β the {_t(config)} interval of W lies above {tol:g}"
-                if prediction == "open"
-                else f"at every such β abs(W) ≤ the interval's half-width + {tol:g}"
+    narrowest = float(g["width"].min()) if len(g) else math.nan
+    tail, testable = "; " + _loop_text(g), not g.empty
+
+    def compare(prediction: str) -> Bound:
+        if prediction == "open":  # the interval's lower end above tol at every β
+            return Bound(
+                f"at every such β the {_t(config)} interval of W",
+                -_largest(g["width_half"] - g["width"]),
+                ">",
+                tol,
+                tail=tail,
+                measured=narrowest,
+                template="{what} lies above {than}{tail}",
+                testable=testable,
             )
-            + "; "
-            + _loop_text(g),
-            passed=ok,
-            source=f"{SOURCE}, abstract: discontinuous for β > β_*; metastab.theory.noisy",
+        return Bound(  # abs(W) within its allowance at every β
+            "at every such β abs(W)",
+            _largest(g["width"].abs() - g["width_half"] - tol),
+            "≤",
+            0.0,
+            than=f"the interval's half-width + {tol:g}",
+            tail=tail,
+            measured=narrowest,
+            shown_threshold=tol,
+            testable=testable,
         )
 
-    return powered(make, "open", "closed", "no loop (a continuous transition)")
+    return declare(
+        compare,
+        "open",
+        "closed",
+        "no loop (a continuous transition)",
+        criterion=criterion,
+        role="claim" if "/" not in criterion else "correction",
+        statement=what,
+        source=f"{SOURCE}, abstract: discontinuous for β > β_*; metastab.theory.noisy",
+    )
 
 
 def _jumps(lp: pd.DataFrame, config: Config) -> list[dict]:
@@ -250,7 +281,7 @@ def _jumps(lp: pd.DataFrame, config: Config) -> list[dict]:
     tol, budget = float(c.width_tolerance), float(c.dt_budget)
     g = lp[lp["above"] & _open(lp, tol).astype(bool)] if len(lp) else lp
 
-    def make(continuous: bool) -> dict:
+    def compare(continuous: bool) -> Bound:
         a_up = g["up_half"] + tol + budget
         a_down = g["down_half"] + tol + budget
         if continuous:
@@ -259,27 +290,38 @@ def _jumps(lp: pd.DataFrame, config: Config) -> list[dict]:
         else:
             ok_up = (g["up"] >= g["kc"] - a_up) & (g["up"] <= 1 + a_up)
             ok_down = (g["down"] >= g["fold"] - a_down) & (g["down"] <= g["kc"] + a_down)
-        ok = None if g.empty else bool((ok_up & ok_down).all())
         where = "both at K_#" if continuous else "up in [K_c, K_#], down in [K_fold, K_c]"
-        return check(
-            "jumps",
-            "claim",
-            "for β > β_* the up sweep leaves the uniform state between K_c (free energy) and "
-            "K_# (linear instability) and the down sweep leaves the clustered state between the "
-            "fold K_fold and K_c",
-            measured=float((g["up"] - g["down"]).max()) if len(g) else math.nan,
-            rule=f"{where}, each within its {_t(config)} half-width + {tol:g} + the dt budget "
+        # the β at which a jump lies outside its range: none
+        return Bound(
+            where,
+            int((~(ok_up & ok_down)).sum()),
+            "=",
+            0,
+            tail=f", each within its {_t(config)} half-width + {tol:g} + the dt budget "
             f"{budget:g} (K / K_#), at every β > β_* with an open loop; "
             + ", ".join(
                 f"β = {r.beta:g}: up {r.up:.4f} ± {r.up_half:.4f}, down {r.down:.4f} ± "
                 f"{r.down_half:.4f} (K_fold {r.fold:.4f}, K_c {r.kc:.4f}, K_# 1)"
                 for r in g.itertuples()
             ),
-            passed=ok,
-            source=f"{SOURCE}, abstract; metastab.theory.noisy.critical_coupling, fold_coupling",
+            measured=float((g["up"] - g["down"]).max()) if len(g) else math.nan,
+            shown_threshold=math.nan,
+            template="{what}{tail}",
+            testable=not g.empty,
         )
 
-    return powered(make, False, True, "a continuous transition: both jumps at K_#")
+    return declare(
+        compare,
+        False,
+        True,
+        "a continuous transition: both jumps at K_#",
+        criterion="jumps",
+        role="claim",
+        statement="for β > β_* the up sweep leaves the uniform state between K_c (free energy) "
+        "and K_# (linear instability) and the down sweep leaves the clustered state between the "
+        "fold K_fold and K_c",
+        source=f"{SOURCE}, abstract; metastab.theory.noisy.critical_coupling, fold_coupling",
+    )
 
 
 def _levels(br: pd.DataFrame, config: Config) -> list[dict]:
@@ -288,23 +330,32 @@ def _levels(br: pd.DataFrame, config: Config) -> list[dict]:
     tol = float(c.level_tolerance)
 
     def rows(criterion: str, column: str, what: str) -> list[dict]:
-        def make(col: str) -> dict:
-            dev = (g["m1"] - g[col]).abs() - g["m1_half"] - tol
-            return check(
-                criterion,
-                "claim" if "/" not in criterion else "correction",
-                what,
-                measured=float((g["m1"] - g[col]).abs().max()),
-                threshold=tol,
-                rule=f"abs(m̄_1 − m_1^MF) ≤ the {_t(config)} half-width + {tol:g} at every β, "
-                f"both directions and K ≥ {float(c.level_from):g} K_#; largest abs(m̄_1 − "
-                f"m_1^MF) {float((g['m1'] - g[col]).abs().max()):.4f}",
-                passed=bool((dev <= 0).all()) if len(g) else None,
-                source=f"{SOURCE}; metastab.theory.noisy.stationary_branch",
+        def compare(col: str) -> Bound:
+            largest = float((g["m1"] - g[col]).abs().max())
+            return Bound(
+                "abs(m̄_1 − m_1^MF)",
+                _largest((g["m1"] - g[col]).abs() - g["m1_half"] - tol),
+                "≤",
+                0.0,
+                than=f"the {_t(config)} half-width + {tol:g}",
+                tail=f" at every β, both directions and K ≥ {float(c.level_from):g} K_#; "
+                f"largest abs(m̄_1 − m_1^MF) {largest:.4f}",
+                measured=largest,
+                shown_threshold=tol,
+                testable=len(g) > 0,
             )
 
         shift = float(config.power.coupling_shift)
-        return powered(make, column, "mean_field_shifted", f"the branch at {shift:g} K")
+        return declare(
+            compare,
+            column,
+            "mean_field_shifted",
+            f"the branch at {shift:g} K",
+            criterion=criterion,
+            role="claim" if "/" not in criterion else "correction",
+            statement=what,
+            source=f"{SOURCE}; metastab.theory.noisy.stationary_branch",
+        )
 
     return rows(
         "cluster_level",
@@ -353,60 +404,68 @@ def _beta_star(lp: pd.DataFrame, config: Config) -> list[dict]:
     grid = sorted(lp["beta"])
     b_open = opening_beta(d, n, float(c.open_barrier))
 
-    def contains(criterion: str, what: str):
-        def make(value: float) -> dict:
-            ok = None if math.isnan(hi) or math.isnan(value) else bool(lo < value <= hi)
-            return check(
-                criterion,
-                "claim" if "/" not in criterion else "correction",
-                what,
-                measured=value,
-                low=lo,
-                high=hi,
-                rule=f"β_lo < {value:.4f} ≤ β_hi, the loop closed at β_lo and open from β_hi on "
-                f"(β grid {grid}, N = {n})",
-                passed=ok,
-                source=f"{SOURCE}, abstract; metastab.theory.noisy.tricritical_beta",
-            )
+    def bracketed(value: float) -> AllOf:
+        # β_lo < value ≤ β_hi: the grid β at which the loop was last closed, and the next
+        return AllOf(
+            (
+                Bound("β_lo", lo, "<", value, than=f"{value:.4f}", measured=value, high=hi,
+                      low=lo, shown_threshold=math.nan),
+                Bound("", value, "≤", hi, than="β_hi", template="{op} {than}"),
+            ),
+            sep=" ",
+            tail=f", the loop closed at β_lo and open from β_hi on (β grid {grid}, N = {n})",
+            testable=not (math.isnan(hi) or math.isnan(value)),
+        )  # fmt: skip
 
-        return make
-
-    out = powered(
-        contains("beta_star_bracket", f"the loop opens at β_* = {star:.4f} (d = {d})"),
+    source = f"{SOURCE}, abstract; metastab.theory.noisy.tricritical_beta"
+    out = declare(
+        bracketed,
         star,
         other,
         f"β_* of d = {3 if d == 2 else 2} ({other:.4f})",
+        criterion="beta_star_bracket",
+        role="claim",
+        statement=f"the loop opens at β_* = {star:.4f} (d = {d})",
+        source=source,
     )
-    out += powered(
-        contains(
-            "beta_star_bracket/finite_n",
-            f"at N = {n} the loop opens where the barrier at the Maxwell point N ΔF(K_c) "
-            f"reaches {float(c.open_barrier):g}: β = {b_open:.4f}",
-        ),
+    out += declare(
+        bracketed,
         b_open,
         star,
         f"the mean-field β_* = {star:.4f}",
+        criterion="beta_star_bracket/finite_n",
+        role="correction",
+        statement=f"at N = {n} the loop opens where the barrier at the Maxwell point N ΔF(K_c) "
+        f"reaches {float(c.open_barrier):g}: β = {b_open:.4f}",
+        source=source,
     )
     half, mid = (hi - lo) / 2, (hi + lo) / 2
     target = float(c.beta_star_tolerance)
 
-    def resolve(value: float) -> dict:
-        ok = None if not half <= target else abs(mid - value) <= target
-        return check(
-            "beta_star_resolution",
-            "claim",
-            f"β_* = {value:.4f} located by simulation within ±{target:g}",
-            measured=mid,
+    def resolve(value: float) -> Within:
+        return Within(
+            "β_mid",
+            mid,
+            value,
+            target,
+            tail=f", testable when the bracket's half-width {half:.4g} ≤ {target:g} (the "
+            f"resolution reached: β_* in ({lo:g}, {hi:g}])",
             low=lo,
             high=hi,
-            threshold=target,
-            rule=f"abs(β_mid − β_*) ≤ {target:g}, testable when the bracket's half-width "
-            f"{half:.4g} ≤ {target:g} (the resolution reached: β_* in ({lo:g}, {hi:g}])",
-            passed=ok,
-            source=f"{SOURCE}, abstract",
+            template="abs({what} − β_*) {op} {than}{tail}",
+            testable=half <= target,
         )
 
-    return out + powered(resolve, star, other, f"β_* of d = {3 if d == 2 else 2}")
+    return out + declare(
+        resolve,
+        star,
+        other,
+        f"β_* of d = {3 if d == 2 else 2}",
+        criterion="beta_star_resolution",
+        role="claim",
+        statement=f"β_* = {star:.4f} located by simulation within ±{target:g}",
+        source=f"{SOURCE}, abstract",
+    )
 
 
 def _context(lp: pd.DataFrame, config: Config) -> list[dict]:

@@ -2,7 +2,7 @@
 the tables only.
 
 Claims: §4.1, each scheme's initial speed from the orthogonal start, γ̇(0) = (1/s_j + 1/s_k) /
-(e^β + n − 1), and peri-LN's lead over post-LN; §4.3 (thm. preln-slow (ii)), each scheme's
+(e^β + n − 1), and peri-LN's lead over post-LN; §4.3, the pre-LN theorem, part (ii), each scheme's
 collapse rate inside a cluster, d/dt Var = −Θ(Var / scale(t)); eq. (NA) as a time change of
 Post-LN, dσ = dt / s: each GKPR plateau lasts as long in the intrinsic time σ measured along the
 run as under Post-LN, and as many layers as Post-LN's plateau mapped through the run's σ(t).
@@ -23,8 +23,8 @@ from metastab.studies.verdict import check, checks_frame
 
 from .config import Config
 
-SOURCE_INITIAL = "[KGPR] §4.1 (thm. symmetric)"
-SOURCE_COLLAPSE = "[KGPR] §4.3 (thm. preln-slow (ii))"
+SOURCE_INITIAL = "[KGPR] §4.1, the theorem on the orthogonal start"
+SOURCE_COLLAPSE = "[KGPR] §4.3, the pre-LN theorem, part (ii)"
 SOURCE_PLATEAUS = "[KGPR] eq. (NA) (dσ = dt/s), GKPR plateaus (arXiv 2410.06833)"
 REFERENCE = "post-ln"  # s = 1: σ = t, the plateaus every other scheme is compared with
 # the plateau ratios of each claim and of its wrong prediction, s = 1 for every scheme (σ = layers
@@ -364,10 +364,11 @@ def checks(out: Path, config: Config) -> pd.DataFrame:
             check(
                 "pre_ln_radius",
                 "context",
-                "pre-LN's radius grows like t in a cluster (thm. preln-slow (i): r ≥ (1 − δ) t)",
+                "pre-LN's radius grows like t in a cluster "
+                "(the pre-LN theorem, part (i): r ≥ (1 − δ) t)",
                 measured=float(last["radius"] / last["t"]),
                 rule=f"mean radius / t at t = {last['t']:g}",
-                source="[KGPR] §4.3 (thm. preln-slow (i))",
+                source="[KGPR] §4.3, the pre-LN theorem, part (i)",
             )
         )
     plateaus = read_table(out / "plateaus.csv")[0]
