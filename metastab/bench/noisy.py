@@ -4,8 +4,9 @@ chain's stream) and of its projected drift, at the same n, d, β and attention
 ((USA), the papers' model), in the same run.
 
 Measured by ``metastab bench --workload noisy --threads 1`` (docs: performance, three runs on a
-loaded 2-core machine): 1.19x to 1.33x at n = 32, d = 2, 1.88x to 1.98x at d = 16, 2.17x to 2.50x
-at d = 32 and 1.20x to 1.58x at n = 128, d = 32: the target of 1.5x missed from d = 16 on, where
+quiet 2-core machine): 1.28x to 1.29x at n = 32, d = 2, 1.89x to 2.02x at d = 16, 2.25x to 2.36x
+at d = 32 and 1.43x to 1.49x at n = 128, d = 32: the target of 1.5x missed at n = 32 from d = 16
+on, where
 the step's n d standard normals alone cost about what post-LN's whole step does.
 """
 

@@ -2,10 +2,10 @@
 phase-diagram workload (``metastab bench --workload schemes``): each scheme's step costs what
 post-LN's does, up to its speed factor's few operations per token (:data:`SCHEMES_TARGET`).
 
-Measured by ``metastab bench --workload schemes --threads 1`` (docs: performance, three runs on
-a loaded 2-core machine): within 1.1x at d = 2 for every scheme; at d = 32 and 128 pre-LN, Mix-LN
-and LN-scaling within it in the less loaded runs, peri-LN at 1.07x to 1.16x and nGPT at 1.08x to
-1.13x, the target missed in some runs."""
+Measured by ``metastab bench --workload schemes --threads 1`` (docs: performance, five runs on
+a quiet 2-core AVX-512 machine): within 1.1x at d = 2 and 32 for every scheme (peri-LN at 1.11x
+in one run); at d = 128 peri-LN at 1.13x to 1.18x, nGPT at 1.10x to 1.14x, pre-LN at 1.07x to
+1.13x: the target missed there."""
 
 from __future__ import annotations
 
