@@ -39,6 +39,31 @@ def test_every_committed_report_makes_a_page_with_its_verdict_first_and_every_fi
     assert "docs: models" not in page
 
 
+REPORTS = sorted((ROOT / "data").glob("*/report.md"))
+STATEMENTS = study_pages.statements((ROOT / "docs" / "user" / "models.md").read_text("utf-8"))
+
+
+@pytest.mark.parametrize("report", REPORTS, ids=lambda p: p.parent.name)
+def test_every_study_page_shows_its_statement_with_a_numbered_equation(report):
+    name = report.parent.name
+    assert STATEMENTS.get(name), f"no statement with a labelled equation names study {name}"
+    pngs = sorted(p.name for p in report.parent.glob("*.png"))
+    page = study_pages.study_page(
+        report.read_text(encoding="utf-8"), pngs, statement=STATEMENTS[name]
+    )
+    box = page.split(":::{admonition} Statement: ", 1)
+    assert len(box) == 2 and all(f"{{eq}}`{label}`" in box[1] for _, _, label in STATEMENTS[name])
+
+
+def test_a_statement_without_a_labelled_equation_gives_no_box():
+    # negative control: an unlabelled display equation is not shown, so no study gets a box
+    page = "(s)=\n**Law** ([FW] §5).\n\n$$\nx = 1\n$$\n\n(study {ref}`s <study-s>`)\n"
+    assert study_pages.statements(page) == {}
+    assert study_pages.statements(page.replace("$$\n\n(", "$$ (eq-x)\n\n(")) == {
+        "s": [("Law ([FW] §5)", "x = 1", "eq-x")]
+    }
+
+
 def test_a_report_without_its_verdict_line_is_refused():
     with pytest.raises(ValueError, match="Verdict"):
         study_pages.study_page("# A study\n\nno verdict here\n", [])
