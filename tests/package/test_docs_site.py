@@ -1,6 +1,7 @@
 """The documentation's own tools, without building the site: the study pages
-(``docs/_ext/study_pages.py``: verdict first, figures embedded, checks folded) and the site
-check (``docs/_ext/check_site.py``, run by CI on the built HTML), each with a negative control;
+(``docs/_ext/study_pages.py``: verdict first, figures embedded, checks folded, each study's
+statement with its numbered equations) and the site check (``docs/_ext/check_site.py``, run by
+CI on the built HTML), each with a negative control;
 and the landing page's example prints what its output block says."""
 
 import doctest
