@@ -351,6 +351,11 @@ def run_study(
         study.run(cfg, out)
         seconds["run"] = time.perf_counter() - tic
         run_environment = provenance()
+        # the run's record, before the stages that may read it (completed at the end)
+        record = {"study": name, "quick": quick, "config": table, "seconds": dict(seconds)}
+        (out / "run.json").write_text(
+            json.dumps(dict(record, provenance=run_environment), indent=2, default=str) + "\n"
+        )
     tic = time.perf_counter()
     log(f"study {name}: analysis")
     study.analyse(out, cfg)

@@ -611,8 +611,8 @@ def _binder(config: Config, rate: float) -> list[dict]:
 
 
 def run_seconds(out: Path) -> float:
-    """The sweeps' wall time recorded in ``out/run.json`` (NaN before the first record; in a
-    fresh run, the record of the run before, written after the checks)."""
+    """The sweeps' wall time recorded in ``out/run.json`` (the runner records it after the
+    simulation, before the checks; NaN where there is no record)."""
     record = Path(out) / "run.json"
     if not record.is_file():
         return math.nan
