@@ -29,7 +29,7 @@ from metastab import stats
 from metastab.engine import first_passage
 from metastab.events import LeaveUniform, ReachUniform
 from metastab.models.sphere import NoisySphere
-from metastab.results import write_table
+from metastab.results import read_table, write_table
 from metastab.setups.sphere import sphere_uniform
 from metastab.studies.measurement import quiet
 from metastab.studies.runner import study_meta
@@ -245,8 +245,21 @@ def fits(chains: pd.DataFrame, config: Config) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def analyse(out: Path, config: Config) -> None:
+    """The fits of the simulated escapes: ``fits.parquet`` (:func:`fits`) from
+    ``chains.parquet``, with the run's provenance."""
+    chains, meta = read_table(Path(out) / "chains.parquet")
+    write_table(
+        fits(chains, config),
+        Path(out) / "fits.parquet",
+        dict(meta, table="per (direction, level, form, first N): log E[T] = a + bN (+ c log N) "
+             "with 95 % profile-likelihood intervals, and bootstrap intervals of b"),
+    )  # fmt: skip
+
+
 def run(config: Config, out: Path) -> None:
-    """Both directions' escapes, the theory and the fits; three tables."""
+    """Simulate: both directions' escapes, the theory and the costs; three tables (the fits:
+    :func:`analyse`)."""
     out = Path(out)
     th = theory(config)
     runs = [escapes(config, name, float(th.loc[i, "K"])) for i, name in enumerate(DIRECTIONS)]
@@ -278,10 +291,4 @@ def run(config: Config, out: Path) -> None:
         dict(meta, table="per (direction, N, level): the chains continued to the level, the "
              "steps they took and the process seconds (1 numba thread unless stated in the "
              "provenance; the machine shared)"),
-    )  # fmt: skip
-    write_table(
-        fits(chains, config),
-        out / "fits.parquet",
-        dict(meta, table="per (direction, level, form, first N): log E[T] = a + bN (+ c log N) "
-             "with 95 % profile-likelihood intervals, and bootstrap intervals of b"),
     )  # fmt: skip
