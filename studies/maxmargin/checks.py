@@ -285,6 +285,24 @@ def _wrong_objective(cfg: Config, exp: str, problem: str, svm: pd.DataFrame) -> 
     return _wrong_value(value, tol, rows_.objective, cfg, "½‖p^mm‖² =")
 
 
+def _objective_row(
+    exp: str,
+    what: str,
+    measured: str,
+    compared: Comparator,
+    worst: float,
+    value: float,
+    cfg: Config,
+    problem: str,
+    svm: pd.DataFrame,
+) -> tuple:
+    """A criterion on a published objective of ``problem`` decided by ``compared``: the row shows
+    the farthest objective ``worst`` against the published ``value``, its power row the value
+    ``published_error`` off."""
+    wrong = _wrong_objective(cfg, exp[:2], problem, svm)
+    return _row(exp, what, measured, compared.rule, compared.passed, worst, value, wrong)
+
+
 def _e1_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
     """E1: the global and local max-margin problems, the directions reached, local optimality."""
     s1, l1 = tab.s1, tab.l1
@@ -296,16 +314,10 @@ def _e1_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
     ):
         # the farther objective within tol of the published value: every one is
         published = Within("", worst, value, tol, op="<", template="{target} ± {than}")
-        yield _row(
-            "E1a",
-            f"½‖p^mm({label})‖² (both c; the farther from the published value)",
-            f"{worst:.6f}",
-            published.rule,
-            published.passed,
-            worst,
-            value,  # the row's threshold: the published value
-            _wrong_objective(cfg, "E1", problem, tab.svm),
-        )
+        yield _objective_row(
+            "E1a", f"½‖p^mm({label})‖² (both c; the farther from the published value)",
+            f"{worst:.6f}", published, worst, value, cfg, problem, tab.svm,
+        )  # fmt: skip
     both = pd.concat([g, loc])
     yield _compared(
         "E1a",
@@ -432,16 +444,10 @@ def _e3_checks(out: Path, tab: SimpleNamespace, cfg: Config) -> Iterator[tuple]:
     ):
         rows_, worst, value, _, _ = _published(tab.svm, cfg, "E3", problem)
         both = _objective_and_solution(tab.svm, cfg, problem, exact, shown)
-        yield _row(
-            "E3a",
-            f"{name}: ½‖p^mm‖², p^mm",
-            f"{worst:.6f}, ({rows_.solution.iloc[0]})",
-            both.rule,
-            both.passed,
-            worst,
-            value,  # the row's threshold: the published objective
-            _wrong_objective(cfg, "E3", problem, tab.svm),
-        )
+        yield _objective_row(
+            "E3a", f"{name}: ½‖p^mm‖², p^mm", f"{worst:.6f}, ({rows_.solution.iloc[0]})",
+            both, worst, value, cfg, problem, tab.svm,
+        )  # fmt: skip
     vv = (
         _objectives(tab.svm, "E3", "tight, v classifier").solution.tolist()
         + _objectives(tab.svm, "E3", "non-tight, v classifier").solution.tolist()
