@@ -27,7 +27,7 @@ from scipy.spatial.distance import pdist
 
 from metastab.engine import simulate
 from metastab.models import Hardmax
-from metastab.results import write_table
+from metastab.results import read_table, write_table
 from metastab.setups.polytopes import regular_polygon
 from metastab.studies.runner import study_meta
 
@@ -267,17 +267,25 @@ def run_random(cfg: Random, seed, out, meta):
             for chain in range(cfg.draws):
                 for row in chain_rows(states[chain], Bs, times):
                     series.append({"case": case["name"], "schedule": label, "chain": chain, **row})
-    per_step, per_chain = summarise(pd.DataFrame(series))
     meta = {**meta, "B_star": {c["name"]: key_matrix(c, seed).tolist() for c in cfg.cases}}
-    write_table(per_step, out / "random_steps.csv", meta)
-    write_table(per_chain, out / "random_draws.csv", meta)
+    write_table(pd.DataFrame(series), out / "random_series.parquet", meta)
 
 
 # --------------------------------------------------------------------------- entry point
 
 
+def analyse(out: Path, config: Config) -> None:
+    """The random configurations' summaries (:func:`summarise`): ``random_steps.csv`` and
+    ``random_draws.csv`` from ``random_series.parquet``, with the run's provenance."""
+    series, meta = read_table(Path(out) / "random_series.parquet")
+    per_step, per_chain = summarise(series)
+    write_table(per_step, Path(out) / "random_steps.csv", meta)
+    write_table(per_chain, Path(out) / "random_draws.csv", meta)
+
+
 def run(config: Config, out: Path) -> None:
-    """Compute the counterexample, symmetric-polygon and random-configuration tables."""
+    """Simulate: the counterexample, symmetric-polygon and random-configuration tables (the
+    random draws' summaries: :func:`analyse`)."""
     seed = int(config.seed)
     meta = study_meta("hardmax-nsd", config)
     run_counterexample(config.counterexample, out, meta)
